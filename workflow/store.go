@@ -1,0 +1,42 @@
+package workflow
+
+import (
+	"context"
+	"time"
+)
+
+// Store keeps lock records. Keys are canonical (see lockkey) and opaque to
+// the store except for overlap, which the store answers with lockkey.Overlap.
+// Every backend asserts `var _ workflow.Store = (*Store)(nil)` and passes
+// locktest.Run.
+type Store interface {
+	// Acquire stores rec under rec.Key when no live lock holds the key. A
+	// lock that expired before now is taken over atomically: of many racing
+	// callers exactly one wins, and the replaced record is returned as prev.
+	// The store assigns rec.Fence. A live holder yields a *HeldError.
+	Acquire(ctx context.Context, rec Lock, now time.Time) (stored Lock, prev *Lock, err error)
+	// Release removes key's record if its token is token; otherwise it
+	// returns ErrNotFound or ErrTokenMismatch and leaves the record alone.
+	Release(ctx context.Context, key, token string) error
+	// Update replaces key's record if its token is token (refresh, task
+	// sub-locks). Key and token of rec must match; the fence is kept.
+	Update(ctx context.Context, rec Lock) (Lock, error)
+	// Get returns key's record, ErrNotFound, or a *CorruptError.
+	Get(ctx context.Context, key string) (Lock, error)
+	// List returns every record, corrupt ones included, sorted by key.
+	List(ctx context.Context) ([]Entry, error)
+	// Overlapping returns the records whose keys may overlap key (key's own
+	// record included), without reading unrelated records.
+	Overlapping(ctx context.Context, key string) ([]Entry, error)
+	// Where names the store and the place a key lives, for messages.
+	Where(key string) string
+	Close() error
+}
+
+// Entry is one listed record; Err is set (a *CorruptError) when the record
+// could not be read, and then only Key (if known) and Name are meaningful.
+type Entry struct {
+	Lock
+	Name string `json:"-"`
+	Err  error  `json:"-"`
+}
