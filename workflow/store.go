@@ -21,6 +21,10 @@ type Store interface {
 	// Update replaces key's record if its token is token (refresh, task
 	// sub-locks). Key and token of rec must match; the fence is kept.
 	Update(ctx context.Context, rec Lock) (Lock, error)
+	// Remove deletes key's record whatever its owner (a forced clear) and
+	// returns it. A corrupt record is removed and reported as *CorruptError;
+	// an absent one is ErrNotFound.
+	Remove(ctx context.Context, key string) (Lock, error)
 	// Get returns key's record, ErrNotFound, or a *CorruptError.
 	Get(ctx context.Context, key string) (Lock, error)
 	// List returns every record, corrupt ones included, sorted by key.

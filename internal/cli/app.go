@@ -1,0 +1,241 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/user"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/lockgate/lockgate/internal/config"
+	"github.com/lockgate/lockgate/internal/gitexec"
+	"github.com/lockgate/lockgate/workflow"
+	"github.com/lockgate/lockgate/workflow/filestore"
+	"github.com/lockgate/lockgate/workflow/journal"
+	"github.com/lockgate/lockgate/workflow/lockkey"
+)
+
+// app is one run of lockgate: parsed globals and, loaded on demand, the
+// repository, its config and its lock store.
+type app struct {
+	stdio   Stdio
+	globals Globals
+	env     *env
+}
+
+// env is what a lock command works on.
+type env struct {
+	repo    *gitexec.Repo
+	cwd     string // absolute working directory (after -C)
+	cfg     *config.Config
+	store   workflow.Store
+	journal *journal.Journal
+	mgr     *workflow.Manager
+	me      workflow.Owner
+}
+
+func (e *env) close() {
+	if e.store != nil {
+		_ = e.store.Close()
+	}
+}
+
+// stateDir is where lockgate keeps a clone's shared state.
+func (e *env) stateDir() string { return filepath.Join(e.repo.CommonDir, "lockgate") }
+
+// load discovers the repository and reads its config, once.
+func (a *app) load(ctx context.Context) (*env, error) {
+	if a.env != nil {
+		return a.env, nil
+	}
+	dir := a.globals.Dir
+	if dir == "" {
+		dir = "."
+	}
+	cwd, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, fmt.Errorf("resolve -C %s: %w", dir, err)
+	}
+	if fi, err := os.Stat(cwd); err != nil || !fi.IsDir() {
+		return nil, usagef("-C %s: not a directory", dir)
+	}
+	repo, err := gitexec.Discover(ctx, cwd)
+	if err != nil {
+		return nil, err
+	}
+	cfgPath := a.globals.ConfigFile
+	if cfgPath == "" {
+		root := repo.Toplevel
+		if root == "" {
+			root = repo.GitDir
+		}
+		cfgPath = filepath.Join(root, ".lockgate.yaml")
+	} else if !filepath.IsAbs(cfgPath) {
+		cfgPath = filepath.Join(cwd, cfgPath)
+	}
+	cfg, err := config.Load(cfgPath)
+	if err != nil {
+		return nil, err
+	}
+	if a.globals.ConfigFile != "" && cfg.Path == "" {
+		return nil, usagef("config file %s does not exist", a.globals.ConfigFile)
+	}
+	me, err := a.identity()
+	if err != nil {
+		return nil, err
+	}
+	a.env = &env{repo: repo, cwd: cwd, cfg: cfg, me: me}
+	return a.env, nil
+}
+
+// open loads the env and opens its lock store and journal.
+func (a *app) open(ctx context.Context) (*env, error) {
+	e, err := a.load(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if e.mgr != nil {
+		return e, nil
+	}
+	store, err := a.openStore(e)
+	if err != nil {
+		return nil, err
+	}
+	e.store = store
+	e.journal = journal.Open(filepath.Join(e.stateDir(), "events.jsonl"))
+	host, _ := os.Hostname()
+	e.mgr = &workflow.Manager{Store: store, Events: e.journal, Host: host, PID: os.Getpid()}
+	return e, nil
+}
+
+func (a *app) openStore(e *env) (workflow.Store, error) {
+	spec := a.globals.Store
+	if spec == "" {
+		spec = getenv("LOCKGATE_STORE")
+	}
+	if spec == "" {
+		spec = e.cfg.Locks.Store
+	}
+	switch {
+	case spec == "" || spec == "file":
+		return filestore.Open(filepath.Join(e.stateDir(), "locks"))
+	case spec == "redis" || strings.HasPrefix(spec, "redis://") || strings.HasPrefix(spec, "rediss://"):
+		return nil, usagef("store %q: the redis store is not part of this build yet; use --store file", spec)
+	default:
+		return nil, usagef("unknown store %q: want file, redis or a redis:// URL", spec)
+	}
+}
+
+// identity resolves worker, worker type and session (SPEC §3).
+func (a *app) identity() (workflow.Owner, error) {
+	g := a.globals
+	worker := firstNonEmpty(g.As, getenv("LOCKGATE_WORKER"))
+	if worker == "" {
+		name := getenv("USER")
+		if name == "" {
+			if u, err := user.Current(); err == nil {
+				name = u.Username
+			}
+		}
+		host, _ := os.Hostname()
+		worker = firstNonEmpty(name, "unknown") + "@" + firstNonEmpty(host, "localhost")
+	}
+	if strings.TrimSpace(worker) != worker || strings.ContainsAny(worker, "\n\r\t") {
+		return workflow.Owner{}, usagef("worker id %q: no surrounding whitespace or control characters", worker)
+	}
+	wt := firstNonEmpty(g.WorkerType, getenv("LOCKGATE_WORKER_TYPE"), workflow.HolderHuman)
+	if wt != workflow.HolderHuman && wt != workflow.HolderAgent {
+		return workflow.Owner{}, usagef("worker type %q: want human or agent", wt)
+	}
+	session := sanitizeSession(firstNonEmpty(g.Session, getenv("LOCKGATE_SESSION"), worker))
+	return workflow.Owner{Holder: worker, HolderType: wt, Session: session}, nil
+}
+
+// sanitizeSession keeps a session id printable and bounded: anything outside
+// [A-Za-z0-9._@:-] becomes '-'.
+func sanitizeSession(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9',
+			r == '.', r == '_', r == '@', r == ':', r == '-':
+			b.WriteRune(r)
+		default:
+			b.WriteByte('-')
+		}
+		if b.Len() >= 128 {
+			break
+		}
+	}
+	return b.String()
+}
+
+func firstNonEmpty(s ...string) string {
+	for _, v := range s {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+// keyOptions are the lockkey rules this repository's config sets.
+func (e *env) keyOptions() *lockkey.Options {
+	return &lockkey.Options{
+		Namespaces:      e.cfg.Locks.Namespaces,
+		ContractFiles:   append(append([]string(nil), e.cfg.Contracts.OpenAPI.Files...), e.cfg.Contracts.Generated...),
+		FeaturePurposes: e.cfg.Locks.FeaturePurposes,
+	}
+}
+
+// parseKeys canonicalizes command-line keys. Path keys are relative to the
+// current directory, as git pathspecs are.
+func (e *env) parseKeys(args []string) ([]lockkey.Key, error) {
+	prefix := ""
+	if e.repo.Toplevel != "" {
+		if rel, err := filepath.Rel(e.repo.Toplevel, e.cwd); err == nil && rel != "." && !strings.HasPrefix(rel, "..") {
+			prefix = filepath.ToSlash(rel) + "/"
+		}
+	}
+	var out []lockkey.Key
+	for _, arg := range args {
+		k, err := lockkey.Parse(arg, e.keyOptions())
+		if err == nil && prefix != "" && (k.Kind == lockkey.KindPath || k.Kind == lockkey.KindPattern) {
+			k, err = lockkey.Parse(prefix+arg, e.keyOptions())
+		}
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, k)
+	}
+	return out, nil
+}
+
+// ttlFor is the default TTL of a key for this worker (SPEC §2).
+func (e *env) ttlFor(k lockkey.Key) time.Duration {
+	kind := "task"
+	if k.Kind == lockkey.KindActivity {
+		kind = "activity"
+	}
+	return e.cfg.TTL(e.me.HolderType, kind)
+}
+
+func canonicals(keys []lockkey.Key) []string {
+	out := make([]string, len(keys))
+	for i, k := range keys {
+		out[i] = k.Canonical
+	}
+	return out
+}
+
+// journalErr surfaces events that could not be recorded.
+func (a *app) warnJournal() {
+	if a.env != nil && a.env.mgr != nil && a.env.mgr.EmitErr != nil {
+		fmt.Fprintf(a.stdio.Err, "lockgate: warning: event not recorded: %v\n", a.env.mgr.EmitErr)
+	}
+}
+
+var errNoRepoTop = errors.New("this command needs a working tree")

@@ -1,0 +1,228 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/lockgate/lockgate/internal/config"
+	"github.com/lockgate/lockgate/workflow"
+	"github.com/lockgate/lockgate/workflow/journal"
+	"github.com/lockgate/lockgate/workflow/lockkey"
+)
+
+// loadPackages reads and validates the work packages file.
+func (a *app) loadPackages(e *env, file string) (*config.WorkPackages, error) {
+	if file == "" {
+		file = e.cfg.WorkPackages
+		if !filepath.IsAbs(file) && e.repo.Toplevel != "" {
+			file = filepath.Join(e.repo.Toplevel, file)
+		}
+	} else if !filepath.IsAbs(file) {
+		file = filepath.Join(e.cwd, file)
+	}
+	wps, err := config.LoadWorkPackages(file)
+	if err != nil {
+		return nil, err
+	}
+	opts := e.keyOptions()
+	if err := wps.Validate(func(k string) error {
+		_, err := lockkey.Parse(k, opts)
+		return err
+	}); err != nil {
+		return nil, err
+	}
+	return wps, nil
+}
+
+// workPackage finds package id and returns it with its canonical keys.
+func (a *app) workPackage(e *env, file, id string) (*config.WorkPackage, []lockkey.Key, error) {
+	wps, err := a.loadPackages(e, file)
+	if err != nil {
+		return nil, nil, err
+	}
+	wp, ok := wps.Find(id)
+	if !ok {
+		return nil, nil, usagef("no work package %q in %s", id, wps.Path)
+	}
+	keys, err := packageKeys(e, wp)
+	return wp, keys, err
+}
+
+func packageKeys(e *env, wp *config.WorkPackage) ([]lockkey.Key, error) {
+	var keys []lockkey.Key
+	for _, s := range append(append([]string(nil), wp.Locks.Files...), wp.Locks.Keys...) {
+		k, err := lockkey.Parse(s, e.keyOptions())
+		if err != nil {
+			return nil, fmt.Errorf("work package %s: %w", wp.ID, err)
+		}
+		keys = append(keys, k)
+	}
+	return keys, nil
+}
+
+// ClaimOptions are `claim`'s flags.
+type ClaimOptions struct {
+	Packages string
+	TTL      time.Duration
+	Wait     time.Duration
+}
+
+// AddFlags registers the options on fs.
+func (o *ClaimOptions) AddFlags(fs *pflag.FlagSet) {
+	fs.StringVar(&o.Packages, "packages", "", "work packages `FILE` (default: work_packages of the config)")
+	fs.DurationVar(&o.TTL, "ttl", 0, "lock lifetime (default: the package's ttl_minutes, else by worker type)")
+	fs.DurationVar(&o.Wait, "wait", 0, "with WP: wait up to `D` for its locks")
+}
+
+func claimCommand() *command {
+	o := &ClaimOptions{}
+	return &command{
+		usage: "claim [WP] [--packages FILE]",
+		short: "claim a work package: its task lock and all its locks (the next free one without WP)",
+		flags: o.AddFlags,
+		run: func(ctx context.Context, a *app, args []string) error {
+			if len(args) > 1 {
+				return usagef("claim: give at most one work package id")
+			}
+			e, err := a.open(ctx)
+			if err != nil {
+				return err
+			}
+			wps, err := a.loadPackages(e, o.Packages)
+			if err != nil {
+				return err
+			}
+			if len(args) == 1 {
+				wp, ok := wps.Find(args[0])
+				if !ok {
+					return usagef("no work package %q in %s", args[0], wps.Path)
+				}
+				res, err := a.claimPackage(ctx, e, wp, o, o.Wait)
+				return a.reportClaim(wp, res, err)
+			}
+			return a.claimNext(ctx, e, wps, o)
+		},
+	}
+}
+
+func (a *app) claimPackage(ctx context.Context, e *env, wp *config.WorkPackage, o *ClaimOptions, wait time.Duration) ([]workflow.Result, error) {
+	keys, err := packageKeys(e, wp)
+	if err != nil {
+		return nil, err
+	}
+	taskKey, err := lockkey.Parse(lockkey.TaskKey(wp.ID), e.keyOptions())
+	if err != nil {
+		return nil, fmt.Errorf("work package id %q cannot name a task lock: %w", wp.ID, err)
+	}
+	ttl := o.TTL
+	if ttl == 0 && wp.Locks.TTLMinutes > 0 {
+		ttl = time.Duration(wp.Locks.TTLMinutes) * time.Minute
+	}
+	if ttl == 0 {
+		ttl = e.cfg.TTL(e.me.HolderType, "task")
+	}
+	req := workflow.Request{
+		Keys: canonicals(append([]lockkey.Key{taskKey}, keys...)), Owner: e.me, TTL: ttl,
+		Reason: firstNonEmpty(wp.Locks.Reason, wp.Title), Action: "claim", TaskID: wp.ID, Wait: wait,
+	}
+	res, err := e.mgr.Acquire(ctx, req)
+	if err == nil {
+		e.mgr.Emit(journal.Event{Worker: e.me.Holder, WorkerType: e.me.HolderType, Session: e.me.Session,
+			Action: journal.ActionClaim, Key: taskKey.Canonical, TaskID: wp.ID, Details: wp.Title})
+	}
+	a.warnJournal()
+	return res, err
+}
+
+// claimNext claims the first package, in file order, whose locks are all
+// free, holding the global claim lock meanwhile so two workers never pick
+// the same one.
+func (a *app) claimNext(ctx context.Context, e *env, wps *config.WorkPackages, o *ClaimOptions) error {
+	if e.cfg.Locks.UseGlobalClaimLock {
+		_, err := e.mgr.Acquire(ctx, workflow.Request{Keys: []string{"claim"}, Owner: e.me, TTL: time.Minute,
+			Action: "claim", Reason: "choosing the next work package", Wait: max(o.Wait, 30*time.Second)})
+		if err != nil {
+			return err
+		}
+		defer func() {
+			_, _ = e.mgr.Release(context.WithoutCancel(ctx), []string{"claim"}, e.me, false)
+		}()
+	}
+	var lastErr error
+	for i := range wps.Packages {
+		wp := &wps.Packages[i]
+		res, err := a.claimPackage(ctx, e, wp, o, 0)
+		var held *workflow.HeldError
+		var corrupt *workflow.CorruptError
+		if errors.As(err, &held) || errors.As(err, &corrupt) {
+			lastErr = err
+			continue
+		}
+		return a.reportClaim(wp, res, err)
+	}
+	if lastErr == nil {
+		return usagef("claim: %s has no work packages", wps.Path)
+	}
+	return fmt.Errorf("claim: no free work package in %s; the last one tried: %w", wps.Path, lastErr)
+}
+
+func (a *app) reportClaim(wp *config.WorkPackage, res []workflow.Result, err error) error {
+	if err != nil {
+		return err
+	}
+	if a.globals.JSON {
+		return writeJSON(a.stdio.Out, map[string]any{"package": wp.ID, "locks": res})
+	}
+	fmt.Fprintf(a.stdio.Out, "%s\n", wp.ID)
+	fmt.Fprintf(a.stdio.Err, "claimed %s (%s): %d locks until %s\n", wp.ID, wp.Title, len(res), stamp(res[0].Lock.ExpiresAt))
+	return nil
+}
+
+func doneCommand() *command {
+	var packages string
+	return &command{
+		usage: "done WP [--packages FILE]",
+		short: "finish a claimed work package: release its locks",
+		flags: func(fs *pflag.FlagSet) {
+			fs.StringVar(&packages, "packages", "", "work packages `FILE` (default: work_packages of the config)")
+		},
+		run: func(ctx context.Context, a *app, args []string) error {
+			if len(args) != 1 {
+				return usagef("done: give exactly one work package id")
+			}
+			e, err := a.open(ctx)
+			if err != nil {
+				return err
+			}
+			wp, keys, err := a.workPackage(e, packages, args[0])
+			if err != nil {
+				return err
+			}
+			taskKey := lockkey.TaskKey(wp.ID)
+			// The task lock says who claimed it: only they finish it.
+			cur, err := e.store.Get(ctx, taskKey)
+			if errors.Is(err, workflow.ErrNotFound) {
+				return usagef("done %s: the package is not claimed (no %s lock)", wp.ID, taskKey)
+			}
+			if err != nil {
+				return err
+			}
+			if !cur.OwnedBy(e.me) {
+				return &workflow.NotOwnerError{Lock: cur, Op: "release"}
+			}
+			res, err := e.mgr.Release(ctx, append(canonicals(keys), taskKey), e.me, false)
+			if err == nil {
+				e.mgr.Emit(journal.Event{Worker: e.me.Holder, WorkerType: e.me.HolderType, Session: e.me.Session,
+					Action: journal.ActionDone, Key: taskKey, TaskID: wp.ID, Details: wp.Title})
+			}
+			a.warnJournal()
+			a.reportRelease(res)
+			return err
+		},
+	}
+}

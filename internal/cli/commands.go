@@ -1,0 +1,49 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"runtime/debug"
+)
+
+func commands() map[string]*command {
+	return map[string]*command{
+		"lock": {usage: "lock <command>", sub: map[string]*command{
+			"acquire": acquireCommand(),
+			"release": releaseCommand(),
+			"refresh": refreshCommand(),
+			"list":    listCommand(),
+			"check":   checkCommand(),
+			"clear":   clearCommand(),
+		}},
+		"claim":    claimCommand(),
+		"done":     doneCommand(),
+		"pause":    pauseCommand(),
+		"unpause":  unpauseCommand(),
+		"log":      logCommand(),
+		"init":     initCommand(),
+		"validate": validateCommand(),
+		"version":  {usage: "version", short: "print the version", run: runVersion},
+	}
+}
+
+// Version is set at build time with -ldflags "-X …/internal/cli.Version=v1.2.3".
+var Version = ""
+
+func runVersion(_ context.Context, a *app, args []string) error {
+	if len(args) > 0 {
+		return usagef("version takes no arguments")
+	}
+	v := Version
+	if v == "" {
+		v = "(devel)"
+		if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
+			v = bi.Main.Version
+		}
+	}
+	if a.globals.JSON {
+		return writeJSON(a.stdio.Out, map[string]string{"version": v})
+	}
+	fmt.Fprintf(a.stdio.Out, "lockgate %s\n", v)
+	return nil
+}

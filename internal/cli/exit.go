@@ -1,0 +1,80 @@
+package cli
+
+import (
+	"context"
+	"errors"
+
+	"github.com/lockgate/lockgate/internal/config"
+	"github.com/lockgate/lockgate/internal/gitexec"
+	"github.com/lockgate/lockgate/workflow"
+	"github.com/lockgate/lockgate/workflow/lockkey"
+)
+
+// Exit codes of SPEC §5.
+const (
+	ExitOK           = 0
+	ExitPolicy       = 1
+	ExitUsage        = 2
+	ExitUnavailable  = 3
+	ExitLockFailed   = 4
+	ExitRateLimited  = 5
+	ExitNotPermitted = 6
+)
+
+// UsageError is bad command-line input (exit 2).
+type UsageError struct{ Msg string }
+
+func (e *UsageError) Error() string { return e.Msg }
+
+func usagef(format string, args ...any) error {
+	return &UsageError{Msg: sprintf(format, args...)}
+}
+
+// ExitError carries an exit code for an outcome already reported to the
+// user, such as `lock check` finding a key held (exit 4).
+type ExitError struct{ Code int }
+
+func (e *ExitError) Error() string { return "exit " + itoa(e.Code) }
+
+// exitCode is the single mapping from errors to exit codes.
+func exitCode(err error) int {
+	var (
+		usage    *UsageError
+		exit     *ExitError
+		keyErr   *lockkey.Error
+		cfgErr   *config.Error
+		held     *workflow.HeldError
+		timeout  *workflow.TimeoutError
+		corrupt  *workflow.CorruptError
+		notOwner *workflow.NotOwnerError
+		unavail  *workflow.UnavailableError
+		rate     *workflow.RateLimitedError
+		gitErr   *gitexec.Error
+	)
+	switch {
+	case err == nil:
+		return ExitOK
+	case errors.As(err, &exit):
+		return exit.Code
+	case errors.As(err, &keyErr):
+		if keyErr.NotPermitted {
+			return ExitNotPermitted
+		}
+		return ExitUsage
+	case errors.As(err, &usage), errors.As(err, &cfgErr):
+		return ExitUsage
+	case errors.As(err, &notOwner):
+		return ExitNotPermitted
+	case errors.As(err, &rate):
+		return ExitRateLimited
+	case errors.As(err, &timeout), errors.As(err, &held), errors.As(err, &corrupt),
+		errors.Is(err, workflow.ErrNotFound), errors.Is(err, workflow.ErrTokenMismatch):
+		return ExitLockFailed
+	case errors.As(err, &unavail), errors.As(err, &gitErr), errors.Is(err, gitexec.ErrNotRepo):
+		return ExitUnavailable
+	case errors.Is(err, context.Canceled):
+		return 130
+	default:
+		return ExitUnavailable
+	}
+}

@@ -1,0 +1,59 @@
+package cli
+
+import (
+	"context"
+	_ "embed"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/pflag"
+)
+
+//go:embed starter.lockgate.yaml
+var starterConfig []byte
+
+func initCommand() *command {
+	var force bool
+	return &command{
+		usage: "init [--force]",
+		short: "write a starter .lockgate.yaml at the repository root",
+		flags: func(fs *pflag.FlagSet) {
+			fs.BoolVar(&force, "force", false, "overwrite an existing .lockgate.yaml")
+		},
+		run: func(ctx context.Context, a *app, args []string) error {
+			if len(args) > 0 {
+				return usagef("init takes no arguments")
+			}
+			e, err := a.load(ctx)
+			if err != nil {
+				return err
+			}
+			if e.repo.Toplevel == "" {
+				return usagef("init: needs a working tree (this is a bare repository)")
+			}
+			path := filepath.Join(e.repo.Toplevel, ".lockgate.yaml")
+			flag := os.O_WRONLY | os.O_CREATE | os.O_EXCL
+			if force {
+				flag = os.O_WRONLY | os.O_CREATE | os.O_TRUNC
+			}
+			f, err := os.OpenFile(path, flag, 0o644)
+			if errors.Is(err, os.ErrExist) {
+				return usagef("init: %s exists; keep it, or overwrite with `lockgate init --force`", path)
+			}
+			if err != nil {
+				return fmt.Errorf("init: %w", err)
+			}
+			if _, err := f.Write(starterConfig); err != nil {
+				f.Close()
+				return fmt.Errorf("init: write %s: %w", path, err)
+			}
+			if err := f.Close(); err != nil {
+				return fmt.Errorf("init: write %s: %w", path, err)
+			}
+			fmt.Fprintf(a.stdio.Err, "wrote %s; check it with `lockgate validate`\n", path)
+			return nil
+		},
+	}
+}

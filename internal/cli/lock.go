@@ -1,0 +1,456 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/lockgate/lockgate/workflow"
+	"github.com/lockgate/lockgate/workflow/lockkey"
+)
+
+// AcquireOptions are `lock acquire`'s flags.
+type AcquireOptions struct {
+	TTL      time.Duration
+	Reason   string
+	Task     string
+	Wait     time.Duration
+	Package  string
+	Packages string
+}
+
+// AddFlags registers the options on fs.
+func (o *AcquireOptions) AddFlags(fs *pflag.FlagSet) {
+	fs.DurationVar(&o.TTL, "ttl", 0, "lock lifetime (default by worker type: human 8h activity / 4h otherwise, agent 1h / 30m)")
+	fs.StringVar(&o.Reason, "reason", "", "why the lock is taken (shown to others)")
+	fs.StringVar(&o.Task, "task", "", "task `ID` the lock serves; on an activity: key, takes its task sub-lock")
+	fs.DurationVar(&o.Wait, "wait", 0, "wait up to `D` for held keys to become free")
+	fs.StringVar(&o.Package, "package", "", "acquire work package `WP`'s files and keys")
+	fs.StringVar(&o.Packages, "packages", "", "work packages `FILE` (default: work_packages of the config)")
+}
+
+func acquireCommand() *command {
+	o := &AcquireOptions{}
+	return &command{
+		usage: "lock acquire KEY... [--ttl D] [--reason R] [--task ID] [--wait D] | --package WP",
+		short: "take locks, all or nothing (exit 4 when one is held by another)",
+		flags: o.AddFlags,
+		run: func(ctx context.Context, a *app, args []string) error {
+			return a.acquire(ctx, o, args)
+		},
+	}
+}
+
+func (a *app) acquire(ctx context.Context, o *AcquireOptions, args []string) error {
+	if o.TTL < 0 || o.Wait < 0 {
+		return usagef("--ttl and --wait must not be negative")
+	}
+	e, err := a.open(ctx)
+	if err != nil {
+		return err
+	}
+	req := workflow.Request{Owner: e.me, TTL: o.TTL, Reason: o.Reason, Action: "lock", TaskID: o.Task, Wait: o.Wait}
+	var keys []lockkey.Key
+	if o.Package != "" {
+		if len(args) > 0 {
+			return usagef("lock acquire: give keys or --package, not both")
+		}
+		wp, pkeys, err := a.workPackage(e, o.Packages, o.Package)
+		if err != nil {
+			return err
+		}
+		keys = pkeys
+		req.Action = "package:" + wp.ID
+		req.Reason = firstNonEmpty(o.Reason, wp.Locks.Reason, wp.Title)
+		if req.TTL == 0 && wp.Locks.TTLMinutes > 0 {
+			req.TTL = time.Duration(wp.Locks.TTLMinutes) * time.Minute
+		}
+	} else {
+		if len(args) == 0 {
+			return usagef("lock acquire: give at least one KEY (or --package WP)")
+		}
+		if keys, err = e.parseKeys(args); err != nil {
+			return err
+		}
+	}
+	if req.TTL == 0 {
+		req.TTL = longestTTL(e, keys)
+	}
+	if o.Task != "" {
+		if err := checkID("task", o.Task); err != nil {
+			return err
+		}
+		for _, k := range keys {
+			if k.Kind == lockkey.KindActivity {
+				req.TaskTTL = e.cfg.TTL(e.me.HolderType, "task")
+			}
+		}
+	}
+	res, err := e.mgr.Acquire(ctx, withKeys(req, keys))
+	a.warnJournal()
+	if err != nil {
+		return err
+	}
+	now := time.Now()
+	if a.globals.JSON {
+		return writeJSON(a.stdio.Out, res)
+	}
+	for _, r := range res {
+		verb := "acquired"
+		switch {
+		case r.Renewed:
+			verb = "renewed"
+		case r.TookOver != nil:
+			verb = fmt.Sprintf("took over (expired lock of %s)", r.TookOver.Holder)
+		}
+		fmt.Fprintf(a.stdio.Err, "%s %s until %s (%s)\n", verb, r.Lock.Key, stamp(r.Lock.ExpiresAt), until(r.Lock.ExpiresAt, now))
+	}
+	return nil
+}
+
+func withKeys(req workflow.Request, keys []lockkey.Key) workflow.Request {
+	req.Keys = canonicals(keys)
+	return req
+}
+
+// longestTTL is the default TTL of a set of keys: an activity among them
+// lasts as long as an activity.
+func longestTTL(e *env, keys []lockkey.Key) time.Duration {
+	var ttl time.Duration
+	for _, k := range keys {
+		ttl = max(ttl, e.ttlFor(k))
+	}
+	return ttl
+}
+
+func releaseCommand() *command {
+	var force bool
+	return &command{
+		usage: "lock release KEY... [--force]",
+		short: "release your locks (another's only with --force, which is logged)",
+		flags: func(fs *pflag.FlagSet) {
+			fs.BoolVar(&force, "force", false, "release even if another worker holds it")
+		},
+		run: func(ctx context.Context, a *app, args []string) error {
+			if len(args) == 0 {
+				return usagef("lock release: give at least one KEY")
+			}
+			e, err := a.open(ctx)
+			if err != nil {
+				return err
+			}
+			keys, err := e.parseKeys(args)
+			if err != nil {
+				return err
+			}
+			res, err := e.mgr.Release(ctx, canonicals(keys), e.me, force)
+			a.warnJournal()
+			a.reportRelease(res)
+			return err
+		},
+	}
+}
+
+func (a *app) reportRelease(res workflow.ReleaseResult) {
+	if a.globals.JSON {
+		_ = writeJSON(a.stdio.Out, map[string]any{"released": nonNil(res.Removed), "forced": nonNil(res.Forced), "missing": nonNilS(res.Missing)})
+	}
+	now := time.Now()
+	for _, l := range res.Removed {
+		fmt.Fprintf(a.stdio.Err, "released %s\n", l.Key)
+	}
+	for _, l := range res.Forced {
+		fmt.Fprintf(a.stdio.Err, "forced: removed the lock of %s (%s, session %s) on %s, created %s (%s old)\n",
+			l.Holder, l.HolderType, l.Session, l.Key, stamp(l.CreatedAt), human(now.Sub(l.CreatedAt)))
+	}
+	for _, k := range res.Missing {
+		fmt.Fprintf(a.stdio.Err, "lockgate: warning: %s was not locked; nothing to release\n", k)
+	}
+}
+
+func nonNil(l []workflow.Lock) []workflow.Lock {
+	if l == nil {
+		return []workflow.Lock{}
+	}
+	return l
+}
+
+func nonNilS(l []string) []string {
+	if l == nil {
+		return []string{}
+	}
+	return l
+}
+
+func refreshCommand() *command {
+	var ttl time.Duration
+	return &command{
+		usage: "lock refresh KEY... [--ttl D]",
+		short: "extend your locks",
+		flags: func(fs *pflag.FlagSet) {
+			fs.DurationVar(&ttl, "ttl", 0, "new lifetime from now (default by worker type)")
+		},
+		run: func(ctx context.Context, a *app, args []string) error {
+			if len(args) == 0 {
+				return usagef("lock refresh: give at least one KEY")
+			}
+			if ttl < 0 {
+				return usagef("--ttl must not be negative")
+			}
+			e, err := a.open(ctx)
+			if err != nil {
+				return err
+			}
+			keys, err := e.parseKeys(args)
+			if err != nil {
+				return err
+			}
+			var out []workflow.Lock
+			for _, k := range keys {
+				t := ttl
+				if t == 0 {
+					t = e.ttlFor(k)
+				}
+				ls, err := e.mgr.Refresh(ctx, []string{k.Canonical}, e.me, t, e.cfg.TTL(e.me.HolderType, "task"))
+				out = append(out, ls...)
+				if err != nil {
+					a.warnJournal()
+					return err
+				}
+			}
+			a.warnJournal()
+			if a.globals.JSON {
+				return writeJSON(a.stdio.Out, out)
+			}
+			now := time.Now()
+			for _, l := range out {
+				fmt.Fprintf(a.stdio.Err, "refreshed %s until %s (%s)\n", l.Key, stamp(l.ExpiresAt), until(l.ExpiresAt, now))
+			}
+			return nil
+		},
+	}
+}
+
+// listEntry is one row of `lock list --json`.
+type listEntry struct {
+	workflow.Lock
+	AgeSeconds int64  `json:"age_seconds"`
+	Expired    bool   `json:"expired"`
+	Stale      bool   `json:"stale"`
+	Corrupt    bool   `json:"corrupt"`
+	Error      string `json:"error,omitempty"`
+	Location   string `json:"location"`
+}
+
+func listCommand() *command {
+	var mine, stale bool
+	return &command{
+		usage: "lock list [--mine] [--stale]",
+		short: "every lock: key, holder, type, age, expiry, stale flag",
+		flags: func(fs *pflag.FlagSet) {
+			fs.BoolVar(&mine, "mine", false, "only locks of this worker and session")
+			fs.BoolVar(&stale, "stale", false, "only stale locks (older than locks.stale_minutes)")
+		},
+		run: func(ctx context.Context, a *app, args []string) error {
+			if len(args) > 0 {
+				return usagef("lock list takes no arguments")
+			}
+			e, err := a.open(ctx)
+			if err != nil {
+				return err
+			}
+			entries, err := e.store.List(ctx)
+			if err != nil {
+				return err
+			}
+			now := time.Now()
+			staleAfter := e.cfg.StaleAfter()
+			rows := []listEntry{}
+			for _, en := range entries {
+				le := listEntry{Lock: en.Lock, Location: e.store.Where(en.Key)}
+				if en.Err != nil {
+					le.Corrupt, le.Error = true, en.Err.Error()
+				} else {
+					le.AgeSeconds = int64(now.Sub(en.CreatedAt).Seconds())
+					le.Expired = en.Expired(now)
+					le.Stale = en.Stale(now, staleAfter)
+				}
+				if mine && (le.Corrupt || !en.OwnedBy(e.me)) {
+					continue
+				}
+				if stale && !le.Stale {
+					continue
+				}
+				rows = append(rows, le)
+			}
+			if a.globals.JSON {
+				return writeJSON(a.stdio.Out, rows)
+			}
+			out := [][]string{{"KEY", "HOLDER", "TYPE", "AGE", "EXPIRES", "STALE"}}
+			for _, r := range rows {
+				if r.Corrupt {
+					out = append(out, []string{r.Key, "CORRUPT", "-", "-", "-", "-"})
+					continue
+				}
+				exp := until(r.ExpiresAt, now)
+				if r.Expired {
+					exp = "expired " + exp
+				}
+				st := "-"
+				if r.Stale {
+					st = "stale"
+				}
+				out = append(out, []string{r.Key, r.Holder, r.HolderType, human(now.Sub(r.CreatedAt)), exp, st})
+			}
+			table(a.stdio.Out, out)
+			for _, r := range rows {
+				if r.Corrupt {
+					fmt.Fprintf(a.stdio.Err, "lockgate: corrupt lock record %s: %s\nhint: inspect it, then `lockgate lock clear %s --force`\n", r.Location, r.Error, shellQuote(r.Key))
+				}
+			}
+			return nil
+		},
+	}
+}
+
+func checkCommand() *command {
+	return &command{
+		usage: "lock check KEY|PATH...",
+		short: "exit 0 when every key is free or yours, 4 when one is held by another",
+		run: func(ctx context.Context, a *app, args []string) error {
+			if len(args) == 0 {
+				return usagef("lock check: give at least one KEY or PATH")
+			}
+			e, err := a.open(ctx)
+			if err != nil {
+				return err
+			}
+			keys, err := e.parseKeys(args)
+			if err != nil {
+				return err
+			}
+			sts, err := e.mgr.Check(ctx, canonicals(keys), e.me)
+			if err != nil {
+				return err
+			}
+			held := false
+			for _, s := range sts {
+				held = held || s.State == "held"
+			}
+			if a.globals.JSON {
+				if err := writeJSON(a.stdio.Out, sts); err != nil {
+					return err
+				}
+			} else {
+				now := time.Now()
+				rows := [][]string{{"KEY", "STATE", "HOLDER", "TYPE", "LOCK", "EXPIRES"}}
+				for _, s := range sts {
+					if len(s.Locks) == 0 {
+						rows = append(rows, []string{s.Key, s.State, "-", "-", "-", "-"})
+					}
+					for _, l := range s.Locks {
+						rows = append(rows, []string{s.Key, s.State, l.Holder, l.HolderType, l.Key, until(l.ExpiresAt, now)})
+					}
+				}
+				table(a.stdio.Out, rows)
+			}
+			if held {
+				return &ExitError{Code: ExitLockFailed}
+			}
+			return nil
+		},
+	}
+}
+
+func clearCommand() *command {
+	var force bool
+	return &command{
+		usage: "lock clear TARGET --force",
+		short: "remove any lock (key, task id, workflow, claim); prints what it removed",
+		flags: func(fs *pflag.FlagSet) {
+			fs.BoolVar(&force, "force", false, "required: clearing removes another worker's lock")
+		},
+		run: func(ctx context.Context, a *app, args []string) error {
+			if len(args) != 1 {
+				return usagef("lock clear: give exactly one TARGET (a key, a task id, workflow or claim)")
+			}
+			if !force {
+				return usagef("lock clear %s: refusing without --force (it removes the lock whoever holds it)", args[0])
+			}
+			e, err := a.open(ctx)
+			if err != nil {
+				return err
+			}
+			key, err := a.resolveClearTarget(ctx, e, args[0])
+			if err != nil {
+				return err
+			}
+			removed, err := e.mgr.Clear(ctx, key, e.me)
+			a.warnJournal()
+			var corrupt *workflow.CorruptError
+			if errors.As(err, &corrupt) {
+				fmt.Fprintf(a.stdio.Err, "cleared %s: removed corrupt record %s\n", key, corrupt.Path)
+				if a.globals.JSON {
+					return writeJSON(a.stdio.Out, map[string]any{"key": key, "corrupt": true})
+				}
+				return nil
+			}
+			if err != nil {
+				return err
+			}
+			age := time.Since(removed.CreatedAt)
+			if a.globals.JSON {
+				return writeJSON(a.stdio.Out, map[string]any{"cleared": removed, "age_seconds": int64(age.Seconds())})
+			}
+			fmt.Fprintf(a.stdio.Out, "cleared %s\n  owner:      %s (%s, session %s)\n  created_at: %s\n  age:        %s\n  expires_at: %s\n",
+				removed.Key, removed.Holder, removed.HolderType, removed.Session, stamp(removed.CreatedAt), human(age), stamp(removed.ExpiresAt))
+			if removed.Reason != "" {
+				fmt.Fprintf(a.stdio.Out, "  reason:     %s\n", removed.Reason)
+			}
+			return nil
+		},
+	}
+}
+
+// resolveClearTarget maps what fdx users type — `workflow`, `claim`,
+// `TASK-001` — to the key that holds a lock.
+func (a *app) resolveClearTarget(ctx context.Context, e *env, target string) (string, error) {
+	keys, err := e.parseKeys([]string{target})
+	if err != nil {
+		return "", err
+	}
+	key := keys[0].Canonical
+	if keys[0].Kind != lockkey.KindPath {
+		return key, nil
+	}
+	if _, err := e.store.Get(ctx, key); !errors.Is(err, workflow.ErrNotFound) {
+		return key, nil
+	}
+	for _, alt := range []string{lockkey.TaskKey(target), "activity:" + target} {
+		if _, err := e.store.Get(ctx, alt); !errors.Is(err, workflow.ErrNotFound) {
+			return alt, nil
+		}
+	}
+	return "", usagef("lock clear %s: no such lock (looked for %s, %s and activity:%s); see `lockgate lock list`", target, key, lockkey.TaskKey(target), target)
+}
+
+func checkID(what, id string) error {
+	if id == "" || strings.ContainsAny(id, " \t\n/:") {
+		return usagef("invalid %s id %q", what, id)
+	}
+	return nil
+}
+
+// shellQuote quotes s for a hint the user can paste.
+func shellQuote(s string) string {
+	if s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./:@%+=,", r))
+	}) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}

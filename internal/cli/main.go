@@ -1,0 +1,172 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/pflag"
+)
+
+// Stdio is where a command reads and writes.
+type Stdio struct {
+	In       io.Reader
+	Out, Err io.Writer
+}
+
+// Globals are the options every command accepts, before or after its name.
+type Globals struct {
+	Dir        string
+	ConfigFile string
+	As         string
+	WorkerType string
+	Session    string
+	Store      string
+	JSON       bool
+	Verbose    bool
+	Help       bool
+}
+
+// AddFlags registers the global options on fs. Current values are the
+// defaults, so registering again after the command name keeps what was
+// given before it.
+func (g *Globals) AddFlags(fs *pflag.FlagSet) {
+	fs.StringVarP(&g.Dir, "dir", "C", g.Dir, "run as if lockgate was started in `DIR`")
+	fs.StringVarP(&g.ConfigFile, "config", "c", g.ConfigFile, "config `FILE` (default: .lockgate.yaml at the repository root)")
+	fs.StringVar(&g.As, "as", g.As, "worker id (default $LOCKGATE_WORKER, else user@HOST)")
+	fs.StringVar(&g.WorkerType, "worker-type", g.WorkerType, "human or agent (default $LOCKGATE_WORKER_TYPE, else human)")
+	fs.StringVar(&g.Session, "session", g.Session, "session id (default $LOCKGATE_SESSION, else the worker id)")
+	fs.StringVar(&g.Store, "store", g.Store, "lock store: file or redis://… (default $LOCKGATE_STORE, else locks.store)")
+	fs.BoolVar(&g.JSON, "json", g.JSON, "print data as JSON on stdout")
+	fs.BoolVarP(&g.Verbose, "verbose", "v", g.Verbose, "log what lockgate does on stderr")
+	fs.BoolVarP(&g.Help, "help", "h", g.Help, "show help")
+}
+
+// command is one runnable (sub)command.
+type command struct {
+	usage string // after "lockgate "
+	short string
+	// flags adds the command's own flags; nil for none.
+	flags func(fs *pflag.FlagSet)
+	run   func(ctx context.Context, a *app, args []string) error
+	sub   map[string]*command
+}
+
+// Main runs lockgate with args (without the program name) and returns the
+// exit code.
+func Main(ctx context.Context, args []string, stdio Stdio) int {
+	a := &app{stdio: stdio}
+	err := a.main(ctx, args)
+	if err != nil {
+		a.reportError(err)
+	}
+	if a.env != nil {
+		a.env.close()
+	}
+	return exitCode(err)
+}
+
+func (a *app) main(ctx context.Context, args []string) error {
+	fs := pflag.NewFlagSet("lockgate", pflag.ContinueOnError)
+	fs.SetInterspersed(false)
+	fs.SetOutput(io.Discard)
+	a.globals.AddFlags(fs)
+	if err := fs.Parse(args); err != nil {
+		return usagef("%v", err)
+	}
+	rest := fs.Args()
+	if len(rest) == 0 {
+		a.printHelp(nil, "")
+		if a.globals.Help {
+			return nil
+		}
+		return usagef("no command given")
+	}
+	path := []string{}
+	cmds := commands()
+	var cmd *command
+	for len(rest) > 0 {
+		c, ok := cmds[rest[0]]
+		if !ok {
+			break
+		}
+		cmd, path, rest = c, append(path, rest[0]), rest[1:]
+		if c.sub == nil {
+			break
+		}
+		cmds = c.sub
+	}
+	if cmd == nil {
+		return usagef("unknown command %q (see `lockgate --help`)", rest[0])
+	}
+	if cmd.run == nil {
+		if len(rest) == 0 {
+			a.printHelp(cmd.sub, strings.Join(path, " "))
+			return usagef("%s: missing subcommand", strings.Join(path, " "))
+		}
+		return usagef("unknown command %q (see `lockgate %s --help`)", strings.Join(append(path, rest[0]), " "), strings.Join(path, " "))
+	}
+	sub := pflag.NewFlagSet("lockgate "+strings.Join(path, " "), pflag.ContinueOnError)
+	sub.SetOutput(io.Discard)
+	a.globals.AddFlags(sub)
+	if cmd.flags != nil {
+		cmd.flags(sub)
+	}
+	if err := sub.Parse(rest); err != nil {
+		return usagef("%s: %v", strings.Join(path, " "), err)
+	}
+	if a.globals.Help {
+		fmt.Fprintf(a.stdio.Out, "usage: lockgate %s\n\n%s\n\nflags:\n%s", cmd.usage, cmd.short, sub.FlagUsages())
+		return nil
+	}
+	return cmd.run(ctx, a, sub.Args())
+}
+
+func (a *app) printHelp(cmds map[string]*command, prefix string) {
+	if cmds == nil {
+		cmds = commands()
+	}
+	w := a.stdio.Err
+	if a.globals.Help {
+		w = a.stdio.Out
+	}
+	fmt.Fprintf(w, "usage: lockgate [-C DIR] [-c FILE] [--as W] [--worker-type T] [--session S] [--store URL] [--json] %s<command>\n\ncommands:\n", strings.TrimSpace(prefix+" "))
+	var lines []string
+	var walk func(m map[string]*command)
+	walk = func(m map[string]*command) {
+		for _, c := range m {
+			if c.run != nil {
+				lines = append(lines, fmt.Sprintf("  %-44s %s", c.usage, c.short))
+			}
+			if c.sub != nil {
+				walk(c.sub)
+			}
+		}
+	}
+	walk(cmds)
+	sort.Strings(lines)
+	fmt.Fprintln(w, strings.Join(lines, "\n"))
+}
+
+// reportError prints err on stderr the way a user should read it.
+func (a *app) reportError(err error) {
+	var exit *ExitError
+	if errors.As(err, &exit) {
+		return // already reported
+	}
+	fmt.Fprintf(a.stdio.Err, "lockgate: %v\n", err)
+	for _, h := range hintsFor(err) {
+		fmt.Fprintf(a.stdio.Err, "hint: %s\n", h)
+	}
+}
+
+func sprintf(format string, args ...any) string { return fmt.Sprintf(format, args...) }
+func itoa(n int) string                         { return strconv.Itoa(n) }
+
+// getenv is os.Getenv; one place so tests can see what is read.
+var getenv = os.Getenv

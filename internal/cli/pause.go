@@ -1,0 +1,234 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/lockgate/lockgate/workflow"
+	"github.com/lockgate/lockgate/workflow/journal"
+	"github.com/lockgate/lockgate/workflow/lockkey"
+)
+
+// pauseKey maps FEATURE (an id, or a whole feature:<id>:pause key) to its
+// pause lock.
+func pauseKey(e *env, feature string) (string, error) {
+	s := feature
+	if !strings.HasPrefix(s, "feature:") {
+		s = lockkey.PauseKey(feature)
+	}
+	k, err := lockkey.Parse(s, e.keyOptions())
+	if err != nil {
+		return "", err
+	}
+	if !lockkey.IsPause(k.Canonical) {
+		return "", usagef("%s is not a pause lock: want FEATURE or feature:<id>:pause", feature)
+	}
+	return k.Canonical, nil
+}
+
+func pauseCommand() *command {
+	var reason string
+	var ttl time.Duration
+	return &command{
+		usage: "pause FEATURE [--reason R] [--ttl D]",
+		short: "stop the line: take feature:FEATURE:pause (status, wait: see below)",
+		flags: func(fs *pflag.FlagSet) {
+			fs.StringVar(&reason, "reason", "", "why the line is stopped (shown to every worker)")
+			fs.DurationVar(&ttl, "ttl", 0, "how long the pause lasts unless released (default by worker type)")
+		},
+		run: func(ctx context.Context, a *app, args []string) error {
+			if len(args) != 1 {
+				return usagef("pause: give exactly one FEATURE")
+			}
+			e, err := a.open(ctx)
+			if err != nil {
+				return err
+			}
+			key, err := pauseKey(e, args[0])
+			if err != nil {
+				return err
+			}
+			if ttl <= 0 {
+				ttl = e.cfg.TTL(e.me.HolderType, "task")
+			}
+			res, err := e.mgr.Acquire(ctx, workflow.Request{Keys: []string{key}, Owner: e.me, TTL: ttl,
+				Reason: reason, Action: "pause", EventAction: journal.ActionPause})
+			a.warnJournal()
+			if err != nil {
+				return err
+			}
+			if a.globals.JSON {
+				return writeJSON(a.stdio.Out, res)
+			}
+			fmt.Fprintf(a.stdio.Err, "paused %s until %s; `lockgate unpause %s` resumes\n", args[0], stamp(res[0].Lock.ExpiresAt), shellQuote(args[0]))
+			return nil
+		},
+		sub: map[string]*command{
+			"status": pauseStatusCommand(),
+			"wait":   pauseWaitCommand(),
+		},
+	}
+}
+
+func unpauseCommand() *command {
+	var force bool
+	return &command{
+		usage: "unpause FEATURE [--force]",
+		short: "release feature:FEATURE:pause",
+		flags: func(fs *pflag.FlagSet) {
+			fs.BoolVar(&force, "force", false, "release another worker's pause (logged)")
+		},
+		run: func(ctx context.Context, a *app, args []string) error {
+			if len(args) != 1 {
+				return usagef("unpause: give exactly one FEATURE")
+			}
+			e, err := a.open(ctx)
+			if err != nil {
+				return err
+			}
+			key, err := pauseKey(e, args[0])
+			if err != nil {
+				return err
+			}
+			res, err := e.mgr.Release(ctx, []string{key}, e.me, force)
+			if err == nil && len(res.Removed) > 0 {
+				e.mgr.Emit(journal.Event{Worker: e.me.Holder, WorkerType: e.me.HolderType, Session: e.me.Session,
+					Action: journal.ActionUnpause, Key: key})
+			}
+			a.warnJournal()
+			a.reportRelease(res)
+			return err
+		},
+	}
+}
+
+// pauseState is `pause status --json`.
+type pauseState struct {
+	Feature string         `json:"feature"`
+	Key     string         `json:"key"`
+	Paused  bool           `json:"paused"`
+	Mine    bool           `json:"mine"`
+	Lock    *workflow.Lock `json:"lock,omitempty"`
+}
+
+func (a *app) pauseState(ctx context.Context, e *env, feature string) (pauseState, error) {
+	key, err := pauseKey(e, feature)
+	if err != nil {
+		return pauseState{}, err
+	}
+	sts, err := e.mgr.Check(ctx, []string{key}, e.me)
+	if err != nil {
+		return pauseState{}, err
+	}
+	st := pauseState{Feature: feature, Key: key}
+	if s := sts[0]; s.State != "free" {
+		l := s.Locks[0]
+		st.Paused, st.Mine, st.Lock = true, s.State == "mine", &l
+	}
+	return st, nil
+}
+
+func pauseStatusCommand() *command {
+	return &command{
+		usage: "pause status FEATURE",
+		short: "exit 0 when not paused (or paused by you), 4 when paused by another",
+		run: func(ctx context.Context, a *app, args []string) error {
+			if len(args) != 1 {
+				return usagef("pause status: give exactly one FEATURE")
+			}
+			e, err := a.open(ctx)
+			if err != nil {
+				return err
+			}
+			st, err := a.pauseState(ctx, e, args[0])
+			if err != nil {
+				return err
+			}
+			if a.globals.JSON {
+				err = writeJSON(a.stdio.Out, st)
+			} else {
+				fmt.Fprintln(a.stdio.Out, describePause(st))
+			}
+			if err == nil && st.Paused && !st.Mine {
+				return &ExitError{Code: ExitLockFailed}
+			}
+			return err
+		},
+	}
+}
+
+func describePause(st pauseState) string {
+	if !st.Paused {
+		return fmt.Sprintf("%s: not paused", st.Feature)
+	}
+	l := st.Lock
+	s := fmt.Sprintf("%s: paused by %s (%s) until %s", st.Feature, l.Holder, l.HolderType, stamp(l.ExpiresAt))
+	if l.Reason != "" {
+		s += ": " + l.Reason
+	}
+	if st.Mine {
+		s += " (your pause)"
+	}
+	return s
+}
+
+func pauseWaitCommand() *command {
+	var timeout time.Duration
+	return &command{
+		usage: "pause wait FEATURE [--timeout D]",
+		short: "block until FEATURE is not paused by another (exit 4 on timeout)",
+		flags: func(fs *pflag.FlagSet) {
+			fs.DurationVar(&timeout, "timeout", 0, "give up after `D` (default: wait as long as it takes)")
+		},
+		run: func(ctx context.Context, a *app, args []string) error {
+			if len(args) != 1 {
+				return usagef("pause wait: give exactly one FEATURE")
+			}
+			if timeout < 0 {
+				return usagef("--timeout must not be negative")
+			}
+			e, err := a.open(ctx)
+			if err != nil {
+				return err
+			}
+			start := time.Now()
+			poll := 10 * time.Millisecond
+			announced := false
+			for {
+				st, err := a.pauseState(ctx, e, args[0])
+				if err != nil {
+					return err
+				}
+				if !st.Paused || st.Mine {
+					if a.globals.JSON {
+						return writeJSON(a.stdio.Out, st)
+					}
+					fmt.Fprintln(a.stdio.Out, describePause(st))
+					return nil
+				}
+				if !announced {
+					fmt.Fprintf(a.stdio.Err, "waiting: %s\n", describePause(st))
+					announced = true
+				}
+				if timeout > 0 && time.Since(start) >= timeout {
+					fmt.Fprintf(a.stdio.Err, "lockgate: timed out after %s: %s\n", timeout, describePause(st))
+					return &ExitError{Code: ExitLockFailed}
+				}
+				sleep := poll
+				if timeout > 0 {
+					sleep = min(sleep, timeout-time.Since(start))
+				}
+				select {
+				case <-ctx.Done():
+					return ctx.Err()
+				case <-time.After(max(sleep, time.Millisecond)):
+				}
+				poll = min(poll*2, 500*time.Millisecond)
+			}
+		},
+	}
+}

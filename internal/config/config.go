@@ -1,0 +1,260 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"reflect"
+	"time"
+)
+
+// DefaultFile is the policy file's name at the repository root.
+const DefaultFile = ".lockgate.yaml"
+
+// Worker types and lock kinds, the keys of locks.durations.
+const (
+	WorkerHuman  = "human"
+	WorkerAgent  = "agent"
+	KindActivity = "activity"
+	KindTask     = "task"
+)
+
+// KnownNamespaces are the key namespaces lockgate knows (SPEC §1); the
+// default locks.namespaces permits all of them.
+var KnownNamespaces = []string{"api", "db", "event", "flag", "env", "contract", "feature", "task", "activity", "hot", "file", "backfill"}
+
+// Duration is a Go duration written as a string in YAML ("8h", "30m",
+// "90s"). Bare numbers are refused: a unit is always required.
+type Duration time.Duration
+
+// Std returns d as a time.Duration.
+func (d Duration) Std() time.Duration { return time.Duration(d) }
+
+// String formats d like time.Duration.
+func (d Duration) String() string { return time.Duration(d).String() }
+
+// MarshalText writes d as a Go duration string (also used for JSON).
+func (d Duration) MarshalText() ([]byte, error) { return []byte(d.String()), nil }
+
+// UnmarshalText parses a Go duration string.
+func (d *Duration) UnmarshalText(b []byte) error {
+	v, err := parseDuration(string(b))
+	if err != nil {
+		return err
+	}
+	*d = Duration(v)
+	return nil
+}
+
+// Config is the parsed `.lockgate.yaml` (SPEC §6).
+type Config struct {
+	Version      int             `yaml:"version"`
+	Locks        LocksConfig     `yaml:"locks"`
+	WorkPackages string          `yaml:"work_packages"`
+	Contracts    ContractsConfig `yaml:"contracts"`
+	Scope        ScopeConfig     `yaml:"scope"`
+	Hooks        HooksConfig     `yaml:"hooks"`
+	Workflow     WorkflowConfig  `yaml:"workflow"`
+	Planner      PlannerConfig   `yaml:"planner"`
+
+	// Path is the file the configuration was loaded from; "" for defaults.
+	Path string `yaml:"-"`
+
+	pos map[string]int // value path -> line in Path, for later validation
+}
+
+// LocksConfig is the `locks:` section.
+type LocksConfig struct {
+	// Store is "file", "redis" (URL from LOCK_REDIS_URL / REDIS_URL) or a
+	// redis:// or rediss:// URL.
+	Store              string   `yaml:"store"`
+	StaleMinutes       int      `yaml:"stale_minutes"`
+	UseGlobalClaimLock bool     `yaml:"use_global_claim_lock"`
+	Namespaces         []string `yaml:"namespaces"`
+	// Durations maps worker type (human|agent) to lock kind
+	// (activity|task) to default TTL.
+	Durations map[string]map[string]Duration `yaml:"durations"`
+	// FeaturePurposes are the purposes allowed in feature:<id>:<purpose>.
+	FeaturePurposes []string `yaml:"feature_purposes"`
+}
+
+// ContractsConfig is the `contracts:` section.
+type ContractsConfig struct {
+	OpenAPI   OpenAPIConfig `yaml:"openapi"`
+	Generated []string      `yaml:"generated"`
+}
+
+// OpenAPIConfig is `contracts.openapi`.
+type OpenAPIConfig struct {
+	Files []string `yaml:"files"`
+}
+
+// ScopeConfig is the `scope:` section. All paths are repo-relative
+// doublestar patterns.
+type ScopeConfig struct {
+	UserOwned         []string           `yaml:"user_owned"`
+	Core              []string           `yaml:"core"`
+	Profiles          map[string]Profile `yaml:"profiles"`
+	HotFiles          []string           `yaml:"hot_files"`
+	KeyRules          []KeyRule          `yaml:"key_rules"`
+	ProtectedBranches []string           `yaml:"protected_branches"`
+}
+
+// Profile is one scope profile: the paths a change under it may touch.
+type Profile struct {
+	Allow []string `yaml:"allow"`
+}
+
+// KeyRule says that changing any of Paths needs every one of Keys locked.
+type KeyRule struct {
+	Paths []string `yaml:"paths"`
+	Keys  []string `yaml:"keys"`
+}
+
+// HooksConfig is the `hooks:` section.
+type HooksConfig struct {
+	RequireLock bool `yaml:"require_lock"`
+	// OnStoreUnavailable is "fail" or "warn".
+	OnStoreUnavailable string          `yaml:"on_store_unavailable"`
+	CommitMsg          CommitMsgConfig `yaml:"commit_msg"`
+	PrePush            PrePushConfig   `yaml:"pre_push"`
+	// IdentityEnv names environment variables that identify the worker.
+	IdentityEnv []string `yaml:"identity_env"`
+}
+
+// CommitMsgConfig is `hooks.commit_msg`.
+type CommitMsgConfig struct {
+	RequireTask bool `yaml:"require_task"`
+}
+
+// PrePushConfig is `hooks.pre_push`: limits on what one push may carry.
+type PrePushConfig struct {
+	MaxCommits int `yaml:"max_commits"`
+	MaxPaths   int `yaml:"max_paths"`
+}
+
+// WorkflowConfig is the `workflow:` section (SPEC §7).
+type WorkflowConfig struct {
+	Branch     string `yaml:"branch"`
+	AutoCommit bool   `yaml:"auto_commit"`
+	AutoPush   bool   `yaml:"auto_push"`
+	Remote     string `yaml:"remote"`
+}
+
+// PlannerConfig is the `planner:` section.
+type PlannerConfig struct {
+	CooldownCycles int `yaml:"cooldown_cycles"`
+}
+
+func defaultDurations() map[string]map[string]Duration {
+	return map[string]map[string]Duration{
+		WorkerHuman: {KindActivity: Duration(8 * time.Hour), KindTask: Duration(4 * time.Hour)},
+		WorkerAgent: {KindActivity: Duration(time.Hour), KindTask: Duration(30 * time.Minute)},
+	}
+}
+
+// Default returns the built-in configuration, as SPEC §6 shows it, with
+// empty scope and contract lists. Every call returns a fresh value.
+func Default() *Config {
+	c := &Config{Version: 1, WorkPackages: "work-packages.yaml"}
+	c.Locks = LocksConfig{
+		Store:              "file",
+		StaleMinutes:       120,
+		UseGlobalClaimLock: true,
+		Namespaces:         append([]string(nil), KnownNamespaces...),
+		Durations:          defaultDurations(),
+		FeaturePurposes:    []string{"pause"},
+	}
+	c.Hooks = HooksConfig{
+		OnStoreUnavailable: "fail",
+		PrePush:            PrePushConfig{MaxCommits: 10000, MaxPaths: 100000},
+	}
+	c.Workflow = WorkflowConfig{Branch: "lockgate/workflow", AutoCommit: true, Remote: "origin"}
+	c.Planner = PlannerConfig{CooldownCycles: 5}
+	return c
+}
+
+// Load reads the policy file at path. A missing file yields Default() with
+// Path "". A present file overlays the defaults; any problem in it is
+// reported as a *Error. I/O errors other than "not found" are returned
+// wrapped.
+func Load(path string) (*Config, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return Default(), nil
+		}
+		return nil, fmt.Errorf("read config: %w", err)
+	}
+	return LoadBytes(path, data)
+}
+
+// LoadBytes parses data as the policy file named name (name is used in
+// messages and as Path). Empty data means the defaults.
+func LoadBytes(name string, data []byte) (*Config, error) {
+	if name == "" {
+		name = "<input>"
+	}
+	ps := &problems{file: name}
+	c := Default()
+	c.Path = name
+	d := newDecoder(ps)
+	if root := parseDocument(ps, data); root != nil {
+		d.decode(root, reflect.ValueOf(c).Elem(), "")
+	}
+	c.pos = d.pos
+	vs := &problems{file: name}
+	c.validate(vs)
+	ps.merge(vs)
+	if err := ps.err(); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// Validate checks c's values (as Load does); problems name the line of the
+// offending value when c was loaded from a file.
+func (c *Config) Validate() error {
+	name := c.Path
+	if name == "" {
+		name = DefaultFile
+	}
+	ps := &problems{file: name}
+	c.validate(ps)
+	return ps.err()
+}
+
+// TTL returns the default lock duration for a worker type (human|agent)
+// and lock kind: "activity" uses the activity duration, anything else
+// (task locks, plain keys) the task duration. Unknown worker types and
+// missing or non-positive entries fall back to the built-in defaults
+// (human for an unknown worker type).
+func (c *Config) TTL(workerType, lockKind string) time.Duration {
+	kind := KindTask
+	if lockKind == KindActivity {
+		kind = KindActivity
+	}
+	if d := c.Locks.Durations[workerType][kind]; d > 0 {
+		return d.Std()
+	}
+	defs := defaultDurations()
+	if d, ok := defs[workerType][kind]; ok {
+		return d.Std()
+	}
+	return defs[WorkerHuman][kind].Std()
+}
+
+// StaleAfter is the age after which a lock is reported stale
+// (locks.stale_minutes; the default 120 minutes when unset).
+func (c *Config) StaleAfter() time.Duration {
+	if c.Locks.StaleMinutes <= 0 {
+		return time.Duration(Default().Locks.StaleMinutes) * time.Minute
+	}
+	return time.Duration(c.Locks.StaleMinutes) * time.Minute
+}
+
+// Line returns the line of the value at a dotted path in the file c was
+// loaded from ("hooks.require_lock", "scope.key_rules[0].keys[1]"), or 0
+// when the value did not come from the file.
+func (c *Config) Line(path string) int { return c.pos[path] }

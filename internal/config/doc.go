@@ -1,0 +1,15 @@
+// Package config loads lockgate's repository policy, `.lockgate.yaml` (SPEC
+// §6), and the work-package list it names (`work-packages.yaml`).
+//
+// Decoding is strict: unknown keys, wrong types, duplicate keys, multiple YAML
+// documents and values that fail validation are all reported, every one of
+// them, as a *Error whose Problems name `file:line`. A missing
+// `.lockgate.yaml` means the built-in defaults (Default); a present file
+// overlays them: scalars replace the default, lists replace the default list,
+// mappings (locks.durations, scope.profiles) are merged key by key, and an
+// explicit null (`key:` or `key: ~`) leaves the default in place.
+//
+// Lock keys (key_rules keys, work-package files and keys) are checked by the
+// caller through ValidateKeys and WorkPackages.Validate, so that this package
+// does not depend on lockkey.
+package config

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Makes sure the real programs lockgate's tests drive are installed, with
+# apt-get when it can, and fails with a clear message when it cannot.
+set -euo pipefail
+
+need=()
+command -v git >/dev/null 2>&1 || need+=(git)
+
+if [ ${#need[@]} -eq 0 ]; then
+  exit 0
+fi
+
+echo "test-deps: installing ${need[*]}" >&2
+sudo=""
+if [ "$(id -u)" -ne 0 ]; then
+  if command -v sudo >/dev/null 2>&1; then sudo="sudo -n"; fi
+fi
+if ! command -v apt-get >/dev/null 2>&1; then
+  echo "test-deps: missing ${need[*]} and no apt-get to install them; install them and rerun make test" >&2
+  exit 1
+fi
+if ! { $sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${need[@]}"; } >&2; then
+  echo "test-deps: could not install ${need[*]} with apt-get (need root or sudo); install them and rerun make test" >&2
+  exit 1
+fi
+for p in "${need[@]}"; do
+  command -v "$p" >/dev/null 2>&1 || { echo "test-deps: $p still missing after apt-get" >&2; exit 1; }
+done

@@ -1,0 +1,26 @@
+// Package filestore is lockgate's embedded, default lock store: one file per
+// key under <git-common-dir>/lockgate/locks, shared by every worktree of a
+// clone and by every process on the machine.
+//
+// Layout of the store directory:
+//
+//	<enc(key)>.lock            record of a key that is not a pattern
+//	patterns/<enc(key)>.lock   record of a pattern key (lockkey.IsPattern)
+//	.tmp/                      records being written
+//	.guard/00 … .guard/ff      256 guard stripes: flock target + fence counter
+//
+// Keys map to file names by an injective, reversible, traversal-proof
+// encoding that stays injective on case-insensitive file systems: bytes in
+// [a-z0-9._-] are kept (a leading '.' is not), every other byte becomes %XX
+// with upper-case hex, and a name longer than 200 bytes is replaced by '~'
+// and the hex SHA-256 of the key (the record inside names the key). Splitting patterns from paths lets Overlapping(path) read one
+// file plus only those pattern files whose key overlaps the path.
+//
+// Every mutation of a key (Acquire, takeover, Release, Update, Remove) runs
+// while holding flock(LOCK_EX) on the key's guard stripe, so mutations of one
+// key are serialized across goroutines and processes; the kernel drops the
+// lock when a process dies, so a SIGKILL never wedges a key. A record becomes
+// visible only complete: it is written to .tmp/, synced, then linked (fresh
+// create, exclusive like O_EXCL) or renamed (takeover, update) into place and
+// the directory is synced. Readers (Get, List, Overlapping) take no lock.
+package filestore

@@ -1,0 +1,653 @@
+package filestore
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/lockgate/lockgate/workflow"
+	"github.com/lockgate/lockgate/workflow/lockkey"
+)
+
+const (
+	patternDir = "patterns"
+	tmpDir     = ".tmp"
+	guardDir   = ".guard"
+	// staleTemp is the age after which a leftover temp file belongs to a
+	// writer that died: no live writer keeps one for more than a moment.
+	staleTemp = time.Minute
+)
+
+var _ workflow.Store = (*Store)(nil)
+
+// Store is the file lock store. Its methods are safe for concurrent use by
+// goroutines, and any number of processes may open the same directory.
+type Store struct {
+	dir     string
+	patDir  string
+	tmpDir  string
+	guards  string
+	stripes [256]stripe
+
+	// closeMu lets Close wait for operations in flight.
+	closeMu sync.RWMutex
+	closed  bool
+
+	dirMu    sync.Mutex
+	dirFiles map[string]*os.File // open directories, kept for fsync
+
+	tmpSeq atomic.Uint64
+
+	// noSync skips fsyncs; tests set it to fill large stores quickly.
+	noSync bool
+	// reads counts record files read, so tests can tell that Overlapping
+	// does not read unrelated records.
+	reads atomic.Int64
+}
+
+// Open opens the store in dir, normally <git-common-dir>/lockgate/locks,
+// creating it (0o755) when missing. Temp files left by writers that died
+// more than a minute ago are removed, best effort.
+func Open(dir string) (*Store, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, &workflow.UnavailableError{Store: dir, Err: err}
+	}
+	s := &Store{
+		dir:      abs,
+		patDir:   filepath.Join(abs, patternDir),
+		tmpDir:   filepath.Join(abs, tmpDir),
+		guards:   filepath.Join(abs, guardDir),
+		dirFiles: map[string]*os.File{},
+	}
+	for _, d := range []string{s.patDir, s.tmpDir, s.guards} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return nil, s.unavailable("open", err)
+		}
+	}
+	s.removeStaleTemps(time.Now())
+	return s, nil
+}
+
+// Dir returns the store's directory.
+func (s *Store) Dir() string { return s.dir }
+
+// Where returns the path of the file that holds key's record.
+func (s *Store) Where(key string) string { return s.path(key) }
+
+// Close releases the store's open files. Operations after Close fail.
+func (s *Store) Close() error {
+	s.closeMu.Lock()
+	defer s.closeMu.Unlock()
+	if s.closed {
+		return nil
+	}
+	s.closed = true
+	var errs []error
+	for i := range s.stripes {
+		st := &s.stripes[i]
+		st.mu.Lock()
+		if st.f != nil {
+			errs = append(errs, st.f.Close())
+			st.f = nil
+		}
+		st.mu.Unlock()
+	}
+	s.dirMu.Lock()
+	for _, f := range s.dirFiles {
+		errs = append(errs, f.Close())
+	}
+	s.dirFiles = nil
+	s.dirMu.Unlock()
+	return errors.Join(errs...)
+}
+
+// begin marks an operation in flight; end must follow.
+func (s *Store) begin(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	s.closeMu.RLock()
+	if s.closed {
+		s.closeMu.RUnlock()
+		return s.unavailable("use", errors.New("store is closed"))
+	}
+	return nil
+}
+
+func (s *Store) end() { s.closeMu.RUnlock() }
+
+func (s *Store) unavailable(op string, err error) error {
+	return &workflow.UnavailableError{Store: s.dir, Err: fmt.Errorf("%s: %w", op, err)}
+}
+
+// path returns the file of key's record.
+func (s *Store) path(key string) string {
+	d := s.dir
+	if lockkey.IsPattern(key) {
+		d = s.patDir
+	}
+	return filepath.Join(d, encodeKey(key)+lockSuffix)
+}
+
+func checkRecord(rec workflow.Lock) error {
+	if rec.Key == "" {
+		return errors.New("lock record has no key")
+	}
+	if rec.ExpiresAt.IsZero() {
+		return fmt.Errorf("lock record for %s has no expiry", rec.Key)
+	}
+	return nil
+}
+
+// Acquire stores rec under rec.Key unless a live record holds the key; an
+// expired record is replaced and returned as prev. The store sets rec.Fence,
+// and rec.Token when it is empty. A corrupt record is never taken over: it
+// yields a *workflow.CorruptError until Remove clears it.
+func (s *Store) Acquire(ctx context.Context, rec workflow.Lock, now time.Time) (workflow.Lock, *workflow.Lock, error) {
+	if err := checkRecord(rec); err != nil {
+		return workflow.Lock{}, nil, err
+	}
+	if err := s.begin(ctx); err != nil {
+		return workflow.Lock{}, nil, err
+	}
+	defer s.end()
+	if rec.Token == "" {
+		rec.Token = newToken()
+	}
+	path := s.path(rec.Key)
+	g, err := s.lock(ctx, rec.Key)
+	if err != nil {
+		return workflow.Lock{}, nil, err
+	}
+	defer g.unlock()
+	// A link that finds the name taken means a writer that ignores the
+	// guard; look again, a few times, and report what is there.
+	for range 3 {
+		cur, err := s.load(rec.Key, path)
+		var prev *workflow.Lock
+		switch {
+		case errors.Is(err, workflow.ErrNotFound):
+		case err != nil:
+			return workflow.Lock{}, nil, err
+		case !cur.Expired(now):
+			return workflow.Lock{}, nil, &workflow.HeldError{Lock: cur, Where: path}
+		default:
+			prev = &cur
+		}
+		var prevFence uint64
+		if prev != nil {
+			prevFence = prev.Fence
+		}
+		if rec.Fence, err = s.nextFence(g, prevFence); err != nil {
+			return workflow.Lock{}, nil, err
+		}
+		err = s.publish(rec, path, prev != nil)
+		if errors.Is(err, fs.ErrExist) {
+			continue
+		}
+		if err != nil {
+			return workflow.Lock{}, nil, err
+		}
+		return rec, prev, nil
+	}
+	return workflow.Lock{}, nil, s.unavailable("acquire "+rec.Key, fmt.Errorf("%s keeps reappearing: is something writing the lock directory without lockgate?", path))
+}
+
+// Release removes key's record if it carries token.
+func (s *Store) Release(ctx context.Context, key, token string) error {
+	if err := s.begin(ctx); err != nil {
+		return err
+	}
+	defer s.end()
+	path := s.path(key)
+	g, err := s.lock(ctx, key)
+	if err != nil {
+		return err
+	}
+	defer g.unlock()
+	cur, err := s.load(key, path)
+	if err != nil {
+		return err
+	}
+	if cur.Token != token {
+		return workflow.ErrTokenMismatch
+	}
+	return s.unlink(key, path)
+}
+
+// Update replaces key's record with rec if the stored token is rec.Token.
+// The stored fence is kept.
+func (s *Store) Update(ctx context.Context, rec workflow.Lock) (workflow.Lock, error) {
+	if err := checkRecord(rec); err != nil {
+		return workflow.Lock{}, err
+	}
+	if err := s.begin(ctx); err != nil {
+		return workflow.Lock{}, err
+	}
+	defer s.end()
+	path := s.path(rec.Key)
+	g, err := s.lock(ctx, rec.Key)
+	if err != nil {
+		return workflow.Lock{}, err
+	}
+	defer g.unlock()
+	cur, err := s.load(rec.Key, path)
+	if err != nil {
+		return workflow.Lock{}, err
+	}
+	if cur.Token != rec.Token {
+		return workflow.Lock{}, workflow.ErrTokenMismatch
+	}
+	rec.Fence = cur.Fence
+	if err := s.publish(rec, path, true); err != nil {
+		return workflow.Lock{}, err
+	}
+	return rec, nil
+}
+
+// Remove deletes whatever record key has, whoever holds it (a forced
+// clear), and returns it. A corrupt record is removed too and reported as
+// a *workflow.CorruptError; a missing one is workflow.ErrNotFound.
+func (s *Store) Remove(ctx context.Context, key string) (workflow.Lock, error) {
+	if err := s.begin(ctx); err != nil {
+		return workflow.Lock{}, err
+	}
+	defer s.end()
+	path := s.path(key)
+	g, err := s.lock(ctx, key)
+	if err != nil {
+		return workflow.Lock{}, err
+	}
+	defer g.unlock()
+	cur, err := s.load(key, path)
+	var corrupt *workflow.CorruptError
+	switch {
+	case errors.As(err, &corrupt):
+		cur = workflow.Lock{Key: key}
+	case err != nil:
+		return workflow.Lock{}, err
+	}
+	if err := s.unlink(key, path); err != nil {
+		return workflow.Lock{}, err
+	}
+	if corrupt != nil {
+		return cur, corrupt
+	}
+	return cur, nil
+}
+
+// Get returns key's record, workflow.ErrNotFound or a *workflow.CorruptError.
+func (s *Store) Get(ctx context.Context, key string) (workflow.Lock, error) {
+	if err := s.begin(ctx); err != nil {
+		return workflow.Lock{}, err
+	}
+	defer s.end()
+	return s.load(key, s.path(key))
+}
+
+// List returns every record, sorted by key; unreadable ones are entries
+// whose Err is a *workflow.CorruptError.
+func (s *Store) List(ctx context.Context) ([]workflow.Entry, error) {
+	if err := s.begin(ctx); err != nil {
+		return nil, err
+	}
+	defer s.end()
+	var files []string
+	for _, d := range []string{s.dir, s.patDir} {
+		names, err := readNames(d)
+		if err != nil {
+			return nil, s.unavailable("list", err)
+		}
+		for _, n := range names {
+			files = append(files, filepath.Join(d, n))
+		}
+	}
+	entries, err := s.readEntries(ctx, files)
+	if err != nil {
+		return nil, err
+	}
+	sortEntries(entries)
+	return entries, nil
+}
+
+// Overlapping returns key's own record and every record whose key may
+// overlap key. For a key that is not a pattern this reads key's own file,
+// the names in patterns/ and only the pattern records whose key (decoded
+// from the file name) overlaps; it relies on lockkey's rule that two keys
+// which are not patterns overlap only when equal. A pattern key also looks
+// at the names of the other records. Records under hashed names must be
+// read to learn their key; corrupt ones are returned, since they may
+// overlap.
+func (s *Store) Overlapping(ctx context.Context, key string) ([]workflow.Entry, error) {
+	if err := s.begin(ctx); err != nil {
+		return nil, err
+	}
+	defer s.end()
+	own := s.path(key)
+	dirs := []string{s.patDir}
+	if lockkey.IsPattern(key) {
+		dirs = append(dirs, s.dir)
+	}
+	files := []string{own}
+	for _, d := range dirs {
+		names, err := readNames(d)
+		if err != nil {
+			return nil, s.unavailable("overlapping "+key, err)
+		}
+		for _, n := range names {
+			p := filepath.Join(d, n)
+			if p == own {
+				continue
+			}
+			other, ok := decodeKey(strings.TrimSuffix(n, lockSuffix))
+			if ok && !lockkey.Overlap(key, other) {
+				continue
+			}
+			files = append(files, p)
+		}
+	}
+	entries, err := s.readEntries(ctx, files)
+	if err != nil {
+		return nil, err
+	}
+	// Hashed names were read blind: keep only what overlaps.
+	entries = slices.DeleteFunc(entries, func(e workflow.Entry) bool {
+		return e.Err == nil && e.Key != key && !lockkey.Overlap(key, e.Key)
+	})
+	sortEntries(entries)
+	return entries, nil
+}
+
+// readNames lists the record files of directory d.
+func readNames(d string) ([]string, error) {
+	f, err := os.Open(d)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	names, err := f.Readdirnames(-1)
+	if err != nil {
+		return nil, err
+	}
+	return slices.DeleteFunc(names, func(n string) bool {
+		return !strings.HasSuffix(n, lockSuffix) || n == lockSuffix
+	}), nil
+}
+
+// readEntries reads record files in parallel; a file that vanished since its
+// name was read is skipped.
+func (s *Store) readEntries(ctx context.Context, files []string) ([]workflow.Entry, error) {
+	out := make([]workflow.Entry, len(files))
+	found := make([]bool, len(files))
+	errs := make([]error, len(files))
+	read := func(i int, buf []byte) {
+		e, err := s.entry(files[i], buf)
+		if errors.Is(err, workflow.ErrNotFound) {
+			return
+		}
+		out[i], found[i], errs[i] = e, err == nil, err
+	}
+	workers := min(len(files)/64+1, 16)
+	if workers == 1 {
+		buf := make([]byte, 0, 1024)
+		for i := range files {
+			read(i, buf)
+		}
+	} else {
+		var next atomic.Int64
+		var wg sync.WaitGroup
+		wg.Add(workers)
+		for range workers {
+			go func() {
+				defer wg.Done()
+				buf := make([]byte, 0, 1024)
+				for {
+					i := int(next.Add(1)) - 1
+					if i >= len(files) || ctx.Err() != nil {
+						return
+					}
+					read(i, buf)
+				}
+			}()
+		}
+		wg.Wait()
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
+	}
+	entries := out[:0]
+	for i := range out {
+		if found[i] {
+			entries = append(entries, out[i])
+		}
+	}
+	return entries, nil
+}
+
+// entry reads the record file at path, learning its key from the name
+// where it can. A record that is not where its key belongs is corrupt:
+// Get and Acquire would never find it.
+func (s *Store) entry(path string, buf []byte) (workflow.Entry, error) {
+	stem := strings.TrimSuffix(filepath.Base(path), lockSuffix)
+	key, decoded := decodeKey(stem)
+	e := workflow.Entry{Name: path}
+	corrupt := func(err error) (workflow.Entry, error) {
+		e.Key = key
+		e.Err = &workflow.CorruptError{Key: key, Path: path, Err: err}
+		return e, nil
+	}
+	data, err := s.readFile(path, buf)
+	if errors.Is(err, fs.ErrNotExist) {
+		return e, workflow.ErrNotFound
+	}
+	if err != nil {
+		return e, s.unavailable("read lock", err)
+	}
+	rec, err := parseRecord(data)
+	if err != nil {
+		return corrupt(err)
+	}
+	if !decoded && stem != hashedName(rec.Key) {
+		return corrupt(fmt.Errorf("file name does not encode key %q", rec.Key))
+	}
+	if decoded && rec.Key != key {
+		return corrupt(fmt.Errorf("record names key %q, file name says %q", rec.Key, key))
+	}
+	if s.path(rec.Key) != path {
+		return corrupt(fmt.Errorf("record for %q belongs in %s", rec.Key, s.path(rec.Key)))
+	}
+	e.Lock = rec
+	return e, nil
+}
+
+// load reads key's record from path: the record, workflow.ErrNotFound, a
+// *workflow.CorruptError, or a *workflow.UnavailableError.
+func (s *Store) load(key, path string) (workflow.Lock, error) {
+	data, err := s.readFile(path, nil)
+	if errors.Is(err, fs.ErrNotExist) {
+		return workflow.Lock{}, workflow.ErrNotFound
+	}
+	if err != nil {
+		return workflow.Lock{}, s.unavailable("read lock "+key, err)
+	}
+	rec, err := parseRecord(data)
+	if err == nil && rec.Key != key {
+		err = fmt.Errorf("record names key %q, not %q", rec.Key, key)
+	}
+	if err != nil {
+		return workflow.Lock{}, &workflow.CorruptError{Key: key, Path: path, Err: err}
+	}
+	return rec, nil
+}
+
+// readFile reads a record file. buf, if not nil, is reused for the data.
+func (s *Store) readFile(path string, buf []byte) ([]byte, error) {
+	s.reads.Add(1)
+	if buf == nil {
+		buf = make([]byte, 0, 1024)
+	}
+	return readSmall(path, buf)
+}
+
+// parseRecord decodes one whole record. Anything short of a complete JSON
+// object naming a key and an expiry is an error: such a file must never be
+// mistaken for a free key.
+func parseRecord(data []byte) (workflow.Lock, error) {
+	var rec workflow.Lock
+	if len(strings.TrimSpace(string(data))) == 0 {
+		return rec, errors.New("empty record")
+	}
+	if err := json.Unmarshal(data, &rec); err != nil {
+		return workflow.Lock{}, fmt.Errorf("invalid record: %w", err)
+	}
+	if err := checkRecord(rec); err != nil {
+		return workflow.Lock{}, err
+	}
+	return rec, nil
+}
+
+// publish makes rec visible at path in one step: the record is written and
+// synced in .tmp/, then linked into place (fresh create: fails with
+// fs.ErrExist when the name is taken) or renamed over the old record
+// (replace), and the directory is synced. The caller holds key's guard.
+func (s *Store) publish(rec workflow.Lock, path string, replace bool) error {
+	data, err := json.Marshal(rec)
+	if err != nil {
+		return fmt.Errorf("encode lock %s: %w", rec.Key, err)
+	}
+	tmp, err := s.writeTemp(append(data, '\n'))
+	if err != nil {
+		return s.unavailable("write lock "+rec.Key, err)
+	}
+	if replace {
+		err = os.Rename(tmp, path)
+	} else {
+		err = os.Link(tmp, path)
+	}
+	if err != nil {
+		_ = os.Remove(tmp)
+		if errors.Is(err, fs.ErrExist) && !replace {
+			return err
+		}
+		return s.unavailable("write lock "+rec.Key, err)
+	}
+	if !replace {
+		_ = os.Remove(tmp)
+	}
+	if err := s.syncDirOf(path); err != nil {
+		if !replace {
+			// Not durable, so not acquired: do not leave a lock behind
+			// that its caller believes it never got.
+			_ = os.Remove(path)
+		}
+		return s.unavailable("write lock "+rec.Key, err)
+	}
+	return nil
+}
+
+// writeTemp writes data to a new synced file in .tmp/ and returns its path.
+func (s *Store) writeTemp(data []byte) (string, error) {
+	var f *os.File
+	var name string
+	for {
+		name = filepath.Join(s.tmpDir, fmt.Sprintf("%d-%d.tmp", os.Getpid(), s.tmpSeq.Add(1)))
+		var err error
+		f, err = os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+		if errors.Is(err, fs.ErrExist) {
+			continue // left by a dead process with our pid
+		}
+		if err != nil {
+			return "", err
+		}
+		break
+	}
+	_, err := f.Write(data)
+	if err == nil && !s.noSync {
+		err = datasync(f)
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		_ = os.Remove(name)
+		return "", err
+	}
+	return name, nil
+}
+
+// unlink removes key's record file durably.
+func (s *Store) unlink(key, path string) error {
+	if err := os.Remove(path); err != nil {
+		return s.unavailable("remove lock "+key, err)
+	}
+	if err := s.syncDirOf(path); err != nil {
+		return s.unavailable("remove lock "+key, err)
+	}
+	return nil
+}
+
+// syncDirOf syncs the directory holding path, through a cached descriptor.
+func (s *Store) syncDirOf(path string) error {
+	if s.noSync {
+		return nil
+	}
+	d := filepath.Dir(path)
+	s.dirMu.Lock()
+	f := s.dirFiles[d]
+	if f == nil {
+		var err error
+		if f, err = os.Open(d); err != nil {
+			s.dirMu.Unlock()
+			return err
+		}
+		s.dirFiles[d] = f
+	}
+	s.dirMu.Unlock()
+	return syncDir(f)
+}
+
+// removeStaleTemps deletes temp files whose writer must have died.
+func (s *Store) removeStaleTemps(now time.Time) {
+	entries, err := os.ReadDir(s.tmpDir)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		info, err := e.Info()
+		if err == nil && info.Mode().IsRegular() && now.Sub(info.ModTime()) > staleTemp {
+			_ = os.Remove(filepath.Join(s.tmpDir, e.Name()))
+		}
+	}
+}
+
+func sortEntries(entries []workflow.Entry) {
+	slices.SortFunc(entries, func(a, b workflow.Entry) int {
+		if c := strings.Compare(a.Key, b.Key); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Name, b.Name)
+	})
+}
+
+func newToken() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}

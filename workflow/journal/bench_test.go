@@ -1,0 +1,72 @@
+package journal
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"testing"
+	"time"
+)
+
+// reportLatency adds p50 and p99 of the per-append durations to b's output.
+func reportLatency(b *testing.B, d []time.Duration) {
+	if len(d) == 0 {
+		return
+	}
+	slices.Sort(d)
+	b.ReportMetric(float64(d[len(d)*50/100].Nanoseconds()), "p50-ns/op")
+	b.ReportMetric(float64(d[min(len(d)*99/100, len(d)-1)].Nanoseconds()), "p99-ns/op")
+}
+
+func benchEvent(i int) Event {
+	return Event{Worker: "agent-abc123", WorkerType: "agent", Action: ActionAcquire,
+		Key: "src/api/users.py", Session: "s", Details: "bench " + strconv.Itoa(i)}
+}
+
+// BenchmarkAppend measures one synced append of one event.
+func BenchmarkAppend(b *testing.B) {
+	j := newJournal(b)
+	durs := make([]time.Duration, 0, b.N)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		start := time.Now()
+		if err := j.Append(benchEvent(i)); err != nil {
+			b.Fatal(err)
+		}
+		durs = append(durs, time.Since(start))
+	}
+	b.StopTimer()
+	reportLatency(b, durs)
+}
+
+// BenchmarkAppendLargeFile shows that an append costs the same after 100
+// and after 100,000 existing events (SPEC §7).
+func BenchmarkAppendLargeFile(b *testing.B) {
+	for _, existing := range []int{100, 100_000} {
+		b.Run(fmt.Sprintf("existing=%d", existing), func(b *testing.B) {
+			j := newJournal(b)
+			const batch = 10_000
+			for done := 0; done < existing; done += batch {
+				evs := make([]Event, min(batch, existing-done))
+				for i := range evs {
+					evs[i] = benchEvent(done + i)
+				}
+				if err := j.Append(evs...); err != nil {
+					b.Fatal(err)
+				}
+			}
+			durs := make([]time.Duration, 0, b.N)
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				start := time.Now()
+				if err := j.Append(benchEvent(i)); err != nil {
+					b.Fatal(err)
+				}
+				durs = append(durs, time.Since(start))
+			}
+			b.StopTimer()
+			reportLatency(b, durs)
+		})
+	}
+}

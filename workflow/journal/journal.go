@@ -1,0 +1,340 @@
+package journal
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/rand"
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// Actions recorded in the journal. SPEC §7 names the lock_* and activity
+// actions; the package, pause and bypass actions are lockgate's own.
+const (
+	ActionAcquire           = "lock_acquire"
+	ActionRelease           = "lock_release"
+	ActionRefresh           = "lock_refresh"
+	ActionClear             = "lock_clear"
+	ActionTakeover          = "lock_takeover"
+	ActionClaimedActivity   = "claimed_activity"
+	ActionCompletedTask     = "completed_task"
+	ActionCompletedActivity = "completed_activity"
+	ActionBlocked           = "blocked"
+	ActionUnblocked         = "unblocked"
+	ActionPivotStarted      = "pivot_started"
+	ActionPivotCompleted    = "pivot_completed"
+	ActionRecoveredActivity = "recovered_activity"
+	ActionHookBypass        = "hook_bypass"
+	ActionClaim             = "claimed_package"
+	ActionDone              = "completed_package"
+	ActionPause             = "pause"
+	ActionUnpause           = "unpause"
+)
+
+// MaxLineBytes bounds one encoded event. Append refuses larger events and
+// Scan reports longer lines as corrupt, so a damaged file cannot make a
+// reader buffer it whole.
+const MaxLineBytes = 1 << 20
+
+// Event is one journal line.
+type Event struct {
+	// ID is unique per event: 32 hex digits, the first 16 the creation time
+	// in nanoseconds (so IDs sort roughly by time), the rest random. Set by
+	// Append when empty.
+	ID string `json:"id"`
+	// Timestamp is set by Append when zero and always written in UTC.
+	Timestamp  time.Time `json:"timestamp"`
+	Worker     string    `json:"worker"`
+	WorkerType string    `json:"worker_type"`
+	Action     string    `json:"action"`
+	Key        string    `json:"key,omitempty"`
+	ActivityID string    `json:"activity_id,omitempty"`
+	TaskID     string    `json:"task_id,omitempty"`
+	Details    string    `json:"details,omitempty"`
+	Session    string    `json:"session,omitempty"`
+}
+
+// Journal is the event log at one path. The zero value is not usable; use
+// Open. A Journal holds no open file between calls and is safe for
+// concurrent use by goroutines and processes.
+type Journal struct {
+	path string
+}
+
+// Open returns the journal at path. Nothing is touched until the first
+// Append, which creates the parent directory and the file as needed.
+func Open(path string) *Journal { return &Journal{path: path} }
+
+// Path returns the journal's file path.
+func (j *Journal) Path() string { return j.path }
+
+// CorruptLineError reports a journal line that is not a complete event: a
+// torn write, a hand edit, a line that is not JSON.
+type CorruptLineError struct {
+	Path string // "" when reading from a stream
+	Line int    // 1-based
+	Err  error
+}
+
+func (e *CorruptLineError) Error() string {
+	if e.Path == "" {
+		return fmt.Sprintf("line %d: corrupt journal line: %v", e.Line, e.Err)
+	}
+	return fmt.Sprintf("%s:%d: corrupt journal line: %v", e.Path, e.Line, e.Err)
+}
+
+func (e *CorruptLineError) Unwrap() error { return e.Err }
+
+// NewID returns a fresh event id (see Event.ID).
+func NewID() string {
+	var b [16]byte
+	binary.BigEndian.PutUint64(b[:8], uint64(time.Now().UnixNano()))
+	_, _ = rand.Read(b[8:]) // crypto/rand.Read never fails (Go ≥ 1.24)
+	return hex.EncodeToString(b[:])
+}
+
+// encode fills in missing ids and timestamps in evs and returns their
+// lines, each ending in '\n'.
+func encode(evs []Event) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	for i := range evs {
+		ev := &evs[i]
+		if ev.Action == "" {
+			return nil, fmt.Errorf("event %d: action is empty", i)
+		}
+		if ev.Worker == "" {
+			return nil, fmt.Errorf("event %d (%s): worker is empty", i, ev.Action)
+		}
+		if ev.ID == "" {
+			ev.ID = NewID()
+		}
+		if ev.Timestamp.IsZero() {
+			ev.Timestamp = time.Now()
+		}
+		ev.Timestamp = ev.Timestamp.UTC()
+		start := buf.Len()
+		if err := enc.Encode(ev); err != nil {
+			return nil, fmt.Errorf("event %d (%s): %w", i, ev.Action, err)
+		}
+		if n := buf.Len() - start; n > MaxLineBytes {
+			return nil, fmt.Errorf("event %d (%s): %d bytes encoded, more than %d", i, ev.Action, n, MaxLineBytes)
+		}
+	}
+	return buf.Bytes(), nil
+}
+
+// Append writes evs to the journal as one line each, all in one write, and
+// syncs them to disk before returning. Missing IDs and timestamps are
+// filled in, in evs itself, so the caller sees what was written. Either all
+// events are written or (on error) none of them is left behind, as far as
+// the file system allows. Appending no events does nothing.
+func (j *Journal) Append(evs ...Event) error {
+	if len(evs) == 0 {
+		return nil
+	}
+	buf, err := encode(evs)
+	if err != nil {
+		return fmt.Errorf("append to journal %s: %w", j.path, err)
+	}
+	if err := j.write(buf); err != nil {
+		return fmt.Errorf("append to journal %s: %w", j.path, err)
+	}
+	return nil
+}
+
+func (j *Journal) write(buf []byte) (err error) {
+	const flags = os.O_RDWR | os.O_APPEND | os.O_CREATE
+	f, err := os.OpenFile(j.path, flags, 0o666)
+	if errors.Is(err, fs.ErrNotExist) {
+		if err := os.MkdirAll(filepath.Dir(j.path), 0o777); err != nil {
+			return err
+		}
+		f, err = os.OpenFile(j.path, flags, 0o666)
+	}
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if cerr := f.Close(); err == nil && cerr != nil {
+			err = cerr
+		}
+	}()
+	if err := j.appendLocked(f, buf); err != nil {
+		return err
+	}
+	// The lock only has to cover the write: syncing outside it lets
+	// concurrent writers share one flush of the file's pages.
+	if err := datasync(f); err != nil {
+		return fmt.Errorf("sync: %w", err)
+	}
+	return nil
+}
+
+// appendLocked writes buf at the end of f under an exclusive flock.
+func (j *Journal) appendLocked(f *os.File, buf []byte) error {
+	if err := lockFile(f, true); err != nil {
+		return fmt.Errorf("lock: %w", err)
+	}
+	defer func() { _ = unlockFile(f) }()
+
+	fi, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	size := fi.Size()
+	if size > 0 {
+		// A crash can leave a torn last line. Close it so that it stays one
+		// (corrupt, reported) line instead of swallowing our first event.
+		var last [1]byte
+		if _, err := f.ReadAt(last[:], size-1); err != nil {
+			return fmt.Errorf("read last byte: %w", err)
+		}
+		if last[0] != '\n' {
+			buf = append([]byte{'\n'}, buf...)
+		}
+	}
+	if n, err := f.Write(buf); err != nil {
+		if n > 0 {
+			// Do not leave a partial line behind (we hold the lock, so
+			// nobody has written after us).
+			_ = f.Truncate(size)
+		}
+		return err
+	}
+	if size == 0 {
+		// The file may be new: make its directory entry durable too.
+		syncDir(filepath.Dir(j.path))
+	}
+	return nil
+}
+
+func syncDir(dir string) {
+	d, err := os.Open(dir)
+	if err != nil {
+		return
+	}
+	_ = d.Sync()
+	_ = d.Close()
+}
+
+// Read returns the events whose Timestamp is at or after since (all events
+// when since is zero), in file order. A missing journal has no events.
+func (j *Journal) Read(since time.Time) ([]Event, error) {
+	var out []Event
+	err := j.Scan(func(_ int, ev Event) error {
+		if since.IsZero() || !ev.Timestamp.Before(since) {
+			out = append(out, ev)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// Scan calls fn for every event in file order with its 1-based line number.
+// It reads the file as it was when Scan started: events appended meanwhile
+// are not seen, and a write in progress is never seen half done. A corrupt
+// line stops the scan with a *CorruptLineError; an error from fn stops it
+// and is returned unchanged. A missing journal has no events.
+func (j *Journal) Scan(fn func(line int, ev Event) error) error {
+	f, err := os.Open(j.path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("read journal: %w", err)
+	}
+	defer f.Close()
+	// Writers hold the exclusive lock for the whole write: the size seen
+	// under the shared lock ends at a line boundary.
+	if err := lockFile(f, false); err != nil {
+		return fmt.Errorf("read journal %s: lock: %w", j.path, err)
+	}
+	fi, err := f.Stat()
+	_ = unlockFile(f)
+	if err != nil {
+		return fmt.Errorf("read journal: %w", err)
+	}
+	err = ScanReader(io.NewSectionReader(f, 0, fi.Size()), fn)
+	var ce *CorruptLineError
+	if errors.As(err, &ce) && ce.Path == "" {
+		ce.Path = j.path
+	}
+	return err
+}
+
+// ScanReader is Scan over any stream of journal lines (a copy of the
+// journal, a file from the workflow branch). Blank lines are skipped; a
+// last line without a newline is accepted when it is a complete event.
+func ScanReader(r io.Reader, fn func(line int, ev Event) error) error {
+	br := bufio.NewReaderSize(r, 64<<10)
+	var long []byte // a line longer than the buffer, being assembled
+	for line := 1; ; line++ {
+		chunk, err := br.ReadSlice('\n')
+		for errors.Is(err, bufio.ErrBufferFull) {
+			if len(long)+len(chunk) > MaxLineBytes+1 {
+				return &CorruptLineError{Line: line, Err: fmt.Errorf("line longer than %d bytes", MaxLineBytes)}
+			}
+			long = append(long, chunk...)
+			chunk, err = br.ReadSlice('\n')
+		}
+		if long != nil {
+			chunk = append(long, chunk...)
+			long = nil
+		}
+		if err != nil && !errors.Is(err, io.EOF) {
+			return fmt.Errorf("read journal: %w", err)
+		}
+		if len(chunk) > MaxLineBytes+1 {
+			return &CorruptLineError{Line: line, Err: fmt.Errorf("line longer than %d bytes", MaxLineBytes)}
+		}
+		if len(bytes.TrimSpace(chunk)) > 0 {
+			ev, perr := ParseLine(chunk)
+			if perr != nil {
+				if err != nil { // EOF: the last line has no newline
+					perr = fmt.Errorf("%w (last line has no newline: torn write?)", perr)
+				}
+				return &CorruptLineError{Line: line, Err: perr}
+			}
+			if ferr := fn(line, ev); ferr != nil {
+				return ferr
+			}
+		}
+		if err != nil {
+			return nil // EOF
+		}
+	}
+}
+
+// ParseLine decodes one journal line (with or without its line ending). A
+// line must be one JSON object with a timestamp and an action; unknown
+// fields are ignored, for lines written by newer versions.
+func ParseLine(b []byte) (Event, error) {
+	b = bytes.TrimSpace(b)
+	if len(b) == 0 || b[0] != '{' {
+		return Event{}, errors.New("not a JSON object")
+	}
+	var ev Event
+	if err := json.Unmarshal(b, &ev); err != nil {
+		return Event{}, err
+	}
+	if ev.Action == "" {
+		return Event{}, errors.New("event has no action")
+	}
+	if ev.Timestamp.IsZero() {
+		return Event{}, errors.New("event has no timestamp")
+	}
+	return ev, nil
+}

@@ -1,0 +1,126 @@
+package lockkey
+
+import (
+	"errors"
+	"strings"
+	"testing"
+)
+
+// fuzzOptions exercise the configured code paths next to the nil defaults.
+var fuzzOptions = []*Options{
+	nil,
+	{ContractFiles: []string{"openapi/v1.yaml", "gen/**/*.ts"}, Namespaces: append([]string{"queue"}, DefaultNamespaces...)},
+}
+
+// FuzzCanonical checks that Parse never panics, that canonicalization is
+// idempotent and keeps paths inside the repository, and that suggestions
+// are themselves canonical keys.
+func FuzzCanonical(f *testing.F) {
+	f.Fuzz(func(t *testing.T, s string) {
+		for _, opt := range fuzzOptions {
+			k, err := Parse(s, opt)
+			if err != nil {
+				var e *Error
+				if !errors.As(err, &e) {
+					t.Fatalf("Parse(%q): error %T is not *Error", s, err)
+				}
+				if e.Expected != "" {
+					c, err := Canonical(e.Expected, opt)
+					if err != nil || c != e.Expected {
+						t.Fatalf("Parse(%q): suggestion %q is not canonical: %q, %v", s, e.Expected, c, err)
+					}
+				}
+				_ = e.Error()
+				continue
+			}
+			c := k.Canonical
+			k2, err := Parse(c, opt)
+			if err != nil {
+				t.Fatalf("Parse(%q) = %q, which is refused: %v", s, c, err)
+			}
+			if k2 != k {
+				t.Fatalf("not idempotent: %q -> %+v -> %+v", s, k, k2)
+			}
+			if !Overlap(c, c) {
+				t.Fatalf("Overlap(%q, itself) = false", c)
+			}
+			if Namespace(c) != k.Namespace {
+				t.Fatalf("Namespace(%q) = %q, Parse says %q", c, Namespace(c), k.Namespace)
+			}
+			switch k.Kind {
+			case KindPath, KindPattern:
+				checkInsideRepo(t, s, c)
+				if IsPattern(c) != (k.Kind == KindPattern) {
+					t.Fatalf("IsPattern(%q) disagrees with kind %s", c, k.Kind)
+				}
+			case KindContract:
+				checkInsideRepo(t, s, k.Value)
+			case KindReserved:
+			default:
+				if c != k.Namespace+":"+k.Value {
+					t.Fatalf("%+v: canonical is not namespace:value", k)
+				}
+			}
+		}
+	})
+}
+
+// checkInsideRepo asserts that a canonical path or pattern, and each of its
+// brace alternatives, is a clean repo-relative path.
+func checkInsideRepo(t *testing.T, in, c string) {
+	t.Helper()
+	alts := []string{c}
+	if strings.Contains(c, "{") {
+		var ok bool
+		if alts, ok = expandBraces(c, maxParseAlternatives); !ok {
+			t.Fatalf("Parse(%q) = %q, whose braces do not expand", in, c)
+		}
+	}
+	for _, alt := range alts {
+		if alt == "" || strings.HasPrefix(alt, "/") {
+			t.Fatalf("Parse(%q) = %q: alternative %q is empty or absolute", in, c, alt)
+		}
+		for _, seg := range strings.Split(alt, "/") {
+			if seg == "" || seg == "." || seg == ".." || strings.EqualFold(seg, ".git") {
+				t.Fatalf("Parse(%q) = %q: alternative %q has segment %q", in, c, alt, seg)
+			}
+		}
+	}
+}
+
+// FuzzOverlap checks that Overlap never panics and is symmetric, and that
+// it is conservative: keys that match a common path overlap.
+func FuzzOverlap(f *testing.F) {
+	f.Fuzz(func(t *testing.T, a, b, x string) {
+		if Overlap(a, b) != Overlap(b, a) {
+			t.Fatalf("Overlap(%q, %q) = %v but Overlap(%q, %q) = %v", a, b, Overlap(a, b), b, a, Overlap(b, a))
+		}
+		if !Overlap(a, a) {
+			t.Fatalf("Overlap(%q, itself) = false", a)
+		}
+		ka, errA := Parse(a, nil)
+		kb, errB := Parse(b, nil)
+		kx, errX := Parse(x, nil)
+		if errA != nil || errB != nil {
+			return
+		}
+		ca, cb := ka.Canonical, kb.Canonical
+		if Overlap(ca, cb) != Overlap(cb, ca) {
+			t.Fatalf("Overlap(%q, %q) is not symmetric", ca, cb)
+		}
+		if kb.Kind == KindPath && MatchPath(ca, cb) && !Overlap(ca, cb) {
+			t.Fatalf("MatchPath(%q, %q) but not Overlap", ca, cb)
+		}
+		if ka.Kind == KindPath && MatchPath(cb, ca) && !Overlap(cb, ca) {
+			t.Fatalf("MatchPath(%q, %q) but not Overlap", cb, ca)
+		}
+		if errX == nil && kx.Kind == KindPath && isPathKind(ka.Kind) && isPathKind(kb.Kind) {
+			cx := kx.Canonical
+			if (ca == cx || MatchPath(ca, cx)) && (cb == cx || MatchPath(cb, cx)) && !Overlap(ca, cb) {
+				t.Fatalf("%q and %q both match %q but do not overlap", ca, cb, cx)
+			}
+		}
+	})
+}
+
+func isPathKind(k Kind) bool { return k == KindPath || k == KindPattern }

@@ -1,0 +1,276 @@
+package lockkey
+
+import (
+	"fmt"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/bmatcuk/doublestar/v4"
+)
+
+const pathForm = "a repo-relative path such as src/app.py"
+
+// maxParseAlternatives bounds brace expansion while validating a pattern.
+const maxParseAlternatives = 1024
+
+// canonPath canonicalizes a repo-relative path or doublestar pattern. The
+// fail's expected, when set, is a canonical path (not yet checked as a key).
+func (p *parser) canonPath(s string) (string, *fail) {
+	if s == "" {
+		return "", refuse("empty path", pathForm, "")
+	}
+	if isDrive(s) {
+		return "", refuse("absolute Windows path; lock keys are repo-relative", pathForm, "")
+	}
+	if strings.ContainsRune(s, '\\') {
+		return "", refuse("backslashes are not path separators; use /", pathForm, p.suggestPath(strings.ReplaceAll(s, `\`, "/")))
+	}
+	if s[0] == '/' {
+		return "", refuse("absolute path; lock keys are repo-relative", pathForm, p.suggestPath(strings.TrimLeft(s, "/")))
+	}
+	segs, f := splitSegments(s)
+	if f != nil {
+		return "", f
+	}
+	last := segs[len(segs)-1]
+	if last == "" {
+		return "", refuse("a trailing / names a directory; lock a directory and everything in it with a /** pattern", "<dir>/**", p.suggestPath(strings.TrimRight(s, "/")+"/**"))
+	}
+	out := make([]string, 0, len(segs))
+	for _, seg := range segs {
+		switch seg {
+		case "", ".":
+			// `./a` and `a//b` are the same path as `a` and `a/b`.
+		case "..":
+			if len(out) == 0 {
+				return "", refuse("path escapes the repository through ..", pathForm, "")
+			}
+			if hasMeta(out[len(out)-1]) {
+				// `*/..` is not the parent of anything in particular.
+				return "", refuse(".. cannot follow a wildcard segment", "a pattern without ..", "")
+			}
+			out = out[:len(out)-1]
+		default:
+			out = append(out, seg)
+		}
+	}
+	dir := strings.Join(out, "/")
+	if len(out) == 0 {
+		return "", refuse("path names the repository root; to lock everything use **", "", "**")
+	}
+	if last == "." || last == ".." {
+		return "", refuse("path names a directory; lock a directory and everything in it with a /** pattern", "<dir>/**", p.suggestPath(dir+"/**"))
+	}
+	if isDrive(dir) {
+		// ./C:/x cleans to C:/x, which would then read as a Windows path.
+		return "", refuse("path reads as a Windows drive once cleaned; name it with a pattern", "", p.suggestPath("["+dir[:1]+"]"+dir[1:]))
+	}
+	if strings.TrimSpace(dir) != dir {
+		// ./ x cleans to " x", which would then read as a padded key.
+		_, n := utf8.DecodeRuneInString(dir)
+		return "", refuse("path begins with whitespace once cleaned; name it with a pattern", "", p.suggestPath("["+dir[:n]+"]"+dir[n:]))
+	}
+	for _, seg := range out {
+		if isGitDir(seg) {
+			return "", refuse(".git is git's own directory and cannot be locked", "", "")
+		}
+	}
+	if hasMeta(dir) {
+		if f := checkPattern(dir); f != nil {
+			return "", f
+		}
+	}
+	return dir, nil
+}
+
+// suggestPath returns cand canonicalized when it is a valid path, else "".
+func (p *parser) suggestPath(cand string) string {
+	if p.depth > 0 || cand == "" {
+		return ""
+	}
+	p.depth++
+	defer func() { p.depth-- }()
+	c, f := p.canonPath(cand)
+	if f != nil {
+		return ""
+	}
+	return c
+}
+
+// checkPattern validates a pattern already cleaned segment-wise: doublestar
+// must accept it, and no brace alternative may smuggle in what the
+// segment-wise cleaning refuses (`{..,a}`, `{,/x}`, `{.git,src}`).
+func checkPattern(pat string) *fail {
+	if !doublestar.ValidatePattern(pat) {
+		return refuse("invalid pattern (unbalanced [ ] or { }, or an empty character class)", "a doublestar pattern such as src/api/**", "")
+	}
+	if !strings.Contains(pat, "{") {
+		return nil
+	}
+	alts, ok := expandBraces(pat, maxParseAlternatives)
+	if !ok {
+		return refuse(fmt.Sprintf("pattern expands to more than %d brace alternatives", maxParseAlternatives), "a simpler pattern", "")
+	}
+	for _, alt := range alts {
+		if alt == "" {
+			return refuse(fmt.Sprintf("brace alternative expands to an empty path in %q", pat), "a pattern whose alternatives are repo-relative paths", "")
+		}
+		for _, seg := range strings.Split(alt, "/") {
+			switch {
+			case seg == "", seg == ".", seg == "..":
+				return refuse(fmt.Sprintf("brace alternative %q is not a clean repo-relative path (empty, . or .. segment)", alt), "a pattern whose alternatives are repo-relative paths", "")
+			case isGitDir(seg):
+				return refuse(".git is git's own directory and cannot be locked", "", "")
+			}
+		}
+	}
+	return nil
+}
+
+func isGitDir(seg string) bool { return strings.EqualFold(seg, ".git") }
+
+// isDrive reports a Windows drive prefix: C:, C:/… or C:\….
+func isDrive(s string) bool {
+	return len(s) >= 2 && s[1] == ':' && isASCIILetter(s[0]) && (len(s) == 2 || s[2] == '/' || s[2] == '\\')
+}
+
+func isASCIILetter(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
+
+// splitSegments splits s at the slashes that separate path segments: not
+// those inside {alternatives}, which belong to the alternative. A character
+// class may not contain a slash: doublestar would let it match the
+// separator, which defeats segment-wise reasoning.
+func splitSegments(s string) ([]string, *fail) {
+	var segs []string
+	depth, start := 0, 0
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '[':
+			end := classEnd(s, i)
+			if end < 0 {
+				continue // unclosed; ValidatePattern refuses it later
+			}
+			if strings.Contains(s[i+1:end], "/") {
+				return nil, refuse("a character class cannot contain /", "a pattern such as src/[ab]*.py", "")
+			}
+			i = end
+		case '{':
+			depth++
+		case '}':
+			if depth > 0 {
+				depth--
+			}
+		case '/':
+			if depth == 0 {
+				segs = append(segs, s[start:i])
+				start = i + 1
+			}
+		}
+	}
+	return append(segs, s[start:]), nil
+}
+
+// classEnd returns the index of the `]` closing the class opened at s[i],
+// or -1. Like doublestar, the class ends at the first `]` after the `[`.
+func classEnd(s string, i int) int {
+	j := strings.IndexByte(s[i+1:], ']')
+	if j < 0 {
+		return -1
+	}
+	return i + 1 + j
+}
+
+// expandBraces expands {a,b} alternatives textually, as doublestar matches
+// them, skipping character classes. It reports false for unbalanced braces
+// or more than limit results.
+func expandBraces(s string, limit int) ([]string, bool) {
+	i := 0
+	for i < len(s) {
+		switch s[i] {
+		case '[':
+			if end := classEnd(s, i); end >= 0 {
+				i = end + 1
+				continue
+			}
+			return nil, false
+		case '{':
+			goto found
+		case '}':
+			return nil, false
+		}
+		i++
+	}
+	return []string{s}, true
+found:
+	end := closingBrace(s, i)
+	if end < 0 {
+		return nil, false
+	}
+	rest, ok := expandBraces(s[end+1:], limit)
+	if !ok {
+		return nil, false
+	}
+	var out []string
+	for _, alt := range splitAlternatives(s[i+1 : end]) {
+		xs, ok := expandBraces(alt, limit)
+		if !ok {
+			return nil, false
+		}
+		for _, x := range xs {
+			for _, r := range rest {
+				if len(out) >= limit {
+					return nil, false
+				}
+				out = append(out, s[:i]+x+r)
+			}
+		}
+	}
+	return out, true
+}
+
+// closingBrace returns the index of the `}` matching the `{` at s[i], or -1.
+func closingBrace(s string, i int) int {
+	depth := 0
+	for j := i; j < len(s); j++ {
+		switch s[j] {
+		case '[':
+			end := classEnd(s, j)
+			if end < 0 {
+				return -1
+			}
+			j = end
+		case '{':
+			depth++
+		case '}':
+			depth--
+			if depth == 0 {
+				return j
+			}
+		}
+	}
+	return -1
+}
+
+// splitAlternatives splits the inside of a {…} group at its top-level commas.
+func splitAlternatives(s string) []string {
+	var alts []string
+	depth, start := 0, 0
+	for j := 0; j < len(s); j++ {
+		switch s[j] {
+		case '[':
+			if end := classEnd(s, j); end >= 0 {
+				j = end
+			}
+		case '{':
+			depth++
+		case '}':
+			depth--
+		case ',':
+			if depth == 0 {
+				alts = append(alts, s[start:j])
+				start = j + 1
+			}
+		}
+	}
+	return append(alts, s[start:])
+}

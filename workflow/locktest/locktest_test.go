@@ -1,0 +1,135 @@
+package locktest_test
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/lockgate/lockgate/workflow"
+	"github.com/lockgate/lockgate/workflow/lockkey"
+	"github.com/lockgate/lockgate/workflow/locktest"
+)
+
+// memStore is the simplest correct Store: it checks the suite itself.
+type memStore struct {
+	mu     sync.Mutex
+	recs   map[string]workflow.Lock
+	fences map[string]uint64
+}
+
+var _ workflow.Store = (*memStore)(nil)
+
+func (m *memStore) Acquire(_ context.Context, rec workflow.Lock, now time.Time) (workflow.Lock, *workflow.Lock, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var prev *workflow.Lock
+	if cur, ok := m.recs[rec.Key]; ok {
+		if !cur.Expired(now) {
+			return workflow.Lock{}, nil, &workflow.HeldError{Lock: cur, Where: m.Where(rec.Key)}
+		}
+		prev = &cur
+	}
+	m.fences[rec.Key]++
+	rec.Fence = m.fences[rec.Key]
+	m.recs[rec.Key] = rec
+	return rec, prev, nil
+}
+
+func (m *memStore) Release(_ context.Context, key, token string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	cur, ok := m.recs[key]
+	switch {
+	case !ok:
+		return workflow.ErrNotFound
+	case cur.Token != token:
+		return workflow.ErrTokenMismatch
+	}
+	delete(m.recs, key)
+	return nil
+}
+
+func (m *memStore) Update(_ context.Context, rec workflow.Lock) (workflow.Lock, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	cur, ok := m.recs[rec.Key]
+	switch {
+	case !ok:
+		return workflow.Lock{}, workflow.ErrNotFound
+	case cur.Token != rec.Token:
+		return workflow.Lock{}, workflow.ErrTokenMismatch
+	}
+	rec.Fence = cur.Fence
+	m.recs[rec.Key] = rec
+	return rec, nil
+}
+
+func (m *memStore) Remove(_ context.Context, key string) (workflow.Lock, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	cur, ok := m.recs[key]
+	if !ok {
+		return workflow.Lock{}, workflow.ErrNotFound
+	}
+	delete(m.recs, key)
+	return cur, nil
+}
+
+func (m *memStore) Get(_ context.Context, key string) (workflow.Lock, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	cur, ok := m.recs[key]
+	if !ok {
+		return workflow.Lock{}, workflow.ErrNotFound
+	}
+	return cur, nil
+}
+
+func (m *memStore) list(keep func(string) bool) []workflow.Entry {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []workflow.Entry
+	for k, r := range m.recs {
+		if keep(k) {
+			out = append(out, workflow.Entry{Lock: r, Name: k})
+		}
+	}
+	slices.SortFunc(out, func(a, b workflow.Entry) int { return strings.Compare(a.Key, b.Key) })
+	return out
+}
+
+func (m *memStore) List(context.Context) ([]workflow.Entry, error) {
+	return m.list(func(string) bool { return true }), nil
+}
+
+func (m *memStore) Overlapping(_ context.Context, key string) ([]workflow.Entry, error) {
+	return m.list(func(k string) bool { return k == key || lockkey.Overlap(k, key) }), nil
+}
+
+func (m *memStore) Where(key string) string { return "mem:" + key }
+func (m *memStore) Close() error            { return nil }
+
+func TestRunMemStore(t *testing.T) {
+	locktest.Run(t, func(t *testing.T) workflow.Store {
+		return &memStore{recs: map[string]workflow.Lock{}, fences: map[string]uint64{}}
+	})
+}
+
+func TestDiffLock(t *testing.T) {
+	t.Parallel()
+	now := time.Now()
+	a := locktest.NewLock("k", "alice", now, time.Hour)
+	b := a
+	b.ExpiresAt = a.ExpiresAt.In(time.FixedZone("X", 3600))
+	if d := locktest.DiffLock(a, b); d != "" {
+		t.Fatalf("same instant in another zone differs: %s", d)
+	}
+	b.Holder, b.Fence = "bob", 7
+	d := locktest.DiffLock(a, b)
+	if !strings.Contains(d, "holder") || !strings.Contains(d, "fence") {
+		t.Fatalf("DiffLock = %q; want holder and fence named", d)
+	}
+}
