@@ -15,6 +15,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/lockgate/lockgate/workflow"
 	"github.com/lockgate/lockgate/workflow/lockkey"
@@ -80,9 +81,6 @@ func Open(dir string) (*Store, error) {
 	return s, nil
 }
 
-// Dir returns the store's directory.
-func (s *Store) Dir() string { return s.dir }
-
 // Where returns the path of the file that holds key's record.
 func (s *Store) Where(key string) string { return s.path(key) }
 
@@ -144,6 +142,11 @@ func (s *Store) path(key string) string {
 func checkRecord(rec workflow.Lock) error {
 	if rec.Key == "" {
 		return errors.New("lock record has no key")
+	}
+	if !utf8.ValidString(rec.Key) {
+		// JSON would store U+FFFD instead, and the record would no
+		// longer name its key.
+		return fmt.Errorf("lock key %q is not valid UTF-8", rec.Key)
 	}
 	if rec.ExpiresAt.IsZero() {
 		return fmt.Errorf("lock record for %s has no expiry", rec.Key)

@@ -354,6 +354,9 @@ func TestBadInput(t *testing.T) {
 	if _, _, err := s.Acquire(ctx, workflow.Lock{Key: "k"}, now); err == nil {
 		t.Error("Acquire without an expiry succeeded")
 	}
+	if _, _, err := s.Acquire(ctx, workflow.Lock{Key: "bad\xffkey", ExpiresAt: now.Add(time.Hour)}, now); err == nil {
+		t.Error("Acquire of a key that is not UTF-8 succeeded")
+	}
 	rec, _, err := s.Acquire(ctx, workflow.Lock{Key: "k", ExpiresAt: now.Add(time.Hour)}, now)
 	if err != nil || rec.Token == "" {
 		t.Fatalf("Acquire without a token = %+v, %v; want a token made up", rec, err)

@@ -231,9 +231,9 @@ func segmentOverlap(x, y string) bool {
 	case !mx && !my:
 		return x == y
 	case mx && !my:
-		return matchOrTrue(x, y)
+		return matchOrTrue(collapseStars(x), y)
 	case !mx && my:
-		return matchOrTrue(y, x)
+		return matchOrTrue(collapseStars(y), x)
 	}
 	px, py := literalPrefix(x, "*?["), literalPrefix(y, "*?[")
 	if !strings.HasPrefix(px, py) && !strings.HasPrefix(py, px) {
@@ -241,6 +241,17 @@ func segmentOverlap(x, y string) bool {
 	}
 	sx, sy := literalSuffix(x), literalSuffix(y)
 	return strings.HasSuffix(sx, sy) || strings.HasSuffix(sy, sx)
+}
+
+// collapseStars turns runs of stars inside a segment into one. Within a
+// path such a run acts like *, but doublestar does not let a trailing run
+// match nothing (d*** does not match d on its own, yet c/d***/* matches
+// c/d/0), so matching a lone segment needs the plain *.
+func collapseStars(seg string) string {
+	for strings.Contains(seg, "**") {
+		seg = strings.ReplaceAll(seg, "**", "*")
+	}
+	return seg
 }
 
 // literalSuffix is the text after the last metacharacter; ']' counts, so
