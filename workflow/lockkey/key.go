@@ -241,12 +241,15 @@ func (p *parser) parse(s string) (Key, *fail) {
 	if !utf8.ValidString(s) {
 		return Key{}, refuse("key is not valid UTF-8", "", "")
 	}
-	for _, r := range s {
+	// A trailing newline or tab is whitespace to trim, not a control
+	// character inside the key.
+	t := strings.TrimSpace(s)
+	for _, r := range t {
 		if isForbiddenRune(r) {
 			return Key{}, refuse(fmt.Sprintf("key contains the control character %U", r), "", "")
 		}
 	}
-	if t := strings.TrimSpace(s); t != s {
+	if t != s {
 		if t == "" {
 			return Key{}, refuse("blank key", "a repo-relative path such as src/app.py or a namespaced key such as api:GET /v1/users", "")
 		}
