@@ -2,8 +2,6 @@ package filestore
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -167,7 +165,7 @@ func (s *Store) Acquire(ctx context.Context, rec workflow.Lock, now time.Time) (
 	}
 	defer s.end()
 	if rec.Token == "" {
-		rec.Token = newToken()
+		rec.Token = workflow.NewToken()
 	}
 	path := s.path(rec.Key)
 	g, err := s.lock(ctx, rec.Key)
@@ -647,10 +645,4 @@ func sortEntries(entries []workflow.Entry) {
 		}
 		return strings.Compare(a.Name, b.Name)
 	})
-}
-
-func newToken() string {
-	var b [16]byte
-	_, _ = rand.Read(b[:])
-	return hex.EncodeToString(b[:])
 }

@@ -2,8 +2,6 @@ package locktest
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"slices"
@@ -68,15 +66,8 @@ func NewLock(key, holder string, now time.Time, ttl time.Duration) workflow.Lock
 		CreatedAt:  now,
 		ExpiresAt:  now.Add(ttl),
 		Reason:     "locktest",
-		Token:      NewToken(),
+		Token:      workflow.NewToken(),
 	}
-}
-
-// NewToken returns a random owner token.
-func NewToken() string {
-	var b [16]byte
-	_, _ = rand.Read(b[:])
-	return hex.EncodeToString(b[:])
 }
 
 // DiffLock describes how got differs from want ("" when equal). Times are
@@ -246,7 +237,7 @@ func testHeldByOther(t *testing.T, s workflow.Store) {
 func testWrongToken(t *testing.T, s workflow.Store) {
 	ctx := context.Background()
 	alice := mustAcquire(t, s, NewLock("src/a.go", "alice", now(), time.Hour), now())
-	if err := s.Release(ctx, alice.Key, NewToken()); !errors.Is(err, workflow.ErrTokenMismatch) {
+	if err := s.Release(ctx, alice.Key, workflow.NewToken()); !errors.Is(err, workflow.ErrTokenMismatch) {
 		t.Fatalf("Release with a wrong token: %v; want ErrTokenMismatch", err)
 	}
 	if err := s.Release(ctx, alice.Key, ""); !errors.Is(err, workflow.ErrTokenMismatch) {
@@ -254,7 +245,7 @@ func testWrongToken(t *testing.T, s workflow.Store) {
 	}
 	mustGet(t, s, alice)
 	upd := alice
-	upd.Token = NewToken()
+	upd.Token = workflow.NewToken()
 	upd.ExpiresAt = upd.ExpiresAt.Add(time.Hour)
 	upd.Holder = "mallory"
 	if _, err := s.Update(ctx, upd); !errors.Is(err, workflow.ErrTokenMismatch) {
@@ -266,7 +257,7 @@ func testWrongToken(t *testing.T, s workflow.Store) {
 func testMissing(t *testing.T, s workflow.Store) {
 	ctx := context.Background()
 	mustBeGone(t, s, "src/nope.go")
-	if err := s.Release(ctx, "src/nope.go", NewToken()); !errors.Is(err, workflow.ErrNotFound) {
+	if err := s.Release(ctx, "src/nope.go", workflow.NewToken()); !errors.Is(err, workflow.ErrNotFound) {
 		t.Fatalf("Release of a missing key: %v; want ErrNotFound", err)
 	}
 	if _, err := s.Update(ctx, NewLock("src/nope.go", "alice", now(), time.Hour)); !errors.Is(err, workflow.ErrNotFound) {
