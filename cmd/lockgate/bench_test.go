@@ -3,10 +3,8 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
 	"os/exec"
 	"path/filepath"
-	"sync"
 	"testing"
 	"time"
 
@@ -14,32 +12,6 @@ import (
 	"github.com/lockgate/lockgate/workflow"
 	"github.com/lockgate/lockgate/workflow/filestore"
 )
-
-var (
-	buildOnce sync.Once
-	builtBin  string
-	buildErr  error
-)
-
-// lockgateBinary builds the real binary once per benchmark run.
-func lockgateBinary(b *testing.B) string {
-	buildOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "lockgate-bench")
-		if err != nil {
-			buildErr = err
-			return
-		}
-		builtBin = filepath.Join(dir, "lockgate")
-		out, err := exec.Command("go", "build", "-o", builtBin, ".").CombinedOutput()
-		if err != nil {
-			buildErr = fmt.Errorf("go build: %v: %s", err, out)
-		}
-	})
-	if buildErr != nil {
-		b.Fatal(buildErr)
-	}
-	return builtBin
-}
 
 // pair times the baseline (git's own floor) and lockgate alternately, so
 // both see the same machine state, and reports both and their ratio.

@@ -2,12 +2,14 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -17,16 +19,51 @@ import (
 	"github.com/lockgate/lockgate/internal/gittest"
 )
 
-// TestMain lets the test binary act as lockgate: in testscript scripts (as
-// the `lockgate` command) and for the multi-process tests (with
-// LOCKGATE_TEST_AS_CLI=1), so every lockgate run is a real process.
+// TestMain lets the test binary act as lockgate in testscript scripts (as
+// the `lockgate` command), so every lockgate run there is a real process.
 func TestMain(m *testing.M) {
-	if os.Getenv("LOCKGATE_TEST_AS_CLI") == "1" {
-		os.Exit(runCLI())
-	}
-	testscript.Main(m, map[string]func(){
+	testscript.Main(exitHook{m}, map[string]func(){
 		"lockgate": func() { os.Exit(runCLI()) },
 	})
+}
+
+// exitHook removes the binary built for the multi-process tests.
+type exitHook struct{ m *testing.M }
+
+func (h exitHook) Run() int {
+	code := h.m.Run()
+	if builtDir != "" {
+		os.RemoveAll(builtDir)
+	}
+	return code
+}
+
+var (
+	buildOnce sync.Once
+	builtDir  string
+	builtBin  string
+	buildErr  error
+)
+
+// lockgateBinary builds the real binary once per test run: the
+// multi-process tests and benchmarks start thousands of processes, and a
+// plain build starts far faster than the race-instrumented test binary.
+func lockgateBinary(t testing.TB) string {
+	buildOnce.Do(func() {
+		builtDir, buildErr = os.MkdirTemp("", "lockgate-test")
+		if buildErr != nil {
+			return
+		}
+		builtBin = filepath.Join(builtDir, "lockgate")
+		out, err := exec.Command("go", "build", "-o", builtBin, ".").CombinedOutput()
+		if err != nil {
+			buildErr = fmt.Errorf("go build: %v: %s", err, out)
+		}
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	return builtBin
 }
 
 func runCLI() int {

@@ -30,12 +30,11 @@ func newCLIRepo(t *testing.T) *cliRepo {
 	return &cliRepo{t: t, repo: r}
 }
 
-// cmd prepares one lockgate process: the test binary acting as the CLI.
+// cmd prepares one lockgate process.
 func (c *cliRepo) cmd(worker string, args ...string) *exec.Cmd {
-	cmd := exec.Command(os.Args[0], args...)
+	cmd := exec.Command(lockgateBinary(c.t), args...)
 	cmd.Dir = c.repo.Dir
-	cmd.Env = append(append([]string(nil), c.repo.Env...),
-		"LOCKGATE_TEST_AS_CLI=1", "LOCKGATE_WORKER="+worker)
+	cmd.Env = append(append([]string(nil), c.repo.Env...), "LOCKGATE_WORKER="+worker)
 	return cmd
 }
 
