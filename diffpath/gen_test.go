@@ -411,11 +411,11 @@ func genTypeChange(t *testing.T) []byte {
 
 func genCRLF(t *testing.T) []byte {
 	r := fixtureRepo(t)
-	r.write("win dows.txt", "a\n")
+	r.write("win dows.txt", "a\n\nb\n")
 	r.write("gone.txt", "gone\n")
 	r.write("tool.sh", "#!/bin/sh\n")
 	r.commitAll("base")
-	r.write("win dows.txt", "a\n\nb\n")
+	r.write("win dows.txt", "a\n\nb\nc\n")
 	r.remove("gone.txt")
 	r.chmod("tool.sh", 0o755)
 	r.write("new.txt", "new\n")

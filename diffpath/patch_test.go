@@ -2,7 +2,9 @@ package diffpath
 
 import (
 	"bytes"
+	"errors"
 	"flag"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -49,6 +51,268 @@ func TestParsePatchGolden(t *testing.T) {
 			}
 			if got != string(want) {
 				t.Fatalf("ParsePatch(%s):\ngot:\n%swant:\n%s", f, got, want)
+			}
+		})
+	}
+}
+
+func TestParsePatchSynthetic(t *testing.T) {
+	t.Parallel()
+	hunk := "@@ -1 +1 @@\n-a\n+b\n"
+	tests := []struct {
+		name    string
+		in      string
+		want    []Change
+		wantErr string
+		path    bool
+	}{
+		{name: "empty input"},
+		{name: "prose only", in: "Hello,\nplease apply.\n--- \nsig\n"},
+		{
+			name: "lstrip trap",
+			in:   "diff --git a/bridge/loop.py b/bridge/loop.py\n--- a/bridge/loop.py\n+++ b/bridge/loop.py\n" + hunk,
+			want: []Change{{Status: 'M', Path: "bridge/loop.py"}},
+		},
+		{
+			name: "no-prefix path under a/",
+			in:   "diff --git a/x a/x\nindex 1..2 100644\n--- a/x\n+++ a/x\n" + hunk,
+			want: []Change{{Status: 'M', Path: "a/x"}},
+		},
+		{
+			name: "no-prefix mode only with spaces",
+			in:   "diff --git a b/c d a b/c d\nold mode 100644\nnew mode 100755\n",
+			want: []Change{{Status: 'M', Path: "a b/c d"}},
+		},
+		{
+			name: "prefixed mode only, many split points",
+			in:   "diff --git a/x b/x b/x b/x\nold mode 100644\nnew mode 100755\n",
+			want: []Change{{Status: 'M', Path: "x b/x"}},
+		},
+		{
+			name: "empty new file, one side known from nothing",
+			in:   "diff --git a/sp ace b/sp ace\nnew file mode 100644\nindex 0000000..e69de29\n",
+			want: []Change{{Status: 'A', Path: "sp ace"}},
+		},
+		{
+			name: "addition picks split from +++",
+			in:   "diff --git a/x y b/x y\nnew file mode 100644\n--- /dev/null\n+++ b/x y\t\n@@ -0,0 +1 @@\n+z\n",
+			want: []Change{{Status: 'A', Path: "x y"}},
+		},
+		{
+			name: "deletion picks split from ---",
+			in:   "diff --git a/x y b/x y\ndeleted file mode 100644\n--- a/x y\t\n+++ /dev/null\n@@ -1 +0,0 @@\n-z\n",
+			want: []Change{{Status: 'D', Path: "x y"}},
+		},
+		{
+			name: "quoted git line",
+			in:   "diff --git \"a/t\\tab\" \"b/t\\tab\"\nold mode 100644\nnew mode 100755\n",
+			want: []Change{{Status: 'M', Path: "t\tab"}},
+		},
+		{
+			name: "octal utf-8",
+			in:   "diff --git \"a/\\303\\251\" \"b/\\303\\251\"\n--- \"a/\\303\\251\"\n+++ \"b/\\303\\251\"\n" + hunk,
+			want: []Change{{Status: 'M', Path: "é"}},
+		},
+		{
+			name: "quoted rename headers",
+			in:   "diff --git a/x \"b/\\\"q\\\"\"\nsimilarity index 91%\nrename from x\nrename to \"\\\"q\\\"\"\n",
+			want: []Change{{Status: 'R', Score: 91, Path: `"q"`, OldPath: "x"}},
+		},
+		{
+			name: "rename with edit: headers win over ---/+++",
+			in:   "diff --git a/old b/new\nsimilarity index 80%\nrename from old\nrename to new\nindex 1..2 100644\n--- a/old\n+++ b/new\n" + hunk,
+			want: []Change{{Status: 'R', Score: 80, Path: "new", OldPath: "old"}},
+		},
+		{
+			name: "old git rename headers",
+			in:   "diff --git a/old b/new\nrename old old\nrename new new\n",
+			want: []Change{{Status: 'R', Path: "new", OldPath: "old"}},
+		},
+		{
+			name: "copy both sides",
+			in:   "diff --git a/src b/dst\nsimilarity index 100%\ncopy from src\ncopy to dst\n",
+			want: []Change{{Status: 'C', Score: 100, Path: "dst", OldPath: "src"}},
+		},
+		{
+			name: "type change by mode",
+			in:   "diff --git a/l b/l\nold mode 100644\nnew mode 120000\n",
+			want: []Change{{Status: 'T', Path: "l"}},
+		},
+		{
+			name: "reverse mnemonic",
+			in:   "diff --git w/f i/f\n--- w/f\n+++ i/f\n" + hunk,
+			want: []Change{{Status: 'M', Path: "f"}},
+		},
+		{
+			name: "custom prefixes",
+			in:   "diff --git src/x dst/x\nold mode 100644\nnew mode 100755\n",
+			want: []Change{{Status: 'M', Path: "x"}},
+		},
+		{
+			name: "duplicates kept once",
+			in:   "diff --git a/f b/f\n--- a/f\n+++ b/f\n" + hunk + "diff --git a/f b/f\n--- a/f\n+++ b/f\n" + hunk,
+			want: []Change{{Status: 'M', Path: "f"}},
+		},
+		{
+			name: "hunk content that looks like headers",
+			in:   "diff --git a/f b/f\n--- a/f\n+++ b/f\n@@ -1,2 +1,3 @@\n--- a/evil\n+++ b/evil\n+diff --git a/evil b/evil\n \n",
+			want: []Change{{Status: 'M', Path: "f"}},
+		},
+		{
+			name: "hunk without counts",
+			in:   "diff --git a/f b/f\n--- a/f\n+++ b/f\n@@ -1 +1 @@ func f()\n--- a/evil\n+++ b/evil\n",
+			want: []Change{{Status: 'M', Path: "f"}},
+		},
+		{
+			name: "no newline markers",
+			in:   "diff --git a/f b/f\n--- a/f\n+++ b/f\n@@ -1 +1 @@\n-a\n\\ No newline at end of file\n+b\n\\ No newline at end of file\ndiff --git a/g b/g\nold mode 100644\nnew mode 100755\n",
+			want: []Change{{Status: 'M', Path: "f"}, {Status: 'M', Path: "g"}},
+		},
+		{
+			name: "combined diff",
+			in:   "diff --cc f\nindex 1,2..3\n--- a/f\n+++ b/f\n@@@ -1,2 -1,2 +1,2 @@@\n  x\n- a\n -b\n++c\n",
+			want: []Change{{Status: 'M', Path: "f"}},
+		},
+		{
+			name: "combined diff all paths",
+			in:   "diff --cc new\nindex 1,2..3\n--- a/old\n--- a/new\n+++ b/new\n@@@ -1 -1 +1 @@@\n- a\n -a\n++b\ndiff --git a/g b/g\nold mode 100644\nnew mode 100755\n",
+			want: []Change{{Status: 'M', Path: "new"}, {Status: 'M', Path: "g"}},
+		},
+		{
+			name: "combined new file",
+			in:   "diff --combined \"n\\303\\251w\"\nnew file mode 100644\nindex 0000000,0000000..1111111\n--- /dev/null\n+++ b/n\n@@@ -0,0 -0,0 +1,1 @@@\n++x\n",
+			want: []Change{{Status: 'A', Path: "néw"}},
+		},
+		{
+			name: "unmerged",
+			in:   "* Unmerged path dir/f g\n",
+			want: []Change{{Status: 'U', Path: "dir/f g"}},
+		},
+		{
+			name: "plain diff -u",
+			in:   "--- f.orig\t2024-01-02 03:04:05.000000000 +0000\n+++ f\t2024-01-02 03:04:05.000000000 +0000\n" + hunk,
+			want: []Change{{Status: 'M', Path: "f"}},
+		},
+		{
+			name: "plain diff -N epoch in another zone",
+			in:   "diff -ruN old/n new/n\n--- old/n\t1970-01-01 01:00:00.000000000 +0100\n+++ new/n\t2024-01-02 03:04:05.000000000 +0000\n@@ -0,0 +1 @@\n+n\n",
+			want: []Change{{Status: 'A', Path: "n"}},
+		},
+		{
+			name: "plain -p1 carries to /dev/null sections",
+			in:   "--- old/x\n+++ new/x\n" + hunk + "--- /dev/null\n+++ new/y\n@@ -0,0 +1 @@\n+y\n",
+			want: []Change{{Status: 'M', Path: "x"}, {Status: 'A', Path: "y"}},
+		},
+		{
+			name: "plain /dev/null keeps unconventional prefix",
+			in:   "--- /dev/null\n+++ docs/new.md\n@@ -0,0 +1 @@\n+y\n",
+			want: []Change{{Status: 'A', Path: "docs/new.md"}},
+		},
+		{
+			name: "plain quoted names",
+			in:   "--- \"old/sp ace\"\t2024-01-02 03:04:05.000000000 +0000\n+++ \"new/sp ace\"\t2024-01-02 03:04:05.000000000 +0000\n" + hunk,
+			want: []Change{{Status: 'M', Path: "sp ace"}},
+		},
+		{
+			name: "plain binary with and in the name",
+			in:   "Binary files old/this and that and new/this and that differ\n",
+			want: []Change{{Status: 'M', Path: "this and that"}},
+		},
+		{
+			name: "plain header without hunk is prose",
+			in:   "--- a/x\n+++ b/x\nno hunk here\n",
+		},
+		{
+			name: "svn style",
+			in:   "Index: trunk/f.c\n===================================================================\n--- trunk/f.c\t(revision 1)\n+++ trunk/f.c\t(working copy)\n" + hunk,
+			want: []Change{{Status: 'M', Path: "trunk/f.c"}},
+		},
+		{
+			name: "binary patch data is skipped",
+			in:   "diff --git a/b.bin b/b.bin\nindex 1..2 100644\nGIT binary patch\nliteral 3\nKcmZQzWMT#Y01f~E\n\nliteral 3\nKcmZQzWMT#Y01f~E\n\ndiff --git a/c b/c\n--- a/c\n+++ b/c\n" + hunk,
+			want: []Change{{Status: 'M', Path: "b.bin"}, {Status: 'M', Path: "c"}},
+		},
+		{
+			name: "CRLF",
+			in:   "diff --git a/f b/f\r\n--- a/f\r\n+++ b/f\r\n@@ -1,2 +1,2 @@\r\n \r\n-a\r\n+b\r\n",
+			want: []Change{{Status: 'M', Path: "f"}},
+		},
+		{name: "no-index of two directories", in: "diff --git a/dA/x b/dB/x\n--- a/dA/x\n+++ b/dB/x\n" + hunk, wantErr: "do not name the same path"},
+		{name: "unsplittable git line", in: "diff --git a/x b/y\nold mode 100644\nnew mode 100755\n", wantErr: "cannot tell the file name"},
+		{name: "git line without names", in: "diff --git \nold mode 100644\n", wantErr: "cannot tell the file name"},
+		{name: "half a rename", in: "diff --git a/x b/y\nrename from x\n", wantErr: "incomplete rename"},
+		{name: "--- without +++", in: "diff --git a/x b/x\n--- a/x\n@@ -1 +1 @@\n", wantErr: "not followed by"},
+		{name: "bad hunk header", in: "diff --git a/x b/x\n--- a/x\n+++ b/x\n@@ -1,x +1 @@\n", wantErr: "malformed hunk header"},
+		{name: "hunk longer than header", in: "diff --git a/x b/x\n--- a/x\n+++ b/x\n@@ -1 +0,0 @@\n a\n", wantErr: "more lines"},
+		{name: "bad quote", in: "diff --git a/x b/x\n--- \"a/x\n+++ b/x\n" + hunk, wantErr: "bad name"},
+		{name: "bad octal", in: "diff --git \"a/\\9\" \"b/\\9\"\nold mode 100644\nnew mode 100755\n", wantErr: "cannot tell"},
+		{name: "both /dev/null", in: "--- /dev/null\n+++ /dev/null\n@@ -0,0 +0,0 @@\n", wantErr: "both sides"},
+		{name: "dotgit in rename", in: "diff --git a/x b/.git/x\nrename from x\nrename to .git/x\n", wantErr: ".git", path: true},
+		{name: "absolute unmerged", in: "* Unmerged path /etc/passwd\n", wantErr: "absolute", path: true},
+		{name: "nul in name", in: "diff --git \"a/\\000\" \"b/\\000\"\nold mode 100644\nnew mode 100755\n", wantErr: "NUL", path: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			got, err := ParsePatch(strings.NewReader(tt.in))
+			checkResult(t, got, err, tt.want, tt.wantErr, tt.path)
+		})
+	}
+}
+
+func TestParsePatchReadError(t *testing.T) {
+	t.Parallel()
+	r := io.MultiReader(strings.NewReader("diff --git a/f b/f\n--- a/f\n+++ b/f\n@@ -1,3 +1,3 @@\n a\n"), errReader{})
+	_, err := ParsePatch(r)
+	var se *SyntaxError
+	if err == nil || !strings.Contains(err.Error(), "disk on fire") || errors.As(err, &se) {
+		t.Fatalf("got %v, want the read error, not a syntax error", err)
+	}
+}
+
+// TestParsePatchMatchesNameStatus checks ParsePatch against git's own
+// -z output for the same change, with every prefix style git offers.
+func TestParsePatchMatchesNameStatus(t *testing.T) {
+	t.Parallel()
+	r := nameStatusRepo(t)
+	want, err := ParseNameStatusZ(r.git("diff", "--cached", "--name-status", "-z", "-M"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A type change is one entry in name-status and a deletion plus an
+	// addition in a patch.
+	var wantPatch []Change
+	for _, c := range want {
+		if c.Status == 'T' {
+			wantPatch = append(wantPatch, Change{Status: 'D', Path: c.Path}, Change{Status: 'A', Path: c.Path})
+			continue
+		}
+		wantPatch = append(wantPatch, c)
+	}
+	tests := []struct {
+		name string
+		args []string
+	}{
+		{name: "default", args: []string{"diff", "--cached", "-M"}},
+		{name: "quotePath false", args: []string{"-c", "core.quotePath=false", "diff", "--cached", "-M"}},
+		{name: "no prefix", args: []string{"diff", "--cached", "-M", "--no-prefix"}},
+		{name: "mnemonic", args: []string{"-c", "diff.mnemonicPrefix=true", "diff", "--cached", "-M"}},
+		{name: "custom", args: []string{"diff", "--cached", "-M", "--src-prefix=left/", "--dst-prefix=right/"}},
+		{name: "binary", args: []string{"diff", "--cached", "-M", "--binary"}},
+		{name: "stat and patch", args: []string{"diff", "--cached", "-M", "--stat", "-p"}},
+		{name: "no context", args: []string{"diff", "--cached", "-M", "-U0"}},
+		{name: "whole function context", args: []string{"diff", "--cached", "-M", "-W"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			out := r.git(tt.args...)
+			got, err := ParsePatch(bytes.NewReader(out))
+			if err != nil {
+				t.Fatalf("%v\n%s", err, out)
+			}
+			if d := diffChanges(got, wantPatch); d != "" {
+				t.Fatalf("%s\npatch:\n%s", d, out)
 			}
 		})
 	}

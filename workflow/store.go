@@ -32,6 +32,13 @@ type Store interface {
 	// Overlapping returns the records whose keys may overlap key (key's own
 	// record included), without reading unrelated records.
 	Overlapping(ctx context.Context, key string) ([]Entry, error)
+	// Covering returns the records of the given path keys and of every
+	// pattern lock that matches one of them, each once, sorted by key; it is
+	// what a hook asks for a change set.
+	Covering(ctx context.Context, paths []string) ([]Entry, error)
+	// InNamespace returns every record whose key is in namespace ns (the
+	// part before the first ':'), sorted by key.
+	InNamespace(ctx context.Context, ns string) ([]Entry, error)
 	// Where names the store and the place a key lives, for messages.
 	Where(key string) string
 	Close() error

@@ -4,7 +4,8 @@
 //
 // Layout of the store directory:
 //
-//	<enc(key)>.lock            record of a key that is not a pattern
+//	<enc(key)>.lock            record of a path key
+//	keys/<enc(key)>.lock       record of a namespaced (api:, task:, …) or reserved key
 //	patterns/<enc(key)>.lock   record of a pattern key (lockkey.IsPattern)
 //	.tmp/                      records being written
 //	.guard/00 … .guard/ff      256 guard stripes: flock target + fence counter
@@ -15,7 +16,9 @@
 // with upper-case hex, and a name longer than 200 bytes is replaced by '~'
 // and the hex SHA-256 of the key (the record inside names the key).
 // Keeping patterns apart lets Overlapping(path) read the path's own file and
-// only those pattern files whose key, decoded from the name, overlaps it.
+// only those pattern files whose key, decoded from the name, overlaps it;
+// keeping logical keys apart lets a hook ask about paths, or about one
+// namespace (feature: pauses), without listing the others.
 //
 // Every mutation of a key (Acquire, takeover, Release, Update, Remove) runs
 // while holding flock(LOCK_EX) on the key's guard stripe, so mutations of one

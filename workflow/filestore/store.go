@@ -21,6 +21,7 @@ import (
 
 const (
 	patternDir = "patterns"
+	keyDir     = "keys"
 	tmpDir     = ".tmp"
 	guardDir   = ".guard"
 	// staleTemp is the age after which a leftover temp file belongs to a
@@ -35,6 +36,7 @@ var _ workflow.Store = (*Store)(nil)
 type Store struct {
 	dir     string
 	patDir  string
+	keyDir  string
 	tmpDir  string
 	guards  string
 	stripes [256]stripe
@@ -66,11 +68,12 @@ func Open(dir string) (*Store, error) {
 	s := &Store{
 		dir:      abs,
 		patDir:   filepath.Join(abs, patternDir),
+		keyDir:   filepath.Join(abs, keyDir),
 		tmpDir:   filepath.Join(abs, tmpDir),
 		guards:   filepath.Join(abs, guardDir),
 		dirFiles: map[string]*os.File{},
 	}
-	for _, d := range []string{s.patDir, s.tmpDir, s.guards} {
+	for _, d := range []string{s.patDir, s.keyDir, s.tmpDir, s.guards} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			return nil, s.unavailable("open", err)
 		}
@@ -131,10 +134,20 @@ func (s *Store) unavailable(op string, err error) error {
 // path returns the file of key's record.
 func (s *Store) path(key string) string {
 	d := s.dir
-	if lockkey.IsPattern(key) {
+	switch {
+	case lockkey.IsPattern(key):
 		d = s.patDir
+	case logical(key):
+		d = s.keyDir
 	}
 	return filepath.Join(d, encodeKey(key)+lockSuffix)
+}
+
+// logical reports a namespaced or reserved key: those live apart from path
+// keys, so a hook that asks about paths never lists them and a query for one
+// namespace never lists paths.
+func logical(key string) bool {
+	return lockkey.Namespace(key) != "" || key == lockkey.WorkflowKey || key == lockkey.ClaimKey
 }
 
 func checkRecord(rec workflow.Lock) error {
@@ -306,7 +319,7 @@ func (s *Store) List(ctx context.Context) ([]workflow.Entry, error) {
 	}
 	defer s.end()
 	var files []string
-	for _, d := range []string{s.dir, s.patDir} {
+	for _, d := range []string{s.dir, s.keyDir, s.patDir} {
 		names, err := readNames(d)
 		if err != nil {
 			return nil, s.unavailable("list", err)
@@ -339,7 +352,11 @@ func (s *Store) Overlapping(ctx context.Context, key string) ([]workflow.Entry, 
 	own := s.path(key)
 	dirs := []string{s.patDir}
 	if lockkey.IsPattern(key) {
-		dirs = append(dirs, s.dir)
+		if logical(key) {
+			dirs = append(dirs, s.keyDir)
+		} else {
+			dirs = append(dirs, s.dir)
+		}
 	}
 	files := []string{own}
 	for _, d := range dirs {

@@ -63,14 +63,15 @@ func TestLayout(t *testing.T) {
 	s := openStore(t, dir)
 	ctx := context.Background()
 	now := time.Now()
-	for _, d := range []string{"patterns", ".tmp", ".guard"} {
+	for _, d := range []string{"patterns", "keys", ".tmp", ".guard"} {
 		if fi, err := os.Stat(filepath.Join(dir, d)); err != nil || !fi.IsDir() {
 			t.Fatalf("%s: %v", d, err)
 		}
 	}
 	keys := map[string]string{
 		"src/a.go":   filepath.Join(dir, "src%2Fa.go.lock"),
-		"task:ABC":   filepath.Join(dir, "task%3A%41%42%43.lock"),
+		"task:ABC":   filepath.Join(dir, "keys", "task%3A%41%42%43.lock"),
+		"workflow":   filepath.Join(dir, "keys", "workflow.lock"),
 		"../../etc":  filepath.Join(dir, "%2E.%2F..%2Fetc.lock"),
 		"src/api/**": filepath.Join(dir, "patterns", "src%2Fapi%2F%2A%2A.lock"),
 	}

@@ -32,6 +32,8 @@ func Run(t *testing.T, open func(t *testing.T) workflow.Store) {
 		{"Remove", testRemove},
 		{"ListSorted", testListSorted},
 		{"Overlapping", testOverlapping},
+		{"Covering", testCovering},
+		{"InNamespace", testInNamespace},
 		{"AwkwardKeys", testAwkwardKeys},
 		{"CaseDistinct", testCaseDistinct},
 		{"RaceAcquire", testRaceAcquire},
@@ -451,6 +453,65 @@ func testOverlapping(t *testing.T, s workflow.Store) {
 		}
 	} else {
 		t.Log("lockkey.Overlap does not see src/api/** cover src/api/users.py; pattern case checked only against lockkey")
+	}
+}
+
+func testCovering(t *testing.T, s workflow.Store) {
+	ctx := context.Background()
+	held := []string{
+		"src/api/**", "src/api/users.py", "docs/readme.md", "lib/*.go",
+		"api:GET /v1/users", "feature:F-1:pause", "workflow",
+	}
+	for i, k := range held {
+		mustAcquire(t, s, NewLock(k, fmt.Sprintf("w%d", i), now(), time.Hour), now())
+	}
+	cases := []struct {
+		paths []string
+		want  []string
+	}{
+		{[]string{"src/api/users.py"}, []string{"src/api/**", "src/api/users.py"}},
+		{[]string{"src/api/other.py", "lib/a.go"}, []string{"lib/*.go", "src/api/**"}},
+		{[]string{"docs/readme.md", "docs/other.md", "README"}, []string{"docs/readme.md"}},
+		{[]string{"lib/sub/a.go", "nothing"}, nil},
+		{nil, nil},
+	}
+	// Enough paths to make a backend switch strategy (listing vs probing).
+	many := []string{"docs/readme.md"}
+	for i := range 1000 {
+		many = append(many, fmt.Sprintf("gen/file%04d.txt", i))
+	}
+	cases = append(cases, struct {
+		paths []string
+		want  []string
+	}{many, []string{"docs/readme.md"}})
+	for _, c := range cases {
+		entries, err := s.Covering(ctx, c.paths)
+		if err != nil {
+			t.Fatalf("Covering(%d paths): %v", len(c.paths), err)
+		}
+		got := keysOf(entries)
+		if !slices.Equal(got, c.want) {
+			t.Errorf("Covering(%.60q) = %q, want %q", c.paths, got, c.want)
+		}
+	}
+}
+
+func testInNamespace(t *testing.T, s workflow.Store) {
+	ctx := context.Background()
+	for i, k := range []string{"feature:F-1:pause", "feature:F-2:pause", "api:GET /x", "src/feature:x", "feature:F-3:plan"} {
+		mustAcquire(t, s, NewLock(k, fmt.Sprintf("w%d", i), now(), time.Hour), now())
+	}
+	entries, err := s.InNamespace(ctx, "feature")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"feature:F-1:pause", "feature:F-2:pause", "feature:F-3:plan"}
+	if got := keysOf(entries); !slices.Equal(got, want) {
+		t.Errorf("InNamespace(feature) = %q, want %q", got, want)
+	}
+	entries, err = s.InNamespace(ctx, "db")
+	if err != nil || len(entries) != 0 {
+		t.Errorf("InNamespace(db) = %v, %v; want nothing", entries, err)
 	}
 }
 

@@ -109,6 +109,21 @@ func (m *memStore) Overlapping(_ context.Context, key string) ([]workflow.Entry,
 	return m.list(func(k string) bool { return k == key || lockkey.Overlap(k, key) }), nil
 }
 
+func (m *memStore) Covering(_ context.Context, paths []string) ([]workflow.Entry, error) {
+	return m.list(func(k string) bool {
+		for _, p := range paths {
+			if k == p || (lockkey.IsPattern(k) && lockkey.Namespace(k) == "" && lockkey.MatchPath(k, p)) {
+				return true
+			}
+		}
+		return false
+	}), nil
+}
+
+func (m *memStore) InNamespace(_ context.Context, ns string) ([]workflow.Entry, error) {
+	return m.list(func(k string) bool { return lockkey.Namespace(k) == ns }), nil
+}
+
 func (m *memStore) Where(key string) string { return "mem:" + key }
 func (m *memStore) Close() error            { return nil }
 

@@ -1,0 +1,127 @@
+package filestore
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+
+	"github.com/lockgate/lockgate/workflow"
+	"github.com/lockgate/lockgate/workflow/lockkey"
+)
+
+// listThreshold is the number of paths above which Covering lists the
+// directory once instead of probing one file per path.
+const listThreshold = 256
+
+// Covering returns the records of paths and of the pattern locks matching
+// any of them. Few paths are probed one file each; many are intersected with
+// one listing of the directory. Pattern records are read only when their
+// key, decoded from the file name, matches a path.
+func (s *Store) Covering(ctx context.Context, paths []string) ([]workflow.Entry, error) {
+	if err := s.begin(ctx); err != nil {
+		return nil, err
+	}
+	defer s.end()
+	var files []string
+	if len(paths) <= listThreshold {
+		for _, p := range paths {
+			files = append(files, s.path(p))
+		}
+	} else {
+		names, err := readNames(s.dir)
+		if err != nil {
+			return nil, s.unavailable("covering", err)
+		}
+		present := make(map[string]bool, len(names))
+		for _, n := range names {
+			present[n] = true
+		}
+		for _, p := range paths {
+			if name := encodeKey(p) + lockSuffix; present[name] {
+				files = append(files, filepath.Join(s.dir, name))
+			}
+		}
+	}
+	patNames, err := readNames(s.patDir)
+	if err != nil {
+		return nil, s.unavailable("covering", err)
+	}
+	if len(patNames) > 0 {
+		var pats []string
+		var patFiles []string
+		for _, n := range patNames {
+			key, ok := decodeKey(strings.TrimSuffix(n, lockSuffix))
+			if !ok {
+				// Hashed name: its key is only inside; read it.
+				files = append(files, filepath.Join(s.patDir, n))
+				continue
+			}
+			if lockkey.Namespace(key) == "" {
+				pats, patFiles = append(pats, key), append(patFiles, filepath.Join(s.patDir, n))
+			}
+		}
+		m := lockkey.NewMatcher(pats)
+		hit := make([]bool, len(pats))
+		for _, p := range paths {
+			m.MatchAll(p, func(i int) { hit[i] = true })
+		}
+		for i, h := range hit {
+			if h {
+				files = append(files, patFiles[i])
+			}
+		}
+	}
+	entries, err := s.readEntries(ctx, files)
+	if err != nil {
+		return nil, err
+	}
+	entries = dedupe(entries)
+	sortEntries(entries)
+	return entries, nil
+}
+
+// InNamespace returns every record of namespace ns, patterns included.
+func (s *Store) InNamespace(ctx context.Context, ns string) ([]workflow.Entry, error) {
+	if err := s.begin(ctx); err != nil {
+		return nil, err
+	}
+	defer s.end()
+	prefix := encodeKey(ns + ":")
+	var files []string
+	for _, d := range []string{s.keyDir, s.patDir} {
+		names, err := readNames(d)
+		if err != nil {
+			return nil, s.unavailable("namespace "+ns, err)
+		}
+		for _, n := range names {
+			if strings.HasPrefix(n, prefix) || strings.HasPrefix(n, string(hashPrefix)) {
+				files = append(files, filepath.Join(d, n))
+			}
+		}
+	}
+	entries, err := s.readEntries(ctx, files)
+	if err != nil {
+		return nil, err
+	}
+	out := entries[:0]
+	for _, e := range entries {
+		if e.Err != nil || lockkey.Namespace(e.Key) == ns {
+			out = append(out, e)
+		}
+	}
+	sortEntries(out)
+	return out, nil
+}
+
+func dedupe(entries []workflow.Entry) []workflow.Entry {
+	seen := make(map[string]bool, len(entries))
+	out := entries[:0]
+	for _, e := range entries {
+		if seen[e.Name] {
+			continue
+		}
+		seen[e.Name] = true
+		out = append(out, e)
+	}
+	return out
+}
