@@ -64,14 +64,8 @@ func TestGenerateFixtures(t *testing.T) {
 	writeFuzzSeeds(t)
 }
 
-// fixtureRepo is a repository whose commits all carry the same dates, so
-// that regenerated fixtures only change when git's output format does.
-func fixtureRepo(t *testing.T) *gitRepo {
-	return newRepo(t)
-}
-
 func genBridgeLstrip(t *testing.T) []byte {
-	r := fixtureRepo(t)
+	r := newRepo(t)
 	for _, f := range []string{"bridge/loop.py", "ab/c", "abba.txt", "b/x", "a/y", "bb/b/bridge.py"} {
 		r.write(f, "one\n")
 	}
@@ -83,7 +77,7 @@ func genBridgeLstrip(t *testing.T) []byte {
 }
 
 func genNoPrefixADir(t *testing.T) []byte {
-	r := fixtureRepo(t)
+	r := newRepo(t)
 	r.write("a/x", "x\n")
 	r.write("b/y", "y\n")
 	r.write("a/b/z", "z\n")
@@ -100,7 +94,7 @@ func genNoPrefixADir(t *testing.T) []byte {
 }
 
 func genMnemonic(t *testing.T) []byte {
-	r := fixtureRepo(t)
+	r := newRepo(t)
 	r.write("f.txt", "1\n")
 	r.write("i/w", "iw\n")
 	r.write("mode.sh", "#!/bin/sh\n")
@@ -126,7 +120,7 @@ func genMnemonic(t *testing.T) []byte {
 }
 
 func genCustomPrefix(t *testing.T) []byte {
-	r := fixtureRepo(t)
+	r := newRepo(t)
 	r.write("src/main.go", "package main\n")
 	r.write("gone.txt", "gone\n")
 	r.write("move me.txt", lines("move", 20))
@@ -146,7 +140,7 @@ func genCustomPrefix(t *testing.T) []byte {
 }
 
 func genFormatPatch(t *testing.T) []byte {
-	r := fixtureRepo(t)
+	r := newRepo(t)
 	r.write("README.md", "# project\n")
 	r.write("bridge/loop.py", "print('loop')\n")
 	r.commitAll("base")
@@ -160,7 +154,7 @@ func genFormatPatch(t *testing.T) []byte {
 }
 
 func genQuotedUnicode(t *testing.T) []byte {
-	r := fixtureRepo(t)
+	r := newRepo(t)
 	names := []string{"sp aceé.txt", "t\tab.txt", "q\"uote.txt", "back\\slash.txt", "new\nline.txt", "dïr/ñ.txt"}
 	for _, n := range names {
 		r.write(n, "old\n")
@@ -180,7 +174,7 @@ func genQuotedUnicode(t *testing.T) []byte {
 }
 
 func genSpaces(t *testing.T) []byte {
-	r := fixtureRepo(t)
+	r := newRepo(t)
 	r.write("x y.txt", "x\n")
 	r.write("old file.txt", "old\n")
 	r.write("mode only.sh", "#!/bin/sh\n")
@@ -206,7 +200,7 @@ func genSpaces(t *testing.T) []byte {
 }
 
 func genRenameCopy(t *testing.T) []byte {
-	r := fixtureRepo(t)
+	r := newRepo(t)
 	r.write("src/orig.go", lines("orig", 30))
 	r.write("src/edit.go", lines("edit", 30))
 	r.write("src/copied.go", lines("copied", 30))
@@ -222,7 +216,7 @@ func genRenameCopy(t *testing.T) []byte {
 }
 
 func genModeOnly(t *testing.T) []byte {
-	r := fixtureRepo(t)
+	r := newRepo(t)
 	for _, f := range []string{"run.sh", "a/tool", "with space.sh", "b/a/c"} {
 		r.write(f, "#!/bin/sh\n")
 	}
@@ -237,7 +231,7 @@ func genModeOnly(t *testing.T) []byte {
 }
 
 func genBinary(t *testing.T) []byte {
-	r := fixtureRepo(t)
+	r := newRepo(t)
 	r.write("img/logo.png", "\x89PNG\x00\x01")
 	r.write("gone.bin", "\x00gone")
 	r.commitAll("base")
@@ -252,7 +246,7 @@ func genBinary(t *testing.T) []byte {
 }
 
 func genDevNull(t *testing.T) []byte {
-	r := fixtureRepo(t)
+	r := newRepo(t)
 	r.write("deleted.txt", "bye\n")
 	r.write("deleted-empty", "")
 	r.commitAll("base")
@@ -333,7 +327,7 @@ func genDiffRuN(t *testing.T) []byte {
 }
 
 func genHunkLookalike(t *testing.T) []byte {
-	r := fixtureRepo(t)
+	r := newRepo(t)
 	r.write("evil.txt", "keep\n-- a/evil\n-- /dev/null\ndiff --git a/evil b/evil\nkeep\n")
 	r.write("after.txt", "after\n")
 	r.commitAll("base")
@@ -343,7 +337,7 @@ func genHunkLookalike(t *testing.T) []byte {
 }
 
 func genSeveralFiles(t *testing.T) []byte {
-	r := fixtureRepo(t)
+	r := newRepo(t)
 	files := []string{"README.md", "cmd/tool/main.go", "internal/x/y/z.go", "docs/a.md", "tests/test_a.py", ".github/workflows/ci.yml"}
 	for _, f := range files {
 		r.write(f, lines(f, 12))
@@ -358,7 +352,7 @@ func genSeveralFiles(t *testing.T) []byte {
 }
 
 func genCombined(t *testing.T) []byte {
-	r := fixtureRepo(t)
+	r := newRepo(t)
 	r.write("conflict me.txt", "1\n2\n3\n")
 	r.write("clean.txt", "c\n")
 	r.commitAll("base")
@@ -386,7 +380,7 @@ func genCombined(t *testing.T) []byte {
 }
 
 func genLogP(t *testing.T) []byte {
-	r := fixtureRepo(t)
+	r := newRepo(t)
 	r.write("one.txt", lines("one", 15))
 	r.commitAll("first\n\n    diff --git a/indented b/indented\n")
 	r.mv("one.txt", "two.txt")
@@ -398,7 +392,7 @@ func genLogP(t *testing.T) []byte {
 }
 
 func genTypeChange(t *testing.T) []byte {
-	r := fixtureRepo(t)
+	r := newRepo(t)
 	r.write("link-me", "file\n")
 	r.symlink("target", "was-link")
 	r.commitAll("base")
@@ -410,7 +404,7 @@ func genTypeChange(t *testing.T) []byte {
 }
 
 func genCRLF(t *testing.T) []byte {
-	r := fixtureRepo(t)
+	r := newRepo(t)
 	r.write("win dows.txt", "a\n\nb\n")
 	r.write("gone.txt", "gone\n")
 	r.write("tool.sh", "#!/bin/sh\n")
@@ -488,13 +482,21 @@ func writeFuzzSeeds(t *testing.T) {
 	writeCorpus(t, "FuzzTreeReader", tr)
 }
 
+// writeCorpus replaces the generated seeds of one fuzz target; inputs the
+// fuzzer found (kept as regressions) are left alone.
 func writeCorpus(t *testing.T, name string, seeds [][]byte) {
 	dir := filepath.Join("testdata", "fuzz", name)
-	if err := os.RemoveAll(dir); err != nil {
-		t.Fatal(err)
-	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
+	}
+	old, err := filepath.Glob(filepath.Join(dir, "seed*"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range old {
+		if err := os.Remove(f); err != nil {
+			t.Fatal(err)
+		}
 	}
 	for i, s := range seeds {
 		body := fmt.Sprintf("go test fuzz v1\n[]byte(%q)\n", s)

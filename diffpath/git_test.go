@@ -10,7 +10,8 @@ import (
 	"testing"
 )
 
-// gitRepo is a hermetic repository in t.TempDir(). The environment is built
+// gitRepo is a hermetic repository in t.TempDir(), with fixed dates so that
+// generated fixtures only change when git's output does. The environment is built
 // from scratch and passed through cmd.Env, so tests can run in parallel and
 // nothing leaks in from the user's configuration or from a hook's
 // GIT_DIR/GIT_INDEX_FILE.

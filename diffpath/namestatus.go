@@ -23,9 +23,10 @@ import (
 // A combined entry is read with exactly one path, which is what git prints
 // without --combined-all-paths; use ParseRawZ or a TreeReader with
 // CombinedAllPaths for that option. Every path goes through Normalize. The
-// result keeps git's order; git never lists an entry twice, so neither does
-// this. Empty input gives no changes and no error. Output that is not NUL
-// terminated (a missing -z) is a *SyntaxError.
+// result keeps git's order and every entry (during a conflicted merge git
+// lists a path twice, "U" and "M"). Empty input gives no changes and no
+// error. Output that is not NUL terminated (a missing -z) is a
+// *SyntaxError; so is --name-only output, which has no status fields.
 //
 // Paths are substrings of one string copy of data, so a large diff costs
 // one allocation for the text and one for the slice.

@@ -148,8 +148,12 @@ func (p *patchParser) parse() error {
 			err = p.combinedSection(line, h[len("diff --combined "):])
 		case strings.HasPrefix(h, "--- ") && p.plainHeaderFollows():
 			err = p.plainSection(line, h[len("--- "):], wasDiffCmd)
-		case strings.HasPrefix(h, "Binary files ") && strings.HasSuffix(h, " differ"):
-			err = p.plainBinary(line, h[len("Binary files "):len(h)-len(" differ")], wasDiffCmd)
+		case isBinaryLine(h):
+			// Old git printed "Binary files differ" without names,
+			// but always inside a git section.
+			if names, ok := binaryNames(h); ok {
+				err = p.plainBinary(line, names, wasDiffCmd)
+			}
 		case strings.HasPrefix(h, "* Unmerged path "):
 			var path string
 			if path, err = p.normalize(line, h[len("* Unmerged path "):]); err == nil {
@@ -222,7 +226,7 @@ func (p *patchParser) gitSection(line int, rest string) error {
 			// The base85 lines that follow start with a length letter
 			// and contain no spaces, so the main loop skips them.
 			done = true
-		case strings.HasPrefix(h, "Binary files ") && strings.HasSuffix(h, " differ"):
+		case isBinaryLine(h):
 			done = true
 		case strings.HasPrefix(h, "--- "):
 			next, ok := p.lr.peek(1)
@@ -482,6 +486,19 @@ func (p *patchParser) plainBinary(line int, names string, afterDiffCmd bool) err
 	}
 	p.add(Change{Status: st, Path: path})
 	return nil
+}
+
+func isBinaryLine(h string) bool {
+	return strings.HasPrefix(h, "Binary files ") && strings.HasSuffix(h, " differ")
+}
+
+// binaryNames returns "X and Y" from "Binary files X and Y differ".
+func binaryNames(h string) (string, bool) {
+	const pre, suf = "Binary files ", " differ"
+	if len(h) < len(pre)+len(suf) || !isBinaryLine(h) {
+		return "", false
+	}
+	return h[len(pre) : len(h)-len(suf)], true
 }
 
 func plainBinaryName(s string) (string, error) {

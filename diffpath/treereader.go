@@ -40,8 +40,9 @@ const maxField = 1 << 20
 // an object name are refused as a *SyntaxError, except blank ones.
 type TreeReader struct {
 	// CombinedAllPaths must be set when git ran with --combined-all-paths:
-	// combined entries then carry one path per parent before the result's,
-	// and only the caller knows it.
+	// combined entries (--name-status or --raw) then carry one path per
+	// parent before the result's, which the stream itself cannot tell
+	// apart from the next entry when a path looks like a status.
 	CombinedAllPaths bool
 
 	br      *bufio.Reader

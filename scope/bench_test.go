@@ -2,6 +2,7 @@ package scope
 
 import (
 	"fmt"
+	"slices"
 	"math/rand/v2"
 	"reflect"
 	"testing"
@@ -47,8 +48,16 @@ func benchPolicy() Policy {
 	return p
 }
 
-// benchPaths returns n repo paths, mostly under src/, deterministic.
+// benchPaths returns n repo paths, mostly under src/, deterministic, in
+// git's order (sorted), as diff --name-status gives them.
 func benchPaths(n int) []string {
+	out := randomPaths(n)
+	slices.Sort(out)
+	return out
+}
+
+// randomPaths returns n repo paths, mostly under src/, in random order.
+func randomPaths(n int) []string {
 	r := rand.New(rand.NewPCG(7, 7))
 	exts := []string{".go", ".py", ".md", ".sql", ".yaml", ".ts"}
 	out := make([]string, n)
@@ -94,14 +103,16 @@ func benchSubject() Subject {
 // with the compiled matcher as with one doublestar.Match per pattern.
 func TestEvaluateMatchesNaive(t *testing.T) {
 	t.Parallel()
-	paths := benchPaths(3000)
-	paths = append(paths, "DESIGN_DOCUMENT.md", "bridge/loop_x.py", "a/OWNERS", "src/gen/x.go", "tools/lint1.cfg", "x/schema3.graphql", "docs/adr/1.md")
+	paths := randomPaths(3000)
+	paths = append(paths, "DESIGN_DOCUMENT.md", "bridge/loop_x.py", "a/OWNERS", "src/gen/x.go", "tools/lint1.cfg", "x/schema3.graphql", "docs/adr/1.md", "x/testdata/y.go")
+	paths = append(paths, paths[:100]...) // repeats must be reported once
 	for _, ic := range []bool{false, true} {
 		p := benchPolicy()
 		p.IgnoreCase = ic
 		c := mustCompile(t, p)
 		for _, s := range []Subject{benchSubject(), {WorkerType: WorkerHuman}, {WorkerType: WorkerAgent, Profile: "backfill-0", Branch: "main"}} {
 			got := c.Evaluate(paths, s)
+			checkSorted(t, got)
 			want := naive(c).Evaluate(paths, s)
 			if len(got) == 0 {
 				t.Fatal("bench data produced no violations; the comparison is too weak")
@@ -127,15 +138,20 @@ func benchmarkEvaluate(b *testing.B, naiveMatch bool) {
 	}
 	s := benchSubject()
 	for _, n := range []int{1000, 100000} {
-		paths := benchPaths(n)
-		b.Run(fmt.Sprintf("patterns=200/paths=%d", n), func(b *testing.B) {
-			b.ReportAllocs()
-			var v []Violation
-			for b.Loop() {
-				v = c.Evaluate(paths, s)
+		for _, order := range []string{"sorted", "random"} {
+			paths := benchPaths(n)
+			if order == "random" {
+				paths = randomPaths(n)
 			}
-			b.ReportMetric(float64(len(v)), "violations")
-		})
+			b.Run(fmt.Sprintf("patterns=200/paths=%d/%s", n, order), func(b *testing.B) {
+				b.ReportAllocs()
+				var v []Violation
+				for b.Loop() {
+					v = c.Evaluate(paths, s)
+				}
+				b.ReportMetric(float64(len(v)), "violations")
+			})
+		}
 	}
 }
 

@@ -34,7 +34,9 @@ func (e *PatternError) Unwrap() error { return doublestar.ErrBadPattern }
 //	a/b.txt                 exact   one map lookup of the whole path
 //	dir/**  **              dir     one map lookup per ancestor directory
 //	**/name  d/**/name      tail    one map lookup per path suffix that starts a segment
-//	*.ext  d/**/test_*.py   suffix  one map lookup per distinct suffix length
+//	**/testdata/**          seg     one map lookup per segment
+//	*.ext  d/t*.sql         shallow one map lookup of the directory
+//	**/*.ext  d/**/t*.py    deep    one map lookup per distinct suffix length
 //
 // A brace group with plain alternatives after a literal prefix
 // (src/{api,web}/**) is expanded first, and each alternative is sorted on its
@@ -58,32 +60,42 @@ type Matcher struct {
 	dirLens  lengthSet        // len(P) of every dirs key, to skip hopeless lookups
 	tails    map[string][]preEntry
 	tailLens lengthSet
-	suffixes map[string][]suffixEntry
-	sufLens  []int // distinct suffix lengths, ascending
+	segs     map[string][]preEntry // "pre**/D/**" keyed by D
+	segLens  lengthSet
+	segMax   int                       // longest D: bounds the scan for Ds that span segments
+	shallow  map[string][]shallowEntry // "pre H*L" keyed by pre
+	deep     map[string][]deepEntry    // "pre**/H*L" keyed by L
+	sufLens  []int                     // distinct lengths of deep's keys, ascending
 	hard     []hardEntry
 }
 
-// preEntry is a pattern "pre**/L" (tail) indexed by L; pre is "" or ends in "/".
+// preEntry is a pattern "pre**/L" (tail) indexed by L, or "pre**/D/**"
+// (seg) indexed by D; pre is "" or ends in "/".
 type preEntry struct {
 	pre string
 	idx int
 }
 
-// suffixEntry is a pattern "pre H*L" (shallow) or "pre**/H*L" (deep)
-// indexed by L: the last segment starts with head H and ends with L.
-type suffixEntry struct {
-	pre  string
-	head string
-	idx  int
-	deep bool
+// shallowEntry is a pattern "pre H*L" indexed by pre: the name's directory
+// is pre and its base name starts with H and ends with L.
+type shallowEntry struct {
+	head, tail string
+	idx        int
+}
+
+// deepEntry is a pattern "pre**/H*L" indexed by L.
+type deepEntry struct {
+	pre, head string
+	idx       int
 }
 
 // hardEntry is a pattern left to doublestar.Match; prefix is a literal every
-// matching path starts with.
+// matching path starts with. Policies repeat patterns (each profile allows
+// **/testdata/**), so equal patterns share one entry and one Match call.
 type hardEntry struct {
 	pattern string
 	prefix  string
-	idx     int
+	idxs    []int
 }
 
 // lengthSet is a set of small ints; lengths of 256 and more all share one bit.
@@ -118,9 +130,12 @@ func NewMatcher(patterns []string, ignoreCase bool) (*Matcher, error) {
 		exact:      map[string][]int{},
 		dirs:       map[string][]int{},
 		tails:      map[string][]preEntry{},
-		suffixes:   map[string][]suffixEntry{},
+		segs:       map[string][]preEntry{},
+		shallow:    map[string][]shallowEntry{},
+		deep:       map[string][]deepEntry{},
 	}
 	sufLens := map[int]bool{}
+	hard := map[string]int{} // pattern -> index into m.hard
 	for i, p := range patterns {
 		if ignoreCase {
 			p = strings.ToLower(p)
@@ -139,7 +154,7 @@ func NewMatcher(patterns []string, ignoreCase bool) (*Matcher, error) {
 			alts = []string{p}
 		}
 		for _, a := range alts {
-			m.add(a, i, sufLens)
+			m.add(a, i, sufLens, hard)
 		}
 	}
 	for n := range sufLens {
@@ -154,7 +169,7 @@ func NewMatcher(patterns []string, ignoreCase bool) (*Matcher, error) {
 const maxExpansions = 64
 
 // add indexes pattern p (already lowercased and expanded) as pattern idx.
-func (m *Matcher) add(p string, idx int, sufLens map[int]bool) {
+func (m *Matcher) add(p string, idx int, sufLens map[int]bool, hard map[string]int) {
 	sh := classify(p)
 	switch sh.kind {
 	case shapeExact:
@@ -167,11 +182,22 @@ func (m *Matcher) add(p string, idx int, sufLens map[int]bool) {
 	case shapeTail:
 		m.tails[sh.lit] = append(m.tails[sh.lit], preEntry{pre: sh.pre, idx: idx})
 		m.tailLens.add(len(sh.lit))
-	case shapeShallow, shapeDeep:
-		m.suffixes[sh.lit] = append(m.suffixes[sh.lit], suffixEntry{pre: sh.pre, head: sh.head, idx: idx, deep: sh.kind == shapeDeep})
+	case shapeSeg:
+		m.segs[sh.lit] = append(m.segs[sh.lit], preEntry{pre: sh.pre, idx: idx})
+		m.segLens.add(len(sh.lit))
+		m.segMax = max(m.segMax, len(sh.lit))
+	case shapeShallow:
+		m.shallow[sh.pre] = append(m.shallow[sh.pre], shallowEntry{head: sh.head, tail: sh.lit, idx: idx})
+	case shapeDeep:
+		m.deep[sh.lit] = append(m.deep[sh.lit], deepEntry{pre: sh.pre, head: sh.head, idx: idx})
 		sufLens[len(sh.lit)] = true
 	default:
-		m.hard = append(m.hard, hardEntry{pattern: p, prefix: sh.pre, idx: idx})
+		if j, ok := hard[p]; ok {
+			m.hard[j].idxs = append(m.hard[j].idxs, idx)
+			return
+		}
+		hard[p] = len(m.hard)
+		m.hard = append(m.hard, hardEntry{pattern: p, prefix: sh.pre, idxs: []int{idx}})
 	}
 }
 
@@ -236,10 +262,30 @@ func (m *Matcher) appendMatches(dst []int, name string) []int {
 	if len(m.exact) > 0 {
 		dst = append(dst, m.exact[name]...)
 	}
+
+	// Positions of "/" in name: segment k starts at 0 or one past slash
+	// k-1 and ends at slash k or the end of the name.
+	var sl [32]int
+	slashes := sl[:0]
+	for i := 0; ; {
+		j := strings.IndexByte(name[i:], '/')
+		if j < 0 {
+			break
+		}
+		slashes = append(slashes, i+j)
+		i += j + 1
+	}
+	start := func(k int) int {
+		if k == 0 {
+			return 0
+		}
+		return slashes[k-1] + 1
+	}
+
 	if len(m.dirs) > 0 {
 		// "P/**" matches P itself and everything below it.
-		for i := 0; i < len(name); i++ {
-			if name[i] == '/' && m.dirLens.has(i) {
+		for _, i := range slashes {
+			if m.dirLens.has(i) {
 				dst = append(dst, m.dirs[name[:i]]...)
 			}
 		}
@@ -248,44 +294,66 @@ func (m *Matcher) appendMatches(dst []int, name string) []int {
 		}
 	}
 	if len(m.tails) > 0 {
-		// "pre**/L" matches when the path starts with pre and a segment
-		// boundary at or after pre starts L, which ends the path.
-		for k := 0; k < len(name); k++ {
-			if k > 0 && name[k-1] != '/' {
+		// "pre**/L" matches when the path starts with pre and L, starting
+		// at a segment boundary at or after pre, ends the path.
+		for k := 0; k <= len(slashes); k++ {
+			b := start(k)
+			if b == len(name) || !m.tailLens.has(len(name)-b) {
 				continue
 			}
-			t := name[k:]
-			if !m.tailLens.has(len(t)) {
-				continue
-			}
-			for _, e := range m.tails[t] {
-				if k >= len(e.pre) && strings.HasPrefix(name, e.pre) {
+			for _, e := range m.tails[name[b:]] {
+				if b >= len(e.pre) && strings.HasPrefix(name, e.pre) {
 					dst = append(dst, e.idx)
 				}
 			}
 		}
 	}
-	if len(m.sufLens) > 0 {
-		parent := name[:strings.LastIndexByte(name, '/')+1]
-		base := name[len(parent):]
-		for _, n := range m.sufLens {
-			if n > len(name) {
-				break
-			}
-			for _, e := range m.suffixes[name[len(name)-n:]] {
-				// The last segment must start with H and end with L without
-				// the two overlapping; L has no "/", so the name ending in L
-				// means the last segment does.
-				if len(base) < len(e.head)+n || !strings.HasPrefix(base, e.head) {
+	if len(m.segs) > 0 {
+		// "pre**/D/**" matches when D, starting at a segment boundary at or
+		// after pre, ends at a "/" or at the end of the path.
+		for k := 0; k <= len(slashes); k++ {
+			b := start(k)
+			for j := k; j <= len(slashes); j++ {
+				e := len(name)
+				if j < len(slashes) {
+					e = slashes[j]
+				}
+				if e-b > m.segMax {
+					break
+				}
+				if e == b || !m.segLens.has(e-b) {
 					continue
 				}
-				if e.deep {
-					// "pre**/H*L": below pre at any depth.
-					if len(name) > len(e.pre) && strings.HasPrefix(name, e.pre) {
-						dst = append(dst, e.idx)
+				for _, en := range m.segs[name[b:e]] {
+					if b >= len(en.pre) && strings.HasPrefix(name, en.pre) {
+						dst = append(dst, en.idx)
 					}
-				} else if e.pre == parent {
-					// "pre H*L": directly in pre.
+				}
+			}
+		}
+	}
+
+	parent := name[:start(len(slashes))]
+	base := name[len(parent):]
+	if len(m.shallow) > 0 {
+		// "pre H*L": directly in pre, the name starts with H and ends in L.
+		for _, e := range m.shallow[parent] {
+			if len(base) >= len(e.head)+len(e.tail) && strings.HasPrefix(base, e.head) && strings.HasSuffix(base, e.tail) {
+				dst = append(dst, e.idx)
+			}
+		}
+	}
+	if len(m.sufLens) > 0 {
+		// "pre**/H*L": below pre at any depth, the last segment starts with
+		// H and ends in L. L has no "/", so the name ending in L means the
+		// last segment does; the rest after pre must not be empty.
+		for _, n := range m.sufLens {
+			if n > len(base) {
+				break
+			}
+			for _, e := range m.deep[name[len(name)-n:]] {
+				if len(base) >= len(e.head)+n && strings.HasPrefix(base, e.head) &&
+					len(name) > len(e.pre) && strings.HasPrefix(name, e.pre) {
 					dst = append(dst, e.idx)
 				}
 			}
@@ -294,7 +362,7 @@ func (m *Matcher) appendMatches(dst []int, name string) []int {
 	for _, h := range m.hard {
 		if strings.HasPrefix(name, h.prefix) {
 			if ok, err := doublestar.Match(h.pattern, name); ok && err == nil {
-				dst = append(dst, h.idx)
+				dst = append(dst, h.idxs...)
 			}
 		}
 	}
@@ -323,6 +391,7 @@ const (
 	shapeAll               // **
 	shapeDir               // P/**           pre = P
 	shapeTail              // pre**/L        L literal, may contain "/"
+	shapeSeg               // pre**/D/**     D literal, may contain "/"
 	shapeShallow           // pre H*L        H, L literal without "/"
 	shapeDeep              // pre**/H*L      H, L literal without "/"
 )
@@ -367,6 +436,9 @@ func classify(p string) shape {
 			l := tail[3:]
 			if l != "" && !strings.ContainsAny(l, metaChars) {
 				return shape{kind: shapeTail, pre: pre, lit: l}
+			}
+			if d, ok := strings.CutSuffix(l, "/**"); ok && d != "" && !strings.ContainsAny(d, metaChars) {
+				return shape{kind: shapeSeg, pre: pre, lit: d}
 			}
 			if h, t, ok := segmentStar(l); ok {
 				return shape{kind: shapeDeep, pre: pre, head: h, lit: t}

@@ -223,6 +223,7 @@ func TestMatcherEdgeCases(t *testing.T) {
 		{name: "brace expansion", patterns: []string{"src/{api,web}/**", "{a,b}/{c,d}/*.go", "x{a,ab}y", "{a/,b}**", "d/{x,x}*.md", "{a,a/b}/**"}, paths: []string{"src/api", "src/web/x", "src/apix", "a/d/z.go", "b/c/.go", "xay", "xaby", "a/", "a/b", "bz", "d/x.md", "d/xy.md", "a/b/c"}},
 		{name: "braces kept hard", patterns: []string{"{a,ab}[!b[]", "{,a}/**", "*{a,b}", "{a,b}\\*", "{a,{b,c}}/x", "{a,b}/{c,[d]}"}, paths: []string{"abx", "ab", "a", "/x", "a/x", "za", "a*", "c/x", "b/d"}},
 		{name: "head and tail in one segment", patterns: []string{"db/t1_*.sql", "**/test_*.py", "x/**/ab*b", "ab*b", "a*"}, paths: []string{"db/t1_.sql", "db/t1_x.sql", "db/t1.sql", "db/x/t1_x.sql", "test_.py", "a/test_x.py", "x/abb", "x/ab", "x/y/abxb", "abb", "ab", "abab", "a", "a/b"}},
+		{name: "directory anywhere", patterns: []string{"**/testdata/**", "src/**/a/b/**", "**/a//**", "**//a/**", "**/x/"}, paths: []string{"testdata", "testdata/", "x/testdata/y", "x/testdatax/y", "xtestdata/y", "src/a/b", "src/q/a/b/c", "a/b", "src/a/bc", "a//x", "a/", "x//a/y", "/a/", "x/", "q/x/"}},
 		{name: "kelvin sign lowercases to k", patterns: []string{"\u212a/**", "**/*\u212a"}, paths: []string{"k/x", "K/x", "\u212a/x", "xk"}},
 	}
 	for _, tt := range tests {
@@ -240,7 +241,7 @@ func TestMatcherEdgeCases(t *testing.T) {
 // Pieces random patterns and paths are built from: meta characters, the
 // separator, case pairs, multibyte and invalid UTF-8, and U+FFFD.
 var (
-	patternPieces = []string{"a", "b", "ab", "A", "B", "/", "/", "*", "*", "**", "**/", "/**", ".go", ".", "?", "[ab]", "[!a]", "[A-Z]", "{a,b}", "{,a/}", "{ab,a}", "{a/,b}", "{*,a}", `\*`, `\/`, `\a`, "é", "É", "\xff", "\ufffd", "\u212a", "k", ",", "]", "}", "["}
+	patternPieces = []string{"a", "b", "ab", "A", "B", "/", "/", "*", "*", "**", "**/", "/**", ".go", ".", "?", "[ab]", "[!a]", "[A-Z]", "{a,b}", "{,a/}", "**/a/**", "{ab,a}", "{a/,b}", "{*,a}", `\*`, `\/`, `\a`, "é", "É", "\xff", "\ufffd", "\u212a", "k", ",", "]", "}", "["}
 	pathPieces    = []string{"a", "b", "ab", "A", "B", "/", "/", "/", ".go", ".", "é", "É", "\xff", "\xc3", "\ufffd", "k", "K", "*", "x", ""}
 )
 
@@ -304,6 +305,8 @@ func TestClassify(t *testing.T) {
 		{name: "root dir", pattern: "/**", want: shape{kind: shapeDir, pre: ""}},
 		{name: "basename anywhere", pattern: "**/api.py", want: shape{kind: shapeTail, lit: "api.py"}},
 		{name: "path below dir", pattern: "src/**/handlers/x.go", want: shape{kind: shapeTail, pre: "src/", lit: "handlers/x.go"}},
+		{name: "directory anywhere", pattern: "**/testdata/**", want: shape{kind: shapeSeg, lit: "testdata"}},
+		{name: "directories below dir", pattern: "src/**/a/b/**", want: shape{kind: shapeSeg, pre: "src/", lit: "a/b"}},
 		{name: "extension anywhere", pattern: "**/*.md", want: shape{kind: shapeDeep, lit: ".md"}},
 		{name: "extension below dir", pattern: "tests/**/test_*.py", want: shape{kind: shapeDeep, pre: "tests/", head: "test_", lit: ".py"}},
 		{name: "extension at top", pattern: "*.md", want: shape{kind: shapeShallow, lit: ".md"}},

@@ -1,7 +1,6 @@
 package scope
 
 import (
-	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -298,13 +297,35 @@ func (c *Compiled) Evaluate(paths []string, s Subject) []Violation {
 		return held[k] == 1
 	}
 
-	var missing []int // keys reported for the current path
+	// Walk the paths in sorted order and emit each path's violations in
+	// rule order (core < key_rule < profile < user_owned), so the result
+	// comes out sorted by (Path, Rule, Key) without sorting violations, and
+	// a path listed twice is seen twice in a row.
+	var order []int
+	if !slices.IsSorted(paths) {
+		order = make([]int, len(paths))
+		for i := range order {
+			order[i] = i
+		}
+		slices.SortFunc(order, func(a, b int) int { return strings.Compare(paths[a], paths[b]) })
+	}
+	type missingKey struct {
+		k   int    // index into c.keys
+		pat string // the rule's pattern that matched
+	}
+	var missing []missingKey
 	var buf [32]int
 	scratch := buf[:0] // grows to the most matches of any path, then is reused
-	for _, path := range paths {
-		if path == "" {
+	prev := ""
+	for n := range paths {
+		path := paths[n]
+		if order != nil {
+			path = paths[order[n]]
+		}
+		if path == "" || path == prev {
 			continue
 		}
+		prev = path
 		got := c.m.appendMatches(scratch[:0], path)
 		scratch = got
 		sortSmall(got)
@@ -330,31 +351,13 @@ func (c *Compiled) Evaluate(paths []string, s Subject) []Violation {
 					continue // one rule, several of its patterns match
 				}
 				lastRule = t.id
-				pat := c.m.Pattern(i)
 				for _, k := range c.rules[t.id].keys {
-					if !hasKey(k) && !slices.Contains(missing, k) {
-						missing = append(missing, k) // two rules asking for one key: report it once
-						key := c.keys[k]
-						out = append(out, Violation{
-							Path:    path,
-							Rule:    RuleKeyRule,
-							Pattern: pat,
-							Key:     key,
-							Reason: path + " needs lock " + key + ", which you do not hold: take it with lockgate lock acquire " +
-								shellQuote(key) + " (scope.key_rules: " + pat + ")",
-						})
+					if !hasKey(k) && !slices.ContainsFunc(missing, func(m missingKey) bool { return m.k == k }) {
+						// Two rules asking for one key: report it once, with the first rule's pattern.
+						missing = append(missing, missingKey{k: k, pat: c.m.Pattern(i)})
 					}
 				}
 			}
-		}
-		if agent && userOwned >= 0 {
-			pat := c.m.Pattern(userOwned)
-			out = append(out, Violation{
-				Path:    path,
-				Rule:    RuleUserOwned,
-				Pattern: pat,
-				Reason:  path + " is user-owned: only people may change it (scope.user_owned" + patternNote(path, pat) + ")",
-			})
 		}
 		if backfill && core >= 0 {
 			pat := c.m.Pattern(core)
@@ -365,6 +368,20 @@ func (c *Compiled) Evaluate(paths []string, s Subject) []Violation {
 				Reason:  path + " is a core file: core files are never part of a backfill change, whatever the profile (scope.core" + patternNote(path, pat) + coreReason,
 			})
 		}
+		if len(missing) > 1 {
+			slices.SortFunc(missing, func(a, b missingKey) int { return strings.Compare(c.keys[a.k], c.keys[b.k]) })
+		}
+		for _, m := range missing {
+			key := c.keys[m.k]
+			out = append(out, Violation{
+				Path:    path,
+				Rule:    RuleKeyRule,
+				Pattern: m.pat,
+				Key:     key,
+				Reason: path + " needs lock " + key + ", which you do not hold: take it with lockgate lock acquire " +
+					shellQuote(key) + " (scope.key_rules: " + m.pat + ")",
+			})
+		}
 		if prof >= 0 && !allowed {
 			out = append(out, Violation{
 				Path:    path,
@@ -373,8 +390,17 @@ func (c *Compiled) Evaluate(paths []string, s Subject) []Violation {
 				Reason:  path + profileReason,
 			})
 		}
+		if agent && userOwned >= 0 {
+			pat := c.m.Pattern(userOwned)
+			out = append(out, Violation{
+				Path:    path,
+				Rule:    RuleUserOwned,
+				Pattern: pat,
+				Reason:  path + " is user-owned: only people may change it (scope.user_owned" + patternNote(path, pat) + ")",
+			})
+		}
 	}
-	return sortViolations(out)
+	return out
 }
 
 // patternNote names the matching pattern unless it is the path itself.
@@ -383,24 +409,6 @@ func patternNote(path, pattern string) string {
 		return ""
 	}
 	return ": " + pattern
-}
-
-func compareViolations(a, b Violation) int {
-	return cmp.Or(
-		strings.Compare(a.Path, b.Path),
-		strings.Compare(a.Rule, b.Rule),
-		strings.Compare(a.Key, b.Key),
-	)
-}
-
-// sortViolations sorts by (Path, Rule, Key) and drops repeats. Violations
-// with equal keys can only come from a path listed twice, and are then
-// identical, so an unstable sort is enough.
-func sortViolations(v []Violation) []Violation {
-	if !slices.IsSortedFunc(v, compareViolations) {
-		slices.SortFunc(v, compareViolations)
-	}
-	return slices.CompactFunc(v, func(a, b Violation) bool { return compareViolations(a, b) == 0 })
 }
 
 // shellQuote quotes a key for a command line when it needs it

@@ -1,6 +1,7 @@
 package scope
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"slices"
@@ -55,6 +56,18 @@ func brief(vs []Violation) []string {
 		out = append(out, s)
 	}
 	return out
+}
+
+// checkSorted fails unless vs is strictly sorted by (Path, Rule, Key): the
+// order Evaluate promises, with no repeats.
+func checkSorted(t testing.TB, vs []Violation) {
+	t.Helper()
+	for i := 1; i < len(vs); i++ {
+		a, b := vs[i-1], vs[i]
+		if cmp.Or(strings.Compare(a.Path, b.Path), strings.Compare(a.Rule, b.Rule), strings.Compare(a.Key, b.Key)) >= 0 {
+			t.Fatalf("violations %d and %d out of order or repeated: %+v, %+v", i-1, i, a, b)
+		}
+	}
 }
 
 func holds(keys ...string) func(string) bool {
@@ -150,6 +163,7 @@ func TestEvaluate(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			got := tt.c.Evaluate(tt.paths, tt.subject)
+			checkSorted(t, got)
 			if b := brief(got); !slices.Equal(b, tt.want) {
 				t.Errorf("Evaluate(%q, %+v) =\n  %q\nwant\n  %q", tt.paths, tt.subject, b, tt.want)
 			}

@@ -15,12 +15,15 @@ import (
 var starterConfig []byte
 
 func initCommand() *command {
-	var force bool
+	var force, noInstall bool
+	o := &InstallOptions{}
 	return &command{
-		usage: "init [--force]",
-		short: "write a starter .lockgate.yaml at the repository root",
+		usage: "init [--force] [--no-install]",
+		short: "write a starter .lockgate.yaml at the repository root and install the hooks",
 		flags: func(fs *pflag.FlagSet) {
 			fs.BoolVar(&force, "force", false, "overwrite an existing .lockgate.yaml")
+			fs.BoolVar(&noInstall, "no-install", false, "do not install the git hooks")
+			fs.BoolVar(&o.GlobalHooksDir, "global-hooks-path", false, "install even though core.hooksPath comes from a global or system config")
 		},
 		run: func(ctx context.Context, a *app, args []string) error {
 			if len(args) > 0 {
@@ -53,7 +56,10 @@ func initCommand() *command {
 				return fmt.Errorf("init: write %s: %w", path, err)
 			}
 			fmt.Fprintf(a.stdio.Err, "wrote %s; check it with `lockgate validate`\n", path)
-			return nil
+			if noInstall {
+				return nil
+			}
+			return a.install(ctx, o)
 		},
 	}
 }

@@ -1,0 +1,238 @@
+package hooks
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/lockgate/lockgate/scope"
+	"github.com/lockgate/lockgate/workflow"
+	"github.com/lockgate/lockgate/workflow/lockkey"
+)
+
+// Checker decides whether a set of touched paths may be committed or pushed
+// by one worker: the scope policy first (no I/O), then the locks in the
+// store, read once for the whole set.
+type Checker struct {
+	Policy *scope.Compiled
+	// Store is where locks are read; nil when it could not be opened, with
+	// StoreErr saying why.
+	Store    workflow.Store
+	StoreErr error
+	// WarnUnavailable: an unreadable store is a warning, not an error
+	// (hooks.on_store_unavailable: warn).
+	WarnUnavailable bool
+	Me              workflow.Owner
+	Profile         string
+	// RequireLock: every touched path must be covered by a lock of Me.
+	RequireLock bool
+	// IgnoreCase matches lock patterns case-insensitively (core.ignorecase).
+	IgnoreCase bool
+	Now        time.Time
+}
+
+// Check evaluates paths (repo-relative, normalized) committed to branch
+// ("" when unknown) and adds what it refuses to r. It returns an error only
+// when it cannot decide: a store that cannot be read, unless warned about.
+func (c *Checker) Check(ctx context.Context, paths []string, branch string, r *Report) error {
+	r.Paths += len(paths)
+	var heldKeys map[string]bool
+	hasKey := func(key string) bool {
+		if heldKeys == nil {
+			heldKeys = map[string]bool{}
+		}
+		held, ok := heldKeys[key]
+		if !ok {
+			held = c.holds(ctx, key)
+			heldKeys[key] = held
+		}
+		return held
+	}
+	policy := c.Policy
+	if policy == nil {
+		policy = &scope.Compiled{}
+	}
+	for _, v := range policy.Evaluate(paths, scope.Subject{
+		WorkerType: c.Me.HolderType, Profile: c.Profile, Branch: branch, HasKey: hasKey,
+	}) {
+		r.Add(scopeViolation(v))
+	}
+	if err := c.storeOK(r); err != nil || c.Store == nil {
+		return err
+	}
+	if err := c.checkPauses(ctx, r); err != nil {
+		return c.unavailable(r, err)
+	}
+	if len(paths) == 0 {
+		return nil
+	}
+	entries, err := c.Store.Covering(ctx, paths)
+	if err != nil {
+		return c.unavailable(r, err)
+	}
+	c.checkLocks(paths, entries, r)
+	return nil
+}
+
+// storeOK handles a store that could not be opened.
+func (c *Checker) storeOK(r *Report) error {
+	if c.Store != nil || c.StoreErr == nil {
+		return nil
+	}
+	return c.unavailable(r, c.StoreErr)
+}
+
+func (c *Checker) unavailable(r *Report, err error) error {
+	if c.WarnUnavailable {
+		r.Warnings = append(r.Warnings, fmt.Sprintf("locks not checked: %v (hooks.on_store_unavailable: warn)", err))
+		return nil
+	}
+	return err
+}
+
+// holds reports whether Me holds a live lock on key.
+func (c *Checker) holds(ctx context.Context, key string) bool {
+	if c.Store == nil {
+		return false
+	}
+	l, err := c.Store.Get(ctx, key)
+	return err == nil && l.OwnedBy(c.Me) && !l.Expired(c.Now)
+}
+
+func (c *Checker) checkPauses(ctx context.Context, r *Report) error {
+	entries, err := c.Store.InNamespace(ctx, "feature")
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		if e.Err != nil || !lockkey.IsPause(e.Key) || e.OwnedBy(c.Me) || e.Expired(c.Now) {
+			continue
+		}
+		v := lockViolation(RulePaused, "", e.Lock)
+		v.Reason = fmt.Sprintf("%s is paused by %s (%s) until %s", pauseFeature(e.Key), e.Holder, e.HolderType, stamp(e.ExpiresAt))
+		if e.Reason != "" {
+			v.Reason += ": " + e.Reason
+		}
+		v.Hint = fmt.Sprintf("wait with `lockgate pause wait %s`; %s resumes with `lockgate unpause %s`",
+			pauseFeature(e.Key), e.Holder, pauseFeature(e.Key))
+		r.Add(v)
+	}
+	return nil
+}
+
+func (c *Checker) checkLocks(paths []string, entries []workflow.Entry, r *Report) {
+	mine := map[string]bool{} // paths covered by a lock of Me
+	for _, e := range entries {
+		covered := c.covered(e, paths)
+		if e.Err != nil {
+			var ce *workflow.CorruptError
+			loc := e.Name
+			if errors.As(e.Err, &ce) {
+				loc = ce.Path
+			}
+			for _, p := range covered {
+				r.Add(Violation{Rule: RuleCorruptLock, Path: p, Key: e.Key,
+					Reason: fmt.Sprintf("the lock record %s cannot be read; it is never treated as free", loc),
+					Hint:   fmt.Sprintf("inspect it, then `lockgate lock clear %s --force`", shellQuote(e.Key))})
+			}
+			continue
+		}
+		if e.Expired(c.Now) {
+			continue
+		}
+		if e.OwnedBy(c.Me) {
+			for _, p := range covered {
+				mine[p] = true
+			}
+			continue
+		}
+		for _, p := range covered {
+			v := lockViolation(RuleLocked, p, e.Lock)
+			via := ""
+			if e.Key != p {
+				via = " through " + e.Key
+			}
+			v.Reason = fmt.Sprintf("locked%s by %s (%s) until %s", via, e.Holder, e.HolderType, stamp(e.ExpiresAt))
+			if e.Reason != "" {
+				v.Reason += ": " + e.Reason
+			}
+			v.Hint = fmt.Sprintf("wait for %s to run `lockgate lock release %s`, or take it when free: `lockgate lock acquire %s --wait 30m`",
+				e.Holder, shellQuote(e.Key), shellQuote(e.Key))
+			r.Add(v)
+		}
+	}
+	if c.RequireLock {
+		for _, p := range paths {
+			if !mine[p] {
+				r.Add(Violation{Rule: RuleNotLocked, Path: p,
+					Reason: "hooks.require_lock is on and you hold no lock on it",
+					Hint:   fmt.Sprintf("lock it first: `lockgate lock acquire %s`", shellQuote(p))})
+			}
+		}
+	}
+}
+
+// covered lists the paths a record's key covers.
+func (c *Checker) covered(e workflow.Entry, paths []string) []string {
+	if e.Key == "" || !lockkey.IsPattern(e.Key) {
+		for _, p := range paths {
+			if p == e.Key || (c.IgnoreCase && strings.EqualFold(p, e.Key)) {
+				return []string{p}
+			}
+		}
+		if e.Err != nil && e.Key == "" {
+			return []string{""}
+		}
+		return nil
+	}
+	m, err := scope.NewMatcher([]string{e.Key}, c.IgnoreCase)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, p := range paths {
+		if _, ok := m.Match(p); ok {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func lockViolation(rule, path string, l workflow.Lock) Violation {
+	exp := l.ExpiresAt
+	return Violation{Rule: rule, Path: path, Key: l.Key, Holder: l.Holder, HolderType: l.HolderType, ExpiresAt: &exp}
+}
+
+func scopeViolation(v scope.Violation) Violation {
+	out := Violation{Rule: v.Rule, Path: v.Path, Key: v.Key, Reason: v.Reason}
+	switch v.Rule {
+	case scope.RuleKeyRule:
+		out.Hint = fmt.Sprintf("take the key first: `lockgate lock acquire %s`", shellQuote(v.Key))
+	case scope.RuleUserOwned:
+		out.Hint = "ask a person to make this change"
+	case scope.RuleProfile, scope.RuleCore:
+		out.Hint = "leave this path out of the change, or commit it outside the profile"
+	case scope.RuleProtectedBranch:
+		out.Hint = "commit on a branch and merge it through review"
+	}
+	return out
+}
+
+func pauseFeature(key string) string {
+	s := strings.TrimPrefix(key, "feature:")
+	return strings.TrimSuffix(s, ":pause")
+}
+
+func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339) }
+
+// shellQuote quotes s for a hint the user can paste.
+func shellQuote(s string) string {
+	if s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./:@%+=,", r))
+	}) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}

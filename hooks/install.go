@@ -1,0 +1,161 @@
+package hooks
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// DefaultHooks are the hooks `lockgate install` installs.
+var DefaultHooks = []string{"pre-commit", "commit-msg", "pre-push"}
+
+// Known hooks lockgate implements.
+var Known = []string{"pre-commit", "commit-msg", "pre-push", "pre-receive"}
+
+// shimMarker identifies a hook file lockgate wrote.
+const shimMarker = "# lockgate-shim"
+
+// prevSuffix names a hook that was there before lockgate: it is kept, run
+// first by the shim, and restored by Uninstall.
+const prevSuffix = ".pre-lockgate"
+
+// Shim returns the script installed as hook name: it runs the previous hook
+// (if any) and then `lockgate hook NAME`, passing arguments and stdin to
+// both. bin is the lockgate binary to run; when it is gone the shim looks
+// for lockgate on PATH, and fails (refusing the commit) when it finds none.
+func Shim(name, bin string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "#!/bin/sh\n%s v1: installed by `lockgate install`; `lockgate uninstall` removes it and restores any previous hook.\n", shimMarker)
+	fmt.Fprintf(&b, "lockgate=${LOCKGATE_BIN:-%s}\n", shQuote(bin))
+	b.WriteString(`if [ ! -x "$lockgate" ]; then
+  lockgate=$(command -v lockgate) || { echo "lockgate: binary not found; reinstall it, or remove this hook with 'lockgate uninstall'" >&2; exit 1; }
+fi
+`)
+	fmt.Fprintf(&b, "prev=\"$(dirname \"$0\")/%s%s\"\n", name, prevSuffix)
+	if name == "pre-push" || name == "pre-receive" {
+		// Both hooks read the refs on stdin: keep a copy for each.
+		fmt.Fprintf(&b, `if [ -x "$prev" ]; then
+  refs=$(cat)
+  printf '%%s\n' "$refs" | "$prev" "$@" || exit $?
+  printf '%%s\n' "$refs" | "$lockgate" hook %s "$@"
+  exit $?
+fi
+`, name)
+	} else {
+		b.WriteString("if [ -x \"$prev\" ]; then\n  \"$prev\" \"$@\" || exit $?\nfi\n")
+	}
+	fmt.Fprintf(&b, "exec \"$lockgate\" hook %s \"$@\"\n", name)
+	return b.String()
+}
+
+func shQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
+
+// IsShim reports whether the file at path is a lockgate shim.
+func IsShim(path string) bool {
+	b, err := os.ReadFile(path)
+	return err == nil && strings.Contains(string(b), shimMarker)
+}
+
+// InstallResult says what Install did per hook.
+type InstallResult struct {
+	Hook    string `json:"hook"`
+	Path    string `json:"path"`
+	Chained string `json:"chained,omitempty"` // the previous hook, kept and run first
+	Updated bool   `json:"updated"`           // a lockgate shim was already there
+}
+
+// Install writes shims for names into dir. An existing hook that is not a
+// shim is renamed to NAME.pre-lockgate and chained. Installing again only
+// rewrites the shims.
+func Install(dir, bin string, names []string) ([]InstallResult, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("create hooks directory: %w", err)
+	}
+	var out []InstallResult
+	for _, name := range names {
+		path := filepath.Join(dir, name)
+		res := InstallResult{Hook: name, Path: path}
+		prev := path + prevSuffix
+		switch _, err := os.Lstat(path); {
+		case err == nil && IsShim(path):
+			res.Updated = true
+		case err == nil:
+			if _, err := os.Lstat(prev); err == nil {
+				return out, fmt.Errorf("%s: both a hook and %s exist; move one away and install again", path, filepath.Base(prev))
+			}
+			if err := os.Rename(path, prev); err != nil {
+				return out, fmt.Errorf("keep existing hook %s: %w", path, err)
+			}
+		case !errors.Is(err, os.ErrNotExist):
+			return out, fmt.Errorf("hook %s: %w", path, err)
+		}
+		if _, err := os.Stat(prev); err == nil {
+			res.Chained = prev
+		}
+		if err := writeExecutable(path, Shim(name, bin)); err != nil {
+			return out, err
+		}
+		out = append(out, res)
+	}
+	return out, nil
+}
+
+// writeExecutable replaces path atomically with an executable script.
+func writeExecutable(path, content string) error {
+	tmp := path + ".lockgate-tmp"
+	if err := os.WriteFile(tmp, []byte(content), 0o755); err != nil {
+		return fmt.Errorf("write hook %s: %w", path, err)
+	}
+	if err := os.Chmod(tmp, 0o755); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("write hook %s: %w", path, err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("write hook %s: %w", path, err)
+	}
+	return nil
+}
+
+// UninstallResult says what Uninstall did per hook.
+type UninstallResult struct {
+	Hook     string `json:"hook"`
+	Removed  bool   `json:"removed"`
+	Restored string `json:"restored,omitempty"`
+	Skipped  string `json:"skipped,omitempty"` // why nothing was done
+}
+
+// Uninstall removes lockgate's shims from dir and restores the hooks they
+// chained. A hook that is not a shim is left alone.
+func Uninstall(dir string, names []string) ([]UninstallResult, error) {
+	var out []UninstallResult
+	for _, name := range names {
+		path := filepath.Join(dir, name)
+		res := UninstallResult{Hook: name}
+		_, err := os.Lstat(path)
+		switch {
+		case errors.Is(err, os.ErrNotExist):
+			res.Skipped = "not installed"
+		case err != nil:
+			return out, fmt.Errorf("hook %s: %w", path, err)
+		case !IsShim(path):
+			res.Skipped = "not a lockgate hook; left alone"
+		default:
+			if err := os.Remove(path); err != nil {
+				return out, fmt.Errorf("remove hook %s: %w", path, err)
+			}
+			res.Removed = true
+			prev := path + prevSuffix
+			if _, err := os.Lstat(prev); err == nil {
+				if err := os.Rename(prev, path); err != nil {
+					return out, fmt.Errorf("restore %s: %w", prev, err)
+				}
+				res.Restored = path
+			}
+		}
+		out = append(out, res)
+	}
+	return out, nil
+}

@@ -1,0 +1,138 @@
+package hooks
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"time"
+)
+
+// Rules of a Violation, stable for scripts reading --json.
+const (
+	RuleLocked          = "locked"           // a path or pattern lock of another live holder
+	RuleCorruptLock     = "corrupt_lock"     // an unreadable lock record covers the path
+	RuleNotLocked       = "not_locked"       // hooks.require_lock and the committer holds no lock
+	RulePaused          = "paused"           // a feature:*:pause lock of someone else
+	RuleUserOwned       = "user_owned"       // agents may not change it
+	RuleCore            = "core"             // never in a backfill profile
+	RuleProfile         = "profile"          // outside the active profile's allow list
+	RuleKeyRule         = "key_rule"         // needs a logical key the committer does not hold
+	RuleProtectedBranch = "protected_branch" // no direct commits
+	RuleUnknownProfile  = "unknown_profile"
+	RuleLimit           = "limit" // too many commits or paths to check
+	RuleTask            = "task"  // commit message names no held task
+)
+
+// Violation is one reason a change is refused.
+type Violation struct {
+	Rule       string     `json:"rule"`
+	Path       string     `json:"path,omitempty"`
+	Key        string     `json:"key,omitempty"`
+	Holder     string     `json:"holder,omitempty"`
+	HolderType string     `json:"holder_type,omitempty"`
+	ExpiresAt  *time.Time `json:"expires_at,omitempty"`
+	Reason     string     `json:"reason"`
+	Hint       string     `json:"hint,omitempty"`
+}
+
+// Report is the outcome of one hook or check run. Its JSON form is the
+// documented output of `--json` (see README: "Hook and check output").
+type Report struct {
+	Hook       string      `json:"hook"`
+	OK         bool        `json:"ok"`
+	Paths      int         `json:"paths_checked"`
+	Commits    int         `json:"commits_checked,omitempty"`
+	Violations []Violation `json:"violations"`
+	Warnings   []string    `json:"warnings,omitempty"`
+}
+
+// Add records violations.
+func (r *Report) Add(v ...Violation) { r.Violations = append(r.Violations, v...) }
+
+// Finish sorts the violations into a stable order and sets OK.
+func (r *Report) Finish() {
+	sort.SliceStable(r.Violations, func(i, j int) bool {
+		a, b := r.Violations[i], r.Violations[j]
+		if a.Path != b.Path {
+			return a.Path < b.Path
+		}
+		if a.Rule != b.Rule {
+			return a.Rule < b.Rule
+		}
+		return a.Key < b.Key
+	})
+	if r.Violations == nil {
+		r.Violations = []Violation{}
+	}
+	r.OK = len(r.Violations) == 0
+}
+
+// WriteText renders the report for people: the first line says what was
+// refused and why, then one line per violation, then the hints.
+func (r *Report) WriteText(w io.Writer, what string) {
+	for _, wn := range r.Warnings {
+		fmt.Fprintf(w, "lockgate: warning: %s\n", wn)
+	}
+	if r.OK {
+		return
+	}
+	rules := map[string]bool{}
+	for _, v := range r.Violations {
+		rules[v.Rule] = true
+	}
+	var names []string
+	for k := range rules {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	fmt.Fprintf(w, "lockgate: %s refused: %d violation%s (%s)\n", what, len(r.Violations), plural(len(r.Violations)), strings.Join(names, ", "))
+	for _, v := range r.Violations {
+		where := v.Path
+		if where == "" {
+			where = "(change)"
+		}
+		fmt.Fprintf(w, "  %s: %s: %s\n", where, v.Rule, v.Reason)
+	}
+	seen := map[string]bool{}
+	for _, v := range r.Violations {
+		if v.Hint != "" && !seen[v.Hint] {
+			seen[v.Hint] = true
+			fmt.Fprintf(w, "hint: %s\n", v.Hint)
+		}
+	}
+	fmt.Fprintln(w, "hint: to bypass in an emergency: LOCKGATE_SKIP=1 git … (the bypass is logged)")
+}
+
+// WriteGitHub renders workflow annotations for GitHub Actions.
+func (r *Report) WriteGitHub(w io.Writer) {
+	for _, wn := range r.Warnings {
+		fmt.Fprintf(w, "::warning title=lockgate::%s\n", ghEscape(wn))
+	}
+	for _, v := range r.Violations {
+		msg := v.Reason
+		if v.Hint != "" {
+			msg += " — " + v.Hint
+		}
+		if v.Path != "" {
+			fmt.Fprintf(w, "::error file=%s,title=lockgate %s::%s\n", ghEscapeProp(v.Path), v.Rule, ghEscape(msg))
+		} else {
+			fmt.Fprintf(w, "::error title=lockgate %s::%s\n", v.Rule, ghEscape(msg))
+		}
+	}
+}
+
+func ghEscape(s string) string {
+	return strings.NewReplacer("%", "%25", "\r", "%0D", "\n", "%0A").Replace(s)
+}
+
+func ghEscapeProp(s string) string {
+	return strings.NewReplacer("%", "%25", "\r", "%0D", "\n", "%0A", ":", "%3A", ",", "%2C").Replace(s)
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}

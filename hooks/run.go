@@ -1,0 +1,331 @@
+package hooks
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"regexp"
+	"sort"
+	"strings"
+
+	"github.com/lockgate/lockgate/diffpath"
+	"github.com/lockgate/lockgate/internal/gitexec"
+	"github.com/lockgate/lockgate/workflow"
+	"github.com/lockgate/lockgate/workflow/lockkey"
+)
+
+// Runner reads what a hook is asked about from git and checks it.
+type Runner struct {
+	Repo    *gitexec.Repo
+	Dir     string // where git runs: the worktree root, or the git dir when bare
+	Checker *Checker
+	// MaxCommits and MaxPaths bound a push or range check; exceeding them
+	// refuses (rule "limit"), never passes silently.
+	MaxCommits int
+	MaxPaths   int
+}
+
+// PreCommit checks the staged change.
+func (h *Runner) PreCommit(ctx context.Context) (*Report, error) {
+	r := &Report{Hook: "pre-commit"}
+	out, err := gitexec.StagedNameStatus(ctx, h.Dir)
+	if err != nil {
+		return nil, err
+	}
+	changes, err := diffpath.ParseNameStatusZ(out)
+	if err != nil {
+		return nil, fmt.Errorf("read staged changes: %w", err)
+	}
+	branch, err := gitexec.HeadBranch(h.Repo)
+	if err != nil {
+		return nil, err
+	}
+	if err := h.Checker.Check(ctx, touched(changes), branch, r); err != nil {
+		return nil, err
+	}
+	r.Finish()
+	return r, nil
+}
+
+// Patch checks the paths a unified diff touches.
+func (h *Runner) Patch(ctx context.Context, in io.Reader, name string) (*Report, error) {
+	r := &Report{Hook: "check"}
+	changes, err := diffpath.ParsePatch(in)
+	if err != nil {
+		return nil, fmt.Errorf("parse patch %s: %w", name, err)
+	}
+	if err := h.Checker.Check(ctx, touched(changes), "", r); err != nil {
+		return nil, err
+	}
+	r.Finish()
+	return r, nil
+}
+
+// Range checks every commit `git rev-list revArgs` names, as pushed to
+// branch ("" when unknown), adding to r.
+func (h *Runner) Range(ctx context.Context, revArgs []string, branch string, r *Report) error {
+	seen := map[string]bool{}
+	var paths []string
+	var limit *Violation
+	err := gitexec.TreeDiffs(ctx, h.Dir, revArgs, func(out io.Reader) error {
+		tr := diffpath.NewTreeReader(out)
+		for {
+			_, changes, err := tr.Next()
+			if errors.Is(err, io.EOF) {
+				return nil
+			}
+			if err != nil {
+				return fmt.Errorf("read commits: %w", err)
+			}
+			r.Commits++
+			if h.MaxCommits > 0 && r.Commits > h.MaxCommits {
+				limit = &Violation{Rule: RuleLimit, Reason: fmt.Sprintf("more than %d commits to check (hooks.pre_push.max_commits)", h.MaxCommits),
+					Hint: "push fewer commits at once, or raise hooks.pre_push.max_commits"}
+				return errStop
+			}
+			for _, c := range changes {
+				for _, p := range c.Touched() {
+					if !seen[p] {
+						seen[p] = true
+						paths = append(paths, p)
+					}
+				}
+			}
+			if h.MaxPaths > 0 && len(paths) > h.MaxPaths {
+				limit = &Violation{Rule: RuleLimit, Reason: fmt.Sprintf("more than %d paths to check (hooks.pre_push.max_paths)", h.MaxPaths),
+					Hint: "push fewer changes at once, or raise hooks.pre_push.max_paths"}
+				return errStop
+			}
+		}
+	})
+	if limit != nil {
+		r.Add(*limit)
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	sort.Strings(paths)
+	return h.Checker.Check(ctx, paths, branch, r)
+}
+
+var errStop = errors.New("stop")
+
+// zeroSHA reports git's all-zero object name (a ref that does not exist).
+func zeroSHA(s string) bool { return strings.Trim(s, "0") == "" }
+
+// PrePush checks what a push sends to remote. Git writes one line per ref
+// on stdin: `<local ref> <local sha> <remote ref> <remote sha>`. The
+// pre-commit framework passes no stdin and sets PRE_COMMIT_FROM_REF and
+// PRE_COMMIT_TO_REF (and PRE_COMMIT_REMOTE_BRANCH) instead.
+func (h *Runner) PrePush(ctx context.Context, remote string, stdin io.Reader, getenv func(string) string) (*Report, error) {
+	r := &Report{Hook: "pre-push"}
+	if to := getenv("PRE_COMMIT_TO_REF"); to != "" {
+		from := getenv("PRE_COMMIT_FROM_REF")
+		args := []string{to}
+		if from != "" && !zeroSHA(from) {
+			args = []string{from + ".." + to}
+		} else if remote != "" {
+			args = append(args, "--not", "--remotes="+remote)
+		}
+		if err := h.Range(ctx, args, branchOf(getenv("PRE_COMMIT_REMOTE_BRANCH")), r); err != nil {
+			return nil, err
+		}
+		r.Finish()
+		return r, nil
+	}
+	sc := bufio.NewScanner(stdin)
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" {
+			continue
+		}
+		f := strings.Fields(line)
+		if len(f) != 4 {
+			return nil, fmt.Errorf("pre-push: malformed line on stdin %q: want `<local ref> <local sha> <remote ref> <remote sha>`", line)
+		}
+		localSHA, remoteRef, remoteSHA := f[1], f[2], f[3]
+		if zeroSHA(localSHA) {
+			continue // deleting a remote ref sends no commits
+		}
+		var args []string
+		if !zeroSHA(remoteSHA) && gitexec.ObjectExists(ctx, h.Dir, remoteSHA) {
+			args = []string{localSHA, "--not", remoteSHA}
+		} else {
+			// A new branch, or a force push over history we lack: check
+			// every commit the remote does not have under any ref we know.
+			args = []string{localSHA, "--not", "--remotes=" + remote}
+		}
+		if err := h.Range(ctx, args, branchOf(remoteRef), r); err != nil {
+			return nil, err
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("pre-push: read stdin: %w", err)
+	}
+	r.Finish()
+	return r, nil
+}
+
+// PreReceive checks, on the server, each pushed ref: stdin lines
+// `<old-value> <new-value> <ref-name>`.
+func (h *Runner) PreReceive(ctx context.Context, stdin io.Reader) (*Report, error) {
+	r := &Report{Hook: "pre-receive"}
+	sc := bufio.NewScanner(stdin)
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" {
+			continue
+		}
+		f := strings.Fields(line)
+		if len(f) != 3 {
+			return nil, fmt.Errorf("pre-receive: malformed line on stdin %q: want `<old-value> <new-value> <ref-name>`", line)
+		}
+		oldSHA, newSHA, ref := f[0], f[1], f[2]
+		if zeroSHA(newSHA) {
+			continue
+		}
+		args := []string{newSHA, "--not", "--all"}
+		if !zeroSHA(oldSHA) {
+			args = []string{oldSHA + ".." + newSHA}
+		}
+		if err := h.Range(ctx, args, branchOf(ref), r); err != nil {
+			return nil, err
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("pre-receive: read stdin: %w", err)
+	}
+	r.Finish()
+	return r, nil
+}
+
+// branchOf is the branch a ref names, "" for tags and other refs.
+func branchOf(ref string) string {
+	if b, ok := strings.CutPrefix(ref, "refs/heads/"); ok {
+		return b
+	}
+	if strings.HasPrefix(ref, "refs/") {
+		return ""
+	}
+	return ref
+}
+
+func touched(changes []diffpath.Change) []string {
+	seen := make(map[string]bool, len(changes))
+	var out []string
+	for _, c := range changes {
+		for _, p := range c.Touched() {
+			if !seen[p] {
+				seen[p] = true
+				out = append(out, p)
+			}
+		}
+	}
+	return out
+}
+
+// taskInSubject finds a task id such as TASK-001 or WP-12 in a subject.
+var taskInSubject = regexp.MustCompile(`\b[A-Z][A-Z0-9]*(?:-[A-Za-z0-9]+)*-[0-9]+\b`)
+
+// CommitMsg checks a proposed commit message in file: refused while a
+// feature is paused by someone else; with requireTask, the message must
+// name a task (a `Task: ID` trailer, or the id in the subject) whose task
+// lock — task:ID, or an activity lock carrying task ID — the committer holds.
+func (c *Checker) CommitMsg(ctx context.Context, file string, requireTask bool) (*Report, error) {
+	r := &Report{Hook: "commit-msg"}
+	if err := c.storeOK(r); err != nil {
+		return nil, err
+	}
+	if c.Store != nil {
+		if err := c.checkPauses(ctx, r); err != nil {
+			if err := c.unavailable(r, err); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if requireTask {
+		msg, err := os.ReadFile(file)
+		if err != nil {
+			return nil, fmt.Errorf("commit-msg: %w", err)
+		}
+		ids := TaskIDs(string(msg))
+		if len(ids) == 0 {
+			r.Add(Violation{Rule: RuleTask, Reason: "the commit message names no task (hooks.commit_msg.require_task)",
+				Hint: "add a trailer `Task: <ID>` or put the task id in the subject"})
+		} else if ok, err := c.holdsTask(ctx, ids); err != nil {
+			if err := c.unavailable(r, err); err != nil {
+				return nil, err
+			}
+		} else if !ok {
+			r.Add(Violation{Rule: RuleTask, Key: lockkey.TaskKey(ids[0]),
+				Reason: fmt.Sprintf("you hold no task lock for %s", strings.Join(ids, ", ")),
+				Hint:   fmt.Sprintf("claim it first: `lockgate lock acquire %s`", shellQuote(lockkey.TaskKey(ids[0])))})
+		}
+	}
+	r.Finish()
+	return r, nil
+}
+
+// TaskIDs returns the task ids a commit message names: `Task:` trailers
+// first, else ids in the subject line. Comment lines are ignored.
+func TaskIDs(msg string) []string {
+	var trailers, subject []string
+	first := true
+	for _, line := range strings.Split(msg, "\n") {
+		line = strings.TrimRight(line, "\r")
+		if strings.HasPrefix(line, "#") {
+			continue
+		}
+		if first && strings.TrimSpace(line) != "" {
+			subject = taskInSubject.FindAllString(line, -1)
+			first = false
+		}
+		if k, v, ok := strings.Cut(line, ":"); ok && strings.EqualFold(strings.TrimSpace(k), "task") {
+			for _, id := range strings.FieldsFunc(v, func(r rune) bool { return r == ',' || r == ' ' || r == '\t' }) {
+				trailers = append(trailers, id)
+			}
+		}
+	}
+	if len(trailers) > 0 {
+		return trailers
+	}
+	return subject
+}
+
+func (c *Checker) holdsTask(ctx context.Context, ids []string) (bool, error) {
+	if c.Store == nil {
+		return false, nil
+	}
+	for _, id := range ids {
+		l, err := c.Store.Get(ctx, lockkey.TaskKey(id))
+		if err == nil && l.OwnedBy(c.Me) && !l.Expired(c.Now) {
+			return true, nil
+		}
+		if err != nil && !errors.Is(err, workflow.ErrNotFound) {
+			var ce *workflow.CorruptError
+			if !errors.As(err, &ce) {
+				return false, err
+			}
+		}
+	}
+	// An activity lock carrying one of the tasks.
+	acts, err := c.Store.InNamespace(ctx, "activity")
+	if err != nil {
+		return false, err
+	}
+	for _, a := range acts {
+		if a.Err != nil || !a.OwnedBy(c.Me) || a.Expired(c.Now) || !a.TaskLive(c.Now) {
+			continue
+		}
+		for _, id := range ids {
+			if a.TaskID == id {
+				return true, nil
+			}
+		}
+	}
+	return false, nil
+}

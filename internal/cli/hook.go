@@ -1,0 +1,301 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/lockgate/lockgate/hooks"
+	"github.com/lockgate/lockgate/internal/config"
+	"github.com/lockgate/lockgate/internal/gitexec"
+	"github.com/lockgate/lockgate/scope"
+	"github.com/lockgate/lockgate/workflow"
+	"github.com/lockgate/lockgate/workflow/journal"
+)
+
+// runner builds the hook runner for this repository: compiled policy,
+// opened store (or why it could not be opened), identity.
+func (a *app) runner(ctx context.Context, e *env, profile string) (*hooks.Runner, error) {
+	sc := e.cfg.Scope
+	ignoreCase, err := gitexec.IgnoreCase(ctx, e.repo)
+	if err != nil {
+		return nil, err
+	}
+	policy, err := scope.Compile(scope.Policy{
+		UserOwned: sc.UserOwned, Core: sc.Core, Profiles: profiles(sc.Profiles),
+		KeyRules: keyRules(sc.KeyRules), ProtectedBranches: sc.ProtectedBranches, IgnoreCase: ignoreCase,
+	})
+	if err != nil {
+		return nil, usagef("%s: scope: %v", e.cfg.Path, err)
+	}
+	if profile != "" && !policy.HasProfile(profile) {
+		return nil, usagef("unknown profile %q; .lockgate.yaml defines %v", profile, policy.Profiles())
+	}
+	ck := &hooks.Checker{
+		Policy: policy, Me: e.me, Profile: profile, RequireLock: e.cfg.Hooks.RequireLock,
+		IgnoreCase: ignoreCase, Now: time.Now(), WarnUnavailable: e.cfg.Hooks.OnStoreUnavailable == "warn",
+	}
+	if oe, err := a.open(ctx); err != nil {
+		var ue *workflow.UnavailableError
+		if !errors.As(err, &ue) {
+			return nil, err
+		}
+		ck.StoreErr = err
+	} else {
+		ck.Store = oe.store
+	}
+	dir := e.repo.Toplevel
+	if dir == "" {
+		dir = e.repo.GitDir
+	}
+	return &hooks.Runner{Repo: e.repo, Dir: dir, Checker: ck,
+		MaxCommits: e.cfg.Hooks.PrePush.MaxCommits, MaxPaths: e.cfg.Hooks.PrePush.MaxPaths}, nil
+}
+
+func profiles(p map[string]config.Profile) map[string][]string {
+	out := make(map[string][]string, len(p))
+	for k, v := range p {
+		out[k] = v.Allow
+	}
+	return out
+}
+
+func keyRules(rs []config.KeyRule) []scope.KeyRule {
+	out := make([]scope.KeyRule, len(rs))
+	for i, r := range rs {
+		out[i] = scope.KeyRule{Paths: r.Paths, Keys: r.Keys}
+	}
+	return out
+}
+
+// skipHook honours LOCKGATE_SKIP=1: says so and records a hook_bypass.
+func (a *app) skipHook(ctx context.Context, hook string) bool {
+	if v := getenv("LOCKGATE_SKIP"); v == "" || v == "0" {
+		return false
+	}
+	fmt.Fprintf(a.stdio.Err, "lockgate: LOCKGATE_SKIP is set: %s checks skipped (recorded as hook_bypass)\n", hook)
+	if e, err := a.load(ctx); err == nil {
+		j := journal.Open(e.stateDir() + "/events.jsonl")
+		if err := j.Append(journal.Event{Worker: e.me.Holder, WorkerType: e.me.HolderType, Session: e.me.Session,
+			Action: journal.ActionHookBypass, Details: hook + " skipped with LOCKGATE_SKIP"}); err != nil {
+			fmt.Fprintf(a.stdio.Err, "lockgate: warning: bypass not recorded: %v\n", err)
+		}
+	}
+	return true
+}
+
+// finishReport prints a report and turns a refusal into exit 1.
+func (a *app) finishReport(r *hooks.Report, what, format string) error {
+	switch {
+	case a.globals.JSON || format == "json":
+		if err := writeJSON(a.stdio.Out, r); err != nil {
+			return err
+		}
+	case format == "github":
+		r.WriteGitHub(a.stdio.Out)
+	}
+	if !a.globals.JSON && format != "json" {
+		r.WriteText(a.stdio.Err, what)
+	}
+	if !r.OK {
+		return &ExitError{Code: ExitPolicy}
+	}
+	return nil
+}
+
+// hookFailed explains a hook that could not decide, and how to get past it.
+func (a *app) hookFailed(err error) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("%w\nhint: lockgate fails closed: fix the cause, set hooks.on_store_unavailable: warn, or bypass once with LOCKGATE_SKIP=1 (logged)", err)
+}
+
+func hookCommand() *command {
+	return &command{usage: "hook <name>", sub: map[string]*command{
+		"pre-commit": {
+			usage: "hook pre-commit",
+			short: "git pre-commit hook: refuse a staged change that breaks locks or scope (exit 1)",
+			run: func(ctx context.Context, a *app, args []string) error {
+				return a.runHook(ctx, "pre-commit", args, 0, func(h *hooks.Runner) (*hooks.Report, error) {
+					return h.PreCommit(ctx)
+				})
+			},
+		},
+		"commit-msg": {
+			usage: "hook commit-msg FILE",
+			short: "git commit-msg hook: refuse while paused; with require_task, the message must name a held task",
+			run: func(ctx context.Context, a *app, args []string) error {
+				if len(args) != 1 {
+					return usagef("hook commit-msg: want the message FILE as the only argument")
+				}
+				return a.runHook(ctx, "commit-msg", args, 1, func(h *hooks.Runner) (*hooks.Report, error) {
+					return h.Checker.CommitMsg(ctx, args[0], a.env.cfg.Hooks.CommitMsg.RequireTask)
+				})
+			},
+		},
+		"pre-push": {
+			usage: "hook pre-push [REMOTE [URL]]",
+			short: "git pre-push hook: check every commit not yet on the remote (refs on stdin)",
+			run: func(ctx context.Context, a *app, args []string) error {
+				if len(args) > 2 {
+					return usagef("hook pre-push: want REMOTE and URL")
+				}
+				remote := getenv("PRE_COMMIT_REMOTE_NAME")
+				if len(args) > 0 {
+					remote = args[0]
+				}
+				return a.runHook(ctx, "pre-push", args, 2, func(h *hooks.Runner) (*hooks.Report, error) {
+					return h.PrePush(ctx, remote, stdinOrEmpty(a.stdio.In), getenv)
+				})
+			},
+		},
+		"pre-receive": {
+			usage: "hook pre-receive",
+			short: "server-side hook: check each pushed ref (identity from hooks.identity_env)",
+			run: func(ctx context.Context, a *app, args []string) error {
+				if len(args) > 0 {
+					return usagef("hook pre-receive takes no arguments (refs come on stdin)")
+				}
+				return a.runHook(ctx, "pre-receive", args, 0, func(h *hooks.Runner) (*hooks.Report, error) {
+					return h.PreReceive(ctx, stdinOrEmpty(a.stdio.In))
+				})
+			},
+		},
+	}}
+}
+
+func stdinOrEmpty(r io.Reader) io.Reader {
+	if r == nil {
+		return eofReader{}
+	}
+	return r
+}
+
+type eofReader struct{}
+
+func (eofReader) Read([]byte) (int, error) { return 0, io.EOF }
+
+func (a *app) runHook(ctx context.Context, name string, args []string, maxArgs int, run func(*hooks.Runner) (*hooks.Report, error)) error {
+	if len(args) > maxArgs {
+		return usagef("hook %s: unexpected arguments %q", name, args)
+	}
+	if a.skipHook(ctx, name) {
+		return nil
+	}
+	e, err := a.load(ctx)
+	if err != nil {
+		return a.hookFailed(err)
+	}
+	if name == "pre-receive" {
+		for _, v := range e.cfg.Hooks.IdentityEnv {
+			if id := getenv(v); id != "" {
+				e.me = workflow.Owner{Holder: id, HolderType: e.me.HolderType, Session: sanitizeSession(id)}
+				break
+			}
+		}
+	}
+	h, err := a.runner(ctx, e, getenv("LOCKGATE_PROFILE"))
+	if err != nil {
+		return a.hookFailed(err)
+	}
+	r, err := run(h)
+	if err != nil {
+		return a.hookFailed(err)
+	}
+	return a.finishReport(r, name, "")
+}
+
+// CheckOptions are `check`'s flags.
+type CheckOptions struct {
+	Staged  bool
+	Range   string
+	Patch   string
+	Profile string
+	Format  string
+}
+
+// AddFlags registers the options on fs.
+func (o *CheckOptions) AddFlags(fs *pflag.FlagSet) {
+	fs.BoolVar(&o.Staged, "staged", false, "check the staged change (the default)")
+	fs.StringVar(&o.Range, "range", "", "check every commit of `A..B` (as git rev-list)")
+	fs.StringVar(&o.Patch, "patch", "", "check the paths of a unified diff `FILE` (- for stdin)")
+	fs.StringVar(&o.Profile, "profile", "", "scope profile to enforce (e.g. backfill)")
+	fs.StringVar(&o.Format, "format", "text", "output: text, json or github (workflow annotations)")
+}
+
+func checkChangeCommand() *command {
+	o := &CheckOptions{}
+	return &command{
+		usage: "check [--staged | --range A..B | --patch FILE | -] [--profile P] [--format text|json|github]",
+		short: "check a change against locks and scope, for CI (exit 1 on violations)",
+		flags: o.AddFlags,
+		run: func(ctx context.Context, a *app, args []string) error {
+			if len(args) == 1 && args[0] == "-" {
+				if o.Patch != "" {
+					return usagef("check: give --patch FILE or -, not both")
+				}
+				o.Patch, args = "-", nil
+			}
+			if len(args) > 0 {
+				return usagef("check: unexpected arguments %q", args)
+			}
+			modes := 0
+			for _, set := range []bool{o.Staged, o.Range != "", o.Patch != ""} {
+				if set {
+					modes++
+				}
+			}
+			if modes > 1 {
+				return usagef("check: give one of --staged, --range, --patch")
+			}
+			switch o.Format {
+			case "text", "json", "github":
+			default:
+				return usagef("check: --format %q: want text, json or github", o.Format)
+			}
+			e, err := a.load(ctx)
+			if err != nil {
+				return err
+			}
+			profile := firstNonEmpty(o.Profile, getenv("LOCKGATE_PROFILE"))
+			h, err := a.runner(ctx, e, profile)
+			if err != nil {
+				return err
+			}
+			var r *hooks.Report
+			switch {
+			case o.Range != "":
+				r = &hooks.Report{Hook: "check"}
+				if err = h.Range(ctx, []string{o.Range}, "", r); err == nil {
+					r.Finish()
+				}
+			case o.Patch != "":
+				in := a.stdio.In
+				if o.Patch != "-" {
+					f, ferr := os.Open(o.Patch)
+					if ferr != nil {
+						return usagef("check: %v", ferr)
+					}
+					defer f.Close()
+					in = f
+				}
+				r, err = h.Patch(ctx, stdinOrEmpty(in), o.Patch)
+			default:
+				r, err = h.PreCommit(ctx)
+				if r != nil {
+					r.Hook = "check"
+				}
+			}
+			if err != nil {
+				return err
+			}
+			return a.finishReport(r, "change", o.Format)
+		},
+	}
+}

@@ -1,0 +1,164 @@
+package gitexec
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+)
+
+// StagedNameStatus returns `git diff --cached --name-status -z -M` of the
+// worktree at dir. It inherits GIT_INDEX_FILE, so inside a hook it reads the
+// index git is about to commit (a temporary one for `commit -a`).
+func StagedNameStatus(ctx context.Context, dir string) ([]byte, error) {
+	return Output(ctx, dir, nil, "-c", "core.quotePath=false", "diff", "--cached",
+		"--name-status", "-z", "-M", "--no-ext-diff", "--no-color", "--ignore-submodules=none")
+}
+
+// TreeDiffs streams `git rev-list ARGS | git diff-tree --stdin` output:
+// for every commit rev-list names, its header and its changed paths
+// (-r -z --name-status -M --root, --cc for merges). fn reads the stream;
+// when it returns, both processes are stopped.
+func TreeDiffs(ctx context.Context, dir string, revListArgs []string, fn func(io.Reader) error) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	revArgs := append([]string{"rev-list", "--reverse"}, revListArgs...)
+	revList := exec.CommandContext(ctx, "git", revArgs...)
+	revList.Dir = dir
+	treeArgs := []string{"-c", "core.quotePath=false", "diff-tree", "--stdin", "-r", "-z",
+		"--name-status", "-M", "--root", "--cc", "--no-ext-diff", "--no-color"}
+	diffTree := exec.CommandContext(ctx, "git", treeArgs...)
+	diffTree.Dir = dir
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		return fmt.Errorf("pipe: %w", err)
+	}
+	var revErr, treeErr bytes.Buffer
+	revList.Stdout, revList.Stderr = pw, &revErr
+	diffTree.Stdin, diffTree.Stderr = pr, &treeErr
+	out, err := diffTree.StdoutPipe()
+	if err != nil {
+		pr.Close()
+		pw.Close()
+		return fmt.Errorf("diff-tree: %w", err)
+	}
+	if err := revList.Start(); err != nil {
+		pr.Close()
+		pw.Close()
+		return &Error{Args: revArgs, Err: err}
+	}
+	if err := diffTree.Start(); err != nil {
+		pr.Close()
+		pw.Close()
+		_ = revList.Wait()
+		return &Error{Args: treeArgs, Err: err}
+	}
+	pr.Close()
+	pw.Close()
+	fnErr := fn(bufio.NewReaderSize(out, 64<<10))
+	if fnErr != nil {
+		cancel() // stop both: fn has seen enough
+	}
+	_, _ = io.Copy(io.Discard, out)
+	treeWait := diffTree.Wait()
+	revWait := revList.Wait()
+	if fnErr != nil {
+		return fnErr
+	}
+	if revWait != nil {
+		return &Error{Args: revArgs, Stderr: revErr.String(), Err: revWait}
+	}
+	if treeWait != nil {
+		return &Error{Args: treeArgs, Stderr: treeErr.String(), Err: treeWait}
+	}
+	return nil
+}
+
+// HeadBranch returns the branch HEAD points at ("main"), or "" when HEAD is
+// detached. It reads HEAD directly: no git process on the hook path.
+func HeadBranch(r *Repo) (string, error) {
+	b, err := os.ReadFile(filepath.Join(r.GitDir, "HEAD"))
+	if err != nil {
+		return "", fmt.Errorf("read HEAD: %w", err)
+	}
+	ref, ok := strings.CutPrefix(strings.TrimSpace(string(b)), "ref: ")
+	if !ok {
+		return "", nil
+	}
+	return strings.TrimPrefix(ref, "refs/heads/"), nil
+}
+
+// IgnoreCase reports core.ignorecase. The config files are scanned first so
+// that the common case (the word is not there) costs no git process.
+func IgnoreCase(ctx context.Context, r *Repo) (bool, error) {
+	mentioned := false
+	for _, f := range []string{filepath.Join(r.CommonDir, "config"), filepath.Join(r.GitDir, "config.worktree")} {
+		b, err := os.ReadFile(f)
+		if err != nil && !errors.Is(err, os.ErrNotExist) {
+			return false, fmt.Errorf("read %s: %w", f, err)
+		}
+		if bytes.Contains(bytes.ToLower(b), []byte("ignorecase")) {
+			mentioned = true
+		}
+	}
+	if !mentioned && os.Getenv("GIT_CONFIG_PARAMETERS") == "" && os.Getenv("GIT_CONFIG_COUNT") == "" {
+		return false, nil
+	}
+	dir := r.Toplevel
+	if dir == "" {
+		dir = r.GitDir
+	}
+	out, err := Output(ctx, dir, nil, "config", "--bool", "core.ignorecase")
+	var ee *Error
+	if errors.As(err, &ee) {
+		var xe *exec.ExitError
+		if errors.As(ee.Err, &xe) && xe.ExitCode() == 1 {
+			return false, nil // not set
+		}
+	}
+	if err != nil {
+		return false, err
+	}
+	return strings.TrimSpace(string(out)) == "true", nil
+}
+
+// HooksDir returns where git runs hooks from for the repository at dir:
+// `git rev-parse --git-path hooks`, which honours core.hooksPath and
+// worktrees, made absolute.
+func HooksDir(ctx context.Context, dir string) (string, error) {
+	out, err := Output(ctx, dir, nil, "rev-parse", "--path-format=absolute", "--git-path", "hooks")
+	if err != nil {
+		return "", err
+	}
+	return strings.TrimSpace(string(out)), nil
+}
+
+// ConfigOrigin returns a config value and the file it comes from
+// ("file:/home/u/.gitconfig"), or "", "" when unset.
+func ConfigOrigin(ctx context.Context, dir, key string) (value, origin string, err error) {
+	out, err := Output(ctx, dir, nil, "config", "--show-origin", "--get", key)
+	var ee *Error
+	if errors.As(err, &ee) {
+		var xe *exec.ExitError
+		if errors.As(ee.Err, &xe) && xe.ExitCode() == 1 {
+			return "", "", nil
+		}
+	}
+	if err != nil {
+		return "", "", err
+	}
+	origin, value, _ = strings.Cut(strings.TrimRight(string(out), "\n"), "\t")
+	return value, origin, nil
+}
+
+// ObjectExists reports whether sha names an object in the repository.
+func ObjectExists(ctx context.Context, dir, sha string) bool {
+	_, err := Output(ctx, dir, nil, "cat-file", "-e", sha+"^{commit}")
+	return err == nil
+}
