@@ -84,8 +84,10 @@ import (
 // diffs (diff -c) are not recognised.
 //
 // Every path goes through Normalize, so a bad path is a wrapped *PathError.
-// A malformed file section or hunk is a *SyntaxError with its line number;
-// an error from r is returned wrapped.
+// A malformed file section or hunk is a *SyntaxError with its line number,
+// and so is input that has text but no file section at all, so that a
+// caller never takes "not a diff" for "changes nothing". Empty or blank
+// input gives no changes and no error. An error from r is returned wrapped.
 func ParsePatch(r io.Reader) ([]Change, error) {
 	p := &patchParser{lr: lineReader{br: bufio.NewReaderSize(r, 64<<10)}, seen: map[Change]struct{}{}}
 	err := p.parse()
@@ -96,6 +98,11 @@ func ParsePatch(r io.Reader) ([]Change, error) {
 	if err != nil {
 		return nil, err
 	}
+	if p.files == 0 && p.text {
+		// Fail closed: "nothing changed" must not be the answer for
+		// input that is not a diff at all.
+		return nil, p.syntax(p.lr.n, "no file changes found; want unified diff output (colored output, --line-prefix and context diffs are not understood)")
+	}
 	return p.out, nil
 }
 
@@ -103,12 +110,17 @@ type patchParser struct {
 	lr   lineReader
 	out  []Change
 	seen map[Change]struct{}
+	// files counts file sections, duplicates included; text records that
+	// the input had a line that was not blank.
+	files int
+	text  bool
 	// p1 is set once a plain section was resolved by removing one leading
 	// component; later /dev/null sections of the same patch follow suit.
 	p1 bool
 }
 
 func (p *patchParser) add(c Change) {
+	p.files++
 	if _, dup := p.seen[c]; !dup {
 		p.seen[c] = struct{}{}
 		p.out = append(p.out, c)
@@ -136,6 +148,9 @@ func (p *patchParser) parse() error {
 		}
 		line := p.lr.n
 		h := trimCR(raw)
+		if !p.text && strings.TrimSpace(h) != "" {
+			p.text = true
+		}
 		wasDiffCmd := afterDiffCmd
 		afterDiffCmd = false
 		var err error

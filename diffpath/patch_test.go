@@ -67,7 +67,11 @@ func TestParsePatchSynthetic(t *testing.T) {
 		path    bool
 	}{
 		{name: "empty input"},
-		{name: "prose only", in: "Hello,\nplease apply.\n--- \nsig\n"},
+		{name: "blank input", in: "\n \n\t\n"},
+		{name: "prose only", in: "Hello,\nplease apply.\n--- \nsig\n", wantErr: "no file changes found"},
+		{name: "colored output", in: "\x1b[1mdiff --git a/x b/x\x1b[m\n\x1b[1m--- a/x\x1b[m\n", wantErr: "no file changes found"},
+		{name: "line prefix", in: "> diff --git a/x b/x\n> --- a/x\n> +++ b/x\n> @@ -1 +1 @@\n> -a\n> +b\n", wantErr: "no file changes found"},
+		{name: "context diff", in: "*** f.orig\n--- f\n***************\n*** 1 ****\n! a\n--- 1 ----\n! b\n", wantErr: "no file changes found"},
 		{
 			name: "lstrip trap",
 			in:   "diff --git a/bridge/loop.py b/bridge/loop.py\n--- a/bridge/loop.py\n+++ b/bridge/loop.py\n" + hunk,
@@ -219,8 +223,9 @@ func TestParsePatchSynthetic(t *testing.T) {
 			want: []Change{{Status: 'M', Path: "this and that"}},
 		},
 		{
-			name: "plain header without hunk is prose",
-			in:   "--- a/x\n+++ b/x\nno hunk here\n",
+			name:    "plain header without hunk is prose",
+			in:      "--- a/x\n+++ b/x\nno hunk here\n",
+			wantErr: "no file changes found",
 		},
 		{
 			name: "svn style",

@@ -9,10 +9,10 @@ import (
 )
 
 // DefaultHooks are the hooks `lockgate install` installs.
-var DefaultHooks = []string{"pre-commit", "commit-msg", "pre-push"}
+var DefaultHooks = []string{"pre-commit", "pre-merge-commit", "commit-msg", "pre-push"}
 
 // Known hooks lockgate implements.
-var Known = []string{"pre-commit", "commit-msg", "pre-push", "pre-receive"}
+var Known = []string{"pre-commit", "pre-merge-commit", "commit-msg", "pre-push", "pre-receive"}
 
 // shimMarker identifies a hook file lockgate wrote.
 const shimMarker = "# lockgate-shim"

@@ -245,7 +245,7 @@ func (c *Compiled) Evaluate(paths []string, s Subject) []Violation {
 		}
 		if ok {
 			pat := c.branches.Pattern(i)
-			out = append(out, Violation{
+			out = appendViolation(out, Violation{
 				Rule:    RuleProtectedBranch,
 				Pattern: pat,
 				Reason:  fmt.Sprintf("branch %s is protected: commit on another branch and merge it (scope.protected_branches: %s)", short, pat),
@@ -262,7 +262,7 @@ func (c *Compiled) Evaluate(paths []string, s Subject) []Violation {
 			if len(c.names) > 0 {
 				defined = "defined: " + strings.Join(c.names, ", ")
 			}
-			out = append(out, Violation{
+			out = appendViolation(out, Violation{
 				Rule:   RuleUnknownProfile,
 				Reason: fmt.Sprintf("profile %q is not defined in scope.profiles (%s)", s.Profile, defined),
 			})
@@ -361,7 +361,7 @@ func (c *Compiled) Evaluate(paths []string, s Subject) []Violation {
 		}
 		if backfill && core >= 0 {
 			pat := c.m.Pattern(core)
-			out = append(out, Violation{
+			out = appendViolation(out, Violation{
 				Path:    path,
 				Rule:    RuleCore,
 				Pattern: pat,
@@ -373,7 +373,7 @@ func (c *Compiled) Evaluate(paths []string, s Subject) []Violation {
 		}
 		for _, m := range missing {
 			key := c.keys[m.k]
-			out = append(out, Violation{
+			out = appendViolation(out, Violation{
 				Path:    path,
 				Rule:    RuleKeyRule,
 				Pattern: m.pat,
@@ -383,7 +383,7 @@ func (c *Compiled) Evaluate(paths []string, s Subject) []Violation {
 			})
 		}
 		if prof >= 0 && !allowed {
-			out = append(out, Violation{
+			out = appendViolation(out, Violation{
 				Path:    path,
 				Rule:    RuleProfile,
 				Pattern: c.profs[prof].summary,
@@ -392,7 +392,7 @@ func (c *Compiled) Evaluate(paths []string, s Subject) []Violation {
 		}
 		if agent && userOwned >= 0 {
 			pat := c.m.Pattern(userOwned)
-			out = append(out, Violation{
+			out = appendViolation(out, Violation{
 				Path:    path,
 				Rule:    RuleUserOwned,
 				Pattern: pat,
@@ -401,6 +401,16 @@ func (c *Compiled) Evaluate(paths []string, s Subject) []Violation {
 		}
 	}
 	return out
+}
+
+// appendViolation appends v, doubling the capacity when full: a change
+// where most paths violate a profile yields as many violations as paths,
+// and append's gentler growth of large slices copies them several times.
+func appendViolation(out []Violation, v Violation) []Violation {
+	if len(out) == cap(out) {
+		out = slices.Grow(out, max(len(out), 8))
+	}
+	return append(out, v)
 }
 
 // patternNote names the matching pattern unless it is the path itself.

@@ -127,6 +127,19 @@ func hookCommand() *command {
 				})
 			},
 		},
+		"pre-merge-commit": {
+			usage: "hook pre-merge-commit",
+			short: "git pre-merge-commit hook: the pre-commit checks on what a merge brings in",
+			run: func(ctx context.Context, a *app, args []string) error {
+				return a.runHook(ctx, "pre-merge-commit", args, 0, func(h *hooks.Runner) (*hooks.Report, error) {
+					r, err := h.PreCommit(ctx)
+					if r != nil {
+						r.Hook = "pre-merge-commit"
+					}
+					return r, err
+				})
+			},
+		},
 		"commit-msg": {
 			usage: "hook commit-msg FILE",
 			short: "git commit-msg hook: refuse while paused; with require_task, the message must name a held task",

@@ -22,7 +22,7 @@ type InstallOptions struct {
 
 // AddFlags registers the options on fs.
 func (o *InstallOptions) AddFlags(fs *pflag.FlagSet) {
-	fs.StringArrayVar(&o.Hooks, "hook", nil, "hook `NAME` to (un)install; repeatable (default: pre-commit, commit-msg, pre-push)")
+	fs.StringArrayVar(&o.Hooks, "hook", nil, "hook `NAME` to (un)install; repeatable (default: pre-commit, pre-merge-commit, commit-msg, pre-push)")
 	fs.BoolVar(&o.GlobalHooksDir, "global-hooks-path", false, "install even though core.hooksPath comes from a global or system config")
 }
 

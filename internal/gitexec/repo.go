@@ -105,7 +105,7 @@ func commonDir(gitDir string) (string, error) {
 
 func discoverGit(ctx context.Context, dir string) (*Repo, error) {
 	out, err := Output(ctx, dir, nil, "rev-parse", "--path-format=absolute",
-		"--git-dir", "--git-common-dir", "--is-bare-repository", "--show-toplevel")
+		"--git-dir", "--git-common-dir", "--is-bare-repository", "--is-inside-work-tree")
 	if err != nil {
 		var ee *Error
 		if errors.As(err, &ee) && strings.Contains(ee.Stderr, "not a git repository") {
@@ -114,12 +114,17 @@ func discoverGit(ctx context.Context, dir string) (*Repo, error) {
 		return nil, err
 	}
 	lines := strings.Split(strings.TrimRight(string(out), "\n"), "\n")
-	if len(lines) < 3 {
+	if len(lines) != 4 {
 		return nil, fmt.Errorf("git rev-parse: unexpected output %q", out)
 	}
 	r := &Repo{GitDir: lines[0], CommonDir: lines[1]}
-	if lines[2] == "false" && len(lines) > 3 {
-		r.Toplevel = lines[3]
+	if lines[2] == "false" && lines[3] == "true" {
+		// --show-toplevel fails outside a work tree, so it is asked apart.
+		top, err := Output(ctx, dir, nil, "rev-parse", "--show-toplevel")
+		if err != nil {
+			return nil, err
+		}
+		r.Toplevel = strings.TrimSpace(string(top))
 	}
 	return r, nil
 }
