@@ -5,6 +5,7 @@ set -euo pipefail
 
 need=()
 command -v git >/dev/null 2>&1 || need+=(git)
+command -v pre-commit >/dev/null 2>&1 || need+=(pre-commit)
 
 if [ ${#need[@]} -eq 0 ]; then
   exit 0
