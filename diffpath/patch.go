@@ -54,7 +54,10 @@ import (
 //
 // Custom prefixes that are equal on both sides (x/ and x/) cannot be told
 // from a directory and are kept; prefixes of several components (x/v1/ and
-// y/v1/) lose only their first. Two names that match no rule, such as those
+// y/v1/) lose only their first; prefixes without a trailing "/" are not
+// understood. Note that git apply, which strips one component by default,
+// applies a --no-prefix patch of "a/x" to "x"; this reports "a/x", the
+// path the diff was made from. Two names that match no rule, such as those
 // of git diff --no-index between two directories, are a *SyntaxError.
 //
 // # Names in plain diffs

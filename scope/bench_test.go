@@ -2,9 +2,10 @@ package scope
 
 import (
 	"fmt"
-	"slices"
+	"maps"
 	"math/rand/v2"
 	"reflect"
+	"slices"
 	"testing"
 )
 
@@ -170,3 +171,43 @@ func BenchmarkCompile(b *testing.B) {
 		}
 	}
 }
+
+// benchPatterns returns the 200 path patterns of benchPolicy as one list.
+func benchPatterns() []string {
+	p := benchPolicy()
+	out := slices.Concat(p.UserOwned, p.Core)
+	for _, name := range slices.Sorted(maps.Keys(p.Profiles)) {
+		out = append(out, p.Profiles[name]...)
+	}
+	for _, r := range p.KeyRules {
+		out = append(out, r.Paths...)
+	}
+	return out
+}
+
+func benchmarkMatcher(b *testing.B, naiveMatch bool) {
+	m, err := NewMatcher(benchPatterns(), false)
+	if err != nil {
+		b.Fatal(err)
+	}
+	m.naive = naiveMatch
+	paths := benchPaths(1000)
+	b.Run("patterns=200/paths=1000", func(b *testing.B) {
+		b.ReportAllocs()
+		n := 0
+		for b.Loop() {
+			n = 0
+			for _, p := range paths {
+				m.MatchAll(p, func(int) { n++ })
+			}
+		}
+		b.ReportMetric(float64(n), "matches")
+	})
+}
+
+// BenchmarkMatcher is matching alone: MatchAll of 1,000 paths against 200
+// patterns, without building violations.
+func BenchmarkMatcher(b *testing.B) { benchmarkMatcher(b, false) }
+
+// BenchmarkMatcherNaive is the same with doublestar.Match per pattern.
+func BenchmarkMatcherNaive(b *testing.B) { benchmarkMatcher(b, true) }

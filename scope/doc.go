@@ -9,6 +9,11 @@
 // git hook runs it on every commit, so patterns are compiled once into a
 // [Matcher] that answers "which patterns match this path" with a handful of
 // map lookups per path instead of one doublestar.Match call per pattern. The
-// Matcher gives exactly the answers of doublestar.Match (v4); a fuzz target
-// and a property test hold it to that.
+// Matcher gives exactly the answers of doublestar.Match (v4, the version in
+// go.mod); FuzzMatcher and TestMatcherProperty hold it to that, and are the
+// first thing to run after upgrading doublestar.
+//
+// Matching with IgnoreCase (core.ignorecase) lowercases pattern and path
+// with strings.ToLower. Branch names are always matched case-sensitively, as
+// git compares ref names.
 package scope

@@ -204,6 +204,7 @@ func TestNewMatcherInvalid(t *testing.T) {
 // doublestar; every case is checked against doublestar itself.
 func TestMatcherEdgeCases(t *testing.T) {
 	t.Parallel()
+	long := strings.Repeat("l", 300)
 	tests := []struct {
 		name     string
 		patterns []string
@@ -225,6 +226,9 @@ func TestMatcherEdgeCases(t *testing.T) {
 		{name: "head and tail in one segment", patterns: []string{"db/t1_*.sql", "**/test_*.py", "x/**/ab*b", "ab*b", "a*"}, paths: []string{"db/t1_.sql", "db/t1_x.sql", "db/t1.sql", "db/x/t1_x.sql", "test_.py", "a/test_x.py", "x/abb", "x/ab", "x/y/abxb", "abb", "ab", "abab", "a", "a/b"}},
 		{name: "directory anywhere", patterns: []string{"**/testdata/**", "src/**/a/b/**", "**/a//**", "**//a/**", "**/x/"}, paths: []string{"testdata", "testdata/", "x/testdata/y", "x/testdatax/y", "xtestdata/y", "src/a/b", "src/q/a/b/c", "a/b", "src/a/bc", "a//x", "a/", "x//a/y", "/a/", "x/", "q/x/"}},
 		{name: "kelvin sign lowercases to k", patterns: []string{"\u212a/**", "**/*\u212a"}, paths: []string{"k/x", "K/x", "\u212a/x", "xk"}},
+		{name: "names longer than the length bitmap", patterns: []string{long + "/**", "**/" + long, "**/" + long + "/**", long + "y"},
+			paths: []string{long, long + "/x", "a/" + long, "a/" + long + "/b", long + "y", long + "x", "l"}},
+		{name: "many matches", patterns: slices.Repeat([]string{"**", "a/**", "**/*.go", "a/b.go", "a/*"}, 5), paths: []string{"a/b.go", "a/c.go", "x"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

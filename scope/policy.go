@@ -232,9 +232,26 @@ func (c *Compiled) HasProfile(name string) bool {
 func IsBackfillProfile(name string) bool { return strings.HasPrefix(name, "backfill") }
 
 // Evaluate checks a change set: paths are the repo-relative, normalized
-// paths the change touches (both sides of a rename). It returns the
-// violations sorted by (Path, Rule, Key), one per path, rule and key; nil
-// when the change is in scope. Empty paths are skipped.
+// paths the change touches (both sides of a rename), in any order. It
+// returns the violations sorted by (Path, Rule, Key), one per path, rule and
+// key (a path listed twice is reported once); nil when the change is in
+// scope. Empty paths are skipped.
+//
+// Per path, in that order:
+//   - core: the path matches Core and the profile is a backfill profile
+//     (IsBackfillProfile), whoever commits;
+//   - key_rule: one violation per key of a matching rule that HasKey denies,
+//     naming the first rule pattern that asked for it;
+//   - profile: a profile is active and none of its allow patterns matches;
+//   - user_owned: the path matches UserOwned and WorkerType is not "human".
+//
+// Before them, with Path "": protected_branch when Branch matches
+// ProtectedBranches, and unknown_profile when Profile names no defined
+// profile. An unknown profile is reported once, not per path, and the other
+// rules still apply (core too, when the name starts with "backfill"), so a
+// typo in a profile name never hides a user-owned file.
+//
+// HasKey is called at most once per key.
 func (c *Compiled) Evaluate(paths []string, s Subject) []Violation {
 	var out []Violation
 	if s.Branch != "" {

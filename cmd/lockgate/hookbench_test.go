@@ -1,0 +1,256 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/lockgate/lockgate/internal/gittest"
+	"github.com/lockgate/lockgate/workflow"
+	"github.com/lockgate/lockgate/workflow/filestore"
+)
+
+// benchPolicy is a .lockgate.yaml of 200 patterns, none of which refuses
+// the synthetic staged files.
+func benchPolicy() string {
+	var b strings.Builder
+	b.WriteString("version: 1\nscope:\n  user_owned:\n")
+	for i := range 40 {
+		fmt.Fprintf(&b, "    - docs/owned%02d/**\n", i)
+	}
+	b.WriteString("  core:\n")
+	for i := range 40 {
+		fmt.Fprintf(&b, "    - bridge/core%02d.py\n", i)
+	}
+	b.WriteString("  profiles:\n    backfill:\n      allow:\n")
+	for i := range 40 {
+		fmt.Fprintf(&b, "        - tests/area%02d/**\n", i)
+	}
+	b.WriteString("    backfill-bridge:\n      allow:\n")
+	for i := range 40 {
+		fmt.Fprintf(&b, "        - \"**/*.ext%02d\"\n", i)
+	}
+	b.WriteString("  key_rules:\n")
+	for i := range 40 {
+		fmt.Fprintf(&b, "    - {paths: [migrations/set%02d/**], keys: [\"db:migration-slot\"]}\n", i)
+	}
+	return b.String()
+}
+
+// seedOthersLocks holds 9,900 path locks and 100 pattern locks for someone
+// else, none covering the staged files.
+func seedOthersLocks(b *testing.B, dir string) {
+	s, err := filestore.Open(filepath.Join(dir, ".git", "lockgate", "locks"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	m := &workflow.Manager{Store: s}
+	other := workflow.Owner{Holder: "other", HolderType: "agent", Session: "other"}
+	ctx := context.Background()
+	for i := range 10000 {
+		key := fmt.Sprintf("locked/dir%03d/file%05d.py", i%300, i)
+		if i < 100 {
+			key = fmt.Sprintf("locked/area%03d/**", i)
+		}
+		if _, err := m.Acquire(ctx, workflow.Request{Keys: []string{key}, Owner: other, TTL: 24 * time.Hour}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// tool is one command timed against the git floor.
+type tool struct {
+	name string
+	cmd  []string
+	// ok lists exit codes that count as a normal run.
+	ok []int
+}
+
+// measure runs the floor and every tool alternately b.N times and reports
+// each tool's ms/op, its ratio to the floor, and lockgate's peak RSS.
+func measure(b *testing.B, dir string, env []string, stdin string, floor func() time.Duration, tools []tool) {
+	run := func(t tool) (time.Duration, int64) {
+		cmd := exec.Command(t.cmd[0], t.cmd[1:]...)
+		cmd.Dir, cmd.Env = dir, env
+		if stdin != "" {
+			cmd.Stdin = strings.NewReader(stdin)
+		}
+		var out strings.Builder
+		cmd.Stdout, cmd.Stderr = io.Discard, &out
+		start := time.Now()
+		err := cmd.Run()
+		el := time.Since(start)
+		code := 0
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+		} else if err != nil {
+			b.Fatalf("%s: %v", t.name, err)
+		}
+		good := code == 0
+		for _, c := range t.ok {
+			good = good || code == c
+		}
+		if !good {
+			b.Fatalf("%s exited %d: %s", t.name, code, out.String())
+		}
+		rss := int64(0)
+		if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+			rss = ru.Maxrss // KiB on Linux
+		}
+		return el, rss
+	}
+	var base time.Duration
+	total := make([]time.Duration, len(tools))
+	peak := make([]int64, len(tools))
+	// One warm-up round: page cache, git's index, lazily built state.
+	floor()
+	for _, t := range tools {
+		run(t)
+	}
+	b.ResetTimer()
+	for range b.N {
+		base += floor()
+		for i, t := range tools {
+			el, rss := run(t)
+			total[i] += el
+			peak[i] = max(peak[i], rss)
+		}
+	}
+	b.StopTimer()
+	b.ReportMetric(ms(base, b.N), "git-ms/op")
+	for i, t := range tools {
+		b.ReportMetric(ms(total[i], b.N), t.name+"-ms/op")
+		b.ReportMetric(float64(total[i])/float64(base), t.name+"-x-git")
+		if t.name == "lockgate" {
+			b.ReportMetric(float64(peak[i])/1024, "lockgate-peak-MiB")
+		}
+	}
+}
+
+func ms(d time.Duration, n int) float64 { return float64(d.Microseconds()) / float64(n) / 1000 }
+
+func gitFloor(b *testing.B, dir string, env []string, args ...string) func() time.Duration {
+	return func() time.Duration {
+		cmd := exec.Command("git", args...)
+		cmd.Dir, cmd.Env = dir, env
+		cmd.Stdout = io.Discard
+		start := time.Now()
+		if err := cmd.Run(); err != nil {
+			b.Fatalf("git %v: %v", args, err)
+		}
+		return time.Since(start)
+	}
+}
+
+// recordTools are other hook runners timed for the record when their
+// binaries are given: LOCKGATE_BENCH_LEFTHOOK, LOCKGATE_BENCH_GITLEAKS, and
+// the pre-commit tool when on PATH.
+func recordTools(b *testing.B, r *gittest.Repo, env []string) []tool {
+	var out []tool
+	if lh := os.Getenv("LOCKGATE_BENCH_LEFTHOOK"); lh != "" {
+		r.Write("lefthook.yml", "pre-commit:\n  commands:\n    noop:\n      run: \"true\"\n")
+		out = append(out, tool{name: "lefthook", cmd: []string{lh, "run", "pre-commit"}})
+	}
+	if pc, err := exec.LookPath("pre-commit"); err == nil && os.Getenv("LOCKGATE_BENCH_PRECOMMIT") == "1" {
+		r.Write(".pre-commit-config.yaml", "repos:\n  - repo: local\n    hooks:\n      - id: noop\n        name: noop\n        entry: \"true\"\n        language: system\n        pass_filenames: false\n        always_run: true\n")
+		r.Git("add", ".pre-commit-config.yaml", "lefthook.yml")
+		r.Git("commit", "-q", "--no-verify", "-m", "hook runner configs")
+		out = append(out, tool{name: "pre-commit-tool", cmd: []string{pc, "run", "--hook-stage", "commit"}})
+	}
+	if gl := os.Getenv("LOCKGATE_BENCH_GITLEAKS"); gl != "" {
+		out = append(out, tool{name: "gitleaks", cmd: []string{gl, "git", "--pre-commit", "--staged", "--no-banner", "--log-level", "error"}})
+	}
+	return out
+}
+
+// BenchmarkHookPreCommit: `lockgate hook pre-commit` against
+// `git diff --cached --name-status -z -M` on the same repository state, on
+// synthetic repositories of 1,000 and 100,000 files with 1 and 1,000
+// staged changes, 200 policy patterns and 10,000 locks held by others.
+func BenchmarkHookPreCommit(b *testing.B) {
+	bin := lockgateBinary(b)
+	for _, files := range []int{1000, 100000} {
+		r := gittest.New(b)
+		r.Synthetic(files)
+		r.Write(".lockgate.yaml", benchPolicy())
+		r.Git("add", ".lockgate.yaml")
+		r.Git("commit", "-q", "--no-verify", "-m", "policy")
+		seedOthersLocks(b, r.Dir)
+		env := append(append([]string(nil), r.Env...), "LOCKGATE_WORKER=bench", "LOCKGATE_WORKER_TYPE=agent", "PRE_COMMIT_HOME="+filepath.Join(b.TempDir(), "pc"))
+		extra := recordTools(b, r, env)
+		for _, staged := range []int{1, 1000} {
+			b.Run(fmt.Sprintf("files=%d/staged=%d", files, staged), func(b *testing.B) {
+				r.Stage(staged)
+				tools := append([]tool{{name: "lockgate", cmd: []string{bin, "hook", "pre-commit"}}}, extra...)
+				measure(b, r.Dir, env, "", gitFloor(b, r.Dir, env, "diff", "--cached", "--name-status", "-z", "-M"), tools)
+			})
+		}
+	}
+}
+
+// BenchmarkHookPrePush: `lockgate hook pre-push` for a push of 1,000 new
+// commits in the 100,000-file repository against
+// `git rev-list … | git diff-tree --stdin -r -z --name-status -M`.
+func BenchmarkHookPrePush(b *testing.B) {
+	bin := lockgateBinary(b)
+	r := gittest.New(b)
+	r.Synthetic(100000)
+	base := r.Git("rev-parse", "main")
+	tip := r.SyntheticCommits("topic", 1000, 3, 100000)
+	r.Git("update-ref", "refs/remotes/origin/main", base)
+	seedOthersLocks(b, r.Dir)
+	env := append(append([]string(nil), r.Env...), "LOCKGATE_WORKER=bench")
+	floor := func() time.Duration {
+		start := time.Now()
+		rl := exec.Command("git", "rev-list", tip, "--not", base)
+		dt := exec.Command("git", "diff-tree", "--stdin", "-r", "-z", "--name-status", "-M", "--root")
+		rl.Dir, dt.Dir, rl.Env, dt.Env = r.Dir, r.Dir, env, env
+		pipe, err := rl.StdoutPipe()
+		if err != nil {
+			b.Fatal(err)
+		}
+		dt.Stdin, dt.Stdout = pipe, io.Discard
+		if err := rl.Start(); err != nil {
+			b.Fatal(err)
+		}
+		if err := dt.Run(); err != nil {
+			b.Fatal(err)
+		}
+		if err := rl.Wait(); err != nil {
+			b.Fatal(err)
+		}
+		return time.Since(start)
+	}
+	stdin := fmt.Sprintf("refs/heads/topic %s refs/heads/topic %s\n", tip, base)
+	measure(b, r.Dir, env, stdin, floor, []tool{{name: "lockgate", cmd: []string{bin, "hook", "pre-push", "origin", "../remote.git"}}})
+}
+
+// BenchmarkHookCommitMsg: `lockgate hook commit-msg` with require_task and
+// 10,000 locks held by others; the target is an absolute 5 ms.
+func BenchmarkHookCommitMsg(b *testing.B) {
+	bin := lockgateBinary(b)
+	r := gittest.New(b)
+	r.Write(".lockgate.yaml", "version: 1\nhooks:\n  commit_msg: {require_task: true}\n")
+	r.Commit("init")
+	seedOthersLocks(b, r.Dir)
+	env := append(append([]string(nil), r.Env...), "LOCKGATE_WORKER=bench")
+	cmd := exec.Command(bin, "lock", "acquire", "task:TASK-1")
+	cmd.Dir, cmd.Env = r.Dir, env
+	if out, err := cmd.CombinedOutput(); err != nil {
+		b.Fatalf("%v: %s", err, out)
+	}
+	msg := filepath.Join(b.TempDir(), "MSG")
+	if err := os.WriteFile(msg, []byte("TASK-1: change\n\nTask: TASK-1\n"), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	measure(b, r.Dir, env, "", gitFloor(b, r.Dir, env, "rev-parse", "--git-common-dir"),
+		[]tool{{name: "lockgate", cmd: []string{bin, "hook", "commit-msg", msg}}})
+}
