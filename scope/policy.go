@@ -1,6 +1,7 @@
 package scope
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -171,7 +172,7 @@ func Compile(p Policy) (*Compiled, error) {
 	}
 	m, err := NewMatcher(pats, p.IgnoreCase)
 	if err != nil {
-		return nil, fieldError(err, c.tags, c.names, p)
+		return nil, fieldError(err, c.tags, c.names)
 	}
 	c.m = m
 	for i, s := range p.ProtectedBranches {
@@ -182,7 +183,8 @@ func Compile(p Policy) (*Compiled, error) {
 	// Branch names are case-sensitive in git (packed refs), whatever
 	// core.ignorecase says about files.
 	if c.branches, err = NewMatcher(p.ProtectedBranches, false); err != nil {
-		if pe, ok := err.(*PatternError); ok {
+		var pe *PatternError
+		if errors.As(err, &pe) {
 			return nil, fmt.Errorf("scope.protected_branches[%d]: %w", pe.Index, err)
 		}
 		return nil, err
@@ -192,9 +194,9 @@ func Compile(p Policy) (*Compiled, error) {
 
 // fieldError turns a *PatternError from the combined matcher back into the
 // field of the policy it came from.
-func fieldError(err error, tags []tag, names []string, p Policy) error {
-	pe, ok := err.(*PatternError)
-	if !ok {
+func fieldError(err error, tags []tag, names []string) error {
+	var pe *PatternError
+	if !errors.As(err, &pe) {
 		return err
 	}
 	// Find the position of pe.Index inside its own list.
@@ -395,8 +397,7 @@ func (c *Compiled) Evaluate(paths []string, s Subject) []Violation {
 				Rule:    RuleKeyRule,
 				Pattern: m.pat,
 				Key:     key,
-				Reason: path + " needs lock " + key + ", which you do not hold: take it with lockgate lock acquire " +
-					shellQuote(key) + " (scope.key_rules: " + m.pat + ")",
+				Reason:  path + " needs lock " + key + ", which you do not hold (scope.key_rules: " + m.pat + ")",
 			})
 		}
 		if prof >= 0 && !allowed {
@@ -436,15 +437,4 @@ func patternNote(path, pattern string) string {
 		return ""
 	}
 	return ": " + pattern
-}
-
-// shellQuote quotes a key for a command line when it needs it
-// ("api:GET /v1/users").
-func shellQuote(s string) string {
-	if s != "" && !strings.ContainsFunc(s, func(r rune) bool {
-		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_.:/@%+=,", r))
-	}) {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

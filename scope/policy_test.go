@@ -247,7 +247,7 @@ func TestEvaluateReasons(t *testing.T) {
 				Reason: `bridge/util.py is outside profile "backfill", which allows only tests/**, docs/**, .github/** (scope.profiles.backfill.allow)`}},
 		{name: "key rule", path: "migrations/1.sql", subject: Subject{WorkerType: WorkerHuman},
 			want: Violation{Path: "migrations/1.sql", Rule: "key_rule", Pattern: "migrations/**", Key: "db:migration-slot",
-				Reason: "migrations/1.sql needs lock db:migration-slot, which you do not hold: take it with lockgate lock acquire db:migration-slot (scope.key_rules: migrations/**)"}},
+				Reason: "migrations/1.sql needs lock db:migration-slot, which you do not hold (scope.key_rules: migrations/**)"}},
 		{name: "protected branch", subject: Subject{WorkerType: WorkerHuman, Branch: "refs/heads/release/2.0"},
 			want: Violation{Rule: "protected_branch", Pattern: "release/*",
 				Reason: "branch release/2.0 is protected: commit on another branch and merge it (scope.protected_branches: release/*)"}},
@@ -269,7 +269,7 @@ func TestEvaluateReasons(t *testing.T) {
 		})
 	}
 
-	t.Run("quoted key and empty allow list", func(t *testing.T) {
+	t.Run("key with a space and empty allow list", func(t *testing.T) {
 		t.Parallel()
 		c := mustCompile(t, Policy{
 			Profiles: map[string][]string{"locked": nil},
@@ -277,7 +277,7 @@ func TestEvaluateReasons(t *testing.T) {
 		})
 		got := c.Evaluate([]string{"openapi/v1.yaml"}, Subject{WorkerType: WorkerHuman, Profile: "locked"})
 		want := []string{
-			`openapi/v1.yaml needs lock api:GET /v1/users, which you do not hold: take it with lockgate lock acquire 'api:GET /v1/users' (scope.key_rules: openapi/**)`,
+			`openapi/v1.yaml needs lock api:GET /v1/users, which you do not hold (scope.key_rules: openapi/**)`,
 			`openapi/v1.yaml is outside profile "locked", which allows nothing (scope.profiles.locked.allow)`,
 		}
 		var reasons []string
