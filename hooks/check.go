@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lockgate/lockgate/pathmatch"
 	"github.com/lockgate/lockgate/scope"
 	"github.com/lockgate/lockgate/workflow"
 	"github.com/lockgate/lockgate/workflow/lockkey"
@@ -123,16 +124,16 @@ func (c *Checker) checkPauses(ctx context.Context, r *Report) error {
 }
 
 func (c *Checker) checkLocks(paths []string, entries []workflow.Entry, r *Report) {
+	covered := c.coverage(paths, entries)
 	mine := map[string]bool{} // paths covered by a lock of Me
-	for _, e := range entries {
-		covered := c.covered(e, paths)
+	for n, e := range entries {
 		if e.Err != nil {
 			var ce *workflow.CorruptError
 			loc := e.Name
 			if errors.As(e.Err, &ce) {
 				loc = ce.Path
 			}
-			for _, p := range covered {
+			for _, p := range covered[n] {
 				r.Add(Violation{Rule: RuleCorruptLock, Path: p, Key: e.Key,
 					Reason: fmt.Sprintf("the lock record %s cannot be read; it is never treated as free", loc),
 					Hint:   fmt.Sprintf("inspect it, then `lockgate lock clear %s --force`", shellQuote(e.Key))})
@@ -143,12 +144,12 @@ func (c *Checker) checkLocks(paths []string, entries []workflow.Entry, r *Report
 			continue
 		}
 		if e.OwnedBy(c.Me) {
-			for _, p := range covered {
+			for _, p := range covered[n] {
 				mine[p] = true
 			}
 			continue
 		}
-		for _, p := range covered {
+		for _, p := range covered[n] {
 			v := lockViolation(RuleLocked, p, e.Lock)
 			via := ""
 			if e.Key != p {
@@ -174,27 +175,46 @@ func (c *Checker) checkLocks(paths []string, entries []workflow.Entry, r *Report
 	}
 }
 
-// covered lists the paths a record's key covers.
-func (c *Checker) covered(e workflow.Entry, paths []string) []string {
-	if e.Key == "" || !lockkey.IsPattern(e.Key) {
-		for _, p := range paths {
-			if p == e.Key || (c.IgnoreCase && strings.EqualFold(p, e.Key)) {
-				return []string{p}
+// coverage lists, per entry, the paths its key covers: the path itself for
+// a path key, every matching path for a pattern (one matcher over all of
+// them), every path for a record that could not be read and names no key.
+func (c *Checker) coverage(paths []string, entries []workflow.Entry) [][]string {
+	out := make([][]string, len(entries))
+	exact := map[string][]int{}
+	var pats []string
+	var patEntry []int
+	for n, e := range entries {
+		switch {
+		case e.Key == "":
+			out[n] = []string{""}
+		case lockkey.IsPattern(e.Key):
+			pats, patEntry = append(pats, e.Key), append(patEntry, n)
+		default:
+			k := e.Key
+			if c.IgnoreCase {
+				k = strings.ToLower(k)
 			}
+			exact[k] = append(exact[k], n)
 		}
-		if e.Err != nil && e.Key == "" {
-			return []string{""}
-		}
-		return nil
 	}
-	m, err := scope.NewMatcher([]string{e.Key}, c.IgnoreCase)
+	m, err := pathmatch.NewMatcher(pats, c.IgnoreCase)
 	if err != nil {
-		return nil
+		m = nil // stored pattern keys are valid; a bad one matches nothing here
 	}
-	var out []string
+	var buf []int
 	for _, p := range paths {
-		if _, ok := m.Match(p); ok {
-			out = append(out, p)
+		k := p
+		if c.IgnoreCase {
+			k = strings.ToLower(k)
+		}
+		for _, n := range exact[k] {
+			out[n] = append(out[n], p)
+		}
+		if len(pats) > 0 {
+			buf = m.AppendMatches(buf[:0], p)
+			for _, i := range buf {
+				out[patEntry[i]] = append(out[patEntry[i]], p)
+			}
 		}
 	}
 	return out

@@ -2,6 +2,7 @@ package scope
 
 import (
 	"fmt"
+	"github.com/lockgate/lockgate/pathmatch"
 	"maps"
 	"math/rand/v2"
 	"reflect"
@@ -85,9 +86,7 @@ func randomPaths(n int) []string {
 // pattern: the baseline, and a second implementation to compare with.
 func naive(c *Compiled) *Compiled {
 	cc := *c
-	m := *c.m
-	m.naive = true
-	cc.m = &m
+	cc.m = c.m.Naive()
 	return &cc
 }
 
@@ -186,11 +185,13 @@ func benchPatterns() []string {
 }
 
 func benchmarkMatcher(b *testing.B, naiveMatch bool) {
-	m, err := NewMatcher(benchPatterns(), false)
+	m, err := pathmatch.NewMatcher(benchPatterns(), false)
 	if err != nil {
 		b.Fatal(err)
 	}
-	m.naive = naiveMatch
+	if naiveMatch {
+		m = m.Naive()
+	}
 	paths := benchPaths(1000)
 	b.Run("patterns=200/paths=1000", func(b *testing.B) {
 		b.ReportAllocs()

@@ -3,6 +3,7 @@ package scope
 import (
 	"errors"
 	"fmt"
+	"github.com/lockgate/lockgate/pathmatch"
 	"slices"
 	"strings"
 )
@@ -80,9 +81,9 @@ type Violation struct {
 // Compiled is a Policy with every pattern compiled once. It is immutable and
 // safe for concurrent use. The zero Compiled is the empty policy.
 type Compiled struct {
-	m        *Matcher // every path pattern of the policy, tagged by tags
+	m        *pathmatch.Matcher // every path pattern of the policy, tagged by tags
 	tags     []tag
-	branches *Matcher
+	branches *pathmatch.Matcher
 	profiles map[string]int // name -> index into profs
 	profs    []profile
 	names    []string // sorted profile names
@@ -170,7 +171,7 @@ func Compile(p Policy) (*Compiled, error) {
 		}
 		c.rules = append(c.rules, kr)
 	}
-	m, err := NewMatcher(pats, p.IgnoreCase)
+	m, err := pathmatch.NewMatcher(pats, p.IgnoreCase)
 	if err != nil {
 		return nil, fieldError(err, c.tags, c.names)
 	}
@@ -182,8 +183,8 @@ func Compile(p Policy) (*Compiled, error) {
 	}
 	// Branch names are case-sensitive in git (packed refs), whatever
 	// core.ignorecase says about files.
-	if c.branches, err = NewMatcher(p.ProtectedBranches, false); err != nil {
-		var pe *PatternError
+	if c.branches, err = pathmatch.NewMatcher(p.ProtectedBranches, false); err != nil {
+		var pe *pathmatch.PatternError
 		if errors.As(err, &pe) {
 			return nil, fmt.Errorf("scope.protected_branches[%d]: %w", pe.Index, err)
 		}
@@ -192,10 +193,10 @@ func Compile(p Policy) (*Compiled, error) {
 	return c, nil
 }
 
-// fieldError turns a *PatternError from the combined matcher back into the
+// fieldError turns a *pathmatch.PatternError from the combined matcher back into the
 // field of the policy it came from.
 func fieldError(err error, tags []tag, names []string) error {
-	var pe *PatternError
+	var pe *pathmatch.PatternError
 	if !errors.As(err, &pe) {
 		return err
 	}
@@ -216,7 +217,7 @@ func fieldError(err error, tags []tag, names []string) error {
 	case groupKey:
 		field = fmt.Sprintf("scope.key_rules[%d].paths", t.id)
 	}
-	return fmt.Errorf("%s[%d]: %w", field, pos, &PatternError{Index: pos, Pattern: pe.Pattern})
+	return fmt.Errorf("%s[%d]: %w", field, pos, &pathmatch.PatternError{Index: pos, Pattern: pe.Pattern})
 }
 
 // Profiles returns the names of the defined profiles, sorted.
@@ -345,9 +346,8 @@ func (c *Compiled) Evaluate(paths []string, s Subject) []Violation {
 			continue
 		}
 		prev = path
-		got := c.m.appendMatches(scratch[:0], path)
+		got := c.m.AppendMatches(scratch[:0], path)
 		scratch = got
-		sortSmall(got)
 		allowed := false
 		userOwned, core := -1, -1
 		lastRule := -1

@@ -2,9 +2,11 @@ package filestore
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"strings"
 
+	"github.com/lockgate/lockgate/pathmatch"
 	"github.com/lockgate/lockgate/workflow"
 	"github.com/lockgate/lockgate/workflow/lockkey"
 )
@@ -60,10 +62,17 @@ func (s *Store) Covering(ctx context.Context, paths []string) ([]workflow.Entry,
 				pats, patFiles = append(pats, key), append(patFiles, filepath.Join(s.patDir, n))
 			}
 		}
-		m := lockkey.NewMatcher(pats)
+		m, err := pathmatch.NewMatcher(pats, false)
+		if err != nil {
+			return nil, fmt.Errorf("covering: pattern lock: %w", err)
+		}
 		hit := make([]bool, len(pats))
+		var buf []int
 		for _, p := range paths {
-			m.MatchAll(p, func(i int) { hit[i] = true })
+			buf = m.AppendMatches(buf[:0], p)
+			for _, i := range buf {
+				hit[i] = true
+			}
 		}
 		for i, h := range hit {
 			if h {

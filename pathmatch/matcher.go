@@ -1,4 +1,4 @@
-package scope
+package pathmatch
 
 import (
 	"fmt"
@@ -21,6 +21,17 @@ func (e *PatternError) Error() string {
 
 // Unwrap lets errors.Is(err, doublestar.ErrBadPattern) hold.
 func (e *PatternError) Unwrap() error { return doublestar.ErrBadPattern }
+
+// Naive returns a copy of m that calls doublestar.Match for every pattern:
+// the reference the fast paths are tested and benchmarked against.
+func (m *Matcher) Naive() *Matcher {
+	if m == nil {
+		return nil
+	}
+	c := *m
+	c.naive = true
+	return &c
+}
 
 // Matcher matches paths against a fixed list of doublestar patterns.
 //
@@ -234,6 +245,22 @@ func (m *Matcher) MatchAll(path string, fn func(index int)) {
 			fn(i)
 		}
 	}
+}
+
+// AppendMatches appends the index of every pattern matching path to dst,
+// ascending and each once; reusing dst, it does not allocate.
+func (m *Matcher) AppendMatches(dst []int, path string) []int {
+	start := len(dst)
+	dst = m.appendMatches(dst, path)
+	got := dst[start:]
+	sortSmall(got)
+	out := dst[:start]
+	for j, i := range got {
+		if j == 0 || i != got[j-1] { // expanded alternatives may match twice
+			out = append(out, i)
+		}
+	}
+	return out
 }
 
 // appendMatches appends the indices of all patterns matching path to dst,

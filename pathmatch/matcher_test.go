@@ -1,4 +1,4 @@
-package scope
+package pathmatch
 
 import (
 	"errors"
