@@ -22,6 +22,9 @@ type Runner struct {
 	Repo    *gitexec.Repo
 	Dir     string // where git runs: the worktree root, or the git dir when bare
 	Checker *Checker
+	// Staged, when set, yields the staged change that PreCommit would
+	// otherwise ask git for (see gitexec.StartStaged).
+	Staged func() ([]byte, error)
 	// MaxCommits and MaxPaths bound a push or range check; exceeding them
 	// refuses (rule "limit"), never passes silently.
 	MaxCommits int
@@ -31,7 +34,11 @@ type Runner struct {
 // PreCommit checks the staged change.
 func (h *Runner) PreCommit(ctx context.Context) (*Report, error) {
 	r := &Report{Hook: "pre-commit"}
-	out, err := gitexec.StagedNameStatus(ctx, h.Dir)
+	staged := h.Staged
+	if staged == nil {
+		staged = func() ([]byte, error) { return gitexec.StagedNameStatus(ctx, h.Dir) }
+	}
+	out, err := staged()
 	if err != nil {
 		return nil, err
 	}

@@ -55,7 +55,9 @@ func lockgateBinary(t testing.TB) string {
 			return
 		}
 		builtBin = filepath.Join(builtDir, "lockgate")
-		out, err := exec.Command("go", "build", "-o", builtBin, ".").CombinedOutput()
+		cmd := exec.Command("go", "build", "-trimpath", "-ldflags=-s -w", "-o", builtBin, ".")
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0") // static, as `make build` makes it
+		out, err := cmd.CombinedOutput()
 		if err != nil {
 			buildErr = fmt.Errorf("go build: %v: %s", err, out)
 		}

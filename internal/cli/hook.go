@@ -205,6 +205,10 @@ func (a *app) runHook(ctx context.Context, name string, args []string, maxArgs i
 	if err != nil {
 		return a.hookFailed(err)
 	}
+	var staged func() ([]byte, error)
+	if (name == "pre-commit" || name == "pre-merge-commit") && e.repo.Toplevel != "" {
+		staged = gitexec.StartStaged(ctx, e.repo.Toplevel)
+	}
 	if name == "pre-receive" {
 		for _, v := range e.cfg.Hooks.IdentityEnv {
 			if id := getenv(v); id != "" {
@@ -217,6 +221,7 @@ func (a *app) runHook(ctx context.Context, name string, args []string, maxArgs i
 	if err != nil {
 		return a.hookFailed(err)
 	}
+	h.Staged = staged
 	r, err := run(h)
 	if err != nil {
 		return a.hookFailed(err)

@@ -21,6 +21,26 @@ func StagedNameStatus(ctx context.Context, dir string) ([]byte, error) {
 		"--name-status", "-z", "-M", "--no-ext-diff", "--no-color", "--ignore-submodules=none")
 }
 
+// StartStaged starts StagedNameStatus in the background and returns a
+// function that waits for its result: a hook lets git work while it loads
+// its config, policy and lock store.
+func StartStaged(ctx context.Context, dir string) func() ([]byte, error) {
+	type result struct {
+		out []byte
+		err error
+	}
+	ch := make(chan result, 1)
+	go func() {
+		out, err := StagedNameStatus(ctx, dir)
+		ch <- result{out, err}
+	}()
+	return func() ([]byte, error) {
+		r := <-ch
+		ch <- r // later calls see the same result
+		return r.out, r.err
+	}
+}
+
 // TreeDiffs streams `git rev-list ARGS | git diff-tree --stdin` output:
 // for every commit rev-list names, its header and its changed paths
 // (-r -z --name-status -M --root, --cc for merges). fn reads the stream;
