@@ -1,0 +1,101 @@
+package hooks
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+func TestTaskIDs(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		msg  string
+		want []string
+	}{
+		{"id in subject", "TASK-001: add users endpoint\n", []string{"TASK-001"}},
+		{"trailer wins over subject", "Fix WP-2 typo\n\nTask: WI-1-A1-T2\n", []string{"WI-1-A1-T2"}},
+		{"several trailers", "x\n\nTask: A-1, B-2\n", []string{"A-1", "B-2"}},
+		{"comment lines ignored", "# TASK-9 in a comment\nplain subject\n", nil},
+		{"no id", "refactor the parser\n", nil},
+		{"lowercase is not an id", "task-1: nope\n", nil},
+		{"crlf", "TASK-3: x\r\n", []string{"TASK-3"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			if got := TaskIDs(tt.msg); !slices.Equal(got, tt.want) {
+				t.Errorf("TaskIDs(%q) = %q, want %q", tt.msg, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestReportOrder(t *testing.T) {
+	t.Parallel()
+	r := &Report{}
+	r.Add(Violation{Rule: "profile", Path: "b"}, Violation{Rule: "locked", Path: "b"},
+		Violation{Rule: "paused"}, Violation{Rule: "key_rule", Path: "a", Key: "z"}, Violation{Rule: "key_rule", Path: "a", Key: "y"})
+	r.Finish()
+	var got []string
+	for _, v := range r.Violations {
+		got = append(got, v.Path+"/"+v.Rule+"/"+v.Key)
+	}
+	want := []string{"/paused/", "a/key_rule/y", "a/key_rule/z", "b/locked/", "b/profile/"}
+	if !slices.Equal(got, want) || r.OK {
+		t.Fatalf("order %q (ok %v), want %q", got, r.OK, want)
+	}
+	var text strings.Builder
+	r.WriteText(&text, "pre-commit")
+	if first, _, _ := strings.Cut(text.String(), "\n"); first != "lockgate: pre-commit refused: 5 violations (key_rule, locked, paused, profile)" {
+		t.Fatalf("first line %q", first)
+	}
+	var gh strings.Builder
+	(&Report{Violations: []Violation{{Rule: "locked", Path: "a,b:c.py", Reason: "50% done\nnext"}}}).WriteGitHub(&gh)
+	if want := "::error file=a%2Cb%3Ac.py,title=lockgate locked::50%25 done%0Anext\n"; gh.String() != want {
+		t.Fatalf("github annotation %q, want %q", gh.String(), want)
+	}
+}
+
+func TestInstallUninstall(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	old := "#!/bin/sh\necho old\n"
+	if err := os.WriteFile(filepath.Join(dir, "pre-commit"), []byte(old), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	res, err := Install(dir, "/opt/lockgate's bin/lockgate", []string{"pre-commit", "pre-push"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res[0].Chained == "" || res[1].Chained != "" {
+		t.Fatalf("chaining: %+v", res)
+	}
+	shim, _ := os.ReadFile(filepath.Join(dir, "pre-commit"))
+	if !strings.Contains(string(shim), `lockgate=${LOCKGATE_BIN:-'/opt/lockgate'\''s bin/lockgate'}`) {
+		t.Fatalf("binary path not quoted for sh:\n%s", shim)
+	}
+	if fi, _ := os.Stat(filepath.Join(dir, "pre-push")); fi.Mode()&0o111 == 0 {
+		t.Fatal("shim is not executable")
+	}
+	// Installing again keeps the chained hook, rewrites the shims.
+	res, err = Install(dir, "/usr/bin/lockgate", []string{"pre-commit"})
+	if err != nil || !res[0].Updated || res[0].Chained == "" {
+		t.Fatalf("reinstall: %v %+v", err, res)
+	}
+	un, err := Uninstall(dir, []string{"pre-commit", "pre-push", "commit-msg"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !un[0].Removed || un[0].Restored == "" || !un[1].Removed || un[2].Skipped == "" {
+		t.Fatalf("uninstall: %+v", un)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "pre-commit")); string(b) != old {
+		t.Fatalf("previous hook not restored: %q", b)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "pre-push")); !os.IsNotExist(err) {
+		t.Fatal("pre-push shim left behind")
+	}
+}
