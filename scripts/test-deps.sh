@@ -6,6 +6,8 @@ set -euo pipefail
 need=()
 command -v git >/dev/null 2>&1 || need+=(git)
 command -v pre-commit >/dev/null 2>&1 || need+=(pre-commit)
+command -v redis-server >/dev/null 2>&1 || need+=(redis-server)
+command -v redis-benchmark >/dev/null 2>&1 || need+=(redis-tools)
 
 if [ ${#need[@]} -eq 0 ]; then
   exit 0
@@ -24,6 +26,8 @@ if ! { $sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $sudo apt-get 
   echo "test-deps: could not install ${need[*]} with apt-get (need root or sudo); install them and rerun make test" >&2
   exit 1
 fi
-for p in "${need[@]}"; do
+for p in git pre-commit redis-server; do
   command -v "$p" >/dev/null 2>&1 || { echo "test-deps: $p still missing after apt-get" >&2; exit 1; }
 done
+# Debian starts the packaged service; tests start their own servers.
+if command -v service >/dev/null 2>&1; then $sudo service redis-server stop >/dev/null 2>&1 || true; fi
