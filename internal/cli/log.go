@@ -9,18 +9,39 @@ import (
 	"github.com/lockgate/lockgate/workflow/journal"
 )
 
+// LogOptions are `log`'s filters.
+type LogOptions struct {
+	Since  time.Duration
+	Worker string
+	Action string
+	Key    string
+}
+
+// AddFlags registers the options on fs.
+func (o *LogOptions) AddFlags(fs *pflag.FlagSet) {
+	fs.DurationVar(&o.Since, "since", 0, "only events of the last `D`")
+	fs.StringVar(&o.Worker, "worker", "", "only events of worker `W`")
+	fs.StringVar(&o.Action, "action", "", "only events with action `A` (lock_acquire, lock_clear, …)")
+	fs.StringVar(&o.Key, "key", "", "only events on lock key `K`")
+}
+
+func (o *LogOptions) keep(ev journal.Event) bool {
+	return (o.Worker == "" || ev.Worker == o.Worker) &&
+		(o.Action == "" || ev.Action == o.Action) &&
+		(o.Key == "" || ev.Key == o.Key)
+}
+
 func logCommand() *command {
-	var since time.Duration
+	o := &LogOptions{}
 	return &command{
-		usage: "log [--since D] [--json]",
-		short: "lock events of this clone, newest last",
-		flags: func(fs *pflag.FlagSet) {
-			fs.DurationVar(&since, "since", 0, "only events of the last `D`")
-		},
+		usage: "log [--since D] [--worker W] [--action A] [--key K] [--json]",
+		short: "lock events, newest last",
+		flags: o.AddFlags,
 		run: func(ctx context.Context, a *app, args []string) error {
 			if len(args) > 0 {
 				return usagef("log takes no arguments")
 			}
+			since := o.Since
 			if since < 0 {
 				return usagef("--since must not be negative")
 			}
@@ -32,9 +53,15 @@ func logCommand() *command {
 			if since > 0 {
 				from = time.Now().Add(-since)
 			}
-			evs, err := journal.Open(e.stateDir() + "/events.jsonl").Read(from)
+			all, err := journal.Open(e.stateDir() + "/events.jsonl").Read(from)
 			if err != nil {
 				return err
+			}
+			var evs []journal.Event
+			for _, ev := range all {
+				if o.keep(ev) {
+					evs = append(evs, ev)
+				}
 			}
 			if a.globals.JSON {
 				if evs == nil {
