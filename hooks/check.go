@@ -136,7 +136,7 @@ func (c *Checker) checkLocks(paths []string, entries []workflow.Entry, r *Report
 			for _, p := range covered[n] {
 				r.Add(Violation{Rule: RuleCorruptLock, Path: p, Key: e.Key,
 					Reason: fmt.Sprintf("the lock record %s cannot be read; it is never treated as free", loc),
-					Hint:   fmt.Sprintf("inspect it, then `lockgate lock clear %s --force`", shellQuote(e.Key))})
+					Hint:   fmt.Sprintf("inspect it, then `lockgate lock clear %s --force`", ShellQuote(e.Key))})
 			}
 			continue
 		}
@@ -160,7 +160,7 @@ func (c *Checker) checkLocks(paths []string, entries []workflow.Entry, r *Report
 				v.Reason += ": " + e.Reason
 			}
 			v.Hint = fmt.Sprintf("wait for %s to run `lockgate lock release %s`, or take it when free: `lockgate lock acquire %s --wait 30m`",
-				e.Holder, shellQuote(e.Key), shellQuote(e.Key))
+				e.Holder, ShellQuote(e.Key), ShellQuote(e.Key))
 			r.Add(v)
 		}
 	}
@@ -169,7 +169,7 @@ func (c *Checker) checkLocks(paths []string, entries []workflow.Entry, r *Report
 			if !mine[p] {
 				r.Add(Violation{Rule: RuleNotLocked, Path: p,
 					Reason: "hooks.require_lock is on and you hold no lock on it",
-					Hint:   fmt.Sprintf("lock it first: `lockgate lock acquire %s`", shellQuote(p))})
+					Hint:   fmt.Sprintf("lock it first: `lockgate lock acquire %s`", ShellQuote(p))})
 			}
 		}
 	}
@@ -229,7 +229,7 @@ func scopeViolation(v scope.Violation) Violation {
 	out := Violation{Rule: v.Rule, Path: v.Path, Key: v.Key, Reason: v.Reason}
 	switch v.Rule {
 	case scope.RuleKeyRule:
-		out.Hint = fmt.Sprintf("take the key first: `lockgate lock acquire %s`", shellQuote(v.Key))
+		out.Hint = fmt.Sprintf("take the key first: `lockgate lock acquire %s`", ShellQuote(v.Key))
 	case scope.RuleUserOwned:
 		out.Hint = "ask a person to make this change"
 	case scope.RuleProfile, scope.RuleCore:
@@ -247,8 +247,8 @@ func pauseFeature(key string) string {
 
 func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339) }
 
-// shellQuote quotes s for a hint the user can paste.
-func shellQuote(s string) string {
+// ShellQuote quotes s for a command the user can paste into a shell.
+func ShellQuote(s string) string {
 	if s != "" && strings.IndexFunc(s, func(r rune) bool {
 		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./:@%+=,", r))
 	}) < 0 {

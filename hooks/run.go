@@ -270,7 +270,7 @@ func (c *Checker) CommitMsg(ctx context.Context, file string, requireTask bool) 
 		} else if !ok {
 			r.Add(Violation{Rule: RuleTask, Key: lockkey.TaskKey(ids[0]),
 				Reason: fmt.Sprintf("you hold no task lock for %s", strings.Join(ids, ", ")),
-				Hint:   fmt.Sprintf("claim it first: `lockgate lock acquire %s`", shellQuote(lockkey.TaskKey(ids[0])))})
+				Hint:   fmt.Sprintf("claim it first: `lockgate lock acquire %s`", ShellQuote(lockkey.TaskKey(ids[0])))})
 		}
 	}
 	r.Finish()

@@ -3,6 +3,7 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"github.com/lockgate/lockgate/hooks"
 	"time"
 
 	"github.com/lockgate/lockgate/workflow"
@@ -22,20 +23,20 @@ func hintsFor(err error) []string {
 	case errors.As(err, &held):
 		return heldHints(held, true)
 	case errors.As(err, &notOwner):
-		k := shellQuote(notOwner.Lock.Key)
+		k := hooks.ShellQuote(notOwner.Lock.Key)
 		return []string{
 			fmt.Sprintf("only %s (session %s) may %s it; to override: `lockgate lock %s %s --force` (logged)",
 				notOwner.Lock.Holder, notOwner.Lock.Session, notOwner.Op, notOwner.Op, k),
 		}
 	case errors.As(err, &corrupt):
-		return []string{fmt.Sprintf("inspect %s, then remove it with `lockgate lock clear %s --force`", corrupt.Path, shellQuote(corrupt.Key))}
+		return []string{fmt.Sprintf("inspect %s, then remove it with `lockgate lock clear %s --force`", corrupt.Path, hooks.ShellQuote(corrupt.Key))}
 	}
 	return nil
 }
 
 func heldHints(h *workflow.HeldError, offerWait bool) []string {
 	l := h.Lock
-	k := shellQuote(l.Key)
+	k := hooks.ShellQuote(l.Key)
 	var out []string
 	detail := fmt.Sprintf("lock %s: holder %s (%s), session %s, created %s, expires %s (%s)",
 		h.Where, l.Holder, l.HolderType, l.Session, stamp(l.CreatedAt), stamp(l.ExpiresAt), until(l.ExpiresAt, time.Now()))

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/lockgate/lockgate/hooks"
 	"strings"
 	"time"
 
@@ -309,7 +310,7 @@ func listCommand() *command {
 			table(a.stdio.Out, out)
 			for _, r := range rows {
 				if r.Corrupt {
-					fmt.Fprintf(a.stdio.Err, "lockgate: corrupt lock record %s: %s\nhint: inspect it, then `lockgate lock clear %s --force`\n", r.Location, r.Error, shellQuote(r.Key))
+					fmt.Fprintf(a.stdio.Err, "lockgate: corrupt lock record %s: %s\nhint: inspect it, then `lockgate lock clear %s --force`\n", r.Location, r.Error, hooks.ShellQuote(r.Key))
 				}
 			}
 			return nil
@@ -443,14 +444,4 @@ func checkID(what, id string) error {
 		return usagef("invalid %s id %q", what, id)
 	}
 	return nil
-}
-
-// shellQuote quotes s for a hint the user can paste.
-func shellQuote(s string) string {
-	if s != "" && strings.IndexFunc(s, func(r rune) bool {
-		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./:@%+=,", r))
-	}) < 0 {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"github.com/lockgate/lockgate/hooks"
 	"strings"
 	"time"
 
@@ -64,7 +65,7 @@ func pauseCommand() *command {
 			if a.globals.JSON {
 				return writeJSON(a.stdio.Out, res)
 			}
-			fmt.Fprintf(a.stdio.Err, "paused %s until %s; `lockgate unpause %s` resumes\n", args[0], stamp(res[0].Lock.ExpiresAt), shellQuote(args[0]))
+			fmt.Fprintf(a.stdio.Err, "paused %s until %s; `lockgate unpause %s` resumes\n", args[0], stamp(res[0].Lock.ExpiresAt), hooks.ShellQuote(args[0]))
 			return nil
 		},
 		sub: map[string]*command{
