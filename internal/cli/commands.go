@@ -15,6 +15,7 @@ func commands() map[string]*command {
 			"list":    listCommand(),
 			"check":   checkCommand(),
 			"clear":   clearCommand(),
+			"hold":    holdCommand(),
 		}},
 		"claim":     claimCommand(),
 		"done":      doneCommand(),

@@ -79,7 +79,7 @@ func (a *app) acquire(ctx context.Context, o *AcquireOptions, args []string) err
 		}
 	}
 	if req.TTL == 0 {
-		req.TTL = longestTTL(e, keys)
+		req.TTL = a.defaultTTL(e, keys)
 	}
 	if o.Task != "" {
 		if err := checkID("task", o.Task); err != nil {
@@ -118,9 +118,9 @@ func withKeys(req workflow.Request, keys []lockkey.Key) workflow.Request {
 	return req
 }
 
-// longestTTL is the default TTL of a set of keys: an activity among them
-// lasts as long as an activity.
-func longestTTL(e *env, keys []lockkey.Key) time.Duration {
+// defaultTTL is the default lifetime of a set of keys: by worker type, an
+// activity among them lasting as long as an activity.
+func (a *app) defaultTTL(e *env, keys []lockkey.Key) time.Duration {
 	var ttl time.Duration
 	for _, k := range keys {
 		ttl = max(ttl, e.ttlFor(k))

@@ -55,6 +55,9 @@ type command struct {
 	flags func(fs *pflag.FlagSet)
 	run   func(ctx context.Context, a *app, args []string) error
 	sub   map[string]*command
+	// keepDash passes a "--" argument through to run, for commands that
+	// take a command line after it.
+	keepDash bool
 }
 
 // Main runs lockgate with args (without the program name) and returns the
@@ -124,7 +127,11 @@ func (a *app) main(ctx context.Context, args []string) error {
 		fmt.Fprintf(a.stdio.Out, "usage: lockgate %s\n\n%s\n\nflags:\n%s", cmd.usage, cmd.short, sub.FlagUsages())
 		return nil
 	}
-	return cmd.run(ctx, a, sub.Args())
+	args = sub.Args()
+	if n := sub.ArgsLenAtDash(); cmd.keepDash && n >= 0 {
+		args = append(append(append([]string(nil), args[:n]...), "--"), args[n:]...)
+	}
+	return cmd.run(ctx, a, args)
 }
 
 func (a *app) printHelp(cmds map[string]*command, prefix string) {
