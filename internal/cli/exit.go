@@ -50,12 +50,15 @@ func exitCode(err error) int {
 		unavail  *workflow.UnavailableError
 		rate     *workflow.RateLimitedError
 		gitErr   *gitexec.Error
+		hookErr  *HookError
 	)
 	switch {
 	case err == nil:
 		return ExitOK
 	case errors.As(err, &exit):
 		return exit.Code
+	case errors.As(err, &hookErr):
+		return ExitUnavailable
 	case errors.As(err, &keyErr):
 		if keyErr.NotPermitted {
 			return ExitNotPermitted

@@ -108,12 +108,22 @@ func (a *app) finishReport(r *hooks.Report, what, format string) error {
 	return nil
 }
 
-// hookFailed explains a hook that could not decide, and how to get past it.
+// HookError is a hook that could not decide — unreadable config or store,
+// git failing — and so refuses: exit 3, whatever the cause's own code.
+type HookError struct{ Err error }
+
+func (e *HookError) Error() string {
+	return e.Err.Error() + "\nhint: lockgate fails closed: fix the cause, set hooks.on_store_unavailable: warn for an unreachable store, or bypass once with LOCKGATE_SKIP=1 (logged)"
+}
+
+func (e *HookError) Unwrap() error { return e.Err }
+
+// hookFailed marks a hook that could not decide.
 func (a *app) hookFailed(err error) error {
 	if err == nil {
 		return nil
 	}
-	return fmt.Errorf("%w\nhint: lockgate fails closed: fix the cause, set hooks.on_store_unavailable: warn, or bypass once with LOCKGATE_SKIP=1 (logged)", err)
+	return &HookError{Err: err}
 }
 
 func hookCommand() *command {
