@@ -12,13 +12,14 @@ import (
 )
 
 // listThreshold is the number of paths above which Covering lists the
-// directory once instead of probing one file per path.
-const listThreshold = 256
+// directory once instead of probing one name per path: a probe costs about
+// what listing ten names does.
+const listThreshold = 20000
 
 // Covering returns the records of paths and of the pattern locks matching
-// any of them. Few paths are probed one file each; many are intersected with
-// one listing of the directory. Pattern records are read only when their
-// key, decoded from the file name, matches a path.
+// any of them. Up to listThreshold paths are probed one name each; more are
+// intersected with one listing of the directory. Pattern records are read
+// only when their key, decoded from the file name, matches a path.
 func (s *Store) Covering(ctx context.Context, paths []string) ([]workflow.Entry, error) {
 	if err := s.begin(ctx); err != nil {
 		return nil, err
@@ -26,9 +27,15 @@ func (s *Store) Covering(ctx context.Context, paths []string) ([]workflow.Entry,
 	defer s.end()
 	var files []string
 	if len(paths) <= listThreshold {
-		for _, p := range paths {
-			files = append(files, s.path(p))
+		names := make([]string, len(paths))
+		for i, p := range paths {
+			names[i] = encodeKey(p) + lockSuffix
 		}
+		found, err := present(s.dir, names)
+		if err != nil {
+			return nil, s.unavailable("covering", err)
+		}
+		files = found
 	} else {
 		names, err := readNames(s.dir)
 		if err != nil {

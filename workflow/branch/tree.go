@@ -1,0 +1,297 @@
+package branch
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
+	"github.com/go-git/go-git/v5/plumbing/object"
+)
+
+// trees decodes each tree once during one operation. Only names and
+// hashes are read: finding an event never reads a blob.
+type trees struct {
+	w *Writer
+	m map[plumbing.Hash]*object.Tree
+}
+
+func (w *Writer) trees() *trees { return &trees{w: w, m: make(map[plumbing.Hash]*object.Tree)} }
+
+var emptyTree = &object.Tree{}
+
+// get returns the tree h; the zero hash is the empty tree.
+func (t *trees) get(h plumbing.Hash) (*object.Tree, error) {
+	if h.IsZero() {
+		return emptyTree, nil
+	}
+	if tr, ok := t.m[h]; ok {
+		return tr, nil
+	}
+	tr, err := object.GetTree(t.w.st, h)
+	if err != nil {
+		return nil, fmt.Errorf("read tree %s: %w", h, err)
+	}
+	t.m[h] = tr
+	return tr, nil
+}
+
+// sortKey is git's tree order: directories compare as if their name ended
+// in '/'.
+func sortKey(name string, dir bool) string {
+	if dir {
+		return name + "/"
+	}
+	return name
+}
+
+func entryKey(e *object.TreeEntry) string { return sortKey(e.Name, e.Mode == filemode.Dir) }
+
+// entry finds name (a directory when dir) in tree h by binary search.
+func (t *trees) entry(h plumbing.Hash, name string, dir bool) (object.TreeEntry, bool, error) {
+	tr, err := t.get(h)
+	if err != nil {
+		return object.TreeEntry{}, false, err
+	}
+	key := sortKey(name, dir)
+	es := tr.Entries
+	i := sort.Search(len(es), func(i int) bool { return entryKey(&es[i]) >= key })
+	if i < len(es) && es[i].Name == name && (es[i].Mode == filemode.Dir) == dir {
+		return es[i], true, nil
+	}
+	return object.TreeEntry{}, false, nil
+}
+
+// subtree returns the hash of directory name in tree h, zero when absent.
+func (t *trees) subtree(h plumbing.Hash, name string) (plumbing.Hash, error) {
+	e, ok, err := t.entry(h, name, true)
+	if err != nil || !ok {
+		return plumbing.ZeroHash, err
+	}
+	return e.Hash, nil
+}
+
+// leaf returns the hash of the leaf tree of loc under root, zero when
+// absent.
+func (t *trees) leaf(root plumbing.Hash, loc location) (plumbing.Hash, error) {
+	h := root
+	for _, name := range [...]string{eventsDir, loc.l1, loc.l2} {
+		var err error
+		if h, err = t.subtree(h, name); err != nil || h.IsZero() {
+			return plumbing.ZeroHash, err
+		}
+	}
+	return h, nil
+}
+
+// has reports whether the event at loc is in the tree root.
+func (t *trees) has(root plumbing.Hash, loc location) (bool, error) {
+	lf, err := t.leaf(root, loc)
+	if err != nil || lf.IsZero() {
+		return false, err
+	}
+	_, ok, err := t.entry(lf, loc.name, false)
+	return ok, err
+}
+
+// upsert returns the entries of tree base with add put in (replacing
+// entries of the same name), in git's order.
+func (t *trees) upsert(base plumbing.Hash, add []object.TreeEntry) ([]object.TreeEntry, error) {
+	tr, err := t.get(base)
+	if err != nil {
+		return nil, err
+	}
+	byName := make(map[string]int, len(add))
+	for i, e := range add {
+		byName[e.Name] = i
+	}
+	out := make([]object.TreeEntry, 0, len(tr.Entries)+len(add))
+	for _, e := range tr.Entries {
+		if _, ok := byName[e.Name]; !ok {
+			out = append(out, e)
+		}
+	}
+	out = append(out, add...)
+	sort.Sort(object.TreeEntrySorter(out))
+	return out, nil
+}
+
+// writeTree stores a tree whose entries are in git's order.
+func (w *Writer) writeTree(es []object.TreeEntry) (plumbing.Hash, error) {
+	obj := w.st.NewEncodedObject()
+	if err := (&object.Tree{Entries: es}).Encode(obj); err != nil {
+		return plumbing.ZeroHash, fmt.Errorf("encode tree: %w", err)
+	}
+	h, err := w.st.SetEncodedObject(obj)
+	if err != nil {
+		return plumbing.ZeroHash, fmt.Errorf("write tree: %w", err)
+	}
+	return h, nil
+}
+
+func (w *Writer) writeBlob(b []byte) (plumbing.Hash, error) {
+	obj := w.st.NewEncodedObject()
+	obj.SetType(plumbing.BlobObject)
+	obj.SetSize(int64(len(b)))
+	wr, err := obj.Writer()
+	if err == nil {
+		_, err = wr.Write(b)
+		if cerr := wr.Close(); err == nil {
+			err = cerr
+		}
+	}
+	if err != nil {
+		return plumbing.ZeroHash, fmt.Errorf("encode blob: %w", err)
+	}
+	h, err := w.st.SetEncodedObject(obj)
+	if err != nil {
+		return plumbing.ZeroHash, fmt.Errorf("write blob: %w", err)
+	}
+	return h, nil
+}
+
+// writeCommit stores a commit of tree with parents. The author date is
+// when the (last) event happened, the committer date when it was
+// committed.
+func (w *Writer) writeCommit(tree plumbing.Hash, parents []plumbing.Hash, msg string, when time.Time) (plumbing.Hash, error) {
+	now := time.Now()
+	if when.IsZero() {
+		when = now
+	}
+	c := &object.Commit{
+		Author:       object.Signature{Name: w.name, Email: w.email, When: when},
+		Committer:    object.Signature{Name: w.name, Email: w.email, When: now},
+		Message:      msg,
+		TreeHash:     tree,
+		ParentHashes: parents,
+	}
+	obj := w.st.NewEncodedObject()
+	if err := c.Encode(obj); err != nil {
+		return plumbing.ZeroHash, fmt.Errorf("encode commit: %w", err)
+	}
+	h, err := w.st.SetEncodedObject(obj)
+	if err != nil {
+		return plumbing.ZeroHash, fmt.Errorf("write commit: %w", err)
+	}
+	return h, nil
+}
+
+// commitTree returns the root tree of commit c, zero for the zero commit.
+func (w *Writer) commitTree(c plumbing.Hash) (plumbing.Hash, error) {
+	if c.IsZero() {
+		return plumbing.ZeroHash, nil
+	}
+	cm, err := object.GetCommit(w.st, c)
+	if err != nil {
+		return plumbing.ZeroHash, fmt.Errorf("read commit %s: %w", c, err)
+	}
+	return cm.TreeHash, nil
+}
+
+// mergeStats counts what a union took from each side.
+type mergeStats struct {
+	onlyOurs, onlyTheirs int // events on one side only
+	differ               int // same name, different content
+}
+
+// errShape reports a tree that is not the layout this package writes.
+var errShape = errors.New("unexpected tree entry")
+
+// union writes the union of trees ours and theirs. Equal subtrees are
+// taken as they are, so the cost is in what differs. Two different blobs
+// under one name (the same event id encoded differently) cannot both be
+// kept: the one with the smaller hash wins, so that every clone merging
+// the same two sides gets the same tree.
+func (t *trees) union(ours, theirs plumbing.Hash, st *mergeStats) (plumbing.Hash, error) {
+	if ours == theirs {
+		return ours, nil
+	}
+	if theirs.IsZero() {
+		return ours, nil
+	}
+	if ours.IsZero() {
+		return theirs, nil
+	}
+	a, err := t.get(ours)
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	b, err := t.get(theirs)
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	out := make([]object.TreeEntry, 0, max(len(a.Entries), len(b.Entries)))
+	i, j := 0, 0
+	for i < len(a.Entries) || j < len(b.Entries) {
+		var ea, eb *object.TreeEntry
+		if i < len(a.Entries) {
+			ea = &a.Entries[i]
+		}
+		if j < len(b.Entries) {
+			eb = &b.Entries[j]
+		}
+		switch {
+		case eb == nil || (ea != nil && entryKey(ea) < entryKey(eb)):
+			n, err := t.count(*ea)
+			if err != nil {
+				return plumbing.ZeroHash, err
+			}
+			st.onlyOurs += n
+			out = append(out, *ea)
+			i++
+			continue
+		case ea == nil || entryKey(eb) < entryKey(ea):
+			n, err := t.count(*eb)
+			if err != nil {
+				return plumbing.ZeroHash, err
+			}
+			st.onlyTheirs += n
+			out = append(out, *eb)
+			j++
+			continue
+		}
+		i++
+		j++
+		e := *ea
+		switch {
+		case ea.Hash == eb.Hash && ea.Mode == eb.Mode:
+		case ea.Mode == filemode.Dir && eb.Mode == filemode.Dir:
+			if e.Hash, err = t.union(ea.Hash, eb.Hash, st); err != nil {
+				return plumbing.ZeroHash, err
+			}
+		case ea.Mode != filemode.Dir && eb.Mode != filemode.Dir:
+			st.differ++
+			if eb.Hash.String() < ea.Hash.String() {
+				e = *eb
+			}
+		default:
+			return plumbing.ZeroHash, fmt.Errorf("merge %s: %w: %q is a directory on one side only", ours, errShape, ea.Name)
+		}
+		out = append(out, e)
+	}
+	return t.w.writeTree(out)
+}
+
+// count returns the number of files under e (1 for a file), reading tree
+// names only.
+func (t *trees) count(e object.TreeEntry) (int, error) {
+	if e.Mode != filemode.Dir {
+		return 1, nil
+	}
+	// Not kept in t.m: a count may walk a whole side once.
+	tr, err := object.GetTree(t.w.st, e.Hash)
+	if err != nil {
+		return 0, fmt.Errorf("read tree %s: %w", e.Hash, err)
+	}
+	n := 0
+	for _, c := range tr.Entries {
+		k, err := t.count(c)
+		if err != nil {
+			return 0, err
+		}
+		n += k
+	}
+	return n, nil
+}

@@ -1,0 +1,106 @@
+package redisstore
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Environment variables of SPEC §2 (shared with other lock clients of the
+// same Redis, so the names are theirs).
+const (
+	EnvLockRedisURL     = "LOCK_REDIS_URL"
+	EnvRedisURL         = "REDIS_URL"
+	EnvTTL              = "LOCK_TTL_MS"
+	EnvRateLimitPerMin  = "LOCK_RATE_LIMIT_PER_MIN"
+	EnvRateLimitWindow  = "LOCK_RATE_LIMIT_WINDOW_MS"
+	EnvHistoryTTLSecond = "LOCK_HISTORY_TTL_SEC"
+)
+
+// FallbackTTL is the lock TTL when LOCK_TTL_MS is unset (DefaultTTL).
+const FallbackTTL = 30 * time.Second
+
+// URLFromEnv returns LOCK_REDIS_URL, else REDIS_URL, else "".
+func URLFromEnv(getenv func(string) string) string {
+	if u := strings.TrimSpace(getenv(EnvLockRedisURL)); u != "" {
+		return u
+	}
+	return strings.TrimSpace(getenv(EnvRedisURL))
+}
+
+// IsURL reports whether a --store value names a Redis server rather than a
+// store kind: redis://, rediss:// (TLS) or unix:// (a Redis socket).
+func IsURL(s string) bool {
+	for _, p := range []string{"redis://", "rediss://", "unix://"} {
+		if len(s) >= len(p) && strings.EqualFold(s[:len(p)], p) {
+			return true
+		}
+	}
+	return false
+}
+
+// OptionsFromEnv reads the rate limit and history settings: LOCK_RATE_LIMIT_PER_MIN
+// (acquisitions per window, 0 or unset: no limit), LOCK_RATE_LIMIT_WINDOW_MS
+// (default 60000) and LOCK_HISTORY_TTL_SEC (0 or unset: history kept until
+// released). A malformed value is an error, so that a typo never turns a
+// limit off silently. Prefix and timeouts are left for the caller.
+func OptionsFromEnv(getenv func(string) string) (Options, error) {
+	var o Options
+	n, err := envInt(getenv, EnvRateLimitPerMin, 0)
+	if err != nil {
+		return o, err
+	}
+	o.RateLimitPerMin = int(n)
+	if n, err = envInt(getenv, EnvRateLimitWindow, 1); err != nil {
+		return o, err
+	}
+	o.RateLimitWindow = time.Duration(n) * time.Millisecond
+	if n, err = envInt(getenv, EnvHistoryTTLSecond, 0); err != nil {
+		return o, err
+	}
+	o.HistoryTTL = time.Duration(n) * time.Second
+	return o, nil
+}
+
+// TTLFromEnv returns LOCK_TTL_MS as a duration and whether it is set.
+func TTLFromEnv(getenv func(string) string) (time.Duration, bool, error) {
+	n, err := envInt(getenv, EnvTTL, 1)
+	if err != nil || n == 0 {
+		return 0, false, err
+	}
+	return time.Duration(n) * time.Millisecond, true, nil
+}
+
+// DefaultTTL returns LOCK_TTL_MS, or 30s when it is unset.
+func DefaultTTL(getenv func(string) string) (time.Duration, error) {
+	ttl, ok, err := TTLFromEnv(getenv)
+	if err != nil || !ok {
+		return FallbackTTL, err
+	}
+	return ttl, nil
+}
+
+// envInt parses a whole number of at least minimum; unset (or blank) is 0.
+func envInt(getenv func(string) string, name string, minimum int64) (int64, error) {
+	v := strings.TrimSpace(getenv(name))
+	if v == "" {
+		return 0, nil
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n < minimum || n > 1<<40 {
+		return 0, fmt.Errorf("%s=%q: want a whole number from %d to %d", name, v, minimum, int64(1)<<40)
+	}
+	return n, nil
+}
+
+// RepoPrefix derives a key prefix from a repository's identity (the hash
+// of its first commit, or its normalized remote URL): "lockgate:" and 16
+// hex digits of the identity's SHA-256, then ":". Every clone and worktree
+// of one repository gets the same prefix, other repositories another.
+func RepoPrefix(identity string) string {
+	sum := sha256.Sum256([]byte(identity))
+	return DefaultPrefix + hex.EncodeToString(sum[:8]) + ":"
+}

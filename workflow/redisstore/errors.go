@@ -1,0 +1,132 @@
+package redisstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"strings"
+	"syscall"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/lockgate/lockgate/workflow"
+)
+
+// Normalized reasons of an unavailable store (SPEC §2 "unavailable" with
+// normalized details), the Reason of a Cause.
+const (
+	ReasonRefused     = "connection refused"
+	ReasonAuth        = "authentication failed"
+	ReasonTimeout     = "timeout"
+	ReasonLost        = "connection lost"
+	ReasonUnreachable = "host unreachable"
+	ReasonClosed      = "store closed"
+	ReasonLoading     = "server is loading its data"
+	ReasonReadOnly    = "server is a read-only replica"
+	ReasonNoPerm      = "permission denied"
+	ReasonOOM         = "server out of memory"
+)
+
+// Cause is the Err of every *workflow.UnavailableError the store returns:
+// the operation, a normalized reason (one of the Reason constants, or the
+// server's message for anything else) and the client's error.
+type Cause struct {
+	Op     string
+	Reason string
+	Err    error
+}
+
+func (c *Cause) Error() string { return c.Op + ": " + c.Reason }
+
+func (c *Cause) Unwrap() error { return c.Err }
+
+// fail wraps a failed command. The caller's own cancellation or deadline is
+// returned as such; everything else means the store could not be used.
+func (s *Store) fail(ctx context.Context, op string, err error) error {
+	if cerr := ctx.Err(); cerr != nil {
+		return fmt.Errorf("%s: %w", op, cerr)
+	}
+	return &workflow.UnavailableError{Store: s.display, Err: &Cause{Op: op, Reason: reason(err), Err: err}}
+}
+
+// reason normalizes a go-redis or network error.
+func reason(err error) string {
+	var ne net.Error
+	var dns *net.DNSError
+	switch {
+	case errors.Is(err, redis.ErrClosed):
+		return ReasonClosed
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return ReasonRefused
+	case errors.Is(err, redis.ErrPoolTimeout), errors.Is(err, context.DeadlineExceeded),
+		errors.As(err, &ne) && ne.Timeout():
+		return ReasonTimeout
+	case errors.As(err, &dns), errors.Is(err, syscall.EHOSTUNREACH), errors.Is(err, syscall.ENETUNREACH):
+		return ReasonUnreachable
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, syscall.ECONNRESET),
+		errors.Is(err, syscall.EPIPE), errors.Is(err, net.ErrClosed):
+		return ReasonLost
+	}
+	msg := err.Error()
+	for _, p := range []struct{ prefix, reason string }{
+		{"NOAUTH", ReasonAuth},
+		{"WRONGPASS", ReasonAuth},
+		{"ERR invalid password", ReasonAuth},
+		{"ERR AUTH", ReasonAuth},
+		{"ERR Client sent AUTH", ReasonAuth},
+		{"NOPERM", ReasonNoPerm},
+		{"LOADING", ReasonLoading},
+		{"READONLY", ReasonReadOnly},
+		{"MASTERDOWN", ReasonReadOnly},
+		{"OOM", ReasonOOM},
+	} {
+		if strings.HasPrefix(msg, p.prefix) {
+			return p.reason
+		}
+	}
+	return msg
+}
+
+// Error kinds and reasons of SPEC §2, as Classify returns them.
+const (
+	KindBusy        = "busy"
+	KindUnavailable = "unavailable"
+	KindRateLimited = "rate_limited"
+
+	ReasonContended   = "lock_contended"
+	ReasonLockTimeout = "lock_timeout"
+)
+
+// Classify sorts an error of a lock operation into SPEC §2's classes: busy
+// (reason lock_contended for a *workflow.HeldError, lock_timeout for a
+// *workflow.TimeoutError), unavailable (reason: the normalized cause, such
+// as "connection refused"), rate_limited; "" for anything else. It works on
+// the errors of any store, so --json output can carry kind and reason.
+func Classify(err error) (kind, reason string) {
+	var timeout *workflow.TimeoutError
+	var held *workflow.HeldError
+	var unavailable *workflow.UnavailableError
+	var limited *workflow.RateLimitedError
+	switch {
+	case err == nil:
+		return "", ""
+	case errors.As(err, &limited):
+		return KindRateLimited, ""
+	case errors.As(err, &timeout):
+		return KindBusy, ReasonLockTimeout
+	case errors.As(err, &held):
+		return KindBusy, ReasonContended
+	case errors.As(err, &unavailable):
+		var c *Cause
+		if errors.As(err, &c) {
+			return KindUnavailable, c.Reason
+		}
+		if unavailable.Err != nil {
+			return KindUnavailable, unavailable.Err.Error()
+		}
+		return KindUnavailable, ""
+	}
+	return "", ""
+}

@@ -1,0 +1,503 @@
+package redisstore
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/redis/go-redis/v9/maintnotifications"
+
+	"github.com/lockgate/lockgate/workflow"
+	"github.com/lockgate/lockgate/workflow/lockkey"
+)
+
+var _ workflow.Store = (*Store)(nil)
+
+// Defaults of Options.
+const (
+	DefaultPrefix          = "lockgate:"
+	DefaultTimeout         = 2 * time.Second
+	DefaultRateLimitWindow = time.Minute
+	DefaultExpiredGrace    = 24 * time.Hour
+)
+
+// Options configure a Store. The zero value is usable: one repository per
+// Redis database, no rate limit, history kept until released.
+type Options struct {
+	// Prefix starts every Redis key of the store, so that one Redis serves
+	// many repositories: give each its own (RepoPrefix derives one from the
+	// repository's identity). Default "lockgate:".
+	Prefix string
+	// RateLimitPerMin, when > 0, is the number of acquisitions a session
+	// may make per RateLimitWindow; the next one fails with a
+	// *workflow.RateLimitedError. The count is kept in Redis, so every
+	// process of the session shares it. Refusals (a held key) do not count.
+	RateLimitPerMin int
+	// RateLimitWindow is the sliding window of the rate limit (default 1m).
+	RateLimitWindow time.Duration
+	// HistoryTTL, when > 0, expires a session's history that long after its
+	// last acquisition or refresh; 0 keeps it until its locks are released.
+	HistoryTTL time.Duration
+	// ExpiredGrace is how long Redis keeps a record after its expires_at,
+	// so that taking it over reports it as prev (a lock_takeover event)
+	// and `lock list` shows it as expired. After that Redis drops it and
+	// an acquisition reports no prev. Default 24h; < 0 drops records at
+	// their expiry.
+	ExpiredGrace time.Duration
+	// DialTimeout bounds connecting (default 2s; a timeout query parameter
+	// of the URL is used when this is 0).
+	DialTimeout time.Duration
+	// OpTimeout bounds each command's round trip (default 2s, or the URL's
+	// read_timeout), so that a hung server is reported as unavailable.
+	OpTimeout time.Duration
+	// PoolSize is the number of connections kept (default: go-redis's, ten
+	// per CPU). A CLI process needs one.
+	PoolSize int
+}
+
+// Store is the Redis lock store. Its methods are safe for concurrent use;
+// any number of processes on any number of machines may share one server.
+type Store struct {
+	rdb     *redis.Client
+	display string // the URL without its password, for messages
+
+	p       string // key prefix
+	kFences string
+	kAll    string
+	kPat    string
+
+	graceMS     int64
+	historyTTL  int64 // ms
+	rateLimit   int
+	rateWindow  time.Duration
+	rateWinMS   int64
+	opTimeout   time.Duration
+	dialTimeout time.Duration
+}
+
+// Open connects to the Redis server of rawURL (redis://[user:password@]host:port/db,
+// rediss:// for TLS, unix:///path?db=N) and loads the store's scripts,
+// which checks that the server answers and accepts the credentials. A
+// malformed URL or option is a plain error; a server that cannot be used is
+// a *workflow.UnavailableError.
+func Open(ctx context.Context, rawURL string, opts Options) (*Store, error) {
+	ro, err := redis.ParseURL(rawURL)
+	if err != nil {
+		return nil, fmt.Errorf("redis store: invalid URL %s: %w", redactURL(rawURL), err)
+	}
+	if opts.RateLimitPerMin < 0 {
+		return nil, fmt.Errorf("redis store: negative rate limit %d", opts.RateLimitPerMin)
+	}
+	if opts.RateLimitWindow < 0 || opts.HistoryTTL < 0 || opts.DialTimeout < 0 || opts.OpTimeout < 0 || opts.PoolSize < 0 {
+		return nil, errors.New("redis store: negative duration or pool size in options")
+	}
+	s := &Store{display: redactURL(rawURL)}
+	s.setPrefix(opts.Prefix)
+	s.rateLimit = opts.RateLimitPerMin
+	s.rateWindow = orDefault(opts.RateLimitWindow, DefaultRateLimitWindow)
+	s.rateWinMS = max(s.rateWindow.Milliseconds(), 1)
+	s.historyTTL = opts.HistoryTTL.Milliseconds()
+	switch {
+	case opts.ExpiredGrace < 0:
+		s.graceMS = 0
+	case opts.ExpiredGrace == 0:
+		s.graceMS = DefaultExpiredGrace.Milliseconds()
+	default:
+		s.graceMS = opts.ExpiredGrace.Milliseconds()
+	}
+
+	s.dialTimeout = first(opts.DialTimeout, ro.DialTimeout, DefaultTimeout)
+	s.opTimeout = first(opts.OpTimeout, ro.ReadTimeout, DefaultTimeout)
+	ro.DialTimeout = s.dialTimeout
+	ro.ReadTimeout = s.opTimeout
+	ro.WriteTimeout = s.opTimeout
+	ro.PoolTimeout = s.opTimeout
+	// A dead or hung server must be reported within the timeouts, not after
+	// go-redis's retries and dial back-off; the Manager's --wait loop is
+	// the retry. No retry also means a script never runs twice.
+	ro.MaxRetries = -1
+	ro.DialerRetries = 1
+	ro.ContextTimeoutEnabled = true
+	// Fewer commands per new connection: a CLI process makes only one.
+	ro.DisableIdentity = true
+	if ro.Protocol == 0 {
+		ro.Protocol = 2
+	}
+	ro.MaintNotificationsConfig = &maintnotifications.Config{Mode: maintnotifications.ModeDisabled}
+	if opts.PoolSize > 0 {
+		ro.PoolSize = opts.PoolSize
+	}
+	s.rdb = redis.NewClient(ro)
+
+	// One round trip loads every script: later calls are one EVALSHA each.
+	octx, cancel := s.opCtx(ctx)
+	defer cancel()
+	_, err = s.rdb.Pipelined(octx, func(p redis.Pipeliner) error {
+		for _, sc := range allScripts {
+			sc.Load(octx, p)
+		}
+		return nil
+	})
+	if err != nil {
+		uerr := s.fail(ctx, "open", err)
+		_ = s.rdb.Close()
+		return nil, uerr
+	}
+	return s, nil
+}
+
+func orDefault(v, def time.Duration) time.Duration {
+	if v > 0 {
+		return v
+	}
+	return def
+}
+
+// first returns the first positive duration.
+func first(ds ...time.Duration) time.Duration {
+	for _, d := range ds {
+		if d > 0 {
+			return d
+		}
+	}
+	return 0
+}
+
+// redactURL drops the password from a URL for messages.
+func redactURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "redis"
+	}
+	return u.Redacted()
+}
+
+func (s *Store) setPrefix(p string) {
+	if p == "" {
+		p = DefaultPrefix
+	}
+	s.p = p
+	s.kFences = p + "fence"
+	s.kAll = p + "i:all"
+	s.kPat = p + "i:pat"
+}
+
+// Redis key layout under the prefix P. Record keys start with "r:" and index
+// keys with "i:", so no lock key can name another structure.
+func (s *Store) recKey(key string) string      { return s.p + "r:" + key }
+func (s *Store) nsKey(ns string) string        { return s.p + "i:ns:" + ns }
+func (s *Store) histKey(session string) string { return s.p + "h:" + session }
+func (s *Store) rateKey(session string) string { return s.p + "rl:" + session }
+func (s *Store) channel(key string) string     { return s.p + "c:" + key }
+func (s *Store) histPrefix() string            { return s.p + "h:" }
+
+// Prefix returns the key prefix in use.
+func (s *Store) Prefix() string { return s.p }
+
+// Where names the server and the Redis key of key's record.
+func (s *Store) Where(key string) string { return s.display + " " + s.recKey(key) }
+
+// Close closes the connections. Operations after Close fail as unavailable.
+func (s *Store) Close() error {
+	err := s.rdb.Close()
+	if errors.Is(err, redis.ErrClosed) {
+		return nil
+	}
+	return err
+}
+
+// opCtx bounds one operation by the store's timeout; the caller's earlier
+// deadline wins.
+func (s *Store) opCtx(ctx context.Context) (context.Context, context.CancelFunc) {
+	// Two round trips at most per operation plus a dial.
+	return context.WithTimeout(ctx, 2*s.opTimeout+s.dialTimeout)
+}
+
+func checkRecord(rec workflow.Lock) error {
+	if rec.Key == "" {
+		return errors.New("lock record has no key")
+	}
+	if !utf8.ValidString(rec.Key) {
+		// JSON would store U+FFFD instead, and the record would no longer
+		// name its key.
+		return fmt.Errorf("lock key %q is not valid UTF-8", rec.Key)
+	}
+	if rec.ExpiresAt.IsZero() {
+		return fmt.Errorf("lock record for %s has no expiry", rec.Key)
+	}
+	return nil
+}
+
+func encodeRecord(rec workflow.Lock) (string, error) {
+	rec.Fence = 0 // the hash's fence field is the truth
+	data, err := json.Marshal(rec)
+	if err != nil {
+		return "", fmt.Errorf("encode lock %s: %w", rec.Key, err)
+	}
+	return string(data), nil
+}
+
+// decodeRecord parses a record's JSON and checks that it names key.
+func decodeRecord(key, data string, fence int64) (workflow.Lock, error) {
+	var rec workflow.Lock
+	if strings.TrimSpace(data) == "" {
+		return rec, errors.New("empty record")
+	}
+	if err := json.Unmarshal([]byte(data), &rec); err != nil {
+		return workflow.Lock{}, fmt.Errorf("invalid record: %w", err)
+	}
+	if rec.Key != key {
+		return workflow.Lock{}, fmt.Errorf("record names key %q, not %q", rec.Key, key)
+	}
+	if err := checkRecord(rec); err != nil {
+		return workflow.Lock{}, err
+	}
+	if fence <= 0 {
+		return workflow.Lock{}, fmt.Errorf("record has fence %d", fence)
+	}
+	rec.Fence = uint64(fence)
+	return rec, nil
+}
+
+func (s *Store) corrupt(key string, err error) *workflow.CorruptError {
+	return &workflow.CorruptError{Key: key, Path: s.Where(key), Err: err}
+}
+
+func boolArg(b bool) string {
+	if b {
+		return "1"
+	}
+	return "0"
+}
+
+// reply is a script's answer: a status word and its values.
+type reply []any
+
+func (r reply) status() string { return r.str(0) }
+
+func (r reply) str(i int) string {
+	if i >= len(r) {
+		return ""
+	}
+	v, _ := r[i].(string)
+	return v
+}
+
+func (r reply) int(i int) int64 {
+	if i >= len(r) {
+		return 0
+	}
+	switch v := r[i].(type) {
+	case int64:
+		return v
+	case string:
+		n, _ := strconv.ParseInt(v, 10, 64)
+		return n
+	}
+	return 0
+}
+
+// run runs a script within the store's timeout.
+func (s *Store) run(ctx context.Context, op string, sc *redis.Script, keys []string, args ...any) (reply, error) {
+	octx, cancel := s.opCtx(ctx)
+	defer cancel()
+	v, err := sc.Run(octx, s.rdb, keys, args...).Slice()
+	if err != nil {
+		return nil, s.fail(ctx, op, err)
+	}
+	if len(v) == 0 {
+		return nil, s.fail(ctx, op, errors.New("empty script reply"))
+	}
+	return reply(v), nil
+}
+
+// Acquire stores rec under rec.Key in one round trip unless a live record
+// holds the key; an expired record (expires_at < now, compared with the
+// caller's clock) is replaced and returned as prev while Redis still keeps
+// it (Options.ExpiredGrace). The store sets rec.Fence, and rec.Token when it
+// is empty. A successful acquisition is added to rec.Session's history and
+// counted against the session's rate limit.
+func (s *Store) Acquire(ctx context.Context, rec workflow.Lock, now time.Time) (workflow.Lock, *workflow.Lock, error) {
+	if err := checkRecord(rec); err != nil {
+		return workflow.Lock{}, nil, err
+	}
+	if rec.Token == "" {
+		rec.Token = workflow.NewToken()
+	}
+	data, err := encodeRecord(rec)
+	if err != nil {
+		return workflow.Lock{}, nil, err
+	}
+	k := rec.Key
+	keys := []string{
+		s.recKey(k), s.kFences, s.kAll, s.nsKey(lockkey.Namespace(k)), s.kPat,
+		s.histKey(rec.Session), s.rateKey(rec.Session),
+	}
+	r, err := s.run(ctx, "acquire "+k, acquireScript, keys,
+		k, rec.Token, rec.ExpiresAt.UnixMilli(), now.UnixMilli(), s.graceMS, data,
+		rec.Session, boolArg(lockkey.IsPattern(k)), s.historyTTL, s.rateLimit, s.rateWinMS)
+	if err != nil {
+		return workflow.Lock{}, nil, err
+	}
+	switch r.status() {
+	case "OK":
+		rec.Fence = uint64(r.int(1))
+		var prev *workflow.Lock
+		if pf, pj := r.int(2), r.str(3); pj != "" {
+			p, err := decodeRecord(k, pj, pf)
+			if err != nil {
+				// The expired record is gone already; its remains only
+				// make the takeover report less precise.
+				p = workflow.Lock{Key: k, Fence: uint64(max(pf, 0))}
+			}
+			prev = &p
+		}
+		return rec, prev, nil
+	case "HELD":
+		cur, err := decodeRecord(k, r.str(2), r.int(1))
+		if err != nil {
+			return workflow.Lock{}, nil, s.corrupt(k, err)
+		}
+		return workflow.Lock{}, nil, &workflow.HeldError{Lock: cur, Where: s.Where(k)}
+	case "RATE":
+		return workflow.Lock{}, nil, &workflow.RateLimitedError{Limit: s.rateLimit, Window: s.rateWindow}
+	case "CORRUPT":
+		return workflow.Lock{}, nil, s.corrupt(k, errors.New(r.str(1)))
+	}
+	return workflow.Lock{}, nil, s.fail(ctx, "acquire "+k, fmt.Errorf("unexpected script reply %v", []any(r)))
+}
+
+// Release removes key's record if its token is token, drops it from its
+// session's history and wakes WaitRelease callers.
+func (s *Store) Release(ctx context.Context, key, token string) error {
+	_, err := s.release(ctx, "release "+key, key, token, false)
+	return err
+}
+
+// Remove deletes key's record whatever its owner and returns it; a corrupt
+// record is deleted too and reported as a *workflow.CorruptError.
+func (s *Store) Remove(ctx context.Context, key string) (workflow.Lock, error) {
+	return s.release(ctx, "remove "+key, key, "", true)
+}
+
+func (s *Store) release(ctx context.Context, op, key, token string, force bool) (workflow.Lock, error) {
+	mode := ""
+	if force {
+		mode = "force"
+	}
+	keys := []string{s.recKey(key), s.kAll, s.nsKey(lockkey.Namespace(key)), s.kPat}
+	r, err := s.run(ctx, op, releaseScript, keys, key, token, s.histPrefix(), s.channel(key), mode)
+	if err != nil {
+		return workflow.Lock{}, err
+	}
+	switch r.status() {
+	case "OK":
+		if !force {
+			return workflow.Lock{}, nil
+		}
+		rec, err := decodeRecord(key, r.str(2), r.int(1))
+		if err != nil {
+			return workflow.Lock{Key: key}, s.corrupt(key, err)
+		}
+		return rec, nil
+	case "NOTFOUND":
+		return workflow.Lock{}, workflow.ErrNotFound
+	case "MISMATCH":
+		return workflow.Lock{}, workflow.ErrTokenMismatch
+	case "CORRUPT":
+		return workflow.Lock{Key: key}, s.corrupt(key, errors.New(r.str(1)))
+	}
+	return workflow.Lock{}, s.fail(ctx, op, fmt.Errorf("unexpected script reply %v", []any(r)))
+}
+
+// Update replaces key's record with rec if the stored token is rec.Token,
+// keeping the stored fence; the new expiry also moves the instant Redis
+// drops the record. The session's history gets the new record.
+func (s *Store) Update(ctx context.Context, rec workflow.Lock) (workflow.Lock, error) {
+	if err := checkRecord(rec); err != nil {
+		return workflow.Lock{}, err
+	}
+	data, err := encodeRecord(rec)
+	if err != nil {
+		return workflow.Lock{}, err
+	}
+	k := rec.Key
+	keys := []string{s.recKey(k), s.kAll, s.nsKey(lockkey.Namespace(k)), s.kPat, s.histKey(rec.Session)}
+	r, err := s.run(ctx, "refresh "+k, updateScript, keys,
+		k, rec.Token, rec.ExpiresAt.UnixMilli(), time.Now().UnixMilli(), s.graceMS, data,
+		rec.Session, boolArg(lockkey.IsPattern(k)), s.historyTTL, s.histPrefix())
+	if err != nil {
+		return workflow.Lock{}, err
+	}
+	switch r.status() {
+	case "OK":
+		rec.Fence = uint64(r.int(1))
+		return rec, nil
+	case "NOTFOUND":
+		return workflow.Lock{}, workflow.ErrNotFound
+	case "MISMATCH":
+		return workflow.Lock{}, workflow.ErrTokenMismatch
+	case "CORRUPT":
+		return workflow.Lock{}, s.corrupt(k, errors.New(r.str(1)))
+	}
+	return workflow.Lock{}, s.fail(ctx, "refresh "+k, fmt.Errorf("unexpected script reply %v", []any(r)))
+}
+
+// Get returns key's record, workflow.ErrNotFound or a *workflow.CorruptError.
+func (s *Store) Get(ctx context.Context, key string) (workflow.Lock, error) {
+	octx, cancel := s.opCtx(ctx)
+	defer cancel()
+	m, err := s.rdb.HGetAll(octx, s.recKey(key)).Result()
+	e, found, err := s.entry(ctx, "get "+key, key, m, err)
+	switch {
+	case err != nil:
+		return workflow.Lock{}, err
+	case !found:
+		return workflow.Lock{}, workflow.ErrNotFound
+	case e.Err != nil:
+		return workflow.Lock{}, e.Err
+	}
+	return e.Lock, nil
+}
+
+// entry turns the reply of HGETALL on key's record into an Entry; found is
+// false when there is no record. A key holding something else than a
+// record hash is a corrupt entry; a failed command is an error.
+func (s *Store) entry(ctx context.Context, op, key string, m map[string]string, err error) (workflow.Entry, bool, error) {
+	e := workflow.Entry{Name: s.recKey(key)}
+	e.Key = key
+	if err != nil {
+		if isWrongType(err) {
+			e.Err = s.corrupt(key, errors.New("not a lock record hash"))
+			return e, true, nil
+		}
+		return e, false, s.fail(ctx, op, err)
+	}
+	if len(m) == 0 {
+		return e, false, nil
+	}
+	fence, ferr := strconv.ParseInt(m["fence"], 10, 64)
+	rec, derr := decodeRecord(key, m["rec"], fence)
+	switch {
+	case ferr != nil:
+		e.Err = s.corrupt(key, fmt.Errorf("bad fence %q", m["fence"]))
+	case derr != nil:
+		e.Err = s.corrupt(key, derr)
+	case rec.Token != m["tok"] || strconv.FormatInt(rec.ExpiresAt.UnixMilli(), 10) != m["exp"]:
+		e.Err = s.corrupt(key, errors.New("record fields disagree with its JSON"))
+	default:
+		e.Lock = rec
+	}
+	return e, true, nil
+}
+
+func isWrongType(err error) bool {
+	return err != nil && strings.HasPrefix(err.Error(), "WRONGTYPE")
+}
