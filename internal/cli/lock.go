@@ -270,7 +270,7 @@ func listCommand() *command {
 			}
 			now := time.Now()
 			staleAfter := e.cfg.StaleAfter()
-			rows := []listEntry{}
+			rows := make([]listEntry, 0, len(entries))
 			for _, en := range entries {
 				le := listEntry{Lock: en.Lock, Location: e.store.Where(en.Key)}
 				if en.Err != nil {

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bufio"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -10,19 +11,26 @@ import (
 )
 
 func writeJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
+	bw := bufio.NewWriterSize(w, 64<<10)
+	enc := json.NewEncoder(bw)
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false)
-	return enc.Encode(v)
+	if err := enc.Encode(v); err != nil {
+		return err
+	}
+	return bw.Flush()
 }
 
-// table prints aligned rows; the first row is the header.
+// table prints aligned rows; the first row is the header. Output is
+// buffered: tabwriter alone makes a system call per cell.
 func table(w io.Writer, rows [][]string) {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	bw := bufio.NewWriterSize(w, 64<<10)
+	tw := tabwriter.NewWriter(bw, 0, 0, 2, ' ', 0)
 	for _, r := range rows {
 		fmt.Fprintln(tw, strings.Join(r, "\t"))
 	}
 	_ = tw.Flush()
+	_ = bw.Flush()
 }
 
 // human renders a duration the way people read ages: 45s, 12m, 3h5m, 2d4h.

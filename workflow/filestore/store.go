@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -417,7 +418,8 @@ func (s *Store) readEntries(ctx context.Context, files []string) ([]workflow.Ent
 		}
 		out[i], found[i], errs[i] = e, err == nil, err
 	}
-	workers := min(len(files)/64+1, 16)
+	// Reads of cached files are CPU work: more readers than CPUs only contend.
+	workers := min(len(files)/64+1, 2*runtime.GOMAXPROCS(0))
 	if workers == 1 {
 		buf := make([]byte, 0, 1024)
 		for i := range files {
