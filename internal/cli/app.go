@@ -35,9 +35,13 @@ type env struct {
 	journal *journal.Journal
 	mgr     *workflow.Manager
 	me      workflow.Owner
+	closers []func() error
 }
 
 func (e *env) close() {
+	for _, c := range e.closers {
+		_ = c()
+	}
 	if e.store != nil {
 		_ = e.store.Close()
 	}
@@ -107,7 +111,12 @@ func (a *app) open(ctx context.Context) (*env, error) {
 	e.store = store
 	e.journal = journal.Open(filepath.Join(e.stateDir(), "events.jsonl"))
 	host, _ := os.Hostname()
-	e.mgr = &workflow.Manager{Store: store, Events: e.journal, Host: host, PID: os.Getpid()}
+	e.mgr = &workflow.Manager{Store: store, Host: host, PID: os.Getpid()}
+	sink := &auditSink{ctx: ctx, journal: e.journal, autoPush: e.cfg.Workflow.AutoPush, warn: a.stdio.Err}
+	if e.cfg.Workflow.AutoCommit {
+		sink.branch = a.branchWriter(ctx, e)
+	}
+	e.mgr.Events = sink
 	return e, nil
 }
 

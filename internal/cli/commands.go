@@ -28,6 +28,7 @@ func commands() map[string]*command {
 		"install":   installCommand(),
 		"uninstall": uninstallCommand(),
 		"check":     checkChangeCommand(),
+		"workflow":  workflowCommand(),
 		"version":   {usage: "version", short: "print the version", run: runVersion},
 	}
 }

@@ -45,7 +45,7 @@ func logCommand() *command {
 			if since < 0 {
 				return usagef("--since must not be negative")
 			}
-			e, err := a.load(ctx)
+			e, err := a.open(ctx)
 			if err != nil {
 				return err
 			}
@@ -53,7 +53,7 @@ func logCommand() *command {
 			if since > 0 {
 				from = time.Now().Add(-since)
 			}
-			all, err := journal.Open(e.stateDir() + "/events.jsonl").Read(from)
+			all, err := a.allEvents(ctx, e, from)
 			if err != nil {
 				return err
 			}

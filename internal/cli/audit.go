@@ -1,0 +1,187 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/lockgate/lockgate/workflow"
+	"github.com/lockgate/lockgate/workflow/branch"
+	"github.com/lockgate/lockgate/workflow/journal"
+)
+
+// auditSink records events in the journal and, with workflow.auto_commit,
+// commits them to the workflow branch (and pushes with auto_push). The
+// journal is the record of truth: a branch that cannot be written is a
+// warning, and `lockgate workflow sync` commits what it missed.
+type auditSink struct {
+	ctx      context.Context
+	journal  *journal.Journal
+	branch   func() (*branch.Writer, error)
+	autoPush bool
+	warn     io.Writer
+}
+
+func (s *auditSink) Append(evs ...journal.Event) error {
+	if err := s.journal.Append(evs...); err != nil {
+		return err
+	}
+	if s.branch == nil {
+		return nil
+	}
+	w, err := s.branch()
+	if err == nil {
+		_, err = w.Commit(s.ctx, evs)
+	}
+	if err != nil {
+		fmt.Fprintf(s.warn, "lockgate: warning: event kept in the journal, not yet on the workflow branch: %v\nhint: `lockgate workflow sync` commits it\n", err)
+		return nil
+	}
+	if s.autoPush {
+		if err := w.Push(s.ctx); err != nil {
+			fmt.Fprintf(s.warn, "lockgate: warning: %v\n", err)
+		}
+	}
+	return nil
+}
+
+// branchWriter opens the workflow branch once per run. Its writes take the
+// reserved `workflow` lock, in a session of its own so that they never renew
+// or release a `workflow` lock the user holds. The lock only spares
+// lockgate's writers from losing compare-and-swaps to each other: the ref
+// moves by compare-and-swap whatever happens, so a writer that cannot get
+// the lock within a second (someone holds it, or the store is down) writes
+// without it rather than wait.
+func (a *app) branchWriter(ctx context.Context, e *env) func() (*branch.Writer, error) {
+	var w *branch.Writer
+	var openErr error
+	opened := false
+	return func() (*branch.Writer, error) {
+		if opened {
+			return w, openErr
+		}
+		opened = true
+		writer := workflow.Owner{Holder: e.me.Holder, HolderType: e.me.HolderType, Session: e.me.Session + ":workflow-writer"}
+		locker := &workflow.Manager{Store: e.store, Host: e.mgr.Host, PID: e.mgr.PID}
+		w, openErr = branch.Open(branch.Config{
+			Repo: e.repo, Branch: e.cfg.Workflow.Branch, Remote: e.cfg.Workflow.Remote,
+			Lock: func(ctx context.Context) (func(), error) {
+				_, err := locker.Acquire(ctx, workflow.Request{Keys: []string{"workflow"}, Owner: writer,
+					TTL: 30 * time.Second, Action: "workflow", Reason: "writing the workflow branch", Wait: time.Second})
+				if err != nil {
+					return func() {}, nil
+				}
+				return func() {
+					_, _ = locker.Release(context.WithoutCancel(ctx), []string{"workflow"}, writer, false)
+				}, nil
+			},
+		})
+		if openErr == nil {
+			e.closers = append(e.closers, w.Close)
+		}
+		return w, openErr
+	}
+}
+
+func workflowCommand() *command {
+	return &command{usage: "workflow <command>", sub: map[string]*command{
+		"sync": workflowSyncCommand(),
+	}}
+}
+
+func workflowSyncCommand() *command {
+	var push, noPush bool
+	return &command{
+		usage: "workflow sync [--push | --no-push]",
+		short: "commit journal events not yet on the workflow branch (and push per workflow.auto_push)",
+		flags: func(fs *pflag.FlagSet) {
+			fs.BoolVar(&push, "push", false, "push the branch even when workflow.auto_push is off")
+			fs.BoolVar(&noPush, "no-push", false, "do not push, whatever workflow.auto_push says")
+		},
+		run: func(ctx context.Context, a *app, args []string) error {
+			if len(args) > 0 {
+				return usagef("workflow sync takes no arguments")
+			}
+			if push && noPush {
+				return usagef("workflow sync: --push and --no-push contradict each other")
+			}
+			e, err := a.open(ctx)
+			if err != nil {
+				return err
+			}
+			w, err := a.branchWriter(ctx, e)()
+			if err != nil {
+				return err
+			}
+			res, err := w.Sync(ctx, e.journal)
+			if err != nil {
+				return fmt.Errorf("workflow sync: %w (the events stay in the journal)", err)
+			}
+			for _, line := range res.Corrupt {
+				fmt.Fprintf(a.stdio.Err, "lockgate: warning: %s:%d is not an event; skipped\n", e.journal.Path(), line)
+			}
+			pushed := false
+			if (e.cfg.Workflow.AutoPush || push) && !noPush {
+				if err := w.Push(ctx); err != nil {
+					return err
+				}
+				pushed = true
+			}
+			if a.globals.JSON {
+				return writeJSON(a.stdio.Out, map[string]any{"branch": w.Branch(), "journal": res.Journal,
+					"already": res.Present, "committed": res.Committed, "commits": res.Commits, "pushed": pushed})
+			}
+			fmt.Fprintf(a.stdio.Err, "%s: %d events committed (%d already there)", w.Branch(), res.Committed, res.Present)
+			if pushed {
+				fmt.Fprintf(a.stdio.Err, "; pushed to %s", e.cfg.Workflow.Remote)
+			}
+			fmt.Fprintln(a.stdio.Err)
+			return nil
+		},
+	}
+}
+
+// allEvents is every event of the clone: the workflow branch (when it can
+// be read) and the journal events not on it yet, by time.
+func (a *app) allEvents(ctx context.Context, e *env, since time.Time) ([]journal.Event, error) {
+	evs, err := e.journal.Read(since)
+	if err != nil {
+		return nil, err
+	}
+	w, err := branch.Open(branch.Config{Repo: e.repo, Branch: e.cfg.Workflow.Branch, Remote: e.cfg.Workflow.Remote})
+	if err != nil {
+		if !errors.Is(err, context.Canceled) {
+			fmt.Fprintf(a.stdio.Err, "lockgate: warning: workflow branch not read: %v\n", err)
+		}
+		return evs, nil
+	}
+	defer w.Close()
+	onBranch, err := w.Events(ctx)
+	if err != nil {
+		fmt.Fprintf(a.stdio.Err, "lockgate: warning: workflow branch not read: %v\n", err)
+		return evs, nil
+	}
+	seen := make(map[string]bool, len(evs))
+	for _, ev := range evs {
+		seen[ev.ID] = true
+	}
+	for _, ev := range onBranch {
+		if !seen[ev.ID] && !ev.Timestamp.Before(since) {
+			seen[ev.ID] = true
+			evs = append(evs, ev)
+		}
+	}
+	slices.SortStableFunc(evs, func(x, y journal.Event) int {
+		if c := x.Timestamp.Compare(y.Timestamp); c != 0 {
+			return c
+		}
+		return strings.Compare(x.ID, y.ID)
+	})
+	return evs, nil
+}
