@@ -17,6 +17,7 @@ import (
 
 	"github.com/lockgate/lockgate/internal/cli"
 	"github.com/lockgate/lockgate/internal/gittest"
+	"github.com/lockgate/lockgate/internal/redistest"
 )
 
 // TestMain lets the test binary act as lockgate in testscript scripts (as
@@ -74,6 +75,9 @@ func runCLI() int {
 
 func TestScripts(t *testing.T) {
 	t.Parallel()
+	// One real Redis for every script; each repository gets its own key
+	// prefix (derived from its path), so scripts in parallel stay apart.
+	redis := redistest.Start(t, redistest.Options{})
 	testscript.Run(t, testscript.Params{
 		Dir:                 filepath.Join("..", "..", "testdata", "script"),
 		RequireExplicitExec: true,
@@ -88,6 +92,7 @@ func TestScripts(t *testing.T) {
 				env.Setenv(k, v)
 			}
 			env.Setenv("LOCKGATE_WORKER", "alice@test")
+			env.Setenv("REDIS", redis.URL())
 			env.Setenv("LOCKGATE_WORKER_TYPE", "human")
 			return nil
 		},

@@ -16,6 +16,7 @@ import (
 	"github.com/lockgate/lockgate/workflow/filestore"
 	"github.com/lockgate/lockgate/workflow/journal"
 	"github.com/lockgate/lockgate/workflow/lockkey"
+	"github.com/lockgate/lockgate/workflow/redisstore"
 )
 
 // app is one run of lockgate: parsed globals and, loaded on demand, the
@@ -36,6 +37,7 @@ type env struct {
 	mgr     *workflow.Manager
 	me      workflow.Owner
 	closers []func() error
+	redis   *redisstore.Store // set when the store is Redis
 }
 
 func (e *env) close() {
@@ -131,11 +133,46 @@ func (a *app) openStore(e *env) (workflow.Store, error) {
 	switch {
 	case spec == "" || spec == "file":
 		return filestore.Open(filepath.Join(e.stateDir(), "locks"))
-	case spec == "redis" || strings.HasPrefix(spec, "redis://") || strings.HasPrefix(spec, "rediss://"):
-		return nil, usagef("store %q: the redis store is not part of this build yet; use --store file", spec)
+	case spec == "redis" || redisstore.IsURL(spec):
+		url := spec
+		if spec == "redis" {
+			if url = redisstore.URLFromEnv(getenv); url == "" {
+				return nil, usagef("store redis: set LOCK_REDIS_URL (or REDIS_URL), or give --store redis://HOST:PORT/DB")
+			}
+		}
+		opts, err := redisstore.OptionsFromEnv(getenv)
+		if err != nil {
+			return nil, usagef("%v", err)
+		}
+		opts.Prefix = a.redisPrefix(e)
+		opts.PoolSize = 4 // one CLI process: a few connections for parallel reads
+		rs, err := redisstore.Open(context.Background(), url, opts)
+		if err != nil {
+			return nil, err
+		}
+		e.redis = rs
+		return rs, nil
 	default:
 		return nil, usagef("unknown store %q: want file, redis or a redis:// URL", spec)
 	}
+}
+
+// redisPrefix keeps each repository's locks apart in a shared Redis:
+// LOCKGATE_REDIS_PREFIX, else locks.redis_prefix, else one derived from the
+// URL of the workflow remote (the same for every clone), else from the
+// clone's own git directory.
+func (a *app) redisPrefix(e *env) string {
+	if p := firstNonEmpty(getenv("LOCKGATE_REDIS_PREFIX"), e.cfg.Locks.RedisPrefix); p != "" {
+		return p
+	}
+	dir := firstNonEmpty(e.repo.Toplevel, e.repo.GitDir)
+	remote := firstNonEmpty(e.cfg.Workflow.Remote, "origin")
+	if out, err := gitexec.Output(context.Background(), dir, nil, "config", "--get", "remote."+remote+".url"); err == nil {
+		if u := strings.TrimSuffix(strings.TrimSpace(string(out)), ".git"); u != "" {
+			return redisstore.RepoPrefix(u)
+		}
+	}
+	return redisstore.RepoPrefix(e.repo.CommonDir)
 }
 
 // identity resolves worker, worker type and session (SPEC §3).

@@ -29,6 +29,7 @@ func commands() map[string]*command {
 		"uninstall": uninstallCommand(),
 		"check":     checkChangeCommand(),
 		"workflow":  workflowCommand(),
+		"session":   sessionCommand(),
 		"version":   {usage: "version", short: "print the version", run: runVersion},
 	}
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/lockgate/lockgate/workflow"
 	"github.com/lockgate/lockgate/workflow/lockkey"
+	"github.com/lockgate/lockgate/workflow/redisstore"
 )
 
 // AcquireOptions are `lock acquire`'s flags.
@@ -119,8 +120,16 @@ func withKeys(req workflow.Request, keys []lockkey.Key) workflow.Request {
 }
 
 // defaultTTL is the default lifetime of a set of keys: by worker type, an
-// activity among them lasting as long as an activity.
+// activity among them lasting as long as an activity; on Redis, LOCK_TTL_MS
+// (30s when unset) — long work there keeps short locks alive with
+// `lock hold` or `lock refresh`.
 func (a *app) defaultTTL(e *env, keys []lockkey.Key) time.Duration {
+	if e.redis != nil {
+		if ttl, err := redisstore.DefaultTTL(getenv); err == nil {
+			return ttl
+		}
+		return redisstore.FallbackTTL
+	}
 	var ttl time.Duration
 	for _, k := range keys {
 		ttl = max(ttl, e.ttlFor(k))

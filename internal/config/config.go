@@ -77,6 +77,9 @@ type LocksConfig struct {
 	Durations map[string]map[string]Duration `yaml:"durations"`
 	// FeaturePurposes are the purposes allowed in feature:<id>:<purpose>.
 	FeaturePurposes []string `yaml:"feature_purposes"`
+	// RedisPrefix starts every Redis key of this repository's locks;
+	// empty: derived from the repository's remote URL.
+	RedisPrefix string `yaml:"redis_prefix"`
 }
 
 // ContractsConfig is the `contracts:` section.
