@@ -84,8 +84,9 @@ type Writer struct {
 	name, email string
 	attempts    int
 
-	mu sync.Mutex // guards st: go-git's object storage is not goroutine safe
-	st *filesystem.Storage
+	mu  sync.Mutex // guards st: go-git's object storage is not goroutine safe
+	st  *filesystem.Storage
+	odb *odb // reads objects (see odb)
 
 	// casLost counts compare-and-swaps lost to another writer (tests).
 	casLost atomic.Int64
@@ -143,6 +144,7 @@ func Open(cfg Config) (*Writer, error) {
 		w.attempts = DefaultMaxAttempts
 	}
 	w.st = filesystem.NewStorage(osfs.New(w.common), cache.NewObjectLRUDefault())
+	w.odb = newODB(w.st, filepath.Join(w.common, "objects"))
 	if err := w.checkFormat(); err != nil {
 		return nil, err
 	}
@@ -175,7 +177,7 @@ func (w *Writer) Ref() string { return w.ref.String() }
 func (w *Writer) Close() error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return w.st.Close()
+	return errors.Join(w.odb.Close(), w.st.Close())
 }
 
 // tip returns the commit the branch points at, or the zero hash when the
@@ -212,11 +214,15 @@ func (w *Writer) withLock(ctx context.Context, fn func() error) error {
 	return fn()
 }
 
-// backoff sleeps before attempt+1: full jitter over an exponential bound
-// (1 ms, 2 ms, … capped at 64 ms), so that writers who lost the same swap
-// do not meet again at once.
-func backoff(ctx context.Context, attempt int) error {
-	bound := time.Millisecond << min(attempt, 6)
+// backoff sleeps before attempt+1 (attempt counts from 0): a random time
+// up to took << attempt, where took is how long the lost attempt lasted
+// (at least 1 ms), capped at 64 × took and 2 s. Writers who lost the same
+// swap spread out over a window as long as the work they contend for, so
+// that eight writers without a shared lock still get through in a few
+// attempts each.
+func backoff(ctx context.Context, attempt int, took time.Duration) error {
+	bound := max(took, time.Millisecond) << min(attempt, 6)
+	bound = min(bound, 2*time.Second)
 	t := time.NewTimer(rand.N(bound) + 100*time.Microsecond)
 	defer t.Stop()
 	select {

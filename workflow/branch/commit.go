@@ -71,12 +71,14 @@ func (w *Writer) Commit(ctx context.Context, evs []journal.Event) (committed int
 func (w *Writer) commitLocked(ctx context.Context, items []item) (int, error) {
 	reindexed := false
 	var lost error
+	var took time.Duration
 	for attempt := 0; attempt < w.attempts; attempt++ {
 		if attempt > 0 {
-			if err := backoff(ctx, attempt-1); err != nil {
+			if err := backoff(ctx, attempt-1, took); err != nil {
 				return 0, err
 			}
 		}
+		start := time.Now()
 		parent, err := w.tip()
 		if err != nil {
 			return 0, err
@@ -85,7 +87,9 @@ func (w *Writer) commitLocked(ctx context.Context, items []item) (int, error) {
 		if errors.Is(err, plumbing.ErrObjectNotFound) && !reindexed {
 			// Another git process may have packed or fetched objects
 			// since the pack index was read: read it again, once.
-			w.st.Reindex()
+			if err := w.odb.reindex(); err != nil {
+				return 0, err
+			}
 			reindexed = true
 			continue
 		}
@@ -102,7 +106,7 @@ func (w *Writer) commitLocked(ctx context.Context, items []item) (int, error) {
 		if !errors.Is(err, errRetry) {
 			return 0, err
 		}
-		lost = err
+		lost, took = err, time.Since(start)
 	}
 	return 0, fmt.Errorf("%w: gave up after %d attempts (last: %v)", ErrContention, w.attempts, lost)
 }

@@ -184,7 +184,7 @@ func fsck(t testing.TB, dir string, env []string) {
 
 // userState is everything of the user's that writing the branch must not
 // change: the index file byte for byte, every file of the work tree, HEAD,
-// every ref but the workflow branch, the state files of a commit, merge or
+// every ref but the workflow branch (and its remote-tracking ref), the state files of a commit, merge or
 // rebase in progress.
 func userState(t testing.TB, r *gittest.Repo) string {
 	t.Helper()
@@ -221,7 +221,9 @@ func userState(t testing.TB, r *gittest.Repo) string {
 	}
 	refs := gitIn(t, r.Dir, r.Env, "", "for-each-ref", "--format=%(refname) %(objectname)")
 	for _, line := range strings.Split(refs, "\n") {
-		if !strings.HasPrefix(line, "refs/heads/lockgate/") {
+		// The workflow branch and its remote-tracking ref (which Push
+		// fetches into, as git fetch would) are ours to move.
+		if line != "" && !strings.HasPrefix(line, "refs/heads/lockgate/") && !strings.HasPrefix(line, "refs/remotes/origin/lockgate/") {
 			b.WriteString("ref " + line + "\n")
 		}
 	}

@@ -13,7 +13,7 @@ import (
 )
 
 // PushAttempts bounds the push → fetch → merge rounds of one Push.
-const PushAttempts = 5
+const PushAttempts = 10
 
 // PushError is a failed Push. Err wraps ErrNoRemote, ErrUnreachable,
 // ErrRejected or the failure of a local step. Nothing is lost: the events
@@ -55,13 +55,15 @@ func (w *Writer) Push(ctx context.Context) error {
 	}
 	spec := w.ref.String() + ":" + w.ref.String()
 	last := ""
+	var took time.Duration
 	for attempt := 0; attempt < PushAttempts; attempt++ {
 		if attempt > 0 {
-			// The other clone may be pushing in the same rhythm.
-			if err := backoff(ctx, attempt+2); err != nil {
+			// Another clone may be pushing in the same rhythm.
+			if err := backoff(ctx, attempt-1, took); err != nil {
 				return fail(err)
 			}
 		}
+		start := time.Now()
 		w.mu.Lock()
 		local, err := w.tip()
 		w.mu.Unlock()
@@ -79,24 +81,39 @@ func (w *Writer) Push(ctx context.Context) error {
 			return fail(ctx.Err())
 		}
 		st, ok := statusOf(sts, w.ref.String())
-		if !ok {
+		switch {
+		case !ok:
 			return fail(fmt.Errorf("%w: %s", ErrUnreachable, gitReason(err)))
-		}
-		if !st.Rejected() {
+		case remoteBusy(st):
+			// Another push held the remote's ref lock or moved the ref
+			// under this one: push again (and fetch if it is ahead).
+			last = st.Summary
+		case st.Rejected():
+			last = st.Summary
+			if err := gitexec.Fetch(ctx, w.repo, w.remote, "+"+w.ref.String()+":"+w.TrackingRef()); err != nil {
+				if ctx.Err() != nil {
+					return fail(ctx.Err())
+				}
+				return fail(fmt.Errorf("fetch to merge: %w: %s", ErrUnreachable, gitReason(err)))
+			}
+			if err := w.mergeRemote(ctx); err != nil {
+				return fail(err)
+			}
+		default:
 			return fail(fmt.Errorf("%w by the remote: %s", ErrRejected, st.Summary))
 		}
-		last = st.Summary
-		if err := gitexec.Fetch(ctx, w.repo, w.remote, "+"+w.ref.String()+":"+w.TrackingRef()); err != nil {
-			if ctx.Err() != nil {
-				return fail(ctx.Err())
-			}
-			return fail(fmt.Errorf("fetch to merge: %w: %s", ErrUnreachable, gitReason(err)))
-		}
-		if err := w.mergeRemote(ctx); err != nil {
-			return fail(err)
-		}
+		took = time.Since(start)
 	}
-	return fail(fmt.Errorf("%w: still %s after %d rounds of fetch and merge", ErrRejected, last, PushAttempts))
+	return fail(fmt.Errorf("%w: still %s after %d attempts", ErrRejected, last, PushAttempts))
+}
+
+// remoteBusy reports a refusal caused by a concurrent push on the remote:
+// receive-pack could not take the ref's lock, or the ref moved between
+// the advertisement and the update.
+func remoteBusy(st gitexec.PushStatus) bool {
+	return st.Flag == '!' && strings.HasPrefix(st.Summary, "[remote rejected]") &&
+		(strings.Contains(st.Summary, "failed to update ref") || strings.Contains(st.Summary, "failed to lock") ||
+			strings.Contains(st.Summary, "cannot lock ref"))
 }
 
 func statusOf(sts []gitexec.PushStatus, ref string) (gitexec.PushStatus, bool) {
@@ -136,7 +153,9 @@ func (w *Writer) mergeRemote(ctx context.Context) error {
 	return w.withLock(ctx, func() error {
 		w.mu.Lock()
 		defer w.mu.Unlock()
-		w.st.Reindex() // the fetch may have written a pack
+		if err := w.odb.reindex(); err != nil { // the fetch may have written a pack
+			return err
+		}
 		theirs, err := w.readRef(tracking)
 		if err != nil {
 			return err
@@ -145,12 +164,14 @@ func (w *Writer) mergeRemote(ctx context.Context) error {
 			return fmt.Errorf("merge: the fetch did not write %s", tracking)
 		}
 		var lost error
+		var took time.Duration
 		for attempt := 0; attempt < w.attempts; attempt++ {
 			if attempt > 0 {
-				if err := backoff(ctx, attempt-1); err != nil {
+				if err := backoff(ctx, attempt-1, took); err != nil {
 					return err
 				}
 			}
+			start := time.Now()
 			ours, err := w.tip()
 			if err != nil {
 				return err
@@ -182,7 +203,7 @@ func (w *Writer) mergeRemote(ctx context.Context) error {
 			if !errors.Is(err, errRetry) {
 				return err
 			}
-			lost = err
+			lost, took = err, time.Since(start)
 		}
 		return fmt.Errorf("merge %s: %w: gave up after %d attempts (last: %v)", tracking, ErrContention, w.attempts, lost)
 	})

@@ -50,7 +50,9 @@ func (w *Writer) Has(ctx context.Context, id string) (bool, error) {
 func (w *Writer) reading(fn func() error) error {
 	err := fn()
 	if errors.Is(err, plumbing.ErrObjectNotFound) {
-		w.st.Reindex()
+		if rerr := w.odb.reindex(); rerr != nil {
+			return rerr
+		}
 		err = fn()
 	}
 	return err
@@ -105,7 +107,7 @@ func (w *Writer) walk(ctx context.Context, h plumbing.Hash, path string, depth i
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	tr, err := object.GetTree(w.st, h)
+	tr, err := object.GetTree(w.odb, h)
 	if err != nil {
 		return fmt.Errorf("read tree %s (%s): %w", h, path, err)
 	}
@@ -128,7 +130,7 @@ func (w *Writer) walk(ctx context.Context, h plumbing.Hash, path string, depth i
 }
 
 func (w *Writer) readEvent(h plumbing.Hash) (journal.Event, error) {
-	obj, err := w.st.EncodedObject(plumbing.BlobObject, h)
+	obj, err := w.odb.EncodedObject(plumbing.BlobObject, h)
 	if err != nil {
 		return journal.Event{}, fmt.Errorf("read blob %s: %w", h, err)
 	}

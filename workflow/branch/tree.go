@@ -30,7 +30,7 @@ func (t *trees) get(h plumbing.Hash) (*object.Tree, error) {
 	if tr, ok := t.m[h]; ok {
 		return tr, nil
 	}
-	tr, err := object.GetTree(t.w.st, h)
+	tr, err := object.GetTree(t.w.odb, h)
 	if err != nil {
 		return nil, fmt.Errorf("read tree %s: %w", h, err)
 	}
@@ -183,7 +183,7 @@ func (w *Writer) commitTree(c plumbing.Hash) (plumbing.Hash, error) {
 	if c.IsZero() {
 		return plumbing.ZeroHash, nil
 	}
-	cm, err := object.GetCommit(w.st, c)
+	cm, err := object.GetCommit(w.odb, c)
 	if err != nil {
 		return plumbing.ZeroHash, fmt.Errorf("read commit %s: %w", c, err)
 	}
@@ -281,7 +281,7 @@ func (t *trees) count(e object.TreeEntry) (int, error) {
 		return 1, nil
 	}
 	// Not kept in t.m: a count may walk a whole side once.
-	tr, err := object.GetTree(t.w.st, e.Hash)
+	tr, err := object.GetTree(t.w.odb, e.Hash)
 	if err != nil {
 		return 0, fmt.Errorf("read tree %s: %w", e.Hash, err)
 	}

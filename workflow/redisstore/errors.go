@@ -8,6 +8,7 @@ import (
 	"net"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -47,6 +48,11 @@ func (c *Cause) Unwrap() error { return c.Err }
 func (s *Store) fail(ctx context.Context, op string, err error) error {
 	if cerr := ctx.Err(); cerr != nil {
 		return fmt.Errorf("%s: %w", op, cerr)
+	}
+	// The client's network deadline is the caller's when that is earlier,
+	// and may fire a moment before the context notices.
+	if dl, ok := ctx.Deadline(); ok && !time.Now().Before(dl) {
+		return fmt.Errorf("%s: %w", op, context.DeadlineExceeded)
 	}
 	return &workflow.UnavailableError{Store: s.display, Err: &Cause{Op: op, Reason: reason(err), Err: err}}
 }

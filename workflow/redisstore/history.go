@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -190,6 +191,7 @@ func (s *Store) Restore(ctx context.Context, session string, acquire func(contex
 			res.Skipped = append(res.Skipped, Skip{Key: rec.Key, Reason: err.Error()})
 		}
 	}
+	slices.SortFunc(res.Skipped, func(a, b Skip) int { return strings.Compare(a.Key, b.Key) })
 	return res, nil
 }
 

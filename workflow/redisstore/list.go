@@ -73,17 +73,9 @@ func (s *Store) prune(ctx context.Context, missing []string) {
 	if len(missing) == 0 {
 		return
 	}
-	keys := []string{s.kAll, s.kPat}
-	seen := map[string]bool{}
-	for _, k := range missing {
-		if nk := s.nsKey(lockkey.Namespace(k)); !seen[nk] {
-			seen[nk] = true
-			keys = append(keys, nk)
-		}
-	}
 	octx, cancel := s.opCtx(ctx)
 	defer cancel()
-	_ = pruneScript.Run(octx, s.rdb, keys).Err()
+	_ = pruneScript.Run(octx, s.rdb, nil, s.p).Err()
 }
 
 // members returns an index's members.
@@ -126,11 +118,9 @@ func (s *Store) Overlapping(ctx context.Context, key string) ([]workflow.Entry, 
 	if lockkey.IsPattern(key) {
 		index = s.nsKey(lockkey.Namespace(key))
 	}
-	octx, cancel := s.opCtx(ctx)
-	defer cancel()
 	var zr *redis.StringSliceCmd
-	own, err := s.fetch(octx, op, []string{key}, func(p redis.Pipeliner) {
-		zr = p.ZRange(octx, index, 0, -1)
+	own, err := s.fetch(ctx, op, []string{key}, func(p redis.Pipeliner) {
+		zr = p.ZRange(ctx, index, 0, -1)
 	})
 	if err != nil {
 		return nil, err
@@ -155,11 +145,9 @@ func (s *Store) Overlapping(ctx context.Context, key string) ([]workflow.Entry, 
 // the pattern index, a second the matching pattern records.
 func (s *Store) Covering(ctx context.Context, paths []string) ([]workflow.Entry, error) {
 	const op = "covering"
-	octx, cancel := s.opCtx(ctx)
-	defer cancel()
 	var zr *redis.StringSliceCmd
-	direct, err := s.fetch(octx, op, paths, func(p redis.Pipeliner) {
-		zr = p.ZRange(octx, s.kPat, 0, -1)
+	direct, err := s.fetch(ctx, op, paths, func(p redis.Pipeliner) {
+		zr = p.ZRange(ctx, s.kPat, 0, -1)
 	})
 	if err != nil {
 		return nil, err

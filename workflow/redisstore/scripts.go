@@ -54,17 +54,35 @@ local function lifetime(exp, now, grace)
   return ttl
 end
 
+-- nsof is lockkey.Namespace: the text before the first ':' when the key
+-- starts like a namespace, else '' (paths, workflow, claim).
+local function nsof(m)
+  return string.match(m, '^([a-z][a-z0-9%-]*):') or ''
+end
+
+-- prune drops up to 256 members of the index of all keys whose records
+-- Redis has dropped (their score, the record's deadline, has passed), and
+-- the same members from the pattern and namespace indexes.
+local function prune(P, srv)
+  local all = P .. 'i:all'
+  local dead = redis.call('ZRANGEBYSCORE', all, '-inf', '(' .. int(srv), 'LIMIT', 0, 256)
+  for _, m in ipairs(dead) do
+    redis.call('ZREM', all, m)
+    redis.call('ZREM', P .. 'i:pat', m)
+    redis.call('ZREM', P .. 'i:ns:' .. nsof(m), m)
+  end
+  return #dead
+end
+
 -- index puts key in the index sorted sets, scored by the instant Redis
--- drops its record, and drops members whose records are gone.
-local function index(srv, deadline, member, all, ns, pat, pattern)
+-- drops its record, and prunes members whose records are gone.
+local function index(P, srv, deadline, member, all, ns, pat, pattern)
   local sets = {all, ns}
   if pattern == '1' then sets[3] = pat end
   for _, z in ipairs(sets) do
     redis.call('ZADD', z, int(deadline), member)
   end
-  for _, z in ipairs({all, ns, pat}) do
-    redis.call('ZREMRANGEBYSCORE', z, '-inf', '(' .. int(srv))
-  end
+  prune(P, srv)
 end
 
 local function unindex(member, all, ns, pat)
@@ -81,11 +99,11 @@ end
 //	      rate-limit log
 //	ARGV: 1 lock key, 2 token, 3 expiry ms, 4 caller's now ms, 5 grace ms,
 //	      6 record JSON, 7 session, 8 "1" for a pattern key, 9 history TTL ms
-//	      (0: none), 10 rate limit (0: none), 11 rate window ms
+//	      (0: none), 10 rate limit (0: none), 11 rate window ms, 12 prefix
 //
 // Replies: {"OK", fence, prev fence (0: none), prev JSON ("": none)},
 // {"HELD", fence, JSON}, {"RATE", limit}, {"CORRUPT", reason}.
-var acquireScript = redis.NewScript(prelude + `
+var acquireScript = newScript(prelude + `
 local cur, why = load(KEYS[1])
 if cur == false then return {'CORRUPT', why} end
 local now = tonumber(ARGV[4])
@@ -93,6 +111,12 @@ local prevFence, prevRec = 0, ''
 if cur then
   -- expired means expires_at < now: at the expiry instant it is still held
   if cur.exp >= now then return {'HELD', cur.fence, cur.rec} end
+  -- the JSON is read only here, on takeover: a record that does not name
+  -- its key and token is corrupt, and a corrupt record is never free
+  local ok, j = pcall(cjson.decode, cur.rec)
+  if not ok or type(j) ~= 'table' or j['key'] ~= ARGV[1] or j['token'] ~= cur.tok then
+    return {'CORRUPT', 'expired record is not a whole lock record of this key'}
+  end
   prevFence, prevRec = cur.fence, cur.rec
 end
 local srv = srvnow()
@@ -117,7 +141,7 @@ end
 local ttl = lifetime(tonumber(ARGV[3]), now, tonumber(ARGV[5]))
 redis.call('HSET', KEYS[1], 'tok', ARGV[2], 'exp', ARGV[3], 'fence', int(fence), 'sess', ARGV[7], 'rec', ARGV[6])
 redis.call('PEXPIRE', KEYS[1], int(ttl))
-index(srv, srv + ttl, ARGV[1], KEYS[3], KEYS[4], KEYS[5], ARGV[8])
+index(ARGV[12], srv, srv + ttl, ARGV[1], KEYS[3], KEYS[4], KEYS[5], ARGV[8])
 redis.call('HSET', KEYS[6], ARGV[1], int(fence) .. '\n' .. ARGV[6])
 local httl = tonumber(ARGV[9])
 if httl > 0 then redis.call('PEXPIRE', KEYS[6], int(httl)) end
@@ -134,7 +158,7 @@ return {'OK', fence, prevFence, prevRec}
 //
 // Replies: {"OK", fence, JSON}, {"NOTFOUND"}, {"MISMATCH"},
 // {"CORRUPT", reason} (with force the corrupt record is deleted first).
-var releaseScript = redis.NewScript(prelude + `
+var releaseScript = newScript(prelude + `
 local cur, why = load(KEYS[1])
 local force = ARGV[5] == 'force'
 if cur == nil then return {'NOTFOUND'} end
@@ -161,10 +185,10 @@ return {'OK', cur.fence, cur.rec}
 //	      of patterns, 5 history of the record's (new) session
 //	ARGV: 1 lock key, 2 token, 3 expiry ms, 4 caller's now ms, 5 grace ms,
 //	      6 record JSON, 7 session, 8 "1" for a pattern key, 9 history TTL
-//	      ms, 10 history key prefix (+ session)
+//	      ms, 10 history key prefix (+ session), 11 prefix
 //
 // Replies: {"OK", fence}, {"NOTFOUND"}, {"MISMATCH"}, {"CORRUPT", reason}.
-var updateScript = redis.NewScript(prelude + `
+var updateScript = newScript(prelude + `
 local cur, why = load(KEYS[1])
 if cur == nil then return {'NOTFOUND'} end
 if cur == false then return {'CORRUPT', why} end
@@ -173,7 +197,7 @@ local srv = srvnow()
 local ttl = lifetime(tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5]))
 redis.call('HSET', KEYS[1], 'exp', ARGV[3], 'sess', ARGV[7], 'rec', ARGV[6])
 redis.call('PEXPIRE', KEYS[1], int(ttl))
-index(srv, srv + ttl, ARGV[1], KEYS[2], KEYS[3], KEYS[4], ARGV[8])
+index(ARGV[11], srv, srv + ttl, ARGV[1], KEYS[2], KEYS[3], KEYS[4], ARGV[8])
 if cur.sess ~= ARGV[7] then redis.call('HDEL', ARGV[10] .. cur.sess, ARGV[1]) end
 redis.call('HSET', KEYS[5], ARGV[1], int(cur.fence) .. '\n' .. ARGV[6])
 local httl = tonumber(ARGV[9])
@@ -183,15 +207,19 @@ return {'OK', cur.fence}
 
 // pruneScript drops index members whose records Redis has expired.
 //
-//	KEYS: index sorted sets
-var pruneScript = redis.NewScript(prelude + `
-local srv = srvnow()
-local n = 0
-for _, z in ipairs(KEYS) do
-  n = n + redis.call('ZREMRANGEBYSCORE', z, '-inf', '(' .. int(srv))
-end
+//	ARGV: 1 prefix
+var pruneScript = newScript(prelude + `
+local srv, n = srvnow(), 0
+repeat
+  local k = prune(ARGV[1], srv)
+  n = n + k
+until k < 256 or n >= 4096
 return n
 `)
+
+// nsofScript answers nsof for ARGV[1], for tests that hold it to
+// lockkey.Namespace.
+var nsofScript = newScript(prelude + `return nsof(ARGV[1])`)
 
 // historyDropScript removes history entries, each only if it still is the
 // acquisition (fence) that Restore judged, so that a concurrent
@@ -199,7 +227,7 @@ return n
 //
 //	KEYS: 1 history
 //	ARGV: pairs of lock key, fence
-var historyDropScript = redis.NewScript(`
+var historyDropScript = newScript(`
 local n = 0
 for i = 1, #ARGV, 2 do
   local v = redis.call('HGET', KEYS[1], ARGV[i])
@@ -210,4 +238,13 @@ end
 return n
 `)
 
-var allScripts = []*redis.Script{acquireScript, releaseScript, updateScript, pruneScript, historyDropScript}
+// allScripts are loaded by Open.
+var allScripts = []*script{acquireScript, releaseScript, updateScript, pruneScript, historyDropScript}
+
+// script is a Lua script with its source, which Open loads in a pipeline.
+type script struct {
+	*redis.Script
+	src string
+}
+
+func newScript(src string) *script { return &script{Script: redis.NewScript(src), src: src} }

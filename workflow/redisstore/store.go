@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -134,14 +135,17 @@ func Open(ctx context.Context, rawURL string, opts Options) (*Store, error) {
 	if opts.PoolSize > 0 {
 		ro.PoolSize = opts.PoolSize
 	}
+	quiet.Do(func() { redis.SetLogger(nopLogger{}) })
 	s.rdb = redis.NewClient(ro)
 
 	// One round trip loads every script: later calls are one EVALSHA each.
-	octx, cancel := s.opCtx(ctx)
+	octx, cancel := context.WithTimeout(ctx, s.dialTimeout+s.opTimeout)
 	defer cancel()
 	_, err = s.rdb.Pipelined(octx, func(p redis.Pipeliner) error {
+		// p.ScriptLoad, not Script.Load: in a pipeline the latter would
+		// take the not yet received reply for the script's hash.
 		for _, sc := range allScripts {
-			sc.Load(octx, p)
+			p.ScriptLoad(octx, sc.src)
 		}
 		return nil
 	})
@@ -213,12 +217,19 @@ func (s *Store) Close() error {
 	return err
 }
 
-// opCtx bounds one operation by the store's timeout; the caller's earlier
-// deadline wins.
+// opCtx bounds one whole operation (dial and round trips) by the store's
+// timeout; the caller's earlier deadline wins.
 func (s *Store) opCtx(ctx context.Context) (context.Context, context.CancelFunc) {
-	// Two round trips at most per operation plus a dial.
-	return context.WithTimeout(ctx, 2*s.opTimeout+s.dialTimeout)
+	return context.WithTimeout(ctx, s.opTimeout)
 }
+
+// quiet silences go-redis's own logging (a failed dial is printed by
+// default): library code does not print, the errors say it all.
+var quiet sync.Once
+
+type nopLogger struct{}
+
+func (nopLogger) Printf(context.Context, string, ...any) {}
 
 func checkRecord(rec workflow.Lock) error {
 	if rec.Key == "" {
@@ -305,7 +316,7 @@ func (r reply) int(i int) int64 {
 }
 
 // run runs a script within the store's timeout.
-func (s *Store) run(ctx context.Context, op string, sc *redis.Script, keys []string, args ...any) (reply, error) {
+func (s *Store) run(ctx context.Context, op string, sc *script, keys []string, args ...any) (reply, error) {
 	octx, cancel := s.opCtx(ctx)
 	defer cancel()
 	v, err := sc.Run(octx, s.rdb, keys, args...).Slice()
@@ -342,7 +353,7 @@ func (s *Store) Acquire(ctx context.Context, rec workflow.Lock, now time.Time) (
 	}
 	r, err := s.run(ctx, "acquire "+k, acquireScript, keys,
 		k, rec.Token, rec.ExpiresAt.UnixMilli(), now.UnixMilli(), s.graceMS, data,
-		rec.Session, boolArg(lockkey.IsPattern(k)), s.historyTTL, s.rateLimit, s.rateWinMS)
+		rec.Session, boolArg(lockkey.IsPattern(k)), s.historyTTL, s.rateLimit, s.rateWinMS, s.p)
 	if err != nil {
 		return workflow.Lock{}, nil, err
 	}
@@ -432,7 +443,7 @@ func (s *Store) Update(ctx context.Context, rec workflow.Lock) (workflow.Lock, e
 	keys := []string{s.recKey(k), s.kAll, s.nsKey(lockkey.Namespace(k)), s.kPat, s.histKey(rec.Session)}
 	r, err := s.run(ctx, "refresh "+k, updateScript, keys,
 		k, rec.Token, rec.ExpiresAt.UnixMilli(), time.Now().UnixMilli(), s.graceMS, data,
-		rec.Session, boolArg(lockkey.IsPattern(k)), s.historyTTL, s.histPrefix())
+		rec.Session, boolArg(lockkey.IsPattern(k)), s.historyTTL, s.histPrefix(), s.p)
 	if err != nil {
 		return workflow.Lock{}, err
 	}
