@@ -167,7 +167,7 @@ func Default() *Config {
 		UseGlobalClaimLock: true,
 		Namespaces:         append([]string(nil), KnownNamespaces...),
 		Durations:          defaultDurations(),
-		FeaturePurposes:    []string{"pause"},
+		FeaturePurposes:    []string{"pause", "contract", "plan", "merge", "release"},
 	}
 	c.Hooks = HooksConfig{
 		OnStoreUnavailable: "fail",

@@ -45,7 +45,7 @@ func TestDefault(t *testing.T) {
 			"human": {"activity": Duration(8 * time.Hour), "task": Duration(4 * time.Hour)},
 			"agent": {"activity": Duration(time.Hour), "task": Duration(30 * time.Minute)},
 		}},
-		{"feature purposes", c.Locks.FeaturePurposes, []string{"pause"}},
+		{"feature purposes", c.Locks.FeaturePurposes, []string{"pause", "contract", "plan", "merge", "release"}},
 		{"work packages", c.WorkPackages, "work-packages.yaml"},
 		{"require lock", c.Hooks.RequireLock, false},
 		{"on store unavailable", c.Hooks.OnStoreUnavailable, "fail"},
