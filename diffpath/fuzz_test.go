@@ -13,10 +13,10 @@ func checkChanges(t *testing.T, cs []Change) {
 	t.Helper()
 	for _, c := range cs {
 		if !isStatusLetter(c.Status) {
-			t.Fatalf("invalid status %q in %+q", c.Status, c)
+			t.Fatalf("invalid status %q in %#v", c.Status, c)
 		}
 		if c.Score < 0 || c.Score > 100 {
-			t.Fatalf("invalid score in %+q", c)
+			t.Fatalf("invalid score in %#v", c)
 		}
 		checkPath(t, c.Path)
 		if c.OldPath != "" {
@@ -60,7 +60,7 @@ func FuzzParsePatch(f *testing.F) {
 			seen := map[Change]bool{}
 			for _, c := range cs {
 				if seen[c] {
-					t.Fatalf("duplicate %+q", c)
+					t.Fatalf("duplicate %#v", c)
 				}
 				seen[c] = true
 			}

@@ -83,7 +83,7 @@ func sortChanges(cs []Change) []Change {
 }
 
 func diffChanges(got, want []Change) string {
-	g, w := fmt.Sprintf("%+q", sortChanges(got)), fmt.Sprintf("%+q", sortChanges(want))
+	g, w := fmt.Sprintf("%#v", sortChanges(got)), fmt.Sprintf("%#v", sortChanges(want))
 	if g == w {
 		return ""
 	}
@@ -241,12 +241,12 @@ func TestParseNameStatusZUnmerged(t *testing.T) {
 			t.Fatal(err)
 		}
 		if len(got) == 0 || got[0] != (Change{Status: 'U', Path: "f g"}) {
-			t.Fatalf("git %q: got %+q, want an unmerged f g first", args, got)
+			t.Fatalf("git %q: got %#v, want an unmerged f g first", args, got)
 		}
 	}
 	raw, err := ParseRawZ(r.git("diff", "--cached", "--raw", "-z"))
 	if err != nil || len(raw) != 1 || raw[0] != (Change{Status: 'U', Path: "f g"}) {
-		t.Fatalf("raw: got %+q, %v", raw, err)
+		t.Fatalf("raw: got %#v, %v", raw, err)
 	}
 }
 
@@ -327,7 +327,7 @@ func checkResult(t *testing.T, got []Change, err error, want []Change, wantErr s
 	t.Helper()
 	if wantErr != "" {
 		if err == nil || !strings.Contains(err.Error(), wantErr) {
-			t.Fatalf("got %+q, %v; want error containing %q", got, err, wantErr)
+			t.Fatalf("got %#v, %v; want error containing %q", got, err, wantErr)
 		}
 		var pe *PathError
 		var se *SyntaxError
@@ -339,7 +339,7 @@ func checkResult(t *testing.T, got []Change, err error, want []Change, wantErr s
 	if err != nil {
 		t.Fatal(err)
 	}
-	if fmt.Sprintf("%+q", got) != fmt.Sprintf("%+q", want) {
+	if fmt.Sprintf("%#v", got) != fmt.Sprintf("%#v", want) {
 		t.Fatalf("got:\n%swant:\n%s", formatChanges(got), formatChanges(want))
 	}
 }

@@ -169,7 +169,7 @@ func TestTreeReaderRealGit(t *testing.T) {
 					got := readAllTrees(t, tr)
 					tt.want = inRevListOrder(tt.want, h.revList)
 					if len(got) != len(tt.want) {
-						t.Fatalf("got %d commits, want %d:\n%+q", len(got), len(tt.want), got)
+						t.Fatalf("got %d commits, want %d:\n%#v", len(got), len(tt.want), got)
 					}
 					for i := range got {
 						if got[i].commit != tt.want[i].commit {
@@ -267,11 +267,11 @@ func TestTreeReaderTreePairs(t *testing.T) {
 		{trees[1] + " " + trees[0], []Change{{Status: 'M', Path: "a.txt"}}},
 	}
 	if len(got) != len(want) {
-		t.Fatalf("got %+q\nwant %+q\ninput %q", got, want, out)
+		t.Fatalf("got %#v\nwant %#v\ninput %q", got, want, out)
 	}
 	for i := range got {
 		if got[i].commit != want[i].commit || diffChanges(got[i].changes, want[i].changes) != "" {
-			t.Fatalf("entry %d: got %+q, want %+q (input %q)", i, got[i], want[i], out)
+			t.Fatalf("entry %d: got %#v, want %#v (input %q)", i, got[i], want[i], out)
 		}
 	}
 }
@@ -315,8 +315,8 @@ func TestTreeReaderSynthetic(t *testing.T) {
 				if err != nil {
 					t.Fatalf("Next %d: %v", i, err)
 				}
-				if c != w.commit || fmt.Sprintf("%+q", ch) != fmt.Sprintf("%+q", w.changes) {
-					t.Fatalf("Next %d = %q %+q, want %q %+q", i, c, ch, w.commit, w.changes)
+				if c != w.commit || fmt.Sprintf("%#v", ch) != fmt.Sprintf("%#v", w.changes) {
+					t.Fatalf("Next %d = %q %#v, want %q %#v", i, c, ch, w.commit, w.changes)
 				}
 			}
 			_, _, err := tr.Next()
