@@ -24,7 +24,7 @@ type gitRepo struct {
 func requireGit(t testing.TB) {
 	t.Helper()
 	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("git binary not found")
+		t.Fatal("git is not installed: `make test` installs it (apt-get install git)")
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -118,7 +119,14 @@ func (s *Server) start() error {
 	cmd := exec.Command(s.bin, s.args()...)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.Dir = s.dir
-	if err := cmd.Start(); err != nil {
+	dieWithParent(cmd)
+	// Pdeathsig follows the thread that forks: keep this goroutine on one
+	// thread while starting, and the runtime never ends a thread it did
+	// not lock.
+	runtime.LockOSThread()
+	err = cmd.Start()
+	runtime.UnlockOSThread()
+	if err != nil {
 		logf.Close()
 		return fmt.Errorf("start redis-server: %w", err)
 	}

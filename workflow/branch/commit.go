@@ -16,9 +16,8 @@ import (
 
 // item is an event ready to be stored.
 type item struct {
-	ev   journal.Event
-	line []byte
-	loc  location
+	ev  journal.Event
+	loc location
 }
 
 // prepare normalizes evs and drops repeated ids (the first one wins).
@@ -26,7 +25,7 @@ func prepare(evs []journal.Event) ([]item, error) {
 	items := make([]item, 0, len(evs))
 	seen := make(map[string]bool, len(evs))
 	for i, ev := range evs {
-		ev, line, err := normalize(ev)
+		ev, err := normalize(ev)
 		if err != nil {
 			return nil, fmt.Errorf("event %d: %w", i, err)
 		}
@@ -34,7 +33,7 @@ func prepare(evs []journal.Event) ([]item, error) {
 			continue
 		}
 		seen[ev.ID] = true
-		items = append(items, item{ev: ev, line: line, loc: locate(ev.ID)})
+		items = append(items, item{ev: ev, loc: locate(ev.ID)})
 	}
 	return items, nil
 }
@@ -139,7 +138,11 @@ func (w *Writer) build(parent plumbing.Hash, items []item) (plumbing.Hash, []ite
 	shards := make(map[string]map[string][]object.TreeEntry)
 	var when time.Time
 	for _, it := range added {
-		h, err := w.writeBlob(it.line)
+		line, err := encodeEvent(it.ev)
+		if err != nil {
+			return plumbing.ZeroHash, nil, err
+		}
+		h, err := w.writeBlob(line)
 		if err != nil {
 			return plumbing.ZeroHash, nil, err
 		}

@@ -64,28 +64,25 @@ func plainID(id string) bool {
 
 // normalize returns ev as it is stored: timestamp in UTC, and an id derived
 // from its content when it has none (a hand-written journal line), so
-// that committing the same line twice still finds it the second time.
-func normalize(ev journal.Event) (journal.Event, []byte, error) {
+// that committing the same line twice still finds it the second time. The
+// line itself is encoded only for the events that get committed.
+func normalize(ev journal.Event) (journal.Event, error) {
 	if ev.Timestamp.IsZero() {
-		return ev, nil, fmt.Errorf("event %s (%s): no timestamp", ev.ID, ev.Action)
+		return ev, fmt.Errorf("event %s (%s): no timestamp", ev.ID, ev.Action)
 	}
 	if ev.Action == "" {
-		return ev, nil, fmt.Errorf("event %s: no action", ev.ID)
+		return ev, fmt.Errorf("event %s: no action", ev.ID)
 	}
 	ev.Timestamp = ev.Timestamp.UTC()
 	if ev.ID == "" {
 		b, err := encodeEvent(ev)
 		if err != nil {
-			return ev, nil, err
+			return ev, err
 		}
 		h := sha256.Sum256(b)
 		ev.ID = hex.EncodeToString(h[:16])
 	}
-	b, err := encodeEvent(ev)
-	if err != nil {
-		return ev, nil, err
-	}
-	return ev, b, nil
+	return ev, nil
 }
 
 // encodeEvent returns the journal line of ev, as journal.Append writes it:

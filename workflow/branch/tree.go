@@ -3,7 +3,10 @@ package branch
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -38,16 +41,29 @@ func (t *trees) get(h plumbing.Hash) (*object.Tree, error) {
 	return tr, nil
 }
 
-// sortKey is git's tree order: directories compare as if their name ended
-// in '/'.
-func sortKey(name string, dir bool) string {
-	if dir {
-		return name + "/"
+// compareEntry orders a name (a directory when dir) against entry e in
+// git's tree order, which compares names as if directories ended in '/'.
+// It allocates nothing: it runs for every entry of every rewritten tree.
+func compareEntry(name string, dir bool, e *object.TreeEntry) int {
+	n := min(len(name), len(e.Name))
+	if c := strings.Compare(name[:n], e.Name[:n]); c != 0 {
+		return c
 	}
-	return name
+	next := func(s string, dir bool) int {
+		switch {
+		case len(s) > n:
+			return int(s[n])
+		case dir:
+			return '/'
+		}
+		return 0
+	}
+	return next(name, dir) - next(e.Name, e.Mode == filemode.Dir)
 }
 
-func entryKey(e *object.TreeEntry) string { return sortKey(e.Name, e.Mode == filemode.Dir) }
+func entryLess(a, b *object.TreeEntry) bool {
+	return compareEntry(a.Name, a.Mode == filemode.Dir, b) < 0
+}
 
 // entry finds name (a directory when dir) in tree h by binary search.
 func (t *trees) entry(h plumbing.Hash, name string, dir bool) (object.TreeEntry, bool, error) {
@@ -55,10 +71,9 @@ func (t *trees) entry(h plumbing.Hash, name string, dir bool) (object.TreeEntry,
 	if err != nil {
 		return object.TreeEntry{}, false, err
 	}
-	key := sortKey(name, dir)
 	es := tr.Entries
-	i := sort.Search(len(es), func(i int) bool { return entryKey(&es[i]) >= key })
-	if i < len(es) && es[i].Name == name && (es[i].Mode == filemode.Dir) == dir {
+	i := sort.Search(len(es), func(i int) bool { return compareEntry(name, dir, &es[i]) <= 0 })
+	if i < len(es) && compareEntry(name, dir, &es[i]) == 0 {
 		return es[i], true, nil
 	}
 	return object.TreeEntry{}, false, nil
@@ -97,34 +112,56 @@ func (t *trees) has(root plumbing.Hash, loc location) (bool, error) {
 }
 
 // upsert returns the entries of tree base with add put in (replacing
-// entries of the same name), in git's order.
+// entries of the same name), in git's order: the base is sorted already,
+// so only add is sorted and the two are merged.
 func (t *trees) upsert(base plumbing.Hash, add []object.TreeEntry) ([]object.TreeEntry, error) {
 	tr, err := t.get(base)
 	if err != nil {
 		return nil, err
 	}
-	byName := make(map[string]int, len(add))
-	for i, e := range add {
-		byName[e.Name] = i
+	add = slices.Clone(add)
+	slices.SortFunc(add, func(a, b object.TreeEntry) int { return compareEntry(a.Name, a.Mode == filemode.Dir, &b) })
+	replaced := make(map[string]bool, len(add))
+	for _, a := range add {
+		replaced[a.Name] = true
 	}
 	out := make([]object.TreeEntry, 0, len(tr.Entries)+len(add))
+	i := 0
 	for _, e := range tr.Entries {
-		if _, ok := byName[e.Name]; !ok {
-			out = append(out, e)
+		if replaced[e.Name] {
+			continue
 		}
+		for i < len(add) && entryLess(&add[i], &e) {
+			out = append(out, add[i])
+			i++
+		}
+		out = append(out, e)
 	}
-	out = append(out, add...)
-	sort.Sort(object.TreeEntrySorter(out))
-	return out, nil
+	return append(out, add[i:]...), nil
 }
 
 // writeTree stores a tree whose entries are in git's order.
 func (w *Writer) writeTree(es []object.TreeEntry) (plumbing.Hash, error) {
-	obj := w.st.NewEncodedObject()
-	if err := (&object.Tree{Entries: es}).Encode(obj); err != nil {
-		return plumbing.ZeroHash, fmt.Errorf("encode tree: %w", err)
+	n := 0
+	for i := range es {
+		n += len(es[i].Name) + 28
 	}
-	h, err := w.st.SetEncodedObject(obj)
+	buf := make([]byte, 0, n)
+	for i := range es {
+		e := &es[i]
+		if e.Name == "" || strings.ContainsAny(e.Name, "/\x00") {
+			return plumbing.ZeroHash, fmt.Errorf("write tree: bad entry name %q", e.Name)
+		}
+		if i > 0 && !entryLess(&es[i-1], e) {
+			return plumbing.ZeroHash, fmt.Errorf("write tree: entries not in order at %q", e.Name)
+		}
+		buf = strconv.AppendUint(buf, uint64(e.Mode), 8)
+		buf = append(buf, ' ')
+		buf = append(buf, e.Name...)
+		buf = append(buf, 0)
+		buf = append(buf, e.Hash[:]...)
+	}
+	h, err := w.odb.store(plumbing.TreeObject, buf)
 	if err != nil {
 		return plumbing.ZeroHash, fmt.Errorf("write tree: %w", err)
 	}
@@ -132,29 +169,16 @@ func (w *Writer) writeTree(es []object.TreeEntry) (plumbing.Hash, error) {
 }
 
 func (w *Writer) writeBlob(b []byte) (plumbing.Hash, error) {
-	obj := w.st.NewEncodedObject()
-	obj.SetType(plumbing.BlobObject)
-	obj.SetSize(int64(len(b)))
-	wr, err := obj.Writer()
-	if err == nil {
-		_, err = wr.Write(b)
-		if cerr := wr.Close(); err == nil {
-			err = cerr
-		}
-	}
-	if err != nil {
-		return plumbing.ZeroHash, fmt.Errorf("encode blob: %w", err)
-	}
-	h, err := w.st.SetEncodedObject(obj)
+	h, err := w.odb.store(plumbing.BlobObject, b)
 	if err != nil {
 		return plumbing.ZeroHash, fmt.Errorf("write blob: %w", err)
 	}
 	return h, nil
 }
 
-// writeCommit stores a commit of tree with parents. The author date is
-// when the (last) event happened, the committer date when it was
-// committed.
+// writeCommit stores a commit of tree with parents, encoded by go-git.
+// The author date is when the (last) event happened, the committer date
+// when it was committed.
 func (w *Writer) writeCommit(tree plumbing.Hash, parents []plumbing.Hash, msg string, when time.Time) (plumbing.Hash, error) {
 	now := time.Now()
 	if when.IsZero() {
@@ -167,11 +191,15 @@ func (w *Writer) writeCommit(tree plumbing.Hash, parents []plumbing.Hash, msg st
 		TreeHash:     tree,
 		ParentHashes: parents,
 	}
-	obj := w.st.NewEncodedObject()
+	obj := &plumbing.MemoryObject{}
 	if err := c.Encode(obj); err != nil {
 		return plumbing.ZeroHash, fmt.Errorf("encode commit: %w", err)
 	}
-	h, err := w.st.SetEncodedObject(obj)
+	data, err := content(obj)
+	if err != nil {
+		return plumbing.ZeroHash, fmt.Errorf("encode commit: %w", err)
+	}
+	h, err := w.odb.store(plumbing.CommitObject, data)
 	if err != nil {
 		return plumbing.ZeroHash, fmt.Errorf("write commit: %w", err)
 	}
@@ -233,7 +261,7 @@ func (t *trees) union(ours, theirs plumbing.Hash, st *mergeStats) (plumbing.Hash
 			eb = &b.Entries[j]
 		}
 		switch {
-		case eb == nil || (ea != nil && entryKey(ea) < entryKey(eb)):
+		case eb == nil || (ea != nil && entryLess(ea, eb)):
 			n, err := t.count(*ea)
 			if err != nil {
 				return plumbing.ZeroHash, err
@@ -242,7 +270,7 @@ func (t *trees) union(ours, theirs plumbing.Hash, st *mergeStats) (plumbing.Hash
 			out = append(out, *ea)
 			i++
 			continue
-		case ea == nil || entryKey(eb) < entryKey(ea):
+		case ea == nil || entryLess(eb, ea):
 			n, err := t.count(*eb)
 			if err != nil {
 				return plumbing.ZeroHash, err

@@ -15,15 +15,21 @@ import (
 )
 
 // A session's history is the hash P+"h:"+session: one field per lock key
-// the session acquired and has not released, whose value is the record's
-// fence, a newline and the record's JSON. Acquire and Update write it,
-// Release and Remove delete the entry; an expired lock stays in it, which
-// is what Restore brings back.
+// the session acquired and has not released, whose value is a copy of the
+// record as stored. Acquire and Update write it, Release and Remove delete
+// the entry; an expired lock stays in it (and so does one taken over by
+// someone else), which is what Restore looks at.
 
 // History returns the locks session acquired (or refreshed) and did not
 // release, sorted by key, whether or not they are still held. An entry that
 // cannot be read as a lock record has Err set (a *workflow.CorruptError).
 func (s *Store) History(ctx context.Context, session string) ([]workflow.Entry, error) {
+	entries, _, err := s.history(ctx, session)
+	return entries, err
+}
+
+// history returns History's entries and the raw values by key.
+func (s *Store) history(ctx context.Context, session string) ([]workflow.Entry, map[string]string, error) {
 	op := "history " + session
 	octx, cancel := s.opCtx(ctx)
 	defer cancel()
@@ -31,43 +37,33 @@ func (s *Store) History(ctx context.Context, session string) ([]workflow.Entry, 
 	if err != nil {
 		if isWrongType(err) {
 			return []workflow.Entry{{Name: s.histKey(session), Err: &workflow.CorruptError{
-				Path: s.display + " " + s.histKey(session), Err: errors.New("history is not a hash")}}}, nil
+				Path: s.display + " " + s.histKey(session), Err: errors.New("history is not a hash")}}}, nil, nil
 		}
-		return nil, s.fail(ctx, op, err)
+		return nil, nil, s.fail(ctx, op, err)
 	}
 	out := make([]workflow.Entry, 0, len(m))
 	for key, v := range m {
 		out = append(out, s.historyEntry(session, key, v))
 	}
 	sortEntries(out)
-	return out, nil
+	return out, m, nil
 }
 
 func (s *Store) historyEntry(session, key, v string) workflow.Entry {
 	name := s.histKey(session) + " " + key
 	e := workflow.Entry{Name: name}
 	e.Key = key
-	bad := func(err error) workflow.Entry {
+	rec, err := parseValue(key, v)
+	switch {
+	case err != nil:
+	case rec.Session != session:
+		err = fmt.Errorf("history of session %q holds a record of session %q", session, rec.Session)
+	case rec.Token == "":
+		err = errors.New("record has no token")
+	}
+	if err != nil {
 		e.Err = &workflow.CorruptError{Key: key, Path: s.display + " " + name, Err: err}
 		return e
-	}
-	f, data, ok := strings.Cut(v, "\n")
-	if !ok {
-		return bad(errors.New("history entry is not <fence>\\n<record>"))
-	}
-	fence, err := strconv.ParseInt(f, 10, 64)
-	if err != nil {
-		return bad(fmt.Errorf("history entry has fence %q", f))
-	}
-	rec, err := decodeRecord(key, data, fence)
-	if err != nil {
-		return bad(err)
-	}
-	if rec.Session != session {
-		return bad(fmt.Errorf("history of session %q holds a record of session %q", session, rec.Session))
-	}
-	if rec.Token == "" {
-		return bad(errors.New("record has no token"))
 	}
 	e.Lock = rec
 	return e
@@ -118,11 +114,11 @@ var ErrInvalid = errors.New("invalid history entry")
 // data (appendonly yes); without persistence there is nothing to restore.
 func (s *Store) Restore(ctx context.Context, session string, acquire func(context.Context, RestoreRequest) error) (RestoreResult, error) {
 	var res RestoreResult
-	entries, err := s.History(ctx, session)
+	entries, raw, err := s.history(ctx, session)
 	if err != nil {
 		return res, err
 	}
-	var drop []any // pairs of key, fence ("" for any)
+	var drop []any // pairs of key and "f<fence>" or "v<whole value>"
 	defer func() {
 		if len(drop) > 0 {
 			octx, cancel := s.opCtx(context.WithoutCancel(ctx))
@@ -134,7 +130,7 @@ func (s *Store) Restore(ctx context.Context, session string, acquire func(contex
 	for _, e := range entries {
 		if e.Err != nil {
 			res.Skipped = append(res.Skipped, Skip{Key: e.Key, Reason: fmt.Sprintf("invalid history entry, dropped: %v", e.Err)})
-			drop = append(drop, e.Key, "")
+			drop = append(drop, e.Key, "v"+raw[e.Key])
 			continue
 		}
 		valid = append(valid, e)
@@ -143,30 +139,38 @@ func (s *Store) Restore(ctx context.Context, session string, acquire func(contex
 	octx, cancel := s.opCtx(ctx)
 	defer cancel()
 	p := s.rdb.Pipeline()
-	recs := make([]*redis.MapStringStringCmd, len(valid))
+	recs := make([]*redis.StringCmd, len(valid))
 	fences := make([]*redis.StringCmd, len(valid))
 	for i, e := range valid {
-		recs[i] = p.HGetAll(octx, s.recKey(e.Key))
+		recs[i] = p.Get(octx, s.recKey(e.Key))
 		fences[i] = p.HGet(octx, s.kFences, e.Key)
 	}
 	if len(valid) > 0 {
-		if _, err := p.Exec(octx); err != nil && !errors.Is(err, redis.Nil) && !isWrongType(err) {
-			return res, s.fail(ctx, "restore "+session, err)
-		}
+		_, _ = p.Exec(octx) // each command keeps its own error
 	}
 	now := time.Now()
 	for i, e := range valid {
 		rec := e.Lock
-		m, err := recs[i].Result()
-		cur, found, err := s.entry(ctx, "restore "+rec.Key, rec.Key, m, err)
-		if err != nil {
-			return res, err
+		v, err := recs[i].Result()
+		var cur workflow.Lock
+		found := err == nil
+		switch {
+		case errors.Is(err, redis.Nil), isWrongType(err):
+		case err != nil:
+			return res, s.fail(ctx, "restore "+session, err)
+		default:
+			if cur, err = parseValue(rec.Key, v); err != nil {
+				found = false
+			}
 		}
-		counter, _ := fences[i].Int64()
-		mine := found && cur.Err == nil && cur.Token == rec.Token
+		counter, err := fences[i].Int64()
+		if err != nil && !errors.Is(err, redis.Nil) {
+			return res, s.fail(ctx, "restore "+session, err)
+		}
+		mine := found && cur.Token == rec.Token
 		if !mine && counter > int64(rec.Fence) {
 			res.Skipped = append(res.Skipped, Skip{Key: rec.Key, Reason: lostReason(cur, found, now, rec.Fence, counter)})
-			drop = append(drop, rec.Key, strconv.FormatUint(rec.Fence, 10))
+			drop = append(drop, rec.Key, "f"+strconv.FormatUint(rec.Fence, 10))
 			continue
 		}
 		ttl := rec.ExpiresAt.Sub(now)
@@ -175,7 +179,7 @@ func (s *Store) Restore(ctx context.Context, session string, acquire func(contex
 		}
 		if ttl <= 0 {
 			res.Skipped = append(res.Skipped, Skip{Key: rec.Key, Reason: "invalid history entry, dropped: it expires before it was created"})
-			drop = append(drop, rec.Key, strconv.FormatUint(rec.Fence, 10))
+			drop = append(drop, rec.Key, "f"+strconv.FormatUint(rec.Fence, 10))
 			continue
 		}
 		err = acquire(ctx, RestoreRequest{Lock: rec, TTL: ttl})
@@ -186,7 +190,7 @@ func (s *Store) Restore(ctx context.Context, session string, acquire func(contex
 			return res, err
 		case errors.Is(err, ErrInvalid):
 			res.Skipped = append(res.Skipped, Skip{Key: rec.Key, Reason: err.Error() + "; dropped from the history"})
-			drop = append(drop, rec.Key, strconv.FormatUint(rec.Fence, 10))
+			drop = append(drop, rec.Key, "f"+strconv.FormatUint(rec.Fence, 10))
 		default:
 			res.Skipped = append(res.Skipped, Skip{Key: rec.Key, Reason: err.Error()})
 		}
@@ -203,9 +207,9 @@ func stops(ctx context.Context, err error) bool {
 		errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
 }
 
-func lostReason(cur workflow.Entry, found bool, now time.Time, had uint64, counter int64) string {
+func lostReason(cur workflow.Lock, found bool, now time.Time, had uint64, counter int64) string {
 	base := fmt.Sprintf("lost: granted again since (fence %d, now %d)", had, counter)
-	if found && cur.Err == nil && !cur.Expired(now) {
+	if found && !cur.Expired(now) {
 		return fmt.Sprintf("lost: held by %s (%s, session %s) until %s", cur.Holder, cur.HolderType,
 			cur.Session, cur.ExpiresAt.UTC().Format(time.RFC3339))
 	}

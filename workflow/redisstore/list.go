@@ -2,6 +2,7 @@ package redisstore
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -14,163 +15,245 @@ import (
 	"github.com/lockgate/lockgate/workflow/lockkey"
 )
 
-// batch is the number of commands sent in one pipeline round trip.
+// batch is the number of records one MGET reads.
 const batch = 1000
 
-// fetched is what fetch found.
-type fetched struct {
-	entries []workflow.Entry
-	missing []string // index members whose records Redis has dropped
-}
-
-// fetch reads the records of keys, batch commands per round trip. Keys
-// without a record are left out (and reported in missing); a key holding
-// something that is not a record is a corrupt entry. first, if not nil,
-// is queued in the first round trip, so that a caller's other question
-// costs no extra one.
-func (s *Store) fetch(ctx context.Context, op string, keys []string, first func(redis.Pipeliner)) (fetched, error) {
-	var out fetched
+// fetch reads the records of keys, batch keys per round trip. Keys without
+// a record are left out; a key that holds something else than a record is
+// a corrupt entry. indexed says the keys come from an index: they are read
+// with MGET, and those found missing are dropped from the indexes (the
+// prune script checks each again, atomically, and tells which exist but
+// are no strings, which MGET cannot). Other keys are probed with one GET
+// each, which tells a wrong type by itself. first, if not nil, is queued
+// in the first round trip, so that a caller's other question costs no
+// extra one.
+func (s *Store) fetch(ctx context.Context, op string, keys []string, indexed bool, first func(redis.Pipeliner)) ([]workflow.Entry, error) {
 	octx, cancel := s.opCtx(ctx)
 	defer cancel()
-	for start := 0; start < len(keys) || (start == 0 && first != nil); start += batch {
+	var out []workflow.Entry
+	var missing []string
+	for start := 0; start == 0 || start < len(keys); start += batch {
 		chunk := keys[start:min(start+batch, len(keys))]
+		if len(chunk) == 0 && first == nil {
+			break
+		}
 		p := s.rdb.Pipeline()
 		if start == 0 && first != nil {
 			first(p)
 		}
-		cmds := make([]*redis.MapStringStringCmd, len(chunk))
-		for i, k := range chunk {
-			cmds[i] = p.HGetAll(octx, s.recKey(k))
+		var mget *redis.SliceCmd
+		var gets []*redis.StringCmd
+		switch {
+		case len(chunk) == 0:
+		case indexed:
+			rk := make([]string, len(chunk))
+			for i, k := range chunk {
+				rk[i] = s.recKey(k)
+			}
+			mget = p.MGet(octx, rk...)
+		default:
+			gets = make([]*redis.StringCmd, len(chunk))
+			for i, k := range chunk {
+				gets[i] = p.Get(octx, s.recKey(k))
+			}
 		}
-		if _, err := p.Exec(octx); err != nil && !isWrongType(err) {
-			return out, s.fail(ctx, op, err)
-		}
-		for i, cmd := range cmds {
-			m, err := cmd.Result()
-			e, found, err := s.entry(ctx, op, chunk[i], m, err)
+		_, _ = p.Exec(octx) // each command keeps its own error
+		if mget != nil {
+			vals, err := mget.Result()
 			if err != nil {
-				return out, err
+				return nil, s.fail(ctx, op, err)
 			}
-			if !found {
-				out.missing = append(out.missing, chunk[i])
-				continue
+			for i, v := range vals {
+				if str, ok := v.(string); ok {
+					out = append(out, s.entry(chunk[i], str))
+				} else {
+					missing = append(missing, chunk[i])
+				}
 			}
-			out.entries = append(out.entries, e)
 		}
-		if len(keys) == 0 {
-			break
+		for i, g := range gets {
+			v, err := g.Result()
+			switch {
+			case errors.Is(err, redis.Nil):
+			case isWrongType(err):
+				out = append(out, s.oddEntry(chunk[i]))
+			case err != nil:
+				return nil, s.fail(ctx, op, err)
+			default:
+				out = append(out, s.entry(chunk[i], v))
+			}
 		}
-		if err := octx.Err(); err != nil {
-			return out, s.fail(ctx, op, err)
+	}
+	if len(missing) > 0 {
+		odd, err := s.prune(ctx, op, missing)
+		if err != nil {
+			return nil, err
+		}
+		for _, k := range odd {
+			out = append(out, s.oddEntry(k))
 		}
 	}
 	return out, nil
 }
 
-// prune drops index members whose records are gone, best effort: the
-// indexes are hints, every reader checks the records themselves.
-func (s *Store) prune(ctx context.Context, missing []string) {
-	if len(missing) == 0 {
-		return
-	}
-	octx, cancel := s.opCtx(ctx)
-	defer cancel()
-	_ = pruneScript.Run(octx, s.rdb, nil, s.p).Err()
+// oddEntry is the corrupt entry of a key that holds no string.
+func (s *Store) oddEntry(key string) workflow.Entry {
+	e := workflow.Entry{Name: s.recKey(key), Err: s.corrupt(key, errors.New("the key holds something else than a lock record"))}
+	e.Key = key
+	return e
 }
 
-// members returns an index's members.
-func (s *Store) members(ctx context.Context, op, index string) ([]string, error) {
+// prune drops index members whose records are gone and returns those whose
+// keys exist but are no records (corrupt).
+func (s *Store) prune(ctx context.Context, op string, missing []string) ([]string, error) {
 	octx, cancel := s.opCtx(ctx)
 	defer cancel()
-	m, err := s.rdb.ZRange(octx, index, 0, -1).Result()
+	var odd []string
+	for start := 0; start < len(missing); start += batch {
+		chunk := missing[start:min(start+batch, len(missing))]
+		args := make([]any, 0, len(chunk)+1)
+		args = append(args, s.recPrefix())
+		for _, k := range chunk {
+			args = append(args, k)
+		}
+		v, err := pruneScript.Run(octx, s.rdb, []string{s.kKeys, s.kPat}, args...).StringSlice()
+		if err != nil && !errors.Is(err, redis.Nil) {
+			return nil, s.fail(ctx, op, err)
+		}
+		odd = append(odd, v...)
+	}
+	return odd, nil
+}
+
+// lex returns a ZRANGEBYLEX range covering every key that starts with
+// prefix: UTF-8 never contains the byte 0xff.
+func lex(prefix string) (min, max string) {
+	if prefix == "" {
+		return "-", "+"
+	}
+	return "[" + prefix, "(" + prefix + "\xff"
+}
+
+// keysWithPrefix reads the index of keys for the keys starting with prefix.
+func (s *Store) keysWithPrefix(ctx context.Context, op, prefix string) ([]string, error) {
+	octx, cancel := s.opCtx(ctx)
+	defer cancel()
+	lo, hi := lex(prefix)
+	keys, err := s.rdb.ZRangeByLex(octx, s.kKeys, &redis.ZRangeBy{Min: lo, Max: hi}).Result()
 	if err != nil {
 		return nil, s.fail(ctx, op, err)
 	}
-	return m, nil
+	return keys, nil
 }
 
-// List returns every record, sorted by key, from the index of all keys (no
-// KEYS or SCAN over the server). Records kept past their expiry
+// List returns every record, sorted by key, from the index of keys (no KEYS
+// or SCAN over the server). Records kept past their expiry
 // (Options.ExpiredGrace) are listed; the caller tells them apart by
 // ExpiresAt.
 func (s *Store) List(ctx context.Context) ([]workflow.Entry, error) {
-	keys, err := s.members(ctx, "list", s.kAll)
+	keys, err := s.keysWithPrefix(ctx, "list", "")
 	if err != nil {
 		return nil, err
 	}
-	f, err := s.fetch(ctx, "list", keys, nil)
+	entries, err := s.fetch(ctx, "list", keys, true, nil)
 	if err != nil {
 		return nil, err
 	}
-	s.prune(ctx, f.missing)
-	sortEntries(f.entries)
-	return f.entries, nil
+	sortEntries(entries)
+	return entries, nil
+}
+
+// candidatePrefix is the prefix every key a pattern may overlap starts
+// with, unless it is itself a pattern: the pattern's literal prefix. An
+// invalid pattern may overlap anything in its namespace (lockkey.Overlap is
+// conservative), and a path one any path.
+func candidatePrefix(pattern string) string {
+	if !doublestar.ValidatePattern(pattern) {
+		if ns := lockkey.Namespace(pattern); ns != "" {
+			return ns + ":"
+		}
+		return ""
+	}
+	if i := strings.IndexAny(pattern, `*?[{\`); i >= 0 {
+		return pattern[:i]
+	}
+	return pattern
 }
 
 // Overlapping returns key's own record and the records whose keys may
-// overlap it. For a key that is not a pattern it reads its own record and
-// the pattern index, and then only the pattern records that overlap; a
-// pattern key reads the index of its namespace (paths form one). Both take
-// two round trips at most.
+// overlap it, in two round trips at most. A key that is not a pattern
+// overlaps only itself and patterns: its record and the pattern index are
+// read together, then the overlapping pattern records. A pattern also
+// reads the keys that start with its literal prefix (lockkey.Overlap
+// decides among them).
 func (s *Store) Overlapping(ctx context.Context, key string) ([]workflow.Entry, error) {
 	op := "overlapping " + key
-	index := s.kPat
-	if lockkey.IsPattern(key) {
-		index = s.nsKey(lockkey.Namespace(key))
-	}
-	var zr *redis.StringSliceCmd
-	own, err := s.fetch(ctx, op, []string{key}, func(p redis.Pipeliner) {
-		zr = p.ZRange(ctx, index, 0, -1)
+	var pats *redis.StringSliceCmd
+	var near *redis.StringSliceCmd
+	own, err := s.fetch(ctx, op, []string{key}, false, func(p redis.Pipeliner) {
+		pats = p.SMembers(ctx, s.kPat)
+		if lockkey.IsPattern(key) {
+			lo, hi := lex(candidatePrefix(key))
+			near = p.ZRangeByLex(ctx, s.kKeys, &redis.ZRangeBy{Min: lo, Max: hi})
+		}
 	})
 	if err != nil {
 		return nil, err
 	}
-	cands, err := zr.Result()
+	cands, err := pats.Result()
 	if err != nil {
 		return nil, s.fail(ctx, op, err)
 	}
+	if near != nil {
+		more, err := near.Result()
+		if err != nil {
+			return nil, s.fail(ctx, op, err)
+		}
+		cands = append(cands, more...)
+		slices.Sort(cands)
+		cands = slices.Compact(cands)
+	}
 	cands = slices.DeleteFunc(cands, func(m string) bool { return m == key || !lockkey.Overlap(key, m) })
-	f, err := s.fetch(ctx, op, cands, nil)
+	others, err := s.fetch(ctx, op, cands, true, nil)
 	if err != nil {
 		return nil, err
 	}
-	s.prune(ctx, f.missing)
-	entries := append(own.entries, f.entries...)
+	entries := append(own, others...)
 	sortEntries(entries)
 	return entries, nil
 }
 
 // Covering returns the records of paths and of the path-pattern locks that
-// match any of them: one pipelined round trip reads the paths' records and
-// the pattern index, a second the matching pattern records.
+// match any of them: one round trip reads the paths' records (MGET) and the
+// pattern index, a second the matching pattern records.
 func (s *Store) Covering(ctx context.Context, paths []string) ([]workflow.Entry, error) {
 	const op = "covering"
-	var zr *redis.StringSliceCmd
-	direct, err := s.fetch(ctx, op, paths, func(p redis.Pipeliner) {
-		zr = p.ZRange(ctx, s.kPat, 0, -1)
+	var pats *redis.StringSliceCmd
+	direct, err := s.fetch(ctx, op, paths, false, func(p redis.Pipeliner) {
+		pats = p.SMembers(ctx, s.kPat)
 	})
 	if err != nil {
 		return nil, err
 	}
-	members, err := zr.Result()
+	members, err := pats.Result()
 	if err != nil {
 		return nil, s.fail(ctx, op, err)
 	}
 	// Only path patterns cover paths; a pattern doublestar refuses matches
 	// nothing (lockkey.MatchPath), so it is left out of the matcher.
-	var pats []string
+	var valid []string
 	for _, m := range members {
-		if lockkey.Namespace(m) == "" && lockkey.IsPattern(m) && doublestar.ValidatePattern(m) {
-			pats = append(pats, m)
+		if lockkey.Namespace(m) == "" && doublestar.ValidatePattern(m) {
+			valid = append(valid, m)
 		}
 	}
 	var hits []string
-	if len(pats) > 0 && len(paths) > 0 {
-		m, err := pathmatch.NewMatcher(pats, false)
+	if len(valid) > 0 && len(paths) > 0 {
+		m, err := pathmatch.NewMatcher(valid, false)
 		if err != nil {
 			return nil, fmt.Errorf("covering: pattern lock: %w", err)
 		}
-		hit := make([]bool, len(pats))
+		hit := make([]bool, len(valid))
 		var buf []int
 		for _, p := range paths {
 			buf = m.AppendMatches(buf[:0], p)
@@ -180,35 +263,45 @@ func (s *Store) Covering(ctx context.Context, paths []string) ([]workflow.Entry,
 		}
 		for i, h := range hit {
 			if h {
-				hits = append(hits, pats[i])
+				hits = append(hits, valid[i])
 			}
 		}
 	}
-	f, err := s.fetch(ctx, op, hits, nil)
+	matched, err := s.fetch(ctx, op, hits, true, nil)
 	if err != nil {
 		return nil, err
 	}
-	s.prune(ctx, f.missing)
-	entries := dedupe(append(direct.entries, f.entries...))
+	entries := dedupe(append(direct, matched...))
 	sortEntries(entries)
 	return entries, nil
 }
 
-// InNamespace returns the records of namespace ns from its index.
+// InNamespace returns the records of namespace ns: the keys between "ns:"
+// and "ns;" in the index of keys, which is sorted by bytes.
 func (s *Store) InNamespace(ctx context.Context, ns string) ([]workflow.Entry, error) {
 	op := "namespace " + ns
-	keys, err := s.members(ctx, op, s.nsKey(ns))
+	var keys []string
+	var err error
+	if ns == "" {
+		keys, err = s.keysWithPrefix(ctx, op, "")
+	} else {
+		octx, cancel := s.opCtx(ctx)
+		keys, err = s.rdb.ZRangeByLex(octx, s.kKeys, &redis.ZRangeBy{Min: "[" + ns + ":", Max: "(" + ns + ";"}).Result()
+		cancel()
+		if err != nil {
+			err = s.fail(ctx, op, err)
+		}
+	}
 	if err != nil {
 		return nil, err
 	}
 	keys = slices.DeleteFunc(keys, func(k string) bool { return lockkey.Namespace(k) != ns })
-	f, err := s.fetch(ctx, op, keys, nil)
+	entries, err := s.fetch(ctx, op, keys, true, nil)
 	if err != nil {
 		return nil, err
 	}
-	s.prune(ctx, f.missing)
-	sortEntries(f.entries)
-	return f.entries, nil
+	sortEntries(entries)
+	return entries, nil
 }
 
 func sortEntries(entries []workflow.Entry) {

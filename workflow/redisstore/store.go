@@ -21,6 +21,10 @@ import (
 
 var _ workflow.Store = (*Store)(nil)
 
+// maxBatches is the number of script batches a Store keeps in flight:
+// two let one batch be built and read while the server runs the other.
+const maxBatches = 2
+
 // Defaults of Options.
 const (
 	DefaultPrefix          = "lockgate:"
@@ -67,11 +71,12 @@ type Options struct {
 // any number of processes on any number of machines may share one server.
 type Store struct {
 	rdb     *redis.Client
+	batch   *batcher
 	display string // the URL without its password, for messages
 
 	p       string // key prefix
 	kFences string
-	kAll    string
+	kKeys   string
 	kPat    string
 
 	graceMS     int64
@@ -137,6 +142,7 @@ func Open(ctx context.Context, rawURL string, opts Options) (*Store, error) {
 	}
 	quiet.Do(func() { redis.SetLogger(nopLogger{}) })
 	s.rdb = redis.NewClient(ro)
+	s.batch = &batcher{rdb: s.rdb, max: maxBatches, timeout: s.opTimeout}
 
 	// One round trip loads every script: later calls are one EVALSHA each.
 	octx, cancel := context.WithTimeout(ctx, s.dialTimeout+s.opTimeout)
@@ -189,18 +195,19 @@ func (s *Store) setPrefix(p string) {
 	}
 	s.p = p
 	s.kFences = p + "fence"
-	s.kAll = p + "i:all"
+	s.kKeys = p + "i:keys"
 	s.kPat = p + "i:pat"
 }
 
-// Redis key layout under the prefix P. Record keys start with "r:" and index
-// keys with "i:", so no lock key can name another structure.
+// Redis key layout under the prefix P (see the package documentation).
+// Record keys start with "r:" and index keys with "i:", so no lock key can
+// name another structure.
 func (s *Store) recKey(key string) string      { return s.p + "r:" + key }
-func (s *Store) nsKey(ns string) string        { return s.p + "i:ns:" + ns }
 func (s *Store) histKey(session string) string { return s.p + "h:" + session }
 func (s *Store) rateKey(session string) string { return s.p + "rl:" + session }
 func (s *Store) channel(key string) string     { return s.p + "c:" + key }
 func (s *Store) histPrefix() string            { return s.p + "h:" }
+func (s *Store) recPrefix() string             { return s.p + "r:" }
 
 // Prefix returns the key prefix in use.
 func (s *Store) Prefix() string { return s.p }
@@ -243,38 +250,72 @@ func checkRecord(rec workflow.Lock) error {
 	if rec.ExpiresAt.IsZero() {
 		return fmt.Errorf("lock record for %s has no expiry", rec.Key)
 	}
+	if strings.ContainsAny(rec.Token, "\n") {
+		return fmt.Errorf("lock token for %s contains a newline", rec.Key)
+	}
 	return nil
 }
 
-func encodeRecord(rec workflow.Lock) (string, error) {
-	rec.Fence = 0 // the hash's fence field is the truth
+// encodeValue returns a record's Redis value without its fence, which the
+// scripts put between head and tail:
+//
+//	<expires_at, Unix ms>\n<fence>\n<token>\n<len(session)>\n<session><record JSON>
+func encodeValue(rec workflow.Lock) (head, tail string, err error) {
+	rec.Fence = 0 // the value's own fence field is the truth
 	data, err := json.Marshal(rec)
 	if err != nil {
-		return "", fmt.Errorf("encode lock %s: %w", rec.Key, err)
+		return "", "", fmt.Errorf("encode lock %s: %w", rec.Key, err)
 	}
-	return string(data), nil
+	head = strconv.FormatInt(rec.ExpiresAt.UnixMilli(), 10) + "\n"
+	n := strconv.Itoa(len(rec.Session))
+	var b strings.Builder
+	b.Grow(len(rec.Token) + len(n) + len(rec.Session) + len(data) + 3)
+	b.WriteByte('\n')
+	b.WriteString(rec.Token)
+	b.WriteByte('\n')
+	b.WriteString(n)
+	b.WriteByte('\n')
+	b.WriteString(rec.Session)
+	b.Write(data)
+	return head, b.String(), nil
 }
 
-// decodeRecord parses a record's JSON and checks that it names key.
-func decodeRecord(key, data string, fence int64) (workflow.Lock, error) {
-	var rec workflow.Lock
-	if strings.TrimSpace(data) == "" {
-		return rec, errors.New("empty record")
+// parseValue decodes a record's Redis value and checks that it is whole and
+// names key.
+func parseValue(key, v string) (workflow.Lock, error) {
+	f := strings.SplitN(v, "\n", 5)
+	if len(f) != 5 {
+		return workflow.Lock{}, errors.New("malformed lock record")
 	}
+	exp, err1 := strconv.ParseInt(f[0], 10, 64)
+	fence, err2 := strconv.ParseInt(f[1], 10, 64)
+	n, err3 := strconv.Atoi(f[3])
+	if err1 != nil || err2 != nil || err3 != nil || fence <= 0 || n < 0 || n > len(f[4]) {
+		return workflow.Lock{}, errors.New("malformed lock record header")
+	}
+	sess, data := f[4][:n], f[4][n:]
+	var rec workflow.Lock
 	if err := json.Unmarshal([]byte(data), &rec); err != nil {
 		return workflow.Lock{}, fmt.Errorf("invalid record: %w", err)
 	}
-	if rec.Key != key {
+	switch {
+	case rec.Key != key:
 		return workflow.Lock{}, fmt.Errorf("record names key %q, not %q", rec.Key, key)
+	case rec.Token != f[2] || rec.Session != sess || rec.ExpiresAt.UnixMilli() != exp:
+		return workflow.Lock{}, errors.New("record's token, session or expiry disagree with its JSON")
 	}
 	if err := checkRecord(rec); err != nil {
 		return workflow.Lock{}, err
 	}
-	if fence <= 0 {
-		return workflow.Lock{}, fmt.Errorf("record has fence %d", fence)
-	}
 	rec.Fence = uint64(fence)
 	return rec, nil
+}
+
+// lifetime is how long Redis keeps a record, in ms: until its expiry (on
+// the caller's clock) plus the grace, at least 1ms, at most ~2000 years.
+func (s *Store) lifetime(exp, now time.Time) int64 {
+	ms := max(exp.UnixMilli()-now.UnixMilli(), 0) + s.graceMS
+	return min(max(ms, 1), 1<<46)
 }
 
 func (s *Store) corrupt(key string, err error) *workflow.CorruptError {
@@ -315,11 +356,10 @@ func (r reply) int(i int) int64 {
 	return 0
 }
 
-// run runs a script within the store's timeout.
+// run runs a script within the store's timeout, in a batch with the
+// scripts of concurrent callers (see batcher).
 func (s *Store) run(ctx context.Context, op string, sc *script, keys []string, args ...any) (reply, error) {
-	octx, cancel := s.opCtx(ctx)
-	defer cancel()
-	v, err := sc.Run(octx, s.rdb, keys, args...).Slice()
+	v, err := s.batch.do(ctx, sc, keys, args)
 	if err != nil {
 		return nil, s.fail(ctx, op, err)
 	}
@@ -329,6 +369,10 @@ func (s *Store) run(ctx context.Context, op string, sc *script, keys []string, a
 	return reply(v), nil
 }
 
+func (s *Store) unexpected(ctx context.Context, op string, r reply) error {
+	return s.fail(ctx, op, fmt.Errorf("unexpected script reply %q", []any(r)))
+}
+
 // Acquire stores rec under rec.Key in one round trip unless a live record
 // holds the key; an expired record (expires_at < now, compared with the
 // caller's clock) is replaced and returned as prev while Redis still keeps
@@ -336,24 +380,28 @@ func (s *Store) run(ctx context.Context, op string, sc *script, keys []string, a
 // is empty. A successful acquisition is added to rec.Session's history and
 // counted against the session's rate limit.
 func (s *Store) Acquire(ctx context.Context, rec workflow.Lock, now time.Time) (workflow.Lock, *workflow.Lock, error) {
-	if err := checkRecord(rec); err != nil {
-		return workflow.Lock{}, nil, err
-	}
 	if rec.Token == "" {
 		rec.Token = workflow.NewToken()
 	}
-	data, err := encodeRecord(rec)
+	if err := checkRecord(rec); err != nil {
+		return workflow.Lock{}, nil, err
+	}
+	head, tail, err := encodeValue(rec)
 	if err != nil {
 		return workflow.Lock{}, nil, err
 	}
 	k := rec.Key
-	keys := []string{
-		s.recKey(k), s.kFences, s.kAll, s.nsKey(lockkey.Namespace(k)), s.kPat,
-		s.histKey(rec.Session), s.rateKey(rec.Session),
+	op := "acquire " + k
+	keys := []string{s.recKey(k), s.kFences, s.kKeys, s.kPat, s.histKey(rec.Session)}
+	args := []any{k, now.UnixMilli(), s.lifetime(rec.ExpiresAt, now), head, tail, boolArg(lockkey.IsPattern(k))}
+	if s.historyTTL > 0 || s.rateLimit > 0 {
+		args = append(args, s.historyTTL)
 	}
-	r, err := s.run(ctx, "acquire "+k, acquireScript, keys,
-		k, rec.Token, rec.ExpiresAt.UnixMilli(), now.UnixMilli(), s.graceMS, data,
-		rec.Session, boolArg(lockkey.IsPattern(k)), s.historyTTL, s.rateLimit, s.rateWinMS, s.p)
+	if s.rateLimit > 0 {
+		keys = append(keys, s.rateKey(rec.Session))
+		args = append(args, s.rateLimit, s.rateWinMS)
+	}
+	r, err := s.run(ctx, op, acquireScript, keys, args...)
 	if err != nil {
 		return workflow.Lock{}, nil, err
 	}
@@ -361,18 +409,18 @@ func (s *Store) Acquire(ctx context.Context, rec workflow.Lock, now time.Time) (
 	case "OK":
 		rec.Fence = uint64(r.int(1))
 		var prev *workflow.Lock
-		if pf, pj := r.int(2), r.str(3); pj != "" {
-			p, err := decodeRecord(k, pj, pf)
+		if v := r.str(2); v != "" {
+			p, err := parseValue(k, v)
 			if err != nil {
-				// The expired record is gone already; its remains only
-				// make the takeover report less precise.
-				p = workflow.Lock{Key: k, Fence: uint64(max(pf, 0))}
+				// The script vetted it; what it did not read only makes
+				// the takeover's report less precise.
+				p = workflow.Lock{Key: k}
 			}
 			prev = &p
 		}
 		return rec, prev, nil
 	case "HELD":
-		cur, err := decodeRecord(k, r.str(2), r.int(1))
+		cur, err := parseValue(k, r.str(1))
 		if err != nil {
 			return workflow.Lock{}, nil, s.corrupt(k, err)
 		}
@@ -382,7 +430,7 @@ func (s *Store) Acquire(ctx context.Context, rec workflow.Lock, now time.Time) (
 	case "CORRUPT":
 		return workflow.Lock{}, nil, s.corrupt(k, errors.New(r.str(1)))
 	}
-	return workflow.Lock{}, nil, s.fail(ctx, "acquire "+k, fmt.Errorf("unexpected script reply %v", []any(r)))
+	return workflow.Lock{}, nil, s.unexpected(ctx, op, r)
 }
 
 // Release removes key's record if its token is token, drops it from its
@@ -403,8 +451,9 @@ func (s *Store) release(ctx context.Context, op, key, token string, force bool) 
 	if force {
 		mode = "force"
 	}
-	keys := []string{s.recKey(key), s.kAll, s.nsKey(lockkey.Namespace(key)), s.kPat}
-	r, err := s.run(ctx, op, releaseScript, keys, key, token, s.histPrefix(), s.channel(key), mode)
+	keys := []string{s.recKey(key), s.kKeys, s.kPat}
+	r, err := s.run(ctx, op, releaseScript, keys, key, token, s.histPrefix(), s.channel(key), mode,
+		boolArg(lockkey.IsPattern(key)))
 	if err != nil {
 		return workflow.Lock{}, err
 	}
@@ -413,7 +462,7 @@ func (s *Store) release(ctx context.Context, op, key, token string, force bool) 
 		if !force {
 			return workflow.Lock{}, nil
 		}
-		rec, err := decodeRecord(key, r.str(2), r.int(1))
+		rec, err := parseValue(key, r.str(1))
 		if err != nil {
 			return workflow.Lock{Key: key}, s.corrupt(key, err)
 		}
@@ -425,7 +474,7 @@ func (s *Store) release(ctx context.Context, op, key, token string, force bool) 
 	case "CORRUPT":
 		return workflow.Lock{Key: key}, s.corrupt(key, errors.New(r.str(1)))
 	}
-	return workflow.Lock{}, s.fail(ctx, op, fmt.Errorf("unexpected script reply %v", []any(r)))
+	return workflow.Lock{}, s.unexpected(ctx, op, r)
 }
 
 // Update replaces key's record with rec if the stored token is rec.Token,
@@ -435,15 +484,15 @@ func (s *Store) Update(ctx context.Context, rec workflow.Lock) (workflow.Lock, e
 	if err := checkRecord(rec); err != nil {
 		return workflow.Lock{}, err
 	}
-	data, err := encodeRecord(rec)
+	head, tail, err := encodeValue(rec)
 	if err != nil {
 		return workflow.Lock{}, err
 	}
 	k := rec.Key
-	keys := []string{s.recKey(k), s.kAll, s.nsKey(lockkey.Namespace(k)), s.kPat, s.histKey(rec.Session)}
-	r, err := s.run(ctx, "refresh "+k, updateScript, keys,
-		k, rec.Token, rec.ExpiresAt.UnixMilli(), time.Now().UnixMilli(), s.graceMS, data,
-		rec.Session, boolArg(lockkey.IsPattern(k)), s.historyTTL, s.histPrefix(), s.p)
+	op := "refresh " + k
+	keys := []string{s.recKey(k), s.histKey(rec.Session)}
+	r, err := s.run(ctx, op, updateScript, keys,
+		k, rec.Token, s.lifetime(rec.ExpiresAt, time.Now()), head, tail, s.historyTTL, s.histPrefix(), rec.Session)
 	if err != nil {
 		return workflow.Lock{}, err
 	}
@@ -458,55 +507,40 @@ func (s *Store) Update(ctx context.Context, rec workflow.Lock) (workflow.Lock, e
 	case "CORRUPT":
 		return workflow.Lock{}, s.corrupt(k, errors.New(r.str(1)))
 	}
-	return workflow.Lock{}, s.fail(ctx, "refresh "+k, fmt.Errorf("unexpected script reply %v", []any(r)))
+	return workflow.Lock{}, s.unexpected(ctx, op, r)
 }
 
 // Get returns key's record, workflow.ErrNotFound or a *workflow.CorruptError.
 func (s *Store) Get(ctx context.Context, key string) (workflow.Lock, error) {
 	octx, cancel := s.opCtx(ctx)
 	defer cancel()
-	m, err := s.rdb.HGetAll(octx, s.recKey(key)).Result()
-	e, found, err := s.entry(ctx, "get "+key, key, m, err)
+	v, err := s.rdb.Get(octx, s.recKey(key)).Result()
 	switch {
-	case err != nil:
-		return workflow.Lock{}, err
-	case !found:
+	case errors.Is(err, redis.Nil):
 		return workflow.Lock{}, workflow.ErrNotFound
-	case e.Err != nil:
-		return workflow.Lock{}, e.Err
+	case isWrongType(err):
+		return workflow.Lock{}, s.corrupt(key, errors.New("the key holds something else than a lock record"))
+	case err != nil:
+		return workflow.Lock{}, s.fail(ctx, "get "+key, err)
 	}
-	return e.Lock, nil
+	rec, err := parseValue(key, v)
+	if err != nil {
+		return workflow.Lock{}, s.corrupt(key, err)
+	}
+	return rec, nil
 }
 
-// entry turns the reply of HGETALL on key's record into an Entry; found is
-// false when there is no record. A key holding something else than a
-// record hash is a corrupt entry; a failed command is an error.
-func (s *Store) entry(ctx context.Context, op, key string, m map[string]string, err error) (workflow.Entry, bool, error) {
+// entry turns a record's value into an Entry (Err set when it is corrupt).
+func (s *Store) entry(key, v string) workflow.Entry {
 	e := workflow.Entry{Name: s.recKey(key)}
-	e.Key = key
+	rec, err := parseValue(key, v)
 	if err != nil {
-		if isWrongType(err) {
-			e.Err = s.corrupt(key, errors.New("not a lock record hash"))
-			return e, true, nil
-		}
-		return e, false, s.fail(ctx, op, err)
+		e.Key = key
+		e.Err = s.corrupt(key, err)
+		return e
 	}
-	if len(m) == 0 {
-		return e, false, nil
-	}
-	fence, ferr := strconv.ParseInt(m["fence"], 10, 64)
-	rec, derr := decodeRecord(key, m["rec"], fence)
-	switch {
-	case ferr != nil:
-		e.Err = s.corrupt(key, fmt.Errorf("bad fence %q", m["fence"]))
-	case derr != nil:
-		e.Err = s.corrupt(key, derr)
-	case rec.Token != m["tok"] || strconv.FormatInt(rec.ExpiresAt.UnixMilli(), 10) != m["exp"]:
-		e.Err = s.corrupt(key, errors.New("record fields disagree with its JSON"))
-	default:
-		e.Lock = rec
-	}
-	return e, true, nil
+	e.Lock = rec
+	return e
 }
 
 func isWrongType(err error) bool {
