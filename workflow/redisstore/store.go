@@ -56,11 +56,13 @@ type Options struct {
 	// an acquisition reports no prev. Default 24h; < 0 drops records at
 	// their expiry.
 	ExpiredGrace time.Duration
-	// DialTimeout bounds connecting (default 2s; a timeout query parameter
-	// of the URL is used when this is 0).
+	// DialTimeout bounds connecting (default: the URL's dial_timeout, else
+	// 2s).
 	DialTimeout time.Duration
-	// OpTimeout bounds each command's round trip (default 2s, or the URL's
-	// read_timeout), so that a hung server is reported as unavailable.
+	// OpTimeout bounds each whole operation, connecting and round trips
+	// included (default: the URL's read_timeout, else 2s), so that a dead
+	// or hung server is reported as unavailable within it. Open may take
+	// DialTimeout + OpTimeout.
 	OpTimeout time.Duration
 	// PoolSize is the number of connections kept (default: go-redis's, ten
 	// per CPU). A CLI process needs one.
