@@ -72,8 +72,19 @@ func benchRepo(b *testing.B) (*gittest.Repo, []string) {
 }
 
 // BenchmarkCLIAcquire: `lockgate lock acquire` end to end against
-// `git rev-parse --git-common-dir`.
+// `git rev-parse --git-common-dir`: the lock and its journal line, with the
+// workflow branch off (workflow.auto_commit: false).
 func BenchmarkCLIAcquire(b *testing.B) {
+	r, env := benchRepo(b)
+	r.Write(".lockgate.yaml", "version: 1\nworkflow: {auto_commit: false}\n")
+	pair(b, r.Dir, env, []string{"rev-parse", "--git-common-dir"}, func(i int) []string {
+		return []string{"lock", "acquire", fmt.Sprintf("src/bench/%d.go", i)}
+	})
+}
+
+// BenchmarkCLIAcquireAudited: the same with the default config, which also
+// commits the event to the workflow branch under the workflow lock.
+func BenchmarkCLIAcquireAudited(b *testing.B) {
 	r, env := benchRepo(b)
 	pair(b, r.Dir, env, []string{"rev-parse", "--git-common-dir"}, func(i int) []string {
 		return []string{"lock", "acquire", fmt.Sprintf("src/bench/%d.go", i)}
