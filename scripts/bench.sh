@@ -38,6 +38,7 @@ run -bench 'Append' -benchtime 2000x ./workflow/journal
 run -bench 'MultiProcess' -benchtime 1x ./workflow/journal
 run -bench 'Evaluate|Matcher' ./scope
 run -bench 'Contention' -benchtime 1x -timeout 60m ./workflow
+run -bench 'CommitEvent' -timeout 30m ./workflow/branch
 run -bench 'CLI' -benchtime 300x -timeout 60m ./cmd/lockgate
 run -bench 'Hook' -benchtime 30x -timeout 60m ./cmd/lockgate
 echo "results in $out" >&2
