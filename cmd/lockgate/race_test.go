@@ -232,3 +232,64 @@ func TestKilledAcquire(t *testing.T) {
 		}
 	}
 }
+
+// TestRaceWorkflowBranch: 8 processes × 50 lock events with auto_commit on
+// → exactly 400 events on the workflow branch, `git fsck` clean, and the
+// user's index, work tree and HEAD byte for byte unchanged.
+func TestRaceWorkflowBranch(t *testing.T) {
+	t.Parallel()
+	c := newCLIRepo(t)
+	c.repo.Write("a.txt", "a\n")
+	c.repo.Commit("init")
+	c.repo.Write("a.txt", "staged\n")
+	c.repo.Git("add", "a.txt")
+	c.repo.Write("a.txt", "unstaged\n")
+	index := func() []byte {
+		b, err := os.ReadFile(filepath.Join(c.repo.Dir, ".git", "index"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	before, head := index(), c.repo.Git("rev-parse", "HEAD")
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	for w := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			worker := fmt.Sprintf("agent-%d", w)
+			for i := range 25 {
+				key := fmt.Sprintf("wf/%s/%d.txt", worker, i)
+				for _, op := range []string{"acquire", "release"} {
+					if code, out := c.run(worker, "lock", op, key); code != 0 || strings.Contains(out, "warning") {
+						errs <- fmt.Errorf("%s %s %s: %d %s", worker, op, key, code, out)
+						return
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	files := c.repo.Git("ls-tree", "-r", "--name-only", "lockgate/workflow")
+	if n := len(strings.Split(files, "\n")); n != 400 {
+		t.Fatalf("%d events on the workflow branch, want 400", n)
+	}
+	c.repo.Git("fsck", "--strict", "--no-progress")
+	if !bytes.Equal(index(), before) {
+		t.Fatal("the user's index changed")
+	}
+	if got := c.repo.Git("rev-parse", "HEAD"); got != head {
+		t.Fatalf("HEAD moved: %s, was %s", got, head)
+	}
+	if b, _ := os.ReadFile(filepath.Join(c.repo.Dir, "a.txt")); string(b) != "unstaged\n" {
+		t.Fatalf("work tree changed: %q", b)
+	}
+	if st := c.repo.Git("status", "--porcelain"); st != "MM a.txt" {
+		t.Fatalf("status %q, want MM a.txt", st)
+	}
+}
