@@ -21,9 +21,12 @@ import (
 
 var _ workflow.Store = (*Store)(nil)
 
-// maxBatches is the number of script batches a Store keeps in flight:
-// two let one batch be built and read while the server runs the other.
-const maxBatches = 2
+// maxBatches is the number of script batches a Store keeps in flight. Up
+// to that many concurrent callers each send at once, as with a connection
+// each; beyond it they queue and share round trips. Measured on loopback
+// with 8 and 64 callers, 8 did best at both: fewer make the few callers
+// wait for each other, more leave the many unbatched.
+const maxBatches = 8
 
 // Defaults of Options.
 const (
