@@ -1,0 +1,172 @@
+package redisstore
+
+import (
+	"context"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// batcher sends the scripts of concurrent callers together: a caller that
+// finds fewer than max batches in flight sends what is queued (its own call
+// at least) as one pipeline at once; callers arriving meanwhile queue, and
+// the first of them sends the queue as the next batch when one finishes.
+// A lone caller therefore pays one round trip, as without batching, while
+// many callers of one Store share round trips, system calls and the
+// server's reads and writes. Every script is still atomic on its own; a
+// pipeline changes only how requests travel. Nothing is retried, so no
+// script runs twice.
+//
+// Each call has a deadline, the store's timeout from when it was made (or
+// the caller's earlier one); a batch's deadline is the earliest of its
+// calls', so no caller waits past its own, queued or sent.
+type batcher struct {
+	rdb     *redis.Client
+	max     int // batches in flight
+	timeout time.Duration
+
+	mu       sync.Mutex
+	queue    []*call
+	inflight int
+}
+
+// call is one script run a caller waits for.
+type call struct {
+	ctx      context.Context
+	deadline time.Time
+	sc       *script
+	keys     []string
+	args     []any
+
+	res  []any
+	err  error
+	done chan struct{} // signalled when res and err are set, or to hand over lead
+	lead []*call       // set when this caller is to send the next batch
+}
+
+// do runs sc and returns its reply.
+func (b *batcher) do(ctx context.Context, sc *script, keys []string, args []any) ([]any, error) {
+	c := &call{ctx: ctx, deadline: time.Now().Add(b.timeout), sc: sc, keys: keys, args: args, done: make(chan struct{}, 1)}
+	if d, ok := ctx.Deadline(); ok && d.Before(c.deadline) {
+		c.deadline = d
+	}
+	b.mu.Lock()
+	b.queue = append(b.queue, c)
+	if b.inflight < b.max {
+		b.inflight++
+		batch := b.queue
+		b.queue = nil
+		b.mu.Unlock()
+		b.send(batch, c)
+		b.handOver()
+		return c.res, c.err
+	}
+	b.mu.Unlock()
+	// Queued: the batches ahead end by their calls' deadlines, which are
+	// not later than ours (they were made first, with the same timeout),
+	// and ours by ours; only the caller's own earlier end needs watching.
+	select {
+	case <-c.done:
+	case <-ctx.Done():
+		b.mu.Lock()
+		if i := slices.Index(b.queue, c); i >= 0 {
+			b.queue = slices.Delete(b.queue, i, i+1)
+			b.mu.Unlock()
+			return nil, ctx.Err()
+		}
+		b.mu.Unlock()
+		// Sent in a batch, whose deadline is not later than ours, or
+		// just handed the lead: either way done comes soon.
+		<-c.done
+	}
+	if c.lead != nil {
+		// This caller's own call is in the batch it now sends.
+		b.send(c.lead, c)
+		b.handOver()
+	}
+	return c.res, c.err
+}
+
+// handOver gives the queue, if any, to its first caller to send; else it
+// ends this caller's turn.
+func (b *batcher) handOver() {
+	b.mu.Lock()
+	if len(b.queue) == 0 {
+		b.inflight--
+		b.mu.Unlock()
+		return
+	}
+	batch := b.queue
+	b.queue = nil
+	b.mu.Unlock()
+	next := batch[0]
+	next.lead = batch
+	next.done <- struct{}{}
+}
+
+// send runs a batch as one pipeline and wakes each caller but the sender.
+func (b *batcher) send(batch []*call, sender *call) {
+	now := time.Now()
+	live := batch[:0:0]
+	for _, c := range batch {
+		switch {
+		case c.ctx.Err() != nil:
+			c.err = c.ctx.Err()
+		case !now.Before(c.deadline):
+			c.err = context.DeadlineExceeded
+		default:
+			live = append(live, c)
+			continue
+		}
+		b.wake(c, sender)
+	}
+	if len(live) > 0 {
+		b.exec(live)
+	}
+	for _, c := range live {
+		b.wake(c, sender)
+	}
+}
+
+func (b *batcher) wake(c, sender *call) {
+	if c != sender {
+		c.done <- struct{}{}
+	}
+}
+
+func (b *batcher) exec(batch []*call) {
+	// A lone call keeps its caller's context (cancellation included).
+	base := context.Background()
+	if len(batch) == 1 {
+		base = batch[0].ctx
+	}
+	deadline := batch[0].deadline
+	for _, c := range batch[1:] {
+		if c.deadline.Before(deadline) {
+			deadline = c.deadline
+		}
+	}
+	ctx, cancel := context.WithDeadline(base, deadline)
+	defer cancel()
+	if len(batch) == 1 {
+		c := batch[0]
+		c.res, c.err = c.sc.Run(ctx, b.rdb, c.keys, c.args...).Slice()
+		return
+	}
+	p := b.rdb.Pipeline()
+	cmds := make([]*redis.Cmd, len(batch))
+	for i, c := range batch {
+		cmds[i] = c.sc.EvalSha(ctx, p, c.keys, c.args...)
+	}
+	_, _ = p.Exec(ctx) // each command keeps its own error
+	for i, c := range batch {
+		c.res, c.err = cmds[i].Slice()
+		if c.err != nil && redis.HasErrorPrefix(c.err, "NOSCRIPT") {
+			// Not run (the server lost its scripts: a restart); EVAL
+			// loads it again.
+			c.res, c.err = c.sc.Run(ctx, b.rdb, c.keys, c.args...).Slice()
+		}
+	}
+}
