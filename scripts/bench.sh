@@ -39,6 +39,7 @@ run -bench 'MultiProcess' -benchtime 1x ./workflow/journal
 run -bench 'Evaluate|Matcher' ./scope
 run -bench 'Contention' -benchtime 1x -timeout 60m ./workflow
 run -bench 'CommitEvent' -timeout 30m ./workflow/branch
+run -bench 'AcquireRelease|Handover|Covering' -benchtime 20000x -timeout 30m ./workflow/redisstore
 run -bench 'CLI' -benchtime 300x -timeout 60m ./cmd/lockgate
 run -bench 'Hook' -benchtime 30x -timeout 60m ./cmd/lockgate
 echo "results in $out" >&2
