@@ -293,3 +293,46 @@ func TestRaceWorkflowBranch(t *testing.T) {
 		t.Fatalf("status %q, want MM a.txt", st)
 	}
 }
+
+// TestRacePorts: 16 processes allocating ports at once never lease one port
+// twice.
+func TestRacePorts(t *testing.T) {
+	t.Parallel()
+	c := newCLIRepo(t)
+	outs := make([][]byte, 16)
+	var wg sync.WaitGroup
+	errs := make(chan error, 16)
+	start := make(chan struct{})
+	for i := range 16 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			cmd := c.cmd(fmt.Sprintf("agent-%d", i), "ports", "allocate", "--count", "4")
+			<-start
+			out, err := cmd.Output()
+			if err != nil {
+				errs <- fmt.Errorf("process %d: %v", i, err)
+			}
+			outs[i] = out
+		}()
+	}
+	close(start)
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	seen := map[string]int{}
+	for i, out := range outs {
+		ports := strings.Fields(string(out))
+		if len(ports) != 4 {
+			t.Fatalf("process %d leased %q, want 4 ports", i, ports)
+		}
+		for _, p := range ports {
+			if prev, dup := seen[p]; dup {
+				t.Fatalf("port %s leased to processes %d and %d", p, prev, i)
+			}
+			seen[p] = i
+		}
+	}
+}

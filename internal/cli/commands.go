@@ -30,6 +30,7 @@ func commands() map[string]*command {
 		"check":     checkChangeCommand(),
 		"workflow":  workflowCommand(),
 		"session":   sessionCommand(),
+		"ports":     portsCommand(),
 		"version":   {usage: "version", short: "print the version", run: runVersion},
 	}
 }

@@ -130,7 +130,7 @@ func (a *app) defaultTTL(e *env, keys []lockkey.Key) time.Duration {
 		}
 		return redisstore.FallbackTTL
 	}
-	var ttl time.Duration
+	ttl := e.cfg.TTL(e.me.HolderType, "task")
 	for _, k := range keys {
 		ttl = max(ttl, e.ttlFor(k))
 	}
