@@ -32,6 +32,10 @@ type Lock struct {
 	Token string `json:"token"`
 	// Fence only grows for a key, across holders.
 	Fence uint64 `json:"fence"`
+	// RequestID and TraceID tie the record to the command run and the
+	// caller's trace (W3C TRACEPARENT) that took it.
+	RequestID string `json:"request_id,omitempty"`
+	TraceID   string `json:"trace_id,omitempty"`
 }
 
 // Owner identifies who holds a lock: the same worker in the same session.

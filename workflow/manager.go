@@ -28,6 +28,9 @@ type Manager struct {
 	PID    int
 	// EmitErr collects journal failures; the lock operations still happened.
 	EmitErr error
+	// RequestID and TraceID are stamped on every record and event this
+	// Manager makes (audit context).
+	RequestID, TraceID string
 }
 
 func (m *Manager) now() time.Time {
@@ -138,7 +141,7 @@ func (m *Manager) acquireOne(ctx context.Context, req Request, key string, now t
 		Key: key, Holder: req.Owner.Holder, HolderType: req.Owner.HolderType,
 		Session: req.Owner.Session, Action: req.Action, PID: m.PID, Host: m.Host,
 		CreatedAt: now.UTC(), ExpiresAt: now.Add(req.TTL).UTC(), Reason: req.Reason,
-		TaskID: req.TaskID, Token: NewToken(),
+		TaskID: req.TaskID, Token: NewToken(), RequestID: m.RequestID, TraceID: m.TraceID,
 	}
 	setTask(&rec, req, now)
 	stored, prev, err := m.Store.Acquire(ctx, rec, now)
@@ -242,6 +245,14 @@ func (m *Manager) Emit(evs ...journal.Event) { m.emit(evs...) }
 func (m *Manager) emit(evs ...journal.Event) {
 	if m.Events == nil || len(evs) == 0 {
 		return
+	}
+	for i := range evs {
+		if evs[i].RequestID == "" {
+			evs[i].RequestID = m.RequestID
+		}
+		if evs[i].TraceID == "" {
+			evs[i].TraceID = m.TraceID
+		}
 	}
 	if err := m.Events.Append(evs...); err != nil {
 		m.EmitErr = errors.Join(m.EmitErr, err)

@@ -113,7 +113,8 @@ func (a *app) open(ctx context.Context) (*env, error) {
 	e.store = store
 	e.journal = journal.Open(filepath.Join(e.stateDir(), "events.jsonl"))
 	host, _ := os.Hostname()
-	e.mgr = &workflow.Manager{Store: store, Host: host, PID: os.Getpid()}
+	e.mgr = &workflow.Manager{Store: store, Host: host, PID: os.Getpid(),
+		RequestID: workflow.NewToken()[:16], TraceID: traceID(getenv("TRACEPARENT"))}
 	sink := &auditSink{ctx: ctx, journal: e.journal, autoPush: e.cfg.Workflow.AutoPush, warn: a.stdio.Err}
 	if e.cfg.Workflow.AutoCommit {
 		sink.branch = a.branchWriter(ctx, e)
@@ -155,6 +156,21 @@ func (a *app) openStore(e *env) (workflow.Store, error) {
 	default:
 		return nil, usagef("unknown store %q: want file, redis or a redis:// URL", spec)
 	}
+}
+
+// traceID is the trace id of a W3C traceparent header value
+// ("00-<32 hex trace id>-<16 hex parent id>-<2 hex flags>"), or "" when the
+// value is absent or malformed.
+func traceID(tp string) string {
+	parts := strings.Split(strings.TrimSpace(tp), "-")
+	if len(parts) < 4 || len(parts[0]) != 2 || len(parts[1]) != 32 || len(parts[2]) != 16 {
+		return ""
+	}
+	id := strings.ToLower(parts[1])
+	if strings.Trim(id, "0123456789abcdef") != "" || strings.Trim(id, "0") == "" {
+		return ""
+	}
+	return id
 }
 
 // redisPrefix keeps each repository's locks apart in a shared Redis:

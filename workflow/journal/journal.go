@@ -60,6 +60,10 @@ type Event struct {
 	TaskID     string    `json:"task_id,omitempty"`
 	Details    string    `json:"details,omitempty"`
 	Session    string    `json:"session,omitempty"`
+	// RequestID names the command run that made the event; TraceID is the
+	// W3C trace id of the caller (TRACEPARENT), to correlate with its spans.
+	RequestID string `json:"request_id,omitempty"`
+	TraceID   string `json:"trace_id,omitempty"`
 }
 
 // Journal is the event log at one path. The zero value is not usable; use
