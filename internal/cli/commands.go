@@ -31,6 +31,7 @@ func commands() map[string]*command {
 		"workflow":  workflowCommand(),
 		"session":   sessionCommand(),
 		"ports":     portsCommand(),
+		"plan":      planCommand(),
 		"version":   {usage: "version", short: "print the version", run: runVersion},
 	}
 }

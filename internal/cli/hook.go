@@ -108,6 +108,26 @@ func (a *app) finishReport(r *hooks.Report, what, format string) error {
 	return nil
 }
 
+// noteRejections records, for the planner's cooldown, the paths a backfill
+// check rejected, with the cycle of the last plan.
+func (a *app) noteRejections(ctx context.Context, e *env, profile string, r *hooks.Report) {
+	if !scope.IsBackfillProfile(profile) || e.store == nil {
+		return
+	}
+	paths := map[string]bool{}
+	for _, v := range r.Violations {
+		if v.Path != "" && (v.Rule == hooks.RuleProfile || v.Rule == hooks.RuleCore) {
+			paths[v.Path] = true
+		}
+	}
+	if len(paths) == 0 {
+		return
+	}
+	if err := a.recordRejections(ctx, e, paths, a.lastCycle(ctx, e)); err != nil {
+		fmt.Fprintf(a.stdio.Err, "lockgate: warning: rejected paths not recorded for the planner: %v\n", err)
+	}
+}
+
 // HookError is a hook that could not decide — unreadable config or store,
 // git failing — and so refuses: exit 3, whatever the cause's own code.
 type HookError struct{ Err error }
@@ -323,6 +343,7 @@ func checkChangeCommand() *command {
 			if err != nil {
 				return err
 			}
+			a.noteRejections(ctx, e, profile, r)
 			return a.finishReport(r, "change", o.Format)
 		},
 	}

@@ -1,0 +1,202 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/lockgate/lockgate/planner"
+	"github.com/lockgate/lockgate/workflow"
+)
+
+// The planner keeps its state in the lock store, so every worktree and
+// machine sees it: `cooldown:<path>` records a scope rejection (reason
+// "cycle N"), `plan:cycle` the last cycle planned. Neither namespace can be
+// locked by hand.
+const (
+	cooldownNS   = "cooldown"
+	planCycleKey = "plan:cycle"
+	stateTTL     = 90 * 24 * time.Hour
+)
+
+// plannerOwner owns the planner's state records.
+var plannerOwner = workflow.Owner{Holder: "lockgate-planner", HolderType: workflow.HolderAgent, Session: "lockgate-planner"}
+
+// PlanOptions are `plan`'s flags.
+type PlanOptions struct {
+	Cycle       int
+	Acquire     string
+	AllowBridge bool
+	TTL         time.Duration
+}
+
+// AddFlags registers the options on fs.
+func (o *PlanOptions) AddFlags(fs *pflag.FlagSet) {
+	fs.IntVar(&o.Cycle, "cycle", 0, "current scheduling cycle `N` (scope-rejected paths cool down for planner.cooldown_cycles)")
+	fs.StringVar(&o.Acquire, "acquire", "", "take every lock of `TASK` at once (all or nothing)")
+	fs.BoolVar(&o.AllowBridge, "backfill-allow-bridge", false, "backfill tasks use the backfill-bridge profile (core files stay excluded)")
+	fs.DurationVar(&o.TTL, "ttl", 0, "with --acquire: lock lifetime (default by worker type)")
+}
+
+func planCommand() *command {
+	o := &PlanOptions{}
+	return &command{
+		usage: "plan TASKS.yaml [--cycle N] [--acquire TASK] [--backfill-allow-bridge]",
+		short: "which tasks may run together now, and the locks each must hold (hot:, file:, backfill:type:)",
+		flags: o.AddFlags,
+		run: func(ctx context.Context, a *app, args []string) error {
+			if len(args) != 1 {
+				return usagef("plan: give the TASKS.yaml file")
+			}
+			if o.Cycle < 0 || o.TTL < 0 {
+				return usagef("plan: --cycle and --ttl must not be negative")
+			}
+			return a.plan(ctx, o, args[0])
+		},
+	}
+}
+
+func (a *app) plan(ctx context.Context, o *PlanOptions, file string) error {
+	e, err := a.open(ctx)
+	if err != nil {
+		return err
+	}
+	if !filepath.IsAbs(file) {
+		file = filepath.Join(e.cwd, file)
+	}
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return usagef("plan: %v", err)
+	}
+	in, err := planner.Parse(file, data)
+	if err != nil {
+		return usagef("%v", err)
+	}
+	h, err := a.runner(ctx, e, "")
+	if err != nil {
+		return err
+	}
+	entries, err := e.store.List(ctx)
+	if err != nil {
+		return err
+	}
+	now := time.Now()
+	cfg := planner.Config{
+		HotFiles: e.cfg.Scope.HotFiles, Policy: h.Checker.Policy, AllowBridge: o.AllowBridge,
+		Cycle: o.Cycle, CooldownCycles: e.cfg.Planner.CooldownCycles, Cooldown: map[string]int{},
+	}
+	for _, en := range entries {
+		switch {
+		case en.Err != nil, en.Expired(now):
+		case strings.HasPrefix(en.Key, cooldownNS+":"):
+			if c, ok := cycleOf(en.Reason); ok {
+				cfg.Cooldown[strings.TrimPrefix(en.Key, cooldownNS+":")] = c
+			}
+		case en.Key == planCycleKey, en.OwnedBy(e.me):
+		default:
+			cfg.Held = append(cfg.Held, planner.HeldLock{Key: en.Key, Holder: en.Holder})
+		}
+	}
+	plan, err := planner.Make(in, cfg)
+	if err != nil {
+		return usagef("%v", err)
+	}
+	// Remember the cycle: a backfill check that rejects a path records it
+	// with this cycle, and later plans skip that path while it cools down.
+	if err := a.setState(ctx, e, planCycleKey, "cycle "+strconv.Itoa(o.Cycle)); err != nil {
+		return err
+	}
+	if o.Acquire != "" {
+		return a.acquirePlanned(ctx, e, plan, o)
+	}
+	if a.globals.JSON {
+		return writeJSON(a.stdio.Out, plan)
+	}
+	rows := [][]string{{"TASK", "STATUS", "INJECTED", "REASON"}}
+	for _, t := range plan.Tasks {
+		rows = append(rows, []string{t.ID, t.Status, dash(strings.Join(t.Injected, " ")), dash(t.Reason)})
+	}
+	table(a.stdio.Out, rows)
+	fmt.Fprintf(a.stdio.Err, "ready now: %s\n", dash(strings.Join(plan.Ready, " ")))
+	return nil
+}
+
+func (a *app) acquirePlanned(ctx context.Context, e *env, plan *planner.Plan, o *PlanOptions) error {
+	for _, t := range plan.Tasks {
+		if t.ID != o.Acquire {
+			continue
+		}
+		if t.Status == planner.StatusRejected || t.Status == planner.StatusCooldown {
+			fmt.Fprintf(a.stdio.Err, "lockgate: task %s is %s: %s\n", t.ID, t.Status, t.Reason)
+			return &ExitError{Code: ExitPolicy}
+		}
+		keys, err := e.parseKeys(t.Locks)
+		if err != nil {
+			return err
+		}
+		ttl := o.TTL
+		if ttl == 0 {
+			ttl = a.defaultTTL(e, keys)
+		}
+		res, err := e.mgr.Acquire(ctx, workflow.Request{Keys: canonicals(keys), Owner: e.me, TTL: ttl,
+			Action: "plan", TaskID: t.ID, Reason: "task " + t.ID})
+		a.warnJournal()
+		if err != nil {
+			return err
+		}
+		if a.globals.JSON {
+			return writeJSON(a.stdio.Out, res)
+		}
+		for _, r := range res {
+			fmt.Fprintln(a.stdio.Out, r.Lock.Key)
+		}
+		fmt.Fprintf(a.stdio.Err, "acquired %d locks for %s until %s\n", len(res), t.ID, stamp(res[0].Lock.ExpiresAt))
+		return nil
+	}
+	return usagef("plan --acquire: no task %q in the plan", o.Acquire)
+}
+
+// recordRejections stores scope-rejected paths with the cycle they were
+// rejected in, for the planner's cooldown.
+func (a *app) recordRejections(ctx context.Context, e *env, paths map[string]bool, cycle int) error {
+	for p := range paths {
+		if err := a.setState(ctx, e, cooldownNS+":"+p, "cycle "+strconv.Itoa(cycle)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// setState writes one planner state record (no journal event: it is not a
+// lock anyone holds).
+func (a *app) setState(ctx context.Context, e *env, key, reason string) error {
+	m := &workflow.Manager{Store: e.store, Host: e.mgr.Host, PID: e.mgr.PID}
+	_, err := m.Acquire(ctx, workflow.Request{Keys: []string{key}, Owner: plannerOwner, TTL: stateTTL, Action: "plan", Reason: reason})
+	var held *workflow.HeldError
+	if errors.As(err, &held) {
+		return fmt.Errorf("planner state %s is held by %s", key, held.Lock.Holder)
+	}
+	return err
+}
+
+// lastCycle is the cycle of the last plan, 0 when none was made.
+func (a *app) lastCycle(ctx context.Context, e *env) int {
+	l, err := e.store.Get(ctx, planCycleKey)
+	if err != nil {
+		return 0
+	}
+	c, _ := cycleOf(l.Reason)
+	return c
+}
+
+func cycleOf(reason string) (int, bool) {
+	n, err := strconv.Atoi(strings.TrimPrefix(reason, "cycle "))
+	return n, err == nil && strings.HasPrefix(reason, "cycle ")
+}

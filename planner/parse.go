@@ -1,0 +1,177 @@
+package planner
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"regexp"
+	"strings"
+
+	"github.com/lockgate/lockgate/workflow/lockkey"
+	"gopkg.in/yaml.v3"
+)
+
+// Task is one pending task of the planner input.
+type Task struct {
+	// ID names the task; unique and non-empty.
+	ID string `yaml:"id" json:"id"`
+	// Type is the task type (lint, docs, feature...); for a backfill task
+	// it names the backfill:type: key and must match [a-z0-9_-]+.
+	Type string `yaml:"type" json:"type"`
+	// Backfill marks a backfill task: scope-checked, cooled down after a
+	// rejection, serialized with backfills of the same type.
+	Backfill bool `yaml:"backfill" json:"backfill"`
+	// TouchedPaths are the repo-relative paths or doublestar patterns the
+	// task will change; each is also one of its locks.
+	TouchedPaths []string `yaml:"touched_paths" json:"touched_paths"`
+	// Keys are further lock keys (api:, db:, ...) the task needs.
+	Keys []string `yaml:"keys" json:"keys,omitempty"`
+}
+
+// Input is a planner input file.
+type Input struct {
+	Tasks []Task `yaml:"tasks"`
+}
+
+// lineRE finds the line number in yaml.v3 error messages.
+var lineRE = regexp.MustCompile(`^(?:yaml: )?line (\d+): `)
+
+// Parse reads a planner input file. name is used in error messages, which
+// have the form "name:line: message". Unknown fields, empty or duplicate
+// ids, a task with neither touched_paths nor keys, an invalid path or key
+// and a backfill task without a valid type are errors. The returned tasks
+// carry canonical paths and keys (lockkey). Keys in a namespace that is not
+// among lockkey.DefaultNamespaces are kept as written: the lock store checks
+// them against locks.namespaces.
+func Parse(name string, data []byte) (*Input, error) {
+	var in Input
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	if err := dec.Decode(&in); err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, fmt.Errorf("%s:1: empty input, want a tasks: list", name)
+		}
+		return nil, yamlError(name, err)
+	}
+	var extra yaml.Node
+	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
+		line := extra.Line
+		if err != nil {
+			return nil, yamlError(name, err)
+		}
+		return nil, fmt.Errorf("%s:%d: more than one YAML document", name, line)
+	}
+	lines := taskLines(data)
+	lineOf := func(i int) int {
+		if i < len(lines) {
+			return lines[i]
+		}
+		return 1
+	}
+	seen := make(map[string]int, len(in.Tasks))
+	for i := range in.Tasks {
+		t := &in.Tasks[i]
+		if prev, dup := seen[t.ID]; dup && t.ID != "" {
+			return nil, fmt.Errorf("%s:%d: duplicate task id %q (first at line %d)", name, lineOf(i), t.ID, lineOf(prev))
+		}
+		seen[t.ID] = i
+		if err := normalizeTask(t); err != nil {
+			return nil, fmt.Errorf("%s:%d: %w", name, lineOf(i), err)
+		}
+	}
+	return &in, nil
+}
+
+// yamlError rewrites a yaml.v3 error as "name:line: message".
+func yamlError(name string, err error) error {
+	var te *yaml.TypeError
+	msgs := []string{err.Error()}
+	if errors.As(err, &te) && len(te.Errors) > 0 {
+		msgs = te.Errors
+	}
+	out := make([]string, len(msgs))
+	for i, m := range msgs {
+		line := "1"
+		if sub := lineRE.FindStringSubmatch(m); sub != nil {
+			line = sub[1]
+			m = m[len(sub[0]):]
+		}
+		m = strings.TrimPrefix(m, "yaml: ")
+		out[i] = fmt.Sprintf("%s:%s: %s", name, line, m)
+	}
+	return errors.New(strings.Join(out, "\n"))
+}
+
+// taskLines returns the line of every item of the tasks: sequence, in
+// order. Parse only calls it after a successful decode.
+func taskLines(data []byte) []int {
+	var doc yaml.Node
+	if yaml.Unmarshal(data, &doc) != nil || len(doc.Content) == 0 {
+		return nil
+	}
+	m := doc.Content[0]
+	if m.Kind != yaml.MappingNode {
+		return nil
+	}
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if m.Content[i].Value != "tasks" {
+			continue
+		}
+		var lines []int
+		for _, it := range m.Content[i+1].Content {
+			lines = append(lines, it.Line)
+		}
+		return lines
+	}
+	return nil
+}
+
+// normalizeTask validates t and rewrites its paths and keys canonically.
+func normalizeTask(t *Task) error {
+	if strings.TrimSpace(t.ID) == "" {
+		return errors.New("task with an empty id")
+	}
+	if len(t.TouchedPaths) == 0 && len(t.Keys) == 0 {
+		return fmt.Errorf("task %s: no touched_paths and no keys: nothing to lock", t.ID)
+	}
+	if t.Backfill && !isTypeWord(t.Type) {
+		return fmt.Errorf("task %s: backfill task type %q must match [a-z0-9_-]+ (it names backfill:type:<type>)", t.ID, t.Type)
+	}
+	for i, p := range t.TouchedPaths {
+		if ns := lockkey.Namespace(p); ns != "" {
+			return fmt.Errorf("task %s: touched_paths[%d]: %q is a %s: key, not a path; list it under keys", t.ID, i, p, ns)
+		}
+		k, err := lockkey.Parse(p, nil)
+		if err != nil {
+			return fmt.Errorf("task %s: touched_paths[%d]: %w", t.ID, i, err)
+		}
+		t.TouchedPaths[i] = k.Canonical
+	}
+	for i, s := range t.Keys {
+		c, err := lockkey.Canonical(s, nil)
+		if err != nil {
+			var ke *lockkey.Error
+			if errors.As(err, &ke) && ke.NotPermitted {
+				continue // a site namespace: left to the store
+			}
+			return fmt.Errorf("task %s: keys[%d]: %w", t.ID, i, err)
+		}
+		t.Keys[i] = c
+	}
+	return nil
+}
+
+// isTypeWord reports whether s matches [a-z0-9_-]+.
+func isTypeWord(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
