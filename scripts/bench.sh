@@ -37,6 +37,7 @@ run -bench 'List' -benchtime 20x ./workflow/filestore
 run -bench 'Append' -benchtime 2000x ./workflow/journal
 run -bench 'MultiProcess' -benchtime 1x ./workflow/journal
 run -bench 'Evaluate|Matcher' ./scope
+run -bench 'Make' ./planner
 run -bench 'Contention' -benchtime 1x -timeout 60m ./workflow
 run -bench 'CommitEvent' -timeout 30m ./workflow/branch
 run -bench 'AcquireRelease|Handover|Covering' -benchtime 20000x -timeout 30m ./workflow/redisstore
