@@ -247,6 +247,20 @@ func (m *Matcher) MatchAll(path string, fn func(index int)) {
 	}
 }
 
+// MatchedAny reports, per pattern, whether it matches at least one of
+// paths: which pattern locks a change set touches.
+func (m *Matcher) MatchedAny(paths []string) []bool {
+	hit := make([]bool, m.Len())
+	var buf []int
+	for _, p := range paths {
+		buf = m.AppendMatches(buf[:0], p)
+		for _, i := range buf {
+			hit[i] = true
+		}
+	}
+	return hit
+}
+
 // AppendMatches appends the index of every pattern matching path to dst,
 // ascending and each once; reusing dst, it does not allocate.
 func (m *Matcher) AppendMatches(dst []int, path string) []int {

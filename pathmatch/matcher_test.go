@@ -363,3 +363,21 @@ func TestExpandBraces(t *testing.T) {
 		})
 	}
 }
+
+func TestMatchedAny(t *testing.T) {
+	t.Parallel()
+	m, err := NewMatcher([]string{"src/**", "*.md", "docs/a.txt", "lib/*.go"}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := m.MatchedAny([]string{"src/x/y.go", "README.md", "lib/sub/z.go"})
+	want := []bool{true, true, false, false}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("MatchedAny = %v, want %v", got, want)
+		}
+	}
+	if got := (*Matcher)(nil).MatchedAny([]string{"a"}); len(got) != 0 {
+		t.Fatalf("nil matcher: %v", got)
+	}
+}

@@ -73,15 +73,7 @@ func (s *Store) Covering(ctx context.Context, paths []string) ([]workflow.Entry,
 		if err != nil {
 			return nil, fmt.Errorf("covering: pattern lock: %w", err)
 		}
-		hit := make([]bool, len(pats))
-		var buf []int
-		for _, p := range paths {
-			buf = m.AppendMatches(buf[:0], p)
-			for _, i := range buf {
-				hit[i] = true
-			}
-		}
-		for i, h := range hit {
+		for i, h := range m.MatchedAny(paths) {
 			if h {
 				files = append(files, patFiles[i])
 			}
