@@ -98,16 +98,21 @@ func installCommand() *command {
 	}
 }
 
-func (a *app) install(ctx context.Context, o *InstallOptions) error {
-	names, err := o.names()
-	if err != nil {
-		return err
+// hookTargets resolves which hooks to (un)install and where.
+func (a *app) hookTargets(ctx context.Context, o *InstallOptions) (dir string, names []string, err error) {
+	if names, err = o.names(); err != nil {
+		return "", nil, err
 	}
 	e, err := a.load(ctx)
 	if err != nil {
-		return err
+		return "", nil, err
 	}
-	dir, err := a.hooksDir(ctx, e, o.GlobalHooksDir)
+	dir, err = a.hooksDir(ctx, e, o.GlobalHooksDir)
+	return dir, names, err
+}
+
+func (a *app) install(ctx context.Context, o *InstallOptions) error {
+	dir, names, err := a.hookTargets(ctx, o)
 	if err != nil {
 		return err
 	}
@@ -138,15 +143,7 @@ func uninstallCommand() *command {
 			if len(args) > 0 {
 				return usagef("uninstall takes no arguments")
 			}
-			names, err := o.names()
-			if err != nil {
-				return err
-			}
-			e, err := a.load(ctx)
-			if err != nil {
-				return err
-			}
-			dir, err := a.hooksDir(ctx, e, o.GlobalHooksDir)
+			dir, names, err := a.hookTargets(ctx, o)
 			if err != nil {
 				return err
 			}
