@@ -45,6 +45,9 @@ type Report struct {
 	Commits    int         `json:"commits_checked,omitempty"`
 	Violations []Violation `json:"violations"`
 	Warnings   []string    `json:"warnings,omitempty"`
+	// NoBypassHint leaves out the LOCKGATE_SKIP hint: guards answer coding
+	// agents, which are to stop, not to look for a way around.
+	NoBypassHint bool `json:"-"`
 }
 
 // Add records violations.
@@ -101,7 +104,9 @@ func (r *Report) WriteText(w io.Writer, what string) {
 			fmt.Fprintf(w, "hint: %s\n", v.Hint)
 		}
 	}
-	fmt.Fprintln(w, "hint: to bypass in an emergency: LOCKGATE_SKIP=1 git … (the bypass is logged)")
+	if !r.NoBypassHint {
+		fmt.Fprintln(w, "hint: to bypass in an emergency: LOCKGATE_SKIP=1 git … (the bypass is logged)")
+	}
 }
 
 // WriteGitHub renders workflow annotations for GitHub Actions.

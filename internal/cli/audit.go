@@ -26,11 +26,17 @@ type auditSink struct {
 	branch   func() (*branch.Writer, error)
 	autoPush bool
 	warn     io.Writer
+	// written, when set, is told that events reached the journal (the MCP
+	// server commits them to the branch in the background).
+	written func()
 }
 
 func (s *auditSink) Append(evs ...journal.Event) error {
 	if err := s.journal.Append(evs...); err != nil {
 		return err
+	}
+	if s.written != nil {
+		s.written()
 	}
 	if s.branch == nil {
 		return nil

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"path/filepath"
 	"time"
 
@@ -26,6 +27,9 @@ func (a *app) loadPackages(e *env, file string) (*config.WorkPackages, error) {
 		file = filepath.Join(e.cwd, file)
 	}
 	wps, err := config.LoadWorkPackages(file)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, usagef("no work packages file %s: write one, or point work_packages in .lockgate.yaml (or --packages) at it", file)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -105,7 +109,8 @@ func claimCommand() *command {
 				res, err := a.claimPackage(ctx, e, wp, o, o.Wait)
 				return a.reportClaim(wp, res, err)
 			}
-			return a.claimNext(ctx, e, wps, o)
+			wp, res, err := a.claimNext(ctx, e, wps, o)
+			return a.reportClaim(wp, res, err)
 		},
 	}
 }
@@ -142,12 +147,12 @@ func (a *app) claimPackage(ctx context.Context, e *env, wp *config.WorkPackage, 
 // claimNext claims the first package, in file order, whose locks are all
 // free, holding the global claim lock meanwhile so two workers never pick
 // the same one.
-func (a *app) claimNext(ctx context.Context, e *env, wps *config.WorkPackages, o *ClaimOptions) error {
+func (a *app) claimNext(ctx context.Context, e *env, wps *config.WorkPackages, o *ClaimOptions) (*config.WorkPackage, []workflow.Result, error) {
 	if e.cfg.Locks.UseGlobalClaimLock {
 		_, err := e.mgr.Acquire(ctx, workflow.Request{Keys: []string{"claim"}, Owner: e.me, TTL: time.Minute,
 			Action: "claim", Reason: "choosing the next work package", Wait: max(o.Wait, 30*time.Second)})
 		if err != nil {
-			return err
+			return nil, nil, err
 		}
 		defer func() {
 			_, _ = e.mgr.Release(context.WithoutCancel(ctx), []string{"claim"}, e.me, false)
@@ -163,12 +168,12 @@ func (a *app) claimNext(ctx context.Context, e *env, wps *config.WorkPackages, o
 			lastErr = err
 			continue
 		}
-		return a.reportClaim(wp, res, err)
+		return wp, res, err
 	}
 	if lastErr == nil {
-		return usagef("claim: %s has no work packages", wps.Path)
+		return nil, nil, usagef("claim: %s has no work packages", wps.Path)
 	}
-	return fmt.Errorf("claim: no free work package in %s; the last one tried: %w", wps.Path, lastErr)
+	return nil, nil, fmt.Errorf("claim: no free work package in %s; the last one tried: %w", wps.Path, lastErr)
 }
 
 func (a *app) reportClaim(wp *config.WorkPackage, res []workflow.Result, err error) error {
@@ -199,30 +204,36 @@ func doneCommand() *command {
 			if err != nil {
 				return err
 			}
-			wp, keys, err := a.workPackage(e, packages, args[0])
-			if err != nil {
-				return err
-			}
-			taskKey := lockkey.TaskKey(wp.ID)
-			// The task lock says who claimed it: only they finish it.
-			cur, err := e.store.Get(ctx, taskKey)
-			if errors.Is(err, workflow.ErrNotFound) {
-				return usagef("done %s: the package is not claimed (no %s lock)", wp.ID, taskKey)
-			}
-			if err != nil {
-				return err
-			}
-			if !cur.OwnedBy(e.me) {
-				return &workflow.NotOwnerError{Lock: cur, Op: "release"}
-			}
-			res, err := e.mgr.Release(ctx, append(canonicals(keys), taskKey), e.me, false)
-			if err == nil {
-				e.mgr.Emit(journal.Event{Worker: e.me.Holder, WorkerType: e.me.HolderType, Session: e.me.Session,
-					Action: journal.ActionDone, Key: taskKey, TaskID: wp.ID, Details: wp.Title})
-			}
+			res, err := a.finishPackage(ctx, e, packages, args[0])
 			a.warnJournal()
 			a.reportRelease(res)
 			return err
 		},
 	}
+}
+
+// finishPackage releases work package id's locks and its task lock, which
+// only the worker that claimed it may do.
+func (a *app) finishPackage(ctx context.Context, e *env, packages, id string) (workflow.ReleaseResult, error) {
+	wp, keys, err := a.workPackage(e, packages, id)
+	if err != nil {
+		return workflow.ReleaseResult{}, err
+	}
+	taskKey := lockkey.TaskKey(wp.ID)
+	cur, err := e.store.Get(ctx, taskKey)
+	if errors.Is(err, workflow.ErrNotFound) {
+		return workflow.ReleaseResult{}, usagef("done %s: the package is not claimed (no %s lock)", wp.ID, taskKey)
+	}
+	if err != nil {
+		return workflow.ReleaseResult{}, err
+	}
+	if !cur.OwnedBy(e.me) {
+		return workflow.ReleaseResult{}, &workflow.NotOwnerError{Lock: cur, Op: "release"}
+	}
+	res, err := e.mgr.Release(ctx, append(canonicals(keys), taskKey), e.me, false)
+	if err == nil {
+		e.mgr.Emit(journal.Event{Worker: e.me.Holder, WorkerType: e.me.HolderType, Session: e.me.Session,
+			Action: journal.ActionDone, Key: taskKey, TaskID: wp.ID, Details: wp.Title})
+	}
+	return res, err
 }

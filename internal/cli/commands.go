@@ -32,6 +32,11 @@ func commands() map[string]*command {
 		"session":   sessionCommand(),
 		"ports":     portsCommand(),
 		"plan":      planCommand(),
+		"mcp":       mcpCommand(),
+		"guard": {usage: "guard <command>", sub: map[string]*command{
+			"edit":        guardEditCommand(),
+			"claude-code": guardClaudeCodeCommand(),
+		}},
 		"version":   {usage: "version", short: "print the version", run: runVersion},
 	}
 }
@@ -39,17 +44,21 @@ func commands() map[string]*command {
 // Version is set at build time with -ldflags "-X …/internal/cli.Version=v1.2.3".
 var Version = ""
 
+func version() string {
+	if Version != "" {
+		return Version
+	}
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
+		return bi.Main.Version
+	}
+	return "(devel)"
+}
+
 func runVersion(_ context.Context, a *app, args []string) error {
 	if len(args) > 0 {
 		return usagef("version takes no arguments")
 	}
-	v := Version
-	if v == "" {
-		v = "(devel)"
-		if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
-			v = bi.Main.Version
-		}
-	}
+	v := version()
 	if a.globals.JSON {
 		return writeJSON(a.stdio.Out, map[string]string{"version": v})
 	}

@@ -66,29 +66,10 @@ func portsAllocateCommand() *command {
 			if ttl == 0 {
 				ttl = a.defaultTTL(e, nil)
 			}
-			var leased []workflow.Lock
-			for tries := 0; len(leased) < count; tries++ {
-				if tries > 50*count {
-					return fmt.Errorf("ports allocate: no free port could be leased after %d tries", tries)
-				}
-				p, err := freePort()
-				if err != nil {
-					return err
-				}
-				res, err := e.mgr.Acquire(ctx, workflow.Request{Keys: []string{portKey(p)}, Owner: e.me, TTL: ttl,
-					Action: "port", Reason: "port lease"})
-				var held *workflow.HeldError
-				if errors.As(err, &held) {
-					continue // leased to someone else, though not bound right now
-				}
-				if err != nil {
-					a.warnJournal()
-					return err
-				}
-				if res[0].Renewed {
-					continue // already ours: a new port was asked for
-				}
-				leased = append(leased, res[0].Lock)
+			leased, err := allocatePorts(ctx, e, count, ttl)
+			if err != nil {
+				a.warnJournal()
+				return err
 			}
 			a.warnJournal()
 			if a.globals.JSON {
@@ -102,6 +83,36 @@ func portsAllocateCommand() *command {
 			return nil
 		},
 	}
+}
+
+// allocatePorts leases count ports that are free on this machine to e's
+// session: a port the kernel offers may still be leased to a session that
+// is not listening on it yet, so such ports are skipped.
+func allocatePorts(ctx context.Context, e *env, count int, ttl time.Duration) ([]workflow.Lock, error) {
+	var leased []workflow.Lock
+	for tries := 0; len(leased) < count; tries++ {
+		if tries > 50*count {
+			return leased, fmt.Errorf("ports allocate: no free port could be leased after %d tries", tries)
+		}
+		p, err := freePort()
+		if err != nil {
+			return leased, err
+		}
+		res, err := e.mgr.Acquire(ctx, workflow.Request{Keys: []string{portKey(p)}, Owner: e.me, TTL: ttl,
+			Action: "port", Reason: "port lease"})
+		var held *workflow.HeldError
+		if errors.As(err, &held) {
+			continue // leased to someone else, though not bound right now
+		}
+		if err != nil {
+			return leased, err
+		}
+		if res[0].Renewed {
+			continue // already ours: a new port was asked for
+		}
+		leased = append(leased, res[0].Lock)
+	}
+	return leased, nil
 }
 
 // portRow is one lease in `ports list --json` and `ports allocate --json`.

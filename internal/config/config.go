@@ -57,6 +57,7 @@ type Config struct {
 	Hooks        HooksConfig     `yaml:"hooks"`
 	Workflow     WorkflowConfig  `yaml:"workflow"`
 	Planner      PlannerConfig   `yaml:"planner"`
+	MCP          MCPConfig       `yaml:"mcp"`
 
 	// Path is the file the configuration was loaded from; "" for defaults.
 	Path string `yaml:"-"`
@@ -148,6 +149,14 @@ type WorkflowConfig struct {
 // PlannerConfig is the `planner:` section.
 type PlannerConfig struct {
 	CooldownCycles int `yaml:"cooldown_cycles"`
+}
+
+// MCPConfig is the `mcp:` section: how `lockgate mcp` serves agents.
+type MCPConfig struct {
+	// IdentityFromArguments lets a tool call name its own worker, worker
+	// type and session; otherwise every call acts as the server's identity
+	// (LOCKGATE_WORKER, LOCKGATE_WORKER_TYPE, LOCKGATE_SESSION).
+	IdentityFromArguments bool `yaml:"identity_from_arguments"`
 }
 
 func defaultDurations() map[string]map[string]Duration {

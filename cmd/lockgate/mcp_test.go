@@ -1,0 +1,425 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/lockgate/lockgate/internal/gittest"
+)
+
+// mcpAgent is one coding agent: an MCP client talking to its own
+// `lockgate mcp` process over a real stdio pipe.
+type mcpAgent struct {
+	t       testing.TB
+	session *mcp.ClientSession
+}
+
+func startMCP(t testing.TB, r *gittest.Repo, worker string, extraEnv ...string) *mcpAgent {
+	t.Helper()
+	cmd := mcpCmd(t, r, worker, extraEnv...)
+	client := mcp.NewClient(&mcp.Implementation{Name: "test-agent", Version: "1"}, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		t.Fatalf("connect to lockgate mcp: %v", err)
+	}
+	t.Cleanup(func() { _ = cs.Close() })
+	return &mcpAgent{t: t, session: cs}
+}
+
+// call calls a tool and decodes its structured result into a map.
+func (a *mcpAgent) call(name string, args map[string]any) (map[string]any, bool) {
+	a.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	res, err := a.session.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		a.t.Fatalf("%s: protocol error: %v", name, err)
+	}
+	out := map[string]any{}
+	if res.StructuredContent == nil {
+		text := ""
+		if len(res.Content) > 0 {
+			if tc, ok := res.Content[0].(*mcp.TextContent); ok {
+				text = tc.Text
+			}
+		}
+		out["_text"] = text
+		return out, res.IsError
+	}
+	b, _ := json.Marshal(res.StructuredContent)
+	if err := json.Unmarshal(b, &out); err != nil {
+		a.t.Fatalf("%s: structured content %s: %v", name, b, err)
+	}
+	return out, res.IsError
+}
+
+func errClass(out map[string]any) string {
+	e, _ := out["error"].(map[string]any)
+	s, _ := e["class"].(string)
+	return s
+}
+
+func TestMCPToolsAndSchemas(t *testing.T) {
+	t.Parallel()
+	r := gittest.New(t)
+	a := startMCP(t, r, "agent-1")
+	ctx := context.Background()
+	tools, err := a.session.ListTools(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	schemas := map[string]map[string]any{}
+	for _, tl := range tools.Tools {
+		names = append(names, tl.Name)
+		b, _ := json.Marshal(tl.InputSchema)
+		var s map[string]any
+		_ = json.Unmarshal(b, &s)
+		schemas[tl.Name] = s
+		if tl.OutputSchema == nil {
+			t.Errorf("%s has no output schema", tl.Name)
+		}
+		if tl.Description == "" {
+			t.Errorf("%s has no description", tl.Name)
+		}
+	}
+	slices.Sort(names)
+	want := []string{"acquire_lock", "allocate_ports", "check_change", "check_locks", "claim_package",
+		"complete_package", "list_locks", "pause_status", "refresh_lock", "release_lock", "release_ports"}
+	if !slices.Equal(names, want) {
+		t.Fatalf("tools = %v, want %v", names, want)
+	}
+	props := func(tool string) map[string]any {
+		p, _ := schemas[tool]["properties"].(map[string]any)
+		return p
+	}
+	for _, f := range []string{"file_path", "keys", "reason", "ttl_minutes", "wait_seconds", "task_id"} {
+		if _, ok := props("acquire_lock")[f]; !ok {
+			t.Errorf("acquire_lock schema lacks %s: %v", f, schemas["acquire_lock"])
+		}
+	}
+	if _, ok := props("allocate_ports")["session_id"]; !ok {
+		t.Errorf("allocate_ports schema lacks session_id")
+	}
+	if req, _ := schemas["check_change"]["required"].([]any); !slices.Contains(req, any("paths")) {
+		t.Errorf("check_change must require paths: %v", schemas["check_change"])
+	}
+}
+
+func TestMCPAcquireReleaseCheck(t *testing.T) {
+	t.Parallel()
+	r := gittest.New(t)
+	a := startMCP(t, r, "agent-1", "LOCKGATE_WORKER_TYPE=agent")
+	b := startMCP(t, r, "agent-2", "LOCKGATE_WORKER_TYPE=agent")
+
+	out, isErr := a.call("acquire_lock", map[string]any{"file_path": "src/api/users.py", "reason": "endpoint", "ttl_minutes": 10})
+	if isErr || out["acquired"] != true {
+		t.Fatalf("acquire: %v", out)
+	}
+	locks := out["locks"].([]any)
+	l := locks[0].(map[string]any)
+	if l["key"] != "src/api/users.py" || l["holder"] != "agent-1" || l["holder_type"] != "agent" || l["reason"] != "endpoint" {
+		t.Fatalf("lock = %v", l)
+	}
+	if _, ok := l["token"]; ok {
+		t.Errorf("tools must not show owner tokens: %v", l)
+	}
+
+	// The same lock as the CLI sees it.
+	if code, outp := run(t, r, "agent-2", "lock", "check", "src/api/users.py"); code != 4 || !strings.Contains(outp, "agent-1") {
+		t.Fatalf("CLI lock check = %d %s", code, outp)
+	}
+
+	out, isErr = b.call("acquire_lock", map[string]any{"file_path": "src/api/users.py"})
+	if !isErr || out["acquired"] != false || errClass(out) != "busy" {
+		t.Fatalf("second agent acquire = %v (isError %v)", out, isErr)
+	}
+	e := out["error"].(map[string]any)
+	held := e["held_by"].(map[string]any)
+	if e["reason"] != "lock_contended" || held["holder"] != "agent-1" || held["reason"] != "endpoint" || held["expires_at"] == "" || e["exit_code"] != float64(4) {
+		t.Fatalf("refusal = %v", e)
+	}
+
+	out, _ = b.call("check_locks", map[string]any{"keys": []string{"src/api/users.py", "src/api/**", "api:GET /v1/users"}})
+	sts := out["statuses"].([]any)
+	states := []string{}
+	for _, s := range sts {
+		states = append(states, s.(map[string]any)["state"].(string))
+	}
+	if out["free"] != false || !slices.Equal(states, []string{"held", "held", "free"}) {
+		t.Fatalf("check_locks = %v", out)
+	}
+	out, _ = a.call("check_locks", map[string]any{"file_path": "src/api/users.py"})
+	if out["free"] != true || out["statuses"].([]any)[0].(map[string]any)["state"] != "mine" {
+		t.Fatalf("own check_locks = %v", out)
+	}
+	out, _ = b.call("check_locks", nil)
+	if all := out["locks"].([]any); len(all) != 1 {
+		t.Fatalf("check_locks without keys = %v", out)
+	}
+
+	// Only the holder releases.
+	out, isErr = b.call("release_lock", map[string]any{"file_path": "src/api/users.py"})
+	if !isErr || errClass(out) != "not_owner" {
+		t.Fatalf("release by another = %v", out)
+	}
+	out, isErr = a.call("release_lock", map[string]any{"file_path": "src/api/users.py"})
+	if isErr || fmt.Sprint(out["released"]) != "[src/api/users.py]" {
+		t.Fatalf("release = %v", out)
+	}
+	out, isErr = b.call("acquire_lock", map[string]any{"keys": []string{"src/api/users.py", "api:GET /v1/users"}})
+	if isErr || len(out["locks"].([]any)) != 2 {
+		t.Fatalf("acquire after release = %v", out)
+	}
+	out, isErr = b.call("refresh_lock", map[string]any{"file_path": "api:GET /v1/users", "ttl_minutes": 5})
+	if isErr || len(out["locks"].([]any)) != 1 {
+		t.Fatalf("refresh = %v", out)
+	}
+	out, _ = b.call("list_locks", map[string]any{"mine": true})
+	if len(out["locks"].([]any)) != 2 {
+		t.Fatalf("list_locks mine = %v", out)
+	}
+
+	// Every call is an event in the journal, as with the CLI.
+	if code, log := run(t, r, "x", "log", "--json"); code != 0 || strings.Count(log, `"action": "lock_acquire"`) < 2 || !strings.Contains(log, `"action": "lock_release"`) {
+		t.Fatalf("log = %d %s", code, log)
+	}
+}
+
+func TestMCPBadArguments(t *testing.T) {
+	t.Parallel()
+	r := gittest.New(t)
+	a := startMCP(t, r, "agent-1")
+	cases := []struct {
+		name  string
+		tool  string
+		args  map[string]any
+		class string
+		text  string
+	}{
+		{name: "no key", tool: "acquire_lock", args: map[string]any{}, class: "invalid_argument"},
+		{name: "lowercase method", tool: "acquire_lock", args: map[string]any{"file_path": "api:get /v1/users"}, class: "invalid_key", text: "api:GET /v1/users"},
+		{name: "unknown namespace", tool: "acquire_lock", args: map[string]any{"file_path": "queue:jobs"}, class: "operation_not_permitted"},
+		{name: "port as env key", tool: "acquire_lock", args: map[string]any{"file_path": "env:8080"}, class: "invalid_key", text: "allocate_ports"},
+		{name: "absolute outside", tool: "acquire_lock", args: map[string]any{"file_path": "/etc/passwd"}, class: "invalid_argument", text: "outside"},
+		{name: "escaping path", tool: "acquire_lock", args: map[string]any{"file_path": "../other/x.py"}, class: "invalid_key"},
+		{name: "negative ttl", tool: "acquire_lock", args: map[string]any{"file_path": "a.py", "ttl_minutes": -1}, class: "invalid_argument"},
+		{name: "other identity", tool: "acquire_lock", args: map[string]any{"file_path": "a.py", "worker": "someone-else"}, class: "operation_not_permitted", text: "identity_from_arguments"},
+		{name: "unknown package", tool: "complete_package", args: map[string]any{"package_id": "WP-9"}, class: "invalid_argument"},
+		{name: "too many ports", tool: "allocate_ports", args: map[string]any{"count": 5000}, class: "invalid_argument"},
+		{name: "pause of a non-feature", tool: "pause_status", args: map[string]any{"feature": "api:GET /x"}, class: "invalid_key"},
+	}
+	for _, tc := range cases {
+		out, isErr := a.call(tc.tool, tc.args)
+		if !isErr || errClass(out) != tc.class {
+			t.Errorf("%s: isError %v, out %v; want class %s", tc.name, isErr, out, tc.class)
+			continue
+		}
+		if msg := fmt.Sprint(out["error"]); tc.text != "" && !strings.Contains(msg, tc.text) {
+			t.Errorf("%s: error %s does not mention %q", tc.name, msg, tc.text)
+		}
+	}
+	// Arguments of the wrong type fail schema validation: a tool error,
+	// not a protocol error, and nothing is locked.
+	out, isErr := a.call("acquire_lock", map[string]any{"file_path": 42})
+	if !isErr {
+		t.Fatalf("file_path 42 accepted: %v", out)
+	}
+	if code, list := run(t, r, "x", "lock", "list", "--json"); code != 0 || strings.TrimSpace(list) != "[]" {
+		t.Fatalf("bad calls left locks: %s", list)
+	}
+}
+
+// TestMCPRace: agents on separate servers race for one key; exactly one
+// wins each round, and every loser's result names the winner.
+func TestMCPRace(t *testing.T) {
+	t.Parallel()
+	r := gittest.New(t)
+	const n = 6
+	agents := make([]*mcpAgent, n)
+	for i := range agents {
+		agents[i] = startMCP(t, r, fmt.Sprintf("agent-%d", i), "LOCKGATE_WORKER_TYPE=agent")
+	}
+	for round := range rounds(t, 20) {
+		key := fmt.Sprintf("feature:FEAT-%d:merge", round)
+		outs := make([]map[string]any, n)
+		errs := make([]bool, n)
+		var wg sync.WaitGroup
+		start := make(chan struct{})
+		for i, ag := range agents {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				<-start
+				outs[i], errs[i] = ag.call("acquire_lock", map[string]any{"file_path": key, "reason": "merge"})
+			}()
+		}
+		close(start)
+		wg.Wait()
+		winner := ""
+		for i := range agents {
+			if !errs[i] {
+				if winner != "" {
+					t.Fatalf("round %d: two winners: %s and agent-%d", round, winner, i)
+				}
+				winner = fmt.Sprintf("agent-%d", i)
+			}
+		}
+		if winner == "" {
+			t.Fatalf("round %d: no winner: %v", round, outs)
+		}
+		for i := range agents {
+			if errs[i] {
+				held, _ := outs[i]["error"].(map[string]any)["held_by"].(map[string]any)
+				if errClass(outs[i]) != "busy" || held["holder"] != winner {
+					t.Fatalf("round %d: loser agent-%d result %v does not name %s", round, i, outs[i], winner)
+				}
+			}
+		}
+	}
+}
+
+func TestMCPPackagesPausePortsChange(t *testing.T) {
+	t.Parallel()
+	r := gittest.New(t)
+	r.Write(".lockgate.yaml", "version: 1\nscope:\n  user_owned: [DESIGN.md]\n")
+	r.Write("work-packages.yaml", `packages:
+  - id: WP-1
+    title: users endpoint
+    locks: {files: [src/api/users.py], keys: ["api:GET /v1/users"], ttl_minutes: 30}
+  - id: WP-2
+    title: orders endpoint
+    locks: {files: [src/api/orders.py]}
+`)
+	a := startMCP(t, r, "agent-1", "LOCKGATE_WORKER_TYPE=agent")
+	b := startMCP(t, r, "agent-2", "LOCKGATE_WORKER_TYPE=agent")
+
+	out, isErr := a.call("claim_package", nil)
+	if isErr || out["package"] != "WP-1" || len(out["locks"].([]any)) != 3 {
+		t.Fatalf("claim next = %v", out)
+	}
+	out, isErr = b.call("claim_package", map[string]any{"package_id": "WP-1"})
+	if !isErr || errClass(out) != "busy" {
+		t.Fatalf("claim of a claimed package = %v", out)
+	}
+	out, isErr = b.call("claim_package", nil)
+	if isErr || out["package"] != "WP-2" {
+		t.Fatalf("claim next by b = %v", out)
+	}
+	out, isErr = b.call("complete_package", map[string]any{"package_id": "WP-1"})
+	if !isErr || errClass(out) != "not_owner" {
+		t.Fatalf("complete of another's package = %v", out)
+	}
+
+	// check_change: the pre-commit hook's verdict.
+	out, isErr = b.call("check_change", map[string]any{"paths": []string{"src/api/users.py", "DESIGN.md", "src/api/orders.py"}})
+	if isErr || out["ok"] != false {
+		t.Fatalf("check_change = %v", out)
+	}
+	rules := map[string]string{}
+	for _, v := range out["violations"].([]any) {
+		m := v.(map[string]any)
+		rules[m["path"].(string)] = m["rule"].(string)
+	}
+	if rules["src/api/users.py"] != "locked" || rules["DESIGN.md"] != "user_owned" || rules["src/api/orders.py"] != "" {
+		t.Fatalf("violations = %v", out["violations"])
+	}
+	out, isErr = a.call("check_change", map[string]any{"paths": []string{filepath.Join(r.Dir, "src/api/users.py")}})
+	if isErr || out["ok"] != true {
+		t.Fatalf("holder's check_change = %v", out)
+	}
+
+	out, isErr = a.call("complete_package", map[string]any{"package_id": "WP-1"})
+	if isErr || len(out["released"].([]any)) != 3 {
+		t.Fatalf("complete = %v", out)
+	}
+
+	// Pause.
+	if code, o := run(t, r, "lead", "pause", "FEAT-1", "--reason", "contract bump"); code != 0 {
+		t.Fatalf("pause: %s", o)
+	}
+	out, _ = a.call("pause_status", map[string]any{"feature": "FEAT-1"})
+	if out["paused"] != true || out["mine"] != false || out["lock"].(map[string]any)["holder"] != "lead" {
+		t.Fatalf("pause_status = %v", out)
+	}
+	out, _ = a.call("check_change", map[string]any{"paths": []string{"src/x.py"}})
+	if out["ok"] != false || !strings.Contains(fmt.Sprint(out["violations"]), "paused") {
+		t.Fatalf("check_change while paused = %v", out)
+	}
+
+	// Ports: distinct leases per session, released by the session.
+	pa, isErr := a.call("allocate_ports", map[string]any{"count": 3})
+	if isErr {
+		t.Fatalf("allocate_ports = %v", pa)
+	}
+	pb, isErr := b.call("allocate_ports", map[string]any{"count": 3, "session_id": "agent-2"})
+	if isErr {
+		t.Fatalf("allocate_ports b = %v", pb)
+	}
+	seen := map[float64]bool{}
+	for _, p := range append(pa["ports"].([]any), pb["ports"].([]any)...) {
+		port := p.(map[string]any)["port"].(float64)
+		if seen[port] {
+			t.Fatalf("port %v leased twice", port)
+		}
+		seen[port] = true
+	}
+	if code, list := run(t, r, "x", "ports", "list", "--json"); code != 0 || strings.Count(list, `"port"`) != 6 {
+		t.Fatalf("ports list = %s", list)
+	}
+	out, isErr = b.call("allocate_ports", map[string]any{"session_id": "agent-1"})
+	if !isErr || errClass(out) != "operation_not_permitted" {
+		t.Fatalf("ports for another session = %v", out)
+	}
+	out, isErr = a.call("release_ports", nil)
+	if isErr || len(out["released"].([]any)) != 3 {
+		t.Fatalf("release_ports = %v", out)
+	}
+}
+
+// TestMCPWorkflowBranch: the server commits its events to the workflow
+// branch in the background, and the last ones when it stops.
+func TestMCPWorkflowBranch(t *testing.T) {
+	t.Parallel()
+	r := gittest.New(t)
+	a := startMCP(t, r, "agent-1")
+	if out, isErr := a.call("acquire_lock", map[string]any{"file_path": "a.py"}); isErr {
+		t.Fatalf("acquire: %v", out)
+	}
+	if out, isErr := a.call("release_lock", map[string]any{"file_path": "a.py"}); isErr {
+		t.Fatalf("release: %v", out)
+	}
+	if err := a.session.Close(); err != nil {
+		t.Fatal(err)
+	}
+	files := r.Git("ls-tree", "-r", "--name-only", "lockgate/workflow", "events")
+	if n := strings.Count(files, ".json"); n != 2 {
+		t.Fatalf("workflow branch has %d events, want 2:\n%s", n, files)
+	}
+}
+
+func mcpCmd(t testing.TB, r *gittest.Repo, worker string, extraEnv ...string) *exec.Cmd {
+	c := exec.Command(lockgateBinary(t), "mcp")
+	c.Dir = r.Dir
+	c.Env = append(append(append([]string(nil), r.Env...), "LOCKGATE_WORKER="+worker), extraEnv...)
+	c.Stderr = os.Stderr
+	return c
+}
+
+func run(t testing.TB, r *gittest.Repo, worker string, args ...string) (int, string) {
+	c := &cliRepo{t: t.(*testing.T), repo: r}
+	return c.run(worker, args...)
+}

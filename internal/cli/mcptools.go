@@ -1,0 +1,683 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/lockgate/lockgate/hooks"
+	"github.com/lockgate/lockgate/internal/config"
+	"github.com/lockgate/lockgate/internal/gitexec"
+	"github.com/lockgate/lockgate/workflow"
+	"github.com/lockgate/lockgate/workflow/lockkey"
+)
+
+// identityArgs name who a call acts as, when the config allows it.
+type identityArgs struct {
+	Worker     string `json:"worker,omitempty" jsonschema:"worker id for this call; only with mcp.identity_from_arguments, else it must match the server's"`
+	WorkerType string `json:"worker_type,omitempty" jsonschema:"human or agent; same condition as worker"`
+	Session    string `json:"session,omitempty" jsonschema:"session id; same condition as worker"`
+}
+
+// lockView is a lock as tools show it: without the owner token.
+type lockView struct {
+	Key        string     `json:"key"`
+	Holder     string     `json:"holder"`
+	HolderType string     `json:"holder_type"`
+	Session    string     `json:"session"`
+	Reason     string     `json:"reason,omitempty"`
+	TaskID     string     `json:"task_id,omitempty"`
+	CreatedAt  time.Time  `json:"created_at"`
+	ExpiresAt  time.Time  `json:"expires_at"`
+	TaskExpire *time.Time `json:"task_expires,omitempty"`
+	Fence      uint64     `json:"fence"`
+	Expired    bool       `json:"expired,omitempty"`
+	Stale      bool       `json:"stale,omitempty"`
+}
+
+func viewOf(l workflow.Lock) lockView {
+	return lockView{Key: l.Key, Holder: l.Holder, HolderType: l.HolderType, Session: l.Session, Reason: l.Reason,
+		TaskID: l.TaskID, CreatedAt: l.CreatedAt, ExpiresAt: l.ExpiresAt, TaskExpire: l.TaskExpires, Fence: l.Fence}
+}
+
+func viewsOf(ls []workflow.Lock) []lockView {
+	out := make([]lockView, 0, len(ls))
+	for _, l := range ls {
+		out = append(out, viewOf(l))
+	}
+	return out
+}
+
+// toolError is why a tool did not do what it was asked: the class of error
+// the CLI maps to its exit code, with what a caller needs to act on it.
+type toolError struct {
+	// Class: busy, invalid_key, operation_not_permitted, not_owner,
+	// lock_lost, corrupt_lock, unavailable, rate_limited, invalid_argument
+	// or error.
+	Class string `json:"class"`
+	// Reason refines busy: lock_contended or lock_timeout.
+	Reason   string `json:"reason,omitempty"`
+	Message  string `json:"message"`
+	ExitCode int    `json:"exit_code" jsonschema:"the exit code lockgate's CLI gives the same outcome"`
+	// Expected is the canonical form of an invalid key, when one exists.
+	Expected string    `json:"expected,omitempty"`
+	HeldBy   *lockView `json:"held_by,omitempty" jsonschema:"the lock that stands in the way"`
+	Hint     string    `json:"hint,omitempty"`
+}
+
+// toolErrorOf classifies err as the CLI's exit code does.
+func toolErrorOf(err error) *toolError {
+	if err == nil {
+		return nil
+	}
+	te := &toolError{Class: "error", Message: err.Error(), ExitCode: exitCode(err)}
+	var (
+		held     *workflow.HeldError
+		timeout  *workflow.TimeoutError
+		keyErr   *lockkey.Error
+		notOwner *workflow.NotOwnerError
+		corrupt  *workflow.CorruptError
+		rate     *workflow.RateLimitedError
+		ident    *identityError
+		usage    *UsageError
+		cfgErr   *config.Error
+	)
+	switch {
+	case errors.As(err, &timeout):
+		te.Class, te.Reason = "busy", "lock_timeout"
+		te.heldBy(timeout.Held.Lock)
+		te.Hint = fmt.Sprintf("still held after %s; retry later, or ask %s to release it", timeout.Wait, timeout.Held.Lock.Holder)
+	case errors.As(err, &held):
+		te.Class, te.Reason = "busy", "lock_contended"
+		te.heldBy(held.Lock)
+		te.Hint = fmt.Sprintf("wait for it (wait_seconds), work on something else, or ask %s to release it; an operator can remove it with `lockgate lock clear %s --force` (logged)",
+			held.Lock.Holder, hooks.ShellQuote(held.Lock.Key))
+	case errors.As(err, &keyErr):
+		te.Class, te.Expected = "invalid_key", keyErr.Expected
+		if keyErr.NotPermitted {
+			te.Class = "operation_not_permitted"
+		}
+		if strings.HasPrefix(keyErr.Input, "env:") && strings.Contains(keyErr.Reason, "port") {
+			te.Hint = "ports are leased with the allocate_ports tool, not locked as env: keys"
+		}
+	case errors.As(err, &ident):
+		te.Class = "operation_not_permitted"
+	case errors.As(err, &notOwner):
+		te.Class = "not_owner"
+		te.heldBy(notOwner.Lock)
+		te.Hint = fmt.Sprintf("only %s (session %s) may %s it", notOwner.Lock.Holder, notOwner.Lock.Session, notOwner.Op)
+	case errors.As(err, &rate):
+		te.Class = "rate_limited"
+		te.Hint = fmt.Sprintf("at most %d acquisitions per %s per session; retry after the window", rate.Limit, rate.Window)
+	case errors.As(err, &corrupt):
+		te.Class = "corrupt_lock"
+		te.Hint = fmt.Sprintf("an operator inspects %s and removes it with `lockgate lock clear %s --force`", corrupt.Path, hooks.ShellQuote(corrupt.Key))
+	case errors.Is(err, workflow.ErrNotFound), errors.Is(err, workflow.ErrTokenMismatch):
+		te.Class = "lock_lost"
+		te.Hint = "the lock expired or was taken over: acquire it again before going on"
+	case errors.As(err, &usage), errors.As(err, &cfgErr):
+		te.Class = "invalid_argument"
+	case te.ExitCode == ExitUnavailable:
+		te.Class = "unavailable"
+	}
+	return te
+}
+
+func (te *toolError) heldBy(l workflow.Lock) {
+	v := viewOf(l)
+	te.HeldBy = &v
+}
+
+// failed turns a tool error into the result of a refused call: isError set,
+// with the structured output still attached.
+func failed(te *toolError) *mcp.CallToolResult {
+	if te == nil {
+		return nil
+	}
+	return &mcp.CallToolResult{IsError: true}
+}
+
+// toolPaths resolves the keys a tool is given: paths are relative to the
+// repository root (or absolute inside the worktree), never to the server's
+// working directory.
+func (e *env) toolKeys(one string, many []string) ([]lockkey.Key, error) {
+	args := slices.Clone(many)
+	if one != "" {
+		args = append([]string{one}, args...)
+	}
+	if len(args) == 0 {
+		return nil, usagef("give file_path or keys")
+	}
+	out := make([]lockkey.Key, 0, len(args))
+	for _, s := range args {
+		if filepath.IsAbs(s) {
+			rel, err := e.repoPath(s, "")
+			if err != nil {
+				return nil, err
+			}
+			s = rel
+		}
+		k, err := lockkey.Parse(s, e.keyOptions())
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, k)
+	}
+	return out, nil
+}
+
+func minutes(m float64) time.Duration { return time.Duration(m * float64(time.Minute)) }
+func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
+
+type acquireIn struct {
+	FilePath    string   `json:"file_path,omitempty" jsonschema:"the key to lock: a repo-relative path, a doublestar pattern, or a logical key such as 'api:GET /v1/users' or 'feature:FEAT-1:pause'"`
+	Keys        []string `json:"keys,omitempty" jsonschema:"several keys, taken all or nothing (with or instead of file_path)"`
+	Reason      string   `json:"reason,omitempty" jsonschema:"why the lock is taken, shown to other workers"`
+	TTLMinutes  float64  `json:"ttl_minutes,omitempty" jsonschema:"lifetime in minutes (default by worker type)"`
+	TaskID      string   `json:"task_id,omitempty" jsonschema:"task the lock serves"`
+	WaitSeconds float64  `json:"wait_seconds,omitempty" jsonschema:"wait up to this long for held keys to become free"`
+	identityArgs
+}
+
+type acquireOut struct {
+	Acquired bool       `json:"acquired"`
+	Locks    []lockView `json:"locks"`
+	Error    *toolError `json:"error,omitempty"`
+}
+
+func (s *mcpService) acquireLock(ctx context.Context, _ *mcp.CallToolRequest, in acquireIn) (*mcp.CallToolResult, acquireOut, error) {
+	out := acquireOut{Locks: []lockView{}}
+	err := func() error {
+		if in.TTLMinutes < 0 || in.WaitSeconds < 0 {
+			return usagef("ttl_minutes and wait_seconds must not be negative")
+		}
+		e, err := s.call(in.identityArgs)
+		if err != nil {
+			return err
+		}
+		keys, err := e.toolKeys(in.FilePath, in.Keys)
+		if err != nil {
+			return err
+		}
+		req := workflow.Request{Owner: e.me, TTL: minutes(in.TTLMinutes), Reason: in.Reason, Action: "lock",
+			TaskID: in.TaskID, Wait: seconds(in.WaitSeconds), Keys: canonicals(keys)}
+		if req.TTL == 0 {
+			req.TTL = s.a.defaultTTL(e, keys)
+		}
+		if in.TaskID != "" {
+			if err := checkID("task", in.TaskID); err != nil {
+				return err
+			}
+			for _, k := range keys {
+				if k.Kind == lockkey.KindActivity {
+					req.TaskTTL = e.cfg.TTL(e.me.HolderType, "task")
+				}
+			}
+		}
+		res, err := e.mgr.Acquire(ctx, req)
+		for _, r := range res {
+			out.Locks = append(out.Locks, viewOf(r.Lock))
+		}
+		return err
+	}()
+	out.Acquired = err == nil
+	out.Error = toolErrorOf(err)
+	return failed(out.Error), out, nil
+}
+
+type releaseIn struct {
+	FilePath string   `json:"file_path,omitempty" jsonschema:"the key to release"`
+	Keys     []string `json:"keys,omitempty" jsonschema:"several keys to release"`
+	Force    bool     `json:"force,omitempty" jsonschema:"release even when another worker holds it (logged)"`
+	identityArgs
+}
+
+type releaseOut struct {
+	Released []string   `json:"released"`
+	Forced   []lockView `json:"forced,omitempty" jsonschema:"locks of others removed with force"`
+	Missing  []string   `json:"missing,omitempty" jsonschema:"keys that were not locked"`
+	Error    *toolError `json:"error,omitempty"`
+}
+
+func (s *mcpService) releaseLock(ctx context.Context, _ *mcp.CallToolRequest, in releaseIn) (*mcp.CallToolResult, releaseOut, error) {
+	out := releaseOut{Released: []string{}}
+	err := func() error {
+		e, err := s.call(in.identityArgs)
+		if err != nil {
+			return err
+		}
+		keys, err := e.toolKeys(in.FilePath, in.Keys)
+		if err != nil {
+			return err
+		}
+		res, err := e.mgr.Release(ctx, canonicals(keys), e.me, in.Force)
+		out.fill(res)
+		return err
+	}()
+	out.Error = toolErrorOf(err)
+	return failed(out.Error), out, nil
+}
+
+func (out *releaseOut) fill(res workflow.ReleaseResult) {
+	for _, l := range res.Removed {
+		out.Released = append(out.Released, l.Key)
+	}
+	for _, l := range res.Forced {
+		out.Released = append(out.Released, l.Key)
+		out.Forced = append(out.Forced, viewOf(l))
+	}
+	out.Missing = res.Missing
+}
+
+type refreshIn struct {
+	FilePath   string   `json:"file_path,omitempty" jsonschema:"the key to refresh"`
+	Keys       []string `json:"keys,omitempty" jsonschema:"several keys to refresh"`
+	TTLMinutes float64  `json:"ttl_minutes,omitempty" jsonschema:"new lifetime from now, in minutes (default by worker type)"`
+	identityArgs
+}
+
+type locksOut struct {
+	Locks []lockView `json:"locks"`
+	Error *toolError `json:"error,omitempty"`
+}
+
+func (s *mcpService) refreshLock(ctx context.Context, _ *mcp.CallToolRequest, in refreshIn) (*mcp.CallToolResult, locksOut, error) {
+	out := locksOut{Locks: []lockView{}}
+	err := func() error {
+		if in.TTLMinutes < 0 {
+			return usagef("ttl_minutes must not be negative")
+		}
+		e, err := s.call(in.identityArgs)
+		if err != nil {
+			return err
+		}
+		keys, err := e.toolKeys(in.FilePath, in.Keys)
+		if err != nil {
+			return err
+		}
+		for _, k := range keys {
+			ttl := minutes(in.TTLMinutes)
+			if ttl == 0 {
+				ttl = s.a.defaultTTL(e, []lockkey.Key{k})
+			}
+			ls, err := e.mgr.Refresh(ctx, []string{k.Canonical}, e.me, ttl, e.cfg.TTL(e.me.HolderType, "task"))
+			out.Locks = append(out.Locks, viewsOf(ls)...)
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	}()
+	out.Error = toolErrorOf(err)
+	return failed(out.Error), out, nil
+}
+
+type checkLocksIn struct {
+	FilePath string   `json:"file_path,omitempty" jsonschema:"a key or path to check"`
+	Keys     []string `json:"keys,omitempty" jsonschema:"keys or paths to check; with neither, every live lock is returned"`
+	identityArgs
+}
+
+type keyStatus struct {
+	Key string `json:"key"`
+	// State: free, mine (held by the caller) or held (by another).
+	State string     `json:"state" jsonschema:"free, mine, or held (by another worker)"`
+	Locks []lockView `json:"locks,omitempty" jsonschema:"the locks on or overlapping the key"`
+}
+
+type checkLocksOut struct {
+	// Free: no key is held by another worker.
+	Free     bool        `json:"free" jsonschema:"true when no key asked about is held by another worker"`
+	Statuses []keyStatus `json:"statuses,omitempty"`
+	Locks    []lockView  `json:"locks,omitempty" jsonschema:"every live lock, when no key was given"`
+	Error    *toolError  `json:"error,omitempty"`
+}
+
+func (s *mcpService) checkLocks(ctx context.Context, _ *mcp.CallToolRequest, in checkLocksIn) (*mcp.CallToolResult, checkLocksOut, error) {
+	out := checkLocksOut{Free: true}
+	err := func() error {
+		e, err := s.call(in.identityArgs)
+		if err != nil {
+			return err
+		}
+		if in.FilePath == "" && len(in.Keys) == 0 {
+			ls, err := liveLocks(ctx, e, false, false)
+			out.Locks = ls
+			return err
+		}
+		keys, err := e.toolKeys(in.FilePath, in.Keys)
+		if err != nil {
+			return err
+		}
+		sts, err := e.mgr.Check(ctx, canonicals(keys), e.me)
+		for _, st := range sts {
+			out.Statuses = append(out.Statuses, keyStatus{Key: st.Key, State: st.State, Locks: viewsOf(st.Locks)})
+			if st.State == "held" {
+				out.Free = false
+			}
+		}
+		return err
+	}()
+	out.Error = toolErrorOf(err)
+	if err != nil {
+		out.Free = false
+	}
+	return failed(out.Error), out, nil
+}
+
+// liveLocks is every unexpired lock (or only the caller's, or only stale
+// ones), by key.
+func liveLocks(ctx context.Context, e *env, mine, stale bool) ([]lockView, error) {
+	entries, err := e.store.List(ctx)
+	if err != nil {
+		return nil, err
+	}
+	now := time.Now()
+	out := []lockView{}
+	for _, en := range entries {
+		if en.Err != nil || en.Expired(now) || mine && !en.OwnedBy(e.me) {
+			continue
+		}
+		v := viewOf(en.Lock)
+		v.Stale = en.Stale(now, e.cfg.StaleAfter())
+		if stale && !v.Stale {
+			continue
+		}
+		out = append(out, v)
+	}
+	slices.SortFunc(out, func(a, b lockView) int { return strings.Compare(a.Key, b.Key) })
+	return out, nil
+}
+
+type listIn struct {
+	Mine  bool `json:"mine,omitempty" jsonschema:"only the caller's locks"`
+	Stale bool `json:"stale,omitempty" jsonschema:"only locks older than locks.stale_minutes"`
+	identityArgs
+}
+
+func (s *mcpService) listLocks(ctx context.Context, _ *mcp.CallToolRequest, in listIn) (*mcp.CallToolResult, locksOut, error) {
+	var out locksOut
+	e, err := s.call(in.identityArgs)
+	if err == nil {
+		out.Locks, err = liveLocks(ctx, e, in.Mine, in.Stale)
+	}
+	if out.Locks == nil {
+		out.Locks = []lockView{}
+	}
+	out.Error = toolErrorOf(err)
+	return failed(out.Error), out, nil
+}
+
+type claimIn struct {
+	PackageID   string  `json:"package_id,omitempty" jsonschema:"work package to claim; without it, the first free one"`
+	TTLMinutes  float64 `json:"ttl_minutes,omitempty" jsonschema:"lifetime (default the package's ttl_minutes, else by worker type)"`
+	WaitSeconds float64 `json:"wait_seconds,omitempty" jsonschema:"with package_id: wait up to this long for its locks"`
+	identityArgs
+}
+
+type claimOut struct {
+	Claimed bool       `json:"claimed"`
+	Package string     `json:"package,omitempty"`
+	Title   string     `json:"title,omitempty"`
+	Locks   []lockView `json:"locks"`
+	Error   *toolError `json:"error,omitempty"`
+}
+
+func (s *mcpService) claimPackage(ctx context.Context, _ *mcp.CallToolRequest, in claimIn) (*mcp.CallToolResult, claimOut, error) {
+	out := claimOut{Locks: []lockView{}}
+	err := func() error {
+		if in.TTLMinutes < 0 || in.WaitSeconds < 0 {
+			return usagef("ttl_minutes and wait_seconds must not be negative")
+		}
+		e, err := s.call(in.identityArgs)
+		if err != nil {
+			return err
+		}
+		wps, err := s.a.loadPackages(e, "")
+		if err != nil {
+			return err
+		}
+		o := &ClaimOptions{TTL: minutes(in.TTLMinutes), Wait: seconds(in.WaitSeconds)}
+		var wp *config.WorkPackage
+		var res []workflow.Result
+		if in.PackageID != "" {
+			var ok bool
+			if wp, ok = wps.Find(in.PackageID); !ok {
+				return usagef("no work package %q in %s", in.PackageID, wps.Path)
+			}
+			res, err = s.a.claimPackage(ctx, e, wp, o, o.Wait)
+		} else {
+			wp, res, err = s.a.claimNext(ctx, e, wps, o)
+		}
+		if wp != nil {
+			out.Package, out.Title = wp.ID, wp.Title
+		}
+		for _, r := range res {
+			out.Locks = append(out.Locks, viewOf(r.Lock))
+		}
+		return err
+	}()
+	out.Claimed = err == nil
+	out.Error = toolErrorOf(err)
+	return failed(out.Error), out, nil
+}
+
+type completeIn struct {
+	PackageID string `json:"package_id" jsonschema:"the claimed work package to finish"`
+	identityArgs
+}
+
+func (s *mcpService) completePackage(ctx context.Context, _ *mcp.CallToolRequest, in completeIn) (*mcp.CallToolResult, releaseOut, error) {
+	out := releaseOut{Released: []string{}}
+	err := func() error {
+		if in.PackageID == "" {
+			return usagef("give package_id")
+		}
+		e, err := s.call(in.identityArgs)
+		if err != nil {
+			return err
+		}
+		res, err := s.a.finishPackage(ctx, e, "", in.PackageID)
+		out.fill(res)
+		return err
+	}()
+	out.Error = toolErrorOf(err)
+	return failed(out.Error), out, nil
+}
+
+type pauseIn struct {
+	Feature string `json:"feature" jsonschema:"feature id (FEAT-1) or its pause key (feature:FEAT-1:pause)"`
+	identityArgs
+}
+
+type pauseOut struct {
+	Feature string     `json:"feature"`
+	Key     string     `json:"key,omitempty"`
+	Paused  bool       `json:"paused" jsonschema:"someone holds the pause lock"`
+	Mine    bool       `json:"mine" jsonschema:"the caller holds it"`
+	Lock    *lockView  `json:"lock,omitempty"`
+	Error   *toolError `json:"error,omitempty"`
+}
+
+func (s *mcpService) pauseStatus(ctx context.Context, _ *mcp.CallToolRequest, in pauseIn) (*mcp.CallToolResult, pauseOut, error) {
+	out := pauseOut{Feature: in.Feature}
+	err := func() error {
+		if in.Feature == "" {
+			return usagef("give feature")
+		}
+		e, err := s.call(in.identityArgs)
+		if err != nil {
+			return err
+		}
+		st, err := s.a.pauseState(ctx, e, in.Feature)
+		out.Key, out.Paused, out.Mine = st.Key, st.Paused, st.Mine
+		if st.Lock != nil {
+			v := viewOf(*st.Lock)
+			out.Lock = &v
+		}
+		return err
+	}()
+	out.Error = toolErrorOf(err)
+	return failed(out.Error), out, nil
+}
+
+type portsIn struct {
+	SessionID  string  `json:"session_id,omitempty" jsonschema:"session the ports are leased to (default the server's session)"`
+	Count      int     `json:"count,omitempty" jsonschema:"how many ports (default 1)"`
+	TTLMinutes float64 `json:"ttl_minutes,omitempty" jsonschema:"lease lifetime (default as a lock, by worker type)"`
+}
+
+type portLease struct {
+	Port      int       `json:"port"`
+	Session   string    `json:"session"`
+	ExpiresAt time.Time `json:"expires_at"`
+}
+
+type portsOut struct {
+	Ports []portLease `json:"ports"`
+	Error *toolError  `json:"error,omitempty"`
+}
+
+func leases(ls []workflow.Lock) []portLease {
+	out := []portLease{}
+	for _, r := range portRows(ls) {
+		out = append(out, portLease{Port: r.Port, Session: r.Session, ExpiresAt: r.ExpiresAt})
+	}
+	return out
+}
+
+func (s *mcpService) allocatePorts(ctx context.Context, _ *mcp.CallToolRequest, in portsIn) (*mcp.CallToolResult, portsOut, error) {
+	out := portsOut{Ports: []portLease{}}
+	err := func() error {
+		if in.Count == 0 {
+			in.Count = 1
+		}
+		if in.Count < 1 || in.Count > 1000 || in.TTLMinutes < 0 {
+			return usagef("count from 1 to 1000, ttl_minutes not negative")
+		}
+		e, err := s.call(identityArgs{Session: in.SessionID})
+		if err != nil {
+			return err
+		}
+		ttl := minutes(in.TTLMinutes)
+		if ttl == 0 {
+			ttl = s.a.defaultTTL(e, nil)
+		}
+		ls, err := allocatePorts(ctx, e, in.Count, ttl)
+		out.Ports = leases(ls)
+		return err
+	}()
+	out.Error = toolErrorOf(err)
+	return failed(out.Error), out, nil
+}
+
+type releasePortsIn struct {
+	SessionID string `json:"session_id,omitempty" jsonschema:"session whose leases to give back (default the server's session)"`
+	Ports     []int  `json:"ports,omitempty" jsonschema:"ports to give back; without them, every lease of the session"`
+}
+
+func (s *mcpService) releasePorts(ctx context.Context, _ *mcp.CallToolRequest, in releasePortsIn) (*mcp.CallToolResult, releaseOut, error) {
+	out := releaseOut{Released: []string{}}
+	err := func() error {
+		e, err := s.call(identityArgs{Session: in.SessionID})
+		if err != nil {
+			return err
+		}
+		args := make([]string, len(in.Ports))
+		for i, p := range in.Ports {
+			args[i] = strconv.Itoa(p)
+		}
+		keys, err := s.a.myPorts(ctx, e, args)
+		if err != nil || len(keys) == 0 {
+			return err
+		}
+		res, err := e.mgr.Release(ctx, keys, e.me, false)
+		out.fill(res)
+		return err
+	}()
+	out.Error = toolErrorOf(err)
+	return failed(out.Error), out, nil
+}
+
+type checkChangeIn struct {
+	Paths   []string `json:"paths" jsonschema:"files the change touches: repo-relative, or absolute inside the worktree"`
+	Profile string   `json:"profile,omitempty" jsonschema:"scope profile to check against, e.g. backfill"`
+	identityArgs
+}
+
+type checkChangeOut struct {
+	OK         bool              `json:"ok" jsonschema:"the pre-commit hook would accept a commit of these paths"`
+	Violations []hooks.Violation `json:"violations"`
+	Warnings   []string          `json:"warnings,omitempty"`
+	Error      *toolError        `json:"error,omitempty"`
+}
+
+func (s *mcpService) checkChange(ctx context.Context, _ *mcp.CallToolRequest, in checkChangeIn) (*mcp.CallToolResult, checkChangeOut, error) {
+	out := checkChangeOut{Violations: []hooks.Violation{}}
+	err := func() error {
+		if len(in.Paths) == 0 {
+			return usagef("give paths")
+		}
+		e, err := s.call(in.identityArgs)
+		if err != nil {
+			return err
+		}
+		paths := make([]string, 0, len(in.Paths))
+		for _, p := range in.Paths {
+			rp, err := e.repoPath(p, e.repo.Toplevel)
+			if err != nil {
+				return err
+			}
+			paths = append(paths, rp)
+		}
+		branch, err := gitexec.HeadBranch(e.repo)
+		if err != nil {
+			return err
+		}
+		r, err := s.a.evaluate(ctx, e, in.Profile, paths, branch)
+		if err != nil {
+			return err
+		}
+		out.OK, out.Violations, out.Warnings = r.OK, r.Violations, r.Warnings
+		return nil
+	}()
+	out.Error = toolErrorOf(err)
+	if err != nil {
+		return failed(out.Error), out, nil
+	}
+	return nil, out, nil
+}
+
+// server registers the tools.
+func (s *mcpService) server() *mcp.Server {
+	srv := mcp.NewServer(&mcp.Implementation{Name: "lockgate", Version: version()}, &mcp.ServerOptions{
+		Instructions: "Locks shared by every worker of this repository. Take a lock (acquire_lock) before editing a file or " +
+			"using a shared resource, release it (release_lock) when done, and check_change before committing. " +
+			"A refused call returns isError with error.class (busy, invalid_key, operation_not_permitted, …) and who holds what until when.",
+	})
+	mcp.AddTool(srv, &mcp.Tool{Name: "acquire_lock", Description: "Lock a file, pattern or logical key (all or nothing). " +
+		"Refused when another worker holds it: the result names holder, expiry and reason."}, s.acquireLock)
+	mcp.AddTool(srv, &mcp.Tool{Name: "release_lock", Description: "Release locks the caller holds (another's only with force, logged)."}, s.releaseLock)
+	mcp.AddTool(srv, &mcp.Tool{Name: "refresh_lock", Description: "Extend locks the caller holds."}, s.refreshLock)
+	mcp.AddTool(srv, &mcp.Tool{Name: "check_locks", Description: "Whether keys or paths are free, held by the caller, or held by another; " +
+		"without keys, every live lock."}, s.checkLocks)
+	mcp.AddTool(srv, &mcp.Tool{Name: "list_locks", Description: "Every live lock (or only the caller's, or only stale ones)."}, s.listLocks)
+	mcp.AddTool(srv, &mcp.Tool{Name: "claim_package", Description: "Claim a work package: its task lock and all its locks, " +
+		"all or nothing (the first free package without package_id)."}, s.claimPackage)
+	mcp.AddTool(srv, &mcp.Tool{Name: "complete_package", Description: "Finish a claimed work package: release its locks."}, s.completePackage)
+	mcp.AddTool(srv, &mcp.Tool{Name: "pause_status", Description: "Whether a feature is paused (its feature:<id>:pause lock is held); " +
+		"stop and wait while another worker holds it."}, s.pauseStatus)
+	mcp.AddTool(srv, &mcp.Tool{Name: "allocate_ports", Description: "Lease free TCP ports on this machine to a session; " +
+		"never handed to two sessions. Use this, not env: keys, for ports."}, s.allocatePorts)
+	mcp.AddTool(srv, &mcp.Tool{Name: "release_ports", Description: "Give back port leases."}, s.releasePorts)
+	mcp.AddTool(srv, &mcp.Tool{Name: "check_change", Description: "Would a commit touching these paths pass the pre-commit hook? " +
+		"Scope (user-owned, core, profile, key rules) and locks of others, with the reason and fix for each refusal."}, s.checkChange)
+	return srv
+}
