@@ -37,7 +37,7 @@ func commands() map[string]*command {
 			"edit":        guardEditCommand(),
 			"claude-code": guardClaudeCodeCommand(),
 		}},
-		"version":   {usage: "version", short: "print the version", run: runVersion},
+		"version": {usage: "version", short: "print the version", run: runVersion},
 	}
 }
 
