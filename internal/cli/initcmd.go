@@ -16,11 +16,13 @@ var starterConfig []byte
 
 func initCommand() *command {
 	var force, noInstall bool
+	var agent string
 	o := &InstallOptions{}
 	return &command{
-		usage: "init [--force] [--no-install]",
-		short: "write a starter .lockgate.yaml at the repository root and install the hooks",
+		usage: "init [--force] [--no-install] [--agent claude-code]",
+		short: "write a starter .lockgate.yaml at the repository root and install the hooks (and an agent's guard)",
 		flags: func(fs *pflag.FlagSet) {
+			fs.StringVar(&agent, "agent", "", "also set up coding agent `NAME` (claude-code: pre-edit guard in .claude/settings.json, MCP server in .mcp.json)")
 			fs.BoolVar(&force, "force", false, "overwrite an existing .lockgate.yaml")
 			fs.BoolVar(&noInstall, "no-install", false, "do not install the git hooks")
 			fs.BoolVar(&o.GlobalHooksDir, "global-hooks-path", false, "install even though core.hooksPath comes from a global or system config")
@@ -36,30 +38,44 @@ func initCommand() *command {
 			if e.repo.Toplevel == "" {
 				return usagef("init: needs a working tree (this is a bare repository)")
 			}
+			if agent != "" {
+				if err := checkAgent(agent); err != nil {
+					return err
+				}
+			}
 			path := filepath.Join(e.repo.Toplevel, ".lockgate.yaml")
 			flag := os.O_WRONLY | os.O_CREATE | os.O_EXCL
 			if force {
 				flag = os.O_WRONLY | os.O_CREATE | os.O_TRUNC
 			}
 			f, err := os.OpenFile(path, flag, 0o644)
-			if errors.Is(err, os.ErrExist) {
+			switch {
+			case errors.Is(err, os.ErrExist) && agent != "":
+				// Adding an agent to a repository set up before.
+				fmt.Fprintf(a.stdio.Err, "kept %s\n", path)
+			case errors.Is(err, os.ErrExist):
 				return usagef("init: %s exists; keep it, or overwrite with `lockgate init --force`", path)
-			}
-			if err != nil {
+			case err != nil:
 				return fmt.Errorf("init: %w", err)
+			default:
+				if _, err := f.Write(starterConfig); err != nil {
+					f.Close()
+					return fmt.Errorf("init: write %s: %w", path, err)
+				}
+				if err := f.Close(); err != nil {
+					return fmt.Errorf("init: write %s: %w", path, err)
+				}
+				fmt.Fprintf(a.stdio.Err, "wrote %s; check it with `lockgate validate`\n", path)
 			}
-			if _, err := f.Write(starterConfig); err != nil {
-				f.Close()
-				return fmt.Errorf("init: write %s: %w", path, err)
+			if !noInstall {
+				if err := a.install(ctx, o); err != nil {
+					return err
+				}
 			}
-			if err := f.Close(); err != nil {
-				return fmt.Errorf("init: write %s: %w", path, err)
+			if agent != "" {
+				return a.setupAgent(e.repo.Toplevel, agent)
 			}
-			fmt.Fprintf(a.stdio.Err, "wrote %s; check it with `lockgate validate`\n", path)
-			if noInstall {
-				return nil
-			}
-			return a.install(ctx, o)
+			return nil
 		},
 	}
 }

@@ -135,13 +135,30 @@ func (a *app) install(ctx context.Context, o *InstallOptions) error {
 
 func uninstallCommand() *command {
 	o := &InstallOptions{}
+	var agent string
 	return &command{
-		usage: "uninstall [--hook NAME]...",
-		short: "remove lockgate's hook shims and restore the hooks they chained",
-		flags: o.AddFlags,
+		usage: "uninstall [--hook NAME]... | --agent claude-code",
+		short: "remove lockgate's hook shims and restore the hooks they chained (or, with --agent, its entries in the agent's settings)",
+		flags: func(fs *pflag.FlagSet) {
+			o.AddFlags(fs)
+			fs.StringVar(&agent, "agent", "", "remove only lockgate's entries from coding agent `NAME`'s settings")
+		},
 		run: func(ctx context.Context, a *app, args []string) error {
 			if len(args) > 0 {
 				return usagef("uninstall takes no arguments")
+			}
+			if agent != "" {
+				if len(o.Hooks) > 0 {
+					return usagef("uninstall: --agent and --hook are separate steps")
+				}
+				e, err := a.load(ctx)
+				if err != nil {
+					return err
+				}
+				if e.repo.Toplevel == "" {
+					return usagef("uninstall --agent: needs a working tree")
+				}
+				return a.removeAgent(e.repo.Toplevel, agent)
 			}
 			dir, names, err := a.hookTargets(ctx, o)
 			if err != nil {
