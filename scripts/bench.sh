@@ -43,4 +43,5 @@ run -bench 'CommitEvent' -timeout 30m ./workflow/branch
 run -bench 'AcquireRelease|Handover|Covering' -benchtime 20000x -timeout 30m ./workflow/redisstore
 run -bench 'CLI' -benchtime 300x -timeout 60m ./cmd/lockgate
 run -bench 'Hook' -benchtime 30x -timeout 60m ./cmd/lockgate
+run -bench 'MCP|Guard' -benchtime 2000x -timeout 30m ./cmd/lockgate
 echo "results in $out" >&2
