@@ -423,3 +423,32 @@ func run(t testing.TB, r *gittest.Repo, worker string, args ...string) (int, str
 	c := &cliRepo{t: t.(*testing.T), repo: r}
 	return c.run(worker, args...)
 }
+
+// TestMCPIdentityFromArguments: with mcp.identity_from_arguments one server
+// acts for several workers, each call naming its own.
+func TestMCPIdentityFromArguments(t *testing.T) {
+	t.Parallel()
+	r := gittest.New(t)
+	r.Write(".lockgate.yaml", "version: 1\nmcp: {identity_from_arguments: true}\n")
+	a := startMCP(t, r, "orchestrator")
+	out, isErr := a.call("acquire_lock", map[string]any{"file_path": "a.py", "worker": "agent-7", "worker_type": "agent", "session": "run 1"})
+	if isErr {
+		t.Fatalf("acquire as agent-7: %v", out)
+	}
+	l := out["locks"].([]any)[0].(map[string]any)
+	if l["holder"] != "agent-7" || l["holder_type"] != "agent" || l["session"] != "run-1" {
+		t.Fatalf("lock = %v", l)
+	}
+	out, isErr = a.call("acquire_lock", map[string]any{"file_path": "a.py"})
+	if !isErr || errClass(out) != "busy" {
+		t.Fatalf("the server's own identity took agent-7's lock: %v", out)
+	}
+	out, isErr = a.call("acquire_lock", map[string]any{"file_path": "b.py", "worker_type": "robot"})
+	if !isErr || errClass(out) != "invalid_argument" {
+		t.Fatalf("worker_type robot = %v", out)
+	}
+	out, isErr = a.call("release_lock", map[string]any{"file_path": "a.py", "worker": "agent-7", "session": "run 1"})
+	if isErr || len(out["released"].([]any)) != 1 {
+		t.Fatalf("release as agent-7 = %v", out)
+	}
+}
