@@ -26,17 +26,17 @@ type auditSink struct {
 	branch   func() (*branch.Writer, error)
 	autoPush bool
 	warn     io.Writer
-	// written, when set, is told that events reached the journal (the MCP
-	// server commits them to the branch in the background).
-	written func()
+	// later, when set, takes the events to the branch instead of branch
+	// (the MCP server commits them in the background).
+	later func(evs []journal.Event)
 }
 
 func (s *auditSink) Append(evs ...journal.Event) error {
 	if err := s.journal.Append(evs...); err != nil {
 		return err
 	}
-	if s.written != nil {
-		s.written()
+	if s.later != nil {
+		s.later(evs)
 	}
 	if s.branch == nil {
 		return nil

@@ -4,12 +4,14 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/lockgate/lockgate/workflow"
 	"github.com/lockgate/lockgate/workflow/branch"
+	"github.com/lockgate/lockgate/workflow/journal"
 )
 
 func mcpCommand() *command {
@@ -60,7 +62,7 @@ func (a *app) newMCPService(ctx context.Context) (*mcpService, error) {
 		// branch in batches, in the background, and when the server stops.
 		s.syncer = newBranchSyncer(e, sink.branch, a.stdio.Err)
 		sink.branch = nil
-		sink.written = s.syncer.kick
+		sink.later = s.syncer.add
 	}
 	return s, nil
 }
@@ -105,14 +107,17 @@ func (e *identityError) Error() string {
 		e.me.Holder, e.me.HolderType, e.me.Session)
 }
 
-// branchSyncer commits journal events to the workflow branch in the
-// background: kicked after each event, it waits a moment so that a burst
-// of calls makes one commit.
+// branchSyncer commits the server's events to the workflow branch in the
+// background: a burst of calls makes one commit, a moment after it.
 type branchSyncer struct {
-	e     *env
-	warn  io.Writer
-	kicks chan struct{}
-	done  chan struct{}
+	e       *env
+	open    branchOpener
+	warn    io.Writer
+	mu      sync.Mutex
+	pending []journal.Event
+	closed  bool
+	kicks   chan struct{}
+	done    chan struct{}
 }
 
 // branchOpener opens the workflow branch once and returns it after.
@@ -121,41 +126,56 @@ type branchOpener = func() (*branch.Writer, error)
 const syncDelay = 200 * time.Millisecond
 
 func newBranchSyncer(e *env, open branchOpener, warn io.Writer) *branchSyncer {
-	s := &branchSyncer{e: e, warn: warn, kicks: make(chan struct{}, 1), done: make(chan struct{})}
-	go s.loop(open)
+	s := &branchSyncer{e: e, open: open, warn: warn, kicks: make(chan struct{}, 1), done: make(chan struct{})}
+	go s.loop()
 	return s
 }
 
-func (s *branchSyncer) kick() {
+// add queues events that are already in the journal.
+func (s *branchSyncer) add(evs []journal.Event) {
+	s.mu.Lock()
+	if s.closed { // a call that outlived the server's loop
+		s.mu.Unlock()
+		s.commit(evs)
+		return
+	}
+	s.pending = append(s.pending, evs...)
 	select {
 	case s.kicks <- struct{}{}:
 	default:
 	}
+	s.mu.Unlock()
 }
 
-func (s *branchSyncer) loop(open branchOpener) {
+func (s *branchSyncer) loop() {
 	defer close(s.done)
-	stopping := false
-	for !stopping {
+	for {
 		_, ok := <-s.kicks
-		if !ok {
-			stopping = true
-		} else {
+		if ok {
 			time.Sleep(syncDelay)
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		s.sync(ctx, open)
-		cancel()
+		s.mu.Lock()
+		batch := s.pending
+		s.pending = nil
+		s.mu.Unlock()
+		if len(batch) > 0 {
+			s.commit(batch)
+		}
+		if !ok {
+			return
+		}
 	}
 }
 
-func (s *branchSyncer) sync(ctx context.Context, open branchOpener) {
-	w, err := open()
+func (s *branchSyncer) commit(evs []journal.Event) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	w, err := s.open()
 	if err == nil {
-		_, err = w.Sync(ctx, s.e.journal)
+		_, err = w.Commit(ctx, evs)
 	}
 	if err != nil {
-		fmt.Fprintf(s.warn, "lockgate: warning: events kept in the journal, not yet on the workflow branch: %v\nhint: `lockgate workflow sync` commits them\n", err)
+		fmt.Fprintf(s.warn, "lockgate: warning: %d events kept in the journal, not yet on the workflow branch: %v\nhint: `lockgate workflow sync` commits them\n", len(evs), err)
 		return
 	}
 	if s.e.cfg.Workflow.AutoPush {
@@ -165,8 +185,11 @@ func (s *branchSyncer) sync(ctx context.Context, open branchOpener) {
 	}
 }
 
-// close makes the last sync and waits for it.
+// close commits what is left and waits for it.
 func (s *branchSyncer) close() {
+	s.mu.Lock()
+	s.closed = true
 	close(s.kicks)
+	s.mu.Unlock()
 	<-s.done
 }
