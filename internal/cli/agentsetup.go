@@ -148,8 +148,9 @@ func isOurHook(h any) bool {
 	return strings.Contains(cmd, claudeGuardMark) && strings.Contains(cmd, "lockgate")
 }
 
-// mergeClaudeSettings adds (or updates) the PreToolUse guard entry; the
-// user's other hooks stay as they are. It reports whether it changed.
+// mergeClaudeSettings adds (or updates) the PreToolUse guard entry as a
+// group of its own; the user's other hooks stay as they are. It reports
+// whether it changed the document.
 func mergeClaudeSettings(f *agentFile, command string) (bool, error) {
 	hooksObj, err := object(f.doc, "hooks", f.path)
 	if err != nil {
@@ -163,25 +164,28 @@ func mergeClaudeSettings(f *agentFile, command string) (bool, error) {
 	default:
 		return false, usagef("%s: hooks.PreToolUse is not a list; fix it by hand", f.path)
 	}
-	want := map[string]any{"type": "command", "command": command}
+	want := map[string]any{"matcher": claudeGuardMatcher, "hooks": []any{map[string]any{"type": "command", "command": command}}}
+	ours := 0
+	current := false
 	for _, g := range groups {
-		gm, ok := g.(map[string]any)
-		if !ok {
-			continue
-		}
+		gm, _ := g.(map[string]any)
 		hs, _ := gm["hooks"].([]any)
-		for i, h := range hs {
+		for _, h := range hs {
 			if isOurHook(h) {
-				if h.(map[string]any)["command"] == command && gm["matcher"] == claudeGuardMatcher {
-					return false, nil
-				}
-				hs[i] = want
-				gm["matcher"] = claudeGuardMatcher
-				return true, nil
+				ours++
+				current = current || jsonEqual(g, want)
 			}
 		}
 	}
-	hooksObj["PreToolUse"] = append(groups, map[string]any{"matcher": claudeGuardMatcher, "hooks": []any{want}})
+	if ours == 1 && current {
+		return false, nil
+	}
+	if ours > 0 {
+		removeClaudeSettings(f)
+		hooksObj, _ = object(f.doc, "hooks", f.path)
+		groups, _ = hooksObj["PreToolUse"].([]any)
+	}
+	hooksObj["PreToolUse"] = append(groups, want)
 	return true, nil
 }
 
@@ -205,19 +209,21 @@ func removeClaudeSettings(f *agentFile) bool {
 			kept = append(kept, g)
 			continue
 		}
-		var rest []any
+		rest := []any{}
 		for _, h := range hs {
-			if isOurHook(h) {
-				changed = true
-				continue
+			if !isOurHook(h) {
+				rest = append(rest, h)
 			}
-			rest = append(rest, h)
 		}
-		if len(rest) == 0 && len(hs) > 0 {
+		if len(rest) == len(hs) {
+			kept = append(kept, g)
 			continue
 		}
-		gm["hooks"] = rest
-		kept = append(kept, gm)
+		changed = true
+		if len(rest) > 0 {
+			gm["hooks"] = rest
+			kept = append(kept, gm)
+		}
 	}
 	if !changed {
 		return false
