@@ -17,11 +17,16 @@
 //     element is a literal basename b; hot patterns whose last element has
 //     wildcards cannot be named from a touched pattern and add nothing (the
 //     path locks still overlap).
-//   - file:<basename>:<hash> for every file declared in touched_paths by two
-//     or more schedulable tasks (not rejected, not in cooldown), compared
-//     after normalization; hash is the first 12 hex digits of the SHA-256 of
-//     the normalized path. Touched patterns get no file: key: a pattern is
-//     not a file, and equal patterns already overlap as path locks.
+//   - file:<basename>:<hash> for every file that two or more schedulable
+//     tasks (not rejected, not in cooldown) may touch, because they list it
+//     in touched_paths (compared after normalization) or list a pattern
+//     matching it; hash is the first 12 hex digits of the SHA-256 of the
+//     normalized path. A pattern listed by two or more of them gets
+//     file:<name>:<hash of the pattern>, and two different patterns that
+//     may overlap (lockkey.Overlap) get file:<name>:<hash of both> (see
+//     FileKey and pairKey). So two tasks share a file: key exactly when
+//     they may touch a common file, and files under one pattern keep
+//     different keys.
 //   - backfill:type:<type> for every backfill task, so two lint backfills
 //     serialize while a lint and a docs backfill run together.
 //
@@ -32,12 +37,14 @@
 // touched pattern (the scope is checked file by file, and a pattern could
 // hide a core file): such a task is rejected with rule "pattern". A
 // backfill task touching a path rejected fewer than Config.CooldownCycles
-// cycles ago is skipped ("cooldown") before its scope is checked.
+// cycles ago, for a backfill of its own type or of unknown type
+// (Rejection), is skipped ("cooldown") before its scope is checked.
 //
 // Scheduling is greedy in input order: a task is ready when none of its
 // locks overlaps (lockkey.Overlap semantics) a lock of a task made ready
 // before it or a lock already held in the store. The locks of ready tasks
 // are indexed — exact keys in a map, path patterns in pathmatch matchers,
 // namespaced patterns in a short list — so planning n tasks costs about n
-// times the cost of one task, not n².
+// times the cost of one task, not n². Shared files are found the same way:
+// files in a map, matched against every touched pattern at once.
 package planner

@@ -1,8 +1,7 @@
 package planner
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
+	"cmp"
 	"fmt"
 	"path"
 	"slices"
@@ -50,11 +49,53 @@ type Config struct {
 	// CooldownCycles is planner.cooldown_cycles; 0 means
 	// DefaultCooldownCycles, a negative value disables the cooldown.
 	CooldownCycles int
-	// Cooldown maps a rejected path to the cycle it was rejected in.
-	Cooldown map[string]int
+	// Cooldown maps a scope rejection to the cycle it was recorded in.
+	Cooldown map[Rejection]int
 	// Held are the locks already held in the store; a task with a lock
 	// overlapping one of them waits.
 	Held []HeldLock
+}
+
+// Rejection is a path that a backfill scope check rejected, with the type
+// of the backfill task whose change touched it. Type "" stands for a
+// rejection whose task type is unknown: it cools down backfill tasks of
+// every type.
+type Rejection struct {
+	Path string `json:"path"`
+	Type string `json:"type,omitempty"`
+}
+
+// String renders r for messages: "src/a.py (lint backfills)" or
+// "src/a.py (backfills of any type)".
+func (r Rejection) String() string {
+	if r.Type == "" {
+		return r.Path + " (backfills of any type)"
+	}
+	return r.Path + " (" + r.Type + " backfills)"
+}
+
+// Key encodes r as "<type>:<path>", with an empty <type> when it is
+// unknown; ParseRejection reads it back. A task type has no ':', so the
+// encoding is unambiguous whatever the path.
+func (r Rejection) Key() string { return r.Type + ":" + r.Path }
+
+// ParseRejection reads a Rejection encoded by Key. A value whose first
+// field is neither empty nor a task type, such as a bare path, is a
+// rejection of unknown type for that path. ok is false for an empty value
+// or path.
+func ParseRejection(v string) (r Rejection, ok bool) {
+	if typ, p, found := strings.Cut(v, ":"); found && (typ == "" || isTypeWord(typ)) {
+		return Rejection{Path: p, Type: typ}, p != ""
+	}
+	return Rejection{Path: v}, v != ""
+}
+
+// Cooldown is a rejection that still skips backfill tasks at the current
+// cycle: rejected at cycle Since, skipped until cycle Until (exclusive).
+type Cooldown struct {
+	Rejection
+	Since int `json:"since"`
+	Until int `json:"until"`
 }
 
 // HeldLock is a lock already held in the store.
@@ -81,28 +122,38 @@ type TaskPlan struct {
 	Rejected []string `json:"rejected,omitempty"`
 }
 
-// Plan is the result of Make: one TaskPlan per task, in input order, and
-// the ids of the ready tasks in input order.
+// Plan is the result of Make: one TaskPlan per task, in input order, the
+// ids of the ready tasks in input order, and the cooldowns still running
+// at the current cycle, sorted by path and type.
 type Plan struct {
-	Tasks []TaskPlan `json:"tasks"`
-	Ready []string   `json:"ready"`
+	Tasks     []TaskPlan `json:"tasks"`
+	Ready     []string   `json:"ready"`
+	Cooldowns []Cooldown `json:"cooldowns"`
 }
 
-// Rejections returns the paths that made tasks of plan rejected; the
-// caller stores them with the current cycle as Config.Cooldown of the next
-// plans.
-func Rejections(plan *Plan) map[string]bool {
-	out := map[string]bool{}
-	if plan == nil {
+// Rejections returns the paths that made backfill tasks of plan rejected,
+// each with the type of the rejected task; a caller that keeps them with
+// the current cycle passes them as Config.Cooldown of the next plans.
+func Rejections(in *Input, plan *Plan) map[Rejection]bool {
+	out := map[Rejection]bool{}
+	if in == nil || plan == nil {
 		return out
 	}
-	for _, t := range plan.Tasks {
+	for i, t := range plan.Tasks {
+		typ := ""
+		if i < len(in.Tasks) && in.Tasks[i].ID == t.ID {
+			typ = in.Tasks[i].Type
+		}
 		for _, p := range t.Rejected {
-			out[p] = true
+			out[Rejection{Path: p, Type: typ}] = true
 		}
 	}
 	return out
 }
+
+// ValidType reports whether s can be a backfill task type: it matches
+// [a-z0-9_-]+, as backfill:type:<type> requires.
+func ValidType(s string) bool { return isTypeWord(s) }
 
 // Make plans the tasks of in. It fails on an invalid task (as Parse would),
 // an invalid hot_files entry, or a backfill task when cfg.Policy does not
@@ -137,26 +188,22 @@ func Make(in *Input, cfg Config) (*Plan, error) {
 	if cooldown == 0 {
 		cooldown = DefaultCooldownCycles
 	}
-	coolPaths := make(map[string]int, len(cfg.Cooldown))
-	for p, c := range cfg.Cooldown {
-		if k, err := lockkey.Canonical(p, nil); err == nil {
-			p = k
-		}
-		if old, ok := coolPaths[p]; !ok || c > old {
-			coolPaths[p] = c
-		}
-	}
+	cool := activeCooldowns(cfg.Cooldown, cfg.Cycle, cooldown)
 
-	plan := &Plan{Tasks: make([]TaskPlan, len(tasks)), Ready: []string{}}
+	plan := &Plan{Tasks: make([]TaskPlan, len(tasks)), Ready: []string{}, Cooldowns: []Cooldown{}}
+	for _, c := range cool {
+		plan.Cooldowns = append(plan.Cooldowns, c)
+	}
+	slices.SortFunc(plan.Cooldowns, func(a, b Cooldown) int {
+		return cmp.Or(strings.Compare(a.Path, b.Path), strings.Compare(a.Type, b.Type))
+	})
 	// Pass 1: status of backfill tasks (cooldown, scope) and hot/backfill keys.
 	for i, t := range tasks {
 		tp := &plan.Tasks[i]
 		tp.ID = t.ID
 		if t.Backfill {
 			tp.Injected = append(tp.Injected, "backfill:type:"+t.Type)
-			if cooldown > 0 {
-				coolCheck(tp, t, coolPaths, cfg.Cycle, cooldown)
-			}
+			coolCheck(tp, t, cool)
 			if tp.Status == "" {
 				if err := scopeCheck(tp, t, cfg.Policy, profile); err != nil {
 					return nil, err
@@ -165,27 +212,12 @@ func Make(in *Input, cfg Config) (*Plan, error) {
 		}
 		tp.Injected = hot.appendKeys(tp.Injected, t.TouchedPaths)
 	}
-	// Pass 2: file: keys for files shared by schedulable tasks.
-	count := map[string]int{}
-	for i, t := range tasks {
-		if plan.Tasks[i].Status != "" {
-			continue
-		}
-		for _, p := range uniq(t.TouchedPaths) {
-			if !lockkey.IsPattern(p) {
-				count[p]++
-			}
-		}
+	// Pass 2: file: keys for files and patterns shared by schedulable tasks.
+	if err := injectShared(tasks, plan.Tasks); err != nil {
+		return nil, err
 	}
 	for i, t := range tasks {
 		tp := &plan.Tasks[i]
-		if tp.Status == "" {
-			for _, p := range t.TouchedPaths {
-				if count[p] >= 2 {
-					tp.Injected = append(tp.Injected, FileKey(p))
-				}
-			}
-		}
 		slices.Sort(tp.Injected)
 		tp.Injected = slices.Compact(tp.Injected)
 		if tp.Injected == nil {
@@ -229,27 +261,56 @@ func Make(in *Input, cfg Config) (*Plan, error) {
 	return plan, nil
 }
 
-// FileKey returns the file:<basename>:<hash> key of a canonical path: hash
-// is the first 12 hex digits of the SHA-256 of the path.
-func FileKey(p string) string {
-	sum := sha256.Sum256([]byte(p))
-	return "file:" + path.Base(p) + ":" + hex.EncodeToString(sum[:6])
+// activeCooldowns returns the rejections of recorded that still cool down
+// backfill tasks at cycle: recorded fewer than n cycles before it (n <= 0
+// disables the cooldown). Paths are canonicalized; of two records of one
+// path and type the later counts.
+func activeCooldowns(recorded map[Rejection]int, cycle, n int) map[Rejection]Cooldown {
+	out := map[Rejection]Cooldown{}
+	if n <= 0 {
+		return out
+	}
+	for r, c := range recorded {
+		if k, err := lockkey.Canonical(r.Path, nil); err == nil {
+			r.Path = k
+		}
+		if cycle-c >= n {
+			continue
+		}
+		if old, ok := out[r]; ok && old.Since >= c {
+			continue
+		}
+		out[r] = Cooldown{Rejection: r, Since: c, Until: c + n}
+	}
+	return out
 }
 
-// coolCheck marks tp as cooldown when t touches a path rejected fewer than
-// n cycles before cycle.
-func coolCheck(tp *TaskPlan, t Task, cool map[string]int, cycle, n int) {
+// coolCheck marks tp as cooldown when backfill task t touches a path
+// still cooling down for its type or for every type; the reason names
+// the cooldown that lasts longest.
+func coolCheck(tp *TaskPlan, t Task, cool map[Rejection]Cooldown) {
 	if len(cool) == 0 {
 		return
 	}
+	var hit Cooldown
+	found := false
 	for _, p := range t.TouchedPaths {
-		c, ok := cool[p]
-		if ok && cycle-c < n {
-			tp.Status = StatusCooldown
-			tp.Reason = fmt.Sprintf("path %s rejected at cycle %d; skipped until cycle %d", p, c, c+n)
-			return
+		for _, r := range [2]Rejection{{Path: p, Type: t.Type}, {Path: p}} {
+			c, ok := cool[r]
+			if ok && (!found || c.Until > hit.Until) {
+				hit, found = c, true
+			}
 		}
 	}
+	if !found {
+		return
+	}
+	tp.Status = StatusCooldown
+	if hit.Type == "" {
+		tp.Reason = fmt.Sprintf("path %s rejected at cycle %d (task type not recorded: every backfill type waits); skipped until cycle %d", hit.Path, hit.Since, hit.Until)
+		return
+	}
+	tp.Reason = fmt.Sprintf("path %s rejected for a %s backfill at cycle %d; skipped until cycle %d", hit.Path, hit.Type, hit.Since, hit.Until)
 }
 
 // scopeCheck rejects backfill task t when a touched path is out of the

@@ -2,11 +2,13 @@ package planner
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/lockgate/lockgate/scope"
+	"github.com/lockgate/lockgate/workflow/lockkey"
 )
 
 func testPolicy(t testing.TB) *scope.Compiled {
@@ -167,7 +169,78 @@ func TestMake(t *testing.T) {
 				task("S", "docs/a.md"),
 			},
 			status: map[string]string{"A": StatusReady, "P": StatusWaiting, "Q": StatusReady, "R": StatusWaiting, "S": StatusReady},
-			reason: map[string]string{"P": "overlaps src/x/a.py of ready task A", "R": "overlaps lib/*.go of ready task Q"},
+			locks:  map[string][]string{"P": {FileKey("src/x/a.py")}, "R": {pairKey("lib/*.go", "lib/**")}},
+			reason: map[string]string{
+				"P": "overlaps " + FileKey("src/x/a.py") + " of ready task A",
+				"R": "overlaps " + pairKey("lib/*.go", "lib/**") + " of ready task Q",
+			},
+		},
+		{
+			name:   "pattern covering another task's file shares its file key",
+			tasks:  []Task{task("A", "src/x/util.py", "src/x/a.py"), task("P", "src/x/*.py"), task("B", "src/y/util.py")},
+			status: map[string]string{"A": StatusReady, "P": StatusWaiting, "B": StatusReady},
+			locks:  map[string][]string{"A": {utilX, FileKey("src/x/a.py")}, "P": {utilX, FileKey("src/x/a.py")}},
+			absent: map[string][]string{"B": {utilX, utilY}, "P": {utilY, FileKey("src/x/*.py")}},
+		},
+		{
+			name:   "files under one pattern keep apart from each other",
+			tasks:  []Task{task("A", "src/a/x.py"), task("B", "src/b/y.py"), task("P", "src/**")},
+			status: map[string]string{"A": StatusReady, "B": StatusReady, "P": StatusWaiting},
+			locks:  map[string][]string{"A": {FileKey("src/a/x.py")}, "B": {FileKey("src/b/y.py")}, "P": {FileKey("src/a/x.py"), FileKey("src/b/y.py")}},
+			absent: map[string][]string{"A": {FileKey("src/b/y.py")}, "B": {FileKey("src/a/x.py")}},
+		},
+		{
+			name:   "pattern covering no declared file",
+			tasks:  []Task{task("A", "src/a.py"), task("P", "lib/**"), task("Q", "src/*.go")},
+			status: map[string]string{"A": StatusReady, "P": StatusReady, "Q": StatusReady},
+			absent: map[string][]string{"A": {FileKey("src/a.py")}, "P": {FileKey("lib/**")}, "Q": {FileKey("src/*.go")}},
+		},
+		{
+			name:   "equal patterns share the pattern's key",
+			tasks:  []Task{task("P1", "gen/**"), task("P2", "./gen//**"), task("P3", "gen/**", "gen/x.txt")},
+			status: map[string]string{"P1": StatusReady, "P2": StatusWaiting, "P3": StatusWaiting},
+			locks: map[string][]string{
+				"P1": {FileKey("gen/**"), FileKey("gen/x.txt")},
+				"P2": {FileKey("gen/**"), FileKey("gen/x.txt")},
+				"P3": {FileKey("gen/**"), FileKey("gen/x.txt")},
+			},
+		},
+		{
+			name: "overlapping patterns share a pair key",
+			tasks: []Task{
+				task("P", "src/**"),
+				task("Q", "src/x/*.py"),
+				task("R", "lib/*.go"),
+				task("S", "**/api.py"),
+			},
+			status: map[string]string{"P": StatusReady, "Q": StatusWaiting, "R": StatusReady, "S": StatusWaiting},
+			locks: map[string][]string{
+				"P": {pairKey("src/**", "src/x/*.py"), pairKey("**/api.py", "src/**")},
+				"Q": {pairKey("src/x/*.py", "src/**"), pairKey("**/api.py", "src/x/*.py")},
+				"S": {pairKey("**/api.py", "src/**"), pairKey("**/api.py", "src/x/*.py")},
+			},
+			absent: map[string][]string{"R": {pairKey("lib/*.go", "src/**"), pairKey("**/api.py", "lib/*.go")}},
+		},
+		{
+			name:   "sibling patterns under a wider one keep apart",
+			tasks:  []Task{task("A", "src/a/**"), task("B", "src/b/**"), task("W", "src/**")},
+			cfg:    Config{Held: []HeldLock{{Key: "src/c.py", Holder: "w1"}}},
+			status: map[string]string{"A": StatusReady, "B": StatusReady, "W": StatusWaiting},
+			locks:  map[string][]string{"W": {pairKey("src/**", "src/a/**"), pairKey("src/**", "src/b/**")}},
+			absent: map[string][]string{"A": {pairKey("src/a/**", "src/b/**"), pairKey("src/**", "src/b/**")}, "B": {pairKey("src/**", "src/a/**")}},
+		},
+		{
+			name:   "a task's own pattern and file are not shared",
+			tasks:  []Task{task("A", "src/**", "src/a.py"), task("B", "lib/b.py")},
+			status: map[string]string{"A": StatusReady, "B": StatusReady},
+			absent: map[string][]string{"A": {FileKey("src/a.py"), FileKey("src/**")}},
+		},
+		{
+			name:   "rejected pattern task shares nothing",
+			tasks:  []Task{bf("G", "lint", "tests/**"), task("A", "tests/a.py")},
+			cfg:    Config{Policy: pol},
+			status: map[string]string{"G": StatusRejected, "A": StatusReady},
+			absent: map[string][]string{"A": {FileKey("tests/a.py")}},
 		},
 		{
 			name: "logical keys and api templates",
@@ -241,37 +314,58 @@ func TestFileKeyDistinct(t *testing.T) {
 func TestCooldown(t *testing.T) {
 	t.Parallel()
 	pol := testPolicy(t)
-	// Cycle 10: the backfill touches a core file and is rejected.
-	p, err := Make(&Input{Tasks: []Task{bf("R", "lint", "tests/a.py", "bridge/loop.py")}}, Config{Policy: pol, Cycle: 10})
+	// Cycle 10: a lint backfill touches a core file and is rejected; the
+	// rejection carries the task's type.
+	in := &Input{Tasks: []Task{bf("R", "lint", "tests/a.py", "bridge/loop.py")}}
+	p, err := Make(in, Config{Policy: pol, Cycle: 10})
 	if err != nil {
 		t.Fatal(err)
 	}
-	rej := Rejections(p)
-	if p.Tasks[0].Status != StatusRejected || !rej["bridge/loop.py"] || len(rej) != 1 {
+	rej := Rejections(in, p)
+	want := Rejection{Path: "bridge/loop.py", Type: "lint"}
+	if p.Tasks[0].Status != StatusRejected || !rej[want] || len(rej) != 1 {
 		t.Fatalf("cycle 10: %+v, rejections %v", p.Tasks[0], rej)
 	}
-	cool := map[string]int{}
-	for path := range rej {
-		cool[path] = 10
-	}
-	// The path is then allowed (say the policy changed); a backfill
-	// touching it is skipped for exactly 5 cycles.
+	typed := map[Rejection]int{want: 10}
+	untyped := map[Rejection]int{{Path: "bridge/loop.py"}: 10}
+	// The path is then in scope (no policy here); a backfill touching it is
+	// skipped for exactly 5 cycles when the rejection applies to its type.
 	tests := []struct {
-		name  string
-		cycle int
-		want  string
+		name   string
+		cool   map[Rejection]int
+		cycles int // CooldownCycles
+		cycle  int
+		task   Task
+		want   string
+		reason string
 	}{
-		{name: "cycle 10", cycle: 10, want: StatusCooldown},
-		{name: "cycle 11", cycle: 11, want: StatusCooldown},
-		{name: "cycle 14", cycle: 14, want: StatusCooldown},
-		{name: "cycle 15", cycle: 15, want: StatusReady},
-		{name: "cycle 20", cycle: 20, want: StatusReady},
+		{name: "same type at cycle 10", cool: typed, cycle: 10, task: bf("N", "lint", "bridge/loop.py"), want: StatusCooldown,
+			reason: "path bridge/loop.py rejected for a lint backfill at cycle 10; skipped until cycle 15"},
+		{name: "same type at cycle 11", cool: typed, cycle: 11, task: bf("N", "lint", "bridge/loop.py"), want: StatusCooldown},
+		{name: "same type at cycle 14", cool: typed, cycle: 14, task: bf("N", "lint", "bridge/loop.py"), want: StatusCooldown},
+		{name: "same type at cycle 15", cool: typed, cycle: 15, task: bf("N", "lint", "bridge/loop.py"), want: StatusReady},
+		{name: "same type at cycle 20", cool: typed, cycle: 20, task: bf("N", "lint", "bridge/loop.py"), want: StatusReady},
+		{name: "other type not cooled", cool: typed, cycle: 11, task: bf("N", "docs", "bridge/loop.py"), want: StatusReady},
+		{name: "other path not cooled", cool: typed, cycle: 11, task: bf("N", "lint", "tests/b.py"), want: StatusReady},
+		{name: "non backfill not cooled", cool: typed, cycle: 11, task: task("N", "bridge/loop.py"), want: StatusReady},
+		{name: "untyped cools every type", cool: untyped, cycle: 12, task: bf("N", "docs", "bridge/loop.py"), want: StatusCooldown,
+			reason: "path bridge/loop.py rejected at cycle 10 (task type not recorded: every backfill type waits); skipped until cycle 15"},
+		{name: "untyped ends at cycle 15", cool: untyped, cycle: 15, task: bf("N", "docs", "bridge/loop.py"), want: StatusReady},
+		{
+			name:  "longest cooldown reported",
+			cool:  map[Rejection]int{{Path: "bridge/loop.py"}: 8, {Path: "bridge/loop.py", Type: "lint"}: 11},
+			cycle: 12, task: bf("N", "lint", "bridge/loop.py"), want: StatusCooldown,
+			reason: "rejected for a lint backfill at cycle 11; skipped until cycle 16",
+		},
+		{name: "recorded path canonicalized", cool: map[Rejection]int{{Path: "./bridge//loop.py", Type: "lint"}: 10}, cycle: 12,
+			task: bf("N", "lint", "bridge/loop.py"), want: StatusCooldown},
+		{name: "cooldown cycles 2", cool: typed, cycles: 2, cycle: 12, task: bf("N", "lint", "bridge/loop.py"), want: StatusReady},
+		{name: "cooldown disabled", cool: typed, cycles: -1, cycle: 10, task: bf("N", "lint", "bridge/loop.py"), want: StatusReady},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			in := &Input{Tasks: []Task{bf("N", "lint", "bridge/loop.py"), task("F", "bridge/loop.py")}}
-			p, err := Make(in, Config{Cycle: tc.cycle, Cooldown: cool, CooldownCycles: 5})
+			p, err := Make(&Input{Tasks: []Task{tc.task}}, Config{Cycle: tc.cycle, Cooldown: tc.cool, CooldownCycles: tc.cycles})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -279,15 +373,71 @@ func TestCooldown(t *testing.T) {
 			if got.Status != tc.want {
 				t.Fatalf("status %q (%s), want %q", got.Status, got.Reason, tc.want)
 			}
-			if tc.want == StatusCooldown {
-				want := "path bridge/loop.py rejected at cycle 10; skipped until cycle 15"
-				if got.Reason != want {
-					t.Errorf("reason %q, want %q", got.Reason, want)
-				}
-				// A non-backfill task is not cooled down.
-				if p.Tasks[1].Status != StatusReady {
-					t.Errorf("feature task: %+v", p.Tasks[1])
-				}
+			if !strings.Contains(got.Reason, tc.reason) {
+				t.Errorf("reason %q, want %q", got.Reason, tc.reason)
+			}
+			if tc.want == StatusCooldown && len(p.Ready) != 0 {
+				t.Errorf("ready %v", p.Ready)
+			}
+		})
+	}
+}
+
+func TestCooldownsReported(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name  string
+		cool  map[Rejection]int
+		cycle int
+		want  []Cooldown
+	}{
+		{name: "none", want: []Cooldown{}},
+		{
+			name:  "active sorted, expired left out",
+			cool:  map[Rejection]int{{Path: "src/b.py", Type: "lint"}: 9, {Path: "src/a.py", Type: "lint"}: 8, {Path: "src/a.py"}: 7, {Path: "src/old.py"}: 2},
+			cycle: 10,
+			want: []Cooldown{
+				{Rejection: Rejection{Path: "src/a.py"}, Since: 7, Until: 12},
+				{Rejection: Rejection{Path: "src/a.py", Type: "lint"}, Since: 8, Until: 13},
+				{Rejection: Rejection{Path: "src/b.py", Type: "lint"}, Since: 9, Until: 14},
+			},
+		},
+		{
+			name:  "later of two records of one path",
+			cool:  map[Rejection]int{{Path: "./src/a.py", Type: "docs"}: 6, {Path: "src/a.py", Type: "docs"}: 9},
+			cycle: 10,
+			want:  []Cooldown{{Rejection: Rejection{Path: "src/a.py", Type: "docs"}, Since: 9, Until: 14}},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			p, err := Make(&Input{Tasks: []Task{task("A", "src/z.py")}}, Config{Cycle: tc.cycle, Cooldown: tc.cool})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(p.Cooldowns, tc.want) {
+				t.Fatalf("cooldowns %+v, want %+v", p.Cooldowns, tc.want)
+			}
+		})
+	}
+}
+
+func TestRejectionString(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		r    Rejection
+		want string
+	}{
+		{name: "typed", r: Rejection{Path: "src/a.py", Type: "lint"}, want: "src/a.py (lint backfills)"},
+		{name: "untyped", r: Rejection{Path: "src/a.py"}, want: "src/a.py (backfills of any type)"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			if got := tc.r.String(); got != tc.want {
+				t.Fatalf("%q, want %q", got, tc.want)
 			}
 		})
 	}
@@ -414,7 +564,8 @@ func FuzzParse(f *testing.F) {
 
 // benchInput builds n tasks of 20 paths each: most paths are private to a
 // task, a few are shared with neighbours, some are hot files, one task in
-// ten is a backfill.
+// ten is a backfill; one task in 50 lists a pattern covering the next
+// task's files, and one in 20 a pattern overlapping another task's.
 func benchInput(n int) *Input {
 	in := &Input{Tasks: make([]Task, n)}
 	for i := range in.Tasks {
@@ -425,8 +576,12 @@ func benchInput(n int) *Input {
 				t.TouchedPaths = append(t.TouchedPaths, fmt.Sprintf("src/shared/mod%d/util.py", i%50))
 			case j == 1 && i%7 == 0:
 				t.TouchedPaths = append(t.TouchedPaths, fmt.Sprintf("pkg%d/api.py", i%13))
-			case j == 2 && i%25 == 0:
-				t.TouchedPaths = append(t.TouchedPaths, fmt.Sprintf("gen/t%d/**", i))
+			case j == 2 && i%50 == 25:
+				t.TouchedPaths = append(t.TouchedPaths, fmt.Sprintf("src/pkg%d/task%d/*.py", (i+1)%31, i+1))
+			case j == 3 && i%40 == 3:
+				t.TouchedPaths = append(t.TouchedPaths, fmt.Sprintf("gen/g%d/**", i/40))
+			case j == 3 && i%40 == 23:
+				t.TouchedPaths = append(t.TouchedPaths, fmt.Sprintf("gen/g%d/*.txt", i/40))
 			default:
 				t.TouchedPaths = append(t.TouchedPaths, fmt.Sprintf("src/pkg%d/task%d/file%d.py", i%31, i, j))
 			}
@@ -453,7 +608,7 @@ func BenchmarkMake(b *testing.B) {
 				HotFiles: []string{"api.py", "board_writer.py", "src/shared/**/config.py"},
 				Held:     []HeldLock{{Key: "src/pkg3/**", Holder: "w1"}, {Key: "db:schema:t4", Holder: "w2"}},
 				Cycle:    12,
-				Cooldown: map[string]int{"tests/test_30.py": 10},
+				Cooldown: map[Rejection]int{{Path: "tests/test_30.py", Type: "tests"}: 10, {Path: "docs/d3.md"}: 11},
 			}
 			b.ReportAllocs()
 			b.ResetTimer()
@@ -465,4 +620,159 @@ func BenchmarkMake(b *testing.B) {
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/task")
 		})
 	}
+}
+
+func TestKeyNames(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		key  string
+		want string // prefix up to the hash
+	}{
+		{name: "file", key: FileKey("src/x/util.py"), want: "file:util.py:"},
+		{name: "top-level file", key: FileKey("Makefile"), want: "file:Makefile:"},
+		{name: "pattern with literal basename", key: FileKey("src/**/api.py"), want: "file:api.py:"},
+		{name: "pattern named after its directory", key: FileKey("gen/t5/**"), want: "file:t5:"},
+		{name: "pattern skips wildcard directories", key: FileKey("src/*/x*/*.py"), want: "file:src:"},
+		{name: "pattern without literal element", key: FileKey("**/*.py"), want: "file:glob:"},
+		{name: "brace pattern", key: FileKey("src/{a,b}.py"), want: "file:src:"},
+		{name: "pair named after the narrower pattern", key: pairKey("src/**", "src/x/*.py"), want: "file:x:"},
+		{name: "pair of equally narrow patterns", key: pairKey("lib/**", "lib/*.go"), want: "file:lib:"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			if !strings.HasPrefix(tc.key, tc.want) || len(tc.key) != len(tc.want)+12 {
+				t.Fatalf("key %q, want %q and 12 hex digits", tc.key, tc.want)
+			}
+			if lockkey.IsPattern(tc.key) {
+				t.Errorf("key %q reads as a pattern", tc.key)
+			}
+			if c, err := lockkey.Canonical(tc.key, nil); err != nil || c != tc.key {
+				t.Errorf("Canonical(%q) = %q, %v", tc.key, c, err)
+			}
+		})
+	}
+	if pairKey("a/**", "a/*.go") != pairKey("a/*.go", "a/**") {
+		t.Error("pairKey depends on the order of its patterns")
+	}
+	keys := []string{FileKey("src/**"), FileKey("src/x/**"), pairKey("src/**", "src/x/**"), pairKey("src/**", "src/y/**")}
+	if len(slices.Compact(slices.Sorted(slices.Values(keys)))) != len(keys) {
+		t.Errorf("keys collide: %v", keys)
+	}
+}
+
+// TestSharedKeysFollowOverlap checks on random task sets that two
+// schedulable tasks share a file: key exactly when one of them lists a
+// path or pattern that may overlap (lockkey.Overlap) one the other lists.
+func TestSharedKeysFollowOverlap(t *testing.T) {
+	t.Parallel()
+	vocab := []string{
+		"src/a.py", "src/b.py", "src/x/util.py", "src/y/util.py", "lib/api.py", "docs/a.md", "gen/out.txt", "api.py",
+		"src/**", "src/x/*.py", "src/*.py", "**/api.py", "lib/**", "gen/**", "**/*.md", "src/{a,b}.py",
+		"src/[ab].py", "docs/*.md", "**", "src/x/**", "src/y/**", "*.py", "src/*/util.py", "s*/**",
+		"src/**/util.py", "**/*til.py", "**/x/util.py", "lib/*.go", "**/{api,util}.py",
+	}
+	tests := []struct {
+		name string
+		seed uint64
+	}{
+		{name: "seed 1", seed: 1},
+		{name: "seed 2", seed: 2},
+		{name: "seed 3", seed: 3},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			rng := rand.New(rand.NewPCG(tc.seed, 0))
+			for round := 0; round < 300; round++ {
+				in := &Input{}
+				for i := range 2 + rng.IntN(5) {
+					var paths []string
+					for range 1 + rng.IntN(3) {
+						paths = append(paths, vocab[rng.IntN(len(vocab))])
+					}
+					in.Tasks = append(in.Tasks, task(fmt.Sprintf("T%d", i), paths...))
+				}
+				p, err := Make(in, Config{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				for i := range in.Tasks {
+					for j := i + 1; j < len(in.Tasks); j++ {
+						overlap := false
+						for _, x := range in.Tasks[i].TouchedPaths {
+							for _, y := range in.Tasks[j].TouchedPaths {
+								overlap = overlap || lockkey.Overlap(x, y)
+							}
+						}
+						shared := ""
+						for _, k := range p.Tasks[i].Injected {
+							if strings.HasPrefix(k, "file:") && slices.Contains(p.Tasks[j].Injected, k) {
+								shared = k
+							}
+						}
+						if overlap != (shared != "") {
+							t.Fatalf("round %d: %v and %v: overlap %v, shared key %q\n%+v\n%+v", round,
+								in.Tasks[i].TouchedPaths, in.Tasks[j].TouchedPaths, overlap, shared, p.Tasks[i], p.Tasks[j])
+						}
+					}
+				}
+			}
+		})
+	}
+}
+
+func TestRejectionKey(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name  string
+		r     Rejection
+		key   string
+		parse string // when set, parsed instead of key
+		ok    bool
+	}{
+		{name: "typed", r: Rejection{Path: "src/a.py", Type: "lint"}, key: "lint:src/a.py", ok: true},
+		{name: "untyped", r: Rejection{Path: "src/a.py"}, key: ":src/a.py", ok: true},
+		{name: "path with colon", r: Rejection{Path: "src/a:b.py", Type: "docs"}, key: "docs:src/a:b.py", ok: true},
+		{name: "untyped path that looks typed", r: Rejection{Path: "lint:x.py"}, key: ":lint:x.py", ok: true},
+		{name: "bare path", r: Rejection{Path: "src/a.py"}, parse: "src/a.py", ok: true},
+		{name: "bare path with colon", r: Rejection{Path: "src/a:b.py"}, parse: "src/a:b.py", ok: true},
+		{name: "empty", parse: "", ok: false},
+		{name: "type without path", parse: "lint:", ok: false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			in := tc.parse
+			if in == "" && tc.key != "" {
+				if got := tc.r.Key(); got != tc.key {
+					t.Fatalf("Key() = %q, want %q", got, tc.key)
+				}
+				in = tc.key
+			}
+			got, ok := ParseRejection(in)
+			if ok != tc.ok || (ok && got != tc.r) {
+				t.Fatalf("ParseRejection(%q) = %+v, %v; want %+v, %v", in, got, ok, tc.r, tc.ok)
+			}
+		})
+	}
+}
+
+func FuzzParseRejection(f *testing.F) {
+	for _, s := range []string{"lint:src/a.py", ":src/a.py", "src/a.py", "docs:a:b", "Lint:x", ""} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, v string) {
+		r, ok := ParseRejection(v)
+		if !ok {
+			return
+		}
+		if r.Path == "" || (r.Type != "" && !ValidType(r.Type)) {
+			t.Fatalf("ParseRejection(%q) = %+v", v, r)
+		}
+		if back, ok := ParseRejection(r.Key()); !ok || back != r {
+			t.Fatalf("round trip of %+v: %+v, %v", r, back, ok)
+		}
+	})
 }

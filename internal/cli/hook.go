@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -13,6 +15,7 @@ import (
 	"github.com/lockgate/lockgate/hooks"
 	"github.com/lockgate/lockgate/internal/config"
 	"github.com/lockgate/lockgate/internal/gitexec"
+	"github.com/lockgate/lockgate/planner"
 	"github.com/lockgate/lockgate/scope"
 	"github.com/lockgate/lockgate/workflow"
 	"github.com/lockgate/lockgate/workflow/journal"
@@ -109,23 +112,32 @@ func (a *app) finishReport(r *hooks.Report, what, format string) error {
 }
 
 // noteRejections records, for the planner's cooldown, the paths a backfill
-// check rejected, with the cycle of the last plan.
-func (a *app) noteRejections(ctx context.Context, e *env, profile string, r *hooks.Report) {
+// check rejected, with the task type of the checked change (taskType, ""
+// when unknown) and the cycle of the last plan.
+func (a *app) noteRejections(ctx context.Context, e *env, profile, taskType string, r *hooks.Report) {
 	if !scope.IsBackfillProfile(profile) || e.store == nil {
 		return
 	}
-	paths := map[string]bool{}
+	rs := map[planner.Rejection]bool{}
 	for _, v := range r.Violations {
 		if v.Path != "" && (v.Rule == hooks.RuleProfile || v.Rule == hooks.RuleCore) {
-			paths[v.Path] = true
+			rs[planner.Rejection{Path: v.Path, Type: taskType}] = true
 		}
 	}
-	if len(paths) == 0 {
+	if len(rs) == 0 {
 		return
 	}
-	if err := a.recordRejections(ctx, e, paths, a.lastCycle(ctx, e)); err != nil {
+	cycle := a.lastCycle(ctx, e)
+	if err := a.recordRejections(ctx, e, rs, cycle); err != nil {
 		fmt.Fprintf(a.stdio.Err, "lockgate: warning: rejected paths not recorded for the planner: %v\n", err)
+		return
 	}
+	list := make([]string, 0, len(rs))
+	for r := range rs {
+		list = append(list, r.String())
+	}
+	slices.Sort(list)
+	fmt.Fprintf(a.stdio.Err, "lockgate: planner cooldown from cycle %d: %s\n", cycle, strings.Join(list, ", "))
 }
 
 // HookError is a hook that could not decide — unreadable config or store,
@@ -261,11 +273,12 @@ func (a *app) runHook(ctx context.Context, name string, args []string, maxArgs i
 
 // CheckOptions are `check`'s flags.
 type CheckOptions struct {
-	Staged  bool
-	Range   string
-	Patch   string
-	Profile string
-	Format  string
+	Staged   bool
+	Range    string
+	Patch    string
+	Profile  string
+	Format   string
+	TaskType string
 }
 
 // AddFlags registers the options on fs.
@@ -275,12 +288,13 @@ func (o *CheckOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.Patch, "patch", "", "check the paths of a unified diff `FILE` (- for stdin)")
 	fs.StringVar(&o.Profile, "profile", "", "scope profile to enforce (e.g. backfill)")
 	fs.StringVar(&o.Format, "format", "text", "output: text, json or github (workflow annotations)")
+	fs.StringVar(&o.TaskType, "task-type", "", "with a backfill profile: the backfill task `TYPE` of the change; paths it rejects cool down for that type in `lockgate plan` (default $LOCKGATE_TASK_TYPE, else every type)")
 }
 
 func checkChangeCommand() *command {
 	o := &CheckOptions{}
 	return &command{
-		usage: "check [--staged | --range A..B | --patch FILE | -] [--profile P] [--format text|json|github]",
+		usage: "check [--staged | --range A..B | --patch FILE | -] [--profile P [--task-type T]] [--format text|json|github]",
 		short: "check a change against locks and scope, for CI (exit 1 on violations)",
 		flags: o.AddFlags,
 		run: func(ctx context.Context, a *app, args []string) error {
@@ -312,6 +326,13 @@ func checkChangeCommand() *command {
 				return err
 			}
 			profile := firstNonEmpty(o.Profile, getenv("LOCKGATE_PROFILE"))
+			taskType := firstNonEmpty(o.TaskType, getenv("LOCKGATE_TASK_TYPE"))
+			switch {
+			case o.TaskType != "" && !scope.IsBackfillProfile(profile):
+				return usagef("check: --task-type %s needs a backfill profile (--profile backfill or backfill-bridge)", o.TaskType)
+			case scope.IsBackfillProfile(profile) && taskType != "" && !planner.ValidType(taskType):
+				return usagef("check: task type %q must match [a-z0-9_-]+ (as in backfill:type:<type>)", taskType)
+			}
 			h, err := a.runner(ctx, e, profile)
 			if err != nil {
 				return err
@@ -343,8 +364,9 @@ func checkChangeCommand() *command {
 			if err != nil {
 				return err
 			}
-			a.noteRejections(ctx, e, profile, r)
-			return a.finishReport(r, "change", o.Format)
+			err = a.finishReport(r, "change", o.Format)
+			a.noteRejections(ctx, e, profile, taskType, r)
+			return err
 		},
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -17,9 +18,10 @@ import (
 )
 
 // The planner keeps its state in the lock store, so every worktree and
-// machine sees it: `cooldown:<path>` records a scope rejection (reason
-// "cycle N"), `plan:cycle` the last cycle planned. Neither namespace can be
-// locked by hand.
+// machine sees it: `cooldown:<type>:<path>` records a scope rejection of a
+// backfill change of task type <type> (empty when the type is unknown),
+// with reason "cycle N"; `plan:cycle` records the last cycle planned.
+// Neither namespace can be locked by hand.
 const (
 	cooldownNS   = "cooldown"
 	planCycleKey = "plan:cycle"
@@ -88,16 +90,21 @@ func (a *app) plan(ctx context.Context, o *PlanOptions, file string) error {
 		return err
 	}
 	now := time.Now()
+	cooldown := e.cfg.Planner.CooldownCycles
+	if cooldown == 0 {
+		cooldown = -1 // planner.cooldown_cycles: 0 turns the cooldown off
+	}
 	cfg := planner.Config{
 		HotFiles: e.cfg.Scope.HotFiles, Policy: h.Checker.Policy, AllowBridge: o.AllowBridge,
-		Cycle: o.Cycle, CooldownCycles: e.cfg.Planner.CooldownCycles, Cooldown: map[string]int{},
+		Cycle: o.Cycle, CooldownCycles: cooldown, Cooldown: map[planner.Rejection]int{},
 	}
 	for _, en := range entries {
 		switch {
 		case en.Err != nil, en.Expired(now):
 		case strings.HasPrefix(en.Key, cooldownNS+":"):
-			if c, ok := cycleOf(en.Reason); ok {
-				cfg.Cooldown[strings.TrimPrefix(en.Key, cooldownNS+":")] = c
+			r, rok := parseCooldownKey(en.Key)
+			if c, ok := cycleOf(en.Reason); ok && rok {
+				cfg.Cooldown[r] = c
 			}
 		case en.Key == planCycleKey, en.OwnedBy(e.me):
 		default:
@@ -124,6 +131,9 @@ func (a *app) plan(ctx context.Context, o *PlanOptions, file string) error {
 		rows = append(rows, []string{t.ID, t.Status, dash(strings.Join(t.Injected, " ")), dash(t.Reason)})
 	}
 	table(a.stdio.Out, rows)
+	for _, c := range plan.Cooldowns {
+		fmt.Fprintf(a.stdio.Err, "cooling down: %s, rejected at cycle %d, until cycle %d\n", c.Rejection, c.Since, c.Until)
+	}
 	fmt.Fprintf(a.stdio.Err, "ready now: %s\n", dash(strings.Join(plan.Ready, " ")))
 	return nil
 }
@@ -163,15 +173,35 @@ func (a *app) acquirePlanned(ctx context.Context, e *env, plan *planner.Plan, o 
 	return usagef("plan --acquire: no task %q in the plan", o.Acquire)
 }
 
-// recordRejections stores scope-rejected paths with the cycle they were
-// rejected in, for the planner's cooldown.
-func (a *app) recordRejections(ctx context.Context, e *env, paths map[string]bool, cycle int) error {
-	for p := range paths {
-		if err := a.setState(ctx, e, cooldownNS+":"+p, "cycle "+strconv.Itoa(cycle)); err != nil {
-			return err
+// recordRejections stores scope rejections with the cycle they happened
+// in, for the planner's cooldown.
+func (a *app) recordRejections(ctx context.Context, e *env, rs map[planner.Rejection]bool, cycle int) error {
+	keys := make([]string, 0, len(rs))
+	for r := range rs {
+		keys = append(keys, cooldownKey(r))
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		if err := a.setState(ctx, e, k, "cycle "+strconv.Itoa(cycle)); err != nil {
+			return fmt.Errorf("recording %s: %w", k, err)
 		}
 	}
 	return nil
+}
+
+// cooldownKey is the store key of a rejection: cooldown:<type>:<path>
+// (see planner.Rejection.Key).
+func cooldownKey(r planner.Rejection) string {
+	return cooldownNS + ":" + r.Key()
+}
+
+// parseCooldownKey reads a cooldown record's key.
+func parseCooldownKey(key string) (planner.Rejection, bool) {
+	v, ok := strings.CutPrefix(key, cooldownNS+":")
+	if !ok {
+		return planner.Rejection{}, false
+	}
+	return planner.ParseRejection(v)
 }
 
 // setState writes one planner state record (no journal event: it is not a
