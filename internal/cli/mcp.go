@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"runtime/debug"
 	"sync"
 	"time"
 
@@ -21,6 +22,12 @@ func mcpCommand() *command {
 		run: func(ctx context.Context, a *app, args []string) error {
 			if len(args) > 0 {
 				return usagef("mcp takes no arguments")
+			}
+			if getenv("GOGC") == "" {
+				// A long-lived server with a few MB of live heap would collect
+				// every few calls at the default; a larger step costs little
+				// memory and a good part of each call's time.
+				debug.SetGCPercent(400)
 			}
 			s, err := a.newMCPService(ctx)
 			if err != nil {
