@@ -31,7 +31,16 @@ type Manager struct {
 	// RequestID and TraceID are stamped on every record and event this
 	// Manager makes (audit context).
 	RequestID, TraceID string
+	// WaitPoll is how long a --wait on a store that signals releases (a
+	// Waiter) waits for the signal before trying again anyway; 0 means
+	// DefaultWaitPoll. The wait also ends when the lock it waits for
+	// expires, which no store signals. Other stores are polled every few
+	// milliseconds.
+	WaitPoll time.Duration
 }
+
+// DefaultWaitPoll is Manager.WaitPoll's default.
+const DefaultWaitPoll = 200 * time.Millisecond
 
 func (m *Manager) now() time.Time {
 	if m.Now != nil {
@@ -50,7 +59,8 @@ type Request struct {
 	TaskID string
 	// TaskTTL, with TaskID, sets an activity lock's task sub-lock.
 	TaskTTL time.Duration
-	// Wait polls until the keys are free or Wait has passed.
+	// Wait is how long to wait for held keys to become free: woken by
+	// the release on stores that signal it (Waiter), else polling.
 	Wait time.Duration
 	// EventAction overrides the journal action of a fresh acquisition.
 	EventAction string
@@ -84,6 +94,9 @@ func (m *Manager) Acquire(ctx context.Context, req Request) ([]Result, error) {
 	}
 	deadline := time.Now().Add(req.Wait)
 	backoff := 500 * time.Microsecond
+	waiter, _ := m.Store.(Waiter)
+	var sub *subscription
+	defer func() { sub.stop() }()
 	for {
 		res, err := m.tryAcquire(ctx, req, keys)
 		var held *HeldError
@@ -97,6 +110,32 @@ func (m *Manager) Acquire(ctx context.Context, req Request) ([]Result, error) {
 		if left <= 0 {
 			return nil, &TimeoutError{Held: held, Wait: req.Wait}
 		}
+		if waiter != nil {
+			key := held.Lock.Key
+			if sub == nil || sub.key != key || sub.released() {
+				// Listen first, then try again: a release between the
+				// failed try and the subscription is not missed.
+				sub.stop()
+				sub, err = subscribe(ctx, waiter, key)
+				if err == nil {
+					continue
+				}
+				if ctx.Err() != nil {
+					return nil, ctx.Err()
+				}
+				// A store that cannot signal now is polled instead.
+				waiter = nil
+			} else {
+				// An expiry is not signalled: wake for it (a millisecond
+				// late, as stores may keep it to the millisecond).
+				untilExpiry := held.Lock.ExpiresAt.Sub(m.now()) + time.Millisecond
+				wait := min(m.waitPoll(), left, max(untilExpiry, time.Millisecond))
+				if err := sub.wait(ctx, wait); err != nil {
+					return nil, err
+				}
+				continue
+			}
+		}
 		// Short jittered polls: a waiter sees a release within a few ms.
 		sleep := min(backoff/2+rand.N(backoff), left)
 		select {
@@ -105,6 +144,60 @@ func (m *Manager) Acquire(ctx context.Context, req Request) ([]Result, error) {
 		case <-time.After(sleep):
 		}
 		backoff = min(backoff*2, 8*time.Millisecond)
+	}
+}
+
+func (m *Manager) waitPoll() time.Duration {
+	if m.WaitPoll > 0 {
+		return m.WaitPoll
+	}
+	return DefaultWaitPoll
+}
+
+// subscription is a Waiter's wait for one key's release.
+type subscription struct {
+	key    string
+	ch     <-chan struct{}
+	cancel context.CancelFunc
+}
+
+func subscribe(ctx context.Context, w Waiter, key string) (*subscription, error) {
+	sctx, cancel := context.WithCancel(ctx)
+	ch, err := w.WaitRelease(sctx, key)
+	if err != nil {
+		cancel()
+		return nil, fmt.Errorf("wait for %s: %w", key, err)
+	}
+	return &subscription{key: key, ch: ch, cancel: cancel}, nil
+}
+
+// released reports whether the key was released since the subscription
+// began (or the subscription ended).
+func (s *subscription) released() bool {
+	select {
+	case <-s.ch:
+		return true
+	default:
+		return false
+	}
+}
+
+// wait blocks until the key is released, d has passed or ctx ends.
+func (s *subscription) wait(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-s.ch:
+	case <-t.C:
+	}
+	return nil
+}
+
+func (s *subscription) stop() {
+	if s != nil {
+		s.cancel()
 	}
 }
 

@@ -51,3 +51,14 @@ type Entry struct {
 	Name string `json:"-"`
 	Err  error  `json:"-"`
 }
+
+// Waiter is implemented by stores that signal releases (the Redis store
+// publishes every release and forced removal). The Manager's --wait then
+// blocks until the key it waits for is released instead of polling.
+type Waiter interface {
+	// WaitRelease returns, once it is listening, a channel that is closed
+	// when key is next released or removed, or when ctx ends; cancelling
+	// ctx frees what the wait holds. A release after WaitRelease returns is
+	// never missed. A lock that merely expires need not be signalled.
+	WaitRelease(ctx context.Context, key string) (<-chan struct{}, error)
+}

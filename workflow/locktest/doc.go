@@ -12,9 +12,11 @@
 //		})
 //	}
 //
-// Goroutine races are part of Run. Races between processes, which is how
-// lockgate's users actually collide, need the backend's test binary to run
-// itself as helper processes: the backend defines a test that calls
-// HelperProcess, then RunProcessRace and StartChurn start copies of the test
-// binary that run only that test.
+// Run also hands a key over through the Manager's --wait on every store,
+// and holds stores that signal releases (workflow.Waiter) to that
+// contract. Goroutine races are part of Run. Races between processes,
+// which is how lockgate's users actually collide, need the backend's test
+// binary to run itself as helper processes: the backend defines a test
+// that calls HelperProcess, then RunProcessRace and StartChurn start copies
+// of the test binary that run only that test.
 package locktest

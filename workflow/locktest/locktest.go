@@ -14,14 +14,17 @@ import (
 	"github.com/lockgate/lockgate/workflow/lockkey"
 )
 
+// conformanceTest is one case of the suite, run on a fresh store.
+type conformanceTest struct {
+	name string
+	fn   func(t *testing.T, s workflow.Store)
+}
+
 // Run runs the conformance suite. open returns a fresh, empty store for
 // each subtest; Run closes it when the subtest ends.
 func Run(t *testing.T, open func(t *testing.T) workflow.Store) {
 	t.Helper()
-	tests := []struct {
-		name string
-		fn   func(t *testing.T, s workflow.Store)
-	}{
+	tests := []conformanceTest{
 		{"AcquireGetListRelease", testAcquireGetListRelease},
 		{"HeldByOther", testHeldByOther},
 		{"WrongToken", testWrongToken},
@@ -38,6 +41,15 @@ func Run(t *testing.T, open func(t *testing.T) workflow.Store) {
 		{"CaseDistinct", testCaseDistinct},
 		{"RaceAcquire", testRaceAcquire},
 		{"RaceTakeover", testRaceTakeover},
+		{"WaitHandover", testWaitHandover},
+	}
+	// Stores that signal releases are held to that contract too.
+	probe := open(t)
+	if _, ok := probe.(workflow.Waiter); ok {
+		tests = append(tests, conformanceTest{"Waiter", testWaiter})
+	}
+	if err := probe.Close(); err != nil {
+		t.Fatalf("Close: %v", err)
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -133,6 +133,65 @@ func TestRunMemStore(t *testing.T) {
 	})
 }
 
+// signalMem is memStore signalling releases, the simplest correct
+// workflow.Waiter: it checks the suite's Waiter case.
+type signalMem struct {
+	*memStore
+	wmu     sync.Mutex
+	waiters map[string][]chan struct{}
+}
+
+var _ workflow.Waiter = (*signalMem)(nil)
+
+func (m *signalMem) signal(key string) {
+	m.wmu.Lock()
+	defer m.wmu.Unlock()
+	for _, ch := range m.waiters[key] {
+		close(ch)
+	}
+	delete(m.waiters, key)
+}
+
+func (m *signalMem) Release(ctx context.Context, key, token string) error {
+	err := m.memStore.Release(ctx, key, token)
+	if err == nil {
+		m.signal(key)
+	}
+	return err
+}
+
+func (m *signalMem) Remove(ctx context.Context, key string) (workflow.Lock, error) {
+	l, err := m.memStore.Remove(ctx, key)
+	if err == nil {
+		m.signal(key)
+	}
+	return l, err
+}
+
+func (m *signalMem) WaitRelease(ctx context.Context, key string) (<-chan struct{}, error) {
+	fired, done := make(chan struct{}), make(chan struct{})
+	m.wmu.Lock()
+	m.waiters[key] = append(m.waiters[key], fired)
+	m.wmu.Unlock()
+	go func() {
+		defer close(done)
+		select {
+		case <-fired:
+		case <-ctx.Done():
+		}
+	}()
+	return done, nil
+}
+
+func TestRunSignalMemStore(t *testing.T) {
+	locktest.Run(t, func(t *testing.T) workflow.Store {
+		return &signalMem{
+			memStore: &memStore{recs: map[string]workflow.Lock{}, fences: map[string]uint64{}},
+			waiters:  map[string][]chan struct{}{},
+		}
+	})
+}
+
 func TestDiffLock(t *testing.T) {
 	t.Parallel()
 	now := time.Now()

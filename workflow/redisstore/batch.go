@@ -19,9 +19,12 @@ import (
 // pipeline changes only how requests travel. Nothing is retried, so no
 // script runs twice.
 //
-// Each call has a deadline, the store's timeout from when it was made (or
-// the caller's earlier one); a batch's deadline is the earliest of its
-// calls', so no caller waits past its own, queued or sent.
+// A call sent at once, alone, is bounded by the client's timeouts (the
+// store's timeout on waiting for a connection, on sending and on reading
+// the answer) and the caller's context. A queued call has a deadline, the
+// store's timeout from when it was made (or the caller's earlier one); a
+// batch's deadline is the earliest of its calls', so no caller waits past
+// its own, queued or sent.
 type batcher struct {
 	rdb     *redis.Client
 	max     int // batches in flight
@@ -40,29 +43,36 @@ type call struct {
 	keys     []string
 	args     []any
 
-	res  []any
+	res  any
 	err  error
 	done chan struct{} // signalled when res and err are set, or to hand over lead
 	lead []*call       // set when this caller is to send the next batch
 }
 
 // do runs sc and returns its reply.
-func (b *batcher) do(ctx context.Context, sc *script, keys []string, args []any) ([]any, error) {
-	c := &call{ctx: ctx, deadline: time.Now().Add(b.timeout), sc: sc, keys: keys, args: args, done: make(chan struct{}, 1)}
-	if d, ok := ctx.Deadline(); ok && d.Before(c.deadline) {
-		c.deadline = d
-	}
+func (b *batcher) do(ctx context.Context, sc *script, keys []string, args []any) (any, error) {
 	b.mu.Lock()
-	b.queue = append(b.queue, c)
 	if b.inflight < b.max {
+		// Calls queue only while every batch is in flight, so the queue is
+		// empty: this call is a batch of its own. It gets no deadline
+		// context: a timer per call costs a lone caller more than all its
+		// own code, and the client's timeouts bound the call.
 		b.inflight++
-		batch := b.queue
-		b.queue = nil
 		b.mu.Unlock()
-		b.send(batch, c)
+		var res any
+		err := ctx.Err()
+		if err == nil {
+			res, err = sc.Run(ctx, b.rdb, keys, args...).Result()
+		}
 		b.handOver()
-		return c.res, c.err
+		return res, err
 	}
+	deadline := time.Now().Add(b.timeout)
+	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
+		deadline = d
+	}
+	c := &call{ctx: ctx, deadline: deadline, sc: sc, keys: keys, args: args, done: make(chan struct{}, 1)}
+	b.queue = append(b.queue, c)
 	b.mu.Unlock()
 	// Queued: the batches ahead end by their calls' deadlines, which are
 	// not later than ours (they were made first, with the same timeout),
@@ -137,10 +147,13 @@ func (b *batcher) wake(c, sender *call) {
 }
 
 func (b *batcher) exec(batch []*call) {
-	// A lone call keeps its caller's context (cancellation included).
-	base := context.Background()
 	if len(batch) == 1 {
-		base = batch[0].ctx
+		// A lone call keeps its caller's context (cancellation included).
+		c := batch[0]
+		ctx, cancel := context.WithDeadline(c.ctx, c.deadline)
+		defer cancel()
+		c.res, c.err = c.sc.Run(ctx, b.rdb, c.keys, c.args...).Result()
+		return
 	}
 	deadline := batch[0].deadline
 	for _, c := range batch[1:] {
@@ -148,13 +161,8 @@ func (b *batcher) exec(batch []*call) {
 			deadline = c.deadline
 		}
 	}
-	ctx, cancel := context.WithDeadline(base, deadline)
+	ctx, cancel := context.WithDeadline(context.Background(), deadline)
 	defer cancel()
-	if len(batch) == 1 {
-		c := batch[0]
-		c.res, c.err = c.sc.Run(ctx, b.rdb, c.keys, c.args...).Slice()
-		return
-	}
 	p := b.rdb.Pipeline()
 	cmds := make([]*redis.Cmd, len(batch))
 	for i, c := range batch {
@@ -162,11 +170,11 @@ func (b *batcher) exec(batch []*call) {
 	}
 	_, _ = p.Exec(ctx) // each command keeps its own error
 	for i, c := range batch {
-		c.res, c.err = cmds[i].Slice()
+		c.res, c.err = cmds[i].Result()
 		if c.err != nil && redis.HasErrorPrefix(c.err, "NOSCRIPT") {
 			// Not run (the server lost its scripts: a restart); EVAL
 			// loads it again.
-			c.res, c.err = c.sc.Run(ctx, b.rdb, c.keys, c.args...).Slice()
+			c.res, c.err = c.sc.Run(ctx, b.rdb, c.keys, c.args...).Result()
 		}
 	}
 }

@@ -2,6 +2,7 @@ package redisstore
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -30,25 +31,29 @@ import (
 //   - the peer: redsync v4 (single instance) Lock+Unlock pairs/s and p50/p99
 //     at the same concurrency, and our throughput relative to it.
 //
-// Every grant's fence is checked to be above the previous one of its key.
+// The store, the peer and the go-redis floor run the same number of pairs,
+// interleaved in ten slices in rotating order, so that a busy moment of the
+// machine weighs on all three alike. Every grant's fence is checked to be
+// above the previous one of its key.
 func BenchmarkAcquireRelease(b *testing.B) {
 	srv := redistest.Start(b, redistest.Options{})
-	baselines := map[int]baseline{}
+	tools := map[int][2]float64{}
 	for _, clients := range []int{1, 8, 64} {
 		b.Run(fmt.Sprintf("clients=%d", clients), func(b *testing.B) {
-			base, ok := baselines[clients]
+			rps, ok := tools[clients]
 			if !ok {
-				base = measureBaseline(b, srv, clients)
-				baselines[clients] = base
+				rps = redisBenchmark(b, srv, clients)
+				tools[clients] = rps
 			}
 			s := open(b, srv.URL(), Options{PoolSize: clients})
-			warm(b, clients, func(ctx context.Context, i int) error {
-				return s.rdb.Ping(ctx).Err()
-			})
-			b.ResetTimer()
-			res := runPairs(b, clients, b.N, func(c int) pairFunc {
+			rdb := redis.NewClient(&redis.Options{Addr: srv.Addr(), PoolSize: clients, DisableIdentity: true, Protocol: 2})
+			defer rdb.Close()
+			rs := redsync.New(goredis.NewPool(rdb))
+			warm(b, clients, func(ctx context.Context, i int) error { return s.rdb.Ping(ctx).Err() })
+			warm(b, clients, func(ctx context.Context, i int) error { return rdb.Ping(ctx).Err() })
+			last := make([]uint64, clients) // each client's last fence
+			ours := func(c int) pairFunc {
 				key := fmt.Sprintf("src/bench/client-%03d.go", c)
-				var last uint64
 				return func(ctx context.Context) (time.Duration, error) {
 					now := time.Now()
 					rec := locktest.NewLock(key, "bench", now, time.Minute)
@@ -58,85 +63,97 @@ func BenchmarkAcquireRelease(b *testing.B) {
 					if err != nil {
 						return 0, err
 					}
-					if got.Fence <= last {
-						return 0, fmt.Errorf("fence of %s went from %d to %d", key, last, got.Fence)
+					if got.Fence <= last[c] {
+						return 0, fmt.Errorf("fence of %s went from %d to %d", key, last[c], got.Fence)
 					}
-					last = got.Fence
+					last[c] = got.Fence
 					return acq, s.Release(ctx, key, got.Token)
 				}
-			})
+			}
+			peer := func(c int) pairFunc {
+				mu := rs.NewMutex(fmt.Sprintf("redsync:%d", c), redsync.WithExpiry(time.Minute), redsync.WithTries(1))
+				return func(ctx context.Context) (time.Duration, error) {
+					t0 := time.Now()
+					if err := mu.LockContext(ctx); err != nil {
+						return 0, err
+					}
+					first := time.Since(t0)
+					_, err := mu.UnlockContext(ctx)
+					return first, err
+				}
+			}
+			floor := func(c int) pairFunc {
+				key := fmt.Sprintf("floor:%d", c)
+				return func(ctx context.Context) (time.Duration, error) {
+					t0 := time.Now()
+					if err := rdb.SetNX(ctx, key, "token", time.Minute).Err(); err != nil {
+						return 0, err
+					}
+					first := time.Since(t0)
+					return first, rdb.Del(ctx, key).Err()
+				}
+			}
+			var res, peerRes, floorRes pairs
+			runs := []struct {
+				mk  func(int) pairFunc
+				out *pairs
+			}{{ours, &res}, {peer, &peerRes}, {floor, &floorRes}}
+			const parts = 10
+			b.ResetTimer()
 			b.StopTimer()
+			for i := range parts {
+				n := b.N / parts
+				if i == parts-1 {
+					n = b.N - n*(parts-1)
+				}
+				for j := range runs {
+					r := runs[(i+j)%len(runs)]
+					if r.out == &res {
+						b.StartTimer()
+					}
+					r.out.add(runPairs(b, clients, n, r.mk))
+					b.StopTimer()
+				}
+			}
+			for _, r := range runs {
+				r.out.finish()
+			}
 			b.ReportMetric(res.rate, "pairs/s")
 			b.ReportMetric(res.rate/float64(clients), "pairs/s/conn")
 			b.ReportMetric(ms(res.first.pct(0.50)), "acq-p50-ms")
 			b.ReportMetric(ms(res.first.pct(0.99)), "acq-p99-ms")
 			b.ReportMetric(ms(res.pair.pct(0.50)), "pair-p50-ms")
 			b.ReportMetric(ms(res.pair.pct(0.99)), "pair-p99-ms")
-			b.ReportMetric(base.setRPS, "floor-bench-set/s")
-			b.ReportMetric(base.getRPS, "floor-bench-get/s")
-			b.ReportMetric(base.floor.rate, "floor-setdel-pairs/s")
-			b.ReportMetric(base.peer.rate, "redsync-pairs/s")
-			b.ReportMetric(ms(base.peer.pair.pct(0.50)), "redsync-p50-ms")
-			b.ReportMetric(ms(base.peer.pair.pct(0.99)), "redsync-p99-ms")
-			b.ReportMetric(res.rate/base.peer.rate, "x-redsync")
-			b.ReportMetric(res.rate/base.floor.rate, "x-floor")
+			b.ReportMetric(rps[0], "floor-bench-set/s")
+			b.ReportMetric(rps[1], "floor-bench-get/s")
+			b.ReportMetric(floorRes.rate, "floor-setdel-pairs/s")
+			b.ReportMetric(peerRes.rate, "redsync-pairs/s")
+			b.ReportMetric(ms(peerRes.pair.pct(0.50)), "redsync-p50-ms")
+			b.ReportMetric(ms(peerRes.pair.pct(0.99)), "redsync-p99-ms")
+			b.ReportMetric(res.rate/peerRes.rate, "x-redsync")
+			b.ReportMetric(res.rate/floorRes.rate, "x-floor")
 		})
 	}
 }
 
-// baseline is what a sub-benchmark compares itself with.
-type baseline struct {
-	setRPS, getRPS float64 // redis-benchmark
-	floor          pairs   // go-redis SET NX PX + DEL
-	peer           pairs   // redsync Lock + Unlock
-}
-
-// baselinePairs is the number of pairs the floor and the peer run.
-const baselinePairs = 20000
-
-func measureBaseline(b *testing.B, srv *redistest.Server, clients int) baseline {
+// redisBenchmark returns redis-benchmark's SET and GET requests/s at the
+// given concurrency.
+func redisBenchmark(b *testing.B, srv *redistest.Server, clients int) [2]float64 {
 	b.Helper()
-	var base baseline
 	out, err := srv.Benchmark("-t", "set,get", "-n", "100000", "-c", fmt.Sprint(clients))
 	if err != nil {
 		b.Fatal(err)
 	}
+	var rps [2]float64
 	for _, r := range out {
 		switch r.Test {
 		case "SET":
-			base.setRPS = r.RPS
+			rps[0] = r.RPS
 		case "GET":
-			base.getRPS = r.RPS
+			rps[1] = r.RPS
 		}
 	}
-	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr(), PoolSize: clients, DisableIdentity: true, Protocol: 2})
-	defer rdb.Close()
-	warm(b, clients, func(ctx context.Context, i int) error { return rdb.Ping(ctx).Err() })
-	base.floor = runPairs(b, clients, baselinePairs, func(c int) pairFunc {
-		key := fmt.Sprintf("floor:%d", c)
-		return func(ctx context.Context) (time.Duration, error) {
-			t0 := time.Now()
-			if err := rdb.SetNX(ctx, key, "token", time.Minute).Err(); err != nil {
-				return 0, err
-			}
-			first := time.Since(t0)
-			return first, rdb.Del(ctx, key).Err()
-		}
-	})
-	rs := redsync.New(goredis.NewPool(rdb))
-	base.peer = runPairs(b, clients, baselinePairs, func(c int) pairFunc {
-		mu := rs.NewMutex(fmt.Sprintf("redsync:%d", c), redsync.WithExpiry(time.Minute), redsync.WithTries(1))
-		return func(ctx context.Context) (time.Duration, error) {
-			t0 := time.Now()
-			if err := mu.LockContext(ctx); err != nil {
-				return 0, err
-			}
-			first := time.Since(t0)
-			_, err := mu.UnlockContext(ctx)
-			return first, err
-		}
-	})
-	return base
+	return rps
 }
 
 // warm opens the pool's connections before timing.
@@ -171,11 +188,25 @@ func (d durations) pct(p float64) time.Duration {
 	return d[int(p*float64(len(d)-1))]
 }
 
-// pairs is the outcome of runPairs.
+// pairs is the outcome of one or more runPairs.
 type pairs struct {
-	rate  float64   // pairs per second, all clients together
-	first durations // latency of the first half (acquire), sorted
-	pair  durations // latency of whole pairs, sorted
+	rate    float64   // pairs per second, all clients together
+	first   durations // latency of the first half (acquire), sorted
+	pair    durations // latency of whole pairs, sorted
+	elapsed time.Duration
+}
+
+// add merges r into p; finish computes the rate and sorts.
+func (p *pairs) add(r pairs) {
+	p.first = append(p.first, r.first...)
+	p.pair = append(p.pair, r.pair...)
+	p.elapsed += r.elapsed
+}
+
+func (p *pairs) finish() {
+	slices.Sort(p.first)
+	slices.Sort(p.pair)
+	p.rate = float64(len(p.pair)) / p.elapsed.Seconds()
 }
 
 // runPairs runs n pairs over clients goroutines, each with its own pair
@@ -214,13 +245,11 @@ func runPairs(b *testing.B, clients, n int, mk func(client int) pairFunc) pairs 
 		}()
 	}
 	wg.Wait()
-	elapsed := time.Since(start)
+	out.elapsed = time.Since(start)
 	if firstErr != nil {
 		b.Fatal(firstErr)
 	}
-	slices.Sort(out.first)
-	slices.Sort(out.pair)
-	out.rate = float64(len(out.pair)) / elapsed.Seconds()
+	out.finish()
 	return out
 }
 
@@ -238,8 +267,8 @@ func fill(b *testing.B, s *Store, n int) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			acquireScript.Run(ctx, p, []string{s.recKey(key), s.kFences, s.kKeys, s.kPat, s.histKey(rec.Session), s.rateKey(rec.Session)},
-				key, now.UnixMilli(), s.lifetime(rec.ExpiresAt, now), head, tail, "0", 0, 0, 1)
+			acquireScript.Run(ctx, p, []string{s.recKey(key), s.kFences, s.kKeys, s.histKey(rec.Session)},
+				key, now.UnixMilli(), s.lifetime(rec.ExpiresAt, now), head, tail)
 		}
 		if _, err := p.Exec(ctx); err != nil {
 			b.Fatal(err)
@@ -280,53 +309,42 @@ func BenchmarkCovering(b *testing.B) {
 }
 
 // BenchmarkHandover measures how soon a waiter holds a key after its holder
-// releases it, through the Manager's --wait polling and through WaitRelease.
+// releases it: "wait" is the Manager's --wait on this store, woken by the
+// release (WaitRelease); "poll" is the same Manager on a view of the store
+// that does not signal, which polls as it does on the file store.
 func BenchmarkHandover(b *testing.B) {
 	srv := redistest.Start(b, redistest.Options{})
-	for _, mode := range []string{"poll", "pubsub"} {
+	for _, mode := range []string{"wait", "poll"} {
 		b.Run(mode, func(b *testing.B) {
 			s := open(b, srv.URL(), Options{})
 			m := &workflow.Manager{Store: s, Host: "bench", PID: 1}
-			holder := workflow.Owner{Holder: "holder", HolderType: "agent", Session: "h"}
-			waiter := workflow.Owner{Holder: "waiter", HolderType: "agent", Session: "w"}
+			if mode == "poll" {
+				m.Store = noWaitStore{s}
+			}
 			ctx := context.Background()
+			const key = "task:HANDOVER"
 			var lat durations
 			for b.Loop() {
-				key := "task:HANDOVER"
 				if _, err := m.Acquire(ctx, workflow.Request{Keys: []string{key}, Owner: holder, TTL: time.Minute}); err != nil {
 					b.Fatal(err)
 				}
-				var released atomic.Int64
 				done := make(chan error, 1)
-				ready := make(chan struct{})
 				go func() {
-					var err error
-					if mode == "pubsub" {
-						var ch <-chan struct{}
-						ch, err = s.WaitRelease(ctx, key)
-						close(ready)
-						if err == nil {
-							<-ch
-							_, err = m.Acquire(ctx, workflow.Request{Keys: []string{key}, Owner: waiter, TTL: time.Minute, Wait: time.Second})
-						}
-					} else {
-						close(ready)
-						_, err = m.Acquire(ctx, workflow.Request{Keys: []string{key}, Owner: waiter, TTL: time.Minute, Wait: 5 * time.Second})
-					}
-					if err == nil {
-						lat = append(lat, time.Duration(time.Now().UnixNano()-released.Load()))
-					}
+					_, err := m.Acquire(ctx, workflow.Request{Keys: []string{key}, Owner: waiter, TTL: time.Minute, Wait: 5 * time.Second})
 					done <- err
 				}()
-				<-ready
-				time.Sleep(2 * time.Millisecond) // the waiter is polling by now
-				released.Store(time.Now().UnixNano())
+				if mode == "wait" {
+					listening(b, s, key, 1)
+				}
+				time.Sleep(2 * time.Millisecond) // the waiter is waiting by now
+				released := time.Now()
 				if _, err := m.Release(ctx, []string{key}, holder, false); err != nil {
 					b.Fatal(err)
 				}
 				if err := <-done; err != nil {
 					b.Fatal(err)
 				}
+				lat = append(lat, time.Since(released))
 				if _, err := m.Release(ctx, []string{key}, waiter, false); err != nil {
 					b.Fatal(err)
 				}
@@ -336,4 +354,77 @@ func BenchmarkHandover(b *testing.B) {
 			b.ReportMetric(ms(lat.pct(0.99)), "handover-p99-ms")
 		})
 	}
+}
+
+// BenchmarkHandoverContended: 8 workers, each with its own connections,
+// take one key b.N times in all through the Manager's --wait, hold it for
+// 100µs and release it; hand-over is the time from a release to the next
+// grant to a worker that was already waiting.
+func BenchmarkHandoverContended(b *testing.B) {
+	srv := redistest.Start(b, redistest.Options{})
+	prefix := freshPrefix(b)
+	const workers = 8
+	const key = "task:CONTENDED"
+	var (
+		next     atomic.Int64
+		released atomic.Int64
+		inside   atomic.Int32
+		mu       sync.Mutex
+		lat      durations
+		firstErr error
+		wg       sync.WaitGroup
+	)
+	ctx := context.Background()
+	mgrs := make([]*workflow.Manager, workers)
+	for w := range mgrs {
+		mgrs[w] = &workflow.Manager{Store: open(b, srv.URL(), Options{Prefix: prefix}), Host: "bench", PID: w}
+	}
+	b.ResetTimer()
+	start := time.Now()
+	for w, m := range mgrs {
+		me := workflow.Owner{Holder: fmt.Sprintf("w%d", w), HolderType: workflow.HolderAgent, Session: fmt.Sprintf("w%d", w)}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for next.Add(1) <= int64(b.N) {
+				t0 := time.Now().UnixNano()
+				_, err := m.Acquire(ctx, workflow.Request{Keys: []string{key}, Owner: me, TTL: time.Minute, Wait: 30 * time.Second})
+				got := time.Now().UnixNano()
+				if err == nil && inside.Add(1) != 1 {
+					err = errors.New("two holders at once")
+				}
+				if err != nil {
+					mu.Lock()
+					firstErr = err
+					mu.Unlock()
+					return
+				}
+				if rel := released.Load(); rel > t0 {
+					mu.Lock()
+					lat = append(lat, time.Duration(got-rel))
+					mu.Unlock()
+				}
+				time.Sleep(100 * time.Microsecond)
+				inside.Add(-1)
+				released.Store(time.Now().UnixNano())
+				if _, err := m.Release(ctx, []string{key}, me, false); err != nil {
+					mu.Lock()
+					firstErr = err
+					mu.Unlock()
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	el := time.Since(start)
+	b.StopTimer()
+	if firstErr != nil {
+		b.Fatal(firstErr)
+	}
+	slices.Sort(lat)
+	b.ReportMetric(float64(b.N)/el.Seconds(), "grants/s")
+	b.ReportMetric(float64(len(lat)), "handovers")
+	b.ReportMetric(ms(lat.pct(0.50)), "handover-p50-ms")
+	b.ReportMetric(ms(lat.pct(0.99)), "handover-p99-ms")
 }

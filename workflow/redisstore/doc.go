@@ -36,7 +36,9 @@
 // across holders, releases and forced clears), the session's rate limit and
 // history. Release and Update compare the owner token, so a holder whose
 // TTL lapsed can neither release nor refresh its successor's lock. Release
-// and Remove PUBLISH the key on its channel, which WaitRelease listens to.
+// and Remove PUBLISH the key on its channel, which WaitRelease listens to:
+// the Store is a workflow.Waiter, so the Manager's --wait sleeps until the
+// key it waits for is released instead of polling.
 // Concurrent callers of one Store share round trips: their scripts go out
 // together as one pipeline (see batcher), each still atomic on its own.
 //

@@ -68,6 +68,11 @@ func worker(mode string) error {
 			return fmt.Errorf("waiting for go: %w", err)
 		}
 		return rateWorker(s, os.Getenv(envID), n, out)
+	case "contend":
+		if _, err := in.ReadString('\n'); err != nil {
+			return fmt.Errorf("waiting for go: %w", err)
+		}
+		return contender(s, os.Getenv(envID), os.Getenv(envDir), n, out)
 	}
 	return fmt.Errorf("unknown worker %q", mode)
 }

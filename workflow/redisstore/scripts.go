@@ -16,8 +16,14 @@ import "github.com/redis/go-redis/v9"
 // pattern walking 400 bytes costs more than the rest of a script), except
 // to vet a record before taking it over. Tokens holding a newline are
 // refused.
+//
+// A script answers its common outcomes with a bare value: an integer for
+// success (the fence, or 1), and acquireScript the holder's record, a
+// string, for a held key. Anything else is a table {status, values…}.
+// Redis converts a table returned by Lua with a dozen lookups, more than
+// half a microsecond of its one thread per call.
 
-// prelude is shared by the scripts.
+// prelude is shared by acquireScript and updateScript.
 const prelude = `
 -- parse reads a record's header: expiry, fence, token, the session and the
 -- offset of the JSON; nil when it is not a record.
@@ -32,16 +38,19 @@ end
 
 // acquireScript stores a record when the key is free or its record expired.
 //
-//	KEYS: 1 record, 2 fence counters (hash), 3 index of keys, 4 index of
-//	      patterns, 5 session history, 6 session rate-limit log (only with
-//	      a rate limit)
+//	KEYS: 1 record, 2 fence counters (hash), 3 index of keys, 4 session
+//	      history; then only when used: the session's rate-limit log (with
+//	      a rate limit), the index of patterns (for a pattern key)
 //	ARGV: 1 lock key, 2 caller's now (ms), 3 record lifetime (ms), 4 record
-//	      head (before the fence), 5 record tail (after the fence), 6 "1"
-//	      for a pattern key; only when set: 7 history TTL ms, 8 rate limit,
-//	      9 rate window ms (every argument costs the server a little)
+//	      head (before the fence), 5 record tail (after the fence); only
+//	      when set: 6 history TTL ms, 7 rate limit, 8 rate window ms
 //
-// Replies: {"OK", fence, replaced record or ""}, {"HELD", record},
-// {"RATE"}, {"CORRUPT", reason}.
+// Every argument costs the server about a tenth of a microsecond, so
+// what a call does not need is left out.
+//
+// Replies: fence (a free key), {"OK", fence, replaced record} (a
+// takeover), record (a string: the key is held), {"RATE"},
+// {"CORRUPT", reason}.
 var acquireScript = newScript(prelude + `
 local cur = redis.pcall('GET', KEYS[1])
 if type(cur) == 'table' then return {'CORRUPT', 'the key holds something else than a lock record'} end
@@ -50,7 +59,7 @@ if cur then
   local exp, fence, tok, _, at = parse(cur)
   if not exp then return {'CORRUPT', 'malformed lock record'} end
   -- expired means expires_at < now: at the expiry instant it is still held
-  if exp >= tonumber(ARGV[2]) then return {'HELD', cur} end
+  if exp >= tonumber(ARGV[2]) then return cur end
   -- taking over is the one time the JSON is read: a record that does not
   -- name its key and token is corrupt, and a corrupt record is never free
   local ok, j = pcall(cjson.decode, string.sub(cur, at))
@@ -59,14 +68,14 @@ if cur then
   end
   prevFence = fence
 end
-local limit, now = tonumber(ARGV[8] or '0'), 0
+local limit, now = tonumber(ARGV[7] or '0'), 0
 if limit > 0 then
   -- a sliding window over the session's grants on the server's clock;
   -- refusals do not count, so a --wait loop does not use up the quota
   local t = redis.call('TIME')
   now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-  redis.call('ZREMRANGEBYSCORE', KEYS[6], '-inf', string.format('%d', now - tonumber(ARGV[9])))
-  if redis.call('ZCARD', KEYS[6]) >= limit then return {'RATE'} end
+  redis.call('ZREMRANGEBYSCORE', KEYS[5], '-inf', string.format('%d', now - tonumber(ARGV[8])))
+  if redis.call('ZCARD', KEYS[5]) >= limit then return {'RATE'} end
 end
 -- the counter outlives records, so a key's fences grow across holders,
 -- releases and forced clears; the replaced record's fence guards against
@@ -81,29 +90,40 @@ redis.call('SET', KEYS[1], rec, 'PX', ARGV[3])
 if not cur then
   -- a key with a record is always in the index; a replaced one already is
   redis.call('ZADD', KEYS[3], 0, ARGV[1])
-  if ARGV[6] == '1' then redis.call('SADD', KEYS[4], ARGV[1]) end
+  local patterns = KEYS[limit > 0 and 6 or 5]
+  if patterns then redis.call('SADD', patterns, ARGV[1]) end
 end
-redis.call('HSET', KEYS[5], ARGV[1], rec)
-if ARGV[7] and ARGV[7] ~= '0' then redis.call('PEXPIRE', KEYS[5], ARGV[7]) end
+redis.call('HSET', KEYS[4], ARGV[1], rec)
+if ARGV[6] and ARGV[6] ~= '0' then redis.call('PEXPIRE', KEYS[4], ARGV[6]) end
 if limit > 0 then
-  redis.call('ZADD', KEYS[6], string.format('%d', now), ARGV[1] .. '\n' .. string.format('%d', fence))
-  redis.call('PEXPIRE', KEYS[6], ARGV[9])
+  redis.call('ZADD', KEYS[5], string.format('%d', now), ARGV[1] .. '\n' .. string.format('%d', fence))
+  redis.call('PEXPIRE', KEYS[5], ARGV[8])
 end
-return {'OK', fence, cur or ''}
+if cur then return {'OK', fence, cur} end
+return fence
 `)
 
 // releaseScript deletes a record whose token matches, or any record when
 // ARGV[5] is "force" (Remove).
 //
-//	KEYS: 1 record, 2 index of keys, 3 index of patterns
+//	KEYS: 1 record, 2 index of keys; 3 index of patterns (for a pattern
+//	      key only)
 //	ARGV: 1 lock key, 2 token, 3 history key prefix (+ session), 4 release
-//	      channel, 5 "force" to delete whatever is there, 6 "1" for a
-//	      pattern key
+//	      channel; 5 "force" to delete whatever is there (only for Remove)
 //
-// Replies: {"OK"} ({"OK", record} with force), {"NOTFOUND"},
-// {"MISMATCH"}, {"CORRUPT", reason} (with force the corrupt record is
-// deleted first).
-var releaseScript = newScript(prelude + `
+// Replies: 1 ({"OK", record} with force), {"NOTFOUND"}, {"MISMATCH"},
+// {"CORRUPT", reason} (with force the corrupt record is deleted first).
+var releaseScript = newScript(`
+-- owner reads a record's token and session; nil when it is not a record.
+-- It checks the header as parse does, without converting what it skips.
+local function owner(v)
+  local _, e, tok, n = string.find(v, '^%-?%d+\n%d+\n([^\n]*)\n(%d+)\n')
+  if not e then return nil end
+  n = tonumber(n)
+  if e + n > string.len(v) then return nil end
+  return tok, string.sub(v, e + 1, e + n)
+end
+
 local force = ARGV[5] == 'force'
 local cur = redis.pcall('GET', KEYS[1])
 local why
@@ -112,23 +132,23 @@ if type(cur) == 'table' then
 elseif not cur then
   return {'NOTFOUND'}
 end
-local exp, fence, tok, sess
+local tok, sess
 if not why then
-  exp, fence, tok, sess = parse(cur)
-  if not exp then why = 'malformed lock record' end
+  tok, sess = owner(cur)
+  if not tok then why = 'malformed lock record' end
 end
 if why and not force then return {'CORRUPT', why} end
 if not why and not force and tok ~= ARGV[2] then return {'MISMATCH'} end
 redis.call('DEL', KEYS[1])
 redis.call('ZREM', KEYS[2], ARGV[1])
-if ARGV[6] == '1' then redis.call('SREM', KEYS[3], ARGV[1]) end
+if KEYS[3] then redis.call('SREM', KEYS[3], ARGV[1]) end
 redis.call('PUBLISH', ARGV[4], ARGV[1])
 if why then return {'CORRUPT', why} end
 -- the record is its session's latest acquisition of the key (a later one
 -- would have replaced it), so the session's history entry is this record
 redis.call('HDEL', ARGV[3] .. sess, ARGV[1])
 if force then return {'OK', cur} end
-return {'OK'}
+return 1
 `)
 
 // updateScript replaces a record whose token matches, keeping its fence.
@@ -138,7 +158,7 @@ return {'OK'}
 //	      record tail, 6 history TTL ms, 7 history key prefix (+ session),
 //	      8 the new session
 //
-// Replies: {"OK", fence}, {"NOTFOUND"}, {"MISMATCH"}, {"CORRUPT", reason}.
+// Replies: fence, {"NOTFOUND"}, {"MISMATCH"}, {"CORRUPT", reason}.
 var updateScript = newScript(prelude + `
 local cur = redis.pcall('GET', KEYS[1])
 if type(cur) == 'table' then return {'CORRUPT', 'the key holds something else than a lock record'} end
@@ -151,7 +171,7 @@ redis.call('SET', KEYS[1], rec, 'PX', ARGV[3])
 if sess ~= ARGV[8] then redis.call('HDEL', ARGV[7] .. sess, ARGV[1]) end
 redis.call('HSET', KEYS[2], ARGV[1], rec)
 if ARGV[6] ~= '0' then redis.call('PEXPIRE', KEYS[2], ARGV[6]) end
-return {'OK', fence}
+return fence
 `)
 
 // pruneScript drops index members whose records Redis has dropped; it

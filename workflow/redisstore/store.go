@@ -62,10 +62,13 @@ type Options struct {
 	// DialTimeout bounds connecting (default: the URL's dial_timeout, else
 	// 2s).
 	DialTimeout time.Duration
-	// OpTimeout bounds each whole operation, connecting and round trips
-	// included (default: the URL's read_timeout, else 2s), so that a dead
-	// or hung server is reported as unavailable within it. Open may take
-	// DialTimeout + OpTimeout.
+	// OpTimeout bounds each operation (default: the URL's read_timeout,
+	// else 2s), so that a dead or hung server is reported as unavailable
+	// within it. A read of several round trips is bounded as a whole,
+	// connecting included; a lock mutation, one round trip, by the
+	// client's timeouts, each OpTimeout, on waiting for a free connection,
+	// sending and reading the answer (and DialTimeout on connecting).
+	// Open takes at most DialTimeout + OpTimeout.
 	OpTimeout time.Duration
 	// PoolSize is the number of connections kept (default: go-redis's, ten
 	// per CPU). A CLI process needs one.
@@ -83,6 +86,7 @@ type Store struct {
 	kFences string
 	kKeys   string
 	kPat    string
+	kHist   string // prefix of the session histories
 
 	graceMS     int64
 	historyTTL  int64 // ms
@@ -147,7 +151,9 @@ func Open(ctx context.Context, rawURL string, opts Options) (*Store, error) {
 	}
 	quiet.Do(func() { redis.SetLogger(nopLogger{}) })
 	s.rdb = redis.NewClient(ro)
-	s.batch = &batcher{rdb: s.rdb, max: maxBatches, timeout: s.opTimeout}
+	// No more batches in flight than connections, so that lock mutations
+	// queue here, where their deadlines are kept, not for a connection.
+	s.batch = &batcher{rdb: s.rdb, max: min(maxBatches, s.rdb.Options().PoolSize), timeout: s.opTimeout}
 
 	// One round trip loads every script: later calls are one EVALSHA each.
 	octx, cancel := context.WithTimeout(ctx, s.dialTimeout+s.opTimeout)
@@ -202,16 +208,17 @@ func (s *Store) setPrefix(p string) {
 	s.kFences = p + "fence"
 	s.kKeys = p + "i:keys"
 	s.kPat = p + "i:pat"
+	s.kHist = p + "h:"
 }
 
 // Redis key layout under the prefix P (see the package documentation).
 // Record keys start with "r:" and index keys with "i:", so no lock key can
 // name another structure.
 func (s *Store) recKey(key string) string      { return s.p + "r:" + key }
-func (s *Store) histKey(session string) string { return s.p + "h:" + session }
+func (s *Store) histKey(session string) string { return s.kHist + session }
 func (s *Store) rateKey(session string) string { return s.p + "rl:" + session }
 func (s *Store) channel(key string) string     { return s.p + "c:" + key }
-func (s *Store) histPrefix() string            { return s.p + "h:" }
+func (s *Store) histPrefix() string            { return s.kHist }
 func (s *Store) recPrefix() string             { return s.p + "r:" }
 
 // Prefix returns the key prefix in use.
@@ -267,22 +274,20 @@ func checkRecord(rec workflow.Lock) error {
 //	<expires_at, Unix ms>\n<fence>\n<token>\n<len(session)>\n<session><record JSON>
 func encodeValue(rec workflow.Lock) (head, tail string, err error) {
 	rec.Fence = 0 // the value's own fence field is the truth
-	data, err := json.Marshal(rec)
-	if err != nil {
+	var arr [512]byte
+	b := strconv.AppendInt(arr[:0], rec.ExpiresAt.UnixMilli(), 10)
+	b = append(b, '\n')
+	h := len(b)
+	b = append(b, '\n')
+	b = append(b, rec.Token...)
+	b = append(b, '\n')
+	b = strconv.AppendInt(b, int64(len(rec.Session)), 10)
+	b = append(b, '\n')
+	b = append(b, rec.Session...)
+	if b, err = appendLockJSON(b, &rec); err != nil {
 		return "", "", fmt.Errorf("encode lock %s: %w", rec.Key, err)
 	}
-	head = strconv.FormatInt(rec.ExpiresAt.UnixMilli(), 10) + "\n"
-	n := strconv.Itoa(len(rec.Session))
-	var b strings.Builder
-	b.Grow(len(rec.Token) + len(n) + len(rec.Session) + len(data) + 3)
-	b.WriteByte('\n')
-	b.WriteString(rec.Token)
-	b.WriteByte('\n')
-	b.WriteString(n)
-	b.WriteByte('\n')
-	b.WriteString(rec.Session)
-	b.Write(data)
-	return head, b.String(), nil
+	return string(b[:h]), string(b[h:]), nil
 }
 
 // parseValue decodes a record's Redis value and checks that it is whole and
@@ -327,13 +332,6 @@ func (s *Store) corrupt(key string, err error) *workflow.CorruptError {
 	return &workflow.CorruptError{Key: key, Path: s.Where(key), Err: err}
 }
 
-func boolArg(b bool) string {
-	if b {
-		return "1"
-	}
-	return "0"
-}
-
 // reply is a script's answer: a status word and its values.
 type reply []any
 
@@ -362,20 +360,29 @@ func (r reply) int(i int) int64 {
 }
 
 // run runs a script within the store's timeout, in a batch with the
-// scripts of concurrent callers (see batcher).
-func (s *Store) run(ctx context.Context, op string, sc *script, keys []string, args ...any) (reply, error) {
+// scripts of concurrent callers (see batcher). verb and key name the
+// operation in errors.
+func (s *Store) run(ctx context.Context, verb, key string, sc *script, keys []string, args ...any) (reply, error) {
 	v, err := s.batch.do(ctx, sc, keys, args)
 	if err != nil {
-		return nil, s.fail(ctx, op, err)
+		return nil, s.fail(ctx, verb+" "+key, err)
 	}
-	if len(v) == 0 {
-		return nil, s.fail(ctx, op, errors.New("empty script reply"))
+	// Bare answers (see scripts.go) become tables like the others.
+	switch v := v.(type) {
+	case int64:
+		return reply{"OK", v}, nil
+	case string:
+		return reply{"HELD", v}, nil
+	case []any:
+		if len(v) > 0 {
+			return reply(v), nil
+		}
 	}
-	return reply(v), nil
+	return nil, s.fail(ctx, verb+" "+key, fmt.Errorf("unexpected script reply %v", v))
 }
 
-func (s *Store) unexpected(ctx context.Context, op string, r reply) error {
-	return s.fail(ctx, op, fmt.Errorf("unexpected script reply %q", []any(r)))
+func (s *Store) unexpected(ctx context.Context, verb, key string, r reply) error {
+	return s.fail(ctx, verb+" "+key, fmt.Errorf("unexpected script reply %q", []any(r)))
 }
 
 // Acquire stores rec under rec.Key in one round trip unless a live record
@@ -396,9 +403,10 @@ func (s *Store) Acquire(ctx context.Context, rec workflow.Lock, now time.Time) (
 		return workflow.Lock{}, nil, err
 	}
 	k := rec.Key
-	op := "acquire " + k
-	keys := []string{s.recKey(k), s.kFences, s.kKeys, s.kPat, s.histKey(rec.Session)}
-	args := []any{k, now.UnixMilli(), s.lifetime(rec.ExpiresAt, now), head, tail, boolArg(lockkey.IsPattern(k))}
+	keys := make([]string, 4, 6)
+	keys[0], keys[1], keys[2], keys[3] = s.recKey(k), s.kFences, s.kKeys, s.histKey(rec.Session)
+	args := make([]any, 5, 8)
+	args[0], args[1], args[2], args[3], args[4] = k, now.UnixMilli(), s.lifetime(rec.ExpiresAt, now), head, tail
 	if s.historyTTL > 0 || s.rateLimit > 0 {
 		args = append(args, s.historyTTL)
 	}
@@ -406,7 +414,10 @@ func (s *Store) Acquire(ctx context.Context, rec workflow.Lock, now time.Time) (
 		keys = append(keys, s.rateKey(rec.Session))
 		args = append(args, s.rateLimit, s.rateWinMS)
 	}
-	r, err := s.run(ctx, op, acquireScript, keys, args...)
+	if lockkey.IsPattern(k) {
+		keys = append(keys, s.kPat)
+	}
+	r, err := s.run(ctx, "acquire", k, acquireScript, keys, args...)
 	if err != nil {
 		return workflow.Lock{}, nil, err
 	}
@@ -435,30 +446,32 @@ func (s *Store) Acquire(ctx context.Context, rec workflow.Lock, now time.Time) (
 	case "CORRUPT":
 		return workflow.Lock{}, nil, s.corrupt(k, errors.New(r.str(1)))
 	}
-	return workflow.Lock{}, nil, s.unexpected(ctx, op, r)
+	return workflow.Lock{}, nil, s.unexpected(ctx, "acquire", k, r)
 }
 
 // Release removes key's record if its token is token, drops it from its
 // session's history and wakes WaitRelease callers.
 func (s *Store) Release(ctx context.Context, key, token string) error {
-	_, err := s.release(ctx, "release "+key, key, token, false)
+	_, err := s.release(ctx, "release", key, token, false)
 	return err
 }
 
 // Remove deletes key's record whatever its owner and returns it; a corrupt
 // record is deleted too and reported as a *workflow.CorruptError.
 func (s *Store) Remove(ctx context.Context, key string) (workflow.Lock, error) {
-	return s.release(ctx, "remove "+key, key, "", true)
+	return s.release(ctx, "remove", key, "", true)
 }
 
-func (s *Store) release(ctx context.Context, op, key, token string, force bool) (workflow.Lock, error) {
-	mode := ""
-	if force {
-		mode = "force"
+func (s *Store) release(ctx context.Context, verb, key, token string, force bool) (workflow.Lock, error) {
+	keys := append(make([]string, 0, 3), s.recKey(key), s.kKeys)
+	if lockkey.IsPattern(key) {
+		keys = append(keys, s.kPat)
 	}
-	keys := []string{s.recKey(key), s.kKeys, s.kPat}
-	r, err := s.run(ctx, op, releaseScript, keys, key, token, s.histPrefix(), s.channel(key), mode,
-		boolArg(lockkey.IsPattern(key)))
+	args := append(make([]any, 0, 5), key, token, s.histPrefix(), s.channel(key))
+	if force {
+		args = append(args, "force")
+	}
+	r, err := s.run(ctx, verb, key, releaseScript, keys, args...)
 	if err != nil {
 		return workflow.Lock{}, err
 	}
@@ -479,7 +492,7 @@ func (s *Store) release(ctx context.Context, op, key, token string, force bool) 
 	case "CORRUPT":
 		return workflow.Lock{Key: key}, s.corrupt(key, errors.New(r.str(1)))
 	}
-	return workflow.Lock{}, s.unexpected(ctx, op, r)
+	return workflow.Lock{}, s.unexpected(ctx, verb, key, r)
 }
 
 // Update replaces key's record with rec if the stored token is rec.Token,
@@ -494,9 +507,8 @@ func (s *Store) Update(ctx context.Context, rec workflow.Lock) (workflow.Lock, e
 		return workflow.Lock{}, err
 	}
 	k := rec.Key
-	op := "refresh " + k
 	keys := []string{s.recKey(k), s.histKey(rec.Session)}
-	r, err := s.run(ctx, op, updateScript, keys,
+	r, err := s.run(ctx, "refresh", k, updateScript, keys,
 		k, rec.Token, s.lifetime(rec.ExpiresAt, time.Now()), head, tail, s.historyTTL, s.histPrefix(), rec.Session)
 	if err != nil {
 		return workflow.Lock{}, err
@@ -512,7 +524,7 @@ func (s *Store) Update(ctx context.Context, rec workflow.Lock) (workflow.Lock, e
 	case "CORRUPT":
 		return workflow.Lock{}, s.corrupt(k, errors.New(r.str(1)))
 	}
-	return workflow.Lock{}, s.unexpected(ctx, op, r)
+	return workflow.Lock{}, s.unexpected(ctx, "refresh", k, r)
 }
 
 // Get returns key's record, workflow.ErrNotFound or a *workflow.CorruptError.

@@ -388,6 +388,50 @@ func mustAcquire(t testing.TB, s *Store, key string) workflow.Lock {
 	return rec
 }
 
+// Release and Remove take a key out of the indexes and its session's
+// history at once, with and without a rate limit (which moves the pattern
+// index among the script's keys).
+func TestIndexesFollowReleases(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t, redistest.Options{})
+	ctx := context.Background()
+	c := raw(t, srv.URL())
+	for name, opts := range map[string]Options{
+		"plain":             {},
+		"with a rate limit": {RateLimitPerMin: 100, HistoryTTL: time.Hour},
+	} {
+		s := open(t, srv.URL(), opts)
+		recs := map[string]workflow.Lock{}
+		for _, k := range []string{"src/a.go", "src/**", "flag:billing/*"} {
+			recs[k] = mustAcquire(t, s, k)
+		}
+		if n := c.ZCard(ctx, s.kKeys).Val(); n != 3 {
+			t.Fatalf("%s: index of keys has %d members, want 3", name, n)
+		}
+		if pats := c.SMembers(ctx, s.kPat).Val(); len(pats) != 2 {
+			t.Fatalf("%s: pattern index = %q, want the two patterns", name, pats)
+		}
+		if err := s.Release(ctx, "src/**", recs["src/**"].Token); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Remove(ctx, "flag:billing/*"); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Release(ctx, "src/a.go", recs["src/a.go"].Token); err != nil {
+			t.Fatal(err)
+		}
+		if n := c.ZCard(ctx, s.kKeys).Val(); n != 0 {
+			t.Fatalf("%s: index of keys has %d members after the releases", name, n)
+		}
+		if n := c.SCard(ctx, s.kPat).Val(); n != 0 {
+			t.Fatalf("%s: pattern index has %d members after the releases", name, n)
+		}
+		if n := c.HLen(ctx, s.histKey(recs["src/a.go"].Session)).Val(); n != 0 {
+			t.Fatalf("%s: history has %d entries after the releases", name, n)
+		}
+	}
+}
+
 // Index members of records Redis dropped are pruned by the next reader
 // that meets them.
 func TestIndexPruned(t *testing.T) {

@@ -2,7 +2,11 @@ package redisstore
 
 import (
 	"context"
+
+	"github.com/lockgate/lockgate/workflow"
 )
+
+var _ workflow.Waiter = (*Store)(nil)
 
 // WaitRelease subscribes to key's release channel and returns a channel
 // that is closed when the key is next released or removed (Release, Remove
