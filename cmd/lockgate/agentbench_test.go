@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/lockgate/lockgate/internal/redistest"
 )
 
 // BenchmarkMCPAcquire: acquire_lock through `lockgate mcp`, from an
@@ -17,7 +19,15 @@ import (
 // ping round trip (the protocol's floor). The default config: every event
 // reaches the journal at once and the workflow branch in the background.
 func BenchmarkMCPAcquire(b *testing.B) {
+	b.Run("store=file", func(b *testing.B) { benchMCPAcquire(b, "file") })
+	b.Run("store=redis", func(b *testing.B) {
+		benchMCPAcquire(b, redistest.Start(b, redistest.Options{}).URL())
+	})
+}
+
+func benchMCPAcquire(b *testing.B, store string) {
 	r, env := benchRepo(b)
+	env = append(env, "LOCKGATE_STORE="+store, "LOCK_TTL_MS=600000")
 	cmd := exec.Command(lockgateBinary(b), "mcp")
 	cmd.Dir, cmd.Env = r.Dir, env
 	ctx := context.Background()
