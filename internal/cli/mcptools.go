@@ -135,13 +135,25 @@ func (te *toolError) heldBy(l workflow.Lock) {
 	te.HeldBy = &v
 }
 
-// failed turns a tool error into the result of a refused call: isError set,
-// with the structured output still attached.
-func failed(te *toolError) *mcp.CallToolResult {
-	if te == nil {
-		return nil
+// refusable is a tool's output, which carries why a call was refused.
+type refusable interface{ refuse(*toolError) }
+
+// toolFunc adapts run, which fills in its output and returns why it could
+// not do what was asked, to the SDK: a refusal is a tool result with isError
+// set and the structured output (error included), never a protocol error.
+// newOut gives the output its empty lists, so they print as [] not null.
+func toolFunc[In, Out any, PO interface {
+	*Out
+	refusable
+}](newOut func() Out, run func(context.Context, In, PO) error) mcp.ToolHandlerFor[In, Out] {
+	return func(ctx context.Context, _ *mcp.CallToolRequest, in In) (*mcp.CallToolResult, Out, error) {
+		out := newOut()
+		if err := run(ctx, in, &out); err != nil {
+			PO(&out).refuse(toolErrorOf(err))
+			return &mcp.CallToolResult{IsError: true}, out, nil
+		}
+		return nil, out, nil
 	}
-	return &mcp.CallToolResult{IsError: true}
 }
 
 // toolPaths resolves the keys a tool is given: paths are relative to the
@@ -192,44 +204,41 @@ type acquireOut struct {
 	Error    *toolError `json:"error,omitempty"`
 }
 
-func (s *mcpService) acquireLock(ctx context.Context, _ *mcp.CallToolRequest, in acquireIn) (*mcp.CallToolResult, acquireOut, error) {
-	out := acquireOut{Locks: []lockView{}}
-	err := func() error {
-		if in.TTLMinutes < 0 || in.WaitSeconds < 0 {
-			return usagef("ttl_minutes and wait_seconds must not be negative")
-		}
-		e, err := s.call(in.identityArgs)
-		if err != nil {
-			return err
-		}
-		keys, err := e.toolKeys(in.FilePath, in.Keys)
-		if err != nil {
-			return err
-		}
-		req := workflow.Request{Owner: e.me, TTL: minutes(in.TTLMinutes), Reason: in.Reason, Action: "lock",
-			TaskID: in.TaskID, Wait: seconds(in.WaitSeconds), Keys: canonicals(keys)}
-		if req.TTL == 0 {
-			req.TTL = s.a.defaultTTL(e, keys)
-		}
-		if in.TaskID != "" {
-			if err := checkID("task", in.TaskID); err != nil {
-				return err
-			}
-			for _, k := range keys {
-				if k.Kind == lockkey.KindActivity {
-					req.TaskTTL = e.cfg.TTL(e.me.HolderType, "task")
-				}
-			}
-		}
-		res, err := e.mgr.Acquire(ctx, req)
-		for _, r := range res {
-			out.Locks = append(out.Locks, viewOf(r.Lock))
-		}
+func (o *acquireOut) refuse(te *toolError) { o.Error = te }
+
+func (s *mcpService) acquireLock(ctx context.Context, in acquireIn, out *acquireOut) error {
+	if in.TTLMinutes < 0 || in.WaitSeconds < 0 {
+		return usagef("ttl_minutes and wait_seconds must not be negative")
+	}
+	e, err := s.call(in.identityArgs)
+	if err != nil {
 		return err
-	}()
+	}
+	keys, err := e.toolKeys(in.FilePath, in.Keys)
+	if err != nil {
+		return err
+	}
+	req := workflow.Request{Owner: e.me, TTL: minutes(in.TTLMinutes), Reason: in.Reason, Action: "lock",
+		TaskID: in.TaskID, Wait: seconds(in.WaitSeconds), Keys: canonicals(keys)}
+	if req.TTL == 0 {
+		req.TTL = s.a.defaultTTL(e, keys)
+	}
+	if in.TaskID != "" {
+		if err := checkID("task", in.TaskID); err != nil {
+			return err
+		}
+		for _, k := range keys {
+			if k.Kind == lockkey.KindActivity {
+				req.TaskTTL = e.cfg.TTL(e.me.HolderType, "task")
+			}
+		}
+	}
+	res, err := e.mgr.Acquire(ctx, req)
+	for _, r := range res {
+		out.Locks = append(out.Locks, viewOf(r.Lock))
+	}
 	out.Acquired = err == nil
-	out.Error = toolErrorOf(err)
-	return failed(out.Error), out, nil
+	return err
 }
 
 type releaseIn struct {
@@ -246,23 +255,20 @@ type releaseOut struct {
 	Error    *toolError `json:"error,omitempty"`
 }
 
-func (s *mcpService) releaseLock(ctx context.Context, _ *mcp.CallToolRequest, in releaseIn) (*mcp.CallToolResult, releaseOut, error) {
-	out := releaseOut{Released: []string{}}
-	err := func() error {
-		e, err := s.call(in.identityArgs)
-		if err != nil {
-			return err
-		}
-		keys, err := e.toolKeys(in.FilePath, in.Keys)
-		if err != nil {
-			return err
-		}
-		res, err := e.mgr.Release(ctx, canonicals(keys), e.me, in.Force)
-		out.fill(res)
+func (o *releaseOut) refuse(te *toolError) { o.Error = te }
+
+func (s *mcpService) releaseLock(ctx context.Context, in releaseIn, out *releaseOut) error {
+	e, err := s.call(in.identityArgs)
+	if err != nil {
 		return err
-	}()
-	out.Error = toolErrorOf(err)
-	return failed(out.Error), out, nil
+	}
+	keys, err := e.toolKeys(in.FilePath, in.Keys)
+	if err != nil {
+		return err
+	}
+	res, err := e.mgr.Release(ctx, canonicals(keys), e.me, in.Force)
+	out.fill(res)
+	return err
 }
 
 func (out *releaseOut) fill(res workflow.ReleaseResult) {
@@ -288,35 +294,32 @@ type locksOut struct {
 	Error *toolError `json:"error,omitempty"`
 }
 
-func (s *mcpService) refreshLock(ctx context.Context, _ *mcp.CallToolRequest, in refreshIn) (*mcp.CallToolResult, locksOut, error) {
-	out := locksOut{Locks: []lockView{}}
-	err := func() error {
-		if in.TTLMinutes < 0 {
-			return usagef("ttl_minutes must not be negative")
+func (o *locksOut) refuse(te *toolError) { o.Error = te }
+
+func (s *mcpService) refreshLock(ctx context.Context, in refreshIn, out *locksOut) error {
+	if in.TTLMinutes < 0 {
+		return usagef("ttl_minutes must not be negative")
+	}
+	e, err := s.call(in.identityArgs)
+	if err != nil {
+		return err
+	}
+	keys, err := e.toolKeys(in.FilePath, in.Keys)
+	if err != nil {
+		return err
+	}
+	for _, k := range keys {
+		ttl := minutes(in.TTLMinutes)
+		if ttl == 0 {
+			ttl = s.a.defaultTTL(e, []lockkey.Key{k})
 		}
-		e, err := s.call(in.identityArgs)
+		ls, err := e.mgr.Refresh(ctx, []string{k.Canonical}, e.me, ttl, e.cfg.TTL(e.me.HolderType, "task"))
+		out.Locks = append(out.Locks, viewsOf(ls)...)
 		if err != nil {
 			return err
 		}
-		keys, err := e.toolKeys(in.FilePath, in.Keys)
-		if err != nil {
-			return err
-		}
-		for _, k := range keys {
-			ttl := minutes(in.TTLMinutes)
-			if ttl == 0 {
-				ttl = s.a.defaultTTL(e, []lockkey.Key{k})
-			}
-			ls, err := e.mgr.Refresh(ctx, []string{k.Canonical}, e.me, ttl, e.cfg.TTL(e.me.HolderType, "task"))
-			out.Locks = append(out.Locks, viewsOf(ls)...)
-			if err != nil {
-				return err
-			}
-		}
-		return nil
-	}()
-	out.Error = toolErrorOf(err)
-	return failed(out.Error), out, nil
+	}
+	return nil
 }
 
 type checkLocksIn struct {
@@ -340,36 +343,30 @@ type checkLocksOut struct {
 	Error    *toolError  `json:"error,omitempty"`
 }
 
-func (s *mcpService) checkLocks(ctx context.Context, _ *mcp.CallToolRequest, in checkLocksIn) (*mcp.CallToolResult, checkLocksOut, error) {
-	out := checkLocksOut{Free: true}
-	err := func() error {
-		e, err := s.call(in.identityArgs)
-		if err != nil {
-			return err
-		}
-		if in.FilePath == "" && len(in.Keys) == 0 {
-			ls, err := liveLocks(ctx, e, false, false)
-			out.Locks = ls
-			return err
-		}
-		keys, err := e.toolKeys(in.FilePath, in.Keys)
-		if err != nil {
-			return err
-		}
-		sts, err := e.mgr.Check(ctx, canonicals(keys), e.me)
-		for _, st := range sts {
-			out.Statuses = append(out.Statuses, keyStatus{Key: st.Key, State: st.State, Locks: viewsOf(st.Locks)})
-			if st.State == "held" {
-				out.Free = false
-			}
-		}
-		return err
-	}()
-	out.Error = toolErrorOf(err)
+func (o *checkLocksOut) refuse(te *toolError) { o.Error, o.Free = te, false }
+
+func (s *mcpService) checkLocks(ctx context.Context, in checkLocksIn, out *checkLocksOut) error {
+	e, err := s.call(in.identityArgs)
 	if err != nil {
-		out.Free = false
+		return err
 	}
-	return failed(out.Error), out, nil
+	if in.FilePath == "" && len(in.Keys) == 0 {
+		ls, err := liveLocks(ctx, e, false, false)
+		out.Locks = ls
+		return err
+	}
+	keys, err := e.toolKeys(in.FilePath, in.Keys)
+	if err != nil {
+		return err
+	}
+	sts, err := e.mgr.Check(ctx, canonicals(keys), e.me)
+	for _, st := range sts {
+		out.Statuses = append(out.Statuses, keyStatus{Key: st.Key, State: st.State, Locks: viewsOf(st.Locks)})
+		if st.State == "held" {
+			out.Free = false
+		}
+	}
+	return err
 }
 
 // liveLocks is every unexpired lock (or only the caller's, or only stale
@@ -402,17 +399,14 @@ type listIn struct {
 	identityArgs
 }
 
-func (s *mcpService) listLocks(ctx context.Context, _ *mcp.CallToolRequest, in listIn) (*mcp.CallToolResult, locksOut, error) {
-	var out locksOut
+func (s *mcpService) listLocks(ctx context.Context, in listIn, out *locksOut) error {
 	e, err := s.call(in.identityArgs)
-	if err == nil {
-		out.Locks, err = liveLocks(ctx, e, in.Mine, in.Stale)
+	if err != nil {
+		return err
 	}
-	if out.Locks == nil {
-		out.Locks = []lockView{}
-	}
-	out.Error = toolErrorOf(err)
-	return failed(out.Error), out, nil
+	ls, err := liveLocks(ctx, e, in.Mine, in.Stale)
+	out.Locks = append(out.Locks, ls...)
+	return err
 }
 
 type claimIn struct {
@@ -430,43 +424,40 @@ type claimOut struct {
 	Error   *toolError `json:"error,omitempty"`
 }
 
-func (s *mcpService) claimPackage(ctx context.Context, _ *mcp.CallToolRequest, in claimIn) (*mcp.CallToolResult, claimOut, error) {
-	out := claimOut{Locks: []lockView{}}
-	err := func() error {
-		if in.TTLMinutes < 0 || in.WaitSeconds < 0 {
-			return usagef("ttl_minutes and wait_seconds must not be negative")
-		}
-		e, err := s.call(in.identityArgs)
-		if err != nil {
-			return err
-		}
-		wps, err := s.a.loadPackages(e, "")
-		if err != nil {
-			return err
-		}
-		o := &ClaimOptions{TTL: minutes(in.TTLMinutes), Wait: seconds(in.WaitSeconds)}
-		var wp *config.WorkPackage
-		var res []workflow.Result
-		if in.PackageID != "" {
-			var ok bool
-			if wp, ok = wps.Find(in.PackageID); !ok {
-				return usagef("no work package %q in %s", in.PackageID, wps.Path)
-			}
-			res, err = s.a.claimPackage(ctx, e, wp, o, o.Wait)
-		} else {
-			wp, res, err = s.a.claimNext(ctx, e, wps, o)
-		}
-		if wp != nil {
-			out.Package, out.Title = wp.ID, wp.Title
-		}
-		for _, r := range res {
-			out.Locks = append(out.Locks, viewOf(r.Lock))
-		}
+func (o *claimOut) refuse(te *toolError) { o.Error = te }
+
+func (s *mcpService) claimPackage(ctx context.Context, in claimIn, out *claimOut) error {
+	if in.TTLMinutes < 0 || in.WaitSeconds < 0 {
+		return usagef("ttl_minutes and wait_seconds must not be negative")
+	}
+	e, err := s.call(in.identityArgs)
+	if err != nil {
 		return err
-	}()
+	}
+	wps, err := s.a.loadPackages(e, "")
+	if err != nil {
+		return err
+	}
+	o := &ClaimOptions{TTL: minutes(in.TTLMinutes), Wait: seconds(in.WaitSeconds)}
+	var wp *config.WorkPackage
+	var res []workflow.Result
+	if in.PackageID != "" {
+		var ok bool
+		if wp, ok = wps.Find(in.PackageID); !ok {
+			return usagef("no work package %q in %s", in.PackageID, wps.Path)
+		}
+		res, err = s.a.claimPackage(ctx, e, wp, o, o.Wait)
+	} else {
+		wp, res, err = s.a.claimNext(ctx, e, wps, o)
+	}
+	if wp != nil {
+		out.Package, out.Title = wp.ID, wp.Title
+	}
+	for _, r := range res {
+		out.Locks = append(out.Locks, viewOf(r.Lock))
+	}
 	out.Claimed = err == nil
-	out.Error = toolErrorOf(err)
-	return failed(out.Error), out, nil
+	return err
 }
 
 type completeIn struct {
@@ -474,22 +465,17 @@ type completeIn struct {
 	identityArgs
 }
 
-func (s *mcpService) completePackage(ctx context.Context, _ *mcp.CallToolRequest, in completeIn) (*mcp.CallToolResult, releaseOut, error) {
-	out := releaseOut{Released: []string{}}
-	err := func() error {
-		if in.PackageID == "" {
-			return usagef("give package_id")
-		}
-		e, err := s.call(in.identityArgs)
-		if err != nil {
-			return err
-		}
-		res, err := s.a.finishPackage(ctx, e, "", in.PackageID)
-		out.fill(res)
+func (s *mcpService) completePackage(ctx context.Context, in completeIn, out *releaseOut) error {
+	if in.PackageID == "" {
+		return usagef("give package_id")
+	}
+	e, err := s.call(in.identityArgs)
+	if err != nil {
 		return err
-	}()
-	out.Error = toolErrorOf(err)
-	return failed(out.Error), out, nil
+	}
+	res, err := s.a.finishPackage(ctx, e, "", in.PackageID)
+	out.fill(res)
+	return err
 }
 
 type pauseIn struct {
@@ -506,26 +492,24 @@ type pauseOut struct {
 	Error   *toolError `json:"error,omitempty"`
 }
 
-func (s *mcpService) pauseStatus(ctx context.Context, _ *mcp.CallToolRequest, in pauseIn) (*mcp.CallToolResult, pauseOut, error) {
-	out := pauseOut{Feature: in.Feature}
-	err := func() error {
-		if in.Feature == "" {
-			return usagef("give feature")
-		}
-		e, err := s.call(in.identityArgs)
-		if err != nil {
-			return err
-		}
-		st, err := s.a.pauseState(ctx, e, in.Feature)
-		out.Key, out.Paused, out.Mine = st.Key, st.Paused, st.Mine
-		if st.Lock != nil {
-			v := viewOf(*st.Lock)
-			out.Lock = &v
-		}
+func (o *pauseOut) refuse(te *toolError) { o.Error = te }
+
+func (s *mcpService) pauseStatus(ctx context.Context, in pauseIn, out *pauseOut) error {
+	out.Feature = in.Feature
+	if in.Feature == "" {
+		return usagef("give feature")
+	}
+	e, err := s.call(in.identityArgs)
+	if err != nil {
 		return err
-	}()
-	out.Error = toolErrorOf(err)
-	return failed(out.Error), out, nil
+	}
+	st, err := s.a.pauseState(ctx, e, in.Feature)
+	out.Key, out.Paused, out.Mine = st.Key, st.Paused, st.Mine
+	if st.Lock != nil {
+		v := viewOf(*st.Lock)
+		out.Lock = &v
+	}
+	return err
 }
 
 type portsIn struct {
@@ -545,6 +529,8 @@ type portsOut struct {
 	Error *toolError  `json:"error,omitempty"`
 }
 
+func (o *portsOut) refuse(te *toolError) { o.Error = te }
+
 func leases(ls []workflow.Lock) []portLease {
 	out := []portLease{}
 	for _, r := range portRows(ls) {
@@ -553,29 +539,24 @@ func leases(ls []workflow.Lock) []portLease {
 	return out
 }
 
-func (s *mcpService) allocatePorts(ctx context.Context, _ *mcp.CallToolRequest, in portsIn) (*mcp.CallToolResult, portsOut, error) {
-	out := portsOut{Ports: []portLease{}}
-	err := func() error {
-		if in.Count == 0 {
-			in.Count = 1
-		}
-		if in.Count < 1 || in.Count > 1000 || in.TTLMinutes < 0 {
-			return usagef("count from 1 to 1000, ttl_minutes not negative")
-		}
-		e, err := s.call(identityArgs{Session: in.SessionID})
-		if err != nil {
-			return err
-		}
-		ttl := minutes(in.TTLMinutes)
-		if ttl == 0 {
-			ttl = s.a.defaultTTL(e, nil)
-		}
-		ls, err := allocatePorts(ctx, e, in.Count, ttl)
-		out.Ports = leases(ls)
+func (s *mcpService) allocatePorts(ctx context.Context, in portsIn, out *portsOut) error {
+	if in.Count == 0 {
+		in.Count = 1
+	}
+	if in.Count < 1 || in.Count > 1000 || in.TTLMinutes < 0 {
+		return usagef("count from 1 to 1000, ttl_minutes not negative")
+	}
+	e, err := s.call(identityArgs{Session: in.SessionID})
+	if err != nil {
 		return err
-	}()
-	out.Error = toolErrorOf(err)
-	return failed(out.Error), out, nil
+	}
+	ttl := minutes(in.TTLMinutes)
+	if ttl == 0 {
+		ttl = s.a.defaultTTL(e, nil)
+	}
+	ls, err := allocatePorts(ctx, e, in.Count, ttl)
+	out.Ports = leases(ls)
+	return err
 }
 
 type releasePortsIn struct {
@@ -583,27 +564,22 @@ type releasePortsIn struct {
 	Ports     []int  `json:"ports,omitempty" jsonschema:"ports to give back; without them, every lease of the session"`
 }
 
-func (s *mcpService) releasePorts(ctx context.Context, _ *mcp.CallToolRequest, in releasePortsIn) (*mcp.CallToolResult, releaseOut, error) {
-	out := releaseOut{Released: []string{}}
-	err := func() error {
-		e, err := s.call(identityArgs{Session: in.SessionID})
-		if err != nil {
-			return err
-		}
-		args := make([]string, len(in.Ports))
-		for i, p := range in.Ports {
-			args[i] = strconv.Itoa(p)
-		}
-		keys, err := s.a.myPorts(ctx, e, args)
-		if err != nil || len(keys) == 0 {
-			return err
-		}
-		res, err := e.mgr.Release(ctx, keys, e.me, false)
-		out.fill(res)
+func (s *mcpService) releasePorts(ctx context.Context, in releasePortsIn, out *releaseOut) error {
+	e, err := s.call(identityArgs{Session: in.SessionID})
+	if err != nil {
 		return err
-	}()
-	out.Error = toolErrorOf(err)
-	return failed(out.Error), out, nil
+	}
+	args := make([]string, len(in.Ports))
+	for i, p := range in.Ports {
+		args[i] = strconv.Itoa(p)
+	}
+	keys, err := s.a.myPorts(ctx, e, args)
+	if err != nil || len(keys) == 0 {
+		return err
+	}
+	res, err := e.mgr.Release(ctx, keys, e.me, false)
+	out.fill(res)
+	return err
 }
 
 type checkChangeIn struct {
@@ -619,40 +595,34 @@ type checkChangeOut struct {
 	Error      *toolError        `json:"error,omitempty"`
 }
 
-func (s *mcpService) checkChange(ctx context.Context, _ *mcp.CallToolRequest, in checkChangeIn) (*mcp.CallToolResult, checkChangeOut, error) {
-	out := checkChangeOut{Violations: []hooks.Violation{}}
-	err := func() error {
-		if len(in.Paths) == 0 {
-			return usagef("give paths")
-		}
-		e, err := s.call(in.identityArgs)
-		if err != nil {
-			return err
-		}
-		paths := make([]string, 0, len(in.Paths))
-		for _, p := range in.Paths {
-			rp, err := e.repoPath(p, e.repo.Toplevel)
-			if err != nil {
-				return err
-			}
-			paths = append(paths, rp)
-		}
-		branch, err := gitexec.HeadBranch(e.repo)
-		if err != nil {
-			return err
-		}
-		r, err := s.a.evaluate(ctx, e, in.Profile, paths, branch)
-		if err != nil {
-			return err
-		}
-		out.OK, out.Violations, out.Warnings = r.OK, r.Violations, r.Warnings
-		return nil
-	}()
-	out.Error = toolErrorOf(err)
-	if err != nil {
-		return failed(out.Error), out, nil
+func (o *checkChangeOut) refuse(te *toolError) { o.Error = te }
+
+func (s *mcpService) checkChange(ctx context.Context, in checkChangeIn, out *checkChangeOut) error {
+	if len(in.Paths) == 0 {
+		return usagef("give paths")
 	}
-	return nil, out, nil
+	e, err := s.call(in.identityArgs)
+	if err != nil {
+		return err
+	}
+	paths := make([]string, 0, len(in.Paths))
+	for _, p := range in.Paths {
+		rp, err := e.repoPath(p, e.repo.Toplevel)
+		if err != nil {
+			return err
+		}
+		paths = append(paths, rp)
+	}
+	branch, err := gitexec.HeadBranch(e.repo)
+	if err != nil {
+		return err
+	}
+	r, err := s.a.evaluate(ctx, e, in.Profile, paths, branch)
+	if err != nil {
+		return err
+	}
+	out.OK, out.Violations, out.Warnings = r.OK, r.Violations, r.Warnings
+	return nil
 }
 
 // server registers the tools.
@@ -663,21 +633,21 @@ func (s *mcpService) server() *mcp.Server {
 			"A refused call returns isError with error.class (busy, invalid_key, operation_not_permitted, …) and who holds what until when.",
 	})
 	mcp.AddTool(srv, &mcp.Tool{Name: "acquire_lock", Description: "Lock a file, pattern or logical key (all or nothing). " +
-		"Refused when another worker holds it: the result names holder, expiry and reason."}, s.acquireLock)
-	mcp.AddTool(srv, &mcp.Tool{Name: "release_lock", Description: "Release locks the caller holds (another's only with force, logged)."}, s.releaseLock)
-	mcp.AddTool(srv, &mcp.Tool{Name: "refresh_lock", Description: "Extend locks the caller holds."}, s.refreshLock)
+		"Refused when another worker holds it: the result names holder, expiry and reason."}, toolFunc(func() acquireOut { return acquireOut{Locks: []lockView{}} }, s.acquireLock))
+	mcp.AddTool(srv, &mcp.Tool{Name: "release_lock", Description: "Release locks the caller holds (another's only with force, logged)."}, toolFunc(func() releaseOut { return releaseOut{Released: []string{}} }, s.releaseLock))
+	mcp.AddTool(srv, &mcp.Tool{Name: "refresh_lock", Description: "Extend locks the caller holds."}, toolFunc(func() locksOut { return locksOut{Locks: []lockView{}} }, s.refreshLock))
 	mcp.AddTool(srv, &mcp.Tool{Name: "check_locks", Description: "Whether keys or paths are free, held by the caller, or held by another; " +
-		"without keys, every live lock."}, s.checkLocks)
-	mcp.AddTool(srv, &mcp.Tool{Name: "list_locks", Description: "Every live lock (or only the caller's, or only stale ones)."}, s.listLocks)
+		"without keys, every live lock."}, toolFunc(func() checkLocksOut { return checkLocksOut{Free: true} }, s.checkLocks))
+	mcp.AddTool(srv, &mcp.Tool{Name: "list_locks", Description: "Every live lock (or only the caller's, or only stale ones)."}, toolFunc(func() locksOut { return locksOut{Locks: []lockView{}} }, s.listLocks))
 	mcp.AddTool(srv, &mcp.Tool{Name: "claim_package", Description: "Claim a work package: its task lock and all its locks, " +
-		"all or nothing (the first free package without package_id)."}, s.claimPackage)
-	mcp.AddTool(srv, &mcp.Tool{Name: "complete_package", Description: "Finish a claimed work package: release its locks."}, s.completePackage)
+		"all or nothing (the first free package without package_id)."}, toolFunc(func() claimOut { return claimOut{Locks: []lockView{}} }, s.claimPackage))
+	mcp.AddTool(srv, &mcp.Tool{Name: "complete_package", Description: "Finish a claimed work package: release its locks."}, toolFunc(func() releaseOut { return releaseOut{Released: []string{}} }, s.completePackage))
 	mcp.AddTool(srv, &mcp.Tool{Name: "pause_status", Description: "Whether a feature is paused (its feature:<id>:pause lock is held); " +
-		"stop and wait while another worker holds it."}, s.pauseStatus)
+		"stop and wait while another worker holds it."}, toolFunc(func() pauseOut { return pauseOut{} }, s.pauseStatus))
 	mcp.AddTool(srv, &mcp.Tool{Name: "allocate_ports", Description: "Lease free TCP ports on this machine to a session; " +
-		"never handed to two sessions. Use this, not env: keys, for ports."}, s.allocatePorts)
-	mcp.AddTool(srv, &mcp.Tool{Name: "release_ports", Description: "Give back port leases."}, s.releasePorts)
+		"never handed to two sessions. Use this, not env: keys, for ports."}, toolFunc(func() portsOut { return portsOut{Ports: []portLease{}} }, s.allocatePorts))
+	mcp.AddTool(srv, &mcp.Tool{Name: "release_ports", Description: "Give back port leases."}, toolFunc(func() releaseOut { return releaseOut{Released: []string{}} }, s.releasePorts))
 	mcp.AddTool(srv, &mcp.Tool{Name: "check_change", Description: "Would a commit touching these paths pass the pre-commit hook? " +
-		"Scope (user-owned, core, profile, key rules) and locks of others, with the reason and fix for each refusal."}, s.checkChange)
+		"Scope (user-owned, core, profile, key rules) and locks of others, with the reason and fix for each refusal."}, toolFunc(func() checkChangeOut { return checkChangeOut{Violations: []hooks.Violation{}} }, s.checkChange))
 	return srv
 }
