@@ -156,7 +156,7 @@ func toolFunc[In, Out any, PO interface {
 	}
 }
 
-// toolPaths resolves the keys a tool is given: paths are relative to the
+// toolKeys resolves the keys a tool is given: paths are relative to the
 // repository root (or absolute inside the worktree), never to the server's
 // working directory.
 func (e *env) toolKeys(one string, many []string) ([]lockkey.Key, error) {
