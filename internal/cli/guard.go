@@ -79,6 +79,9 @@ func (e *env) repoPath(p, base string) (string, error) {
 		abs = filepath.Join(base, p)
 	}
 	abs = filepath.Clean(abs)
+	if strings.ContainsRune(abs, 0) {
+		return "", usagef("invalid path %q", abs)
+	}
 	rel, ok := within(e.repo.Toplevel, abs)
 	if !ok {
 		// The worktree may be reached through a symbolic link.
