@@ -185,8 +185,23 @@ func (e *env) toolKeys(one string, many []string) ([]lockkey.Key, error) {
 	return out, nil
 }
 
-func minutes(m float64) time.Duration { return time.Duration(m * float64(time.Minute)) }
-func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
+// Bounds of the duration arguments: beyond them a float would not even fit
+// a time.Duration.
+const (
+	maxTTLMinutes  = 366 * 24 * 60
+	maxWaitSeconds = 24 * 60 * 60
+)
+
+// durations converts ttl_minutes and wait_seconds (0: the default).
+func durations(ttlMinutes, waitSeconds float64) (ttl, wait time.Duration, err error) {
+	if !(ttlMinutes >= 0 && ttlMinutes <= maxTTLMinutes) {
+		return 0, 0, usagef("ttl_minutes must be from 0 to %d, got %v", maxTTLMinutes, ttlMinutes)
+	}
+	if !(waitSeconds >= 0 && waitSeconds <= maxWaitSeconds) {
+		return 0, 0, usagef("wait_seconds must be from 0 to %d, got %v", maxWaitSeconds, waitSeconds)
+	}
+	return time.Duration(ttlMinutes * float64(time.Minute)), time.Duration(waitSeconds * float64(time.Second)), nil
+}
 
 type acquireIn struct {
 	FilePath    string   `json:"file_path,omitempty" jsonschema:"the key to lock: a repo-relative path, a doublestar pattern, or a logical key such as 'api:GET /v1/users' or 'feature:FEAT-1:pause'"`
@@ -207,8 +222,9 @@ type acquireOut struct {
 func (o *acquireOut) refuse(te *toolError) { o.Error = te }
 
 func (s *mcpService) acquireLock(ctx context.Context, in acquireIn, out *acquireOut) error {
-	if in.TTLMinutes < 0 || in.WaitSeconds < 0 {
-		return usagef("ttl_minutes and wait_seconds must not be negative")
+	ttl, wait, err := durations(in.TTLMinutes, in.WaitSeconds)
+	if err != nil {
+		return err
 	}
 	e, err := s.call(in.identityArgs)
 	if err != nil {
@@ -218,8 +234,8 @@ func (s *mcpService) acquireLock(ctx context.Context, in acquireIn, out *acquire
 	if err != nil {
 		return err
 	}
-	req := workflow.Request{Owner: e.me, TTL: minutes(in.TTLMinutes), Reason: in.Reason, Action: "lock",
-		TaskID: in.TaskID, Wait: seconds(in.WaitSeconds), Keys: canonicals(keys)}
+	req := workflow.Request{Owner: e.me, TTL: ttl, Reason: in.Reason, Action: "lock",
+		TaskID: in.TaskID, Wait: wait, Keys: canonicals(keys)}
 	if req.TTL == 0 {
 		req.TTL = s.a.defaultTTL(e, keys)
 	}
@@ -297,8 +313,9 @@ type locksOut struct {
 func (o *locksOut) refuse(te *toolError) { o.Error = te }
 
 func (s *mcpService) refreshLock(ctx context.Context, in refreshIn, out *locksOut) error {
-	if in.TTLMinutes < 0 {
-		return usagef("ttl_minutes must not be negative")
+	ttlArg, _, err := durations(in.TTLMinutes, 0)
+	if err != nil {
+		return err
 	}
 	e, err := s.call(in.identityArgs)
 	if err != nil {
@@ -309,7 +326,7 @@ func (s *mcpService) refreshLock(ctx context.Context, in refreshIn, out *locksOu
 		return err
 	}
 	for _, k := range keys {
-		ttl := minutes(in.TTLMinutes)
+		ttl := ttlArg
 		if ttl == 0 {
 			ttl = s.a.defaultTTL(e, []lockkey.Key{k})
 		}
@@ -427,8 +444,9 @@ type claimOut struct {
 func (o *claimOut) refuse(te *toolError) { o.Error = te }
 
 func (s *mcpService) claimPackage(ctx context.Context, in claimIn, out *claimOut) error {
-	if in.TTLMinutes < 0 || in.WaitSeconds < 0 {
-		return usagef("ttl_minutes and wait_seconds must not be negative")
+	ttl, wait, err := durations(in.TTLMinutes, in.WaitSeconds)
+	if err != nil {
+		return err
 	}
 	e, err := s.call(in.identityArgs)
 	if err != nil {
@@ -438,7 +456,7 @@ func (s *mcpService) claimPackage(ctx context.Context, in claimIn, out *claimOut
 	if err != nil {
 		return err
 	}
-	o := &ClaimOptions{TTL: minutes(in.TTLMinutes), Wait: seconds(in.WaitSeconds)}
+	o := &ClaimOptions{TTL: ttl, Wait: wait}
 	var wp *config.WorkPackage
 	var res []workflow.Result
 	if in.PackageID != "" {
@@ -543,14 +561,17 @@ func (s *mcpService) allocatePorts(ctx context.Context, in portsIn, out *portsOu
 	if in.Count == 0 {
 		in.Count = 1
 	}
-	if in.Count < 1 || in.Count > 1000 || in.TTLMinutes < 0 {
-		return usagef("count from 1 to 1000, ttl_minutes not negative")
+	if in.Count < 1 || in.Count > 1000 {
+		return usagef("count must be from 1 to 1000, got %d", in.Count)
+	}
+	ttl, _, err := durations(in.TTLMinutes, 0)
+	if err != nil {
+		return err
 	}
 	e, err := s.call(identityArgs{Session: in.SessionID})
 	if err != nil {
 		return err
 	}
-	ttl := minutes(in.TTLMinutes)
 	if ttl == 0 {
 		ttl = s.a.defaultTTL(e, nil)
 	}
