@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -23,6 +24,7 @@ import (
 type mcpAgent struct {
 	t       testing.TB
 	session *mcp.ClientSession
+	cmd     *exec.Cmd
 }
 
 func startMCP(t testing.TB, r *gittest.Repo, worker string, extraEnv ...string) *mcpAgent {
@@ -36,7 +38,7 @@ func startMCP(t testing.TB, r *gittest.Repo, worker string, extraEnv ...string) 
 		t.Fatalf("connect to lockgate mcp: %v", err)
 	}
 	t.Cleanup(func() { _ = cs.Close() })
-	return &mcpAgent{t: t, session: cs}
+	return &mcpAgent{t: t, session: cs, cmd: cmd}
 }
 
 // call calls a tool and decodes its structured result into a map.
@@ -411,6 +413,23 @@ func TestMCPWorkflowBranch(t *testing.T) {
 	files := r.Git("ls-tree", "-r", "--name-only", "lockgate/workflow", "events")
 	if n := strings.Count(files, ".json"); n != 2 {
 		t.Fatalf("workflow branch has %d events, want 2:\n%s", n, files)
+	}
+
+	// Stopped by SIGTERM, as an agent host stops its servers: the last
+	// events still reach the branch.
+	b := startMCP(t, r, "agent-2")
+	if out, isErr := b.call("acquire_lock", map[string]any{"file_path": "b.py"}); isErr {
+		t.Fatalf("acquire: %v", out)
+	}
+	if err := b.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.cmd.Wait(); err != nil {
+		t.Fatalf("server after SIGTERM: %v", err)
+	}
+	files = r.Git("ls-tree", "-r", "--name-only", "lockgate/workflow", "events")
+	if n := strings.Count(files, ".json"); n != 3 {
+		t.Fatalf("workflow branch has %d events after SIGTERM, want 3:\n%s", n, files)
 	}
 }
 
