@@ -29,10 +29,19 @@ type auditSink struct {
 	// later, when set, takes the events to the branch instead of branch
 	// (the MCP server commits them in the background).
 	later func(evs []journal.Event)
+	// flushLater, when set, is told that events were written to the
+	// journal unflushed, and flushes it (the MCP server, off the call's
+	// path).
+	flushLater func()
 }
 
 func (s *auditSink) Append(evs ...journal.Event) error {
-	if err := s.journal.Append(evs...); err != nil {
+	if s.flushLater != nil {
+		if err := s.journal.AppendWritten(evs...); err != nil {
+			return err
+		}
+		s.flushLater()
+	} else if err := s.journal.Append(evs...); err != nil {
 		return err
 	}
 	if s.later != nil {

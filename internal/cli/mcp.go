@@ -52,9 +52,10 @@ func (nopWriteCloser) Close() error { return nil }
 // the caller's identity and a request id of its own, so calls may run
 // concurrently.
 type mcpService struct {
-	a      *app
-	e      *env
-	syncer *branchSyncer
+	a       *app
+	e       *env
+	syncer  *branchSyncer
+	flusher *journalFlusher
 }
 
 func (a *app) newMCPService(ctx context.Context) (*mcpService, error) {
@@ -63,7 +64,16 @@ func (a *app) newMCPService(ctx context.Context) (*mcpService, error) {
 		return nil, err
 	}
 	s := &mcpService{a: a, e: e}
-	if sink, ok := e.mgr.Events.(*auditSink); ok && sink.branch != nil {
+	sink, ok := e.mgr.Events.(*auditSink)
+	if !ok {
+		return s, nil
+	}
+	// A call answers once its events are written to the journal, where
+	// they survive this process; the flush to disk starts at once, beside
+	// the next call rather than in front of it.
+	s.flusher = newJournalFlusher(e.journal, a.stdio.Err)
+	sink.flushLater = s.flusher.kick
+	if sink.branch != nil {
 		// A commit on the workflow branch per tool call would cost more than
 		// the call itself: events go to the journal at once and reach the
 		// branch in batches, in the background, and when the server stops.
@@ -77,6 +87,9 @@ func (a *app) newMCPService(ctx context.Context) (*mcpService, error) {
 func (s *mcpService) stop() {
 	if s.syncer != nil {
 		s.syncer.close()
+	}
+	if s.flusher != nil {
+		s.flusher.close()
 	}
 }
 
@@ -199,4 +212,55 @@ func (s *branchSyncer) close() {
 	close(s.kicks)
 	s.mu.Unlock()
 	<-s.done
+}
+
+// journalFlusher flushes the journal to disk whenever it is kicked; kicks
+// that come while a flush runs make one more flush after it.
+type journalFlusher struct {
+	j      *journal.Journal
+	warn   io.Writer
+	mu     sync.Mutex
+	closed bool
+	kicks  chan struct{}
+	done   chan struct{}
+}
+
+func newJournalFlusher(j *journal.Journal, warn io.Writer) *journalFlusher {
+	f := &journalFlusher{j: j, warn: warn, kicks: make(chan struct{}, 1), done: make(chan struct{})}
+	go func() {
+		defer close(f.done)
+		for range f.kicks {
+			f.flush()
+		}
+		f.flush()
+	}()
+	return f
+}
+
+func (f *journalFlusher) flush() {
+	if err := f.j.Sync(); err != nil {
+		fmt.Fprintf(f.warn, "lockgate: warning: %v\n", err)
+	}
+}
+
+func (f *journalFlusher) kick() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.closed { // a call that outlived the server's loop
+		f.flush()
+		return
+	}
+	select {
+	case f.kicks <- struct{}{}:
+	default:
+	}
+}
+
+// close makes the last flush and waits for it.
+func (f *journalFlusher) close() {
+	f.mu.Lock()
+	f.closed = true
+	close(f.kicks)
+	f.mu.Unlock()
+	<-f.done
 }

@@ -142,7 +142,31 @@ func encode(evs []Event) ([]byte, error) {
 // filled in, in evs itself, so the caller sees what was written. Either all
 // events are written or (on error) none of them is left behind, as far as
 // the file system allows. Appending no events does nothing.
-func (j *Journal) Append(evs ...Event) error {
+func (j *Journal) Append(evs ...Event) error { return j.append(evs, true) }
+
+// AppendWritten is Append without the flush to disk: it returns once the
+// events are in the file, where they survive the death of this process but
+// not of the machine. A long-lived writer that answers many calls uses it
+// and flushes with Sync right after, off its callers' path.
+func (j *Journal) AppendWritten(evs ...Event) error { return j.append(evs, false) }
+
+// Sync flushes what was written to the journal to disk.
+func (j *Journal) Sync() error {
+	f, err := os.Open(j.path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("sync journal %s: %w", j.path, err)
+	}
+	defer f.Close()
+	if err := datasync(f); err != nil {
+		return fmt.Errorf("sync journal %s: %w", j.path, err)
+	}
+	return nil
+}
+
+func (j *Journal) append(evs []Event, sync bool) error {
 	if len(evs) == 0 {
 		return nil
 	}
@@ -150,13 +174,13 @@ func (j *Journal) Append(evs ...Event) error {
 	if err != nil {
 		return fmt.Errorf("append to journal %s: %w", j.path, err)
 	}
-	if err := j.write(buf); err != nil {
+	if err := j.write(buf, sync); err != nil {
 		return fmt.Errorf("append to journal %s: %w", j.path, err)
 	}
 	return nil
 }
 
-func (j *Journal) write(buf []byte) (err error) {
+func (j *Journal) write(buf []byte, sync bool) (err error) {
 	const flags = os.O_RDWR | os.O_APPEND | os.O_CREATE
 	f, err := os.OpenFile(j.path, flags, 0o666)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -173,7 +197,7 @@ func (j *Journal) write(buf []byte) (err error) {
 			err = cerr
 		}
 	}()
-	if err := j.appendLocked(f, buf); err != nil {
+	if err := j.appendLocked(f, buf); err != nil || !sync {
 		return err
 	}
 	// The lock only has to cover the write: syncing outside it lets

@@ -460,3 +460,38 @@ func TestMultiProcess(t *testing.T) {
 	}
 	checkJournal(t, j, procs, each, "proc")
 }
+
+// TestAppendWritten: events appended without the flush are in the file,
+// line for line as Append writes them, and Sync flushes (a missing journal
+// has nothing to flush).
+func TestAppendWritten(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	j := Open(filepath.Join(dir, "sub", "events.jsonl"))
+	if err := j.Sync(); err != nil {
+		t.Fatalf("Sync of a missing journal: %v", err)
+	}
+	a := []Event{{ID: "1", Timestamp: time.Unix(1, 0), Worker: "w", WorkerType: "agent", Action: ActionAcquire, Key: "a"}}
+	b := []Event{{ID: "2", Timestamp: time.Unix(2, 0), Worker: "w", WorkerType: "agent", Action: ActionRelease, Key: "a"}}
+	if err := j.AppendWritten(a...); err != nil {
+		t.Fatal(err)
+	}
+	if err := j.Append(b...); err != nil {
+		t.Fatal(err)
+	}
+	if err := j.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	ref := Open(filepath.Join(dir, "ref.jsonl"))
+	if err := ref.Append(append(a, b...)...); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := os.ReadFile(j.Path())
+	want, _ := os.ReadFile(ref.Path())
+	if string(got) != string(want) {
+		t.Fatalf("AppendWritten wrote\n%s\nwant\n%s", got, want)
+	}
+	if err := j.AppendWritten(Event{Worker: "w", Action: "x", Details: strings.Repeat("x", MaxLineBytes)}); err == nil {
+		t.Fatal("AppendWritten took an oversized event")
+	}
+}
