@@ -82,7 +82,9 @@ func (a *app) load(ctx context.Context) (*env, error) {
 	} else if !filepath.IsAbs(cfgPath) {
 		cfgPath = filepath.Join(cwd, cfgPath)
 	}
-	cfg, err := config.Load(cfgPath)
+	// Hooks and guards read the config on every commit and edit: keep it
+	// decoded in the clone's state directory.
+	cfg, err := config.LoadCached(cfgPath, filepath.Join(repo.CommonDir, "lockgate", "cache"))
 	if err != nil {
 		return nil, err
 	}

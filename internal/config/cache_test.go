@@ -1,0 +1,145 @@
+package config
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// sameConfig compares two configs as users see them (positions aside).
+func sameConfig(t *testing.T, name string, got, want *Config) {
+	t.Helper()
+	g, w := *got, *want
+	g.pos, w.pos = nil, nil
+	if !reflect.DeepEqual(g, w) {
+		t.Errorf("%s: cached config differs:\n got %#v\nwant %#v", name, g, w)
+	}
+}
+
+func TestLoadCachedRoundTrip(t *testing.T) {
+	t.Parallel()
+	docs := map[string]string{
+		"empty":    "",
+		"defaults": "version: 1\n",
+		"lists and maps": "version: 1\nlocks: {namespaces: [], durations: {agent: {task: 10m}}, feature_purposes: [pause]}\n" +
+			"scope:\n  user_owned: [A.md]\n  profiles: {backfill: {allow: [tests/**]}, empty: {allow: []}}\n" +
+			"  key_rules: [{paths: [migrations/**], keys: [\"db:migration-slot\"]}]\nmcp: {identity_from_arguments: true}\n",
+	}
+	spec, err := os.ReadFile(filepath.Join("testdata", "spec.lockgate.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	docs["spec"] = string(spec)
+	for name, doc := range docs {
+		dir := t.TempDir()
+		path := filepath.Join(dir, ".lockgate.yaml")
+		if err := os.WriteFile(path, []byte(doc), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		want, err := Load(path)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		cache := filepath.Join(dir, "cache")
+		first, err := LoadCached(path, cache)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		sameConfig(t, name+" (miss)", first, want)
+		second, err := LoadCached(path, cache)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		sameConfig(t, name+" (hit)", second, want)
+	}
+}
+
+func TestLoadCachedInvalidation(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	path := filepath.Join(dir, ".lockgate.yaml")
+	cache := filepath.Join(dir, "cache")
+	write := func(s string) {
+		if err := os.WriteFile(path, []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("version: 1\nhooks: {require_lock: true}\n")
+	if c, err := LoadCached(path, cache); err != nil || !c.Hooks.RequireLock {
+		t.Fatalf("first load: %v %+v", err, c)
+	}
+	files, _ := filepath.Glob(filepath.Join(cache, "config-*.json"))
+	if len(files) != 1 {
+		t.Fatalf("cache files %v", files)
+	}
+	// A hit comes from the cache: a doctored entry shows through.
+	b, _ := os.ReadFile(files[0])
+	doctored := strings.Replace(string(b), `"RequireLock":true`, `"RequireLock":false`, 1)
+	if doctored == string(b) {
+		t.Fatalf("cache entry has no RequireLock: %s", b)
+	}
+	if err := os.WriteFile(files[0], []byte(doctored), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if c, _ := LoadCached(path, cache); c.Hooks.RequireLock {
+		t.Fatal("the cache was not read")
+	}
+	// Any change to the file is parsed afresh.
+	write("version: 1\nhooks: {require_lock: true}\n# edited\n")
+	if c, err := LoadCached(path, cache); err != nil || !c.Hooks.RequireLock {
+		t.Fatalf("after an edit: %v %+v", err, c)
+	}
+	// A file with problems reports them, cached or not, and is not cached.
+	write("version: 1\nhooks: {nope: 1}\n")
+	if _, err := LoadCached(path, cache); err == nil || !strings.Contains(err.Error(), ":2") {
+		t.Fatalf("bad config: %v", err)
+	}
+	if _, err := LoadCached(path, cache); err == nil {
+		t.Fatal("bad config passed the second time")
+	}
+	// A corrupt cache is ignored.
+	write("version: 1\nplanner: {cooldown_cycles: 7}\n")
+	if err := os.WriteFile(files[0], []byte("{garbage"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if c, err := LoadCached(path, cache); err != nil || c.Planner.CooldownCycles != 7 {
+		t.Fatalf("corrupt cache: %v %+v", err, c)
+	}
+	// No file: the defaults, nothing cached for it.
+	if c, err := LoadCached(filepath.Join(dir, "absent.yaml"), cache); err != nil || c.Path != "" {
+		t.Fatalf("absent: %v %+v", err, c)
+	}
+	// An unwritable cache directory is no error.
+	if c, err := LoadCached(path, filepath.Join(path, "not-a-dir")); err != nil || c.Planner.CooldownCycles != 7 {
+		t.Fatalf("unwritable cache: %v %+v", err, c)
+	}
+}
+
+// FuzzLoadCached: whatever the file holds, the cached load answers as the
+// plain one, on a miss and on a hit.
+func FuzzLoadCached(f *testing.F) {
+	if data, err := os.ReadFile(filepath.Join("testdata", "spec.lockgate.yaml")); err == nil {
+		f.Add(data)
+	}
+	f.Add([]byte("locks: {durations: {human: {task: 90s}}}\n"))
+	f.Add([]byte("scope: {profiles: {p: {allow: []}}}\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		dir := t.TempDir()
+		path := filepath.Join(dir, ".lockgate.yaml")
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		want, werr := Load(path)
+		for _, pass := range []string{"miss", "hit"} {
+			got, err := LoadCached(path, filepath.Join(dir, "cache"))
+			if (err == nil) != (werr == nil) {
+				t.Fatalf("%s: LoadCached error %v, Load error %v", pass, err, werr)
+			}
+			if err == nil {
+				sameConfig(t, pass, got, want)
+			}
+		}
+	})
+}
