@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"os/user"
@@ -301,5 +300,3 @@ func (a *app) warnJournal() {
 		fmt.Fprintf(a.stdio.Err, "lockgate: warning: event not recorded: %v\n", a.env.mgr.EmitErr)
 	}
 }
-
-var errNoRepoTop = errors.New("this command needs a working tree")
