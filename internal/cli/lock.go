@@ -79,20 +79,10 @@ func (a *app) acquire(ctx context.Context, o *AcquireOptions, args []string) err
 			return err
 		}
 	}
-	if req.TTL == 0 {
-		req.TTL = a.defaultTTL(e, keys)
+	if err := a.completeRequest(e, &req, keys); err != nil {
+		return err
 	}
-	if o.Task != "" {
-		if err := checkID("task", o.Task); err != nil {
-			return err
-		}
-		for _, k := range keys {
-			if k.Kind == lockkey.KindActivity {
-				req.TaskTTL = e.cfg.TTL(e.me.HolderType, "task")
-			}
-		}
-	}
-	res, err := e.mgr.Acquire(ctx, withKeys(req, keys))
+	res, err := e.mgr.Acquire(ctx, req)
 	a.warnJournal()
 	if err != nil {
 		return err
@@ -114,9 +104,43 @@ func (a *app) acquire(ctx context.Context, o *AcquireOptions, args []string) err
 	return nil
 }
 
-func withKeys(req workflow.Request, keys []lockkey.Key) workflow.Request {
+// completeRequest fills in what every lock acquisition shares: the
+// canonical keys, the default TTL, and the task sub-lock of an activity.
+func (a *app) completeRequest(e *env, req *workflow.Request, keys []lockkey.Key) error {
 	req.Keys = canonicals(keys)
-	return req
+	if req.TTL == 0 {
+		req.TTL = a.defaultTTL(e, keys)
+	}
+	if req.TaskID == "" {
+		return nil
+	}
+	if err := checkID("task", req.TaskID); err != nil {
+		return err
+	}
+	for _, k := range keys {
+		if k.Kind == lockkey.KindActivity {
+			req.TaskTTL = e.cfg.TTL(e.me.HolderType, "task")
+		}
+	}
+	return nil
+}
+
+// refreshKeys extends each key by ttl, or by its own default TTL when ttl
+// is 0, returning the locks refreshed before any error.
+func (a *app) refreshKeys(ctx context.Context, e *env, keys []lockkey.Key, ttl time.Duration) ([]workflow.Lock, error) {
+	var out []workflow.Lock
+	for _, k := range keys {
+		t := ttl
+		if t == 0 {
+			t = a.defaultTTL(e, []lockkey.Key{k})
+		}
+		ls, err := e.mgr.Refresh(ctx, []string{k.Canonical}, e.me, t, e.cfg.TTL(e.me.HolderType, "task"))
+		out = append(out, ls...)
+		if err != nil {
+			return out, err
+		}
+	}
+	return out, nil
 }
 
 // defaultTTL is the default lifetime of a set of keys: by worker type, an
@@ -219,20 +243,11 @@ func refreshCommand() *command {
 			if err != nil {
 				return err
 			}
-			var out []workflow.Lock
-			for _, k := range keys {
-				t := ttl
-				if t == 0 {
-					t = e.ttlFor(k)
-				}
-				ls, err := e.mgr.Refresh(ctx, []string{k.Canonical}, e.me, t, e.cfg.TTL(e.me.HolderType, "task"))
-				out = append(out, ls...)
-				if err != nil {
-					a.warnJournal()
-					return err
-				}
-			}
+			out, err := a.refreshKeys(ctx, e, keys, ttl)
 			a.warnJournal()
+			if err != nil {
+				return err
+			}
 			if a.globals.JSON {
 				return writeJSON(a.stdio.Out, out)
 			}

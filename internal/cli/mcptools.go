@@ -234,20 +234,9 @@ func (s *mcpService) acquireLock(ctx context.Context, in acquireIn, out *acquire
 	if err != nil {
 		return err
 	}
-	req := workflow.Request{Owner: e.me, TTL: ttl, Reason: in.Reason, Action: "lock",
-		TaskID: in.TaskID, Wait: wait, Keys: canonicals(keys)}
-	if req.TTL == 0 {
-		req.TTL = s.a.defaultTTL(e, keys)
-	}
-	if in.TaskID != "" {
-		if err := checkID("task", in.TaskID); err != nil {
-			return err
-		}
-		for _, k := range keys {
-			if k.Kind == lockkey.KindActivity {
-				req.TaskTTL = e.cfg.TTL(e.me.HolderType, "task")
-			}
-		}
+	req := workflow.Request{Owner: e.me, TTL: ttl, Reason: in.Reason, Action: "lock", TaskID: in.TaskID, Wait: wait}
+	if err := s.a.completeRequest(e, &req, keys); err != nil {
+		return err
 	}
 	res, err := e.mgr.Acquire(ctx, req)
 	for _, r := range res {
@@ -325,18 +314,9 @@ func (s *mcpService) refreshLock(ctx context.Context, in refreshIn, out *locksOu
 	if err != nil {
 		return err
 	}
-	for _, k := range keys {
-		ttl := ttlArg
-		if ttl == 0 {
-			ttl = s.a.defaultTTL(e, []lockkey.Key{k})
-		}
-		ls, err := e.mgr.Refresh(ctx, []string{k.Canonical}, e.me, ttl, e.cfg.TTL(e.me.HolderType, "task"))
-		out.Locks = append(out.Locks, viewsOf(ls)...)
-		if err != nil {
-			return err
-		}
-	}
-	return nil
+	ls, err := s.a.refreshKeys(ctx, e, keys, ttlArg)
+	out.Locks = append(out.Locks, viewsOf(ls)...)
+	return err
 }
 
 type checkLocksIn struct {
