@@ -91,7 +91,8 @@ var schema = sync.OnceValue(func() string {
 	var walk func(t reflect.Type)
 	seen := map[reflect.Type]bool{}
 	walk = func(t reflect.Type) {
-		fmt.Fprintf(&b, "%s;", t)
+		b.WriteString(t.String())
+		b.WriteByte(';')
 		if seen[t] {
 			return
 		}
@@ -100,7 +101,10 @@ var schema = sync.OnceValue(func() string {
 		case reflect.Struct:
 			for i := range t.NumField() {
 				f := t.Field(i)
-				fmt.Fprintf(&b, "%s %q ", f.Name, f.Tag)
+				b.WriteString(f.Name)
+				b.WriteByte(' ')
+				b.WriteString(string(f.Tag))
+				b.WriteByte(' ')
 				walk(f.Type)
 			}
 		case reflect.Slice, reflect.Pointer, reflect.Array:
