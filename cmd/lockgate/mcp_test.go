@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -14,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/lockgate/lockgate/internal/gittest"
@@ -25,6 +27,9 @@ type mcpAgent struct {
 	t       testing.TB
 	session *mcp.ClientSession
 	cmd     *exec.Cmd
+
+	schemasOnce sync.Once
+	outSchemas  map[string]*jsonschema.Resolved // by tool name
 }
 
 func startMCP(t testing.TB, r *gittest.Repo, worker string, extraEnv ...string) *mcpAgent {
@@ -65,7 +70,45 @@ func (a *mcpAgent) call(name string, args map[string]any) (map[string]any, bool)
 	if err := json.Unmarshal(b, &out); err != nil {
 		a.t.Fatalf("%s: structured content %s: %v", name, b, err)
 	}
+	// Every result matches the tool's output schema, and its text is the
+	// same JSON for clients that read only the content.
+	if err := a.outputSchema(name).Validate(out); err != nil {
+		a.t.Errorf("%s: result %s does not match the output schema: %v", name, b, err)
+	}
+	var text map[string]any
+	if tc, ok := res.Content[0].(*mcp.TextContent); !ok || len(res.Content) != 1 || json.Unmarshal([]byte(tc.Text), &text) != nil || !reflect.DeepEqual(text, out) {
+		a.t.Errorf("%s: content %v is not the structured result %s", name, res.Content, b)
+	}
 	return out, res.IsError
+}
+
+// outputSchema is the resolved output schema of a tool, as the server
+// lists it.
+func (a *mcpAgent) outputSchema(name string) *jsonschema.Resolved {
+	a.schemasOnce.Do(func() {
+		tools, err := a.session.ListTools(context.Background(), nil)
+		if err != nil {
+			a.t.Fatalf("list tools: %v", err)
+		}
+		a.outSchemas = map[string]*jsonschema.Resolved{}
+		for _, tl := range tools.Tools {
+			b, _ := json.Marshal(tl.OutputSchema)
+			var s jsonschema.Schema
+			if err := json.Unmarshal(b, &s); err != nil {
+				a.t.Fatalf("%s: output schema %s: %v", tl.Name, b, err)
+			}
+			r, err := s.Resolve(nil)
+			if err != nil {
+				a.t.Fatalf("%s: resolve output schema: %v", tl.Name, err)
+			}
+			a.outSchemas[tl.Name] = r
+		}
+	})
+	r := a.outSchemas[name]
+	if r == nil {
+		a.t.Fatalf("no output schema for %s", name)
+	}
+	return r
 }
 
 func errClass(out map[string]any) string {
@@ -237,11 +280,26 @@ func TestMCPBadArguments(t *testing.T) {
 			t.Errorf("%s: error %s does not mention %q", tc.name, msg, tc.text)
 		}
 	}
-	// Arguments of the wrong type fail schema validation: a tool error,
-	// not a protocol error, and nothing is locked.
-	out, isErr := a.call("acquire_lock", map[string]any{"file_path": 42})
-	if !isErr {
-		t.Fatalf("file_path 42 accepted: %v", out)
+	// Arguments that do not fit the input schema are a tool error with
+	// the field named, not a protocol error, and nothing is locked.
+	for _, tc := range []struct {
+		tool string
+		args map[string]any
+		text string
+	}{
+		{"acquire_lock", map[string]any{"file_path": 42}, "file_path must be a string, got number"},
+		{"acquire_lock", map[string]any{"keys": "a.py"}, "keys must be an array, got string"},
+		{"acquire_lock", map[string]any{"file_path": "a.py", "ttl_minutes": "5"}, "ttl_minutes must be a number"},
+		{"acquire_lock", map[string]any{"file_path": "a.py", "ttl": 5}, `unknown field "ttl"`},
+		{"allocate_ports", map[string]any{"count": 1.5}, "count must be an integer"},
+		{"release_lock", map[string]any{"file_path": "a.py", "force": "yes"}, "force must be a boolean"},
+		{"check_change", map[string]any{}, "paths is required"},
+		{"complete_package", map[string]any{"package_id": []any{"WP-1"}}, "package_id must be a string"},
+	} {
+		out, isErr := a.call(tc.tool, tc.args)
+		if msg := fmt.Sprint(out["error"]); !isErr || errClass(out) != "invalid_argument" || !strings.Contains(msg, tc.text) {
+			t.Errorf("%s %v: isError %v, out %v; want invalid_argument naming %q", tc.tool, tc.args, isErr, out, tc.text)
+		}
 	}
 	if code, list := run(t, r, "x", "lock", "list", "--json"); code != 0 || strings.TrimSpace(list) != "[]" {
 		t.Fatalf("bad calls left locks: %s", list)

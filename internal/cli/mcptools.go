@@ -1,15 +1,19 @@
 package cli
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/lockgate/lockgate/hooks"
@@ -138,21 +142,110 @@ func (te *toolError) heldBy(l workflow.Lock) {
 // refusable is a tool's output, which carries why a call was refused.
 type refusable interface{ refuse(*toolError) }
 
-// toolFunc adapts run, which fills in its output and returns why it could
-// not do what was asked, to the SDK: a refusal is a tool result with isError
+// addTool registers a tool whose input and output schemas are derived from
+// In and Out, as mcp.AddTool derives them. The handler decodes the
+// arguments straight into In (unknown fields, wrong types and missing
+// required fields are refused) and encodes Out once: the SDK's generic path
+// would also decode the arguments into a map, validate that against the
+// schema and encode, decode and validate the output again, which is most
+// of the server's work for a call. run fills in its output and returns why
+// it could not do what was asked; a refusal is a tool result with isError
 // set and the structured output (error included), never a protocol error.
 // newOut gives the output its empty lists, so they print as [] not null.
-func toolFunc[In, Out any, PO interface {
+func addTool[In, Out any, PO interface {
 	*Out
 	refusable
-}](newOut func() Out, run func(context.Context, In, PO) error) mcp.ToolHandlerFor[In, Out] {
-	return func(ctx context.Context, _ *mcp.CallToolRequest, in In) (*mcp.CallToolResult, Out, error) {
+}](srv *mcp.Server, t *mcp.Tool, newOut func() Out, run func(context.Context, In, PO) error) {
+	inSchema, err := jsonschema.For[In](nil)
+	if err != nil {
+		panic(fmt.Sprintf("input schema of %s: %v", t.Name, err)) // a programming error, caught by every test
+	}
+	outSchema, err := jsonschema.For[Out](nil)
+	if err != nil {
+		panic(fmt.Sprintf("output schema of %s: %v", t.Name, err))
+	}
+	t.InputSchema, t.OutputSchema = inSchema, outSchema
+	required := inSchema.Required
+	srv.AddTool(t, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		out := newOut()
-		if err := run(ctx, in, &out); err != nil {
-			PO(&out).refuse(toolErrorOf(err))
-			return &mcp.CallToolResult{IsError: true}, out, nil
+		in, err := decodeArguments[In](req.Params.Arguments, required)
+		if err == nil {
+			err = run(ctx, in, &out)
 		}
-		return nil, out, nil
+		if err != nil {
+			PO(&out).refuse(toolErrorOf(err))
+		}
+		data, merr := json.Marshal(out)
+		if merr != nil {
+			return nil, fmt.Errorf("encode the result of %s: %w", t.Name, merr)
+		}
+		// The JSON also as text, for clients that read only the content,
+		// as the MCP specification asks.
+		return &mcp.CallToolResult{
+			IsError:           err != nil,
+			StructuredContent: json.RawMessage(data),
+			Content:           []mcp.Content{&mcp.TextContent{Text: string(data)}},
+		}, nil
+	})
+}
+
+// decodeArguments decodes a call's arguments, a JSON object, into In.
+func decodeArguments[In any](raw json.RawMessage, required []string) (In, error) {
+	var in In
+	if len(bytes.TrimSpace(raw)) == 0 || string(bytes.TrimSpace(raw)) == "null" {
+		raw = json.RawMessage("{}")
+	}
+	if len(required) > 0 {
+		var fields map[string]json.RawMessage
+		if err := json.Unmarshal(raw, &fields); err != nil {
+			return in, argumentError(err)
+		}
+		for _, f := range required {
+			if _, ok := fields[f]; !ok {
+				return in, usagef("arguments: %s is required", f)
+			}
+		}
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&in); err != nil {
+		return in, argumentError(err)
+	}
+	if dec.More() {
+		return in, usagef("arguments: data after the JSON object")
+	}
+	return in, nil
+}
+
+// argumentError says what is wrong with the arguments in their own terms,
+// not in Go's.
+func argumentError(err error) error {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		if te.Field == "" {
+			return usagef("arguments must be a JSON object, got %s", te.Value)
+		}
+		return usagef("arguments: %s must be %s, got %s", te.Field, jsonTypeName(te.Type), te.Value)
+	}
+	return usagef("arguments: %s", strings.TrimPrefix(err.Error(), "json: "))
+}
+
+// jsonTypeName names a Go type as JSON Schema does.
+func jsonTypeName(t reflect.Type) string {
+	switch t.Kind() {
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "a boolean"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "an integer"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	case reflect.Slice, reflect.Array:
+		return "an array"
+	default:
+		return "an object"
 	}
 }
 
@@ -633,22 +726,22 @@ func (s *mcpService) server() *mcp.Server {
 			"using a shared resource, release it (release_lock) when done, and check_change before committing. " +
 			"A refused call returns isError with error.class (busy, invalid_key, operation_not_permitted, …) and who holds what until when.",
 	})
-	mcp.AddTool(srv, &mcp.Tool{Name: "acquire_lock", Description: "Lock a file, pattern or logical key (all or nothing). " +
-		"Refused when another worker holds it: the result names holder, expiry and reason."}, toolFunc(func() acquireOut { return acquireOut{Locks: []lockView{}} }, s.acquireLock))
-	mcp.AddTool(srv, &mcp.Tool{Name: "release_lock", Description: "Release locks the caller holds (another's only with force, logged)."}, toolFunc(func() releaseOut { return releaseOut{Released: []string{}} }, s.releaseLock))
-	mcp.AddTool(srv, &mcp.Tool{Name: "refresh_lock", Description: "Extend locks the caller holds."}, toolFunc(func() locksOut { return locksOut{Locks: []lockView{}} }, s.refreshLock))
-	mcp.AddTool(srv, &mcp.Tool{Name: "check_locks", Description: "Whether keys or paths are free, held by the caller, or held by another; " +
-		"without keys, every live lock."}, toolFunc(func() checkLocksOut { return checkLocksOut{Free: true} }, s.checkLocks))
-	mcp.AddTool(srv, &mcp.Tool{Name: "list_locks", Description: "Every live lock (or only the caller's, or only stale ones)."}, toolFunc(func() locksOut { return locksOut{Locks: []lockView{}} }, s.listLocks))
-	mcp.AddTool(srv, &mcp.Tool{Name: "claim_package", Description: "Claim a work package: its task lock and all its locks, " +
-		"all or nothing (the first free package without package_id)."}, toolFunc(func() claimOut { return claimOut{Locks: []lockView{}} }, s.claimPackage))
-	mcp.AddTool(srv, &mcp.Tool{Name: "complete_package", Description: "Finish a claimed work package: release its locks."}, toolFunc(func() releaseOut { return releaseOut{Released: []string{}} }, s.completePackage))
-	mcp.AddTool(srv, &mcp.Tool{Name: "pause_status", Description: "Whether a feature is paused (its feature:<id>:pause lock is held); " +
-		"stop and wait while another worker holds it."}, toolFunc(func() pauseOut { return pauseOut{} }, s.pauseStatus))
-	mcp.AddTool(srv, &mcp.Tool{Name: "allocate_ports", Description: "Lease free TCP ports on this machine to a session; " +
-		"never handed to two sessions. Use this, not env: keys, for ports."}, toolFunc(func() portsOut { return portsOut{Ports: []portLease{}} }, s.allocatePorts))
-	mcp.AddTool(srv, &mcp.Tool{Name: "release_ports", Description: "Give back port leases."}, toolFunc(func() releaseOut { return releaseOut{Released: []string{}} }, s.releasePorts))
-	mcp.AddTool(srv, &mcp.Tool{Name: "check_change", Description: "Would a commit touching these paths pass the pre-commit hook? " +
-		"Scope (user-owned, core, profile, key rules) and locks of others, with the reason and fix for each refusal."}, toolFunc(func() checkChangeOut { return checkChangeOut{Violations: []hooks.Violation{}} }, s.checkChange))
+	addTool(srv, &mcp.Tool{Name: "acquire_lock", Description: "Lock a file, pattern or logical key (all or nothing). " +
+		"Refused when another worker holds it: the result names holder, expiry and reason."}, func() acquireOut { return acquireOut{Locks: []lockView{}} }, s.acquireLock)
+	addTool(srv, &mcp.Tool{Name: "release_lock", Description: "Release locks the caller holds (another's only with force, logged)."}, func() releaseOut { return releaseOut{Released: []string{}} }, s.releaseLock)
+	addTool(srv, &mcp.Tool{Name: "refresh_lock", Description: "Extend locks the caller holds."}, func() locksOut { return locksOut{Locks: []lockView{}} }, s.refreshLock)
+	addTool(srv, &mcp.Tool{Name: "check_locks", Description: "Whether keys or paths are free, held by the caller, or held by another; " +
+		"without keys, every live lock."}, func() checkLocksOut { return checkLocksOut{Free: true} }, s.checkLocks)
+	addTool(srv, &mcp.Tool{Name: "list_locks", Description: "Every live lock (or only the caller's, or only stale ones)."}, func() locksOut { return locksOut{Locks: []lockView{}} }, s.listLocks)
+	addTool(srv, &mcp.Tool{Name: "claim_package", Description: "Claim a work package: its task lock and all its locks, " +
+		"all or nothing (the first free package without package_id)."}, func() claimOut { return claimOut{Locks: []lockView{}} }, s.claimPackage)
+	addTool(srv, &mcp.Tool{Name: "complete_package", Description: "Finish a claimed work package: release its locks."}, func() releaseOut { return releaseOut{Released: []string{}} }, s.completePackage)
+	addTool(srv, &mcp.Tool{Name: "pause_status", Description: "Whether a feature is paused (its feature:<id>:pause lock is held); " +
+		"stop and wait while another worker holds it."}, func() pauseOut { return pauseOut{} }, s.pauseStatus)
+	addTool(srv, &mcp.Tool{Name: "allocate_ports", Description: "Lease free TCP ports on this machine to a session; " +
+		"never handed to two sessions. Use this, not env: keys, for ports."}, func() portsOut { return portsOut{Ports: []portLease{}} }, s.allocatePorts)
+	addTool(srv, &mcp.Tool{Name: "release_ports", Description: "Give back port leases."}, func() releaseOut { return releaseOut{Released: []string{}} }, s.releasePorts)
+	addTool(srv, &mcp.Tool{Name: "check_change", Description: "Would a commit touching these paths pass the pre-commit hook? " +
+		"Scope (user-owned, core, profile, key rules) and locks of others, with the reason and fix for each refusal."}, func() checkChangeOut { return checkChangeOut{Violations: []hooks.Violation{}} }, s.checkChange)
 	return srv
 }
