@@ -291,6 +291,7 @@ func TestMCPBadArguments(t *testing.T) {
 		{"acquire_lock", map[string]any{"keys": "a.py"}, "keys must be an array, got string"},
 		{"acquire_lock", map[string]any{"file_path": "a.py", "ttl_minutes": "5"}, "ttl_minutes must be a number"},
 		{"acquire_lock", map[string]any{"file_path": "a.py", "ttl": 5}, `unknown field "ttl"`},
+		{"acquire_lock", map[string]any{"File_Path": "a.py"}, `unknown field "File_Path"`},
 		{"allocate_ports", map[string]any{"count": 1.5}, "count must be an integer"},
 		{"release_lock", map[string]any{"file_path": "a.py", "force": "yes"}, "force must be a boolean"},
 		{"check_change", map[string]any{}, "paths is required"},

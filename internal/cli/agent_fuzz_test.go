@@ -3,6 +3,7 @@ package cli
 import (
 	"encoding/json"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -143,6 +144,47 @@ func FuzzRepoPath(f *testing.F) {
 		}
 		if _, err := e.toolKeys(rel, nil); err != nil && strings.Contains(err.Error(), "panic") {
 			t.Fatal(err)
+		}
+	})
+}
+
+// FuzzToolArguments: a tool's arguments are accepted only as one JSON
+// object (or nothing) with the required fields, and what is accepted
+// survives a round trip through its type.
+func FuzzToolArguments(f *testing.F) {
+	for _, s := range []string{
+		`{"file_path":"a.py","reason":"r","ttl_minutes":5,"keys":["b.py"]}`,
+		`{"paths":["a.py"],"profile":"backfill"}`,
+		`{"file_path":42}`, `{"paths":null}`, `{"ttl":1}`, `{"a":1} {}`,
+		`null`, `[]`, ``, `"x"`, `{"keys":[1]}`, "\xff",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		raw := json.RawMessage(s)
+		blank := strings.TrimSpace(s) == "" || strings.TrimSpace(s) == "null"
+		acquireFields := []string{"file_path", "keys", "reason", "ttl_minutes", "task_id", "wait_seconds", "worker", "worker_type", "session"}
+		if in, err := decodeArguments[acquireIn](raw, acquireFields, nil); err == nil {
+			var fields map[string]any
+			if !blank && json.Unmarshal(raw, &fields) != nil {
+				t.Fatalf("accepted %q", s)
+			}
+			for f := range fields {
+				if !slices.Contains(acquireFields, f) {
+					t.Fatalf("accepted %q with field %q", s, f)
+				}
+			}
+			b, _ := json.Marshal(in)
+			again, err := decodeArguments[acquireIn](b, acquireFields, nil)
+			if b2, _ := json.Marshal(again); err != nil || string(b2) != string(b) {
+				t.Fatalf("%q: %s does not survive a round trip: %s, %v", s, b, b2, err)
+			}
+		}
+		if _, err := decodeArguments[checkChangeIn](raw, []string{"paths", "profile"}, []string{"paths"}); err == nil {
+			var fields map[string]json.RawMessage
+			if json.Unmarshal(raw, &fields) != nil || fields["paths"] == nil {
+				t.Fatalf("accepted %q without paths", s)
+			}
 		}
 	})
 }

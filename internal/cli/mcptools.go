@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -165,10 +166,10 @@ func addTool[In, Out any, PO interface {
 		panic(fmt.Sprintf("output schema of %s: %v", t.Name, err))
 	}
 	t.InputSchema, t.OutputSchema = inSchema, outSchema
-	required := inSchema.Required
+	fields, required := slices.Sorted(maps.Keys(inSchema.Properties)), inSchema.Required
 	srv.AddTool(t, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		out := newOut()
-		in, err := decodeArguments[In](req.Params.Arguments, required)
+		in, err := decodeArguments[In](req.Params.Arguments, fields, required)
 		if err == nil {
 			err = run(ctx, in, &out)
 		}
@@ -190,29 +191,30 @@ func addTool[In, Out any, PO interface {
 }
 
 // decodeArguments decodes a call's arguments, a JSON object, into In.
-func decodeArguments[In any](raw json.RawMessage, required []string) (In, error) {
+// Field names match exactly (encoding/json alone would take "Keys" for
+// "keys"): fields lists the schema's properties, required those that must
+// be there.
+func decodeArguments[In any](raw json.RawMessage, fields, required []string) (In, error) {
 	var in In
 	if len(bytes.TrimSpace(raw)) == 0 || string(bytes.TrimSpace(raw)) == "null" {
 		raw = json.RawMessage("{}")
 	}
-	if len(required) > 0 {
-		var fields map[string]json.RawMessage
-		if err := json.Unmarshal(raw, &fields); err != nil {
-			return in, argumentError(err)
-		}
-		for _, f := range required {
-			if _, ok := fields[f]; !ok {
-				return in, usagef("arguments: %s is required", f)
-			}
-		}
-	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&in); err != nil {
+	var given map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &given); err != nil {
 		return in, argumentError(err)
 	}
-	if dec.More() {
-		return in, usagef("arguments: data after the JSON object")
+	for f := range given {
+		if !slices.Contains(fields, f) {
+			return in, usagef("arguments: unknown field %q", f)
+		}
+	}
+	for _, f := range required {
+		if _, ok := given[f]; !ok {
+			return in, usagef("arguments: %s is required", f)
+		}
+	}
+	if err := json.Unmarshal(raw, &in); err != nil {
+		return in, argumentError(err)
 	}
 	return in, nil
 }
