@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/lockgate/lockgate/diffpath"
 	"github.com/lockgate/lockgate/internal/gitexec"
@@ -236,7 +237,10 @@ func touched(changes []diffpath.Change) []string {
 }
 
 // taskInSubject finds a task id such as TASK-001 or WP-12 in a subject.
-var taskInSubject = regexp.MustCompile(`\b[A-Z][A-Z0-9]*(?:-[A-Za-z0-9]+)*-[0-9]+\b`)
+// Compiled on first use: only commit-msg needs it.
+var taskInSubject = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`\b[A-Z][A-Z0-9]*(?:-[A-Za-z0-9]+)*-[0-9]+\b`)
+})
 
 // CommitMsg checks a proposed commit message in file: refused while a
 // feature is paused by someone else; with requireTask, the message must
@@ -288,7 +292,7 @@ func TaskIDs(msg string) []string {
 			continue
 		}
 		if first && strings.TrimSpace(line) != "" {
-			subject = taskInSubject.FindAllString(line, -1)
+			subject = taskInSubject().FindAllString(line, -1)
 			first = false
 		}
 		if k, v, ok := strings.Cut(line, ":"); ok && strings.EqualFold(strings.TrimSpace(k), "task") {

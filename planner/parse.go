@@ -7,6 +7,7 @@ import (
 	"io"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/lockgate/lockgate/workflow/lockkey"
 	"gopkg.in/yaml.v3"
@@ -34,8 +35,9 @@ type Input struct {
 	Tasks []Task `yaml:"tasks"`
 }
 
-// lineRE finds the line number in yaml.v3 error messages.
-var lineRE = regexp.MustCompile(`^(?:yaml: )?line (\d+): `)
+// lineRE finds the line number in yaml.v3 error messages. Compiled on
+// first use, not at the start of every lockgate process.
+var lineRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(?:yaml: )?line (\d+): `) })
 
 // Parse reads a planner input file. name is used in error messages, which
 // have the form "name:line: message". Unknown fields, empty or duplicate
@@ -93,7 +95,7 @@ func yamlError(name string, err error) error {
 	out := make([]string, len(msgs))
 	for i, m := range msgs {
 		line := "1"
-		if sub := lineRE.FindStringSubmatch(m); sub != nil {
+		if sub := lineRE().FindStringSubmatch(m); sub != nil {
 			line = sub[1]
 			m = m[len(sub[0]):]
 		}

@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -59,7 +60,9 @@ func parseDocument(ps *problems, data []byte) (root *yaml.Node) {
 	return root
 }
 
-var yamlLineRE = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
+// yamlLineRE is compiled on first use: every process links this package,
+// few parse a broken file.
+var yamlLineRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^yaml: line (\d+): (.*)$`) })
 
 // yamlProblem converts a yaml.v3 syntax error into a Problem with a line.
 // yaml.v3 omits the position of errors on the first line and of
@@ -94,7 +97,7 @@ func yamlProblem(ps *problems, data []byte, err error) {
 }
 
 func splitYAMLError(msg string) (int, string, bool) {
-	m := yamlLineRE.FindStringSubmatch(strings.SplitN(msg, "\n", 2)[0])
+	m := yamlLineRE().FindStringSubmatch(strings.SplitN(msg, "\n", 2)[0])
 	if m == nil {
 		return 0, "", false
 	}

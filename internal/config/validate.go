@@ -6,14 +6,17 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"unicode"
 
 	"github.com/bmatcuk/doublestar/v4"
 )
 
+// Compiled on first use, not at the start of every process (hooks read a
+// cached config and never validate).
 var (
-	purposeRE = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]*$`)
-	envNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+	purposeRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z0-9][a-z0-9_-]*$`) })
+	envNameRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`) })
 )
 
 // at returns the line of the value at path, or WholeFile.
@@ -57,7 +60,7 @@ func (c *Config) validate(ps *problems) {
 		}
 	}
 	for i, fp := range c.Locks.FeaturePurposes {
-		if !purposeRE.MatchString(fp) {
+		if !purposeRE().MatchString(fp) {
 			ps.add(c.at(fmt.Sprintf("locks.feature_purposes[%d]", i)), 0,
 				"locks.feature_purposes: invalid purpose %s (lowercase letters, digits, - and _)", quote(fp))
 		}
@@ -118,7 +121,7 @@ func (c *Config) validate(ps *problems) {
 		ps.add(c.at("hooks.pre_push.max_paths"), 0, "hooks.pre_push.max_paths: must be greater than 0, got %d", c.Hooks.PrePush.MaxPaths)
 	}
 	for i, name := range c.Hooks.IdentityEnv {
-		if !envNameRE.MatchString(name) {
+		if !envNameRE().MatchString(name) {
 			ps.add(c.at(fmt.Sprintf("hooks.identity_env[%d]", i)), 0, "hooks.identity_env: invalid environment variable name %s", quote(name))
 		}
 	}

@@ -62,7 +62,7 @@ func (b *batcher) do(ctx context.Context, sc *script, keys []string, args []any)
 		var res any
 		err := ctx.Err()
 		if err == nil {
-			res, err = sc.Run(ctx, b.rdb, keys, args...).Result()
+			res, err = sc.redisScript().Run(ctx, b.rdb, keys, args...).Result()
 		}
 		b.handOver()
 		return res, err
@@ -152,7 +152,7 @@ func (b *batcher) exec(batch []*call) {
 		c := batch[0]
 		ctx, cancel := context.WithDeadline(c.ctx, c.deadline)
 		defer cancel()
-		c.res, c.err = c.sc.Run(ctx, b.rdb, c.keys, c.args...).Result()
+		c.res, c.err = c.sc.redisScript().Run(ctx, b.rdb, c.keys, c.args...).Result()
 		return
 	}
 	deadline := batch[0].deadline
@@ -166,7 +166,7 @@ func (b *batcher) exec(batch []*call) {
 	p := b.rdb.Pipeline()
 	cmds := make([]*redis.Cmd, len(batch))
 	for i, c := range batch {
-		cmds[i] = c.sc.EvalSha(ctx, p, c.keys, c.args...)
+		cmds[i] = c.sc.redisScript().EvalSha(ctx, p, c.keys, c.args...)
 	}
 	_, _ = p.Exec(ctx) // each command keeps its own error
 	for i, c := range batch {
@@ -174,7 +174,7 @@ func (b *batcher) exec(batch []*call) {
 		if c.err != nil && redis.HasErrorPrefix(c.err, "NOSCRIPT") {
 			// Not run (the server lost its scripts: a restart); EVAL
 			// loads it again.
-			c.res, c.err = c.sc.Run(ctx, b.rdb, c.keys, c.args...).Result()
+			c.res, c.err = c.sc.redisScript().Run(ctx, b.rdb, c.keys, c.args...).Result()
 		}
 	}
 }

@@ -267,7 +267,7 @@ func fill(b *testing.B, s *Store, n int) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			acquireScript.Run(ctx, p, []string{s.recKey(key), s.kFences, s.kKeys, s.histKey(rec.Session)},
+			acquireScript.redisScript().Run(ctx, p, []string{s.recKey(key), s.kFences, s.kKeys, s.histKey(rec.Session)},
 				key, now.UnixMilli(), s.lifetime(rec.ExpiresAt, now), head, tail)
 		}
 		if _, err := p.Exec(ctx); err != nil {

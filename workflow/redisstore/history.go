@@ -123,7 +123,7 @@ func (s *Store) Restore(ctx context.Context, session string, acquire func(contex
 		if len(drop) > 0 {
 			octx, cancel := s.opCtx(context.WithoutCancel(ctx))
 			defer cancel()
-			_ = historyDropScript.Run(octx, s.rdb, []string{s.histKey(session)}, drop...).Err()
+			_ = historyDropScript.redisScript().Run(octx, s.rdb, []string{s.histKey(session)}, drop...).Err()
 		}
 	}()
 	var valid []workflow.Entry

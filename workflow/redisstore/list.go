@@ -116,7 +116,7 @@ func (s *Store) prune(ctx context.Context, op string, missing []string) ([]strin
 		for _, k := range chunk {
 			args = append(args, k)
 		}
-		v, err := pruneScript.Run(octx, s.rdb, []string{s.kKeys, s.kPat}, args...).StringSlice()
+		v, err := pruneScript.redisScript().Run(octx, s.rdb, []string{s.kKeys, s.kPat}, args...).StringSlice()
 		if err != nil && !errors.Is(err, redis.Nil) {
 			return nil, s.fail(ctx, op, err)
 		}

@@ -1,6 +1,10 @@
 package redisstore
 
-import "github.com/redis/go-redis/v9"
+import (
+	"sync"
+
+	"github.com/redis/go-redis/v9"
+)
 
 // The scripts below are the store's only writers. Each runs atomically in
 // Redis, so the check (is the key free, is the token ours) and the write it
@@ -51,7 +55,7 @@ end
 // Replies: fence (a free key), {"OK", fence, replaced record} (a
 // takeover), record (a string: the key is held), {"RATE"},
 // {"CORRUPT", reason}.
-var acquireScript = newScript(prelude + `
+var acquireScript = &script{src: prelude + `
 local cur = redis.pcall('GET', KEYS[1])
 if type(cur) == 'table' then return {'CORRUPT', 'the key holds something else than a lock record'} end
 local prevFence = 0
@@ -101,7 +105,7 @@ if limit > 0 then
 end
 if cur then return {'OK', fence, cur} end
 return fence
-`)
+`}
 
 // releaseScript deletes a record whose token matches, or any record when
 // ARGV[5] is "force" (Remove).
@@ -113,7 +117,7 @@ return fence
 //
 // Replies: 1 ({"OK", record} with force), {"NOTFOUND"}, {"MISMATCH"},
 // {"CORRUPT", reason} (with force the corrupt record is deleted first).
-var releaseScript = newScript(`
+var releaseScript = &script{src: `
 -- owner reads a record's token and session; nil when it is not a record.
 -- It checks the header as parse does, without converting what it skips.
 local function owner(v)
@@ -149,7 +153,7 @@ if why then return {'CORRUPT', why} end
 redis.call('HDEL', ARGV[3] .. sess, ARGV[1])
 if force then return {'OK', cur} end
 return 1
-`)
+`}
 
 // updateScript replaces a record whose token matches, keeping its fence.
 //
@@ -159,7 +163,7 @@ return 1
 //	      8 the new session
 //
 // Replies: fence, {"NOTFOUND"}, {"MISMATCH"}, {"CORRUPT", reason}.
-var updateScript = newScript(prelude + `
+var updateScript = &script{src: prelude + `
 local cur = redis.pcall('GET', KEYS[1])
 if type(cur) == 'table' then return {'CORRUPT', 'the key holds something else than a lock record'} end
 if not cur then return {'NOTFOUND'} end
@@ -172,7 +176,7 @@ if sess ~= ARGV[8] then redis.call('HDEL', ARGV[7] .. sess, ARGV[1]) end
 redis.call('HSET', KEYS[2], ARGV[1], rec)
 if ARGV[6] ~= '0' then redis.call('PEXPIRE', KEYS[2], ARGV[6]) end
 return fence
-`)
+`}
 
 // pruneScript drops index members whose records Redis has dropped; it
 // checks each record in the script, so a key acquired again meanwhile
@@ -181,7 +185,7 @@ return fence
 //
 //	KEYS: 1 index of keys, 2 index of patterns
 //	ARGV: 1 record key prefix, then the members
-var pruneScript = newScript(`
+var pruneScript = &script{src: `
 local odd = {}
 for i = 2, #ARGV do
   if redis.call('EXISTS', ARGV[1] .. ARGV[i]) == 0 then
@@ -192,7 +196,7 @@ for i = 2, #ARGV do
   end
 end
 return odd
-`)
+`}
 
 // historyDropScript removes history entries, each only while it still is
 // what Restore judged (the same fence, or for an unreadable entry the same
@@ -200,7 +204,7 @@ return odd
 //
 //	KEYS: 1 history
 //	ARGV: pairs of lock key and "f<fence>" or "v<value>"
-var historyDropScript = newScript(`
+var historyDropScript = &script{src: `
 local n = 0
 for i = 1, #ARGV, 2 do
   local v = redis.call('HGET', KEYS[1], ARGV[i])
@@ -210,15 +214,21 @@ for i = 1, #ARGV, 2 do
   end
 end
 return n
-`)
+`}
 
 // allScripts are loaded by Open.
 var allScripts = []*script{acquireScript, releaseScript, updateScript, pruneScript, historyDropScript}
 
 // script is a Lua script with its source, which Open loads in a pipeline.
+// Its hash is computed on first use, not when the process starts: every
+// lockgate command links this package, most never talk to Redis.
 type script struct {
-	*redis.Script
-	src string
+	src  string
+	once sync.Once
+	rs   *redis.Script
 }
 
-func newScript(src string) *script { return &script{Script: redis.NewScript(src), src: src} }
+func (s *script) redisScript() *redis.Script {
+	s.once.Do(func() { s.rs = redis.NewScript(s.src) })
+	return s.rs
+}
