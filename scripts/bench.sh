@@ -12,7 +12,9 @@ tools=$PWD/.cache/bench
 mkdir -p "$tools"
 
 if [ ! -x "$tools/node_modules/.bin/lefthook" ] && command -v npm >/dev/null 2>&1; then
-  npm install --silent --prefix "$tools" lefthook >/dev/null 2>&1 || echo "bench: lefthook not installed (npm failed); skipping it" >&2
+  # --ignore-scripts: lefthook's postinstall would install its hooks into
+  # this clone (the binary comes in a platform package, not the script).
+  npm install --silent --ignore-scripts --prefix "$tools" lefthook >/dev/null 2>&1 || echo "bench: lefthook not installed (npm failed); skipping it" >&2
 fi
 if [ -x "$tools/node_modules/.bin/lefthook" ]; then
   export LOCKGATE_BENCH_LEFTHOOK="$tools/node_modules/.bin/lefthook"
