@@ -176,7 +176,7 @@ func recordTools(b *testing.B, r *gittest.Repo, env []string) []tool {
 // synthetic repositories of 1,000 and 100,000 files with 1 and 1,000
 // staged changes, 200 policy patterns and 10,000 locks held by others.
 func BenchmarkHookPreCommit(b *testing.B) {
-	bin := lockgateBinary(b)
+	bin, floor := lockgateBinary(b), gitFloorBinary(b)
 	for _, files := range []int{1000, 100000} {
 		r := gittest.New(b)
 		r.Synthetic(files)
@@ -189,7 +189,7 @@ func BenchmarkHookPreCommit(b *testing.B) {
 		for _, staged := range []int{1, 1000} {
 			b.Run(fmt.Sprintf("files=%d/staged=%d", files, staged), func(b *testing.B) {
 				r.Stage(staged)
-				tools := append([]tool{{name: "lockgate", cmd: []string{bin, "hook", "pre-commit"}}}, extra...)
+				tools := append([]tool{{name: "lockgate", cmd: []string{bin, "hook", "pre-commit"}}, {name: "go-floor", cmd: []string{floor}}}, extra...)
 				measure(b, r.Dir, env, "", gitFloor(b, r.Dir, env, "diff", "--cached", "--name-status", "-z", "-M"), tools)
 			})
 		}
@@ -253,4 +253,17 @@ func BenchmarkHookCommitMsg(b *testing.B) {
 	}
 	measure(b, r.Dir, env, "", gitFloor(b, r.Dir, env, "rev-parse", "--git-common-dir"),
 		[]tool{{name: "lockgate", cmd: []string{bin, "hook", "commit-msg", msg}}})
+}
+
+// gitFloorBinary builds testdata/gitfloor as lockgate is built: a Go
+// program that only runs the floor's git command, the least any hook
+// written in Go costs.
+func gitFloorBinary(b *testing.B) string {
+	bin := filepath.Join(b.TempDir(), "gitfloor")
+	cmd := exec.Command("go", "build", "-trimpath", "-ldflags=-s -w", "-o", bin, "./testdata/gitfloor")
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		b.Fatalf("go build gitfloor: %v: %s", err, out)
+	}
+	return bin
 }
