@@ -289,6 +289,7 @@ func TestMCPBadArguments(t *testing.T) {
 	}{
 		{"acquire_lock", map[string]any{"file_path": 42}, "file_path must be a string, got number"},
 		{"acquire_lock", map[string]any{"keys": "a.py"}, "keys must be an array, got string"},
+		{"acquire_lock", map[string]any{"keys": []any{"a.py", 7}}, "keys must be an array of strings, got number"},
 		{"acquire_lock", map[string]any{"file_path": "a.py", "ttl_minutes": "5"}, "ttl_minutes must be a number"},
 		{"acquire_lock", map[string]any{"file_path": "a.py", "ttl": 5}, `unknown field "ttl"`},
 		{"acquire_lock", map[string]any{"File_Path": "a.py"}, `unknown field "File_Path"`},

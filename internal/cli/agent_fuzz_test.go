@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/jsonschema-go/jsonschema"
+
 	"github.com/lockgate/lockgate/internal/config"
 	"github.com/lockgate/lockgate/internal/gitexec"
 )
@@ -160,27 +162,34 @@ func FuzzToolArguments(f *testing.F) {
 	} {
 		f.Add(s)
 	}
+	acquireSchema, err := jsonschema.For[acquireIn](nil)
+	if err != nil {
+		f.Fatal(err)
+	}
+	checkChangeSchema, err := jsonschema.For[checkChangeIn](nil)
+	if err != nil || !slices.Contains(checkChangeSchema.Required, "paths") {
+		f.Fatalf("check_change schema %v: %v", checkChangeSchema, err)
+	}
 	f.Fuzz(func(t *testing.T, s string) {
 		raw := json.RawMessage(s)
 		blank := strings.TrimSpace(s) == "" || strings.TrimSpace(s) == "null"
-		acquireFields := []string{"file_path", "keys", "reason", "ttl_minutes", "task_id", "wait_seconds", "worker", "worker_type", "session"}
-		if in, err := decodeArguments[acquireIn](raw, acquireFields, nil); err == nil {
+		if in, err := decodeArguments[acquireIn](raw, acquireSchema); err == nil {
 			var fields map[string]any
 			if !blank && json.Unmarshal(raw, &fields) != nil {
 				t.Fatalf("accepted %q", s)
 			}
 			for f := range fields {
-				if !slices.Contains(acquireFields, f) {
+				if acquireSchema.Properties[f] == nil {
 					t.Fatalf("accepted %q with field %q", s, f)
 				}
 			}
 			b, _ := json.Marshal(in)
-			again, err := decodeArguments[acquireIn](b, acquireFields, nil)
+			again, err := decodeArguments[acquireIn](b, acquireSchema)
 			if b2, _ := json.Marshal(again); err != nil || string(b2) != string(b) {
 				t.Fatalf("%q: %s does not survive a round trip: %s, %v", s, b, b2, err)
 			}
 		}
-		if _, err := decodeArguments[checkChangeIn](raw, []string{"paths", "profile"}, []string{"paths"}); err == nil {
+		if _, err := decodeArguments[checkChangeIn](raw, checkChangeSchema); err == nil {
 			var fields map[string]json.RawMessage
 			if json.Unmarshal(raw, &fields) != nil || fields["paths"] == nil {
 				t.Fatalf("accepted %q without paths", s)

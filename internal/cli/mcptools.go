@@ -166,10 +166,9 @@ func addTool[In, Out any, PO interface {
 		panic(fmt.Sprintf("output schema of %s: %v", t.Name, err))
 	}
 	t.InputSchema, t.OutputSchema = inSchema, outSchema
-	fields, required := slices.Sorted(maps.Keys(inSchema.Properties)), inSchema.Required
 	srv.AddTool(t, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		out := newOut()
-		in, err := decodeArguments[In](req.Params.Arguments, fields, required)
+		in, err := decodeArguments[In](req.Params.Arguments, inSchema)
 		if err == nil {
 			err = run(ctx, in, &out)
 		}
@@ -190,46 +189,50 @@ func addTool[In, Out any, PO interface {
 	})
 }
 
-// decodeArguments decodes a call's arguments, a JSON object, into In.
-// Field names match exactly (encoding/json alone would take "Keys" for
-// "keys"): fields lists the schema's properties, required those that must
-// be there.
-func decodeArguments[In any](raw json.RawMessage, fields, required []string) (In, error) {
+// decodeArguments decodes a call's arguments, a JSON object, into In,
+// whose schema is schema. Field names match exactly (encoding/json alone
+// would take "Keys" for "keys").
+func decodeArguments[In any](raw json.RawMessage, schema *jsonschema.Schema) (In, error) {
 	var in In
 	if len(bytes.TrimSpace(raw)) == 0 || string(bytes.TrimSpace(raw)) == "null" {
 		raw = json.RawMessage("{}")
 	}
 	var given map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &given); err != nil {
-		return in, argumentError(err)
+		return in, argumentError(err, schema)
 	}
-	for f := range given {
-		if !slices.Contains(fields, f) {
+	for _, f := range slices.Sorted(maps.Keys(given)) {
+		if schema.Properties[f] == nil {
 			return in, usagef("arguments: unknown field %q", f)
 		}
 	}
-	for _, f := range required {
+	for _, f := range schema.Required {
 		if _, ok := given[f]; !ok {
 			return in, usagef("arguments: %s is required", f)
 		}
 	}
 	if err := json.Unmarshal(raw, &in); err != nil {
-		return in, argumentError(err)
+		return in, argumentError(err, schema)
 	}
 	return in, nil
 }
 
 // argumentError says what is wrong with the arguments in their own terms,
 // not in Go's.
-func argumentError(err error) error {
+func argumentError(err error, schema *jsonschema.Schema) error {
 	var te *json.UnmarshalTypeError
-	if errors.As(err, &te) {
-		if te.Field == "" {
-			return usagef("arguments must be a JSON object, got %s", te.Value)
-		}
-		return usagef("arguments: %s must be %s, got %s", te.Field, jsonTypeName(te.Type), te.Value)
+	if !errors.As(err, &te) {
+		return usagef("arguments: %s", strings.TrimPrefix(err.Error(), "json: "))
 	}
-	return usagef("arguments: %s", strings.TrimPrefix(err.Error(), "json: "))
+	if te.Field == "" {
+		return usagef("arguments must be a JSON object, got %s", te.Value)
+	}
+	want := jsonTypeName(te.Type)
+	if p := schema.Properties[te.Field]; p != nil && (p.Type == "array" || slices.Contains(p.Types, "array")) && want != "an array" {
+		// encoding/json names the item's type, not the field's
+		want = "an array of " + strings.TrimPrefix(strings.TrimPrefix(want, "an "), "a ") + "s"
+	}
+	return usagef("arguments: %s must be %s, got %s", te.Field, want, te.Value)
 }
 
 // jsonTypeName names a Go type as JSON Schema does.
