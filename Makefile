@@ -6,7 +6,7 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo deve
 LDFLAGS := -s -w -X github.com/lockgate/lockgate/internal/cli.Version=$(VERSION)
 FUZZTIME ?= 30s
 
-.PHONY: all build install test test-deps lint cover bench fuzz clean
+.PHONY: all build install test stress test-deps lint cover bench fuzz clean
 
 all: build
 
@@ -22,8 +22,19 @@ install:
 test-deps:
 	@scripts/test-deps.sh
 
+# Every test package runs under an explicit deadline: a hang fails the run
+# instead of stalling CI. The process races run a share of their rounds
+# (LOCKGATE_TEST_ROUNDS, a percentage; see internal/gittest/rounds.go);
+# `make stress` runs them in full.
+TEST_TIMEOUT ?= 20m
 test: test-deps lint
-	$(GO) test -race -count=1 $(PKGS)
+	$(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) $(PKGS)
+
+# stress runs the multi-process races (lock grants, takeovers, kills, the
+# workflow branch, Redis across machines) at their full round counts.
+STRESS_RUN ?= Race|Process|Mixed|Concurrent|Kill
+stress: test-deps
+	LOCKGATE_TEST_ROUNDS=100 $(GO) test -race -count=1 -timeout 60m -run '$(STRESS_RUN)' $(PKGS)
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -17,6 +18,7 @@ import (
 	"time"
 
 	"github.com/lockgate/lockgate/internal/gittest"
+	"github.com/lockgate/lockgate/workflow/branch"
 )
 
 // cliRepo is a real repository and a way to run lockgate processes in it.
@@ -89,12 +91,8 @@ func count(codes []int, want int) int {
 	return n
 }
 
-func rounds(t *testing.T, n int) int {
-	if testing.Short() {
-		return max(n/20, 2)
-	}
-	return n
-}
+// rounds scales a race's full round count (see gittest.Rounds).
+func rounds(t *testing.T, n int) int { return gittest.Rounds(t, n) }
 
 // TestRaceAcquire: 16 processes acquire one key; exactly one wins, the
 // rest exit 4. Repeated 200 times.
@@ -233,9 +231,10 @@ func TestKilledAcquire(t *testing.T) {
 	}
 }
 
-// TestRaceWorkflowBranch: 8 processes × 50 lock events with auto_commit on
-// → exactly 400 events on the workflow branch, `git fsck` clean, and the
-// user's index, work tree and HEAD byte for byte unchanged.
+// TestRaceWorkflowBranch: 8 processes acquiring and releasing keys with
+// auto_commit on → every event of the journal is on the workflow branch
+// when they are done (none left for `workflow sync`), `git fsck` clean,
+// and the user's index, work tree and HEAD byte for byte unchanged.
 func TestRaceWorkflowBranch(t *testing.T) {
 	t.Parallel()
 	c := newCLIRepo(t)
@@ -252,17 +251,19 @@ func TestRaceWorkflowBranch(t *testing.T) {
 		return b
 	}
 	before, head := index(), c.repo.Git("rev-parse", "HEAD")
+	const workers = 8
+	perWorker := rounds(t, 25)
 	var wg sync.WaitGroup
-	errs := make(chan error, 8)
-	for w := range 8 {
+	errs := make(chan error, workers)
+	for w := range workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			worker := fmt.Sprintf("agent-%d", w)
-			for i := range 25 {
+			for i := range perWorker {
 				key := fmt.Sprintf("wf/%s/%d.txt", worker, i)
 				for _, op := range []string{"acquire", "release"} {
-					if code, out := c.run(worker, "lock", op, key); code != 0 || strings.Contains(out, "warning") {
+					if code, out := c.run(worker, "lock", op, key); code != 0 {
 						errs <- fmt.Errorf("%s %s %s: %d %s", worker, op, key, code, out)
 						return
 					}
@@ -275,9 +276,27 @@ func TestRaceWorkflowBranch(t *testing.T) {
 	for err := range errs {
 		t.Fatal(err)
 	}
-	files := c.repo.Git("ls-tree", "-r", "--name-only", "lockgate/workflow")
-	if n := len(strings.Split(files, "\n")); n != 400 {
-		t.Fatalf("%d events on the workflow branch, want 400", n)
+	// Every event the journal holds is on the branch, and nothing else.
+	var journalIDs []string
+	journalBytes, err := os.ReadFile(filepath.Join(c.repo.Dir, ".git", "lockgate", "events.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(strings.TrimSpace(string(journalBytes)), "\n") {
+		var ev struct{ ID string }
+		if err := json.Unmarshal([]byte(line), &ev); err != nil || ev.ID == "" {
+			t.Fatalf("journal line %q: %v", line, err)
+		}
+		journalIDs = append(journalIDs, branch.EventPath(ev.ID))
+	}
+	if want := workers * perWorker * 2; len(journalIDs) != want {
+		t.Fatalf("%d events in the journal, want %d", len(journalIDs), want)
+	}
+	onBranch := strings.Split(c.repo.Git("ls-tree", "-r", "--name-only", "lockgate/workflow"), "\n")
+	slices.Sort(journalIDs)
+	slices.Sort(onBranch)
+	if !slices.Equal(onBranch, journalIDs) {
+		t.Fatalf("the workflow branch holds %d events, the journal %d: they differ", len(onBranch), len(journalIDs))
 	}
 	c.repo.Git("fsck", "--strict", "--no-progress")
 	if !bytes.Equal(index(), before) {

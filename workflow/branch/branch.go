@@ -200,7 +200,16 @@ func (w *Writer) readRef(name plumbing.ReferenceName) (plumbing.Hash, error) {
 	return ref.Hash(), nil
 }
 
-// withLock runs fn under the caller's lock, if any.
+// writerLockWait bounds how long a write waits for the clone's other
+// writers before it goes ahead with compare-and-swap alone.
+const writerLockWait = time.Minute
+
+// withLock runs fn under the caller's lock, if any, and then under an
+// flock(2) that every writer of this clone takes (WriterLockPath): a
+// writer that loses a compare-and-swap to another lockgate process retries
+// after it, so writers of one clone queue instead of racing, however
+// loaded the machine. Only a writer from outside lockgate (git itself) can
+// still make a swap fail, and the loop in commitLocked handles that.
 func (w *Writer) withLock(ctx context.Context, fn func() error) error {
 	if w.lock != nil {
 		unlock, err := w.lock(ctx)
@@ -211,7 +220,20 @@ func (w *Writer) withLock(ctx context.Context, fn func() error) error {
 			defer unlock()
 		}
 	}
+	unlock, ok, err := lockWriters(ctx, w.WriterLockPath(), writerLockWait)
+	if err != nil {
+		return err
+	}
+	if ok {
+		defer unlock()
+	}
 	return fn()
+}
+
+// WriterLockPath is the file whose flock serializes the writers of this
+// clone's workflow branch.
+func (w *Writer) WriterLockPath() string {
+	return filepath.Join(w.common, "lockgate", "branch.flock")
 }
 
 // backoff sleeps before attempt+1 (attempt counts from 0): a random time

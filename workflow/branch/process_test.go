@@ -211,7 +211,7 @@ func TestProcesses(t *testing.T) {
 			before := userState(t, r)
 			status := r.Git("status", "--porcelain=v2")
 
-			const procs, perProc = 8, 50
+			procs, perProc := 8, gittest.Rounds(t, 50)
 			lock := ""
 			if locked {
 				lock = filepath.Join(t.TempDir(), "workflow.lock")
@@ -235,27 +235,26 @@ func TestProcesses(t *testing.T) {
 			}
 			t.Logf("%d commits by %d processes in %v; %d compare-and-swaps lost and retried; %d commits gave up",
 				len(committed), procs, elapsed, lost, len(contended))
-			if locked && len(contended) > 0 {
-				t.Errorf("%d commits gave up under the workflow lock", len(contended))
+			// Writers of one clone queue on its writer lock: every
+			// commit gets through, whatever the load, with or without
+			// the caller's lock, and Sync finds nothing left to do.
+			if len(contended) > 0 {
+				t.Errorf("%d commits gave up", len(contended))
 			}
-
 			w := openWriter(t, repoOf(r))
-			equalIDs(t, "branch vs reported", branchIDs(t, w), sortedCopy(committed))
-			j := journal.Open(filepath.Join(r.Dir, ".git", "lockgate", "events.jsonl"))
-			res, err := w.Sync(context.Background(), j)
-			if err != nil || res.Committed != len(contended) || res.Journal != procs*perProc {
-				t.Errorf("Sync after the race = %+v, %v; want %d committed", res, err, len(contended))
-			}
 			got := branchIDs(t, w)
-			if len(got) != procs*perProc {
-				t.Errorf("%d events on the branch, want %d", len(got), procs*perProc)
-			}
+			equalIDs(t, "branch vs reported", got, sortedCopy(committed))
+			j := journal.Open(filepath.Join(r.Dir, ".git", "lockgate", "events.jsonl"))
 			jevs, err := j.Read(time.Time{})
 			if err != nil {
 				t.Fatal(err)
 			}
 			equalIDs(t, "branch vs journal", got, idsOf(jevs))
-			if n := r.Git("rev-list", "--count", "lockgate/workflow"); n != strconv.Itoa(len(committed)+res.Commits) {
+			res, err := w.Sync(context.Background(), j)
+			if err != nil || res.Committed != 0 || res.Journal != procs*perProc {
+				t.Errorf("Sync after the race = %+v, %v; want nothing to commit", res, err)
+			}
+			if n := r.Git("rev-list", "--count", "lockgate/workflow"); n != strconv.Itoa(len(committed)) {
 				t.Errorf("%s commits on the branch, want one per commit reported", n)
 			}
 			fsck(t, r.Dir, r.Env)
@@ -291,7 +290,7 @@ func TestMixedWriters(t *testing.T) {
 		t.Skip("1,000 rounds of git plumbing")
 	}
 	t.Parallel()
-	const rounds = 1000
+	rounds := gittest.Rounds(t, 1000)
 	const ref = "refs/heads/lockgate/workflow"
 	r := newRepo(t)
 	w := openWriter(t, repoOf(r))
