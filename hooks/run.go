@@ -123,7 +123,24 @@ func (h *Runner) Range(ctx context.Context, revArgs []string, branch string, r *
 var errStop = errors.New("stop")
 
 // zeroSHA reports git's all-zero object name (a ref that does not exist).
+// Only call it on a checked objectName: "0" or "" are not object names.
 func zeroSHA(s string) bool { return strings.Trim(s, "0") == "" }
+
+// objectName reports a full object name as git writes it on a hook's
+// stdin: 40 (SHA-1) or 64 (SHA-256) lowercase hex digits. Anything else is
+// refused rather than read as "zero" (a deletion, nothing to check) or
+// passed to rev-list, where it could be an option.
+func objectName(s string) bool {
+	if len(s) != 40 && len(s) != 64 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
 
 // PrePush checks what a push sends to remote. Git writes one line per ref
 // on stdin: `<local ref> <local sha> <remote ref> <remote sha>`. The
@@ -133,6 +150,9 @@ func (h *Runner) PrePush(ctx context.Context, remote string, stdin io.Reader, ge
 	r := &Report{Hook: "pre-push"}
 	if to := getenv("PRE_COMMIT_TO_REF"); to != "" {
 		from := getenv("PRE_COMMIT_FROM_REF")
+		if strings.HasPrefix(to, "-") || strings.HasPrefix(from, "-") {
+			return nil, fmt.Errorf("pre-push: PRE_COMMIT_FROM_REF %q or PRE_COMMIT_TO_REF %q is an option, want revisions", from, to)
+		}
 		args := []string{to}
 		if from != "" && !zeroSHA(from) {
 			args = []string{from + ".." + to}
@@ -156,6 +176,9 @@ func (h *Runner) PrePush(ctx context.Context, remote string, stdin io.Reader, ge
 			return nil, fmt.Errorf("pre-push: malformed line on stdin %q: want `<local ref> <local sha> <remote ref> <remote sha>`", line)
 		}
 		localSHA, remoteRef, remoteSHA := f[1], f[2], f[3]
+		if !objectName(localSHA) || !objectName(remoteSHA) {
+			return nil, fmt.Errorf("pre-push: malformed line on stdin %q: want full object names (40 or 64 hex digits)", line)
+		}
 		if zeroSHA(localSHA) {
 			continue // deleting a remote ref sends no commits
 		}
@@ -193,6 +216,9 @@ func (h *Runner) PreReceive(ctx context.Context, stdin io.Reader) (*Report, erro
 			return nil, fmt.Errorf("pre-receive: malformed line on stdin %q: want `<old-value> <new-value> <ref-name>`", line)
 		}
 		oldSHA, newSHA, ref := f[0], f[1], f[2]
+		if !objectName(oldSHA) || !objectName(newSHA) {
+			return nil, fmt.Errorf("pre-receive: malformed line on stdin %q: want full object names (40 or 64 hex digits)", line)
+		}
 		if zeroSHA(newSHA) {
 			continue
 		}

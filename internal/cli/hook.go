@@ -6,12 +6,14 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
 
+	"github.com/lockgate/lockgate/diffpath"
 	"github.com/lockgate/lockgate/hooks"
 	"github.com/lockgate/lockgate/internal/config"
 	"github.com/lockgate/lockgate/internal/gitexec"
@@ -279,6 +281,10 @@ type CheckOptions struct {
 	Profile  string
 	Format   string
 	TaskType string
+	// AllowEmpty accepts a change that touches no file; without it an
+	// empty patch, range or index is exit 2, so that a CI job fed nothing
+	// (a failed `git diff`, a typo'd base) cannot pass.
+	AllowEmpty bool
 }
 
 // AddFlags registers the options on fs.
@@ -288,13 +294,14 @@ func (o *CheckOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.Patch, "patch", "", "check the paths of a unified diff `FILE` (- for stdin)")
 	fs.StringVar(&o.Profile, "profile", "", "scope profile to enforce (e.g. backfill)")
 	fs.StringVar(&o.Format, "format", "text", "output: text, json or github (workflow annotations)")
+	fs.BoolVar(&o.AllowEmpty, "allow-empty", false, "accept a change that touches no file (empty patch, range without commits or changes, nothing staged) instead of exit 2")
 	fs.StringVar(&o.TaskType, "task-type", "", "with a backfill profile: the backfill task `TYPE` of the change; paths it rejects cool down for that type in `lockgate plan` (default $LOCKGATE_TASK_TYPE, else every type)")
 }
 
 func checkChangeCommand() *command {
 	o := &CheckOptions{}
 	return &command{
-		usage: "check [--staged | --range A..B | --patch FILE | -] [--profile P [--task-type T]] [--format text|json|github]",
+		usage: "check [--staged | --range A..B | --patch FILE | -] [--allow-empty] [--profile P [--task-type T]] [--format text|json|github]",
 		short: "check a change against locks and scope, for CI (exit 1 on violations)",
 		flags: o.AddFlags,
 		run: func(ctx context.Context, a *app, args []string) error {
@@ -340,21 +347,15 @@ func checkChangeCommand() *command {
 			var r *hooks.Report
 			switch {
 			case o.Range != "":
+				if err := verifyRange(ctx, h.Dir, o.Range); err != nil {
+					return err
+				}
 				r = &hooks.Report{Hook: "check"}
 				if err = h.Range(ctx, []string{o.Range}, "", r); err == nil {
 					r.Finish()
 				}
 			case o.Patch != "":
-				in := a.stdio.In
-				if o.Patch != "-" {
-					f, ferr := os.Open(o.Patch)
-					if ferr != nil {
-						return usagef("check: %v", ferr)
-					}
-					defer f.Close()
-					in = f
-				}
-				r, err = h.Patch(ctx, stdinOrEmpty(in), o.Patch)
+				r, err = checkPatch(ctx, h, a.stdio.In, o.Patch)
 			default:
 				r, err = h.PreCommit(ctx)
 				if r != nil {
@@ -364,9 +365,69 @@ func checkChangeCommand() *command {
 			if err != nil {
 				return err
 			}
+			if r.OK && r.Paths == 0 && !o.AllowEmpty {
+				return usagef("check: %s; pass --allow-empty to accept a change that touches no file", emptyChange(o))
+			}
 			err = a.finishReport(r, "change", o.Format)
 			a.noteRejections(ctx, e, profile, taskType, r)
 			return err
 		},
 	}
+}
+
+// checkPatch checks the unified diff in file ("-" for stdin). A file that
+// cannot be opened or is not a regular file, and text that is not a diff,
+// are invalid input (exit 2); a failing read is exit 3.
+func checkPatch(ctx context.Context, h *hooks.Runner, stdin io.Reader, file string) (*hooks.Report, error) {
+	in, name := stdinOrEmpty(stdin), "stdin"
+	if file != "-" {
+		f, err := os.Open(file)
+		if err != nil {
+			return nil, usagef("check: --patch: %v", err)
+		}
+		defer f.Close()
+		if fi, err := f.Stat(); err == nil && fi.IsDir() {
+			return nil, usagef("check: --patch %s: is a directory, want a patch file", file)
+		}
+		in, name = f, file
+	}
+	r, err := h.Patch(ctx, in, name)
+	var se *diffpath.SyntaxError
+	var pe *diffpath.PathError
+	if errors.As(err, &se) || errors.As(err, &pe) {
+		return nil, usagef("check: %v", err)
+	}
+	return r, err
+}
+
+// verifyRange refuses, as invalid input, a --range that git does not read
+// as revisions: an option such as --all, or a name that does not resolve.
+// Passed on to rev-list, a typo would be reported as git failing (exit 3).
+func verifyRange(ctx context.Context, dir, rng string) error {
+	if strings.HasPrefix(rng, "-") {
+		return usagef("check: --range %q: want revisions such as A..B, not an option", rng)
+	}
+	// "--" makes rev-parse take the argument as revisions only, never a path.
+	_, err := gitexec.Output(ctx, dir, nil, "rev-parse", rng, "--")
+	var ge *gitexec.Error
+	var xe *exec.ExitError
+	if errors.As(err, &ge) && errors.As(ge.Err, &xe) && xe.ExitCode() == 128 {
+		return usagef("check: --range %s: %s", rng, strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(ge.Stderr), "fatal: ")))
+	}
+	return err
+}
+
+// emptyChange says what `check` was given that touches no file.
+func emptyChange(o *CheckOptions) string {
+	switch {
+	case o.Patch == "-":
+		return "no diff on stdin"
+	case o.Patch != "":
+		return "no diff in " + o.Patch
+	case o.Range != "":
+		// diff-tree prints nothing for a commit that changes nothing, so
+		// an empty range and a range of empty commits look the same.
+		return "--range " + o.Range + " changes no file (no commits, or none that changes a file)"
+	}
+	return "nothing is staged"
 }
