@@ -22,8 +22,12 @@ import (
 var gen = flag.Bool("gen", false, "regenerate testdata/patches/*.patch and testdata/fuzz seeds with real git and diff")
 
 // The fixtures it does not write are written by hand, for what git and
-// diff cannot be made to print: bridge_lstrip_plain.patch (the lstrip trap
-// without "diff --git" lines) and the broken inputs corrupt_hunk.patch,
+// diff cannot be made to print, or tools that are not installed:
+// bridge_lstrip_plain.patch (the lstrip trap without "diff --git" lines),
+// quilt_devnull_first.patch, expanded_tab.patch (a mailer turned the tab
+// before the date into spaces), old_diff_tab.patch (old GNU diff did not
+// quote a tab in a name), svn_sections.patch, hg_sections.patch,
+// context_mixed.patch, and the broken inputs corrupt_hunk.patch,
 // truncated_hunk.patch, dotgit.patch, dotdot.patch and absolute_plain.patch.
 
 func TestGenerateFixtures(t *testing.T) {
@@ -54,6 +58,11 @@ func TestGenerateFixtures(t *testing.T) {
 		"log_p.patch":              genLogP,
 		"typechange.patch":         genTypeChange,
 		"crlf.patch":               genCRLF,
+		"submodule_log.patch":      genSubmoduleLog,
+		"combined_all_paths.patch": genCombinedAllPaths,
+		"prefix_no_slash.patch":    genPrefixNoSlash,
+		"prefix_two_levels.patch":  genPrefixTwoLevels,
+		"plain_devnull_dir.patch":  genPlainDevNullDir,
 	}
 	for name, fn := range fixtures {
 		data := fn(t)
@@ -419,6 +428,80 @@ func genCRLF(t *testing.T) []byte {
 	// context line " " into "", which git apply accepts.
 	out = bytes.ReplaceAll(out, []byte("\n \n"), []byte("\n\n"))
 	return bytes.ReplaceAll(out, []byte("\n"), []byte("\r\n"))
+}
+
+// genSubmoduleLog: --submodule=log and =diff print a "Submodule" line, not
+// a "diff --git" section, for a submodule whose commit changed.
+func genSubmoduleLog(t *testing.T) []byte {
+	inner := newRepo(t)
+	inner.write("f", "1\n")
+	inner.commitAll("one")
+	r := newRepo(t)
+	r.write("x", "x\n")
+	r.commitAll("base")
+	r.git("-c", "protocol.file.allow=always", "submodule", "add", "-q", inner.dir, "sub mod")
+	r.git("-c", "protocol.file.allow=always", "submodule", "add", "-q", inner.dir, "gone")
+	r.commitAll("submodules")
+	inner.write("f", "1\n2\n")
+	inner.commitAll("two")
+	sub := &gitRepo{t: t, dir: filepath.Join(r.dir, "sub mod"), env: r.env}
+	sub.git("pull", "-q", "--no-rebase", "origin", "main")
+	r.git("rm", "-q", "gone")
+	r.write("x", "x\ny\n")
+	r.git("add", "-A")
+	var b bytes.Buffer
+	b.Write(r.git("diff", "--cached", "--submodule=log"))
+	b.Write(r.git("diff", "--cached", "--submodule=diff"))
+	return b.Bytes()
+}
+
+// genCombinedAllPaths: a merge that renames a file on one side and edits
+// it on the other; --combined-all-paths names the old path on one "---".
+func genCombinedAllPaths(t *testing.T) []byte {
+	r := newRepo(t)
+	r.write("old name.txt", lines("old", 20))
+	r.commitAll("base")
+	r.git("checkout", "-q", "-b", "side")
+	r.mv("old name.txt", "new name.txt")
+	r.commitAll("rename")
+	r.git("checkout", "-q", "main")
+	r.write("old name.txt", lines("old", 20)+"main\n")
+	r.commitAll("edit")
+	r.git("merge", "-q", "--no-edit", "side")
+	r.write("new name.txt", lines("old", 20)+"main\nevil\n")
+	r.git("commit", "-q", "-a", "--amend", "--no-edit")
+	var b bytes.Buffer
+	b.Write(r.git("show", "--format=commit %H", "-M", "--cc", "--combined-all-paths"))
+	b.Write(r.git("show", "--format=commit %H", "-M", "-c", "--combined-all-paths", "--no-prefix"))
+	return b.Bytes()
+}
+
+// genPrefixNoSlash: --src-prefix=a --dst-prefix=b on sub/x gives
+// "asub/x bsub/x", which is also x under prefixes asub/ and bsub/.
+func genPrefixNoSlash(t *testing.T) []byte {
+	r := newRepo(t)
+	r.write("sub/x", "1\n")
+	r.commitAll("base")
+	r.write("sub/x", "2\n")
+	return r.git("diff", "--src-prefix=a", "--dst-prefix=b")
+}
+
+// genPrefixTwoLevels: prefixes x/v1/ and y/v1/ on f print what prefixes x/
+// and y/ print on v1/f.
+func genPrefixTwoLevels(t *testing.T) []byte {
+	r := newRepo(t)
+	r.write("f", "1\n")
+	r.commitAll("base")
+	r.write("f", "2\n")
+	return r.git("diff", "--src-prefix=x/v1/", "--dst-prefix=y/v1/")
+}
+
+// genPlainDevNullDir: diff -u /dev/null b/y, where b/ is a directory, not
+// git's prefix.
+func genPlainDevNullDir(t *testing.T) []byte {
+	_, write, run := plainDir(t)
+	write("b/y", "y\n")
+	return run("-u", "/dev/null", "b/y")
 }
 
 // writeFuzzSeeds writes seed corpora in go's fuzz format from the fixtures:

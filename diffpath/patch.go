@@ -3,8 +3,10 @@ package diffpath
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -18,17 +20,21 @@ import (
 //     signature), with any prefixes: the default a/ b/, --no-prefix,
 //     diff.mnemonicPrefix (c/ i/ w/ o/, 1/ 2/), --src-prefix/--dst-prefix;
 //     rename and copy headers, new, deleted and mode-only files, binary
-//     files with and without --binary, and C-quoted names;
-//   - combined diffs of merges ("diff --cc path", "diff --combined path")
-//     and "* Unmerged path" lines of a conflicted index;
-//   - plain unified diffs without a "diff --git" line: diff -u, diff -ruN
-//     and patches made by other tools, named by their "---" and "+++" lines
-//     (see below).
+//     files with and without --binary, C-quoted names, and the
+//     "Submodule path a..b" lines of --submodule=log and =diff;
+//   - combined diffs of merges ("diff --cc path", "diff --combined path"),
+//     with the rename sources --combined-all-paths names, and
+//     "* Unmerged path" lines of a conflicted index;
+//   - plain unified diffs without a "diff --git" line: diff -u, diff -ruN,
+//     quilt, hg, and svn and cvs "Index:" sections (also those without
+//     "---"/"+++" lines: binary files, property changes, copies, deletions),
+//     named by their "---" and "+++" lines (see below).
 //
 // Hunks are skipped by the line counts in their "@@ -a,b +c,d @@" headers,
 // so content lines that look like headers ("--- a/evil", "diff --git …")
 // are content. Everything outside file sections (mail headers, commit
-// messages, diffstats, "Only in" lines of diff -r) is ignored.
+// messages, diffstats, "Only in" lines of diff -r) is ignored. A context
+// diff (diff -c) section is an error.
 //
 // # Names in git patches
 //
@@ -48,43 +54,50 @@ import (
 //  2. they are a known prefix pair followed by the same P: a/ b/ and the
 //     mnemonic pairs i/ w/, c/ i/, c/ w/, o/ w/, 1/ 2/, each either way
 //     round (git diff -R swaps them);
-//  3. after removing everything up to the first "/" of each (what
-//     git apply -p1 does), the rests are equal: custom prefixes such as
-//     --src-prefix=x/ --dst-prefix=y/.
+//  3. they are custom prefixes followed by the same P. Custom prefixes
+//     need not end in "/" nor be one component, so "x/v1/f" "y/v1/f" may
+//     be f, v1/f or 1/f; the prefix pair is the one the most files of the
+//     patch allow (a rename's headers pin it down), and a file for which
+//     that is not one pair, such as the only file of a patch whose name has
+//     a directory, is a *SyntaxError rather than a guess.
 //
 // Custom prefixes that are equal on both sides (x/ and x/) cannot be told
-// from a directory and are kept; prefixes of several components (x/v1/ and
-// y/v1/) lose only their first; prefixes without a trailing "/" are not
-// understood. Note that git apply, which strips one component by default,
-// applies a --no-prefix patch of "a/x" to "x"; this reports "a/x", the
-// path the diff was made from. Two names that match no rule, such as those
-// of git diff --no-index between two directories, are a *SyntaxError.
+// from a directory and are kept. Note that git apply, which strips one
+// component by default, applies a --no-prefix patch of "a/x" to "x"; this
+// reports "a/x", the path the diff was made from. Names that start with a
+// known prefix pair but match no rule, such as those of git diff
+// --no-index between two directories, are a *SyntaxError.
 //
 // # Names in plain diffs
 //
 // A plain section is a "---" line, a "+++" line and a hunk header. A name
-// ends at the first tab (diff -u writes a timestamp after it) unless it is
-// C-quoted, as GNU diff quotes names with spaces or special bytes. Then:
+// ends at a tab (diff -u writes a timestamp after it), at the tab after
+// which only dates and labels follow when it has several (old GNU diff did
+// not quote tabs in names), or, with no tab at all, before a date or svn
+// label that ends the line after spaces (a tab expanded by a mailer). A
+// C-quoted name ends at its quote. Then:
 //
-//   - equal names are the path (diff -u f f, svn and cvs patches);
+//   - equal names are the path (diff -u f f, svn and cvs patches), as
+//     patch -p0 applies them;
 //   - names that are equal after removing their first component are that
 //     rest, as patch -p1 would apply them: diff -ruN old new gives
 //     "old/sub/x" and "new/sub/x", which is "sub/x";
 //   - otherwise the new name is the path, as patch -p0 would apply
 //     diff -u f.orig f;
-//   - a /dev/null side is an addition or deletion and the other name is
-//     the path, with its first component removed when the line before was a
-//     "diff -r…" command line or an earlier plain section of the same patch
-//     was resolved by the -p1 rule, else with a leading "a/" (old side) or
-//     "b/" (new side) removed, else as it is;
-//   - a side whose timestamp is the Unix epoch is a file that did not exist
-//     (diff -N): the section is an addition or a deletion;
+//   - a /dev/null side is an addition or deletion. The other name is the
+//     path as the "diff …" command line before it ends with it (cvs, hg),
+//     else with its first component removed after a "diff -r…" line, else
+//     with the -p level the other plain sections of the patch show (a
+//     quilt patch may start with a new file). A name with a directory in a
+//     patch without such sections, or with sections of both levels, is a
+//     *SyntaxError: "b/y" may be b/y or y;
+//   - a side whose timestamp is the Unix epoch, or svn's "(nonexistent)",
+//     is a file that did not exist: the section is an addition or deletion;
 //   - "Binary files X and Y differ" is a modification of the path the same
-//     rules give for X and Y.
+//     rules give for X and Y; hg's "Binary file X has changed" names X.
 //
 // Files that diff -r reports only as "Only in dir: name" are not part of
-// the patch and are not returned; use diff -N to include them. Context
-// diffs (diff -c) are not recognised.
+// the patch and are not returned; use diff -N to include them.
 //
 // Every path goes through Normalize, so a bad path is a wrapped *PathError.
 // A malformed file section or hunk is a *SyntaxError with its line number,
@@ -92,7 +105,7 @@ import (
 // caller never takes "not a diff" for "changes nothing". Empty or blank
 // input gives no changes and no error. An error from r is returned wrapped.
 func ParsePatch(r io.Reader) ([]Change, error) {
-	p := &patchParser{lr: lineReader{br: bufio.NewReaderSize(r, 64<<10)}, seen: map[Change]struct{}{}}
+	p := &patchParser{lr: lineReader{br: bufio.NewReaderSize(r, 64<<10)}, votes: map[pair]int{}}
 	err := p.parse()
 	if p.lr.err != nil {
 		// A failed read can look like a truncated patch; report the cause.
@@ -101,33 +114,109 @@ func ParsePatch(r io.Reader) ([]Change, error) {
 	if err != nil {
 		return nil, err
 	}
-	if p.files == 0 && p.text {
+	if len(p.items) == 0 && p.text {
 		// Fail closed: "nothing changed" must not be the answer for
 		// input that is not a diff at all.
 		return nil, p.syntax(p.lr.n, "no file changes found; want unified diff output (colored output, --line-prefix and context diffs are not understood)")
 	}
-	return p.out, nil
+	return p.finish()
 }
 
 type patchParser struct {
-	lr   lineReader
-	out  []Change
-	seen map[Change]struct{}
-	// files counts file sections, duplicates included; text records that
-	// the input had a line that was not blank.
-	files int
-	text  bool
-	// p1 is set once a plain section was resolved by removing one leading
-	// component; later /dev/null sections of the same patch follow suit.
-	p1 bool
+	lr lineReader
+	// items are the file sections in input order; some are decided only
+	// at the end, when every section has been seen (see finish).
+	items []item
+	// text records that the input had a line that was not blank.
+	text bool
+	// p0, p1 are the first lines of plain sections whose two names showed
+	// that the diff is applied with patch -p0 or -p1; /dev/null sections
+	// of the same patch follow them.
+	p0, p1 int
+	// votes counts, over the git sections whose names differ by custom
+	// prefixes, how many allow each (source, destination) prefix pair.
+	votes map[pair]int
 }
 
-func (p *patchParser) add(c Change) {
-	p.files++
-	if _, dup := p.seen[c]; !dup {
-		p.seen[c] = struct{}{}
-		p.out = append(p.out, c)
+// item is one file section's Change. A plain /dev/null section leaves
+// Path empty and sets plain to the name it gives; a git section with custom
+// prefixes sets custom to the path each possible prefix pair leaves.
+type item struct {
+	c      Change
+	line   int
+	plain  string
+	custom map[pair]string
+	header string // the "diff --git" names, for custom's error
+}
+
+func (p *patchParser) add(c Change) { p.items = append(p.items, item{c: c}) }
+
+// finish decides the sections left open, normalizes every path and drops
+// duplicates.
+func (p *patchParser) finish() ([]Change, error) {
+	var out []Change
+	seen := make(map[Change]struct{}, len(p.items))
+	for _, it := range p.items {
+		c := it.c
+		var err error
+		switch {
+		case it.custom != nil:
+			c.Path, err = p.customPath(it)
+		case it.plain != "":
+			c.Path, err = p.devNullPath(it)
+		}
+		if err != nil {
+			return nil, err
+		}
+		if _, dup := seen[c]; !dup {
+			seen[c] = struct{}{}
+			out = append(out, c)
+		}
 	}
+	return out, nil
+}
+
+// customPath picks the prefix pair that the most git sections of the patch
+// allow: a patch made by one git diff has one pair, and files whose names
+// begin differently (x/src/a and x/tool) leave only the real one common to
+// all. A file whose pair is not so singled out (a one-file patch of
+// x/v1/f y/v1/f, where the prefixes may be x/ and y/ or x/v1/ and y/v1/)
+// is refused rather than guessed.
+func (p *patchParser) customPath(it item) (string, error) {
+	best, n := "", 0
+	max := 0
+	for pp, path := range it.custom {
+		switch v := p.votes[pp]; {
+		case v > max:
+			max, best, n = v, path, 1
+		case v == max:
+			n++
+		}
+	}
+	if n != 1 || best == "" {
+		return "", p.syntax(it.line, "cannot tell where the custom prefixes end in \"diff --git %s\"; write the patch with git's default a/ b/ prefixes or --no-prefix", it.header)
+	}
+	return p.normalize(it.line, best)
+}
+
+// devNullPath decides the path of a plain section with a /dev/null side
+// from the other plain sections: patch -p1 removes the first component,
+// -p0 nothing. A name without a "/" has nothing to remove.
+func (p *patchParser) devNullPath(it item) (string, error) {
+	name := it.plain
+	switch {
+	case p.p0 != 0 && p.p1 != 0:
+		return "", p.syntax(it.line, "cannot tell the path of %q: the sections at lines %d and %d apply with different patch -p levels", name, p.p0, p.p1)
+	case p.p1 != 0:
+		rest, ok := cutFirst(name)
+		if !ok {
+			return "", p.syntax(it.line, "cannot remove the first component of %q as the section at line %d needs", name, p.p1)
+		}
+		return p.normalize(it.line, rest)
+	case p.p0 != 0 || strings.IndexByte(name, '/') < 0:
+		return p.normalize(it.line, name)
+	}
+	return "", p.syntax(it.line, "cannot tell whether %q starts with a directory prefix to remove: no other section of this diff names its file on both sides (use git diff, or diff -ruN on two directories)", name)
 }
 
 func (p *patchParser) syntax(line int, format string, args ...any) error {
@@ -143,7 +232,7 @@ func (p *patchParser) normalize(line int, path string) (string, error) {
 }
 
 func (p *patchParser) parse() error {
-	afterDiffCmd := false
+	diffCmd := "" // a "diff -r …" line just before, else ""
 	for {
 		raw, ok := p.lr.next()
 		if !ok {
@@ -154,8 +243,8 @@ func (p *patchParser) parse() error {
 		if !p.text && strings.TrimSpace(h) != "" {
 			p.text = true
 		}
-		wasDiffCmd := afterDiffCmd
-		afterDiffCmd = false
+		prevCmd := diffCmd
+		diffCmd = ""
 		var err error
 		switch {
 		case strings.HasPrefix(h, "diff --git "):
@@ -165,27 +254,156 @@ func (p *patchParser) parse() error {
 		case strings.HasPrefix(h, "diff --combined "):
 			err = p.combinedSection(line, h[len("diff --combined "):])
 		case strings.HasPrefix(h, "--- ") && p.plainHeaderFollows():
-			err = p.plainSection(line, h[len("--- "):], wasDiffCmd)
+			err = p.plainSection(line, h[len("--- "):], prevCmd, "")
 		case isBinaryLine(h):
 			// Old git printed "Binary files differ" without names,
 			// but always inside a git section.
 			if names, ok := binaryNames(h); ok {
-				err = p.plainBinary(line, names, wasDiffCmd)
+				err = p.plainBinary(line, names, prevCmd)
 			}
 		case strings.HasPrefix(h, "* Unmerged path "):
-			var path string
-			if path, err = p.normalize(line, h[len("* Unmerged path "):]); err == nil {
-				p.add(Change{Status: 'U', Path: path})
-			}
+			err = p.named(line, 'U', h[len("* Unmerged path "):])
+		case strings.HasPrefix(h, "Index: ") && p.ruleFollows('='):
+			err = p.indexSection(line, h[len("Index: "):])
+		case strings.HasPrefix(h, "Property changes on: ") && p.ruleFollows('_'):
+			// svn: a change of properties only (svn:executable, …).
+			p.lr.next()
+			err = p.named(line, 'M', h[len("Property changes on: "):])
+		case strings.HasPrefix(h, "Binary file ") && strings.HasSuffix(h, " has changed"):
+			// hg without --git: the name is the repository path.
+			err = p.named(line, 'M', h[len("Binary file "):len(h)-len(" has changed")])
+		case strings.HasPrefix(h, "Submodule "):
+			err = p.submodule(line, h)
+		case strings.HasPrefix(h, "*** ") && p.contextHeaderFollows():
+			err = p.syntax(line, "context diff (diff -c) found; only unified diffs are understood (diff -u)")
 		case strings.HasPrefix(h, "diff "):
 			// GNU diff -r names each file pair on a "diff -ruN x y"
-			// line; remember it for the section that follows.
-			afterDiffCmd = true
+			// line, hg on "diff -r REV path"; remember it for the
+			// section that follows.
+			diffCmd = h
 		}
 		if err != nil {
 			return err
 		}
 	}
+}
+
+// named adds a Change for a header that names one repository path as it
+// is, without prefix: "* Unmerged path", svn "Property changes on:", hg
+// "Binary file … has changed", git "Submodule …".
+func (p *patchParser) named(line int, st byte, name string) error {
+	path, err := p.normalize(line, name)
+	if err != nil {
+		return err
+	}
+	p.add(Change{Status: st, Path: path})
+	return nil
+}
+
+// ruleFollows reports whether the next line is a rule of c characters, as
+// svn and cvs print under "Index:" ('=') and "Property changes on:" ('_').
+func (p *patchParser) ruleFollows(c byte) bool {
+	next, ok := p.lr.peek(0)
+	next = bytes.TrimRight(next, "\r")
+	return ok && len(next) >= 10 && len(bytes.Trim(next, string(c))) == 0
+}
+
+// contextHeaderFollows reports a context diff's "*** name" "--- name"
+// "***************" header, so that such a section is refused, not skipped.
+func (p *patchParser) contextHeaderFollows() bool {
+	minus, ok1 := p.lr.peek(0)
+	stars, ok2 := p.lr.peek(1)
+	return ok1 && ok2 && bytes.HasPrefix(minus, []byte("--- ")) && bytes.HasPrefix(stars, []byte("***************"))
+}
+
+// indexSection reads an "Index: path" section of svn, cvs or quilt. svn
+// names the repository path on the "Index:", "---" and "+++" lines alike
+// (a new or deleted file has a label, never /dev/null). Sections without
+// "---"/"+++" lines (binary files, property changes, copies without edits,
+// svn diff --no-diff-deleted's "Index: path (deleted)") still name their
+// file, so they count. quilt prints "Index:" above its own -p1 sections,
+// which are read as plain sections.
+func (p *patchParser) indexSection(line int, name string) error {
+	p.lr.next() // the rule
+	st := byte('M')
+	bare := name
+	if n, ok := strings.CutSuffix(name, " (deleted)"); ok {
+		bare, st = n, 'D'
+	} else if n, ok := strings.CutSuffix(name, " (added)"); ok {
+		bare, st = n, 'A'
+	}
+	next, ok := p.lr.peek(0)
+	h := trimCR(next)
+	switch {
+	case ok && strings.HasPrefix(h, "diff --git "):
+		return nil // svn diff --git: the git section says it all
+	case ok && strings.HasPrefix(h, "--- "):
+		plus, ok := p.lr.peek(1)
+		if !ok || !strings.HasPrefix(trimCR(plus), "+++ ") {
+			return p.syntax(p.lr.n+1, "%q is not followed by a \"+++ \" line", h)
+		}
+		p.lr.next()
+		// A property-only change has these lines and no hunk.
+		return p.plainSection(p.lr.n, h[len("--- "):], "", name)
+	}
+	return p.named(line, st, bare)
+}
+
+// submodule reads git's --submodule=log and =diff headers, which replace
+// the section of a submodule whose commit changed:
+//
+//	Submodule path 1234567..89abcde:
+//	Submodule path 1234567...89abcde (rewind):
+//	Submodule path 0000000...89abcde (new submodule)
+//	Submodule path contains modified content
+//
+// The path is printed as it is, unquoted, so it is what precedes the
+// commit range.
+func (p *patchParser) submodule(line int, h string) error {
+	rest := h[len("Submodule "):]
+	for _, suf := range []string{" contains modified content", " contains untracked content"} {
+		if name, ok := strings.CutSuffix(rest, suf); ok {
+			return p.named(line, 'M', name)
+		}
+	}
+	st := byte('M')
+	if i := strings.LastIndex(rest, " ("); i >= 0 && strings.HasSuffix(rest, ")") {
+		switch rest[i+2 : len(rest)-1] {
+		case "new submodule":
+			st = 'A'
+		case "submodule deleted":
+			st = 'D'
+		}
+		rest = rest[:i]
+	} else if !strings.HasSuffix(rest, ":") {
+		return nil // prose, not git's header
+	} else {
+		rest = strings.TrimSuffix(strings.TrimSuffix(rest, ":"), " (rewind)")
+	}
+	sp := strings.LastIndexByte(rest, ' ')
+	if sp <= 0 || !isCommitRange(rest[sp+1:]) {
+		return nil // prose that starts with "Submodule"
+	}
+	return p.named(line, st, rest[:sp])
+}
+
+// isCommitRange reports "abc1234..def5678" or "abc1234...def5678".
+func isCommitRange(s string) bool {
+	a, b, ok := strings.Cut(s, "..")
+	b = strings.TrimPrefix(b, ".")
+	return ok && isAbbrev(a) && isAbbrev(b)
+}
+
+func isAbbrev(s string) bool {
+	if len(s) < 4 || len(s) > 64 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if !isHex(s[i]) {
+			return false
+		}
+	}
+	return true
 }
 
 // gitHeader collects the extended header lines of one "diff --git" section.
@@ -296,6 +514,17 @@ func (p *patchParser) addGit(line int, rest string, g *gitHeader) error {
 			return err
 		}
 		p.add(Change{Status: kind, Score: g.score, Path: path, OldPath: old})
+		// The names on the "diff --git" line are the prefixes and these
+		// paths: evidence for the prefixes of the patch's other files.
+		voted := map[pair]bool{}
+		for _, c := range splitGitLine(rest) {
+			if strings.HasSuffix(c.a, *from) && strings.HasSuffix(c.b, *to) {
+				voted[pair{c.a[:len(c.a)-len(*from)], c.b[:len(c.b)-len(*to)]}] = true
+			}
+		}
+		for pp := range voted {
+			p.votes[pp]++
+		}
 		return nil
 	}
 	switch {
@@ -318,43 +547,51 @@ func (p *patchParser) addGit(line int, rest string, g *gitHeader) error {
 		return p.syntax(g.minusLine, "both sides are /dev/null")
 	}
 
-	var name string
-	var ok bool
+	var cands []pair
 	if g.minus != nil && !g.minusNull && g.plus != nil && !g.plusNull {
 		// Both sides named exactly: no need for the ambiguous line.
-		if name, ok = samePath(pair{*g.minus, *g.plus}); !ok {
-			return p.syntax(g.minusLine, "file names %q and %q do not name the same path and there is no rename or copy header (a git diff --no-index of two directories?)", *g.minus, *g.plus)
-		}
+		cands = []pair{{*g.minus, *g.plus}}
 	} else {
-		cands := splitGitLine(rest)
 		// A side known exactly from "---"/"+++" picks the split.
-		keep := cands[:0]
-		for _, c := range cands {
+		for _, c := range splitGitLine(rest) {
 			if (g.minus == nil || g.minusNull || c.a == *g.minus) && (g.plus == nil || g.plusNull || c.b == *g.plus) {
-				keep = append(keep, c)
+				cands = append(cands, c)
 			}
 		}
-		if name, ok = samePath(keep...); !ok {
-			return p.syntax(line, "cannot tell the file name from \"diff --git %s\"", rest)
+	}
+	if name, ok := samePath(cands...); ok {
+		return p.named(line, st, name)
+	}
+	custom := customPrefixes(cands)
+	if len(custom) == 0 || slices.ContainsFunc(cands, knownPrefixed) {
+		if g.minus != nil && !g.minusNull && g.plus != nil && !g.plusNull {
+			return p.syntax(g.minusLine, "file names %q and %q do not name the same path and there is no rename or copy header (a git diff --no-index of two directories?)", *g.minus, *g.plus)
 		}
+		return p.syntax(line, "cannot tell the file name from \"diff --git %s\"", rest)
 	}
-	path, err := p.normalize(line, name)
-	if err != nil {
-		return err
+	for pp := range custom {
+		p.votes[pp]++
 	}
-	p.add(Change{Status: st, Path: path})
+	p.items = append(p.items, item{c: Change{Status: st}, line: line, custom: custom, header: rest})
 	return nil
 }
 
 // combinedSection parses "diff --cc path" or "diff --combined path", git's
 // combined diff of a merge (git show, git diff during a conflict). The path
-// carries no prefix.
+// carries no prefix. With --combined-all-paths there is one "---" line per
+// parent, naming the file as that parent had it: a parent's other name is
+// a rename source and is returned too.
 func (p *patchParser) combinedSection(line int, rest string) error {
 	name, err := headerName(rest)
 	if err != nil {
 		return p.syntax(line, "bad name in combined diff header: %v", err)
 	}
+	path, err := p.normalize(line, *name)
+	if err != nil {
+		return err
+	}
 	st := byte('M')
+	var olds []string
 headers:
 	for {
 		raw, ok := p.lr.peek(0)
@@ -384,8 +621,17 @@ headers:
 				}
 				break
 			}
-			for i := 0; i <= n; i++ {
-				p.lr.next()
+			at := p.lr.n + 1
+			var minus []string
+			for i := 0; i < n; i++ {
+				raw, _ := p.lr.next()
+				minus = append(minus, trimCR(raw)[len("--- "):])
+			}
+			raw, _ := p.lr.next()
+			if n > 1 {
+				if olds, err = p.combinedSources(at, *name, path, minus, trimCR(raw)[len("+++ "):]); err != nil {
+					return err
+				}
 			}
 			if err := p.hunks(); err != nil {
 				return err
@@ -396,12 +642,70 @@ headers:
 		}
 		p.lr.next()
 	}
-	path, err := p.normalize(line, *name)
-	if err != nil {
-		return err
+	if len(olds) == 0 {
+		p.add(Change{Status: st, Path: path})
 	}
-	p.add(Change{Status: st, Path: path})
+	for _, old := range olds {
+		p.add(Change{Status: 'R', Path: path, OldPath: old})
+	}
 	return nil
+}
+
+// combinedSources returns the parents' names for the file that differ
+// from name, the path of the merge result, given the --combined-all-paths
+// "---" lines (from line at) and the "+++" line. The "+++" name is the
+// destination prefix and name; the source prefix is the one a parent that
+// kept the name shows, else the one paired with the destination prefix.
+func (p *patchParser) combinedSources(at int, name, path string, minus []string, plus string) ([]string, error) {
+	dst, dstNull, err := gitName(plus)
+	if err != nil || dstNull {
+		return nil, p.syntax(at+len(minus), "bad name in \"+++ %s\" of a combined diff", plus)
+	}
+	q, ok := strings.CutSuffix(*dst, name)
+	if !ok {
+		return nil, p.syntax(at+len(minus), "\"+++ %s\" does not name %q", plus, name)
+	}
+	names := make([]string, len(minus))
+	src, known := "", false
+	for i, m := range minus {
+		n, _, err := gitName(m)
+		if err != nil {
+			return nil, p.syntax(at+i, "bad name in \"--- %s\": %v", m, err)
+		}
+		names[i] = *n
+		if s, ok := strings.CutSuffix(*n, name); ok && !known {
+			src, known = s, true
+		}
+	}
+	if !known {
+		switch q {
+		case "":
+			known = true
+		case "b/":
+			src, known = "a/", true
+		}
+	}
+	if !known {
+		return nil, p.syntax(at, "cannot tell the source prefix of the renamed %q in a combined diff; write it with git's default a/ b/ prefixes or --no-prefix", name)
+	}
+	var olds []string
+	for i, n := range names {
+		if n == "/dev/null" {
+			continue
+		}
+		rest, ok := strings.CutPrefix(n, src)
+		if !ok {
+			return nil, p.syntax(at+i, "%q does not start with the prefix %q of the other names", n, src)
+		}
+		old, err := p.normalize(at+i, rest)
+		if err != nil {
+			return nil, err
+		}
+		if old != path && !slices.Contains(olds, old) {
+			olds = append(olds, old)
+		}
+	}
+	return olds, nil
 }
 
 // plainHeaderFollows reports whether the "---" line just read starts a
@@ -414,8 +718,10 @@ func (p *patchParser) plainHeaderFollows() bool {
 }
 
 // plainSection parses a unified diff section without a "diff --git" line;
-// minus is what follows "--- " on line. See ParsePatch for the rules.
-func (p *patchParser) plainSection(line int, minus string, afterDiffCmd bool) error {
+// minus is what follows "--- " on line, diffCmd the "diff …" command line
+// just before it, if any, and index the name of the svn or cvs "Index:"
+// line it is under, if any. See ParsePatch for the rules.
+func (p *patchParser) plainSection(line int, minus, diffCmd, index string) error {
 	plusRaw, _ := p.lr.next()
 	plus := trimCR(plusRaw)[len("+++ "):]
 	oldName, oldTS, err := plainName(minus)
@@ -434,27 +740,69 @@ func (p *patchParser) plainSection(line int, minus string, afterDiffCmd bool) er
 	switch {
 	case oldNull && newNull:
 		return p.syntax(line, "both sides are /dev/null")
-	case oldNull || isEpoch(oldTS):
+	case oldNull || isEpoch(oldTS) || oldTS == "(nonexistent)":
 		st = 'A'
-	case newNull || isEpoch(newTS):
+	case newNull || isEpoch(newTS) || newTS == "(nonexistent)":
 		st = 'D'
 	}
-	name, err := p.plainPath(line, oldName, newName, afterDiffCmd)
-	if err != nil {
-		return err
+	if index != "" && oldName == index && newName == index {
+		// svn: the repository path on every line, applied with -p0.
+		if p.p0 == 0 {
+			p.p0 = line
+		}
+		return p.named(line, st, index)
 	}
-	path, err := p.normalize(line, name)
-	if err != nil {
-		return err
+	if index != "" && !oldNull && !newNull && oldName == newName {
+		return p.syntax(line, "the names %q do not match \"Index: %s\"", oldName, index)
 	}
-	p.add(Change{Status: st, Path: path})
+	return p.plainChange(line, st, oldName, newName, diffCmd)
+}
+
+// plainChange adds the change of a plain section or binary line from its
+// two names; see ParsePatch for the rules.
+func (p *patchParser) plainChange(line int, st byte, oldName, newName, diffCmd string) error {
+	oldNull, newNull := oldName == "/dev/null", newName == "/dev/null"
+	if !oldNull && !newNull {
+		name := newName
+		if ro, ok := cutFirst(oldName); ok && oldName != newName {
+			if rn, ok := cutFirst(newName); ok && ro == rn {
+				name = rn
+				if p.p1 == 0 {
+					p.p1 = line
+				}
+			}
+		}
+		if name == newName && p.p0 == 0 {
+			p.p0 = line
+		}
+		return p.named(line, st, name)
+	}
+	name := newName
+	if newNull {
+		name = oldName
+	}
+	if diffCmd != "" {
+		// The command line ends with the path as cvs (diff -N x) and hg
+		// (diff -r REV x, then "+++ b/x") name it; diff -r names two
+		// directories' files, whose first component goes.
+		if strings.HasSuffix(diffCmd, " "+name) {
+			return p.named(line, st, name)
+		}
+		rest, ok := cutFirst(name)
+		if !ok {
+			return p.syntax(line, "cannot remove the first component of %q as the line %q before it needs", name, diffCmd)
+		}
+		return p.named(line, st, rest)
+	}
+	// Decided at the end, by the other sections (see devNullPath).
+	p.items = append(p.items, item{c: Change{Status: st}, line: line, plain: name})
 	return nil
 }
 
 // plainBinary handles "Binary files X and Y differ" outside a git section,
 // as diff -r prints it. " and " may occur in the names too, so every split
 // is tried and one that names the same path on both sides wins.
-func (p *patchParser) plainBinary(line int, names string, afterDiffCmd bool) error {
+func (p *patchParser) plainBinary(line int, names string, diffCmd string) error {
 	var cands []pair
 	for i := 0; ; {
 		j := strings.Index(names[i:], " and ")
@@ -494,16 +842,7 @@ func (p *patchParser) plainBinary(line int, names string, afterDiffCmd bool) err
 	case c.b == "/dev/null":
 		st = 'D'
 	}
-	name, err := p.plainPath(line, c.a, c.b, afterDiffCmd)
-	if err != nil {
-		return err
-	}
-	path, err := p.normalize(line, name)
-	if err != nil {
-		return err
-	}
-	p.add(Change{Status: st, Path: path})
-	return nil
+	return p.plainChange(line, st, c.a, c.b, diffCmd)
 }
 
 func isBinaryLine(h string) bool {
@@ -531,38 +870,6 @@ func plainBinaryName(s string) (string, error) {
 		return "", errBadQuote
 	}
 	return s, nil
-}
-
-// plainPath picks the path of a plain section from its two names.
-func (p *patchParser) plainPath(line int, oldName, newName string, afterDiffCmd bool) (string, error) {
-	oldNull, newNull := oldName == "/dev/null", newName == "/dev/null"
-	if !oldNull && !newNull {
-		if oldName == newName {
-			return newName, nil
-		}
-		if ro, ok := cutFirst(oldName); ok {
-			if rn, ok := cutFirst(newName); ok && ro == rn {
-				p.p1 = true
-				return rn, nil
-			}
-		}
-		return newName, nil
-	}
-	name, conventional := newName, "b/"
-	if newNull {
-		name, conventional = oldName, "a/"
-	}
-	if afterDiffCmd || p.p1 {
-		rest, ok := cutFirst(name)
-		if !ok {
-			return "", p.syntax(line, "cannot remove the first component of %q as the other sections of this diff need", name)
-		}
-		return rest, nil
-	}
-	if rest, ok := strings.CutPrefix(name, conventional); ok {
-		return rest, nil
-	}
-	return name, nil
 }
 
 // cutFirst removes the first path component, as patch -p1 does.
@@ -787,9 +1094,8 @@ var knownPrefixes = [][2]string{
 	{"1/", "2/"}, // git diff --no-index
 }
 
-// samePath returns the path that a pair of names both denote, trying the
-// rules of ParsePatch in order over all candidates: equal names, a known
-// prefix pair, then a first component each.
+// samePath returns the path that a pair of names both denote by the first
+// two rules of ParsePatch: equal names, or a known prefix pair.
 func samePath(cands ...pair) (string, bool) {
 	for _, c := range cands {
 		if c.a == c.b {
@@ -807,14 +1113,53 @@ func samePath(cands ...pair) (string, bool) {
 			}
 		}
 	}
-	for _, c := range cands {
-		ra, okA := cutFirst(c.a)
-		rb, okB := cutFirst(c.b)
-		if okA && okB && ra == rb {
-			return ra, true
+	return "", false
+}
+
+// knownPrefixed reports names that start with a known prefix pair: they
+// are not read as custom prefixes, so that a/dA/x b/dB/x (git diff
+// --no-index of two directories) is refused, not taken for prefixes
+// a/dA/ and b/dB/.
+func knownPrefixed(c pair) bool {
+	for _, kp := range knownPrefixes {
+		if strings.HasPrefix(c.a, kp[0]) && strings.HasPrefix(c.b, kp[1]) ||
+			strings.HasPrefix(c.a, kp[1]) && strings.HasPrefix(c.b, kp[0]) {
+			return true
 		}
 	}
-	return "", false
+	return false
+}
+
+// customPrefixes returns every way to read names that differ as custom
+// prefixes followed by one path: each (source, destination) prefix pair
+// and the path it leaves, a non-empty common ending that does not start
+// with "/". git's --src-prefix and --dst-prefix need not end in "/", so
+// "asub/x" "bsub/x" may be sub/x (prefixes a, b) as well as x (asub/,
+// bsub/). A pair that leaves different paths for different splits of the
+// "diff --git" line maps to "".
+func customPrefixes(cands []pair) map[pair]string {
+	m := map[pair]string{}
+	for _, c := range cands {
+		n := 0
+		for n < len(c.a) && n < len(c.b) && c.a[len(c.a)-1-n] == c.b[len(c.b)-1-n] {
+			n++
+		}
+		if n == len(c.a) || n == len(c.b) {
+			continue // one name ends the other: an empty prefix
+		}
+		for k := 1; k <= n; k++ {
+			path := c.a[len(c.a)-k:]
+			if path[0] == '/' {
+				continue
+			}
+			pp := pair{c.a[:len(c.a)-k], c.b[:len(c.b)-k]}
+			if old, ok := m[pp]; ok && old != path {
+				path = ""
+			}
+			m[pp] = path
+		}
+	}
+	return m
 }
 
 // headerName decodes the name of a "rename from", "copy to" or "diff --cc"
@@ -839,8 +1184,12 @@ func gitName(s string) (name *string, isNull bool, err error) {
 }
 
 // plainName decodes the name of a "---" or "+++" line and returns the
-// timestamp that follows it after a tab, if any.
-func plainName(s string) (name, timestamp string, err error) {
+// label that follows it, if any: a timestamp, svn's "(revision 5)". The
+// name ends at a tab, or, as tabs inside names were not quoted by old GNU
+// diff, at the tab after which only labels follow. A line without a tab
+// may have had it expanded to spaces by a mailer or an editor; a date or
+// svn label at its end is then cut off, as git apply does.
+func plainName(s string) (name, label string, err error) {
 	if strings.HasPrefix(s, `"`) {
 		name, rest, err := unquoteC(s)
 		if err != nil {
@@ -851,11 +1200,100 @@ func plainName(s string) (name, timestamp string, err error) {
 		}
 		return name, strings.TrimPrefix(rest, "\t"), nil
 	}
-	name, timestamp, _ = strings.Cut(s, "\t")
+	switch tabs := strings.Count(s, "\t"); {
+	case tabs == 1:
+		name, label, _ = strings.Cut(s, "\t")
+	case tabs > 1:
+		for i := 0; i < len(s); i++ {
+			if s[i] == '\t' && allLabels(s[i+1:]) {
+				name, label = s[:i], s[i+1:]
+				break
+			}
+		}
+		if name == "" {
+			return "", "", errTabs
+		}
+	default:
+		name = s
+		if n := expandedLabel(s); n > 0 {
+			name, label = strings.TrimRight(s[:len(s)-n], " "), s[len(s)-n:]
+		}
+	}
 	if name == "" {
 		return "", "", errBadQuote
 	}
-	return name, timestamp, nil
+	return name, label, nil
+}
+
+var errTabs = errors.New("several tabs and no date after the last: cannot tell where the name ends")
+
+// allLabels reports whether s is labels separated by tabs: dates, svn's
+// "(revision 5)" and "(.../trunk)", cvs's revision "1.1"; or empty (git
+// ends a name that has a space with a tab and nothing after it).
+func allLabels(s string) bool {
+	if s == "" {
+		return true
+	}
+	for _, f := range strings.Split(s, "\t") {
+		paren := strings.HasPrefix(f, "(") && strings.HasSuffix(f, ")")
+		rev := f != "" && strings.Trim(f, "0123456789.") == "" && strings.Contains(f, ".")
+		if !isDate(f) && !paren && !rev {
+			return false
+		}
+	}
+	return true
+}
+
+// expandedLabel returns the length of a date or svn label that ends s after
+// one or more spaces, else 0. Only svn's own English labels are
+// recognised: a file may well be named "photo (1)".
+func expandedLabel(s string) int {
+	best := 0
+	for i, words := len(s)-2, 0; i > 0 && words < 8; i-- {
+		if s[i] != ' ' || s[i+1] == ' ' {
+			continue
+		}
+		words++
+		if l := s[i+1:]; isDate(l) || isSvnLabel(l) {
+			best = len(l)
+		}
+	}
+	return best
+}
+
+func isSvnLabel(l string) bool {
+	if l == "(working copy)" || l == "(nonexistent)" {
+		return true
+	}
+	n, ok := strings.CutPrefix(l, "(revision ")
+	n, ok2 := strings.CutSuffix(n, ")")
+	_, err := strconv.Atoi(n)
+	return ok && ok2 && err == nil
+}
+
+// dateLayouts are the timestamps diff tools write after a name: GNU diff
+// -u (with or without fractions and zone), diff -c and old diff -u, hg,
+// cvs. Parsing accepts fractional seconds after the seconds field.
+var dateLayouts = []string{
+	"2006-01-02 15:04:05 -0700",
+	"2006-01-02 15:04:05",
+	"Mon Jan _2 15:04:05 2006",
+	"Mon Jan _2 15:04:05 2006 -0700",
+	"Mon Jan 02 15:04:05 2006",
+	"Mon Jan 02 15:04:05 2006 -0700",
+	"2 Jan 2006 15:04:05 -0700",
+}
+
+func isDate(s string) bool {
+	if len(s) < 16 || len(s) > 48 {
+		return false
+	}
+	for _, layout := range dateLayouts {
+		if _, err := time.Parse(layout, s); err == nil {
+			return true
+		}
+	}
+	return false
 }
 
 // isEpoch reports whether a diff -u timestamp is the Unix epoch, which

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -71,7 +72,7 @@ func TestParsePatchSynthetic(t *testing.T) {
 		{name: "prose only", in: "Hello,\nplease apply.\n--- \nsig\n", wantErr: "no file changes found"},
 		{name: "colored output", in: "\x1b[1mdiff --git a/x b/x\x1b[m\n\x1b[1m--- a/x\x1b[m\n", wantErr: "no file changes found"},
 		{name: "line prefix", in: "> diff --git a/x b/x\n> --- a/x\n> +++ b/x\n> @@ -1 +1 @@\n> -a\n> +b\n", wantErr: "no file changes found"},
-		{name: "context diff", in: "*** f.orig\n--- f\n***************\n*** 1 ****\n! a\n--- 1 ----\n! b\n", wantErr: "no file changes found"},
+		{name: "context diff", in: "*** f.orig\n--- f\n***************\n*** 1 ****\n! a\n--- 1 ----\n! b\n", wantErr: "context diff"},
 		{
 			name: "lstrip trap",
 			in:   "diff --git a/bridge/loop.py b/bridge/loop.py\n--- a/bridge/loop.py\n+++ b/bridge/loop.py\n" + hunk,
@@ -180,7 +181,7 @@ func TestParsePatchSynthetic(t *testing.T) {
 		{
 			name: "combined diff all paths",
 			in:   "diff --cc new\nindex 1,2..3\n--- a/old\n--- a/new\n+++ b/new\n@@@ -1 -1 +1 @@@\n- a\n -a\n++b\ndiff --git a/g b/g\nold mode 100644\nnew mode 100755\n",
-			want: []Change{{Status: 'M', Path: "new"}, {Status: 'M', Path: "g"}},
+			want: []Change{{Status: 'R', Path: "new", OldPath: "old"}, {Status: 'M', Path: "g"}},
 		},
 		{
 			name: "combined new file",
@@ -208,9 +209,14 @@ func TestParsePatchSynthetic(t *testing.T) {
 			want: []Change{{Status: 'M', Path: "x"}, {Status: 'A', Path: "y"}},
 		},
 		{
-			name: "plain /dev/null keeps unconventional prefix",
-			in:   "--- /dev/null\n+++ docs/new.md\n@@ -0,0 +1 @@\n+y\n",
-			want: []Change{{Status: 'A', Path: "docs/new.md"}},
+			name:    "plain /dev/null alone: prefix or directory?",
+			in:      "--- /dev/null\n+++ docs/new.md\n@@ -0,0 +1 @@\n+y\n",
+			wantErr: `cannot tell whether "docs/new.md" starts with a directory prefix`,
+		},
+		{
+			name: "plain /dev/null without a directory",
+			in:   "--- /dev/null\n+++ NEWS\n@@ -0,0 +1 @@\n+y\n",
+			want: []Change{{Status: 'A', Path: "NEWS"}},
 		},
 		{
 			name: "plain quoted names",
@@ -241,6 +247,72 @@ func TestParsePatchSynthetic(t *testing.T) {
 			name: "CRLF",
 			in:   "diff --git a/f b/f\r\n--- a/f\r\n+++ b/f\r\n@@ -1,2 +1,2 @@\r\n \r\n-a\r\n+b\r\n",
 			want: []Change{{Status: 'M', Path: "f"}},
+		},
+		{
+			name: "quilt: /dev/null before the -p1 section",
+			in:   "--- /dev/null\n+++ pkg/a/new.c\n@@ -0,0 +1 @@\n+n\n--- pkg.orig/a/x.c\n+++ pkg/a/x.c\n" + hunk,
+			want: []Change{{Status: 'A', Path: "a/new.c"}, {Status: 'M', Path: "a/x.c"}},
+		},
+		{
+			name: "plain -p0 section keeps a /dev/null path whole",
+			in:   "--- lib/u.c.orig\n+++ lib/u.c\n" + hunk + "--- /dev/null\n+++ lib/new.c\n@@ -0,0 +1 @@\n+n\n",
+			want: []Change{{Status: 'M', Path: "lib/u.c"}, {Status: 'A', Path: "lib/new.c"}},
+		},
+		{
+			name:    "plain sections of both -p levels",
+			in:      "--- /dev/null\n+++ b/new\n@@ -0,0 +1 @@\n+n\n--- old/x\n+++ new/x\n" + hunk + "--- f.orig\n+++ f\n" + hunk,
+			wantErr: "different patch -p levels",
+		},
+		{
+			name: "cvs diff -N under Index",
+			in:   "Index: dir/x\n===================================================================\nRCS file: /cvs/dir/x,v\nretrieving revision 1.1\ndiff -N dir/x\n--- dir/x\t2 Jan 2024 03:04:05 -0000\t1.1\n+++ /dev/null\t1 Jan 1970 00:00:00 -0000\n@@ -1 +0,0 @@\n-a\n",
+			want: []Change{{Status: 'M', Path: "dir/x"}, {Status: 'D', Path: "dir/x"}},
+		},
+		{
+			name: "custom prefixes told apart by the other files",
+			in:   "diff --git x/src/a y/src/a\n--- x/src/a\n+++ y/src/a\n" + hunk + "diff --git x/tool y/tool\nold mode 100644\nnew mode 100755\n",
+			want: []Change{{Status: 'M', Path: "src/a"}, {Status: 'M', Path: "tool"}},
+		},
+		{
+			name:    "custom prefixes not told apart",
+			in:      "diff --git x/src/a y/src/a\n--- x/src/a\n+++ y/src/a\n" + hunk + "diff --git x/src/b y/src/b\n--- x/src/b\n+++ y/src/b\n" + hunk,
+			wantErr: "cannot tell where the custom prefixes end",
+		},
+		{
+			name: "custom prefixes pinned by a rename",
+			in:   "diff --git x/v1/f y/v1/f\n--- x/v1/f\n+++ y/v1/f\n" + hunk + "diff --git x/v1/o y/v1/n\nsimilarity index 100%\nrename from v1/o\nrename to v1/n\n",
+			want: []Change{{Status: 'M', Path: "v1/f"}, {Status: 'R', Score: 100, Path: "v1/n", OldPath: "v1/o"}},
+		},
+		{
+			name:    "combined rename with custom prefixes",
+			in:      "diff --cc new\nindex 1,2..3\n--- x/old\n--- x/old2\n+++ y/new\n@@@ -1 -1 +1 @@@\n- a\n -a\n++b\n",
+			wantErr: "cannot tell the source prefix",
+		},
+		{
+			name: "submodule lines",
+			in:   "Submodule lib/dep 1234567..89abcde:\n  > fix\nSubmodule new one 0000000...89abcde (new submodule)\nSubmodule old 1234567...0000000 (submodule deleted)\nSubmodule w contains modified content\nSubmodule r 1234567...89abcde (rewind):\n",
+			want: []Change{{Status: 'M', Path: "lib/dep"}, {Status: 'A', Path: "new one"}, {Status: 'D', Path: "old"}, {Status: 'M', Path: "w"}, {Status: 'M', Path: "r"}},
+		},
+		{name: "submodule prose", in: "Submodule support: see docs.\n", wantErr: "no file changes found"},
+		{
+			name:    "several tabs and no date",
+			in:      "--- old/a\tb\tc\n+++ new/a\tb\tc\n" + hunk,
+			wantErr: "several tabs",
+		},
+		{
+			name: "svn property change alone",
+			in:   "Property changes on: bin/run\n___________________________________________________________________\nAdded: svn:executable\n## -0,0 +1 ##\n+*\n",
+			want: []Change{{Status: 'M', Path: "bin/run"}},
+		},
+		{
+			name: "svn --no-diff-added",
+			in:   "Index: x (added)\n===================================================================\n",
+			want: []Change{{Status: 'A', Path: "x"}},
+		},
+		{
+			name:    "svn names that disagree with Index",
+			in:      "Index: x\n===================================================================\n--- y\t(revision 1)\n+++ y\t(working copy)\n" + hunk,
+			wantErr: "do not match",
 		},
 		{name: "no-index of two directories", in: "diff --git a/dA/x b/dB/x\n--- a/dA/x\n+++ b/dB/x\n" + hunk, wantErr: "do not name the same path"},
 		{name: "unsplittable git line", in: "diff --git a/x b/y\nold mode 100644\nnew mode 100755\n", wantErr: "cannot tell the file name"},
@@ -318,6 +390,65 @@ func TestParsePatchMatchesNameStatus(t *testing.T) {
 			}
 			if d := diffChanges(got, wantPatch); d != "" {
 				t.Fatalf("%s\npatch:\n%s", d, out)
+			}
+		})
+	}
+}
+
+// TestParsePatchAgreesWithGitApply checks plain fixtures against
+// git apply --numstat, which reads them with patch -p1: every path git
+// apply would touch is returned. (ParsePatch also returns what git apply
+// skips, such as hg's "Binary file x has changed".)
+func TestParsePatchAgreesWithGitApply(t *testing.T) {
+	t.Parallel()
+	requireGit(t)
+	for _, name := range []string{"quilt_devnull_first", "old_diff_tab", "hg_sections", "diff_u_plain", "bridge_lstrip_plain"} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			f, err := filepath.Abs(filepath.Join("testdata", "patches", name+".patch"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			data, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			changes, err := ParsePatch(bytes.NewReader(data))
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := map[string]bool{}
+			for _, c := range changes {
+				for _, p := range c.Touched() {
+					got[p] = true
+				}
+			}
+			level := "-p1"
+			if name == "diff_u_plain" {
+				level = "-p0"
+			}
+			cmd := exec.Command("git", "apply", "--numstat", "-z", level, f)
+			cmd.Dir = t.TempDir()
+			cmd.Env = hermeticEnv(cmd.Dir)
+			out, err := cmd.Output()
+			if err != nil {
+				t.Fatalf("git apply: %v", err)
+			}
+			n := 0
+			for _, rec := range strings.Split(strings.TrimSuffix(string(out), "\x00"), "\x00") {
+				// "added\tdeleted\tpath"; a rename is "a\td\t", old, new.
+				fields := strings.SplitN(rec, "\t", 3)
+				p := fields[len(fields)-1]
+				if p == "" {
+					continue
+				}
+				n++
+				if !got[p] {
+					t.Errorf("git apply touches %q; ParsePatch returned %v", p, changes)
+				}
+			}
+			if n == 0 {
+				t.Fatalf("git apply read no paths: %q", out)
 			}
 		})
 	}
