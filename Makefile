@@ -26,15 +26,17 @@ test-deps:
 # instead of stalling CI. The process races run a share of their rounds
 # (LOCKGATE_TEST_ROUNDS, a percentage; see internal/gittest/rounds.go);
 # `make stress` runs them in full.
+# GORACE: a -race binary sleeps a second before it exits; tests start many.
 TEST_TIMEOUT ?= 20m
+RACE_ENV := GORACE="atexit_sleep_ms=0 $(GORACE)"
 test: test-deps lint
-	$(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) $(PKGS)
+	$(RACE_ENV) $(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) $(PKGS)
 
 # stress runs the multi-process races (lock grants, takeovers, kills, the
 # workflow branch, Redis across machines) at their full round counts.
 STRESS_RUN ?= Race|Process|Mixed|Concurrent|Kill
 stress: test-deps
-	LOCKGATE_TEST_ROUNDS=100 $(GO) test -race -count=1 -timeout 60m -run '$(STRESS_RUN)' $(PKGS)
+	$(RACE_ENV) LOCKGATE_TEST_ROUNDS=100 $(GO) test -race -count=1 -timeout 60m -run '$(STRESS_RUN)' $(PKGS)
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \

@@ -32,7 +32,19 @@ func Env(home string) []string {
 			env = append(env, kv)
 		}
 	}
-	return env
+	return append(env, "GORACE="+gorace())
+}
+
+// gorace is $GORACE with the race detector's exit delay turned off: a
+// binary built with -race sleeps a second before it exits (atexit_sleep_ms,
+// to let late reports through), and the end-to-end tests start thousands
+// of them — every lockgate and hook run of a script is one.
+func gorace() string {
+	v := os.Getenv("GORACE")
+	if strings.Contains(v, "atexit_sleep_ms") {
+		return v
+	}
+	return strings.TrimSpace(v + " atexit_sleep_ms=0")
 }
 
 // Repo is a temporary repository.
