@@ -3,8 +3,9 @@ package lockkey
 import (
 	"fmt"
 	"strings"
-	"unicode"
 	"unicode/utf8"
+
+	"github.com/lockgate/lockgate/internal/safetext"
 )
 
 // Kind names the kind of a lock key.
@@ -245,7 +246,7 @@ func (p *parser) parse(s string) (Key, *fail) {
 	// character inside the key.
 	t := strings.TrimSpace(s)
 	for _, r := range t {
-		if isForbiddenRune(r) {
+		if safetext.Unsafe(r) {
 			return Key{}, refuse(fmt.Sprintf("key contains the control character %U", r), "", "")
 		}
 	}
@@ -306,19 +307,6 @@ func (p *parser) readsAsKey(c string) bool {
 	}
 	ns, _, ok := splitFoldedNS(c)
 	return ok && contains(p.namespaces, strings.ToLower(ns))
-}
-
-// isForbiddenRune reports control characters and the bidirectional
-// formatting characters that make a key display as something it is not.
-func isForbiddenRune(r rune) bool {
-	if unicode.IsControl(r) {
-		return true
-	}
-	switch {
-	case r == 0x200E, r == 0x200F, r >= 0x202A && r <= 0x202E, r >= 0x2066 && r <= 0x2069:
-		return true
-	}
-	return false
 }
 
 // splitNS splits s at a namespace prefix of the form ^[a-z][a-z0-9-]*: .

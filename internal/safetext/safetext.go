@@ -1,0 +1,106 @@
+// Package safetext keeps text from other workers — worker ids, sessions,
+// reasons, keys, paths — from steering the terminal it is printed on.
+//
+// Control characters (ESC, BEL, …), format characters (bidirectional
+// overrides such as U+202E, zero-width characters such as U+200B) and line
+// or paragraph separators (U+2028, U+2029) can recolour a terminal, rewrite
+// what was printed before, or make one name read as another. lockgate
+// refuses them in the names it takes (worker ids, keys, task ids) and
+// escapes them wherever it prints text it did not write itself: records
+// written by older versions or by other tools may still hold them.
+package safetext
+
+import (
+	"fmt"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// Unsafe reports whether r must not reach a terminal raw.
+func Unsafe(r rune) bool {
+	return unicode.IsControl(r) || unicode.In(r, unicode.Cf, unicode.Zl, unicode.Zp)
+}
+
+// Check refuses s when it holds an unsafe character or invalid UTF-8;
+// what names the value in the message ("worker id", "reason").
+func Check(what, s string) error {
+	if !utf8.ValidString(s) {
+		return fmt.Errorf("%s %s is not valid UTF-8", what, Field(s))
+	}
+	for _, r := range s {
+		if Unsafe(r) {
+			return fmt.Errorf("%s %s contains the control or format character %U", what, Field(s), r)
+		}
+	}
+	return nil
+}
+
+// Field escapes every unsafe character of a one-line value, newlines and
+// tabs included: \n, \t, \x1b, \u202e; invalid UTF-8 bytes as \xNN.
+func Field(s string) string { return escape(s, false) }
+
+// Text escapes like Field but keeps newlines and tabs, for messages that
+// span lines.
+func Text(s string) string { return escape(s, true) }
+
+func escape(s string, keepLines bool) string {
+	if clean(s, keepLines) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && n <= 1:
+			fmt.Fprintf(&b, `\x%02x`, s[i])
+		case keepLines && (r == '\n' || r == '\t'):
+			b.WriteRune(r)
+		case r == '\n':
+			b.WriteString(`\n`)
+		case r == '\r':
+			b.WriteString(`\r`)
+		case r == '\t':
+			b.WriteString(`\t`)
+		case r < 0x100 && Unsafe(r):
+			fmt.Fprintf(&b, `\x%02x`, r)
+		case Unsafe(r):
+			fmt.Fprintf(&b, `\u%04x`, r)
+		default:
+			b.WriteString(s[i : i+n])
+		}
+		i += n
+	}
+	return b.String()
+}
+
+// clean reports whether s needs no escaping (the common case, without
+// allocating).
+func clean(s string, keepLines bool) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= 0x80 {
+			return cleanSlow(s[i:], keepLines)
+		}
+		if c < 0x20 || c == 0x7f {
+			if !keepLines || (c != '\n' && c != '\t') {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+func cleanSlow(s string, keepLines bool) bool {
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && n <= 1 {
+			return false
+		}
+		if Unsafe(r) && !(keepLines && (r == '\n' || r == '\t')) {
+			return false
+		}
+		i += n
+	}
+	return true
+}
