@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lockgate/lockgate/internal/hint"
 	"github.com/lockgate/lockgate/pathmatch"
 	"github.com/lockgate/lockgate/scope"
 	"github.com/lockgate/lockgate/workflow"
@@ -116,8 +117,7 @@ func (c *Checker) checkPauses(ctx context.Context, r *Report) error {
 		if e.Reason != "" {
 			v.Reason += ": " + e.Reason
 		}
-		v.Hint = fmt.Sprintf("wait with `lockgate pause wait %s`; %s resumes with `lockgate unpause %s`",
-			pauseFeature(e.Key), e.Holder, pauseFeature(e.Key))
+		v.Hint = hint.Line(hint.Paused, pauseFeature(e.Key), e.Holder, pauseFeature(e.Key))
 		r.Add(v)
 	}
 	return nil
@@ -136,7 +136,7 @@ func (c *Checker) checkLocks(paths []string, entries []workflow.Entry, r *Report
 			for _, p := range covered[n] {
 				r.Add(Violation{Rule: RuleCorruptLock, Path: p, Key: e.Key,
 					Reason: fmt.Sprintf("the lock record %s cannot be read; it is never treated as free", loc),
-					Hint:   fmt.Sprintf("inspect it, then `lockgate lock clear %s --force`", ShellQuote(e.Key))})
+					Hint:   hint.Line(hint.Corrupt, loc, e.Key)})
 			}
 			continue
 		}
@@ -159,8 +159,7 @@ func (c *Checker) checkLocks(paths []string, entries []workflow.Entry, r *Report
 			if e.Reason != "" {
 				v.Reason += ": " + e.Reason
 			}
-			v.Hint = fmt.Sprintf("wait for %s to run `lockgate lock release %s`, or take it when free: `lockgate lock acquire %s --wait 30m`",
-				e.Holder, ShellQuote(e.Key), ShellQuote(e.Key))
+			v.Hint = hint.Line(hint.PathLocked, e.Holder, e.Key, e.Key)
 			r.Add(v)
 		}
 	}
@@ -169,7 +168,7 @@ func (c *Checker) checkLocks(paths []string, entries []workflow.Entry, r *Report
 			if !mine[p] {
 				r.Add(Violation{Rule: RuleNotLocked, Path: p,
 					Reason: "hooks.require_lock is on and you hold no lock on it",
-					Hint:   fmt.Sprintf("lock it first: `lockgate lock acquire %s`", ShellQuote(p))})
+					Hint:   hint.Line(hint.PathNotLocked, p)})
 			}
 		}
 	}
@@ -229,13 +228,13 @@ func scopeViolation(v scope.Violation) Violation {
 	out := Violation{Rule: v.Rule, Path: v.Path, Key: v.Key, Reason: v.Reason}
 	switch v.Rule {
 	case scope.RuleKeyRule:
-		out.Hint = fmt.Sprintf("take the key first: `lockgate lock acquire %s`", ShellQuote(v.Key))
+		out.Hint = hint.Line(hint.KeyRule, v.Key)
 	case scope.RuleUserOwned:
-		out.Hint = "ask a person to make this change"
+		out.Hint = hint.Line(hint.UserOwned)
 	case scope.RuleProfile, scope.RuleCore:
-		out.Hint = "leave this path out of the change, or commit it outside the profile"
+		out.Hint = hint.Line(hint.OutsideProfile)
 	case scope.RuleProtectedBranch:
-		out.Hint = "commit on a branch and merge it through review"
+		out.Hint = hint.Line(hint.ProtectedBranch)
 	}
 	return out
 }
@@ -246,13 +245,3 @@ func pauseFeature(key string) string {
 }
 
 func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339) }
-
-// ShellQuote quotes s for a command the user can paste into a shell.
-func ShellQuote(s string) string {
-	if s != "" && strings.IndexFunc(s, func(r rune) bool {
-		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./:@%+=,", r))
-	}) < 0 {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
-}

@@ -6,6 +6,9 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/lockgate/lockgate/internal/hint"
+	"github.com/lockgate/lockgate/internal/safetext"
 )
 
 // Rules of a Violation, stable for scripts reading --json.
@@ -45,9 +48,6 @@ type Report struct {
 	Commits    int         `json:"commits_checked,omitempty"`
 	Violations []Violation `json:"violations"`
 	Warnings   []string    `json:"warnings,omitempty"`
-	// NoBypassHint leaves out the LOCKGATE_SKIP hint: guards answer coding
-	// agents, which are to stop, not to look for a way around.
-	NoBypassHint bool `json:"-"`
 }
 
 // Add records violations.
@@ -72,10 +72,14 @@ func (r *Report) Finish() {
 }
 
 // WriteText renders the report for people: the first line says what was
-// refused and why, then one line per violation, then the hints.
+// refused and why, then one line per violation, then the hints. Paths,
+// names and reasons come from other workers and from git: they are
+// escaped, so that none can steer the terminal. The LOCKGATE_SKIP hint is
+// only offered by the hooks that honour it in the committer's own
+// environment.
 func (r *Report) WriteText(w io.Writer, what string) {
 	for _, wn := range r.Warnings {
-		fmt.Fprintf(w, "lockgate: warning: %s\n", wn)
+		fmt.Fprintf(w, "lockgate: warning: %s\n", safetext.Field(wn))
 	}
 	if r.OK {
 		return
@@ -95,32 +99,32 @@ func (r *Report) WriteText(w io.Writer, what string) {
 		if where == "" {
 			where = "(change)"
 		}
-		fmt.Fprintf(w, "  %s: %s: %s\n", where, v.Rule, v.Reason)
+		fmt.Fprintf(w, "  %s: %s: %s\n", safetext.Field(where), v.Rule, safetext.Field(v.Reason))
 	}
 	seen := map[string]bool{}
 	for _, v := range r.Violations {
 		if v.Hint != "" && !seen[v.Hint] {
 			seen[v.Hint] = true
-			fmt.Fprintf(w, "hint: %s\n", v.Hint)
+			hint.Print(w, v.Hint)
 		}
 	}
-	if !r.NoBypassHint {
-		fmt.Fprintln(w, "hint: to bypass in an emergency: LOCKGATE_SKIP=1 git … (the bypass is logged)")
+	if git, ok := hint.BypassGit[r.Hook]; ok {
+		hint.Print(w, hint.Line(hint.BypassHook, git))
 	}
 }
 
 // WriteGitHub renders workflow annotations for GitHub Actions.
 func (r *Report) WriteGitHub(w io.Writer) {
 	for _, wn := range r.Warnings {
-		fmt.Fprintf(w, "::warning title=lockgate::%s\n", ghEscape(wn))
+		fmt.Fprintf(w, "::warning title=lockgate::%s\n", ghEscape(safetext.Text(wn)))
 	}
 	for _, v := range r.Violations {
-		msg := v.Reason
+		msg := safetext.Text(v.Reason)
 		if v.Hint != "" {
-			msg += " — " + v.Hint
+			msg += " — " + safetext.Text(v.Hint)
 		}
 		if v.Path != "" {
-			fmt.Fprintf(w, "::error file=%s,title=lockgate %s::%s\n", ghEscapeProp(v.Path), v.Rule, ghEscape(msg))
+			fmt.Fprintf(w, "::error file=%s,title=lockgate %s::%s\n", ghEscapeProp(safetext.Field(v.Path)), v.Rule, ghEscape(msg))
 		} else {
 			fmt.Fprintf(w, "::error title=lockgate %s::%s\n", v.Rule, ghEscape(msg))
 		}

@@ -13,6 +13,7 @@ import (
 	"sync"
 
 	"github.com/lockgate/lockgate/diffpath"
+	"github.com/lockgate/lockgate/internal/hint"
 	"github.com/lockgate/lockgate/internal/gitexec"
 	"github.com/lockgate/lockgate/workflow"
 	"github.com/lockgate/lockgate/workflow/lockkey"
@@ -91,7 +92,7 @@ func (h *Runner) Range(ctx context.Context, revArgs []string, branch string, r *
 			r.Commits++
 			if h.MaxCommits > 0 && r.Commits > h.MaxCommits {
 				limit = &Violation{Rule: RuleLimit, Reason: fmt.Sprintf("more than %d commits to check (hooks.pre_push.max_commits)", h.MaxCommits),
-					Hint: "push fewer commits at once, or raise hooks.pre_push.max_commits"}
+					Hint: hint.Line(hint.MaxCommits)}
 				return errStop
 			}
 			for _, c := range changes {
@@ -104,7 +105,7 @@ func (h *Runner) Range(ctx context.Context, revArgs []string, branch string, r *
 			}
 			if h.MaxPaths > 0 && len(paths) > h.MaxPaths {
 				limit = &Violation{Rule: RuleLimit, Reason: fmt.Sprintf("more than %d paths to check (hooks.pre_push.max_paths)", h.MaxPaths),
-					Hint: "push fewer changes at once, or raise hooks.pre_push.max_paths"}
+					Hint: hint.Line(hint.MaxPaths)}
 				return errStop
 			}
 		}
@@ -292,7 +293,7 @@ func (c *Checker) CommitMsg(ctx context.Context, file string, requireTask bool) 
 		ids := TaskIDs(string(msg))
 		if len(ids) == 0 {
 			r.Add(Violation{Rule: RuleTask, Reason: "the commit message names no task (hooks.commit_msg.require_task)",
-				Hint: "add a trailer `Task: <ID>` or put the task id in the subject"})
+				Hint: hint.Line(hint.TaskTrailer)})
 		} else if ok, err := c.holdsTask(ctx, ids); err != nil {
 			if err := c.unavailable(r, err); err != nil {
 				return nil, err
@@ -300,7 +301,7 @@ func (c *Checker) CommitMsg(ctx context.Context, file string, requireTask bool) 
 		} else if !ok {
 			r.Add(Violation{Rule: RuleTask, Key: lockkey.TaskKey(ids[0]),
 				Reason: fmt.Sprintf("you hold no task lock for %s", strings.Join(ids, ", ")),
-				Hint:   fmt.Sprintf("claim it first: `lockgate lock acquire %s`", ShellQuote(lockkey.TaskKey(ids[0])))})
+				Hint:   hint.Line(hint.TaskClaim, lockkey.TaskKey(ids[0]))})
 		}
 	}
 	r.Finish()

@@ -11,7 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/lockgate/lockgate/hooks"
+	"github.com/lockgate/lockgate/internal/hint"
 )
 
 // Agents whose setup `init --agent` writes.
@@ -49,7 +49,7 @@ func lockgateBin() string {
 // (exit 127) must still block.
 func claudeGuardCommand(bin string) string {
 	if bin != "lockgate" {
-		bin = hooks.ShellQuote(bin)
+		bin = hint.Quote(bin)
 	}
 	return bin + " " + claudeGuardMark + " || exit 2"
 }

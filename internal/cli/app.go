@@ -11,6 +11,7 @@ import (
 
 	"github.com/lockgate/lockgate/internal/config"
 	"github.com/lockgate/lockgate/internal/gitexec"
+	"github.com/lockgate/lockgate/internal/safetext"
 	"github.com/lockgate/lockgate/workflow"
 	"github.com/lockgate/lockgate/workflow/filestore"
 	"github.com/lockgate/lockgate/workflow/journal"
@@ -24,6 +25,12 @@ type app struct {
 	stdio   Stdio
 	globals Globals
 	env     *env
+	// waitHint, set by commands that can wait for a held lock, renders
+	// the command line that waits for D.
+	waitHint func(d string) string
+	// partial is what a failed command did before it failed, printed with
+	// the error object under --json.
+	partial map[string]any
 }
 
 // env is what a lock command works on.
@@ -206,8 +213,8 @@ func (a *app) identity() (workflow.Owner, error) {
 		host, _ := os.Hostname()
 		worker = firstNonEmpty(name, "unknown") + "@" + firstNonEmpty(host, "localhost")
 	}
-	if strings.TrimSpace(worker) != worker || strings.ContainsAny(worker, "\n\r\t") {
-		return workflow.Owner{}, usagef("worker id %q: no surrounding whitespace or control characters", worker)
+	if err := checkWorker(worker); err != nil {
+		return workflow.Owner{}, err
 	}
 	wt := firstNonEmpty(g.WorkerType, getenv("LOCKGATE_WORKER_TYPE"), workflow.HolderHuman)
 	if wt != workflow.HolderHuman && wt != workflow.HolderAgent {
@@ -215,6 +222,18 @@ func (a *app) identity() (workflow.Owner, error) {
 	}
 	session := sanitizeSession(firstNonEmpty(g.Session, getenv("LOCKGATE_SESSION"), worker))
 	return workflow.Owner{Holder: worker, HolderType: wt, Session: session}, nil
+}
+
+// checkWorker refuses a worker id that would print as something else: one
+// with surrounding whitespace, control or format characters.
+func checkWorker(id string) error {
+	if err := safetext.Check("worker id", id); err != nil {
+		return usagef("%v", err)
+	}
+	if strings.TrimSpace(id) != id || id == "" {
+		return usagef("worker id %q: no surrounding whitespace", id)
+	}
+	return nil
 }
 
 // sanitizeSession keeps a session id printable and bounded: anything outside

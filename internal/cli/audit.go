@@ -14,6 +14,8 @@ import (
 	"github.com/lockgate/lockgate/workflow"
 	"github.com/lockgate/lockgate/workflow/branch"
 	"github.com/lockgate/lockgate/workflow/journal"
+	"github.com/lockgate/lockgate/internal/hint"
+	"github.com/lockgate/lockgate/internal/safetext"
 )
 
 // auditSink records events in the journal and, with workflow.auto_commit,
@@ -55,7 +57,8 @@ func (s *auditSink) Append(evs ...journal.Event) error {
 		_, err = w.Commit(s.ctx, evs)
 	}
 	if err != nil {
-		fmt.Fprintf(s.warn, "lockgate: warning: event kept in the journal, not yet on the workflow branch: %v\nhint: `lockgate workflow sync` commits it\n", err)
+		fmt.Fprintf(s.warn, "lockgate: warning: event kept in the journal, not yet on the workflow branch: %s\n", safetext.Text(err.Error()))
+		hint.Print(s.warn, hint.Line(hint.WorkflowSync))
 		return nil
 	}
 	if s.autoPush {

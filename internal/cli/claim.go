@@ -11,6 +11,8 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/lockgate/lockgate/internal/config"
+	"github.com/lockgate/lockgate/internal/hint"
+	"github.com/lockgate/lockgate/internal/safetext"
 	"github.com/lockgate/lockgate/workflow"
 	"github.com/lockgate/lockgate/workflow/journal"
 	"github.com/lockgate/lockgate/workflow/lockkey"
@@ -106,6 +108,7 @@ func claimCommand() *command {
 				if !ok {
 					return usagef("no work package %q in %s", args[0], wps.Path)
 				}
+				a.waitHint = func(d string) string { return hint.Line(hint.WaitClaim, wp.ID, d) }
 				res, err := a.claimPackage(ctx, e, wp, o, o.Wait)
 				return a.reportClaim(wp, res, err)
 			}
@@ -165,6 +168,9 @@ func (a *app) claimNext(ctx context.Context, e *env, wps *config.WorkPackages, o
 		var held *workflow.HeldError
 		var corrupt *workflow.CorruptError
 		if errors.As(err, &held) || errors.As(err, &corrupt) {
+			// Without WP, --wait only waits for the claim lock: the hint
+			// waits for the package that was tried last.
+			a.waitHint = func(d string) string { return hint.Line(hint.WaitClaim, wp.ID, d) }
 			lastErr = err
 			continue
 		}
@@ -181,10 +187,10 @@ func (a *app) reportClaim(wp *config.WorkPackage, res []workflow.Result, err err
 		return err
 	}
 	if a.globals.JSON {
-		return writeJSON(a.stdio.Out, map[string]any{"package": wp.ID, "locks": res})
+		return writeJSON(a.stdio.Out, map[string]any{"package": wp.ID, "locks": acquiredViews(res)})
 	}
-	fmt.Fprintf(a.stdio.Out, "%s\n", wp.ID)
-	fmt.Fprintf(a.stdio.Err, "claimed %s (%s): %d locks until %s\n", wp.ID, wp.Title, len(res), stamp(res[0].Lock.ExpiresAt))
+	fmt.Fprintf(a.stdio.Out, "%s\n", safetext.Field(wp.ID))
+	fmt.Fprintf(a.stdio.Err, "claimed %s (%s): %d locks until %s\n", safetext.Field(wp.ID), safetext.Field(wp.Title), len(res), stamp(res[0].Lock.ExpiresAt))
 	return nil
 }
 
@@ -206,7 +212,7 @@ func doneCommand() *command {
 			}
 			res, err := a.finishPackage(ctx, e, packages, args[0])
 			a.warnJournal()
-			a.reportRelease(res)
+			a.reportRelease(res, err)
 			return err
 		},
 	}

@@ -11,6 +11,8 @@ import (
 	"strings"
 
 	"github.com/lockgate/lockgate/hooks"
+	"github.com/lockgate/lockgate/internal/hint"
+	"github.com/lockgate/lockgate/internal/safetext"
 )
 
 // Pre-edit guards ask, before a file is edited, what the pre-commit hook
@@ -45,7 +47,6 @@ func guardEditCommand() *command {
 				return err
 			}
 			r.Hook = "guard"
-			r.NoBypassHint = e.me.HolderType == "agent"
 			return a.finishReport(r, "edit", "")
 		},
 	}
@@ -199,7 +200,7 @@ func guardClaudeCodeCommand() *command {
 			if err != nil {
 				return a.blockEdit(err)
 			}
-			r.Hook, r.NoBypassHint = "guard", true
+			r.Hook = "guard"
 			for _, w := range r.Warnings {
 				fmt.Fprintf(a.stdio.Err, "lockgate: warning: %s\n", w)
 			}
@@ -219,10 +220,12 @@ const claudeBlock = 2
 // blockEdit refuses an edit the guard could not vouch for: in Claude Code's
 // protocol only exit 2 blocks, so every failure must end there.
 func (a *app) blockEdit(err error) error {
-	fmt.Fprintf(a.stdio.Err, "lockgate: edit blocked: %v\n", err)
-	for _, h := range hintsFor(err) {
-		fmt.Fprintf(a.stdio.Err, "hint: %s\n", h)
+	fmt.Fprintf(a.stdio.Err, "lockgate: edit blocked: %s\n", safetext.Text(err.Error()))
+	detail, hints := a.explain(err)
+	if detail != "" {
+		hint.Print(a.stdio.Err, detail)
 	}
+	hint.Print(a.stdio.Err, hints...)
 	return &ExitError{Code: claudeBlock}
 }
 

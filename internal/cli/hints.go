@@ -2,15 +2,26 @@ package cli
 
 import (
 	"errors"
-	"fmt"
-	"github.com/lockgate/lockgate/hooks"
+	"strings"
 	"time"
 
+	"github.com/lockgate/lockgate/internal/hint"
 	"github.com/lockgate/lockgate/workflow"
+	"github.com/lockgate/lockgate/workflow/lockkey"
 )
 
-// hintsFor says how to resolve an error, as commands the user can paste.
-func hintsFor(err error) []string {
+// explain says what stands in the way of err (detail, "" when nothing
+// does) and how to resolve it, as hint lines from the hint table.
+func (a *app) explain(err error) (detail string, hints []string) {
+	detail, hints = a.explainLock(err)
+	var hookErr *HookError
+	if errors.As(err, &hookErr) {
+		hints = append(hints, hookErr.hint())
+	}
+	return detail, hints
+}
+
+func (a *app) explainLock(err error) (detail string, hints []string) {
 	var (
 		held     *workflow.HeldError
 		timeout  *workflow.TimeoutError
@@ -19,36 +30,78 @@ func hintsFor(err error) []string {
 	)
 	switch {
 	case errors.As(err, &timeout):
-		return heldHints(timeout.Held, false)
+		return heldDetail(timeout.Held), heldHints(timeout.Held.Lock, nil)
 	case errors.As(err, &held):
-		return heldHints(held, true)
+		return heldDetail(held), heldHints(held.Lock, a.waitHint)
 	case errors.As(err, &notOwner):
-		k := hooks.ShellQuote(notOwner.Lock.Key)
-		return []string{
-			fmt.Sprintf("only %s (session %s) may %s it; to override: `lockgate lock %s %s --force` (logged)",
-				notOwner.Lock.Holder, notOwner.Lock.Session, notOwner.Op, notOwner.Op, k),
-		}
+		return "", []string{notOwnerHint(notOwner)}
 	case errors.As(err, &corrupt):
-		return []string{fmt.Sprintf("inspect %s, then remove it with `lockgate lock clear %s --force`", corrupt.Path, hooks.ShellQuote(corrupt.Key))}
+		return "", []string{hint.Line(hint.Corrupt, corrupt.Path, corrupt.Key)}
 	}
-	return nil
+	return "", nil
 }
 
-func heldHints(h *workflow.HeldError, offerWait bool) []string {
+func heldDetail(h *workflow.HeldError) string {
 	l := h.Lock
-	k := hooks.ShellQuote(l.Key)
-	var out []string
-	detail := fmt.Sprintf("lock %s: holder %s (%s), session %s, created %s, expires %s (%s)",
-		h.Where, l.Holder, l.HolderType, l.Session, stamp(l.CreatedAt), stamp(l.ExpiresAt), until(l.ExpiresAt, time.Now()))
+	reason := ""
 	if l.Reason != "" {
-		detail += ", reason: " + l.Reason
+		reason = ", reason: " + l.Reason
 	}
-	out = append(out, detail)
-	if offerWait {
-		out = append(out, fmt.Sprintf("wait for it: add `--wait %s` to the command", human(max(time.Until(l.ExpiresAt), time.Minute))))
+	return hint.Line(hint.HeldDetail, h.Where, l.Holder, l.HolderType, l.Session,
+		stamp(l.CreatedAt), stamp(l.ExpiresAt), until(l.ExpiresAt, time.Now()), reason)
+}
+
+// heldHints resolves a lock held by someone else: wait for it (when the
+// command can, as wait renders), ask its holder to give it back, or clear
+// it.
+func heldHints(l workflow.Lock, wait func(string) string) []string {
+	var out []string
+	if wait != nil {
+		out = append(out, wait(human(max(time.Until(l.ExpiresAt), time.Minute))))
 	}
-	out = append(out,
-		fmt.Sprintf("ask %s to run `lockgate lock release %s`", l.Holder, k),
-		fmt.Sprintf("or remove it (logged): `lockgate lock clear %s --force`", k))
-	return out
+	switch port, feature := portOf(l.Key), pausedFeature(l.Key); {
+	case port != "":
+		out = append(out, hint.Line(hint.AskPortsRelease, l.Holder, port))
+	case feature != "":
+		out = append(out, hint.Line(hint.AskUnpause, l.Holder, feature))
+	default:
+		out = append(out, hint.Line(hint.AskRelease, l.Holder, l.Key))
+	}
+	return append(out, hint.Line(hint.Clear, l.Key))
+}
+
+// notOwnerHint resolves a release or refresh of another's lock with the
+// command that overrides it for that kind of key.
+func notOwnerHint(e *workflow.NotOwnerError) string {
+	l := e.Lock
+	port, feature := portOf(l.Key), pausedFeature(l.Key)
+	switch {
+	case e.Op == "refresh" && port != "":
+		return hint.Line(hint.RefreshPortNotOwner, l.Holder, l.Session)
+	case e.Op == "refresh":
+		return hint.Line(hint.RefreshNotOwner, l.Holder, l.Session, l.Key, l.Key)
+	case port != "":
+		return hint.Line(hint.ForcePortsRelease, l.Holder, l.Session, port)
+	case feature != "":
+		return hint.Line(hint.ForceUnpause, l.Holder, l.Session, feature)
+	default:
+		return hint.Line(hint.ForceRelease, l.Holder, l.Session, l.Key)
+	}
+}
+
+// portOf is the port number of a port lease key, or "".
+func portOf(key string) string {
+	p, ok := strings.CutPrefix(key, portNS+":")
+	if !ok {
+		return ""
+	}
+	return p
+}
+
+// pausedFeature is the feature id of a pause key, or "".
+func pausedFeature(key string) string {
+	if !lockkey.IsPause(key) {
+		return ""
+	}
+	return strings.TrimSuffix(strings.TrimPrefix(key, "feature:"), ":pause")
 }

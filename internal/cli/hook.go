@@ -17,6 +17,7 @@ import (
 	"github.com/lockgate/lockgate/hooks"
 	"github.com/lockgate/lockgate/internal/config"
 	"github.com/lockgate/lockgate/internal/gitexec"
+	"github.com/lockgate/lockgate/internal/hint"
 	"github.com/lockgate/lockgate/planner"
 	"github.com/lockgate/lockgate/scope"
 	"github.com/lockgate/lockgate/workflow"
@@ -116,8 +117,8 @@ func (a *app) finishReport(r *hooks.Report, what, format string) error {
 // noteRejections records, for the planner's cooldown, the paths a backfill
 // check rejected, with the task type of the checked change (taskType, ""
 // when unknown) and the cycle of the last plan.
-func (a *app) noteRejections(ctx context.Context, e *env, profile, taskType string, r *hooks.Report) {
-	if !scope.IsBackfillProfile(profile) || e.store == nil {
+func (a *app) noteRejections(ctx context.Context, e *env, taskType string, r *hooks.Report) {
+	if e.store == nil {
 		return
 	}
 	rs := map[planner.Rejection]bool{}
@@ -144,20 +145,22 @@ func (a *app) noteRejections(ctx context.Context, e *env, profile, taskType stri
 
 // HookError is a hook that could not decide — unreadable config or store,
 // git failing — and so refuses: exit 3, whatever the cause's own code.
-type HookError struct{ Err error }
-
-func (e *HookError) Error() string {
-	return e.Err.Error() + "\nhint: lockgate fails closed: fix the cause, set hooks.on_store_unavailable: warn for an unreachable store, or bypass once with LOCKGATE_SKIP=1 (logged)"
+type HookError struct {
+	Hook string
+	Err  error
 }
+
+func (e *HookError) Error() string { return e.Err.Error() }
 
 func (e *HookError) Unwrap() error { return e.Err }
 
-// hookFailed marks a hook that could not decide.
-func (a *app) hookFailed(err error) error {
-	if err == nil {
-		return nil
+// hint says how to get past a hook that failed closed; only hooks that
+// honour LOCKGATE_SKIP in the committer's environment offer the bypass.
+func (e *HookError) hint() string {
+	if git, ok := hint.BypassGit[e.Hook]; ok {
+		return hint.Line(hint.HookFailed, git)
 	}
-	return &HookError{Err: err}
+	return hint.Line(hint.HookFailedNoBypass)
 }
 
 func hookCommand() *command {
@@ -247,7 +250,7 @@ func (a *app) runHook(ctx context.Context, name string, args []string, maxArgs i
 	}
 	e, err := a.load(ctx)
 	if err != nil {
-		return a.hookFailed(err)
+		return &HookError{Hook: name, Err: err}
 	}
 	var staged func() ([]byte, error)
 	if (name == "pre-commit" || name == "pre-merge-commit") && e.repo.Toplevel != "" {
@@ -256,6 +259,9 @@ func (a *app) runHook(ctx context.Context, name string, args []string, maxArgs i
 	if name == "pre-receive" {
 		for _, v := range e.cfg.Hooks.IdentityEnv {
 			if id := getenv(v); id != "" {
+				if err := checkWorker(id); err != nil {
+					return &HookError{Hook: name, Err: fmt.Errorf("%s: %w", v, err)}
+				}
 				e.me = workflow.Owner{Holder: id, HolderType: e.me.HolderType, Session: sanitizeSession(id)}
 				break
 			}
@@ -263,12 +269,12 @@ func (a *app) runHook(ctx context.Context, name string, args []string, maxArgs i
 	}
 	h, err := a.runner(ctx, e, getenv("LOCKGATE_PROFILE"))
 	if err != nil {
-		return a.hookFailed(err)
+		return &HookError{Hook: name, Err: err}
 	}
 	h.Staged = staged
 	r, err := run(h)
 	if err != nil {
-		return a.hookFailed(err)
+		return &HookError{Hook: name, Err: err}
 	}
 	return a.finishReport(r, name, "")
 }
@@ -285,6 +291,9 @@ type CheckOptions struct {
 	// empty patch, range or index is exit 2, so that a CI job fed nothing
 	// (a failed `git diff`, a typo'd base) cannot pass.
 	AllowEmpty bool
+	// RecordCooldown records the paths a backfill check rejects for the
+	// planner's cooldown; a plain CI check leaves no state behind.
+	RecordCooldown bool
 }
 
 // AddFlags registers the options on fs.
@@ -295,13 +304,14 @@ func (o *CheckOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.Profile, "profile", "", "scope profile to enforce (e.g. backfill)")
 	fs.StringVar(&o.Format, "format", "text", "output: text, json or github (workflow annotations)")
 	fs.BoolVar(&o.AllowEmpty, "allow-empty", false, "accept a change that touches no file (empty patch, range without commits or changes, nothing staged) instead of exit 2")
-	fs.StringVar(&o.TaskType, "task-type", "", "with a backfill profile: the backfill task `TYPE` of the change; paths it rejects cool down for that type in `lockgate plan` (default $LOCKGATE_TASK_TYPE, else every type)")
+	fs.BoolVar(&o.RecordCooldown, "record-cooldown", false, "with a backfill profile: record the paths it rejects, so `lockgate plan` skips backfills touching them for planner.cooldown_cycles")
+	fs.StringVar(&o.TaskType, "task-type", "", "with --record-cooldown: the backfill task `TYPE` of the change; rejected paths cool down for that type only (default $LOCKGATE_TASK_TYPE, else every type)")
 }
 
 func checkChangeCommand() *command {
 	o := &CheckOptions{}
 	return &command{
-		usage: "check [--staged | --range A..B | --patch FILE | -] [--allow-empty] [--profile P [--task-type T]] [--format text|json|github]",
+		usage: "check [--staged | --range A..B | --patch FILE | -] [--allow-empty] [--profile P [--record-cooldown [--task-type T]]] [--format text|json|github]",
 		short: "check a change against locks and scope, for CI (exit 1 on violations)",
 		flags: o.AddFlags,
 		run: func(ctx context.Context, a *app, args []string) error {
@@ -335,9 +345,11 @@ func checkChangeCommand() *command {
 			profile := firstNonEmpty(o.Profile, getenv("LOCKGATE_PROFILE"))
 			taskType := firstNonEmpty(o.TaskType, getenv("LOCKGATE_TASK_TYPE"))
 			switch {
-			case o.TaskType != "" && !scope.IsBackfillProfile(profile):
-				return usagef("check: --task-type %s needs a backfill profile (--profile backfill or backfill-bridge)", o.TaskType)
-			case scope.IsBackfillProfile(profile) && taskType != "" && !planner.ValidType(taskType):
+			case o.RecordCooldown && !scope.IsBackfillProfile(profile):
+				return usagef("check: --record-cooldown needs a backfill profile (--profile backfill or backfill-bridge)")
+			case o.TaskType != "" && !o.RecordCooldown:
+				return usagef("check: --task-type %s only names what --record-cooldown records; add --record-cooldown", o.TaskType)
+			case o.RecordCooldown && taskType != "" && !planner.ValidType(taskType):
 				return usagef("check: task type %q must match [a-z0-9_-]+ (as in backfill:type:<type>)", taskType)
 			}
 			h, err := a.runner(ctx, e, profile)
@@ -369,7 +381,9 @@ func checkChangeCommand() *command {
 				return usagef("check: %s; pass --allow-empty to accept a change that touches no file", emptyChange(o))
 			}
 			err = a.finishReport(r, "change", o.Format)
-			a.noteRejections(ctx, e, profile, taskType, r)
+			if o.RecordCooldown {
+				a.noteRejections(ctx, e, taskType, r)
+			}
 			return err
 		},
 	}

@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/lockgate/lockgate/hooks"
 	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
+
+	"github.com/lockgate/lockgate/internal/hint"
+	"github.com/lockgate/lockgate/internal/safetext"
 
 	"github.com/lockgate/lockgate/workflow"
 	"github.com/lockgate/lockgate/workflow/lockkey"
@@ -66,6 +68,9 @@ func (a *app) acquire(ctx context.Context, o *AcquireOptions, args []string) err
 			return err
 		}
 		keys = pkeys
+		a.waitHint = func(d string) string {
+			return hint.Line(hint.WaitAcquire, []string{"--package", o.Package}, d)
+		}
 		req.Action = "package:" + wp.ID
 		req.Reason = firstNonEmpty(o.Reason, wp.Locks.Reason, wp.Title)
 		if req.TTL == 0 && wp.Locks.TTLMinutes > 0 {
@@ -78,7 +83,9 @@ func (a *app) acquire(ctx context.Context, o *AcquireOptions, args []string) err
 		if keys, err = e.parseKeys(args); err != nil {
 			return err
 		}
+		a.waitHint = func(d string) string { return hint.Line(hint.WaitAcquire, args, d) }
 	}
+
 	if err := a.completeRequest(e, &req, keys); err != nil {
 		return err
 	}
@@ -89,7 +96,7 @@ func (a *app) acquire(ctx context.Context, o *AcquireOptions, args []string) err
 	}
 	now := time.Now()
 	if a.globals.JSON {
-		return writeJSON(a.stdio.Out, res)
+		return writeJSON(a.stdio.Out, acquiredViews(res))
 	}
 	for _, r := range res {
 		verb := "acquired"
@@ -97,9 +104,9 @@ func (a *app) acquire(ctx context.Context, o *AcquireOptions, args []string) err
 		case r.Renewed:
 			verb = "renewed"
 		case r.TookOver != nil:
-			verb = fmt.Sprintf("took over (expired lock of %s)", r.TookOver.Holder)
+			verb = fmt.Sprintf("took over (expired lock of %s)", safetext.Field(r.TookOver.Holder))
 		}
-		fmt.Fprintf(a.stdio.Err, "%s %s until %s (%s)\n", verb, r.Lock.Key, stamp(r.Lock.ExpiresAt), until(r.Lock.ExpiresAt, now))
+		fmt.Fprintf(a.stdio.Err, "%s %s until %s (%s)\n", verb, safetext.Field(r.Lock.Key), stamp(r.Lock.ExpiresAt), until(r.Lock.ExpiresAt, now))
 	}
 	return nil
 }
@@ -183,34 +190,35 @@ func releaseCommand() *command {
 			}
 			res, err := e.mgr.Release(ctx, canonicals(keys), e.me, force)
 			a.warnJournal()
-			a.reportRelease(res)
+			a.reportRelease(res, err)
 			return err
 		},
 	}
 }
 
-func (a *app) reportRelease(res workflow.ReleaseResult) {
+// reportRelease says what a release did; under --json, when err ends the
+// command, what was released goes with the error object.
+func (a *app) reportRelease(res workflow.ReleaseResult, err error) {
 	if a.globals.JSON {
-		_ = writeJSON(a.stdio.Out, map[string]any{"released": nonNil(res.Removed), "forced": nonNil(res.Forced), "missing": nonNilS(res.Missing)})
+		out := map[string]any{"released": viewsOf(res.Removed), "forced": viewsOf(res.Forced), "missing": nonNilS(res.Missing)}
+		if err != nil {
+			a.partial = out
+		} else {
+			_ = writeJSON(a.stdio.Out, out)
+		}
 	}
 	now := time.Now()
 	for _, l := range res.Removed {
-		fmt.Fprintf(a.stdio.Err, "released %s\n", l.Key)
+		fmt.Fprintf(a.stdio.Err, "released %s\n", safetext.Field(l.Key))
 	}
 	for _, l := range res.Forced {
 		fmt.Fprintf(a.stdio.Err, "forced: removed the lock of %s (%s, session %s) on %s, created %s (%s old)\n",
-			l.Holder, l.HolderType, l.Session, l.Key, stamp(l.CreatedAt), human(now.Sub(l.CreatedAt)))
+			safetext.Field(l.Holder), safetext.Field(l.HolderType), safetext.Field(l.Session), safetext.Field(l.Key),
+			stamp(l.CreatedAt), human(now.Sub(l.CreatedAt)))
 	}
 	for _, k := range res.Missing {
-		fmt.Fprintf(a.stdio.Err, "lockgate: warning: %s was not locked; nothing to release\n", k)
+		fmt.Fprintf(a.stdio.Err, "lockgate: warning: %s was not locked; nothing to release\n", safetext.Field(k))
 	}
-}
-
-func nonNil(l []workflow.Lock) []workflow.Lock {
-	if l == nil {
-		return []workflow.Lock{}
-	}
-	return l
 }
 
 func nonNilS(l []string) []string {
@@ -246,39 +254,58 @@ func refreshCommand() *command {
 			out, err := a.refreshKeys(ctx, e, keys, ttl)
 			a.warnJournal()
 			if err != nil {
+				a.partial = map[string]any{"refreshed": viewsOf(out)}
 				return err
 			}
 			if a.globals.JSON {
-				return writeJSON(a.stdio.Out, out)
+				return writeJSON(a.stdio.Out, viewsOf(out))
 			}
 			now := time.Now()
 			for _, l := range out {
-				fmt.Fprintf(a.stdio.Err, "refreshed %s until %s (%s)\n", l.Key, stamp(l.ExpiresAt), until(l.ExpiresAt, now))
+				fmt.Fprintf(a.stdio.Err, "refreshed %s until %s (%s)\n", safetext.Field(l.Key), stamp(l.ExpiresAt), until(l.ExpiresAt, now))
 			}
 			return nil
 		},
 	}
 }
 
-// listEntry is one row of `lock list --json`.
+// listEntry is one row of `lock list --json`: the whole record but its
+// owner token, which never leaves the store.
 type listEntry struct {
-	workflow.Lock
-	AgeSeconds int64  `json:"age_seconds"`
-	Expired    bool   `json:"expired"`
-	Stale      bool   `json:"stale"`
-	Corrupt    bool   `json:"corrupt"`
-	Error      string `json:"error,omitempty"`
-	Location   string `json:"location"`
+	lockView
+	Action       string     `json:"action,omitempty"`
+	PID          int        `json:"pid"`
+	Host         string     `json:"host"`
+	TaskAcquired *time.Time `json:"task_acquired,omitempty"`
+	RequestID    string     `json:"request_id,omitempty"`
+	TraceID      string     `json:"trace_id,omitempty"`
+	AgeSeconds   int64      `json:"age_seconds"`
+	Expired      bool       `json:"expired"`
+	Stale        bool       `json:"stale"`
+	Corrupt      bool       `json:"corrupt"`
+	Error        string     `json:"error,omitempty"`
+	Location     string     `json:"location"`
+	Bookkeeping  bool       `json:"bookkeeping"`
+}
+
+// isBookkeeping reports records lockgate keeps for itself rather than
+// locks anyone works under: the planner's state (plan:cycle and the
+// cooldown: records of scope rejections). `lock list` shows them with
+// --all; `lock clear KEY --force` removes them like any record.
+func isBookkeeping(key string) bool {
+	ns := lockkey.Namespace(key)
+	return ns == cooldownNS || key == planCycleKey
 }
 
 func listCommand() *command {
-	var mine, stale bool
+	var mine, stale, all bool
 	return &command{
-		usage: "lock list [--mine] [--stale]",
+		usage: "lock list [--mine] [--stale] [--all]",
 		short: "every lock: key, holder, type, age, expiry, stale flag",
 		flags: func(fs *pflag.FlagSet) {
 			fs.BoolVar(&mine, "mine", false, "only locks of this worker and session")
 			fs.BoolVar(&stale, "stale", false, "only stale locks (older than locks.stale_minutes)")
+			fs.BoolVar(&all, "all", false, "bookkeeping records too (the planner's plan:cycle and cooldown: records)")
 		},
 		run: func(ctx context.Context, a *app, args []string) error {
 			if len(args) > 0 {
@@ -296,7 +323,12 @@ func listCommand() *command {
 			staleAfter := e.cfg.StaleAfter()
 			rows := make([]listEntry, 0, len(entries))
 			for _, en := range entries {
-				le := listEntry{Lock: en.Lock, Location: e.store.Where(en.Key)}
+				le := listEntry{lockView: viewOf(en.Lock), Action: en.Action, PID: en.PID, Host: en.Host,
+					TaskAcquired: en.TaskAcquired, RequestID: en.RequestID, TraceID: en.TraceID,
+					Location: e.store.Where(en.Key), Bookkeeping: isBookkeeping(en.Key)}
+				if le.Bookkeeping && !all {
+					continue
+				}
 				if en.Err != nil {
 					le.Corrupt, le.Error = true, en.Err.Error()
 				} else {
@@ -334,7 +366,8 @@ func listCommand() *command {
 			table(a.stdio.Out, out)
 			for _, r := range rows {
 				if r.Corrupt {
-					fmt.Fprintf(a.stdio.Err, "lockgate: corrupt lock record %s: %s\nhint: inspect it, then `lockgate lock clear %s --force`\n", r.Location, r.Error, hooks.ShellQuote(r.Key))
+					fmt.Fprintf(a.stdio.Err, "lockgate: corrupt lock record %s: %s\n", safetext.Field(r.Location), safetext.Field(r.Error))
+					hint.Print(a.stdio.Err, hint.Line(hint.Corrupt, r.Location, r.Key))
 				}
 			}
 			return nil
@@ -367,7 +400,7 @@ func checkCommand() *command {
 				held = held || s.State == "held"
 			}
 			if a.globals.JSON {
-				if err := writeJSON(a.stdio.Out, sts); err != nil {
+				if err := writeJSON(a.stdio.Out, statusViews(sts)); err != nil {
 					return err
 				}
 			} else {
@@ -418,9 +451,9 @@ func clearCommand() *command {
 			a.warnJournal()
 			var corrupt *workflow.CorruptError
 			if errors.As(err, &corrupt) {
-				fmt.Fprintf(a.stdio.Err, "cleared %s: removed corrupt record %s\n", key, corrupt.Path)
+				fmt.Fprintf(a.stdio.Err, "cleared %s: removed corrupt record %s\n", safetext.Field(key), safetext.Field(corrupt.Path))
 				if a.globals.JSON {
-					return writeJSON(a.stdio.Out, map[string]any{"key": key, "corrupt": true})
+					return writeJSON(a.stdio.Out, clearedJSON{Key: key, Corrupt: true})
 				}
 				return nil
 			}
@@ -429,24 +462,46 @@ func clearCommand() *command {
 			}
 			age := time.Since(removed.CreatedAt)
 			if a.globals.JSON {
-				return writeJSON(a.stdio.Out, map[string]any{"cleared": removed, "age_seconds": int64(age.Seconds())})
+				v := viewOf(removed)
+				return writeJSON(a.stdio.Out, clearedJSON{Key: key, Cleared: &v, AgeSeconds: int64(age.Seconds())})
 			}
+			f := safetext.Field
 			fmt.Fprintf(a.stdio.Out, "cleared %s\n  owner:      %s (%s, session %s)\n  created_at: %s\n  age:        %s\n  expires_at: %s\n",
-				removed.Key, removed.Holder, removed.HolderType, removed.Session, stamp(removed.CreatedAt), human(age), stamp(removed.ExpiresAt))
+				f(removed.Key), f(removed.Holder), f(removed.HolderType), f(removed.Session), stamp(removed.CreatedAt), human(age), stamp(removed.ExpiresAt))
 			if removed.Reason != "" {
-				fmt.Fprintf(a.stdio.Out, "  reason:     %s\n", removed.Reason)
+				fmt.Fprintf(a.stdio.Out, "  reason:     %s\n", f(removed.Reason))
 			}
 			return nil
 		},
 	}
 }
 
+// clearedJSON is `lock clear --json`.
+type clearedJSON struct {
+	Key        string    `json:"key"`
+	Corrupt    bool      `json:"corrupt"`
+	Cleared    *lockView `json:"cleared,omitempty"`
+	AgeSeconds int64     `json:"age_seconds"`
+}
+
 // resolveClearTarget maps what fdx users type — `workflow`, `claim`,
-// `TASK-001` — to the key that holds a lock.
+// `TASK-001` — to the key that holds a lock. Any record `lock list` shows
+// can be cleared by its key, even one no one may lock by hand: a port
+// lease, the planner's state, a key of a namespace since removed from the
+// config, a record another tool wrote.
 func (a *app) resolveClearTarget(ctx context.Context, e *env, target string) (string, error) {
 	keys, err := e.parseKeys([]string{target})
 	if err != nil {
-		return "", err
+		_, gerr := e.store.Get(ctx, target)
+		var corrupt *workflow.CorruptError
+		switch {
+		case gerr == nil, errors.As(gerr, &corrupt):
+			return target, nil
+		case errors.Is(gerr, workflow.ErrNotFound):
+			return "", err
+		default:
+			return "", gerr
+		}
 	}
 	key := keys[0].Canonical
 	if keys[0].Kind != lockkey.KindPath {
@@ -460,12 +515,34 @@ func (a *app) resolveClearTarget(ctx context.Context, e *env, target string) (st
 			return alt, nil
 		}
 	}
-	return "", usagef("lock clear %s: no such lock (looked for %s, %s and activity:%s); see `lockgate lock list`", target, key, lockkey.TaskKey(target), target)
+	return "", usagef("lock clear %s: no such lock (looked for %s, %s and activity:%s); see `lockgate lock list --all`", target, key, lockkey.TaskKey(target), target)
 }
 
 func checkID(what, id string) error {
-	if id == "" || strings.ContainsAny(id, " \t\n/:") {
+	if id == "" || strings.ContainsAny(id, " /:") {
 		return usagef("invalid %s id %q", what, id)
 	}
+	if err := safetext.Check(what+" id", id); err != nil {
+		return usagef("%v", err)
+	}
 	return nil
+}
+
+// statusView is one key of `lock check --json`.
+type statusView struct {
+	Key   string     `json:"key"`
+	State string     `json:"state"`
+	Locks []lockView `json:"locks,omitempty"`
+}
+
+func statusViews(sts []workflow.Status) []statusView {
+	out := make([]statusView, 0, len(sts))
+	for _, s := range sts {
+		v := statusView{Key: s.Key, State: s.State}
+		if len(s.Locks) > 0 {
+			v.Locks = viewsOf(s.Locks)
+		}
+		out = append(out, v)
+	}
+	return out
 }

@@ -11,6 +11,9 @@ import (
 	"strings"
 
 	"github.com/spf13/pflag"
+
+	"github.com/lockgate/lockgate/internal/hint"
+	"github.com/lockgate/lockgate/internal/safetext"
 )
 
 // Stdio is where a command reads and writes.
@@ -160,15 +163,29 @@ func (a *app) printHelp(cmds map[string]*command, prefix string) {
 	fmt.Fprintln(w, strings.Join(lines, "\n"))
 }
 
-// reportError prints err on stderr the way a user should read it.
+// reportError prints err on stderr the way a user should read it and,
+// under --json, as an error object on stdout (with what the command did
+// before it failed).
 func (a *app) reportError(err error) {
 	var exit *ExitError
 	if errors.As(err, &exit) {
 		return // already reported
 	}
-	fmt.Fprintf(a.stdio.Err, "lockgate: %v\n", err)
-	for _, h := range hintsFor(err) {
-		fmt.Fprintf(a.stdio.Err, "hint: %s\n", h)
+	fmt.Fprintf(a.stdio.Err, "lockgate: %s\n", safetext.Text(err.Error()))
+	detail, hints := a.explain(err)
+	if detail != "" {
+		hint.Print(a.stdio.Err, detail)
+	}
+	hint.Print(a.stdio.Err, hints...)
+	if a.globals.JSON {
+		out := map[string]any{}
+		for k, v := range a.partial {
+			out[k] = v
+		}
+		te := toolErrorOf(err)
+		te.Hint = strings.Join(hints, "; ")
+		out["error"] = te
+		_ = writeJSON(a.stdio.Out, out)
 	}
 }
 

@@ -13,6 +13,8 @@ import (
 	"github.com/lockgate/lockgate/workflow"
 	"github.com/lockgate/lockgate/workflow/branch"
 	"github.com/lockgate/lockgate/workflow/journal"
+	"github.com/lockgate/lockgate/internal/hint"
+	"github.com/lockgate/lockgate/internal/safetext"
 )
 
 func mcpCommand() *command {
@@ -101,6 +103,11 @@ func (s *mcpService) call(id identityArgs) (*env, error) {
 		if !s.e.cfg.MCP.IdentityFromArguments && (id.Worker != "" && id.Worker != me.Holder ||
 			id.WorkerType != "" && id.WorkerType != me.HolderType || id.Session != "" && id.Session != me.Session) {
 			return nil, &identityError{me: me}
+		}
+		if id.Worker != "" {
+			if err := checkWorker(id.Worker); err != nil {
+				return nil, err
+			}
 		}
 		me.Holder = firstNonEmpty(id.Worker, me.Holder)
 		me.HolderType = firstNonEmpty(id.WorkerType, me.HolderType)
@@ -195,7 +202,8 @@ func (s *branchSyncer) commit(evs []journal.Event) {
 		_, err = w.Commit(ctx, evs)
 	}
 	if err != nil {
-		fmt.Fprintf(s.warn, "lockgate: warning: %d events kept in the journal, not yet on the workflow branch: %v\nhint: `lockgate workflow sync` commits them\n", len(evs), err)
+		fmt.Fprintf(s.warn, "lockgate: warning: %d events kept in the journal, not yet on the workflow branch: %s\n", len(evs), safetext.Text(err.Error()))
+		hint.Print(s.warn, hint.Line(hint.WorkflowSync))
 		return
 	}
 	if s.e.cfg.Workflow.AutoPush {

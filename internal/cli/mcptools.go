@@ -20,6 +20,7 @@ import (
 	"github.com/lockgate/lockgate/hooks"
 	"github.com/lockgate/lockgate/internal/config"
 	"github.com/lockgate/lockgate/internal/gitexec"
+	"github.com/lockgate/lockgate/internal/hint"
 	"github.com/lockgate/lockgate/workflow"
 	"github.com/lockgate/lockgate/workflow/lockkey"
 )
@@ -98,35 +99,34 @@ func toolErrorOf(err error) *toolError {
 	case errors.As(err, &timeout):
 		te.Class, te.Reason = "busy", "lock_timeout"
 		te.heldBy(timeout.Held.Lock)
-		te.Hint = fmt.Sprintf("still held after %s; retry later, or ask %s to release it", timeout.Wait, timeout.Held.Lock.Holder)
+		te.Hint = hint.Line(hint.MCPTimeout, timeout.Wait, timeout.Held.Lock.Holder)
 	case errors.As(err, &held):
 		te.Class, te.Reason = "busy", "lock_contended"
 		te.heldBy(held.Lock)
-		te.Hint = fmt.Sprintf("wait for it (wait_seconds), work on something else, or ask %s to release it; an operator can remove it with `lockgate lock clear %s --force` (logged)",
-			held.Lock.Holder, hooks.ShellQuote(held.Lock.Key))
+		te.Hint = hint.Line(hint.MCPHeld, held.Lock.Holder, held.Lock.Key)
 	case errors.As(err, &keyErr):
 		te.Class, te.Expected = "invalid_key", keyErr.Expected
 		if keyErr.NotPermitted {
 			te.Class = "operation_not_permitted"
 		}
 		if strings.HasPrefix(keyErr.Input, "env:") && strings.Contains(keyErr.Reason, "port") {
-			te.Hint = "ports are leased with the allocate_ports tool, not locked as env: keys"
+			te.Hint = hint.Line(hint.MCPPortEnv)
 		}
 	case errors.As(err, &ident):
 		te.Class = "operation_not_permitted"
 	case errors.As(err, &notOwner):
 		te.Class = "not_owner"
 		te.heldBy(notOwner.Lock)
-		te.Hint = fmt.Sprintf("only %s (session %s) may %s it", notOwner.Lock.Holder, notOwner.Lock.Session, notOwner.Op)
+		te.Hint = hint.Line(hint.MCPNotOwner, notOwner.Lock.Holder, notOwner.Lock.Session, notOwner.Op)
 	case errors.As(err, &rate):
 		te.Class = "rate_limited"
-		te.Hint = fmt.Sprintf("at most %d acquisitions per %s per session; retry after the window", rate.Limit, rate.Window)
+		te.Hint = hint.Line(hint.MCPRateLimited, rate.Limit, rate.Window)
 	case errors.As(err, &corrupt):
 		te.Class = "corrupt_lock"
-		te.Hint = fmt.Sprintf("an operator inspects %s and removes it with `lockgate lock clear %s --force`", corrupt.Path, hooks.ShellQuote(corrupt.Key))
+		te.Hint = hint.Line(hint.MCPCorrupt, corrupt.Path, corrupt.Key)
 	case errors.Is(err, workflow.ErrNotFound), errors.Is(err, workflow.ErrTokenMismatch):
 		te.Class = "lock_lost"
-		te.Hint = "the lock expired or was taken over: acquire it again before going on"
+		te.Hint = hint.Line(hint.MCPLockLost)
 	case errors.As(err, &usage), errors.As(err, &cfgErr):
 		te.Class = "invalid_argument"
 	case te.ExitCode == ExitUnavailable:
@@ -600,11 +600,7 @@ func (s *mcpService) pauseStatus(ctx context.Context, in pauseIn, out *pauseOut)
 		return err
 	}
 	st, err := s.a.pauseState(ctx, e, in.Feature)
-	out.Key, out.Paused, out.Mine = st.Key, st.Paused, st.Mine
-	if st.Lock != nil {
-		v := viewOf(*st.Lock)
-		out.Lock = &v
-	}
+	out.Key, out.Paused, out.Mine, out.Lock = st.Key, st.Paused, st.Mine, st.Lock
 	return err
 }
 

@@ -2,32 +2,58 @@ package cli
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/lockgate/lockgate/internal/safetext"
+	"github.com/lockgate/lockgate/workflow"
 )
 
+// writeJSON prints v as indented JSON. encoding/json escapes control
+// characters; format characters (U+202E, U+200B, …) it leaves raw, so they
+// are escaped here too: the JSON means the same and cannot steer a
+// terminal it is printed on.
 func writeJSON(w io.Writer, v any) error {
-	bw := bufio.NewWriterSize(w, 64<<10)
-	enc := json.NewEncoder(bw)
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(v); err != nil {
 		return err
 	}
-	return bw.Flush()
+	data := buf.Bytes()
+	if safetext.Text(string(data)) != string(data) {
+		var b strings.Builder
+		for _, r := range string(data) {
+			if safetext.Unsafe(r) && r != '\n' {
+				fmt.Fprintf(&b, `\u%04x`, r)
+			} else {
+				b.WriteRune(r)
+			}
+		}
+		data = []byte(b.String())
+	}
+	_, err := w.Write(data)
+	return err
 }
 
-// table prints aligned rows; the first row is the header. Output is
-// buffered: tabwriter alone makes a system call per cell.
+// table prints aligned rows; the first row is the header. Cells are
+// escaped: they hold names, keys and reasons other workers chose. Output
+// is buffered: tabwriter alone makes a system call per cell.
 func table(w io.Writer, rows [][]string) {
 	bw := bufio.NewWriterSize(w, 64<<10)
 	tw := tabwriter.NewWriter(bw, 0, 0, 2, ' ', 0)
 	for _, r := range rows {
-		fmt.Fprintln(tw, strings.Join(r, "\t"))
+		cells := make([]string, len(r))
+		for i, c := range r {
+			cells[i] = safetext.Field(c)
+		}
+		fmt.Fprintln(tw, strings.Join(cells, "\t"))
 	}
 	_ = tw.Flush()
 	_ = bw.Flush()
@@ -70,4 +96,26 @@ func until(t, now time.Time) string {
 		return human(now.Sub(t)) + " ago"
 	}
 	return "in " + human(t.Sub(now))
+}
+
+// acquired is one lock taken by `lock acquire`, `claim`, `pause`, `plan
+// --acquire` under --json: the lock (without its owner token), whether it
+// was already ours, and the expired record it replaced.
+type acquired struct {
+	lockView
+	Renewed  bool      `json:"renewed"`
+	TookOver *lockView `json:"took_over,omitempty"`
+}
+
+func acquiredViews(res []workflow.Result) []acquired {
+	out := make([]acquired, 0, len(res))
+	for _, r := range res {
+		v := acquired{lockView: viewOf(r.Lock), Renewed: r.Renewed}
+		if r.TookOver != nil {
+			t := viewOf(*r.TookOver)
+			v.TookOver = &t
+		}
+		out = append(out, v)
+	}
+	return out
 }

@@ -3,11 +3,13 @@ package cli
 import (
 	"context"
 	"fmt"
-	"github.com/lockgate/lockgate/hooks"
 	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
+
+	"github.com/lockgate/lockgate/internal/hint"
+	"github.com/lockgate/lockgate/internal/safetext"
 
 	"github.com/lockgate/lockgate/workflow"
 	"github.com/lockgate/lockgate/workflow/journal"
@@ -63,9 +65,9 @@ func pauseCommand() *command {
 				return err
 			}
 			if a.globals.JSON {
-				return writeJSON(a.stdio.Out, res)
+				return writeJSON(a.stdio.Out, acquiredViews(res))
 			}
-			fmt.Fprintf(a.stdio.Err, "paused %s until %s; `lockgate unpause %s` resumes\n", args[0], stamp(res[0].Lock.ExpiresAt), hooks.ShellQuote(args[0]))
+			fmt.Fprintf(a.stdio.Err, "paused %s until %s; `lockgate unpause %s` resumes\n", safetext.Field(args[0]), stamp(res[0].Lock.ExpiresAt), hint.Quote(args[0]))
 			return nil
 		},
 		sub: map[string]*command{
@@ -101,7 +103,7 @@ func unpauseCommand() *command {
 					Action: journal.ActionUnpause, Key: key})
 			}
 			a.warnJournal()
-			a.reportRelease(res)
+			a.reportRelease(res, err)
 			return err
 		},
 	}
@@ -113,7 +115,7 @@ type pauseState struct {
 	Key     string         `json:"key"`
 	Paused  bool           `json:"paused"`
 	Mine    bool           `json:"mine"`
-	Lock    *workflow.Lock `json:"lock,omitempty"`
+	Lock    *lockView `json:"lock,omitempty"`
 }
 
 func (a *app) pauseState(ctx context.Context, e *env, feature string) (pauseState, error) {
@@ -127,7 +129,7 @@ func (a *app) pauseState(ctx context.Context, e *env, feature string) (pauseStat
 	}
 	st := pauseState{Feature: feature, Key: key}
 	if s := sts[0]; s.State != "free" {
-		l := s.Locks[0]
+		l := viewOf(s.Locks[0])
 		st.Paused, st.Mine, st.Lock = true, s.State == "mine", &l
 	}
 	return st, nil
@@ -163,13 +165,14 @@ func pauseStatusCommand() *command {
 }
 
 func describePause(st pauseState) string {
+	f := safetext.Field
 	if !st.Paused {
-		return fmt.Sprintf("%s: not paused", st.Feature)
+		return fmt.Sprintf("%s: not paused", f(st.Feature))
 	}
 	l := st.Lock
-	s := fmt.Sprintf("%s: paused by %s (%s) until %s", st.Feature, l.Holder, l.HolderType, stamp(l.ExpiresAt))
+	s := fmt.Sprintf("%s: paused by %s (%s) until %s", f(st.Feature), f(l.Holder), f(l.HolderType), stamp(l.ExpiresAt))
 	if l.Reason != "" {
-		s += ": " + l.Reason
+		s += ": " + f(l.Reason)
 	}
 	if st.Mine {
 		s += " (your pause)"

@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/lockgate/lockgate/internal/safetext"
 	"github.com/lockgate/lockgate/planner"
 	"github.com/lockgate/lockgate/workflow"
 )
@@ -20,8 +21,11 @@ import (
 // The planner keeps its state in the lock store, so every worktree and
 // machine sees it: `cooldown:<type>:<path>` records a scope rejection of a
 // backfill change of task type <type> (empty when the type is unknown),
-// with reason "cycle N"; `plan:cycle` records the last cycle planned.
-// Neither namespace can be locked by hand.
+// with reason "cycle N", written by `check --record-cooldown`;
+// `plan:cycle` records the last cycle planned. Neither namespace can be
+// locked by hand. The records belong to lockgate-planner: `plan` removes
+// a cooldown record once its cooldown is over, `lock list --all` shows
+// them and `lock clear KEY --force` removes one.
 const (
 	cooldownNS   = "cooldown"
 	planCycleKey = "plan:cycle"
@@ -98,6 +102,7 @@ func (a *app) plan(ctx context.Context, o *PlanOptions, file string) error {
 		HotFiles: e.cfg.Scope.HotFiles, Policy: h.Checker.Policy, AllowBridge: o.AllowBridge,
 		Cycle: o.Cycle, CooldownCycles: cooldown, Cooldown: map[planner.Rejection]int{},
 	}
+	var over []string // cooldown records whose cooldown has ended
 	for _, en := range entries {
 		switch {
 		case en.Err != nil, en.Expired(now):
@@ -105,6 +110,9 @@ func (a *app) plan(ctx context.Context, o *PlanOptions, file string) error {
 			r, rok := parseCooldownKey(en.Key)
 			if c, ok := cycleOf(en.Reason); ok && rok {
 				cfg.Cooldown[r] = c
+				if cooldown > 0 && c+cooldown <= o.Cycle && en.OwnedBy(plannerOwner) {
+					over = append(over, en.Key)
+				}
 			}
 		case en.Key == planCycleKey, en.OwnedBy(e.me):
 		default:
@@ -120,6 +128,11 @@ func (a *app) plan(ctx context.Context, o *PlanOptions, file string) error {
 	if err := a.setState(ctx, e, planCycleKey, "cycle "+strconv.Itoa(o.Cycle)); err != nil {
 		return err
 	}
+	for _, k := range over {
+		if _, err := e.store.Remove(ctx, k); err != nil && !errors.Is(err, workflow.ErrNotFound) {
+			return fmt.Errorf("remove the ended cooldown %s: %w", k, err)
+		}
+	}
 	if o.Acquire != "" {
 		return a.acquirePlanned(ctx, e, plan, o)
 	}
@@ -132,9 +145,9 @@ func (a *app) plan(ctx context.Context, o *PlanOptions, file string) error {
 	}
 	table(a.stdio.Out, rows)
 	for _, c := range plan.Cooldowns {
-		fmt.Fprintf(a.stdio.Err, "cooling down: %s, rejected at cycle %d, until cycle %d\n", c.Rejection, c.Since, c.Until)
+		fmt.Fprintf(a.stdio.Err, "cooling down: %s, rejected at cycle %d, until cycle %d\n", safetext.Field(c.Rejection.String()), c.Since, c.Until)
 	}
-	fmt.Fprintf(a.stdio.Err, "ready now: %s\n", dash(strings.Join(plan.Ready, " ")))
+	fmt.Fprintf(a.stdio.Err, "ready now: %s\n", safetext.Field(dash(strings.Join(plan.Ready, " "))))
 	return nil
 }
 
@@ -144,7 +157,7 @@ func (a *app) acquirePlanned(ctx context.Context, e *env, plan *planner.Plan, o 
 			continue
 		}
 		if t.Status == planner.StatusRejected || t.Status == planner.StatusCooldown {
-			fmt.Fprintf(a.stdio.Err, "lockgate: task %s is %s: %s\n", t.ID, t.Status, t.Reason)
+			fmt.Fprintf(a.stdio.Err, "lockgate: task %s is %s: %s\n", safetext.Field(t.ID), t.Status, safetext.Field(t.Reason))
 			return &ExitError{Code: ExitPolicy}
 		}
 		keys, err := e.parseKeys(t.Locks)
@@ -162,12 +175,12 @@ func (a *app) acquirePlanned(ctx context.Context, e *env, plan *planner.Plan, o 
 			return err
 		}
 		if a.globals.JSON {
-			return writeJSON(a.stdio.Out, res)
+			return writeJSON(a.stdio.Out, acquiredViews(res))
 		}
 		for _, r := range res {
-			fmt.Fprintln(a.stdio.Out, r.Lock.Key)
+			fmt.Fprintln(a.stdio.Out, safetext.Field(r.Lock.Key))
 		}
-		fmt.Fprintf(a.stdio.Err, "acquired %d locks for %s until %s\n", len(res), t.ID, stamp(res[0].Lock.ExpiresAt))
+		fmt.Fprintf(a.stdio.Err, "acquired %d locks for %s until %s\n", len(res), safetext.Field(t.ID), stamp(res[0].Lock.ExpiresAt))
 		return nil
 	}
 	return usagef("plan --acquire: no task %q in the plan", o.Acquire)

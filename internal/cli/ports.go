@@ -195,10 +195,17 @@ func portsRefreshCommand() *command {
 }
 
 func portsReleaseCommand() *command {
+	var force bool
 	return &command{
-		usage: "ports release [PORT...]",
-		short: "give back this session's port leases (all of them without PORT)",
+		usage: "ports release [PORT...] [--force]",
+		short: "give back this session's port leases (all of them without PORT); --force frees another session's",
+		flags: func(fs *pflag.FlagSet) {
+			fs.BoolVar(&force, "force", false, "with PORT: release it even if another session leased it (a crashed one; logged)")
+		},
 		run: func(ctx context.Context, a *app, args []string) error {
+			if force && len(args) == 0 {
+				return usagef("ports release --force: name the PORTs to free (see `lockgate ports list`)")
+			}
 			e, err := a.open(ctx)
 			if err != nil {
 				return err
@@ -207,9 +214,9 @@ func portsReleaseCommand() *command {
 			if err != nil {
 				return err
 			}
-			res, err := e.mgr.Release(ctx, keys, e.me, false)
+			res, err := e.mgr.Release(ctx, keys, e.me, force)
 			a.warnJournal()
-			a.reportRelease(res)
+			a.reportRelease(res, err)
 			return err
 		},
 	}

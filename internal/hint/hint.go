@@ -1,0 +1,180 @@
+// Package hint is every hint lockgate prints: the lines that tell a user
+// (or a coding agent) what to do about a refusal, usually as a command to
+// paste. They live in one table so that each command in them can be tested
+// by running it (see cmd/lockgate's hint tests): a hint that names a flag
+// or a command that does not work is worse than none.
+package hint
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/lockgate/lockgate/internal/safetext"
+)
+
+// ID names one hint of the table.
+type ID int
+
+// The hints. In a template, text between backquotes is a command: a %s
+// there is shell-quoted; elsewhere it is escaped for the terminal. A
+// []string argument fills one %s with several words.
+const (
+	HeldDetail ID = iota
+	WaitAcquire
+	WaitClaim
+	AskRelease
+	AskUnpause
+	AskPortsRelease
+	Clear
+	ForceRelease
+	ForceUnpause
+	ForcePortsRelease
+	RefreshNotOwner
+	RefreshPortNotOwner
+	Corrupt
+	PathLocked
+	PathNotLocked
+	KeyRule
+	Paused
+	TaskTrailer
+	TaskClaim
+	UserOwned
+	OutsideProfile
+	ProtectedBranch
+	MaxCommits
+	MaxPaths
+	BypassHook
+	HookFailed
+	HookFailedNoBypass
+	WorkflowSync
+	MCPTimeout
+	MCPHeld
+	MCPPortEnv
+	MCPNotOwner
+	MCPRateLimited
+	MCPCorrupt
+	MCPLockLost
+)
+
+// Table is every hint, by ID.
+var Table = map[ID]string{
+	HeldDetail:          "lock %s: holder %s (%s), session %s, created %s, expires %s (%s)%s",
+	WaitAcquire:         "wait for it: `lockgate lock acquire %s --wait %s`",
+	WaitClaim:           "wait for it: `lockgate claim %s --wait %s`",
+	AskRelease:          "ask %s to run `lockgate lock release %s`",
+	AskUnpause:          "ask %s to run `lockgate unpause %s`",
+	AskPortsRelease:     "ask %s to run `lockgate ports release %s`",
+	Clear:               "or remove it (logged): `lockgate lock clear %s --force`",
+	ForceRelease:        "only %s (session %s) may release it; to override: `lockgate lock release %s --force` (logged)",
+	ForceUnpause:        "only %s (session %s) may unpause it; to override: `lockgate unpause %s --force` (logged)",
+	ForcePortsRelease:   "only %s (session %s) may release it; to override: `lockgate ports release %s --force` (logged)",
+	RefreshNotOwner:     "only %s (session %s) may refresh it; to take it over, remove it (logged): `lockgate lock clear %s --force`, then `lockgate lock acquire %s`",
+	RefreshPortNotOwner: "only %s (session %s) may refresh it; lease a port of your own: `lockgate ports allocate`",
+	Corrupt:             "inspect %s, then remove it with `lockgate lock clear %s --force`",
+	PathLocked:          "wait for %s to run `lockgate lock release %s`, or take it when free: `lockgate lock acquire %s --wait 30m`",
+	PathNotLocked:       "lock it first: `lockgate lock acquire %s`",
+	KeyRule:             "take the key first: `lockgate lock acquire %s`",
+	Paused:              "wait with `lockgate pause wait %s`; %s resumes with `lockgate unpause %s`",
+	TaskTrailer:         "add a trailer \"Task: <ID>\" or put the task id in the subject",
+	TaskClaim:           "claim it first: `lockgate lock acquire %s`",
+	UserOwned:           "ask a person to make this change",
+	OutsideProfile:      "leave this path out of the change, or commit it outside the profile",
+	ProtectedBranch:     "commit on a branch and merge it through review",
+	MaxCommits:          "push fewer commits at once, or raise hooks.pre_push.max_commits",
+	MaxPaths:            "push fewer changes at once, or raise hooks.pre_push.max_paths",
+	// The … stands for the arguments of the git command that was refused.
+	BypassHook:         "to bypass in an emergency: `LOCKGATE_SKIP=1 git %s …` (the bypass is logged)",
+	HookFailed:         "lockgate fails closed: fix the cause, set hooks.on_store_unavailable: warn for an unreachable store, or bypass once: `LOCKGATE_SKIP=1 git %s …` (logged)",
+	HookFailedNoBypass: "lockgate fails closed: fix the cause, or set hooks.on_store_unavailable: warn for an unreachable store",
+	WorkflowSync:       "`lockgate workflow sync` commits what is kept in the journal",
+	MCPTimeout:         "still held after %s; retry later, or ask %s to release it",
+	MCPHeld:            "wait for it (wait_seconds), work on something else, or ask %s to release it; an operator can remove it with `lockgate lock clear %s --force` (logged)",
+	MCPPortEnv:         "ports are leased with the allocate_ports tool, not locked as env: keys",
+	MCPNotOwner:        "only %s (session %s) may %s it",
+	MCPRateLimited:     "at most %s acquisitions per %s per session; retry after the window",
+	MCPCorrupt:         "an operator inspects %s and removes it with `lockgate lock clear %s --force`",
+	MCPLockLost:        "the lock expired or was taken over: acquire it again before going on",
+}
+
+// BypassGit is the git command whose hook honours LOCKGATE_SKIP, by hook
+// name; hooks not listed (pre-receive runs on the server, check in CI,
+// guards for agents) have no bypass to offer.
+var BypassGit = map[string]string{
+	"pre-commit":       "commit",
+	"commit-msg":       "commit",
+	"pre-merge-commit": "merge",
+	"pre-push":         "push",
+}
+
+// Line renders hint id with args: strings, []string, or values printed
+// with %v.
+func Line(id ID, args ...any) string {
+	tmpl, ok := Table[id]
+	if !ok {
+		panic(fmt.Sprintf("hint %d is not in the table", id)) // a programming error
+	}
+	var b strings.Builder
+	inCmd := false
+	for i := 0; i < len(tmpl); i++ {
+		c := tmpl[i]
+		switch {
+		case c == '`':
+			inCmd = !inCmd
+			b.WriteByte(c)
+		case c == '%' && i+1 < len(tmpl) && tmpl[i+1] == 's':
+			i++
+			if len(args) == 0 {
+				b.WriteString("%!s(MISSING)")
+				continue
+			}
+			b.WriteString(fill(args[0], inCmd))
+			args = args[1:]
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return b.String()
+}
+
+func fill(arg any, inCmd bool) string {
+	var words []string
+	switch v := arg.(type) {
+	case []string:
+		words = v
+	case string:
+		words = []string{v}
+	default:
+		words = []string{fmt.Sprint(v)}
+	}
+	for i, w := range words {
+		if inCmd {
+			words[i] = Quote(w)
+		} else {
+			words[i] = safetext.Field(w)
+		}
+	}
+	return strings.Join(words, " ")
+}
+
+// Print writes lines as hints: one "hint: " line each.
+func Print(w io.Writer, lines ...string) {
+	for _, l := range lines {
+		fmt.Fprintf(w, "hint: %s\n", safetext.Text(l))
+	}
+}
+
+// Quote quotes s for a command the user can paste into a POSIX shell. A
+// value holding characters that must not reach the terminal raw is written
+// as $'…' with escapes, which bash, zsh and ksh read back exactly.
+func Quote(s string) string {
+	if safetext.Field(s) != s {
+		return "$'" + safetext.Field(strings.NewReplacer(`\`, `\\`, `'`, `\'`).Replace(s)) + "'"
+	}
+	if s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./:@%+=,", r))
+	}) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
