@@ -13,8 +13,8 @@ import (
 	"sync"
 
 	"github.com/lockgate/lockgate/diffpath"
-	"github.com/lockgate/lockgate/internal/hint"
 	"github.com/lockgate/lockgate/internal/gitexec"
+	"github.com/lockgate/lockgate/internal/hint"
 	"github.com/lockgate/lockgate/workflow"
 	"github.com/lockgate/lockgate/workflow/lockkey"
 )

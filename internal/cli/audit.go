@@ -11,11 +11,11 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/lockgate/lockgate/internal/hint"
+	"github.com/lockgate/lockgate/internal/safetext"
 	"github.com/lockgate/lockgate/workflow"
 	"github.com/lockgate/lockgate/workflow/branch"
 	"github.com/lockgate/lockgate/workflow/journal"
-	"github.com/lockgate/lockgate/internal/hint"
-	"github.com/lockgate/lockgate/internal/safetext"
 )
 
 // auditSink records events in the journal and, with workflow.auto_commit,

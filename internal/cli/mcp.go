@@ -10,11 +10,11 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/lockgate/lockgate/internal/hint"
+	"github.com/lockgate/lockgate/internal/safetext"
 	"github.com/lockgate/lockgate/workflow"
 	"github.com/lockgate/lockgate/workflow/branch"
 	"github.com/lockgate/lockgate/workflow/journal"
-	"github.com/lockgate/lockgate/internal/hint"
-	"github.com/lockgate/lockgate/internal/safetext"
 )
 
 func mcpCommand() *command {

@@ -111,10 +111,10 @@ func unpauseCommand() *command {
 
 // pauseState is `pause status --json`.
 type pauseState struct {
-	Feature string         `json:"feature"`
-	Key     string         `json:"key"`
-	Paused  bool           `json:"paused"`
-	Mine    bool           `json:"mine"`
+	Feature string    `json:"feature"`
+	Key     string    `json:"key"`
+	Paused  bool      `json:"paused"`
+	Mine    bool      `json:"mine"`
 	Lock    *lockView `json:"lock,omitempty"`
 }
 
