@@ -59,9 +59,9 @@ func heldHints(l workflow.Lock, wait func(string) string) []string {
 	if wait != nil {
 		out = append(out, wait(human(max(time.Until(l.ExpiresAt), time.Minute))))
 	}
-	switch port, feature := portOf(l.Key), pausedFeature(l.Key); {
-	case port != "":
-		out = append(out, hint.Line(hint.AskPortsRelease, l.Holder, port))
+	// Port leases are never held against `lock acquire`: ports allocate
+	// skips them.
+	switch feature := pausedFeature(l.Key); {
 	case feature != "":
 		out = append(out, hint.Line(hint.AskUnpause, l.Holder, feature))
 	default:

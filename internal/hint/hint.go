@@ -25,7 +25,6 @@ const (
 	WaitClaim
 	AskRelease
 	AskUnpause
-	AskPortsRelease
 	Clear
 	ForceRelease
 	ForceUnpause
@@ -64,7 +63,6 @@ var Table = map[ID]string{
 	WaitClaim:           "wait for it: `lockgate claim %s --wait %s`",
 	AskRelease:          "ask %s to run `lockgate lock release %s`",
 	AskUnpause:          "ask %s to run `lockgate unpause %s`",
-	AskPortsRelease:     "ask %s to run `lockgate ports release %s`",
 	Clear:               "or remove it (logged): `lockgate lock clear %s --force`",
 	ForceRelease:        "only %s (session %s) may release it; to override: `lockgate lock release %s --force` (logged)",
 	ForceUnpause:        "only %s (session %s) may unpause it; to override: `lockgate unpause %s --force` (logged)",
