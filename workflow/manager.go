@@ -64,6 +64,10 @@ type Request struct {
 	Wait time.Duration
 	// EventAction overrides the journal action of a fresh acquisition.
 	EventAction string
+	// ExactTTL: a key the owner already holds gets exactly TTL from now,
+	// even when that is sooner than its expiry (the user asked for this
+	// TTL). Otherwise renewing never shortens a lock.
+	ExactTTL bool
 }
 
 // Result is one key's outcome.
@@ -73,6 +77,9 @@ type Result struct {
 	Renewed bool
 	// TookOver is the expired record this acquisition replaced.
 	TookOver *Lock
+	// was is a renewed lock before the renewal, put back when the
+	// acquisition fails as a whole.
+	was Lock
 }
 
 // NewToken returns a random owner token.
@@ -206,7 +213,9 @@ func (m *Manager) tryAcquire(ctx context.Context, req Request, keys []string) ([
 	var done []Result
 	rollback := func() {
 		for _, r := range done {
-			if !r.Renewed {
+			if r.Renewed {
+				_, _ = m.Store.Update(ctx, r.was)
+			} else {
 				_ = m.Store.Release(ctx, r.Lock.Key, r.Lock.Token)
 			}
 		}
@@ -247,7 +256,7 @@ func (m *Manager) acquireOne(ctx context.Context, req Request, key string, now t
 	}
 	// Ours already: renew it, keeping its token and fence.
 	cur := held.Lock
-	cur.ExpiresAt = now.Add(req.TTL).UTC()
+	cur.ExpiresAt = renewedExpiry(cur.ExpiresAt, now, req.TTL, req.ExactTTL)
 	if req.Reason != "" {
 		cur.Reason = req.Reason
 	}
@@ -259,7 +268,17 @@ func (m *Manager) acquireOne(ctx context.Context, req Request, key string, now t
 	if err != nil {
 		return Result{}, err
 	}
-	return Result{Lock: updated, Renewed: true}, nil
+	return Result{Lock: updated, Renewed: true, was: held.Lock}, nil
+}
+
+// renewedExpiry is the expiry of a lock renewed at now for ttl: never
+// sooner than cur unless exact.
+func renewedExpiry(cur, now time.Time, ttl time.Duration, exact bool) time.Time {
+	exp := now.Add(ttl).UTC()
+	if !exact && cur.After(exp) {
+		return cur
+	}
+	return exp
 }
 
 func setTask(l *Lock, req Request, now time.Time) {
@@ -401,8 +420,9 @@ type ReleaseResult struct {
 	Missing []string
 }
 
-// Refresh extends the owner's locks by ttl (and a task sub-lock by taskTTL).
-func (m *Manager) Refresh(ctx context.Context, keys []string, me Owner, ttl, taskTTL time.Duration) ([]Lock, error) {
+// Refresh extends the owner's locks to ttl from now (and a task sub-lock
+// to taskTTL), never shortening one unless exact (the user named the TTL).
+func (m *Manager) Refresh(ctx context.Context, keys []string, me Owner, ttl, taskTTL time.Duration, exact bool) ([]Lock, error) {
 	now := m.now()
 	var out []Lock
 	for _, key := range keys {
@@ -416,9 +436,9 @@ func (m *Manager) Refresh(ctx context.Context, keys []string, me Owner, ttl, tas
 		if !cur.OwnedBy(me) {
 			return out, &NotOwnerError{Lock: cur, Op: "refresh"}
 		}
-		cur.ExpiresAt = now.Add(ttl).UTC()
+		cur.ExpiresAt = renewedExpiry(cur.ExpiresAt, now, ttl, exact)
 		if cur.TaskID != "" && cur.TaskExpires != nil && taskTTL > 0 {
-			exp := now.Add(taskTTL).UTC()
+			exp := renewedExpiry(*cur.TaskExpires, now, taskTTL, exact)
 			cur.TaskExpires = &exp
 		}
 		updated, err := m.Store.Update(ctx, cur)

@@ -182,7 +182,7 @@ func TestManagerJournal(t *testing.T) {
 	if err := acquire(m, alice, time.Hour, "activity:WI-1"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := m.Refresh(ctx, []string{"activity:WI-1"}, alice, time.Hour, 0); err != nil {
+	if _, err := m.Refresh(ctx, []string{"activity:WI-1"}, alice, time.Hour, 0, true); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := m.Release(ctx, []string{"activity:WI-1"}, alice, false); err != nil {
@@ -210,5 +210,76 @@ func TestManagerJournal(t *testing.T) {
 	}
 	if m.EmitErr != nil {
 		t.Fatal(m.EmitErr)
+	}
+}
+
+// A renewal never shortens a lock unless the caller asks for its TTL
+// exactly; it always lengthens one.
+func TestRenewNeverShortens(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	now := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+	m, _ := newManager(t)
+	m.Now = func() time.Time { return now }
+	expiry := func(req workflow.Request) time.Time {
+		t.Helper()
+		req.Keys, req.Owner = []string{"a.py"}, alice
+		res, err := m.Acquire(ctx, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res[0].Lock.ExpiresAt
+	}
+	refreshed := func(ttl time.Duration, exact bool) time.Time {
+		t.Helper()
+		ls, err := m.Refresh(ctx, []string{"a.py"}, alice, ttl, 0, exact)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ls[0].ExpiresAt
+	}
+	for _, c := range []struct {
+		name string
+		got  func() time.Time
+		want time.Duration
+	}{
+		{"take for 8h", func() time.Time { return expiry(workflow.Request{TTL: 8 * time.Hour}) }, 8 * time.Hour},
+		{"renew for 1h keeps 8h", func() time.Time { return expiry(workflow.Request{TTL: time.Hour}) }, 8 * time.Hour},
+		{"refresh for 1h keeps 8h", func() time.Time { return refreshed(time.Hour, false) }, 8 * time.Hour},
+		{"renew for 9h lengthens", func() time.Time { return expiry(workflow.Request{TTL: 9 * time.Hour}) }, 9 * time.Hour},
+		{"exact renew for 1h shortens", func() time.Time { return expiry(workflow.Request{TTL: time.Hour, ExactTTL: true}) }, time.Hour},
+		{"exact refresh for 30m shortens", func() time.Time { return refreshed(30*time.Minute, true) }, 30 * time.Minute},
+	} {
+		if got := c.got(); !got.Equal(now.Add(c.want)) {
+			t.Errorf("%s: expires %s, want %s", c.name, got, now.Add(c.want))
+		}
+	}
+}
+
+// A failed all-or-nothing acquisition leaves a lock it renewed as it was.
+func TestFailedAcquireRestoresRenewed(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	m, _ := newManager(t)
+	if err := acquire(m, alice, 8*time.Hour, "a.py"); err != nil {
+		t.Fatal(err)
+	}
+	before, err := m.Store.Get(ctx, "a.py")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := acquire(m, bob, time.Hour, "b.py"); err != nil {
+		t.Fatal(err)
+	}
+	_, err = m.Acquire(ctx, workflow.Request{Keys: []string{"a.py", "b.py"}, Owner: alice, TTL: time.Minute, ExactTTL: true, Reason: "new"})
+	if err == nil {
+		t.Fatal("acquired b.py held by bob")
+	}
+	after, err := m.Store.Get(ctx, "a.py")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !after.ExpiresAt.Equal(before.ExpiresAt) || after.Reason != before.Reason {
+		t.Errorf("a.py after a failed acquisition: expires %s reason %q, want %s %q", after.ExpiresAt, after.Reason, before.ExpiresAt, before.Reason)
 	}
 }

@@ -85,7 +85,10 @@ func (a *app) branchWriter(ctx context.Context, e *env) func() (*branch.Writer, 
 			return w, openErr
 		}
 		opened = true
-		writer := workflow.Owner{Holder: e.me.Holder, HolderType: e.me.HolderType, Session: e.me.Session + ":workflow-writer"}
+		// One owner per process: two commands of one session must not
+		// renew (and then release) each other's workflow lock.
+		writer := workflow.Owner{Holder: e.me.Holder, HolderType: e.me.HolderType,
+			Session: fmt.Sprintf("%s:workflow-writer:%d", e.me.Session, e.mgr.PID)}
 		locker := &workflow.Manager{Store: e.store, Host: e.mgr.Host, PID: e.mgr.PID}
 		w, openErr = branch.Open(branch.Config{
 			Repo: e.repo, Branch: e.cfg.Workflow.Branch, Remote: e.cfg.Workflow.Remote,

@@ -137,6 +137,7 @@ func (a *app) claimPackage(ctx context.Context, e *env, wp *config.WorkPackage, 
 	req := workflow.Request{
 		Keys: canonicals(append([]lockkey.Key{taskKey}, keys...)), Owner: e.me, TTL: ttl,
 		Reason: firstNonEmpty(wp.Locks.Reason, wp.Title), Action: "claim", TaskID: wp.ID, Wait: wait,
+		ExactTTL: o.TTL > 0,
 	}
 	res, err := e.mgr.Acquire(ctx, req)
 	if err == nil {
@@ -152,14 +153,16 @@ func (a *app) claimPackage(ctx context.Context, e *env, wp *config.WorkPackage, 
 // the same one.
 func (a *app) claimNext(ctx context.Context, e *env, wps *config.WorkPackages, o *ClaimOptions) (*config.WorkPackage, []workflow.Result, error) {
 	if e.cfg.Locks.UseGlobalClaimLock {
-		_, err := e.mgr.Acquire(ctx, workflow.Request{Keys: []string{"claim"}, Owner: e.me, TTL: time.Minute,
+		res, err := e.mgr.Acquire(ctx, workflow.Request{Keys: []string{"claim"}, Owner: e.me, TTL: time.Minute,
 			Action: "claim", Reason: "choosing the next work package", Wait: max(o.Wait, 30*time.Second)})
 		if err != nil {
 			return nil, nil, err
 		}
-		defer func() {
-			_, _ = e.mgr.Release(context.WithoutCancel(ctx), []string{"claim"}, e.me, false)
-		}()
+		if !res[0].Renewed { // a claim lock held before is not ours to give back
+			defer func() {
+				_, _ = e.mgr.Release(context.WithoutCancel(ctx), []string{"claim"}, e.me, false)
+			}()
+		}
 	}
 	var lastErr error
 	for i := range wps.Packages {
@@ -218,10 +221,21 @@ func doneCommand() *command {
 	}
 }
 
-// finishPackage releases work package id's locks and its task lock, which
-// only the worker that claimed it may do.
+// finishPackage releases work package id's task lock and the locks its
+// claim took, which only the worker that claimed it may do. It gives back
+// only what the claim took: a lock held before the claim (renewed by it)
+// stays, and so does one that another package this worker still claims
+// needs.
 func (a *app) finishPackage(ctx context.Context, e *env, packages, id string) (workflow.ReleaseResult, error) {
-	wp, keys, err := a.workPackage(e, packages, id)
+	wps, err := a.loadPackages(e, packages)
+	if err != nil {
+		return workflow.ReleaseResult{}, err
+	}
+	wp, ok := wps.Find(id)
+	if !ok {
+		return workflow.ReleaseResult{}, usagef("no work package %q in %s", id, wps.Path)
+	}
+	keys, err := packageKeys(e, wp)
 	if err != nil {
 		return workflow.ReleaseResult{}, err
 	}
@@ -236,10 +250,53 @@ func (a *app) finishPackage(ctx context.Context, e *env, packages, id string) (w
 	if !cur.OwnedBy(e.me) {
 		return workflow.ReleaseResult{}, &workflow.NotOwnerError{Lock: cur, Op: "release"}
 	}
-	res, err := e.mgr.Release(ctx, append(canonicals(keys), taskKey), e.me, false)
+	give, err := a.claimedKeys(ctx, e, wps, wp, canonicals(keys))
+	if err != nil {
+		return workflow.ReleaseResult{}, err
+	}
+	res, err := e.mgr.Release(ctx, append(give, taskKey), e.me, false)
 	if err == nil {
 		e.mgr.Emit(journal.Event{Worker: e.me.Holder, WorkerType: e.me.HolderType, Session: e.me.Session,
 			Action: journal.ActionDone, Key: taskKey, TaskID: wp.ID, Details: wp.Title})
 	}
 	return res, err
+}
+
+// claimedKeys are the keys of wp that done gives back: all but those this
+// worker held before the claim (their record was not made by a claim) and
+// those another package it still claims lists.
+func (a *app) claimedKeys(ctx context.Context, e *env, wps *config.WorkPackages, wp *config.WorkPackage, keys []string) ([]string, error) {
+	now := time.Now()
+	needed := map[string]bool{}
+	for i := range wps.Packages {
+		other := &wps.Packages[i]
+		if other.ID == wp.ID {
+			continue
+		}
+		l, err := e.store.Get(ctx, lockkey.TaskKey(other.ID))
+		if err != nil || !l.OwnedBy(e.me) || l.Expired(now) {
+			continue // not claimed by this worker (a corrupt record claims nothing)
+		}
+		oks, err := packageKeys(e, other)
+		if err != nil {
+			return nil, err
+		}
+		for _, k := range oks {
+			needed[k.Canonical] = true
+		}
+	}
+	var give []string
+	for _, k := range keys {
+		if needed[k] {
+			fmt.Fprintf(a.stdio.Err, "kept %s: another package you claim needs it\n", k)
+			continue
+		}
+		l, err := e.store.Get(ctx, k)
+		if err == nil && l.OwnedBy(e.me) && l.Action != "claim" {
+			fmt.Fprintf(a.stdio.Err, "kept %s: you held it before the claim\n", k)
+			continue
+		}
+		give = append(give, k) // Release reports a missing or another's lock
+	}
+	return give, nil
 }

@@ -46,14 +46,26 @@ func holdCommand() *command {
 			if ttl == 0 {
 				ttl = a.defaultTTL(e, parsed)
 			}
+			// A lock held before the hold is renewed, never shortened (no
+			// ExactTTL), and outlives it: the hold gives back only what it took.
 			req := workflow.Request{Keys: canonicals(parsed), Owner: e.me, TTL: ttl, Reason: reason, Action: "hold", Wait: wait}
-			if _, err := e.mgr.Acquire(ctx, req); err != nil {
+			res, err := e.mgr.Acquire(ctx, req)
+			if err != nil {
 				a.warnJournal()
 				return err
 			}
+			var taken []string
+			for _, r := range res {
+				if !r.Renewed {
+					taken = append(taken, r.Lock.Key)
+				}
+			}
 			code, runErr := a.runHeld(ctx, e, req, cmdArgs)
 			// Release even when ctx was cancelled: the locks must not outlive CMD.
-			_, relErr := e.mgr.Release(context.WithoutCancel(ctx), req.Keys, e.me, false)
+			var relErr error
+			if len(taken) > 0 {
+				_, relErr = e.mgr.Release(context.WithoutCancel(ctx), taken, e.me, false)
+			}
 			a.warnJournal()
 			if runErr != nil {
 				return runErr
@@ -108,7 +120,7 @@ func (a *app) runHeld(ctx context.Context, e *env, req workflow.Request, argv []
 			if lost != nil {
 				continue
 			}
-			if _, err := e.mgr.Refresh(ctx, req.Keys, e.me, req.TTL, 0); err != nil {
+			if _, err := e.mgr.Refresh(ctx, req.Keys, e.me, req.TTL, 0, false); err != nil {
 				lost = fmt.Errorf("lock hold: lost the lock while %s ran, stopped it: %w", argv[0], err)
 				_ = cmd.Process.Signal(syscall.SIGTERM)
 			}

@@ -57,7 +57,8 @@ func (a *app) acquire(ctx context.Context, o *AcquireOptions, args []string) err
 	if err != nil {
 		return err
 	}
-	req := workflow.Request{Owner: e.me, TTL: o.TTL, Reason: o.Reason, Action: "lock", TaskID: o.Task, Wait: o.Wait}
+	// Only a TTL the user names may shorten a lock renewed here.
+	req := workflow.Request{Owner: e.me, TTL: o.TTL, Reason: o.Reason, Action: "lock", TaskID: o.Task, Wait: o.Wait, ExactTTL: o.TTL > 0}
 	var keys []lockkey.Key
 	if o.Package != "" {
 		if len(args) > 0 {
@@ -132,8 +133,9 @@ func (a *app) completeRequest(e *env, req *workflow.Request, keys []lockkey.Key)
 	return nil
 }
 
-// refreshKeys extends each key by ttl, or by its own default TTL when ttl
-// is 0, returning the locks refreshed before any error.
+// refreshKeys extends each key to ttl from now — exactly, as the user named
+// it — or, when ttl is 0, by its own default TTL without shortening it,
+// returning the locks refreshed before any error.
 func (a *app) refreshKeys(ctx context.Context, e *env, keys []lockkey.Key, ttl time.Duration) ([]workflow.Lock, error) {
 	var out []workflow.Lock
 	for _, k := range keys {
@@ -141,7 +143,7 @@ func (a *app) refreshKeys(ctx context.Context, e *env, keys []lockkey.Key, ttl t
 		if t == 0 {
 			t = a.defaultTTL(e, []lockkey.Key{k})
 		}
-		ls, err := e.mgr.Refresh(ctx, []string{k.Canonical}, e.me, t, e.cfg.TTL(e.me.HolderType, "task"))
+		ls, err := e.mgr.Refresh(ctx, []string{k.Canonical}, e.me, t, e.cfg.TTL(e.me.HolderType, "task"), ttl != 0)
 		out = append(out, ls...)
 		if err != nil {
 			return out, err

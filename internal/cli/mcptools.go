@@ -332,7 +332,7 @@ func (s *mcpService) acquireLock(ctx context.Context, in acquireIn, out *acquire
 	if err != nil {
 		return err
 	}
-	req := workflow.Request{Owner: e.me, TTL: ttl, Reason: in.Reason, Action: "lock", TaskID: in.TaskID, Wait: wait}
+	req := workflow.Request{Owner: e.me, TTL: ttl, Reason: in.Reason, Action: "lock", TaskID: in.TaskID, Wait: wait, ExactTTL: ttl > 0}
 	if err := s.a.completeRequest(e, &req, keys); err != nil {
 		return err
 	}

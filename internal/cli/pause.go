@@ -55,11 +55,12 @@ func pauseCommand() *command {
 			if err != nil {
 				return err
 			}
+			exact := ttl > 0 // pausing again never shortens a pause, unless --ttl says so
 			if ttl <= 0 {
 				ttl = e.cfg.TTL(e.me.HolderType, "task")
 			}
 			res, err := e.mgr.Acquire(ctx, workflow.Request{Keys: []string{key}, Owner: e.me, TTL: ttl,
-				Reason: reason, Action: "pause", EventAction: journal.ActionPause})
+				Reason: reason, Action: "pause", EventAction: journal.ActionPause, ExactTTL: exact})
 			a.warnJournal()
 			if err != nil {
 				return err

@@ -177,10 +177,11 @@ func portsRefreshCommand() *command {
 			if err != nil {
 				return err
 			}
+			exact := ttl != 0 // a TTL you name may shorten a lease
 			if ttl == 0 {
 				ttl = a.defaultTTL(e, nil)
 			}
-			ls, err := e.mgr.Refresh(ctx, keys, e.me, ttl, 0)
+			ls, err := e.mgr.Refresh(ctx, keys, e.me, ttl, 0, exact)
 			a.warnJournal()
 			if err != nil {
 				return err
