@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/user"
+	"path"
 	"path/filepath"
 	"strings"
 	"time"
@@ -44,6 +45,7 @@ type env struct {
 	me      workflow.Owner
 	closers []func() error
 	redis   *redisstore.Store // set when the store is Redis
+	realTop string            // the worktree with symbolic links resolved, once needed
 }
 
 func (e *env) close() {
@@ -273,27 +275,118 @@ func (e *env) keyOptions() *lockkey.Options {
 	}
 }
 
-// parseKeys canonicalizes command-line keys. Path keys are relative to the
-// current directory, as git pathspecs are.
+// parseKeys canonicalizes command-line keys. Paths and patterns are taken
+// as git takes them (see cmdPath).
 func (e *env) parseKeys(args []string) ([]lockkey.Key, error) {
-	prefix := ""
-	if e.repo.Toplevel != "" {
-		if rel, err := filepath.Rel(e.repo.Toplevel, e.cwd); err == nil && rel != "." && !strings.HasPrefix(rel, "..") {
-			prefix = filepath.ToSlash(rel) + "/"
-		}
-	}
-	var out []lockkey.Key
+	opts := e.keyOptions()
+	out := make([]lockkey.Key, 0, len(args))
 	for _, arg := range args {
-		k, err := lockkey.Parse(arg, e.keyOptions())
-		if err == nil && prefix != "" && (k.Kind == lockkey.KindPath || k.Kind == lockkey.KindPattern) {
-			k, err = lockkey.Parse(prefix+arg, e.keyOptions())
+		s := arg
+		if isPathArg(arg) {
+			var err error
+			if s, err = e.cmdPath(arg); err != nil {
+				return nil, err
+			}
 		}
+		k, err := lockkey.Parse(s, opts)
 		if err != nil {
 			return nil, err
 		}
 		out = append(out, k)
 	}
 	return out, nil
+}
+
+// isPathArg reports whether a command-line key names a path or pattern:
+// neither a reserved key nor one that starts like a namespace (`api:`, and
+// `API:` too, which lockkey refuses with the right case).
+func isPathArg(arg string) bool {
+	if arg == lockkey.WorkflowKey || arg == lockkey.ClaimKey {
+		return false
+	}
+	for i := 0; i < len(arg); i++ {
+		c := arg[i]
+		switch {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z':
+		case i > 0 && (c >= '0' && c <= '9' || c == '-'):
+		case i > 0 && c == ':':
+			return false
+		default:
+			return true
+		}
+	}
+	return true
+}
+
+// cmdPath makes a path or pattern given on the command line repo-relative,
+// as git does: a relative one is relative to the current directory as git
+// sees it (symbolic links resolved, so `..` is the real parent); an absolute
+// one must lie in the worktree, reached directly or through symbolic links
+// (/tmp and /private/tmp, a linked checkout). One outside the worktree is
+// refused here; lockkey canonicalizes (and refuses) the rest. Without a
+// worktree (a bare repository) paths are repo-relative as given.
+func (e *env) cmdPath(arg string) (string, error) {
+	top := e.repo.Toplevel
+	if top == "" {
+		return arg, nil
+	}
+	outside := func() error {
+		return usagef("%s is outside the repository %s (paths on the command line are relative to the current directory, %s)", arg, top, e.cwd)
+	}
+	if filepath.IsAbs(arg) {
+		rel, ok := e.inWorktree(filepath.Clean(arg))
+		if !ok {
+			return "", outside()
+		}
+		rel = filepath.ToSlash(rel)
+		if strings.HasSuffix(arg, "/") {
+			rel += "/" // lockkey says how to name a directory
+		}
+		return rel, nil
+	}
+	prefix := ""
+	cwd, err := resolveExisting(e.cwd)
+	if err != nil {
+		cwd = e.cwd
+	}
+	if rel, ok := e.inWorktree(cwd); ok && rel != "." {
+		prefix = filepath.ToSlash(rel) + "/"
+	}
+	p := prefix + arg
+	if c := path.Clean(p); c == ".." || strings.HasPrefix(c, "../") {
+		return "", outside()
+	}
+	return p, nil
+}
+
+// inWorktree returns abs relative to the worktree when it lies inside it,
+// as written or with symbolic links resolved.
+func (e *env) inWorktree(abs string) (string, bool) {
+	if rel, ok := within(e.repo.Toplevel, abs); ok {
+		return rel, true
+	}
+	if e.realTop == "" {
+		e.realTop = e.repo.Toplevel
+		if real, err := filepath.EvalSymlinks(e.repo.Toplevel); err == nil {
+			e.realTop = real
+		}
+	}
+	if rel, ok := within(e.realTop, abs); ok {
+		return rel, true
+	}
+	if real, err := resolveExisting(abs); err == nil {
+		return within(e.realTop, real)
+	}
+	return "", false
+}
+
+// cmdFile is a file named on the command line: relative to the current
+// directory (after -C).
+func (e *env) cmdFile(p string) string {
+	if p == "-" || filepath.IsAbs(p) {
+		return p
+	}
+	return filepath.Join(e.cwd, p)
 }
 
 // ttlFor is the default TTL of a key for this worker (SPEC §2).

@@ -77,19 +77,17 @@ func (e *env) repoPath(p, base string) (string, error) {
 	}
 	abs := p
 	if !filepath.IsAbs(abs) {
+		// As git: `..` is the parent of the real directory.
+		if real, err := resolveExisting(base); err == nil {
+			base = real
+		}
 		abs = filepath.Join(base, p)
 	}
 	abs = filepath.Clean(abs)
 	if strings.ContainsRune(abs, 0) {
 		return "", usagef("invalid path %q", abs)
 	}
-	rel, ok := within(e.repo.Toplevel, abs)
-	if !ok {
-		// The worktree may be reached through a symbolic link.
-		if real, err := resolveExisting(abs); err == nil {
-			rel, ok = within(e.repo.Toplevel, real)
-		}
-	}
+	rel, ok := e.inWorktree(abs)
 	if !ok {
 		return "", usagef("%s is outside the worktree %s: lockgate cannot vouch for it", p, e.repo.Toplevel)
 	}

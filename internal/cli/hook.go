@@ -367,7 +367,7 @@ func checkChangeCommand() *command {
 					r.Finish()
 				}
 			case o.Patch != "":
-				r, err = checkPatch(ctx, h, a.stdio.In, o.Patch)
+				r, err = checkPatch(ctx, h, a.stdio.In, e.cmdFile(o.Patch))
 			default:
 				r, err = h.PreCommit(ctx)
 				if r != nil {

@@ -54,7 +54,7 @@ func validateCommand() *command {
 // validateFile checks one file: a work packages file when its top level has
 // `packages:`, a lockgate config otherwise.
 func (a *app) validateFile(e *env, file string) error {
-	data, err := os.ReadFile(file)
+	data, err := os.ReadFile(e.cmdFile(file))
 	if err != nil {
 		return usagef("validate: %v", err)
 	}
