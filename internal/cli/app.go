@@ -92,7 +92,12 @@ func (a *app) load(ctx context.Context) (*env, error) {
 	}
 	// Hooks and guards read the config on every commit and edit: keep it
 	// decoded in the clone's state directory.
-	cfg, err := config.LoadCached(cfgPath, filepath.Join(repo.CommonDir, "lockgate", "cache"))
+	var cfg *config.Config
+	if a.globals.ConfigFile == "" && repo.Toplevel == "" {
+		cfg, err = serverConfig(ctx, repo, cfgPath)
+	} else {
+		cfg, err = config.LoadCached(cfgPath, filepath.Join(repo.CommonDir, "lockgate", "cache"))
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -105,6 +110,27 @@ func (a *app) load(ctx context.Context) (*env, error) {
 	}
 	a.env = &env{repo: repo, cwd: cwd, cfg: cfg, me: me}
 	return a.env, nil
+}
+
+// serverConfig is the policy of a repository without a working tree (a
+// server's bare repository): a .lockgate.yaml its operator placed in the
+// git directory, else the one committed on HEAD — the default branch as it
+// stands before a push, so that a push cannot loosen the policy it is
+// judged by, and every ref is judged by the same one. Neither: the
+// built-in defaults. A committed policy that cannot be read or is invalid
+// is an error, never the defaults.
+func serverConfig(ctx context.Context, repo *gitexec.Repo, local string) (*config.Config, error) {
+	if _, err := os.Stat(local); err == nil {
+		return config.LoadCached(local, filepath.Join(repo.CommonDir, "lockgate", "cache"))
+	}
+	data, found, err := gitexec.HeadFile(ctx, repo, ".lockgate.yaml")
+	if err != nil {
+		return nil, fmt.Errorf("read the policy committed on the default branch: %w", err)
+	}
+	if !found {
+		return config.Default(), nil
+	}
+	return config.LoadBytes("HEAD:.lockgate.yaml", data)
 }
 
 // open loads the env and opens its lock store and journal.

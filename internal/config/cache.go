@@ -84,8 +84,9 @@ func digest(parts ...string) string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
-// schema describes Config's fields, names, types and tags, so that a cache
-// written by a lockgate with another Config is never read.
+// schema describes Config's fields, names, types, tags and defaults, so
+// that a cache written by a lockgate with another Config (or other
+// defaults, which the cached decoding holds) is never read.
 var schema = sync.OnceValue(func() string {
 	var b strings.Builder
 	var walk func(t reflect.Type)
@@ -115,5 +116,6 @@ var schema = sync.OnceValue(func() string {
 		}
 	}
 	walk(reflect.TypeFor[Config]())
+	fmt.Fprintf(&b, "%+v", *Default())
 	return b.String()
 })

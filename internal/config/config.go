@@ -181,6 +181,9 @@ func Default() *Config {
 	c.Hooks = HooksConfig{
 		OnStoreUnavailable: "fail",
 		PrePush:            PrePushConfig{MaxCommits: 10000, MaxPaths: 100000},
+		// Who pushes, as GitLab, Gitea/Forgejo, a web server (smart HTTP)
+		// and ssh report it.
+		IdentityEnv: []string{"GL_USERNAME", "GITEA_PUSHER_NAME", "REMOTE_USER", "USER"},
 	}
 	c.Workflow = WorkflowConfig{Branch: "lockgate/workflow", AutoCommit: true, Remote: "origin"}
 	c.Planner = PlannerConfig{CooldownCycles: 5}
