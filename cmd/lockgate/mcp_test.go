@@ -543,3 +543,30 @@ func TestMCPIdentityFromArguments(t *testing.T) {
 		t.Fatalf("release as agent-7 = %v", out)
 	}
 }
+
+// acquire_lock on a key the caller holds renews it: without ttl_minutes
+// never shorter than it was, with ttl_minutes exactly that.
+func TestMCPRenewKeepsLongerExpiry(t *testing.T) {
+	t.Parallel()
+	r := gittest.New(t)
+	a := startMCP(t, r, "agent-1", "LOCKGATE_WORKER_TYPE=agent")
+	expiry := func(args map[string]any) time.Time {
+		t.Helper()
+		out, isErr := a.call("acquire_lock", args)
+		if isErr || out["acquired"] != true {
+			t.Fatalf("acquire %v: %v", args, out)
+		}
+		exp, err := time.Parse(time.RFC3339Nano, out["locks"].([]any)[0].(map[string]any)["expires_at"].(string))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return exp
+	}
+	long := expiry(map[string]any{"file_path": "a.py", "ttl_minutes": 600})
+	if got := expiry(map[string]any{"file_path": "a.py"}); !got.Equal(long) {
+		t.Errorf("renewed with the default TTL (30m): expires %s, want %s as before", got, long)
+	}
+	if got := expiry(map[string]any{"file_path": "a.py", "ttl_minutes": 5}); !got.Before(long.Add(-9 * time.Hour)) {
+		t.Errorf("renewed with ttl_minutes 5: expires %s, want about 5 minutes from now", got)
+	}
+}
