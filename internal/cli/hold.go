@@ -23,7 +23,7 @@ func holdCommand() *command {
 		short:    "run CMD while holding the locks, refreshing them; release after; exit with CMD's code",
 		keepDash: true,
 		flags: func(fs *pflag.FlagSet) {
-			fs.DurationVar(&ttl, "ttl", 0, "lock lifetime, renewed every third of it while CMD runs (default: by worker type, or LOCK_TTL_MS on Redis)")
+			fs.DurationVar(&ttl, "ttl", 0, "lock lifetime, renewed every third of it while CMD runs (default: by worker type, or LOCK_TTL_MS on Redis); never shortens a lock held before")
 			fs.DurationVar(&wait, "wait", 0, "wait up to `D` for held keys to become free")
 			fs.StringVar(&reason, "reason", "", "why the locks are held")
 		},

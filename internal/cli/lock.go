@@ -29,7 +29,7 @@ type AcquireOptions struct {
 
 // AddFlags registers the options on fs.
 func (o *AcquireOptions) AddFlags(fs *pflag.FlagSet) {
-	fs.DurationVar(&o.TTL, "ttl", 0, "lock lifetime (default by worker type: human 8h activity / 4h otherwise, agent 1h / 30m)")
+	fs.DurationVar(&o.TTL, "ttl", 0, "lock lifetime (default by worker type: human 8h activity / 4h otherwise, agent 1h / 30m); sets a lock you hold exactly, even shorter (without it a renewal never shortens)")
 	fs.StringVar(&o.Reason, "reason", "", "why the lock is taken (shown to others)")
 	fs.StringVar(&o.Task, "task", "", "task `ID` the lock serves; on an activity: key, takes its task sub-lock")
 	fs.DurationVar(&o.Wait, "wait", 0, "wait up to `D` for held keys to become free")
