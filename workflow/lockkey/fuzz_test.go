@@ -124,3 +124,44 @@ func FuzzOverlap(f *testing.F) {
 }
 
 func isPathKind(k Kind) bool { return k == KindPath || k == KindPattern }
+
+// FuzzFoldCase checks the rules of case-insensitive keys: FoldCase is
+// idempotent and keeps kinds apart, OverlapFoldCase is symmetric, agrees
+// with FoldCase on keys that cover nothing else, and is conservative: keys
+// that match a common path with A-Z folded overlap.
+func FuzzFoldCase(f *testing.F) {
+	f.Fuzz(func(t *testing.T, a, b, x string) {
+		if FoldCase(FoldCase(a)) != FoldCase(a) {
+			t.Fatalf("FoldCase(%q) = %q is not idempotent", a, FoldCase(a))
+		}
+		if OverlapFoldCase(a, b) != OverlapFoldCase(b, a) {
+			t.Fatalf("OverlapFoldCase(%q, %q) is not symmetric", a, b)
+		}
+		ka, errA := Parse(a, nil)
+		kb, errB := Parse(b, nil)
+		if errA != nil || errB != nil {
+			return
+		}
+		ca, cb := ka.Canonical, kb.Canonical
+		if !OverlapFoldCase(ca, ca) || !OverlapFoldCase(ca, FoldCase(ca)) {
+			t.Fatalf("OverlapFoldCase(%q, itself or its identity) = false", ca)
+		}
+		if SameFoldCase(ca, cb) && isPathKind(ka.Kind) != isPathKind(kb.Kind) {
+			t.Fatalf("%q and %q are one key under FoldCase but of different kinds", ca, cb)
+		}
+		if Overlap(ca, cb) && !OverlapFoldCase(ca, cb) {
+			t.Fatalf("Overlap(%q, %q) but not OverlapFoldCase", ca, cb)
+		}
+		if !IsPattern(ca) && !IsPattern(cb) && OverlapFoldCase(ca, cb) != SameFoldCase(ca, cb) {
+			t.Fatalf("keys %q and %q: OverlapFoldCase %v, SameFoldCase %v", ca, cb, OverlapFoldCase(ca, cb), SameFoldCase(ca, cb))
+		}
+		if isPathKind(ka.Kind) && isPathKind(kb.Kind) && x != "" {
+			ga, _ := FoldedGlob(ca)
+			gb, _ := FoldedGlob(cb)
+			lx := LowerASCII(x)
+			if (ga == lx || MatchPath(ga, lx)) && (gb == lx || MatchPath(gb, lx)) && !OverlapFoldCase(ca, cb) {
+				t.Fatalf("%q and %q both match %q with case folded but do not overlap", ca, cb, x)
+			}
+		}
+	})
+}
