@@ -25,28 +25,38 @@ func (s *Store) Covering(ctx context.Context, paths []string) ([]workflow.Entry,
 		return nil, err
 	}
 	defer s.end()
-	var files []string
-	if len(paths) <= listThreshold {
-		names := make([]string, len(paths))
-		for i, p := range paths {
-			names[i] = encodeKey(p) + lockSuffix
+	// The names a record of each path may have: that of its identity and,
+	// under IgnoreCase, that of its spelling (a record written without case
+	// folding).
+	names := make([]string, 0, len(paths))
+	for _, p := range paths {
+		id := p
+		if s.fold {
+			id = lockkey.FoldPath(p)
 		}
+		names = append(names, encodeKey(id)+lockSuffix)
+		if id != p {
+			names = append(names, encodeKey(p)+lockSuffix)
+		}
+	}
+	var files []string
+	if len(names) <= listThreshold {
 		found, err := present(s.dir, names)
 		if err != nil {
 			return nil, s.unavailable("covering", err)
 		}
 		files = found
 	} else {
-		names, err := readNames(s.dir)
+		listed, err := readNames(s.dir)
 		if err != nil {
 			return nil, s.unavailable("covering", err)
 		}
-		present := make(map[string]bool, len(names))
-		for _, n := range names {
+		present := make(map[string]bool, len(listed))
+		for _, n := range listed {
 			present[n] = true
 		}
-		for _, p := range paths {
-			if name := encodeKey(p) + lockSuffix; present[name] {
+		for _, name := range names {
+			if present[name] {
 				files = append(files, filepath.Join(s.dir, name))
 			}
 		}
@@ -65,7 +75,13 @@ func (s *Store) Covering(ctx context.Context, paths []string) ([]workflow.Entry,
 				files = append(files, filepath.Join(s.patDir, n))
 				continue
 			}
-			if lockkey.Namespace(key) == "" {
+			if s.fold {
+				// The name is the pattern's identity or its spelling.
+				key, ok = lockkey.FoldedGlob(key)
+			} else {
+				ok = lockkey.Namespace(key) == ""
+			}
+			if ok {
 				pats, patFiles = append(pats, key), append(patFiles, filepath.Join(s.patDir, n))
 			}
 		}
@@ -73,7 +89,7 @@ func (s *Store) Covering(ctx context.Context, paths []string) ([]workflow.Entry,
 		if err != nil {
 			return nil, fmt.Errorf("covering: pattern lock: %w", err)
 		}
-		for i, h := range m.MatchedAny(paths) {
+		for i, h := range m.MatchedAny(s.matchForm(paths)) {
 			if h {
 				files = append(files, patFiles[i])
 			}
@@ -119,6 +135,19 @@ func (s *Store) InNamespace(ctx context.Context, ns string) ([]workflow.Entry, e
 	}
 	sortEntries(out)
 	return out, nil
+}
+
+// matchForm returns paths as pattern locks are matched against them: under
+// IgnoreCase with A-Z lowered (patterns are folded the same way).
+func (s *Store) matchForm(paths []string) []string {
+	if !s.fold {
+		return paths
+	}
+	out := make([]string, len(paths))
+	for i, p := range paths {
+		out[i] = lockkey.LowerASCII(p)
+	}
+	return out
 }
 
 func dedupe(entries []workflow.Entry) []workflow.Entry {

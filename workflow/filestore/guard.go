@@ -34,10 +34,11 @@ func stripeOf(key string) int {
 	return int(h.Sum32() & 0xff)
 }
 
-// lock takes key's guard stripe: the in-process mutex, then flock on the
-// stripe file, which it opens on first use and keeps open.
+// lock takes key's guard stripe (that of its identity, so that all its
+// spellings share one): the in-process mutex, then flock on the stripe
+// file, which it opens on first use and keeps open.
 func (s *Store) lock(ctx context.Context, key string) (*guard, error) {
-	i := stripeOf(key)
+	i := stripeOf(s.id(key))
 	st := &s.stripes[i]
 	st.mu.Lock()
 	for {

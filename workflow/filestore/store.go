@@ -51,6 +51,9 @@ type Store struct {
 
 	tmpSeq atomic.Uint64
 
+	// fold: path and pattern keys are one key per lockkey.FoldCase.
+	fold bool
+
 	// noSync skips fsyncs; tests set it to fill large stores quickly.
 	noSync bool
 	// reads counts record files read, so tests can tell that Overlapping
@@ -58,10 +61,22 @@ type Store struct {
 	reads atomic.Int64
 }
 
-// Open opens the store in dir, normally <git-common-dir>/lockgate/locks,
+// Options configure a Store.
+type Options struct {
+	// IgnoreCase folds path and pattern keys as git does under
+	// core.ignorecase: spellings that differ only in the case of A-Z are
+	// one key (lockkey.FoldCase), kept in the file of the folded spelling;
+	// the record keeps the spelling that was locked.
+	IgnoreCase bool
+}
+
+// Open opens the store in dir with the default options.
+func Open(dir string) (*Store, error) { return OpenWith(dir, Options{}) }
+
+// OpenWith opens the store in dir, normally <git-common-dir>/lockgate/locks,
 // creating it (0o755) when missing. Temp files left by writers that died
 // more than a minute ago are removed, best effort.
-func Open(dir string) (*Store, error) {
+func OpenWith(dir string, opts Options) (*Store, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return nil, &workflow.UnavailableError{Store: dir, Err: err}
@@ -73,6 +88,7 @@ func Open(dir string) (*Store, error) {
 		tmpDir:   filepath.Join(abs, tmpDir),
 		guards:   filepath.Join(abs, guardDir),
 		dirFiles: map[string]*os.File{},
+		fold:     opts.IgnoreCase,
 	}
 	for _, d := range []string{s.patDir, s.keyDir, s.tmpDir, s.guards} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
@@ -132,8 +148,22 @@ func (s *Store) unavailable(op string, err error) error {
 	return &workflow.UnavailableError{Store: s.dir, Err: fmt.Errorf("%s: %w", op, err)}
 }
 
-// path returns the file of key's record.
-func (s *Store) path(key string) string {
+// path returns the file of key's record: the file of its identity.
+func (s *Store) path(key string) string { return s.fileOf(key, s.id(key)) }
+
+// legacyPath returns, under IgnoreCase, the file a record of key written
+// without case folding has (its own spelling's), when that is not path(key);
+// else "". Such records stay valid, so every lookup looks there too.
+func (s *Store) legacyPath(key string) string {
+	if !s.fold || s.id(key) == key {
+		return ""
+	}
+	return s.fileOf(key, key)
+}
+
+// fileOf returns the file of a record of key kept under name (its identity
+// or its spelling), in the directory of key's kind.
+func (s *Store) fileOf(key, name string) string {
 	d := s.dir
 	switch {
 	case lockkey.IsPattern(key):
@@ -141,7 +171,42 @@ func (s *Store) path(key string) string {
 	case logical(key):
 		d = s.keyDir
 	}
-	return filepath.Join(d, encodeKey(key)+lockSuffix)
+	return filepath.Join(d, encodeKey(name)+lockSuffix)
+}
+
+// belongs reports whether a record of key may live at path: the file of its
+// spelling or of its folded identity, whichever rule wrote it.
+func (s *Store) belongs(key, path string) bool {
+	if path == s.fileOf(key, key) {
+		return true
+	}
+	id := lockkey.FoldCase(key)
+	return id != key && path == s.fileOf(key, id)
+}
+
+// id is the identity key's record is kept under: with IgnoreCase the
+// folded key (lockkey.FoldCase), else the key itself.
+func (s *Store) id(key string) string {
+	if s.fold {
+		return lockkey.FoldCase(key)
+	}
+	return key
+}
+
+// same reports whether keys a and b are one key.
+func (s *Store) same(a, b string) bool {
+	if s.fold {
+		return lockkey.SameFoldCase(a, b)
+	}
+	return a == b
+}
+
+// overlap is lockkey.Overlap, or lockkey.OverlapFoldCase with IgnoreCase.
+func (s *Store) overlap(a, b string) bool {
+	if s.fold {
+		return lockkey.OverlapFoldCase(a, b)
+	}
+	return lockkey.Overlap(a, b)
 }
 
 // logical reports a namespaced or reserved key: those live apart from path
@@ -181,7 +246,7 @@ func (s *Store) Acquire(ctx context.Context, rec workflow.Lock, now time.Time) (
 	if rec.Token == "" {
 		rec.Token = workflow.NewToken()
 	}
-	path := s.path(rec.Key)
+	path, legacy := s.path(rec.Key), s.legacyPath(rec.Key)
 	g, err := s.lock(ctx, rec.Key)
 	if err != nil {
 		return workflow.Lock{}, nil, err
@@ -190,30 +255,46 @@ func (s *Store) Acquire(ctx context.Context, rec workflow.Lock, now time.Time) (
 	// A link that finds the name taken means a writer that ignores the
 	// guard; look again, a few times, and report what is there.
 	for range 3 {
-		cur, err := s.load(rec.Key, path)
 		var prev *workflow.Lock
-		switch {
-		case errors.Is(err, workflow.ErrNotFound):
-		case err != nil:
-			return workflow.Lock{}, nil, err
-		case !cur.Expired(now):
-			return workflow.Lock{}, nil, &workflow.HeldError{Lock: cur, Where: path}
-		default:
-			prev = &cur
-		}
 		var prevFence uint64
-		if prev != nil {
-			prevFence = prev.Fence
+		replace, stale := false, ""
+		for _, p := range []string{path, legacy} {
+			if p == "" {
+				continue
+			}
+			cur, err := s.load(rec.Key, p)
+			switch {
+			case errors.Is(err, workflow.ErrNotFound):
+				continue
+			case err != nil:
+				return workflow.Lock{}, nil, err
+			case !cur.Expired(now):
+				return workflow.Lock{}, nil, &workflow.HeldError{Lock: cur, Where: p}
+			}
+			if prev == nil {
+				prev = &cur
+			}
+			prevFence = max(prevFence, cur.Fence)
+			if p == path {
+				replace = true
+			} else {
+				stale = p // taken over: the key's record moves to path
+			}
 		}
 		if rec.Fence, err = s.nextFence(g, prevFence); err != nil {
 			return workflow.Lock{}, nil, err
 		}
-		err = s.publish(rec, path, prev != nil)
+		err = s.publish(rec, path, replace)
 		if errors.Is(err, fs.ErrExist) {
 			continue
 		}
 		if err != nil {
 			return workflow.Lock{}, nil, err
+		}
+		if stale != "" {
+			if err := s.unlink(rec.Key, stale); err != nil {
+				return workflow.Lock{}, nil, err
+			}
 		}
 		return rec, prev, nil
 	}
@@ -226,13 +307,12 @@ func (s *Store) Release(ctx context.Context, key, token string) error {
 		return err
 	}
 	defer s.end()
-	path := s.path(key)
 	g, err := s.lock(ctx, key)
 	if err != nil {
 		return err
 	}
 	defer g.unlock()
-	cur, err := s.load(key, path)
+	cur, path, err := s.find(key)
 	if err != nil {
 		return err
 	}
@@ -252,20 +332,20 @@ func (s *Store) Update(ctx context.Context, rec workflow.Lock) (workflow.Lock, e
 		return workflow.Lock{}, err
 	}
 	defer s.end()
-	path := s.path(rec.Key)
 	g, err := s.lock(ctx, rec.Key)
 	if err != nil {
 		return workflow.Lock{}, err
 	}
 	defer g.unlock()
-	cur, err := s.load(rec.Key, path)
+	cur, path, err := s.find(rec.Key)
 	if err != nil {
 		return workflow.Lock{}, err
 	}
 	if cur.Token != rec.Token {
 		return workflow.Lock{}, workflow.ErrTokenMismatch
 	}
-	rec.Fence = cur.Fence
+	// The record keeps the spelling it was locked under.
+	rec.Key, rec.Fence = cur.Key, cur.Fence
 	if err := s.publish(rec, path, true); err != nil {
 		return workflow.Lock{}, err
 	}
@@ -280,13 +360,12 @@ func (s *Store) Remove(ctx context.Context, key string) (workflow.Lock, error) {
 		return workflow.Lock{}, err
 	}
 	defer s.end()
-	path := s.path(key)
 	g, err := s.lock(ctx, key)
 	if err != nil {
 		return workflow.Lock{}, err
 	}
 	defer g.unlock()
-	cur, err := s.load(key, path)
+	cur, path, err := s.find(key)
 	var corrupt *workflow.CorruptError
 	switch {
 	case errors.As(err, &corrupt):
@@ -309,7 +388,22 @@ func (s *Store) Get(ctx context.Context, key string) (workflow.Lock, error) {
 		return workflow.Lock{}, err
 	}
 	defer s.end()
-	return s.load(key, s.path(key))
+	rec, _, err := s.find(key)
+	return rec, err
+}
+
+// find reads key's record where it is: at path(key), else (under
+// IgnoreCase) at legacyPath(key). The path is the one to change; with
+// workflow.ErrNotFound it is path(key).
+func (s *Store) find(key string) (workflow.Lock, string, error) {
+	path := s.path(key)
+	rec, err := s.load(key, path)
+	if legacy := s.legacyPath(key); legacy != "" && errors.Is(err, workflow.ErrNotFound) {
+		if rec, err = s.load(key, legacy); !errors.Is(err, workflow.ErrNotFound) {
+			return rec, legacy, err
+		}
+	}
+	return rec, path, err
 }
 
 // List returns every record, sorted by key; unreadable ones are entries
@@ -350,7 +444,11 @@ func (s *Store) Overlapping(ctx context.Context, key string) ([]workflow.Entry, 
 		return nil, err
 	}
 	defer s.end()
-	own := s.path(key)
+	files := []string{s.path(key)}
+	if legacy := s.legacyPath(key); legacy != "" {
+		files = append(files, legacy)
+	}
+	own := len(files)
 	dirs := []string{s.patDir}
 	if lockkey.IsPattern(key) {
 		if logical(key) {
@@ -359,7 +457,6 @@ func (s *Store) Overlapping(ctx context.Context, key string) ([]workflow.Entry, 
 			dirs = append(dirs, s.dir)
 		}
 	}
-	files := []string{own}
 	for _, d := range dirs {
 		names, err := readNames(d)
 		if err != nil {
@@ -367,11 +464,13 @@ func (s *Store) Overlapping(ctx context.Context, key string) ([]workflow.Entry, 
 		}
 		for _, n := range names {
 			p := filepath.Join(d, n)
-			if p == own {
+			if slices.Contains(files[:own], p) {
 				continue
 			}
+			// The name is the key's identity or, written without case
+			// folding, its spelling.
 			other, ok := decodeKey(strings.TrimSuffix(n, lockSuffix))
-			if ok && !lockkey.Overlap(key, other) {
+			if ok && !s.overlap(key, other) {
 				continue
 			}
 			files = append(files, p)
@@ -383,7 +482,7 @@ func (s *Store) Overlapping(ctx context.Context, key string) ([]workflow.Entry, 
 	}
 	// Hashed names were read blind: keep only what overlaps.
 	entries = slices.DeleteFunc(entries, func(e workflow.Entry) bool {
-		return e.Err == nil && e.Key != key && !lockkey.Overlap(key, e.Key)
+		return e.Err == nil && !s.same(e.Key, key) && !s.overlap(key, e.Key)
 	})
 	sortEntries(entries)
 	return entries, nil
@@ -466,7 +565,7 @@ func (s *Store) readEntries(ctx context.Context, files []string) ([]workflow.Ent
 // Get and Acquire would never find it.
 func (s *Store) entry(path string, buf []byte) (workflow.Entry, error) {
 	stem := strings.TrimSuffix(filepath.Base(path), lockSuffix)
-	key, decoded := decodeKey(stem)
+	key, _ := decodeKey(stem)
 	e := workflow.Entry{Name: path}
 	corrupt := func(err error) (workflow.Entry, error) {
 		e.Key = key
@@ -484,13 +583,10 @@ func (s *Store) entry(path string, buf []byte) (workflow.Entry, error) {
 	if err != nil {
 		return corrupt(err)
 	}
-	if !decoded && stem != hashedName(rec.Key) {
-		return corrupt(fmt.Errorf("file name does not encode key %q", rec.Key))
-	}
-	if decoded && rec.Key != key {
-		return corrupt(fmt.Errorf("record names key %q, file name says %q", rec.Key, key))
-	}
-	if s.path(rec.Key) != path {
+	if !s.belongs(rec.Key, path) {
+		if key != "" && rec.Key != key && lockkey.FoldCase(rec.Key) != key {
+			return corrupt(fmt.Errorf("record names key %q, file name says %q", rec.Key, key))
+		}
 		return corrupt(fmt.Errorf("record for %q belongs in %s", rec.Key, s.path(rec.Key)))
 	}
 	e.Lock = rec
@@ -508,7 +604,7 @@ func (s *Store) load(key, path string) (workflow.Lock, error) {
 		return workflow.Lock{}, s.unavailable("read lock "+key, err)
 	}
 	rec, err := parseRecord(data)
-	if err == nil && rec.Key != key {
+	if err == nil && (!s.same(rec.Key, key) || !s.belongs(rec.Key, path)) {
 		err = fmt.Errorf("record names key %q, not %q", rec.Key, key)
 	}
 	if err != nil {

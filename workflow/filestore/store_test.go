@@ -440,3 +440,18 @@ func TestFenceAfterCrash(t *testing.T) {
 		t.Fatalf("fence %d after a crash, want above the ceiling %d", rec.Fence, ceiling)
 	}
 }
+
+func TestConformanceIgnoreCase(t *testing.T) {
+	locktest.RunIgnoreCase(t, func(t *testing.T) locktest.Views {
+		dir := filepath.Join(t.TempDir(), "lockgate", "locks")
+		folded, err := OpenWith(dir, Options{IgnoreCase: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		exact, err := Open(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return locktest.Views{Folded: folded, Exact: exact}
+	})
+}
