@@ -344,8 +344,7 @@ func (s *Store) Update(ctx context.Context, rec workflow.Lock) (workflow.Lock, e
 	if cur.Token != rec.Token {
 		return workflow.Lock{}, workflow.ErrTokenMismatch
 	}
-	// The record keeps the spelling it was locked under.
-	rec.Key, rec.Fence = cur.Key, cur.Fence
+	rec.Fence = cur.Fence
 	if err := s.publish(rec, path, true); err != nil {
 		return workflow.Lock{}, err
 	}

@@ -13,7 +13,7 @@ import "strings"
 // pattern key, FoldPath(key); any other key unchanged. Distinct identities
 // are distinct keys, and no identity of a path equals one of another kind.
 func FoldCase(key string) string {
-	if !pathLike(key) {
+	if !IsPathLike(key) {
 		return key
 	}
 	return FoldPath(key)
@@ -29,7 +29,7 @@ func FoldPath(p string) string {
 		return p // already an identity
 	}
 	f := LowerASCII(p)
-	if !pathLike(f) {
+	if !IsPathLike(f) {
 		f = "/" + f
 	}
 	return f
@@ -64,14 +64,15 @@ func FoldedGlob(s string) (string, bool) {
 	if g, ok := strings.CutPrefix(s, "/"); ok {
 		return g, true
 	}
-	if !pathLike(s) {
+	if !IsPathLike(s) {
 		return "", false
 	}
 	return LowerASCII(s), true
 }
 
-// pathLike reports a path or pattern key: neither reserved nor namespaced.
-func pathLike(key string) bool {
+// IsPathLike reports a path or pattern key (or the identity of one):
+// neither reserved nor namespaced.
+func IsPathLike(key string) bool {
 	return key != WorkflowKey && key != ClaimKey && Namespace(key) == ""
 }
 

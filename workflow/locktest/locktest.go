@@ -485,6 +485,8 @@ func testCovering(t *testing.T, s workflow.Store) {
 		{[]string{"src/api/other.py", "lib/a.go"}, []string{"lib/*.go", "src/api/**"}},
 		{[]string{"docs/readme.md", "docs/other.md", "README"}, []string{"docs/readme.md"}},
 		{[]string{"lib/sub/a.go", "nothing"}, nil},
+		// Files named like keys are not those keys.
+		{[]string{"workflow", "api:GET /v1/users", "feature:F-1:pause"}, nil},
 		{nil, nil},
 	}
 	// Enough paths to make a backend switch strategy (listing vs probing).

@@ -112,7 +112,10 @@ func (m *memStore) Overlapping(_ context.Context, key string) ([]workflow.Entry,
 func (m *memStore) Covering(_ context.Context, paths []string) ([]workflow.Entry, error) {
 	return m.list(func(k string) bool {
 		for _, p := range paths {
-			if k == p || (lockkey.IsPattern(k) && lockkey.Namespace(k) == "" && lockkey.MatchPath(k, p)) {
+			if !lockkey.IsPathLike(k) {
+				return false // files named like keys are not those keys
+			}
+			if k == p || (lockkey.IsPattern(k) && lockkey.MatchPath(k, p)) {
 				return true
 			}
 		}

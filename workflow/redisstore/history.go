@@ -141,9 +141,13 @@ func (s *Store) Restore(ctx context.Context, session string, acquire func(contex
 	p := s.rdb.Pipeline()
 	recs := make([]*redis.StringCmd, len(valid))
 	fences := make([]*redis.StringCmd, len(valid))
+	members := make([]string, len(valid))
 	for i, e := range valid {
-		recs[i] = p.Get(octx, s.recKey(e.Key))
-		fences[i] = p.HGet(octx, s.kFences, e.Key)
+		// The entry's field is its record's member: the identity of its
+		// key, or its spelling when written without case folding.
+		members[i] = strings.TrimPrefix(e.Name, s.histKey(session)+" ")
+		recs[i] = p.Get(octx, s.recKey(members[i]))
+		fences[i] = p.HGet(octx, s.kFences, members[i])
 	}
 	if len(valid) > 0 {
 		_, _ = p.Exec(octx) // each command keeps its own error
@@ -159,7 +163,7 @@ func (s *Store) Restore(ctx context.Context, session string, acquire func(contex
 		case err != nil:
 			return res, s.fail(ctx, "restore "+session, err)
 		default:
-			if cur, err = parseValue(rec.Key, v); err != nil {
+			if cur, err = parseValue(members[i], v); err != nil {
 				found = false
 			}
 		}
@@ -170,7 +174,7 @@ func (s *Store) Restore(ctx context.Context, session string, acquire func(contex
 		mine := found && cur.Token == rec.Token
 		if !mine && counter > int64(rec.Fence) {
 			res.Skipped = append(res.Skipped, Skip{Key: rec.Key, Reason: lostReason(cur, found, now, rec.Fence, counter)})
-			drop = append(drop, rec.Key, "f"+strconv.FormatUint(rec.Fence, 10))
+			drop = append(drop, members[i], "f"+strconv.FormatUint(rec.Fence, 10))
 			continue
 		}
 		ttl := rec.ExpiresAt.Sub(now)
@@ -179,7 +183,7 @@ func (s *Store) Restore(ctx context.Context, session string, acquire func(contex
 		}
 		if ttl <= 0 {
 			res.Skipped = append(res.Skipped, Skip{Key: rec.Key, Reason: "invalid history entry, dropped: it expires before it was created"})
-			drop = append(drop, rec.Key, "f"+strconv.FormatUint(rec.Fence, 10))
+			drop = append(drop, members[i], "f"+strconv.FormatUint(rec.Fence, 10))
 			continue
 		}
 		err = acquire(ctx, RestoreRequest{Lock: rec, TTL: ttl})
@@ -190,7 +194,7 @@ func (s *Store) Restore(ctx context.Context, session string, acquire func(contex
 			return res, err
 		case errors.Is(err, ErrInvalid):
 			res.Skipped = append(res.Skipped, Skip{Key: rec.Key, Reason: err.Error() + "; dropped from the history"})
-			drop = append(drop, rec.Key, "f"+strconv.FormatUint(rec.Fence, 10))
+			drop = append(drop, members[i], "f"+strconv.FormatUint(rec.Fence, 10))
 		default:
 			res.Skipped = append(res.Skipped, Skip{Key: rec.Key, Reason: err.Error()})
 		}

@@ -189,12 +189,20 @@ func candidatePrefix(pattern string) string {
 func (s *Store) Overlapping(ctx context.Context, key string) ([]workflow.Entry, error) {
 	op := "overlapping " + key
 	var pats *redis.StringSliceCmd
-	var near *redis.StringSliceCmd
-	own, err := s.fetch(ctx, op, []string{key}, false, func(p redis.Pipeliner) {
+	var near []*redis.StringSliceCmd
+	members := []string{s.id(key)}
+	if old := s.legacy(key); old != "" {
+		members = append(members, old)
+	}
+	own, err := s.fetch(ctx, op, members, false, func(p redis.Pipeliner) {
 		pats = p.SMembers(ctx, s.kPat)
 		if lockkey.IsPattern(key) {
-			lo, hi := lex(candidatePrefix(key))
-			near = p.ZRangeByLex(ctx, s.kKeys, &redis.ZRangeBy{Min: lo, Max: hi})
+			// Under case folding, keys recorded without it are found
+			// when they start like the pattern's spelling.
+			for _, m := range members {
+				lo, hi := lex(candidatePrefix(m))
+				near = append(near, p.ZRangeByLex(ctx, s.kKeys, &redis.ZRangeBy{Min: lo, Max: hi}))
+			}
 		}
 	})
 	if err != nil {
@@ -205,15 +213,17 @@ func (s *Store) Overlapping(ctx context.Context, key string) ([]workflow.Entry, 
 		return nil, s.fail(ctx, op, err)
 	}
 	if near != nil {
-		more, err := near.Result()
-		if err != nil {
-			return nil, s.fail(ctx, op, err)
+		for _, n := range near {
+			more, err := n.Result()
+			if err != nil {
+				return nil, s.fail(ctx, op, err)
+			}
+			cands = append(cands, more...)
 		}
-		cands = append(cands, more...)
 		slices.Sort(cands)
 		cands = slices.Compact(cands)
 	}
-	cands = slices.DeleteFunc(cands, func(m string) bool { return m == key || !lockkey.Overlap(key, m) })
+	cands = slices.DeleteFunc(cands, func(m string) bool { return slices.Contains(members, m) || !s.overlap(key, m) })
 	others, err := s.fetch(ctx, op, cands, true, nil)
 	if err != nil {
 		return nil, err
@@ -229,7 +239,7 @@ func (s *Store) Overlapping(ctx context.Context, key string) ([]workflow.Entry, 
 func (s *Store) Covering(ctx context.Context, paths []string) ([]workflow.Entry, error) {
 	const op = "covering"
 	var pats *redis.StringSliceCmd
-	direct, err := s.fetch(ctx, op, paths, false, func(p redis.Pipeliner) {
+	direct, err := s.fetch(ctx, op, s.pathMembers(paths), false, func(p redis.Pipeliner) {
 		pats = p.SMembers(ctx, s.kPat)
 	})
 	if err != nil {
@@ -240,20 +250,26 @@ func (s *Store) Covering(ctx context.Context, paths []string) ([]workflow.Entry,
 		return nil, s.fail(ctx, op, err)
 	}
 	// Only path patterns cover paths; a pattern doublestar refuses matches
-	// nothing (lockkey.MatchPath), so it is left out of the matcher.
-	var valid []string
+	// nothing (lockkey.MatchPath), so it is left out of the matcher. Under
+	// case folding, members (identities, or spellings written without
+	// folding) are matched folded, against paths with A-Z lowered.
+	var valid, globs []string
 	for _, m := range members {
-		if lockkey.Namespace(m) == "" && doublestar.ValidatePattern(m) {
-			valid = append(valid, m)
+		g, ok := m, lockkey.Namespace(m) == ""
+		if s.fold {
+			g, ok = lockkey.FoldedGlob(m)
+		}
+		if ok && doublestar.ValidatePattern(g) {
+			valid, globs = append(valid, m), append(globs, g)
 		}
 	}
 	var hits []string
 	if len(valid) > 0 && len(paths) > 0 {
-		m, err := pathmatch.NewMatcher(valid, false)
+		m, err := pathmatch.NewMatcher(globs, false)
 		if err != nil {
 			return nil, fmt.Errorf("covering: pattern lock: %w", err)
 		}
-		for i, h := range m.MatchedAny(paths) {
+		for i, h := range m.MatchedAny(s.matchForm(paths)) {
 			if h {
 				hits = append(hits, valid[i])
 			}
@@ -294,6 +310,37 @@ func (s *Store) InNamespace(ctx context.Context, ns string) ([]workflow.Entry, e
 	}
 	sortEntries(entries)
 	return entries, nil
+}
+
+// pathMembers returns the members a record of each path may have: the
+// path's identity and, under case folding, its spelling (a record written
+// without folding).
+// A path that reads as a namespaced or reserved key (a file named
+// workflow) is no path key's member: only a pattern can lock it.
+func (s *Store) pathMembers(paths []string) []string {
+	out := make([]string, 0, len(paths))
+	for _, p := range paths {
+		if s.fold {
+			out = append(out, lockkey.FoldPath(p))
+		}
+		if lockkey.IsPathLike(p) && (!s.fold || lockkey.FoldPath(p) != p) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// matchForm returns paths as pattern locks are matched against them: under
+// case folding with A-Z lowered (patterns are folded the same way).
+func (s *Store) matchForm(paths []string) []string {
+	if !s.fold {
+		return paths
+	}
+	out := make([]string, len(paths))
+	for i, p := range paths {
+		out[i] = lockkey.LowerASCII(p)
+	}
+	return out
 }
 
 func sortEntries(entries []workflow.Entry) {

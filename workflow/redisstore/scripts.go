@@ -51,9 +51,18 @@ end
 //	KEYS: 1 record, 2 fence counters (hash), 3 index of keys, 4 session
 //	      history; then only when used: the session's rate-limit log (with
 //	      a rate limit), the index of patterns (for a pattern key)
-//	ARGV: 1 lock key, 2 caller's now (ms), 3 record lifetime (ms), 4 record
-//	      head (before the fence), 5 record tail (after the fence); only
-//	      when set: 6 history TTL ms, 7 rate limit, 8 rate window ms
+//	ARGV: 1 member (the lock key, or its identity under case folding), 2
+//	      caller's now (ms), 3 record lifetime (ms), 4 record head (before
+//	      the fence), 5 record tail (after the fence); only when set: 6
+//	      history TTL ms, 7 rate limit, 8 rate window ms; for a path key
+//	      under case folding: 9 "fold", then 10 and 11 the record and
+//	      member of the key's spelling, when it differs from ARGV[1]
+//
+// Under case folding the record keeps the spelling that was locked, which
+// folds (A-Z lowered, as string.lower does in Redis's C locale) to the
+// member, or to the member without its leading "/" (lockkey.FoldCase).
+// A record of the spelling written without case folding counts as the
+// key's too: a live one holds it, an expired one is taken over (removed).
 //
 // Every argument costs the server about a tenth of a microsecond, so
 // what a call does not need is left out.
@@ -73,10 +82,26 @@ if cur then
   -- taking over is the one time the JSON is read: a record that does not
   -- name its key and token is corrupt, and a corrupt record is never free
   local ok, j = pcall(cjson.decode, string.sub(cur, at))
-  if not ok or type(j) ~= 'table' or j['key'] ~= ARGV[1] or j['token'] ~= tok then
+  local named = ok and type(j) == 'table' and j['key'] == ARGV[1]
+  if not named and ARGV[9] and ok and type(j) == 'table' and type(j['key']) == 'string' then
+    local k = string.lower(j['key'])
+    named = k == ARGV[1] or '/' .. k == ARGV[1]
+  end
+  if not named or j['token'] ~= tok then
     return {'CORRUPT', 'expired record is not a whole lock record of this key'}
   end
   prevFence = fence
+end
+local old
+if ARGV[10] then
+  old = redis.pcall('GET', ARGV[10])
+  if type(old) == 'table' then return {'CORRUPT', 'the key of its spelling holds something else than a lock record'} end
+  if old then
+    local exp, fence = parse(old)
+    if not exp then return {'CORRUPT', 'malformed lock record of its spelling'} end
+    if exp >= tonumber(ARGV[2]) then return old end
+    if fence > prevFence then prevFence = fence end
+  end
 end
 local limit, now = 0, 0
 if ARGV[7] then limit = tonumber(ARGV[7]) end
@@ -98,11 +123,17 @@ if fence <= prevFence then
 end
 local rec = ARGV[4] .. string.format('%d', fence) .. ARGV[5]
 redis.call('SET', KEYS[1], rec, 'PX', ARGV[3])
+local patterns = KEYS[limit > 0 and 6 or 5]
 if not cur then
   -- a key with a record is always in the index; a replaced one already is
   redis.call('ZADD', KEYS[3], '0', ARGV[1])
-  local patterns = KEYS[limit > 0 and 6 or 5]
   if patterns then redis.call('SADD', patterns, ARGV[1]) end
+end
+if old then
+  -- the expired record of the spelling is replaced by the one above
+  redis.call('DEL', ARGV[10])
+  redis.call('ZREM', KEYS[3], ARGV[11])
+  if patterns then redis.call('SREM', patterns, ARGV[11]) end
 end
 redis.call('HSET', KEYS[4], ARGV[1], rec)
 if ARGV[6] and ARGV[6] ~= '0' then redis.call('PEXPIRE', KEYS[4], ARGV[6]) end
@@ -110,7 +141,7 @@ if limit > 0 then
   redis.call('ZADD', KEYS[5], string.format('%d', now), ARGV[1] .. '\n' .. string.format('%d', fence))
   redis.call('PEXPIRE', KEYS[5], ARGV[8])
 end
-if cur then return {'OK', fence, cur} end
+if cur or old then return {'OK', fence, cur or old} end
 return fence
 `}
 

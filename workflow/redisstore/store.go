@@ -73,6 +73,11 @@ type Options struct {
 	// PoolSize is the number of connections kept (default: go-redis's, ten
 	// per CPU). A CLI process needs one.
 	PoolSize int
+	// IgnoreCase folds path and pattern keys as git does under
+	// core.ignorecase: spellings that differ only in the case of A-Z are
+	// one key (lockkey.FoldCase), kept under the folded spelling; the
+	// record keeps the spelling that was locked.
+	IgnoreCase bool
 }
 
 // Store is the Redis lock store. Its methods are safe for concurrent use;
@@ -95,6 +100,8 @@ type Store struct {
 	rateWinMS   int64
 	opTimeout   time.Duration
 	dialTimeout time.Duration
+	// fold: path and pattern keys are one key per lockkey.FoldCase.
+	fold bool
 }
 
 // Open connects to the Redis server of rawURL (redis://[user:password@]host:port/db,
@@ -119,6 +126,7 @@ func Open(ctx context.Context, rawURL string, opts Options) (*Store, error) {
 	s.rateWindow = orDefault(opts.RateLimitWindow, DefaultRateLimitWindow)
 	s.rateWinMS = max(s.rateWindow.Milliseconds(), 1)
 	s.historyTTL = opts.HistoryTTL.Milliseconds()
+	s.fold = opts.IgnoreCase
 	switch {
 	case opts.ExpiredGrace < 0:
 		s.graceMS = 0
@@ -213,11 +221,14 @@ func (s *Store) setPrefix(p string) {
 
 // Redis key layout under the prefix P (see the package documentation).
 // Record keys start with "r:" and index keys with "i:", so no lock key can
-// name another structure.
-func (s *Store) recKey(key string) string      { return s.p + "r:" + key }
+// name another structure. A record's key, index entries, fence counter,
+// history entry and channel are named by its member: the identity of its
+// lock key (id), or, for a record written without case folding, its
+// spelling (legacy).
+func (s *Store) recKey(member string) string   { return s.p + "r:" + member }
 func (s *Store) histKey(session string) string { return s.kHist + session }
 func (s *Store) rateKey(session string) string { return s.p + "rl:" + session }
-func (s *Store) channel(key string) string     { return s.p + "c:" + key }
+func (s *Store) channel(member string) string  { return s.p + "c:" + member }
 func (s *Store) histPrefix() string            { return s.kHist }
 func (s *Store) recPrefix() string             { return s.p + "r:" }
 
@@ -225,7 +236,37 @@ func (s *Store) recPrefix() string             { return s.p + "r:" }
 func (s *Store) Prefix() string { return s.p }
 
 // Where names the server and the Redis key of key's record.
-func (s *Store) Where(key string) string { return s.display + " " + s.recKey(key) }
+func (s *Store) Where(key string) string { return s.at(s.id(key)) }
+
+// at names the server and the Redis key of member's record.
+func (s *Store) at(member string) string { return s.display + " " + s.recKey(member) }
+
+// id is the member key's record is kept under: with IgnoreCase the folded
+// key (lockkey.FoldCase), else the key itself.
+func (s *Store) id(key string) string {
+	if s.fold {
+		return lockkey.FoldCase(key)
+	}
+	return key
+}
+
+// legacy returns, under IgnoreCase, the member of a record of key written
+// without case folding (its spelling), when that is not id(key); else "".
+// Such records stay valid, so lookups look there too.
+func (s *Store) legacy(key string) string {
+	if !s.fold || s.id(key) == key {
+		return ""
+	}
+	return key
+}
+
+// overlap is lockkey.Overlap, or lockkey.OverlapFoldCase with IgnoreCase.
+func (s *Store) overlap(a, b string) bool {
+	if s.fold {
+		return lockkey.OverlapFoldCase(a, b)
+	}
+	return lockkey.Overlap(a, b)
+}
 
 // Close closes the connections. Operations after Close fail as unavailable.
 func (s *Store) Close() error {
@@ -291,8 +332,9 @@ func encodeValue(rec workflow.Lock) (head, tail string, err error) {
 }
 
 // parseValue decodes a record's Redis value and checks that it is whole and
-// names key.
-func parseValue(key, v string) (workflow.Lock, error) {
+// belongs under member: its key is member, or folds to it (a record written
+// under case folding; see lockkey.FoldCase).
+func parseValue(member, v string) (workflow.Lock, error) {
 	f := strings.SplitN(v, "\n", 5)
 	if len(f) != 5 {
 		return workflow.Lock{}, errors.New("malformed lock record")
@@ -309,8 +351,8 @@ func parseValue(key, v string) (workflow.Lock, error) {
 		return workflow.Lock{}, fmt.Errorf("invalid record: %w", err)
 	}
 	switch {
-	case rec.Key != key:
-		return workflow.Lock{}, fmt.Errorf("record names key %q, not %q", rec.Key, key)
+	case rec.Key != member && lockkey.FoldCase(rec.Key) != member:
+		return workflow.Lock{}, fmt.Errorf("record names key %q, not %q", rec.Key, member)
 	case rec.Token != f[2] || rec.Session != sess || rec.ExpiresAt.UnixMilli() != exp:
 		return workflow.Lock{}, errors.New("record's token, session or expiry disagree with its JSON")
 	}
@@ -328,8 +370,9 @@ func (s *Store) lifetime(exp, now time.Time) int64 {
 	return min(max(ms, 1), 1<<46)
 }
 
-func (s *Store) corrupt(key string, err error) *workflow.CorruptError {
-	return &workflow.CorruptError{Key: key, Path: s.Where(key), Err: err}
+// corrupt reports member's record as unreadable.
+func (s *Store) corrupt(member string, err error) *workflow.CorruptError {
+	return &workflow.CorruptError{Key: member, Path: s.at(member), Err: err}
 }
 
 // reply is a script's answer: a status word and its values.
@@ -402,17 +445,26 @@ func (s *Store) Acquire(ctx context.Context, rec workflow.Lock, now time.Time) (
 	if err != nil {
 		return workflow.Lock{}, nil, err
 	}
-	k := rec.Key
+	k, m := rec.Key, s.id(rec.Key)
+	folded := s.fold && lockkey.IsPathLike(k)
 	keys := make([]string, 4, 6)
-	keys[0], keys[1], keys[2], keys[3] = s.recKey(k), s.kFences, s.kKeys, s.histKey(rec.Session)
-	args := make([]any, 5, 8)
-	args[0], args[1], args[2], args[3], args[4] = k, now.UnixMilli(), s.lifetime(rec.ExpiresAt, now), head, tail
-	if s.historyTTL > 0 || s.rateLimit > 0 {
+	keys[0], keys[1], keys[2], keys[3] = s.recKey(m), s.kFences, s.kKeys, s.histKey(rec.Session)
+	args := make([]any, 5, 11)
+	args[0], args[1], args[2], args[3], args[4] = m, now.UnixMilli(), s.lifetime(rec.ExpiresAt, now), head, tail
+	if s.historyTTL > 0 || s.rateLimit > 0 || folded {
 		args = append(args, s.historyTTL)
 	}
 	if s.rateLimit > 0 {
 		keys = append(keys, s.rateKey(rec.Session))
 		args = append(args, s.rateLimit, s.rateWinMS)
+	} else if folded {
+		args = append(args, 0, 0)
+	}
+	if folded {
+		args = append(args, "fold")
+		if old := s.legacy(k); old != "" {
+			args = append(args, s.recKey(old), old)
+		}
 	}
 	if lockkey.IsPattern(k) {
 		keys = append(keys, s.kPat)
@@ -426,7 +478,7 @@ func (s *Store) Acquire(ctx context.Context, rec workflow.Lock, now time.Time) (
 		rec.Fence = uint64(r.int(1))
 		var prev *workflow.Lock
 		if v := r.str(2); v != "" {
-			p, err := parseValue(k, v)
+			p, err := parseValue(m, v)
 			if err != nil {
 				// The script vetted it; what it did not read only makes
 				// the takeover's report less precise.
@@ -436,15 +488,15 @@ func (s *Store) Acquire(ctx context.Context, rec workflow.Lock, now time.Time) (
 		}
 		return rec, prev, nil
 	case "HELD":
-		cur, err := parseValue(k, r.str(1))
+		cur, err := parseValue(m, r.str(1))
 		if err != nil {
-			return workflow.Lock{}, nil, s.corrupt(k, err)
+			return workflow.Lock{}, nil, s.corrupt(m, err)
 		}
-		return workflow.Lock{}, nil, &workflow.HeldError{Lock: cur, Where: s.Where(k)}
+		return workflow.Lock{}, nil, &workflow.HeldError{Lock: cur, Where: s.at(s.id(cur.Key))}
 	case "RATE":
 		return workflow.Lock{}, nil, &workflow.RateLimitedError{Limit: s.rateLimit, Window: s.rateWindow}
 	case "CORRUPT":
-		return workflow.Lock{}, nil, s.corrupt(k, errors.New(r.str(1)))
+		return workflow.Lock{}, nil, s.corrupt(m, errors.New(r.str(1)))
 	}
 	return workflow.Lock{}, nil, s.unexpected(ctx, "acquire", k, r)
 }
@@ -463,11 +515,21 @@ func (s *Store) Remove(ctx context.Context, key string) (workflow.Lock, error) {
 }
 
 func (s *Store) release(ctx context.Context, verb, key, token string, force bool) (workflow.Lock, error) {
-	keys := append(make([]string, 0, 3), s.recKey(key), s.kKeys)
+	rec, err := s.releaseAt(ctx, verb, key, s.id(key), token, force)
+	if old := s.legacy(key); old != "" && errors.Is(err, workflow.ErrNotFound) {
+		return s.releaseAt(ctx, verb, key, old, token, force)
+	}
+	return rec, err
+}
+
+// releaseAt runs releaseScript on member's record.
+func (s *Store) releaseAt(ctx context.Context, verb, key, member, token string, force bool) (workflow.Lock, error) {
+	keys := append(make([]string, 0, 3), s.recKey(member), s.kKeys)
 	if lockkey.IsPattern(key) {
 		keys = append(keys, s.kPat)
 	}
-	args := append(make([]any, 0, 5), key, token, s.histPrefix(), s.channel(key))
+	// Waiters listen on the identity's channel, whichever record it is.
+	args := append(make([]any, 0, 5), member, token, s.histPrefix(), s.channel(s.id(key)))
 	if force {
 		args = append(args, "force")
 	}
@@ -480,9 +542,9 @@ func (s *Store) release(ctx context.Context, verb, key, token string, force bool
 		if !force {
 			return workflow.Lock{}, nil
 		}
-		rec, err := parseValue(key, r.str(1))
+		rec, err := parseValue(member, r.str(1))
 		if err != nil {
-			return workflow.Lock{Key: key}, s.corrupt(key, err)
+			return workflow.Lock{Key: key}, s.corrupt(member, err)
 		}
 		return rec, nil
 	case "NOTFOUND":
@@ -490,7 +552,7 @@ func (s *Store) release(ctx context.Context, verb, key, token string, force bool
 	case "MISMATCH":
 		return workflow.Lock{}, workflow.ErrTokenMismatch
 	case "CORRUPT":
-		return workflow.Lock{Key: key}, s.corrupt(key, errors.New(r.str(1)))
+		return workflow.Lock{Key: key}, s.corrupt(member, errors.New(r.str(1)))
 	}
 	return workflow.Lock{}, s.unexpected(ctx, verb, key, r)
 }
@@ -506,10 +568,20 @@ func (s *Store) Update(ctx context.Context, rec workflow.Lock) (workflow.Lock, e
 	if err != nil {
 		return workflow.Lock{}, err
 	}
+	got, err := s.updateAt(ctx, rec, s.id(rec.Key), head, tail)
+	if old := s.legacy(rec.Key); old != "" && errors.Is(err, workflow.ErrNotFound) {
+		// A record written without case folding: rec has its spelling.
+		return s.updateAt(ctx, rec, old, head, tail)
+	}
+	return got, err
+}
+
+// updateAt runs updateScript on member's record.
+func (s *Store) updateAt(ctx context.Context, rec workflow.Lock, member, head, tail string) (workflow.Lock, error) {
 	k := rec.Key
-	keys := []string{s.recKey(k), s.histKey(rec.Session)}
+	keys := []string{s.recKey(member), s.histKey(rec.Session)}
 	r, err := s.run(ctx, "refresh", k, updateScript, keys,
-		k, rec.Token, s.lifetime(rec.ExpiresAt, time.Now()), head, tail, s.historyTTL, s.histPrefix(), rec.Session)
+		member, rec.Token, s.lifetime(rec.ExpiresAt, time.Now()), head, tail, s.historyTTL, s.histPrefix(), rec.Session)
 	if err != nil {
 		return workflow.Lock{}, err
 	}
@@ -522,38 +594,39 @@ func (s *Store) Update(ctx context.Context, rec workflow.Lock) (workflow.Lock, e
 	case "MISMATCH":
 		return workflow.Lock{}, workflow.ErrTokenMismatch
 	case "CORRUPT":
-		return workflow.Lock{}, s.corrupt(k, errors.New(r.str(1)))
+		return workflow.Lock{}, s.corrupt(member, errors.New(r.str(1)))
 	}
 	return workflow.Lock{}, s.unexpected(ctx, "refresh", k, r)
 }
 
 // Get returns key's record, workflow.ErrNotFound or a *workflow.CorruptError.
 func (s *Store) Get(ctx context.Context, key string) (workflow.Lock, error) {
-	octx, cancel := s.opCtx(ctx)
-	defer cancel()
-	v, err := s.rdb.Get(octx, s.recKey(key)).Result()
-	switch {
-	case errors.Is(err, redis.Nil):
-		return workflow.Lock{}, workflow.ErrNotFound
-	case isWrongType(err):
-		return workflow.Lock{}, s.corrupt(key, errors.New("the key holds something else than a lock record"))
-	case err != nil:
-		return workflow.Lock{}, s.fail(ctx, "get "+key, err)
+	members := []string{s.id(key)}
+	if old := s.legacy(key); old != "" {
+		members = append(members, old)
 	}
-	rec, err := parseValue(key, v)
+	// One round trip, the record written without case folding included.
+	entries, err := s.fetch(ctx, "get "+key, members, false, nil)
 	if err != nil {
-		return workflow.Lock{}, s.corrupt(key, err)
+		return workflow.Lock{}, err
 	}
-	return rec, nil
+	if len(entries) == 0 {
+		return workflow.Lock{}, workflow.ErrNotFound
+	}
+	if e := entries[0]; e.Err != nil {
+		return workflow.Lock{}, e.Err
+	}
+	return entries[0].Lock, nil
 }
 
-// entry turns a record's value into an Entry (Err set when it is corrupt).
-func (s *Store) entry(key, v string) workflow.Entry {
-	e := workflow.Entry{Name: s.recKey(key)}
-	rec, err := parseValue(key, v)
+// entry turns member's record value into an Entry (Err set when it is
+// corrupt).
+func (s *Store) entry(member, v string) workflow.Entry {
+	e := workflow.Entry{Name: s.recKey(member)}
+	rec, err := parseValue(member, v)
 	if err != nil {
-		e.Key = key
-		e.Err = s.corrupt(key, err)
+		e.Key = member
+		e.Err = s.corrupt(member, err)
 		return e
 	}
 	e.Lock = rec

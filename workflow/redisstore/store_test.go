@@ -566,3 +566,20 @@ func TestClassify(t *testing.T) {
 		})
 	}
 }
+
+func TestConformanceIgnoreCase(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t, redistest.Options{})
+	locktest.RunIgnoreCase(t, func(t *testing.T) locktest.Views {
+		prefix := freshPrefix(t)
+		folded, err := Open(context.Background(), srv.URL(), Options{Prefix: prefix, IgnoreCase: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		exact, err := Open(context.Background(), srv.URL(), Options{Prefix: prefix})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return locktest.Views{Folded: folded, Exact: exact}
+	})
+}

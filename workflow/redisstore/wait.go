@@ -21,7 +21,7 @@ var _ workflow.Waiter = (*Store)(nil)
 func (s *Store) WaitRelease(ctx context.Context, key string) (<-chan struct{}, error) {
 	op := "wait " + key
 	octx, cancel := s.opCtx(ctx)
-	ps := s.rdb.Subscribe(octx, s.channel(key))
+	ps := s.rdb.Subscribe(octx, s.channel(s.id(key)))
 	_, err := ps.Receive(octx) // the subscription's confirmation
 	cancel()
 	if err != nil {
