@@ -30,7 +30,8 @@ type Checker struct {
 	Profile         string
 	// RequireLock: every touched path must be covered by a lock of Me.
 	RequireLock bool
-	// IgnoreCase matches lock patterns case-insensitively (core.ignorecase).
+	// IgnoreCase (core.ignorecase) matches lock keys as the store compares
+	// them then: A-Z folded (lockkey.FoldCase).
 	IgnoreCase bool
 	Now        time.Time
 }
@@ -187,30 +188,34 @@ func (c *Checker) coverage(paths []string, entries []workflow.Entry) [][]string 
 		case e.Key == "":
 			out[n] = []string{""}
 		case lockkey.IsPattern(e.Key):
-			pats, patEntry = append(pats, e.Key), append(patEntry, n)
+			p := e.Key
+			if c.IgnoreCase {
+				p, _ = lockkey.FoldedGlob(p)
+			}
+			pats, patEntry = append(pats, p), append(patEntry, n)
 		default:
 			k := e.Key
 			if c.IgnoreCase {
-				k = strings.ToLower(k)
+				k = lockkey.FoldCase(k)
 			}
 			exact[k] = append(exact[k], n)
 		}
 	}
-	m, err := pathmatch.NewMatcher(pats, c.IgnoreCase)
+	m, err := pathmatch.NewMatcher(pats, false)
 	if err != nil {
 		m = nil // stored pattern keys are valid; a bad one matches nothing here
 	}
 	var buf []int
 	for _, p := range paths {
-		k := p
+		k, mp := p, p
 		if c.IgnoreCase {
-			k = strings.ToLower(k)
+			k, mp = lockkey.FoldPath(p), lockkey.LowerASCII(p)
 		}
 		for _, n := range exact[k] {
 			out[n] = append(out[n], p)
 		}
 		if len(pats) > 0 {
-			buf = m.AppendMatches(buf[:0], p)
+			buf = m.AppendMatches(buf[:0], mp)
 			for _, i := range buf {
 				out[patEntry[i]] = append(out[patEntry[i]], p)
 			}

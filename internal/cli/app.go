@@ -46,6 +46,21 @@ type env struct {
 	closers []func() error
 	redis   *redisstore.Store // set when the store is Redis
 	realTop string            // the worktree with symbolic links resolved, once needed
+	// fold is core.ignorecase, once read (see ignoreCase).
+	fold *bool
+}
+
+// ignoreCase reports core.ignorecase, read once per run: path and pattern
+// lock keys, lock checks and scope patterns all follow it.
+func (e *env) ignoreCase(ctx context.Context) (bool, error) {
+	if e.fold == nil {
+		v, err := gitexec.IgnoreCase(ctx, e.repo)
+		if err != nil {
+			return false, err
+		}
+		e.fold = &v
+	}
+	return *e.fold, nil
 }
 
 func (e *env) close() {
@@ -142,7 +157,7 @@ func (a *app) open(ctx context.Context) (*env, error) {
 	if e.mgr != nil {
 		return e, nil
 	}
-	store, err := a.openStore(e)
+	store, err := a.openStore(ctx, e)
 	if err != nil {
 		return nil, err
 	}
@@ -159,7 +174,11 @@ func (a *app) open(ctx context.Context) (*env, error) {
 	return e, nil
 }
 
-func (a *app) openStore(e *env) (workflow.Store, error) {
+func (a *app) openStore(ctx context.Context, e *env) (workflow.Store, error) {
+	fold, err := e.ignoreCase(ctx)
+	if err != nil {
+		return nil, err
+	}
 	spec := a.globals.Store
 	if spec == "" {
 		spec = getenv("LOCKGATE_STORE")
@@ -169,7 +188,7 @@ func (a *app) openStore(e *env) (workflow.Store, error) {
 	}
 	switch {
 	case spec == "" || spec == "file":
-		return filestore.Open(filepath.Join(e.stateDir(), "locks"))
+		return filestore.OpenWith(filepath.Join(e.stateDir(), "locks"), filestore.Options{IgnoreCase: fold})
 	case spec == "redis" || redisstore.IsURL(spec):
 		url := spec
 		if spec == "redis" {
@@ -183,6 +202,7 @@ func (a *app) openStore(e *env) (workflow.Store, error) {
 		}
 		opts.Prefix = a.redisPrefix(e)
 		opts.PoolSize = 4 // one CLI process: a few connections for parallel reads
+		opts.IgnoreCase = fold
 		rs, err := redisstore.Open(context.Background(), url, opts)
 		if err != nil {
 			return nil, err

@@ -28,7 +28,7 @@ import (
 // opened store (or why it could not be opened), identity.
 func (a *app) runner(ctx context.Context, e *env, profile string) (*hooks.Runner, error) {
 	sc := e.cfg.Scope
-	ignoreCase, err := gitexec.IgnoreCase(ctx, e.repo)
+	ignoreCase, err := e.ignoreCase(ctx)
 	if err != nil {
 		return nil, err
 	}
