@@ -570,3 +570,39 @@ func TestMCPRenewKeepsLongerExpiry(t *testing.T) {
 		t.Errorf("renewed with ttl_minutes 5: expires %s, want about 5 minutes from now", got)
 	}
 }
+
+// Under core.ignorecase the MCP tools treat spellings git treats as one
+// path as one key, and name the spelling that was locked.
+func TestMCPIgnoreCase(t *testing.T) {
+	t.Parallel()
+	r := gittest.New(t)
+	r.Git("config", "core.ignorecase", "true")
+	a := startMCP(t, r, "agent-1", "LOCKGATE_WORKER_TYPE=agent")
+	b := startMCP(t, r, "agent-2", "LOCKGATE_WORKER_TYPE=agent")
+	if out, isErr := a.call("acquire_lock", map[string]any{"keys": []string{"src/README.md", "LIB/**"}}); isErr || out["acquired"] != true {
+		t.Fatalf("acquire: %v", out)
+	}
+	out, isErr := b.call("acquire_lock", map[string]any{"file_path": "src/Readme.md"})
+	if !isErr || errClass(out) != "busy" {
+		t.Fatalf("acquire of another spelling = %v (isError %v)", out, isErr)
+	}
+	if held := out["error"].(map[string]any)["held_by"].(map[string]any); held["key"] != "src/README.md" {
+		t.Fatalf("held_by = %v, want the spelling that was locked", held)
+	}
+	out, _ = b.call("check_locks", map[string]any{"keys": []string{"SRC/readme.md", "lib/x.go", "src/other.md"}})
+	var states []string
+	for _, s := range out["statuses"].([]any) {
+		states = append(states, s.(map[string]any)["state"].(string))
+	}
+	if !slices.Equal(states, []string{"held", "held", "free"}) {
+		t.Fatalf("check_locks = %v", out)
+	}
+	out, isErr = b.call("check_change", map[string]any{"paths": []string{"src/readme.md", "lib/x.go"}})
+	if isErr || out["ok"] != false || len(out["violations"].([]any)) != 2 {
+		t.Fatalf("check_change = %v", out)
+	}
+	out, isErr = a.call("release_lock", map[string]any{"keys": []string{"SRC/README.MD", "lib/**"}})
+	if isErr || fmt.Sprint(out["released"]) != "[src/README.md LIB/**]" {
+		t.Fatalf("release through other spellings = %v", out)
+	}
+}
