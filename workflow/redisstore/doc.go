@@ -19,6 +19,14 @@
 //	rl:<session>   sorted set: the session's grants within the rate window
 //	c:<key>        pub/sub channel: the key was released (WaitRelease)
 //
+// With Options.IgnoreCase (core.ignorecase) <key> in these names, and the
+// members of i:keys and i:pat, are the identity of a path or pattern key,
+// lockkey.FoldCase(key), so that spellings differing in the case of A-Z are
+// one record, fence counter and channel; the record keeps the spelling. A
+// record under its spelling (written without IgnoreCase) stays valid:
+// lookups of that spelling read it too, and acquiring the key takes it over
+// once it expired.
+//
 // "r:" and "i:" keep lock keys from naming any other structure. Nothing
 // runs KEYS or SCAN: List reads i:keys, InNamespace the range "ns:" to
 // "ns;" of it, Covering reads the paths' own records and i:pat (matched
