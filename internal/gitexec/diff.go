@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 )
 
 // StagedNameStatus returns `git diff --cached --name-status -z -M` of the
@@ -114,17 +115,21 @@ func HeadBranch(r *Repo) (string, error) {
 	return strings.TrimPrefix(ref, "refs/heads/"), nil
 }
 
-// IgnoreCase reports core.ignorecase. The config files are scanned first so
-// that the common case (the word is not there) costs no git process.
+// IgnoreCase reports core.ignorecase. The config files git reads (the
+// repository's, the global and the system ones) are scanned first so that
+// the common case (neither the word nor an include is there) costs no git
+// process.
 func IgnoreCase(ctx context.Context, r *Repo) (bool, error) {
 	mentioned := false
-	for _, f := range []string{filepath.Join(r.CommonDir, "config"), filepath.Join(r.GitDir, "config.worktree")} {
+	for _, f := range configFiles(r) {
 		b, err := os.ReadFile(f)
-		if err != nil && !errors.Is(err, os.ErrNotExist) {
+		if err != nil && !errors.Is(err, os.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR) {
 			return false, fmt.Errorf("read %s: %w", f, err)
 		}
-		if bytes.Contains(bytes.ToLower(b), []byte("ignorecase")) {
+		b = bytes.ToLower(b)
+		if bytes.Contains(b, []byte("ignorecase")) || bytes.Contains(b, []byte("include")) {
 			mentioned = true
+			break
 		}
 	}
 	if !mentioned && os.Getenv("GIT_CONFIG_PARAMETERS") == "" && os.Getenv("GIT_CONFIG_COUNT") == "" {
@@ -146,6 +151,35 @@ func IgnoreCase(ctx context.Context, r *Repo) (bool, error) {
 		return false, err
 	}
 	return strings.TrimSpace(string(out)) == "true", nil
+}
+
+// configFiles lists the config files git reads for the repository, as far
+// as the environment tells: system, global, local and worktree.
+func configFiles(r *Repo) []string {
+	files := []string{filepath.Join(r.CommonDir, "config"), filepath.Join(r.GitDir, "config.worktree")}
+	if os.Getenv("GIT_CONFIG_NOSYSTEM") == "" {
+		files = append(files, firstSet(os.Getenv("GIT_CONFIG_SYSTEM"), "/etc/gitconfig"))
+	}
+	if g, ok := os.LookupEnv("GIT_CONFIG_GLOBAL"); ok {
+		return append(files, g)
+	}
+	home := os.Getenv("HOME")
+	if x := os.Getenv("XDG_CONFIG_HOME"); x != "" {
+		files = append(files, filepath.Join(x, "git", "config"))
+	} else if home != "" {
+		files = append(files, filepath.Join(home, ".config", "git", "config"))
+	}
+	if home != "" {
+		files = append(files, filepath.Join(home, ".gitconfig"))
+	}
+	return files
+}
+
+func firstSet(v, def string) string {
+	if v != "" {
+		return v
+	}
+	return def
 }
 
 // HooksDir returns where git runs hooks from for the repository at dir:
