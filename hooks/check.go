@@ -34,6 +34,10 @@ type Checker struct {
 	// them then: A-Z folded (lockkey.FoldCase).
 	IgnoreCase bool
 	Now        time.Time
+	// Dir is the directory the user works in, repo-relative with a
+	// trailing slash ("" at the top; a hook has it from GIT_PREFIX): the
+	// commands of hints name paths relative to it, so they run as pasted.
+	Dir string
 }
 
 // Check evaluates paths (repo-relative, normalized) committed to branch
@@ -137,7 +141,7 @@ func (c *Checker) checkLocks(paths []string, entries []workflow.Entry, r *Report
 			for _, p := range covered[n] {
 				r.Add(Violation{Rule: RuleCorruptLock, Path: p, Key: e.Key,
 					Reason: fmt.Sprintf("the lock record %s cannot be read; it is never treated as free", loc),
-					Hint:   hint.Line(hint.Corrupt, loc, e.Key)})
+					Hint:   hint.Line(hint.Corrupt, loc, lockkey.RelArg(e.Key, c.Dir))})
 			}
 			continue
 		}
@@ -160,7 +164,7 @@ func (c *Checker) checkLocks(paths []string, entries []workflow.Entry, r *Report
 			if e.Reason != "" {
 				v.Reason += ": " + e.Reason
 			}
-			v.Hint = hint.Line(hint.PathLocked, e.Holder, e.Key, e.Key)
+			v.Hint = hint.Line(hint.PathLocked, e.Holder, e.Key, lockkey.RelArg(e.Key, c.Dir))
 			r.Add(v)
 		}
 	}
@@ -169,7 +173,7 @@ func (c *Checker) checkLocks(paths []string, entries []workflow.Entry, r *Report
 			if !mine[p] {
 				r.Add(Violation{Rule: RuleNotLocked, Path: p,
 					Reason: "hooks.require_lock is on and you hold no lock on it",
-					Hint:   hint.Line(hint.PathNotLocked, p)})
+					Hint:   hint.Line(hint.PathNotLocked, lockkey.RelArg(p, c.Dir))})
 			}
 		}
 	}

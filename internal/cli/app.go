@@ -405,6 +405,29 @@ func (e *env) cmdPath(arg string) (string, error) {
 	return p, nil
 }
 
+// userDir is the directory the user works in, repo-relative with a
+// trailing slash ("" at the top), for the commands hints print: the
+// current directory, or, at the top, GIT_PREFIX — git runs hooks (and
+// aliases) at the top of the worktree and says there where the command
+// was started.
+func (e *env) userDir() string {
+	if e.repo.Toplevel == "" {
+		return ""
+	}
+	cwd, err := resolveExisting(e.cwd)
+	if err != nil {
+		cwd = e.cwd
+	}
+	if rel, ok := e.inWorktree(cwd); ok && rel != "." {
+		return filepath.ToSlash(rel) + "/"
+	}
+	p := getenv("GIT_PREFIX")
+	if c := path.Clean(p); p == "" || path.IsAbs(p) || c == "." || c == ".." || strings.HasPrefix(c, "../") {
+		return ""
+	}
+	return path.Clean(p) + "/"
+}
+
 // inWorktree returns abs relative to the worktree when it lies inside it,
 // as written or with symbolic links resolved.
 func (e *env) inWorktree(abs string) (string, bool) {

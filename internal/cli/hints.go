@@ -30,13 +30,13 @@ func (a *app) explainLock(err error) (detail string, hints []string) {
 	)
 	switch {
 	case errors.As(err, &timeout):
-		return heldDetail(timeout.Held), heldHints(timeout.Held.Lock, nil)
+		return heldDetail(timeout.Held), heldHints(timeout.Held.Lock, nil, a.userDir())
 	case errors.As(err, &held):
-		return heldDetail(held), heldHints(held.Lock, a.waitHint)
+		return heldDetail(held), heldHints(held.Lock, a.waitHint, a.userDir())
 	case errors.As(err, &notOwner):
-		return "", []string{notOwnerHint(notOwner)}
+		return "", []string{notOwnerHint(notOwner, a.userDir())}
 	case errors.As(err, &corrupt):
-		return "", []string{hint.Line(hint.Corrupt, corrupt.Path, corrupt.Key)}
+		return "", []string{hint.Line(hint.Corrupt, corrupt.Path, lockkey.RelArg(corrupt.Key, a.userDir()))}
 	}
 	return "", nil
 }
@@ -53,8 +53,9 @@ func heldDetail(h *workflow.HeldError) string {
 
 // heldHints resolves a lock held by someone else: wait for it (when the
 // command can, as wait renders), ask its holder to give it back, or clear
-// it.
-func heldHints(l workflow.Lock, wait func(string) string) []string {
+// it. The user's own commands name paths relative to dir (see userDir);
+// the holder's, from the top of the worktree.
+func heldHints(l workflow.Lock, wait func(string) string, dir string) []string {
 	var out []string
 	if wait != nil {
 		out = append(out, wait(human(max(time.Until(l.ExpiresAt), time.Minute))))
@@ -67,25 +68,26 @@ func heldHints(l workflow.Lock, wait func(string) string) []string {
 	default:
 		out = append(out, hint.Line(hint.AskRelease, l.Holder, l.Key))
 	}
-	return append(out, hint.Line(hint.Clear, l.Key))
+	return append(out, hint.Line(hint.Clear, lockkey.RelArg(l.Key, dir)))
 }
 
 // notOwnerHint resolves a release or refresh of another's lock with the
-// command that overrides it for that kind of key.
-func notOwnerHint(e *workflow.NotOwnerError) string {
+// command that overrides it for that kind of key, paths relative to dir.
+func notOwnerHint(e *workflow.NotOwnerError, dir string) string {
 	l := e.Lock
+	key := lockkey.RelArg(l.Key, dir)
 	port, feature := portOf(l.Key), pausedFeature(l.Key)
 	switch {
 	case e.Op == "refresh" && port != "":
 		return hint.Line(hint.RefreshPortNotOwner, l.Holder, l.Session)
 	case e.Op == "refresh":
-		return hint.Line(hint.RefreshNotOwner, l.Holder, l.Session, l.Key, l.Key)
+		return hint.Line(hint.RefreshNotOwner, l.Holder, l.Session, key, key)
 	case port != "":
 		return hint.Line(hint.ForcePortsRelease, l.Holder, l.Session, port)
 	case feature != "":
 		return hint.Line(hint.ForceUnpause, l.Holder, l.Session, feature)
 	default:
-		return hint.Line(hint.ForceRelease, l.Holder, l.Session, l.Key)
+		return hint.Line(hint.ForceRelease, l.Holder, l.Session, key)
 	}
 }
 
@@ -104,4 +106,13 @@ func pausedFeature(key string) string {
 		return ""
 	}
 	return strings.TrimSuffix(strings.TrimPrefix(key, "feature:"), ":pause")
+}
+
+// userDir is the user's directory for hints (see env.userDir); "" before
+// the repository is known.
+func (a *app) userDir() string {
+	if a.env == nil {
+		return ""
+	}
+	return a.env.userDir()
 }

@@ -45,6 +45,7 @@ func (a *app) runner(ctx context.Context, e *env, profile string) (*hooks.Runner
 	ck := &hooks.Checker{
 		Policy: policy, Me: e.me, Profile: profile, RequireLock: e.cfg.Hooks.RequireLock,
 		IgnoreCase: ignoreCase, Now: time.Now(), WarnUnavailable: e.cfg.Hooks.OnStoreUnavailable == "warn",
+		Dir: e.userDir(),
 	}
 	if oe, err := a.open(ctx); err != nil {
 		var ue *workflow.UnavailableError

@@ -369,7 +369,7 @@ func listCommand() *command {
 			for _, r := range rows {
 				if r.Corrupt {
 					fmt.Fprintf(a.stdio.Err, "lockgate: corrupt lock record %s: %s\n", safetext.Field(r.Location), safetext.Field(r.Error))
-					hint.Print(a.stdio.Err, hint.Line(hint.Corrupt, r.Location, r.Key))
+					hint.Print(a.stdio.Err, hint.Line(hint.Corrupt, r.Location, lockkey.RelArg(r.Key, e.userDir())))
 				}
 			}
 			return nil

@@ -94,3 +94,22 @@ func LowerASCII(s string) string {
 	}
 	return string(b)
 }
+
+// RelArg is key as an argument to a lockgate command run from dir (the
+// directory's repo-relative path with a trailing slash, "" for the top):
+// path and pattern keys relative to dir, as lockgate reads paths given on
+// its command line (`src/a.go` from `docs/` is `../src/a.go`); every
+// other key as it is. Hints use it, so that the commands they print run
+// where the user reads them.
+func RelArg(key, dir string) string {
+	if dir == "" || !IsPathLike(key) {
+		return key
+	}
+	d := strings.Split(strings.TrimSuffix(dir, "/"), "/")
+	k := strings.Split(key, "/")
+	i := 0
+	for i < len(d) && i < len(k)-1 && d[i] == k[i] {
+		i++
+	}
+	return strings.Repeat("../", len(d)-i) + strings.Join(k[i:], "/")
+}
