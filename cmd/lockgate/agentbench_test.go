@@ -27,7 +27,8 @@ func BenchmarkMCPAcquire(b *testing.B) {
 
 func benchMCPAcquire(b *testing.B, store string) {
 	r, env := benchRepo(b)
-	env = append(env, "LOCKGATE_STORE="+store, "LOCK_TTL_MS=600000")
+	r.Git("config", "--local", "lockgate.store", store) // as `lockgate store use` records it
+	env = append(env, "LOCK_TTL_MS=600000")
 	cmd := exec.Command(lockgateBinary(b), "mcp")
 	cmd.Dir, cmd.Env = r.Dir, env
 	ctx := context.Background()

@@ -32,6 +32,8 @@ type app struct {
 	// partial is what a failed command did before it failed, printed with
 	// the error object under --json.
 	partial map[string]any
+	// takesLocks is set for a command that takes locks (command.takesLocks).
+	takesLocks bool
 }
 
 // env is what a lock command works on.
@@ -47,7 +49,8 @@ type env struct {
 	redis   *redisstore.Store // set when the store is Redis
 	realTop string            // the worktree with symbolic links resolved, once needed
 	// fold is core.ignorecase, once read (see ignoreCase).
-	fold *bool
+	fold  *bool
+	setup *storeSetup // how the store was picked
 }
 
 // ignoreCase reports core.ignorecase, read once per run: path and pattern
@@ -157,11 +160,19 @@ func (a *app) open(ctx context.Context) (*env, error) {
 	if e.mgr != nil {
 		return e, nil
 	}
-	store, err := a.openStore(ctx, e)
+	setup, err := a.resolveStore(ctx, e)
 	if err != nil {
 		return nil, err
 	}
-	e.store = store
+	if err := a.storeProblems(setup, func(level, msg string) { fmt.Fprintf(a.stdio.Err, "lockgate: %s: %s\n", level, msg) }); err != nil {
+		return nil, err
+	}
+	store, err := a.openStore(ctx, e, setup.use)
+	if err != nil {
+		return nil, err
+	}
+	e.store, e.setup = store, setup
+	e.redis, _ = store.(*redisstore.Store)
 	e.journal = journal.Open(filepath.Join(e.stateDir(), "events.jsonl"))
 	host, _ := os.Hostname()
 	e.mgr = &workflow.Manager{Store: store, Host: host, PID: os.Getpid(),
@@ -174,27 +185,21 @@ func (a *app) open(ctx context.Context) (*env, error) {
 	return e, nil
 }
 
-func (a *app) openStore(ctx context.Context, e *env) (workflow.Store, error) {
+// openStore opens the store c names.
+func (a *app) openStore(ctx context.Context, e *env, c storeChoice) (workflow.Store, error) {
 	fold, err := e.ignoreCase(ctx)
 	if err != nil {
 		return nil, err
 	}
-	spec := a.globals.Store
-	if spec == "" {
-		spec = getenv("LOCKGATE_STORE")
-	}
-	if spec == "" {
-		spec = e.cfg.Locks.Store
-	}
-	switch {
-	case spec == "" || spec == "file":
+	switch c.Kind {
+	case kindFile:
 		return filestore.OpenWith(filepath.Join(e.stateDir(), "locks"), filestore.Options{IgnoreCase: fold})
-	case spec == "redis" || redisstore.IsURL(spec):
-		url := spec
-		if spec == "redis" {
-			if url = redisstore.URLFromEnv(getenv); url == "" {
-				return nil, usagef("store redis: set LOCK_REDIS_URL (or REDIS_URL), or give --store redis://HOST:PORT/DB")
-			}
+	case kindRedis:
+		if c.URL == "" {
+			return nil, usagef("store redis (%s): set LOCK_REDIS_URL (or REDIS_URL), or name the server: `lockgate store use redis://HOST:PORT/DB`", c.source())
+		}
+		if _, err := redisstore.ServerID(c.URL); err != nil {
+			return nil, usagef("%v (%s)", err, c.source())
 		}
 		opts, err := redisstore.OptionsFromEnv(getenv)
 		if err != nil {
@@ -203,15 +208,9 @@ func (a *app) openStore(ctx context.Context, e *env) (workflow.Store, error) {
 		opts.Prefix = a.redisPrefix(e)
 		opts.PoolSize = 4 // one CLI process: a few connections for parallel reads
 		opts.IgnoreCase = fold
-		rs, err := redisstore.Open(context.Background(), url, opts)
-		if err != nil {
-			return nil, err
-		}
-		e.redis = rs
-		return rs, nil
-	default:
-		return nil, usagef("unknown store %q: want file, redis or a redis:// URL", spec)
+		return redisstore.Open(context.Background(), c.URL, opts)
 	}
+	return nil, fmt.Errorf("store kind %q not built in", c.Kind)
 }
 
 // traceID is the trace id of a W3C traceparent header value

@@ -88,9 +88,10 @@ func (o *ClaimOptions) AddFlags(fs *pflag.FlagSet) {
 func claimCommand() *command {
 	o := &ClaimOptions{}
 	return &command{
-		usage: "claim [WP] [--packages FILE]",
-		short: "claim a work package: its task lock and all its locks (the next free one without WP)",
-		flags: o.AddFlags,
+		takesLocks: true,
+		usage:      "claim [WP] [--packages FILE]",
+		short:      "claim a work package: its task lock and all its locks (the next free one without WP)",
+		flags:      o.AddFlags,
 		run: func(ctx context.Context, a *app, args []string) error {
 			if len(args) > 1 {
 				return usagef("claim: give at most one work package id")
@@ -190,10 +191,10 @@ func (a *app) reportClaim(wp *config.WorkPackage, res []workflow.Result, err err
 		return err
 	}
 	if a.globals.JSON {
-		return writeJSON(a.stdio.Out, map[string]any{"package": wp.ID, "locks": acquiredViews(res)})
+		return writeJSON(a.stdio.Out, map[string]any{"package": wp.ID, "locks": acquiredViews(res), "store": a.env.setup.use.name()})
 	}
 	fmt.Fprintf(a.stdio.Out, "%s\n", safetext.Field(wp.ID))
-	fmt.Fprintf(a.stdio.Err, "claimed %s (%s): %d locks until %s\n", safetext.Field(wp.ID), safetext.Field(wp.Title), len(res), stamp(res[0].Lock.ExpiresAt))
+	fmt.Fprintf(a.stdio.Err, "claimed %s (%s): %d locks in %s until %s\n", safetext.Field(wp.ID), safetext.Field(wp.Title), len(res), a.env.storeLabel(), stamp(res[0].Lock.ExpiresAt))
 	return nil
 }
 
@@ -215,7 +216,7 @@ func doneCommand() *command {
 			}
 			res, err := a.finishPackage(ctx, e, packages, args[0])
 			a.warnJournal()
-			a.reportRelease(res, err)
+			a.reportRelease(e, res, err)
 			return err
 		},
 	}

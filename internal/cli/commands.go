@@ -30,6 +30,7 @@ func commands() map[string]*command {
 		"check":     checkChangeCommand(),
 		"workflow":  workflowCommand(),
 		"session":   sessionCommand(),
+		"store":     storeCommand(),
 		"ports":     portsCommand(),
 		"plan":      planCommand(),
 		"mcp":       mcpCommand(),

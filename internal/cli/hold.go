@@ -7,11 +7,13 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
 	"github.com/spf13/pflag"
 
+	"github.com/lockgate/lockgate/internal/safetext"
 	"github.com/lockgate/lockgate/workflow"
 )
 
@@ -19,9 +21,10 @@ func holdCommand() *command {
 	var ttl, wait time.Duration
 	var reason string
 	return &command{
-		usage:    "lock hold KEY... [--ttl D] [--wait D] -- CMD...",
-		short:    "run CMD while holding the locks, refreshing them; release after; exit with CMD's code",
-		keepDash: true,
+		takesLocks: true,
+		usage:      "lock hold KEY... [--ttl D] [--wait D] -- CMD...",
+		short:      "run CMD while holding the locks, refreshing them; release after; exit with CMD's code",
+		keepDash:   true,
 		flags: func(fs *pflag.FlagSet) {
 			fs.DurationVar(&ttl, "ttl", 0, "lock lifetime, renewed every third of it while CMD runs (default: by worker type, or LOCK_TTL_MS on Redis); never shortens a lock held before")
 			fs.DurationVar(&wait, "wait", 0, "wait up to `D` for held keys to become free")
@@ -60,6 +63,7 @@ func holdCommand() *command {
 					taken = append(taken, r.Lock.Key)
 				}
 			}
+			fmt.Fprintf(a.stdio.Err, "holding %s in %s while %s runs\n", safetext.Field(strings.Join(req.Keys, " ")), e.storeLabel(), safetext.Field(cmdArgs[0]))
 			code, runErr := a.runHeld(ctx, e, req, cmdArgs)
 			// Release even when ctx was cancelled: the locks must not outlive CMD.
 			var relErr error

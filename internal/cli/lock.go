@@ -40,9 +40,10 @@ func (o *AcquireOptions) AddFlags(fs *pflag.FlagSet) {
 func acquireCommand() *command {
 	o := &AcquireOptions{}
 	return &command{
-		usage: "lock acquire KEY... [--ttl D] [--reason R] [--task ID] [--wait D] | --package WP",
-		short: "take locks, all or nothing (exit 4 when one is held by another)",
-		flags: o.AddFlags,
+		takesLocks: true,
+		usage:      "lock acquire KEY... [--ttl D] [--reason R] [--task ID] [--wait D] | --package WP",
+		short:      "take locks, all or nothing (exit 4 when one is held by another)",
+		flags:      o.AddFlags,
 		run: func(ctx context.Context, a *app, args []string) error {
 			return a.acquire(ctx, o, args)
 		},
@@ -107,7 +108,7 @@ func (a *app) acquire(ctx context.Context, o *AcquireOptions, args []string) err
 		case r.TookOver != nil:
 			verb = fmt.Sprintf("took over (expired lock of %s)", safetext.Field(r.TookOver.Holder))
 		}
-		fmt.Fprintf(a.stdio.Err, "%s %s until %s (%s)\n", verb, safetext.Field(r.Lock.Key), stamp(r.Lock.ExpiresAt), until(r.Lock.ExpiresAt, now))
+		fmt.Fprintf(a.stdio.Err, "%s %s in %s until %s (%s)\n", verb, safetext.Field(r.Lock.Key), e.storeLabel(), stamp(r.Lock.ExpiresAt), until(r.Lock.ExpiresAt, now))
 	}
 	return nil
 }
@@ -192,7 +193,7 @@ func releaseCommand() *command {
 			}
 			res, err := e.mgr.Release(ctx, canonicals(keys), e.me, force)
 			a.warnJournal()
-			a.reportRelease(res, err)
+			a.reportRelease(e, res, err)
 			return err
 		},
 	}
@@ -200,9 +201,10 @@ func releaseCommand() *command {
 
 // reportRelease says what a release did; under --json, when err ends the
 // command, what was released goes with the error object.
-func (a *app) reportRelease(res workflow.ReleaseResult, err error) {
+func (a *app) reportRelease(e *env, res workflow.ReleaseResult, err error) {
 	if a.globals.JSON {
-		out := map[string]any{"released": viewsOf(res.Removed), "forced": viewsOf(res.Forced), "missing": nonNilS(res.Missing)}
+		out := map[string]any{"released": viewsOf(res.Removed), "forced": viewsOf(res.Forced), "missing": nonNilS(res.Missing),
+			"store": e.setup.use.name()}
 		if err != nil {
 			a.partial = out
 		} else {
@@ -211,15 +213,15 @@ func (a *app) reportRelease(res workflow.ReleaseResult, err error) {
 	}
 	now := time.Now()
 	for _, l := range res.Removed {
-		fmt.Fprintf(a.stdio.Err, "released %s\n", safetext.Field(l.Key))
+		fmt.Fprintf(a.stdio.Err, "released %s in %s\n", safetext.Field(l.Key), e.storeLabel())
 	}
 	for _, l := range res.Forced {
-		fmt.Fprintf(a.stdio.Err, "forced: removed the lock of %s (%s, session %s) on %s, created %s (%s old)\n",
-			safetext.Field(l.Holder), safetext.Field(l.HolderType), safetext.Field(l.Session), safetext.Field(l.Key),
+		fmt.Fprintf(a.stdio.Err, "forced: removed the lock of %s (%s, session %s) on %s in %s, created %s (%s old)\n",
+			safetext.Field(l.Holder), safetext.Field(l.HolderType), safetext.Field(l.Session), safetext.Field(l.Key), e.storeLabel(),
 			stamp(l.CreatedAt), human(now.Sub(l.CreatedAt)))
 	}
 	for _, k := range res.Missing {
-		fmt.Fprintf(a.stdio.Err, "lockgate: warning: %s was not locked; nothing to release\n", safetext.Field(k))
+		fmt.Fprintf(a.stdio.Err, "lockgate: warning: %s was not locked in %s; nothing to release\n", safetext.Field(k), e.storeLabel())
 	}
 }
 
@@ -264,7 +266,7 @@ func refreshCommand() *command {
 			}
 			now := time.Now()
 			for _, l := range out {
-				fmt.Fprintf(a.stdio.Err, "refreshed %s until %s (%s)\n", safetext.Field(l.Key), stamp(l.ExpiresAt), until(l.ExpiresAt, now))
+				fmt.Fprintf(a.stdio.Err, "refreshed %s in %s until %s (%s)\n", safetext.Field(l.Key), e.storeLabel(), stamp(l.ExpiresAt), until(l.ExpiresAt, now))
 			}
 			return nil
 		},
@@ -366,6 +368,7 @@ func listCommand() *command {
 				out = append(out, []string{r.Key, r.Holder, r.HolderType, human(now.Sub(r.CreatedAt)), exp, st})
 			}
 			table(a.stdio.Out, out)
+			fmt.Fprintf(a.stdio.Err, "%d lock(s) in %s\n", len(rows), e.storeLabel())
 			for _, r := range rows {
 				if r.Corrupt {
 					fmt.Fprintf(a.stdio.Err, "lockgate: corrupt lock record %s: %s\n", safetext.Field(r.Location), safetext.Field(r.Error))
@@ -417,6 +420,7 @@ func checkCommand() *command {
 					}
 				}
 				table(a.stdio.Out, rows)
+				fmt.Fprintf(a.stdio.Err, "checked in %s\n", e.storeLabel())
 			}
 			if held {
 				return &ExitError{Code: ExitLockFailed}
@@ -453,9 +457,9 @@ func clearCommand() *command {
 			a.warnJournal()
 			var corrupt *workflow.CorruptError
 			if errors.As(err, &corrupt) {
-				fmt.Fprintf(a.stdio.Err, "cleared %s: removed corrupt record %s\n", safetext.Field(key), safetext.Field(corrupt.Path))
+				fmt.Fprintf(a.stdio.Err, "cleared %s in %s: removed corrupt record %s\n", safetext.Field(key), e.storeLabel(), safetext.Field(corrupt.Path))
 				if a.globals.JSON {
-					return writeJSON(a.stdio.Out, clearedJSON{Key: key, Corrupt: true})
+					return writeJSON(a.stdio.Out, clearedJSON{Key: key, Corrupt: true, Store: e.setup.use.name()})
 				}
 				return nil
 			}
@@ -465,11 +469,11 @@ func clearCommand() *command {
 			age := time.Since(removed.CreatedAt)
 			if a.globals.JSON {
 				v := viewOf(removed)
-				return writeJSON(a.stdio.Out, clearedJSON{Key: key, Cleared: &v, AgeSeconds: int64(age.Seconds())})
+				return writeJSON(a.stdio.Out, clearedJSON{Key: key, Cleared: &v, AgeSeconds: int64(age.Seconds()), Store: e.setup.use.name()})
 			}
 			f := safetext.Field
-			fmt.Fprintf(a.stdio.Out, "cleared %s\n  owner:      %s (%s, session %s)\n  created_at: %s\n  age:        %s\n  expires_at: %s\n",
-				f(removed.Key), f(removed.Holder), f(removed.HolderType), f(removed.Session), stamp(removed.CreatedAt), human(age), stamp(removed.ExpiresAt))
+			fmt.Fprintf(a.stdio.Out, "cleared %s\n  owner:      %s (%s, session %s)\n  created_at: %s\n  age:        %s\n  expires_at: %s\n  store:      %s\n",
+				f(removed.Key), f(removed.Holder), f(removed.HolderType), f(removed.Session), stamp(removed.CreatedAt), human(age), stamp(removed.ExpiresAt), e.setup.use.name())
 			if removed.Reason != "" {
 				fmt.Fprintf(a.stdio.Out, "  reason:     %s\n", f(removed.Reason))
 			}
@@ -484,6 +488,7 @@ type clearedJSON struct {
 	Corrupt    bool      `json:"corrupt"`
 	Cleared    *lockView `json:"cleared,omitempty"`
 	AgeSeconds int64     `json:"age_seconds"`
+	Store      string    `json:"store"` // file, or the Redis URL without its password
 }
 
 // resolveClearTarget maps what fdx users type — `workflow`, `claim`,

@@ -30,9 +30,12 @@ type Globals struct {
 	WorkerType string
 	Session    string
 	Store      string
-	JSON       bool
-	Verbose    bool
-	Help       bool
+	// AllowStoreMismatch lets a command take locks in a store other than
+	// the one this clone's hooks read.
+	AllowStoreMismatch bool
+	JSON               bool
+	Verbose            bool
+	Help               bool
 }
 
 // AddFlags registers the global options on fs. Current values are the
@@ -44,7 +47,8 @@ func (g *Globals) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&g.As, "as", g.As, "worker id (default $LOCKGATE_WORKER, else user@HOST)")
 	fs.StringVar(&g.WorkerType, "worker-type", g.WorkerType, "human or agent (default $LOCKGATE_WORKER_TYPE, else human)")
 	fs.StringVar(&g.Session, "session", g.Session, "session id (default $LOCKGATE_SESSION, else the worker id)")
-	fs.StringVar(&g.Store, "store", g.Store, "lock store: file or redis://… (default $LOCKGATE_STORE, else locks.store)")
+	fs.StringVar(&g.Store, "store", g.Store, "lock store for this command: file, redis or redis://… (default $LOCKGATE_STORE, else this clone's: `lockgate store show`)")
+	fs.BoolVar(&g.AllowStoreMismatch, "allow-store-mismatch", g.AllowStoreMismatch, "take locks with --store/$LOCKGATE_STORE even where this clone's hooks do not look")
 	fs.BoolVar(&g.JSON, "json", g.JSON, "print data as JSON on stdout")
 	fs.BoolVarP(&g.Verbose, "verbose", "v", g.Verbose, "log what lockgate does on stderr")
 	fs.BoolVarP(&g.Help, "help", "h", g.Help, "show help")
@@ -58,6 +62,9 @@ type command struct {
 	flags func(fs *pflag.FlagSet)
 	run   func(ctx context.Context, a *app, args []string) error
 	sub   map[string]*command
+	// takesLocks: the command takes locks, so a store the clone's hooks
+	// do not read is refused.
+	takesLocks bool
 	// keepDash passes a "--" argument through to run, for commands that
 	// take a command line after it.
 	keepDash bool
@@ -117,6 +124,7 @@ func (a *app) main(ctx context.Context, args []string) error {
 		}
 		return usagef("unknown command %q (see `lockgate %s --help`)", strings.Join(append(path, rest[0]), " "), strings.Join(path, " "))
 	}
+	a.takesLocks = cmd.takesLocks
 	sub := pflag.NewFlagSet("lockgate "+strings.Join(path, " "), pflag.ContinueOnError)
 	sub.SetOutput(io.Discard)
 	a.globals.AddFlags(sub)

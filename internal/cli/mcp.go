@@ -19,8 +19,9 @@ import (
 
 func mcpCommand() *command {
 	return &command{
-		usage: "mcp",
-		short: "serve the lock API to coding agents as MCP tools over stdio",
+		takesLocks: true,
+		usage:      "mcp",
+		short:      "serve the lock API to coding agents as MCP tools over stdio",
 		run: func(ctx context.Context, a *app, args []string) error {
 			if len(args) > 0 {
 				return usagef("mcp takes no arguments")

@@ -37,8 +37,9 @@ func pauseCommand() *command {
 	var reason string
 	var ttl time.Duration
 	return &command{
-		usage: "pause FEATURE [--reason R] [--ttl D]",
-		short: "stop the line: take feature:FEATURE:pause (status, wait: see below)",
+		takesLocks: true,
+		usage:      "pause FEATURE [--reason R] [--ttl D]",
+		short:      "stop the line: take feature:FEATURE:pause (status, wait: see below)",
 		flags: func(fs *pflag.FlagSet) {
 			fs.StringVar(&reason, "reason", "", "why the line is stopped (shown to every worker)")
 			fs.DurationVar(&ttl, "ttl", 0, "how long the pause lasts unless released (default by worker type)")
@@ -68,7 +69,7 @@ func pauseCommand() *command {
 			if a.globals.JSON {
 				return writeJSON(a.stdio.Out, acquiredViews(res))
 			}
-			fmt.Fprintf(a.stdio.Err, "paused %s until %s; `lockgate unpause %s` resumes\n", safetext.Field(args[0]), stamp(res[0].Lock.ExpiresAt), hint.Quote(args[0]))
+			fmt.Fprintf(a.stdio.Err, "paused %s in %s until %s; `lockgate unpause %s` resumes\n", safetext.Field(args[0]), e.storeLabel(), stamp(res[0].Lock.ExpiresAt), hint.Quote(args[0]))
 			return nil
 		},
 		sub: map[string]*command{
@@ -104,7 +105,7 @@ func unpauseCommand() *command {
 					Action: journal.ActionUnpause, Key: key})
 			}
 			a.warnJournal()
-			a.reportRelease(res, err)
+			a.reportRelease(e, res, err)
 			return err
 		},
 	}

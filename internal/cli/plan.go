@@ -70,6 +70,7 @@ func planCommand() *command {
 }
 
 func (a *app) plan(ctx context.Context, o *PlanOptions, file string) error {
+	a.takesLocks = o.Acquire != ""
 	e, err := a.open(ctx)
 	if err != nil {
 		return err
@@ -180,7 +181,7 @@ func (a *app) acquirePlanned(ctx context.Context, e *env, plan *planner.Plan, o 
 		for _, r := range res {
 			fmt.Fprintln(a.stdio.Out, safetext.Field(r.Lock.Key))
 		}
-		fmt.Fprintf(a.stdio.Err, "acquired %d locks for %s until %s\n", len(res), safetext.Field(t.ID), stamp(res[0].Lock.ExpiresAt))
+		fmt.Fprintf(a.stdio.Err, "acquired %d locks for %s in %s until %s\n", len(res), safetext.Field(t.ID), e.storeLabel(), stamp(res[0].Lock.ExpiresAt))
 		return nil
 	}
 	return usagef("plan --acquire: no task %q in the plan", o.Acquire)

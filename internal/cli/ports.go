@@ -46,8 +46,9 @@ func portsAllocateCommand() *command {
 	var count int
 	var ttl time.Duration
 	return &command{
-		usage: "ports allocate [--count N] [--ttl D]",
-		short: "lease N free TCP ports to this session (printed one per line)",
+		takesLocks: true,
+		usage:      "ports allocate [--count N] [--ttl D]",
+		short:      "lease N free TCP ports to this session (printed one per line)",
 		flags: func(fs *pflag.FlagSet) {
 			fs.IntVar(&count, "count", 1, "how many ports")
 			fs.DurationVar(&ttl, "ttl", 0, "lease lifetime (default: as a lock, by worker type; LOCK_TTL_MS on Redis)")
@@ -78,8 +79,8 @@ func portsAllocateCommand() *command {
 			for _, l := range leased {
 				fmt.Fprintln(a.stdio.Out, strings.TrimPrefix(l.Key, portNS+":"))
 			}
-			fmt.Fprintf(a.stdio.Err, "leased %d port(s) until %s; `lockgate ports refresh` extends, `lockgate ports release` gives back\n",
-				len(leased), stamp(leased[0].ExpiresAt))
+			fmt.Fprintf(a.stdio.Err, "leased %d port(s) in %s until %s; `lockgate ports refresh` extends, `lockgate ports release` gives back\n",
+				len(leased), e.storeLabel(), stamp(leased[0].ExpiresAt))
 			return nil
 		},
 	}
@@ -189,7 +190,7 @@ func portsRefreshCommand() *command {
 			if a.globals.JSON {
 				return writeJSON(a.stdio.Out, portRows(ls))
 			}
-			fmt.Fprintf(a.stdio.Err, "refreshed %d port lease(s)\n", len(ls))
+			fmt.Fprintf(a.stdio.Err, "refreshed %d port lease(s) in %s\n", len(ls), e.storeLabel())
 			return nil
 		},
 	}
@@ -217,7 +218,7 @@ func portsReleaseCommand() *command {
 			}
 			res, err := e.mgr.Release(ctx, keys, e.me, force)
 			a.warnJournal()
-			a.reportRelease(res, err)
+			a.reportRelease(e, res, err)
 			return err
 		},
 	}

@@ -11,8 +11,9 @@ import (
 func sessionCommand() *command {
 	return &command{usage: "session <command>", sub: map[string]*command{
 		"restore": {
-			usage: "session restore",
-			short: "Redis: re-acquire this session's persisted locks; skip (and say why) what cannot be",
+			takesLocks: true,
+			usage:      "session restore",
+			short:      "Redis: re-acquire this session's persisted locks; skip (and say why) what cannot be",
 			run: func(ctx context.Context, a *app, args []string) error {
 				if len(args) > 0 {
 					return usagef("session restore takes no arguments")
@@ -22,7 +23,7 @@ func sessionCommand() *command {
 					return err
 				}
 				if e.redis == nil {
-					return usagef("session restore needs the Redis store (--store redis://…); the file store keeps locks on disk across restarts")
+					return usagef("session restore needs the Redis store (`lockgate store use redis://…`); the file store keeps locks on disk across restarts")
 				}
 				opts := e.keyOptions()
 				canon := func(k string) (string, error) { return lockkey.Canonical(k, opts) }
@@ -45,7 +46,7 @@ func sessionCommand() *command {
 					for _, k := range res.Restored {
 						fmt.Fprintf(a.stdio.Err, "restored %s\n", k)
 					}
-					fmt.Fprintf(a.stdio.Err, "session %s: %d restored, %d skipped\n", e.me.Session, len(res.Restored), len(res.Skipped))
+					fmt.Fprintf(a.stdio.Err, "session %s: %d restored, %d skipped, in %s\n", e.me.Session, len(res.Restored), len(res.Skipped), e.storeLabel())
 				}
 				return err
 			},

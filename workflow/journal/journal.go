@@ -37,6 +37,8 @@ const (
 	ActionDone              = "completed_package"
 	ActionPause             = "pause"
 	ActionUnpause           = "unpause"
+	// ActionStoreUse: a clone's lock store was chosen (`lockgate store use`).
+	ActionStoreUse = "store_use"
 )
 
 // MaxLineBytes bounds one encoded event. Append refuses larger events and

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 )
 
 // Environment variables of SPEC §2 (shared with other lock clients of the
@@ -104,3 +106,24 @@ func RepoPrefix(identity string) string {
 	sum := sha256.Sum256([]byte(identity))
 	return DefaultPrefix + hex.EncodeToString(sum[:8]) + ":"
 }
+
+// ServerID names the server and database rawURL points at, without
+// credentials, options or spelling differences ("redis://h:6379/0" for
+// "redis://:pw@H/0?dial_timeout=3"): two URLs with the same ServerID reach
+// the same locks, given the same key prefix.
+func ServerID(rawURL string) (string, error) {
+	o, err := redis.ParseURL(rawURL)
+	if err != nil {
+		return "", fmt.Errorf("redis store: invalid URL %s: %w", Redact(rawURL), err)
+	}
+	switch {
+	case o.Network == "unix":
+		return fmt.Sprintf("unix://%s?db=%d", o.Addr, o.DB), nil
+	case o.TLSConfig != nil:
+		return fmt.Sprintf("rediss://%s/%d", strings.ToLower(o.Addr), o.DB), nil
+	}
+	return fmt.Sprintf("redis://%s/%d", strings.ToLower(o.Addr), o.DB), nil
+}
+
+// Redact is rawURL without its password, for messages.
+func Redact(rawURL string) string { return redactURL(rawURL) }

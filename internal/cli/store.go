@@ -1,0 +1,388 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+
+	"github.com/spf13/pflag"
+
+	"github.com/lockgate/lockgate/internal/config"
+	"github.com/lockgate/lockgate/internal/gitexec"
+	"github.com/lockgate/lockgate/internal/hint"
+	"github.com/lockgate/lockgate/workflow/journal"
+	"github.com/lockgate/lockgate/workflow/redisstore"
+)
+
+// cloneStoreKey is the git config key that records a clone's lock store
+// (`lockgate store use`). It lives in the clone's own config file, shared
+// by its worktrees and read by its hooks.
+const cloneStoreKey = "lockgate.store"
+
+// Where a store choice comes from, strongest first.
+const (
+	fromFlag    = "flag"       // --store
+	fromEnv     = "env"        // LOCKGATE_STORE
+	fromClone   = "git-config" // lockgate.store
+	fromPolicy  = "config"     // locks.store in .lockgate.yaml (or -c FILE)
+	fromDefault = "default"
+)
+
+// Store kinds. Another kind is a constant here, a case in parseStore, one
+// in storeChoice.id and label, and one in openStore.
+const (
+	kindFile  = "file"
+	kindRedis = "redis"
+)
+
+// storeChoice is one lock store as someone chose it.
+type storeChoice struct {
+	Spec   string // as written: file, redis or redis://…
+	Kind   string
+	URL    string // redis: the server; "" for spec redis without LOCK_REDIS_URL / REDIS_URL
+	From   string // fromFlag, fromEnv, …
+	Origin string // the file behind fromClone and fromPolicy
+}
+
+func parseStore(spec string) (storeChoice, error) {
+	c := storeChoice{Spec: spec}
+	switch {
+	case spec == kindFile:
+		c.Kind = kindFile
+	case spec == kindRedis:
+		c.Kind, c.URL = kindRedis, redisstore.URLFromEnv(getenv)
+	case redisstore.IsURL(spec):
+		c.Kind, c.URL = kindRedis, spec
+	default:
+		return c, usagef("unknown store %q: want file, redis or a redis:// URL", redisstore.Redact(spec))
+	}
+	return c, nil
+}
+
+// id is equal for two choices that reach the same locks.
+func (c storeChoice) id() string {
+	if c.Kind == kindRedis {
+		if id, err := redisstore.ServerID(c.URL); err == nil {
+			return id
+		}
+		return "redis?" + c.URL // unusable: equal to nothing else
+	}
+	return c.Kind
+}
+
+// name is the store as output shows it: file, or the server URL without
+// its password.
+func (c storeChoice) name() string {
+	if c.Kind == kindRedis && c.URL != "" {
+		return redisstore.Redact(c.URL)
+	}
+	return c.Kind
+}
+
+// label is the store in a sentence: "the file store", "redis://h:6379/0".
+func (c storeChoice) label() string {
+	if c.Kind == kindFile {
+		return "the file store"
+	}
+	return c.name()
+}
+
+// source says where the choice comes from, in a sentence.
+func (c storeChoice) source() string {
+	switch c.From {
+	case fromFlag:
+		return "--store"
+	case fromEnv:
+		return "LOCKGATE_STORE"
+	case fromClone:
+		return cloneStoreKey + " in " + c.Origin
+	case fromPolicy:
+		return "locks.store in " + c.Origin
+	}
+	return "the default: no " + cloneStoreKey + ", no " + config.DefaultFile
+}
+
+// storeSetup is how a command picked its store, and what this clone's
+// hooks pick.
+type storeSetup struct {
+	use      storeChoice  // this command's store
+	clone    storeChoice  // the hooks' store: lockgate.store, else locks.store of the root .lockgate.yaml, else file
+	recorded *storeChoice // lockgate.store; nil when unset
+	policy   *storeChoice // locks.store of the root .lockgate.yaml; nil without one
+	// The Redis key prefix set for this command and for the hooks ("": the
+	// one derived from the remote URL), and what sets this command's.
+	prefix, clonePrefix, prefixFrom string
+}
+
+// resolveStore picks the store: --store, else LOCKGATE_STORE, else the
+// clone's lockgate.store, else locks.store of the config read, else file.
+// A hook runs the same code, so a command and the hooks disagree only
+// through an override, which the setup shows.
+func (a *app) resolveStore(ctx context.Context, e *env) (*storeSetup, error) {
+	s := &storeSetup{}
+	v, ok, err := gitexec.LocalConfig(ctx, e.repo, cloneStoreKey)
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", cloneStoreKey, err)
+	}
+	if ok {
+		c, err := parseStore(v)
+		if err != nil {
+			return nil, usagef("%s in %s: %v; fix it with `lockgate store use file|redis://…`", cloneStoreKey, gitexec.LocalConfigPath(e.repo), err)
+		}
+		c.From, c.Origin = fromClone, gitexec.LocalConfigPath(e.repo)
+		s.recorded = &c
+	}
+	policy := func(cfg *config.Config) (*storeChoice, error) {
+		if cfg.Path == "" {
+			return nil, nil
+		}
+		c, err := parseStore(cfg.Locks.Store)
+		if err != nil {
+			return nil, usagef("locks.store in %s: %v", cfg.Path, err)
+		}
+		c.From, c.Origin = fromPolicy, cfg.Path
+		return &c, nil
+	}
+	root := e.cfg
+	if a.globals.ConfigFile != "" {
+		// Hooks read the root .lockgate.yaml, whatever -c this command got.
+		if root, err = config.LoadCached(filepath.Join(e.root(), config.DefaultFile), filepath.Join(e.stateDir(), "cache")); err != nil {
+			return nil, err
+		}
+	}
+	if s.policy, err = policy(root); err != nil {
+		return nil, err
+	}
+	switch {
+	case s.recorded != nil:
+		s.clone = *s.recorded
+	case s.policy != nil:
+		s.clone = *s.policy
+	default:
+		s.clone = storeChoice{Spec: kindFile, Kind: kindFile, From: fromDefault}
+	}
+	s.use = s.clone
+	override := func(spec, from string) error {
+		c, err := parseStore(spec)
+		if err != nil {
+			return err
+		}
+		c.From = from
+		s.use = c
+		return nil
+	}
+	switch {
+	case a.globals.Store != "":
+		err = override(a.globals.Store, fromFlag)
+	case getenv("LOCKGATE_STORE") != "":
+		err = override(getenv("LOCKGATE_STORE"), fromEnv)
+	case s.recorded == nil && a.globals.ConfigFile != "":
+		var c *storeChoice
+		if c, err = policy(e.cfg); err == nil && c != nil {
+			s.use = *c
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	s.clonePrefix = root.Locks.RedisPrefix
+	s.prefix, s.prefixFrom = s.clonePrefix, "locks.redis_prefix"
+	switch {
+	case getenv("LOCKGATE_REDIS_PREFIX") != "":
+		s.prefix, s.prefixFrom = getenv("LOCKGATE_REDIS_PREFIX"), "LOCKGATE_REDIS_PREFIX"
+	case e.cfg != root:
+		s.prefix, s.prefixFrom = e.cfg.Locks.RedisPrefix, "locks.redis_prefix in "+e.cfg.Path
+	}
+	return s, nil
+}
+
+// storeProblems says what is wrong with a setup: a store other than the
+// hooks' (refused, unless allowed, for a command that takes locks), a
+// clone at odds with its policy, a clone that chose nothing. say reports
+// a "warning" or a "note".
+func (a *app) storeProblems(s *storeSetup, say func(level, msg string)) error {
+	msg, fix := "", ""
+	switch {
+	case s.use.id() != s.clone.id():
+		msg = fmt.Sprintf("%s %s is not this clone's lock store: its hooks read %s (%s)", s.use.source(), s.use.label(), s.clone.label(), s.clone.source())
+		fix = fmt.Sprintf("Make it this clone's store with `lockgate store use %s`", hint.Quote(s.use.name()))
+	case s.use.Kind == kindRedis && s.prefix != s.clonePrefix:
+		msg = fmt.Sprintf("%s %q is not this clone's Redis key prefix: its hooks use %s", s.prefixFrom, s.prefix, describePrefix(s.clonePrefix))
+		fix = "Set locks.redis_prefix in " + config.DefaultFile + " for everyone instead"
+	}
+	if msg != "" {
+		if a.takesLocks && !a.globals.AllowStoreMismatch {
+			return usagef("%s, so a lock taken there would not stop a commit here.\n%s, or add --allow-store-mismatch to take the lock there on purpose", msg, fix)
+		}
+		say("warning", msg+"; locks in one do not stop commits checked against the other")
+	}
+	if s.recorded != nil && s.policy != nil && s.recorded.id() != s.policy.id() {
+		say("warning", fmt.Sprintf("this clone uses %s (%s), but %s says %s: clones that follow the policy lock elsewhere.\nFollow the policy with `lockgate store use --unset`, or change locks.store for everyone",
+			s.recorded.label(), s.recorded.source(), s.policy.Origin, s.policy.label()))
+	}
+	if a.takesLocks && s.use.From == fromDefault {
+		say("note", fmt.Sprintf("no lock store chosen for this clone (no %s, no %s): locking in the file store, which only this clone's worktrees see.\nShare locks with other clones: `lockgate store use redis://HOST:PORT/DB`; keep the file store and silence this: `lockgate store use file`",
+			cloneStoreKey, config.DefaultFile))
+	}
+	return nil
+}
+
+func describePrefix(p string) string {
+	if p == "" {
+		return "the one derived from the remote URL"
+	}
+	return fmt.Sprintf("%q (locks.redis_prefix)", p)
+}
+
+// storeLabel is the store e's commands work on, in a sentence.
+func (e *env) storeLabel() string {
+	if e.setup == nil {
+		return "the lock store"
+	}
+	return e.setup.use.label()
+}
+
+// root is the working tree root, or the git directory of a bare repository.
+func (e *env) root() string { return firstNonEmpty(e.repo.Toplevel, e.repo.GitDir) }
+
+func storeCommand() *command {
+	var unset bool
+	return &command{usage: "store <command>", sub: map[string]*command{
+		"show": {
+			usage: "store show [--json]",
+			short: "the lock store this clone uses, and where that choice comes from",
+			run: func(ctx context.Context, a *app, args []string) error {
+				if len(args) > 0 {
+					return usagef("store show takes no arguments")
+				}
+				return a.showStore(ctx)
+			},
+		},
+		"use": {
+			usage: "store use file|redis|redis://… | store use --unset",
+			short: "make a store this clone's (git config lockgate.store): every command and hook of every worktree uses it",
+			flags: func(fs *pflag.FlagSet) {
+				fs.BoolVar(&unset, "unset", false, "forget this clone's choice: follow locks.store of .lockgate.yaml")
+			},
+			run: func(ctx context.Context, a *app, args []string) error {
+				switch {
+				case unset && len(args) > 0:
+					return usagef("store use: give a store or --unset, not both")
+				case !unset && len(args) != 1:
+					return usagef("store use: give one store: file, redis or a redis:// URL (or --unset)")
+				case a.globals.Store != "":
+					return usagef("store use: give the store as the argument, without --store")
+				}
+				spec := ""
+				if !unset {
+					spec = args[0]
+				}
+				return a.useStore(ctx, spec)
+			},
+		},
+	}}
+}
+
+// storeView is one store choice in `store show --json`.
+type storeView struct {
+	Store  string `json:"store"` // file, or the URL without its password
+	Kind   string `json:"kind"`
+	Source string `json:"source"` // flag, env, git-config, config, default
+	Origin string `json:"origin,omitempty"`
+}
+
+func view(c *storeChoice) *storeView {
+	if c == nil {
+		return nil
+	}
+	return &storeView{Store: c.name(), Kind: c.Kind, Source: c.From, Origin: c.Origin}
+}
+
+func (a *app) showStore(ctx context.Context) error {
+	e, err := a.load(ctx)
+	if err != nil {
+		return err
+	}
+	s, err := a.resolveStore(ctx, e)
+	if err != nil {
+		return err
+	}
+	var warnings, notes []string
+	if err := a.storeProblems(s, func(level, msg string) {
+		if level == "note" {
+			notes = append(notes, msg)
+		} else {
+			warnings = append(warnings, msg)
+		}
+	}); err != nil {
+		return err
+	}
+	if a.globals.JSON {
+		return writeJSON(a.stdio.Out, map[string]any{
+			"store": view(&s.use), "clone": view(&s.clone), "recorded": view(s.recorded), "policy": view(s.policy),
+			"warnings": nonNilS(warnings), "notes": nonNilS(notes),
+		})
+	}
+	fmt.Fprintf(a.stdio.Out, "store:  %s\nfrom:   %s\n", s.use.name(), s.use.source())
+	if s.use.id() != s.clone.id() {
+		fmt.Fprintf(a.stdio.Out, "hooks:  %s (%s)\n", s.clone.name(), s.clone.source())
+	}
+	if s.policy != nil && s.use.From != fromPolicy {
+		fmt.Fprintf(a.stdio.Out, "policy: %s (%s)\n", s.policy.name(), s.policy.source())
+	}
+	for _, w := range warnings {
+		fmt.Fprintf(a.stdio.Err, "lockgate: warning: %s\n", w)
+	}
+	for _, n := range notes {
+		fmt.Fprintf(a.stdio.Err, "lockgate: note: %s\n", n)
+	}
+	return nil
+}
+
+// useStore records spec as the clone's store ("" forgets it), after
+// checking that the store opens, and logs a store_use event.
+func (a *app) useStore(ctx context.Context, spec string) error {
+	e, err := a.load(ctx)
+	if err != nil {
+		return err
+	}
+	// A record lockgate cannot read is what store use repairs.
+	was := "unreadable"
+	var previous *storeView
+	if before, err := a.resolveStore(ctx, e); err == nil {
+		was = fmt.Sprintf("%s (%s)", before.clone.name(), before.clone.source())
+		previous = view(&before.clone)
+	}
+	if spec != "" {
+		c, err := parseStore(spec)
+		if err != nil {
+			return err
+		}
+		st, err := a.openStore(ctx, e, c)
+		if err != nil {
+			return fmt.Errorf("store use %s: %w", c.name(), err)
+		}
+		_ = st.Close()
+	}
+	if err := gitexec.SetLocalConfig(ctx, e.repo, cloneStoreKey, spec, spec == ""); err != nil {
+		return fmt.Errorf("record the store: %w", err)
+	}
+	oe, err := a.open(ctx)
+	if err != nil {
+		return err
+	}
+	now := oe.setup.clone
+	details := fmt.Sprintf("%s (%s); was %s", now.name(), now.source(), was)
+	oe.mgr.Emit(journal.Event{Worker: e.me.Holder, WorkerType: e.me.HolderType, Session: e.me.Session,
+		Action: journal.ActionStoreUse, Details: details})
+	a.warnJournal()
+	if a.globals.JSON {
+		return writeJSON(a.stdio.Out, map[string]any{"store": view(&now), "previous": previous})
+	}
+	if spec == "" {
+		fmt.Fprintf(a.stdio.Err, "this clone follows %s again: %s\n", now.source(), now.label())
+	} else {
+		fmt.Fprintf(a.stdio.Err, "this clone now locks in %s (%s): every command and hook of its worktrees uses it\n", now.label(), now.source())
+	}
+	return nil
+}

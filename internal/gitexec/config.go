@@ -1,0 +1,83 @@
+package gitexec
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+
+	format "github.com/go-git/go-git/v5/plumbing/format/config"
+)
+
+// LocalConfigPath is the clone's own config file, the one
+// `git config --local` reads and writes: shared by every worktree.
+func LocalConfigPath(r *Repo) string { return filepath.Join(r.CommonDir, "config") }
+
+// LocalConfig returns the value of a top-level key ("lockgate.store") in
+// the clone's own config file, as `git config --local --includes --get KEY` would,
+// and whether it is set. The file is parsed in-process, so that a hook
+// reading it runs no git process; a file that includes others (followed,
+// as `git config --get` follows them), or that the parser cannot read, is
+// left to git itself.
+func LocalConfig(ctx context.Context, r *Repo, key string) (value string, ok bool, err error) {
+	section, name, found := strings.Cut(key, ".")
+	if !found || section == "" || name == "" || strings.Contains(name, ".") {
+		return "", false, fmt.Errorf("git config key %q: want SECTION.NAME", key)
+	}
+	path := LocalConfigPath(r)
+	b, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return "", false, nil
+	}
+	if err != nil {
+		return "", false, fmt.Errorf("read %s: %w", path, err)
+	}
+	lower := bytes.ToLower(b)
+	include := bytes.Contains(lower, []byte("include"))
+	if !include && !bytes.Contains(lower, []byte(strings.ToLower(section))) {
+		return "", false, nil // the common case costs no parse
+	}
+	// The parser reads line continuations its own way.
+	if !include && !bytes.Contains(b, []byte("\\\n")) && !bytes.Contains(b, []byte("\\\r\n")) {
+		var c format.Config
+		if format.NewDecoder(bytes.NewReader(b)).Decode(&c) == nil {
+			for i := len(c.Sections) - 1; i >= 0; i-- {
+				s := c.Sections[i]
+				if s.IsName(section) && s.Options.Has(name) {
+					return s.Options.Get(name), true, nil
+				}
+			}
+			return "", false, nil
+		}
+	}
+	out, err := RepoOutput(ctx, r, "config", "--local", "--includes", "--get", key)
+	var ee *Error
+	var xe *exec.ExitError
+	if errors.As(err, &ee) && errors.As(ee.Err, &xe) && xe.ExitCode() == 1 {
+		return "", false, nil // not set
+	}
+	if err != nil {
+		return "", false, err
+	}
+	return strings.TrimSuffix(string(out), "\n"), true, nil
+}
+
+// SetLocalConfig sets key in the clone's own config file
+// (`git config --local KEY VALUE`); unset removes every value of it.
+func SetLocalConfig(ctx context.Context, r *Repo, key, value string, unset bool) error {
+	if !unset {
+		_, err := RepoOutput(ctx, r, "config", "--local", "--replace-all", key, value)
+		return err
+	}
+	_, err := RepoOutput(ctx, r, "config", "--local", "--unset-all", key)
+	var ee *Error
+	var xe *exec.ExitError
+	if errors.As(err, &ee) && errors.As(ee.Err, &xe) && xe.ExitCode() == 5 {
+		return nil // was not set
+	}
+	return err
+}
