@@ -29,7 +29,8 @@ test-deps:
 # GORACE: a -race binary sleeps a second before it exits; tests start many.
 TEST_TIMEOUT ?= 20m
 RACE_ENV := GORACE="atexit_sleep_ms=0 $(GORACE)"
-test: test-deps lint
+test: test-deps
+	@$(MAKE) --no-print-directory lint
 	$(RACE_ENV) $(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) $(PKGS)
 
 # stress runs the multi-process races (lock grants, takeovers, kills, the
@@ -42,6 +43,7 @@ lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet $(PKGS)
+	PATH="$$($(GO) env GOPATH)/bin:$$PATH" golangci-lint run $(PKGS)
 
 cover:
 	$(GO) test -count=1 -coverprofile=coverage.out $(PKGS)

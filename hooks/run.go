@@ -323,9 +323,7 @@ func TaskIDs(msg string) []string {
 			first = false
 		}
 		if k, v, ok := strings.Cut(line, ":"); ok && strings.EqualFold(strings.TrimSpace(k), "task") {
-			for _, id := range strings.FieldsFunc(v, func(r rune) bool { return r == ',' || r == ' ' || r == '\t' }) {
-				trailers = append(trailers, id)
-			}
+			trailers = append(trailers, strings.FieldsFunc(v, func(r rune) bool { return r == ',' || r == ' ' || r == '\t' })...)
 		}
 	}
 	if len(trailers) > 0 {

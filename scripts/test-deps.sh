@@ -3,6 +3,18 @@
 # apt-get when it can, and fails with a clear message when it cannot.
 set -euo pipefail
 
+# The linter is a Go program: installed with `go install` (through the Go
+# module proxy), pinned so every machine lints alike.
+GOLANGCI_LINT_VERSION=v2.15.0
+gobin="$(go env GOPATH)/bin"
+if ! PATH="$gobin:$PATH" golangci-lint version 2>/dev/null | grep -q "version ${GOLANGCI_LINT_VERSION#v} "; then
+  echo "test-deps: installing golangci-lint $GOLANGCI_LINT_VERSION (go install; takes a few minutes once)" >&2
+  if ! GOFLAGS= go install "github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$GOLANGCI_LINT_VERSION" >&2; then
+    echo "test-deps: could not install golangci-lint with go install (is the Go module proxy reachable?); install $GOLANGCI_LINT_VERSION and rerun make test" >&2
+    exit 1
+  fi
+fi
+
 need=()
 command -v git >/dev/null 2>&1 || need+=(git)
 command -v pre-commit >/dev/null 2>&1 || need+=(pre-commit)

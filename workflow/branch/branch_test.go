@@ -260,14 +260,20 @@ func TestSyncRepairsCrash(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f.WriteString("not json\n")
+	if _, err := f.WriteString("not json\n"); err != nil {
+		t.Fatal(err)
+	}
 	f.Close()
 	late := event("agent-1", 99)
 	if err := j.Append(late); err != nil {
 		t.Fatal(err)
 	}
-	f, _ = os.OpenFile(j.Path(), os.O_APPEND|os.O_WRONLY, 0)
-	f.WriteString(`{"id":"torn","timestamp":"2026-01-0`)
+	if f, err = os.OpenFile(j.Path(), os.O_APPEND|os.O_WRONLY, 0); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteString(`{"id":"torn","timestamp":"2026-01-0`); err != nil {
+		t.Fatal(err)
+	}
 	f.Close()
 	res, err = w.Sync(ctx, j)
 	if err != nil || res.Committed != 1 || len(res.Corrupt) != 1 || res.Corrupt[0] != 6 {

@@ -433,7 +433,7 @@ func (db *odb) keep(obj plumbing.EncodedObject, err error) (plumbing.EncodedObje
 func memObject(t plumbing.ObjectType, data []byte) plumbing.EncodedObject {
 	obj := &plumbing.MemoryObject{}
 	obj.SetType(t)
-	obj.Write(data)
+	_, _ = obj.Write(data) // a MemoryObject's Write cannot fail
 	return obj
 }
 
