@@ -82,3 +82,21 @@ type RateLimitedError struct {
 func (e *RateLimitedError) Error() string {
 	return fmt.Sprintf("rate limited: more than %d acquisitions per %s", e.Limit, e.Window)
 }
+
+// JournalError reports events that could not be recorded (exit 3). When
+// Made is false the change they record was not made (or was undone); when
+// true it was, and the next lockgate command that can write the journal
+// appends its events.
+type JournalError struct {
+	Err  error
+	Made bool
+}
+
+func (e *JournalError) Error() string {
+	if e.Made {
+		return fmt.Sprintf("event not recorded: %v (the change was made; the next lockgate command that can write the journal records it)", e.Err)
+	}
+	return fmt.Sprintf("event not recorded: %v; nothing was changed", e.Err)
+}
+
+func (e *JournalError) Unwrap() error { return e.Err }

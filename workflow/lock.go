@@ -36,6 +36,10 @@ type Lock struct {
 	// caller's trace (W3C TRACEPARENT) that took it.
 	RequestID string `json:"request_id,omitempty"`
 	TraceID   string `json:"trace_id,omitempty"`
+	// EventID is the journal event of the record's last change (its
+	// acquisition, renewal or refresh): how lockgate tells, after a crash,
+	// whether a change whose event may be missing was made.
+	EventID string `json:"event_id,omitempty"`
 }
 
 // Owner identifies who holds a lock: the same worker in the same session.

@@ -1,6 +1,7 @@
 package workflow
 
 import (
+	"cmp"
 	"context"
 	crand "crypto/rand"
 	"encoding/hex"
@@ -13,9 +14,15 @@ import (
 	"github.com/lockgate/lockgate/workflow/journal"
 )
 
-// EventSink receives lock events; *journal.Journal is one.
+// EventSink records lock events; *journal.Journal is one. A change to
+// the store is written down first (Intend), made, then recorded (Append):
+// a change whose events cannot be recorded is not made, and one whose
+// writer dies before recording it is recorded by the next Manager that
+// recovers (Recover).
 type EventSink interface {
+	Intend(data []byte) (*journal.Intent, error)
 	Append(evs ...journal.Event) error
+	Recover(settle func(data []byte) ([]journal.Event, error)) error
 }
 
 // Manager builds the operations users see — all-or-nothing multi-key
@@ -26,8 +33,6 @@ type Manager struct {
 	Now    func() time.Time
 	Host   string
 	PID    int
-	// EmitErr collects journal failures; the lock operations still happened.
-	EmitErr error
 	// RequestID and TraceID are stamped on every record and event this
 	// Manager makes (audit context).
 	RequestID, TraceID string
@@ -37,6 +42,8 @@ type Manager struct {
 	// expires, which no store signals. Other stores are polled every few
 	// milliseconds.
 	WaitPoll time.Duration
+
+	recovered bool // the intents of dead writers were settled
 }
 
 // DefaultWaitPoll is Manager.WaitPoll's default.
@@ -68,6 +75,8 @@ type Request struct {
 	// even when that is sooner than its expiry (the user asked for this
 	// TTL). Otherwise renewing never shortens a lock.
 	ExactTTL bool
+	// Events are recorded with the acquisition's own, when it succeeds.
+	Events []journal.Event
 }
 
 // Result is one key's outcome.
@@ -91,7 +100,8 @@ func NewToken() string {
 
 // Acquire takes every key of req or none. A key the owner already holds is
 // renewed. A key overlapping a live lock of someone else (a pattern over a
-// path, say) is refused like the key itself.
+// path, say) is refused like the key itself. Events that cannot be recorded
+// refuse the acquisition (a *JournalError) and leave no lock taken.
 func (m *Manager) Acquire(ctx context.Context, req Request) ([]Result, error) {
 	keys := slices.Clone(req.Keys)
 	slices.Sort(keys)
@@ -99,23 +109,62 @@ func (m *Manager) Acquire(ctx context.Context, req Request) ([]Result, error) {
 	if len(keys) == 0 {
 		return nil, errors.New("no keys to acquire")
 	}
+	// One event per key, its id in the record and the intent: the record
+	// shows whether the change was made.
+	plan := make([]intentEvent, 0, len(keys)+len(req.Events))
+	for _, key := range keys {
+		ev := m.event(req.Owner, cmp.Or(req.EventAction, journal.ActionAcquire), Lock{Key: key, TaskID: req.TaskID, Reason: req.Reason})
+		ev.ID = journal.NewID()
+		plan = append(plan, intentEvent{Event: ev, Proof: &proof{Key: key, EventID: ev.ID, Token: NewToken()}})
+	}
+	for _, ev := range req.Events {
+		plan = append(plan, intentEvent{Event: ev})
+	}
+	ch, err := m.begin(ctx, plan)
+	if err != nil {
+		return nil, err
+	}
+	res, dirty, err := m.acquire(ctx, req, keys, plan)
+	if err != nil {
+		ch.end(dirty)
+		return nil, err
+	}
+	if err := ch.record(acquireEvents(plan, res)); err != nil {
+		// Undo it; the intent stays for what could not be undone, which
+		// the next Manager records.
+		made := false
+		for _, r := range res {
+			if m.undo(context.WithoutCancel(ctx), r) != nil {
+				made = true
+			}
+		}
+		err.(*JournalError).Made = made
+		ch.end(true)
+		return nil, err
+	}
+	ch.end(false)
+	return res, nil
+}
+
+// acquire tries until every key is taken, the wait ends or a try fails
+// otherwise. dirty: a failed acquisition may have left a change behind (a
+// renewal, or a lock its rollback could not release).
+func (m *Manager) acquire(ctx context.Context, req Request, keys []string, plan []intentEvent) (_ []Result, dirty bool, _ error) {
 	deadline := time.Now().Add(req.Wait)
 	backoff := 500 * time.Microsecond
 	waiter, _ := m.Store.(Waiter)
 	var sub *subscription
 	defer func() { sub.stop() }()
 	for {
-		res, err := m.tryAcquire(ctx, req, keys)
+		res, d, err := m.tryAcquire(ctx, req, keys, plan)
+		dirty = dirty || d
 		var held *HeldError
 		if err == nil || !errors.As(err, &held) || req.Wait <= 0 {
-			if err == nil {
-				m.recordAcquire(req, res)
-			}
-			return res, err
+			return res, dirty, err
 		}
 		left := time.Until(deadline)
 		if left <= 0 {
-			return nil, &TimeoutError{Held: held, Wait: req.Wait}
+			return nil, dirty, &TimeoutError{Held: held, Wait: req.Wait}
 		}
 		if waiter != nil {
 			key := held.Lock.Key
@@ -128,7 +177,7 @@ func (m *Manager) Acquire(ctx context.Context, req Request) ([]Result, error) {
 					continue
 				}
 				if ctx.Err() != nil {
-					return nil, ctx.Err()
+					return nil, dirty, ctx.Err()
 				}
 				// A store that cannot signal now is polled instead.
 				waiter = nil
@@ -138,7 +187,7 @@ func (m *Manager) Acquire(ctx context.Context, req Request) ([]Result, error) {
 				untilExpiry := held.Lock.ExpiresAt.Sub(m.now()) + time.Millisecond
 				wait := min(m.waitPoll(), left, max(untilExpiry, time.Millisecond))
 				if err := sub.wait(ctx, wait); err != nil {
-					return nil, err
+					return nil, dirty, err
 				}
 				continue
 			}
@@ -147,7 +196,7 @@ func (m *Manager) Acquire(ctx context.Context, req Request) ([]Result, error) {
 		sleep := min(backoff/2+rand.N(backoff), left)
 		select {
 		case <-ctx.Done():
-			return nil, ctx.Err()
+			return nil, dirty, ctx.Err()
 		case <-time.After(sleep):
 		}
 		backoff = min(backoff*2, 8*time.Millisecond)
@@ -208,23 +257,21 @@ func (s *subscription) stop() {
 	}
 }
 
-func (m *Manager) tryAcquire(ctx context.Context, req Request, keys []string) ([]Result, error) {
+func (m *Manager) tryAcquire(ctx context.Context, req Request, keys []string, plan []intentEvent) (_ []Result, dirty bool, _ error) {
 	now := m.now()
 	var done []Result
 	rollback := func() {
 		for _, r := range done {
-			if r.Renewed {
-				_, _ = m.Store.Update(ctx, r.was)
-			} else {
-				_ = m.Store.Release(ctx, r.Lock.Key, r.Lock.Token)
+			if m.undo(ctx, r) != nil {
+				dirty = true
 			}
 		}
 	}
-	for _, key := range keys {
-		r, err := m.acquireOne(ctx, req, key, now)
+	for i, key := range keys {
+		r, err := m.acquireOne(ctx, req, key, *plan[i].Proof, now)
 		if err != nil {
 			rollback()
-			return nil, fmt.Errorf("cannot lock %s: %w", key, err)
+			return nil, dirty, fmt.Errorf("cannot lock %s: %w", key, err)
 		}
 		done = append(done, r)
 		// Create first, then look for overlapping holders: two workers
@@ -232,18 +279,28 @@ func (m *Manager) tryAcquire(ctx context.Context, req Request, keys []string) ([
 		// back off, never both win.
 		if err := m.checkOverlap(ctx, key, req.Owner, now); err != nil {
 			rollback()
-			return nil, fmt.Errorf("cannot lock %s: %w", key, err)
+			return nil, dirty, fmt.Errorf("cannot lock %s: %w", key, err)
 		}
 	}
-	return done, nil
+	return done, false, nil
 }
 
-func (m *Manager) acquireOne(ctx context.Context, req Request, key string, now time.Time) (Result, error) {
+// undo takes back one key of an acquisition: a fresh lock is released, a
+// renewed one put back as it was.
+func (m *Manager) undo(ctx context.Context, r Result) error {
+	if r.Renewed {
+		_, err := m.Store.Update(ctx, r.was)
+		return err
+	}
+	return m.Store.Release(ctx, r.Lock.Key, r.Lock.Token)
+}
+
+func (m *Manager) acquireOne(ctx context.Context, req Request, key string, p proof, now time.Time) (Result, error) {
 	rec := Lock{
 		Key: key, Holder: req.Owner.Holder, HolderType: req.Owner.HolderType,
 		Session: req.Owner.Session, Action: req.Action, PID: m.PID, Host: m.Host,
 		CreatedAt: now.UTC(), ExpiresAt: now.Add(req.TTL).UTC(), Reason: req.Reason,
-		TaskID: req.TaskID, Token: NewToken(), RequestID: m.RequestID, TraceID: m.TraceID,
+		TaskID: req.TaskID, Token: p.Token, RequestID: m.RequestID, TraceID: m.TraceID, EventID: p.EventID,
 	}
 	setTask(&rec, req, now)
 	stored, prev, err := m.Store.Acquire(ctx, rec, now)
@@ -257,6 +314,7 @@ func (m *Manager) acquireOne(ctx context.Context, req Request, key string, now t
 	// Ours already: renew it, keeping its token and fence.
 	cur := held.Lock
 	cur.ExpiresAt = renewedExpiry(cur.ExpiresAt, now, req.TTL, req.ExactTTL)
+	cur.EventID = p.EventID
 	if req.Reason != "" {
 		cur.Reason = req.Reason
 	}
@@ -308,26 +366,26 @@ func (m *Manager) checkOverlap(ctx context.Context, key string, me Owner, now ti
 	return nil
 }
 
-func (m *Manager) recordAcquire(req Request, res []Result) {
-	var evs []journal.Event
-	for _, r := range res {
-		action := journal.ActionAcquire
+// acquireEvents are the events of a successful acquisition: the planned
+// ones, a renewal as a refresh and a takeover as such.
+func acquireEvents(plan []intentEvent, res []Result) []journal.Event {
+	evs := make([]journal.Event, 0, len(plan))
+	for i, r := range res {
+		ev := plan[i].Event
 		switch {
 		case r.Renewed:
-			action = journal.ActionRefresh
+			ev.Action = journal.ActionRefresh
 		case r.TookOver != nil:
-			action = journal.ActionTakeover
-		case req.EventAction != "":
-			action = req.EventAction
-		}
-		ev := m.event(req.Owner, action, r.Lock)
-		if r.TookOver != nil {
+			ev.Action = journal.ActionTakeover
 			ev.Details = fmt.Sprintf("took over expired lock of %s (expired %s)",
 				r.TookOver.Holder, r.TookOver.ExpiresAt.Format(time.RFC3339))
 		}
 		evs = append(evs, ev)
 	}
-	m.emit(evs...)
+	for _, ie := range plan[len(res):] {
+		evs = append(evs, ie.Event)
+	}
+	return evs
 }
 
 func (m *Manager) event(o Owner, action string, l Lock) journal.Event {
@@ -349,33 +407,15 @@ func activityID(key string) (string, bool) {
 	return "", false
 }
 
-// Emit records events of the caller's own (claims, pauses).
-func (m *Manager) Emit(evs ...journal.Event) { m.emit(evs...) }
-
-// emit records events; a journal failure must not undo a lock operation
-// that already happened, so it is reported through EmitErr.
-func (m *Manager) emit(evs ...journal.Event) {
-	if m.Events == nil || len(evs) == 0 {
-		return
-	}
-	for i := range evs {
-		if evs[i].RequestID == "" {
-			evs[i].RequestID = m.RequestID
-		}
-		if evs[i].TraceID == "" {
-			evs[i].TraceID = m.TraceID
-		}
-	}
-	if err := m.Events.Append(evs...); err != nil {
-		m.EmitErr = errors.Join(m.EmitErr, err)
-	}
-}
-
 // Release removes the owner's locks on keys. With force, another's lock is
 // removed too and the removed record returned. A key that holds no lock is
-// reported in Missing, not as an error: release is idempotent.
-func (m *Manager) Release(ctx context.Context, keys []string, me Owner, force bool) (ReleaseResult, error) {
+// reported in Missing, not as an error: release is idempotent. Every key is
+// looked at before any is released, so a refused key leaves all of them
+// held. extra events are recorded with the releases when there is one.
+func (m *Manager) Release(ctx context.Context, keys []string, me Owner, force bool, extra ...journal.Event) (ReleaseResult, error) {
 	var out ReleaseResult
+	var locks []Lock // Key only: a corrupt record, removed with force
+	var plan []intentEvent
 	for _, key := range keys {
 		cur, err := m.Store.Get(ctx, key)
 		if errors.Is(err, ErrNotFound) {
@@ -384,12 +424,9 @@ func (m *Manager) Release(ctx context.Context, keys []string, me Owner, force bo
 		}
 		var corrupt *CorruptError
 		if errors.As(err, &corrupt) && force {
-			if _, err := m.Store.Remove(ctx, key); err != nil && !errors.As(err, &corrupt) {
-				return out, err
-			}
-			out.Removed = append(out.Removed, Lock{Key: key})
-			m.emit(journal.Event{Worker: me.Holder, WorkerType: me.HolderType, Session: me.Session,
-				Action: journal.ActionClear, Key: key, Details: "removed corrupt record"})
+			locks = append(locks, Lock{Key: key})
+			plan = append(plan, intentEvent{Event: journal.Event{Worker: me.Holder, WorkerType: me.HolderType, Session: me.Session,
+				Action: journal.ActionClear, Key: key, Details: "removed corrupt record"}, Proof: &proof{Key: key, Gone: true}})
 			continue
 		}
 		if err != nil {
@@ -398,18 +435,47 @@ func (m *Manager) Release(ctx context.Context, keys []string, me Owner, force bo
 		if !cur.OwnedBy(me) && !force {
 			return out, &NotOwnerError{Lock: cur, Op: "release"}
 		}
-		if err := m.Store.Release(ctx, key, cur.Token); err != nil {
-			return out, fmt.Errorf("release %s: %w", key, err)
-		}
 		ev := m.event(me, journal.ActionRelease, cur)
 		if !cur.OwnedBy(me) {
 			ev.Details = fmt.Sprintf("forced: was held by %s (%s, session %s) since %s",
 				cur.Holder, cur.HolderType, cur.Session, cur.CreatedAt.Format(time.RFC3339))
-			out.Forced = append(out.Forced, cur)
 		}
-		m.emit(ev)
-		out.Removed = append(out.Removed, cur)
+		locks = append(locks, cur)
+		plan = append(plan, intentEvent{Event: ev, Proof: &proof{Key: key, Token: cur.Token, Gone: true}})
 	}
+	if len(locks) == 0 {
+		return out, nil
+	}
+	for _, ev := range extra {
+		plan = append(plan, intentEvent{Event: ev})
+	}
+	ch, err := m.begin(ctx, plan)
+	if err != nil {
+		return out, err
+	}
+	var evs []journal.Event
+	for i, l := range locks {
+		if l.Token == "" { // corrupt
+			if _, err := m.Store.Remove(ctx, l.Key); err != nil && !errors.As(err, new(*CorruptError)) {
+				return out, ch.fail(evs, err)
+			}
+		} else if err := m.Store.Release(ctx, l.Key, l.Token); err != nil {
+			return out, ch.fail(evs, fmt.Errorf("release %s: %w", l.Key, err))
+		}
+		out.Removed = append(out.Removed, l)
+		if l.Token != "" && !l.OwnedBy(me) {
+			out.Forced = append(out.Forced, l)
+		}
+		evs = append(evs, plan[i].Event)
+	}
+	for _, ie := range plan[len(locks):] {
+		evs = append(evs, ie.Event)
+	}
+	if err := ch.record(evs); err != nil {
+		ch.end(true)
+		return out, err
+	}
+	ch.end(false)
 	return out, nil
 }
 
@@ -422,38 +488,61 @@ type ReleaseResult struct {
 
 // Refresh extends the owner's locks to ttl from now (and a task sub-lock
 // to taskTTL), never shortening one unless exact (the user named the TTL).
+// Every key is looked at before any is refreshed.
 func (m *Manager) Refresh(ctx context.Context, keys []string, me Owner, ttl, taskTTL time.Duration, exact bool) ([]Lock, error) {
 	now := m.now()
-	var out []Lock
+	var locks []Lock
+	var plan []intentEvent
 	for _, key := range keys {
 		cur, err := m.Store.Get(ctx, key)
 		if errors.Is(err, ErrNotFound) {
-			return out, fmt.Errorf("refresh %s: %w", key, err)
+			return nil, fmt.Errorf("refresh %s: %w", key, err)
 		}
 		if err != nil {
-			return out, err
+			return nil, err
 		}
 		if !cur.OwnedBy(me) {
-			return out, &NotOwnerError{Lock: cur, Op: "refresh"}
+			return nil, &NotOwnerError{Lock: cur, Op: "refresh"}
 		}
+		ev := m.event(me, journal.ActionRefresh, cur)
+		ev.ID = journal.NewID()
 		cur.ExpiresAt = renewedExpiry(cur.ExpiresAt, now, ttl, exact)
 		if cur.TaskID != "" && cur.TaskExpires != nil && taskTTL > 0 {
 			exp := renewedExpiry(*cur.TaskExpires, now, taskTTL, exact)
 			cur.TaskExpires = &exp
 		}
-		updated, err := m.Store.Update(ctx, cur)
-		if err != nil {
-			return out, fmt.Errorf("refresh %s: %w", key, err)
-		}
-		m.emit(m.event(me, journal.ActionRefresh, updated))
-		out = append(out, updated)
+		cur.EventID = ev.ID
+		locks = append(locks, cur)
+		plan = append(plan, intentEvent{Event: ev, Proof: &proof{Key: key, EventID: ev.ID}})
 	}
+	if len(locks) == 0 {
+		return nil, nil
+	}
+	ch, err := m.begin(ctx, plan)
+	if err != nil {
+		return nil, err
+	}
+	var out []Lock
+	var evs []journal.Event
+	for i, l := range locks {
+		updated, err := m.Store.Update(ctx, l)
+		if err != nil {
+			return out, ch.fail(evs, fmt.Errorf("refresh %s: %w", l.Key, err))
+		}
+		out = append(out, updated)
+		evs = append(evs, plan[i].Event)
+	}
+	if err := ch.record(evs); err != nil {
+		ch.end(true)
+		return out, err
+	}
+	ch.end(false)
 	return out, nil
 }
 
 // Clear removes whatever lock is on key (forced, logged) and returns it.
 func (m *Manager) Clear(ctx context.Context, key string, me Owner) (Lock, error) {
-	removed, err := m.Store.Remove(ctx, key)
+	cur, err := m.Store.Get(ctx, key)
 	var corrupt *CorruptError
 	if err != nil && !errors.As(err, &corrupt) {
 		return Lock{}, err
@@ -463,9 +552,21 @@ func (m *Manager) Clear(ctx context.Context, key string, me Owner) (Lock, error)
 		ev.Details = "removed corrupt record"
 	} else {
 		ev.Details = fmt.Sprintf("cleared lock of %s (%s, session %s) created %s",
-			removed.Holder, removed.HolderType, removed.Session, removed.CreatedAt.Format(time.RFC3339))
+			cur.Holder, cur.HolderType, cur.Session, cur.CreatedAt.Format(time.RFC3339))
 	}
-	m.emit(ev)
+	ch, err := m.begin(ctx, []intentEvent{{Event: ev, Proof: &proof{Key: key, Token: cur.Token, Gone: true}}})
+	if err != nil {
+		return Lock{}, err
+	}
+	removed, err := m.Store.Remove(ctx, key)
+	if err != nil && !errors.As(err, &corrupt) {
+		return Lock{}, ch.fail(nil, err)
+	}
+	if rerr := ch.record([]journal.Event{ev}); rerr != nil {
+		ch.end(true)
+		return removed, rerr
+	}
+	ch.end(false)
 	return removed, err
 }
 

@@ -611,3 +611,126 @@ func TestMCPIgnoreCase(t *testing.T) {
 		t.Fatalf("release through other spellings = %v", out)
 	}
 }
+
+// errField is a field of a refused call's error.
+func errField(out map[string]any, name string) any {
+	e, _ := out["error"].(map[string]any)
+	return e[name]
+}
+
+// TestMCPJournalUnwritable: under `lockgate mcp` as on the command line, a
+// change whose event cannot be recorded is refused (unavailable, exit code
+// 3) and not made.
+func TestMCPJournalUnwritable(t *testing.T) {
+	t.Parallel()
+	r := gittest.New(t)
+	a := startMCP(t, r, "agent-1")
+	if out, isErr := a.call("acquire_lock", map[string]any{"file_path": "held.py"}); isErr {
+		t.Fatalf("acquire: %v", out)
+	}
+	journal := filepath.Join(r.Dir, ".git", "lockgate", "events.jsonl")
+	if err := os.Remove(journal); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(journal, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		tool string
+		args map[string]any
+	}{
+		{"acquire_lock", map[string]any{"file_path": "new.py"}},
+		{"release_lock", map[string]any{"file_path": "held.py"}},
+		{"refresh_lock", map[string]any{"file_path": "held.py"}},
+		{"allocate_ports", map[string]any{}},
+	} {
+		out, isErr := a.call(c.tool, c.args)
+		if !isErr || errClass(out) != "unavailable" || errField(out, "exit_code") != float64(3) {
+			t.Errorf("%s with an unwritable journal = %v, want refused as unavailable, exit code 3", c.tool, out)
+		}
+		if msg, _ := errField(out, "message").(string); !strings.Contains(msg, "event not recorded") || !strings.Contains(msg, "nothing was changed") {
+			t.Errorf("%s: message %q does not say the event was not recorded and nothing changed", c.tool, msg)
+		}
+	}
+	out, _ := a.call("list_locks", map[string]any{})
+	var keys []any
+	for _, l := range out["locks"].([]any) {
+		if k := l.(map[string]any)["key"]; k != "workflow" { // the workflow branch's writer
+			keys = append(keys, k)
+		}
+	}
+	if !reflect.DeepEqual(keys, []any{"held.py"}) {
+		t.Fatalf("locks after the refusals = %v, want held.py alone", out)
+	}
+}
+
+// TestMCPIdentityRefusedAsCLI: a call naming another identity is refused
+// with the exit code the CLI gives a refusal to act: 6, not permitted.
+func TestMCPIdentityRefusedAsCLI(t *testing.T) {
+	t.Parallel()
+	r := gittest.New(t)
+	a := startMCP(t, r, "agent-1")
+	for _, c := range []struct {
+		tool string
+		args map[string]any
+	}{
+		{"acquire_lock", map[string]any{"file_path": "a.py", "worker": "agent-2"}},
+		{"release_lock", map[string]any{"file_path": "a.py", "session": "other"}},
+		{"allocate_ports", map[string]any{"session_id": "other"}},
+		{"release_ports", map[string]any{"session_id": "other"}},
+	} {
+		out, isErr := a.call(c.tool, c.args)
+		if !isErr || errClass(out) != "operation_not_permitted" || errField(out, "exit_code") != float64(6) {
+			t.Errorf("%s as another identity = %v, want operation_not_permitted, exit code 6", c.tool, out)
+		}
+	}
+}
+
+// TestMCPForcedReleaseOnce: a forced release names the key once among the
+// released, and once among the forced.
+func TestMCPForcedReleaseOnce(t *testing.T) {
+	t.Parallel()
+	r := gittest.New(t)
+	if code, out := run(t, r, "bob", "lock", "acquire", "a.py", "b.py"); code != 0 {
+		t.Fatalf("bob: %d %s", code, out)
+	}
+	a := startMCP(t, r, "agent-1")
+	if out, isErr := a.call("acquire_lock", map[string]any{"file_path": "c.py"}); isErr {
+		t.Fatalf("acquire: %v", out)
+	}
+	out, isErr := a.call("release_lock", map[string]any{"keys": []string{"a.py", "c.py"}, "force": true})
+	if isErr {
+		t.Fatalf("forced release: %v", out)
+	}
+	released, _ := out["released"].([]any)
+	forced, _ := out["forced"].([]any)
+	if !reflect.DeepEqual(released, []any{"a.py", "c.py"}) || len(forced) != 1 || forced[0].(map[string]any)["key"] != "a.py" {
+		t.Fatalf("forced release = %v, want released [a.py c.py], forced [a.py]", out)
+	}
+}
+
+// TestMCPWorkerWithoutSession: with mcp.identity_from_arguments, a call
+// naming a worker but no session acts in the session named after the
+// worker, as a worker without LOCKGATE_SESSION does on the command line.
+func TestMCPWorkerWithoutSession(t *testing.T) {
+	t.Parallel()
+	r := gittest.New(t)
+	r.Write(".lockgate.yaml", "version: 1\nmcp: {identity_from_arguments: true}\n")
+	a := startMCP(t, r, "orchestrator", "LOCKGATE_SESSION=orchestration")
+	out, isErr := a.call("acquire_lock", map[string]any{"file_path": "a.py", "worker": "agent-9"})
+	if isErr {
+		t.Fatalf("acquire as agent-9: %v", out)
+	}
+	if l := out["locks"].([]any)[0].(map[string]any); l["holder"] != "agent-9" || l["session"] != "agent-9" {
+		t.Fatalf("lock = %v, want holder and session agent-9", l)
+	}
+	// The command line agrees: agent-9 releases it without naming a session.
+	if code, out := run(t, r, "agent-9", "lock", "release", "a.py"); code != 0 || strings.Contains(out, "not locked") {
+		t.Fatalf("agent-9 release: %d %s", code, out)
+	}
+	// The server's own worker keeps the server's session.
+	out, _ = a.call("acquire_lock", map[string]any{"file_path": "b.py", "worker": "orchestrator"})
+	if l := out["locks"].([]any)[0].(map[string]any); l["session"] != "orchestration" {
+		t.Fatalf("lock = %v, want the server's session", l)
+	}
+}

@@ -231,6 +231,102 @@ func TestKilledAcquire(t *testing.T) {
 	}
 }
 
+// TestKilledAcquireJournal: processes SIGKILLed at random points of a
+// `lock acquire` never leave a lock whose lock_acquire event the journal
+// lacks, once the next command has run. Half the victims die at a random
+// moment of their run, half the moment their lock record appears, before
+// they can append its event.
+func TestKilledAcquireJournal(t *testing.T) {
+	t.Parallel()
+	c := newCLIRepo(t)
+	lockgateBinary(t) // built before the clock starts
+	start := time.Now()
+	if code, out := c.run("probe", "lock", "acquire", "probe.txt"); code != 0 {
+		t.Fatalf("probe: %d %s", code, out)
+	}
+	span := time.Since(start) // how long a whole acquire takes here
+	locks := filepath.Join(c.repo.Dir, ".git", "lockgate", "locks")
+	const parallel = 4
+	n := rounds(t, 60)
+	for round := range n {
+		var wg sync.WaitGroup
+		for i := range parallel {
+			key := fmt.Sprintf("killed-r%d-%d.txt", round, i)
+			cmd := c.cmd(fmt.Sprintf("victim-%d", i), "lock", "acquire", key)
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if i%2 == 0 {
+					time.Sleep(rand.N(span + span/4))
+				} else {
+					record := filepath.Join(locks, key+".lock")
+					for deadline := time.Now().Add(span + span/4); time.Now().Before(deadline); {
+						if _, err := os.Stat(record); err == nil {
+							break
+						}
+						time.Sleep(50 * time.Microsecond)
+					}
+				}
+				_ = cmd.Process.Signal(syscall.SIGKILL)
+				_ = cmd.Wait()
+			}()
+		}
+		wg.Wait()
+	}
+	// The next command settles what the killed ones left.
+	if code, out := c.run("next", "lock", "acquire", "next.txt"); code != 0 {
+		t.Fatalf("next command: %d %s", code, out)
+	}
+	code, out := c.run("reader", "--json", "lock", "list")
+	if code != 0 {
+		t.Fatalf("lock list: %d %s", code, out)
+	}
+	var live []struct {
+		Key       string `json:"key"`
+		RequestID string `json:"request_id"`
+	}
+	if err := json.Unmarshal([]byte(out), &live); err != nil {
+		t.Fatalf("lock list: %v\n%s", err, out)
+	}
+	type ref struct{ key, request string }
+	acquired := map[ref]bool{}
+	b, err := os.ReadFile(filepath.Join(c.repo.Dir, ".git", "lockgate", "events.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		var ev struct {
+			Action    string `json:"action"`
+			Key       string `json:"key"`
+			RequestID string `json:"request_id"`
+		}
+		if err := json.Unmarshal([]byte(line), &ev); err != nil {
+			t.Fatalf("journal line %d: %v: %q", i+1, err, line)
+		}
+		if ev.Action == "lock_acquire" {
+			r := ref{ev.Key, ev.RequestID}
+			if acquired[r] {
+				t.Errorf("journal line %d: a second lock_acquire of %s by request %s", i+1, ev.Key, ev.RequestID)
+			}
+			acquired[r] = true
+		}
+	}
+	left := 0
+	for _, l := range live {
+		if !strings.HasPrefix(l.Key, "killed-") {
+			continue
+		}
+		left++
+		if !acquired[ref{l.Key, l.RequestID}] {
+			t.Errorf("lock %s (request %s) has no lock_acquire event", l.Key, l.RequestID)
+		}
+	}
+	t.Logf("%d acquires killed, %d left a lock", n*parallel, left)
+}
+
 // TestRaceWorkflowBranch: 8 processes acquiring and releasing keys with
 // auto_commit on → every event of the journal is on the workflow branch
 // when they are done (none left for `workflow sync`), `git fsck` clean,

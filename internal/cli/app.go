@@ -311,6 +311,15 @@ func firstNonEmpty(s ...string) string {
 	return ""
 }
 
+// recover records, before a command shows the journal or the locks, what
+// interrupted commands changed but did not record. Showing goes on when it
+// cannot: the next change refuses until it can.
+func (a *app) recover(ctx context.Context, e *env) {
+	if err := e.mgr.Recover(ctx); err != nil {
+		fmt.Fprintf(a.stdio.Err, "lockgate: warning: %v\n", err)
+	}
+}
+
 // keyOptions are the lockkey rules this repository's config sets.
 func (e *env) keyOptions() *lockkey.Options {
 	return &lockkey.Options{
@@ -472,11 +481,4 @@ func canonicals(keys []lockkey.Key) []string {
 		out[i] = k.Canonical
 	}
 	return out
-}
-
-// journalErr surfaces events that could not be recorded.
-func (a *app) warnJournal() {
-	if a.env != nil && a.env.mgr != nil && a.env.mgr.EmitErr != nil {
-		fmt.Fprintf(a.stdio.Err, "lockgate: warning: event not recorded: %v\n", a.env.mgr.EmitErr)
-	}
 }

@@ -37,6 +37,20 @@ type auditSink struct {
 	flushLater func()
 }
 
+// Intend writes a change down before it is made (see workflow.EventSink),
+// flushed to disk unless the journal is flushed later.
+func (s *auditSink) Intend(data []byte) (*journal.Intent, error) {
+	if s.flushLater != nil {
+		return s.journal.IntendWritten(data)
+	}
+	return s.journal.Intend(data)
+}
+
+// Recover records what interrupted commands did but did not record.
+func (s *auditSink) Recover(settle func(data []byte) ([]journal.Event, error)) error {
+	return s.journal.Recover(settle)
+}
+
 func (s *auditSink) Append(evs ...journal.Event) error {
 	if s.flushLater != nil {
 		if err := s.journal.AppendWritten(evs...); err != nil {

@@ -139,14 +139,10 @@ func (a *app) claimPackage(ctx context.Context, e *env, wp *config.WorkPackage, 
 		Keys: canonicals(append([]lockkey.Key{taskKey}, keys...)), Owner: e.me, TTL: ttl,
 		Reason: firstNonEmpty(wp.Locks.Reason, wp.Title), Action: "claim", TaskID: wp.ID, Wait: wait,
 		ExactTTL: o.TTL > 0,
+		Events: []journal.Event{{Worker: e.me.Holder, WorkerType: e.me.HolderType, Session: e.me.Session,
+			Action: journal.ActionClaim, Key: taskKey.Canonical, TaskID: wp.ID, Details: wp.Title}},
 	}
-	res, err := e.mgr.Acquire(ctx, req)
-	if err == nil {
-		e.mgr.Emit(journal.Event{Worker: e.me.Holder, WorkerType: e.me.HolderType, Session: e.me.Session,
-			Action: journal.ActionClaim, Key: taskKey.Canonical, TaskID: wp.ID, Details: wp.Title})
-	}
-	a.warnJournal()
-	return res, err
+	return e.mgr.Acquire(ctx, req)
 }
 
 // claimNext claims the first package, in file order, whose locks are all
@@ -215,7 +211,6 @@ func doneCommand() *command {
 				return err
 			}
 			res, err := a.finishPackage(ctx, e, packages, args[0])
-			a.warnJournal()
 			a.reportRelease(e, res, err)
 			return err
 		},
@@ -255,12 +250,9 @@ func (a *app) finishPackage(ctx context.Context, e *env, packages, id string) (w
 	if err != nil {
 		return workflow.ReleaseResult{}, err
 	}
-	res, err := e.mgr.Release(ctx, append(give, taskKey), e.me, false)
-	if err == nil {
-		e.mgr.Emit(journal.Event{Worker: e.me.Holder, WorkerType: e.me.HolderType, Session: e.me.Session,
+	return e.mgr.Release(ctx, append(give, taskKey), e.me, false,
+		journal.Event{Worker: e.me.Holder, WorkerType: e.me.HolderType, Session: e.me.Session,
 			Action: journal.ActionDone, Key: taskKey, TaskID: wp.ID, Details: wp.Title})
-	}
-	return res, err
 }
 
 // claimedKeys are the keys of wp that done gives back: all but those this

@@ -48,9 +48,11 @@ func exitCode(err error) int {
 		corrupt  *workflow.CorruptError
 		notOwner *workflow.NotOwnerError
 		unavail  *workflow.UnavailableError
+		journalE *workflow.JournalError
 		rate     *workflow.RateLimitedError
 		gitErr   *gitexec.Error
 		hookErr  *HookError
+		ident    *identityError
 	)
 	switch {
 	case err == nil:
@@ -66,14 +68,14 @@ func exitCode(err error) int {
 		return ExitUsage
 	case errors.As(err, &usage), errors.As(err, &cfgErr):
 		return ExitUsage
-	case errors.As(err, &notOwner):
+	case errors.As(err, &notOwner), errors.As(err, &ident):
 		return ExitNotPermitted
 	case errors.As(err, &rate):
 		return ExitRateLimited
 	case errors.As(err, &timeout), errors.As(err, &held), errors.As(err, &corrupt),
 		errors.Is(err, workflow.ErrNotFound), errors.Is(err, workflow.ErrTokenMismatch):
 		return ExitLockFailed
-	case errors.As(err, &unavail), errors.As(err, &gitErr), errors.Is(err, gitexec.ErrNotRepo):
+	case errors.As(err, &unavail), errors.As(err, &journalE), errors.As(err, &gitErr), errors.Is(err, gitexec.ErrNotRepo):
 		return ExitUnavailable
 	case errors.Is(err, context.Canceled):
 		return 130

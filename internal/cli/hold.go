@@ -54,7 +54,6 @@ func holdCommand() *command {
 			req := workflow.Request{Keys: canonicals(parsed), Owner: e.me, TTL: ttl, Reason: reason, Action: "hold", Wait: wait}
 			res, err := e.mgr.Acquire(ctx, req)
 			if err != nil {
-				a.warnJournal()
 				return err
 			}
 			var taken []string
@@ -70,7 +69,6 @@ func holdCommand() *command {
 			if len(taken) > 0 {
 				_, relErr = e.mgr.Release(context.WithoutCancel(ctx), taken, e.me, false)
 			}
-			a.warnJournal()
 			if runErr != nil {
 				return runErr
 			}

@@ -92,7 +92,6 @@ func (a *app) acquire(ctx context.Context, o *AcquireOptions, args []string) err
 		return err
 	}
 	res, err := e.mgr.Acquire(ctx, req)
-	a.warnJournal()
 	if err != nil {
 		return err
 	}
@@ -192,7 +191,6 @@ func releaseCommand() *command {
 				return err
 			}
 			res, err := e.mgr.Release(ctx, canonicals(keys), e.me, force)
-			a.warnJournal()
 			a.reportRelease(e, res, err)
 			return err
 		},
@@ -256,7 +254,6 @@ func refreshCommand() *command {
 				return err
 			}
 			out, err := a.refreshKeys(ctx, e, keys, ttl)
-			a.warnJournal()
 			if err != nil {
 				a.partial = map[string]any{"refreshed": viewsOf(out)}
 				return err
@@ -319,6 +316,7 @@ func listCommand() *command {
 			if err != nil {
 				return err
 			}
+			a.recover(ctx, e)
 			entries, err := e.store.List(ctx)
 			if err != nil {
 				return err
@@ -454,7 +452,6 @@ func clearCommand() *command {
 				return err
 			}
 			removed, err := e.mgr.Clear(ctx, key, e.me)
-			a.warnJournal()
 			var corrupt *workflow.CorruptError
 			if errors.As(err, &corrupt) {
 				fmt.Fprintf(a.stdio.Err, "cleared %s in %s: removed corrupt record %s\n", safetext.Field(key), e.storeLabel(), safetext.Field(corrupt.Path))

@@ -49,6 +49,7 @@ func logCommand() *command {
 			if err != nil {
 				return err
 			}
+			a.recover(ctx, e)
 			var from time.Time
 			if since > 0 {
 				from = time.Now().Add(-since)

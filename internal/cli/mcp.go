@@ -110,7 +110,11 @@ func (s *mcpService) call(id identityArgs) (*env, error) {
 				return nil, err
 			}
 		}
-		me.Holder = firstNonEmpty(id.Worker, me.Holder)
+		// Another worker without a session acts in its own, named after
+		// it, as on the command line.
+		if id.Worker != "" && id.Worker != me.Holder {
+			me.Holder, me.Session = id.Worker, sanitizeSession(id.Worker)
+		}
 		me.HolderType = firstNonEmpty(id.WorkerType, me.HolderType)
 		if id.Session != "" {
 			me.Session = sanitizeSession(id.Session)
@@ -122,7 +126,6 @@ func (s *mcpService) call(id identityArgs) (*env, error) {
 	ce := *s.e
 	m := *s.e.mgr
 	m.RequestID = workflow.NewToken()[:16]
-	m.EmitErr = nil
 	ce.mgr, ce.me, ce.closers = &m, me, nil
 	return &ce, nil
 }

@@ -378,8 +378,8 @@ func (out *releaseOut) fill(res workflow.ReleaseResult) {
 	for _, l := range res.Removed {
 		out.Released = append(out.Released, l.Key)
 	}
+	// Removed includes the forced ones.
 	for _, l := range res.Forced {
-		out.Released = append(out.Released, l.Key)
 		out.Forced = append(out.Forced, viewOf(l))
 	}
 	out.Missing = res.Missing

@@ -62,7 +62,6 @@ func pauseCommand() *command {
 			}
 			res, err := e.mgr.Acquire(ctx, workflow.Request{Keys: []string{key}, Owner: e.me, TTL: ttl,
 				Reason: reason, Action: "pause", EventAction: journal.ActionPause, ExactTTL: exact})
-			a.warnJournal()
 			if err != nil {
 				return err
 			}
@@ -99,12 +98,9 @@ func unpauseCommand() *command {
 			if err != nil {
 				return err
 			}
-			res, err := e.mgr.Release(ctx, []string{key}, e.me, force)
-			if err == nil && len(res.Removed) > 0 {
-				e.mgr.Emit(journal.Event{Worker: e.me.Holder, WorkerType: e.me.HolderType, Session: e.me.Session,
+			res, err := e.mgr.Release(ctx, []string{key}, e.me, force,
+				journal.Event{Worker: e.me.Holder, WorkerType: e.me.HolderType, Session: e.me.Session,
 					Action: journal.ActionUnpause, Key: key})
-			}
-			a.warnJournal()
 			a.reportRelease(e, res, err)
 			return err
 		},

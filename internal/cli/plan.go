@@ -171,7 +171,6 @@ func (a *app) acquirePlanned(ctx context.Context, e *env, plan *planner.Plan, o 
 		}
 		res, err := e.mgr.Acquire(ctx, workflow.Request{Keys: canonicals(keys), Owner: e.me, TTL: ttl,
 			Action: "plan", TaskID: t.ID, Reason: "task " + t.ID, ExactTTL: o.TTL > 0})
-		a.warnJournal()
 		if err != nil {
 			return err
 		}

@@ -69,10 +69,8 @@ func portsAllocateCommand() *command {
 			}
 			leased, err := allocatePorts(ctx, e, count, ttl)
 			if err != nil {
-				a.warnJournal()
 				return err
 			}
-			a.warnJournal()
 			if a.globals.JSON {
 				return writeJSON(a.stdio.Out, portRows(leased))
 			}
@@ -183,7 +181,6 @@ func portsRefreshCommand() *command {
 				ttl = a.defaultTTL(e, nil)
 			}
 			ls, err := e.mgr.Refresh(ctx, keys, e.me, ttl, 0, exact)
-			a.warnJournal()
 			if err != nil {
 				return err
 			}
@@ -217,7 +214,6 @@ func portsReleaseCommand() *command {
 				return err
 			}
 			res, err := e.mgr.Release(ctx, keys, e.me, force)
-			a.warnJournal()
 			a.reportRelease(e, res, err)
 			return err
 		},

@@ -28,7 +28,6 @@ func sessionCommand() *command {
 				opts := e.keyOptions()
 				canon := func(k string) (string, error) { return lockkey.Canonical(k, opts) }
 				res, err := e.redis.Restore(ctx, e.me.Session, redisstore.AcquireWith(e.mgr, e.me, canon))
-				a.warnJournal()
 				for _, s := range res.Skipped {
 					fmt.Fprintf(a.stdio.Err, "lockgate: warning: not restored: %s: %s\n", s.Key, s.Reason)
 				}

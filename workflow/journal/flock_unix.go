@@ -41,3 +41,32 @@ func flock(f *os.File, how int) error {
 	}
 	return ferr
 }
+
+// tryLockFile takes an exclusive flock(2) on f unless someone holds one. It
+// reports false when someone does, and when the file system cannot lock:
+// then no one can tell a live holder from a dead one.
+func tryLockFile(f *os.File) (bool, error) {
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return false, err
+	}
+	var ferr error
+	if err := rc.Control(func(fd uintptr) {
+		for {
+			ferr = syscall.Flock(int(fd), syscall.LOCK_EX|syscall.LOCK_NB)
+			if !errors.Is(ferr, syscall.EINTR) {
+				return
+			}
+		}
+	}); err != nil {
+		return false, err
+	}
+	switch {
+	case ferr == nil:
+		return true, nil
+	case errors.Is(ferr, syscall.EWOULDBLOCK), errors.Is(ferr, syscall.ENOLCK),
+		errors.Is(ferr, syscall.EOPNOTSUPP), errors.Is(ferr, syscall.ENOSYS):
+		return false, nil
+	}
+	return false, ferr
+}

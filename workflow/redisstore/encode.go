@@ -70,6 +70,10 @@ func appendLockJSON(b []byte, rec *workflow.Lock) ([]byte, error) {
 		b = append(b, `,"trace_id":`...)
 		b = appendJSONString(b, rec.TraceID)
 	}
+	if rec.EventID != "" {
+		b = append(b, `,"event_id":`...)
+		b = appendJSONString(b, rec.EventID)
+	}
 	return append(b, '}'), nil
 }
 
