@@ -34,6 +34,9 @@ type app struct {
 	partial map[string]any
 	// takesLocks is set for a command that takes locks (command.takesLocks).
 	takesLocks bool
+	// server: the run answers requests until stopped (lockgate mcp), so
+	// its store is not given up on after one timeout.
+	server bool
 }
 
 // env is what a lock command works on.
@@ -208,6 +211,9 @@ func (a *app) openStore(ctx context.Context, e *env, c storeChoice) (workflow.St
 		opts.Prefix = a.redisPrefix(e)
 		opts.PoolSize = 4 // one CLI process: a few connections for parallel reads
 		opts.IgnoreCase = fold
+		// One timeout per command: a server that did not answer in time is
+		// not asked again.
+		opts.OneTimeout = !a.server
 		return redisstore.Open(context.Background(), c.URL, opts)
 	}
 	return nil, fmt.Errorf("store kind %q not built in", c.Kind)

@@ -32,6 +32,7 @@ func mcpCommand() *command {
 				// memory and a good part of each call's time.
 				debug.SetGCPercent(400)
 			}
+			a.server = true
 			s, err := a.newMCPService(ctx)
 			if err != nil {
 				return err

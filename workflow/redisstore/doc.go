@@ -79,6 +79,7 @@
 // "timeout", …), returned within the operation timeout (2s by default)
 // since the client never retries by itself. As with any timeout, a write
 // that timed out may still have been applied (the server can run it once
-// it answers again). Classify maps any of these to SPEC §2's kind and
-// reason.
+// it answers again). With Options.OneTimeout, once an operation timed out
+// every later one fails at once ("not asked again"). Classify maps any of
+// these to SPEC §2's kind and reason.
 package redisstore

@@ -37,9 +37,16 @@ type Cause struct {
 	Op     string
 	Reason string
 	Err    error
+	// Detail says more for people (how long the server was waited for).
+	Detail string
 }
 
-func (c *Cause) Error() string { return c.Op + ": " + c.Reason }
+func (c *Cause) Error() string {
+	if c.Detail != "" {
+		return c.Op + ": " + c.Reason + " (" + c.Detail + ")"
+	}
+	return c.Op + ": " + c.Reason
+}
 
 func (c *Cause) Unwrap() error { return c.Err }
 
@@ -54,7 +61,60 @@ func (s *Store) fail(ctx context.Context, op string, err error) error {
 	if dl, ok := ctx.Deadline(); ok && !time.Now().Before(dl) {
 		return fmt.Errorf("%s: %w", op, context.DeadlineExceeded)
 	}
-	return &workflow.UnavailableError{Store: s.display, Err: &Cause{Op: op, Reason: reason(err), Err: err}}
+	c := &Cause{Op: op, Reason: reason(err), Err: err}
+	switch {
+	case errors.Is(err, errGaveUp):
+		c.Detail = fmt.Sprintf("no answer within %s earlier in this command; not asked again", s.opTimeout)
+	case c.Reason == ReasonTimeout:
+		limit := s.opTimeout
+		if op == "open" {
+			limit = max(limit, s.dialTimeout)
+		}
+		c.Detail = fmt.Sprintf("no answer within %s", limit)
+		if s.oneTimeout {
+			s.gaveUp.Store(true)
+		}
+	}
+	return &workflow.UnavailableError{Store: s.display, Err: c}
+}
+
+// errGaveUp fails the operations of a Store with OneTimeout after one timed
+// out; it is a timeout itself.
+var errGaveUp = fmt.Errorf("the server did not answer in time: %w", context.DeadlineExceeded)
+
+// giveUpHook fails every command at once once its Store gave up on the
+// server.
+type giveUpHook struct{ s *Store }
+
+func (h giveUpHook) DialHook(next redis.DialHook) redis.DialHook {
+	return func(ctx context.Context, network, addr string) (net.Conn, error) {
+		if h.s.gaveUp.Load() {
+			return nil, errGaveUp
+		}
+		return next(ctx, network, addr)
+	}
+}
+
+func (h giveUpHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		if h.s.gaveUp.Load() {
+			cmd.SetErr(errGaveUp)
+			return errGaveUp
+		}
+		return next(ctx, cmd)
+	}
+}
+
+func (h giveUpHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		if h.s.gaveUp.Load() {
+			for _, c := range cmds {
+				c.SetErr(errGaveUp)
+			}
+			return errGaveUp
+		}
+		return next(ctx, cmds)
+	}
 }
 
 // reason normalizes a go-redis or network error.

@@ -311,3 +311,35 @@ func TestRestoreWithoutPersistence(t *testing.T) {
 		t.Fatalf("Restore = %+v, %v", res, err)
 	}
 }
+
+// TestOneTimeout: a Store with OneTimeout waits for a hung server once;
+// every later operation fails at once, as a timeout, saying why.
+func TestOneTimeout(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t, redistest.Options{})
+	s := open(t, srv.URL(), Options{OneTimeout: true, OpTimeout: 300 * time.Millisecond})
+	rec := mustAcquire(t, s, "task:T-1")
+	srv.Pause()
+	defer srv.Resume()
+	ctx := context.Background()
+	_, err := s.Get(ctx, rec.Key)
+	if _, reason := Classify(err); reason != ReasonTimeout || !strings.Contains(err.Error(), "no answer within 300ms") {
+		t.Fatalf("Get on a hung server: %v; want a timeout, no answer within 300ms", err)
+	}
+	now := time.Now()
+	for name, f := range map[string]func() error{
+		"Acquire": func() error {
+			_, _, err := s.Acquire(ctx, locktest.NewLock("src/new.go", "bob", now, time.Hour), now)
+			return err
+		},
+		"Release":     func() error { return s.Release(ctx, rec.Key, rec.Token) },
+		"List":        func() error { _, err := s.List(ctx); return err },
+		"Overlapping": func() error { _, err := s.Overlapping(ctx, "src/**"); return err },
+		"WaitRelease": func() error { _, err := s.WaitRelease(ctx, rec.Key); return err },
+	} {
+		err := f()
+		if _, reason := Classify(err); reason != ReasonTimeout || !strings.Contains(err.Error(), "not asked again") {
+			t.Errorf("%s after the timeout: %v; want a timeout, not asked again", name, err)
+		}
+	}
+}

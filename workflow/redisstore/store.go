@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -68,8 +69,13 @@ type Options struct {
 	// connecting included; a lock mutation, one round trip, by the
 	// client's timeouts, each OpTimeout, on waiting for a free connection,
 	// sending and reading the answer (and DialTimeout on connecting).
-	// Open takes at most DialTimeout + OpTimeout.
+	// Open takes at most the longer of DialTimeout and OpTimeout.
 	OpTimeout time.Duration
+	// OneTimeout makes the Store give up on a server that did not answer
+	// in time: every later operation fails at once, with the same
+	// reason. A one-shot command sets it, so that a hung server costs it
+	// one timeout, not one per operation.
+	OneTimeout bool
 	// PoolSize is the number of connections kept (default: go-redis's, ten
 	// per CPU). A CLI process needs one.
 	PoolSize int
@@ -102,6 +108,9 @@ type Store struct {
 	dialTimeout time.Duration
 	// fold: path and pattern keys are one key per lockkey.FoldCase.
 	fold bool
+
+	oneTimeout bool
+	gaveUp     atomic.Bool // with oneTimeout: the server did not answer in time
 }
 
 // Open connects to the Redis server of rawURL (redis://[user:password@]host:port/db,
@@ -159,12 +168,18 @@ func Open(ctx context.Context, rawURL string, opts Options) (*Store, error) {
 	}
 	quiet.Do(func() { redis.SetLogger(nopLogger{}) })
 	s.rdb = redis.NewClient(ro)
+	s.oneTimeout = opts.OneTimeout
+	if s.oneTimeout {
+		s.rdb.AddHook(giveUpHook{s})
+	}
 	// No more batches in flight than connections, so that lock mutations
 	// queue here, where their deadlines are kept, not for a connection.
 	s.batch = &batcher{rdb: s.rdb, max: min(maxBatches, s.rdb.Options().PoolSize), timeout: s.opTimeout}
 
 	// One round trip loads every script: later calls are one EVALSHA each.
-	octx, cancel := context.WithTimeout(ctx, s.dialTimeout+s.opTimeout)
+	// A server that accepts the connection and then says nothing is not
+	// given the dial's time on top.
+	octx, cancel := context.WithTimeout(ctx, max(s.dialTimeout, s.opTimeout))
 	defer cancel()
 	_, err = s.rdb.Pipelined(octx, func(p redis.Pipeliner) error {
 		// p.ScriptLoad, not Script.Load: in a pipeline the latter would
