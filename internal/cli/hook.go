@@ -80,19 +80,21 @@ func keyRules(rs []config.KeyRule) []scope.KeyRule {
 	return out
 }
 
-// skipHook honours LOCKGATE_SKIP=1: says so and records a hook_bypass.
+// skipHook honours LOCKGATE_SKIP=1: records a hook_bypass and says so. A
+// bypass the journal cannot take is not honoured: the checks run.
 func (a *app) skipHook(ctx context.Context, hook string) bool {
 	if v := getenv("LOCKGATE_SKIP"); v == "" || v == "0" {
 		return false
 	}
-	fmt.Fprintf(a.stdio.Err, "lockgate: LOCKGATE_SKIP is set: %s checks skipped (recorded as hook_bypass)\n", hook)
 	if e, err := a.load(ctx); err == nil {
 		j := journal.Open(e.stateDir() + "/events.jsonl")
 		if err := j.Append(journal.Event{Worker: e.me.Holder, WorkerType: e.me.HolderType, Session: e.me.Session,
 			Action: journal.ActionHookBypass, Details: hook + " skipped with LOCKGATE_SKIP"}); err != nil {
-			fmt.Fprintf(a.stdio.Err, "lockgate: warning: bypass not recorded: %v\n", err)
+			fmt.Fprintf(a.stdio.Err, "lockgate: LOCKGATE_SKIP not honoured: the bypass cannot be recorded: %v\n", err)
+			return false
 		}
 	}
+	fmt.Fprintf(a.stdio.Err, "lockgate: LOCKGATE_SKIP is set: %s checks skipped (recorded as hook_bypass)\n", hook)
 	return true
 }
 
