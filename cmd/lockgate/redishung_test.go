@@ -16,8 +16,10 @@ func TestRedisHungCommand(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t, redistest.Options{})
 	c := newCLIRepo(t)
-	store := "--store=" + srv.URL()
-	if code, out := c.run("alice", store, "lock", "acquire", "a.py"); code != 0 {
+	if code, out := c.run("alice", "store", "use", srv.URL()); code != 0 {
+		t.Fatalf("store use: %d %s", code, out)
+	}
+	if code, out := c.run("alice", "lock", "acquire", "a.py"); code != 0 {
 		t.Fatalf("acquire: %d %s", code, out)
 	}
 	srv.Pause()
@@ -30,7 +32,7 @@ func TestRedisHungCommand(t *testing.T) {
 		{"lock", "check", "a.py"},
 		{"lock", "clear", "a.py", "--force"},
 	} {
-		code, out := c.run("alice", append([]string{store}, args...)...)
+		code, out := c.run("alice", args...)
 		if code != 3 {
 			t.Errorf("%s against a hung server: exit %d, want 3: %s", args, code, out)
 		}
