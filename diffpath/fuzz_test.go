@@ -116,3 +116,31 @@ func FuzzTreeReader(f *testing.F) {
 		}
 	})
 }
+
+// repeatReader yields n copies of b.
+type repeatReader struct {
+	b byte
+	n int
+}
+
+func (r *repeatReader) Read(p []byte) (int, error) {
+	if r.n == 0 {
+		return 0, io.EOF
+	}
+	k := min(len(p), r.n)
+	for i := range p[:k] {
+		p[i] = r.b
+	}
+	r.n -= k
+	return k, nil
+}
+
+// TestParsePatchLongLine: a line longer than MaxLineBytes is an error, not
+// a buffer without end.
+func TestParsePatchLongLine(t *testing.T) {
+	head := "diff --git a/x b/x\n--- a/x\n+++ b/x\n@@ -1 +1 @@\n+"
+	_, err := ParsePatch(io.MultiReader(strings.NewReader(head), &repeatReader{b: 'a', n: MaxLineBytes + 1}))
+	if err == nil || !strings.Contains(err.Error(), "longer than 64 MiB") {
+		t.Fatalf("got %v, want a line-length error", err)
+	}
+}

@@ -1350,7 +1350,7 @@ func (l *lineReader) peek(i int) ([]byte, bool) {
 		if l.eof {
 			return nil, false
 		}
-		line, err := l.br.ReadBytes('\n')
+		line, err := l.readLine()
 		if err != nil {
 			l.eof = true
 			if err != io.EOF {
@@ -1364,6 +1364,26 @@ func (l *lineReader) peek(i int) ([]byte, bool) {
 		l.q = append(l.q, bytes.TrimSuffix(line, []byte{'\n'}))
 	}
 	return l.q[i], true
+}
+
+// MaxLineBytes bounds one line of a patch: a longer one (no diff has
+// one; a minified file's line is far shorter) is an error rather than
+// memory without end.
+const MaxLineBytes = 64 << 20
+
+// readLine is bufio.Reader.ReadBytes('\n') with MaxLineBytes enforced.
+func (l *lineReader) readLine() ([]byte, error) {
+	var line []byte
+	for {
+		chunk, err := l.br.ReadSlice('\n')
+		if len(line)+len(chunk) > MaxLineBytes {
+			return nil, fmt.Errorf("line %d is longer than %d MiB", l.n+len(l.q)+1, MaxLineBytes>>20)
+		}
+		line = append(line, chunk...)
+		if !errors.Is(err, bufio.ErrBufferFull) {
+			return line, err
+		}
+	}
 }
 
 func (l *lineReader) next() ([]byte, bool) {

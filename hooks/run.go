@@ -174,7 +174,7 @@ func (h *Runner) PrePush(ctx context.Context, remote string, stdin io.Reader, ge
 		}
 		f := strings.Fields(line)
 		if len(f) != 4 {
-			return nil, fmt.Errorf("pre-push: malformed line on stdin %q: want `<local ref> <local sha> <remote ref> <remote sha>`", line)
+			return nil, fmt.Errorf("pre-push: malformed line on stdin %q: want `<local ref> <local sha> <remote ref> <remote sha>`", lockkey.Shorten(line))
 		}
 		localSHA, remoteRef, remoteSHA := f[1], f[2], f[3]
 		if !objectName(localSHA) || !objectName(remoteSHA) {
@@ -214,7 +214,7 @@ func (h *Runner) PreReceive(ctx context.Context, stdin io.Reader) (*Report, erro
 		}
 		f := strings.Fields(line)
 		if len(f) != 3 {
-			return nil, fmt.Errorf("pre-receive: malformed line on stdin %q: want `<old-value> <new-value> <ref-name>`", line)
+			return nil, fmt.Errorf("pre-receive: malformed line on stdin %q: want `<old-value> <new-value> <ref-name>`", lockkey.Shorten(line))
 		}
 		oldSHA, newSHA, ref := f[0], f[1], f[2]
 		if !objectName(oldSHA) || !objectName(newSHA) {

@@ -35,6 +35,14 @@ type Input struct {
 	Tasks []Task `yaml:"tasks"`
 }
 
+// Limits on a planner input: a larger file is refused before it is parsed.
+const (
+	MaxInputBytes = 2 << 20
+	MaxTasks      = 10_000
+	// maxErrors bounds the problems one error message lists.
+	maxErrors = 20
+)
+
 // lineRE finds the line number in yaml.v3 error messages. Compiled on
 // first use, not at the start of every lockgate process.
 var lineRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(?:yaml: )?line (\d+): `) })
@@ -47,6 +55,9 @@ var lineRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^
 // among lockkey.DefaultNamespaces are kept as written: the lock store checks
 // them against locks.namespaces.
 func Parse(name string, data []byte) (*Input, error) {
+	if len(data) > MaxInputBytes {
+		return nil, fmt.Errorf("%s: file larger than %d MiB, the most lockgate reads: refused unread", name, MaxInputBytes>>20)
+	}
 	var in Input
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
@@ -63,6 +74,9 @@ func Parse(name string, data []byte) (*Input, error) {
 			return nil, yamlError(name, err)
 		}
 		return nil, fmt.Errorf("%s:%d: more than one YAML document", name, line)
+	}
+	if len(in.Tasks) > MaxTasks {
+		return nil, fmt.Errorf("%s:1: %d tasks, more than the %d lockgate plans at once", name, len(in.Tasks), MaxTasks)
 	}
 	lines := taskLines(data)
 	lineOf := func(i int) int {
@@ -92,7 +106,11 @@ func yamlError(name string, err error) error {
 	if errors.As(err, &te) && len(te.Errors) > 0 {
 		msgs = te.Errors
 	}
-	out := make([]string, len(msgs))
+	more := 0
+	if len(msgs) > maxErrors {
+		msgs, more = msgs[:maxErrors], len(msgs)-maxErrors
+	}
+	out := make([]string, len(msgs), len(msgs)+1)
 	for i, m := range msgs {
 		line := "1"
 		if sub := lineRE().FindStringSubmatch(m); sub != nil {
@@ -101,6 +119,9 @@ func yamlError(name string, err error) error {
 		}
 		m = strings.TrimPrefix(m, "yaml: ")
 		out[i] = fmt.Sprintf("%s:%s: %s", name, line, m)
+	}
+	if more > 0 {
+		out = append(out, fmt.Sprintf("%s: … and %d more problems", name, more))
 	}
 	return errors.New(strings.Join(out, "\n"))
 }

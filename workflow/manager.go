@@ -103,6 +103,9 @@ func NewToken() string {
 // path, say) is refused like the key itself. Events that cannot be recorded
 // refuse the acquisition (a *JournalError) and leave no lock taken.
 func (m *Manager) Acquire(ctx context.Context, req Request) ([]Result, error) {
+	if err := req.Check(); err != nil {
+		return nil, err
+	}
 	keys := slices.Clone(req.Keys)
 	slices.Sort(keys)
 	keys = slices.Compact(keys)

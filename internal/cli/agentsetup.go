@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/lockgate/lockgate/internal/config"
 	"github.com/lockgate/lockgate/internal/hint"
 )
 
@@ -60,11 +61,19 @@ type agentFile struct {
 	doc  map[string]any
 }
 
+// maxAgentFileBytes bounds an agent's settings file; larger ones are not
+// settings lockgate should edit.
+const maxAgentFileBytes = 1 << 20
+
 func readAgentFile(path string) (*agentFile, error) {
 	f := &agentFile{path: path, doc: map[string]any{}}
-	data, err := os.ReadFile(path)
+	data, err := config.ReadFile(path, maxAgentFileBytes)
+	var ce *config.Error
 	if errors.Is(err, fs.ErrNotExist) {
 		return f, nil
+	}
+	if errors.As(err, &ce) {
+		return nil, err
 	}
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", path, err)

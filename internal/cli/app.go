@@ -266,15 +266,11 @@ func (a *app) identity() (workflow.Owner, error) {
 		host, _ := os.Hostname()
 		worker = firstNonEmpty(name, "unknown") + "@" + firstNonEmpty(host, "localhost")
 	}
-	if err := checkWorker(worker); err != nil {
-		return workflow.Owner{}, err
-	}
 	wt := firstNonEmpty(g.WorkerType, getenv("LOCKGATE_WORKER_TYPE"), workflow.HolderHuman)
 	if wt != workflow.HolderHuman && wt != workflow.HolderAgent {
 		return workflow.Owner{}, usagef("worker type %q: want human or agent", wt)
 	}
-	session := sanitizeSession(firstNonEmpty(g.Session, getenv("LOCKGATE_SESSION"), worker))
-	return workflow.Owner{Holder: worker, HolderType: wt, Session: session}, nil
+	return newOwner(worker, wt, firstNonEmpty(g.Session, getenv("LOCKGATE_SESSION"), worker))
 }
 
 // checkWorker refuses a worker id that would print as something else: one
@@ -289,7 +285,20 @@ func checkWorker(id string) error {
 	return nil
 }
 
-// sanitizeSession keeps a session id printable and bounded: anything outside
+// newOwner makes the session printable and checks the worker id and
+// session: their length first (workflow.Owner.Check), then checkWorker.
+func newOwner(worker, workerType, session string) (workflow.Owner, error) {
+	o := workflow.Owner{Holder: worker, HolderType: workerType, Session: sanitizeSession(session)}
+	if err := o.Check(); err != nil {
+		return workflow.Owner{}, usagef("%v", err)
+	}
+	if err := checkWorker(worker); err != nil {
+		return workflow.Owner{}, err
+	}
+	return o, nil
+}
+
+// sanitizeSession keeps a session id printable: anything outside
 // [A-Za-z0-9._@:-] becomes '-'.
 func sanitizeSession(s string) string {
 	var b strings.Builder
@@ -300,9 +309,6 @@ func sanitizeSession(s string) string {
 			b.WriteRune(r)
 		default:
 			b.WriteByte('-')
-		}
-		if b.Len() >= 128 {
-			break
 		}
 	}
 	return b.String()

@@ -26,7 +26,14 @@ type UsageError struct{ Msg string }
 
 func (e *UsageError) Error() string { return e.Msg }
 
+// usagef formats a usage error. Strings in args are user input more often
+// than not: long ones are shortened, never echoed whole.
 func usagef(format string, args ...any) error {
+	for i, v := range args {
+		if s, ok := v.(string); ok {
+			args[i] = lockkey.Shorten(s)
+		}
+	}
 	return &UsageError{Msg: sprintf(format, args...)}
 }
 
@@ -53,6 +60,7 @@ func exitCode(err error) int {
 		gitErr   *gitexec.Error
 		hookErr  *HookError
 		ident    *identityError
+		invalid  *workflow.InvalidRequestError
 	)
 	switch {
 	case err == nil:
@@ -66,7 +74,7 @@ func exitCode(err error) int {
 			return ExitNotPermitted
 		}
 		return ExitUsage
-	case errors.As(err, &usage), errors.As(err, &cfgErr):
+	case errors.As(err, &usage), errors.As(err, &cfgErr), errors.As(err, &invalid):
 		return ExitUsage
 	case errors.As(err, &notOwner), errors.As(err, &ident):
 		return ExitNotPermitted

@@ -262,10 +262,9 @@ func (a *app) runHook(ctx context.Context, name string, args []string, maxArgs i
 	if name == "pre-receive" {
 		for _, v := range e.cfg.Hooks.IdentityEnv {
 			if id := getenv(v); id != "" {
-				if err := checkWorker(id); err != nil {
+				if e.me, err = newOwner(id, e.me.HolderType, id); err != nil {
 					return &HookError{Hook: name, Err: fmt.Errorf("%s: %w", v, err)}
 				}
-				e.me = workflow.Owner{Holder: id, HolderType: e.me.HolderType, Session: sanitizeSession(id)}
 				break
 			}
 		}

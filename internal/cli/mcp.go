@@ -38,7 +38,8 @@ func mcpCommand() *command {
 				return err
 			}
 			defer s.stop()
-			t := &mcp.IOTransport{Reader: io.NopCloser(a.stdio.In), Writer: nopWriteCloser{a.stdio.Out}}
+			t := &mcp.IOTransport{Reader: io.NopCloser(a.stdio.In), Writer: nopWriteCloser{a.stdio.Out},
+				MaxLineLength: maxMCPMessage}
 			if err := s.server().Run(ctx, t); err != nil && ctx.Err() == nil {
 				return fmt.Errorf("mcp: %w", err)
 			}
@@ -97,6 +98,10 @@ func (s *mcpService) stop() {
 	}
 }
 
+// maxMCPMessage bounds one message from the client (a tool call and its
+// arguments); a longer one ends the session with an error.
+const maxMCPMessage = 16 << 20
+
 // call is the env one tool call works on: the server's identity, or the
 // one the arguments name when mcp.identity_from_arguments allows it.
 func (s *mcpService) call(id identityArgs) (*env, error) {
@@ -106,22 +111,18 @@ func (s *mcpService) call(id identityArgs) (*env, error) {
 			id.WorkerType != "" && id.WorkerType != me.HolderType || id.Session != "" && id.Session != me.Session) {
 			return nil, &identityError{me: me}
 		}
-		if id.Worker != "" {
-			if err := checkWorker(id.Worker); err != nil {
-				return nil, err
-			}
-		}
 		// Another worker without a session acts in its own, named after
 		// it, as on the command line.
 		if id.Worker != "" && id.Worker != me.Holder {
-			me.Holder, me.Session = id.Worker, sanitizeSession(id.Worker)
+			me.Holder, me.Session = id.Worker, id.Worker
 		}
 		me.HolderType = firstNonEmpty(id.WorkerType, me.HolderType)
-		if id.Session != "" {
-			me.Session = sanitizeSession(id.Session)
-		}
 		if me.HolderType != workflow.HolderHuman && me.HolderType != workflow.HolderAgent {
 			return nil, usagef("worker_type %q: want human or agent", me.HolderType)
+		}
+		var err error
+		if me, err = newOwner(firstNonEmpty(id.Worker, me.Holder), me.HolderType, firstNonEmpty(id.Session, me.Session)); err != nil {
+			return nil, err
 		}
 	}
 	ce := *s.e

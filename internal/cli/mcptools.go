@@ -94,6 +94,7 @@ func toolErrorOf(err error) *toolError {
 		ident    *identityError
 		usage    *UsageError
 		cfgErr   *config.Error
+		invalid  *workflow.InvalidRequestError
 	)
 	switch {
 	case errors.As(err, &timeout):
@@ -127,7 +128,7 @@ func toolErrorOf(err error) *toolError {
 	case errors.Is(err, workflow.ErrNotFound), errors.Is(err, workflow.ErrTokenMismatch):
 		te.Class = "lock_lost"
 		te.Hint = hint.Line(hint.MCPLockLost)
-	case errors.As(err, &usage), errors.As(err, &cfgErr):
+	case errors.As(err, &usage), errors.As(err, &cfgErr), errors.As(err, &invalid):
 		te.Class = "invalid_argument"
 	case te.ExitCode == ExitUnavailable:
 		te.Class = "unavailable"

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/lockgate/lockgate/internal/config"
 	"github.com/lockgate/lockgate/internal/safetext"
 	"github.com/lockgate/lockgate/planner"
 	"github.com/lockgate/lockgate/workflow"
@@ -78,7 +78,11 @@ func (a *app) plan(ctx context.Context, o *PlanOptions, file string) error {
 	if !filepath.IsAbs(file) {
 		file = filepath.Join(e.cwd, file)
 	}
-	data, err := os.ReadFile(file)
+	data, err := config.ReadFile(file, planner.MaxInputBytes)
+	var ce *config.Error
+	if errors.As(err, &ce) {
+		return err
+	}
 	if err != nil {
 		return usagef("plan: %v", err)
 	}

@@ -59,7 +59,12 @@ func validateCommand() *command {
 // validateFile checks one file: a work packages file when its top level has
 // `packages:`, a lockgate config otherwise.
 func (a *app) validateFile(e *env, file string) error {
-	data, err := os.ReadFile(e.cmdFile(file))
+	// The larger of the two limits: each loader applies its own.
+	data, err := config.ReadFile(e.cmdFile(file), max(config.MaxConfigBytes, config.MaxWorkPackagesBytes))
+	var ce *config.Error
+	if errors.As(err, &ce) {
+		return err
+	}
 	if err != nil {
 		return usagef("validate: %v", err)
 	}
@@ -74,15 +79,10 @@ func (a *app) validateFile(e *env, file string) error {
 	// Keys in key_rules must be valid under the file's own namespaces.
 	opts := &lockkey.Options{Namespaces: cfg.Locks.Namespaces, FeaturePurposes: cfg.Locks.FeaturePurposes,
 		ContractFiles: append(append([]string(nil), cfg.Contracts.OpenAPI.Files...), cfg.Contracts.Generated...)}
-	var errs []error
-	for i, r := range cfg.Scope.KeyRules {
-		for _, k := range r.Keys {
-			if _, err := lockkey.Parse(k, opts); err != nil {
-				errs = append(errs, fmt.Errorf("%s: scope.key_rules[%d]: %w", file, i, err))
-			}
-		}
-	}
-	return errors.Join(errs...)
+	return cfg.ValidateKeys(func(k string) error {
+		_, err := lockkey.Parse(k, opts)
+		return err
+	})
 }
 
 func isWorkPackages(data []byte) bool {

@@ -20,10 +20,14 @@ import (
 // parser. A file with problems is never cached and reports them as Load
 // does; a cache that cannot be read or written is ignored.
 func LoadCached(path, cacheDir string) (*Config, error) {
-	data, err := os.ReadFile(path)
+	data, err := ReadFile(path, MaxConfigBytes)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return Default(), nil
+		}
+		var ce *Error
+		if errors.As(err, &ce) {
+			return nil, err
 		}
 		return nil, fmt.Errorf("read config: %w", err)
 	}

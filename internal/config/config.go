@@ -3,6 +3,7 @@ package config
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"reflect"
@@ -190,15 +191,68 @@ func Default() *Config {
 	return c
 }
 
+// Limits on the files lockgate reads. Real files are far smaller; a larger
+// one is refused whole, before it is parsed, so that no file can stall
+// every command and hook or flood the terminal with problems.
+const (
+	MaxConfigBytes       = 1 << 20 // .lockgate.yaml
+	MaxWorkPackagesBytes = 2 << 20 // the work packages file
+	MaxWorkPackages      = 10_000  // packages in it
+)
+
+// ReadFile reads the file at path if it has at most limit bytes; a larger
+// file is a *Error naming it. Other errors are returned wrapped, so that
+// errors.Is(err, fs.ErrNotExist) tells a missing file.
+func ReadFile(path string, limit int) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, int64(limit)+1))
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	if err := checkSize(path, data, limit); err != nil {
+		return nil, err
+	}
+	return data, nil
+}
+
+// checkSize refuses data longer than limit as a *Error on file name.
+func checkSize(name string, data []byte, limit int) error {
+	if len(data) <= limit {
+		return nil
+	}
+	ps := &problems{file: name}
+	ps.add(WholeFile, 0, "file larger than %s, the most lockgate reads: refused unread", ByteSize(limit))
+	return ps.err()
+}
+
+// ByteSize formats a size limit for messages: 1 MiB, 64 KiB, 100 bytes.
+func ByteSize(n int) string {
+	switch {
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return fmt.Sprintf("%d MiB", n>>20)
+	case n >= 1<<10 && n%(1<<10) == 0:
+		return fmt.Sprintf("%d KiB", n>>10)
+	}
+	return fmt.Sprintf("%d bytes", n)
+}
+
 // Load reads the policy file at path. A missing file yields Default() with
 // Path "". A present file overlays the defaults; any problem in it is
 // reported as a *Error. I/O errors other than "not found" are returned
 // wrapped.
 func Load(path string) (*Config, error) {
-	data, err := os.ReadFile(path)
+	data, err := ReadFile(path, MaxConfigBytes)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return Default(), nil
+		}
+		var ce *Error
+		if errors.As(err, &ce) {
+			return nil, err
 		}
 		return nil, fmt.Errorf("read config: %w", err)
 	}
@@ -210,6 +264,9 @@ func Load(path string) (*Config, error) {
 func LoadBytes(name string, data []byte) (*Config, error) {
 	if name == "" {
 		name = "<input>"
+	}
+	if err := checkSize(name, data, MaxConfigBytes); err != nil {
+		return nil, err
 	}
 	ps := &problems{file: name}
 	c := Default()

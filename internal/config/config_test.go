@@ -540,3 +540,43 @@ func TestCheckPattern(t *testing.T) {
 		})
 	}
 }
+
+// TestProblemsBounded: however many problems a file has, few are kept and
+// fewer shown, with the count of the rest; unknown keys that an alias
+// repeats count against the document's budget.
+func TestProblemsBounded(t *testing.T) {
+	t.Parallel()
+	var b strings.Builder
+	b.WriteString("m: &m {")
+	for i := range 100 {
+		fmt.Fprintf(&b, "u%d: 1, ", i)
+	}
+	b.WriteString("}\nscope:\n  profiles:\n")
+	for i := range 5000 {
+		fmt.Fprintf(&b, "    p%d: *m\n", i)
+	}
+	_, err := LoadBytes(name, []byte(b.String()))
+	var ce *Error
+	if !errors.As(err, &ce) {
+		t.Fatalf("got %v, want a *Error", err)
+	}
+	if len(ce.Problems) != MaxProblems || ce.Omitted == 0 {
+		t.Fatalf("%d problems kept, %d omitted: want %d kept and more omitted", len(ce.Problems), ce.Omitted, MaxProblems)
+	}
+	msg := ce.Error()
+	lines := strings.Split(msg, "\n")
+	if len(lines) != ShownProblems+1 || !strings.HasSuffix(lines[ShownProblems], "more problems") {
+		t.Fatalf("message of %d lines, want %d ending in a count:\n%s", len(lines), ShownProblems+1, msg)
+	}
+	if !strings.Contains(msg, "… and ") || !strings.Contains(msg, ",") {
+		t.Fatalf("count of the rest missing or not grouped: %s", lines[ShownProblems])
+	}
+	if !strings.Contains(msg, "more than 100000 values") && ce.Omitted+len(ce.Problems) > maxNodes {
+		t.Fatalf("more problems than the node budget allows: %d", ce.Omitted+len(ce.Problems))
+	}
+
+	big := append([]byte("version: 1\n"), make([]byte, MaxConfigBytes)...)
+	if _, err := LoadBytes(name, big); err == nil || !strings.Contains(err.Error(), "larger than 1 MiB") {
+		t.Fatalf("oversized file: %v", err)
+	}
+}

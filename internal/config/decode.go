@@ -15,8 +15,9 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
-// maxNodes bounds the work done on one document, so that alias chains
-// ("billion laughs") cannot make decoding explode.
+// maxNodes bounds the work done on one document: every value and every
+// mapping key decoded counts, each time an alias expands it, so that alias
+// chains ("billion laughs") cannot make decoding explode.
 const maxNodes = 100_000
 
 // parseDocument parses data as at most one YAML document. It returns the
@@ -348,6 +349,9 @@ func (d *decoder) pairs(n *yaml.Node, path string) []pair {
 	seen := map[string]*yaml.Node{}
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, val := n.Content[i], n.Content[i+1]
+		if !d.spend(k) {
+			break
+		}
 		if k.Kind == yaml.ScalarNode && k.ShortTag() == "!!merge" {
 			merged = append(merged, d.mergePairs(val, path)...)
 			continue

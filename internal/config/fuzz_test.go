@@ -54,6 +54,10 @@ func FuzzLoadBytes(f *testing.F) {
 			if len(ce.Problems) == 0 {
 				t.Fatal("*Error without problems")
 			}
+			if len(ce.Problems) > MaxProblems || strings.Count(ce.Error(), "\n") > ShownProblems {
+				t.Fatalf("%d problems kept, %d lines of message: want at most %d and %d",
+					len(ce.Problems), strings.Count(ce.Error(), "\n")+1, MaxProblems, ShownProblems+1)
+			}
 			// YAML also breaks lines at CR, NEL, LS and PS.
 			lines := 1
 			for _, sep := range []string{"\n", "\r", "\u0085", "\u2028", "\u2029"} {

@@ -1,11 +1,15 @@
 package config
 
 import (
+	"errors"
 	"fmt"
-	"os"
 	"reflect"
 	"strings"
 	"unicode"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/lockgate/lockgate/workflow"
 )
 
 // WorkPackages is a parsed work-packages.yaml.
@@ -40,8 +44,12 @@ type PackageLocks struct {
 // are reported as a *Error; a missing file is an error wrapping
 // fs.ErrNotExist.
 func LoadWorkPackages(path string) (*WorkPackages, error) {
-	data, err := os.ReadFile(path)
+	data, err := ReadFile(path, MaxWorkPackagesBytes)
 	if err != nil {
+		var ce *Error
+		if errors.As(err, &ce) {
+			return nil, err
+		}
 		return nil, fmt.Errorf("read work packages: %w", err)
 	}
 	return LoadWorkPackagesBytes(path, data)
@@ -52,10 +60,17 @@ func LoadWorkPackagesBytes(name string, data []byte) (*WorkPackages, error) {
 	if name == "" {
 		name = "<input>"
 	}
+	if err := checkSize(name, data, MaxWorkPackagesBytes); err != nil {
+		return nil, err
+	}
 	ps := &problems{file: name}
 	w := &WorkPackages{Path: name}
 	d := newDecoder(ps)
 	if root := parseDocument(ps, data); root != nil {
+		if list := packagesNode(root); list != nil && len(list.Content) > MaxWorkPackages {
+			ps.add(list.Line, list.Column, "packages: %s packages, more than the %s lockgate reads", thousands(len(list.Content)), thousands(MaxWorkPackages))
+			return nil, ps.err()
+		}
 		d.decode(root, reflect.ValueOf(w).Elem(), "")
 	}
 	vs := &problems{file: name}
@@ -88,6 +103,17 @@ func LoadWorkPackagesBytes(name string, data []byte) (*WorkPackages, error) {
 				vs.add(lineOr(p.keyLines[j], p.Line), 0, "%s.locks.keys[%d]: empty entry", at, j)
 			}
 		}
+		// The id names the task lock and the title or reason becomes the
+		// locks' reason: both must fit a lock record.
+		if len(p.ID) > workflow.MaxTaskIDLen {
+			vs.add(lineOr(d.pos[at+".id"], p.Line), 0, "%s: id longer than %d bytes", at, workflow.MaxTaskIDLen)
+		}
+		if len(p.Locks.Reason) > workflow.MaxReasonLen {
+			vs.add(lineOr(d.pos[at+".locks.reason"], p.Line), 0, "%s.locks.reason: longer than %d bytes", at, workflow.MaxReasonLen)
+		}
+		if len(p.Title) > workflow.MaxReasonLen && p.Locks.Reason == "" {
+			vs.add(lineOr(d.pos[at+".title"], p.Line), 0, "%s.title: longer than %d bytes (it is the locks' reason when locks.reason is empty)", at, workflow.MaxReasonLen)
+		}
 		if p.Locks.TTLMinutes < 0 {
 			vs.add(lineOr(d.pos[at+".locks.ttl_minutes"], p.Line), 0, "package %s: locks.ttl_minutes must not be negative, got %d", p.ID, p.Locks.TTLMinutes)
 		}
@@ -97,6 +123,19 @@ func LoadWorkPackagesBytes(name string, data []byte) (*WorkPackages, error) {
 		return nil, err
 	}
 	return w, nil
+}
+
+// packagesNode is the packages: list of a work packages document, or nil.
+func packagesNode(root *yaml.Node) *yaml.Node {
+	if root.Kind != yaml.MappingNode {
+		return nil
+	}
+	for i := 0; i+1 < len(root.Content); i += 2 {
+		if root.Content[i].Value == "packages" && root.Content[i+1].Kind == yaml.SequenceNode {
+			return root.Content[i+1]
+		}
+	}
+	return nil
 }
 
 func entryLines(pos map[string]int, path string, n int) []int {

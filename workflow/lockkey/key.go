@@ -107,15 +107,32 @@ type Error struct {
 func (e *Error) Error() string {
 	var b strings.Builder
 	if e.NotPermitted {
-		fmt.Fprintf(&b, "lock key %q not permitted: %s", e.Input, e.Reason)
+		fmt.Fprintf(&b, "lock key %q not permitted: %s", Shorten(e.Input), e.Reason)
 	} else {
-		fmt.Fprintf(&b, "invalid lock key %q: %s", e.Input, e.Reason)
+		fmt.Fprintf(&b, "invalid lock key %q: %s", Shorten(e.Input), e.Reason)
 	}
 	if e.Expected != "" {
 		b.WriteString(": ")
-		b.WriteString(e.Expected)
+		b.WriteString(Shorten(e.Expected))
 	}
 	return b.String()
+}
+
+// shownBytes bounds how much of a key a message repeats.
+const shownBytes = 200
+
+// Shorten returns s for a message: whole when short, else its start (cut
+// on a character boundary) and its length, so that a huge input is never
+// echoed whole.
+func Shorten(s string) string {
+	if len(s) <= shownBytes {
+		return s
+	}
+	i := shownBytes
+	for i > 0 && !utf8.RuneStart(s[i]) {
+		i--
+	}
+	return fmt.Sprintf("%s… (%d bytes)", s[:i], len(s))
 }
 
 // Canonical returns the canonical form of s, or an *Error.
