@@ -81,6 +81,11 @@ func (e *env) close() {
 // stateDir is where lockgate keeps a clone's shared state.
 func (e *env) stateDir() string { return filepath.Join(e.repo.CommonDir, "lockgate") }
 
+// journalFile is the clone's journal; reading it needs no lock store.
+func (e *env) journalFile() *journal.Journal {
+	return journal.Open(filepath.Join(e.stateDir(), "events.jsonl"))
+}
+
 // load discovers the repository and reads its config, once.
 func (a *app) load(ctx context.Context) (*env, error) {
 	if a.env != nil {
@@ -176,7 +181,7 @@ func (a *app) open(ctx context.Context) (*env, error) {
 	}
 	e.store, e.setup = store, setup
 	e.redis, _ = store.(*redisstore.Store)
-	e.journal = journal.Open(filepath.Join(e.stateDir(), "events.jsonl"))
+	e.journal = e.journalFile()
 	host, _ := os.Hostname()
 	e.mgr = &workflow.Manager{Store: store, Host: host, PID: os.Getpid(),
 		RequestID: workflow.NewToken()[:16], TraceID: traceID(getenv("TRACEPARENT"))}

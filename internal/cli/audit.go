@@ -158,9 +158,7 @@ func workflowSyncCommand() *command {
 			if err != nil {
 				return fmt.Errorf("workflow sync: %w (the events stay in the journal)", err)
 			}
-			for _, line := range res.Corrupt {
-				fmt.Fprintf(a.stdio.Err, "lockgate: warning: %s:%d is not an event; skipped\n", e.journal.Path(), line)
-			}
+			a.warnSkipped(e.journal.Path(), res.Corrupt)
 			pushed := false
 			if (e.cfg.Workflow.AutoPush || push) && !noPush {
 				if err := w.Push(ctx); err != nil {
@@ -182,13 +180,32 @@ func workflowSyncCommand() *command {
 	}
 }
 
+// maxSkipWarnings bounds the journal lines named one by one in warnings.
+const maxSkipWarnings = 5
+
+// warnSkipped says which lines of the journal at path were skipped because
+// they are not events: the first few by number, then how many more.
+func (a *app) warnSkipped(path string, lines []int) {
+	for _, line := range lines[:min(len(lines), maxSkipWarnings)] {
+		fmt.Fprintf(a.stdio.Err, "lockgate: warning: %s:%d is not an event; skipped\n", path, line)
+	}
+	if more := len(lines) - maxSkipWarnings; more > 0 {
+		fmt.Fprintf(a.stdio.Err, "lockgate: warning: %s: … and %d more lines that are not events; skipped\n", path, more)
+	}
+}
+
 // allEvents is every event of the clone: the workflow branch (when it can
 // be read) and the journal events not on it yet, by time.
 func (a *app) allEvents(ctx context.Context, e *env, since time.Time) ([]journal.Event, error) {
-	evs, err := e.journal.Read(since)
+	evs, skipped, err := e.journalFile().ReadSkipping(since)
 	if err != nil {
 		return nil, err
 	}
+	lines := make([]int, len(skipped))
+	for i, ce := range skipped {
+		lines[i] = ce.Line
+	}
+	a.warnSkipped(e.journalFile().Path(), lines)
 	w, err := branch.Open(branch.Config{Repo: e.repo, Branch: e.cfg.Workflow.Branch, Remote: e.cfg.Workflow.Remote})
 	if err != nil {
 		if !errors.Is(err, context.Canceled) {

@@ -87,8 +87,7 @@ func (a *app) skipHook(ctx context.Context, hook string) bool {
 		return false
 	}
 	if e, err := a.load(ctx); err == nil {
-		j := journal.Open(e.stateDir() + "/events.jsonl")
-		if err := j.Append(journal.Event{Worker: e.me.Holder, WorkerType: e.me.HolderType, Session: e.me.Session,
+		if err := e.journalFile().Append(journal.Event{Worker: e.me.Holder, WorkerType: e.me.HolderType, Session: e.me.Session,
 			Action: journal.ActionHookBypass, Details: hook + " skipped with LOCKGATE_SKIP"}); err != nil {
 			fmt.Fprintf(a.stdio.Err, "lockgate: LOCKGATE_SKIP not honoured: the bypass cannot be recorded: %v\n", err)
 			return false

@@ -45,7 +45,9 @@ func logCommand() *command {
 			if since < 0 {
 				return usagef("--since must not be negative")
 			}
-			e, err := a.open(ctx)
+			// The journal and the branch are files of the clone: reading
+			// them needs no lock store (which may be down).
+			e, err := a.load(ctx)
 			if err != nil {
 				return err
 			}

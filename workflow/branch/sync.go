@@ -1,14 +1,10 @@
 package branch
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"io/fs"
-	"os"
+	"time"
 
 	"github.com/lockgate/lockgate/workflow/journal"
 )
@@ -33,17 +29,21 @@ const SyncBatch = 500
 // meanwhile by another writer is not committed again: every batch is
 // checked against the tip it is built on. Lines of the journal that are
 // not events are skipped and listed in Corrupt; a last line without its
-// newline (a write in progress, or torn by a crash) is left alone. Sync
+// newline (torn by a crash) is left alone, not listed. Sync
 // works offline: it never talks to the remote (see Push).
 func (w *Writer) Sync(ctx context.Context, j *journal.Journal) (SyncResult, error) {
 	var res SyncResult
 	if j == nil {
 		return res, errors.New("sync: no journal")
 	}
-	evs, corrupt, err := readJournal(j.Path())
-	res.Corrupt = corrupt
+	evs, skipped, err := j.ReadSkipping(time.Time{})
 	if err != nil {
 		return res, fmt.Errorf("sync %s to %s: %w", j.Path(), w.branch, err)
+	}
+	for _, ce := range skipped {
+		if !ce.Torn {
+			res.Corrupt = append(res.Corrupt, ce.Line)
+		}
 	}
 	items, err := prepare(evs)
 	if err != nil {
@@ -113,77 +113,4 @@ func (w *Writer) missing(ctx context.Context, items []item) ([]item, error) {
 		return nil
 	})
 	return out, err
-}
-
-// readJournal reads every event of the journal file at path, skipping (and
-// listing) lines that are not events. Unlike journal.Scan it goes on past
-// a corrupt line: one damaged line must not keep the others off the
-// branch.
-func readJournal(path string) ([]journal.Event, []int, error) {
-	f, err := os.Open(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil, nil
-	}
-	if err != nil {
-		return nil, nil, fmt.Errorf("read journal: %w", err)
-	}
-	defer f.Close()
-	br := bufio.NewReaderSize(f, 64<<10)
-	var evs []journal.Event
-	var corrupt []int
-	for line := 1; ; line++ {
-		b, complete, err := readLine(br)
-		if err != nil {
-			return nil, corrupt, fmt.Errorf("read journal %s: %w", path, err)
-		}
-		if b == nil && !complete {
-			return evs, corrupt, nil // end of file
-		}
-		if !complete {
-			return evs, corrupt, nil // last line without newline: in progress or torn
-		}
-		if len(bytes.TrimSpace(b)) == 0 {
-			continue
-		}
-		ev, perr := journal.ParseLine(b)
-		if perr != nil {
-			corrupt = append(corrupt, line)
-			continue
-		}
-		evs = append(evs, ev)
-	}
-}
-
-// readLine returns the next line, ending in '\n' (complete), or the bytes
-// before the end of the file (not complete; nil at the end). A line longer
-// than journal.MaxLineBytes is consumed and returned as an empty-object
-// placeholder that ParseLine rejects.
-func readLine(br *bufio.Reader) (line []byte, complete bool, err error) {
-	var long []byte
-	tooLong := false
-	for {
-		chunk, err := br.ReadSlice('\n')
-		switch {
-		case errors.Is(err, bufio.ErrBufferFull):
-			if !tooLong {
-				long = append(long, chunk...)
-				if len(long) > journal.MaxLineBytes+1 {
-					tooLong, long = true, nil
-				}
-			}
-			continue
-		case err == nil:
-			if tooLong {
-				return []byte("{too long}\n"), true, nil
-			}
-			return append(long, chunk...), true, nil
-		case errors.Is(err, io.EOF):
-			if tooLong || len(long)+len(chunk) > 0 {
-				return append(long, chunk...), false, nil
-			}
-			return nil, false, nil
-		default:
-			return nil, false, err
-		}
-	}
 }

@@ -9,6 +9,8 @@
 // reads the file, except for its last byte: a line torn by a crash is closed
 // with a newline first so that it cannot swallow the next event.
 //
-// Reading is strict: a line that is not a complete event is reported with
-// its line number as a *CorruptLineError, never skipped silently.
+// Scan and Read are strict: a line that is not a complete event is reported
+// with its line number as a *CorruptLineError. ReadSkipping goes on past
+// such lines and returns them beside the events, so that one damaged line
+// never hides the rest; it never skips one silently either.
 package journal

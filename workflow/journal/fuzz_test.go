@@ -33,6 +33,22 @@ func FuzzScan(f *testing.F) {
 				t.Fatalf("corrupt line %d outside 1..%d", ce.Line, lines)
 			}
 		}
+		// Skipping finds the same events up to the first bad line, and
+		// only lines inside the input.
+		var all []Event
+		var bad int
+		serr := ScanReaderSkipping(bytes.NewReader(data), func(line int, ev Event) error {
+			all = append(all, ev)
+			return nil
+		}, func(ce *CorruptLineError) {
+			if ce.Line < 1 || ce.Line > lines {
+				t.Fatalf("skipped line %d outside 1..%d", ce.Line, lines)
+			}
+			bad++
+		})
+		if serr != nil || len(all) < len(got) || (err == nil) != (bad == 0) {
+			t.Fatalf("skipping: %v, %d events (strict %d), %d skipped (strict error %v)", serr, len(all), len(got), bad, err)
+		}
 		for _, ev := range got {
 			buf, err := encode([]Event{ev})
 			if err != nil {

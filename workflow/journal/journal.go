@@ -87,6 +87,9 @@ func (j *Journal) Path() string { return j.path }
 type CorruptLineError struct {
 	Path string // "" when reading from a stream
 	Line int    // 1-based
+	// Torn is set for the last line when it has no newline: a write torn
+	// by a crash (or, read without the journal's lock, one in progress).
+	Torn bool
 	Err  error
 }
 
@@ -273,12 +276,35 @@ func (j *Journal) Read(since time.Time) ([]Event, error) {
 	return out, nil
 }
 
+// ReadSkipping is Read that goes on past lines that are not events (a
+// torn write, a hand edit): it returns them, in order, beside the events,
+// so that one damaged line never hides the others.
+func (j *Journal) ReadSkipping(since time.Time) ([]Event, []*CorruptLineError, error) {
+	var out []Event
+	var bad []*CorruptLineError
+	err := j.scanFile(func(_ int, ev Event) error {
+		if since.IsZero() || !ev.Timestamp.Before(since) {
+			out = append(out, ev)
+		}
+		return nil
+	}, func(ce *CorruptLineError) { bad = append(bad, ce) })
+	if err != nil {
+		return nil, nil, err
+	}
+	return out, bad, nil
+}
+
 // Scan calls fn for every event in file order with its 1-based line number.
 // It reads the file as it was when Scan started: events appended meanwhile
 // are not seen, and a write in progress is never seen half done. A corrupt
 // line stops the scan with a *CorruptLineError; an error from fn stops it
 // and is returned unchanged. A missing journal has no events.
 func (j *Journal) Scan(fn func(line int, ev Event) error) error {
+	return j.scanFile(fn, nil)
+}
+
+// scanFile is Scan, or with skip set ScanReaderSkipping, over the file.
+func (j *Journal) scanFile(fn func(line int, ev Event) error, skip func(*CorruptLineError)) error {
 	f, err := os.Open(j.path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
@@ -297,7 +323,14 @@ func (j *Journal) Scan(fn func(line int, ev Event) error) error {
 	if err != nil {
 		return fmt.Errorf("read journal: %w", err)
 	}
-	err = ScanReader(io.NewSectionReader(f, 0, fi.Size()), fn)
+	var named func(*CorruptLineError)
+	if skip != nil {
+		named = func(ce *CorruptLineError) {
+			ce.Path = j.path
+			skip(ce)
+		}
+	}
+	err = scan(io.NewSectionReader(f, 0, fi.Size()), fn, named)
 	var ce *CorruptLineError
 	if errors.As(err, &ce) && ce.Path == "" {
 		ce.Path = j.path
@@ -309,42 +342,79 @@ func (j *Journal) Scan(fn func(line int, ev Event) error) error {
 // journal, a file from the workflow branch). Blank lines are skipped; a
 // last line without a newline is accepted when it is a complete event.
 func ScanReader(r io.Reader, fn func(line int, ev Event) error) error {
+	return scan(r, fn, nil)
+}
+
+// ScanReaderSkipping is ScanReader that goes on past lines that are not
+// events: it passes each to skip instead of stopping there.
+func ScanReaderSkipping(r io.Reader, fn func(line int, ev Event) error, skip func(*CorruptLineError)) error {
+	return scan(r, fn, skip)
+}
+
+// scan reads journal lines from r; with skip nil the first corrupt line
+// ends it.
+func scan(r io.Reader, fn func(line int, ev Event) error, skip func(*CorruptLineError)) error {
 	br := bufio.NewReaderSize(r, 64<<10)
-	var long []byte // a line longer than the buffer, being assembled
 	for line := 1; ; line++ {
-		chunk, err := br.ReadSlice('\n')
-		for errors.Is(err, bufio.ErrBufferFull) {
-			if len(long)+len(chunk) > MaxLineBytes+1 {
-				return &CorruptLineError{Line: line, Err: fmt.Errorf("line longer than %d bytes", MaxLineBytes)}
-			}
-			long = append(long, chunk...)
-			chunk, err = br.ReadSlice('\n')
-		}
-		if long != nil {
-			chunk = append(long, chunk...)
-			long = nil
-		}
+		chunk, tooLong, err := readLine(br)
 		if err != nil && !errors.Is(err, io.EOF) {
 			return fmt.Errorf("read journal: %w", err)
 		}
-		if len(chunk) > MaxLineBytes+1 {
-			return &CorruptLineError{Line: line, Err: fmt.Errorf("line longer than %d bytes", MaxLineBytes)}
-		}
-		if len(bytes.TrimSpace(chunk)) > 0 {
+		eof := err != nil
+		var bad *CorruptLineError
+		switch {
+		case tooLong:
+			bad = &CorruptLineError{Line: line, Torn: eof, Err: fmt.Errorf("line longer than %d bytes", MaxLineBytes)}
+		case len(bytes.TrimSpace(chunk)) > 0:
 			ev, perr := ParseLine(chunk)
-			if perr != nil {
-				if err != nil { // EOF: the last line has no newline
-					perr = fmt.Errorf("%w (last line has no newline: torn write?)", perr)
+			if perr == nil {
+				if ferr := fn(line, ev); ferr != nil {
+					return ferr
 				}
-				return &CorruptLineError{Line: line, Err: perr}
+				break
 			}
-			if ferr := fn(line, ev); ferr != nil {
-				return ferr
+			if eof { // the last line has no newline
+				perr = fmt.Errorf("%w (last line has no newline: torn write?)", perr)
 			}
+			bad = &CorruptLineError{Line: line, Torn: eof, Err: perr}
 		}
-		if err != nil {
-			return nil // EOF
+		if bad != nil {
+			if skip == nil {
+				return bad
+			}
+			skip(bad)
 		}
+		if eof {
+			return nil
+		}
+	}
+}
+
+// readLine returns the next line with its newline, or what precedes the
+// end of the input (with io.EOF). A line longer than MaxLineBytes is read
+// to its end without being kept: tooLong reports it.
+func readLine(br *bufio.Reader) (line []byte, tooLong bool, err error) {
+	var long []byte // a line longer than the buffer, being assembled
+	for {
+		chunk, err := br.ReadSlice('\n')
+		full := errors.Is(err, bufio.ErrBufferFull)
+		switch {
+		case tooLong:
+		case len(long)+len(chunk) > MaxLineBytes+1:
+			tooLong, long = true, nil
+		case full || long != nil:
+			long = append(long, chunk...)
+		}
+		if full {
+			continue
+		}
+		if tooLong {
+			return nil, true, err
+		}
+		if long != nil {
+			return long, false, err
+		}
+		return chunk, false, err
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"strconv"
 	"strings"
 	"sync"
@@ -493,5 +494,45 @@ func TestAppendWritten(t *testing.T) {
 	}
 	if err := j.AppendWritten(Event{Worker: "w", Action: "x", Details: strings.Repeat("x", MaxLineBytes)}); err == nil {
 		t.Fatal("AppendWritten took an oversized event")
+	}
+}
+
+// TestReadSkipping: lines that are not events are returned beside the
+// events, which all still come back, whatever the damage and wherever.
+func TestReadSkipping(t *testing.T) {
+	t.Parallel()
+	j := newJournal(t)
+	if err := os.MkdirAll(filepath.Dir(j.Path()), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	content := goodLine + "\n" +
+		`{"id":"torn","timestamp":"2026-11-23T1` + "\n" +
+		goodLine + "\n" +
+		strings.Repeat("x", MaxLineBytes+10) + "\n" +
+		"\n" +
+		goodLine + "\n" +
+		`{"id":"end","timestamp":"2026`
+	if err := os.WriteFile(j.Path(), []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	evs, bad, err := j.ReadSkipping(time.Time{})
+	if err != nil {
+		t.Fatalf("ReadSkipping: %v", err)
+	}
+	if len(evs) != 3 {
+		t.Fatalf("%d events, want 3", len(evs))
+	}
+	var got []string
+	for _, ce := range bad {
+		if ce.Path != j.Path() {
+			t.Errorf("line %d: path %q, want %q", ce.Line, ce.Path, j.Path())
+		}
+		got = append(got, fmt.Sprintf("%d:%v", ce.Line, ce.Torn))
+	}
+	if want := []string{"2:false", "4:false", "7:true"}; !reflect.DeepEqual(got, want) {
+		t.Fatalf("skipped lines %v, want %v", got, want)
+	}
+	if evs, _, err := j.ReadSkipping(time.Now().Add(time.Hour)); err != nil || len(evs) != 0 {
+		t.Fatalf("since the future: %d events, %v", len(evs), err)
 	}
 }
