@@ -102,18 +102,27 @@ func Install(dir, bin string, names []string) ([]InstallResult, error) {
 	return out, nil
 }
 
-// writeExecutable replaces path atomically with an executable script.
+// writeExecutable replaces path atomically with an executable script. The
+// script is written to a fresh file (O_EXCL: never through a link planted
+// in the hooks directory) and renamed over path, which replaces a link
+// there rather than writing where it points.
 func writeExecutable(path, content string) error {
-	tmp := path + ".lockgate-tmp"
-	if err := os.WriteFile(tmp, []byte(content), 0o755); err != nil {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".lockgate-*")
+	if err != nil {
 		return fmt.Errorf("write hook %s: %w", path, err)
 	}
-	if err := os.Chmod(tmp, 0o755); err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("write hook %s: %w", path, err)
+	_, err = tmp.WriteString(content)
+	if err == nil {
+		err = tmp.Chmod(0o755)
 	}
-	if err := os.Rename(tmp, path); err != nil {
-		os.Remove(tmp)
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), path)
+	}
+	if err != nil {
+		os.Remove(tmp.Name())
 		return fmt.Errorf("write hook %s: %w", path, err)
 	}
 	return nil

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 
 	"github.com/spf13/pflag"
+
+	"github.com/lockgate/lockgate/internal/safefs"
 )
 
 //go:embed starter.lockgate.yaml
@@ -48,7 +50,8 @@ func initCommand() *command {
 			if force {
 				flag = os.O_WRONLY | os.O_CREATE | os.O_TRUNC
 			}
-			f, err := os.OpenFile(path, flag, 0o644)
+			// Never through a link: --force must not overwrite where it points.
+			f, err := safefs.OpenFile(path, flag, 0o644)
 			switch {
 			case errors.Is(err, os.ErrExist) && agent != "":
 				// Adding an agent to a repository set up before.

@@ -12,6 +12,8 @@ import (
 	"reflect"
 	"strings"
 	"sync"
+
+	"github.com/lockgate/lockgate/internal/safefs"
 )
 
 // LoadCached is Load for hot paths (every commit runs a hook): a file that
@@ -31,17 +33,30 @@ func LoadCached(path, cacheDir string) (*Config, error) {
 		}
 		return nil, fmt.Errorf("read config: %w", err)
 	}
+	// The cache and the directory above it are lockgate's own: a symbolic
+	// link planted there is refused, never read through or written to.
+	var unsafe *safefs.UnsafePathError
+	if err := safefs.CheckDirs(cacheDir, 2); errors.As(err, &unsafe) {
+		return nil, fmt.Errorf("config cache: %w", err)
+	} else if err != nil {
+		return LoadBytes(path, data) // no usable cache: no error
+	}
 	file := filepath.Join(cacheDir, "config-"+digest(path)[:16]+".json")
 	key := digest(schema(), "\x00", path, "\x00", string(data))
-	if c, ok := readCache(file, key); ok {
+	c, ok, err := readCache(file, key)
+	if err != nil {
+		return nil, fmt.Errorf("config cache: %w", err)
+	}
+	if ok {
 		c.Path = path
 		return c, nil
 	}
-	c, err := LoadBytes(path, data)
-	if err != nil {
+	if c, err = LoadBytes(path, data); err != nil {
 		return nil, err
 	}
-	writeCache(file, key, c)
+	if err := writeCache(cacheDir, file, key, c); err != nil {
+		return nil, fmt.Errorf("config cache: %w", err)
+	}
 	return c, nil
 }
 
@@ -50,34 +65,49 @@ type cacheEntry struct {
 	Config *Config `json:"config"`
 }
 
-func readCache(file, key string) (*Config, bool) {
-	b, err := os.ReadFile(file)
+// readCache returns the cached config under key, if file holds it. Only a
+// cache file that is a symbolic link is an error; one that cannot be read
+// is a miss.
+func readCache(file, key string) (*Config, bool, error) {
+	b, err := safefs.ReadFile(file)
+	var unsafe *safefs.UnsafePathError
+	if errors.As(err, &unsafe) {
+		return nil, false, err
+	}
 	if err != nil {
-		return nil, false
+		return nil, false, nil
 	}
 	var e cacheEntry
 	if json.Unmarshal(b, &e) != nil || e.Key != key || e.Config == nil {
-		return nil, false
+		return nil, false, nil
 	}
-	return e.Config, true
+	return e.Config, true, nil
 }
 
-func writeCache(file, key string, c *Config) {
+// writeCache stores c under key, best effort: only a directory that is not
+// lockgate's own (a symbolic link, another user's) is an error.
+func writeCache(dir, file, key string, c *Config) error {
 	b, err := json.Marshal(cacheEntry{Key: key, Config: c})
 	if err != nil {
-		return
+		return nil
 	}
-	if err := os.MkdirAll(filepath.Dir(file), 0o777); err != nil {
-		return
+	var unsafe *safefs.UnsafePathError
+	if err := safefs.MkdirAll(dir, 0o777, 2); errors.As(err, &unsafe) {
+		return err
+	} else if err != nil {
+		return nil
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(file), ".config-*")
+	// A fresh name (O_EXCL) renamed into place: a link at file is replaced,
+	// never written through.
+	tmp, err := os.CreateTemp(dir, ".config-*")
 	if err != nil {
-		return
+		return nil
 	}
 	_, werr := tmp.Write(b)
 	if cerr := tmp.Close(); werr != nil || cerr != nil || os.Rename(tmp.Name(), file) != nil {
 		_ = os.Remove(tmp.Name())
 	}
+	return nil
 }
 
 func digest(parts ...string) string {

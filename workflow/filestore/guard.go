@@ -10,6 +10,8 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+
+	"github.com/lockgate/lockgate/internal/safefs"
 )
 
 // stripe is one guard file. mu serializes the goroutines of this process
@@ -44,7 +46,8 @@ func (s *Store) lock(ctx context.Context, key string) (*guard, error) {
 	for {
 		if st.f == nil {
 			st.name = filepath.Join(s.guards, fmt.Sprintf("%02x", i))
-			f, err := os.OpenFile(st.name, os.O_RDWR|os.O_CREATE, 0o644)
+			// Never through a link: the fence counter is written into it.
+			f, err := safefs.OpenFile(st.name, os.O_RDWR|os.O_CREATE, 0o644)
 			if err != nil {
 				st.mu.Unlock()
 				return nil, s.unavailable("guard "+key, err)
@@ -88,7 +91,7 @@ func sameFile(f *os.File, name string) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	b, err := os.Stat(name)
+	b, err := os.Lstat(name)
 	if err != nil {
 		return false, err
 	}

@@ -7,17 +7,20 @@ import (
 	"syscall"
 )
 
-// readSmall reads the whole file at path into buf (grown when too small)
-// with three system calls, where os.ReadFile needs up to six: List reads
+// readSmall reads the whole file at path into buf (grown when too small),
+// never through a symbolic link, with three system calls, where os.ReadFile needs up to six: List reads
 // thousands of records, and on a virtual machine every call counts.
 func readSmall(path string, buf []byte) ([]byte, error) {
 	var fd int
 	var err error
 	for {
-		fd, err = syscall.Open(path, syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
+		fd, err = syscall.Open(path, syscall.O_RDONLY|syscall.O_CLOEXEC|syscall.O_NOFOLLOW, 0)
 		if err != syscall.EINTR {
 			break
 		}
+	}
+	if err == syscall.ELOOP || err == syscall.EMLINK {
+		return nil, &os.PathError{Op: "open", Path: path, Err: errLink} // see errLink
 	}
 	if err != nil {
 		return nil, &os.PathError{Op: "open", Path: path, Err: err}

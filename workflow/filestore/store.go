@@ -16,6 +16,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/lockgate/lockgate/internal/safefs"
 	"github.com/lockgate/lockgate/workflow"
 	"github.com/lockgate/lockgate/workflow/lockkey"
 )
@@ -90,8 +91,14 @@ func OpenWith(dir string, opts Options) (*Store, error) {
 		dirFiles: map[string]*os.File{},
 		fold:     opts.IgnoreCase,
 	}
+	// The store's directories, and the one that holds it, must be real
+	// directories of this user: a symbolic link planted there would make
+	// lockgate write its records, temp files and guards elsewhere.
+	if err := safefs.MkdirAll(abs, 0o755, 2); err != nil {
+		return nil, s.unavailable("open", err)
+	}
 	for _, d := range []string{s.patDir, s.keyDir, s.tmpDir, s.guards} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
+		if err := safefs.MkdirAll(d, 0o755, 1); err != nil {
 			return nil, s.unavailable("open", err)
 		}
 	}
@@ -575,6 +582,9 @@ func (s *Store) entry(path string, buf []byte) (workflow.Entry, error) {
 	if errors.Is(err, fs.ErrNotExist) {
 		return e, workflow.ErrNotFound
 	}
+	if errors.Is(err, errLink) {
+		return corrupt(errLink)
+	}
 	if err != nil {
 		return e, s.unavailable("read lock", err)
 	}
@@ -599,6 +609,9 @@ func (s *Store) load(key, path string) (workflow.Lock, error) {
 	if errors.Is(err, fs.ErrNotExist) {
 		return workflow.Lock{}, workflow.ErrNotFound
 	}
+	if errors.Is(err, errLink) {
+		return workflow.Lock{}, &workflow.CorruptError{Key: key, Path: path, Err: errLink}
+	}
 	if err != nil {
 		return workflow.Lock{}, s.unavailable("read lock "+key, err)
 	}
@@ -607,10 +620,14 @@ func (s *Store) load(key, path string) (workflow.Lock, error) {
 		err = fmt.Errorf("record names key %q, not %q", rec.Key, key)
 	}
 	if err != nil {
-		return workflow.Lock{}, &workflow.CorruptError{Key: key, Path: path, Err: err}
+		return workflow.Lock{}, &workflow.CorruptError{Key: key, Path: path, Err: errLink}
 	}
 	return rec, nil
 }
+
+// errLink: a record file is a symbolic link. lockgate never makes one, and
+// never follows one: the record is corrupt (never free) until removed.
+var errLink = errors.New("a symbolic link, not a lock record")
 
 // readFile reads a record file. buf, if not nil, is reused for the data.
 func (s *Store) readFile(path string, buf []byte) ([]byte, error) {

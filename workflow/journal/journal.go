@@ -14,6 +14,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/lockgate/lockgate/internal/safefs"
 )
 
 // Actions recorded in the journal. SPEC §7 names the lock_* and activity
@@ -157,7 +159,7 @@ func (j *Journal) AppendWritten(evs ...Event) error { return j.append(evs, false
 
 // Sync flushes what was written to the journal to disk.
 func (j *Journal) Sync() error {
-	f, err := os.Open(j.path)
+	f, err := safefs.OpenFile(j.path, os.O_RDONLY, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
@@ -186,14 +188,12 @@ func (j *Journal) append(evs []Event, sync bool) error {
 }
 
 func (j *Journal) write(buf []byte, sync bool) (err error) {
-	const flags = os.O_RDWR | os.O_APPEND | os.O_CREATE
-	f, err := os.OpenFile(j.path, flags, 0o666)
-	if errors.Is(err, fs.ErrNotExist) {
-		if err := os.MkdirAll(filepath.Dir(j.path), 0o777); err != nil {
-			return err
-		}
-		f, err = os.OpenFile(j.path, flags, 0o666)
+	// The journal's directory and the file itself must be lockgate's own:
+	// a symbolic link planted there must not redirect the append.
+	if err := safefs.MkdirAll(filepath.Dir(j.path), 0o777, 1); err != nil {
+		return err
 	}
+	f, err := safefs.OpenFile(j.path, os.O_RDWR|os.O_APPEND|os.O_CREATE, 0o666)
 	if err != nil {
 		return err
 	}
@@ -305,7 +305,10 @@ func (j *Journal) Scan(fn func(line int, ev Event) error) error {
 
 // scanFile is Scan, or with skip set ScanReaderSkipping, over the file.
 func (j *Journal) scanFile(fn func(line int, ev Event) error, skip func(*CorruptLineError)) error {
-	f, err := os.Open(j.path)
+	if err := safefs.CheckDirs(filepath.Dir(j.path), 1); err != nil {
+		return fmt.Errorf("read journal: %w", err)
+	}
+	f, err := safefs.OpenFile(j.path, os.O_RDONLY, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
