@@ -286,26 +286,57 @@ func (c *Checker) CommitMsg(ctx context.Context, file string, requireTask bool) 
 		}
 	}
 	if requireTask {
-		msg, err := os.ReadFile(file)
+		msg, err := readCommitMsg(file)
 		if err != nil {
 			return nil, fmt.Errorf("commit-msg: %w", err)
 		}
 		ids := TaskIDs(string(msg))
-		if len(ids) == 0 {
+		switch {
+		case len(msg) > MaxCommitMsgBytes:
+			r.Add(Violation{Rule: RuleTask, Reason: fmt.Sprintf("the commit message is larger than %d KiB: lockgate does not look for a task in it", MaxCommitMsgBytes>>10),
+				Hint: hint.Line(hint.TaskMessageTooLarge)})
+		case len(ids) == 0:
 			r.Add(Violation{Rule: RuleTask, Reason: "the commit message names no task (hooks.commit_msg.require_task)",
 				Hint: hint.Line(hint.TaskTrailer)})
-		} else if ok, err := c.holdsTask(ctx, ids); err != nil {
-			if err := c.unavailable(r, err); err != nil {
-				return nil, err
+		default:
+			ok, err := c.holdsTask(ctx, ids)
+			switch {
+			case err != nil:
+				if err := c.unavailable(r, err); err != nil {
+					return nil, err
+				}
+			case !ok:
+				r.Add(Violation{Rule: RuleTask, Key: lockkey.TaskKey(ids[0]),
+					Reason: fmt.Sprintf("you hold no task lock for %s", listShort(ids)),
+					Hint:   hint.Line(hint.TaskClaim, lockkey.TaskKey(ids[0]))})
 			}
-		} else if !ok {
-			r.Add(Violation{Rule: RuleTask, Key: lockkey.TaskKey(ids[0]),
-				Reason: fmt.Sprintf("you hold no task lock for %s", strings.Join(ids, ", ")),
-				Hint:   hint.Line(hint.TaskClaim, lockkey.TaskKey(ids[0]))})
 		}
 	}
 	r.Finish()
 	return r, nil
+}
+
+// listShort joins the first few of ids, and says how many more there are.
+func listShort(ids []string) string {
+	const shown = 5
+	if len(ids) <= shown {
+		return strings.Join(ids, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(ids[:shown], ", "), len(ids)-shown)
+}
+
+// MaxCommitMsgBytes bounds the commit message the commit-msg hook reads.
+const MaxCommitMsgBytes = 1 << 20
+
+// readCommitMsg reads at most MaxCommitMsgBytes+1 bytes of file: enough to
+// tell a message that is too large.
+func readCommitMsg(file string) ([]byte, error) {
+	f, err := os.Open(file)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return io.ReadAll(io.LimitReader(f, MaxCommitMsgBytes+1))
 }
 
 // TaskIDs returns the task ids a commit message names: `Task:` trailers

@@ -218,3 +218,25 @@ func TestMCPLongIdentity(t *testing.T) {
 		}
 	}
 }
+
+// TestBoundedCommitMsg: the commit-msg hook reads a bounded message and
+// names a bounded number of the tasks it finds.
+func TestBoundedCommitMsg(t *testing.T) {
+	t.Parallel()
+	r := gittest.New(t)
+	r.Write(".lockgate.yaml", "version: 1\nhooks:\n  commit_msg: {require_task: true}\n")
+	big := filepath.Join(r.Dir, "big-msg")
+	generate(t, big, "subject\n\n", 2<<20, func(i int) string { return fmt.Sprintf("Task: T%d\n", i) })
+	code, out := runIn(t, r, "", []string{"LOCKGATE_WORKER=w"}, "hook", "commit-msg", big)
+	if code != 1 || !strings.Contains(out, "larger than 1024 KiB") {
+		t.Fatalf("2 MiB message: exit %d, want 1 and a size refusal:\n%.2000s", code, out)
+	}
+	bounded(t, "2 MiB message", out)
+	many := filepath.Join(r.Dir, "many-msg")
+	generate(t, many, "subject\n\n", 200<<10, func(i int) string { return fmt.Sprintf("Task: T%d\n", i) })
+	code, out = runIn(t, r, "", []string{"LOCKGATE_WORKER=w"}, "hook", "commit-msg", many)
+	if code != 1 || !strings.Contains(out, "more") {
+		t.Fatalf("many tasks: exit %d, want 1 naming a few:\n%.2000s", code, out)
+	}
+	bounded(t, "many tasks", out)
+}
