@@ -331,7 +331,18 @@ func firstNonEmpty(s ...string) string {
 // recover records, before a command shows the journal or the locks, what
 // interrupted commands changed but did not record. Showing goes on when it
 // cannot: the next change refuses until it can.
+// A command that reads no lock (log) opens the store only when an intent
+// is left to settle, so that it works while the store is down.
 func (a *app) recover(ctx context.Context, e *env) {
+	if e.mgr == nil {
+		if !journal.Open(filepath.Join(e.stateDir(), "events.jsonl")).HasIntents() {
+			return
+		}
+		if _, err := a.open(ctx); err != nil {
+			fmt.Fprintf(a.stdio.Err, "lockgate: warning: the events of an interrupted lockgate command are not recorded yet (lock store: %v)\n", err)
+			return
+		}
+	}
 	if err := e.mgr.Recover(ctx); err != nil {
 		fmt.Fprintf(a.stdio.Err, "lockgate: warning: %v\n", err)
 	}

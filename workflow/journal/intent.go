@@ -110,6 +110,14 @@ func (in *Intent) Done() error {
 // its events could not be appended, which Recover does later.
 func (in *Intent) Leave() { _ = in.f.Close() }
 
+// HasIntents reports whether any intent is left in the journal's
+// directory (settled or not): a cheap look before Recover, for readers
+// that need the lock store only to settle intents.
+func (j *Journal) HasIntents() bool {
+	ents, err := os.ReadDir(j.intentDir())
+	return err == nil && len(ents) > 0
+}
+
 // Recover settles the intents their writers left behind: for each, fn
 // returns the events of what was done (from the intent's data), and those
 // not yet in the journal are appended; then the intent is removed. Intents
