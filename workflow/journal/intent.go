@@ -132,17 +132,16 @@ func (j *Journal) Recover(fn func(data []byte) ([]Event, error)) error {
 	if err != nil {
 		return fmt.Errorf("journal intents: %w", err)
 	}
-	var present map[string]bool // ids in the journal, read when first needed
 	for _, ent := range ents {
 		path := filepath.Join(dir, ent.Name())
-		if err := j.recoverOne(path, fn, &present); err != nil {
+		if err := j.recoverOne(path, fn); err != nil {
 			return fmt.Errorf("journal intent %s: %w", path, err)
 		}
 	}
 	return nil
 }
 
-func (j *Journal) recoverOne(path string, fn func([]byte) ([]Event, error), present *map[string]bool) error {
+func (j *Journal) recoverOne(path string, fn func([]byte) ([]Event, error)) error {
 	f, err := os.OpenFile(path, os.O_RDWR, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil // settled meanwhile
@@ -179,22 +178,21 @@ func (j *Journal) recoverOne(path string, fn func([]byte) ([]Event, error), pres
 		return err
 	}
 	if len(evs) > 0 {
-		if *present == nil {
-			if *present, err = j.ids(); err != nil {
-				return err
-			}
+		// Read what the journal holds now, under this intent's lock: a
+		// recoverer killed after appending these events but before
+		// removing the intent has added them since any earlier read.
+		present, err := j.ids()
+		if err != nil {
+			return err
 		}
 		var missing []Event
 		for _, ev := range evs {
-			if !(*present)[ev.ID] {
+			if !present[ev.ID] {
 				missing = append(missing, ev)
 			}
 		}
 		if err := j.Append(missing...); err != nil {
 			return err
-		}
-		for _, ev := range missing {
-			(*present)[ev.ID] = true
 		}
 	}
 	return os.Remove(path)
