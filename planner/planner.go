@@ -20,7 +20,7 @@ const (
 	StatusCooldown = "cooldown" // backfill task touching a recently rejected path
 )
 
-// Backfill scope profiles (SPEC §6).
+// Backfill scope profiles (README: Configuration).
 const (
 	ProfileBackfill       = "backfill"
 	ProfileBackfillBridge = "backfill-bridge"

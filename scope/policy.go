@@ -18,7 +18,7 @@ const (
 	RuleUnknownProfile  = "unknown_profile"
 )
 
-// Worker types of SPEC §3.
+// Worker types of the README's Identity section.
 const (
 	WorkerHuman = "human"
 	WorkerAgent = "agent"

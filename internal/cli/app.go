@@ -257,7 +257,7 @@ func (a *app) redisPrefix(e *env) string {
 	return redisstore.RepoPrefix(e.repo.CommonDir)
 }
 
-// identity resolves worker, worker type and session (SPEC §3).
+// identity resolves worker, worker type and session (README: Identity).
 func (a *app) identity() (workflow.Owner, error) {
 	g := a.globals
 	worker := firstNonEmpty(g.As, getenv("LOCKGATE_WORKER"))
@@ -494,7 +494,7 @@ func (e *env) cmdFile(p string) string {
 	return filepath.Join(e.cwd, p)
 }
 
-// ttlFor is the default TTL of a key for this worker (SPEC §2).
+// ttlFor is the default TTL of a key for this worker (README: Locks).
 func (e *env) ttlFor(k lockkey.Key) time.Duration {
 	kind := "task"
 	if k.Kind == lockkey.KindActivity {

@@ -10,7 +10,7 @@ import (
 	"github.com/lockgate/lockgate/workflow/lockkey"
 )
 
-// Exit codes of SPEC §5.
+// Exit codes, as the README's Exit codes section lists them.
 const (
 	ExitOK           = 0
 	ExitPolicy       = 1

@@ -21,7 +21,7 @@ const (
 	KindTask     = "task"
 )
 
-// KnownNamespaces are the key namespaces lockgate knows (SPEC §1); the
+// KnownNamespaces are the key namespaces lockgate knows (README: Lock keys); the
 // default locks.namespaces permits all of them.
 var KnownNamespaces = []string{"api", "db", "event", "flag", "env", "contract", "feature", "task", "activity", "hot", "file", "backfill"}
 
@@ -48,7 +48,7 @@ func (d *Duration) UnmarshalText(b []byte) error {
 	return nil
 }
 
-// Config is the parsed `.lockgate.yaml` (SPEC §6).
+// Config is the parsed `.lockgate.yaml` (README: Configuration).
 type Config struct {
 	Version      int             `yaml:"version"`
 	Locks        LocksConfig     `yaml:"locks"`
@@ -139,7 +139,7 @@ type PrePushConfig struct {
 	MaxPaths   int `yaml:"max_paths"`
 }
 
-// WorkflowConfig is the `workflow:` section (SPEC §7).
+// WorkflowConfig is the `workflow:` section (README: Where state lives).
 type WorkflowConfig struct {
 	Branch     string `yaml:"branch"`
 	AutoCommit bool   `yaml:"auto_commit"`
@@ -167,7 +167,7 @@ func defaultDurations() map[string]map[string]Duration {
 	}
 }
 
-// Default returns the built-in configuration, as SPEC §6 shows it, with
+// Default returns the built-in configuration, as the README's Configuration section shows it, with
 // empty scope and contract lists. Every call returns a fresh value.
 func Default() *Config {
 	c := &Config{Version: 1, WorkPackages: "work-packages.yaml"}

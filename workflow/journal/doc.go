@@ -1,4 +1,4 @@
-// Package journal is lockgate's append-only event log (SPEC §7): one JSON
+// Package journal is lockgate's append-only event log (README: Where state lives): one JSON
 // object per line in `<git-common-dir>/lockgate/events.jsonl`, shared by all
 // worktrees of a clone and later committed to the workflow branch.
 //

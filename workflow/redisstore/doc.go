@@ -1,5 +1,5 @@
 // Package redisstore is lockgate's lock store for many machines: a
-// workflow.Store on one Redis server (SPEC §2, `--store redis://…`). It is
+// workflow.Store on one Redis server (README: Many machines, `lockgate store use redis://…`). It is
 // the only package that imports the Redis client.
 //
 // # Keys
@@ -71,7 +71,7 @@
 //
 // # Errors
 //
-// A held key is a *workflow.HeldError (SPEC §2 busy/lock_contended; the
+// A held key is a *workflow.HeldError (busy/lock_contended, README: Many machines; the
 // Manager's --wait turns it into a *workflow.TimeoutError, lock_timeout),
 // a session over its quota a *workflow.RateLimitedError, and a server that
 // cannot be used a *workflow.UnavailableError whose Err is a *Cause with a
@@ -81,5 +81,5 @@
 // that timed out may still have been applied (the server can run it once
 // it answers again). With Options.OneTimeout, once an operation timed out
 // every later one fails at once ("not asked again"). Classify maps any of
-// these to SPEC §2's kind and reason.
+// these to the kinds and reasons the README's Redis section names.
 package redisstore

@@ -11,7 +11,7 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// Environment variables of SPEC §2 (shared with other lock clients of the
+// Environment variables of the README's Redis section (shared with other lock clients of the
 // same Redis, so the names are theirs).
 const (
 	EnvLockRedisURL     = "LOCK_REDIS_URL"

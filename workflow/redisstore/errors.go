@@ -15,7 +15,7 @@ import (
 	"github.com/lockgate/lockgate/workflow"
 )
 
-// Normalized reasons of an unavailable store (SPEC §2 "unavailable" with
+// Normalized reasons of an unavailable store (README: Many machines, "unavailable" with
 // normalized details), the Reason of a Cause.
 const (
 	ReasonRefused     = "connection refused"
@@ -155,7 +155,7 @@ func reason(err error) string {
 	return msg
 }
 
-// Error kinds and reasons of SPEC §2, as Classify returns them.
+// Error kinds and reasons of the README's Redis section, as Classify returns them.
 const (
 	KindBusy        = "busy"
 	KindUnavailable = "unavailable"
@@ -165,7 +165,7 @@ const (
 	ReasonLockTimeout = "lock_timeout"
 )
 
-// Classify sorts an error of a lock operation into SPEC §2's classes: busy
+// Classify sorts an error of a lock operation into the classes the README's Redis section names: busy
 // (reason lock_contended for a *workflow.HeldError, lock_timeout for a
 // *workflow.TimeoutError), unavailable (reason: the normalized cause, such
 // as "connection refused"), rate_limited; "" for anything else. It works on
