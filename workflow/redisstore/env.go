@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -105,6 +106,46 @@ func envInt(getenv func(string) string, name string, minimum int64) (int64, erro
 func RepoPrefix(identity string) string {
 	sum := sha256.Sum256([]byte(identity))
 	return DefaultPrefix + hex.EncodeToString(sum[:8]) + ":"
+}
+
+// defaultPorts are the ports a remote URL may name or leave out alike.
+var defaultPorts = map[string]string{"ssh": "22", "git+ssh": "22", "ssh+git": "22", "https": "443", "http": "80", "git": "9418"}
+
+// NormalizeRemote reduces a git remote URL to host/path, so that every
+// spelling of one repository's address derives one key prefix:
+// git@github.com:acme/proj.git, https://github.com/acme/proj,
+// ssh://git@GitHub.com:22/acme/proj/ all give github.com/acme/proj. The
+// scheme, user (and password), the scheme's default port, a trailing ".git"
+// and slashes go; the host is lowercased, the path kept as written. A local
+// path is kept, without a trailing ".git" or slash.
+func NormalizeRemote(remote string) string {
+	s := strings.TrimSpace(remote)
+	host, path := "", s
+	if i := strings.Index(s, "://"); i > 0 {
+		if u, err := url.Parse(s); err == nil && u.Host != "" {
+			host = strings.ToLower(u.Hostname())
+			if p := u.Port(); p != "" && p != defaultPorts[strings.ToLower(u.Scheme)] {
+				host += ":" + p
+			}
+			path = u.Path
+		} else if err == nil {
+			path = u.Path // file:///srv/proj.git
+		}
+	} else if colon := strings.Index(s, ":"); colon > 1 && !strings.ContainsAny(s[:colon], "/\\") {
+		// scp-like [user@]host:path; a colon after a slash, or after a
+		// drive letter (C:\…), is in a local path.
+		host = s[:colon]
+		if at := strings.LastIndex(host, "@"); at >= 0 {
+			host = host[at+1:]
+		}
+		host, path = strings.ToLower(host), s[colon+1:]
+	}
+	path = strings.TrimRight(path, "/")
+	path = strings.TrimRight(strings.TrimSuffix(path, ".git"), "/")
+	if host == "" {
+		return path
+	}
+	return host + "/" + strings.TrimLeft(path, "/")
 }
 
 // ServerID names the server and database rawURL points at, without
