@@ -34,6 +34,9 @@ type app struct {
 	partial map[string]any
 	// takesLocks is set for a command that takes locks (command.takesLocks).
 	takesLocks bool
+	// judges is set for a run that judges changes against the locks
+	// (hooks, check, guards): it must read the clone's own locks.
+	judges bool
 	// server: the run answers requests until stopped (lockgate mcp), so
 	// its store is not given up on after one timeout.
 	server bool
@@ -175,7 +178,7 @@ func (a *app) open(ctx context.Context) (*env, error) {
 	if err := a.storeProblems(setup, func(level, msg string) { fmt.Fprintf(a.stdio.Err, "lockgate: %s: %s\n", level, msg) }); err != nil {
 		return nil, err
 	}
-	store, err := a.openStore(ctx, e, setup.use)
+	store, err := a.openStore(ctx, e, setup.use, setup.prefix)
 	if err != nil {
 		return nil, err
 	}
@@ -193,8 +196,8 @@ func (a *app) open(ctx context.Context) (*env, error) {
 	return e, nil
 }
 
-// openStore opens the store c names.
-func (a *app) openStore(ctx context.Context, e *env, c storeChoice) (workflow.Store, error) {
+// openStore opens the store c names; a Redis store's keys start with prefix.
+func (a *app) openStore(ctx context.Context, e *env, c storeChoice, prefix string) (workflow.Store, error) {
 	fold, err := e.ignoreCase(ctx)
 	if err != nil {
 		return nil, err
@@ -213,7 +216,7 @@ func (a *app) openStore(ctx context.Context, e *env, c storeChoice) (workflow.St
 		if err != nil {
 			return nil, usagef("%v", err)
 		}
-		opts.Prefix = a.redisPrefix(e)
+		opts.Prefix = prefix
 		opts.PoolSize = 4 // one CLI process: a few connections for parallel reads
 		opts.IgnoreCase = fold
 		// One timeout per command: a server that did not answer in time is
@@ -237,24 +240,6 @@ func traceID(tp string) string {
 		return ""
 	}
 	return id
-}
-
-// redisPrefix keeps each repository's locks apart in a shared Redis:
-// LOCKGATE_REDIS_PREFIX, else locks.redis_prefix, else one derived from the
-// URL of the workflow remote (the same for every clone), else from the
-// clone's own git directory.
-func (a *app) redisPrefix(e *env) string {
-	if p := firstNonEmpty(getenv("LOCKGATE_REDIS_PREFIX"), e.cfg.Locks.RedisPrefix); p != "" {
-		return p
-	}
-	dir := firstNonEmpty(e.repo.Toplevel, e.repo.GitDir)
-	remote := firstNonEmpty(e.cfg.Workflow.Remote, "origin")
-	if out, err := gitexec.Output(context.Background(), dir, nil, "config", "--get", "remote."+remote+".url"); err == nil {
-		if u := strings.TrimSuffix(strings.TrimSpace(string(out)), ".git"); u != "" {
-			return redisstore.RepoPrefix(u)
-		}
-	}
-	return redisstore.RepoPrefix(e.repo.CommonDir)
 }
 
 // identity resolves worker, worker type and session (README: Identity).

@@ -59,6 +59,7 @@ func exitCode(err error) int {
 		rate     *workflow.RateLimitedError
 		gitErr   *gitexec.Error
 		hookErr  *HookError
+		mismatch *storeMismatchError
 		ident    *identityError
 		invalid  *workflow.InvalidRequestError
 	)
@@ -67,7 +68,7 @@ func exitCode(err error) int {
 		return ExitOK
 	case errors.As(err, &exit):
 		return exit.Code
-	case errors.As(err, &hookErr):
+	case errors.As(err, &hookErr), errors.As(err, &mismatch):
 		return ExitUnavailable
 	case errors.As(err, &keyErr):
 		if keyErr.NotPermitted {

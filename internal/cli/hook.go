@@ -47,6 +47,7 @@ func (a *app) runner(ctx context.Context, e *env, profile string) (*hooks.Runner
 		IgnoreCase: ignoreCase, Now: time.Now(), WarnUnavailable: e.cfg.Hooks.OnStoreUnavailable == "warn",
 		Dir: e.userDir(),
 	}
+	a.judges = true
 	if oe, err := a.open(ctx); err != nil {
 		var ue *workflow.UnavailableError
 		if !errors.As(err, &ue) {

@@ -102,24 +102,39 @@ func (c storeChoice) source() string {
 	return "the default: no " + cloneStoreKey + ", no " + config.DefaultFile
 }
 
+// clonePrefixKey records, next to lockgate.store, the Redis key prefix of
+// the clone's locks: like the store, a property of the clone, not of the
+// .lockgate.yaml a worktree has checked out.
+const clonePrefixKey = "lockgate.redisPrefix"
+
 // storeSetup is how a command picked its store, and what this clone's
 // hooks pick.
 type storeSetup struct {
 	use      storeChoice  // this command's store
 	clone    storeChoice  // the hooks' store: lockgate.store, else locks.store of the root .lockgate.yaml, else file
 	recorded *storeChoice // lockgate.store; nil when unset
-	policy   *storeChoice // locks.store of the root .lockgate.yaml; nil without one
-	// The Redis key prefix set for this command and for the hooks ("": the
-	// one derived from the remote URL), and what sets this command's.
-	prefix, clonePrefix, prefixFrom string
+	policy   *storeChoice // locks.store of the root .lockgate.yaml; nil unless it names one
+	// The Redis key prefix of this command and of the hooks, and where
+	// each comes from; policyPrefix is the one locks.redis_prefix of the
+	// root .lockgate.yaml names ("": none).
+	prefix, prefixFrom           string
+	clonePrefix, clonePrefixFrom string
+	policyPrefix                 string
+	recordedPrefix               bool
 }
 
 // resolveStore picks the store: --store, else LOCKGATE_STORE, else the
-// clone's lockgate.store, else locks.store of the config read, else file.
-// A hook runs the same code, so a command and the hooks disagree only
-// through an override, which the setup shows.
+// clone's lockgate.store, else locks.store of the config read, else file;
+// and the Redis key prefix: LOCKGATE_REDIS_PREFIX, else the clone's
+// lockgate.redisPrefix, else the one of the config read (prefixOf).
+// A clone that follows a Redis store of its policy records it, with its
+// prefix, on first use: from then on every worktree locks there, whatever
+// its checked-out .lockgate.yaml says. A hook runs the same code, so a
+// command and the hooks disagree only through an override, which the
+// setup shows.
 func (a *app) resolveStore(ctx context.Context, e *env) (*storeSetup, error) {
 	s := &storeSetup{}
+	cfgFile := gitexec.LocalConfigPath(e.repo)
 	v, ok, err := gitexec.LocalConfig(ctx, e.repo, cloneStoreKey)
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", cloneStoreKey, err)
@@ -127,13 +142,17 @@ func (a *app) resolveStore(ctx context.Context, e *env) (*storeSetup, error) {
 	if ok {
 		c, err := parseStore(v)
 		if err != nil {
-			return nil, usagef("%s in %s: %v; fix it with `lockgate store use file|redis://…`", cloneStoreKey, gitexec.LocalConfigPath(e.repo), err)
+			return nil, usagef("%s in %s: %v; fix it with `lockgate store use file|redis://…`", cloneStoreKey, cfgFile, err)
 		}
-		c.From, c.Origin = fromClone, gitexec.LocalConfigPath(e.repo)
+		c.From, c.Origin = fromClone, cfgFile
 		s.recorded = &c
 	}
+	recPrefix, hasPrefix, err := gitexec.LocalConfig(ctx, e.repo, clonePrefixKey)
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", clonePrefixKey, err)
+	}
 	policy := func(cfg *config.Config) (*storeChoice, error) {
-		if cfg.Path == "" {
+		if cfg.Path == "" || !cfg.Locks.StoreSet {
 			return nil, nil
 		}
 		c, err := parseStore(cfg.Locks.Store)
@@ -153,6 +172,7 @@ func (a *app) resolveStore(ctx context.Context, e *env) (*storeSetup, error) {
 	if s.policy, err = policy(root); err != nil {
 		return nil, err
 	}
+	s.policyPrefix = root.Locks.RedisPrefix
 	switch {
 	case s.recorded != nil:
 		s.clone = *s.recorded
@@ -161,7 +181,34 @@ func (a *app) resolveStore(ctx context.Context, e *env) (*storeSetup, error) {
 	default:
 		s.clone = storeChoice{Spec: kindFile, Kind: kindFile, From: fromDefault}
 	}
+	switch {
+	case hasPrefix && recPrefix != "":
+		s.clonePrefix, s.clonePrefixFrom, s.recordedPrefix = recPrefix, clonePrefixKey+" in "+cfgFile, true
+	case s.clone.Kind == kindRedis:
+		s.clonePrefix, s.clonePrefixFrom = a.prefixOf(ctx, e, root)
+	}
+	if s.recorded == nil && s.policy != nil && s.policy.Kind == kindRedis && s.policy.URL != "" {
+		// The policy's store becomes the clone's, its URL resolved: a
+		// worktree of a branch without it, or a later LOCK_REDIS_URL,
+		// reaches the same locks.
+		rec := *s.policy
+		rec.Spec, rec.From, rec.Origin = rec.URL, fromClone, cfgFile
+		if err := a.recordStore(ctx, e, rec.Spec, s.clonePrefix); err != nil {
+			fmt.Fprintf(a.stdio.Err, "lockgate: warning: %v\n", err)
+		} else {
+			fmt.Fprintf(a.stdio.Err, "lockgate: this clone now locks in %s with key prefix %s, as %s says (recorded as %s and %s in %s for all its worktrees)\n",
+				rec.label(), s.clonePrefix, s.policy.source(), cloneStoreKey, clonePrefixKey, cfgFile)
+			s.recorded, s.clone = &rec, rec
+			s.clonePrefixFrom, s.recordedPrefix = clonePrefixKey+" in "+cfgFile, true
+		}
+	} else if s.recorded != nil && s.recorded.Kind == kindRedis && !s.recordedPrefix {
+		// Recorded before prefixes were: pin the one it derives now.
+		if err := gitexec.SetLocalConfig(ctx, e.repo, clonePrefixKey, s.clonePrefix, false); err == nil {
+			s.clonePrefixFrom, s.recordedPrefix = clonePrefixKey+" in "+cfgFile, true
+		}
+	}
 	s.use = s.clone
+	s.prefix, s.prefixFrom = s.clonePrefix, s.clonePrefixFrom
 	override := func(spec, from string) error {
 		c, err := parseStore(spec)
 		if err != nil {
@@ -176,7 +223,7 @@ func (a *app) resolveStore(ctx context.Context, e *env) (*storeSetup, error) {
 		err = override(a.globals.Store, fromFlag)
 	case getenv("LOCKGATE_STORE") != "":
 		err = override(getenv("LOCKGATE_STORE"), fromEnv)
-	case s.recorded == nil && a.globals.ConfigFile != "":
+	case s.recorded == nil && e.cfg != root:
 		var c *storeChoice
 		if c, err = policy(e.cfg); err == nil && c != nil {
 			s.use = *c
@@ -185,53 +232,94 @@ func (a *app) resolveStore(ctx context.Context, e *env) (*storeSetup, error) {
 	if err != nil {
 		return nil, err
 	}
-	s.clonePrefix = root.Locks.RedisPrefix
-	s.prefix, s.prefixFrom = s.clonePrefix, "locks.redis_prefix"
 	switch {
 	case getenv("LOCKGATE_REDIS_PREFIX") != "":
 		s.prefix, s.prefixFrom = getenv("LOCKGATE_REDIS_PREFIX"), "LOCKGATE_REDIS_PREFIX"
-	case e.cfg != root:
-		s.prefix, s.prefixFrom = e.cfg.Locks.RedisPrefix, "locks.redis_prefix in "+e.cfg.Path
+	case s.use.Kind != kindRedis:
+		s.prefix, s.prefixFrom = "", ""
+	case e.cfg != root && (e.cfg.Locks.RedisPrefix != "" || !s.recordedPrefix):
+		// -c FILE: the prefix it names, or derives when the clone has none.
+		s.prefix, s.prefixFrom = a.prefixOf(ctx, e, e.cfg)
+	case s.prefix == "":
+		s.prefix, s.prefixFrom = a.prefixOf(ctx, e, root)
 	}
 	return s, nil
 }
 
+// recordStore records spec as the clone's store and prefix as its Redis
+// key prefix ("" unsets each).
+func (a *app) recordStore(ctx context.Context, e *env, spec, prefix string) error {
+	if err := gitexec.SetLocalConfig(ctx, e.repo, cloneStoreKey, spec, spec == ""); err != nil {
+		return fmt.Errorf("record the store in %s: %w", cloneStoreKey, err)
+	}
+	if err := gitexec.SetLocalConfig(ctx, e.repo, clonePrefixKey, prefix, prefix == ""); err != nil {
+		return fmt.Errorf("record the key prefix in %s: %w", clonePrefixKey, err)
+	}
+	return nil
+}
+
+// prefixOf is the Redis key prefix cfg gives, and where it comes from:
+// locks.redis_prefix, else one derived from the normalized URL of the
+// workflow.remote remote (the same in every clone), else from the clone's
+// own git directory.
+func (a *app) prefixOf(ctx context.Context, e *env, cfg *config.Config) (string, string) {
+	if p := cfg.Locks.RedisPrefix; p != "" {
+		return p, "locks.redis_prefix in " + firstNonEmpty(cfg.Path, config.DefaultFile)
+	}
+	remote := firstNonEmpty(cfg.Workflow.Remote, "origin")
+	if out, err := gitexec.Output(ctx, e.root(), nil, "config", "--get", "remote."+remote+".url"); err == nil {
+		if u := redisstore.NormalizeRemote(string(out)); u != "" {
+			return redisstore.RepoPrefix(u), fmt.Sprintf("derived from remote %s (%s)", remote, redisstore.Redact(u))
+		}
+	}
+	return redisstore.RepoPrefix(e.repo.CommonDir), "derived from the git directory " + e.repo.CommonDir + " (no remote " + remote + ")"
+}
+
+// storeMismatchError is a hook, check or guard told to read other locks
+// than the clone's (exit 3): it cannot judge the change.
+type storeMismatchError struct{ msg string }
+
+func (e *storeMismatchError) Error() string { return e.msg }
+
 // storeProblems says what is wrong with a setup: a store other than the
-// hooks' (refused, unless allowed, for a command that takes locks), a
+// hooks' (refused, unless allowed, for a command that takes locks, and
+// always for one that judges changes against a store the clone chose), a
 // clone at odds with its policy, a clone that chose nothing. say reports
 // a "warning" or a "note".
 func (a *app) storeProblems(s *storeSetup, say func(level, msg string)) error {
-	msg, fix := "", ""
+	msg, fix, unset := "", "", ""
 	switch {
 	case s.use.id() != s.clone.id():
 		msg = fmt.Sprintf("%s %s is not this clone's lock store: its hooks read %s (%s)", s.use.source(), s.use.label(), s.clone.label(), s.clone.source())
 		fix = fmt.Sprintf("Make it this clone's store with `lockgate store use %s`", hint.Quote(s.use.name()))
+		unset = s.use.source()
 	case s.use.Kind == kindRedis && s.prefix != s.clonePrefix:
-		msg = fmt.Sprintf("%s %q is not this clone's Redis key prefix: its hooks use %s", s.prefixFrom, s.prefix, describePrefix(s.clonePrefix))
-		fix = "Set locks.redis_prefix in " + config.DefaultFile + " for everyone instead"
+		msg = fmt.Sprintf("%s %q is not this clone's Redis key prefix: its hooks use %q (%s)", s.prefixFrom, s.prefix, s.clonePrefix, s.clonePrefixFrom)
+		fix = "Unset " + s.prefixFrom + ", or set locks.redis_prefix in " + config.DefaultFile + " for everyone and `lockgate store use` again"
+		unset = s.prefixFrom
 	}
 	if msg != "" {
+		if a.judges && s.clone.From != fromDefault {
+			return &storeMismatchError{fmt.Sprintf("%s, so checking against it could pass what this clone's locks forbid.\nUnset %s (or drop -c), or make it this clone's store with `lockgate store use`", msg, unset)}
+		}
 		if a.takesLocks && !a.globals.AllowStoreMismatch {
-			return usagef("%s, so a lock taken there would not stop a commit here.\n%s, or add --allow-store-mismatch to take the lock there on purpose", msg, fix)
+			// Not usagef: msg is whole, and shortening would cut it.
+			return &UsageError{Msg: fmt.Sprintf("%s, so a lock taken there would not stop a commit here.\n%s, or add --allow-store-mismatch to take the lock there on purpose", msg, fix)}
 		}
 		say("warning", msg+"; locks in one do not stop commits checked against the other")
 	}
-	if s.recorded != nil && s.policy != nil && s.recorded.id() != s.policy.id() {
+	if s.recorded != nil && s.policy != nil && s.recorded.id() != s.policy.id() && (s.policy.Kind != kindRedis || s.policy.URL != "") {
 		say("warning", fmt.Sprintf("this clone uses %s (%s), but %s says %s: clones that follow the policy lock elsewhere.\nFollow the policy with `lockgate store use --unset`, or change locks.store for everyone",
 			s.recorded.label(), s.recorded.source(), s.policy.Origin, s.policy.label()))
+	} else if s.recordedPrefix && s.policyPrefix != "" && s.policyPrefix != s.clonePrefix {
+		say("warning", fmt.Sprintf("this clone uses Redis key prefix %q (%s), but locks.redis_prefix in %s says %q: clones that follow the policy lock elsewhere.\nFollow the policy with `lockgate store use --unset`, or change locks.redis_prefix for everyone",
+			s.clonePrefix, s.clonePrefixFrom, config.DefaultFile, s.policyPrefix))
 	}
 	if a.takesLocks && s.use.From == fromDefault {
 		say("note", fmt.Sprintf("no lock store chosen for this clone (no %s, no %s): locking in the file store, which only this clone's worktrees see.\nShare locks with other clones: `lockgate store use redis://HOST:PORT/DB`; keep the file store and silence this: `lockgate store use file`",
 			cloneStoreKey, config.DefaultFile))
 	}
 	return nil
-}
-
-func describePrefix(p string) string {
-	if p == "" {
-		return "the one derived from the remote URL"
-	}
-	return fmt.Sprintf("%q (locks.redis_prefix)", p)
 }
 
 // storeLabel is the store e's commands work on, in a sentence.
@@ -320,10 +408,14 @@ func (a *app) showStore(ctx context.Context) error {
 	if a.globals.JSON {
 		return writeJSON(a.stdio.Out, map[string]any{
 			"store": view(&s.use), "clone": view(&s.clone), "recorded": view(s.recorded), "policy": view(s.policy),
+			"prefix": s.prefix, "prefix_from": s.prefixFrom,
 			"warnings": nonNilS(warnings), "notes": nonNilS(notes),
 		})
 	}
 	fmt.Fprintf(a.stdio.Out, "store:  %s\nfrom:   %s\n", s.use.name(), s.use.source())
+	if s.use.Kind == kindRedis {
+		fmt.Fprintf(a.stdio.Out, "prefix: %s (%s)\n", s.prefix, s.prefixFrom)
+	}
 	if s.use.id() != s.clone.id() {
 		fmt.Fprintf(a.stdio.Out, "hooks:  %s (%s)\n", s.clone.name(), s.clone.source())
 	}
@@ -353,19 +445,26 @@ func (a *app) useStore(ctx context.Context, spec string) error {
 		was = fmt.Sprintf("%s (%s)", before.clone.name(), before.clone.source())
 		previous = view(&before.clone)
 	}
+	record, prefix := "", ""
 	if spec != "" {
 		c, err := parseStore(spec)
 		if err != nil {
 			return err
 		}
-		st, err := a.openStore(ctx, e, c)
+		// The URL as resolved now: `redis` alone would follow each
+		// process's LOCK_REDIS_URL to other locks.
+		record = firstNonEmpty(c.URL, c.Kind)
+		if c.Kind == kindRedis {
+			prefix, _ = a.prefixOf(ctx, e, e.cfg)
+		}
+		st, err := a.openStore(ctx, e, c, prefix)
 		if err != nil {
 			return fmt.Errorf("store use %s: %w", c.name(), err)
 		}
 		_ = st.Close()
 	}
-	if err := gitexec.SetLocalConfig(ctx, e.repo, cloneStoreKey, spec, spec == ""); err != nil {
-		return fmt.Errorf("record the store: %w", err)
+	if err := a.recordStore(ctx, e, record, prefix); err != nil {
+		return err
 	}
 	oe, err := a.open(ctx)
 	if err != nil {
@@ -384,6 +483,9 @@ func (a *app) useStore(ctx context.Context, spec string) error {
 		fmt.Fprintf(a.stdio.Err, "this clone follows %s again: %s\n", now.source(), now.label())
 	} else {
 		fmt.Fprintf(a.stdio.Err, "this clone now locks in %s (%s): every command and hook of its worktrees uses it\n", now.label(), now.source())
+		if prefix != "" {
+			fmt.Fprintf(a.stdio.Err, "Redis key prefix: %s (%s)\n", prefix, clonePrefixKey)
+		}
 	}
 	return nil
 }

@@ -82,6 +82,8 @@ type LocksConfig struct {
 	// RedisPrefix starts every Redis key of this repository's locks;
 	// empty: derived from the repository's remote URL.
 	RedisPrefix string `yaml:"redis_prefix"`
+	// StoreSet: the file names locks.store (Store is "file" either way).
+	StoreSet bool `yaml:"-"`
 }
 
 // ContractsConfig is the `contracts:` section.
@@ -276,6 +278,7 @@ func LoadBytes(name string, data []byte) (*Config, error) {
 		d.decode(root, reflect.ValueOf(c).Elem(), "")
 	}
 	c.pos = d.pos
+	_, c.Locks.StoreSet = d.pos["locks.store"]
 	vs := &problems{file: name}
 	c.validate(vs)
 	ps.merge(vs)
