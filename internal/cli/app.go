@@ -37,6 +37,9 @@ type app struct {
 	// judges is set for a run that judges changes against the locks
 	// (hooks, check, guards): it must read the clone's own locks.
 	judges bool
+	// choosingStore: store use is recording a store, so the policy's is
+	// not recorded on the way.
+	choosingStore bool
 	// server: the run answers requests until stopped (lockgate mcp), so
 	// its store is not given up on after one timeout.
 	server bool

@@ -113,7 +113,10 @@ type storeSetup struct {
 	use      storeChoice  // this command's store
 	clone    storeChoice  // the hooks' store: lockgate.store, else locks.store of the root .lockgate.yaml, else file
 	recorded *storeChoice // lockgate.store; nil when unset
-	policy   *storeChoice // locks.store of the root .lockgate.yaml; nil unless it names one
+	policy   *storeChoice // locks.store of the root .lockgate.yaml; nil without one
+	// policyNamed: the policy names its store (without locks.store it
+	// names none); chosen: the clone's store was recorded or so named.
+	policyNamed, chosen bool
 	// The Redis key prefix of this command and of the hooks, and where
 	// each comes from; policyPrefix is the one locks.redis_prefix of the
 	// root .lockgate.yaml names ("": none).
@@ -152,7 +155,7 @@ func (a *app) resolveStore(ctx context.Context, e *env) (*storeSetup, error) {
 		return nil, fmt.Errorf("read %s: %w", clonePrefixKey, err)
 	}
 	policy := func(cfg *config.Config) (*storeChoice, error) {
-		if cfg.Path == "" || !cfg.Locks.StoreSet {
+		if cfg.Path == "" {
 			return nil, nil
 		}
 		c, err := parseStore(cfg.Locks.Store)
@@ -173,6 +176,8 @@ func (a *app) resolveStore(ctx context.Context, e *env) (*storeSetup, error) {
 		return nil, err
 	}
 	s.policyPrefix = root.Locks.RedisPrefix
+	s.policyNamed = s.policy != nil && root.Locks.StoreSet
+	s.chosen = s.recorded != nil || s.policyNamed
 	switch {
 	case s.recorded != nil:
 		s.clone = *s.recorded
@@ -187,7 +192,7 @@ func (a *app) resolveStore(ctx context.Context, e *env) (*storeSetup, error) {
 	case s.clone.Kind == kindRedis:
 		s.clonePrefix, s.clonePrefixFrom = a.prefixOf(ctx, e, root)
 	}
-	if s.recorded == nil && s.policy != nil && s.policy.Kind == kindRedis && s.policy.URL != "" {
+	if s.recorded == nil && s.policy != nil && s.policy.Kind == kindRedis && s.policy.URL != "" && !a.choosingStore {
 		// The policy's store becomes the clone's, its URL resolved: a
 		// worktree of a branch without it, or a later LOCK_REDIS_URL,
 		// reaches the same locks.
@@ -299,7 +304,7 @@ func (a *app) storeProblems(s *storeSetup, say func(level, msg string)) error {
 		unset = s.prefixFrom
 	}
 	if msg != "" {
-		if a.judges && s.clone.From != fromDefault {
+		if a.judges && s.chosen {
 			return &storeMismatchError{fmt.Sprintf("%s, so checking against it could pass what this clone's locks forbid.\nUnset %s (or drop -c), or make it this clone's store with `lockgate store use`", msg, unset)}
 		}
 		if a.takesLocks && !a.globals.AllowStoreMismatch {
@@ -308,7 +313,7 @@ func (a *app) storeProblems(s *storeSetup, say func(level, msg string)) error {
 		}
 		say("warning", msg+"; locks in one do not stop commits checked against the other")
 	}
-	if s.recorded != nil && s.policy != nil && s.recorded.id() != s.policy.id() && (s.policy.Kind != kindRedis || s.policy.URL != "") {
+	if s.recorded != nil && s.policy != nil && s.policyNamed && s.recorded.id() != s.policy.id() && (s.policy.Kind != kindRedis || s.policy.URL != "") {
 		say("warning", fmt.Sprintf("this clone uses %s (%s), but %s says %s: clones that follow the policy lock elsewhere.\nFollow the policy with `lockgate store use --unset`, or change locks.store for everyone",
 			s.recorded.label(), s.recorded.source(), s.policy.Origin, s.policy.label()))
 	} else if s.recordedPrefix && s.policyPrefix != "" && s.policyPrefix != s.clonePrefix {
@@ -438,6 +443,7 @@ func (a *app) useStore(ctx context.Context, spec string) error {
 	if err != nil {
 		return err
 	}
+	a.choosingStore = true // what it records is the one asked for
 	// A record lockgate cannot read is what store use repairs.
 	was := "unreadable"
 	var previous *storeView
@@ -466,6 +472,7 @@ func (a *app) useStore(ctx context.Context, spec string) error {
 	if err := a.recordStore(ctx, e, record, prefix); err != nil {
 		return err
 	}
+	a.choosingStore = false
 	oe, err := a.open(ctx)
 	if err != nil {
 		return err
