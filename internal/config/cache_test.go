@@ -143,3 +143,23 @@ func FuzzLoadCached(f *testing.F) {
 		}
 	})
 }
+
+// A file names its store or not, and says so through the cache too.
+func TestStoreSetSurvivesCache(t *testing.T) {
+	dir := t.TempDir()
+	for body, want := range map[string]bool{"version: 1\nlocks:\n  store: file\n": true, "version: 1\nlocks:\n  stale_minutes: 5\n": false} {
+		path := filepath.Join(dir, "c.yaml")
+		if err := os.WriteFile(path, []byte(body), 0o666); err != nil {
+			t.Fatal(err)
+		}
+		for i := 0; i < 2; i++ { // parsed, then from the cache
+			c, err := LoadCached(path, filepath.Join(dir, "cache"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.Locks.StoreSet != want {
+				t.Errorf("%q (load %d): StoreSet = %v, want %v", body, i, c.Locks.StoreSet, want)
+			}
+		}
+	}
+}

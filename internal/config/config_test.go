@@ -148,6 +148,7 @@ func TestSpecExample(t *testing.T) {
 	}
 	want := Default()
 	want.Path = filepath.Join("testdata", "spec.lockgate.yaml")
+	want.Locks.StoreSet = true // the example names locks.store
 	want.Contracts.OpenAPI.Files = []string{"openapi/v1.yaml"}
 	want.Scope = ScopeConfig{
 		UserOwned: []string{"DESIGN_DOCUMENT.md"},
