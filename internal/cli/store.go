@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"strings"
 
 	"github.com/spf13/pflag"
 
@@ -189,6 +190,13 @@ func (a *app) resolveStore(ctx context.Context, e *env) (*storeSetup, error) {
 	switch {
 	case hasPrefix && recPrefix != "":
 		s.clonePrefix, s.clonePrefixFrom, s.recordedPrefix = recPrefix, clonePrefixKey+" in "+cfgFile, true
+		if recPrefix == redisstore.RepoPrefix(e.repo.CommonDir) && root.Locks.RedisPrefix == "" {
+			// Recorded before the clone had a remote: the remote's, once
+			// it has one, so that it shares locks with the other clones.
+			if p, from := a.prefixOf(ctx, e, root); strings.HasPrefix(from, fromRemote) && gitexec.SetLocalConfig(ctx, e.repo, clonePrefixKey, p, false) == nil {
+				s.clonePrefix = p
+			}
+		}
 	case s.clone.Kind == kindRedis:
 		s.clonePrefix, s.clonePrefixFrom = a.prefixOf(ctx, e, root)
 	}
@@ -263,6 +271,12 @@ func (a *app) recordStore(ctx context.Context, e *env, spec, prefix string) erro
 	return nil
 }
 
+// Sources of a derived prefix.
+const (
+	fromRemote = "derived from remote "
+	fromGitDir = "derived from the git directory "
+)
+
 // prefixOf is the Redis key prefix cfg gives, and where it comes from:
 // locks.redis_prefix, else one derived from the normalized URL of the
 // workflow.remote remote (the same in every clone), else from the clone's
@@ -274,10 +288,10 @@ func (a *app) prefixOf(ctx context.Context, e *env, cfg *config.Config) (string,
 	remote := firstNonEmpty(cfg.Workflow.Remote, "origin")
 	if out, err := gitexec.Output(ctx, e.root(), nil, "config", "--get", "remote."+remote+".url"); err == nil {
 		if u := redisstore.NormalizeRemote(string(out)); u != "" {
-			return redisstore.RepoPrefix(u), fmt.Sprintf("derived from remote %s (%s)", remote, redisstore.Redact(u))
+			return redisstore.RepoPrefix(u), fmt.Sprintf("%s%s (%s)", fromRemote, remote, redisstore.Redact(u))
 		}
 	}
-	return redisstore.RepoPrefix(e.repo.CommonDir), "derived from the git directory " + e.repo.CommonDir + " (no remote " + remote + ")"
+	return redisstore.RepoPrefix(e.repo.CommonDir), fromGitDir + e.repo.CommonDir + " (no remote " + remote + ")"
 }
 
 // storeMismatchError is a hook, check or guard told to read other locks
@@ -410,9 +424,13 @@ func (a *app) showStore(ctx context.Context) error {
 	}); err != nil {
 		return err
 	}
+	policy := s.policy
+	if !s.policyNamed {
+		policy = nil
+	}
 	if a.globals.JSON {
 		return writeJSON(a.stdio.Out, map[string]any{
-			"store": view(&s.use), "clone": view(&s.clone), "recorded": view(s.recorded), "policy": view(s.policy),
+			"store": view(&s.use), "clone": view(&s.clone), "recorded": view(s.recorded), "policy": view(policy),
 			"prefix": s.prefix, "prefix_from": s.prefixFrom,
 			"warnings": nonNilS(warnings), "notes": nonNilS(notes),
 		})
@@ -424,7 +442,7 @@ func (a *app) showStore(ctx context.Context) error {
 	if s.use.id() != s.clone.id() {
 		fmt.Fprintf(a.stdio.Out, "hooks:  %s (%s)\n", s.clone.name(), s.clone.source())
 	}
-	if s.policy != nil && s.use.From != fromPolicy {
+	if s.policyNamed && s.use.From != fromPolicy {
 		fmt.Fprintf(a.stdio.Out, "policy: %s (%s)\n", s.policy.name(), s.policy.source())
 	}
 	for _, w := range warnings {
