@@ -502,7 +502,7 @@ func (a *app) useStore(ctx context.Context, spec string) error {
 		return fmt.Errorf("store use: the store is recorded in the clone's config, its event is not: %w", err)
 	}
 	if a.globals.JSON {
-		return writeJSON(a.stdio.Out, map[string]any{"store": view(&now), "previous": previous})
+		return writeJSON(a.stdio.Out, map[string]any{"store": view(&now), "previous": previous, "prefix": prefix})
 	}
 	if spec == "" {
 		fmt.Fprintf(a.stdio.Err, "this clone follows %s again: %s\n", now.source(), now.label())
