@@ -367,6 +367,22 @@ func (e *env) parseKeys(args []string) ([]lockkey.Key, error) {
 	return out, nil
 }
 
+// fileKeys canonicalizes keys read from a file (work packages, a task
+// file): their paths are relative to the repository root, wherever the
+// command runs.
+func (e *env) fileKeys(args []string) ([]lockkey.Key, error) {
+	opts := e.keyOptions()
+	out := make([]lockkey.Key, 0, len(args))
+	for _, s := range args {
+		k, err := lockkey.Parse(s, opts)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, k)
+	}
+	return out, nil
+}
+
 // isPathArg reports whether a command-line key names a path or pattern:
 // neither a reserved key nor one that starts like a namespace (`api:`, and
 // `API:` too, which lockkey refuses with the right case).

@@ -60,13 +60,9 @@ func (a *app) workPackage(e *env, file, id string) (*config.WorkPackage, []lockk
 }
 
 func packageKeys(e *env, wp *config.WorkPackage) ([]lockkey.Key, error) {
-	var keys []lockkey.Key
-	for _, s := range append(append([]string(nil), wp.Locks.Files...), wp.Locks.Keys...) {
-		k, err := lockkey.Parse(s, e.keyOptions())
-		if err != nil {
-			return nil, fmt.Errorf("work package %s: %w", wp.ID, err)
-		}
-		keys = append(keys, k)
+	keys, err := e.fileKeys(append(append([]string(nil), wp.Locks.Files...), wp.Locks.Keys...))
+	if err != nil {
+		return nil, fmt.Errorf("work package %s: %w", wp.ID, err)
 	}
 	return keys, nil
 }

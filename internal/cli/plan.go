@@ -165,9 +165,10 @@ func (a *app) acquirePlanned(ctx context.Context, e *env, plan *planner.Plan, o 
 			fmt.Fprintf(a.stdio.Err, "lockgate: task %s is %s: %s\n", safetext.Field(t.ID), t.Status, safetext.Field(t.Reason))
 			return &ExitError{Code: ExitPolicy}
 		}
-		keys, err := e.parseKeys(t.Locks)
+		// A task file's paths are repo-root relative, wherever plan runs.
+		keys, err := e.fileKeys(t.Locks)
 		if err != nil {
-			return err
+			return fmt.Errorf("task %s: %w", t.ID, err)
 		}
 		ttl := o.TTL
 		if ttl == 0 {
