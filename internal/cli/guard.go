@@ -13,6 +13,7 @@ import (
 	"github.com/lockgate/lockgate/hooks"
 	"github.com/lockgate/lockgate/internal/hint"
 	"github.com/lockgate/lockgate/internal/safetext"
+	"github.com/lockgate/lockgate/workflow/lockkey"
 )
 
 // Pre-edit guards ask, before a file is edited, what the pre-commit hook
@@ -95,8 +96,12 @@ func (e *env) repoPath(p, base string) (string, error) {
 		return "", usagef("%s is the worktree itself, not a file in it", p)
 	}
 	rel = filepath.ToSlash(rel)
-	if rel == ".git" || strings.HasPrefix(rel, ".git/") {
-		return "", usagef("%s is inside the git directory: not a file of the repository", p)
+	for _, seg := range strings.Split(rel, "/") {
+		// Also .GIT and NTFS's aliases: git's own directory where the
+		// file system folds them.
+		if lockkey.IsGitDir(seg) {
+			return "", usagef("%s is inside the git directory: not a file of the repository", p)
+		}
 	}
 	return rel, nil
 }

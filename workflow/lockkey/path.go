@@ -127,7 +127,20 @@ func checkPattern(pat string) *fail {
 	return nil
 }
 
-func isGitDir(seg string) bool { return strings.EqualFold(seg, ".git") }
+func isGitDir(seg string) bool { return IsGitDir(seg) }
+
+// IsGitDir reports whether a path segment names git's own directory on
+// some file system, as git's own path checks do: .git in any case (a
+// case-insensitive file system), and its NTFS aliases — trailing dots and
+// spaces, an alternate data stream (.git::$INDEX_ALLOCATION), the short
+// name GIT~1.
+func IsGitDir(seg string) bool {
+	if i := strings.IndexByte(seg, ':'); i >= 0 {
+		seg = seg[:i]
+	}
+	seg = strings.TrimRight(seg, ". ")
+	return strings.EqualFold(seg, ".git") || strings.EqualFold(seg, "git~1")
+}
 
 // isDrive reports a Windows drive prefix: C:, C:/… or C:\….
 func isDrive(s string) bool {
