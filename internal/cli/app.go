@@ -357,6 +357,9 @@ func (e *env) parseKeys(args []string) ([]lockkey.Key, error) {
 			if s, err = e.cmdPath(arg); err != nil {
 				return nil, err
 			}
+			if s, err = e.keyPath(s); err != nil {
+				return nil, err
+			}
 		}
 		k, err := lockkey.Parse(s, opts)
 		if err != nil {
@@ -374,6 +377,12 @@ func (e *env) fileKeys(args []string) ([]lockkey.Key, error) {
 	opts := e.keyOptions()
 	out := make([]lockkey.Key, 0, len(args))
 	for _, s := range args {
+		if isPathArg(s) {
+			var err error
+			if s, err = e.keyPath(s); err != nil {
+				return nil, err
+			}
+		}
 		k, err := lockkey.Parse(s, opts)
 		if err != nil {
 			return nil, err
@@ -469,24 +478,107 @@ func (e *env) userDir() string {
 }
 
 // inWorktree returns abs relative to the worktree when it lies inside it,
-// as written or with symbolic links resolved.
+// as written or with symbolic links resolved. Links inside the worktree
+// are left to throughLinks.
 func (e *env) inWorktree(abs string) (string, bool) {
 	if rel, ok := within(e.repo.Toplevel, abs); ok {
 		return rel, true
 	}
+	top := e.realTopDir()
+	if rel, ok := within(top, abs); ok {
+		return rel, true
+	}
+	// The last element as written: a link there is a file of the
+	// repository.
+	if real, err := resolveExisting(filepath.Dir(abs)); err == nil {
+		return within(top, filepath.Join(real, filepath.Base(abs)))
+	}
+	return "", false
+}
+
+// realTopDir is the worktree with symbolic links resolved.
+func (e *env) realTopDir() string {
 	if e.realTop == "" {
 		e.realTop = e.repo.Toplevel
 		if real, err := filepath.EvalSymlinks(e.repo.Toplevel); err == nil {
 			e.realTop = real
 		}
 	}
-	if rel, ok := within(e.realTop, abs); ok {
-		return rel, true
+	return e.realTop
+}
+
+// throughLinks returns the repo-relative path rel (slash-separated, clean)
+// names once the symbolic links in its existing prefix are followed — its
+// last element too when leaf is set (an edit writes through a link; a lock
+// key names the link itself, as git tracks it). Git refuses a path beyond
+// a link; lockgate judges the file the link leads to, and refuses one that
+// leads out of the worktree (to another worktree, say).
+func (e *env) throughLinks(rel string, leaf bool) (string, error) {
+	top := e.realTopDir()
+	abs := filepath.Join(top, filepath.FromSlash(rel))
+	dir, last := abs, ""
+	if !leaf {
+		dir, last = filepath.Dir(abs), filepath.Base(abs)
 	}
-	if real, err := resolveExisting(abs); err == nil {
-		return within(e.realTop, real)
+	real, err := resolveExisting(dir)
+	if err != nil {
+		return "", fmt.Errorf("resolve symbolic links in %s: %w", rel, err)
 	}
-	return "", false
+	real = filepath.Join(real, last)
+	if real == abs {
+		return rel, nil
+	}
+	r, ok := within(top, real)
+	if !ok {
+		return "", usagef("%s leads through a symbolic link to %s, outside the worktree %s: lockgate cannot vouch for it", rel, real, e.repo.Toplevel)
+	}
+	return filepath.ToSlash(r), nil
+}
+
+// keyPath follows the symbolic links in the directories a repo-relative
+// path or pattern names: those before its last element and before its
+// first wildcard (see throughLinks).
+func (e *env) keyPath(p string) (string, error) {
+	if e.repo.Toplevel == "" {
+		return p, nil
+	}
+	if !strings.ContainsAny(p, `*?[{\`) {
+		c := path.Clean(p)
+		dir, base := path.Split(c)
+		if dir == "" || c == ".." || strings.HasPrefix(c, "../") {
+			return p, nil // lockkey judges it
+		}
+		real, err := e.throughLinks(path.Clean(dir), true)
+		if err != nil || real == path.Clean(dir) {
+			return p, err
+		}
+		out := path.Join(real, base)
+		if strings.HasSuffix(p, "/") {
+			out += "/" // lockkey says how to name a directory
+		}
+		return out, nil
+	}
+	segs := strings.Split(p, "/")
+	var dir []string
+	n := 0 // segments read
+	for ; n < len(segs)-1; n++ {
+		s := segs[n]
+		if s == ".." || strings.ContainsAny(s, `*?[{\`) {
+			break
+		}
+		if s != "" && s != "." {
+			dir = append(dir, s)
+		}
+	}
+	if len(dir) == 0 {
+		return p, nil
+	}
+	d := strings.Join(dir, "/")
+	real, err := e.throughLinks(d, true)
+	if err != nil || real == d {
+		return p, err
+	}
+	return path.Join(real, strings.Join(segs[n:], "/")), nil
 }
 
 // cmdFile is a file named on the command line: relative to the current

@@ -96,14 +96,34 @@ func (e *env) repoPath(p, base string) (string, error) {
 		return "", usagef("%s is the worktree itself, not a file in it", p)
 	}
 	rel = filepath.ToSlash(rel)
+	if isGitPath(rel) {
+		return "", usagef("%s is inside the git directory: not a file of the repository", p)
+	}
+	// An edit writes where the links lead.
+	rel, err := e.throughLinks(rel, true)
+	if err != nil {
+		return "", err
+	}
+	if rel == "." {
+		return "", usagef("%s is the worktree itself, not a file in it", p)
+	}
+	if isGitPath(rel) {
+		return "", usagef("%s is inside the git directory: not a file of the repository", p)
+	}
+	return rel, nil
+}
+
+// isGitPath reports a repo-relative path in git's own directory, or in
+// another repository's.
+func isGitPath(rel string) bool {
 	for _, seg := range strings.Split(rel, "/") {
 		// Also .GIT and NTFS's aliases: git's own directory where the
 		// file system folds them.
 		if lockkey.IsGitDir(seg) {
-			return "", usagef("%s is inside the git directory: not a file of the repository", p)
+			return true
 		}
 	}
-	return rel, nil
+	return false
 }
 
 // within returns abs relative to root when abs lies inside root.

@@ -266,22 +266,16 @@ func (e *env) toolKeys(one string, many []string) ([]lockkey.Key, error) {
 	if len(args) == 0 {
 		return nil, usagef("give file_path or keys")
 	}
-	out := make([]lockkey.Key, 0, len(args))
-	for _, s := range args {
+	for i, s := range args {
 		if filepath.IsAbs(s) {
 			rel, err := e.repoPath(s, "")
 			if err != nil {
 				return nil, err
 			}
-			s = rel
+			args[i] = rel
 		}
-		k, err := lockkey.Parse(s, e.keyOptions())
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, k)
 	}
-	return out, nil
+	return e.fileKeys(args)
 }
 
 // Bounds of the duration arguments: beyond them a float would not even fit
