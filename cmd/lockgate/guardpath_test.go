@@ -64,6 +64,8 @@ func TestGuardSymlinks(t *testing.T) {
 	plant(t, other, abs("wtlink"))
 	plant(t, out.dir, abs("outlink"))
 	plant(t, ".git", abs("gitlink"))
+	r.Git("worktree", "add", "-q", abs("inner"), "-b", "inner")
+	plant(t, "inner/src", abs("innerlink"))
 	checkout := filepath.Join(t.TempDir(), "checkout")
 	plant(t, r.Dir, checkout)
 	c := &cliRepo{t: t, repo: r}
@@ -84,6 +86,8 @@ func TestGuardSymlinks(t *testing.T) {
 		{path: abs("outlink/f"), code: 2, stderr: "outside the worktree"},
 		{path: abs("outlink/bait"), code: 2, stderr: "outside the worktree"},
 		{path: abs("gitlink/hooks/pre-commit"), code: 2, stderr: "git directory"},
+		{path: abs("inner/src/a.go"), code: 2, stderr: "another repository or worktree"},
+		{path: abs("innerlink/a.go"), code: 2, stderr: "another repository or worktree"},
 		{path: abs("srclink/b.go")},
 		{path: "b.go", cwd: abs("srclink")},
 		{path: filepath.Join(checkout, "src", "b.go")},

@@ -532,7 +532,24 @@ func (e *env) throughLinks(rel string, leaf bool) (string, error) {
 	if !ok {
 		return "", usagef("%s leads through a symbolic link to %s, outside the worktree %s: lockgate cannot vouch for it", rel, real, e.repo.Toplevel)
 	}
-	return filepath.ToSlash(r), nil
+	r = filepath.ToSlash(r)
+	if d := e.otherRepo(r); d != "" {
+		return "", usagef("%s leads through a symbolic link into %s, another repository or worktree (it has its own .git): lockgate cannot vouch for it", rel, d)
+	}
+	return r, nil
+}
+
+// otherRepo returns rel or the directory below the top holding it that
+// has a .git of its own — a nested repository, submodule or worktree,
+// whose files are not this worktree's — or "".
+func (e *env) otherRepo(rel string) string {
+	top := e.realTopDir()
+	for d := rel; d != "." && d != "/" && d != ""; d = path.Dir(d) {
+		if _, err := os.Lstat(filepath.Join(top, filepath.FromSlash(d), ".git")); err == nil {
+			return d
+		}
+	}
+	return ""
 }
 
 // keyPath follows the symbolic links in the directories a repo-relative

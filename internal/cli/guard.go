@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path"
 	"path/filepath"
 	"strings"
 
@@ -109,6 +110,9 @@ func (e *env) repoPath(p, base string) (string, error) {
 	}
 	if isGitPath(rel) {
 		return "", usagef("%s is inside the git directory: not a file of the repository", p)
+	}
+	if d := e.otherRepo(path.Dir(rel)); d != "" {
+		return "", usagef("%s is in %s, another repository or worktree (it has its own .git): lockgate cannot vouch for it", p, d)
 	}
 	return rel, nil
 }
