@@ -64,6 +64,8 @@ func TestGuardSymlinks(t *testing.T) {
 	plant(t, other, abs("wtlink"))
 	plant(t, out.dir, abs("outlink"))
 	plant(t, ".git", abs("gitlink"))
+	plant(t, filepath.Join(out.dir, "new"), abs("dangling"))
+	plant(t, filepath.Join(out.dir, "nodir"), abs("danglingdir"))
 	r.Git("worktree", "add", "-q", abs("inner"), "-b", "inner")
 	plant(t, "inner/src", abs("innerlink"))
 	checkout := filepath.Join(t.TempDir(), "checkout")
@@ -86,6 +88,8 @@ func TestGuardSymlinks(t *testing.T) {
 		{path: abs("outlink/f"), code: 2, stderr: "outside the worktree"},
 		{path: abs("outlink/bait"), code: 2, stderr: "outside the worktree"},
 		{path: abs("gitlink/hooks/pre-commit"), code: 2, stderr: "git directory"},
+		{path: abs("dangling"), code: 2, stderr: "outside the worktree"},
+		{path: abs("danglingdir/f"), code: 2, stderr: "outside the worktree"},
 		{path: abs("inner/src/a.go"), code: 2, stderr: "another repository or worktree"},
 		{path: abs("innerlink/a.go"), code: 2, stderr: "another repository or worktree"},
 		{path: abs("srclink/b.go")},

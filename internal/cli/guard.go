@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path"
 	"path/filepath"
 	"strings"
@@ -140,13 +141,34 @@ func within(root, abs string) (string, bool) {
 }
 
 // resolveExisting resolves symbolic links in the longest existing prefix of
-// abs (the file itself may not exist yet) and appends the rest.
+// abs (the file itself may not exist yet) and appends the rest. A dangling
+// link is followed to where it leads: writing through it creates its
+// target.
 func resolveExisting(abs string) (string, error) {
 	dir, rest := abs, ""
-	for {
+	for hops := 0; ; {
 		real, err := filepath.EvalSymlinks(dir)
 		if err == nil {
 			return filepath.Join(real, rest), nil
+		}
+		if fi, lerr := os.Lstat(dir); lerr == nil && fi.Mode()&os.ModeSymlink != 0 {
+			if hops++; hops > maxLinkHops {
+				return "", usagef("%s: too many levels of symbolic links", abs)
+			}
+			target, err := os.Readlink(dir)
+			if err != nil {
+				return "", err
+			}
+			if !filepath.IsAbs(target) {
+				// Relative to the link's real directory, as the kernel reads it.
+				parent, err := filepath.EvalSymlinks(filepath.Dir(dir))
+				if err != nil {
+					return "", err
+				}
+				target = filepath.Join(parent, target)
+			}
+			dir = filepath.Clean(target)
+			continue
 		}
 		parent := filepath.Dir(dir)
 		if parent == dir {
@@ -156,6 +178,9 @@ func resolveExisting(abs string) (string, error) {
 		dir = parent
 	}
 }
+
+// maxLinkHops bounds the dangling links resolveExisting follows (a loop).
+const maxLinkHops = 40
 
 // claudeEditTools are the Claude Code tools that write files.
 var claudeEditTools = map[string]bool{"Edit": true, "MultiEdit": true, "Write": true, "NotebookEdit": true}
