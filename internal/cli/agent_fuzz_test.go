@@ -121,7 +121,8 @@ func equalCounts(a, b map[string]int) bool {
 // outside .git.
 func FuzzRepoPath(f *testing.F) {
 	for _, s := range []string{"src/a.py", "/repo/src/a.py", "../x", "/repo/../etc/passwd", "a/../../b", ".git/hooks/x",
-		"/repo", ".", "", " ", "a\x00b", "./a//b/", "/repo/.git", "src/../.git/config", "/other/repo/a"} {
+		"/repo", ".", "", " ", "a\x00b", "./a//b/", "/repo/.git", "src/../.git/config", "/other/repo/a",
+		".GIT/config", "/repo/.git./config", "sub/.git /x", "GIT~1/config", ".git::$INDEX_ALLOCATION/x"} {
 		f.Add(s, "/repo/src")
 	}
 	e := &env{repo: &gitexec.Repo{Toplevel: "/repo", GitDir: "/repo/.git", CommonDir: "/repo/.git"}, cfg: config.Default()}
@@ -136,8 +137,8 @@ func FuzzRepoPath(f *testing.F) {
 		switch {
 		case rel == "" || rel == "." || strings.HasPrefix(rel, "/") || rel == ".." || strings.HasPrefix(rel, "../"):
 			t.Fatalf("repoPath(%q, %q) = %q: not inside the worktree", p, base, rel)
-		case rel == ".git" || strings.HasPrefix(rel, ".git/"):
-			t.Fatalf("repoPath(%q, %q) = %q: inside .git", p, base, rel)
+		case isGitPath(rel):
+			t.Fatalf("repoPath(%q, %q) = %q: inside .git (or an alias of it)", p, base, rel)
 		case filepath.Clean(rel) != filepath.FromSlash(rel):
 			t.Fatalf("repoPath(%q, %q) = %q: not clean", p, base, rel)
 		}
