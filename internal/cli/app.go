@@ -508,23 +508,17 @@ func (e *env) realTopDir() string {
 }
 
 // throughLinks returns the repo-relative path rel (slash-separated, clean)
-// names once the symbolic links in its existing prefix are followed — its
-// last element too when leaf is set (an edit writes through a link; a lock
-// key names the link itself, as git tracks it). Git refuses a path beyond
-// a link; lockgate judges the file the link leads to, and refuses one that
-// leads out of the worktree (to another worktree, say).
-func (e *env) throughLinks(rel string, leaf bool) (string, error) {
+// names once the symbolic links in its existing prefix are followed. Git
+// refuses a path beyond a link; lockgate judges the file the link leads
+// to, and refuses one that leads out of the worktree (to another worktree,
+// say) or into a repository nested in it.
+func (e *env) throughLinks(rel string) (string, error) {
 	top := e.realTopDir()
 	abs := filepath.Join(top, filepath.FromSlash(rel))
-	dir, last := abs, ""
-	if !leaf {
-		dir, last = filepath.Dir(abs), filepath.Base(abs)
-	}
-	real, err := resolveExisting(dir)
+	real, err := resolveExisting(abs)
 	if err != nil {
 		return "", fmt.Errorf("resolve symbolic links in %s: %w", rel, err)
 	}
-	real = filepath.Join(real, last)
 	if real == abs {
 		return rel, nil
 	}
@@ -554,7 +548,8 @@ func (e *env) otherRepo(rel string) string {
 
 // keyPath follows the symbolic links in the directories a repo-relative
 // path or pattern names: those before its last element and before its
-// first wildcard (see throughLinks).
+// first wildcard (see throughLinks). The last element is left as written:
+// a link there is a file of the repository, as git tracks it.
 func (e *env) keyPath(p string) (string, error) {
 	if e.repo.Toplevel == "" {
 		return p, nil
@@ -565,7 +560,7 @@ func (e *env) keyPath(p string) (string, error) {
 		if dir == "" || c == ".." || strings.HasPrefix(c, "../") {
 			return p, nil // lockkey judges it
 		}
-		real, err := e.throughLinks(path.Clean(dir), true)
+		real, err := e.throughLinks(path.Clean(dir))
 		if err != nil || real == path.Clean(dir) {
 			return p, err
 		}
@@ -591,11 +586,14 @@ func (e *env) keyPath(p string) (string, error) {
 		return p, nil
 	}
 	d := strings.Join(dir, "/")
-	real, err := e.throughLinks(d, true)
+	real, err := e.throughLinks(d)
 	if err != nil || real == d {
 		return p, err
 	}
-	return path.Join(real, strings.Join(segs[n:], "/")), nil
+	if real == "." {
+		return strings.Join(segs[n:], "/"), nil
+	}
+	return real + "/" + strings.Join(segs[n:], "/"), nil
 }
 
 // cmdFile is a file named on the command line: relative to the current

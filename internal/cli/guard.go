@@ -102,7 +102,7 @@ func (e *env) repoPath(p, base string) (string, error) {
 		return "", usagef("%s is inside the git directory: not a file of the repository", p)
 	}
 	// An edit writes where the links lead.
-	rel, err := e.throughLinks(rel, true)
+	rel, err := e.throughLinks(rel)
 	if err != nil {
 		return "", err
 	}
@@ -118,8 +118,8 @@ func (e *env) repoPath(p, base string) (string, error) {
 	return rel, nil
 }
 
-// isGitPath reports a repo-relative path in git's own directory, or in
-// another repository's.
+// isGitPath reports a repo-relative path in a git directory: .git, or an
+// alias of it, as any of its segments.
 func isGitPath(rel string) bool {
 	for _, seg := range strings.Split(rel, "/") {
 		// Also .GIT and NTFS's aliases: git's own directory where the
