@@ -83,6 +83,9 @@ func (s *auditSink) Append(evs ...journal.Event) error {
 	return nil
 }
 
+// branchWriterAction marks the `workflow` lock records of branch writers.
+const branchWriterAction = "workflow"
+
 // branchWriter opens the workflow branch once per run. Its writes take the
 // reserved `workflow` lock, in a session of its own so that they never renew
 // or release a `workflow` lock the user holds. The lock only spares
@@ -108,7 +111,7 @@ func (a *app) branchWriter(ctx context.Context, e *env) func() (*branch.Writer, 
 			Repo: e.repo, Branch: e.cfg.Workflow.Branch, Remote: e.cfg.Workflow.Remote,
 			Lock: func(ctx context.Context) (func(), error) {
 				_, err := locker.Acquire(ctx, workflow.Request{Keys: []string{"workflow"}, Owner: writer,
-					TTL: 30 * time.Second, Action: "workflow", Reason: "writing the workflow branch", Wait: time.Second})
+					TTL: 30 * time.Second, Action: branchWriterAction, Reason: "writing the workflow branch", Wait: time.Second})
 				if err != nil {
 					return func() {}, nil
 				}

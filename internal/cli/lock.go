@@ -291,11 +291,13 @@ type listEntry struct {
 
 // isBookkeeping reports records lockgate keeps for itself rather than
 // locks anyone works under: the planner's state (plan:cycle and the
-// cooldown: records of scope rejections). `lock list` shows them with
-// --all; `lock clear KEY --force` removes them like any record.
-func isBookkeeping(key string) bool {
-	ns := lockkey.Namespace(key)
-	return ns == cooldownNS || key == planCycleKey
+// cooldown: records of scope rejections) and the reserved `workflow` lock
+// while a branch writer holds it for the milliseconds of a commit (a
+// `workflow` lock a person took stays in view). `lock list` shows them
+// with --all; `lock clear KEY --force` removes them like any record.
+func isBookkeeping(l workflow.Lock) bool {
+	ns := lockkey.Namespace(l.Key)
+	return ns == cooldownNS || l.Key == planCycleKey || l.Key == lockkey.WorkflowKey && l.Action == branchWriterAction
 }
 
 func listCommand() *command {
@@ -327,7 +329,7 @@ func listCommand() *command {
 			for _, en := range entries {
 				le := listEntry{lockView: viewOf(en.Lock), Action: en.Action, PID: en.PID, Host: en.Host,
 					TaskAcquired: en.TaskAcquired, RequestID: en.RequestID, TraceID: en.TraceID,
-					Location: e.store.Where(en.Key), Bookkeeping: isBookkeeping(en.Key)}
+					Location: e.store.Where(en.Key), Bookkeeping: isBookkeeping(en.Lock)}
 				if le.Bookkeeping && !all {
 					continue
 				}

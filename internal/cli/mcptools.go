@@ -469,7 +469,7 @@ func liveLocks(ctx context.Context, e *env, mine, stale bool) ([]lockView, error
 	now := time.Now()
 	out := []lockView{}
 	for _, en := range entries {
-		if en.Err != nil || en.Expired(now) || mine && !en.OwnedBy(e.me) {
+		if en.Err != nil || en.Expired(now) || mine && !en.OwnedBy(e.me) || isBookkeeping(en.Lock) {
 			continue
 		}
 		v := viewOf(en.Lock)
