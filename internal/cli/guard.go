@@ -30,9 +30,6 @@ func guardEditCommand() *command {
 			if len(args) == 0 {
 				return usagef("guard edit: give at least one PATH")
 			}
-			if a.skipHook(ctx, "guard edit") {
-				return nil
-			}
 			e, err := a.load(ctx)
 			if err != nil {
 				return err
@@ -236,9 +233,6 @@ func guardClaudeCodeCommand() *command {
 					return a.blockEdit(fmt.Errorf("payload cwd %q is not absolute", in.Cwd))
 				}
 				a.globals.Dir = in.Cwd
-			}
-			if a.skipHook(ctx, "guard claude-code") {
-				return nil
 			}
 			e, err := a.load(ctx)
 			if err != nil {

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -81,21 +82,51 @@ func keyRules(rs []config.KeyRule) []scope.KeyRule {
 	return out
 }
 
-// skipHook honours LOCKGATE_SKIP=1: records a hook_bypass and says so. A
-// bypass the journal cannot take is not honoured: the checks run.
+// skipHook honours LOCKGATE_SKIP=1 for the hooks that run in the
+// committer's environment (hint.BypassGit): records a hook_bypass and says
+// so. The server's pre-receive never honours it — git hands a local push's
+// environment to the remote's hooks. A bypass the journal cannot record is
+// not honoured: the checks run.
 func (a *app) skipHook(ctx context.Context, hook string) bool {
 	if v := getenv("LOCKGATE_SKIP"); v == "" || v == "0" {
 		return false
 	}
-	if e, err := a.load(ctx); err == nil {
-		if err := e.journalFile().Append(journal.Event{Worker: e.me.Holder, WorkerType: e.me.HolderType, Session: e.me.Session,
-			Action: journal.ActionHookBypass, Details: hook + " skipped with LOCKGATE_SKIP"}); err != nil {
-			fmt.Fprintf(a.stdio.Err, "lockgate: LOCKGATE_SKIP not honoured: the bypass cannot be recorded: %v\n", err)
-			return false
-		}
+	if _, ok := hint.BypassGit[hook]; !ok {
+		return false
+	}
+	j, me, err := a.bypassJournal(ctx)
+	if err == nil {
+		err = j.Append(journal.Event{Worker: me.Holder, WorkerType: me.HolderType, Session: me.Session,
+			Action: journal.ActionHookBypass, Details: hook + " skipped with LOCKGATE_SKIP"})
+	}
+	if err != nil {
+		fmt.Fprintf(a.stdio.Err, "lockgate: LOCKGATE_SKIP not honoured: the bypass cannot be recorded: %v\n", err)
+		return false
 	}
 	fmt.Fprintf(a.stdio.Err, "lockgate: LOCKGATE_SKIP is set: %s checks skipped (recorded as hook_bypass)\n", hook)
 	return true
+}
+
+// bypassJournal is the journal a bypass is recorded in and the identity it
+// is recorded for. Neither needs the config, so that a bypass still works
+// when the config is what cannot be read.
+func (a *app) bypassJournal(ctx context.Context) (*journal.Journal, workflow.Owner, error) {
+	if e, err := a.load(ctx); err == nil {
+		return e.journalFile(), e.me, nil
+	}
+	cwd, err := filepath.Abs(firstNonEmpty(a.globals.Dir, "."))
+	if err != nil {
+		return nil, workflow.Owner{}, fmt.Errorf("resolve -C %s: %w", a.globals.Dir, err)
+	}
+	repo, err := gitexec.Discover(ctx, cwd)
+	if err != nil {
+		return nil, workflow.Owner{}, err
+	}
+	me, err := a.identity()
+	if err != nil {
+		return nil, workflow.Owner{}, err
+	}
+	return journal.Open(filepath.Join(repo.CommonDir, "lockgate", "events.jsonl")), me, nil
 }
 
 // finishReport prints a report and turns a refusal into exit 1.
