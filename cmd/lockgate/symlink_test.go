@@ -144,6 +144,37 @@ func TestSymlinksInStateDir(t *testing.T) {
 			plant(t, o.dir, state(r))
 			return state(r)
 		}, []string{"log"}, 3},
+		{"dangling journal link", func(r *gittest.Repo, o *outside) string {
+			plant(t, filepath.Join(o.dir, "created"), state(r, "events.jsonl"))
+			return state(r, "events.jsonl")
+		}, []string{"lock", "acquire", "a.py"}, 3},
+		{"intents directory", func(r *gittest.Repo, o *outside) string {
+			plant(t, o.dir, state(r, "intents"))
+			return state(r, "intents")
+		}, []string{"lock", "acquire", "a.py"}, 3},
+		{"intents directory recovered", func(r *gittest.Repo, o *outside) string {
+			plant(t, o.dir, state(r, "intents"))
+			return state(r, "intents")
+		}, []string{"lock", "list"}, 0}, // recovery is best effort for a reader
+		{"intent file", func(r *gittest.Repo, o *outside) string {
+			if err := os.MkdirAll(state(r, "intents"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			plant(t, o.bait, state(r, "intents", "x.json"))
+			return state(r, "intents", "x.json")
+		}, []string{"lock", "list"}, 0},
+		{"workflow branch flock", func(r *gittest.Repo, o *outside) string {
+			if code, out := runIn(t, r, "", w, "lock", "acquire", "a.py"); code != 0 {
+				t.Fatalf("acquire: %s", out)
+			}
+			// The event is still to be committed by the sync below.
+			r.Git("update-ref", "-d", "refs/heads/lockgate/workflow")
+			if err := os.Remove(state(r, "branch.flock")); err != nil {
+				t.Fatal(err)
+			}
+			plant(t, filepath.Join(o.dir, "created"), state(r, "branch.flock"))
+			return state(r, "branch.flock")
+		}, []string{"workflow", "sync"}, 3},
 		{"journal sync", func(r *gittest.Repo, o *outside) string {
 			plant(t, o.bait, state(r, "events.jsonl"))
 			return state(r, "events.jsonl")

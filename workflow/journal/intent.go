@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/lockgate/lockgate/internal/safefs"
 )
 
 // An Intent is a change written down before it is made, with the events
@@ -44,7 +46,8 @@ func (j *Journal) intend(data []byte, sync bool) (_ *Intent, err error) {
 		return nil, fmt.Errorf("journal %s cannot be written: %w", j.path, err)
 	}
 	dir := j.intentDir()
-	if err := os.MkdirAll(dir, 0o777); err != nil {
+	// intents/ and the state directory above it, never through a link.
+	if err := safefs.MkdirAll(dir, 0o777, 2); err != nil {
 		return nil, fmt.Errorf("journal intents: %w", err)
 	}
 	f, err := os.CreateTemp(dir, tmpIntent+"*")
@@ -79,16 +82,13 @@ func (j *Journal) intend(data []byte, sync bool) (_ *Intent, err error) {
 	return &Intent{f: f, path: path}, nil
 }
 
-// writable checks that the journal file can be opened for appending.
+// writable checks that the journal file can be opened for appending; a
+// link at its place is refused, never followed (nor its target created).
 func (j *Journal) writable() error {
-	const flags = os.O_WRONLY | os.O_APPEND | os.O_CREATE
-	f, err := os.OpenFile(j.path, flags, 0o666)
-	if errors.Is(err, fs.ErrNotExist) {
-		if err := os.MkdirAll(filepath.Dir(j.path), 0o777); err != nil {
-			return err
-		}
-		f, err = os.OpenFile(j.path, flags, 0o666)
+	if err := safefs.MkdirAll(filepath.Dir(j.path), 0o777, 1); err != nil {
+		return err
 	}
+	f, err := safefs.OpenFile(j.path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o666)
 	if err != nil {
 		return err
 	}
@@ -114,7 +114,11 @@ func (in *Intent) Leave() { _ = in.f.Close() }
 // directory (settled or not): a cheap look before Recover, for readers
 // that need the lock store only to settle intents.
 func (j *Journal) HasIntents() bool {
-	ents, err := os.ReadDir(j.intentDir())
+	dir := j.intentDir()
+	if fi, err := os.Lstat(dir); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+		return true // for Recover to refuse
+	}
+	ents, err := os.ReadDir(dir)
 	return err == nil && len(ents) > 0
 }
 
@@ -125,6 +129,9 @@ func (j *Journal) HasIntents() bool {
 // the intent.
 func (j *Journal) Recover(fn func(data []byte) ([]Event, error)) error {
 	dir := j.intentDir()
+	if err := safefs.CheckDirs(dir, 2); err != nil {
+		return fmt.Errorf("journal intents: %w", err)
+	}
 	ents, err := os.ReadDir(dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
@@ -142,7 +149,7 @@ func (j *Journal) Recover(fn func(data []byte) ([]Event, error)) error {
 }
 
 func (j *Journal) recoverOne(path string, fn func([]byte) ([]Event, error)) error {
-	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	f, err := safefs.OpenFile(path, os.O_RDWR, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil // settled meanwhile
 	}
@@ -202,7 +209,7 @@ func (j *Journal) recoverOne(path string, fn func([]byte) ([]Event, error)) erro
 // corrupt lines: recovery must not stop at a line torn long ago.
 func (j *Journal) ids() (map[string]bool, error) {
 	ids := map[string]bool{}
-	f, err := os.Open(j.path)
+	f, err := safefs.OpenFile(j.path, os.O_RDONLY, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		return ids, nil
 	}
