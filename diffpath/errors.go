@@ -3,6 +3,8 @@ package diffpath
 import (
 	"fmt"
 	"strconv"
+
+	"github.com/lockgate/lockgate/internal/safetext"
 )
 
 // PathError reports a path that cannot name a file inside the repository:
@@ -16,7 +18,7 @@ type PathError struct {
 }
 
 func (e *PathError) Error() string {
-	return "diffpath: invalid path " + strconv.Quote(e.Path) + ": " + e.Reason
+	return "diffpath: invalid path " + strconv.Quote(safetext.Shorten(e.Path)) + ": " + e.Reason
 }
 
 // SyntaxError reports input that is not in the format the parser expects,

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/lockgate/lockgate/internal/safetext"
 )
 
 // ParsePatch reads unified diffs and returns the changed paths in the order
@@ -219,7 +221,17 @@ func (p *patchParser) devNullPath(it item) (string, error) {
 	return "", p.syntax(it.line, "cannot tell whether %q starts with a directory prefix to remove: no other section of this diff names its file on both sides (use git diff, or diff -ruN on two directories)", name)
 }
 
+// syntax is a SyntaxError at line. Strings and errors in args come from the
+// input, and are shortened: a name megabytes long is never echoed whole.
 func (p *patchParser) syntax(line int, format string, args ...any) error {
+	for i, v := range args {
+		switch v := v.(type) {
+		case string:
+			args[i] = safetext.Shorten(v)
+		case error:
+			args[i] = safetext.Shorten(v.Error())
+		}
+	}
 	return &SyntaxError{Format: "patch", Pos: line, Msg: fmt.Sprintf(format, args...)}
 }
 

@@ -99,7 +99,7 @@ func (r *Report) WriteText(w io.Writer, what string) {
 		if where == "" {
 			where = "(change)"
 		}
-		fmt.Fprintf(w, "  %s: %s: %s\n", safetext.Field(where), v.Rule, safetext.Field(v.Reason))
+		fmt.Fprintf(w, "  %s: %s: %s\n", safetext.Field(safetext.Shorten(where)), v.Rule, safetext.Field(v.Reason))
 	}
 	seen := map[string]bool{}
 	for _, v := range r.Violations {

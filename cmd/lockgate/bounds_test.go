@@ -240,3 +240,43 @@ func TestBoundedCommitMsg(t *testing.T) {
 	}
 	bounded(t, "many tasks", out)
 }
+
+// TestLongPathsShortened: a path or patch line megabytes long is named by
+// its start and length in messages, never echoed whole.
+func TestLongPathsShortened(t *testing.T) {
+	t.Parallel()
+	r := gittest.New(t)
+	w := []string{"LOCKGATE_WORKER=alice"}
+	if code, out := runIn(t, r, "", []string{"LOCKGATE_WORKER=bob"}, "lock", "acquire", "src/**"); code != 0 {
+		t.Fatalf("acquire: %s", out)
+	}
+	huge := "src/" + strings.Repeat("a", 5<<20)
+	long := "src/" + strings.Repeat("b", 6<<10)
+	patch := func(name string) string {
+		return "diff --git a/" + name + " b/" + name + "\n--- a/" + name + "\n+++ b/" + name + "\n@@ -1 +1 @@\n-a\n+b\n"
+	}
+	cases := []struct {
+		name  string
+		stdin string
+		args  []string
+		code  int
+	}{
+		{"unparsable patch header", "diff --git a/" + strings.Repeat("a", 5<<20) + " b/x\n", []string{"check", "-"}, 2},
+		{"invalid path in a patch", patch("../" + strings.Repeat("c", 5<<20)), []string{"check", "-"}, 2},
+		{"violation on a huge path", patch(huge), []string{"check", "-"}, 1},
+		{"guard edit of a long path", "", []string{"guard", "edit", long}, 1},
+		{"guard claude-code of a long path", `{"tool_name":"Edit","tool_input":{"file_path":"` + long + `"}}`, []string{"guard", "claude-code"}, 2},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			code, out := runIn(t, r, tc.stdin, w, tc.args...)
+			if code != tc.code {
+				t.Fatalf("exit %d, want %d; stderr starts:\n%.2000s", code, tc.code, out)
+			}
+			if len(out) > 2<<10 || !strings.Contains(out, " bytes)") {
+				t.Fatalf("%d bytes of stderr, want the long input shortened with its length; starts:\n%.2000s", len(out), out)
+			}
+		})
+	}
+}

@@ -253,7 +253,7 @@ func guardClaudeCodeCommand() *command {
 			if r.OK {
 				return nil
 			}
-			r.WriteText(a.stdio.Err, in.ToolName+" of "+rp)
+			r.WriteText(a.stdio.Err, in.ToolName+" of "+safetext.Field(safetext.Shorten(rp)))
 			return &ExitError{Code: claudeBlock}
 		},
 	}

@@ -36,6 +36,23 @@ func Check(what, s string) error {
 	return nil
 }
 
+// shownBytes bounds how much of a long input a message repeats.
+const shownBytes = 200
+
+// Shorten returns s for a message: whole when short, else its start (cut
+// on a character boundary) and its length, so that a huge input is never
+// echoed whole.
+func Shorten(s string) string {
+	if len(s) <= shownBytes {
+		return s
+	}
+	i := shownBytes
+	for i > 0 && !utf8.RuneStart(s[i]) {
+		i--
+	}
+	return fmt.Sprintf("%s… (%d bytes)", s[:i], len(s))
+}
+
 // Field escapes every unsafe character of a one-line value, newlines and
 // tabs included: \n, \t, \x1b, \u202e; invalid UTF-8 bytes as \xNN.
 func Field(s string) string { return escape(s, false) }

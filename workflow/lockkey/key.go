@@ -118,22 +118,9 @@ func (e *Error) Error() string {
 	return b.String()
 }
 
-// shownBytes bounds how much of a key a message repeats.
-const shownBytes = 200
-
-// Shorten returns s for a message: whole when short, else its start (cut
-// on a character boundary) and its length, so that a huge input is never
-// echoed whole.
-func Shorten(s string) string {
-	if len(s) <= shownBytes {
-		return s
-	}
-	i := shownBytes
-	for i > 0 && !utf8.RuneStart(s[i]) {
-		i--
-	}
-	return fmt.Sprintf("%s… (%d bytes)", s[:i], len(s))
-}
+// Shorten returns s for a message: whole when short, else its start and
+// its length (safetext.Shorten).
+func Shorten(s string) string { return safetext.Shorten(s) }
 
 // Canonical returns the canonical form of s, or an *Error.
 func Canonical(s string, opt *Options) (string, error) {
