@@ -69,7 +69,8 @@ func TestSubject(t *testing.T) {
 		{name: "key", ev: journal.Event{Action: "lock_acquire", Key: "api:GET /v1/users", Worker: "agent-7"}, want: "lock_acquire api:GET /v1/users by agent-7"},
 		{name: "task", ev: journal.Event{Action: "completed_task", TaskID: "T-1", Worker: "w"}, want: "completed_task task T-1 by w"},
 		{name: "activity", ev: journal.Event{Action: "blocked", ActivityID: "A-1", Worker: "w"}, want: "blocked activity A-1 by w"},
-		{name: "control characters", ev: journal.Event{Action: "lock_clear", Key: "a\nb\tc", Worker: "x\ry"}, want: "lock_clear a b c by x y"},
+		{name: "control characters", ev: journal.Event{Action: "lock_clear", Key: "a\nb\tc", Worker: "x\ry"}, want: `lock_clear a\nb\tc by x\ry`},
+		{name: "escape and format characters", ev: journal.Event{Action: "lock\x1b[2J", Key: "a\u202eb", Worker: "w\xff"}, want: `lock\x1b[2J a\u202eb by w\xff`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -7,9 +7,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
-	"unicode"
 	"unicode/utf8"
 
+	"github.com/lockgate/lockgate/internal/safetext"
 	"github.com/lockgate/lockgate/workflow/journal"
 )
 
@@ -119,15 +119,11 @@ func Subject(ev journal.Event) string {
 	return oneLine(b.String(), maxSubject)
 }
 
-// oneLine replaces control characters (a key or worker name is user
-// input) and cuts s to at most max bytes on a rune boundary.
+// oneLine escapes control and format characters and invalid UTF-8 (a key
+// or worker name is user input, and events may come from other tools) and
+// cuts s to at most max bytes on a rune boundary.
 func oneLine(s string, max int) string {
-	s = strings.Map(func(r rune) rune {
-		if unicode.IsControl(r) || r == utf8.RuneError {
-			return ' '
-		}
-		return r
-	}, s)
+	s = safetext.Field(s)
 	if len(s) <= max {
 		return s
 	}
