@@ -1,6 +1,10 @@
 package safetext
 
-import "testing"
+import (
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
 
 func TestField(t *testing.T) {
 	for in, want := range map[string]string{
@@ -34,5 +38,17 @@ func TestCheck(t *testing.T) {
 		if err := Check("worker id", bad); err == nil {
 			t.Errorf("Check(%q) accepted it", bad)
 		}
+	}
+}
+
+func TestShorten(t *testing.T) {
+	t.Parallel()
+	if got := Shorten("short"); got != "short" {
+		t.Fatalf("Shorten(short) = %q", got)
+	}
+	long := strings.Repeat("é", 300) // 600 bytes, 2 per rune
+	got := Shorten(long)
+	if !strings.HasSuffix(got, "… (600 bytes)") || !utf8.ValidString(got) || len(got) > 200+len("… (600 bytes)") {
+		t.Fatalf("Shorten(long) = %q", got)
 	}
 }
