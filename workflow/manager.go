@@ -75,6 +75,10 @@ type Request struct {
 	// even when that is sooner than its expiry (the user asked for this
 	// TTL). Otherwise renewing never shortens a lock.
 	ExactTTL bool
+	// KeepHeld: a key the owner already holds keeps its reason and task;
+	// the request only extends it (a claim renews what was held before
+	// it without making it its own).
+	KeepHeld bool
 	// Events are recorded with the acquisition's own, when it succeeds.
 	Events []journal.Event
 }
@@ -318,10 +322,10 @@ func (m *Manager) acquireOne(ctx context.Context, req Request, key string, p pro
 	cur := held.Lock
 	cur.ExpiresAt = renewedExpiry(cur.ExpiresAt, now, req.TTL, req.ExactTTL)
 	cur.EventID = p.EventID
-	if req.Reason != "" {
+	if req.Reason != "" && !req.KeepHeld {
 		cur.Reason = req.Reason
 	}
-	if req.TaskID != "" {
+	if req.TaskID != "" && !req.KeepHeld {
 		cur.TaskID = req.TaskID
 		setTask(&cur, req, now)
 	}

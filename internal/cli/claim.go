@@ -134,7 +134,7 @@ func (a *app) claimPackage(ctx context.Context, e *env, wp *config.WorkPackage, 
 	req := workflow.Request{
 		Keys: canonicals(append([]lockkey.Key{taskKey}, keys...)), Owner: e.me, TTL: ttl,
 		Reason: firstNonEmpty(wp.Locks.Reason, wp.Title), Action: "claim", TaskID: wp.ID, Wait: wait,
-		ExactTTL: o.TTL > 0,
+		ExactTTL: o.TTL > 0, KeepHeld: true,
 		Events: []journal.Event{{Worker: e.me.Holder, WorkerType: e.me.HolderType, Session: e.me.Session,
 			Action: journal.ActionClaim, Key: taskKey.Canonical, TaskID: wp.ID, Details: wp.Title}},
 	}
@@ -246,7 +246,12 @@ func (a *app) finishPackage(ctx context.Context, e *env, packages, id string) (w
 	if err != nil {
 		return workflow.ReleaseResult{}, err
 	}
-	return e.mgr.Release(ctx, append(give, taskKey), e.me, false,
+	if cur.Action == "claim" {
+		give = append(give, taskKey)
+	} else {
+		fmt.Fprintf(a.stdio.Err, "kept %s: you held it before the claim\n", taskKey)
+	}
+	return e.mgr.Release(ctx, give, e.me, false,
 		journal.Event{Worker: e.me.Holder, WorkerType: e.me.HolderType, Session: e.me.Session,
 			Action: journal.ActionDone, Key: taskKey, TaskID: wp.ID, Details: wp.Title})
 }
@@ -256,6 +261,18 @@ func (a *app) finishPackage(ctx context.Context, e *env, packages, id string) (w
 // those another package it still claims lists.
 func (a *app) claimedKeys(ctx context.Context, e *env, wps *config.WorkPackages, wp *config.WorkPackage, keys []string) ([]string, error) {
 	now := time.Now()
+	fold, err := e.ignoreCase(ctx)
+	if err != nil {
+		return nil, err
+	}
+	// id is a key as the store tells keys apart: under core.ignorecase
+	// two spellings of one path are one lock.
+	id := func(k string) string {
+		if fold {
+			return lockkey.FoldCase(k)
+		}
+		return k
+	}
 	needed := map[string]bool{}
 	for i := range wps.Packages {
 		other := &wps.Packages[i]
@@ -271,12 +288,12 @@ func (a *app) claimedKeys(ctx context.Context, e *env, wps *config.WorkPackages,
 			return nil, err
 		}
 		for _, k := range oks {
-			needed[k.Canonical] = true
+			needed[id(k.Canonical)] = true
 		}
 	}
 	var give []string
 	for _, k := range keys {
-		if needed[k] {
+		if needed[id(k)] {
 			fmt.Fprintf(a.stdio.Err, "kept %s: another package you claim needs it\n", k)
 			continue
 		}
