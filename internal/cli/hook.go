@@ -41,7 +41,7 @@ func (a *app) runner(ctx context.Context, e *env, profile string) (*hooks.Runner
 		return nil, usagef("%s: scope: %v", e.cfg.Path, err)
 	}
 	if profile != "" && !policy.HasProfile(profile) {
-		return nil, usagef("unknown profile %q; .lockgate.yaml defines %v", profile, policy.Profiles())
+		return nil, &unknownProfileError{usagef("unknown profile %q; .lockgate.yaml defines %v", profile, policy.Profiles())}
 	}
 	ck := &hooks.Checker{
 		Policy: policy, Me: e.me, Profile: profile, RequireLock: e.cfg.Hooks.RequireLock,
@@ -177,6 +177,38 @@ func (a *app) noteRejections(ctx context.Context, e *env, taskType string, r *ho
 	fmt.Fprintf(a.stdio.Err, "lockgate: planner cooldown from cycle %d: %s\n", cycle, strings.Join(list, ", "))
 }
 
+// unknownProfileError is a scope profile that the config does not define.
+type unknownProfileError struct{ Err error }
+
+func (e *unknownProfileError) Error() string { return e.Err.Error() }
+
+func (e *unknownProfileError) Unwrap() error { return e.Err }
+
+// onceString is a string flag that may be given once: for an option that
+// names the input or how it is judged, a second one silently winning
+// would check something other than what the caller meant.
+type onceString struct {
+	p   *string
+	set bool
+}
+
+func (o *onceString) String() string {
+	if o == nil || o.p == nil {
+		return ""
+	}
+	return *o.p
+}
+
+func (o *onceString) Type() string { return "string" }
+
+func (o *onceString) Set(v string) error {
+	if o.set {
+		return errors.New("given more than once; give it once")
+	}
+	*o.p, o.set = v, true
+	return nil
+}
+
 // HookError is a hook that could not decide — unreadable config or store,
 // git failing — and so refuses: exit 3, whatever the cause's own code.
 type HookError struct {
@@ -301,6 +333,12 @@ func (a *app) runHook(ctx context.Context, name string, args []string, maxArgs i
 		}
 	}
 	h, err := a.runner(ctx, e, getenv("LOCKGATE_PROFILE"))
+	var up *unknownProfileError
+	if errors.As(err, &up) {
+		// Invalid input, as for check --profile, not a hook that could
+		// not decide: the fix is the variable, not the store.
+		return usagef("LOCKGATE_PROFILE: %v: set it to one of them, or unset it", up.Err)
+	}
 	if err != nil {
 		return &HookError{Hook: name, Err: err}
 	}
@@ -332,13 +370,14 @@ type CheckOptions struct {
 // AddFlags registers the options on fs.
 func (o *CheckOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&o.Staged, "staged", false, "check the staged change (the default)")
-	fs.StringVar(&o.Range, "range", "", "check every commit of `A..B` (as git rev-list)")
-	fs.StringVar(&o.Patch, "patch", "", "check the paths of a unified diff `FILE` (- for stdin)")
-	fs.StringVar(&o.Profile, "profile", "", "scope profile to enforce (e.g. backfill)")
-	fs.StringVar(&o.Format, "format", "text", "output: text, json or github (workflow annotations)")
+	o.Format = "text"
+	fs.Var(&onceString{p: &o.Range}, "range", "check every commit of `A..B` (as git rev-list)")
+	fs.Var(&onceString{p: &o.Patch}, "patch", "check the paths of a unified diff `FILE` (- for stdin)")
+	fs.Var(&onceString{p: &o.Profile}, "profile", "scope profile to enforce (e.g. backfill)")
+	fs.Var(&onceString{p: &o.Format}, "format", "output: text, json or github (workflow annotations)")
 	fs.BoolVar(&o.AllowEmpty, "allow-empty", false, "accept a change that touches no file (empty patch, range without commits or changes, nothing staged) instead of exit 2")
 	fs.BoolVar(&o.RecordCooldown, "record-cooldown", false, "with a backfill profile: record the paths it rejects, so `lockgate plan` skips backfills touching them for planner.cooldown_cycles")
-	fs.StringVar(&o.TaskType, "task-type", "", "with --record-cooldown: the backfill task `TYPE` of the change; rejected paths cool down for that type only (default $LOCKGATE_TASK_TYPE, else every type)")
+	fs.Var(&onceString{p: &o.TaskType}, "task-type", "with --record-cooldown: the backfill task `TYPE` of the change; rejected paths cool down for that type only (default $LOCKGATE_TASK_TYPE, else every type)")
 }
 
 func checkChangeCommand() *command {
@@ -347,6 +386,8 @@ func checkChangeCommand() *command {
 		usage: "check [--staged | --range A..B | --patch FILE | -] [--allow-empty] [--profile P [--record-cooldown [--task-type T]]] [--format text|json|github]",
 		short: "check a change against locks and scope, for CI (exit 1 on violations)",
 		flags: o.AddFlags,
+		// A CI job reading --format json reads its errors there too.
+		jsonErrors: func() bool { return o.Format == "json" },
 		run: func(ctx context.Context, a *app, args []string) error {
 			if len(args) == 1 && args[0] == "-" {
 				if o.Patch != "" {

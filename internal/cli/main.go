@@ -68,6 +68,10 @@ type command struct {
 	// keepDash passes a "--" argument through to run, for commands that
 	// take a command line after it.
 	keepDash bool
+	// jsonErrors, when it reports true after the flags are read, prints
+	// errors as an error object on stdout as --json does (check --format
+	// json).
+	jsonErrors func() bool
 }
 
 // Main runs lockgate with args (without the program name) and returns the
@@ -131,7 +135,11 @@ func (a *app) main(ctx context.Context, args []string) error {
 	if cmd.flags != nil {
 		cmd.flags(sub)
 	}
-	if err := sub.Parse(rest); err != nil {
+	err := sub.Parse(rest)
+	if cmd.jsonErrors != nil && cmd.jsonErrors() {
+		a.globals.JSON = true
+	}
+	if err != nil {
 		return usagef("%s: %v", strings.Join(path, " "), err)
 	}
 	if a.globals.Help {
