@@ -36,13 +36,24 @@ func (a *app) loadPackages(e *env, file string) (*config.WorkPackages, error) {
 		return nil, err
 	}
 	opts := e.keyOptions()
-	if err := wps.Validate(func(k string) error {
+	if err := wps.Validate(func(id string) error {
+		return checkPackageID(id, opts)
+	}, func(k string) error {
 		_, err := lockkey.Parse(k, opts)
 		return err
 	}); err != nil {
 		return nil, err
 	}
 	return wps, nil
+}
+
+// checkPackageID refuses an id that cannot name the package's task lock,
+// which claim takes: validate and claim judge ids by this one check.
+func checkPackageID(id string, opts *lockkey.Options) error {
+	if _, err := lockkey.Parse(lockkey.TaskKey(id), opts); err != nil {
+		return fmt.Errorf("cannot name a task lock: %w", err)
+	}
+	return nil
 }
 
 // workPackage finds package id and returns it with its canonical keys.
@@ -121,7 +132,7 @@ func (a *app) claimPackage(ctx context.Context, e *env, wp *config.WorkPackage, 
 		return nil, err
 	}
 	taskKey, err := lockkey.Parse(lockkey.TaskKey(wp.ID), e.keyOptions())
-	if err != nil {
+	if err != nil { // loadPackages refused it already
 		return nil, fmt.Errorf("work package id %q cannot name a task lock: %w", wp.ID, err)
 	}
 	ttl := o.TTL

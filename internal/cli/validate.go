@@ -26,7 +26,7 @@ func validateCommand() *command {
 				if e.cfg.Path != "" && e.repo.Toplevel == "" && !filepath.IsAbs(e.cfg.Path) {
 					// A server's policy committed on HEAD: loading it validated it.
 					fmt.Fprintf(a.stdio.Err, "ok: %s\n", e.cfg.Path)
-					return nil
+					return a.validateResult([]string{e.cfg.Path})
 				}
 				if e.cfg.Path != "" {
 					files = append(files, e.cfg.Path)
@@ -41,19 +41,35 @@ func validateCommand() *command {
 			}
 			if len(files) == 0 {
 				fmt.Fprintln(a.stdio.Err, "no .lockgate.yaml or work packages file: the built-in defaults apply")
-				return nil
+				return a.validateResult(nil)
 			}
 			var errs []error
+			var ok, failed []string
 			for _, f := range files {
 				if err := a.validateFile(e, f); err != nil {
 					errs = append(errs, err)
+					failed = append(failed, f)
 					continue
 				}
+				ok = append(ok, f)
 				fmt.Fprintf(a.stdio.Err, "ok: %s\n", f)
 			}
-			return errors.Join(errs...)
+			if len(errs) > 0 {
+				a.partial = map[string]any{"ok": false, "files": append([]string{}, ok...), "invalid": failed}
+				return errors.Join(errs...)
+			}
+			return a.validateResult(ok)
 		},
 	}
+}
+
+// validateResult prints, under --json, what validate found valid: files ok
+// (none when the built-in defaults apply).
+func (a *app) validateResult(ok []string) error {
+	if !a.globals.JSON {
+		return nil
+	}
+	return writeJSON(a.stdio.Out, map[string]any{"ok": true, "files": append([]string{}, ok...), "defaults": len(ok) == 0})
 }
 
 // validateFile checks one file: a work packages file when its top level has

@@ -38,7 +38,7 @@ func FuzzLoadBytes(f *testing.F) {
 			func() error {
 				w, err := LoadWorkPackagesBytes(name, data)
 				if err == nil {
-					_ = w.Validate(func(string) error { return errors.New("no") })
+					_ = w.Validate(func(string) error { return errors.New("no") }, func(string) error { return errors.New("no") })
 				}
 				return err
 			},

@@ -27,6 +27,7 @@ type WorkPackage struct {
 	// Line is where the package's entry starts in Path.
 	Line int `yaml:"-"`
 
+	idLine              int
 	fileLines, keyLines []int
 }
 
@@ -79,6 +80,7 @@ func LoadWorkPackagesBytes(name string, data []byte) (*WorkPackages, error) {
 		p := &w.Packages[i]
 		at := fmt.Sprintf("packages[%d]", i)
 		p.Line = d.pos[at]
+		p.idLine = lineOr(d.pos[at+".id"], p.Line)
 		p.fileLines = entryLines(d.pos, at+".locks.files", len(p.Locks.Files))
 		p.keyLines = entryLines(d.pos, at+".locks.keys", len(p.Locks.Keys))
 		switch {
@@ -163,10 +165,11 @@ func (w *WorkPackages) Find(id string) (*WorkPackage, bool) {
 	return nil, false
 }
 
-// Validate runs check (the caller's lock-key validator) on every file and
-// key of every package and reports each failure with the line of its entry
-// as a *Error; nil when all pass.
-func (w *WorkPackages) Validate(check func(key string) error) error {
+// Validate runs checkID (the caller's check that an id names a task lock;
+// nil for none) on every package id and check (the caller's lock-key
+// validator) on every file and key of every package, and reports each
+// failure with the line of its entry as a *Error; nil when all pass.
+func (w *WorkPackages) Validate(checkID, check func(key string) error) error {
 	name := w.Path
 	if name == "" {
 		name = "<input>"
@@ -174,6 +177,11 @@ func (w *WorkPackages) Validate(check func(key string) error) error {
 	ps := &problems{file: name}
 	for i := range w.Packages {
 		p := &w.Packages[i]
+		if checkID != nil {
+			if err := checkID(p.ID); err != nil {
+				ps.add(lineOr(p.idLine, p.Line), 0, "package id %s: %v", quote(p.ID), err)
+			}
+		}
 		for j, f := range p.Locks.Files {
 			if err := check(f); err != nil {
 				ps.add(lineAt(p.fileLines, j, p.Line), 0, "package %s: locks.files[%d]: %v", p.ID, j, err)

@@ -38,7 +38,7 @@ func TestWorkPackagesSpecExample(t *testing.T) {
 	if _, ok := w.Find("WP-2"); ok {
 		t.Error("Find(WP-2) found something")
 	}
-	if err := w.Validate(func(string) error { return nil }); err != nil {
+	if err := w.Validate(nil, func(string) error { return nil }); err != nil {
 		t.Errorf("Validate: %v", err)
 	}
 }
@@ -159,7 +159,7 @@ func TestWorkPackagesValidate(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			err := w.Validate(tt.check)
+			err := w.Validate(nil, tt.check)
 			if tt.want == nil {
 				if err != nil {
 					t.Fatalf("Validate: %v", err)
