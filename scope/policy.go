@@ -181,9 +181,10 @@ func Compile(p Policy) (*Compiled, error) {
 			return nil, fmt.Errorf("scope.protected_branches[%d]: empty pattern", i)
 		}
 	}
-	// Branch names are case-sensitive in git (packed refs), whatever
-	// core.ignorecase says about files.
-	if c.branches, err = pathmatch.NewMatcher(p.ProtectedBranches, false); err != nil {
+	// Under core.ignorecase a loose ref is a file: refs/heads/MAIN is
+	// refs/heads/main, and committing on it must not escape the
+	// protection. Folding can only protect more, never less.
+	if c.branches, err = pathmatch.NewMatcher(p.ProtectedBranches, p.IgnoreCase); err != nil {
 		var pe *pathmatch.PatternError
 		if errors.As(err, &pe) {
 			return nil, fmt.Errorf("scope.protected_branches[%d]: %w", pe.Index, err)

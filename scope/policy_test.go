@@ -123,7 +123,8 @@ func TestEvaluate(t *testing.T) {
 		{name: "commit to release/1.2", c: seed, paths: nil, subject: on(human, "release/1.2"), want: []string{" protected_branch"}},
 		{name: "release glob is one level", c: seed, paths: nil, subject: on(human, "release/1.2/hotfix"), want: []string{}},
 		{name: "feature branch", c: seed, paths: []string{"README.md"}, subject: on(human, "feature/x"), want: []string{}},
-		{name: "branch names are case-sensitive", c: seedCI, paths: nil, subject: on(human, "Main"), want: []string{}},
+		{name: "branch names fold under ignorecase", c: seedCI, paths: nil, subject: on(human, "Main"), want: []string{" protected_branch"}},
+		{name: "branch names are case-sensitive", c: seed, paths: nil, subject: on(human, "Main"), want: []string{}},
 		{name: "detached HEAD skips the branch rule", c: seed, paths: []string{"README.md"}, subject: on(human, ""), want: []string{}},
 
 		// Profiles.
@@ -358,4 +359,19 @@ func TestProfiles(t *testing.T) {
 			t.Error("Profiles exposed internal state")
 		}
 	})
+}
+
+// Under core.ignorecase refs/heads/MAIN is the loose ref of main: protected
+// as main is. Without it, MAIN is another branch.
+func TestProtectedBranchIgnoreCase(t *testing.T) {
+	t.Parallel()
+	for _, fold := range []bool{false, true} {
+		c := mustCompile(t, Policy{ProtectedBranches: []string{"main", "release/*"}, IgnoreCase: fold})
+		for _, b := range []string{"refs/heads/MAIN", "Main", "refs/heads/Release/2.0"} {
+			got := c.Evaluate(nil, Subject{WorkerType: WorkerHuman, Branch: b})
+			if (len(got) == 1) != fold {
+				t.Errorf("ignorecase %v, branch %s: got %+v", fold, b, got)
+			}
+		}
+	}
 }
