@@ -4,17 +4,31 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 )
 
 // HeadFile reads the file at path (repo-relative) as committed on r's HEAD.
-// found is false when HEAD has no such file or HEAD is unborn (an empty
-// repository); an unreadable repository, or a path that is not a regular
-// file there (a directory, a symbolic link, a submodule), is an error.
+// found is false when HEAD has no such file or HEAD is unborn in an empty
+// repository; an unreadable repository, a path that is not a regular
+// file there (a directory, a symbolic link, a submodule), and a HEAD that
+// names a missing branch while others exist (a *MissingHeadError) are
+// errors.
 func HeadFile(ctx context.Context, r *Repo, path string) (data []byte, found bool, err error) {
 	out, err := RepoOutput(ctx, r, "ls-tree", "-z", "HEAD", "--", path)
 	if err != nil {
-		if unbornHead(ctx, r) {
+		if ref, unborn := unbornHead(ctx, r); unborn {
+			// Without branches the repository is empty: nothing is
+			// committed yet. With some, HEAD names the wrong one (git
+			// init --bare made it master, the team pushes main), and
+			// reading nothing would judge every push by no policy.
+			br, err := firstBranch(ctx, r)
+			if err != nil {
+				return nil, false, fmt.Errorf("read HEAD:%s: HEAD points to %s, which does not exist: %w", path, ref, err)
+			}
+			if br != "" {
+				return nil, false, &MissingHeadError{Ref: ref, Branch: br}
+			}
 			return nil, false, nil
 		}
 		return nil, false, fmt.Errorf("read HEAD:%s: %w", path, err)
@@ -38,12 +52,44 @@ func HeadFile(ctx context.Context, r *Repo, path string) (data []byte, found boo
 	return data, true, nil
 }
 
-// unbornHead reports whether HEAD names a branch that does not exist yet.
-func unbornHead(ctx context.Context, r *Repo) bool {
-	ref, err := RepoOutput(ctx, r, "symbolic-ref", "-q", "HEAD")
+// MissingHeadError is a HEAD that names a branch the repository does not
+// have while it has others: its default branch cannot be read.
+type MissingHeadError struct {
+	Ref    string // what HEAD names, refs/heads/master
+	Branch string // a branch that exists, main when there is one
+}
+
+func (e *MissingHeadError) Error() string {
+	return fmt.Sprintf("HEAD points to %s, which does not exist, so the default branch (and the policy committed on it) cannot be read; point HEAD at the default branch in this repository: git symbolic-ref HEAD refs/heads/%s", e.Ref, e.Branch)
+}
+
+// unbornHead reports whether HEAD names a branch that does not exist, and
+// which.
+func unbornHead(ctx context.Context, r *Repo) (string, bool) {
+	out, err := RepoOutput(ctx, r, "symbolic-ref", "-q", "HEAD")
 	if err != nil {
-		return false
+		return "", false
 	}
-	_, err = RepoOutput(ctx, r, "show-ref", "--verify", "-q", strings.TrimSpace(string(ref)))
-	return err != nil
+	ref := strings.TrimSpace(string(out))
+	_, err = RepoOutput(ctx, r, "show-ref", "--verify", "-q", ref)
+	return ref, err != nil
+}
+
+// firstBranch names a branch of r for HEAD to point at: main or master
+// when present, else the first in ref order; "" when r has none.
+func firstBranch(ctx context.Context, r *Repo) (string, error) {
+	out, err := RepoOutput(ctx, r, "for-each-ref", "--format=%(refname:short)", "refs/heads/")
+	if err != nil {
+		return "", err
+	}
+	names := strings.Fields(string(out))
+	for _, want := range []string{"main", "master"} {
+		if slices.Contains(names, want) {
+			return want, nil
+		}
+	}
+	if len(names) > 0 {
+		return names[0], nil
+	}
+	return "", nil
 }
