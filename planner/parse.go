@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"reflect"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -41,6 +43,10 @@ const (
 	MaxTasks      = 10_000
 	// maxErrors bounds the problems one error message lists.
 	maxErrors = 20
+	// MaxAliasValues bounds the values aliases add to an input: a few
+	// lines naming a long list again and again (*L) must not become more
+	// paths than a file of MaxInputBytes could hold.
+	MaxAliasValues = 100_000
 )
 
 // lineRE finds the line number in yaml.v3 error messages. Compiled on
@@ -57,6 +63,9 @@ var lineRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^
 func Parse(name string, data []byte) (*Input, error) {
 	if len(data) > MaxInputBytes {
 		return nil, fmt.Errorf("%s: file larger than %d MiB, the most lockgate reads: refused unread", name, MaxInputBytes>>20)
+	}
+	if err := checkAliases(name, data); err != nil {
+		return nil, err
 	}
 	var in Input
 	dec := yaml.NewDecoder(bytes.NewReader(data))
@@ -99,7 +108,65 @@ func Parse(name string, data []byte) (*Input, error) {
 	return &in, nil
 }
 
-// yamlError rewrites a yaml.v3 error as "name:line: message".
+// checkAliases refuses data whose aliases expand to more than
+// MaxAliasValues values, naming the alias that goes over. Syntax errors
+// are left to the decoder, which reports them.
+func checkAliases(name string, data []byte) error {
+	var doc yaml.Node
+	if yaml.Unmarshal(data, &doc) != nil {
+		return nil
+	}
+	sizes := map[*yaml.Node]int{} // values a node stands for, aliases expanded
+	var size func(n *yaml.Node) int
+	size = func(n *yaml.Node) int {
+		if n.Kind == yaml.AliasNode {
+			n = n.Alias
+			if n == nil {
+				return 1
+			}
+		}
+		if v, ok := sizes[n]; ok {
+			return v
+		}
+		sizes[n] = MaxAliasValues + 1 // an anchor that contains itself
+		v := 1
+		for _, c := range n.Content {
+			v = min(v+size(c), MaxAliasValues+1)
+		}
+		sizes[n] = v
+		return v
+	}
+	added := 0
+	var walk func(n *yaml.Node) error
+	walk = func(n *yaml.Node) error {
+		if n.Kind == yaml.AliasNode {
+			if added += size(n); added > MaxAliasValues {
+				return fmt.Errorf("%s:%d: aliases expand to more than %d values; write the lists out, or split the input", name, n.Line, MaxAliasValues)
+			}
+			return nil
+		}
+		for _, c := range n.Content {
+			if err := walk(c); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	return walk(&doc)
+}
+
+// Patterns of yaml.v3's decoding errors, which speak of Go types.
+var (
+	unknownFieldRE = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile("^field (.+) not found in type planner\\.(Input|Task)$")
+	})
+	wrongTypeRE = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile("^cannot unmarshal !!(\\w+)(?: `(.*)`)? into (.+)$")
+	})
+)
+
+// yamlError rewrites a yaml.v3 error as "name:line: message", in words
+// of the input rather than of Go types.
 func yamlError(name string, err error) error {
 	var te *yaml.TypeError
 	msgs := []string{err.Error()}
@@ -118,12 +185,55 @@ func yamlError(name string, err error) error {
 			m = m[len(sub[0]):]
 		}
 		m = strings.TrimPrefix(m, "yaml: ")
-		out[i] = fmt.Sprintf("%s:%s: %s", name, line, m)
+		out[i] = fmt.Sprintf("%s:%s: %s", name, line, plainYAML(m))
 	}
 	if more > 0 {
 		out = append(out, fmt.Sprintf("%s: … and %d more problems", name, more))
 	}
 	return errors.New(strings.Join(out, "\n"))
+}
+
+// plainYAML says what a yaml.v3 decoding message means for the input.
+func plainYAML(m string) string {
+	if sub := unknownFieldRE().FindStringSubmatch(m); sub != nil {
+		if sub[2] == "Task" {
+			return fmt.Sprintf("unknown task field %q; want %s", sub[1], fieldNames(reflect.TypeFor[Task]()))
+		}
+		return fmt.Sprintf("unknown field %q; want %s", sub[1], fieldNames(reflect.TypeFor[Input]()))
+	}
+	if sub := wrongTypeRE().FindStringSubmatch(m); sub != nil {
+		got := map[string]string{"seq": "a list", "map": "a mapping"}[sub[1]]
+		switch {
+		case sub[2] != "":
+			got = strconv.Quote(sub[2])
+		case got == "":
+			got = "a " + sub[1]
+		}
+		want := map[string]string{
+			"string": "a string", "bool": "true or false", "[]string": "a list",
+			"[]planner.Task": "a list", "planner.Input": "a mapping with a tasks: list",
+			"planner.Task": "a task (a mapping with id and touched_paths or keys)",
+		}[sub[3]]
+		if want == "" {
+			want = "another kind of value"
+		}
+		return fmt.Sprintf("want %s, got %s", want, got)
+	}
+	if m == "document contains excessive aliasing" {
+		return "aliases expand too much; write the lists out, or split the input"
+	}
+	return m
+}
+
+// fieldNames lists the YAML fields of struct type t.
+func fieldNames(t reflect.Type) string {
+	var names []string
+	for i := range t.NumField() {
+		if tag, _, _ := strings.Cut(t.Field(i).Tag.Get("yaml"), ","); tag != "" && tag != "-" {
+			names = append(names, tag)
+		}
+	}
+	return strings.Join(names, ", ")
 }
 
 // taskLines returns the line of every item of the tasks: sequence, in

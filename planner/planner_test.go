@@ -521,6 +521,19 @@ func TestParse(t *testing.T) {
 		{name: "backfill without type", yaml: "tasks:\n  - {id: A, backfill: true, touched_paths: [tests/a.py]}\n", wantErr: "tasks.yaml:2: task A: backfill task type"},
 		{name: "empty", yaml: "", wantErr: "tasks.yaml:1: empty input"},
 		{name: "two documents", yaml: "tasks: []\n---\ntasks: []\n", wantErr: "tasks.yaml:2: more than one YAML document"},
+		{name: "unknown top-level field", yaml: "defs: [a]\ntasks: []\n", wantErr: `tasks.yaml:1: unknown field "defs"; want tasks`},
+		{name: "unknown task field says which", yaml: "tasks:\n  - id: A\n    touched: [a]\n", wantErr: `tasks.yaml:3: unknown task field "touched"; want id, type, backfill, touched_paths, keys`},
+		{name: "list for a string", yaml: "tasks:\n  - id: [A]\n    touched_paths: [a]\n", wantErr: "tasks.yaml:2: want a string, got a list"},
+		{name: "mapping for a list", yaml: "tasks:\n  - id: A\n    touched_paths: {a: b}\n", wantErr: "tasks.yaml:3: want a list, got a mapping"},
+		{name: "word for a bool", yaml: "tasks:\n  - id: A\n    backfill: maybe\n    touched_paths: [a]\n", wantErr: "tasks.yaml:3: want true or false, got \"maybe\""},
+		{name: "tasks not a list", yaml: "tasks: 3\n", wantErr: "tasks.yaml:1: want a list, got \"3\""},
+		{name: "top level not a mapping", yaml: "- a\n", wantErr: "tasks.yaml:1: want a mapping with a tasks: list, got a list"},
+		{name: "alias expansion budget", yaml: aliasBomb(100, 2000), wantErr: "aliases expand to more than 100000 values"},
+		{name: "aliases within the budget", yaml: aliasBomb(20, 2000), check: func(t *testing.T, in *Input) {
+			if len(in.Tasks) != 20 || len(in.Tasks[19].TouchedPaths) != 2000 {
+				t.Fatalf("%d tasks", len(in.Tasks))
+			}
+		}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -538,6 +551,25 @@ func TestParse(t *testing.T) {
 			tc.check(t, in)
 		})
 	}
+}
+
+// aliasBomb is tasks tasks that each name, through one alias, the list of
+// paths paths of the first: a small file that expands to tasks*paths
+// values.
+func aliasBomb(tasks, paths int) string {
+	var b strings.Builder
+	b.WriteString("tasks:\n  - id: T-0\n    type: lint\n    touched_paths: &L [")
+	for i := range paths {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "src/f%d.py", i)
+	}
+	b.WriteString("]\n")
+	for i := 1; i < tasks; i++ {
+		fmt.Fprintf(&b, "  - {id: T-%d, type: lint, backfill: false, touched_paths: *L}\n", i)
+	}
+	return b.String()
 }
 
 func FuzzParse(f *testing.F) {
