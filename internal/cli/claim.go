@@ -87,7 +87,7 @@ type ClaimOptions struct {
 
 // AddFlags registers the options on fs.
 func (o *ClaimOptions) AddFlags(fs *pflag.FlagSet) {
-	fs.StringVar(&o.Packages, "packages", "", "work packages `FILE` (default: work_packages of the config)")
+	fs.Var(once(&o.Packages), "packages", "work packages `FILE` (default: work_packages of the config)")
 	fs.DurationVar(&o.TTL, "ttl", 0, "lock lifetime (default: the package's ttl_minutes, else by worker type)")
 	fs.DurationVar(&o.Wait, "wait", 0, "with WP: wait up to `D` for its locks")
 }
@@ -207,7 +207,7 @@ func doneCommand() *command {
 		usage: "done WP [--packages FILE]",
 		short: "finish a claimed work package: release its locks",
 		flags: func(fs *pflag.FlagSet) {
-			fs.StringVar(&packages, "packages", "", "work packages `FILE` (default: work_packages of the config)")
+			fs.Var(once(&packages), "packages", "work packages `FILE` (default: work_packages of the config)")
 		},
 		run: func(ctx context.Context, a *app, args []string) error {
 			if len(args) != 1 {

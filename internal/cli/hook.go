@@ -184,31 +184,6 @@ func (e *unknownProfileError) Error() string { return e.Err.Error() }
 
 func (e *unknownProfileError) Unwrap() error { return e.Err }
 
-// onceString is a string flag that may be given once: for an option that
-// names the input or how it is judged, a second one silently winning
-// would check something other than what the caller meant.
-type onceString struct {
-	p   *string
-	set bool
-}
-
-func (o *onceString) String() string {
-	if o == nil || o.p == nil {
-		return ""
-	}
-	return *o.p
-}
-
-func (o *onceString) Type() string { return "string" }
-
-func (o *onceString) Set(v string) error {
-	if o.set {
-		return errors.New("given more than once; give it once")
-	}
-	*o.p, o.set = v, true
-	return nil
-}
-
 // HookError is a hook that could not decide — unreadable config or store,
 // git failing — and so refuses: exit 3, whatever the cause's own code.
 type HookError struct {
@@ -371,13 +346,13 @@ type CheckOptions struct {
 func (o *CheckOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&o.Staged, "staged", false, "check the staged change (the default)")
 	o.Format = "text"
-	fs.Var(&onceString{p: &o.Range}, "range", "check every commit of `A..B` (as git rev-list)")
-	fs.Var(&onceString{p: &o.Patch}, "patch", "check the paths of a unified diff `FILE` (- for stdin)")
-	fs.Var(&onceString{p: &o.Profile}, "profile", "scope profile to enforce (e.g. backfill)")
-	fs.Var(&onceString{p: &o.Format}, "format", "output: text, json or github (workflow annotations)")
+	fs.Var(once(&o.Range), "range", "check every commit of `A..B` (as git rev-list)")
+	fs.Var(once(&o.Patch), "patch", "check the paths of a unified diff `FILE` (- for stdin)")
+	fs.Var(once(&o.Profile), "profile", "scope profile to enforce (e.g. backfill)")
+	fs.Var(once(&o.Format), "format", "output: text, json or github (workflow annotations)")
 	fs.BoolVar(&o.AllowEmpty, "allow-empty", false, "accept a change that touches no file (empty patch, range without commits or changes, nothing staged) instead of exit 2")
 	fs.BoolVar(&o.RecordCooldown, "record-cooldown", false, "with a backfill profile: record the paths it rejects, so `lockgate plan` skips backfills touching them for planner.cooldown_cycles")
-	fs.Var(&onceString{p: &o.TaskType}, "task-type", "with --record-cooldown: the backfill task `TYPE` of the change; rejected paths cool down for that type only (default $LOCKGATE_TASK_TYPE, else every type)")
+	fs.Var(once(&o.TaskType), "task-type", "with --record-cooldown: the backfill task `TYPE` of the change; rejected paths cool down for that type only (default $LOCKGATE_TASK_TYPE, else every type)")
 }
 
 func checkChangeCommand() *command {

@@ -33,8 +33,8 @@ func (o *AcquireOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.Reason, "reason", "", "why the lock is taken (shown to others)")
 	fs.StringVar(&o.Task, "task", "", "task `ID` the lock serves; on an activity: key, takes its task sub-lock")
 	fs.DurationVar(&o.Wait, "wait", 0, "wait up to `D` for held keys to become free")
-	fs.StringVar(&o.Package, "package", "", "acquire work package `WP`'s files and keys")
-	fs.StringVar(&o.Packages, "packages", "", "work packages `FILE` (default: work_packages of the config)")
+	fs.Var(once(&o.Package), "package", "acquire work package `WP`'s files and keys")
+	fs.Var(once(&o.Packages), "packages", "work packages `FILE` (default: work_packages of the config)")
 }
 
 func acquireCommand() *command {

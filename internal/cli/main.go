@@ -36,6 +36,9 @@ type Globals struct {
 	JSON               bool
 	Verbose            bool
 	Help               bool
+	// configGiven: -c was given, before or after the command name; a
+	// second one is refused, not silently preferred.
+	configGiven bool
 }
 
 // AddFlags registers the global options on fs. Current values are the
@@ -43,7 +46,7 @@ type Globals struct {
 // given before it.
 func (g *Globals) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVarP(&g.Dir, "dir", "C", g.Dir, "run as if lockgate was started in `DIR`")
-	fs.StringVarP(&g.ConfigFile, "config", "c", g.ConfigFile, "config `FILE` (default: .lockgate.yaml at the repository root)")
+	fs.VarP(&onceString{p: &g.ConfigFile, set: &g.configGiven}, "config", "c", "config `FILE` (default: .lockgate.yaml at the repository root)")
 	fs.StringVar(&g.As, "as", g.As, "worker id (default $LOCKGATE_WORKER, else user@HOST)")
 	fs.StringVar(&g.WorkerType, "worker-type", g.WorkerType, "human or agent (default $LOCKGATE_WORKER_TYPE, else human)")
 	fs.StringVar(&g.Session, "session", g.Session, "session id (default $LOCKGATE_SESSION, else the worker id)")
