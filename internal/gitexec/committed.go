@@ -60,7 +60,7 @@ type MissingHeadError struct {
 }
 
 func (e *MissingHeadError) Error() string {
-	return fmt.Sprintf("HEAD points to %s, which does not exist, so the default branch (and the policy committed on it) cannot be read; point HEAD at the default branch in this repository: git symbolic-ref HEAD refs/heads/%s", e.Ref, e.Branch)
+	return fmt.Sprintf("HEAD points to %s, which does not exist while other branches do; point HEAD at the default branch, in this repository: git symbolic-ref HEAD refs/heads/%s", e.Ref, e.Branch)
 }
 
 // unbornHead reports whether HEAD names a branch that does not exist, and
