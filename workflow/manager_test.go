@@ -280,3 +280,24 @@ func TestFailedAcquireRestoresRenewed(t *testing.T) {
 		t.Errorf("a.py after a failed acquisition: expires %s reason %q, want %s %q", after.ExpiresAt, after.Reason, before.ExpiresAt, before.Reason)
 	}
 }
+
+// KeepHeld renews a lock the owner holds without replacing its reason or
+// task; a fresh lock gets the request's.
+func TestKeepHeldKeepsReason(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	m, _ := newManager(t)
+	if _, err := m.Acquire(ctx, workflow.Request{Keys: []string{"a.py"}, Owner: alice, TTL: time.Hour, Reason: "mine", TaskID: "T-0"}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := m.Acquire(ctx, workflow.Request{Keys: []string{"a.py", "b.py"}, Owner: alice, TTL: time.Hour, Reason: "claim", TaskID: "WP-1", KeepHeld: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l := res[0].Lock; !res[0].Renewed || l.Reason != "mine" || l.TaskID != "T-0" {
+		t.Errorf("renewed a.py: renewed %v reason %q task %q, want mine T-0", res[0].Renewed, l.Reason, l.TaskID)
+	}
+	if l := res[1].Lock; l.Reason != "claim" || l.TaskID != "WP-1" {
+		t.Errorf("fresh b.py: reason %q task %q, want claim WP-1", l.Reason, l.TaskID)
+	}
+}
