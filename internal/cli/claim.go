@@ -88,8 +88,8 @@ type ClaimOptions struct {
 // AddFlags registers the options on fs.
 func (o *ClaimOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.Var(once(&o.Packages), "packages", "work packages `FILE` (default: work_packages of the config)")
-	fs.DurationVar(&o.TTL, "ttl", 0, "lock lifetime (default: the package's ttl_minutes, else by worker type)")
-	fs.DurationVar(&o.Wait, "wait", 0, "with WP: wait up to `D` for its locks")
+	durationVar(fs, &o.TTL, "ttl", "lock lifetime (default: the package's ttl_minutes, else by worker type)")
+	durationVar(fs, &o.Wait, "wait", "with WP: wait up to `D` for its locks")
 }
 
 func claimCommand() *command {

@@ -26,8 +26,8 @@ func holdCommand() *command {
 		short:      "run CMD while holding the locks, refreshing them; release after; exit with CMD's code",
 		keepDash:   true,
 		flags: func(fs *pflag.FlagSet) {
-			fs.DurationVar(&ttl, "ttl", 0, "lock lifetime, renewed every third of it while CMD runs (default: by worker type, or LOCK_TTL_MS on Redis); never shortens a lock held before")
-			fs.DurationVar(&wait, "wait", 0, "wait up to `D` for held keys to become free")
+			durationVar(fs, &ttl, "ttl", "lock lifetime, renewed every third of it while CMD runs (default: by worker type, or LOCK_TTL_MS on Redis); never shortens a lock held before")
+			durationVar(fs, &wait, "wait", "wait up to `D` for held keys to become free")
 			fs.StringVar(&reason, "reason", "", "why the locks are held")
 		},
 		run: func(ctx context.Context, a *app, args []string) error {

@@ -29,10 +29,10 @@ type AcquireOptions struct {
 
 // AddFlags registers the options on fs.
 func (o *AcquireOptions) AddFlags(fs *pflag.FlagSet) {
-	fs.DurationVar(&o.TTL, "ttl", 0, "lock lifetime (default by worker type: human 8h activity / 4h otherwise, agent 1h / 30m); sets a lock you hold exactly, even shorter (without it a renewal never shortens)")
+	durationVar(fs, &o.TTL, "ttl", "lock lifetime (default by worker type: human 8h activity / 4h otherwise, agent 1h / 30m); sets a lock you hold exactly, even shorter (without it a renewal never shortens)")
 	fs.StringVar(&o.Reason, "reason", "", "why the lock is taken (shown to others)")
 	fs.StringVar(&o.Task, "task", "", "task `ID` the lock serves; on an activity: key, takes its task sub-lock")
-	fs.DurationVar(&o.Wait, "wait", 0, "wait up to `D` for held keys to become free")
+	durationVar(fs, &o.Wait, "wait", "wait up to `D` for held keys to become free")
 	fs.Var(once(&o.Package), "package", "acquire work package `WP`'s files and keys")
 	fs.Var(once(&o.Packages), "packages", "work packages `FILE` (default: work_packages of the config)")
 }
@@ -236,7 +236,7 @@ func refreshCommand() *command {
 		usage: "lock refresh KEY... [--ttl D]",
 		short: "extend your locks",
 		flags: func(fs *pflag.FlagSet) {
-			fs.DurationVar(&ttl, "ttl", 0, "new lifetime from now (default by worker type)")
+			durationVar(fs, &ttl, "ttl", "new lifetime from now (default by worker type)")
 		},
 		run: func(ctx context.Context, a *app, args []string) error {
 			if len(args) == 0 {

@@ -19,7 +19,7 @@ type LogOptions struct {
 
 // AddFlags registers the options on fs.
 func (o *LogOptions) AddFlags(fs *pflag.FlagSet) {
-	fs.DurationVar(&o.Since, "since", 0, "only events of the last `D`")
+	durationVar(fs, &o.Since, "since", "only events of the last `D`")
 	fs.StringVar(&o.Worker, "worker", "", "only events of worker `W`")
 	fs.StringVar(&o.Action, "action", "", "only events with action `A` (lock_acquire, lock_clear, …)")
 	fs.StringVar(&o.Key, "key", "", "only events on lock key `K`")

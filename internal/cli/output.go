@@ -10,8 +10,10 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/lockgate/lockgate/internal/duration"
 	"github.com/lockgate/lockgate/internal/safetext"
 	"github.com/lockgate/lockgate/workflow"
+	"github.com/spf13/pflag"
 )
 
 // writeJSON prints v as indented JSON. encoding/json escapes control
@@ -59,7 +61,14 @@ func table(w io.Writer, rows [][]string) {
 	_ = bw.Flush()
 }
 
-// human renders a duration the way people read ages: 45s, 12m, 3h5m, 2d4h.
+// durationVar defines a duration flag that also takes days and weeks
+// (2d, 1w): what human prints, it reads back.
+func durationVar(fs *pflag.FlagSet, p *time.Duration, name, usage string) {
+	fs.Var((*duration.Value)(p), name, usage)
+}
+
+// human renders a duration the way people read ages: 45s, 12m, 3h5m, 2d4h;
+// duration.Parse reads each of them back.
 func human(d time.Duration) string {
 	neg := d < 0
 	if neg {

@@ -42,7 +42,7 @@ func pauseCommand() *command {
 		short:      "stop the line: take feature:FEATURE:pause (status, wait: see below)",
 		flags: func(fs *pflag.FlagSet) {
 			fs.StringVar(&reason, "reason", "", "why the line is stopped (shown to every worker)")
-			fs.DurationVar(&ttl, "ttl", 0, "how long the pause lasts unless released (default by worker type)")
+			durationVar(fs, &ttl, "ttl", "how long the pause lasts unless released (default by worker type)")
 		},
 		run: func(ctx context.Context, a *app, args []string) error {
 			if len(args) != 1 {
@@ -184,7 +184,7 @@ func pauseWaitCommand() *command {
 		usage: "pause wait FEATURE [--timeout D]",
 		short: "block until FEATURE is not paused by another (exit 4 on timeout)",
 		flags: func(fs *pflag.FlagSet) {
-			fs.DurationVar(&timeout, "timeout", 0, "give up after `D` (default: wait as long as it takes)")
+			durationVar(fs, &timeout, "timeout", "give up after `D` (default: wait as long as it takes)")
 		},
 		run: func(ctx context.Context, a *app, args []string) error {
 			if len(args) != 1 {

@@ -48,7 +48,7 @@ func (o *PlanOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&o.Cycle, "cycle", 0, "current scheduling cycle `N` (scope-rejected paths cool down for planner.cooldown_cycles)")
 	fs.StringVar(&o.Acquire, "acquire", "", "take every lock of `TASK` at once (all or nothing)")
 	fs.BoolVar(&o.AllowBridge, "backfill-allow-bridge", false, "backfill tasks use the backfill-bridge profile (core files stay excluded)")
-	fs.DurationVar(&o.TTL, "ttl", 0, "with --acquire: lock lifetime (default by worker type)")
+	durationVar(fs, &o.TTL, "ttl", "with --acquire: lock lifetime (default by worker type)")
 }
 
 func planCommand() *command {

@@ -51,7 +51,7 @@ func portsAllocateCommand() *command {
 		short:      "lease N free TCP ports to this session (printed one per line)",
 		flags: func(fs *pflag.FlagSet) {
 			fs.IntVar(&count, "count", 1, "how many ports")
-			fs.DurationVar(&ttl, "ttl", 0, "lease lifetime (default: as a lock, by worker type; LOCK_TTL_MS on Redis)")
+			durationVar(fs, &ttl, "ttl", "lease lifetime (default: as a lock, by worker type; LOCK_TTL_MS on Redis)")
 		},
 		run: func(ctx context.Context, a *app, args []string) error {
 			if len(args) > 0 {
@@ -165,7 +165,7 @@ func portsRefreshCommand() *command {
 		usage: "ports refresh [PORT...] [--ttl D]",
 		short: "extend this session's port leases (all of them without PORT)",
 		flags: func(fs *pflag.FlagSet) {
-			fs.DurationVar(&ttl, "ttl", 0, "new lifetime from now")
+			durationVar(fs, &ttl, "ttl", "new lifetime from now")
 		},
 		run: func(ctx context.Context, a *app, args []string) error {
 			e, err := a.open(ctx)

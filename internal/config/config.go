@@ -25,7 +25,7 @@ const (
 // default locks.namespaces permits all of them.
 var KnownNamespaces = []string{"api", "db", "event", "flag", "env", "contract", "feature", "task", "activity", "hot", "file", "backfill"}
 
-// Duration is a Go duration written as a string in YAML ("8h", "30m",
+// Duration is a duration written as a string in YAML ("8h", "30m", "2d",
 // "90s"). Bare numbers are refused: a unit is always required.
 type Duration time.Duration
 
@@ -38,7 +38,7 @@ func (d Duration) String() string { return time.Duration(d).String() }
 // MarshalText writes d as a Go duration string (also used for JSON).
 func (d Duration) MarshalText() ([]byte, error) { return []byte(d.String()), nil }
 
-// UnmarshalText parses a Go duration string.
+// UnmarshalText parses a duration string ("90m", "2d", "1w").
 func (d *Duration) UnmarshalText(b []byte) error {
 	v, err := parseDuration(string(b))
 	if err != nil {

@@ -189,6 +189,11 @@ func TestOverlay(t *testing.T) {
 				return []time.Duration{c.TTL("agent", "task"), c.TTL("agent", "activity"), c.TTL("human", "task")}
 			},
 			want: []time.Duration{10 * time.Minute, time.Hour, 4 * time.Hour}},
+		{name: "durations in days and weeks", yaml: "locks: {durations: {human: {task: 2d, activity: 1w}, agent: {task: 1d12h}}}\n",
+			check: func(c *Config) any {
+				return []time.Duration{c.TTL("human", "task"), c.TTL("human", "activity"), c.TTL("agent", "task")}
+			},
+			want: []time.Duration{48 * time.Hour, 7 * 24 * time.Hour, 36 * time.Hour}},
 		{name: "redis URL store", yaml: "locks: {store: 'redis://127.0.0.1:6379/0'}\n", check: func(c *Config) any { return c.Locks.Store }, want: "redis://127.0.0.1:6379/0"},
 		{name: "rediss URL store", yaml: "locks: {store: 'rediss://h:1'}\n", check: func(c *Config) any { return c.Locks.Store }, want: "rediss://h:1"},
 		{name: "redis store", yaml: "locks: {store: redis}\n", check: func(c *Config) any { return c.Locks.Store }, want: "redis"},
@@ -267,9 +272,9 @@ func TestErrors(t *testing.T) {
 		{name: "int out of range", yaml: "locks:\n  stale_minutes: 99999999999999999999999\n",
 			want: []string{`.lockgate.yaml:2: locks.stale_minutes: expected an integer, got number 99999999999999999999999`}},
 		{name: "duration without unit", yaml: "locks:\n  durations:\n    human:\n      task: 30\n",
-			want: []string{`.lockgate.yaml:4: locks.durations.human.task: invalid duration "30": use a Go duration such as 30m or 8h`}},
+			want: []string{`.lockgate.yaml:4: locks.durations.human.task: invalid duration "30": use a duration such as 30m, 8h or 2d`}},
 		{name: "duration garbage", yaml: "locks:\n  durations: {agent: {activity: soon}}\n",
-			want: []string{`.lockgate.yaml:2: locks.durations.agent.activity: invalid duration "soon": use a Go duration such as 30m or 8h`}},
+			want: []string{`.lockgate.yaml:2: locks.durations.agent.activity: invalid duration "soon": use a duration such as 30m, 8h or 2d`}},
 		{name: "duration not positive", yaml: "locks:\n  durations:\n    agent:\n      task: 0s\n      activity: -1h\n",
 			want: []string{
 				`.lockgate.yaml:4: locks.durations.agent.task: duration must be positive, got 0s`,

@@ -12,6 +12,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/lockgate/lockgate/internal/duration"
 	"gopkg.in/yaml.v3"
 )
 
@@ -495,11 +496,12 @@ func (d *decoder) decodeMap(n *yaml.Node, v reflect.Value, path string) {
 	}
 }
 
-// parseDuration accepts Go duration strings only ("90s", "30m", "8h").
+// parseDuration accepts what every duration flag does: Go durations plus
+// days and weeks ("90s", "30m", "8h", "2d", "1w").
 func parseDuration(s string) (time.Duration, error) {
-	dur, err := time.ParseDuration(strings.TrimSpace(s))
+	dur, err := duration.Parse(strings.TrimSpace(s))
 	if err != nil {
-		return 0, fmt.Errorf("invalid duration %s: use a Go duration such as 30m or 8h", quote(s))
+		return 0, fmt.Errorf("invalid duration %s: use a duration such as 30m, 8h or 2d", quote(s))
 	}
 	return dur, nil
 }

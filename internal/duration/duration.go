@@ -1,0 +1,96 @@
+// Package duration parses the durations lockgate takes on its command
+// line and in its configuration: Go's (90s, 30m, 1h30m) plus days and
+// weeks (2d, 1w, 4d3h). Every duration goes through Parse, so that what a
+// hint prints (see internal/cli's human) is what a flag reads back.
+package duration
+
+import (
+	"fmt"
+	"math"
+	"strings"
+	"time"
+)
+
+const (
+	day  = 24 * time.Hour
+	week = 7 * day
+)
+
+// Parse reads s as a Go duration whose terms may also be in days (d) and
+// weeks (w): "2d", "1w2d", "4d3h", "1.5d", "-2h". Like Go, a bare "0" is
+// zero and any other number needs a unit.
+func Parse(s string) (time.Duration, error) {
+	if strings.IndexAny(s, "dw") < 0 {
+		d, err := time.ParseDuration(s)
+		if err != nil {
+			return 0, invalid(s)
+		}
+		return d, nil
+	}
+	rest, neg := s, false
+	if rest != "" && (rest[0] == '-' || rest[0] == '+') {
+		neg, rest = rest[0] == '-', rest[1:]
+	}
+	if rest == "" {
+		return 0, invalid(s)
+	}
+	var total time.Duration
+	for rest != "" {
+		i := 0
+		for i < len(rest) && (rest[i] >= '0' && rest[i] <= '9' || rest[i] == '.') {
+			i++
+		}
+		j := i
+		for j < len(rest) && (rest[j] < '0' || rest[j] > '9') && rest[j] != '.' {
+			j++
+		}
+		num, unit := rest[:i], rest[i:j]
+		rest = rest[j:]
+		if num == "" || unit == "" {
+			return 0, invalid(s)
+		}
+		scale := time.Duration(1)
+		switch unit {
+		case "d":
+			unit, scale = "h", 24
+		case "w":
+			unit, scale = "h", 24*7
+		}
+		term, err := time.ParseDuration(num + unit)
+		if err != nil || term > math.MaxInt64/scale {
+			return 0, invalid(s)
+		}
+		term *= scale
+		if total > math.MaxInt64-term {
+			return 0, invalid(s)
+		}
+		total += term
+	}
+	if neg {
+		total = -total
+	}
+	return total, nil
+}
+
+func invalid(s string) error {
+	return fmt.Errorf("invalid duration %q: use a duration such as 90m, 1h30m, 2d or 1w", s)
+}
+
+// Value is a duration flag (it implements pflag.Value) read by Parse.
+type Value time.Duration
+
+// Set parses s into v.
+func (v *Value) Set(s string) error {
+	d, err := Parse(s)
+	if err != nil {
+		return err
+	}
+	*v = Value(d)
+	return nil
+}
+
+// String formats v like time.Duration.
+func (v *Value) String() string { return time.Duration(*v).String() }
+
+// Type names the flag's value in help.
+func (v *Value) Type() string { return "duration" }
