@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lockgate/lockgate/internal/duration"
 	"github.com/lockgate/lockgate/internal/hint"
 	"github.com/lockgate/lockgate/pathmatch"
 	"github.com/lockgate/lockgate/scope"
@@ -46,13 +47,14 @@ type Checker struct {
 func (c *Checker) Check(ctx context.Context, paths []string, branch string, r *Report) error {
 	r.Paths += len(paths)
 	var heldKeys map[string]bool
+	others := map[string]*workflow.Lock{} // keys another holds, for hints
 	hasKey := func(key string) bool {
 		if heldKeys == nil {
 			heldKeys = map[string]bool{}
 		}
 		held, ok := heldKeys[key]
 		if !ok {
-			held = c.holds(ctx, key)
+			held, others[key] = c.lookup(ctx, key)
 			heldKeys[key] = held
 		}
 		return held
@@ -64,7 +66,7 @@ func (c *Checker) Check(ctx context.Context, paths []string, branch string, r *R
 	for _, v := range policy.Evaluate(paths, scope.Subject{
 		WorkerType: c.Me.HolderType, Profile: c.Profile, Branch: branch, HasKey: hasKey,
 	}) {
-		r.Add(scopeViolation(v))
+		r.Add(c.scopeViolation(v, others[v.Key]))
 	}
 	if err := c.storeOK(r); err != nil || c.Store == nil {
 		return err
@@ -99,13 +101,29 @@ func (c *Checker) unavailable(r *Report, err error) error {
 	return err
 }
 
-// holds reports whether Me holds a live lock on key.
-func (c *Checker) holds(ctx context.Context, key string) bool {
+// lookup reports whether Me holds a live lock on key, or else the live
+// lock another holds on it (nil when none does).
+func (c *Checker) lookup(ctx context.Context, key string) (mine bool, other *workflow.Lock) {
 	if c.Store == nil {
-		return false
+		return false, nil
 	}
 	l, err := c.Store.Get(ctx, key)
-	return err == nil && l.OwnedBy(c.Me) && !l.Expired(c.Now)
+	switch {
+	case err != nil || l.Expired(c.Now):
+		return false, nil
+	case l.OwnedBy(c.Me):
+		return true, nil
+	}
+	return false, &l
+}
+
+// takeKey is the hint to take key first (tmpl), or, when another holds
+// it, who does and how to wait for it.
+func (c *Checker) takeKey(tmpl hint.ID, key string, other *workflow.Lock) string {
+	if other != nil {
+		return hint.Line(hint.KeyHeld, other.Holder, stamp(other.ExpiresAt), c.waitFor(*other), lockkey.RelArg(key, c.Dir))
+	}
+	return hint.Line(tmpl, lockkey.RelArg(key, c.Dir))
 }
 
 func (c *Checker) checkPauses(ctx context.Context, r *Report) error {
@@ -164,7 +182,7 @@ func (c *Checker) checkLocks(paths []string, entries []workflow.Entry, r *Report
 			if e.Reason != "" {
 				v.Reason += ": " + e.Reason
 			}
-			v.Hint = hint.Line(hint.PathLocked, e.Holder, e.Key, lockkey.RelArg(e.Key, c.Dir))
+			v.Hint = hint.Line(hint.PathLocked, e.Holder, e.Key, c.waitFor(e.Lock), lockkey.RelArg(e.Key, c.Dir))
 			r.Add(v)
 		}
 	}
@@ -228,16 +246,21 @@ func (c *Checker) coverage(paths []string, entries []workflow.Entry) [][]string 
 	return out
 }
 
+// waitFor is how long to wait for l: until it expires, at least a minute.
+func (c *Checker) waitFor(l workflow.Lock) string {
+	return duration.Format(max(l.ExpiresAt.Sub(c.Now), time.Minute))
+}
+
 func lockViolation(rule, path string, l workflow.Lock) Violation {
 	exp := l.ExpiresAt
 	return Violation{Rule: rule, Path: path, Key: l.Key, Holder: l.Holder, HolderType: l.HolderType, ExpiresAt: &exp}
 }
 
-func scopeViolation(v scope.Violation) Violation {
+func (c *Checker) scopeViolation(v scope.Violation, other *workflow.Lock) Violation {
 	out := Violation{Rule: v.Rule, Path: v.Path, Key: v.Key, Reason: v.Reason}
 	switch v.Rule {
 	case scope.RuleKeyRule:
-		out.Hint = hint.Line(hint.KeyRule, v.Key)
+		out.Hint = c.takeKey(hint.KeyRule, v.Key, other)
 	case scope.RuleUserOwned:
 		out.Hint = hint.Line(hint.UserOwned)
 	case scope.RuleProfile, scope.RuleCore:

@@ -299,7 +299,7 @@ func (c *Checker) CommitMsg(ctx context.Context, file string, requireTask bool) 
 			r.Add(Violation{Rule: RuleTask, Reason: "the commit message names no task (hooks.commit_msg.require_task)",
 				Hint: hint.Line(hint.TaskTrailer)})
 		default:
-			ok, err := c.holdsTask(ctx, ids)
+			ok, other, err := c.holdsTask(ctx, ids)
 			switch {
 			case err != nil:
 				if err := c.unavailable(r, err); err != nil {
@@ -308,7 +308,7 @@ func (c *Checker) CommitMsg(ctx context.Context, file string, requireTask bool) 
 			case !ok:
 				r.Add(Violation{Rule: RuleTask, Key: lockkey.TaskKey(ids[0]),
 					Reason: fmt.Sprintf("you hold no task lock for %s", listShort(ids)),
-					Hint:   hint.Line(hint.TaskClaim, lockkey.TaskKey(ids[0]))})
+					Hint:   c.takeKey(hint.TaskClaim, lockkey.TaskKey(ids[0]), other)})
 			}
 		}
 	}
@@ -363,26 +363,32 @@ func TaskIDs(msg string) []string {
 	return subject
 }
 
-func (c *Checker) holdsTask(ctx context.Context, ids []string) (bool, error) {
+// holdsTask reports whether Me holds a task lock (or an activity lock
+// carrying a task) for one of ids; if not, the live lock another holds on
+// the first task's key, for the hint.
+func (c *Checker) holdsTask(ctx context.Context, ids []string) (mine bool, other *workflow.Lock, err error) {
 	if c.Store == nil {
-		return false, nil
+		return false, nil, nil
 	}
-	for _, id := range ids {
+	for n, id := range ids {
 		l, err := c.Store.Get(ctx, lockkey.TaskKey(id))
 		if err == nil && l.OwnedBy(c.Me) && !l.Expired(c.Now) {
-			return true, nil
+			return true, nil, nil
+		}
+		if err == nil && n == 0 && !l.Expired(c.Now) {
+			other = &l
 		}
 		if err != nil && !errors.Is(err, workflow.ErrNotFound) {
 			var ce *workflow.CorruptError
 			if !errors.As(err, &ce) {
-				return false, err
+				return false, nil, err
 			}
 		}
 	}
 	// An activity lock carrying one of the tasks.
 	acts, err := c.Store.InNamespace(ctx, "activity")
 	if err != nil {
-		return false, err
+		return false, nil, err
 	}
 	for _, a := range acts {
 		if a.Err != nil || !a.OwnedBy(c.Me) || a.Expired(c.Now) || !a.TaskLive(c.Now) {
@@ -390,9 +396,9 @@ func (c *Checker) holdsTask(ctx context.Context, ids []string) (bool, error) {
 		}
 		for _, id := range ids {
 			if a.TaskID == id {
-				return true, nil
+				return true, nil, nil
 			}
 		}
 	}
-	return false, nil
+	return false, other, nil
 }

@@ -117,6 +117,9 @@ type hintScenario struct {
 	// retrigger: after the hint's commands, trigger again and expect
 	// success (false when the hint does not promise that).
 	retrigger bool
+	// release is what alice runs to free what is waited for (default:
+	// release a.py).
+	release string
 }
 
 const plainConfig = "version: 1\n"
@@ -128,6 +131,15 @@ var hintScenarios = []hintScenario{
 	{name: "acquire held for days", config: plainConfig,
 		setup:   func(r *hintRepo) { r.must(alice, "lockgate lock acquire a.py --ttl 100h") },
 		trigger: "lockgate lock acquire a.py", retrigger: true},
+	{name: "acquire dash key held", config: plainConfig,
+		setup:   func(r *hintRepo) { r.must(alice, "lockgate lock acquire -- -rf") },
+		trigger: "lockgate lock acquire -- -rf", retrigger: true, release: "lockgate lock release -- -rf"},
+	{name: "release dash key not owner", config: plainConfig,
+		setup:   func(r *hintRepo) { r.must(alice, "lockgate lock acquire -- -rf") },
+		trigger: "lockgate lock release -- -rf", retrigger: true},
+	{name: "refresh dash key not owner", config: plainConfig,
+		setup:   func(r *hintRepo) { r.must(alice, "lockgate lock acquire -- -rf") },
+		trigger: "lockgate lock refresh -- -rf", retrigger: true},
 	{name: "package held", config: plainConfig,
 		setup:   func(r *hintRepo) { r.must(alice, "lockgate lock acquire a.py") },
 		trigger: "lockgate lock acquire --package WP-1", retrigger: true},
@@ -168,6 +180,13 @@ var hintScenarios = []hintScenario{
 			r.git("add", "a.py")
 		},
 		trigger: "git commit -q -m change", gitArgs: "-q -m change", retrigger: true},
+	{name: "commit locked dash path for days", config: plainConfig,
+		setup: func(r *hintRepo) {
+			r.must(alice, "lockgate lock acquire --ttl 100h -- -rf")
+			r.write("-rf", "changed\n")
+			r.git("add", "--", "-rf")
+		},
+		trigger: "git commit -q -m change", gitArgs: "-q -m change", retrigger: true},
 	{name: "commit corrupt record", config: plainConfig,
 		setup: func(r *hintRepo) {
 			r.write(".git/lockgate/locks/b.py.lock", "{not json")
@@ -187,6 +206,14 @@ var hintScenarios = []hintScenario{
 			r.git("add", "migrations/1.sql")
 		},
 		trigger: "git commit -q -m migrate", gitArgs: "-q -m migrate", retrigger: true},
+	{name: "commit without key another holds", config: "version: 1\nscope:\n  key_rules:\n    - {paths: [migrations/**], keys: [\"db:migration-slot\"]}\n",
+		setup: func(r *hintRepo) {
+			r.must(alice, "lockgate lock acquire db:migration-slot")
+			r.write("migrations/1.sql", "create\n")
+			r.git("add", "migrations/1.sql")
+		},
+		trigger: "git commit -q -m migrate", gitArgs: "-q -m migrate", retrigger: true,
+		release: "lockgate lock release db:migration-slot"},
 	{name: "commit while paused", config: plainConfig,
 		setup: func(r *hintRepo) {
 			r.must(alice, "lockgate pause FEAT-1")
@@ -200,6 +227,14 @@ var hintScenarios = []hintScenario{
 			r.git("add", "a.py")
 		},
 		trigger: "git commit -q -m 'change' -m 'Task: T-1'", gitArgs: "-q -m change -m 'Task: T-1'", retrigger: true},
+	{name: "commit with a task another holds", config: "version: 1\nhooks: {commit_msg: {require_task: true}}\n",
+		setup: func(r *hintRepo) {
+			r.must(alice, "lockgate lock acquire task:T-1")
+			r.write("a.py", "changed\n")
+			r.git("add", "a.py")
+		},
+		trigger: "git commit -q -m 'change' -m 'Task: T-1'", gitArgs: "-q -m change -m 'Task: T-1'", retrigger: true,
+		release: "lockgate lock release task:T-1"},
 	{name: "hook cannot decide", config: plainConfig,
 		setup: func(r *hintRepo) {
 			r.write(".lockgate.yaml", "version: 1\nlocks: {store: nosuchstore}\n")
@@ -225,7 +260,7 @@ var backquoted = regexp.MustCompile("`([^`]+)`")
 
 // templateRE matches a rendered hint of a template.
 func templateRE(tmpl string) *regexp.Regexp {
-	parts := strings.Split(tmpl, "%s")
+	parts := regexp.MustCompile(`%[sk]`).Split(tmpl, -1)
 	for i, p := range parts {
 		parts[i] = regexp.QuoteMeta(p)
 	}
@@ -240,15 +275,17 @@ func parseHints(t *testing.T, stderr string) []hintLine {
 		if !ok {
 			continue
 		}
-		found := false
+		// The most specific template that matches: the one with the most
+		// fixed text.
+		found, best := false, hint.ID(0)
 		for id, tmpl := range hint.Table {
-			if templateRE(tmpl).MatchString(text) {
-				out = append(out, hintLine{id: id, text: text})
-				found = true
-				break
+			if templateRE(tmpl).MatchString(text) && (!found || len(tmpl) > len(hint.Table[best])) {
+				found, best = true, id
 			}
 		}
-		if !found {
+		if found {
+			out = append(out, hintLine{id: best, text: text})
+		} else {
 			t.Errorf("hint %q is not from the hint table", text)
 		}
 	}
@@ -276,9 +313,13 @@ func runHint(t *testing.T, r *hintRepo, sc hintScenario, h hintLine) {
 	case hint.Paused: // "wait with `pause wait`; alice resumes with `unpause`"
 		r.must(alice, line(1))
 		r.must(bob, line(0))
-	case hint.WaitAcquire, hint.WaitClaim:
+	case hint.WaitAcquire, hint.WaitPackage, hint.WaitClaim, hint.KeyHeld:
 		// What is waited for comes free: alice gives it back.
-		r.must(alice, "lockgate lock release a.py")
+		release := sc.release
+		if release == "" {
+			release = "lockgate lock release a.py"
+		}
+		r.must(alice, release)
 		r.must(bob, line(0))
 	case hint.HookFailed:
 		// "fix the cause … or bypass once": the bypass commits.
@@ -436,5 +477,24 @@ func TestHintLinesOnlyFromTheTable(t *testing.T) {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestHookHintsWaitForTheLock: the hooks, guard and check offer to wait as
+// long as the lock has left to run, as the CLI does, not a fixed time.
+func TestHookHintsWaitForTheLock(t *testing.T) {
+	t.Parallel()
+	r := newHintRepo(t, plainConfig)
+	r.must(alice, "lockgate lock acquire --ttl 100h a.py")
+	r.write("a.py", "changed\n")
+	r.git("add", "a.py")
+	for _, line := range []string{"git commit -q -m change", "lockgate check", "lockgate guard edit a.py"} {
+		_, stderr, code := r.run(bob, line)
+		if code == 0 {
+			t.Errorf("%s: succeeded; want a refusal", line)
+		}
+		if !strings.Contains(stderr, "`lockgate lock acquire --wait 4d3h a.py`") {
+			t.Errorf("%s: no hint to wait 4d3h for the lock:\n%s", line, stderr)
+		}
 	}
 }

@@ -116,7 +116,7 @@ func claimCommand() *command {
 				if !ok {
 					return usagef("no work package %q in %s", args[0], wps.Path)
 				}
-				a.waitHint = func(d string) string { return hint.Line(hint.WaitClaim, wp.ID, d) }
+				a.waitHint = func(d string) string { return hint.Line(hint.WaitClaim, d, wp.ID) }
 				res, err := a.claimPackage(ctx, e, wp, o, o.Wait)
 				return a.reportClaim(wp, res, err)
 			}
@@ -177,7 +177,7 @@ func (a *app) claimNext(ctx context.Context, e *env, wps *config.WorkPackages, o
 		if errors.As(err, &held) || errors.As(err, &corrupt) {
 			// Without WP, --wait only waits for the claim lock: the hint
 			// waits for the package that was tried last.
-			a.waitHint = func(d string) string { return hint.Line(hint.WaitClaim, wp.ID, d) }
+			a.waitHint = func(d string) string { return hint.Line(hint.WaitClaim, d, wp.ID) }
 			lastErr = err
 			continue
 		}

@@ -71,7 +71,7 @@ func (a *app) acquire(ctx context.Context, o *AcquireOptions, args []string) err
 		}
 		keys = pkeys
 		a.waitHint = func(d string) string {
-			return hint.Line(hint.WaitAcquire, []string{"--package", o.Package}, d)
+			return hint.Line(hint.WaitPackage, d, o.Package)
 		}
 		req.Action = "package:" + wp.ID
 		req.Reason = firstNonEmpty(o.Reason, wp.Locks.Reason, wp.Title)
@@ -85,7 +85,7 @@ func (a *app) acquire(ctx context.Context, o *AcquireOptions, args []string) err
 		if keys, err = e.parseKeys(args); err != nil {
 			return err
 		}
-		a.waitHint = func(d string) string { return hint.Line(hint.WaitAcquire, args, d) }
+		a.waitHint = func(d string) string { return hint.Line(hint.WaitAcquire, d, args) }
 	}
 
 	if err := a.completeRequest(e, &req, keys); err != nil {

@@ -67,35 +67,9 @@ func durationVar(fs *pflag.FlagSet, p *time.Duration, name, usage string) {
 	fs.Var((*duration.Value)(p), name, usage)
 }
 
-// human renders a duration the way people read ages: 45s, 12m, 3h5m, 2d4h;
-// duration.Parse reads each of them back.
-func human(d time.Duration) string {
-	neg := d < 0
-	if neg {
-		d = -d
-	}
-	var s string
-	switch {
-	case d < time.Minute:
-		s = fmt.Sprintf("%ds", int(d.Seconds()))
-	case d < time.Hour:
-		s = fmt.Sprintf("%dm", int(d.Minutes()))
-	case d < 48*time.Hour:
-		h := int(d.Hours())
-		m := int(d.Minutes()) - 60*h
-		s = fmt.Sprintf("%dh", h)
-		if m > 0 {
-			s += fmt.Sprintf("%dm", m)
-		}
-	default:
-		days := int(d.Hours()) / 24
-		s = fmt.Sprintf("%dd%dh", days, int(d.Hours())-24*days)
-	}
-	if neg {
-		return "-" + s
-	}
-	return s
-}
+// human renders a duration the way people read ages (45s, 12m, 3h5m,
+// 2d4h), as duration flags read it back.
+func human(d time.Duration) string { return duration.Format(d) }
 
 func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339) }
 

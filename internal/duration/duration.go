@@ -76,6 +76,37 @@ func invalid(s string) error {
 	return fmt.Errorf("invalid duration %q: use a duration such as 90m, 1h30m, 2d or 1w", s)
 }
 
+// Format renders a duration the way people read ages: 45s, 12m, 3h5m,
+// 2d4h (seconds dropped past a minute, minutes past two days). Parse reads
+// each of them back.
+func Format(d time.Duration) string {
+	neg := d < 0
+	if neg {
+		d = -d
+	}
+	var s string
+	switch {
+	case d < time.Minute:
+		s = fmt.Sprintf("%ds", int(d.Seconds()))
+	case d < time.Hour:
+		s = fmt.Sprintf("%dm", int(d.Minutes()))
+	case d < 48*time.Hour:
+		h := int(d.Hours())
+		m := int(d.Minutes()) - 60*h
+		s = fmt.Sprintf("%dh", h)
+		if m > 0 {
+			s += fmt.Sprintf("%dm", m)
+		}
+	default:
+		days := int(d.Hours()) / 24
+		s = fmt.Sprintf("%dd%dh", days, int(d.Hours())-24*days)
+	}
+	if neg {
+		return "-" + s
+	}
+	return s
+}
+
 // Value is a duration flag (it implements pflag.Value) read by Parse.
 type Value time.Duration
 

@@ -46,5 +46,9 @@ func FuzzParse(f *testing.F) {
 		if err != nil || back != d {
 			t.Fatalf("Parse(%q) = %v, which reads back as %v, %v", s, d, back, err)
 		}
+		// What hints print reads back, to the precision they print.
+		if back, err := Parse(Format(d)); err != nil || back.Abs() > d.Abs() || d.Abs()-back.Abs() >= time.Hour {
+			t.Fatalf("Format(%v) = %q, which reads back as %v, %v", d, Format(d), back, err)
+		}
 	})
 }

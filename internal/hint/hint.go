@@ -18,10 +18,13 @@ type ID int
 
 // The hints. In a template, text between backquotes is a command: a %s
 // there is shell-quoted; elsewhere it is escaped for the terminal. A
-// []string argument fills one %s with several words.
+// []string argument fills one %s with several words. %k is a %s for
+// keys, written last in its command after any flags: when one of them
+// starts with "-", "--" goes before them so that it is not read as a flag.
 const (
 	HeldDetail ID = iota
 	WaitAcquire
+	WaitPackage
 	WaitClaim
 	AskRelease
 	AskUnpause
@@ -35,6 +38,7 @@ const (
 	PathLocked
 	PathNotLocked
 	KeyRule
+	KeyHeld
 	Paused
 	TaskTrailer
 	TaskClaim
@@ -60,23 +64,25 @@ const (
 // Table is every hint, by ID.
 var Table = map[ID]string{
 	HeldDetail:          "lock %s: holder %s (%s), session %s, created %s, expires %s (%s)%s",
-	WaitAcquire:         "wait for it: `lockgate lock acquire %s --wait %s`",
-	WaitClaim:           "wait for it: `lockgate claim %s --wait %s`",
-	AskRelease:          "ask %s to run `lockgate lock release %s`",
-	AskUnpause:          "ask %s to run `lockgate unpause %s`",
-	Clear:               "or remove it (logged): `lockgate lock clear %s --force`",
-	ForceRelease:        "only %s (session %s) may release it; to override: `lockgate lock release %s --force` (logged)",
-	ForceUnpause:        "only %s (session %s) may unpause it; to override: `lockgate unpause %s --force` (logged)",
-	ForcePortsRelease:   "only %s (session %s) may release it; to override: `lockgate ports release %s --force` (logged)",
-	RefreshNotOwner:     "only %s (session %s) may refresh it; to take it over, remove it (logged): `lockgate lock clear %s --force`, then `lockgate lock acquire %s`",
+	WaitAcquire:         "wait for it: `lockgate lock acquire --wait %s %k`",
+	WaitPackage:         "wait for it: `lockgate lock acquire --wait %s --package %s`",
+	WaitClaim:           "wait for it: `lockgate claim --wait %s %k`",
+	AskRelease:          "ask %s to run `lockgate lock release %k`",
+	AskUnpause:          "ask %s to run `lockgate unpause %k`",
+	Clear:               "or remove it (logged): `lockgate lock clear --force %k`",
+	ForceRelease:        "only %s (session %s) may release it; to override: `lockgate lock release --force %k` (logged)",
+	ForceUnpause:        "only %s (session %s) may unpause it; to override: `lockgate unpause --force %k` (logged)",
+	ForcePortsRelease:   "only %s (session %s) may release it; to override: `lockgate ports release --force %k` (logged)",
+	RefreshNotOwner:     "only %s (session %s) may refresh it; to take it over, remove it (logged): `lockgate lock clear --force %k`, then `lockgate lock acquire %k`",
 	RefreshPortNotOwner: "only %s (session %s) may refresh it; lease a port of your own: `lockgate ports allocate`",
-	Corrupt:             "inspect %s, then remove it with `lockgate lock clear %s --force`",
-	PathLocked:          "wait for %s to run `lockgate lock release %s`, or take it when free: `lockgate lock acquire %s --wait 30m`",
-	PathNotLocked:       "lock it first: `lockgate lock acquire %s`",
-	KeyRule:             "take the key first: `lockgate lock acquire %s`",
-	Paused:              "wait with `lockgate pause wait %s`; %s resumes with `lockgate unpause %s`",
+	Corrupt:             "inspect %s, then remove it with `lockgate lock clear --force %k`",
+	PathLocked:          "wait for %s to run `lockgate lock release %k`, or take it when free: `lockgate lock acquire --wait %s %k`",
+	PathNotLocked:       "lock it first: `lockgate lock acquire %k`",
+	KeyRule:             "take the key first: `lockgate lock acquire %k`",
+	KeyHeld:             "%s holds it until %s: ask them to release it, or take it when free: `lockgate lock acquire --wait %s %k`",
+	Paused:              "wait with `lockgate pause wait %k`; %s resumes with `lockgate unpause %k`",
 	TaskTrailer:         "add a trailer \"Task: <ID>\" or put the task id in the subject",
-	TaskClaim:           "claim it first: `lockgate lock acquire %s`",
+	TaskClaim:           "claim it first: `lockgate lock acquire %k`",
 	UserOwned:           "ask a person to make this change",
 	OutsideProfile:      "leave this path out of the change, or commit it outside the profile",
 	ProtectedBranch:     "commit on a branch and merge it through review",
@@ -88,11 +94,11 @@ var Table = map[ID]string{
 	HookFailedNoBypass:  "lockgate fails closed: fix the cause, or set hooks.on_store_unavailable: warn for an unreachable store",
 	WorkflowSync:        "`lockgate workflow sync` commits what is kept in the journal",
 	MCPTimeout:          "still held after %s; retry later, or ask %s to release it",
-	MCPHeld:             "wait for it (wait_seconds), work on something else, or ask %s to release it; an operator can remove it with `lockgate lock clear %s --force` (logged)",
+	MCPHeld:             "wait for it (wait_seconds), work on something else, or ask %s to release it; an operator can remove it with `lockgate lock clear --force %k` (logged)",
 	MCPPortEnv:          "ports are leased with the allocate_ports tool, not locked as env: keys",
 	MCPNotOwner:         "only %s (session %s) may %s it",
 	MCPRateLimited:      "at most %s acquisitions per %s per session; retry after the window",
-	MCPCorrupt:          "an operator inspects %s and removes it with `lockgate lock clear %s --force`",
+	MCPCorrupt:          "an operator inspects %s and removes it with `lockgate lock clear --force %k`",
 	MCPLockLost:         "the lock expired or was taken over: acquire it again before going on",
 	TaskMessageTooLarge: "shorten the commit message: lockgate reads at most 1 MiB of it",
 }
@@ -122,13 +128,14 @@ func Line(id ID, args ...any) string {
 		case c == '`':
 			inCmd = !inCmd
 			b.WriteByte(c)
-		case c == '%' && i+1 < len(tmpl) && tmpl[i+1] == 's':
+		case c == '%' && i+1 < len(tmpl) && (tmpl[i+1] == 's' || tmpl[i+1] == 'k'):
+			keys := tmpl[i+1] == 'k'
 			i++
 			if len(args) == 0 {
 				b.WriteString("%!s(MISSING)")
 				continue
 			}
-			b.WriteString(fill(args[0], inCmd))
+			b.WriteString(fill(args[0], inCmd, keys))
 			args = args[1:]
 		default:
 			b.WriteByte(c)
@@ -137,7 +144,7 @@ func Line(id ID, args ...any) string {
 	return b.String()
 }
 
-func fill(arg any, inCmd bool) string {
+func fill(arg any, inCmd, keys bool) string {
 	var words []string
 	switch v := arg.(type) {
 	case []string:
@@ -147,12 +154,17 @@ func fill(arg any, inCmd bool) string {
 	default:
 		words = []string{fmt.Sprint(v)}
 	}
+	dash := false
 	for i, w := range words {
+		dash = dash || strings.HasPrefix(w, "-")
 		if inCmd {
 			words[i] = Quote(w)
 		} else {
 			words[i] = safetext.Field(w)
 		}
+	}
+	if inCmd && keys && dash {
+		words = append([]string{"--"}, words...)
 	}
 	return strings.Join(words, " ")
 }
