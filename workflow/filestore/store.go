@@ -620,7 +620,7 @@ func (s *Store) load(key, path string) (workflow.Lock, error) {
 		err = fmt.Errorf("record names key %q, not %q", rec.Key, key)
 	}
 	if err != nil {
-		return workflow.Lock{}, &workflow.CorruptError{Key: key, Path: path, Err: errLink}
+		return workflow.Lock{}, &workflow.CorruptError{Key: key, Path: path, Err: err}
 	}
 	return rec, nil
 }
