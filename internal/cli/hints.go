@@ -27,6 +27,7 @@ func (a *app) explainLock(err error) (detail string, hints []string) {
 		timeout  *workflow.TimeoutError
 		notOwner *workflow.NotOwnerError
 		corrupt  *workflow.CorruptError
+		keyErr   *lockkey.Error
 	)
 	switch {
 	case errors.As(err, &timeout):
@@ -37,6 +38,11 @@ func (a *app) explainLock(err error) (detail string, hints []string) {
 		return "", []string{notOwnerHint(notOwner, a.userDir())}
 	case errors.As(err, &corrupt):
 		return "", []string{hint.Line(hint.Corrupt, corrupt.Path, lockkey.RelArg(corrupt.Key, a.userDir()))}
+	case errors.As(err, &keyErr) && keyErr.NotPermitted:
+		// port:N is a lease of `ports`, which lock commands do not take.
+		if p := portOf(keyErr.Input); p != "" && strings.Trim(p, "0123456789") == "" {
+			return "", []string{hint.Line(hint.PortKey, p)}
+		}
 	}
 	return "", nil
 }

@@ -82,13 +82,19 @@ func keyRules(rs []config.KeyRule) []scope.KeyRule {
 	return out
 }
 
-// skipHook honours LOCKGATE_SKIP=1 for the hooks that run in the
-// committer's environment (hint.BypassGit): records a hook_bypass and says
-// so. The server's pre-receive never honours it — git hands a local push's
-// environment to the remote's hooks. A bypass the journal cannot record is
-// not honoured: the checks run.
+// skipHook honours LOCKGATE_SKIP=1 (or true, yes) for the hooks that run
+// in the committer's environment (hint.BypassGit): records a hook_bypass
+// and says so. The server's pre-receive never honours it — git hands a
+// local push's environment to the remote's hooks. A bypass the journal
+// cannot record is not honoured: the checks run, as they do for any other
+// value.
 func (a *app) skipHook(ctx context.Context, hook string) bool {
-	if v := getenv("LOCKGATE_SKIP"); v == "" || v == "0" {
+	switch v := getenv("LOCKGATE_SKIP"); strings.ToLower(v) {
+	case "1", "true", "yes":
+	case "", "0", "false", "no":
+		return false
+	default:
+		fmt.Fprintf(a.stdio.Err, "lockgate: LOCKGATE_SKIP=%q is not 1, true or yes: the checks run\n", v)
 		return false
 	}
 	if _, ok := hint.BypassGit[hook]; !ok {

@@ -32,6 +32,7 @@ const (
 	ForceRelease
 	ForceUnpause
 	ForcePortsRelease
+	PortKey
 	RefreshNotOwner
 	RefreshPortNotOwner
 	Corrupt
@@ -73,6 +74,7 @@ var Table = map[ID]string{
 	ForceRelease:        "only %s (session %s) may release it; to override: `lockgate lock release --force %k` (logged)",
 	ForceUnpause:        "only %s (session %s) may unpause it; to override: `lockgate unpause --force %k` (logged)",
 	ForcePortsRelease:   "only %s (session %s) may release it; to override: `lockgate ports release --force %k` (logged)",
+	PortKey:             "ports are leased, not locked: see them with `lockgate ports list`, give one back with `lockgate ports release %s`",
 	RefreshNotOwner:     "only %s (session %s) may refresh it; to take it over, remove it (logged): `lockgate lock clear --force %k`, then `lockgate lock acquire %k`",
 	RefreshPortNotOwner: "only %s (session %s) may refresh it; lease a port of your own: `lockgate ports allocate`",
 	Corrupt:             "inspect %s, then remove it with `lockgate lock clear --force %k`",
