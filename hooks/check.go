@@ -159,7 +159,7 @@ func (c *Checker) checkLocks(paths []string, entries []workflow.Entry, r *Report
 			for _, p := range covered[n] {
 				r.Add(Violation{Rule: RuleCorruptLock, Path: p, Key: e.Key,
 					Reason: fmt.Sprintf("the lock record %s cannot be read; it is never treated as free", loc),
-					Hint:   hint.Line(hint.Corrupt, loc, lockkey.RelArg(e.Key, c.Dir))})
+					Hint:   hint.CorruptLine(c.Store.Where, loc, e.Key, lockkey.RelArg(e.Key, c.Dir))})
 			}
 			continue
 		}

@@ -179,6 +179,12 @@ var hintScenarios = []hintScenario{
 	{name: "corrupt record listed", config: plainConfig,
 		setup:   func(r *hintRepo) { r.write(".git/lockgate/locks/b.py.lock", "{not json") },
 		trigger: "lockgate lock list", succeeds: true},
+	{name: "foreign record listed", config: plainConfig,
+		setup: func(r *hintRepo) {
+			r.write(".git/lockgate/locks/keys/zzz.lock", "{not json")
+			r.write(".git/lockgate/locks/patterns/abc.lock", "")
+		},
+		trigger: "lockgate lock list", succeeds: true},
 	{name: "commit locked path", config: plainConfig,
 		setup: func(r *hintRepo) {
 			r.must(alice, "lockgate lock acquire a.py")
@@ -398,7 +404,7 @@ func TestEveryHintRuns(t *testing.T) {
 
 func isMCPHint(id hint.ID) bool {
 	switch id {
-	case hint.MCPTimeout, hint.MCPHeld, hint.MCPPortEnv, hint.MCPNotOwner, hint.MCPRateLimited, hint.MCPCorrupt, hint.MCPLockLost:
+	case hint.MCPTimeout, hint.MCPHeld, hint.MCPPortEnv, hint.MCPNotOwner, hint.MCPRateLimited, hint.MCPCorrupt, hint.MCPCorruptRecord, hint.MCPLockLost:
 		return true
 	}
 	return false

@@ -37,7 +37,11 @@ func (a *app) explainLock(err error) (detail string, hints []string) {
 	case errors.As(err, &notOwner):
 		return "", []string{notOwnerHint(notOwner, a.userDir())}
 	case errors.As(err, &corrupt):
-		return "", []string{hint.Line(hint.Corrupt, corrupt.Path, lockkey.RelArg(corrupt.Key, a.userDir()))}
+		where := func(string) string { return "" }
+		if a.env != nil && a.env.store != nil {
+			where = a.env.store.Where
+		}
+		return "", []string{hint.CorruptLine(where, corrupt.Path, corrupt.Key, lockkey.RelArg(corrupt.Key, a.userDir()))}
 	case errors.As(err, &keyErr) && keyErr.NotPermitted:
 		// port:N is a lease of `ports`, which lock commands do not take.
 		if p := portOf(keyErr.Input); p != "" && strings.Trim(p, "0123456789") == "" {

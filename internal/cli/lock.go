@@ -13,6 +13,8 @@ import (
 	"github.com/lockgate/lockgate/internal/safetext"
 
 	"github.com/lockgate/lockgate/workflow"
+	"github.com/lockgate/lockgate/workflow/filestore"
+	"github.com/lockgate/lockgate/workflow/journal"
 	"github.com/lockgate/lockgate/workflow/lockkey"
 	"github.com/lockgate/lockgate/workflow/redisstore"
 )
@@ -333,9 +335,15 @@ func listCommand() *command {
 				if le.Bookkeeping && !all {
 					continue
 				}
-				if en.Err != nil {
+				var corrupt *workflow.CorruptError
+				switch {
+				case errors.As(en.Err, &corrupt):
+					// Where the record is, which for a misplaced or foreign
+					// file is not where its key would be.
+					le.Corrupt, le.Error, le.Location = true, corrupt.Err.Error(), corrupt.Path
+				case en.Err != nil:
 					le.Corrupt, le.Error = true, en.Err.Error()
-				} else {
+				default:
 					le.AgeSeconds = int64(now.Sub(en.CreatedAt).Seconds())
 					le.Expired = en.Expired(now)
 					le.Stale = en.Stale(now, staleAfter)
@@ -372,7 +380,7 @@ func listCommand() *command {
 			for _, r := range rows {
 				if r.Corrupt {
 					fmt.Fprintf(a.stdio.Err, "lockgate: corrupt lock record %s: %s\n", safetext.Field(r.Location), safetext.Field(r.Error))
-					hint.Print(a.stdio.Err, hint.Line(hint.Corrupt, r.Location, lockkey.RelArg(r.Key, e.userDir())))
+					hint.Print(a.stdio.Err, hint.CorruptLine(e.store.Where, r.Location, r.Key, lockkey.RelArg(r.Key, e.userDir())))
 				}
 			}
 			return nil
@@ -432,13 +440,24 @@ func checkCommand() *command {
 
 func clearCommand() *command {
 	var force bool
+	var record string
 	return &command{
-		usage: "lock clear TARGET --force",
-		short: "remove any lock (key, task id, workflow, claim); prints what it removed",
+		usage: "lock clear TARGET --force | --record FILE --force",
+		short: "remove any lock (key, task id, workflow, claim) or unreadable record file; prints what it removed",
 		flags: func(fs *pflag.FlagSet) {
 			fs.BoolVar(&force, "force", false, "required: clearing removes another worker's lock")
+			fs.StringVar(&record, "record", "", "remove the unreadable record `FILE` (as `lock list` names it) of the file store")
 		},
 		run: func(ctx context.Context, a *app, args []string) error {
+			if record != "" {
+				if len(args) != 0 {
+					return usagef("lock clear: give a TARGET or --record FILE, not both")
+				}
+				if !force {
+					return usagef("lock clear --record %s: refusing without --force (it removes the lock record whoever wrote it)", record)
+				}
+				return a.clearRecord(ctx, record)
+			}
 			if len(args) != 1 {
 				return usagef("lock clear: give exactly one TARGET (a key, a task id, workflow or claim)")
 			}
@@ -479,6 +498,37 @@ func clearCommand() *command {
 			return nil
 		},
 	}
+}
+
+// clearRecord removes a file store record that cannot be cleared by key
+// (see filestore.RemoveRecord), and logs it.
+func (a *app) clearRecord(ctx context.Context, file string) error {
+	e, err := a.open(ctx)
+	if err != nil {
+		return err
+	}
+	fst, ok := e.store.(*filestore.Store)
+	if !ok {
+		return usagef("lock clear --record: only the file store keeps records in files; clear by key (see `lockgate lock list`)")
+	}
+	en, err := fst.RemoveRecord(ctx, file)
+	switch {
+	case errors.Is(err, filestore.ErrNotRecord), errors.Is(err, workflow.ErrNotFound):
+		return usagef("lock clear --record: %v", err)
+	case errors.Is(err, filestore.ErrReadable):
+		return usagef("lock clear --record: %v: `lockgate lock clear --force %s`", err, hint.Quote(lockkey.RelArg(en.Key, e.userDir())))
+	case err != nil:
+		return err
+	}
+	if err := e.journalFile().Append(journal.Event{Worker: e.me.Holder, WorkerType: e.me.HolderType, Session: e.me.Session,
+		Action: journal.ActionClear, Key: en.Key, Details: "removed corrupt record " + en.Name}); err != nil {
+		return fmt.Errorf("lock clear: %s removed, but not logged: %w", en.Name, err)
+	}
+	fmt.Fprintf(a.stdio.Err, "cleared in %s: removed corrupt record %s\n", e.storeLabel(), safetext.Field(en.Name))
+	if a.globals.JSON {
+		return writeJSON(a.stdio.Out, clearedJSON{Key: en.Key, Corrupt: true, Store: e.setup.use.name()})
+	}
+	return nil
 }
 
 // clearedJSON is `lock clear --json`.

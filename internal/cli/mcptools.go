@@ -21,6 +21,7 @@ import (
 	"github.com/lockgate/lockgate/internal/config"
 	"github.com/lockgate/lockgate/internal/gitexec"
 	"github.com/lockgate/lockgate/internal/hint"
+	"github.com/lockgate/lockgate/internal/safetext"
 	"github.com/lockgate/lockgate/workflow"
 	"github.com/lockgate/lockgate/workflow/lockkey"
 )
@@ -125,6 +126,9 @@ func toolErrorOf(err error) *toolError {
 	case errors.As(err, &corrupt):
 		te.Class = "corrupt_lock"
 		te.Hint = hint.Line(hint.MCPCorrupt, corrupt.Path, corrupt.Key)
+		if corrupt.Key == "" || safetext.Field(corrupt.Key) != corrupt.Key {
+			te.Hint = hint.Line(hint.MCPCorruptRecord, corrupt.Path, corrupt.Path)
+		}
 	case errors.Is(err, workflow.ErrNotFound), errors.Is(err, workflow.ErrTokenMismatch):
 		te.Class = "lock_lost"
 		te.Hint = hint.Line(hint.MCPLockLost)

@@ -36,6 +36,7 @@ const (
 	RefreshNotOwner
 	RefreshPortNotOwner
 	Corrupt
+	CorruptRecord
 	PathLocked
 	PathNotLocked
 	KeyRule
@@ -58,6 +59,7 @@ const (
 	MCPNotOwner
 	MCPRateLimited
 	MCPCorrupt
+	MCPCorruptRecord
 	MCPLockLost
 	TaskMessageTooLarge
 )
@@ -78,6 +80,7 @@ var Table = map[ID]string{
 	RefreshNotOwner:     "only %s (session %s) may refresh it; to take it over, remove it (logged): `lockgate lock clear --force %k`, then `lockgate lock acquire %k`",
 	RefreshPortNotOwner: "only %s (session %s) may refresh it; lease a port of your own: `lockgate ports allocate`",
 	Corrupt:             "inspect %s, then remove it with `lockgate lock clear --force %k`",
+	CorruptRecord:       "inspect %s, then remove it with `lockgate lock clear --force --record %s`",
 	PathLocked:          "wait for %s to run `lockgate lock release %k`, or take it when free: `lockgate lock acquire --wait %s %k`",
 	PathNotLocked:       "lock it first: `lockgate lock acquire %k`",
 	KeyRule:             "take the key first: `lockgate lock acquire %k`",
@@ -101,8 +104,20 @@ var Table = map[ID]string{
 	MCPNotOwner:         "only %s (session %s) may %s it",
 	MCPRateLimited:      "at most %s acquisitions per %s per session; retry after the window",
 	MCPCorrupt:          "an operator inspects %s and removes it with `lockgate lock clear --force %k`",
+	MCPCorruptRecord:    "an operator inspects %s and removes it with `lockgate lock clear --force --record %s`",
 	MCPLockLost:         "the lock expired or was taken over: acquire it again before going on",
 	TaskMessageTooLarge: "shorten the commit message: lockgate reads at most 1 MiB of it",
+}
+
+// CorruptLine is the hint for the unreadable record at path, of key (""
+// when unknown; arg is key as the user types it): cleared by key when the
+// key names that record (where maps a key to its record's place) and can
+// be typed, else by the record file.
+func CorruptLine(where func(string) string, path, key, arg string) string {
+	if key != "" && where(key) == path && safetext.Field(key) == key {
+		return Line(Corrupt, path, arg)
+	}
+	return Line(CorruptRecord, path, path)
 }
 
 // BypassGit is the git command whose hook honours LOCKGATE_SKIP, by hook

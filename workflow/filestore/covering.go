@@ -69,7 +69,11 @@ func (s *Store) Covering(ctx context.Context, paths []string) ([]workflow.Entry,
 		var pats []string
 		var patFiles []string
 		for _, n := range patNames {
-			key, ok := decodeKey(strings.TrimSuffix(n, lockSuffix))
+			stem := strings.TrimSuffix(n, lockSuffix)
+			key, ok := decodeKey(stem)
+			if !ok && !isHashedName(stem) {
+				continue // no key's record: see isHashedName
+			}
 			if !ok {
 				// Hashed name: its key is only inside; read it.
 				files = append(files, filepath.Join(s.patDir, n))

@@ -53,6 +53,18 @@ func hashedName(key string) string {
 	return string(hashPrefix) + hex.EncodeToString(sum[:])
 }
 
+// isHashedName reports whether stem is a name hashedName makes. A stem
+// that is neither that nor an escaped key (decodeKey) is the record of no
+// key: no lookup ever reads it, so it blocks nothing; `lock list` shows
+// it, to be removed by file (RemoveRecord).
+func isHashedName(stem string) bool {
+	if len(stem) != 1+2*sha256.Size || stem[0] != hashPrefix {
+		return false
+	}
+	_, err := hex.DecodeString(stem[1:])
+	return err == nil && strings.ToLower(stem) == stem
+}
+
 // decodeKey inverts encodeKey for escaped (not hashed) stems. It accepts only
 // the exact form encodeKey produces, so each key has exactly one file name.
 func decodeKey(stem string) (string, bool) {

@@ -475,9 +475,10 @@ func (s *Store) Overlapping(ctx context.Context, key string) ([]workflow.Entry, 
 			}
 			// The name is the key's identity or, written without case
 			// folding, its spelling.
-			other, ok := decodeKey(strings.TrimSuffix(n, lockSuffix))
-			if ok && !s.overlap(key, other) {
-				continue
+			stem := strings.TrimSuffix(n, lockSuffix)
+			other, ok := decodeKey(stem)
+			if ok && !s.overlap(key, other) || !ok && !isHashedName(stem) {
+				continue // not overlapping, or no key's record: see isHashedName
 			}
 			files = append(files, p)
 		}
@@ -777,3 +778,50 @@ func sortEntries(entries []workflow.Entry) {
 		return strings.Compare(a.Name, b.Name)
 	})
 }
+
+// ErrNotRecord: RemoveRecord was given a path that is not a record file
+// of this store.
+var ErrNotRecord = errors.New("not a lock record file of this store")
+
+// RemoveRecord removes the record file at path, as List names it (Entry.Name),
+// when it cannot be read as the record of its key: a foreign or misplaced
+// file, or one whose key cannot be given on a command line. Such a record
+// may block keys (see Overlapping) yet cannot be cleared by key. A readable
+// record is refused, naming its key: clear that.
+func (s *Store) RemoveRecord(ctx context.Context, path string) (workflow.Entry, error) {
+	if err := s.begin(ctx); err != nil {
+		return workflow.Entry{}, err
+	}
+	defer s.end()
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return workflow.Entry{}, fmt.Errorf("%s: %w", path, err)
+	}
+	if d := filepath.Dir(abs); !strings.HasSuffix(abs, lockSuffix) || d != s.dir && d != s.keyDir && d != s.patDir {
+		return workflow.Entry{}, fmt.Errorf("%s: %w (its records are the *%s files in %s, %s and %s)", path, ErrNotRecord, lockSuffix, s.dir, s.keyDir, s.patDir)
+	}
+	stem := strings.TrimSuffix(filepath.Base(abs), lockSuffix)
+	key, ok := decodeKey(stem)
+	if !ok || key == "" {
+		key = stem
+	}
+	g, err := s.lock(ctx, key)
+	if err != nil {
+		return workflow.Entry{}, err
+	}
+	defer g.unlock()
+	e, err := s.entry(abs, nil)
+	if errors.Is(err, workflow.ErrNotFound) {
+		return e, fmt.Errorf("%s: %w", path, err)
+	}
+	if err != nil {
+		return e, err
+	}
+	if e.Err == nil {
+		return e, fmt.Errorf("%s holds a readable lock on %q: %w", path, e.Key, ErrReadable)
+	}
+	return e, s.unlink(key, abs)
+}
+
+// ErrReadable: RemoveRecord was given a record that can be cleared by key.
+var ErrReadable = errors.New("clear it by its key")
