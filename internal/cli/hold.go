@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -32,6 +33,10 @@ func holdCommand() *command {
 		},
 		run: func(ctx context.Context, a *app, args []string) error {
 			keys, cmdArgs := splitDashDash(args)
+			if len(keys) == 0 && slices.Contains(cmdArgs, "--") {
+				// lock hold -- -KEY... -- CMD...: keys that start with "-".
+				keys, cmdArgs = splitDashDash(cmdArgs)
+			}
 			if len(keys) == 0 || len(cmdArgs) == 0 {
 				return usagef("lock hold: want KEY... -- CMD...")
 			}
