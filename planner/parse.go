@@ -158,7 +158,7 @@ func checkAliases(name string, data []byte) error {
 // Patterns of yaml.v3's decoding errors, which speak of Go types.
 var (
 	unknownFieldRE = sync.OnceValue(func() *regexp.Regexp {
-		return regexp.MustCompile("^field (.+) not found in type planner\\.(Input|Task)$")
+		return regexp.MustCompile(`^field (.+) not found in type planner\.(Input|Task)$`)
 	})
 	wrongTypeRE = sync.OnceValue(func() *regexp.Regexp {
 		return regexp.MustCompile("^cannot unmarshal !!(\\w+)(?: `(.*)`)? into (.+)$")

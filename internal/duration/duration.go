@@ -11,16 +11,11 @@ import (
 	"time"
 )
 
-const (
-	day  = 24 * time.Hour
-	week = 7 * day
-)
-
 // Parse reads s as a Go duration whose terms may also be in days (d) and
 // weeks (w): "2d", "1w2d", "4d3h", "1.5d", "-2h". Like Go, a bare "0" is
 // zero and any other number needs a unit.
 func Parse(s string) (time.Duration, error) {
-	if strings.IndexAny(s, "dw") < 0 {
+	if !strings.ContainsAny(s, "dw") {
 		d, err := time.ParseDuration(s)
 		if err != nil {
 			return 0, invalid(s)
