@@ -125,6 +125,11 @@ type storeSetup struct {
 	clonePrefix, clonePrefixFrom string
 	policyPrefix                 string
 	recordedPrefix               bool
+	// remotePrefix: the prefix the clone's remote now derives, when the
+	// recorded one was derived from its git directory before it had a
+	// remote ("" otherwise). It is never switched to silently: the
+	// clone's locks live under the recorded one.
+	remotePrefix string
 }
 
 // resolveStore picks the store: --store, else LOCKGATE_STORE, else the
@@ -191,10 +196,11 @@ func (a *app) resolveStore(ctx context.Context, e *env) (*storeSetup, error) {
 	case hasPrefix && recPrefix != "":
 		s.clonePrefix, s.clonePrefixFrom, s.recordedPrefix = recPrefix, clonePrefixKey+" in "+cfgFile, true
 		if recPrefix == redisstore.RepoPrefix(e.repo.CommonDir) && root.Locks.RedisPrefix == "" {
-			// Recorded before the clone had a remote: the remote's, once
-			// it has one, so that it shares locks with the other clones.
-			if p, from := a.prefixOf(ctx, e, root); strings.HasPrefix(from, fromRemote) && gitexec.SetLocalConfig(ctx, e.repo, clonePrefixKey, p, false) == nil {
-				s.clonePrefix = p
+			// Recorded before the clone had a remote: other clones use
+			// the remote's. Switching here would hide the locks held
+			// under the recorded one; storeProblems says how to move.
+			if p, from := a.prefixOf(ctx, e, root); strings.HasPrefix(from, fromRemote) && p != recPrefix {
+				s.remotePrefix = p
 			}
 		}
 	case s.clone.Kind == kindRedis:
@@ -333,6 +339,10 @@ func (a *app) storeProblems(s *storeSetup, say func(level, msg string)) error {
 	} else if s.recordedPrefix && s.policyPrefix != "" && s.policyPrefix != s.clonePrefix {
 		say("warning", fmt.Sprintf("this clone uses Redis key prefix %q (%s), but locks.redis_prefix in %s says %q: clones that follow the policy lock elsewhere.\nFollow the policy with `lockgate store use --unset`, or change locks.redis_prefix for everyone",
 			s.clonePrefix, s.clonePrefixFrom, config.DefaultFile, s.policyPrefix))
+	}
+	if s.remotePrefix != "" && s.use.Kind == kindRedis {
+		say("warning", fmt.Sprintf("this clone's Redis key prefix %q (%s) was derived from its git directory before it had a remote; other clones of it use %q, so their locks and this clone's do not meet.\nRelease this clone's locks, then `lockgate store use %s` to share theirs",
+			s.clonePrefix, s.clonePrefixFrom, s.remotePrefix, hint.Quote(s.clone.name())))
 	}
 	if a.takesLocks && s.use.From == fromDefault {
 		say("note", fmt.Sprintf("no lock store chosen for this clone (no %s, no %s): locking in the file store, which only this clone's worktrees see.\nShare locks with other clones: `lockgate store use redis://HOST:PORT/DB`; keep the file store and silence this: `lockgate store use file`",
