@@ -315,7 +315,11 @@ func (a *app) storeProblems(s *storeSetup, say func(level, msg string)) error {
 	msg, fix, unset := "", "", ""
 	switch {
 	case s.use.id() != s.clone.id():
-		msg = fmt.Sprintf("%s %s is not this clone's lock store: its hooks read %s (%s)", s.use.source(), s.use.label(), s.clone.label(), s.clone.source())
+		what := s.use.source() + " " + s.use.label()
+		if s.use.From == fromEnv {
+			what = "LOCKGATE_STORE=" + s.use.name()
+		}
+		msg = fmt.Sprintf("%s is not this clone's lock store: its hooks read %s (%s)", what, s.clone.label(), s.clone.source())
 		fix = fmt.Sprintf("Make it this clone's store with `lockgate store use %s`", hint.Quote(s.use.name()))
 		unset = s.use.source()
 	case s.use.Kind == kindRedis && s.prefix != s.clonePrefix:
