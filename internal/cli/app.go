@@ -348,37 +348,30 @@ func (e *env) keyOptions() *lockkey.Options {
 // parseKeys canonicalizes command-line keys. Paths and patterns are taken
 // as git takes them (see cmdPath).
 func (e *env) parseKeys(args []string) ([]lockkey.Key, error) {
-	opts := e.keyOptions()
-	out := make([]lockkey.Key, 0, len(args))
-	for _, arg := range args {
-		s := arg
-		if isPathArg(arg) {
-			var err error
-			if s, err = e.cmdPath(arg); err != nil {
-				return nil, err
-			}
-			if s, err = e.keyPath(s); err != nil {
-				return nil, err
-			}
-		}
-		k, err := lockkey.Parse(s, opts)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, k)
-	}
-	return out, nil
+	return e.keys(args, e.cmdPath)
 }
 
 // fileKeys canonicalizes keys read from a file (work packages, a task
 // file): their paths are relative to the repository root, wherever the
 // command runs.
 func (e *env) fileKeys(args []string) ([]lockkey.Key, error) {
+	return e.keys(args, nil)
+}
+
+// keys canonicalizes args; a path or pattern is first made repo-relative
+// by toRepo (nil: it is already) and then resolved through symbolic links
+// (keyPath).
+func (e *env) keys(args []string, toRepo func(string) (string, error)) ([]lockkey.Key, error) {
 	opts := e.keyOptions()
 	out := make([]lockkey.Key, 0, len(args))
 	for _, s := range args {
 		if isPathArg(s) {
 			var err error
+			if toRepo != nil {
+				if s, err = toRepo(s); err != nil {
+					return nil, err
+				}
+			}
 			if s, err = e.keyPath(s); err != nil {
 				return nil, err
 			}

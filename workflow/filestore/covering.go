@@ -141,18 +141,8 @@ func (s *Store) InNamespace(ctx context.Context, ns string) ([]workflow.Entry, e
 	return out, nil
 }
 
-// matchForm returns paths as pattern locks are matched against them: under
-// IgnoreCase with A-Z lowered (patterns are folded the same way).
-func (s *Store) matchForm(paths []string) []string {
-	if !s.fold {
-		return paths
-	}
-	out := make([]string, len(paths))
-	for i, p := range paths {
-		out[i] = lockkey.LowerASCII(p)
-	}
-	return out
-}
+// matchForm returns paths as pattern locks are matched against them.
+func (s *Store) matchForm(paths []string) []string { return lockkey.MatchForm(paths, s.fold) }
 
 func dedupe(entries []workflow.Entry) []workflow.Entry {
 	seen := make(map[string]bool, len(entries))

@@ -113,3 +113,17 @@ func RelArg(key, dir string) string {
 	}
 	return strings.Repeat("../", len(d)-i) + strings.Join(k[i:], "/")
 }
+
+// MatchForm returns paths as pattern locks are matched against them: with
+// fold (core.ignorecase), A-Z lowered, as FoldedGlob folds the patterns;
+// otherwise paths itself.
+func MatchForm(paths []string, fold bool) []string {
+	if !fold {
+		return paths
+	}
+	out := make([]string, len(paths))
+	for i, p := range paths {
+		out[i] = LowerASCII(p)
+	}
+	return out
+}

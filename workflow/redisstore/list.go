@@ -332,18 +332,8 @@ func (s *Store) pathMembers(paths []string) []string {
 	return out
 }
 
-// matchForm returns paths as pattern locks are matched against them: under
-// case folding with A-Z lowered (patterns are folded the same way).
-func (s *Store) matchForm(paths []string) []string {
-	if !s.fold {
-		return paths
-	}
-	out := make([]string, len(paths))
-	for i, p := range paths {
-		out[i] = lockkey.LowerASCII(p)
-	}
-	return out
-}
+// matchForm returns paths as pattern locks are matched against them.
+func (s *Store) matchForm(paths []string) []string { return lockkey.MatchForm(paths, s.fold) }
 
 func sortEntries(entries []workflow.Entry) {
 	slices.SortFunc(entries, func(a, b workflow.Entry) int {
