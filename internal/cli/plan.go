@@ -90,6 +90,17 @@ func (a *app) plan(ctx context.Context, o *PlanOptions, file string) error {
 	if err != nil {
 		return usagef("%v", err)
 	}
+	// A path through a symbolic link is planned where it leads, as
+	// --acquire locks it.
+	for i := range in.Tasks {
+		for j, p := range in.Tasks[i].TouchedPaths {
+			if isPathArg(p) {
+				if in.Tasks[i].TouchedPaths[j], err = e.keyPath(p); err != nil {
+					return err
+				}
+			}
+		}
+	}
 	h, err := a.runner(ctx, e, "")
 	if err != nil {
 		return err
