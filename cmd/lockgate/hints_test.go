@@ -254,6 +254,13 @@ var hintScenarios = []hintScenario{
 			r.git("add", "a.py")
 		},
 		trigger: "git commit -q -m change", gitArgs: "-q -m change"},
+	{name: "hook store unreachable", config: plainConfig,
+		setup: func(r *hintRepo) {
+			r.write(".lockgate.yaml", "version: 1\nlocks: {store: \"redis://127.0.0.1:1/0\"}\n")
+			r.write("a.py", "changed\n")
+			r.git("add", "a.py")
+		},
+		trigger: "git commit -q -m change", gitArgs: "-q -m change"},
 	{name: "workflow branch not written", config: plainConfig,
 		setup: func(r *hintRepo) {
 			// A ref git cannot read: events stay in the journal.
@@ -333,7 +340,7 @@ func runHint(t *testing.T, r *hintRepo, sc hintScenario, h hintLine) {
 		}
 		r.must(alice, release)
 		r.must(bob, line(0))
-	case hint.HookFailed:
+	case hint.HookFailed, hint.HookFailedStore:
 		// "fix the cause … or bypass once": the bypass commits.
 		r.must(bob, line(0))
 		r.must(bob, "git log -1 --format=%s | grep -qx change")

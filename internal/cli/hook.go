@@ -204,8 +204,18 @@ func (e *HookError) Unwrap() error { return e.Err }
 // hint says how to get past a hook that failed closed; only hooks that
 // honour LOCKGATE_SKIP in the committer's environment offer the bypass.
 func (e *HookError) hint() string {
+	// hooks.on_store_unavailable is offered only when the store is what
+	// could not be read.
+	var ue *workflow.UnavailableError
+	store := errors.As(e.Err, &ue)
 	if git, ok := hint.BypassGit[e.Hook]; ok {
+		if store {
+			return hint.Line(hint.HookFailedStore, git)
+		}
 		return hint.Line(hint.HookFailed, git)
+	}
+	if store {
+		return hint.Line(hint.HookFailedStoreNoBypass)
 	}
 	return hint.Line(hint.HookFailedNoBypass)
 }

@@ -52,6 +52,8 @@ const (
 	BypassHook
 	HookFailed
 	HookFailedNoBypass
+	HookFailedStore
+	HookFailedStoreNoBypass
 	WorkflowSync
 	MCPTimeout
 	MCPHeld
@@ -94,19 +96,22 @@ var Table = map[ID]string{
 	MaxCommits:          "push fewer commits at once, or raise hooks.pre_push.max_commits",
 	MaxPaths:            "push fewer changes at once, or raise hooks.pre_push.max_paths",
 	// The … stands for the arguments of the git command that was refused.
-	BypassHook:          "to bypass in an emergency: `LOCKGATE_SKIP=1 git %s …` (the bypass is logged)",
-	HookFailed:          "lockgate fails closed: fix the cause, set hooks.on_store_unavailable: warn for an unreachable store, or bypass once: `LOCKGATE_SKIP=1 git %s …` (logged)",
-	HookFailedNoBypass:  "lockgate fails closed: fix the cause, or set hooks.on_store_unavailable: warn for an unreachable store",
-	WorkflowSync:        "`lockgate workflow sync` commits what is kept in the journal",
-	MCPTimeout:          "still held after %s; retry later, or ask %s to release it",
-	MCPHeld:             "wait for it (wait_seconds), work on something else, or ask %s to release it; an operator can remove it with `lockgate lock clear --force %k` (logged)",
-	MCPPortEnv:          "ports are leased with the allocate_ports tool, not locked as env: keys",
-	MCPNotOwner:         "only %s (session %s) may %s it",
-	MCPRateLimited:      "at most %s acquisitions per %s per session; retry after the window",
-	MCPCorrupt:          "an operator inspects %s and removes it with `lockgate lock clear --force %k`",
-	MCPCorruptRecord:    "an operator inspects %s and removes it with `lockgate lock clear --force --record %s`",
-	MCPLockLost:         "the lock expired or was taken over: acquire it again before going on",
-	TaskMessageTooLarge: "shorten the commit message: lockgate reads at most 1 MiB of it",
+	BypassHook:         "to bypass in an emergency: `LOCKGATE_SKIP=1 git %s …` (the bypass is logged)",
+	HookFailed:         "lockgate fails closed: fix the cause, or bypass once: `LOCKGATE_SKIP=1 git %s …` (logged)",
+	HookFailedNoBypass: "lockgate fails closed: fix the cause",
+	// The lock store could not be reached: hooks may warn instead.
+	HookFailedStore:         "lockgate fails closed: fix the cause, set hooks.on_store_unavailable: warn for an unreachable store, or bypass once: `LOCKGATE_SKIP=1 git %s …` (logged)",
+	HookFailedStoreNoBypass: "lockgate fails closed: fix the cause, or set hooks.on_store_unavailable: warn for an unreachable store",
+	WorkflowSync:            "`lockgate workflow sync` commits what is kept in the journal",
+	MCPTimeout:              "still held after %s; retry later, or ask %s to release it",
+	MCPHeld:                 "wait for it (wait_seconds), work on something else, or ask %s to release it; an operator can remove it with `lockgate lock clear --force %k` (logged)",
+	MCPPortEnv:              "ports are leased with the allocate_ports tool, not locked as env: keys",
+	MCPNotOwner:             "only %s (session %s) may %s it",
+	MCPRateLimited:          "at most %s acquisitions per %s per session; retry after the window",
+	MCPCorrupt:              "an operator inspects %s and removes it with `lockgate lock clear --force %k`",
+	MCPCorruptRecord:        "an operator inspects %s and removes it with `lockgate lock clear --force --record %s`",
+	MCPLockLost:             "the lock expired or was taken over: acquire it again before going on",
+	TaskMessageTooLarge:     "shorten the commit message: lockgate reads at most 1 MiB of it",
 }
 
 // CorruptLine is the hint for the unreadable record at path, of key (""
