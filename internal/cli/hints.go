@@ -18,7 +18,31 @@ func (a *app) explain(err error) (detail string, hints []string) {
 	if errors.As(err, &hookErr) {
 		hints = append(hints, hookErr.hint())
 	}
-	return detail, hints
+	return detail, a.withGlobals(hints)
+}
+
+// withGlobals carries the global options that changed where this command
+// ran (-C, -c) into the lockgate commands of hints, so that they run as
+// pasted into the same shell. (Identity options are left out: the worker
+// a hint's command should run as is the one the shell's environment names,
+// or another worker it asks.)
+func (a *app) withGlobals(lines []string) []string {
+	g := a.globals
+	var where []string
+	if g.Dir != "" && a.env != nil {
+		where = append(where, "-C", hint.Quote(a.env.cwd))
+	}
+	if g.ConfigFile != "" && a.env != nil && a.env.cfg.Path != "" {
+		where = append(where, "-c", hint.Quote(a.env.cfg.Path))
+	}
+	if len(where) == 0 {
+		return lines
+	}
+	out := make([]string, len(lines))
+	for i, l := range lines {
+		out[i] = strings.ReplaceAll(l, "`lockgate ", "`lockgate "+strings.Join(where, " ")+" ")
+	}
+	return out
 }
 
 func (a *app) explainLock(err error) (detail string, hints []string) {
