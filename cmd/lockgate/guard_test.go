@@ -1,10 +1,7 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
-	"errors"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -16,23 +13,7 @@ import (
 // Code does, and returns its exit code and stderr.
 func guard(t *testing.T, r *gittest.Repo, env []string, payload string) (int, string) {
 	t.Helper()
-	cmd := exec.Command(lockgateBinary(t), "guard", "claude-code")
-	cmd.Dir = r.Dir
-	cmd.Env = append(append([]string(nil), r.Env...), env...)
-	cmd.Stdin = strings.NewReader(payload)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	err := cmd.Run()
-	var ee *exec.ExitError
-	switch {
-	case err == nil:
-		return 0, stderr.String()
-	case errors.As(err, &ee):
-		return ee.ExitCode(), stderr.String()
-	default:
-		t.Fatalf("run guard: %v", err)
-		return -1, ""
-	}
+	return runIn(t, r, payload, env, "guard", "claude-code")
 }
 
 func payload(t *testing.T, tool string, input map[string]any, cwd string) string {
