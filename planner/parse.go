@@ -12,7 +12,7 @@ import (
 	"sync"
 
 	"github.com/lockgate/lockgate/workflow/lockkey"
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 )
 
 // Task is one pending task of the planner input.

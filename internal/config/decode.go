@@ -13,7 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/lockgate/lockgate/internal/duration"
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 )
 
 // maxNodes bounds the work done on one document: every value and every
