@@ -2,6 +2,7 @@ package diffpath
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -70,7 +71,7 @@ func BenchmarkTreeReader(b *testing.B) {
 		n := 0
 		for {
 			_, cs, err := tr.Next()
-			if err == io.EOF {
+			if errors.Is(err, io.EOF) {
 				break
 			}
 			if err != nil {

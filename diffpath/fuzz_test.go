@@ -96,12 +96,12 @@ func FuzzTreeReader(f *testing.F) {
 					t.Fatal("Next does not stop")
 				}
 				commit, cs, err := tr.Next()
-				if err == io.EOF {
+				if errors.Is(err, io.EOF) {
 					break
 				}
 				if err != nil {
 					checkErr(t, err)
-					if _, _, again := tr.Next(); again != err {
+					if _, _, again := tr.Next(); !errors.Is(again, err) {
 						t.Fatalf("error not sticky: %v then %v", err, again)
 					}
 					break

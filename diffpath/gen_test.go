@@ -2,6 +2,7 @@ package diffpath
 
 import (
 	"bytes"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -290,7 +291,8 @@ func plainDir(t *testing.T) (dir string, write func(name, content string), run f
 		cmd.Dir = dir
 		cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "TZ=UTC", "LC_ALL=C"}
 		out, err := cmd.Output()
-		if ee, ok := err.(*exec.ExitError); ok && ee.ExitCode() == 1 {
+		ee := &exec.ExitError{}
+		if errors.As(err, &ee) {
 			err = nil // differences found
 		}
 		if err != nil {

@@ -1365,7 +1365,7 @@ func (l *lineReader) peek(i int) ([]byte, bool) {
 		line, err := l.readLine()
 		if err != nil {
 			l.eof = true
-			if err != io.EOF {
+			if !errors.Is(err, io.EOF) {
 				l.err = err
 				return nil, false
 			}

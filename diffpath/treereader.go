@@ -84,7 +84,7 @@ func (t *TreeReader) Next() (commit string, changes []Change, err error) {
 	}
 	for {
 		tok, nul, err := t.startToken()
-		if err == io.EOF {
+		if errors.Is(err, io.EOF) {
 			t.err = io.EOF // returned by the next call
 			return commit, changes, nil
 		}
@@ -131,7 +131,7 @@ func (t *TreeReader) entry(tok []byte, nul bool, changes []Change) ([]Change, er
 	for n := st.paths(t.CombinedAllPaths); len(paths) < n; {
 		at := t.off
 		f, err := t.field()
-		if err == io.EOF {
+		if errors.Is(err, io.EOF) {
 			return nil, t.syntax("truncated entry: status " + st.letters + " wants more paths")
 		}
 		if err != nil {
@@ -182,14 +182,14 @@ func (t *TreeReader) startToken() (tok []byte, nul bool, err error) {
 	for {
 		if !t.inCarry {
 			f, err := t.field()
-			if err != nil && err != io.EOF {
+			if err != nil && !errors.Is(err, io.EOF) {
 				return nil, false, err
 			}
-			if err == io.EOF && len(f) == 0 {
+			if errors.Is(err, io.EOF) && len(f) == 0 {
 				return nil, false, io.EOF
 			}
 			if bytes.IndexByte(f, '\n') < 0 {
-				if err == io.EOF {
+				if errors.Is(err, io.EOF) {
 					return nil, false, t.syntax("truncated output: last field is not ended by NUL")
 				}
 				return f, true, nil
@@ -197,7 +197,7 @@ func (t *TreeReader) startToken() (tok []byte, nul bool, err error) {
 			// Rare: tree-pair headers share the field with what follows.
 			t.carry = append(t.carry[:0], f...)
 			t.inCarry = true
-			if err == io.EOF {
+			if errors.Is(err, io.EOF) {
 				// Only whole lines may remain; a trailing
 				// fragment must have been NUL-ended.
 				if t.carry[len(t.carry)-1] != '\n' {

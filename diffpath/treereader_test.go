@@ -85,7 +85,7 @@ func readAllTrees(t *testing.T, tr *TreeReader) []commitChanges {
 	var out []commitChanges
 	for {
 		c, ch, err := tr.Next()
-		if err == io.EOF {
+		if errors.Is(err, io.EOF) {
 			return out
 		}
 		if err != nil {
@@ -321,7 +321,7 @@ func TestTreeReaderSynthetic(t *testing.T) {
 			}
 			_, _, err := tr.Next()
 			if tt.wantErr == "" {
-				if err != io.EOF {
+				if !errors.Is(err, io.EOF) {
 					t.Fatalf("final Next: %v, want io.EOF", err)
 				}
 			} else {
@@ -334,7 +334,7 @@ func TestTreeReaderSynthetic(t *testing.T) {
 					t.Fatalf("error %v has type %T", err, err)
 				}
 			}
-			if _, _, again := tr.Next(); again != err {
+			if _, _, again := tr.Next(); !errors.Is(again, err) {
 				t.Fatalf("error is not sticky: %v then %v", err, again)
 			}
 		})

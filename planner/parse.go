@@ -11,8 +11,9 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/lockgate/lockgate/workflow/lockkey"
 	"go.yaml.in/yaml/v3"
+
+	"github.com/lockgate/lockgate/workflow/lockkey"
 )
 
 // Task is one pending task of the planner input.

@@ -2,12 +2,13 @@ package scope
 
 import (
 	"fmt"
-	"github.com/lockgate/lockgate/pathmatch"
 	"maps"
 	"math/rand/v2"
 	"reflect"
 	"slices"
 	"testing"
+
+	"github.com/lockgate/lockgate/pathmatch"
 )
 
 // benchPolicy has 200 path patterns in all, shaped like a real policy:

@@ -3,9 +3,10 @@ package scope
 import (
 	"errors"
 	"fmt"
-	"github.com/lockgate/lockgate/pathmatch"
 	"slices"
 	"strings"
+
+	"github.com/lockgate/lockgate/pathmatch"
 )
 
 // Rule ids, stable: they appear in JSON reports and in scripts.

@@ -145,7 +145,10 @@ func (m *Manager) Acquire(ctx context.Context, req Request) ([]Result, error) {
 				made = true
 			}
 		}
-		err.(*JournalError).Made = made
+		var je *JournalError
+		if errors.As(err, &je) {
+			je.Made = made
+		}
 		ch.end(true)
 		return nil, err
 	}

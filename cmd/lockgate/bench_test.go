@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os/exec"
 	"path/filepath"
@@ -22,7 +23,7 @@ func pair(b *testing.B, dir string, env []string, baseline []string, lockgate fu
 		cmd.Dir, cmd.Env = dir, env
 		start := time.Now()
 		if out, err := cmd.CombinedOutput(); err != nil {
-			if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 4 {
+			if ee := (*exec.ExitError)(nil); !errors.As(err, &ee) || ee.ExitCode() != 4 {
 				b.Fatalf("%s %v: %v: %s", name, args, err, out)
 			}
 		}

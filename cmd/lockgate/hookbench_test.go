@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -89,7 +90,7 @@ func measure(b *testing.B, dir string, env []string, stdin string, floor func() 
 		err := cmd.Run()
 		el := time.Since(start)
 		code := 0
-		if ee, ok := err.(*exec.ExitError); ok {
+		if ee := (*exec.ExitError)(nil); errors.As(err, &ee) {
 			code = ee.ExitCode()
 		} else if err != nil {
 			b.Fatalf("%s: %v", t.name, err)

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -489,8 +488,7 @@ func verifyRange(ctx context.Context, dir, rng string) error {
 	// "--" makes rev-parse take the argument as revisions only, never a path.
 	_, err := gitexec.Output(ctx, dir, nil, "rev-parse", rng, "--")
 	var ge *gitexec.Error
-	var xe *exec.ExitError
-	if errors.As(err, &ge) && errors.As(ge.Err, &xe) && xe.ExitCode() == 128 {
+	if errors.As(err, &ge) && ge.ExitCode() == 128 {
 		return usagef("check: --range %s: %s", rng, strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(ge.Stderr), "fatal: ")))
 	}
 	return err

@@ -10,10 +10,11 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/spf13/pflag"
+
 	"github.com/lockgate/lockgate/internal/duration"
 	"github.com/lockgate/lockgate/internal/safetext"
 	"github.com/lockgate/lockgate/workflow"
-	"github.com/spf13/pflag"
 )
 
 // writeJSON prints v as indented JSON. encoding/json escapes control

@@ -12,8 +12,9 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/lockgate/lockgate/internal/duration"
 	"go.yaml.in/yaml/v3"
+
+	"github.com/lockgate/lockgate/internal/duration"
 )
 
 // maxNodes bounds the work done on one document: every value and every

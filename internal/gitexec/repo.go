@@ -146,6 +146,16 @@ func (e *Error) Error() string {
 
 func (e *Error) Unwrap() error { return e.Err }
 
+// ExitCode is git's exit status, or -1 when git did not run to its end
+// (not found, killed, cancelled).
+func (e *Error) ExitCode() int {
+	var xe *exec.ExitError
+	if errors.As(e.Err, &xe) {
+		return xe.ExitCode()
+	}
+	return -1
+}
+
 // Output runs git in dir with extra environment entries and returns stdout.
 func Output(ctx context.Context, dir string, env []string, args ...string) ([]byte, error) {
 	cmd := exec.CommandContext(ctx, "git", args...)

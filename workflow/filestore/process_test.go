@@ -4,6 +4,7 @@ package filestore
 
 import (
 	"context"
+	"errors"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -74,7 +75,7 @@ func TestSIGKILL(t *testing.T) {
 			}
 		}
 		for _, k := range keys {
-			if _, err := s.Get(context.Background(), k); err != nil && err != workflow.ErrNotFound {
+			if _, err := s.Get(context.Background(), k); err != nil && !errors.Is(err, workflow.ErrNotFound) {
 				t.Fatalf("kill %d: Get(%q): %v", i, k, err)
 			}
 		}

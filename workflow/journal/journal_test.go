@@ -273,7 +273,7 @@ func TestScanStopsOnCallbackError(t *testing.T) {
 	stop := errors.New("stop")
 	var lines []int
 	err := j.Scan(func(line int, ev Event) error { lines = append(lines, line); return stop })
-	if err != stop || len(lines) != 1 || lines[0] != 1 {
+	if !errors.Is(err, stop) || len(lines) != 1 || lines[0] != 1 {
 		t.Fatalf("Scan = %v, lines %v", err, lines)
 	}
 }

@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-
 	"github.com/lockgate/lockgate/internal/redistest"
 	"github.com/lockgate/lockgate/workflow"
 	"github.com/lockgate/lockgate/workflow/locktest"

@@ -107,7 +107,7 @@ func machine(s *Store, id, dir string, in *bufio.Reader, out *bufio.Writer) erro
 	out.Flush()
 	for {
 		line, err := in.ReadString('\n')
-		if err == io.EOF {
+		if errors.Is(err, io.EOF) {
 			return nil
 		}
 		if err != nil {
