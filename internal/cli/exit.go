@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 
+	"github.com/lockgate/lockgate/internal/agentsetup"
 	"github.com/lockgate/lockgate/internal/config"
 	"github.com/lockgate/lockgate/internal/gitexec"
 	"github.com/lockgate/lockgate/workflow"
@@ -62,6 +63,7 @@ func exitCode(err error) int {
 		mismatch *storeMismatchError
 		ident    *identityError
 		invalid  *workflow.InvalidRequestError
+		agentErr *agentsetup.Error
 	)
 	switch {
 	case err == nil:
@@ -75,7 +77,7 @@ func exitCode(err error) int {
 			return ExitNotPermitted
 		}
 		return ExitUsage
-	case errors.As(err, &usage), errors.As(err, &cfgErr), errors.As(err, &invalid):
+	case errors.As(err, &usage), errors.As(err, &cfgErr), errors.As(err, &invalid), errors.As(err, &agentErr):
 		return ExitUsage
 	case errors.As(err, &notOwner), errors.As(err, &ident):
 		return ExitNotPermitted

@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/lockgate/lockgate/internal/agentsetup"
 	"github.com/lockgate/lockgate/internal/safefs"
 )
 
@@ -41,7 +42,7 @@ func initCommand() *command {
 				return usagef("init: needs a working tree (this is a bare repository)")
 			}
 			if agent != "" {
-				if err := checkAgent(agent); err != nil {
+				if err := agentsetup.Check(agent); err != nil {
 					return err
 				}
 			}

@@ -1,4 +1,4 @@
-package cli
+package agentsetup
 
 import (
 	"bytes"
@@ -18,13 +18,20 @@ import (
 // Agents whose setup `init --agent` writes.
 var knownAgents = []string{"claude-code"}
 
-func checkAgent(name string) error {
+// Error is an agent lockgate does not know, or a settings file it will
+// not edit: invalid input, which the user fixes.
+type Error struct{ Msg string }
+
+func (e *Error) Error() string { return e.Msg }
+
+// Check refuses an agent name lockgate cannot set up.
+func Check(name string) error {
 	for _, a := range knownAgents {
 		if a == name {
 			return nil
 		}
 	}
-	return usagef("unknown agent %q: want one of %s", name, strings.Join(knownAgents, ", "))
+	return &Error{Msg: fmt.Sprintf("unknown agent %q: want one of %s", name, strings.Join(knownAgents, ", "))}
 }
 
 // claudeGuardMatcher is the Claude Code tools the pre-edit guard answers.
@@ -82,7 +89,7 @@ func readAgentFile(path string) (*agentFile, error) {
 		return f, nil
 	}
 	if err := json.Unmarshal(data, &f.doc); err != nil {
-		return nil, usagef("%s is not a JSON object (%v): fix it by hand; lockgate does not overwrite it", path, err)
+		return nil, &Error{Msg: fmt.Sprintf("%s is not a JSON object (%v): fix it by hand; lockgate does not overwrite it", path, err)}
 	}
 	if f.doc == nil {
 		f.doc = map[string]any{}
@@ -142,7 +149,7 @@ func object(doc map[string]any, key, file string) (map[string]any, error) {
 	}
 	m, ok := v.(map[string]any)
 	if !ok {
-		return nil, usagef("%s: %q is not an object; fix it by hand", file, key)
+		return nil, &Error{Msg: fmt.Sprintf("%s: %q is not an object; fix it by hand", file, key)}
 	}
 	return m, nil
 }
@@ -171,7 +178,7 @@ func mergeClaudeSettings(f *agentFile, command string) (bool, error) {
 	case []any:
 		groups = v
 	default:
-		return false, usagef("%s: hooks.PreToolUse is not a list; fix it by hand", f.path)
+		return false, &Error{Msg: fmt.Sprintf("%s: hooks.PreToolUse is not a list; fix it by hand", f.path)}
 	}
 	want := map[string]any{"matcher": claudeGuardMatcher, "hooks": []any{map[string]any{"type": "command", "command": command}}}
 	ours := 0
@@ -284,69 +291,76 @@ func jsonEqual(a, b any) bool {
 	return err1 == nil && err2 == nil && bytes.Equal(x, y)
 }
 
-// setupAgent writes agent's settings in the worktree at root: for Claude
-// Code, the pre-edit guard in .claude/settings.json and the MCP server in
-// .mcp.json.
-func (a *app) setupAgent(root, agent string) error {
-	if err := checkAgent(agent); err != nil {
-		return err
-	}
-	settings, err := readAgentFile(filepath.Join(root, ".claude", "settings.json"))
-	if err != nil {
-		return err
-	}
-	mcpFile, err := readAgentFile(filepath.Join(root, ".mcp.json"))
-	if err != nil {
-		return err
-	}
-	bin := lockgateBin()
-	changed, err := mergeClaudeSettings(settings, claudeGuardCommand(bin))
-	if err != nil {
-		return err
-	}
-	if changed {
-		if err := settings.write(); err != nil {
-			return err
-		}
-	}
-	fmt.Fprintf(a.stdio.Err, "%s: PreToolUse guard for %s %s\n", settings.path, claudeGuardMatcher, map[bool]string{true: "added", false: "already there"}[changed])
-	changed, err = mergeMCPConfig(mcpFile, bin)
-	if err != nil {
-		return err
-	}
-	if changed {
-		if err := mcpFile.write(); err != nil {
-			return err
-		}
-	}
-	fmt.Fprintf(a.stdio.Err, "%s: MCP server \"lockgate\" %s\n", mcpFile.path, map[bool]string{true: "added", false: "already there"}[changed])
-	return nil
+// Step is one settings entry Setup or Remove looked at: the file, what
+// the entry is, and whether it changed (added or removed) or was already
+// as wanted.
+type Step struct {
+	Path    string
+	What    string
+	Changed bool
 }
 
-// removeAgent takes lockgate's entries out of agent's settings.
-func (a *app) removeAgent(root, agent string) error {
-	if err := checkAgent(agent); err != nil {
-		return err
+// Setup writes agent's settings in the worktree at root: for Claude Code,
+// the pre-edit guard in .claude/settings.json and the MCP server in
+// .mcp.json. Each entry is merged beside the user's own.
+func Setup(root, agent string) ([]Step, error) {
+	if err := Check(agent); err != nil {
+		return nil, err
 	}
+	bin := lockgateBin()
+	var steps []Step
+	for _, step := range []struct {
+		path  string
+		merge func(*agentFile) (bool, error)
+		what  string
+	}{
+		{filepath.Join(root, ".claude", "settings.json"), func(f *agentFile) (bool, error) { return mergeClaudeSettings(f, claudeGuardCommand(bin)) }, "PreToolUse guard for " + claudeGuardMatcher},
+		{filepath.Join(root, ".mcp.json"), func(f *agentFile) (bool, error) { return mergeMCPConfig(f, bin) }, `MCP server "lockgate"`},
+	} {
+		f, err := readAgentFile(step.path)
+		if err != nil {
+			return steps, err
+		}
+		changed, err := step.merge(f)
+		if err != nil {
+			return steps, err
+		}
+		if changed {
+			if err := f.write(); err != nil {
+				return steps, err
+			}
+		}
+		steps = append(steps, Step{Path: step.path, What: step.what, Changed: changed})
+	}
+	return steps, nil
+}
+
+// Remove takes lockgate's entries out of agent's settings; the steps name
+// the entries it removed.
+func Remove(root, agent string) ([]Step, error) {
+	if err := Check(agent); err != nil {
+		return nil, err
+	}
+	var steps []Step
 	for _, step := range []struct {
 		path   string
 		remove func(*agentFile) bool
 		what   string
 	}{
 		{filepath.Join(root, ".claude", "settings.json"), removeClaudeSettings, "PreToolUse guard"},
-		{filepath.Join(root, ".mcp.json"), removeMCPConfig, "MCP server \"lockgate\""},
+		{filepath.Join(root, ".mcp.json"), removeMCPConfig, `MCP server "lockgate"`},
 	} {
 		f, err := readAgentFile(step.path)
 		if err != nil {
-			return err
+			return steps, err
 		}
 		if !step.remove(f) {
 			continue
 		}
 		if err := f.write(); err != nil {
-			return err
+			return steps, err
 		}
-		fmt.Fprintf(a.stdio.Err, "%s: %s removed\n", step.path, step.what)
+		steps = append(steps, Step{Path: step.path, What: step.what, Changed: true})
 	}
-	return nil
+	return steps, nil
 }
