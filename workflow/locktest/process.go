@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"strconv"
@@ -382,4 +383,63 @@ func (c *Churn) Kill() error {
 		return errors.New(strings.Join(c.errs, "\n"))
 	}
 	return nil
+}
+
+// KillChurn configures RunKillChurn.
+type KillChurn struct {
+	// Test is the helper test that runs HelperProcess; Store names the
+	// store to it (as in ProcessRace).
+	Test, Store string
+	// Kills is how many pairs of helpers are killed.
+	Kills int
+}
+
+// RunKillChurn kills processes with SIGKILL in the middle of acquiring,
+// refreshing and releasing, two at a time so that kills also land in
+// takeovers of the other's expired locks. After every kill each record s
+// lists is whole and each key reads back or is absent; at the end every
+// key can be taken and given back: no half-written record, no lock of the
+// store left behind by the dead.
+func RunKillChurn(t *testing.T, s workflow.Store, k KillChurn) {
+	t.Helper()
+	ctx := context.Background()
+	keys := []string{"src/a.go", "src/**", "task:TASK-001", "docs/" + strings.Repeat("Long", 60) + ".md"}
+	for i := range k.Kills {
+		a := StartChurn(t, k.Test, k.Store, keys)
+		b := StartChurn(t, k.Test, k.Store, keys)
+		time.Sleep(time.Duration(2+rand.IntN(30)) * time.Millisecond)
+		if err := a.Kill(); err != nil {
+			t.Fatalf("kill %d: helper reported: %v", i, err)
+		}
+		time.Sleep(time.Duration(rand.IntN(5)) * time.Millisecond)
+		if err := b.Kill(); err != nil {
+			t.Fatalf("kill %d: helper reported: %v", i, err)
+		}
+		entries, err := s.List(ctx)
+		if err != nil {
+			t.Fatalf("kill %d: List: %v", i, err)
+		}
+		for _, e := range entries {
+			if e.Err != nil {
+				t.Fatalf("kill %d: %s: %v", i, e.Name, e.Err)
+			}
+		}
+		for _, key := range keys {
+			if _, err := s.Get(ctx, key); err != nil && !errors.Is(err, workflow.ErrNotFound) {
+				t.Fatalf("kill %d: Get(%q): %v", i, key, err)
+			}
+		}
+	}
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	later := time.Now().Add(time.Hour)
+	for _, key := range keys {
+		rec, _, err := s.Acquire(ctx, NewLock(key, "survivor", later, time.Hour), later)
+		if err != nil {
+			t.Fatalf("Acquire(%q) after the kills: %v", key, err)
+		}
+		if err := s.Release(ctx, key, rec.Token); err != nil {
+			t.Fatalf("Release(%q) after the kills: %v", key, err)
+		}
+	}
 }

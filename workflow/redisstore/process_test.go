@@ -376,9 +376,8 @@ func TestProcessTakeoverRace(t *testing.T) {
 	})
 }
 
-// TestSIGKILL kills processes in the middle of acquiring, refreshing and
-// releasing: each mutation is one script, so no record is ever half
-// written and every key can be taken afterwards.
+// TestSIGKILL: each mutation is one script, so a process killed in the
+// middle of one leaves no record half written.
 func TestSIGKILL(t *testing.T) {
 	t.Parallel()
 	if testing.Short() {
@@ -386,40 +385,7 @@ func TestSIGKILL(t *testing.T) {
 	}
 	srv := redistest.Start(t, redistest.Options{})
 	prefix := freshPrefix(t)
-	store := srv.URL() + " " + prefix
-	s := open(t, srv.URL(), Options{Prefix: prefix})
-	keys := []string{"src/a.go", "src/**", "task:TASK-001", "docs/" + strings.Repeat("Long", 60) + ".md"}
-	for i := range 10 {
-		a := locktest.StartChurn(t, "TestHelperProcess", store, keys)
-		b := locktest.StartChurn(t, "TestHelperProcess", store, keys)
-		time.Sleep(time.Duration(2+rand.IntN(30)) * time.Millisecond)
-		if err := a.Kill(); err != nil {
-			t.Fatalf("kill %d: helper reported: %v", i, err)
-		}
-		time.Sleep(time.Duration(rand.IntN(5)) * time.Millisecond)
-		if err := b.Kill(); err != nil {
-			t.Fatalf("kill %d: helper reported: %v", i, err)
-		}
-		entries, err := s.List(context.Background())
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, e := range entries {
-			if e.Err != nil {
-				t.Fatalf("kill %d: %s: %v", i, e.Name, e.Err)
-			}
-		}
-	}
-	later := time.Now().Add(time.Hour)
-	for _, k := range keys {
-		rec, _, err := s.Acquire(context.Background(), locktest.NewLock(k, "survivor", later, time.Hour), later)
-		if err != nil {
-			t.Fatalf("Acquire(%q) after the kills: %v", k, err)
-		}
-		if err := s.Release(context.Background(), k, rec.Token); err != nil {
-			t.Fatal(err)
-		}
-	}
+	locktest.RunKillChurn(t, open(t, srv.URL(), Options{Prefix: prefix}), locktest.KillChurn{Test: "TestHelperProcess", Store: srv.URL() + " " + prefix, Kills: 10})
 }
 
 // Two processes of one session share its rate limit (10 per minute).
