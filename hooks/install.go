@@ -1,6 +1,8 @@
 package hooks
 
 import (
+	"github.com/lockgate/lockgate/internal/safetext"
+
 	"errors"
 	"fmt"
 	"os"
@@ -28,7 +30,7 @@ const prevSuffix = ".pre-lockgate"
 func Shim(name, bin string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "#!/bin/sh\n%s v1: installed by `lockgate install`; `lockgate uninstall` removes it and restores any previous hook.\n", shimMarker)
-	fmt.Fprintf(&b, "lockgate=${LOCKGATE_BIN:-%s}\n", shQuote(bin))
+	fmt.Fprintf(&b, "lockgate=${LOCKGATE_BIN:-%s}\n", safetext.ShellQuote(bin))
 	b.WriteString(`if [ ! -x "$lockgate" ]; then
   lockgate=$(command -v lockgate) || { echo "lockgate: binary not found; reinstall it, or remove this hook with 'lockgate uninstall'" >&2; exit 1; }
 fi
@@ -49,8 +51,6 @@ fi
 	fmt.Fprintf(&b, "exec \"$lockgate\" hook %s \"$@\"\n", name)
 	return b.String()
 }
-
-func shQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
 
 // IsShim reports whether the file at path is a lockgate shim.
 func IsShim(path string) bool {

@@ -269,7 +269,7 @@ func normalizeTask(t *Task) error {
 	if len(t.TouchedPaths) == 0 && len(t.Keys) == 0 {
 		return fmt.Errorf("task %s: no touched_paths and no keys: nothing to lock", t.ID)
 	}
-	if t.Backfill && !isTypeWord(t.Type) {
+	if t.Backfill && !lockkey.IsWord(t.Type) {
 		return fmt.Errorf("task %s: backfill task type %q must match [a-z0-9_-]+ (it names backfill:type:<type>)", t.ID, t.Type)
 	}
 	for i, p := range t.TouchedPaths {
@@ -294,18 +294,4 @@ func normalizeTask(t *Task) error {
 		t.Keys[i] = c
 	}
 	return nil
-}
-
-// isTypeWord reports whether s matches [a-z0-9_-]+.
-func isTypeWord(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
-			return false
-		}
-	}
-	return true
 }

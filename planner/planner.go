@@ -84,7 +84,7 @@ func (r Rejection) Key() string { return r.Type + ":" + r.Path }
 // rejection of unknown type for that path. ok is false for an empty value
 // or path.
 func ParseRejection(v string) (r Rejection, ok bool) {
-	if typ, p, found := strings.Cut(v, ":"); found && (typ == "" || isTypeWord(typ)) {
+	if typ, p, found := strings.Cut(v, ":"); found && (typ == "" || lockkey.IsWord(typ)) {
 		return Rejection{Path: p, Type: typ}, p != ""
 	}
 	return Rejection{Path: v}, v != ""
@@ -153,7 +153,7 @@ func Rejections(in *Input, plan *Plan) map[Rejection]bool {
 
 // ValidType reports whether s can be a backfill task type: it matches
 // [a-z0-9_-]+, as backfill:type:<type> requires.
-func ValidType(s string) bool { return isTypeWord(s) }
+func ValidType(s string) bool { return lockkey.IsWord(s) }
 
 // Make plans the tasks of in. It fails on an invalid task (as Parse would),
 // an invalid hot_files entry, or a backfill task when cfg.Policy does not

@@ -210,5 +210,5 @@ func Quote(s string) string {
 	}) < 0 {
 		return s
 	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+	return safetext.ShellQuote(s)
 }

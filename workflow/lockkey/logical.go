@@ -231,8 +231,9 @@ func isTable(s string) bool {
 	return true
 }
 
-// isWord reports s matches [a-z0-9_-]+.
-func isWord(s string) bool {
+// IsWord reports whether s matches [a-z0-9_-]+: a segment of an event or
+// flag key, a task type.
+func IsWord(s string) bool {
 	if s == "" {
 		return false
 	}
@@ -248,7 +249,7 @@ func isWord(s string) bool {
 func (p *parser) parseEvent(v string) *fail {
 	ok := v != ""
 	for _, seg := range strings.Split(v, ".") {
-		ok = ok && isWord(seg)
+		ok = ok && IsWord(seg)
 	}
 	if ok {
 		return nil
@@ -265,7 +266,7 @@ func (p *parser) parseEvent(v string) *fail {
 func (p *parser) parseFlag(v string) *fail {
 	ok := v != ""
 	for _, seg := range strings.Split(v, "/") {
-		ok = ok && (isWord(seg) || seg == "*" || seg == "**")
+		ok = ok && (IsWord(seg) || seg == "*" || seg == "**")
 	}
 	if ok {
 		return nil
@@ -486,13 +487,13 @@ func isHex(s string) bool {
 
 func (p *parser) parseBackfill(v string) *fail {
 	if typ, ok := strings.CutPrefix(v, "type:"); ok {
-		if isWord(typ) {
+		if IsWord(typ) {
 			return nil
 		}
 		return refuse("backfill type must match [a-z0-9_-]+", backfillForm, p.suggest("backfill:type:"+strings.ToLower(typ)))
 	}
 	exp := ""
-	if lv := strings.ToLower(v); isWord(lv) {
+	if lv := strings.ToLower(v); IsWord(lv) {
 		exp = p.suggest("backfill:type:" + lv)
 	}
 	return refuse("backfill keys name a task type", backfillForm, exp)
