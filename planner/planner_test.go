@@ -16,9 +16,9 @@ func testPolicy(t testing.TB) *scope.Compiled {
 	c, err := scope.Compile(scope.Policy{
 		UserOwned: []string{"DESIGN_DOCUMENT.md"},
 		Core:      []string{"bridge/loop.py", "bridge/loop_pkg/**"},
-		Profiles: map[string][]string{
-			"backfill":        {"tests/**", "docs/**", ".github/**"},
-			"backfill-bridge": {"tests/**", "docs/**", "bridge/**", ".github/**"},
+		Profiles: map[string]scope.Profile{
+			"backfill":        {Allow: []string{"tests/**", "docs/**", ".github/**"}},
+			"backfill-bridge": {Allow: []string{"tests/**", "docs/**", "bridge/**", ".github/**"}},
 		},
 	})
 	if err != nil {
@@ -445,7 +445,7 @@ func TestRejectionString(t *testing.T) {
 
 func TestMakeErrors(t *testing.T) {
 	t.Parallel()
-	noBackfill, err := scope.Compile(scope.Policy{Profiles: map[string][]string{"docs": {"docs/**"}}})
+	noBackfill, err := scope.Compile(scope.Policy{Profiles: map[string]scope.Profile{"docs": {Allow: []string{"docs/**"}}}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,7 +16,7 @@ import (
 // (braces, ?, a * inside a name).
 func benchPolicy() Policy {
 	p := Policy{
-		Profiles:          map[string][]string{},
+		Profiles:          map[string]Profile{},
 		ProtectedBranches: []string{"main", "release/*"},
 	}
 	// 10 user-owned
@@ -39,7 +39,7 @@ func benchPolicy() Policy {
 			allow = append(allow, fmt.Sprintf("src/pkg%d/**", pr*12+i))
 		}
 		allow = append(allow, "tests/**", "docs/**", ".github/**", "**/*.md", "scripts/*.sh", "**/testdata/**", "src/{gen,vendor}/**", "tools/lint?.cfg")
-		p.Profiles[fmt.Sprintf("backfill-%d", pr)] = allow
+		p.Profiles[fmt.Sprintf("backfill-%d", pr)] = Profile{Allow: allow}
 	}
 	// 20 key rules x 3 = 60 patterns
 	for i := range 20 {
@@ -177,7 +177,7 @@ func benchPatterns() []string {
 	p := benchPolicy()
 	out := slices.Concat(p.UserOwned, p.Core)
 	for _, name := range slices.Sorted(maps.Keys(p.Profiles)) {
-		out = append(out, p.Profiles[name]...)
+		out = append(out, p.Profiles[name].Allow...)
 	}
 	for _, r := range p.KeyRules {
 		out = append(out, r.Paths...)

@@ -25,33 +25,40 @@ const (
 	WorkerAgent = "agent"
 )
 
-// Policy is the `scope:` section of .lockgate.yaml. Every path entry is a
-// doublestar pattern over repo-relative paths.
+// Policy is the `scope:` section of .lockgate.yaml, as the config file
+// spells it. Every path entry is a doublestar pattern over repo-relative
+// paths.
 type Policy struct {
 	// UserOwned paths only people may change: worker type "agent" may not.
-	UserOwned []string
+	UserOwned []string `yaml:"user_owned"`
 	// Core paths are never part of a backfill change, under any backfill
 	// profile (one whose name is "backfill" or starts with "backfill"),
 	// however wide its allow list.
-	Core []string
+	Core []string `yaml:"core"`
 	// Profiles maps a profile name to its allow patterns; under an active
 	// profile, every touched path must match one of them.
-	Profiles map[string][]string
+	Profiles map[string]Profile `yaml:"profiles"`
 	// KeyRules: a touched path matching a rule's Paths needs all of its
 	// Keys held by the committer.
-	KeyRules []KeyRule
+	KeyRules []KeyRule `yaml:"key_rules"`
 	// ProtectedBranches are branch-name patterns ("main", "release/*") that
 	// take no direct commits.
-	ProtectedBranches []string
-	// IgnoreCase matches paths case-insensitively (core.ignorecase).
-	IgnoreCase bool
+	ProtectedBranches []string `yaml:"protected_branches"`
+	// IgnoreCase matches paths case-insensitively (core.ignorecase): the
+	// repository's, not the file's.
+	IgnoreCase bool `yaml:"-"`
+}
+
+// Profile is one scope profile: the paths a change under it may touch.
+type Profile struct {
+	Allow []string `yaml:"allow"`
 }
 
 // KeyRule says that changing any path matching Paths needs every one of
 // Keys (logical lock keys such as "db:migration-slot") held.
 type KeyRule struct {
-	Paths []string
-	Keys  []string
+	Paths []string `yaml:"paths"`
+	Keys  []string `yaml:"keys"`
 }
 
 // Subject is who commits, under which profile, to which branch.
@@ -142,7 +149,7 @@ func Compile(p Policy) (*Compiled, error) {
 	}
 	slices.Sort(c.names)
 	for i, name := range c.names {
-		allow := p.Profiles[name]
+		allow := p.Profiles[name].Allow
 		c.profiles[name] = i
 		c.profs = append(c.profs, profile{name: name, summary: strings.Join(allow, ", ")})
 		if err := add("scope.profiles."+name+".allow", allow, groupAllow, i); err != nil {

@@ -25,9 +25,9 @@ func seedPolicy() Policy {
 			"bridge/loop_pkg/**",
 			"DESIGN_DOCUMENT.md",
 		},
-		Profiles: map[string][]string{
-			"backfill":        {"tests/**", "docs/**", ".github/**"},
-			"backfill-bridge": {"tests/**", "docs/**", "bridge/**", ".github/**"},
+		Profiles: map[string]Profile{
+			"backfill":        {Allow: []string{"tests/**", "docs/**", ".github/**"}},
+			"backfill-bridge": {Allow: []string{"tests/**", "docs/**", "bridge/**", ".github/**"}},
 		},
 		KeyRules: []KeyRule{
 			{Paths: []string{"migrations/**"}, Keys: []string{"db:migration-slot"}},
@@ -273,7 +273,7 @@ func TestEvaluateReasons(t *testing.T) {
 	t.Run("key with a space and empty allow list", func(t *testing.T) {
 		t.Parallel()
 		c := mustCompile(t, Policy{
-			Profiles: map[string][]string{"locked": nil},
+			Profiles: map[string]Profile{"locked": {}},
 			KeyRules: []KeyRule{{Paths: []string{"openapi/**"}, Keys: []string{"api:GET /v1/users"}}},
 		})
 		got := c.Evaluate([]string{"openapi/v1.yaml"}, Subject{WorkerType: WorkerHuman, Profile: "locked"})
@@ -307,7 +307,7 @@ func TestCompileErrors(t *testing.T) {
 	}{
 		{name: "user_owned", p: Policy{UserOwned: []string{"a", "b[", "c"}}, want: `scope.user_owned[1]: invalid pattern "b["`},
 		{name: "core", p: Policy{UserOwned: []string{"a"}, Core: []string{"x/**", "{y"}}, want: `scope.core[1]: invalid pattern "{y"`},
-		{name: "profile", p: Policy{Profiles: map[string][]string{"a": {"ok"}, "b": {"ok", "ok2", `bad\`}}}, want: `scope.profiles.b.allow[2]: invalid pattern "bad\\"`},
+		{name: "profile", p: Policy{Profiles: map[string]Profile{"a": {Allow: []string{"ok"}}, "b": {Allow: []string{"ok", "ok2", `bad\`}}}}, want: `scope.profiles.b.allow[2]: invalid pattern "bad\\"`},
 		{name: "key rule paths", p: Policy{KeyRules: []KeyRule{{Paths: []string{"a"}, Keys: []string{"k"}}, {Paths: []string{"[]"}, Keys: []string{"k"}}}}, want: `scope.key_rules[1].paths[0]: invalid pattern "[]"`},
 		{name: "protected branches", p: Policy{ProtectedBranches: []string{"main", "release/{"}}, want: `scope.protected_branches[1]: invalid pattern "release/{"`},
 		{name: "empty pattern", p: Policy{Core: []string{"a", ""}}, want: `scope.core[1]: empty pattern`},

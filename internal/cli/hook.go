@@ -15,7 +15,6 @@ import (
 
 	"github.com/lockgate/lockgate/diffpath"
 	"github.com/lockgate/lockgate/hooks"
-	"github.com/lockgate/lockgate/internal/config"
 	"github.com/lockgate/lockgate/internal/gitexec"
 	"github.com/lockgate/lockgate/internal/hint"
 	"github.com/lockgate/lockgate/planner"
@@ -27,15 +26,13 @@ import (
 // runner builds the hook runner for this repository: compiled policy,
 // opened store (or why it could not be opened), identity.
 func (a *app) runner(ctx context.Context, e *env, profile string) (*hooks.Runner, error) {
-	sc := e.cfg.Scope
 	ignoreCase, err := e.ignoreCase(ctx)
 	if err != nil {
 		return nil, err
 	}
-	policy, err := scope.Compile(scope.Policy{
-		UserOwned: sc.UserOwned, Core: sc.Core, Profiles: profiles(sc.Profiles),
-		KeyRules: keyRules(sc.KeyRules), ProtectedBranches: sc.ProtectedBranches, IgnoreCase: ignoreCase,
-	})
+	pol := e.cfg.Scope.Policy
+	pol.IgnoreCase = ignoreCase
+	policy, err := scope.Compile(pol)
 	if err != nil {
 		return nil, usagef("%s: scope: %v", e.cfg.Path, err)
 	}
@@ -63,22 +60,6 @@ func (a *app) runner(ctx context.Context, e *env, profile string) (*hooks.Runner
 	}
 	return &hooks.Runner{Repo: e.repo, Dir: dir, Checker: ck,
 		MaxCommits: e.cfg.Hooks.PrePush.MaxCommits, MaxPaths: e.cfg.Hooks.PrePush.MaxPaths}, nil
-}
-
-func profiles(p map[string]config.Profile) map[string][]string {
-	out := make(map[string][]string, len(p))
-	for k, v := range p {
-		out[k] = v.Allow
-	}
-	return out
-}
-
-func keyRules(rs []config.KeyRule) []scope.KeyRule {
-	out := make([]scope.KeyRule, len(rs))
-	for i, r := range rs {
-		out[i] = scope.KeyRule{Paths: r.Paths, Keys: r.Keys}
-	}
-	return out
 }
 
 // skipHook honours LOCKGATE_SKIP=1 (or true, yes) for the hooks that run

@@ -1,6 +1,8 @@
 package config
 
 import (
+	"github.com/lockgate/lockgate/scope"
+
 	"errors"
 	"fmt"
 	"io"
@@ -97,26 +99,12 @@ type OpenAPIConfig struct {
 	Files []string `yaml:"files"`
 }
 
-// ScopeConfig is the `scope:` section. All paths are repo-relative
+// ScopeConfig is the `scope:` section: the policy the hooks judge by, and
+// the hot files the planner spreads out. All paths are repo-relative
 // doublestar patterns.
 type ScopeConfig struct {
-	UserOwned         []string           `yaml:"user_owned"`
-	Core              []string           `yaml:"core"`
-	Profiles          map[string]Profile `yaml:"profiles"`
-	HotFiles          []string           `yaml:"hot_files"`
-	KeyRules          []KeyRule          `yaml:"key_rules"`
-	ProtectedBranches []string           `yaml:"protected_branches"`
-}
-
-// Profile is one scope profile: the paths a change under it may touch.
-type Profile struct {
-	Allow []string `yaml:"allow"`
-}
-
-// KeyRule says that changing any of Paths needs every one of Keys locked.
-type KeyRule struct {
-	Paths []string `yaml:"paths"`
-	Keys  []string `yaml:"keys"`
+	scope.Policy `yaml:",inline"`
+	HotFiles     []string `yaml:"hot_files"`
 }
 
 // HooksConfig is the `hooks:` section.

@@ -1,6 +1,8 @@
 package config
 
 import (
+	"github.com/lockgate/lockgate/scope"
+
 	"errors"
 	"fmt"
 	"os"
@@ -151,14 +153,16 @@ func TestSpecExample(t *testing.T) {
 	want.Locks.StoreSet = true // the example names locks.store
 	want.Contracts.OpenAPI.Files = []string{"openapi/v1.yaml"}
 	want.Scope = ScopeConfig{
-		UserOwned: []string{"DESIGN_DOCUMENT.md"},
-		Core:      []string{"bridge/loop.py", "bridge/loop_pkg/**"},
-		Profiles: map[string]Profile{
-			"backfill":        {Allow: []string{"tests/**", "docs/**", ".github/**"}},
-			"backfill-bridge": {Allow: []string{"tests/**", "docs/**", "bridge/**", ".github/**"}},
+		Policy: scope.Policy{
+			UserOwned: []string{"DESIGN_DOCUMENT.md"},
+			Core:      []string{"bridge/loop.py", "bridge/loop_pkg/**"},
+			Profiles: map[string]scope.Profile{
+				"backfill":        {Allow: []string{"tests/**", "docs/**", ".github/**"}},
+				"backfill-bridge": {Allow: []string{"tests/**", "docs/**", "bridge/**", ".github/**"}},
+			},
+			KeyRules: []scope.KeyRule{{Paths: []string{"migrations/**"}, Keys: []string{"db:migration-slot"}}},
 		},
 		HotFiles: []string{"api.py", "board_writer.py"},
-		KeyRules: []KeyRule{{Paths: []string{"migrations/**"}, Keys: []string{"db:migration-slot"}}},
 	}
 	c.pos, want.pos = nil, nil
 	if !reflect.DeepEqual(c, want) {

@@ -416,24 +416,31 @@ func (d *decoder) mergePairs(val *yaml.Node, path string) []pair {
 	return nil
 }
 
-// fieldIndex maps YAML names to struct field indexes: the `yaml` tag name,
-// else the lowercased field name (yaml.v3's rule). `yaml:"-"` and unexported
-// fields are skipped.
-func fieldIndex(t reflect.Type) map[string]int {
-	m := make(map[string]int, t.NumField())
+// fieldIndex maps YAML names to struct field index paths: the `yaml` tag
+// name, else the lowercased field name (yaml.v3's rule); the fields of an
+// embedded struct tagged `yaml:",inline"` as the struct's own. `yaml:"-"`
+// and unexported fields are skipped.
+func fieldIndex(t reflect.Type) map[string][]int {
+	m := make(map[string][]int, t.NumField())
 	for i := 0; i < t.NumField(); i++ {
 		f := t.Field(i)
 		if !f.IsExported() {
 			continue
 		}
-		name := strings.Split(f.Tag.Get("yaml"), ",")[0]
+		name, opts, _ := strings.Cut(f.Tag.Get("yaml"), ",")
 		if name == "-" {
+			continue
+		}
+		if f.Anonymous && f.Type.Kind() == reflect.Struct && opts == "inline" {
+			for n, idx := range fieldIndex(f.Type) {
+				m[n] = append([]int{i}, idx...)
+			}
 			continue
 		}
 		if name == "" {
 			name = strings.ToLower(f.Name)
 		}
-		m[name] = i
+		m[name] = []int{i}
 	}
 	return m
 }
@@ -456,7 +463,7 @@ func (d *decoder) decodeStruct(n *yaml.Node, v reflect.Value, path string) {
 		}
 		child := join(path, p.key.Value)
 		d.pos[child] = p.key.Line
-		d.decode(p.val, v.Field(i), child)
+		d.decode(p.val, v.FieldByIndex(i), child)
 	}
 }
 
