@@ -11,20 +11,16 @@ import (
 	"github.com/lockgate/lockgate/internal/safetext"
 )
 
-// Rules of a Violation, stable for scripts reading --json.
+// Rules of a Violation, stable for scripts reading --json: the scope
+// policy's (scope.RuleUserOwned, RuleCore, RuleProfile, RuleKeyRule,
+// RuleProtectedBranch, RuleUnknownProfile) and the lock checks' below.
 const (
-	RuleLocked          = "locked"           // a path or pattern lock of another live holder
-	RuleCorruptLock     = "corrupt_lock"     // an unreadable lock record covers the path
-	RuleNotLocked       = "not_locked"       // hooks.require_lock and the committer holds no lock
-	RulePaused          = "paused"           // a feature:*:pause lock of someone else
-	RuleUserOwned       = "user_owned"       // agents may not change it
-	RuleCore            = "core"             // never in a backfill profile
-	RuleProfile         = "profile"          // outside the active profile's allow list
-	RuleKeyRule         = "key_rule"         // needs a logical key the committer does not hold
-	RuleProtectedBranch = "protected_branch" // no direct commits
-	RuleUnknownProfile  = "unknown_profile"
-	RuleLimit           = "limit" // too many commits or paths to check
-	RuleTask            = "task"  // commit message names no held task
+	RuleLocked      = "locked"       // a path or pattern lock of another live holder
+	RuleCorruptLock = "corrupt_lock" // an unreadable lock record covers the path
+	RuleNotLocked   = "not_locked"   // hooks.require_lock and the committer holds no lock
+	RulePaused      = "paused"       // a feature:*:pause lock of someone else
+	RuleLimit       = "limit"        // too many commits or paths to check
+	RuleTask        = "task"         // commit message names no held task
 )
 
 // Violation is one reason a change is refused.

@@ -4,12 +4,6 @@ import (
 	"time"
 )
 
-// Worker types. Anything else is refused at the edge (CLI, config).
-const (
-	HolderHuman = "human"
-	HolderAgent = "agent"
-)
-
 // Lock is one lock record, as stored by every backend and printed by
 // `lock list --json`.
 type Lock struct {

@@ -580,11 +580,21 @@ func (m *Manager) Clear(ctx context.Context, key string, me Owner) (Lock, error)
 	return removed, err
 }
 
+// KeyState is whether a key is free, held by the asker, or held by
+// someone else.
+type KeyState string
+
+// The states Check reports (`lock check --json`, the check_locks tool).
+const (
+	StateFree KeyState = "free"
+	StateMine KeyState = "mine"
+	StateHeld KeyState = "held"
+)
+
 // Status is one key's answer to Check.
 type Status struct {
-	Key string `json:"key"`
-	// State is "free", "mine" or "held".
-	State string `json:"state"`
+	Key   string   `json:"key"`
+	State KeyState `json:"state"`
 	// Locks are the live locks of others on or overlapping the key, or the
 	// owner's own lock when State is "mine".
 	Locks []Lock `json:"locks,omitempty"`
@@ -600,7 +610,7 @@ func (m *Manager) Check(ctx context.Context, keys []string, me Owner) ([]Status,
 		if err != nil {
 			return nil, err
 		}
-		st := Status{Key: key, State: "free"}
+		st := Status{Key: key, State: StateFree}
 		var mine []Lock
 		for _, e := range entries {
 			if e.Err != nil {
@@ -613,11 +623,11 @@ func (m *Manager) Check(ctx context.Context, keys []string, me Owner) ([]Status,
 				mine = append(mine, e.Lock)
 				continue
 			}
-			st.State = "held"
+			st.State = StateHeld
 			st.Locks = append(st.Locks, e.Lock)
 		}
-		if st.State == "free" && len(mine) > 0 {
-			st.State, st.Locks = "mine", mine
+		if st.State == StateFree && len(mine) > 0 {
+			st.State, st.Locks = StateMine, mine
 		}
 		out = append(out, st)
 	}

@@ -158,7 +158,7 @@ func TestManager(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			want := map[string]string{"a.py": "mine", "lib/x.go": "held", "free.txt": "free"}
+			want := map[string]workflow.KeyState{"a.py": "mine", "lib/x.go": "held", "free.txt": "free"}
 			for _, s := range sts {
 				if want[s.Key] != s.State {
 					t.Errorf("%s: state %s, want %s", s.Key, s.State, want[s.Key])

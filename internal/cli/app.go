@@ -13,6 +13,7 @@ import (
 	"github.com/lockgate/lockgate/internal/config"
 	"github.com/lockgate/lockgate/internal/gitexec"
 	"github.com/lockgate/lockgate/internal/safetext"
+	"github.com/lockgate/lockgate/scope"
 	"github.com/lockgate/lockgate/workflow"
 	"github.com/lockgate/lockgate/workflow/filestore"
 	"github.com/lockgate/lockgate/workflow/journal"
@@ -259,8 +260,8 @@ func (a *app) identity() (workflow.Owner, error) {
 		host, _ := os.Hostname()
 		worker = firstNonEmpty(name, "unknown") + "@" + firstNonEmpty(host, "localhost")
 	}
-	wt := firstNonEmpty(g.WorkerType, getenv("LOCKGATE_WORKER_TYPE"), workflow.HolderHuman)
-	if wt != workflow.HolderHuman && wt != workflow.HolderAgent {
+	wt := firstNonEmpty(g.WorkerType, getenv("LOCKGATE_WORKER_TYPE"), scope.WorkerHuman)
+	if wt != scope.WorkerHuman && wt != scope.WorkerAgent {
 		return workflow.Owner{}, usagef("worker type %q: want human or agent", wt)
 	}
 	return newOwner(worker, wt, firstNonEmpty(g.Session, getenv("LOCKGATE_SESSION"), worker))
@@ -600,11 +601,7 @@ func (e *env) cmdFile(p string) string {
 
 // ttlFor is the default TTL of a key for this worker (README: Locks).
 func (e *env) ttlFor(k lockkey.Key) time.Duration {
-	kind := "task"
-	if k.Kind == lockkey.KindActivity {
-		kind = "activity"
-	}
-	return e.cfg.TTL(e.me.HolderType, kind)
+	return e.cfg.TTL(e.me.HolderType, k.Kind)
 }
 
 func canonicals(keys []lockkey.Key) []string {

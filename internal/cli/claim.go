@@ -140,7 +140,7 @@ func (a *app) claimPackage(ctx context.Context, e *env, wp *config.WorkPackage, 
 		ttl = time.Duration(wp.Locks.TTLMinutes) * time.Minute
 	}
 	if ttl == 0 {
-		ttl = e.cfg.TTL(e.me.HolderType, "task")
+		ttl = e.cfg.TTL(e.me.HolderType, lockkey.KindTask)
 	}
 	req := workflow.Request{
 		Keys: canonicals(append([]lockkey.Key{taskKey}, keys...)), Owner: e.me, TTL: ttl,

@@ -143,7 +143,7 @@ func (a *app) noteRejections(ctx context.Context, e *env, taskType string, r *ho
 	}
 	rs := map[planner.Rejection]bool{}
 	for _, v := range r.Violations {
-		if v.Path != "" && (v.Rule == hooks.RuleProfile || v.Rule == hooks.RuleCore) {
+		if v.Path != "" && (v.Rule == scope.RuleProfile || v.Rule == scope.RuleCore) {
 			rs[planner.Rejection{Path: v.Path, Type: taskType}] = true
 		}
 	}

@@ -129,7 +129,7 @@ func (a *app) completeRequest(e *env, req *workflow.Request, keys []lockkey.Key)
 	}
 	for _, k := range keys {
 		if k.Kind == lockkey.KindActivity {
-			req.TaskTTL = e.cfg.TTL(e.me.HolderType, "task")
+			req.TaskTTL = e.cfg.TTL(e.me.HolderType, lockkey.KindTask)
 		}
 	}
 	return nil
@@ -145,7 +145,7 @@ func (a *app) refreshKeys(ctx context.Context, e *env, keys []lockkey.Key, ttl t
 		if t == 0 {
 			t = a.defaultTTL(e, []lockkey.Key{k})
 		}
-		ls, err := e.mgr.Refresh(ctx, []string{k.Canonical}, e.me, t, e.cfg.TTL(e.me.HolderType, "task"), ttl != 0)
+		ls, err := e.mgr.Refresh(ctx, []string{k.Canonical}, e.me, t, e.cfg.TTL(e.me.HolderType, lockkey.KindTask), ttl != 0)
 		out = append(out, ls...)
 		if err != nil {
 			return out, err
@@ -165,7 +165,7 @@ func (a *app) defaultTTL(e *env, keys []lockkey.Key) time.Duration {
 		}
 		return redisstore.FallbackTTL
 	}
-	ttl := e.cfg.TTL(e.me.HolderType, "task")
+	ttl := e.cfg.TTL(e.me.HolderType, lockkey.KindTask)
 	for _, k := range keys {
 		ttl = max(ttl, e.ttlFor(k))
 	}
@@ -410,7 +410,7 @@ func checkCommand() *command {
 			}
 			held := false
 			for _, s := range sts {
-				held = held || s.State == "held"
+				held = held || s.State == workflow.StateHeld
 			}
 			if a.globals.JSON {
 				if err := writeJSON(a.stdio.Out, statusViews(sts)); err != nil {
@@ -421,10 +421,10 @@ func checkCommand() *command {
 				rows := [][]string{{"KEY", "STATE", "HOLDER", "TYPE", "LOCK", "EXPIRES"}}
 				for _, s := range sts {
 					if len(s.Locks) == 0 {
-						rows = append(rows, []string{s.Key, s.State, "-", "-", "-", "-"})
+						rows = append(rows, []string{s.Key, string(s.State), "-", "-", "-", "-"})
 					}
 					for _, l := range s.Locks {
-						rows = append(rows, []string{s.Key, s.State, l.Holder, l.HolderType, l.Key, until(l.ExpiresAt, now)})
+						rows = append(rows, []string{s.Key, string(s.State), l.Holder, l.HolderType, l.Key, until(l.ExpiresAt, now)})
 					}
 				}
 				table(a.stdio.Out, rows)
@@ -586,9 +586,9 @@ func checkID(what, id string) error {
 
 // statusView is one key of `lock check --json`.
 type statusView struct {
-	Key   string     `json:"key"`
-	State string     `json:"state"`
-	Locks []lockView `json:"locks,omitempty"`
+	Key   string            `json:"key"`
+	State workflow.KeyState `json:"state"`
+	Locks []lockView        `json:"locks,omitempty"`
 }
 
 func statusViews(sts []workflow.Status) []statusView {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/lockgate/lockgate/internal/hint"
 	"github.com/lockgate/lockgate/internal/safetext"
+	"github.com/lockgate/lockgate/scope"
 	"github.com/lockgate/lockgate/workflow"
 	"github.com/lockgate/lockgate/workflow/branch"
 	"github.com/lockgate/lockgate/workflow/journal"
@@ -117,7 +118,7 @@ func (s *mcpService) call(id identityArgs) (*env, error) {
 			me.Holder, me.Session = id.Worker, id.Worker
 		}
 		me.HolderType = firstNonEmpty(id.WorkerType, me.HolderType)
-		if me.HolderType != workflow.HolderHuman && me.HolderType != workflow.HolderAgent {
+		if me.HolderType != scope.WorkerHuman && me.HolderType != scope.WorkerAgent {
 			return nil, usagef("worker_type %q: want human or agent", me.HolderType)
 		}
 		var err error

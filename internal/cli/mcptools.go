@@ -425,8 +425,8 @@ type checkLocksIn struct {
 type keyStatus struct {
 	Key string `json:"key"`
 	// State: free, mine (held by the caller) or held (by another).
-	State string     `json:"state" jsonschema:"free, mine, or held (by another worker)"`
-	Locks []lockView `json:"locks,omitempty" jsonschema:"the locks on or overlapping the key"`
+	State workflow.KeyState `json:"state" jsonschema:"free, mine, or held (by another worker)"`
+	Locks []lockView        `json:"locks,omitempty" jsonschema:"the locks on or overlapping the key"`
 }
 
 type checkLocksOut struct {
@@ -456,7 +456,7 @@ func (s *mcpService) checkLocks(ctx context.Context, in checkLocksIn, out *check
 	sts, err := e.mgr.Check(ctx, canonicals(keys), e.me)
 	for _, st := range sts {
 		out.Statuses = append(out.Statuses, keyStatus{Key: st.Key, State: st.State, Locks: viewsOf(st.Locks)})
-		if st.State == "held" {
+		if st.State == workflow.StateHeld {
 			out.Free = false
 		}
 	}

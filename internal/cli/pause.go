@@ -58,7 +58,7 @@ func pauseCommand() *command {
 			}
 			exact := ttl > 0 // pausing again never shortens a pause, unless --ttl says so
 			if ttl <= 0 {
-				ttl = e.cfg.TTL(e.me.HolderType, "task")
+				ttl = e.cfg.TTL(e.me.HolderType, lockkey.KindTask)
 			}
 			res, err := e.mgr.Acquire(ctx, workflow.Request{Keys: []string{key}, Owner: e.me, TTL: ttl,
 				Reason: reason, Action: "pause", EventAction: journal.ActionPause, ExactTTL: exact})

@@ -15,6 +15,7 @@ import (
 	"github.com/lockgate/lockgate/internal/config"
 	"github.com/lockgate/lockgate/internal/safetext"
 	"github.com/lockgate/lockgate/planner"
+	"github.com/lockgate/lockgate/scope"
 	"github.com/lockgate/lockgate/workflow"
 )
 
@@ -33,7 +34,7 @@ const (
 )
 
 // plannerOwner owns the planner's state records.
-var plannerOwner = workflow.Owner{Holder: "lockgate-planner", HolderType: workflow.HolderAgent, Session: "lockgate-planner"}
+var plannerOwner = workflow.Owner{Holder: "lockgate-planner", HolderType: scope.WorkerAgent, Session: "lockgate-planner"}
 
 // PlanOptions are `plan`'s flags.
 type PlanOptions struct {

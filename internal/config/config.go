@@ -2,6 +2,7 @@ package config
 
 import (
 	"github.com/lockgate/lockgate/scope"
+	"github.com/lockgate/lockgate/workflow/lockkey"
 
 	"errors"
 	"fmt"
@@ -14,18 +15,6 @@ import (
 
 // DefaultFile is the policy file's name at the repository root.
 const DefaultFile = ".lockgate.yaml"
-
-// Worker types and lock kinds, the keys of locks.durations.
-const (
-	WorkerHuman  = "human"
-	WorkerAgent  = "agent"
-	KindActivity = "activity"
-	KindTask     = "task"
-)
-
-// KnownNamespaces are the key namespaces lockgate knows (README: Lock keys); the
-// default locks.namespaces permits all of them.
-var KnownNamespaces = []string{"api", "db", "event", "flag", "env", "contract", "feature", "task", "activity", "hot", "file", "backfill"}
 
 // Duration is a duration written as a string in YAML ("8h", "30m", "2d",
 // "90s"). Bare numbers are refused: a unit is always required.
@@ -78,7 +67,7 @@ type LocksConfig struct {
 	Namespaces         []string `yaml:"namespaces"`
 	// Durations maps worker type (human|agent) to lock kind
 	// (activity|task) to default TTL.
-	Durations map[string]map[string]Duration `yaml:"durations"`
+	Durations map[string]map[lockkey.Kind]Duration `yaml:"durations"`
 	// FeaturePurposes are the purposes allowed in feature:<id>:<purpose>.
 	FeaturePurposes []string `yaml:"feature_purposes"`
 	// RedisPrefix starts every Redis key of this repository's locks;
@@ -150,10 +139,10 @@ type MCPConfig struct {
 	IdentityFromArguments bool `yaml:"identity_from_arguments"`
 }
 
-func defaultDurations() map[string]map[string]Duration {
-	return map[string]map[string]Duration{
-		WorkerHuman: {KindActivity: Duration(8 * time.Hour), KindTask: Duration(4 * time.Hour)},
-		WorkerAgent: {KindActivity: Duration(time.Hour), KindTask: Duration(30 * time.Minute)},
+func defaultDurations() map[string]map[lockkey.Kind]Duration {
+	return map[string]map[lockkey.Kind]Duration{
+		scope.WorkerHuman: {lockkey.KindActivity: Duration(8 * time.Hour), lockkey.KindTask: Duration(4 * time.Hour)},
+		scope.WorkerAgent: {lockkey.KindActivity: Duration(time.Hour), lockkey.KindTask: Duration(30 * time.Minute)},
 	}
 }
 
@@ -165,7 +154,7 @@ func Default() *Config {
 		Store:              "file",
 		StaleMinutes:       120,
 		UseGlobalClaimLock: true,
-		Namespaces:         append([]string(nil), KnownNamespaces...),
+		Namespaces:         append([]string(nil), lockkey.DefaultNamespaces...),
 		Durations:          defaultDurations(),
 		FeaturePurposes:    []string{"pause", "contract", "plan", "merge", "release"},
 	}
@@ -293,10 +282,10 @@ func (c *Config) Validate() error {
 // (task locks, plain keys) the task duration. Unknown worker types and
 // missing or non-positive entries fall back to the built-in defaults
 // (human for an unknown worker type).
-func (c *Config) TTL(workerType, lockKind string) time.Duration {
-	kind := KindTask
-	if lockKind == KindActivity {
-		kind = KindActivity
+func (c *Config) TTL(workerType string, lockKind lockkey.Kind) time.Duration {
+	kind := lockkey.KindTask
+	if lockKind == lockkey.KindActivity {
+		kind = lockkey.KindActivity
 	}
 	if d := c.Locks.Durations[workerType][kind]; d > 0 {
 		return d.Std()
@@ -305,7 +294,7 @@ func (c *Config) TTL(workerType, lockKind string) time.Duration {
 	if d, ok := defs[workerType][kind]; ok {
 		return d.Std()
 	}
-	return defs[WorkerHuman][kind].Std()
+	return defs[scope.WorkerHuman][kind].Std()
 }
 
 // StaleAfter is the age after which a lock is reported stale

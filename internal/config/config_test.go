@@ -1,6 +1,8 @@
 package config
 
 import (
+	"github.com/lockgate/lockgate/workflow/lockkey"
+
 	"github.com/lockgate/lockgate/scope"
 
 	"errors"
@@ -43,7 +45,7 @@ func TestDefault(t *testing.T) {
 		{"stale", c.Locks.StaleMinutes, 120},
 		{"global claim lock", c.Locks.UseGlobalClaimLock, true},
 		{"namespaces", c.Locks.Namespaces, []string{"api", "db", "event", "flag", "env", "contract", "feature", "task", "activity", "hot", "file", "backfill"}},
-		{"durations", c.Locks.Durations, map[string]map[string]Duration{
+		{"durations", c.Locks.Durations, map[string]map[lockkey.Kind]Duration{
 			"human": {"activity": Duration(8 * time.Hour), "task": Duration(4 * time.Hour)},
 			"agent": {"activity": Duration(time.Hour), "task": Duration(30 * time.Minute)},
 		}},
@@ -415,10 +417,11 @@ func TestTTL(t *testing.T) {
 		t.Fatal(err)
 	}
 	tests := []struct {
-		name             string
-		cfg              *Config
-		workerType, kind string
-		want             time.Duration
+		name       string
+		cfg        *Config
+		workerType string
+		kind       lockkey.Kind
+		want       time.Duration
 	}{
 		{"human activity", Default(), "human", "activity", 8 * time.Hour},
 		{"human task", Default(), "human", "task", 4 * time.Hour},

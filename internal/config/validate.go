@@ -2,14 +2,17 @@ package config
 
 import (
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
-	"sort"
 	"strings"
 	"sync"
 	"unicode"
 
 	"github.com/bmatcuk/doublestar/v4"
+
+	"github.com/lockgate/lockgate/scope"
+	"github.com/lockgate/lockgate/workflow/lockkey"
 )
 
 // Compiled on first use, not at the start of every process (hooks read a
@@ -36,22 +39,22 @@ func (c *Config) validate(ps *problems) {
 		ps.add(c.at("locks.stale_minutes"), 0, "locks.stale_minutes: must be greater than 0, got %d", c.Locks.StaleMinutes)
 	}
 	for i, ns := range c.Locks.Namespaces {
-		if !slices.Contains(KnownNamespaces, ns) {
+		if !slices.Contains(lockkey.DefaultNamespaces, ns) {
 			ps.add(c.at(fmt.Sprintf("locks.namespaces[%d]", i)), 0, "locks.namespaces: unknown namespace %s (known: %s)",
-				quote(ns), strings.Join(KnownNamespaces, ", "))
+				quote(ns), strings.Join(lockkey.DefaultNamespaces, ", "))
 		}
 	}
 	for _, wt := range sortedKeys(c.Locks.Durations) {
 		p := "locks.durations." + wt
-		if wt != WorkerHuman && wt != WorkerAgent {
+		if wt != scope.WorkerHuman && wt != scope.WorkerAgent {
 			ps.add(c.at(p), 0, "locks.durations: unknown worker type %s (want human or agent)", quote(wt))
 			continue
 		}
 		kinds := c.Locks.Durations[wt]
 		for _, kind := range sortedKeys(kinds) {
-			kp := p + "." + kind
-			if kind != KindActivity && kind != KindTask {
-				ps.add(c.at(kp), 0, "%s: unknown lock kind %s (want activity or task)", p, quote(kind))
+			kp := p + "." + string(kind)
+			if kind != lockkey.KindActivity && kind != lockkey.KindTask {
+				ps.add(c.at(kp), 0, "%s: unknown lock kind %s (want activity or task)", p, quote(string(kind)))
 				continue
 			}
 			if d := kinds[kind]; d <= 0 {
@@ -219,11 +222,6 @@ func (c *Config) ValidateKeys(check func(key string) error) error {
 	return ps.err()
 }
 
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
+func sortedKeys[K ~string, V any](m map[K]V) []K {
+	return slices.Sorted(maps.Keys(m))
 }

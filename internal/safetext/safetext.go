@@ -123,6 +123,6 @@ func cleanSlow(s string, keepLines bool) bool {
 }
 
 // ShellQuote quotes s for any POSIX shell, /bin/sh included: in single
-// quotes, each single quote written as '\''. Every byte, a newline too,
+// quotes, each single quote written as '\”. Every byte, a newline too,
 // reaches the shell's word as it is.
 func ShellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }

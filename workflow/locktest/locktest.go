@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockgate/lockgate/scope"
 	"github.com/lockgate/lockgate/workflow"
 	"github.com/lockgate/lockgate/workflow/lockkey"
 )
@@ -72,7 +73,7 @@ func NewLock(key, holder string, now time.Time, ttl time.Duration) workflow.Lock
 	return workflow.Lock{
 		Key:        key,
 		Holder:     holder,
-		HolderType: workflow.HolderAgent,
+		HolderType: scope.WorkerAgent,
 		Session:    holder + "-session",
 		Action:     "lock",
 		PID:        4242,

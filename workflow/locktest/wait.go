@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockgate/lockgate/scope"
 	"github.com/lockgate/lockgate/workflow"
 )
 
@@ -76,8 +77,8 @@ func testWaiter(t *testing.T, s workflow.Store) {
 func testWaitHandover(t *testing.T, s workflow.Store) {
 	ctx := context.Background()
 	m := &workflow.Manager{Store: s, Host: "locktest", PID: 1}
-	holder := workflow.Owner{Holder: "holder", HolderType: workflow.HolderAgent, Session: "holder"}
-	waiter := workflow.Owner{Holder: "waiter", HolderType: workflow.HolderAgent, Session: "waiter"}
+	holder := workflow.Owner{Holder: "holder", HolderType: scope.WorkerAgent, Session: "holder"}
+	waiter := workflow.Owner{Holder: "waiter", HolderType: scope.WorkerAgent, Session: "waiter"}
 	const key = "src/handover.go"
 	for round := range 5 {
 		if _, err := m.Acquire(ctx, workflow.Request{Keys: []string{key}, Owner: holder, TTL: time.Hour}); err != nil {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/lockgate/lockgate/internal/redistest"
+	"github.com/lockgate/lockgate/scope"
 	"github.com/lockgate/lockgate/workflow"
 	"github.com/lockgate/lockgate/workflow/locktest"
 )
@@ -153,7 +154,7 @@ func BenchmarkHandoverContended(b *testing.B) {
 	b.ResetTimer()
 	start := time.Now()
 	for w, m := range mgrs {
-		me := workflow.Owner{Holder: fmt.Sprintf("w%d", w), HolderType: workflow.HolderAgent, Session: fmt.Sprintf("w%d", w)}
+		me := workflow.Owner{Holder: fmt.Sprintf("w%d", w), HolderType: scope.WorkerAgent, Session: fmt.Sprintf("w%d", w)}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/lockgate/lockgate/internal/redistest"
+	"github.com/lockgate/lockgate/scope"
 	"github.com/lockgate/lockgate/workflow"
 	"github.com/lockgate/lockgate/workflow/lockkey"
 	"github.com/lockgate/lockgate/workflow/locktest"
@@ -204,8 +205,8 @@ func TestRestoreAfterRestart(t *testing.T) {
 	s := open(t, srv.URL(), Options{HistoryTTL: time.Hour})
 	c := raw(t, srv.URL())
 	m := &workflow.Manager{Store: s, Host: "h1", PID: 1}
-	alice := workflow.Owner{Holder: "alice", HolderType: workflow.HolderAgent, Session: "sess-a"}
-	bob := workflow.Owner{Holder: "bob", HolderType: workflow.HolderAgent, Session: "sess-b"}
+	alice := workflow.Owner{Holder: "alice", HolderType: scope.WorkerAgent, Session: "sess-a"}
+	bob := workflow.Owner{Holder: "bob", HolderType: scope.WorkerAgent, Session: "sess-b"}
 	acquire := func(o workflow.Owner, key string, ttl time.Duration) workflow.Lock {
 		t.Helper()
 		res, err := m.Acquire(ctx, workflow.Request{Keys: []string{key}, Owner: o, TTL: ttl, Reason: "work", TaskID: "TASK-1"})

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/lockgate/lockgate/internal/redistest"
+	"github.com/lockgate/lockgate/scope"
 	"github.com/lockgate/lockgate/workflow"
 	"github.com/lockgate/lockgate/workflow/locktest"
 )
@@ -101,7 +102,7 @@ func raceKeys() []string {
 // created with O_EXCL: finding the marker there means two holders at once.
 func machine(s *Store, id, dir string, in *bufio.Reader, out *bufio.Writer) error {
 	m := &workflow.Manager{Store: s, Host: id, PID: os.Getpid()}
-	me := workflow.Owner{Holder: id, HolderType: workflow.HolderAgent, Session: id}
+	me := workflow.Owner{Holder: id, HolderType: scope.WorkerAgent, Session: id}
 	ctx := context.Background()
 	fmt.Fprintln(out, "ready")
 	out.Flush()

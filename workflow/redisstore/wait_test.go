@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/lockgate/lockgate/internal/redistest"
+	"github.com/lockgate/lockgate/scope"
 	"github.com/lockgate/lockgate/workflow"
 )
 
@@ -51,8 +52,8 @@ func listening(t testing.TB, s *Store, key string, n int64) {
 }
 
 var (
-	holder = workflow.Owner{Holder: "holder", HolderType: workflow.HolderAgent, Session: "holder"}
-	waiter = workflow.Owner{Holder: "waiter", HolderType: workflow.HolderAgent, Session: "waiter"}
+	holder = workflow.Owner{Holder: "holder", HolderType: scope.WorkerAgent, Session: "holder"}
+	waiter = workflow.Owner{Holder: "waiter", HolderType: scope.WorkerAgent, Session: "waiter"}
 )
 
 // The Manager's --wait on Redis blocks on the key's release channel: while
@@ -196,7 +197,7 @@ func TestManagerWaitContended(t *testing.T) {
 	for w := range workers {
 		s := open(t, srv.URL(), Options{Prefix: prefix})
 		m := &workflow.Manager{Store: s, Host: "test", PID: w, WaitPoll: time.Minute}
-		me := workflow.Owner{Holder: fmt.Sprintf("w%d", w), HolderType: workflow.HolderAgent, Session: fmt.Sprintf("w%d", w)}
+		me := workflow.Owner{Holder: fmt.Sprintf("w%d", w), HolderType: scope.WorkerAgent, Session: fmt.Sprintf("w%d", w)}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -256,7 +257,7 @@ func TestManagerWaitContended(t *testing.T) {
 // already waiting at the previous release it prints the hand-over time.
 func contender(s *Store, id, dir string, n int, out *bufio.Writer) error {
 	m := &workflow.Manager{Store: s, Host: id, PID: os.Getpid(), WaitPoll: time.Minute}
-	me := workflow.Owner{Holder: id, HolderType: workflow.HolderAgent, Session: id}
+	me := workflow.Owner{Holder: id, HolderType: scope.WorkerAgent, Session: id}
 	marker, released := filepath.Join(dir, "critical"), filepath.Join(dir, "released")
 	ctx := context.Background()
 	for range n {
