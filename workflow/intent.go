@@ -55,20 +55,21 @@ func (m *Manager) begin(ctx context.Context, plan []intentEvent) (*change, error
 	if m.Events == nil {
 		return &change{m: m}, nil
 	}
-	if !m.recovered {
+	if !m.recovered.Load() {
 		if err := m.Recover(ctx); err != nil {
 			return nil, err
 		}
 	}
 	now := m.now().UTC()
+	audit := AuditOf(ctx)
 	for i := range plan {
 		ev := &plan[i].Event
 		if ev.ID == "" {
 			ev.ID = journal.NewID()
 		}
 		ev.Timestamp = now
-		ev.RequestID = cmp.Or(ev.RequestID, m.RequestID)
-		ev.TraceID = cmp.Or(ev.TraceID, m.TraceID)
+		ev.RequestID = cmp.Or(ev.RequestID, audit.RequestID)
+		ev.TraceID = cmp.Or(ev.TraceID, audit.TraceID)
 	}
 	data, err := json.Marshal(intent{Events: plan})
 	if err != nil {
@@ -128,7 +129,7 @@ func (m *Manager) Recover(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("record the events of an interrupted lockgate command: %w", err)
 	}
-	m.recovered = true
+	m.recovered.Store(true)
 	return nil
 }
 
@@ -188,13 +189,14 @@ func (m *Manager) shows(ctx context.Context, p proof) (made, renewed bool, err e
 
 // Record appends events that no lock change carries (a change of the
 // clone's store, say); an error says they are not in the journal.
-func (m *Manager) Record(evs ...journal.Event) error {
+func (m *Manager) Record(ctx context.Context, evs ...journal.Event) error {
 	if m.Events == nil {
 		return nil
 	}
+	audit := AuditOf(ctx)
 	for i := range evs {
-		evs[i].RequestID = cmp.Or(evs[i].RequestID, m.RequestID)
-		evs[i].TraceID = cmp.Or(evs[i].TraceID, m.TraceID)
+		evs[i].RequestID = cmp.Or(evs[i].RequestID, audit.RequestID)
+		evs[i].TraceID = cmp.Or(evs[i].TraceID, audit.TraceID)
 	}
 	return m.Events.Append(evs...)
 }

@@ -40,9 +40,9 @@ func TestJournalFailureUndoesAcquire(t *testing.T) {
 	if err := acquire(m, alice, time.Hour, "held.py"); err != nil {
 		t.Fatal(err)
 	}
-	broken := *m
+	broken := &workflow.Manager{Store: m.Store, Host: m.Host, PID: m.PID, Now: m.Now}
 	broken.Events = brokenAppend{j}
-	err := acquire(&broken, alice, time.Hour, "new.py", "other.py")
+	err := acquire(broken, alice, time.Hour, "new.py", "other.py")
 	var je *workflow.JournalError
 	if !errors.As(err, &je) || je.Made {
 		t.Fatalf("acquire with a broken journal = %v, want a *JournalError, not made", err)
@@ -52,7 +52,7 @@ func TestJournalFailureUndoesAcquire(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := acquire(&broken, alice, 2*time.Hour, "held.py", "new.py"); !errors.As(err, &je) || je.Made {
+	if err := acquire(broken, alice, 2*time.Hour, "held.py", "new.py"); !errors.As(err, &je) || je.Made {
 		t.Fatalf("renewal with a broken journal = %v, want a *JournalError, not made", err)
 	}
 	if after, err := m.Store.Get(ctx, "held.py"); err != nil || !after.ExpiresAt.Equal(before.ExpiresAt) || after.EventID != before.EventID {
@@ -78,7 +78,7 @@ func TestJournalFailureRecordedLater(t *testing.T) {
 	if err := acquire(m, alice, time.Hour, "a.py", "b.py", "c.py"); err != nil {
 		t.Fatal(err)
 	}
-	broken := *m
+	broken := &workflow.Manager{Store: m.Store, Host: m.Host, PID: m.PID, Now: m.Now}
 	broken.Events = brokenAppend{j}
 	_, err := broken.Release(ctx, []string{"a.py"}, alice, false)
 	var je *workflow.JournalError

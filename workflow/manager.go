@@ -1,6 +1,8 @@
 package workflow
 
 import (
+	"sync/atomic"
+
 	"cmp"
 	"context"
 	crand "crypto/rand"
@@ -33,9 +35,6 @@ type Manager struct {
 	Now    func() time.Time
 	Host   string
 	PID    int
-	// RequestID and TraceID are stamped on every record and event this
-	// Manager makes (audit context).
-	RequestID, TraceID string
 	// WaitPoll is how long a --wait on a store that signals releases (a
 	// Waiter) waits for the signal before trying again anyway; 0 means
 	// DefaultWaitPoll. The wait also ends when the lock it waits for
@@ -43,7 +42,7 @@ type Manager struct {
 	// milliseconds.
 	WaitPoll time.Duration
 
-	recovered bool // the intents of dead writers were settled
+	recovered atomic.Bool // the intents of dead writers were settled
 }
 
 // DefaultWaitPoll is Manager.WaitPoll's default.
@@ -306,11 +305,12 @@ func (m *Manager) undo(ctx context.Context, r Result) error {
 }
 
 func (m *Manager) acquireOne(ctx context.Context, req Request, key string, p proof, now time.Time) (Result, error) {
+	audit := AuditOf(ctx)
 	rec := Lock{
 		Key: key, Holder: req.Owner.Holder, HolderType: req.Owner.HolderType,
 		Session: req.Owner.Session, Action: req.Action, PID: m.PID, Host: m.Host,
 		CreatedAt: now.UTC(), ExpiresAt: now.Add(req.TTL).UTC(), Reason: req.Reason,
-		TaskID: req.TaskID, Token: p.Token, RequestID: m.RequestID, TraceID: m.TraceID, EventID: p.EventID,
+		TaskID: req.TaskID, Token: p.Token, RequestID: audit.RequestID, TraceID: audit.TraceID, EventID: p.EventID,
 	}
 	setTask(&rec, req, now)
 	stored, prev, err := m.Store.Acquire(ctx, rec, now)

@@ -734,3 +734,49 @@ func TestMCPWorkerWithoutSession(t *testing.T) {
 		t.Fatalf("lock = %v, want the server's session", l)
 	}
 }
+
+// Every tool call is a request of its own: its records and events carry a
+// request id no other call has, and the server's trace id.
+func TestMCPRequestIDPerCall(t *testing.T) {
+	t.Parallel()
+	r := gittest.New(t)
+	a := startMCP(t, r, "agent-1", "LOCKGATE_WORKER_TYPE=agent", "TRACEPARENT=00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01")
+	for _, p := range []string{"src/a.py", "src/b.py"} {
+		if out, isErr := a.call("acquire_lock", map[string]any{"file_path": p}); isErr {
+			t.Fatalf("acquire %s: %v", p, out)
+		}
+	}
+	data, err := os.ReadFile(filepath.Join(r.Dir, ".git", "lockgate", "events.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := map[string]string{}
+	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		var ev struct {
+			Action    string `json:"action"`
+			Key       string `json:"key"`
+			RequestID string `json:"request_id"`
+			TraceID   string `json:"trace_id"`
+		}
+		if err := json.Unmarshal([]byte(line), &ev); err != nil {
+			t.Fatalf("journal line %q: %v", line, err)
+		}
+		if ev.Action != "lock_acquire" {
+			continue
+		}
+		if ev.RequestID == "" || ev.TraceID != "4bf92f3577b34da6a3ce929d0e0e4736" {
+			t.Errorf("event %+v: want a request id and the server's trace id", ev)
+		}
+		ids[ev.Key] = ev.RequestID
+	}
+	if len(ids) != 2 || ids["src/a.py"] == ids["src/b.py"] {
+		t.Fatalf("request ids per call = %v, want two distinct", ids)
+	}
+	code, out := run(t, r, "agent-1", "lock", "list", "--json")
+	if code != 0 {
+		t.Fatalf("lock list: exit %d: %s", code, out)
+	}
+	if !strings.Contains(out, ids["src/a.py"]) || !strings.Contains(out, ids["src/b.py"]) {
+		t.Errorf("lock records do not carry their call's request id %v:\n%s", ids, out)
+	}
+}

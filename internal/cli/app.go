@@ -190,8 +190,7 @@ func (a *app) open(ctx context.Context) (*env, error) {
 	e.redis, _ = store.(*redisstore.Store)
 	e.journal = e.journalFile()
 	host, _ := os.Hostname()
-	e.mgr = &workflow.Manager{Store: store, Host: host, PID: os.Getpid(),
-		RequestID: workflow.NewToken()[:16], TraceID: traceID(getenv("TRACEPARENT"))}
+	e.mgr = &workflow.Manager{Store: store, Host: host, PID: os.Getpid()}
 	sink := &auditSink{ctx: ctx, journal: e.journal, autoPush: e.cfg.Workflow.AutoPush, warn: a.stdio.Err}
 	if e.cfg.Workflow.AutoCommit {
 		sink.branch = a.branchWriter(ctx, e)

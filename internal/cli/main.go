@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"github.com/lockgate/lockgate/workflow"
+
 	"context"
 	"errors"
 	"fmt"
@@ -81,6 +83,8 @@ type command struct {
 // exit code.
 func Main(ctx context.Context, args []string, stdio Stdio) int {
 	a := &app{stdio: stdio}
+	// One run is one request: its records and events carry its id.
+	ctx = workflow.WithAudit(ctx, workflow.Audit{RequestID: workflow.NewToken()[:16], TraceID: traceID(getenv("TRACEPARENT"))})
 	err := a.main(ctx, args)
 	if err != nil {
 		a.reportError(err)

@@ -41,7 +41,7 @@ func mcpCommand() *command {
 			defer s.stop()
 			t := &mcp.IOTransport{Reader: io.NopCloser(a.stdio.In), Writer: nopWriteCloser{a.stdio.Out},
 				MaxLineLength: maxMCPMessage}
-			if err := s.server().Run(ctx, t); err != nil && ctx.Err() == nil {
+			if err := s.server(ctx).Run(ctx, t); err != nil && ctx.Err() == nil {
 				return fmt.Errorf("mcp: %w", err)
 			}
 			return nil
@@ -55,8 +55,8 @@ func (nopWriteCloser) Close() error { return nil }
 
 // mcpService answers the MCP tools of one server process. Its env (config,
 // store, journal) is opened once; each call works on a copy that carries
-// the caller's identity and a request id of its own, so calls may run
-// concurrently.
+// the caller's identity (its request id is in the call's context), so
+// calls may run concurrently.
 type mcpService struct {
 	a       *app
 	e       *env
@@ -127,9 +127,7 @@ func (s *mcpService) call(id identityArgs) (*env, error) {
 		}
 	}
 	ce := *s.e
-	m := *s.e.mgr
-	m.RequestID = workflow.NewToken()[:16]
-	ce.mgr, ce.me, ce.closers = &m, me, nil
+	ce.me, ce.closers = me, nil
 	return &ce, nil
 }
 

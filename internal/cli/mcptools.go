@@ -161,7 +161,7 @@ type refusable interface{ refuse(*toolError) }
 func addTool[In, Out any, PO interface {
 	*Out
 	refusable
-}](srv *mcp.Server, t *mcp.Tool, newOut func() Out, run func(context.Context, In, PO) error) {
+}](srv *mcp.Server, trace string, t *mcp.Tool, newOut func() Out, run func(context.Context, In, PO) error) {
 	inSchema, err := jsonschema.For[In](nil)
 	if err != nil {
 		panic(fmt.Sprintf("input schema of %s: %v", t.Name, err)) // a programming error, caught by every test
@@ -172,6 +172,8 @@ func addTool[In, Out any, PO interface {
 	}
 	t.InputSchema, t.OutputSchema = inSchema, outSchema
 	srv.AddTool(t, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		// Each call is a request of its own, traced as the server is.
+		ctx = workflow.WithAudit(ctx, workflow.Audit{RequestID: workflow.NewToken()[:16], TraceID: trace})
 		out := newOut()
 		in, err := decodeArguments[In](req.Params.Arguments, inSchema)
 		if err == nil {
@@ -720,28 +722,29 @@ func (s *mcpService) checkChange(ctx context.Context, in checkChangeIn, out *che
 }
 
 // server registers the tools.
-func (s *mcpService) server() *mcp.Server {
+func (s *mcpService) server(ctx context.Context) *mcp.Server {
+	trace := workflow.AuditOf(ctx).TraceID
 	srv := mcp.NewServer(&mcp.Implementation{Name: "lockgate", Version: version()}, &mcp.ServerOptions{
 		Instructions: "Locks shared by every worker of this repository. Take a lock (acquire_lock) before editing a file or " +
 			"using a shared resource, release it (release_lock) when done, and check_change before committing. " +
 			"A refused call returns isError with error.class (busy, invalid_key, operation_not_permitted, …) and who holds what until when.",
 	})
-	addTool(srv, &mcp.Tool{Name: "acquire_lock", Description: "Lock a file, pattern or logical key (all or nothing). " +
+	addTool(srv, trace, &mcp.Tool{Name: "acquire_lock", Description: "Lock a file, pattern or logical key (all or nothing). " +
 		"Refused when another worker holds it: the result names holder, expiry and reason."}, func() acquireOut { return acquireOut{Locks: []lockView{}} }, s.acquireLock)
-	addTool(srv, &mcp.Tool{Name: "release_lock", Description: "Release locks the caller holds (another's only with force, logged)."}, func() releaseOut { return releaseOut{Released: []string{}} }, s.releaseLock)
-	addTool(srv, &mcp.Tool{Name: "refresh_lock", Description: "Extend locks the caller holds."}, func() locksOut { return locksOut{Locks: []lockView{}} }, s.refreshLock)
-	addTool(srv, &mcp.Tool{Name: "check_locks", Description: "Whether keys or paths are free, held by the caller, or held by another; " +
+	addTool(srv, trace, &mcp.Tool{Name: "release_lock", Description: "Release locks the caller holds (another's only with force, logged)."}, func() releaseOut { return releaseOut{Released: []string{}} }, s.releaseLock)
+	addTool(srv, trace, &mcp.Tool{Name: "refresh_lock", Description: "Extend locks the caller holds."}, func() locksOut { return locksOut{Locks: []lockView{}} }, s.refreshLock)
+	addTool(srv, trace, &mcp.Tool{Name: "check_locks", Description: "Whether keys or paths are free, held by the caller, or held by another; " +
 		"without keys, every live lock."}, func() checkLocksOut { return checkLocksOut{Free: true} }, s.checkLocks)
-	addTool(srv, &mcp.Tool{Name: "list_locks", Description: "Every live lock (or only the caller's, or only stale ones)."}, func() locksOut { return locksOut{Locks: []lockView{}} }, s.listLocks)
-	addTool(srv, &mcp.Tool{Name: "claim_package", Description: "Claim a work package: its task lock and all its locks, " +
+	addTool(srv, trace, &mcp.Tool{Name: "list_locks", Description: "Every live lock (or only the caller's, or only stale ones)."}, func() locksOut { return locksOut{Locks: []lockView{}} }, s.listLocks)
+	addTool(srv, trace, &mcp.Tool{Name: "claim_package", Description: "Claim a work package: its task lock and all its locks, " +
 		"all or nothing (the first free package without package_id)."}, func() claimOut { return claimOut{Locks: []lockView{}} }, s.claimPackage)
-	addTool(srv, &mcp.Tool{Name: "complete_package", Description: "Finish a claimed work package: release its locks."}, func() releaseOut { return releaseOut{Released: []string{}} }, s.completePackage)
-	addTool(srv, &mcp.Tool{Name: "pause_status", Description: "Whether a feature is paused (its feature:<id>:pause lock is held); " +
+	addTool(srv, trace, &mcp.Tool{Name: "complete_package", Description: "Finish a claimed work package: release its locks."}, func() releaseOut { return releaseOut{Released: []string{}} }, s.completePackage)
+	addTool(srv, trace, &mcp.Tool{Name: "pause_status", Description: "Whether a feature is paused (its feature:<id>:pause lock is held); " +
 		"stop and wait while another worker holds it."}, func() pauseOut { return pauseOut{} }, s.pauseStatus)
-	addTool(srv, &mcp.Tool{Name: "allocate_ports", Description: "Lease free TCP ports on this machine to a session; " +
+	addTool(srv, trace, &mcp.Tool{Name: "allocate_ports", Description: "Lease free TCP ports on this machine to a session; " +
 		"never handed to two sessions. Use this, not env: keys, for ports."}, func() portsOut { return portsOut{Ports: []portLease{}} }, s.allocatePorts)
-	addTool(srv, &mcp.Tool{Name: "release_ports", Description: "Give back port leases."}, func() releaseOut { return releaseOut{Released: []string{}} }, s.releasePorts)
-	addTool(srv, &mcp.Tool{Name: "check_change", Description: "Would a commit touching these paths pass the pre-commit hook? " +
+	addTool(srv, trace, &mcp.Tool{Name: "release_ports", Description: "Give back port leases."}, func() releaseOut { return releaseOut{Released: []string{}} }, s.releasePorts)
+	addTool(srv, trace, &mcp.Tool{Name: "check_change", Description: "Would a commit touching these paths pass the pre-commit hook? " +
 		"Scope (user-owned, core, profile, key rules) and locks of others, with the reason and fix for each refusal."}, func() checkChangeOut { return checkChangeOut{Violations: []hooks.Violation{}} }, s.checkChange)
 	return srv
 }

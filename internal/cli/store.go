@@ -511,7 +511,7 @@ func (a *app) useStore(ctx context.Context, spec string) error {
 	}
 	now := oe.setup.clone
 	details := fmt.Sprintf("%s (%s); was %s", now.name(), now.source(), was)
-	if err := oe.mgr.Record(journal.Event{Worker: e.me.Holder, WorkerType: e.me.HolderType, Session: e.me.Session,
+	if err := oe.mgr.Record(ctx, journal.Event{Worker: e.me.Holder, WorkerType: e.me.HolderType, Session: e.me.Session,
 		Action: journal.ActionStoreUse, Details: details}); err != nil {
 		return fmt.Errorf("store use: the store is recorded in the clone's config, its event is not: %w", err)
 	}
