@@ -9,10 +9,10 @@ import (
 
 	"github.com/lockgate/lockgate/internal/duration"
 	"github.com/lockgate/lockgate/internal/hint"
+	"github.com/lockgate/lockgate/locks"
+	"github.com/lockgate/lockgate/locks/lockkey"
 	"github.com/lockgate/lockgate/pathmatch"
 	"github.com/lockgate/lockgate/scope"
-	"github.com/lockgate/lockgate/workflow"
-	"github.com/lockgate/lockgate/workflow/lockkey"
 )
 
 // Checker decides whether a set of touched paths may be committed or pushed
@@ -22,12 +22,12 @@ type Checker struct {
 	Policy *scope.Compiled
 	// Store is where locks are read; nil when it could not be opened, with
 	// StoreErr saying why.
-	Store    workflow.Store
+	Store    locks.Store
 	StoreErr error
 	// WarnUnavailable: an unreadable store is a warning, not an error
 	// (hooks.on_store_unavailable: warn).
 	WarnUnavailable bool
-	Me              workflow.Owner
+	Me              locks.Owner
 	Profile         string
 	// RequireLock: every touched path must be covered by a lock of Me.
 	RequireLock bool
@@ -47,7 +47,7 @@ type Checker struct {
 func (c *Checker) Check(ctx context.Context, paths []string, branch string, r *Report) error {
 	r.Paths += len(paths)
 	var heldKeys map[string]bool
-	others := map[string]*workflow.Lock{} // keys another holds, for hints
+	others := map[string]*locks.Lock{} // keys another holds, for hints
 	hasKey := func(key string) bool {
 		if heldKeys == nil {
 			heldKeys = map[string]bool{}
@@ -103,7 +103,7 @@ func (c *Checker) unavailable(r *Report, err error) error {
 
 // lookup reports whether Me holds a live lock on key, or else the live
 // lock another holds on it (nil when none does).
-func (c *Checker) lookup(ctx context.Context, key string) (mine bool, other *workflow.Lock) {
+func (c *Checker) lookup(ctx context.Context, key string) (mine bool, other *locks.Lock) {
 	if c.Store == nil {
 		return false, nil
 	}
@@ -119,7 +119,7 @@ func (c *Checker) lookup(ctx context.Context, key string) (mine bool, other *wor
 
 // takeKey is the hint to take key first (tmpl), or, when another holds
 // it, who does and how to wait for it.
-func (c *Checker) takeKey(tmpl hint.ID, key string, other *workflow.Lock) string {
+func (c *Checker) takeKey(tmpl hint.ID, key string, other *locks.Lock) string {
 	if other != nil {
 		return hint.Line(hint.KeyHeld, other.Holder, stamp(other.ExpiresAt), c.waitFor(*other), lockkey.RelArg(key, c.Dir))
 	}
@@ -146,12 +146,12 @@ func (c *Checker) checkPauses(ctx context.Context, r *Report) error {
 	return nil
 }
 
-func (c *Checker) checkLocks(paths []string, entries []workflow.Entry, r *Report) {
+func (c *Checker) checkLocks(paths []string, entries []locks.Entry, r *Report) {
 	covered := c.coverage(paths, entries)
 	mine := map[string]bool{} // paths covered by a lock of Me
 	for n, e := range entries {
 		if e.Err != nil {
-			var ce *workflow.CorruptError
+			var ce *locks.CorruptError
 			loc := e.Name
 			if errors.As(e.Err, &ce) {
 				loc = ce.Path
@@ -200,7 +200,7 @@ func (c *Checker) checkLocks(paths []string, entries []workflow.Entry, r *Report
 // coverage lists, per entry, the paths its key covers: the path itself for
 // a path key, every matching path for a pattern (one matcher over all of
 // them), every path for a record that could not be read and names no key.
-func (c *Checker) coverage(paths []string, entries []workflow.Entry) [][]string {
+func (c *Checker) coverage(paths []string, entries []locks.Entry) [][]string {
 	out := make([][]string, len(entries))
 	exact := map[string][]int{}
 	var pats []string
@@ -247,16 +247,16 @@ func (c *Checker) coverage(paths []string, entries []workflow.Entry) [][]string 
 }
 
 // waitFor is how long to wait for l: until it expires, at least a minute.
-func (c *Checker) waitFor(l workflow.Lock) string {
+func (c *Checker) waitFor(l locks.Lock) string {
 	return duration.Format(max(l.ExpiresAt.Sub(c.Now), time.Minute))
 }
 
-func lockViolation(rule, path string, l workflow.Lock) Violation {
+func lockViolation(rule, path string, l locks.Lock) Violation {
 	exp := l.ExpiresAt
 	return Violation{Rule: rule, Path: path, Key: l.Key, Holder: l.Holder, HolderType: l.HolderType, ExpiresAt: &exp}
 }
 
-func (c *Checker) scopeViolation(v scope.Violation, other *workflow.Lock) Violation {
+func (c *Checker) scopeViolation(v scope.Violation, other *locks.Lock) Violation {
 	out := Violation{Rule: v.Rule, Path: v.Path, Key: v.Key, Reason: v.Reason}
 	switch v.Rule {
 	case scope.RuleKeyRule:

@@ -15,8 +15,8 @@ import (
 	"github.com/lockgate/lockgate/diffpath"
 	"github.com/lockgate/lockgate/internal/gitexec"
 	"github.com/lockgate/lockgate/internal/hint"
-	"github.com/lockgate/lockgate/workflow"
-	"github.com/lockgate/lockgate/workflow/lockkey"
+	"github.com/lockgate/lockgate/locks"
+	"github.com/lockgate/lockgate/locks/lockkey"
 )
 
 // Runner reads what a hook is asked about from git and checks it.
@@ -366,7 +366,7 @@ func TaskIDs(msg string) []string {
 // holdsTask reports whether Me holds a task lock (or an activity lock
 // carrying a task) for one of ids; if not, the live lock another holds on
 // the first task's key, for the hint.
-func (c *Checker) holdsTask(ctx context.Context, ids []string) (mine bool, other *workflow.Lock, err error) {
+func (c *Checker) holdsTask(ctx context.Context, ids []string) (mine bool, other *locks.Lock, err error) {
 	if c.Store == nil {
 		return false, nil, nil
 	}
@@ -378,8 +378,8 @@ func (c *Checker) holdsTask(ctx context.Context, ids []string) (mine bool, other
 		if err == nil && n == 0 && !l.Expired(c.Now) {
 			other = &l
 		}
-		if err != nil && !errors.Is(err, workflow.ErrNotFound) {
-			var ce *workflow.CorruptError
+		if err != nil && !errors.Is(err, locks.ErrNotFound) {
+			var ce *locks.CorruptError
 			if !errors.As(err, &ce) {
 				return false, nil, err
 			}

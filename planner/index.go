@@ -3,8 +3,8 @@ package planner
 import (
 	"strings"
 
+	"github.com/lockgate/lockgate/locks/lockkey"
 	"github.com/lockgate/lockgate/pathmatch"
-	"github.com/lockgate/lockgate/workflow/lockkey"
 )
 
 // owner is who holds a lock in the index: a task of the plan or a holder

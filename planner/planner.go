@@ -7,9 +7,9 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/lockgate/lockgate/locks/lockkey"
 	"github.com/lockgate/lockgate/pathmatch"
 	"github.com/lockgate/lockgate/scope"
-	"github.com/lockgate/lockgate/workflow/lockkey"
 )
 
 // Task statuses of a TaskPlan.

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/lockgate/lockgate/locks/lockkey"
 	"github.com/lockgate/lockgate/scope"
-	"github.com/lockgate/lockgate/workflow/lockkey"
 )
 
 func testPolicy(t testing.TB) *scope.Compiled {

@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/lockgate/lockgate/locks/lockkey"
 	"github.com/lockgate/lockgate/pathmatch"
-	"github.com/lockgate/lockgate/workflow/lockkey"
 )
 
 // FileKey returns the file:<name>:<hash> key of a canonical path or path

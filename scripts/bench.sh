@@ -35,15 +35,15 @@ run() {
   echo "== go test $*" | tee -a "$out"
   go test -run '^$' "$@" 2>&1 | tee -a "$out"
 }
-run -bench 'AcquireRelease|Overlapping' -benchtime 2000x ./workflow/filestore
-run -bench 'List' -benchtime 20x ./workflow/filestore
-run -bench 'Append' -benchtime 2000x ./workflow/journal
-run -bench 'MultiProcess' -benchtime 1x ./workflow/journal
+run -bench 'AcquireRelease|Overlapping' -benchtime 2000x ./locks/filestore
+run -bench 'List' -benchtime 20x ./locks/filestore
+run -bench 'Append' -benchtime 2000x ./locks/journal
+run -bench 'MultiProcess' -benchtime 1x ./locks/journal
 run -bench 'Evaluate|Matcher' ./scope
 run -bench 'Make' ./planner
-run -bench 'Contention' -benchtime 1x -timeout 60m ./workflow
-run -bench 'CommitEvent' -timeout 30m ./workflow/branch
-run -bench 'Handover|Covering' -benchtime 20000x -timeout 30m ./workflow/redisstore
+run -bench 'Contention' -benchtime 1x -timeout 60m ./locks
+run -bench 'CommitEvent' -timeout 30m ./workflow
+run -bench 'Handover|Covering' -benchtime 20000x -timeout 30m ./locks/redisstore
 # The comparison with redsync is a module of its own (bench/peers), so that
 # redsync stays out of lockgate's requirements.
 (cd bench/peers && run -bench 'AcquireRelease' -benchtime 20000x -timeout 30m .)

@@ -15,9 +15,9 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/lockgate/lockgate/internal/redistest"
-	"github.com/lockgate/lockgate/workflow"
-	"github.com/lockgate/lockgate/workflow/locktest"
-	"github.com/lockgate/lockgate/workflow/redisstore"
+	"github.com/lockgate/lockgate/locks"
+	"github.com/lockgate/lockgate/locks/locktest"
+	"github.com/lockgate/lockgate/locks/redisstore"
 )
 
 // BenchmarkAcquireRelease measures acquire+release pairs on a loopback
@@ -57,7 +57,7 @@ func BenchmarkAcquireRelease(b *testing.B) {
 			warm(b, clients, func(ctx context.Context, i int) error {
 				// A read of a key no one holds opens a pooled connection.
 				_, err := s.Get(ctx, fmt.Sprintf("src/bench/warm-%03d.go", i))
-				if errors.Is(err, workflow.ErrNotFound) {
+				if errors.Is(err, locks.ErrNotFound) {
 					err = nil
 				}
 				return err

@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/lockgate/lockgate/internal/gittest"
-	"github.com/lockgate/lockgate/workflow"
-	"github.com/lockgate/lockgate/workflow/filestore"
+	"github.com/lockgate/lockgate/locks"
+	"github.com/lockgate/lockgate/locks/filestore"
 )
 
 // pair times the baseline (git's own floor) and lockgate alternately, so
@@ -48,8 +48,8 @@ func seedLocks(b *testing.B, r *gittest.Repo, paths, patterns int) {
 		b.Fatal(err)
 	}
 	defer s.Close()
-	m := &workflow.Manager{Store: s}
-	other := workflow.Owner{Holder: "other", HolderType: "agent", Session: "other"}
+	m := &locks.Manager{Store: s}
+	other := locks.Owner{Holder: "other", HolderType: "agent", Session: "other"}
 	ctx := context.Background()
 	var keys []string
 	for i := range paths {
@@ -59,7 +59,7 @@ func seedLocks(b *testing.B, r *gittest.Repo, paths, patterns int) {
 		keys = append(keys, fmt.Sprintf("gen/area%03d/**", i))
 	}
 	for _, k := range keys {
-		if _, err := m.Acquire(ctx, workflow.Request{Keys: []string{k}, Owner: other, TTL: time.Hour}); err != nil {
+		if _, err := m.Acquire(ctx, locks.Request{Keys: []string{k}, Owner: other, TTL: time.Hour}); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -14,8 +14,8 @@ import (
 	"time"
 
 	"github.com/lockgate/lockgate/internal/gittest"
-	"github.com/lockgate/lockgate/workflow"
-	"github.com/lockgate/lockgate/workflow/filestore"
+	"github.com/lockgate/lockgate/locks"
+	"github.com/lockgate/lockgate/locks/filestore"
 )
 
 // benchPolicy is a .lockgate.yaml of 200 patterns, none of which refuses
@@ -53,15 +53,15 @@ func seedOthersLocks(b *testing.B, dir string) {
 		b.Fatal(err)
 	}
 	defer s.Close()
-	m := &workflow.Manager{Store: s}
-	other := workflow.Owner{Holder: "other", HolderType: "agent", Session: "other"}
+	m := &locks.Manager{Store: s}
+	other := locks.Owner{Holder: "other", HolderType: "agent", Session: "other"}
 	ctx := context.Background()
 	for i := range 10000 {
 		key := fmt.Sprintf("locked/dir%03d/file%05d.py", i%300, i)
 		if i < 100 {
 			key = fmt.Sprintf("locked/area%03d/**", i)
 		}
-		if _, err := m.Acquire(ctx, workflow.Request{Keys: []string{key}, Owner: other, TTL: 24 * time.Hour}); err != nil {
+		if _, err := m.Acquire(ctx, locks.Request{Keys: []string{key}, Owner: other, TTL: 24 * time.Hour}); err != nil {
 			b.Fatal(err)
 		}
 	}

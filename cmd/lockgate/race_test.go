@@ -18,7 +18,7 @@ import (
 	"time"
 
 	"github.com/lockgate/lockgate/internal/gittest"
-	"github.com/lockgate/lockgate/workflow/branch"
+	"github.com/lockgate/lockgate/workflow"
 )
 
 // cliRepo is a real repository and a way to run lockgate processes in it.
@@ -383,7 +383,7 @@ func TestRaceWorkflowBranch(t *testing.T) {
 		if err := json.Unmarshal([]byte(line), &ev); err != nil || ev.ID == "" {
 			t.Fatalf("journal line %q: %v", line, err)
 		}
-		journalIDs = append(journalIDs, branch.EventPath(ev.ID))
+		journalIDs = append(journalIDs, workflow.EventPath(ev.ID))
 	}
 	if want := workers * perWorker * 2; len(journalIDs) != want {
 		t.Fatalf("%d events in the journal, want %d", len(journalIDs), want)

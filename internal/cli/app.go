@@ -13,12 +13,12 @@ import (
 	"github.com/lockgate/lockgate/internal/config"
 	"github.com/lockgate/lockgate/internal/gitexec"
 	"github.com/lockgate/lockgate/internal/safetext"
+	"github.com/lockgate/lockgate/locks"
+	"github.com/lockgate/lockgate/locks/filestore"
+	"github.com/lockgate/lockgate/locks/journal"
+	"github.com/lockgate/lockgate/locks/lockkey"
+	"github.com/lockgate/lockgate/locks/redisstore"
 	"github.com/lockgate/lockgate/scope"
-	"github.com/lockgate/lockgate/workflow"
-	"github.com/lockgate/lockgate/workflow/filestore"
-	"github.com/lockgate/lockgate/workflow/journal"
-	"github.com/lockgate/lockgate/workflow/lockkey"
-	"github.com/lockgate/lockgate/workflow/redisstore"
 )
 
 // app is one run of lockgate: parsed globals and, loaded on demand, the
@@ -51,10 +51,10 @@ type env struct {
 	repo    *gitexec.Repo
 	cwd     string // absolute working directory (after -C)
 	cfg     *config.Config
-	store   workflow.Store
+	store   locks.Store
 	journal *journal.Journal
-	mgr     *workflow.Manager
-	me      workflow.Owner
+	mgr     *locks.Manager
+	me      locks.Owner
 	closers []func() error
 	redis   *redisstore.Store // set when the store is Redis
 	realTop string            // the worktree with symbolic links resolved, once needed
@@ -190,7 +190,7 @@ func (a *app) open(ctx context.Context) (*env, error) {
 	e.redis, _ = store.(*redisstore.Store)
 	e.journal = e.journalFile()
 	host, _ := os.Hostname()
-	e.mgr = &workflow.Manager{Store: store, Host: host, PID: os.Getpid()}
+	e.mgr = &locks.Manager{Store: store, Host: host, PID: os.Getpid()}
 	sink := &auditSink{ctx: ctx, journal: e.journal, autoPush: e.cfg.Workflow.AutoPush, warn: a.stdio.Err}
 	if e.cfg.Workflow.AutoCommit {
 		sink.branch = a.branchWriter(ctx, e)
@@ -200,7 +200,7 @@ func (a *app) open(ctx context.Context) (*env, error) {
 }
 
 // openStore opens the store c names; a Redis store's keys start with prefix.
-func (a *app) openStore(ctx context.Context, e *env, c storeChoice, prefix string) (workflow.Store, error) {
+func (a *app) openStore(ctx context.Context, e *env, c storeChoice, prefix string) (locks.Store, error) {
 	fold, err := e.ignoreCase(ctx)
 	if err != nil {
 		return nil, err
@@ -246,7 +246,7 @@ func traceID(tp string) string {
 }
 
 // identity resolves worker, worker type and session (README: Identity).
-func (a *app) identity() (workflow.Owner, error) {
+func (a *app) identity() (locks.Owner, error) {
 	g := a.globals
 	worker := firstNonEmpty(g.As, getenv("LOCKGATE_WORKER"))
 	if worker == "" {
@@ -261,7 +261,7 @@ func (a *app) identity() (workflow.Owner, error) {
 	}
 	wt := firstNonEmpty(g.WorkerType, getenv("LOCKGATE_WORKER_TYPE"), scope.WorkerHuman)
 	if wt != scope.WorkerHuman && wt != scope.WorkerAgent {
-		return workflow.Owner{}, usagef("worker type %q: want human or agent", wt)
+		return locks.Owner{}, usagef("worker type %q: want human or agent", wt)
 	}
 	return newOwner(worker, wt, firstNonEmpty(g.Session, getenv("LOCKGATE_SESSION"), worker))
 }
@@ -279,14 +279,14 @@ func checkWorker(id string) error {
 }
 
 // newOwner makes the session printable and checks the worker id and
-// session: their length first (workflow.Owner.Check), then checkWorker.
-func newOwner(worker, workerType, session string) (workflow.Owner, error) {
-	o := workflow.Owner{Holder: worker, HolderType: workerType, Session: sanitizeSession(session)}
+// session: their length first (locks.Owner.Check), then checkWorker.
+func newOwner(worker, workerType, session string) (locks.Owner, error) {
+	o := locks.Owner{Holder: worker, HolderType: workerType, Session: sanitizeSession(session)}
 	if err := o.Check(); err != nil {
-		return workflow.Owner{}, usagef("%v", err)
+		return locks.Owner{}, usagef("%v", err)
 	}
 	if err := checkWorker(worker); err != nil {
-		return workflow.Owner{}, err
+		return locks.Owner{}, err
 	}
 	return o, nil
 }

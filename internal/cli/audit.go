@@ -13,9 +13,9 @@ import (
 
 	"github.com/lockgate/lockgate/internal/hint"
 	"github.com/lockgate/lockgate/internal/safetext"
+	"github.com/lockgate/lockgate/locks"
+	"github.com/lockgate/lockgate/locks/journal"
 	"github.com/lockgate/lockgate/workflow"
-	"github.com/lockgate/lockgate/workflow/branch"
-	"github.com/lockgate/lockgate/workflow/journal"
 )
 
 // auditSink records events in the journal and, with workflow.auto_commit,
@@ -25,7 +25,7 @@ import (
 type auditSink struct {
 	ctx      context.Context
 	journal  *journal.Journal
-	branch   func() (*branch.Writer, error)
+	branch   func() (*workflow.Writer, error)
 	autoPush bool
 	warn     io.Writer
 	// later, when set, takes the events to the branch instead of branch
@@ -37,7 +37,7 @@ type auditSink struct {
 	flushLater func()
 }
 
-// Intend writes a change down before it is made (see workflow.EventSink),
+// Intend writes a change down before it is made (see locks.EventSink),
 // flushed to disk unless the journal is flushed later.
 func (s *auditSink) Intend(data []byte) (*journal.Intent, error) {
 	if s.flushLater != nil {
@@ -93,24 +93,24 @@ const branchWriterAction = "workflow"
 // moves by compare-and-swap whatever happens, so a writer that cannot get
 // the lock within a second (someone holds it, or the store is down) writes
 // without it rather than wait.
-func (a *app) branchWriter(ctx context.Context, e *env) func() (*branch.Writer, error) {
-	var w *branch.Writer
+func (a *app) branchWriter(ctx context.Context, e *env) func() (*workflow.Writer, error) {
+	var w *workflow.Writer
 	var openErr error
 	opened := false
-	return func() (*branch.Writer, error) {
+	return func() (*workflow.Writer, error) {
 		if opened {
 			return w, openErr
 		}
 		opened = true
 		// One owner per process: two commands of one session must not
 		// renew (and then release) each other's workflow lock.
-		writer := workflow.Owner{Holder: e.me.Holder, HolderType: e.me.HolderType,
+		writer := locks.Owner{Holder: e.me.Holder, HolderType: e.me.HolderType,
 			Session: fmt.Sprintf("%s:workflow-writer:%d", e.me.Session, e.mgr.PID)}
-		locker := &workflow.Manager{Store: e.store, Host: e.mgr.Host, PID: e.mgr.PID}
-		w, openErr = branch.Open(branch.Config{
+		locker := &locks.Manager{Store: e.store, Host: e.mgr.Host, PID: e.mgr.PID}
+		w, openErr = workflow.Open(workflow.Config{
 			Repo: e.repo, Branch: e.cfg.Workflow.Branch, Remote: e.cfg.Workflow.Remote,
 			Lock: func(ctx context.Context) (func(), error) {
-				_, err := locker.Acquire(ctx, workflow.Request{Keys: []string{"workflow"}, Owner: writer,
+				_, err := locker.Acquire(ctx, locks.Request{Keys: []string{"workflow"}, Owner: writer,
 					TTL: 30 * time.Second, Action: branchWriterAction, Reason: "writing the workflow branch", Wait: time.Second})
 				if err != nil {
 					return func() {}, nil
@@ -209,7 +209,7 @@ func (a *app) allEvents(ctx context.Context, e *env, since time.Time) ([]journal
 		lines[i] = ce.Line
 	}
 	a.warnSkipped(e.journalFile().Path(), lines)
-	w, err := branch.Open(branch.Config{Repo: e.repo, Branch: e.cfg.Workflow.Branch, Remote: e.cfg.Workflow.Remote})
+	w, err := workflow.Open(workflow.Config{Repo: e.repo, Branch: e.cfg.Workflow.Branch, Remote: e.cfg.Workflow.Remote})
 	if err != nil {
 		if !errors.Is(err, context.Canceled) {
 			fmt.Fprintf(a.stdio.Err, "lockgate: warning: workflow branch not read: %v\n", err)

@@ -13,9 +13,9 @@ import (
 	"github.com/lockgate/lockgate/internal/config"
 	"github.com/lockgate/lockgate/internal/hint"
 	"github.com/lockgate/lockgate/internal/safetext"
-	"github.com/lockgate/lockgate/workflow"
-	"github.com/lockgate/lockgate/workflow/journal"
-	"github.com/lockgate/lockgate/workflow/lockkey"
+	"github.com/lockgate/lockgate/locks"
+	"github.com/lockgate/lockgate/locks/journal"
+	"github.com/lockgate/lockgate/locks/lockkey"
 )
 
 // loadPackages reads and validates the work packages file.
@@ -126,7 +126,7 @@ func claimCommand() *command {
 	}
 }
 
-func (a *app) claimPackage(ctx context.Context, e *env, wp *config.WorkPackage, o *ClaimOptions, wait time.Duration) ([]workflow.Result, error) {
+func (a *app) claimPackage(ctx context.Context, e *env, wp *config.WorkPackage, o *ClaimOptions, wait time.Duration) ([]locks.Result, error) {
 	keys, err := packageKeys(e, wp)
 	if err != nil {
 		return nil, err
@@ -142,7 +142,7 @@ func (a *app) claimPackage(ctx context.Context, e *env, wp *config.WorkPackage, 
 	if ttl == 0 {
 		ttl = e.cfg.TTL(e.me.HolderType, lockkey.KindTask)
 	}
-	req := workflow.Request{
+	req := locks.Request{
 		Keys: canonicals(append([]lockkey.Key{taskKey}, keys...)), Owner: e.me, TTL: ttl,
 		Reason: firstNonEmpty(wp.Locks.Reason, wp.Title), Action: "claim", TaskID: wp.ID, Wait: wait,
 		ExactTTL: o.TTL > 0, KeepHeld: true,
@@ -155,9 +155,9 @@ func (a *app) claimPackage(ctx context.Context, e *env, wp *config.WorkPackage, 
 // claimNext claims the first package, in file order, whose locks are all
 // free, holding the global claim lock meanwhile so two workers never pick
 // the same one.
-func (a *app) claimNext(ctx context.Context, e *env, wps *config.WorkPackages, o *ClaimOptions) (*config.WorkPackage, []workflow.Result, error) {
+func (a *app) claimNext(ctx context.Context, e *env, wps *config.WorkPackages, o *ClaimOptions) (*config.WorkPackage, []locks.Result, error) {
 	if e.cfg.Locks.UseGlobalClaimLock {
-		res, err := e.mgr.Acquire(ctx, workflow.Request{Keys: []string{"claim"}, Owner: e.me, TTL: time.Minute,
+		res, err := e.mgr.Acquire(ctx, locks.Request{Keys: []string{"claim"}, Owner: e.me, TTL: time.Minute,
 			Action: "claim", Reason: "choosing the next work package", Wait: max(o.Wait, 30*time.Second)})
 		if err != nil {
 			return nil, nil, err
@@ -172,8 +172,8 @@ func (a *app) claimNext(ctx context.Context, e *env, wps *config.WorkPackages, o
 	for i := range wps.Packages {
 		wp := &wps.Packages[i]
 		res, err := a.claimPackage(ctx, e, wp, o, 0)
-		var held *workflow.HeldError
-		var corrupt *workflow.CorruptError
+		var held *locks.HeldError
+		var corrupt *locks.CorruptError
 		if errors.As(err, &held) || errors.As(err, &corrupt) {
 			// Without WP, --wait only waits for the claim lock: the hint
 			// waits for the package that was tried last.
@@ -189,7 +189,7 @@ func (a *app) claimNext(ctx context.Context, e *env, wps *config.WorkPackages, o
 	return nil, nil, fmt.Errorf("claim: no free work package in %s; the last one tried: %w", wps.Path, lastErr)
 }
 
-func (a *app) reportClaim(wp *config.WorkPackage, res []workflow.Result, err error) error {
+func (a *app) reportClaim(wp *config.WorkPackage, res []locks.Result, err error) error {
 	if err != nil {
 		return err
 	}
@@ -229,33 +229,33 @@ func doneCommand() *command {
 // only what the claim took: a lock held before the claim (renewed by it)
 // stays, and so does one that another package this worker still claims
 // needs.
-func (a *app) finishPackage(ctx context.Context, e *env, packages, id string) (workflow.ReleaseResult, error) {
+func (a *app) finishPackage(ctx context.Context, e *env, packages, id string) (locks.ReleaseResult, error) {
 	wps, err := a.loadPackages(e, packages)
 	if err != nil {
-		return workflow.ReleaseResult{}, err
+		return locks.ReleaseResult{}, err
 	}
 	wp, ok := wps.Find(id)
 	if !ok {
-		return workflow.ReleaseResult{}, usagef("no work package %q in %s", id, wps.Path)
+		return locks.ReleaseResult{}, usagef("no work package %q in %s", id, wps.Path)
 	}
 	keys, err := packageKeys(e, wp)
 	if err != nil {
-		return workflow.ReleaseResult{}, err
+		return locks.ReleaseResult{}, err
 	}
 	taskKey := lockkey.TaskKey(wp.ID)
 	cur, err := e.store.Get(ctx, taskKey)
-	if errors.Is(err, workflow.ErrNotFound) {
-		return workflow.ReleaseResult{}, usagef("done %s: the package is not claimed (no %s lock)", wp.ID, taskKey)
+	if errors.Is(err, locks.ErrNotFound) {
+		return locks.ReleaseResult{}, usagef("done %s: the package is not claimed (no %s lock)", wp.ID, taskKey)
 	}
 	if err != nil {
-		return workflow.ReleaseResult{}, err
+		return locks.ReleaseResult{}, err
 	}
 	if !cur.OwnedBy(e.me) {
-		return workflow.ReleaseResult{}, &workflow.NotOwnerError{Lock: cur, Op: "release"}
+		return locks.ReleaseResult{}, &locks.NotOwnerError{Lock: cur, Op: "release"}
 	}
 	give, err := a.claimedKeys(ctx, e, wps, wp, canonicals(keys))
 	if err != nil {
-		return workflow.ReleaseResult{}, err
+		return locks.ReleaseResult{}, err
 	}
 	if cur.Action == "claim" {
 		give = append(give, taskKey)

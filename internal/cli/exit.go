@@ -7,8 +7,8 @@ import (
 	"github.com/lockgate/lockgate/internal/agentsetup"
 	"github.com/lockgate/lockgate/internal/config"
 	"github.com/lockgate/lockgate/internal/gitexec"
-	"github.com/lockgate/lockgate/workflow"
-	"github.com/lockgate/lockgate/workflow/lockkey"
+	"github.com/lockgate/lockgate/locks"
+	"github.com/lockgate/lockgate/locks/lockkey"
 )
 
 // Exit codes, as the README's Exit codes section lists them.
@@ -51,18 +51,18 @@ func exitCode(err error) int {
 		exit     *ExitError
 		keyErr   *lockkey.Error
 		cfgErr   *config.Error
-		held     *workflow.HeldError
-		timeout  *workflow.TimeoutError
-		corrupt  *workflow.CorruptError
-		notOwner *workflow.NotOwnerError
-		unavail  *workflow.UnavailableError
-		journalE *workflow.JournalError
-		rate     *workflow.RateLimitedError
+		held     *locks.HeldError
+		timeout  *locks.TimeoutError
+		corrupt  *locks.CorruptError
+		notOwner *locks.NotOwnerError
+		unavail  *locks.UnavailableError
+		journalE *locks.JournalError
+		rate     *locks.RateLimitedError
 		gitErr   *gitexec.Error
 		hookErr  *HookError
 		mismatch *storeMismatchError
 		ident    *identityError
-		invalid  *workflow.InvalidRequestError
+		invalid  *locks.InvalidRequestError
 		agentErr *agentsetup.Error
 	)
 	switch {
@@ -84,7 +84,7 @@ func exitCode(err error) int {
 	case errors.As(err, &rate):
 		return ExitRateLimited
 	case errors.As(err, &timeout), errors.As(err, &held), errors.As(err, &corrupt),
-		errors.Is(err, workflow.ErrNotFound), errors.Is(err, workflow.ErrTokenMismatch):
+		errors.Is(err, locks.ErrNotFound), errors.Is(err, locks.ErrTokenMismatch):
 		return ExitLockFailed
 	case errors.As(err, &unavail), errors.As(err, &journalE), errors.As(err, &gitErr), errors.Is(err, gitexec.ErrNotRepo):
 		return ExitUnavailable

@@ -15,7 +15,7 @@ import (
 	"github.com/lockgate/lockgate/hooks"
 	"github.com/lockgate/lockgate/internal/hint"
 	"github.com/lockgate/lockgate/internal/safetext"
-	"github.com/lockgate/lockgate/workflow/lockkey"
+	"github.com/lockgate/lockgate/locks/lockkey"
 )
 
 // Pre-edit guards ask, before a file is edited, what the pre-commit hook

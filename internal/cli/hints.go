@@ -6,8 +6,8 @@ import (
 	"time"
 
 	"github.com/lockgate/lockgate/internal/hint"
-	"github.com/lockgate/lockgate/workflow"
-	"github.com/lockgate/lockgate/workflow/lockkey"
+	"github.com/lockgate/lockgate/locks"
+	"github.com/lockgate/lockgate/locks/lockkey"
 )
 
 // explain says what stands in the way of err (detail, "" when nothing
@@ -47,10 +47,10 @@ func (a *app) withGlobals(lines []string) []string {
 
 func (a *app) explainLock(err error) (detail string, hints []string) {
 	var (
-		held     *workflow.HeldError
-		timeout  *workflow.TimeoutError
-		notOwner *workflow.NotOwnerError
-		corrupt  *workflow.CorruptError
+		held     *locks.HeldError
+		timeout  *locks.TimeoutError
+		notOwner *locks.NotOwnerError
+		corrupt  *locks.CorruptError
 		keyErr   *lockkey.Error
 	)
 	switch {
@@ -75,7 +75,7 @@ func (a *app) explainLock(err error) (detail string, hints []string) {
 	return "", nil
 }
 
-func heldDetail(h *workflow.HeldError) string {
+func heldDetail(h *locks.HeldError) string {
 	l := h.Lock
 	reason := ""
 	if l.Reason != "" {
@@ -89,7 +89,7 @@ func heldDetail(h *workflow.HeldError) string {
 // command can, as wait renders), ask its holder to give it back, or clear
 // it. The user's own commands name paths relative to dir (see userDir);
 // the holder's, from the top of the worktree.
-func heldHints(l workflow.Lock, wait func(string) string, dir string) []string {
+func heldHints(l locks.Lock, wait func(string) string, dir string) []string {
 	var out []string
 	if wait != nil {
 		out = append(out, wait(human(max(time.Until(l.ExpiresAt), time.Minute))))
@@ -107,7 +107,7 @@ func heldHints(l workflow.Lock, wait func(string) string, dir string) []string {
 
 // notOwnerHint resolves a release or refresh of another's lock with the
 // command that overrides it for that kind of key, paths relative to dir.
-func notOwnerHint(e *workflow.NotOwnerError, dir string) string {
+func notOwnerHint(e *locks.NotOwnerError, dir string) string {
 	l := e.Lock
 	key := lockkey.RelArg(l.Key, dir)
 	port, feature := portOf(l.Key), pausedFeature(l.Key)

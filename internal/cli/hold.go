@@ -15,7 +15,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/lockgate/lockgate/internal/safetext"
-	"github.com/lockgate/lockgate/workflow"
+	"github.com/lockgate/lockgate/locks"
 )
 
 func holdCommand() *command {
@@ -56,7 +56,7 @@ func holdCommand() *command {
 			}
 			// A lock held before the hold is renewed, never shortened (no
 			// ExactTTL), and outlives it: the hold gives back only what it took.
-			req := workflow.Request{Keys: canonicals(parsed), Owner: e.me, TTL: ttl, Reason: reason, Action: "hold", Wait: wait}
+			req := locks.Request{Keys: canonicals(parsed), Owner: e.me, TTL: ttl, Reason: reason, Action: "hold", Wait: wait}
 			res, err := e.mgr.Acquire(ctx, req)
 			if err != nil {
 				return err
@@ -90,7 +90,7 @@ func holdCommand() *command {
 
 // runHeld runs CMD, refreshing the locks every ttl/3. A refresh that fails
 // (the lock was lost) stops CMD: it would otherwise run unprotected.
-func (a *app) runHeld(ctx context.Context, e *env, req workflow.Request, argv []string) (int, error) {
+func (a *app) runHeld(ctx context.Context, e *env, req locks.Request, argv []string) (int, error) {
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = a.stdio.In, a.stdio.Out, a.stdio.Err
 	cmd.Dir = e.cwd

@@ -17,10 +17,10 @@ import (
 	"github.com/lockgate/lockgate/hooks"
 	"github.com/lockgate/lockgate/internal/gitexec"
 	"github.com/lockgate/lockgate/internal/hint"
+	"github.com/lockgate/lockgate/locks"
+	"github.com/lockgate/lockgate/locks/journal"
 	"github.com/lockgate/lockgate/planner"
 	"github.com/lockgate/lockgate/scope"
-	"github.com/lockgate/lockgate/workflow"
-	"github.com/lockgate/lockgate/workflow/journal"
 )
 
 // runner builds the hook runner for this repository: compiled policy,
@@ -46,7 +46,7 @@ func (a *app) runner(ctx context.Context, e *env, profile string) (*hooks.Runner
 	}
 	a.judges = true
 	if oe, err := a.open(ctx); err != nil {
-		var ue *workflow.UnavailableError
+		var ue *locks.UnavailableError
 		if !errors.As(err, &ue) {
 			return nil, err
 		}
@@ -96,21 +96,21 @@ func (a *app) skipHook(ctx context.Context, hook string) bool {
 // bypassJournal is the journal a bypass is recorded in and the identity it
 // is recorded for. Neither needs the config, so that a bypass still works
 // when the config is what cannot be read.
-func (a *app) bypassJournal(ctx context.Context) (*journal.Journal, workflow.Owner, error) {
+func (a *app) bypassJournal(ctx context.Context) (*journal.Journal, locks.Owner, error) {
 	if e, err := a.load(ctx); err == nil {
 		return e.journalFile(), e.me, nil
 	}
 	cwd, err := filepath.Abs(firstNonEmpty(a.globals.Dir, "."))
 	if err != nil {
-		return nil, workflow.Owner{}, fmt.Errorf("resolve -C %s: %w", a.globals.Dir, err)
+		return nil, locks.Owner{}, fmt.Errorf("resolve -C %s: %w", a.globals.Dir, err)
 	}
 	repo, err := gitexec.Discover(ctx, cwd)
 	if err != nil {
-		return nil, workflow.Owner{}, err
+		return nil, locks.Owner{}, err
 	}
 	me, err := a.identity()
 	if err != nil {
-		return nil, workflow.Owner{}, err
+		return nil, locks.Owner{}, err
 	}
 	return journal.Open(filepath.Join(repo.CommonDir, "lockgate", "events.jsonl")), me, nil
 }
@@ -186,7 +186,7 @@ func (e *HookError) Unwrap() error { return e.Err }
 func (e *HookError) hint() string {
 	// hooks.on_store_unavailable is offered only when the store is what
 	// could not be read.
-	var ue *workflow.UnavailableError
+	var ue *locks.UnavailableError
 	store := errors.As(e.Err, &ue)
 	if git, ok := hint.BypassGit[e.Hook]; ok {
 		if store {

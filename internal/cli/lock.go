@@ -12,11 +12,11 @@ import (
 	"github.com/lockgate/lockgate/internal/hint"
 	"github.com/lockgate/lockgate/internal/safetext"
 
-	"github.com/lockgate/lockgate/workflow"
-	"github.com/lockgate/lockgate/workflow/filestore"
-	"github.com/lockgate/lockgate/workflow/journal"
-	"github.com/lockgate/lockgate/workflow/lockkey"
-	"github.com/lockgate/lockgate/workflow/redisstore"
+	"github.com/lockgate/lockgate/locks"
+	"github.com/lockgate/lockgate/locks/filestore"
+	"github.com/lockgate/lockgate/locks/journal"
+	"github.com/lockgate/lockgate/locks/lockkey"
+	"github.com/lockgate/lockgate/locks/redisstore"
 )
 
 // AcquireOptions are `lock acquire`'s flags.
@@ -61,7 +61,7 @@ func (a *app) acquire(ctx context.Context, o *AcquireOptions, args []string) err
 		return err
 	}
 	// Only a TTL the user names may shorten a lock renewed here.
-	req := workflow.Request{Owner: e.me, TTL: o.TTL, Reason: o.Reason, Action: "lock", TaskID: o.Task, Wait: o.Wait, ExactTTL: o.TTL > 0}
+	req := locks.Request{Owner: e.me, TTL: o.TTL, Reason: o.Reason, Action: "lock", TaskID: o.Task, Wait: o.Wait, ExactTTL: o.TTL > 0}
 	var keys []lockkey.Key
 	if o.Package != "" {
 		if len(args) > 0 {
@@ -116,7 +116,7 @@ func (a *app) acquire(ctx context.Context, o *AcquireOptions, args []string) err
 
 // completeRequest fills in what every lock acquisition shares: the
 // canonical keys, the default TTL, and the task sub-lock of an activity.
-func (a *app) completeRequest(e *env, req *workflow.Request, keys []lockkey.Key) error {
+func (a *app) completeRequest(e *env, req *locks.Request, keys []lockkey.Key) error {
 	req.Keys = canonicals(keys)
 	if req.TTL == 0 {
 		req.TTL = a.defaultTTL(e, keys)
@@ -138,8 +138,8 @@ func (a *app) completeRequest(e *env, req *workflow.Request, keys []lockkey.Key)
 // refreshKeys extends each key to ttl from now — exactly, as the user named
 // it — or, when ttl is 0, by its own default TTL without shortening it,
 // returning the locks refreshed before any error.
-func (a *app) refreshKeys(ctx context.Context, e *env, keys []lockkey.Key, ttl time.Duration) ([]workflow.Lock, error) {
-	var out []workflow.Lock
+func (a *app) refreshKeys(ctx context.Context, e *env, keys []lockkey.Key, ttl time.Duration) ([]locks.Lock, error) {
+	var out []locks.Lock
 	for _, k := range keys {
 		t := ttl
 		if t == 0 {
@@ -201,7 +201,7 @@ func releaseCommand() *command {
 
 // reportRelease says what a release did; under --json, when err ends the
 // command, what was released goes with the error object.
-func (a *app) reportRelease(e *env, res workflow.ReleaseResult, err error) {
+func (a *app) reportRelease(e *env, res locks.ReleaseResult, err error) {
 	if a.globals.JSON {
 		out := map[string]any{"released": viewsOf(res.Removed), "forced": viewsOf(res.Forced), "missing": nonNilS(res.Missing),
 			"store": e.setup.use.name()}
@@ -297,7 +297,7 @@ type listEntry struct {
 // while a branch writer holds it for the milliseconds of a commit (a
 // `workflow` lock a person took stays in view). `lock list` shows them
 // with --all; `lock clear KEY --force` removes them like any record.
-func isBookkeeping(l workflow.Lock) bool {
+func isBookkeeping(l locks.Lock) bool {
 	ns := lockkey.Namespace(l.Key)
 	return ns == cooldownNS || l.Key == planCycleKey || l.Key == lockkey.WorkflowKey && l.Action == branchWriterAction
 }
@@ -335,7 +335,7 @@ func listCommand() *command {
 				if le.Bookkeeping && !all {
 					continue
 				}
-				var corrupt *workflow.CorruptError
+				var corrupt *locks.CorruptError
 				switch {
 				case errors.As(en.Err, &corrupt):
 					// Where the record is, which for a misplaced or foreign
@@ -410,7 +410,7 @@ func checkCommand() *command {
 			}
 			held := false
 			for _, s := range sts {
-				held = held || s.State == workflow.StateHeld
+				held = held || s.State == locks.StateHeld
 			}
 			if a.globals.JSON {
 				if err := writeJSON(a.stdio.Out, statusViews(sts)); err != nil {
@@ -473,7 +473,7 @@ func clearCommand() *command {
 				return err
 			}
 			removed, err := e.mgr.Clear(ctx, key, e.me)
-			var corrupt *workflow.CorruptError
+			var corrupt *locks.CorruptError
 			if errors.As(err, &corrupt) {
 				fmt.Fprintf(a.stdio.Err, "cleared %s in %s: removed corrupt record %s\n", safetext.Field(key), e.storeLabel(), safetext.Field(corrupt.Path))
 				if a.globals.JSON {
@@ -513,7 +513,7 @@ func (a *app) clearRecord(ctx context.Context, file string) error {
 	}
 	en, err := fst.RemoveRecord(ctx, file)
 	switch {
-	case errors.Is(err, filestore.ErrNotRecord), errors.Is(err, workflow.ErrNotFound):
+	case errors.Is(err, filestore.ErrNotRecord), errors.Is(err, locks.ErrNotFound):
 		return usagef("lock clear --record: %v", err)
 	case errors.Is(err, filestore.ErrReadable):
 		return usagef("lock clear --record: %v: `lockgate lock clear --force %s`", err, hint.Quote(lockkey.RelArg(en.Key, e.userDir())))
@@ -549,11 +549,11 @@ func (a *app) resolveClearTarget(ctx context.Context, e *env, target string) (st
 	keys, err := e.parseKeys([]string{target})
 	if err != nil {
 		_, gerr := e.store.Get(ctx, target)
-		var corrupt *workflow.CorruptError
+		var corrupt *locks.CorruptError
 		switch {
 		case gerr == nil, errors.As(gerr, &corrupt):
 			return target, nil
-		case errors.Is(gerr, workflow.ErrNotFound):
+		case errors.Is(gerr, locks.ErrNotFound):
 			return "", err
 		default:
 			return "", gerr
@@ -563,11 +563,11 @@ func (a *app) resolveClearTarget(ctx context.Context, e *env, target string) (st
 	if keys[0].Kind != lockkey.KindPath {
 		return key, nil
 	}
-	if _, err := e.store.Get(ctx, key); !errors.Is(err, workflow.ErrNotFound) {
+	if _, err := e.store.Get(ctx, key); !errors.Is(err, locks.ErrNotFound) {
 		return key, nil
 	}
 	for _, alt := range []string{lockkey.TaskKey(target), "activity:" + target} {
-		if _, err := e.store.Get(ctx, alt); !errors.Is(err, workflow.ErrNotFound) {
+		if _, err := e.store.Get(ctx, alt); !errors.Is(err, locks.ErrNotFound) {
 			return alt, nil
 		}
 	}
@@ -586,12 +586,12 @@ func checkID(what, id string) error {
 
 // statusView is one key of `lock check --json`.
 type statusView struct {
-	Key   string            `json:"key"`
-	State workflow.KeyState `json:"state"`
-	Locks []lockView        `json:"locks,omitempty"`
+	Key   string         `json:"key"`
+	State locks.KeyState `json:"state"`
+	Locks []lockView     `json:"locks,omitempty"`
 }
 
-func statusViews(sts []workflow.Status) []statusView {
+func statusViews(sts []locks.Status) []statusView {
 	out := make([]statusView, 0, len(sts))
 	for _, s := range sts {
 		v := statusView{Key: s.Key, State: s.State}

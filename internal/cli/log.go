@@ -6,7 +6,7 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/lockgate/lockgate/workflow/journal"
+	"github.com/lockgate/lockgate/locks/journal"
 )
 
 // LogOptions are `log`'s filters.

@@ -1,7 +1,7 @@
 package cli
 
 import (
-	"github.com/lockgate/lockgate/workflow"
+	"github.com/lockgate/lockgate/locks"
 
 	"context"
 	"errors"
@@ -84,7 +84,7 @@ type command struct {
 func Main(ctx context.Context, args []string, stdio Stdio) int {
 	a := &app{stdio: stdio}
 	// One run is one request: its records and events carry its id.
-	ctx = workflow.WithAudit(ctx, workflow.Audit{RequestID: workflow.NewToken()[:16], TraceID: traceID(getenv("TRACEPARENT"))})
+	ctx = locks.WithAudit(ctx, locks.Audit{RequestID: locks.NewToken()[:16], TraceID: traceID(getenv("TRACEPARENT"))})
 	err := a.main(ctx, args)
 	if err != nil {
 		a.reportError(err)

@@ -12,10 +12,10 @@ import (
 
 	"github.com/lockgate/lockgate/internal/hint"
 	"github.com/lockgate/lockgate/internal/safetext"
+	"github.com/lockgate/lockgate/locks"
+	"github.com/lockgate/lockgate/locks/journal"
 	"github.com/lockgate/lockgate/scope"
 	"github.com/lockgate/lockgate/workflow"
-	"github.com/lockgate/lockgate/workflow/branch"
-	"github.com/lockgate/lockgate/workflow/journal"
 )
 
 func mcpCommand() *command {
@@ -132,7 +132,7 @@ func (s *mcpService) call(id identityArgs) (*env, error) {
 }
 
 // identityError refuses a per-call identity the config does not allow.
-type identityError struct{ me workflow.Owner }
+type identityError struct{ me locks.Owner }
 
 func (e *identityError) Error() string {
 	return fmt.Sprintf("this server acts as %s (%s, session %s); other identities per call need mcp.identity_from_arguments: true in .lockgate.yaml",
@@ -153,7 +153,7 @@ type branchSyncer struct {
 }
 
 // branchOpener opens the workflow branch once and returns it after.
-type branchOpener = func() (*branch.Writer, error)
+type branchOpener = func() (*workflow.Writer, error)
 
 const syncDelay = 200 * time.Millisecond
 

@@ -22,8 +22,8 @@ import (
 	"github.com/lockgate/lockgate/internal/gitexec"
 	"github.com/lockgate/lockgate/internal/hint"
 	"github.com/lockgate/lockgate/internal/safetext"
-	"github.com/lockgate/lockgate/workflow"
-	"github.com/lockgate/lockgate/workflow/lockkey"
+	"github.com/lockgate/lockgate/locks"
+	"github.com/lockgate/lockgate/locks/lockkey"
 )
 
 // identityArgs name who a call acts as, when the config allows it.
@@ -49,12 +49,12 @@ type lockView struct {
 	Stale      bool       `json:"stale,omitempty"`
 }
 
-func viewOf(l workflow.Lock) lockView {
+func viewOf(l locks.Lock) lockView {
 	return lockView{Key: l.Key, Holder: l.Holder, HolderType: l.HolderType, Session: l.Session, Reason: l.Reason,
 		TaskID: l.TaskID, CreatedAt: l.CreatedAt, ExpiresAt: l.ExpiresAt, TaskExpire: l.TaskExpires, Fence: l.Fence}
 }
 
-func viewsOf(ls []workflow.Lock) []lockView {
+func viewsOf(ls []locks.Lock) []lockView {
 	out := make([]lockView, 0, len(ls))
 	for _, l := range ls {
 		out = append(out, viewOf(l))
@@ -86,16 +86,16 @@ func toolErrorOf(err error) *toolError {
 	}
 	te := &toolError{Class: "error", Message: err.Error(), ExitCode: exitCode(err)}
 	var (
-		held     *workflow.HeldError
-		timeout  *workflow.TimeoutError
+		held     *locks.HeldError
+		timeout  *locks.TimeoutError
 		keyErr   *lockkey.Error
-		notOwner *workflow.NotOwnerError
-		corrupt  *workflow.CorruptError
-		rate     *workflow.RateLimitedError
+		notOwner *locks.NotOwnerError
+		corrupt  *locks.CorruptError
+		rate     *locks.RateLimitedError
 		ident    *identityError
 		usage    *UsageError
 		cfgErr   *config.Error
-		invalid  *workflow.InvalidRequestError
+		invalid  *locks.InvalidRequestError
 	)
 	switch {
 	case errors.As(err, &timeout):
@@ -129,7 +129,7 @@ func toolErrorOf(err error) *toolError {
 		if corrupt.Key == "" || safetext.Field(corrupt.Key) != corrupt.Key {
 			te.Hint = hint.Line(hint.MCPCorruptRecord, corrupt.Path, corrupt.Path)
 		}
-	case errors.Is(err, workflow.ErrNotFound), errors.Is(err, workflow.ErrTokenMismatch):
+	case errors.Is(err, locks.ErrNotFound), errors.Is(err, locks.ErrTokenMismatch):
 		te.Class = "lock_lost"
 		te.Hint = hint.Line(hint.MCPLockLost)
 	case errors.As(err, &usage), errors.As(err, &cfgErr), errors.As(err, &invalid):
@@ -140,7 +140,7 @@ func toolErrorOf(err error) *toolError {
 	return te
 }
 
-func (te *toolError) heldBy(l workflow.Lock) {
+func (te *toolError) heldBy(l locks.Lock) {
 	v := viewOf(l)
 	te.HeldBy = &v
 }
@@ -173,7 +173,7 @@ func addTool[In, Out any, PO interface {
 	t.InputSchema, t.OutputSchema = inSchema, outSchema
 	srv.AddTool(t, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		// Each call is a request of its own, traced as the server is.
-		ctx = workflow.WithAudit(ctx, workflow.Audit{RequestID: workflow.NewToken()[:16], TraceID: trace})
+		ctx = locks.WithAudit(ctx, locks.Audit{RequestID: locks.NewToken()[:16], TraceID: trace})
 		out := newOut()
 		in, err := decodeArguments[In](req.Params.Arguments, inSchema)
 		if err == nil {
@@ -333,7 +333,7 @@ func (s *mcpService) acquireLock(ctx context.Context, in acquireIn, out *acquire
 	if err != nil {
 		return err
 	}
-	req := workflow.Request{Owner: e.me, TTL: ttl, Reason: in.Reason, Action: "lock", TaskID: in.TaskID, Wait: wait, ExactTTL: ttl > 0}
+	req := locks.Request{Owner: e.me, TTL: ttl, Reason: in.Reason, Action: "lock", TaskID: in.TaskID, Wait: wait, ExactTTL: ttl > 0}
 	if err := s.a.completeRequest(e, &req, keys); err != nil {
 		return err
 	}
@@ -375,7 +375,7 @@ func (s *mcpService) releaseLock(ctx context.Context, in releaseIn, out *release
 	return err
 }
 
-func (out *releaseOut) fill(res workflow.ReleaseResult) {
+func (out *releaseOut) fill(res locks.ReleaseResult) {
 	for _, l := range res.Removed {
 		out.Released = append(out.Released, l.Key)
 	}
@@ -427,8 +427,8 @@ type checkLocksIn struct {
 type keyStatus struct {
 	Key string `json:"key"`
 	// State: free, mine (held by the caller) or held (by another).
-	State workflow.KeyState `json:"state" jsonschema:"free, mine, or held (by another worker)"`
-	Locks []lockView        `json:"locks,omitempty" jsonschema:"the locks on or overlapping the key"`
+	State locks.KeyState `json:"state" jsonschema:"free, mine, or held (by another worker)"`
+	Locks []lockView     `json:"locks,omitempty" jsonschema:"the locks on or overlapping the key"`
 }
 
 type checkLocksOut struct {
@@ -458,7 +458,7 @@ func (s *mcpService) checkLocks(ctx context.Context, in checkLocksIn, out *check
 	sts, err := e.mgr.Check(ctx, canonicals(keys), e.me)
 	for _, st := range sts {
 		out.Statuses = append(out.Statuses, keyStatus{Key: st.Key, State: st.State, Locks: viewsOf(st.Locks)})
-		if st.State == workflow.StateHeld {
+		if st.State == locks.StateHeld {
 			out.Free = false
 		}
 	}
@@ -537,7 +537,7 @@ func (s *mcpService) claimPackage(ctx context.Context, in claimIn, out *claimOut
 	}
 	o := &ClaimOptions{TTL: ttl, Wait: wait}
 	var wp *config.WorkPackage
-	var res []workflow.Result
+	var res []locks.Result
 	if in.PackageID != "" {
 		var ok bool
 		if wp, ok = wps.Find(in.PackageID); !ok {
@@ -624,7 +624,7 @@ type portsOut struct {
 
 func (o *portsOut) refuse(te *toolError) { o.Error = te }
 
-func leases(ls []workflow.Lock) []portLease {
+func leases(ls []locks.Lock) []portLease {
 	out := []portLease{}
 	for _, r := range portRows(ls) {
 		out = append(out, portLease{Port: r.Port, Session: r.Session, ExpiresAt: r.ExpiresAt})
@@ -723,7 +723,7 @@ func (s *mcpService) checkChange(ctx context.Context, in checkChangeIn, out *che
 
 // server registers the tools.
 func (s *mcpService) server(ctx context.Context) *mcp.Server {
-	trace := workflow.AuditOf(ctx).TraceID
+	trace := locks.AuditOf(ctx).TraceID
 	srv := mcp.NewServer(&mcp.Implementation{Name: "lockgate", Version: version()}, &mcp.ServerOptions{
 		Instructions: "Locks shared by every worker of this repository. Take a lock (acquire_lock) before editing a file or " +
 			"using a shared resource, release it (release_lock) when done, and check_change before committing. " +

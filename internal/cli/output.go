@@ -14,7 +14,7 @@ import (
 
 	"github.com/lockgate/lockgate/internal/duration"
 	"github.com/lockgate/lockgate/internal/safetext"
-	"github.com/lockgate/lockgate/workflow"
+	"github.com/lockgate/lockgate/locks"
 )
 
 // writeJSON prints v as indented JSON. encoding/json escapes control
@@ -91,7 +91,7 @@ type acquired struct {
 	TookOver *lockView `json:"took_over,omitempty"`
 }
 
-func acquiredViews(res []workflow.Result) []acquired {
+func acquiredViews(res []locks.Result) []acquired {
 	out := make([]acquired, 0, len(res))
 	for _, r := range res {
 		v := acquired{lockView: viewOf(r.Lock), Renewed: r.Renewed}

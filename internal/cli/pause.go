@@ -11,9 +11,9 @@ import (
 	"github.com/lockgate/lockgate/internal/hint"
 	"github.com/lockgate/lockgate/internal/safetext"
 
-	"github.com/lockgate/lockgate/workflow"
-	"github.com/lockgate/lockgate/workflow/journal"
-	"github.com/lockgate/lockgate/workflow/lockkey"
+	"github.com/lockgate/lockgate/locks"
+	"github.com/lockgate/lockgate/locks/journal"
+	"github.com/lockgate/lockgate/locks/lockkey"
 )
 
 // pauseKey maps FEATURE (an id, or a whole feature:<id>:pause key) to its
@@ -60,7 +60,7 @@ func pauseCommand() *command {
 			if ttl <= 0 {
 				ttl = e.cfg.TTL(e.me.HolderType, lockkey.KindTask)
 			}
-			res, err := e.mgr.Acquire(ctx, workflow.Request{Keys: []string{key}, Owner: e.me, TTL: ttl,
+			res, err := e.mgr.Acquire(ctx, locks.Request{Keys: []string{key}, Owner: e.me, TTL: ttl,
 				Reason: reason, Action: "pause", EventAction: journal.ActionPause, ExactTTL: exact})
 			if err != nil {
 				return err

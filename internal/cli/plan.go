@@ -14,9 +14,9 @@ import (
 
 	"github.com/lockgate/lockgate/internal/config"
 	"github.com/lockgate/lockgate/internal/safetext"
+	"github.com/lockgate/lockgate/locks"
 	"github.com/lockgate/lockgate/planner"
 	"github.com/lockgate/lockgate/scope"
-	"github.com/lockgate/lockgate/workflow"
 )
 
 // The planner keeps its state in the lock store, so every worktree and
@@ -34,7 +34,7 @@ const (
 )
 
 // plannerOwner owns the planner's state records.
-var plannerOwner = workflow.Owner{Holder: "lockgate-planner", HolderType: scope.WorkerAgent, Session: "lockgate-planner"}
+var plannerOwner = locks.Owner{Holder: "lockgate-planner", HolderType: scope.WorkerAgent, Session: "lockgate-planner"}
 
 // PlanOptions are `plan`'s flags.
 type PlanOptions struct {
@@ -146,7 +146,7 @@ func (a *app) plan(ctx context.Context, o *PlanOptions, file string) error {
 		return err
 	}
 	for _, k := range over {
-		if _, err := e.store.Remove(ctx, k); err != nil && !errors.Is(err, workflow.ErrNotFound) {
+		if _, err := e.store.Remove(ctx, k); err != nil && !errors.Is(err, locks.ErrNotFound) {
 			return fmt.Errorf("remove the ended cooldown %s: %w", k, err)
 		}
 	}
@@ -186,7 +186,7 @@ func (a *app) acquirePlanned(ctx context.Context, e *env, plan *planner.Plan, o 
 		if ttl == 0 {
 			ttl = a.defaultTTL(e, keys)
 		}
-		res, err := e.mgr.Acquire(ctx, workflow.Request{Keys: canonicals(keys), Owner: e.me, TTL: ttl,
+		res, err := e.mgr.Acquire(ctx, locks.Request{Keys: canonicals(keys), Owner: e.me, TTL: ttl,
 			Action: "plan", TaskID: t.ID, Reason: "task " + t.ID, ExactTTL: o.TTL > 0})
 		if err != nil {
 			return err
@@ -237,9 +237,9 @@ func parseCooldownKey(key string) (planner.Rejection, bool) {
 // setState writes one planner state record (no journal event: it is not a
 // lock anyone holds).
 func (a *app) setState(ctx context.Context, e *env, key, reason string) error {
-	m := &workflow.Manager{Store: e.store, Host: e.mgr.Host, PID: e.mgr.PID}
-	_, err := m.Acquire(ctx, workflow.Request{Keys: []string{key}, Owner: plannerOwner, TTL: stateTTL, Action: "plan", Reason: reason})
-	var held *workflow.HeldError
+	m := &locks.Manager{Store: e.store, Host: e.mgr.Host, PID: e.mgr.PID}
+	_, err := m.Acquire(ctx, locks.Request{Keys: []string{key}, Owner: plannerOwner, TTL: stateTTL, Action: "plan", Reason: reason})
+	var held *locks.HeldError
 	if errors.As(err, &held) {
 		return fmt.Errorf("planner state %s is held by %s", key, held.Lock.Holder)
 	}

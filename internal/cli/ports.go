@@ -12,7 +12,7 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/lockgate/lockgate/workflow"
+	"github.com/lockgate/lockgate/locks"
 )
 
 // Port leases are locks on `port:<N>` keys: the lock store makes them
@@ -87,8 +87,8 @@ func portsAllocateCommand() *command {
 // allocatePorts leases count ports that are free on this machine to e's
 // session: a port the kernel offers may still be leased to a session that
 // is not listening on it yet, so such ports are skipped.
-func allocatePorts(ctx context.Context, e *env, count int, ttl time.Duration) ([]workflow.Lock, error) {
-	var leased []workflow.Lock
+func allocatePorts(ctx context.Context, e *env, count int, ttl time.Duration) ([]locks.Lock, error) {
+	var leased []locks.Lock
 	for tries := 0; len(leased) < count; tries++ {
 		if tries > 50*count {
 			return leased, fmt.Errorf("ports allocate: no free port could be leased after %d tries", tries)
@@ -97,9 +97,9 @@ func allocatePorts(ctx context.Context, e *env, count int, ttl time.Duration) ([
 		if err != nil {
 			return leased, err
 		}
-		res, err := e.mgr.Acquire(ctx, workflow.Request{Keys: []string{portKey(p)}, Owner: e.me, TTL: ttl,
+		res, err := e.mgr.Acquire(ctx, locks.Request{Keys: []string{portKey(p)}, Owner: e.me, TTL: ttl,
 			Action: "port", Reason: "port lease"})
-		var held *workflow.HeldError
+		var held *locks.HeldError
 		if errors.As(err, &held) {
 			continue // leased to someone else, though not bound right now
 		}
@@ -123,7 +123,7 @@ type portRow struct {
 	ExpiresAt  time.Time `json:"expires_at"`
 }
 
-func portRows(ls []workflow.Lock) []portRow {
+func portRows(ls []locks.Lock) []portRow {
 	out := []portRow{}
 	for _, l := range ls {
 		p, _ := strconv.Atoi(strings.TrimPrefix(l.Key, portNS+":"))
@@ -237,7 +237,7 @@ func portsListCommand() *command {
 				return err
 			}
 			now := time.Now()
-			var live []workflow.Lock
+			var live []locks.Lock
 			for _, en := range entries {
 				if en.Err == nil && !en.Expired(now) {
 					live = append(live, en.Lock)

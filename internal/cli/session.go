@@ -4,8 +4,8 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/lockgate/lockgate/workflow/lockkey"
-	"github.com/lockgate/lockgate/workflow/redisstore"
+	"github.com/lockgate/lockgate/locks/lockkey"
+	"github.com/lockgate/lockgate/locks/redisstore"
 )
 
 func sessionCommand() *command {

@@ -11,8 +11,8 @@ import (
 	"github.com/lockgate/lockgate/internal/config"
 	"github.com/lockgate/lockgate/internal/gitexec"
 	"github.com/lockgate/lockgate/internal/hint"
-	"github.com/lockgate/lockgate/workflow/journal"
-	"github.com/lockgate/lockgate/workflow/redisstore"
+	"github.com/lockgate/lockgate/locks/journal"
+	"github.com/lockgate/lockgate/locks/redisstore"
 )
 
 // cloneStoreKey is the git config key that records a clone's lock store

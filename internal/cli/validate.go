@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"github.com/lockgate/lockgate/internal/config"
-	"github.com/lockgate/lockgate/workflow/lockkey"
+	"github.com/lockgate/lockgate/locks/lockkey"
 )
 
 func validateCommand() *command {

@@ -1,8 +1,8 @@
 package config
 
 import (
+	"github.com/lockgate/lockgate/locks/lockkey"
 	"github.com/lockgate/lockgate/scope"
-	"github.com/lockgate/lockgate/workflow/lockkey"
 
 	"errors"
 	"fmt"

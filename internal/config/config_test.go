@@ -1,7 +1,7 @@
 package config
 
 import (
-	"github.com/lockgate/lockgate/workflow/lockkey"
+	"github.com/lockgate/lockgate/locks/lockkey"
 
 	"github.com/lockgate/lockgate/scope"
 

@@ -11,8 +11,8 @@ import (
 
 	"github.com/bmatcuk/doublestar/v4"
 
+	"github.com/lockgate/lockgate/locks/lockkey"
 	"github.com/lockgate/lockgate/scope"
-	"github.com/lockgate/lockgate/workflow/lockkey"
 )
 
 // Compiled on first use, not at the start of every process (hooks read a

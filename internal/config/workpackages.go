@@ -9,7 +9,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/lockgate/lockgate/workflow"
+	"github.com/lockgate/lockgate/locks"
 )
 
 // WorkPackages is a parsed work-packages.yaml.
@@ -107,14 +107,14 @@ func LoadWorkPackagesBytes(name string, data []byte) (*WorkPackages, error) {
 		}
 		// The id names the task lock and the title or reason becomes the
 		// locks' reason: both must fit a lock record.
-		if len(p.ID) > workflow.MaxTaskIDLen {
-			vs.add(lineOr(d.pos[at+".id"], p.Line), 0, "%s: id longer than %d bytes", at, workflow.MaxTaskIDLen)
+		if len(p.ID) > locks.MaxTaskIDLen {
+			vs.add(lineOr(d.pos[at+".id"], p.Line), 0, "%s: id longer than %d bytes", at, locks.MaxTaskIDLen)
 		}
-		if len(p.Locks.Reason) > workflow.MaxReasonLen {
-			vs.add(lineOr(d.pos[at+".locks.reason"], p.Line), 0, "%s.locks.reason: longer than %d bytes", at, workflow.MaxReasonLen)
+		if len(p.Locks.Reason) > locks.MaxReasonLen {
+			vs.add(lineOr(d.pos[at+".locks.reason"], p.Line), 0, "%s.locks.reason: longer than %d bytes", at, locks.MaxReasonLen)
 		}
-		if len(p.Title) > workflow.MaxReasonLen && p.Locks.Reason == "" {
-			vs.add(lineOr(d.pos[at+".title"], p.Line), 0, "%s.title: longer than %d bytes (it is the locks' reason when locks.reason is empty)", at, workflow.MaxReasonLen)
+		if len(p.Title) > locks.MaxReasonLen && p.Locks.Reason == "" {
+			vs.add(lineOr(d.pos[at+".title"], p.Line), 0, "%s.title: longer than %d bytes (it is the locks' reason when locks.reason is empty)", at, locks.MaxReasonLen)
 		}
 		if p.Locks.TTLMinutes < 0 {
 			vs.add(lineOr(d.pos[at+".locks.ttl_minutes"], p.Line), 0, "package %s: locks.ttl_minutes must not be negative, got %d", p.ID, p.Locks.TTLMinutes)

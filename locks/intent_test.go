@@ -1,0 +1,138 @@
+package locks_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/lockgate/lockgate/locks"
+	"github.com/lockgate/lockgate/locks/journal"
+)
+
+// brokenAppend is a journal whose appends fail after the intent is
+// written: a writer that dies, or a disk that fills, between the change
+// and its event.
+type brokenAppend struct{ *journal.Journal }
+
+func (brokenAppend) Append(...journal.Event) error { return errors.New("disk full") }
+
+func actions(t *testing.T, j *journal.Journal) []string {
+	t.Helper()
+	evs, err := j.Read(time.Time{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, ev := range evs {
+		out = append(out, ev.Action+" "+ev.Key)
+	}
+	return out
+}
+
+func TestJournalFailureUndoesAcquire(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	m, j := newManager(t)
+	if err := acquire(m, alice, time.Hour, "held.py"); err != nil {
+		t.Fatal(err)
+	}
+	broken := &locks.Manager{Store: m.Store, Host: m.Host, PID: m.PID, Now: m.Now}
+	broken.Events = brokenAppend{j}
+	err := acquire(broken, alice, time.Hour, "new.py", "other.py")
+	var je *locks.JournalError
+	if !errors.As(err, &je) || je.Made {
+		t.Fatalf("acquire with a broken journal = %v, want a *JournalError, not made", err)
+	}
+	// A fresh lock is released, a renewed one put back as it was.
+	before, err := m.Store.Get(ctx, "held.py")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := acquire(broken, alice, 2*time.Hour, "held.py", "new.py"); !errors.As(err, &je) || je.Made {
+		t.Fatalf("renewal with a broken journal = %v, want a *JournalError, not made", err)
+	}
+	if after, err := m.Store.Get(ctx, "held.py"); err != nil || !after.ExpiresAt.Equal(before.ExpiresAt) || after.EventID != before.EventID {
+		t.Fatalf("held.py after the refused renewal: %+v %v, want as before: %+v", after, err, before)
+	}
+	if _, err := m.Store.Get(ctx, "new.py"); !errors.Is(err, locks.ErrNotFound) {
+		t.Fatalf("new.py after the refused acquire: %v, want no lock", err)
+	}
+	next := locks.Manager{Store: m.Store, Events: j}
+	if err := next.Recover(ctx); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"lock_acquire held.py"}
+	if got := actions(t, j); !slices.Equal(got, want) {
+		t.Fatalf("journal %v, want %v", got, want)
+	}
+}
+
+func TestJournalFailureRecordedLater(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	m, j := newManager(t)
+	if err := acquire(m, alice, time.Hour, "a.py", "b.py", "c.py"); err != nil {
+		t.Fatal(err)
+	}
+	broken := &locks.Manager{Store: m.Store, Host: m.Host, PID: m.PID, Now: m.Now}
+	broken.Events = brokenAppend{j}
+	_, err := broken.Release(ctx, []string{"a.py"}, alice, false)
+	var je *locks.JournalError
+	if !errors.As(err, &je) || !je.Made {
+		t.Fatalf("release with a broken journal = %v, want a *JournalError, made", err)
+	}
+	if _, err := broken.Refresh(ctx, []string{"b.py"}, alice, 2*time.Hour, 0, false); !errors.As(err, &je) || !je.Made {
+		t.Fatalf("refresh with a broken journal = %v, want a *JournalError, made", err)
+	}
+	if _, err := broken.Clear(ctx, "c.py", bob); !errors.As(err, &je) || !je.Made {
+		t.Fatalf("clear with a broken journal = %v, want a *JournalError, made", err)
+	}
+	// The next Manager's first change records them first, each once.
+	next := locks.Manager{Store: m.Store, Events: j}
+	if err := acquire(&next, alice, time.Hour, "d.py"); err != nil {
+		t.Fatal(err)
+	}
+	if err := next.Recover(ctx); err != nil {
+		t.Fatal(err)
+	}
+	got := actions(t, j)
+	want := []string{"lock_acquire a.py", "lock_acquire b.py", "lock_acquire c.py", "lock_release a.py", "lock_refresh b.py", "lock_clear c.py", "lock_acquire d.py"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("journal %v, want %v", got, want)
+	}
+	if ents, err := os.ReadDir(filepath.Join(filepath.Dir(j.Path()), "intents")); err != nil || len(ents) != 0 {
+		t.Fatalf("intents left: %v %v", ents, err)
+	}
+}
+
+func TestUnwritableJournalChangesNothing(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	m, j := newManager(t)
+	if err := acquire(m, alice, time.Hour, "a.py"); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(j.Path()); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(j.Path(), 0o777); err != nil {
+		t.Fatal(err)
+	}
+	var je *locks.JournalError
+	if err := acquire(m, alice, time.Hour, "b.py"); !errors.As(err, &je) || je.Made {
+		t.Fatalf("acquire = %v, want a *JournalError, not made", err)
+	}
+	if _, err := m.Release(ctx, []string{"a.py"}, alice, false); !errors.As(err, &je) || je.Made {
+		t.Fatalf("release = %v, want a *JournalError, not made", err)
+	}
+	if _, err := m.Store.Get(ctx, "a.py"); err != nil {
+		t.Fatalf("a.py: %v, want still held", err)
+	}
+	if _, err := m.Store.Get(ctx, "b.py"); !errors.Is(err, locks.ErrNotFound) {
+		t.Fatalf("b.py: %v, want no lock", err)
+	}
+}

@@ -1,0 +1,635 @@
+package locks
+
+import (
+	"sync/atomic"
+
+	"cmp"
+	"context"
+	crand "crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"time"
+
+	"github.com/lockgate/lockgate/locks/journal"
+)
+
+// EventSink records lock events; *journal.Journal is one. A change to
+// the store is written down first (Intend), made, then recorded (Append):
+// a change whose events cannot be recorded is not made, and one whose
+// writer dies before recording it is recorded by the next Manager that
+// recovers (Recover).
+type EventSink interface {
+	Intend(data []byte) (*journal.Intent, error)
+	Append(evs ...journal.Event) error
+	Recover(settle func(data []byte) ([]journal.Event, error)) error
+}
+
+// Manager builds the operations users see — all-or-nothing multi-key
+// acquire, owner-checked release and refresh, waiting — on a Store.
+type Manager struct {
+	Store  Store
+	Events EventSink // nil: events are not recorded
+	Now    func() time.Time
+	Host   string
+	PID    int
+	// WaitPoll is how long a --wait on a store that signals releases (a
+	// Waiter) waits for the signal before trying again anyway; 0 means
+	// DefaultWaitPoll. The wait also ends when the lock it waits for
+	// expires, which no store signals. Other stores are polled every few
+	// milliseconds.
+	WaitPoll time.Duration
+
+	recovered atomic.Bool // the intents of dead writers were settled
+}
+
+// DefaultWaitPoll is Manager.WaitPoll's default.
+const DefaultWaitPoll = 200 * time.Millisecond
+
+func (m *Manager) now() time.Time {
+	if m.Now != nil {
+		return m.Now()
+	}
+	return time.Now()
+}
+
+// Request describes an acquisition.
+type Request struct {
+	Keys   []string // canonical keys
+	Owner  Owner
+	TTL    time.Duration
+	Reason string
+	Action string // what the lock is for: "lock", "claim", "pause", …
+	TaskID string
+	// TaskTTL, with TaskID, sets an activity lock's task sub-lock.
+	TaskTTL time.Duration
+	// Wait is how long to wait for held keys to become free: woken by
+	// the release on stores that signal it (Waiter), else polling.
+	Wait time.Duration
+	// EventAction overrides the journal action of a fresh acquisition.
+	EventAction string
+	// ExactTTL: a key the owner already holds gets exactly TTL from now,
+	// even when that is sooner than its expiry (the user asked for this
+	// TTL). Otherwise renewing never shortens a lock.
+	ExactTTL bool
+	// KeepHeld: a key the owner already holds keeps its reason and task;
+	// the request only extends it (a claim renews what was held before
+	// it without making it its own).
+	KeepHeld bool
+	// Events are recorded with the acquisition's own, when it succeeds.
+	Events []journal.Event
+}
+
+// Result is one key's outcome.
+type Result struct {
+	Lock Lock
+	// Renewed: the owner already held the key; its expiry was extended.
+	Renewed bool
+	// TookOver is the expired record this acquisition replaced.
+	TookOver *Lock
+	// was is a renewed lock before the renewal, put back when the
+	// acquisition fails as a whole.
+	was Lock
+}
+
+// NewToken returns a random owner token.
+func NewToken() string {
+	var b [16]byte
+	_, _ = crand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// Acquire takes every key of req or none. A key the owner already holds is
+// renewed. A key overlapping a live lock of someone else (a pattern over a
+// path, say) is refused like the key itself. Events that cannot be recorded
+// refuse the acquisition (a *JournalError) and leave no lock taken.
+func (m *Manager) Acquire(ctx context.Context, req Request) ([]Result, error) {
+	if err := req.Check(); err != nil {
+		return nil, err
+	}
+	keys := slices.Clone(req.Keys)
+	slices.Sort(keys)
+	keys = slices.Compact(keys)
+	if len(keys) == 0 {
+		return nil, errors.New("no keys to acquire")
+	}
+	// One event per key, its id in the record and the intent: the record
+	// shows whether the change was made.
+	plan := make([]intentEvent, 0, len(keys)+len(req.Events))
+	for _, key := range keys {
+		ev := m.event(req.Owner, cmp.Or(req.EventAction, journal.ActionAcquire), Lock{Key: key, TaskID: req.TaskID, Reason: req.Reason})
+		ev.ID = journal.NewID()
+		plan = append(plan, intentEvent{Event: ev, Proof: &proof{Key: key, EventID: ev.ID, Token: NewToken()}})
+	}
+	for _, ev := range req.Events {
+		plan = append(plan, intentEvent{Event: ev})
+	}
+	ch, err := m.begin(ctx, plan)
+	if err != nil {
+		return nil, err
+	}
+	res, dirty, err := m.acquire(ctx, req, keys, plan)
+	if err != nil {
+		ch.end(dirty)
+		return nil, err
+	}
+	if err := ch.record(acquireEvents(plan, res)); err != nil {
+		// Undo it; the intent stays for what could not be undone, which
+		// the next Manager records.
+		made := false
+		for _, r := range res {
+			if m.undo(context.WithoutCancel(ctx), r) != nil {
+				made = true
+			}
+		}
+		var je *JournalError
+		if errors.As(err, &je) {
+			je.Made = made
+		}
+		ch.end(true)
+		return nil, err
+	}
+	ch.end(false)
+	return res, nil
+}
+
+// acquire tries until every key is taken, the wait ends or a try fails
+// otherwise. dirty: a failed acquisition may have left a change behind (a
+// renewal, or a lock its rollback could not release).
+func (m *Manager) acquire(ctx context.Context, req Request, keys []string, plan []intentEvent) (_ []Result, dirty bool, _ error) {
+	deadline := time.Now().Add(req.Wait)
+	backoff := 500 * time.Microsecond
+	waiter, _ := m.Store.(Waiter)
+	var sub *subscription
+	defer func() { sub.stop() }()
+	for {
+		res, d, err := m.tryAcquire(ctx, req, keys, plan)
+		dirty = dirty || d
+		var held *HeldError
+		if err == nil || !errors.As(err, &held) || req.Wait <= 0 {
+			return res, dirty, err
+		}
+		left := time.Until(deadline)
+		if left <= 0 {
+			return nil, dirty, &TimeoutError{Held: held, Wait: req.Wait}
+		}
+		if waiter != nil {
+			key := held.Lock.Key
+			if sub == nil || sub.key != key || sub.released() {
+				// Listen first, then try again: a release between the
+				// failed try and the subscription is not missed.
+				sub.stop()
+				sub, err = subscribe(ctx, waiter, key)
+				if err == nil {
+					continue
+				}
+				if ctx.Err() != nil {
+					return nil, dirty, ctx.Err()
+				}
+				// A store that cannot signal now is polled instead.
+				waiter = nil
+			} else {
+				// An expiry is not signalled: wake for it (a millisecond
+				// late, as stores may keep it to the millisecond).
+				untilExpiry := held.Lock.ExpiresAt.Sub(m.now()) + time.Millisecond
+				wait := min(m.waitPoll(), left, max(untilExpiry, time.Millisecond))
+				if err := sub.wait(ctx, wait); err != nil {
+					return nil, dirty, err
+				}
+				continue
+			}
+		}
+		// Short jittered polls: a waiter sees a release within a few ms.
+		sleep := min(backoff/2+rand.N(backoff), left)
+		select {
+		case <-ctx.Done():
+			return nil, dirty, ctx.Err()
+		case <-time.After(sleep):
+		}
+		backoff = min(backoff*2, 8*time.Millisecond)
+	}
+}
+
+func (m *Manager) waitPoll() time.Duration {
+	if m.WaitPoll > 0 {
+		return m.WaitPoll
+	}
+	return DefaultWaitPoll
+}
+
+// subscription is a Waiter's wait for one key's release.
+type subscription struct {
+	key    string
+	ch     <-chan struct{}
+	cancel context.CancelFunc
+}
+
+func subscribe(ctx context.Context, w Waiter, key string) (*subscription, error) {
+	sctx, cancel := context.WithCancel(ctx)
+	ch, err := w.WaitRelease(sctx, key)
+	if err != nil {
+		cancel()
+		return nil, fmt.Errorf("wait for %s: %w", key, err)
+	}
+	return &subscription{key: key, ch: ch, cancel: cancel}, nil
+}
+
+// released reports whether the key was released since the subscription
+// began (or the subscription ended).
+func (s *subscription) released() bool {
+	select {
+	case <-s.ch:
+		return true
+	default:
+		return false
+	}
+}
+
+// wait blocks until the key is released, d has passed or ctx ends.
+func (s *subscription) wait(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-s.ch:
+	case <-t.C:
+	}
+	return nil
+}
+
+func (s *subscription) stop() {
+	if s != nil {
+		s.cancel()
+	}
+}
+
+func (m *Manager) tryAcquire(ctx context.Context, req Request, keys []string, plan []intentEvent) (_ []Result, dirty bool, _ error) {
+	now := m.now()
+	var done []Result
+	rollback := func() {
+		for _, r := range done {
+			if m.undo(ctx, r) != nil {
+				dirty = true
+			}
+		}
+	}
+	for i, key := range keys {
+		r, err := m.acquireOne(ctx, req, key, *plan[i].Proof, now)
+		if err != nil {
+			rollback()
+			return nil, dirty, fmt.Errorf("cannot lock %s: %w", key, err)
+		}
+		done = append(done, r)
+		// Create first, then look for overlapping holders: two workers
+		// racing for `src/**` and `src/a.py` both see each other and both
+		// back off, never both win.
+		if err := m.checkOverlap(ctx, key, req.Owner, now); err != nil {
+			rollback()
+			return nil, dirty, fmt.Errorf("cannot lock %s: %w", key, err)
+		}
+	}
+	return done, false, nil
+}
+
+// undo takes back one key of an acquisition: a fresh lock is released, a
+// renewed one put back as it was.
+func (m *Manager) undo(ctx context.Context, r Result) error {
+	if r.Renewed {
+		_, err := m.Store.Update(ctx, r.was)
+		return err
+	}
+	return m.Store.Release(ctx, r.Lock.Key, r.Lock.Token)
+}
+
+func (m *Manager) acquireOne(ctx context.Context, req Request, key string, p proof, now time.Time) (Result, error) {
+	audit := AuditOf(ctx)
+	rec := Lock{
+		Key: key, Holder: req.Owner.Holder, HolderType: req.Owner.HolderType,
+		Session: req.Owner.Session, Action: req.Action, PID: m.PID, Host: m.Host,
+		CreatedAt: now.UTC(), ExpiresAt: now.Add(req.TTL).UTC(), Reason: req.Reason,
+		TaskID: req.TaskID, Token: p.Token, RequestID: audit.RequestID, TraceID: audit.TraceID, EventID: p.EventID,
+	}
+	setTask(&rec, req, now)
+	stored, prev, err := m.Store.Acquire(ctx, rec, now)
+	if err == nil {
+		return Result{Lock: stored, TookOver: prev}, nil
+	}
+	var held *HeldError
+	if !errors.As(err, &held) || !held.Lock.OwnedBy(req.Owner) {
+		return Result{}, err
+	}
+	// Ours already: renew it, keeping its token and fence.
+	cur := held.Lock
+	cur.ExpiresAt = renewedExpiry(cur.ExpiresAt, now, req.TTL, req.ExactTTL)
+	cur.EventID = p.EventID
+	if req.Reason != "" && !req.KeepHeld {
+		cur.Reason = req.Reason
+	}
+	if req.TaskID != "" && !req.KeepHeld {
+		cur.TaskID = req.TaskID
+		setTask(&cur, req, now)
+	}
+	updated, err := m.Store.Update(ctx, cur)
+	if err != nil {
+		return Result{}, err
+	}
+	return Result{Lock: updated, Renewed: true, was: held.Lock}, nil
+}
+
+// renewedExpiry is the expiry of a lock renewed at now for ttl: never
+// sooner than cur unless exact.
+func renewedExpiry(cur, now time.Time, ttl time.Duration, exact bool) time.Time {
+	exp := now.Add(ttl).UTC()
+	if !exact && cur.After(exp) {
+		return cur
+	}
+	return exp
+}
+
+func setTask(l *Lock, req Request, now time.Time) {
+	if req.TaskID == "" || req.TaskTTL <= 0 {
+		return
+	}
+	acq, exp := now.UTC(), now.Add(req.TaskTTL).UTC()
+	l.TaskAcquired, l.TaskExpires = &acq, &exp
+}
+
+func (m *Manager) checkOverlap(ctx context.Context, key string, me Owner, now time.Time) error {
+	entries, err := m.Store.Overlapping(ctx, key)
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		if e.Key == key && e.Err == nil {
+			continue
+		}
+		if e.Err != nil {
+			return e.Err // a corrupt record is never free
+		}
+		if !e.OwnedBy(me) && !e.Expired(now) {
+			return &HeldError{Lock: e.Lock, Where: m.Store.Where(e.Key)}
+		}
+	}
+	return nil
+}
+
+// acquireEvents are the events of a successful acquisition: the planned
+// ones, a renewal as a refresh and a takeover as such.
+func acquireEvents(plan []intentEvent, res []Result) []journal.Event {
+	evs := make([]journal.Event, 0, len(plan))
+	for i, r := range res {
+		ev := plan[i].Event
+		switch {
+		case r.Renewed:
+			ev.Action = journal.ActionRefresh
+		case r.TookOver != nil:
+			ev.Action = journal.ActionTakeover
+			ev.Details = fmt.Sprintf("took over expired lock of %s (expired %s)",
+				r.TookOver.Holder, r.TookOver.ExpiresAt.Format(time.RFC3339))
+		}
+		evs = append(evs, ev)
+	}
+	for _, ie := range plan[len(res):] {
+		evs = append(evs, ie.Event)
+	}
+	return evs
+}
+
+func (m *Manager) event(o Owner, action string, l Lock) journal.Event {
+	ev := journal.Event{
+		Worker: o.Holder, WorkerType: o.HolderType, Session: o.Session,
+		Action: action, Key: l.Key, TaskID: l.TaskID, Details: l.Reason,
+	}
+	if id, ok := activityID(l.Key); ok {
+		ev.ActivityID = id
+	}
+	return ev
+}
+
+func activityID(key string) (string, bool) {
+	const p = "activity:"
+	if len(key) > len(p) && key[:len(p)] == p {
+		return key[len(p):], true
+	}
+	return "", false
+}
+
+// Release removes the owner's locks on keys. With force, another's lock is
+// removed too and the removed record returned. A key that holds no lock is
+// reported in Missing, not as an error: release is idempotent. Every key is
+// looked at before any is released, so a refused key leaves all of them
+// held. extra events are recorded with the releases when there is one.
+func (m *Manager) Release(ctx context.Context, keys []string, me Owner, force bool, extra ...journal.Event) (ReleaseResult, error) {
+	var out ReleaseResult
+	var locks []Lock // Key only: a corrupt record, removed with force
+	var plan []intentEvent
+	for _, key := range keys {
+		cur, err := m.Store.Get(ctx, key)
+		if errors.Is(err, ErrNotFound) {
+			out.Missing = append(out.Missing, key)
+			continue
+		}
+		var corrupt *CorruptError
+		if errors.As(err, &corrupt) && force {
+			locks = append(locks, Lock{Key: key})
+			plan = append(plan, intentEvent{Event: journal.Event{Worker: me.Holder, WorkerType: me.HolderType, Session: me.Session,
+				Action: journal.ActionClear, Key: key, Details: "removed corrupt record"}, Proof: &proof{Key: key, Gone: true}})
+			continue
+		}
+		if err != nil {
+			return out, err
+		}
+		if !cur.OwnedBy(me) && !force {
+			return out, &NotOwnerError{Lock: cur, Op: "release"}
+		}
+		ev := m.event(me, journal.ActionRelease, cur)
+		if !cur.OwnedBy(me) {
+			ev.Details = fmt.Sprintf("forced: was held by %s (%s, session %s) since %s",
+				cur.Holder, cur.HolderType, cur.Session, cur.CreatedAt.Format(time.RFC3339))
+		}
+		locks = append(locks, cur)
+		plan = append(plan, intentEvent{Event: ev, Proof: &proof{Key: key, Token: cur.Token, Gone: true}})
+	}
+	if len(locks) == 0 {
+		return out, nil
+	}
+	for _, ev := range extra {
+		plan = append(plan, intentEvent{Event: ev})
+	}
+	ch, err := m.begin(ctx, plan)
+	if err != nil {
+		return out, err
+	}
+	var evs []journal.Event
+	for i, l := range locks {
+		if l.Token == "" { // corrupt
+			if _, err := m.Store.Remove(ctx, l.Key); err != nil && !errors.As(err, new(*CorruptError)) {
+				return out, ch.fail(evs, err)
+			}
+		} else if err := m.Store.Release(ctx, l.Key, l.Token); err != nil {
+			return out, ch.fail(evs, fmt.Errorf("release %s: %w", l.Key, err))
+		}
+		out.Removed = append(out.Removed, l)
+		if l.Token != "" && !l.OwnedBy(me) {
+			out.Forced = append(out.Forced, l)
+		}
+		evs = append(evs, plan[i].Event)
+	}
+	for _, ie := range plan[len(locks):] {
+		evs = append(evs, ie.Event)
+	}
+	if err := ch.record(evs); err != nil {
+		ch.end(true)
+		return out, err
+	}
+	ch.end(false)
+	return out, nil
+}
+
+// ReleaseResult lists what Release did.
+type ReleaseResult struct {
+	Removed []Lock
+	Forced  []Lock // removed although held by someone else
+	Missing []string
+}
+
+// Refresh extends the owner's locks to ttl from now (and a task sub-lock
+// to taskTTL), never shortening one unless exact (the user named the TTL).
+// Every key is looked at before any is refreshed.
+func (m *Manager) Refresh(ctx context.Context, keys []string, me Owner, ttl, taskTTL time.Duration, exact bool) ([]Lock, error) {
+	now := m.now()
+	var locks []Lock
+	var plan []intentEvent
+	for _, key := range keys {
+		cur, err := m.Store.Get(ctx, key)
+		if errors.Is(err, ErrNotFound) {
+			return nil, fmt.Errorf("refresh %s: %w", key, err)
+		}
+		if err != nil {
+			return nil, err
+		}
+		if !cur.OwnedBy(me) {
+			return nil, &NotOwnerError{Lock: cur, Op: "refresh"}
+		}
+		ev := m.event(me, journal.ActionRefresh, cur)
+		ev.ID = journal.NewID()
+		cur.ExpiresAt = renewedExpiry(cur.ExpiresAt, now, ttl, exact)
+		if cur.TaskID != "" && cur.TaskExpires != nil && taskTTL > 0 {
+			exp := renewedExpiry(*cur.TaskExpires, now, taskTTL, exact)
+			cur.TaskExpires = &exp
+		}
+		cur.EventID = ev.ID
+		locks = append(locks, cur)
+		plan = append(plan, intentEvent{Event: ev, Proof: &proof{Key: key, EventID: ev.ID}})
+	}
+	if len(locks) == 0 {
+		return nil, nil
+	}
+	ch, err := m.begin(ctx, plan)
+	if err != nil {
+		return nil, err
+	}
+	var out []Lock
+	var evs []journal.Event
+	for i, l := range locks {
+		updated, err := m.Store.Update(ctx, l)
+		if err != nil {
+			return out, ch.fail(evs, fmt.Errorf("refresh %s: %w", l.Key, err))
+		}
+		out = append(out, updated)
+		evs = append(evs, plan[i].Event)
+	}
+	if err := ch.record(evs); err != nil {
+		ch.end(true)
+		return out, err
+	}
+	ch.end(false)
+	return out, nil
+}
+
+// Clear removes whatever lock is on key (forced, logged) and returns it.
+func (m *Manager) Clear(ctx context.Context, key string, me Owner) (Lock, error) {
+	cur, err := m.Store.Get(ctx, key)
+	var corrupt *CorruptError
+	if err != nil && !errors.As(err, &corrupt) {
+		return Lock{}, err
+	}
+	ev := m.event(me, journal.ActionClear, Lock{Key: key})
+	if corrupt != nil {
+		ev.Details = "removed corrupt record"
+	} else {
+		ev.Details = fmt.Sprintf("cleared lock of %s (%s, session %s) created %s",
+			cur.Holder, cur.HolderType, cur.Session, cur.CreatedAt.Format(time.RFC3339))
+	}
+	ch, err := m.begin(ctx, []intentEvent{{Event: ev, Proof: &proof{Key: key, Token: cur.Token, Gone: true}}})
+	if err != nil {
+		return Lock{}, err
+	}
+	removed, err := m.Store.Remove(ctx, key)
+	if err != nil && !errors.As(err, &corrupt) {
+		return Lock{}, ch.fail(nil, err)
+	}
+	if rerr := ch.record([]journal.Event{ev}); rerr != nil {
+		ch.end(true)
+		return removed, rerr
+	}
+	ch.end(false)
+	return removed, err
+}
+
+// KeyState is whether a key is free, held by the asker, or held by
+// someone else.
+type KeyState string
+
+// The states Check reports (`lock check --json`, the check_locks tool).
+const (
+	StateFree KeyState = "free"
+	StateMine KeyState = "mine"
+	StateHeld KeyState = "held"
+)
+
+// Status is one key's answer to Check.
+type Status struct {
+	Key   string   `json:"key"`
+	State KeyState `json:"state"`
+	// Locks are the live locks of others on or overlapping the key, or the
+	// owner's own lock when State is "mine".
+	Locks []Lock `json:"locks,omitempty"`
+}
+
+// Check reports, for each key, whether it is free, held by me, or held by
+// someone else (directly or through an overlapping lock).
+func (m *Manager) Check(ctx context.Context, keys []string, me Owner) ([]Status, error) {
+	now := m.now()
+	var out []Status
+	for _, key := range keys {
+		entries, err := m.Store.Overlapping(ctx, key)
+		if err != nil {
+			return nil, err
+		}
+		st := Status{Key: key, State: StateFree}
+		var mine []Lock
+		for _, e := range entries {
+			if e.Err != nil {
+				return nil, e.Err
+			}
+			if e.Expired(now) {
+				continue
+			}
+			if e.OwnedBy(me) {
+				mine = append(mine, e.Lock)
+				continue
+			}
+			st.State = StateHeld
+			st.Locks = append(st.Locks, e.Lock)
+		}
+		if st.State == StateFree && len(mine) > 0 {
+			st.State, st.Locks = StateMine, mine
+		}
+		out = append(out, st)
+	}
+	return out, nil
+}

@@ -1,0 +1,303 @@
+package locks_test
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/lockgate/lockgate/locks"
+	"github.com/lockgate/lockgate/locks/filestore"
+	"github.com/lockgate/lockgate/locks/journal"
+)
+
+func newManager(t *testing.T) (*locks.Manager, *journal.Journal) {
+	t.Helper()
+	dir := t.TempDir()
+	s, err := filestore.Open(filepath.Join(dir, "locks"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	j := journal.Open(filepath.Join(dir, "events.jsonl"))
+	return &locks.Manager{Store: s, Events: j, Host: "h", PID: 1}, j
+}
+
+var (
+	alice = locks.Owner{Holder: "alice", HolderType: "human", Session: "alice"}
+	bob   = locks.Owner{Holder: "bob", HolderType: "agent", Session: "bob"}
+)
+
+func acquire(m *locks.Manager, who locks.Owner, ttl time.Duration, keys ...string) error {
+	_, err := m.Acquire(context.Background(), locks.Request{Keys: keys, Owner: who, TTL: ttl})
+	return err
+}
+
+func TestManager(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	tests := []struct {
+		name string
+		run  func(t *testing.T, m *locks.Manager)
+	}{
+		{"all or nothing rolls back what it took", func(t *testing.T, m *locks.Manager) {
+			if err := acquire(m, bob, time.Hour, "c.py"); err != nil {
+				t.Fatal(err)
+			}
+			err := acquire(m, alice, time.Hour, "a.py", "b.py", "c.py")
+			var held *locks.HeldError
+			if !errors.As(err, &held) || held.Lock.Holder != "bob" {
+				t.Fatalf("err = %v, want held by bob", err)
+			}
+			for _, k := range []string{"a.py", "b.py"} {
+				if _, err := m.Store.Get(ctx, k); !errors.Is(err, locks.ErrNotFound) {
+					t.Errorf("%s left behind after a failed multi-key acquire: %v", k, err)
+				}
+			}
+		}},
+		{"a pattern is refused over a held path and the reverse", func(t *testing.T, m *locks.Manager) {
+			if err := acquire(m, bob, time.Hour, "src/api/users.py"); err != nil {
+				t.Fatal(err)
+			}
+			if err := acquire(m, alice, time.Hour, "src/**"); err == nil {
+				t.Fatal("src/** granted over bob's src/api/users.py")
+			}
+			if err := acquire(m, bob, time.Hour, "docs/**"); err != nil {
+				t.Fatal(err)
+			}
+			if err := acquire(m, alice, time.Hour, "docs/x.md"); err == nil {
+				t.Fatal("docs/x.md granted under bob's docs/**")
+			}
+			if _, err := m.Store.Get(ctx, "src/**"); !errors.Is(err, locks.ErrNotFound) {
+				t.Fatalf("refused pattern left a record: %v", err)
+			}
+		}},
+		{"own overlapping locks do not conflict", func(t *testing.T, m *locks.Manager) {
+			if err := acquire(m, alice, time.Hour, "src/a.py", "src/**"); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"acquiring a held key of one's own renews it", func(t *testing.T, m *locks.Manager) {
+			if err := acquire(m, alice, time.Minute, "a.py"); err != nil {
+				t.Fatal(err)
+			}
+			first, _ := m.Store.Get(ctx, "a.py")
+			res, err := m.Acquire(ctx, locks.Request{Keys: []string{"a.py"}, Owner: alice, TTL: time.Hour})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !res[0].Renewed || res[0].Lock.Token != first.Token || !res[0].Lock.ExpiresAt.After(first.ExpiresAt) {
+				t.Fatalf("renewal = %+v, first = %+v", res[0], first)
+			}
+		}},
+		{"a late release never removes a successor's lock", func(t *testing.T, m *locks.Manager) {
+			if err := acquire(m, bob, time.Millisecond, "a.py"); err != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(3 * time.Millisecond)
+			res, err := m.Acquire(ctx, locks.Request{Keys: []string{"a.py"}, Owner: alice, TTL: time.Hour})
+			if err != nil || res[0].TookOver == nil {
+				t.Fatalf("takeover: %v %+v", err, res)
+			}
+			_, err = m.Release(ctx, []string{"a.py"}, bob, false)
+			var notOwner *locks.NotOwnerError
+			if !errors.As(err, &notOwner) {
+				t.Fatalf("bob's late release: %v, want NotOwnerError", err)
+			}
+			if err := m.Store.Release(ctx, "a.py", "stale-token"); !errors.Is(err, locks.ErrTokenMismatch) {
+				t.Fatalf("release by a stale token: %v", err)
+			}
+			cur, err := m.Store.Get(ctx, "a.py")
+			if err != nil || cur.Holder != "alice" {
+				t.Fatalf("alice's lock gone: %v %+v", err, cur)
+			}
+		}},
+		{"forced release returns the removed record", func(t *testing.T, m *locks.Manager) {
+			if err := acquire(m, bob, time.Hour, "a.py"); err != nil {
+				t.Fatal(err)
+			}
+			res, err := m.Release(ctx, []string{"a.py", "nothing.py"}, alice, true)
+			if err != nil || len(res.Forced) != 1 || res.Forced[0].Holder != "bob" || len(res.Missing) != 1 {
+				t.Fatalf("forced release: %v %+v", err, res)
+			}
+		}},
+		{"wait gets the lock soon after its release", func(t *testing.T, m *locks.Manager) {
+			if err := acquire(m, bob, time.Hour, "a.py"); err != nil {
+				t.Fatal(err)
+			}
+			released := make(chan time.Time, 1)
+			go func() {
+				time.Sleep(50 * time.Millisecond)
+				released <- time.Now()
+				_, _ = m.Release(ctx, []string{"a.py"}, bob, false)
+			}()
+			if _, err := m.Acquire(ctx, locks.Request{Keys: []string{"a.py"}, Owner: alice, TTL: time.Hour, Wait: 10 * time.Second}); err != nil {
+				t.Fatal(err)
+			}
+			<-released
+		}},
+		{"wait runs out with a TimeoutError", func(t *testing.T, m *locks.Manager) {
+			if err := acquire(m, bob, time.Hour, "a.py"); err != nil {
+				t.Fatal(err)
+			}
+			_, err := m.Acquire(ctx, locks.Request{Keys: []string{"a.py"}, Owner: alice, TTL: time.Hour, Wait: 30 * time.Millisecond})
+			var to *locks.TimeoutError
+			if !errors.As(err, &to) || to.Held.Lock.Holder != "bob" {
+				t.Fatalf("err = %v, want TimeoutError naming bob", err)
+			}
+		}},
+		{"check reports free, mine and held", func(t *testing.T, m *locks.Manager) {
+			if err := acquire(m, bob, time.Hour, "lib/**"); err != nil {
+				t.Fatal(err)
+			}
+			if err := acquire(m, alice, time.Hour, "a.py"); err != nil {
+				t.Fatal(err)
+			}
+			sts, err := m.Check(ctx, []string{"a.py", "lib/x.go", "free.txt"}, alice)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := map[string]locks.KeyState{"a.py": "mine", "lib/x.go": "held", "free.txt": "free"}
+			for _, s := range sts {
+				if want[s.Key] != s.State {
+					t.Errorf("%s: state %s, want %s", s.Key, s.State, want[s.Key])
+				}
+			}
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			m, _ := newManager(t)
+			tt.run(t, m)
+		})
+	}
+}
+
+func TestManagerJournal(t *testing.T) {
+	t.Parallel()
+	m, j := newManager(t)
+	ctx := context.Background()
+	if err := acquire(m, alice, time.Hour, "activity:WI-1"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Refresh(ctx, []string{"activity:WI-1"}, alice, time.Hour, 0, true); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Release(ctx, []string{"activity:WI-1"}, alice, false); err != nil {
+		t.Fatal(err)
+	}
+	evs, err := j.Read(time.Time{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var actions []string
+	for _, ev := range evs {
+		actions = append(actions, ev.Action)
+		if ev.ActivityID != "WI-1" || ev.Worker != "alice" || ev.WorkerType != "human" {
+			t.Errorf("event %+v: want activity WI-1 by alice (human)", ev)
+		}
+	}
+	want := []string{journal.ActionAcquire, journal.ActionRefresh, journal.ActionRelease}
+	if len(actions) != len(want) {
+		t.Fatalf("actions %v, want %v", actions, want)
+	}
+	for i := range want {
+		if actions[i] != want[i] {
+			t.Fatalf("actions %v, want %v", actions, want)
+		}
+	}
+}
+
+// A renewal never shortens a lock unless the caller asks for its TTL
+// exactly; it always lengthens one.
+func TestRenewNeverShortens(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	now := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+	m, _ := newManager(t)
+	m.Now = func() time.Time { return now }
+	expiry := func(req locks.Request) time.Time {
+		t.Helper()
+		req.Keys, req.Owner = []string{"a.py"}, alice
+		res, err := m.Acquire(ctx, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res[0].Lock.ExpiresAt
+	}
+	refreshed := func(ttl time.Duration, exact bool) time.Time {
+		t.Helper()
+		ls, err := m.Refresh(ctx, []string{"a.py"}, alice, ttl, 0, exact)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ls[0].ExpiresAt
+	}
+	for _, c := range []struct {
+		name string
+		got  func() time.Time
+		want time.Duration
+	}{
+		{"take for 8h", func() time.Time { return expiry(locks.Request{TTL: 8 * time.Hour}) }, 8 * time.Hour},
+		{"renew for 1h keeps 8h", func() time.Time { return expiry(locks.Request{TTL: time.Hour}) }, 8 * time.Hour},
+		{"refresh for 1h keeps 8h", func() time.Time { return refreshed(time.Hour, false) }, 8 * time.Hour},
+		{"renew for 9h lengthens", func() time.Time { return expiry(locks.Request{TTL: 9 * time.Hour}) }, 9 * time.Hour},
+		{"exact renew for 1h shortens", func() time.Time { return expiry(locks.Request{TTL: time.Hour, ExactTTL: true}) }, time.Hour},
+		{"exact refresh for 30m shortens", func() time.Time { return refreshed(30*time.Minute, true) }, 30 * time.Minute},
+	} {
+		if got := c.got(); !got.Equal(now.Add(c.want)) {
+			t.Errorf("%s: expires %s, want %s", c.name, got, now.Add(c.want))
+		}
+	}
+}
+
+// A failed all-or-nothing acquisition leaves a lock it renewed as it was.
+func TestFailedAcquireRestoresRenewed(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	m, _ := newManager(t)
+	if err := acquire(m, alice, 8*time.Hour, "a.py"); err != nil {
+		t.Fatal(err)
+	}
+	before, err := m.Store.Get(ctx, "a.py")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := acquire(m, bob, time.Hour, "b.py"); err != nil {
+		t.Fatal(err)
+	}
+	_, err = m.Acquire(ctx, locks.Request{Keys: []string{"a.py", "b.py"}, Owner: alice, TTL: time.Minute, ExactTTL: true, Reason: "new"})
+	if err == nil {
+		t.Fatal("acquired b.py held by bob")
+	}
+	after, err := m.Store.Get(ctx, "a.py")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !after.ExpiresAt.Equal(before.ExpiresAt) || after.Reason != before.Reason {
+		t.Errorf("a.py after a failed acquisition: expires %s reason %q, want %s %q", after.ExpiresAt, after.Reason, before.ExpiresAt, before.Reason)
+	}
+}
+
+// KeepHeld renews a lock the owner holds without replacing its reason or
+// task; a fresh lock gets the request's.
+func TestKeepHeldKeepsReason(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	m, _ := newManager(t)
+	if _, err := m.Acquire(ctx, locks.Request{Keys: []string{"a.py"}, Owner: alice, TTL: time.Hour, Reason: "mine", TaskID: "T-0"}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := m.Acquire(ctx, locks.Request{Keys: []string{"a.py", "b.py"}, Owner: alice, TTL: time.Hour, Reason: "claim", TaskID: "WP-1", KeepHeld: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l := res[0].Lock; !res[0].Renewed || l.Reason != "mine" || l.TaskID != "T-0" {
+		t.Errorf("renewed a.py: renewed %v reason %q task %q, want mine T-0", res[0].Renewed, l.Reason, l.TaskID)
+	}
+	if l := res[1].Lock; l.Reason != "claim" || l.TaskID != "WP-1" {
+		t.Errorf("fresh b.py: reason %q task %q, want claim WP-1", l.Reason, l.TaskID)
+	}
+}

@@ -1,0 +1,85 @@
+// Package redisstore is lockgate's lock store for many machines: a
+// locks.Store on one Redis server (README: Many machines, `lockgate store use redis://…`). It is
+// the only package that imports the Redis client.
+//
+// # Keys
+//
+// Every key starts with Options.Prefix P, so one server serves many
+// repositories (RepoPrefix derives P from a repository's identity; the
+// default is "lockgate:"). Under P:
+//
+//	r:<key>        the record of a lock key, a string with PX expiry:
+//	               <expires_at ms>\n<fence>\n<token>\n<len(session)>\n<session><record JSON>
+//	fence          hash: lock key -> last fence granted (never expires)
+//	i:keys         sorted set of the keys with a record, all scored 0, so
+//	               that ZRANGEBYLEX answers prefix and namespace queries
+//	i:pat          set of the pattern keys among them (lockkey.IsPattern)
+//	h:<session>    hash: lock key -> record, the session's history
+//	               (Options.HistoryTTL)
+//	rl:<session>   sorted set: the session's grants within the rate window
+//	c:<key>        pub/sub channel: the key was released (WaitRelease)
+//
+// With Options.IgnoreCase (core.ignorecase) <key> in these names, and the
+// members of i:keys and i:pat, are the identity of a path or pattern key,
+// lockkey.FoldCase(key), so that spellings differing in the case of A-Z are
+// one record, fence counter and channel; the record keeps the spelling. A
+// record under its spelling (written without IgnoreCase) stays valid:
+// lookups of that spelling read it too, and acquiring the key takes it over
+// once it expired.
+//
+// "r:" and "i:" keep lock keys from naming any other structure. Nothing
+// runs KEYS or SCAN: List reads i:keys, InNamespace the range "ns:" to
+// "ns;" of it, Covering reads the paths' own records and i:pat (matched
+// with pathmatch), Overlapping a key's own record and i:pat, and for a
+// pattern also the keys that start with its literal prefix. Index members
+// whose records Redis has expired are pruned lazily, by the readers that
+// meet them, with a script that checks each record again.
+//
+// # Operations
+//
+// Acquire, Release, Update and Remove are each one Lua script, one round
+// trip, atomic on the server. Acquire is SET-NX-PX semantics plus
+// takeover of an expired record, a fence from the key's counter (HINCRBY;
+// never below the replaced record's fence, so a key's fences only grow,
+// across holders, releases and forced clears), the session's rate limit and
+// history. Release and Update compare the owner token, so a holder whose
+// TTL lapsed can neither release nor refresh its successor's lock. Release
+// and Remove PUBLISH the key on its channel, which WaitRelease listens to:
+// the Store is a workflow.Waiter, so the Manager's --wait sleeps until the
+// key it waits for is released instead of polling.
+// Concurrent callers of one Store share round trips: their scripts go out
+// together as one pipeline (see batcher), each still atomic on its own.
+//
+// # Expiry
+//
+// A lock is expired when expires_at < now, with now the caller's clock as
+// the Store contract says (hosts sharing a server need synchronized clocks,
+// as with any lease). Redis itself drops a record ExpiredGrace (default
+// 24h) after its expires_at. Until then an expired record is listed and an
+// acquisition that replaces it returns it as prev (a lock_takeover in the
+// journal); after that the key is simply free and prev is nil.
+//
+// # Durability
+//
+// The store keeps what Redis keeps. Fence counters and session histories
+// survive a restart of Redis only when it persists its data (appendonly
+// yes, and appendfsync always for every grant): without persistence a
+// restart forgets every lock, fence and history, so Restore has nothing to
+// bring back and fences start again at 1. Single server only: the scripts
+// touch keys they derive (a session's history), which Redis Cluster does
+// not allow.
+//
+// # Errors
+//
+// A held key is a *workflow.HeldError (busy/lock_contended, README: Many machines; the
+// Manager's --wait turns it into a *workflow.TimeoutError, lock_timeout),
+// a session over its quota a *workflow.RateLimitedError, and a server that
+// cannot be used a *workflow.UnavailableError whose Err is a *Cause with a
+// normalized reason ("connection refused", "authentication failed",
+// "timeout", …), returned within the operation timeout (2s by default)
+// since the client never retries by itself. As with any timeout, a write
+// that timed out may still have been applied (the server can run it once
+// it answers again). With Options.OneTimeout, once an operation timed out
+// every later one fails at once ("not asked again"). Classify maps any of
+// these to the kinds and reasons the README's Redis section names.
+package redisstore

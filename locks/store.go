@@ -1,0 +1,64 @@
+package locks
+
+import (
+	"context"
+	"time"
+)
+
+// Store keeps lock records. Keys are canonical (see lockkey) and opaque to
+// the store except for overlap, which the store answers with lockkey.Overlap.
+// Every backend asserts `var _ locks.Store = (*Store)(nil)` and passes
+// locktest.Run.
+type Store interface {
+	// Acquire stores rec under rec.Key when no live lock holds the key. A
+	// lock that expired before now is taken over atomically: of many racing
+	// callers exactly one wins, and the replaced record is returned as prev.
+	// The store assigns rec.Fence. A live holder yields a *HeldError.
+	Acquire(ctx context.Context, rec Lock, now time.Time) (stored Lock, prev *Lock, err error)
+	// Release removes key's record if its token is token; otherwise it
+	// returns ErrNotFound or ErrTokenMismatch and leaves the record alone.
+	Release(ctx context.Context, key, token string) error
+	// Update replaces key's record if its token is token (refresh, task
+	// sub-locks). Key and token of rec must match; the fence is kept.
+	Update(ctx context.Context, rec Lock) (Lock, error)
+	// Remove deletes key's record whatever its owner (a forced clear) and
+	// returns it. A corrupt record is removed and reported as *CorruptError;
+	// an absent one is ErrNotFound.
+	Remove(ctx context.Context, key string) (Lock, error)
+	// Get returns key's record, ErrNotFound, or a *CorruptError.
+	Get(ctx context.Context, key string) (Lock, error)
+	// List returns every record, corrupt ones included, sorted by key.
+	List(ctx context.Context) ([]Entry, error)
+	// Overlapping returns the records whose keys may overlap key (key's own
+	// record included), without reading unrelated records.
+	Overlapping(ctx context.Context, key string) ([]Entry, error)
+	// Covering returns the records of the given path keys and of every
+	// pattern lock that matches one of them, each once, sorted by key; it is
+	// what a hook asks for a change set.
+	Covering(ctx context.Context, paths []string) ([]Entry, error)
+	// InNamespace returns every record whose key is in namespace ns (the
+	// part before the first ':'), sorted by key.
+	InNamespace(ctx context.Context, ns string) ([]Entry, error)
+	// Where names the store and the place a key lives, for messages.
+	Where(key string) string
+	Close() error
+}
+
+// Entry is one listed record; Err is set (a *CorruptError) when the record
+// could not be read, and then only Key (if known) and Name are meaningful.
+type Entry struct {
+	Lock
+	Name string `json:"-"`
+	Err  error  `json:"-"`
+}
+
+// Waiter is implemented by stores that signal releases (the Redis store
+// publishes every release and forced removal). The Manager's --wait then
+// blocks until the key it waits for is released instead of polling.
+type Waiter interface {
+	// WaitRelease returns, once it is listening, a channel that is closed
+	// when key is next released or removed, or when ctx ends; cancelling
+	// ctx frees what the wait holds. A release after WaitRelease returns is
+	// never missed. A lock that merely expires need not be signalled.
+	WaitRelease(ctx context.Context, key string) (<-chan struct{}, error)
+}

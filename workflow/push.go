@@ -1,0 +1,239 @@
+package workflow
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/lockgate/lockgate/internal/gitexec"
+)
+
+// PushAttempts bounds the push → fetch → merge rounds of one Push.
+const PushAttempts = 10
+
+// PushError is a failed Push. Err wraps ErrNoRemote, ErrUnreachable,
+// ErrRejected or the failure of a local step. Nothing is lost: the events
+// stay in the journal and on the local branch, and the next Push sends
+// them.
+type PushError struct {
+	Remote string
+	Branch string
+	Err    error
+}
+
+func (e *PushError) Error() string {
+	return fmt.Sprintf("push %s to %s: %v (the events stay in the journal and on the local branch %s; the next push sends them)",
+		e.Branch, e.Remote, e.Err, e.Branch)
+}
+
+func (e *PushError) Unwrap() error { return e.Err }
+
+// TrackingRef is where Push fetches the remote branch before a merge:
+// refs/remotes/<remote>/<branch>, the ref `git fetch` itself would write.
+func (w *Writer) TrackingRef() string {
+	return "refs/remotes/" + w.remote + "/" + w.branch
+}
+
+// Push pushes the branch to the remote, never forcing. When the remote
+// has events this clone lacks (a non-fast-forward), it fetches the remote
+// branch into TrackingRef, merges the two event sets by id (a merge
+// commit whose tree is the union, see the package doc) and pushes again,
+// at most PushAttempts times. A missing branch has nothing to push. Push
+// runs `git push --no-verify`: the user's pre-push hook is for the user's
+// branches, not for lockgate's own.
+func (w *Writer) Push(ctx context.Context) error {
+	fail := func(err error) error { return &PushError{Remote: w.remote, Branch: w.branch, Err: err} }
+	if _, ok, err := gitexec.RemoteURL(ctx, w.repo, w.remote); err != nil {
+		return fail(err)
+	} else if !ok {
+		return fail(fmt.Errorf("%w: there is no remote %q (add one with `git remote add %s <url>` or set workflow.remote)",
+			ErrNoRemote, w.remote, w.remote))
+	}
+	spec := w.ref.String() + ":" + w.ref.String()
+	last := ""
+	var took time.Duration
+	for attempt := 0; attempt < PushAttempts; attempt++ {
+		if attempt > 0 {
+			// Another clone may be pushing in the same rhythm.
+			if err := backoff(ctx, attempt-1, took); err != nil {
+				return fail(err)
+			}
+		}
+		start := time.Now()
+		w.mu.Lock()
+		local, err := w.tip()
+		w.mu.Unlock()
+		if err != nil {
+			return fail(err)
+		}
+		if local.IsZero() {
+			return nil
+		}
+		sts, err := gitexec.Push(ctx, w.repo, w.remote, spec)
+		if err == nil {
+			return nil
+		}
+		if ctx.Err() != nil {
+			return fail(ctx.Err())
+		}
+		st, ok := statusOf(sts, w.ref.String())
+		switch {
+		case !ok:
+			return fail(fmt.Errorf("%w: %s", ErrUnreachable, gitReason(err)))
+		case remoteBusy(st):
+			// Another push held the remote's ref lock or moved the ref
+			// under this one: push again (and fetch if it is ahead).
+			last = st.Summary
+		case st.Rejected():
+			last = st.Summary
+			if err := gitexec.Fetch(ctx, w.repo, w.remote, "+"+w.ref.String()+":"+w.TrackingRef()); err != nil {
+				if ctx.Err() != nil {
+					return fail(ctx.Err())
+				}
+				return fail(fmt.Errorf("fetch to merge: %w: %s", ErrUnreachable, gitReason(err)))
+			}
+			if err := w.mergeRemote(ctx); err != nil {
+				return fail(err)
+			}
+		default:
+			return fail(fmt.Errorf("%w by the remote: %s", ErrRejected, st.Summary))
+		}
+		took = time.Since(start)
+	}
+	return fail(fmt.Errorf("%w: still %s after %d attempts", ErrRejected, last, PushAttempts))
+}
+
+// remoteBusy reports a refusal caused by a concurrent push on the remote:
+// receive-pack could not take the ref's lock, or the ref moved between
+// the advertisement and the update.
+func remoteBusy(st gitexec.PushStatus) bool {
+	return st.Flag == '!' && strings.HasPrefix(st.Summary, "[remote rejected]") &&
+		(strings.Contains(st.Summary, "failed to update ref") || strings.Contains(st.Summary, "failed to lock") ||
+			strings.Contains(st.Summary, "cannot lock ref"))
+}
+
+func statusOf(sts []gitexec.PushStatus, ref string) (gitexec.PushStatus, bool) {
+	for _, s := range sts {
+		if s.To == ref || s.From == ref {
+			return s, true
+		}
+	}
+	return gitexec.PushStatus{}, false
+}
+
+// gitReason is the gist of a failed git command: its fatal/error lines.
+func gitReason(err error) string {
+	var ge *gitexec.Error
+	if !errors.As(err, &ge) || strings.TrimSpace(ge.Stderr) == "" {
+		return err.Error()
+	}
+	var lines []string
+	for _, l := range strings.Split(ge.Stderr, "\n") {
+		l = strings.TrimSpace(l)
+		if strings.HasPrefix(l, "fatal: ") || strings.HasPrefix(l, "error: ") {
+			lines = append(lines, l)
+		}
+	}
+	if len(lines) == 0 {
+		lines = []string{strings.TrimSpace(ge.Stderr)}
+	}
+	return oneLine(strings.Join(lines, "; "), 400)
+}
+
+// mergeRemote brings the fetched remote branch into the local one: nothing
+// when the local branch already has it, a fast-forward when the local
+// branch is behind, else a merge commit (parents: local, remote) whose tree
+// is the union of both.
+func (w *Writer) mergeRemote(ctx context.Context) error {
+	tracking := plumbing.ReferenceName(w.TrackingRef())
+	return w.withLock(ctx, func() error {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		if err := w.odb.reindex(); err != nil { // the fetch may have written a pack
+			return err
+		}
+		theirs, err := w.readRef(tracking)
+		if err != nil {
+			return err
+		}
+		if theirs.IsZero() {
+			return fmt.Errorf("merge: the fetch did not write %s", tracking)
+		}
+		var lost error
+		var took time.Duration
+		for attempt := 0; attempt < w.attempts; attempt++ {
+			if attempt > 0 {
+				if err := backoff(ctx, attempt-1, took); err != nil {
+					return err
+				}
+			}
+			start := time.Now()
+			ours, err := w.tip()
+			if err != nil {
+				return err
+			}
+			if ours == theirs {
+				return nil
+			}
+			next, msg := theirs, "fast-forward to "+w.remote+"/"+w.branch
+			if !ours.IsZero() {
+				if in, err := gitexec.IsAncestor(ctx, w.repo, theirs.String(), ours.String()); err != nil {
+					return fmt.Errorf("merge: %w", err)
+				} else if in {
+					return nil // a push made meanwhile got there already
+				}
+				behind, err := gitexec.IsAncestor(ctx, w.repo, ours.String(), theirs.String())
+				if err != nil {
+					return fmt.Errorf("merge: %w", err)
+				}
+				if !behind {
+					if next, msg, err = w.merge(ours, theirs); err != nil {
+						return fmt.Errorf("merge %s into %s: %w", tracking, w.branch, err)
+					}
+				}
+			}
+			err = w.swap(ctx, w.ref, next, ours, msg)
+			if err == nil {
+				return nil
+			}
+			if !errors.Is(err, errRetry) {
+				return err
+			}
+			lost, took = err, time.Since(start)
+		}
+		return fmt.Errorf("merge %s: %w: gave up after %d attempts (last: %v)", tracking, ErrContention, w.attempts, lost)
+	})
+}
+
+// merge writes the merge commit of ours and theirs.
+func (w *Writer) merge(ours, theirs plumbing.Hash) (plumbing.Hash, string, error) {
+	a, err := w.commitTree(ours)
+	if err != nil {
+		return plumbing.ZeroHash, "", err
+	}
+	b, err := w.commitTree(theirs)
+	if err != nil {
+		return plumbing.ZeroHash, "", err
+	}
+	var st mergeStats
+	root, err := w.trees().union(a, b, &st)
+	if err != nil {
+		return plumbing.ZeroHash, "", err
+	}
+	src := w.remote + "/" + w.branch
+	var body strings.Builder
+	fmt.Fprintf(&body, "Merge %s: %d events from %s\n\n", src, st.onlyTheirs, w.remote)
+	fmt.Fprintf(&body, "%d events only on %s, %d only here; the tree is the union by event id.\n", st.onlyTheirs, w.remote, st.onlyOurs)
+	if st.differ > 0 {
+		fmt.Fprintf(&body, "%d event ids had different content on each side; the blob with the smaller hash was kept.\n", st.differ)
+	}
+	c, err := w.writeCommit(root, []plumbing.Hash{ours, theirs}, body.String(), time.Time{})
+	if err != nil {
+		return plumbing.ZeroHash, "", err
+	}
+	return c, "merge " + src, nil
+}

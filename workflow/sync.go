@@ -1,0 +1,116 @@
+package workflow
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/lockgate/lockgate/locks/journal"
+)
+
+// SyncResult says what Sync found and did.
+type SyncResult struct {
+	Journal   int   // distinct events in the journal
+	Present   int   // of those, already on the branch
+	Committed int   // committed by this Sync
+	Commits   int   // commits it made (batches of at most SyncBatch events)
+	Corrupt   []int // journal lines skipped because they are not events (1-based)
+}
+
+// SyncBatch is the largest number of events Sync puts in one commit, which
+// keeps each commit message readable.
+const SyncBatch = 500
+
+// Sync commits every event of the journal that is not on the branch yet,
+// in journal order: it repairs a crash (or a failed commit) between the
+// journal append and the branch commit. Finding what is missing reads
+// tree names only, never the blobs already committed. An event committed
+// meanwhile by another writer is not committed again: every batch is
+// checked against the tip it is built on. Lines of the journal that are
+// not events are skipped and listed in Corrupt; a last line without its
+// newline (torn by a crash) is left alone, not listed. Sync
+// works offline: it never talks to the remote (see Push).
+func (w *Writer) Sync(ctx context.Context, j *journal.Journal) (SyncResult, error) {
+	var res SyncResult
+	if j == nil {
+		return res, errors.New("sync: no journal")
+	}
+	evs, skipped, err := j.ReadSkipping(time.Time{})
+	if err != nil {
+		return res, fmt.Errorf("sync %s to %s: %w", j.Path(), w.branch, err)
+	}
+	for _, ce := range skipped {
+		if !ce.Torn {
+			res.Corrupt = append(res.Corrupt, ce.Line)
+		}
+	}
+	items, err := prepare(evs)
+	if err != nil {
+		return res, fmt.Errorf("sync %s to %s: %w", j.Path(), w.branch, err)
+	}
+	res.Journal = len(items)
+
+	missing, err := w.missing(ctx, items)
+	if err != nil {
+		return res, fmt.Errorf("sync %s to %s: %w", j.Path(), w.branch, err)
+	}
+	res.Present = len(items) - len(missing)
+	for len(missing) > 0 {
+		batch := missing[:min(SyncBatch, len(missing))]
+		missing = missing[len(batch):]
+		var n int
+		err := w.withLock(ctx, func() error {
+			w.mu.Lock()
+			defer w.mu.Unlock()
+			var err error
+			n, err = w.commitLocked(ctx, batch)
+			return err
+		})
+		if err != nil {
+			return res, fmt.Errorf("sync %s to %s: %d events committed, %d not (they stay in the journal): %w",
+				j.Path(), w.branch, res.Committed, len(batch)+len(missing), err)
+		}
+		res.Committed += n
+		res.Present += len(batch) - n // committed by someone else meanwhile
+		if n > 0 {
+			res.Commits++
+		}
+	}
+	return res, nil
+}
+
+// missing returns the items not on the branch tip, in order.
+func (w *Writer) missing(ctx context.Context, items []item) ([]item, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var out []item
+	err := w.reading(func() error {
+		out = out[:0]
+		tip, err := w.tip()
+		if err != nil {
+			return err
+		}
+		root, err := w.commitTree(tip)
+		if err != nil {
+			return err
+		}
+		t := w.trees()
+		for i, it := range items {
+			if i%1024 == 0 {
+				if err := ctx.Err(); err != nil {
+					return err
+				}
+			}
+			ok, err := t.has(root, it.loc)
+			if err != nil {
+				return err
+			}
+			if !ok {
+				out = append(out, it)
+			}
+		}
+		return nil
+	})
+	return out, err
+}
