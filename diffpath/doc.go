@@ -1,6 +1,7 @@
 // Package diffpath turns git's diff output into the repository paths a
 // change touches. It is pure: it reads only the bytes or the io.Reader it
-// is given, runs nothing, and imports only the standard library. Running
+// is given, runs nothing, and imports only the standard library and
+// internal/safetext (to quote names in its errors). Running
 // git is internal/gitexec's job; deciding what a path may do is scope's.
 //
 // # Formats

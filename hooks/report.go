@@ -36,7 +36,7 @@ type Violation struct {
 }
 
 // Report is the outcome of one hook or check run. Its JSON form is the
-// documented output of `--json` (see README: "Hook and check output").
+// documented output of `--json` (docs/formats.md).
 type Report struct {
 	Hook       string      `json:"hook"`
 	OK         bool        `json:"ok"`

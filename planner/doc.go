@@ -1,5 +1,5 @@
 // Package planner turns a list of pending tasks (the input of
-// `lockgate plan TASKS.yaml`, README: Configuration) into a plan: for every task the lock
+// `lockgate plan TASKS.yaml`, docs/config.md) into a plan: for every task the lock
 // keys it must hold, the keys the planner injected, and whether it can start
 // now. It is pure: no I/O, no clock, no store; the caller loads the held
 // locks and the rejection cooldowns and records what the plan rejected.

@@ -20,7 +20,7 @@ const (
 	StatusCooldown = "cooldown" // backfill task touching a recently rejected path
 )
 
-// Backfill scope profiles (README: Configuration).
+// Backfill scope profiles (docs/config.md).
 const (
 	ProfileBackfill       = "backfill"
 	ProfileBackfillBridge = "backfill-bridge"

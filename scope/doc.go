@@ -1,5 +1,5 @@
 // Package scope evaluates a change set against lockgate's scope policy
-// (README: Configuration, the `scope:` section of .lockgate.yaml): which paths only people
+// (the `scope:` section of .lockgate.yaml, docs/config.md): which paths only people
 // may change (user_owned), which are never part of a backfill change (core),
 // which paths a profile allows, which paths need a logical lock held
 // (key_rules), and which branches take no direct commits

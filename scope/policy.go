@@ -19,7 +19,7 @@ const (
 	RuleUnknownProfile  = "unknown_profile"
 )
 
-// Worker types of the README's Identity section.
+// Worker types (docs/config.md, Identity).
 const (
 	WorkerHuman = "human"
 	WorkerAgent = "agent"

@@ -245,7 +245,7 @@ func traceID(tp string) string {
 	return id
 }
 
-// identity resolves worker, worker type and session (README: Identity).
+// identity resolves worker, worker type and session (docs/config.md, Identity).
 func (a *app) identity() (locks.Owner, error) {
 	g := a.globals
 	worker := firstNonEmpty(g.As, getenv("LOCKGATE_WORKER"))
@@ -598,7 +598,7 @@ func (e *env) cmdFile(p string) string {
 	return filepath.Join(e.cwd, p)
 }
 
-// ttlFor is the default TTL of a key for this worker (README: Locks).
+// ttlFor is the default TTL of a key for this worker (docs/config.md, locks.durations).
 func (e *env) ttlFor(k lockkey.Key) time.Duration {
 	return e.cfg.TTL(e.me.HolderType, k.Kind)
 }

@@ -11,7 +11,7 @@ import (
 	"github.com/lockgate/lockgate/locks/lockkey"
 )
 
-// Exit codes, as the README's Exit codes section lists them.
+// Exit codes, as docs/exit-codes.md lists them.
 const (
 	ExitOK           = 0
 	ExitPolicy       = 1

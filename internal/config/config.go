@@ -39,7 +39,7 @@ func (d *Duration) UnmarshalText(b []byte) error {
 	return nil
 }
 
-// Config is the parsed `.lockgate.yaml` (README: Configuration).
+// Config is the parsed `.lockgate.yaml` (docs/config.md).
 type Config struct {
 	Version      int             `yaml:"version"`
 	Locks        LocksConfig     `yaml:"locks"`
@@ -118,7 +118,7 @@ type PrePushConfig struct {
 	MaxPaths   int `yaml:"max_paths"`
 }
 
-// WorkflowConfig is the `workflow:` section (README: Where state lives).
+// WorkflowConfig is the `workflow:` section (docs/formats.md).
 type WorkflowConfig struct {
 	Branch     string `yaml:"branch"`
 	AutoCommit bool   `yaml:"auto_commit"`
@@ -146,7 +146,7 @@ func defaultDurations() map[string]map[lockkey.Kind]Duration {
 	}
 }
 
-// Default returns the built-in configuration, as the README's Configuration section shows it, with
+// Default returns the built-in configuration, as docs/config.md lists it, with
 // empty scope and contract lists. Every call returns a fresh value.
 func Default() *Config {
 	c := &Config{Version: 1, WorkPackages: "work-packages.yaml"}

@@ -1,5 +1,5 @@
 // Package config loads lockgate's repository policy, `.lockgate.yaml` (see
-// the README's Configuration section), and the work-package list it names (`work-packages.yaml`).
+// docs/config.md), and the work-package list it names (`work-packages.yaml`).
 //
 // Decoding is strict: unknown keys, wrong types, duplicate keys, multiple YAML
 // documents and values that fail validation are all reported, every one of

@@ -41,6 +41,6 @@
 // only grow, also across crashes (see nextFence).
 //
 // The store needs flock(2): it works on Linux, macOS and the BSDs. Its
-// errors are *workflow.UnavailableError for I/O failures, and the other
+// errors are *locks.UnavailableError for I/O failures, and the other
 // typed errors of package locks as the Store interface documents.
 package filestore

@@ -1,4 +1,4 @@
-// Package journal is lockgate's append-only event log (README: Where state lives): one JSON
+// Package journal is lockgate's append-only event log (docs/formats.md): one JSON
 // object per line in `<git-common-dir>/lockgate/events.jsonl`, shared by all
 // worktrees of a clone and later committed to the workflow branch.
 //

@@ -18,7 +18,7 @@ import (
 	"github.com/lockgate/lockgate/internal/safefs"
 )
 
-// Actions recorded in the journal. The README (Where state lives) names the lock_* and activity
+// Actions recorded in the journal. docs/formats.md names the lock_* and activity
 // actions; the package, pause and bypass actions are lockgate's own.
 const (
 	ActionAcquire           = "lock_acquire"

@@ -11,7 +11,7 @@ import (
 // Kind names the kind of a lock key.
 type Kind string
 
-// The kinds of the README's Lock keys section. A permitted namespace that lockkey has no rules for
+// The kinds of docs/keys.md. A permitted namespace that lockkey has no rules for
 // (a site-specific entry in locks.namespaces) gets Kind(namespace).
 const (
 	KindPath     Kind = "path"

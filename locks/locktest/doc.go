@@ -13,7 +13,7 @@
 //	}
 //
 // Run also hands a key over through the Manager's --wait on every store,
-// and holds stores that signal releases (workflow.Waiter) to that
+// and holds stores that signal releases (locks.Waiter) to that
 // contract. Goroutine races are part of Run. Races between processes,
 // which is how lockgate's users actually collide, need the backend's test
 // binary to run itself as helper processes: the backend defines a test

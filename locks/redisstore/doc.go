@@ -45,7 +45,7 @@
 // history. Release and Update compare the owner token, so a holder whose
 // TTL lapsed can neither release nor refresh its successor's lock. Release
 // and Remove PUBLISH the key on its channel, which WaitRelease listens to:
-// the Store is a workflow.Waiter, so the Manager's --wait sleeps until the
+// the Store is a locks.Waiter, so the Manager's --wait sleeps until the
 // key it waits for is released instead of polling.
 // Concurrent callers of one Store share round trips: their scripts go out
 // together as one pipeline (see batcher), each still atomic on its own.
@@ -71,10 +71,10 @@
 //
 // # Errors
 //
-// A held key is a *workflow.HeldError (busy/lock_contended, README: Many machines; the
-// Manager's --wait turns it into a *workflow.TimeoutError, lock_timeout),
-// a session over its quota a *workflow.RateLimitedError, and a server that
-// cannot be used a *workflow.UnavailableError whose Err is a *Cause with a
+// A held key is a *locks.HeldError (busy/lock_contended, README: Many machines; the
+// Manager's --wait turns it into a *locks.TimeoutError, lock_timeout),
+// a session over its quota a *locks.RateLimitedError, and a server that
+// cannot be used a *locks.UnavailableError whose Err is a *Cause with a
 // normalized reason ("connection refused", "authentication failed",
 // "timeout", …), returned within the operation timeout (2s by default)
 // since the client never retries by itself. As with any timeout, a write

@@ -99,8 +99,8 @@ func envInt(getenv func(string) string, name string, minimum int64) (int64, erro
 	return n, nil
 }
 
-// RepoPrefix derives a key prefix from a repository's identity (the hash
-// of its first commit, or its normalized remote URL): "lockgate:" and 16
+// RepoPrefix derives a key prefix from a repository's identity (its
+// normalized remote URL, else its git directory): "lockgate:" and 16
 // hex digits of the identity's SHA-256, then ":". Every clone and worktree
 // of one repository gets the same prefix, other repositories another.
 func RepoPrefix(identity string) string {
