@@ -21,7 +21,9 @@ import (
 
 // Runner reads what a hook is asked about from git and checks it.
 type Runner struct {
-	Repo    *gitexec.Repo
+	// GitDir is the worktree's git directory: HEAD names the branch a
+	// commit lands on.
+	GitDir  string
 	Dir     string // where git runs: the worktree root, or the git dir when bare
 	Checker *Checker
 	// Staged, when set, yields the staged change that PreCommit would
@@ -48,7 +50,7 @@ func (h *Runner) PreCommit(ctx context.Context) (*Report, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read staged changes: %w", err)
 	}
-	branch, err := gitexec.HeadBranch(h.Repo)
+	branch, err := gitexec.HeadBranch(h.GitDir)
 	if err != nil {
 		return nil, err
 	}

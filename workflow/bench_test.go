@@ -66,7 +66,7 @@ func benchCommit(b *testing.B, r *gittest.Repo, base string, n int) {
 		reset(ref)
 		ev = event("bench-open", i)
 		t0 = time.Now()
-		w2, err := Open(Config{Repo: repo})
+		w2, err := Open(Config{GitDir: repo.GitDir, CommonDir: repo.CommonDir, WorkTree: repo.Toplevel})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -200,7 +200,7 @@ func BenchmarkEvents100k(b *testing.B) {
 	r, _ := benchHistory(b, 100_000)
 	b.ResetTimer()
 	for range b.N {
-		w, err := Open(Config{Repo: repoOf(r)})
+		w, err := Open(Config{GitDir: repoOf(r).GitDir, CommonDir: repoOf(r).CommonDir, WorkTree: repoOf(r).Toplevel})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -31,9 +31,15 @@ const (
 
 // Config says which repository, branch and remote a Writer works on.
 type Config struct {
-	// Repo is the repository; its CommonDir holds the objects and refs
-	// (every worktree of a clone shares the branch). Required.
-	Repo *gitexec.Repo
+	// GitDir is the repository's git directory (`git rev-parse
+	// --absolute-git-dir`). Required.
+	GitDir string
+	// CommonDir holds the objects and refs every worktree of a clone
+	// shares, the branch among them (`git rev-parse --git-common-dir`);
+	// GitDir when empty.
+	CommonDir string
+	// WorkTree is where git runs (the worktree's top); GitDir when empty.
+	WorkTree string
 	// Branch is the workflow branch, "lockgate/workflow" when empty; a
 	// full "refs/heads/…" name is accepted too.
 	Branch string
@@ -95,10 +101,10 @@ type Writer struct {
 // Open checks cfg and opens the repository's object store. Nothing is
 // written until the first Commit.
 func Open(cfg Config) (*Writer, error) {
-	if cfg.Repo == nil || (cfg.Repo.CommonDir == "" && cfg.Repo.GitDir == "") {
+	if cfg.CommonDir == "" && cfg.GitDir == "" {
 		return nil, errors.New("workflow branch: no repository")
 	}
-	repo := *cfg.Repo
+	repo := gitexec.Repo{Toplevel: cfg.WorkTree, GitDir: cfg.GitDir, CommonDir: cfg.CommonDir}
 	if repo.CommonDir == "" {
 		repo.CommonDir = repo.GitDir
 	}

@@ -426,10 +426,10 @@ func TestOpenErrors(t *testing.T) {
 		want string
 	}{
 		{name: "no repo", cfg: Config{}, want: "no repository"},
-		{name: "not a git dir", cfg: Config{Repo: &gitexec.Repo{CommonDir: t.TempDir()}}, want: "not a git directory"},
-		{name: "bad branch", cfg: Config{Repo: repoOf(r), Branch: "a..b"}, want: "not a valid branch name"},
-		{name: "bad branch lock", cfg: Config{Repo: repoOf(r), Branch: "x.lock"}, want: "not a valid branch name"},
-		{name: "bad remote", cfg: Config{Repo: repoOf(r), Remote: "--upload-pack=evil"}, want: "not a remote name"},
+		{name: "not a git dir", cfg: Config{CommonDir: t.TempDir()}, want: "not a git directory"},
+		{name: "bad branch", cfg: Config{GitDir: repoOf(r).GitDir, CommonDir: repoOf(r).CommonDir, WorkTree: repoOf(r).Toplevel, Branch: "a..b"}, want: "not a valid branch name"},
+		{name: "bad branch lock", cfg: Config{GitDir: repoOf(r).GitDir, CommonDir: repoOf(r).CommonDir, WorkTree: repoOf(r).Toplevel, Branch: "x.lock"}, want: "not a valid branch name"},
+		{name: "bad remote", cfg: Config{GitDir: repoOf(r).GitDir, CommonDir: repoOf(r).CommonDir, WorkTree: repoOf(r).Toplevel, Remote: "--upload-pack=evil"}, want: "not a remote name"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -440,7 +440,7 @@ func TestOpenErrors(t *testing.T) {
 			}
 		})
 	}
-	w, err := Open(Config{Repo: repoOf(r), Branch: "refs/heads/team/events"})
+	w, err := Open(Config{GitDir: repoOf(r).GitDir, CommonDir: repoOf(r).CommonDir, WorkTree: repoOf(r).Toplevel, Branch: "refs/heads/team/events"})
 	if err != nil || w.Ref() != "refs/heads/team/events" || w.Branch() != "team/events" {
 		t.Fatalf("Open with a full ref = %v, %v", w, err)
 	}
@@ -454,7 +454,7 @@ func TestUnsupportedFormat(t *testing.T) {
 		t.Fatalf("git cannot make a SHA-256 repository (git 2.29 or newer can): %v", err)
 	}
 	dir := filepath.Join(r.Dir, "sha", ".git")
-	_, err := Open(Config{Repo: &gitexec.Repo{Toplevel: filepath.Dir(dir), GitDir: dir, CommonDir: dir}})
+	_, err := Open(Config{WorkTree: filepath.Dir(dir), GitDir: dir, CommonDir: dir})
 	if !errors.Is(err, ErrUnsupported) {
 		t.Fatalf("Open of a SHA-256 repository = %v, want ErrUnsupported", err)
 	}
@@ -497,7 +497,7 @@ func TestLockIsCalled(t *testing.T) {
 	t.Parallel()
 	r := newRepo(t)
 	held, calls := false, 0
-	w, err := Open(Config{Repo: repoOf(r), Lock: func(ctx context.Context) (func(), error) {
+	w, err := Open(Config{GitDir: repoOf(r).GitDir, CommonDir: repoOf(r).CommonDir, WorkTree: repoOf(r).Toplevel, Lock: func(ctx context.Context) (func(), error) {
 		if held {
 			t.Error("lock taken twice")
 		}

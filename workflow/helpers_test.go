@@ -56,7 +56,7 @@ func bareOf(dir string) *gitexec.Repo {
 
 func openWriter(t testing.TB, repo *gitexec.Repo) *Writer {
 	t.Helper()
-	w, err := Open(Config{Repo: repo})
+	w, err := Open(Config{GitDir: repo.GitDir, CommonDir: repo.CommonDir, WorkTree: repo.Toplevel})
 	if err != nil {
 		t.Fatalf("Open: %v", err)
 	}

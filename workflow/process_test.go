@@ -51,7 +51,7 @@ func TestHelperProcess(t *testing.T) {
 		say("error discover: %v", err)
 		return
 	}
-	cfg := Config{Repo: repo}
+	cfg := Config{GitDir: repo.GitDir, CommonDir: repo.CommonDir, WorkTree: repo.Toplevel}
 	if p := os.Getenv(envLock); p != "" {
 		cfg.Lock = flockAt(p)
 	}

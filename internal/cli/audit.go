@@ -108,7 +108,7 @@ func (a *app) branchWriter(ctx context.Context, e *env) func() (*workflow.Writer
 			Session: fmt.Sprintf("%s:workflow-writer:%d", e.me.Session, e.mgr.PID)}
 		locker := &locks.Manager{Store: e.store, Host: e.mgr.Host, PID: e.mgr.PID}
 		w, openErr = workflow.Open(workflow.Config{
-			Repo: e.repo, Branch: e.cfg.Workflow.Branch, Remote: e.cfg.Workflow.Remote,
+			GitDir: e.repo.GitDir, CommonDir: e.repo.CommonDir, WorkTree: e.repo.Toplevel, Branch: e.cfg.Workflow.Branch, Remote: e.cfg.Workflow.Remote,
 			Lock: func(ctx context.Context) (func(), error) {
 				_, err := locker.Acquire(ctx, locks.Request{Keys: []string{"workflow"}, Owner: writer,
 					TTL: 30 * time.Second, Action: branchWriterAction, Reason: "writing the workflow branch", Wait: time.Second})
@@ -209,7 +209,7 @@ func (a *app) allEvents(ctx context.Context, e *env, since time.Time) ([]journal
 		lines[i] = ce.Line
 	}
 	a.warnSkipped(e.journalFile().Path(), lines)
-	w, err := workflow.Open(workflow.Config{Repo: e.repo, Branch: e.cfg.Workflow.Branch, Remote: e.cfg.Workflow.Remote})
+	w, err := workflow.Open(workflow.Config{GitDir: e.repo.GitDir, CommonDir: e.repo.CommonDir, WorkTree: e.repo.Toplevel, Branch: e.cfg.Workflow.Branch, Remote: e.cfg.Workflow.Remote})
 	if err != nil {
 		if !errors.Is(err, context.Canceled) {
 			fmt.Fprintf(a.stdio.Err, "lockgate: warning: workflow branch not read: %v\n", err)

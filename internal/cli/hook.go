@@ -58,7 +58,7 @@ func (a *app) runner(ctx context.Context, e *env, profile string) (*hooks.Runner
 	if dir == "" {
 		dir = e.repo.GitDir
 	}
-	return &hooks.Runner{Repo: e.repo, Dir: dir, Checker: ck,
+	return &hooks.Runner{GitDir: e.repo.GitDir, Dir: dir, Checker: ck,
 		MaxCommits: e.cfg.Hooks.PrePush.MaxCommits, MaxPaths: e.cfg.Hooks.PrePush.MaxPaths}, nil
 }
 

@@ -709,7 +709,7 @@ func (s *mcpService) checkChange(ctx context.Context, in checkChangeIn, out *che
 		}
 		paths = append(paths, rp)
 	}
-	branch, err := gitexec.HeadBranch(e.repo)
+	branch, err := gitexec.HeadBranch(e.repo.GitDir)
 	if err != nil {
 		return err
 	}

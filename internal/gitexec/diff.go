@@ -101,10 +101,10 @@ func TreeDiffs(ctx context.Context, dir string, revListArgs []string, fn func(io
 	return nil
 }
 
-// HeadBranch returns the branch HEAD points at ("main"), or "" when HEAD is
+// HeadBranch returns the branch HEAD of the git directory gitDir points at ("main"), or "" when HEAD is
 // detached. It reads HEAD directly: no git process on the hook path.
-func HeadBranch(r *Repo) (string, error) {
-	b, err := os.ReadFile(filepath.Join(r.GitDir, "HEAD"))
+func HeadBranch(gitDir string) (string, error) {
+	b, err := os.ReadFile(filepath.Join(gitDir, "HEAD"))
 	if err != nil {
 		return "", fmt.Errorf("read HEAD: %w", err)
 	}
