@@ -64,9 +64,11 @@ import (
 //     a directory, is a *SyntaxError rather than a guess.
 //
 // Custom prefixes that are equal on both sides (x/ and x/) cannot be told
-// from a directory and are kept. Note that git apply, which strips one
-// component by default, applies a --no-prefix patch of "a/x" to "x"; this
-// reports "a/x", the path the diff was made from. Names that start with a
+// from a directory and are kept, unless a rename or copy header shows them;
+// ParsePatchReadings returns the reading without them too. Note that git
+// apply, which strips one component by default, applies a --no-prefix
+// patch of "a/x" to "x"; this reports "a/x", the path the diff was made
+// from. Names that start with a
 // known prefix pair but match no rule, such as those of git diff
 // --no-index between two directories, are a *SyntaxError.
 //
@@ -107,19 +109,41 @@ import (
 // caller never takes "not a diff" for "changes nothing". Empty or blank
 // input gives no changes and no error. An error from r is returned wrapped.
 func ParsePatch(r io.Reader) ([]Change, error) {
+	changes, _, err := ParsePatchReadings(r)
+	return changes, err
+}
+
+// ParsePatchReadings is ParsePatch, and also returns the other way to read
+// a patch whose prefix cannot be told from a directory. git diff
+// --src-prefix=x/ --dst-prefix=x/ writes "diff --git x/src/f x/src/f" for
+// src/f, exactly what --no-prefix writes for a file at x/src/f; git apply,
+// which removes one component by default, applies it to src/f. A patch is
+// read both ways when every name it reads as written (rule 1 of git
+// sections, and plain sections applied as patch -p0 applies them) has a
+// directory, all of them the same first component D, and no other section
+// pins the prefixes: no git section with known or custom prefixes, and no
+// rename or copy whose headers show the prefix to be empty. Then changes
+// is the patch read as written and stripped the same patch with "D/"
+// removed from those names; else stripped is nil. When the renames and
+// copies all show the prefix to be "D/", the patch is not ambiguous:
+// changes is that reading and stripped is nil.
+//
+// A caller that judges paths must judge both readings and refuse the patch
+// when they differ.
+func ParsePatchReadings(r io.Reader) (changes, stripped []Change, err error) {
 	p := &patchParser{lr: lineReader{br: bufio.NewReaderSize(r, 64<<10)}, votes: map[pair]int{}}
-	err := p.parse()
+	err = p.parse()
 	if p.lr.err != nil {
 		// A failed read can look like a truncated patch; report the cause.
-		return nil, fmt.Errorf("diffpath: reading patch: %w", p.lr.err)
+		return nil, nil, fmt.Errorf("diffpath: reading patch: %w", p.lr.err)
 	}
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if len(p.items) == 0 && p.text {
 		// Fail closed: "nothing changed" must not be the answer for
 		// input that is not a diff at all.
-		return nil, p.syntax(p.lr.n, "no file changes found; want unified diff output (colored output, --line-prefix and context diffs are not understood)")
+		return nil, nil, p.syntax(p.lr.n, "no file changes found; want unified diff output (colored output, --line-prefix and context diffs are not understood)")
 	}
 	return p.finish()
 }
@@ -138,6 +162,10 @@ type patchParser struct {
 	// votes counts, over the git sections whose names differ by custom
 	// prefixes, how many allow each (source, destination) prefix pair.
 	votes map[pair]int
+	// pinned records a git section read by a known or custom prefix pair:
+	// the patch has prefixes that differ, so names read as written are
+	// not a hidden equal prefix (see ParsePatchReadings).
+	pinned bool
 }
 
 // item is one file section's Change. A plain /dev/null section leaves
@@ -149,33 +177,93 @@ type item struct {
 	plain  string
 	custom map[pair]string
 	header string // the "diff --git" names, for custom's error
+	// asWritten marks a path read as written although it may begin with
+	// a prefix equal on both sides (see ParsePatchReadings).
+	asWritten bool
+	// prefixes are the (source, destination) prefix pairs that a rename
+	// or copy's "diff --git" line allows around its headers' names.
+	prefixes map[pair]bool
 }
 
 func (p *patchParser) add(c Change) { p.items = append(p.items, item{c: c}) }
 
 // finish decides the sections left open, normalizes every path and drops
-// duplicates.
-func (p *patchParser) finish() ([]Change, error) {
-	var out []Change
-	seen := make(map[Change]struct{}, len(p.items))
-	for _, it := range p.items {
+// duplicates. It returns the second reading of an ambiguous patch too (see
+// ParsePatchReadings).
+func (p *patchParser) finish() (changes, stripped []Change, err error) {
+	all := make([]Change, len(p.items))
+	for i, it := range p.items {
 		c := it.c
-		var err error
 		switch {
 		case it.custom != nil:
 			c.Path, err = p.customPath(it)
 		case it.plain != "":
 			c.Path, err = p.devNullPath(it)
+			// Read as patch -p0 reads it, as the sections before do.
+			it.asWritten = p.p1 == 0
+			p.items[i].asWritten = it.asWritten
 		}
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
+		all[i] = c
+	}
+	dir, asWritten, strip := p.hiddenPrefix(all)
+	if dir == "" || !strip {
+		return dedup(all), nil, nil
+	}
+	alt := make([]Change, len(all))
+	for i, c := range all {
+		if p.items[i].asWritten {
+			c.Path = c.Path[len(dir)+1:]
+		}
+		alt[i] = c
+	}
+	if !asWritten {
+		return dedup(alt), nil, nil
+	}
+	return dedup(all), dedup(alt), nil
+}
+
+// hiddenPrefix returns the first component that every path read as
+// written begins with, when each of them has more than one component and
+// no git section pins the prefixes, else "". asWritten and strip report
+// whether the renames and copies of the patch allow no prefix, and dir+"/"
+// on both sides.
+func (p *patchParser) hiddenPrefix(all []Change) (dir string, asWritten, strip bool) {
+	if p.pinned {
+		return "", false, false
+	}
+	for i, it := range p.items {
+		if !it.asWritten {
+			continue
+		}
+		d, _, ok := strings.Cut(all[i].Path, "/")
+		if !ok || dir != "" && d != dir {
+			return "", false, false
+		}
+		dir = d
+	}
+	asWritten, strip = true, true
+	for _, it := range p.items {
+		if it.prefixes != nil {
+			asWritten = asWritten && it.prefixes[pair{}]
+			strip = strip && it.prefixes[pair{dir + "/", dir + "/"}]
+		}
+	}
+	return dir, asWritten, strip
+}
+
+func dedup(cs []Change) []Change {
+	var out []Change
+	seen := make(map[Change]struct{}, len(cs))
+	for _, c := range cs {
 		if _, dup := seen[c]; !dup {
 			seen[c] = struct{}{}
 			out = append(out, c)
 		}
 	}
-	return out, nil
+	return out
 }
 
 // customPath picks the prefix pair that the most git sections of the patch
@@ -281,8 +369,10 @@ func (p *patchParser) parse() error {
 			// svn: a change of properties only (svn:executable, …).
 			p.lr.next()
 			err = p.named(line, 'M', h[len("Property changes on: "):])
-		case strings.HasPrefix(h, "Binary file ") && strings.HasSuffix(h, " has changed"):
-			// hg without --git: the name is the repository path.
+		case len(h) > len("Binary file  has changed") && strings.HasPrefix(h, "Binary file ") && strings.HasSuffix(h, " has changed"):
+			// hg without --git: the name is the repository path. The
+			// length test keeps "Binary file has changed", where prefix
+			// and suffix overlap, from slicing out of range.
 			err = p.named(line, 'M', h[len("Binary file "):len(h)-len(" has changed")])
 		case strings.HasPrefix(h, "Submodule "):
 			err = p.submodule(line, h)
@@ -525,7 +615,6 @@ func (p *patchParser) addGit(line int, rest string, g *gitHeader) error {
 		if err != nil {
 			return err
 		}
-		p.add(Change{Status: kind, Score: g.score, Path: path, OldPath: old})
 		// The names on the "diff --git" line are the prefixes and these
 		// paths: evidence for the prefixes of the patch's other files.
 		voted := map[pair]bool{}
@@ -537,6 +626,7 @@ func (p *patchParser) addGit(line int, rest string, g *gitHeader) error {
 		for pp := range voted {
 			p.votes[pp]++
 		}
+		p.items = append(p.items, item{c: Change{Status: kind, Score: g.score, Path: path, OldPath: old}, prefixes: voted})
 		return nil
 	}
 	switch {
@@ -571,9 +661,15 @@ func (p *patchParser) addGit(line int, rest string, g *gitHeader) error {
 			}
 		}
 	}
-	if name, ok := samePath(cands...); ok {
-		return p.named(line, st, name)
+	if name, equal, ok := samePath(cands...); ok {
+		if err := p.named(line, st, name); err != nil {
+			return err
+		}
+		p.items[len(p.items)-1].asWritten = equal
+		p.pinned = p.pinned || !equal
+		return nil
 	}
+	p.pinned = true
 	custom := customPrefixes(cands)
 	if len(custom) == 0 || slices.ContainsFunc(cands, knownPrefixed) {
 		if g.minus != nil && !g.minusNull && g.plus != nil && !g.plusNull {
@@ -784,10 +880,18 @@ func (p *patchParser) plainChange(line int, st byte, oldName, newName, diffCmd s
 				}
 			}
 		}
-		if name == newName && p.p0 == 0 {
+		if name != newName {
+			return p.named(line, st, name)
+		}
+		if p.p0 == 0 {
 			p.p0 = line
 		}
-		return p.named(line, st, name)
+		if err := p.named(line, st, name); err != nil {
+			return err
+		}
+		// As patch -p0 applies it; git apply would remove a component.
+		p.items[len(p.items)-1].asWritten = true
+		return nil
 	}
 	name := newName
 	if newNull {
@@ -1107,11 +1211,12 @@ var knownPrefixes = [][2]string{
 }
 
 // samePath returns the path that a pair of names both denote by the first
-// two rules of ParsePatch: equal names, or a known prefix pair.
-func samePath(cands ...pair) (string, bool) {
+// two rules of ParsePatch: equal names (then equal is true), or a known
+// prefix pair.
+func samePath(cands ...pair) (path string, equal, ok bool) {
 	for _, c := range cands {
 		if c.a == c.b {
-			return c.a, true
+			return c.a, true, true
 		}
 	}
 	for _, c := range cands {
@@ -1120,12 +1225,12 @@ func samePath(cands ...pair) (string, bool) {
 				ra, okA := strings.CutPrefix(c.a, sd[0])
 				rb, okB := strings.CutPrefix(c.b, sd[1])
 				if okA && okB && ra == rb && ra != "" {
-					return ra, true
+					return ra, false, true
 				}
 			}
 		}
 	}
-	return "", false
+	return "", false, false
 }
 
 // knownPrefixed reports names that start with a known prefix pair: they

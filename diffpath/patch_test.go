@@ -34,8 +34,12 @@ func TestParsePatchGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			changes, err := ParsePatch(bytes.NewReader(data))
+			changes, stripped, err := ParsePatchReadings(bytes.NewReader(data))
 			got := formatChanges(changes)
+			if stripped != nil {
+				// An ambiguous patch's other reading (ParsePatchReadings).
+				got += "or, without the prefix:\n" + formatChanges(stripped)
+			}
 			if err != nil {
 				got = "error: " + err.Error() + "\n"
 			}
