@@ -113,6 +113,14 @@ func ParsePatch(r io.Reader) ([]Change, error) {
 	return changes, err
 }
 
+// Reading is the second way to read an ambiguous patch (see
+// ParsePatchReadings): Changes with Prefix removed from the paths that the
+// first reading takes as written.
+type Reading struct {
+	Prefix  string // the first component and "/", such as "x/"
+	Changes []Change
+}
+
 // ParsePatchReadings is ParsePatch, and also returns the other way to read
 // a patch whose prefix cannot be told from a directory. git diff
 // --src-prefix=x/ --dst-prefix=x/ writes "diff --git x/src/f x/src/f" for
@@ -123,14 +131,14 @@ func ParsePatch(r io.Reader) ([]Change, error) {
 // directory, all of them the same first component D, and no other section
 // pins the prefixes: no git section with known or custom prefixes, and no
 // rename or copy whose headers show the prefix to be empty. Then changes
-// is the patch read as written and stripped the same patch with "D/"
-// removed from those names; else stripped is nil. When the renames and
-// copies all show the prefix to be "D/", the patch is not ambiguous:
-// changes is that reading and stripped is nil.
+// is the patch read as written and alt the same patch with "D/" removed
+// from those names; else alt is nil. When the renames and copies all show
+// the prefix to be "D/", the patch is not ambiguous: changes is that
+// reading and alt is nil.
 //
 // A caller that judges paths must judge both readings and refuse the patch
 // when they differ.
-func ParsePatchReadings(r io.Reader) (changes, stripped []Change, err error) {
+func ParsePatchReadings(r io.Reader) (changes []Change, alt *Reading, err error) {
 	p := &patchParser{lr: lineReader{br: bufio.NewReaderSize(r, 64<<10)}, votes: map[pair]int{}}
 	err = p.parse()
 	if p.lr.err != nil {
@@ -190,7 +198,7 @@ func (p *patchParser) add(c Change) { p.items = append(p.items, item{c: c}) }
 // finish decides the sections left open, normalizes every path and drops
 // duplicates. It returns the second reading of an ambiguous patch too (see
 // ParsePatchReadings).
-func (p *patchParser) finish() (changes, stripped []Change, err error) {
+func (p *patchParser) finish() (changes []Change, alt *Reading, err error) {
 	all := make([]Change, len(p.items))
 	for i, it := range p.items {
 		c := it.c
@@ -212,17 +220,17 @@ func (p *patchParser) finish() (changes, stripped []Change, err error) {
 	if dir == "" || !strip {
 		return dedup(all), nil, nil
 	}
-	alt := make([]Change, len(all))
+	stripped := make([]Change, len(all))
 	for i, c := range all {
 		if p.items[i].asWritten {
 			c.Path = c.Path[len(dir)+1:]
 		}
-		alt[i] = c
+		stripped[i] = c
 	}
 	if !asWritten {
-		return dedup(alt), nil, nil
+		return dedup(stripped), nil, nil
 	}
-	return dedup(all), dedup(alt), nil
+	return dedup(all), &Reading{Prefix: dir + "/", Changes: dedup(stripped)}, nil
 }
 
 // hiddenPrefix returns the first component that every path read as

@@ -34,11 +34,11 @@ func TestParsePatchGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			changes, stripped, err := ParsePatchReadings(bytes.NewReader(data))
+			changes, alt, err := ParsePatchReadings(bytes.NewReader(data))
 			got := formatChanges(changes)
-			if stripped != nil {
+			if alt != nil {
 				// An ambiguous patch's other reading (ParsePatchReadings).
-				got += "or, without the prefix:\n" + formatChanges(stripped)
+				got += "or, without the prefix " + alt.Prefix + ":\n" + formatChanges(alt.Changes)
 			}
 			if err != nil {
 				got = "error: " + err.Error() + "\n"
