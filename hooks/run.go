@@ -61,13 +61,9 @@ func (h *Runner) PreCommit(ctx context.Context) (*Report, error) {
 	return r, nil
 }
 
-// Patch checks the paths a unified diff touches.
-func (h *Runner) Patch(ctx context.Context, in io.Reader, name string) (*Report, error) {
+// Patch checks the paths of a patch's changes (see diffpath.ParsePatch).
+func (h *Runner) Patch(ctx context.Context, changes []diffpath.Change) (*Report, error) {
 	r := &Report{Hook: "check"}
-	changes, err := diffpath.ParsePatch(in)
-	if err != nil {
-		return nil, fmt.Errorf("parse patch %s: %w", name, err)
-	}
 	if err := h.Checker.Check(ctx, touched(changes), "", r); err != nil {
 		return nil, err
 	}

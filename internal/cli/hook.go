@@ -450,13 +450,82 @@ func checkPatch(ctx context.Context, h *hooks.Runner, stdin io.Reader, file stri
 		}
 		in, name = f, file
 	}
-	r, err := h.Patch(ctx, in, name)
-	var se *diffpath.SyntaxError
-	var pe *diffpath.PathError
-	if errors.As(err, &se) || errors.As(err, &pe) {
-		return nil, usagef("check: %v", err)
+	changes, alt, err := diffpath.ParsePatchReadings(in)
+	if err != nil {
+		err = fmt.Errorf("parse patch %s: %w", name, err)
+		var se *diffpath.SyntaxError
+		var pe *diffpath.PathError
+		if errors.As(err, &se) || errors.As(err, &pe) {
+			return nil, usagef("check: %v", err)
+		}
+		return nil, err
 	}
-	return r, err
+	r, err := h.Patch(ctx, changes)
+	if err != nil || alt == nil {
+		return r, err
+	}
+	stripped, err := h.Patch(ctx, alt.Changes)
+	if err != nil {
+		return nil, err
+	}
+	return judgeReadings(name, changes, alt, r, stripped)
+}
+
+// judgeReadings decides a patch that reads two ways: its names as written
+// (a --no-prefix diff) or without alt.Prefix (the same prefix on both
+// sides, --src-prefix=x/ --dst-prefix=x/, which git apply removes). The
+// same verdict is the verdict; different verdicts are invalid input, since
+// either may be the truth.
+func judgeReadings(name string, changes []diffpath.Change, alt *diffpath.Reading, written, stripped *hooks.Report) (*hooks.Report, error) {
+	switch {
+	case written.OK && stripped.OK:
+		return written, nil
+	case !written.OK && !stripped.OK:
+		written.Warnings = append(written.Warnings, fmt.Sprintf("the names in %s may begin with a prefix %s on both sides (git diff --src-prefix=%[2]s --dst-prefix=%[2]s) or be paths as written (--no-prefix); both readings are refused, and the violations shown are those of the names as written", name, alt.Prefix))
+		return written, nil
+	}
+	refused, other := written.Violations, alt.Changes
+	if written.OK {
+		refused, other = stripped.Violations, changes
+	}
+	v := refused[0]
+	for _, w := range refused {
+		if w.Path != "" {
+			v = w
+			break
+		}
+	}
+	path, counterpart := "the change", "the change"
+	if v.Path != "" {
+		path, counterpart = fmt.Sprintf("%q", v.Path), fmt.Sprintf("%q", counterpartPath(v.Path, alt.Prefix, other, written.OK))
+	}
+	detail := fmt.Sprintf("as written, %s is refused (%s: %s); without the prefix, %s passes", path, v.Rule, v.Reason, counterpart)
+	if written.OK {
+		detail = fmt.Sprintf("as written, %s passes; without the prefix, %s is refused (%s: %s)", counterpart, path, v.Rule, v.Reason)
+	}
+	return nil, usagef("check: cannot tell how to read the names in %s: they may begin with a prefix %s on both sides (git diff --src-prefix=%[2]s --dst-prefix=%[2]s, which git apply removes) or be paths as written (git diff --no-prefix), and the verdicts differ: %s; write the patch with git's default prefixes: git -c diff.noprefix=false diff --src-prefix=a/ --dst-prefix=b/",
+		name, alt.Prefix, detail)
+}
+
+// counterpartPath is the path in the other reading (changes) of a patch
+// that path names in one: with prefix added when path is of the reading
+// without it (fromStripped), else removed. Paths the readings share, such
+// as those of renames, stay as they are.
+func counterpartPath(path, prefix string, changes []diffpath.Change, fromStripped bool) string {
+	want := prefix + path
+	if !fromStripped {
+		rest, ok := strings.CutPrefix(path, prefix)
+		if !ok {
+			return path
+		}
+		want = rest
+	}
+	for _, c := range changes {
+		if slices.Contains(c.Touched(), want) {
+			return want
+		}
+	}
+	return path
 }
 
 // verifyRange refuses, as invalid input, a --range that git does not read
