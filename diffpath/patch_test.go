@@ -457,3 +457,67 @@ func TestParsePatchAgreesWithGitApply(t *testing.T) {
 		})
 	}
 }
+
+// TestParsePatchReadings covers which patches read two ways: names that
+// may carry the same prefix on both sides (git diff --src-prefix=x/
+// --dst-prefix=x/) or be paths as written (--no-prefix, patch -p0).
+func TestParsePatchReadings(t *testing.T) {
+	t.Parallel()
+	hunk := "@@ -1 +1 @@\n-a\n+b\n"
+	eq := func(p string) string { return "diff --git " + p + " " + p + "\n--- " + p + "\n+++ " + p + "\n" + hunk }
+	m := func(p string) Change { return Change{Status: 'M', Path: p} }
+	ren := func(pre, from, to string) string {
+		return "diff --git " + pre + from + " " + pre + to + "\nsimilarity index 100%\nrename from " + from + "\nrename to " + to + "\n"
+	}
+	tests := []struct {
+		name     string
+		in       string
+		want     []Change
+		prefix   string   // "" when the patch reads one way
+		stripped []Change // the other reading
+	}{
+		{name: "equal prefix", in: eq("x/src/a.go") + eq("x/b.go"),
+			want: []Change{m("x/src/a.go"), m("x/b.go")}, prefix: "x/", stripped: []Change{m("src/a.go"), m("b.go")}},
+		{name: "no prefix, two top-level directories", in: eq("src/a.go") + eq("docs/d.md"),
+			want: []Change{m("src/a.go"), m("docs/d.md")}},
+		{name: "no prefix, a file at the top", in: eq("src/a.go") + eq("README"),
+			want: []Change{m("src/a.go"), m("README")}},
+		{name: "known prefixes in the same patch", in: eq("x/src/a.go") + "diff --git a/y b/y\n--- a/y\n+++ b/y\n" + hunk,
+			want: []Change{m("x/src/a.go"), m("y")}},
+		{name: "a rename shows the prefix", in: eq("x/src/a.go") + ren("x/", "src/o", "src/n"),
+			want: []Change{m("src/a.go"), {Status: 'R', Score: 100, Path: "src/n", OldPath: "src/o"}}},
+		{name: "a copy shows the prefix", in: eq("x/src/a.go") +
+			"diff --git x/src/o x/src/n\nsimilarity index 90%\ncopy from src/o\ncopy to src/n\n",
+			want: []Change{m("src/a.go"), {Status: 'C', Score: 90, Path: "src/n", OldPath: "src/o"}}},
+		{name: "a rename shows no prefix", in: eq("x/src/a.go") + ren("", "x/o", "x/n"),
+			want: []Change{m("x/src/a.go"), {Status: 'R', Score: 100, Path: "x/n", OldPath: "x/o"}}},
+		{name: "a combined diff reads one way", in: eq("x/src/a.go") + "diff --cc x/m\nindex 1,2..3\n",
+			want: []Change{m("x/src/a.go"), m("x/m")}, prefix: "x/", stripped: []Change{m("src/a.go"), m("x/m")}},
+		{name: "plain equal names and a new file", in: "--- x/a\n+++ x/a\n" + hunk + "--- /dev/null\n+++ x/n\n@@ -0,0 +1 @@\n+n\n",
+			want: []Change{m("x/a"), {Status: 'A', Path: "x/n"}}, prefix: "x/", stripped: []Change{m("a"), {Status: 'A', Path: "n"}}},
+		{name: "plain diff -ruN of two directories", in: "--- old/x/a\n+++ new/x/a\n" + hunk,
+			want: []Change{m("x/a")}},
+		{name: "svn names the repository path", in: "Index: x/a\n===================================================================\n--- x/a\t(revision 1)\n+++ x/a\t(working copy)\n" + hunk,
+			want: []Change{m("x/a")}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			got, alt, err := ParsePatchReadings(strings.NewReader(tc.in))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if formatChanges(got) != formatChanges(tc.want) {
+				t.Errorf("changes:\n%swant:\n%s", formatChanges(got), formatChanges(tc.want))
+			}
+			switch {
+			case tc.prefix == "" && alt != nil:
+				t.Errorf("second reading %q %v, want none", alt.Prefix, alt.Changes)
+			case tc.prefix != "" && alt == nil:
+				t.Errorf("no second reading, want %q %v", tc.prefix, tc.stripped)
+			case alt != nil && (alt.Prefix != tc.prefix || formatChanges(alt.Changes) != formatChanges(tc.stripped)):
+				t.Errorf("second reading %q:\n%swant %q:\n%s", alt.Prefix, formatChanges(alt.Changes), tc.prefix, formatChanges(tc.stripped))
+			}
+		})
+	}
+}
