@@ -253,6 +253,7 @@ func guardClaudeCodeCommand() *command {
 			if r.OK {
 				return nil
 			}
+			a.carryReport(r)
 			r.WriteText(a.stdio.Err, in.ToolName+" of "+safetext.Field(safetext.Shorten(rp)))
 			return &ExitError{Code: claudeBlock}
 		},

@@ -2,11 +2,14 @@ package cli
 
 import (
 	"errors"
+	"net/url"
 	"strings"
 	"time"
 
+	"github.com/lockgate/lockgate/hooks"
 	"github.com/lockgate/lockgate/internal/hint"
 	"github.com/lockgate/lockgate/locks"
+	"github.com/lockgate/lockgate/locks/filestore"
 	"github.com/lockgate/lockgate/locks/lockkey"
 )
 
@@ -18,31 +21,49 @@ func (a *app) explain(err error) (detail string, hints []string) {
 	if errors.As(err, &hookErr) {
 		hints = append(hints, hookErr.hint())
 	}
-	return detail, a.withGlobals(hints)
+	return detail, a.carry(hints)
 }
 
-// withGlobals carries the global options that changed where this command
-// ran (-C, -c) into the lockgate commands of hints, so that they run as
-// pasted into the same shell. (Identity options are left out: the worker
-// a hint's command should run as is the one the shell's environment names,
-// or another worker it asks.)
-func (a *app) withGlobals(lines []string) []string {
+// carry writes into the lockgate commands of hint lines the global
+// options given on this command line (hint.Carry): -C, -c and --store,
+// which say where it ran, and --as, --worker-type and --session, which
+// say as whom. What came from the environment is not repeated: the shell
+// the hint is pasted into has it still.
+func (a *app) carry(lines []string) []string {
 	g := a.globals
-	var where []string
+	var where, who []string
 	if g.Dir != "" && a.env != nil {
 		where = append(where, "-C", hint.Quote(a.env.cwd))
 	}
 	if g.ConfigFile != "" && a.env != nil && a.env.cfg.Path != "" {
 		where = append(where, "-c", hint.Quote(a.env.cfg.Path))
 	}
-	if len(where) == 0 {
-		return lines
+	// A password is not printed: such a store is named in the environment.
+	if u, err := url.Parse(g.Store); g.Store != "" && (err != nil || u.User == nil) {
+		where = append(where, "--store", hint.Quote(g.Store))
+	}
+	if g.AllowStoreMismatch {
+		where = append(where, "--allow-store-mismatch")
+	}
+	for _, o := range []struct{ flag, v string }{{"--as", g.As}, {"--worker-type", g.WorkerType}, {"--session", g.Session}} {
+		if o.v != "" {
+			who = append(who, o.flag, hint.Quote(o.v))
+		}
 	}
 	out := make([]string, len(lines))
 	for i, l := range lines {
-		out[i] = strings.ReplaceAll(l, "`lockgate ", "`lockgate "+strings.Join(where, " ")+" ")
+		out[i] = hint.Carry(l, where, who)
 	}
 	return out
+}
+
+// carryReport carries the options into the hints of a hook's report.
+func (a *app) carryReport(r *hooks.Report) {
+	for i := range r.Violations {
+		if h := r.Violations[i].Hint; h != "" {
+			r.Violations[i].Hint = a.carry([]string{h})[0]
+		}
+	}
 }
 
 func (a *app) explainLock(err error) (detail string, hints []string) {
@@ -63,7 +84,7 @@ func (a *app) explainLock(err error) (detail string, hints []string) {
 	case errors.As(err, &corrupt):
 		where := func(string) string { return "" }
 		if a.env != nil && a.env.store != nil {
-			where = a.env.store.Where
+			where = recordWhere(a.env.store)
 		}
 		return "", []string{hint.CorruptLine(where, corrupt.Path, corrupt.Key, lockkey.RelArg(corrupt.Key, a.userDir()))}
 	case errors.As(err, &keyErr) && keyErr.NotPermitted:
@@ -73,6 +94,15 @@ func (a *app) explainLock(err error) (detail string, hints []string) {
 		}
 	}
 	return "", nil
+}
+
+// recordWhere is the where of hint.CorruptLine for store: its Where for
+// the file store, nil for one that clears every record by its key.
+func recordWhere(store locks.Store) func(string) string {
+	if _, ok := store.(*filestore.Store); ok {
+		return store.Where
+	}
+	return nil
 }
 
 func heldDetail(h *locks.HeldError) string {

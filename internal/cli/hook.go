@@ -117,6 +117,7 @@ func (a *app) bypassJournal(ctx context.Context) (*journal.Journal, locks.Owner,
 
 // finishReport prints a report and turns a refusal into exit 1.
 func (a *app) finishReport(r *hooks.Report, what, format string) error {
+	a.carryReport(r)
 	switch {
 	case a.globals.JSON || format == "json":
 		if err := writeJSON(a.stdio.Out, r); err != nil {

@@ -380,7 +380,7 @@ func listCommand() *command {
 			for _, r := range rows {
 				if r.Corrupt {
 					fmt.Fprintf(a.stdio.Err, "lockgate: corrupt lock record %s: %s\n", safetext.Field(r.Location), safetext.Field(r.Error))
-					hint.Print(a.stdio.Err, hint.CorruptLine(e.store.Where, r.Location, r.Key, lockkey.RelArg(r.Key, e.userDir())))
+					hint.Print(a.stdio.Err, a.carry([]string{hint.CorruptLine(recordWhere(e.store), r.Location, r.Key, lockkey.RelArg(r.Key, e.userDir()))})...)
 				}
 			}
 			return nil

@@ -116,10 +116,12 @@ var Table = map[ID]string{
 
 // CorruptLine is the hint for the unreadable record at path, of key (""
 // when unknown; arg is key as the user types it): cleared by key when the
-// key names that record (where maps a key to its record's place) and can
-// be typed, else by the record file.
+// key names that record, else by the record file. where maps a key to its
+// record's place in the file store, whose records a key may not name (a
+// misplaced or foreign file); nil for a store that clears every record by
+// its key (Redis: a key that cannot be typed plainly is quoted).
 func CorruptLine(where func(string) string, path, key, arg string) string {
-	if key != "" && where(key) == path && safetext.Field(key) == key {
+	if key != "" && (where == nil || where(key) == path && safetext.Field(key) == key) {
 		return Line(Corrupt, path, arg)
 	}
 	return Line(CorruptRecord, path, path)
@@ -189,6 +191,53 @@ func fill(arg any, inCmd, keys bool) string {
 		words = append([]string{"--"}, words...)
 	}
 	return strings.Join(words, " ")
+}
+
+// Carry writes the global options of the command that printed line into
+// the lockgate commands of line, after "lockgate", so that they run as
+// pasted into the same shell: where (-C, -c, --store: where it ran) into
+// each, who (--as, --worker-type, --session) into those that act as a
+// worker, not those that only look (lock list, ports list, pause wait,
+// workflow sync). A command the hint asks another worker to run (after
+// "to run " or "resumes with ") gets neither: it runs in that worker's
+// shell and checkout, as that worker. Options are shell-quoted words.
+func Carry(line string, where, who []string) string {
+	if len(where)+len(who) == 0 {
+		return line
+	}
+	const cmd = "`lockgate "
+	var b strings.Builder
+	for {
+		i := strings.Index(line, cmd)
+		if i < 0 {
+			break
+		}
+		head, rest := line[:i+len(cmd)], line[i+len(cmd):]
+		b.WriteString(head)
+		if !strings.HasSuffix(line[:i], " to run ") && !strings.HasSuffix(line[:i], " resumes with ") {
+			opts := where
+			if !onlyLooks(rest) {
+				opts = append(append([]string(nil), where...), who...)
+			}
+			for _, o := range opts {
+				b.WriteString(o + " ")
+			}
+		}
+		line = rest
+	}
+	b.WriteString(line)
+	return b.String()
+}
+
+// onlyLooks reports whether the lockgate command cmd (after "lockgate ")
+// reads without acting as a worker: who runs it does not matter.
+func onlyLooks(cmd string) bool {
+	for _, c := range []string{"lock list", "ports list", "pause wait ", "workflow sync"} {
+		if strings.HasPrefix(cmd, c) {
+			return true
+		}
+	}
+	return false
 }
 
 // Print writes lines as hints: one "hint: " line each.

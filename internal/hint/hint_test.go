@@ -35,3 +35,24 @@ func TestDashKeysAfterDoubleDash(t *testing.T) {
 		}
 	}
 }
+
+// TestCarry: the options go into the commands the user runs; identity
+// only into those that act as a worker; none into one asked of another.
+func TestCarry(t *testing.T) {
+	where, who := []string{"-C", "/r"}, []string{"--as", "'a b'"}
+	for _, c := range []struct {
+		id   ID
+		args []any
+		want string
+	}{
+		{AskRelease, []any{"al", "x"}, "ask al to run `lockgate lock release x`"},
+		{PathLocked, []any{"al", "x", "1h", "x"}, "wait for al to run `lockgate lock release x`, or take it when free: `lockgate -C /r --as 'a b' lock acquire --wait 1h x`"},
+		{Paused, []any{"F", "al", "F"}, "wait with `lockgate -C /r pause wait F`; al resumes with `lockgate unpause F`"},
+		{PortKey, []any{"80"}, "ports are leased, not locked: see them with `lockgate -C /r ports list`, give one back with `lockgate -C /r --as 'a b' ports release 80`"},
+		{BypassHook, []any{"commit"}, "to bypass in an emergency: `LOCKGATE_SKIP=1 git commit …` (the bypass is logged)"},
+	} {
+		if got := Carry(Line(c.id, c.args...), where, who); got != c.want {
+			t.Errorf("Carry(%d) = %q, want %q", c.id, got, c.want)
+		}
+	}
+}
