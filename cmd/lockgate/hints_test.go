@@ -78,8 +78,13 @@ func (r *hintRepo) git(args ...string) {
 
 // run runs a shell command line (as a user pastes it) as worker as.
 func (r *hintRepo) run(as, line string) (stdout, stderr string, code int) {
+	return r.runIn(r.dir, as, line)
+}
+
+// runIn runs line in dir, with LOCKGATE_WORKER=as.
+func (r *hintRepo) runIn(dir, as, line string) (stdout, stderr string, code int) {
 	cmd := exec.Command("bash", "-c", line)
-	cmd.Dir = r.dir
+	cmd.Dir = dir
 	cmd.Env = append(append([]string(nil), r.env...), "LOCKGATE_WORKER="+as)
 	var o, e bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &o, &e
@@ -96,7 +101,12 @@ func (r *hintRepo) run(as, line string) (stdout, stderr string, code int) {
 
 func (r *hintRepo) must(as, line string) string {
 	r.t.Helper()
-	out, errOut, code := r.run(as, line)
+	return r.mustIn(r.dir, as, line)
+}
+
+func (r *hintRepo) mustIn(dir, as, line string) string {
+	r.t.Helper()
+	out, errOut, code := r.runIn(dir, as, line)
 	if code != 0 {
 		r.t.Fatalf("%s (as %s) exited %d:\n%s%s", line, as, code, out, errOut)
 	}
@@ -277,6 +287,10 @@ type hintLine struct {
 
 var backquoted = regexp.MustCompile("`([^`]+)`")
 
+// carried matches the global options hints carry (of the tests: no value
+// with a space).
+var carried = regexp.MustCompile("`lockgate (?:(?:-C|-c|--store|--as|--worker-type|--session) [^ `]+ |--allow-store-mismatch )*")
+
 // templateRE matches a rendered hint of a template.
 func templateRE(tmpl string) *regexp.Regexp {
 	parts := regexp.MustCompile(`%[sk]`).Split(tmpl, -1)
@@ -297,8 +311,9 @@ func parseHints(t *testing.T, stderr string) []hintLine {
 		// The most specific template that matches: the one with the most
 		// fixed text.
 		found, best := false, hint.ID(0)
+		bare := carried.ReplaceAllString(text, "`lockgate ")
 		for id, tmpl := range hint.Table {
-			if templateRE(tmpl).MatchString(text) && (!found || len(tmpl) > len(hint.Table[best])) {
+			if templateRE(tmpl).MatchString(bare) && (!found || len(tmpl) > len(hint.Table[best])) {
 				found, best = true, id
 			}
 		}
@@ -312,9 +327,11 @@ func parseHints(t *testing.T, stderr string) []hintLine {
 }
 
 // runHint runs the commands of one hint the way it tells: commands another
-// worker is asked to run as that worker (first), the rest as bob.
-func runHint(t *testing.T, r *hintRepo, sc hintScenario, h hintLine) {
+// worker is asked to run as that worker (first), the rest as the refused
+// user, in the shell the refusal was printed in (u).
+func runHint(t *testing.T, r *hintRepo, sc hintScenario, u hintUser, h hintLine) {
 	t.Helper()
+	self := func(line string) { r.t.Helper(); r.mustIn(u.dir(r), u.as, line) }
 	cmds := backquoted.FindAllStringSubmatch(h.text, -1)
 	line := func(i int) string {
 		c := cmds[i][1]
@@ -328,10 +345,10 @@ func runHint(t *testing.T, r *hintRepo, sc hintScenario, h hintLine) {
 		r.must(alice, line(0))
 	case hint.PathLocked: // "wait for alice to run `release`, or take it when free: `acquire --wait`"
 		r.must(alice, line(0))
-		r.must(bob, line(1))
+		self(line(1))
 	case hint.Paused: // "wait with `pause wait`; alice resumes with `unpause`"
 		r.must(alice, line(1))
-		r.must(bob, line(0))
+		self(line(0))
 	case hint.WaitAcquire, hint.WaitPackage, hint.WaitClaim, hint.KeyHeld:
 		// What is waited for comes free: alice gives it back.
 		release := sc.release
@@ -339,73 +356,118 @@ func runHint(t *testing.T, r *hintRepo, sc hintScenario, h hintLine) {
 			release = "lockgate lock release a.py"
 		}
 		r.must(alice, release)
-		r.must(bob, line(0))
+		self(line(0))
 	case hint.HookFailed, hint.HookFailedStore:
 		// "fix the cause … or bypass once": the bypass commits.
-		r.must(bob, line(0))
+		self(line(0))
 		r.must(bob, "git log -1 --format=%s | grep -qx change")
 	case hint.BypassHook:
-		r.must(bob, line(0))
+		self(line(0))
 		r.must(bob, "git log -1 --format=%s | grep -q .")
 		if _, _, code := r.run(bob, "git diff --cached --quiet"); code != 0 {
 			t.Errorf("%s: the bypass did not commit the staged change", sc.name)
 		}
 	case hint.WorkflowSync:
 		r.must(bob, "rm .git/refs/heads/lockgate/workflow") // the cause, fixed
-		r.must(bob, line(0))
+		self(line(0))
 		r.must(bob, "git rev-parse --verify -q lockgate/workflow")
 	default:
 		for i := range cmds {
-			r.must(bob, line(i))
+			self(line(i))
 		}
 	}
 }
 
+// hintUser is the shell bob is refused in: his own (LOCKGATE_WORKER=bob,
+// in the repository), or another worker's in another directory, where bob
+// names the repository and himself on the command line (-C, --as).
+type hintUser struct {
+	as      string
+	options bool
+}
+
+func (u hintUser) dir(r *hintRepo) string {
+	if u.options {
+		return filepath.Join(filepath.Dir(r.dir), "elsewhere")
+	}
+	return r.dir
+}
+
+// line is a lockgate command line as bob types it in u.
+func (u hintUser) line(l string) string {
+	if rest, ok := strings.CutPrefix(l, "lockgate "); ok && u.options {
+		return "lockgate -C ../repo --as " + bob + " " + rest
+	}
+	return l
+}
+
+// hintUsers are the shells a scenario's trigger is run in: with options
+// only where the trigger is a lockgate command (git takes none).
+func hintUsers(sc hintScenario) []hintUser {
+	if !strings.HasPrefix(sc.trigger, "lockgate ") {
+		return []hintUser{{as: bob}}
+	}
+	return []hintUser{{as: bob}, {as: "mallory@test", options: true}}
+}
+
 // TestEveryHintRuns collects every hint the CLI and the hooks print in
 // real refusals and runs each command in it, in a fresh copy of the
-// scenario, as the hint says: each must succeed, and after it the refused
-// command goes through. Every hint of the table that names a command must
-// be seen.
+// scenario, as the hint says and in the shell it was printed in: each must
+// succeed, and after it the refused command goes through. Every hint of
+// the table that names a command must be seen.
 func TestEveryHintRuns(t *testing.T) {
 	t.Parallel()
 	seen := map[hint.ID]bool{}
 	for _, sc := range hintScenarios {
-		r := newHintRepo(t, sc.config)
-		sc.setup(r)
-		_, stderr, code := r.run(bob, sc.trigger)
-		if (code == 0) != sc.succeeds {
-			t.Fatalf("%s: %s exited %d:\n%s", sc.name, sc.trigger, code, stderr)
-		}
-		hints := parseHints(t, stderr)
-		if len(hints) == 0 {
-			t.Errorf("%s: no hint in:\n%s", sc.name, stderr)
-		}
-		for i, h := range hints {
-			if !strings.Contains(h.text, "`") {
-				continue // says what stands in the way, or advice without a command
-			}
-			seen[h.id] = true
-			t.Run(sc.name+"/"+h.text, func(t *testing.T) {
-				r := newHintRepo(t, sc.config)
-				sc.setup(r)
-				_, stderr, _ := r.run(bob, sc.trigger)
-				again := parseHints(t, stderr)
-				if len(again) != len(hints) || again[i].id != h.id {
-					t.Fatalf("the scenario printed other hints the second time:\n%s", stderr)
-				}
-				runHint(t, r, sc, again[i])
-				if sc.retrigger && h.id != hint.BypassHook {
-					if out, errOut, code := r.run(bob, sc.trigger); code != 0 {
-						t.Errorf("after the hint, %s still fails (%d):\n%s%s", sc.trigger, code, out, errOut)
-					}
-				}
-			})
+		for _, u := range hintUsers(sc) {
+			everyHintRuns(t, sc, u, seen)
 		}
 	}
 	for id, tmpl := range hint.Table {
 		if strings.Contains(tmpl, "`") && !strings.HasPrefix(tmpl, "an operator") && !seen[id] && !isMCPHint(id) {
 			t.Errorf("no scenario prints hint %q", tmpl)
 		}
+	}
+}
+
+// everyHintRuns runs the hints of sc, triggered by u.
+func everyHintRuns(t *testing.T, sc hintScenario, u hintUser, seen map[hint.ID]bool) {
+	trigger := func(r *hintRepo) (string, string, int) {
+		if err := os.MkdirAll(u.dir(r), 0o755); err != nil {
+			r.t.Fatal(err)
+		}
+		return r.runIn(u.dir(r), u.as, u.line(sc.trigger))
+	}
+	r := newHintRepo(t, sc.config)
+	sc.setup(r)
+	_, stderr, code := trigger(r)
+	if (code == 0) != sc.succeeds {
+		t.Fatalf("%s: %s exited %d:\n%s", sc.name, u.line(sc.trigger), code, stderr)
+	}
+	hints := parseHints(t, stderr)
+	if len(hints) == 0 {
+		t.Errorf("%s: no hint in:\n%s", sc.name, stderr)
+	}
+	for i, h := range hints {
+		if !strings.Contains(h.text, "`") {
+			continue // says what stands in the way, or advice without a command
+		}
+		seen[h.id] = true
+		t.Run(sc.name+"/"+h.text, func(t *testing.T) {
+			r := newHintRepo(t, sc.config)
+			sc.setup(r)
+			_, stderr, _ := trigger(r)
+			again := parseHints(t, stderr)
+			if len(again) != len(hints) || again[i].id != h.id {
+				t.Fatalf("the scenario printed other hints the second time:\n%s", stderr)
+			}
+			runHint(t, r, sc, u, again[i])
+			if sc.retrigger && h.id != hint.BypassHook {
+				if out, errOut, code := trigger(r); code != 0 {
+					t.Errorf("after the hint, %s still fails (%d):\n%s%s", u.line(sc.trigger), code, out, errOut)
+				}
+			}
+		})
 	}
 }
 

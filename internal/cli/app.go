@@ -12,6 +12,7 @@ import (
 
 	"github.com/lockgate/lockgate/internal/config"
 	"github.com/lockgate/lockgate/internal/gitexec"
+	"github.com/lockgate/lockgate/internal/hint"
 	"github.com/lockgate/lockgate/internal/safetext"
 	"github.com/lockgate/lockgate/locks"
 	"github.com/lockgate/lockgate/locks/filestore"
@@ -191,7 +192,8 @@ func (a *app) open(ctx context.Context) (*env, error) {
 	e.journal = e.journalFile()
 	host, _ := os.Hostname()
 	e.mgr = &locks.Manager{Store: store, Host: host, PID: os.Getpid()}
-	sink := &auditSink{ctx: ctx, journal: e.journal, autoPush: e.cfg.Workflow.AutoPush, warn: a.stdio.Err}
+	sink := &auditSink{ctx: ctx, journal: e.journal, autoPush: e.cfg.Workflow.AutoPush, warn: a.stdio.Err,
+		syncHint: a.carry([]string{hint.Line(hint.WorkflowSync)})[0]}
 	if e.cfg.Workflow.AutoCommit {
 		sink.branch = a.branchWriter(ctx, e)
 	}

@@ -28,6 +28,8 @@ type auditSink struct {
 	branch   func() (*workflow.Writer, error)
 	autoPush bool
 	warn     io.Writer
+	// syncHint is the WorkflowSync hint, with this command's options.
+	syncHint string
 	// later, when set, takes the events to the branch instead of branch
 	// (the MCP server commits them in the background).
 	later func(evs []journal.Event)
@@ -72,7 +74,7 @@ func (s *auditSink) Append(evs ...journal.Event) error {
 	}
 	if err != nil {
 		fmt.Fprintf(s.warn, "lockgate: warning: event kept in the journal, not yet on the workflow branch: %s\n", safetext.Text(err.Error()))
-		hint.Print(s.warn, hint.Line(hint.WorkflowSync))
+		hint.Print(s.warn, s.syncHint)
 		return nil
 	}
 	if s.autoPush {
