@@ -297,6 +297,7 @@ func TestKilledAcquireJournal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	torn := 0
 	for i, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
 		var ev struct {
 			Action    string `json:"action"`
@@ -304,7 +305,16 @@ func TestKilledAcquireJournal(t *testing.T) {
 			RequestID string `json:"request_id"`
 		}
 		if err := json.Unmarshal([]byte(line), &ev); err != nil {
-			t.Fatalf("journal line %d: %v: %q", i+1, err, line)
+			// A process killed in the middle of its append can leave a
+			// torn line (the kernel stops a write at a page boundary for
+			// a fatal signal). The next append starts a line of its own,
+			// readers skip the torn one, and the dead process's intent
+			// makes the next command record the event whole.
+			if strings.Contains(line, "}{") || !strings.HasPrefix(line, `{"id":`) {
+				t.Fatalf("journal line %d: %v: %q: not a torn line of its own", i+1, err, line)
+			}
+			torn++
+			continue
 		}
 		if ev.Action == "lock_acquire" {
 			r := ref{ev.Key, ev.RequestID}
@@ -324,7 +334,7 @@ func TestKilledAcquireJournal(t *testing.T) {
 			t.Errorf("lock %s (request %s) has no lock_acquire event", l.Key, l.RequestID)
 		}
 	}
-	t.Logf("%d acquires killed, %d left a lock", n*parallel, left)
+	t.Logf("%d acquires killed, %d left a lock, %d torn journal lines", n*parallel, left, torn)
 }
 
 // TestRaceWorkflowBranch: 8 processes acquiring and releasing keys with
