@@ -1,12 +1,15 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io/fs"
 	"path/filepath"
 	"time"
+
+	"github.com/lockgate/lockgate/internal/service"
 
 	"github.com/spf13/pflag"
 
@@ -19,23 +22,23 @@ import (
 )
 
 // loadPackages reads and validates the work packages file.
-func (a *app) loadPackages(e *env, file string) (*config.WorkPackages, error) {
+func (a *app) loadPackages(e *service.Workspace, file string) (*config.WorkPackages, error) {
 	if file == "" {
-		file = e.cfg.WorkPackages
-		if !filepath.IsAbs(file) && e.repo.Toplevel != "" {
-			file = filepath.Join(e.repo.Toplevel, file)
+		file = e.Cfg.WorkPackages
+		if !filepath.IsAbs(file) && e.Repo.Toplevel != "" {
+			file = filepath.Join(e.Repo.Toplevel, file)
 		}
 	} else if !filepath.IsAbs(file) {
-		file = filepath.Join(e.cwd, file)
+		file = filepath.Join(e.Cwd, file)
 	}
 	wps, err := config.LoadWorkPackages(file)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, usagef("no work packages file %s: write one, or point work_packages in .lockgate.yaml (or --packages) at it", file)
+		return nil, service.Usagef("no work packages file %s: write one, or point work_packages in .lockgate.yaml (or --packages) at it", file)
 	}
 	if err != nil {
 		return nil, err
 	}
-	opts := e.keyOptions()
+	opts := e.KeyOptions()
 	if err := wps.Validate(func(id string) error {
 		return checkPackageID(id, opts)
 	}, func(k string) error {
@@ -57,21 +60,21 @@ func checkPackageID(id string, opts *lockkey.Options) error {
 }
 
 // workPackage finds package id and returns it with its canonical keys.
-func (a *app) workPackage(e *env, file, id string) (*config.WorkPackage, []lockkey.Key, error) {
+func (a *app) workPackage(e *service.Workspace, file, id string) (*config.WorkPackage, []lockkey.Key, error) {
 	wps, err := a.loadPackages(e, file)
 	if err != nil {
 		return nil, nil, err
 	}
 	wp, ok := wps.Find(id)
 	if !ok {
-		return nil, nil, usagef("no work package %q in %s", id, wps.Path)
+		return nil, nil, service.Usagef("no work package %q in %s", id, wps.Path)
 	}
 	keys, err := packageKeys(e, wp)
 	return wp, keys, err
 }
 
-func packageKeys(e *env, wp *config.WorkPackage) ([]lockkey.Key, error) {
-	keys, err := e.fileKeys(append(append([]string(nil), wp.Locks.Files...), wp.Locks.Keys...))
+func packageKeys(e *service.Workspace, wp *config.WorkPackage) ([]lockkey.Key, error) {
+	keys, err := e.FileKeys(append(append([]string(nil), wp.Locks.Files...), wp.Locks.Keys...))
 	if err != nil {
 		return nil, fmt.Errorf("work package %s: %w", wp.ID, err)
 	}
@@ -101,7 +104,7 @@ func claimCommand() *command {
 		flags:      o.AddFlags,
 		run: func(ctx context.Context, a *app, args []string) error {
 			if len(args) > 1 {
-				return usagef("claim: give at most one work package id")
+				return service.Usagef("claim: give at most one work package id")
 			}
 			e, err := a.open(ctx)
 			if err != nil {
@@ -114,7 +117,7 @@ func claimCommand() *command {
 			if len(args) == 1 {
 				wp, ok := wps.Find(args[0])
 				if !ok {
-					return usagef("no work package %q in %s", args[0], wps.Path)
+					return service.Usagef("no work package %q in %s", args[0], wps.Path)
 				}
 				a.waitHint = func(d string) string { return hint.Line(hint.WaitClaim, d, wp.ID) }
 				res, err := a.claimPackage(ctx, e, wp, o, o.Wait)
@@ -126,12 +129,12 @@ func claimCommand() *command {
 	}
 }
 
-func (a *app) claimPackage(ctx context.Context, e *env, wp *config.WorkPackage, o *ClaimOptions, wait time.Duration) ([]locks.Result, error) {
+func (a *app) claimPackage(ctx context.Context, e *service.Workspace, wp *config.WorkPackage, o *ClaimOptions, wait time.Duration) ([]locks.Result, error) {
 	keys, err := packageKeys(e, wp)
 	if err != nil {
 		return nil, err
 	}
-	taskKey, err := lockkey.Parse(lockkey.TaskKey(wp.ID), e.keyOptions())
+	taskKey, err := lockkey.Parse(lockkey.TaskKey(wp.ID), e.KeyOptions())
 	if err != nil { // loadPackages refused it already
 		return nil, fmt.Errorf("work package id %q cannot name a task lock: %w", wp.ID, err)
 	}
@@ -140,31 +143,31 @@ func (a *app) claimPackage(ctx context.Context, e *env, wp *config.WorkPackage, 
 		ttl = time.Duration(wp.Locks.TTLMinutes) * time.Minute
 	}
 	if ttl == 0 {
-		ttl = e.cfg.TTL(e.me.HolderType, lockkey.KindTask)
+		ttl = e.Cfg.TTL(e.Me.HolderType, lockkey.KindTask)
 	}
 	req := locks.Request{
-		Keys: canonicals(append([]lockkey.Key{taskKey}, keys...)), Owner: e.me, TTL: ttl,
-		Reason: firstNonEmpty(wp.Locks.Reason, wp.Title), Action: "claim", TaskID: wp.ID, Wait: wait,
+		Keys: service.Canonicals(append([]lockkey.Key{taskKey}, keys...)), Owner: e.Me, TTL: ttl,
+		Reason: cmp.Or(wp.Locks.Reason, wp.Title), Action: "claim", TaskID: wp.ID, Wait: wait,
 		ExactTTL: o.TTL > 0, KeepHeld: true,
-		Events: []journal.Event{{Worker: e.me.Holder, WorkerType: e.me.HolderType, Session: e.me.Session,
+		Events: []journal.Event{{Worker: e.Me.Holder, WorkerType: e.Me.HolderType, Session: e.Me.Session,
 			Action: journal.ActionClaim, Key: taskKey.Canonical, TaskID: wp.ID, Details: wp.Title}},
 	}
-	return e.mgr.Acquire(ctx, req)
+	return e.Mgr.Acquire(ctx, req)
 }
 
 // claimNext claims the first package, in file order, whose locks are all
 // free, holding the global claim lock meanwhile so two workers never pick
 // the same one.
-func (a *app) claimNext(ctx context.Context, e *env, wps *config.WorkPackages, o *ClaimOptions) (*config.WorkPackage, []locks.Result, error) {
-	if e.cfg.Locks.UseGlobalClaimLock {
-		res, err := e.mgr.Acquire(ctx, locks.Request{Keys: []string{"claim"}, Owner: e.me, TTL: time.Minute,
+func (a *app) claimNext(ctx context.Context, e *service.Workspace, wps *config.WorkPackages, o *ClaimOptions) (*config.WorkPackage, []locks.Result, error) {
+	if e.Cfg.Locks.UseGlobalClaimLock {
+		res, err := e.Mgr.Acquire(ctx, locks.Request{Keys: []string{"claim"}, Owner: e.Me, TTL: time.Minute,
 			Action: "claim", Reason: "choosing the next work package", Wait: max(o.Wait, 30*time.Second)})
 		if err != nil {
 			return nil, nil, err
 		}
 		if !res[0].Renewed { // a claim lock held before is not ours to give back
 			defer func() {
-				_, _ = e.mgr.Release(context.WithoutCancel(ctx), []string{"claim"}, e.me, false)
+				_, _ = e.Mgr.Release(context.WithoutCancel(ctx), []string{"claim"}, e.Me, false)
 			}()
 		}
 	}
@@ -184,7 +187,7 @@ func (a *app) claimNext(ctx context.Context, e *env, wps *config.WorkPackages, o
 		return wp, res, err
 	}
 	if lastErr == nil {
-		return nil, nil, usagef("claim: %s has no work packages", wps.Path)
+		return nil, nil, service.Usagef("claim: %s has no work packages", wps.Path)
 	}
 	return nil, nil, fmt.Errorf("claim: no free work package in %s; the last one tried: %w", wps.Path, lastErr)
 }
@@ -194,10 +197,10 @@ func (a *app) reportClaim(wp *config.WorkPackage, res []locks.Result, err error)
 		return err
 	}
 	if a.globals.JSON {
-		return writeJSON(a.stdio.Out, map[string]any{"package": wp.ID, "locks": acquiredViews(res), "store": a.env.setup.use.name()})
+		return writeJSON(a.stdio.Out, map[string]any{"package": wp.ID, "locks": acquiredViews(res), "store": a.env.StoreName()})
 	}
 	fmt.Fprintf(a.stdio.Out, "%s\n", safetext.Field(wp.ID))
-	fmt.Fprintf(a.stdio.Err, "claimed %s (%s): %d locks in %s until %s\n", safetext.Field(wp.ID), safetext.Field(wp.Title), len(res), a.env.storeLabel(), stamp(res[0].Lock.ExpiresAt))
+	fmt.Fprintf(a.stdio.Err, "claimed %s (%s): %d locks in %s until %s\n", safetext.Field(wp.ID), safetext.Field(wp.Title), len(res), a.env.StoreLabel(), stamp(res[0].Lock.ExpiresAt))
 	return nil
 }
 
@@ -211,7 +214,7 @@ func doneCommand() *command {
 		},
 		run: func(ctx context.Context, a *app, args []string) error {
 			if len(args) != 1 {
-				return usagef("done: give exactly one work package id")
+				return service.Usagef("done: give exactly one work package id")
 			}
 			e, err := a.open(ctx)
 			if err != nil {
@@ -229,31 +232,31 @@ func doneCommand() *command {
 // only what the claim took: a lock held before the claim (renewed by it)
 // stays, and so does one that another package this worker still claims
 // needs.
-func (a *app) finishPackage(ctx context.Context, e *env, packages, id string) (locks.ReleaseResult, error) {
+func (a *app) finishPackage(ctx context.Context, e *service.Workspace, packages, id string) (locks.ReleaseResult, error) {
 	wps, err := a.loadPackages(e, packages)
 	if err != nil {
 		return locks.ReleaseResult{}, err
 	}
 	wp, ok := wps.Find(id)
 	if !ok {
-		return locks.ReleaseResult{}, usagef("no work package %q in %s", id, wps.Path)
+		return locks.ReleaseResult{}, service.Usagef("no work package %q in %s", id, wps.Path)
 	}
 	keys, err := packageKeys(e, wp)
 	if err != nil {
 		return locks.ReleaseResult{}, err
 	}
 	taskKey := lockkey.TaskKey(wp.ID)
-	cur, err := e.store.Get(ctx, taskKey)
+	cur, err := e.Store.Get(ctx, taskKey)
 	if errors.Is(err, locks.ErrNotFound) {
-		return locks.ReleaseResult{}, usagef("done %s: the package is not claimed (no %s lock)", wp.ID, taskKey)
+		return locks.ReleaseResult{}, service.Usagef("done %s: the package is not claimed (no %s lock)", wp.ID, taskKey)
 	}
 	if err != nil {
 		return locks.ReleaseResult{}, err
 	}
-	if !cur.OwnedBy(e.me) {
+	if !cur.OwnedBy(e.Me) {
 		return locks.ReleaseResult{}, &locks.NotOwnerError{Lock: cur, Op: "release"}
 	}
-	give, err := a.claimedKeys(ctx, e, wps, wp, canonicals(keys))
+	give, err := a.claimedKeys(ctx, e, wps, wp, service.Canonicals(keys))
 	if err != nil {
 		return locks.ReleaseResult{}, err
 	}
@@ -262,17 +265,17 @@ func (a *app) finishPackage(ctx context.Context, e *env, packages, id string) (l
 	} else {
 		fmt.Fprintf(a.stdio.Err, "kept %s: you held it before the claim\n", taskKey)
 	}
-	return e.mgr.Release(ctx, give, e.me, false,
-		journal.Event{Worker: e.me.Holder, WorkerType: e.me.HolderType, Session: e.me.Session,
+	return e.Mgr.Release(ctx, give, e.Me, false,
+		journal.Event{Worker: e.Me.Holder, WorkerType: e.Me.HolderType, Session: e.Me.Session,
 			Action: journal.ActionDone, Key: taskKey, TaskID: wp.ID, Details: wp.Title})
 }
 
 // claimedKeys are the keys of wp that done gives back: all but those this
 // worker held before the claim (their record was not made by a claim) and
 // those another package it still claims lists.
-func (a *app) claimedKeys(ctx context.Context, e *env, wps *config.WorkPackages, wp *config.WorkPackage, keys []string) ([]string, error) {
+func (a *app) claimedKeys(ctx context.Context, e *service.Workspace, wps *config.WorkPackages, wp *config.WorkPackage, keys []string) ([]string, error) {
 	now := time.Now()
-	fold, err := e.ignoreCase(ctx)
+	fold, err := e.IgnoreCase(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -290,8 +293,8 @@ func (a *app) claimedKeys(ctx context.Context, e *env, wps *config.WorkPackages,
 		if other.ID == wp.ID {
 			continue
 		}
-		l, err := e.store.Get(ctx, lockkey.TaskKey(other.ID))
-		if err != nil || !l.OwnedBy(e.me) || l.Expired(now) {
+		l, err := e.Store.Get(ctx, lockkey.TaskKey(other.ID))
+		if err != nil || !l.OwnedBy(e.Me) || l.Expired(now) {
 			continue // not claimed by this worker (a corrupt record claims nothing)
 		}
 		oks, err := packageKeys(e, other)
@@ -308,8 +311,8 @@ func (a *app) claimedKeys(ctx context.Context, e *env, wps *config.WorkPackages,
 			fmt.Fprintf(a.stdio.Err, "kept %s: another package you claim needs it\n", k)
 			continue
 		}
-		l, err := e.store.Get(ctx, k)
-		if err == nil && l.OwnedBy(e.me) && l.Action != "claim" {
+		l, err := e.Store.Get(ctx, k)
+		if err == nil && l.OwnedBy(e.Me) && l.Action != "claim" {
 			fmt.Fprintf(a.stdio.Err, "kept %s: you held it before the claim\n", k)
 			continue
 		}

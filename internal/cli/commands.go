@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"runtime/debug"
+
+	"github.com/lockgate/lockgate/internal/service"
 )
 
 func commands() map[string]*command {
@@ -57,7 +59,7 @@ func version() string {
 
 func runVersion(_ context.Context, a *app, args []string) error {
 	if len(args) > 0 {
-		return usagef("version takes no arguments")
+		return service.Usagef("version takes no arguments")
 	}
 	v := version()
 	if a.globals.JSON {

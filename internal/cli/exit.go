@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 
+	"github.com/lockgate/lockgate/internal/service"
+
 	"github.com/lockgate/lockgate/internal/agentsetup"
 	"github.com/lockgate/lockgate/internal/config"
 	"github.com/lockgate/lockgate/internal/gitexec"
@@ -22,22 +24,6 @@ const (
 	ExitNotPermitted = 6
 )
 
-// UsageError is bad command-line input (exit 2).
-type UsageError struct{ Msg string }
-
-func (e *UsageError) Error() string { return e.Msg }
-
-// usagef formats a usage error. Strings in args are user input more often
-// than not: long ones are shortened, never echoed whole.
-func usagef(format string, args ...any) error {
-	for i, v := range args {
-		if s, ok := v.(string); ok {
-			args[i] = lockkey.Shorten(s)
-		}
-	}
-	return &UsageError{Msg: sprintf(format, args...)}
-}
-
 // ExitError carries an exit code for an outcome already reported to the
 // user, such as `lock check` finding a key held (exit 4).
 type ExitError struct{ Code int }
@@ -47,7 +33,7 @@ func (e *ExitError) Error() string { return "exit " + itoa(e.Code) }
 // exitCode is the single mapping from errors to exit codes.
 func exitCode(err error) int {
 	var (
-		usage    *UsageError
+		usage    *service.UsageError
 		exit     *ExitError
 		keyErr   *lockkey.Error
 		cfgErr   *config.Error
@@ -60,8 +46,8 @@ func exitCode(err error) int {
 		rate     *locks.RateLimitedError
 		gitErr   *gitexec.Error
 		hookErr  *HookError
-		mismatch *storeMismatchError
-		ident    *identityError
+		mismatch *service.StoreMismatchError
+		ident    *service.IdentityError
 		invalid  *locks.InvalidRequestError
 		agentErr *agentsetup.Error
 	)

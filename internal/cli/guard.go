@@ -7,15 +7,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"path"
 	"path/filepath"
-	"strings"
+
+	"github.com/lockgate/lockgate/internal/service"
 
 	"github.com/lockgate/lockgate/hooks"
 	"github.com/lockgate/lockgate/internal/hint"
 	"github.com/lockgate/lockgate/internal/safetext"
-	"github.com/lockgate/lockgate/locks/lockkey"
 )
 
 // Pre-edit guards ask, before a file is edited, what the pre-commit hook
@@ -28,7 +26,7 @@ func guardEditCommand() *command {
 		short: "exit 0 when this worker may edit PATH (free or its own, in scope, not paused); 1 with the reason otherwise",
 		run: func(ctx context.Context, a *app, args []string) error {
 			if len(args) == 0 {
-				return usagef("guard edit: give at least one PATH")
+				return service.Usagef("guard edit: give at least one PATH")
 			}
 			e, err := a.load(ctx)
 			if err != nil {
@@ -36,7 +34,7 @@ func guardEditCommand() *command {
 			}
 			paths := make([]string, 0, len(args))
 			for _, p := range args {
-				rp, err := e.repoPath(p, e.cwd)
+				rp, err := e.RepoPath(p, e.Cwd)
 				if err != nil {
 					return err
 				}
@@ -53,7 +51,7 @@ func guardEditCommand() *command {
 }
 
 // evaluate checks paths as the pre-commit hook does, for e's identity.
-func (a *app) evaluate(ctx context.Context, e *env, profile string, paths []string, branch string) (*hooks.Report, error) {
+func (a *app) evaluate(ctx context.Context, e *service.Workspace, profile string, paths []string, branch string) (*hooks.Report, error) {
 	h, err := a.runner(ctx, e, profile)
 	if err != nil {
 		return nil, err
@@ -65,119 +63,6 @@ func (a *app) evaluate(ctx context.Context, e *env, profile string, paths []stri
 	r.Finish()
 	return r, nil
 }
-
-// repoPath makes p (absolute, or relative to base) a repo-relative slash
-// path, refusing one outside the worktree or inside the git directory.
-func (e *env) repoPath(p, base string) (string, error) {
-	if e.repo.Toplevel == "" {
-		return "", usagef("%s: paths need a working tree (this is a bare repository)", p)
-	}
-	if strings.TrimSpace(p) == "" || strings.ContainsRune(p, 0) {
-		return "", usagef("invalid path %q", p)
-	}
-	abs := p
-	if !filepath.IsAbs(abs) {
-		// As git: `..` is the parent of the real directory.
-		if real, err := resolveExisting(base); err == nil {
-			base = real
-		}
-		abs = filepath.Join(base, p)
-	}
-	abs = filepath.Clean(abs)
-	if strings.ContainsRune(abs, 0) {
-		return "", usagef("invalid path %q", abs)
-	}
-	rel, ok := e.inWorktree(abs)
-	if !ok {
-		return "", usagef("%s is outside the worktree %s: lockgate cannot vouch for it", p, e.repo.Toplevel)
-	}
-	if rel == "." {
-		return "", usagef("%s is the worktree itself, not a file in it", p)
-	}
-	rel = filepath.ToSlash(rel)
-	if isGitPath(rel) {
-		return "", usagef("%s is inside the git directory: not a file of the repository", p)
-	}
-	// An edit writes where the links lead.
-	rel, err := e.throughLinks(rel)
-	if err != nil {
-		return "", err
-	}
-	if rel == "." {
-		return "", usagef("%s is the worktree itself, not a file in it", p)
-	}
-	if isGitPath(rel) {
-		return "", usagef("%s is inside the git directory: not a file of the repository", p)
-	}
-	if d := e.otherRepo(path.Dir(rel)); d != "" {
-		return "", usagef("%s is in %s, another repository or worktree (it has its own .git): lockgate cannot vouch for it", p, d)
-	}
-	return rel, nil
-}
-
-// isGitPath reports a repo-relative path in a git directory: .git, or an
-// alias of it, as any of its segments.
-func isGitPath(rel string) bool {
-	for _, seg := range strings.Split(rel, "/") {
-		// Also .GIT and NTFS's aliases: git's own directory where the
-		// file system folds them.
-		if lockkey.IsGitDir(seg) {
-			return true
-		}
-	}
-	return false
-}
-
-// within returns abs relative to root when abs lies inside root.
-func within(root, abs string) (string, bool) {
-	rel, err := filepath.Rel(root, abs)
-	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-		return "", false
-	}
-	return rel, true
-}
-
-// resolveExisting resolves symbolic links in the longest existing prefix of
-// abs (the file itself may not exist yet) and appends the rest. A dangling
-// link is followed to where it leads: writing through it creates its
-// target.
-func resolveExisting(abs string) (string, error) {
-	dir, rest := abs, ""
-	for hops := 0; ; {
-		real, err := filepath.EvalSymlinks(dir)
-		if err == nil {
-			return filepath.Join(real, rest), nil
-		}
-		if fi, lerr := os.Lstat(dir); lerr == nil && fi.Mode()&os.ModeSymlink != 0 {
-			if hops++; hops > maxLinkHops {
-				return "", usagef("%s: too many levels of symbolic links", abs)
-			}
-			target, err := os.Readlink(dir)
-			if err != nil {
-				return "", err
-			}
-			if !filepath.IsAbs(target) {
-				// Relative to the link's real directory, as the kernel reads it.
-				parent, err := filepath.EvalSymlinks(filepath.Dir(dir))
-				if err != nil {
-					return "", err
-				}
-				target = filepath.Join(parent, target)
-			}
-			dir = filepath.Clean(target)
-			continue
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", err
-		}
-		rest = filepath.Join(filepath.Base(dir), rest)
-		dir = parent
-	}
-}
-
-// maxLinkHops bounds the dangling links resolveExisting follows (a loop).
-const maxLinkHops = 40
 
 // claudeEditTools are the Claude Code tools that write files.
 var claudeEditTools = map[string]bool{"Edit": true, "MultiEdit": true, "Write": true, "NotebookEdit": true}
@@ -203,7 +88,7 @@ func guardClaudeCodeCommand() *command {
 		short: "Claude Code PreToolUse hook: reads the payload on stdin; exit 2 blocks the edit with the reason on stderr",
 		run: func(ctx context.Context, a *app, args []string) error {
 			if len(args) > 0 {
-				return a.blockEdit(usagef("guard claude-code takes no arguments (the payload comes on stdin)"))
+				return a.blockEdit(service.Usagef("guard claude-code takes no arguments (the payload comes on stdin)"))
 			}
 			// The caller is a coding agent unless told otherwise.
 			if a.globals.WorkerType == "" && getenv("LOCKGATE_WORKER_TYPE") == "" {
@@ -238,7 +123,7 @@ func guardClaudeCodeCommand() *command {
 			if err != nil {
 				return a.blockEdit(err)
 			}
-			rp, err := e.repoPath(path, e.cwd)
+			rp, err := e.RepoPath(path, e.Cwd)
 			if err != nil {
 				return a.blockEdit(err)
 			}

@@ -33,10 +33,10 @@ func (a *app) carry(lines []string) []string {
 	g := a.globals
 	var where, who []string
 	if g.Dir != "" && a.env != nil {
-		where = append(where, "-C", hint.Quote(a.env.cwd))
+		where = append(where, "-C", hint.Quote(a.env.Cwd))
 	}
-	if g.ConfigFile != "" && a.env != nil && a.env.cfg.Path != "" {
-		where = append(where, "-c", hint.Quote(a.env.cfg.Path))
+	if g.ConfigFile != "" && a.env != nil && a.env.Cfg.Path != "" {
+		where = append(where, "-c", hint.Quote(a.env.Cfg.Path))
 	}
 	// A password is not printed: such a store is named in the environment.
 	if u, err := url.Parse(g.Store); g.Store != "" && (err != nil || u.User == nil) {
@@ -83,8 +83,8 @@ func (a *app) explainLock(err error) (detail string, hints []string) {
 		return "", []string{notOwnerHint(notOwner, a.userDir())}
 	case errors.As(err, &corrupt):
 		where := func(string) string { return "" }
-		if a.env != nil && a.env.store != nil {
-			where = recordWhere(a.env.store)
+		if a.env != nil && a.env.Store != nil {
+			where = recordWhere(a.env.Store)
 		}
 		return "", []string{hint.CorruptLine(where, corrupt.Path, corrupt.Key, lockkey.RelArg(corrupt.Key, a.userDir()))}
 	case errors.As(err, &keyErr) && keyErr.NotPermitted:
@@ -178,5 +178,5 @@ func (a *app) userDir() string {
 	if a.env == nil {
 		return ""
 	}
-	return a.env.userDir()
+	return a.env.UserDir()
 }

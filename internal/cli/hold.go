@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/lockgate/lockgate/internal/service"
+
 	"github.com/spf13/pflag"
 
 	"github.com/lockgate/lockgate/internal/safetext"
@@ -38,16 +40,16 @@ func holdCommand() *command {
 				keys, cmdArgs = splitDashDash(cmdArgs)
 			}
 			if len(keys) == 0 || len(cmdArgs) == 0 {
-				return usagef("lock hold: want KEY... -- CMD...")
+				return service.Usagef("lock hold: want KEY... -- CMD...")
 			}
 			if ttl < 0 || wait < 0 {
-				return usagef("--ttl and --wait must not be negative")
+				return service.Usagef("--ttl and --wait must not be negative")
 			}
 			e, err := a.open(ctx)
 			if err != nil {
 				return err
 			}
-			parsed, err := e.parseKeys(keys)
+			parsed, err := e.ParseKeys(keys)
 			if err != nil {
 				return err
 			}
@@ -56,8 +58,8 @@ func holdCommand() *command {
 			}
 			// A lock held before the hold is renewed, never shortened (no
 			// ExactTTL), and outlives it: the hold gives back only what it took.
-			req := locks.Request{Keys: canonicals(parsed), Owner: e.me, TTL: ttl, Reason: reason, Action: "hold", Wait: wait}
-			res, err := e.mgr.Acquire(ctx, req)
+			req := locks.Request{Keys: service.Canonicals(parsed), Owner: e.Me, TTL: ttl, Reason: reason, Action: "hold", Wait: wait}
+			res, err := e.Mgr.Acquire(ctx, req)
 			if err != nil {
 				return err
 			}
@@ -67,12 +69,12 @@ func holdCommand() *command {
 					taken = append(taken, r.Lock.Key)
 				}
 			}
-			fmt.Fprintf(a.stdio.Err, "holding %s in %s while %s runs\n", safetext.Field(strings.Join(req.Keys, " ")), e.storeLabel(), safetext.Field(cmdArgs[0]))
+			fmt.Fprintf(a.stdio.Err, "holding %s in %s while %s runs\n", safetext.Field(strings.Join(req.Keys, " ")), e.StoreLabel(), safetext.Field(cmdArgs[0]))
 			code, runErr := a.runHeld(ctx, e, req, cmdArgs)
 			// Release even when ctx was cancelled: the locks must not outlive CMD.
 			var relErr error
 			if len(taken) > 0 {
-				_, relErr = e.mgr.Release(context.WithoutCancel(ctx), taken, e.me, false)
+				_, relErr = e.Mgr.Release(context.WithoutCancel(ctx), taken, e.Me, false)
 			}
 			if runErr != nil {
 				return runErr
@@ -90,12 +92,12 @@ func holdCommand() *command {
 
 // runHeld runs CMD, refreshing the locks every ttl/3. A refresh that fails
 // (the lock was lost) stops CMD: it would otherwise run unprotected.
-func (a *app) runHeld(ctx context.Context, e *env, req locks.Request, argv []string) (int, error) {
+func (a *app) runHeld(ctx context.Context, e *service.Workspace, req locks.Request, argv []string) (int, error) {
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = a.stdio.In, a.stdio.Out, a.stdio.Err
-	cmd.Dir = e.cwd
+	cmd.Dir = e.Cwd
 	if err := cmd.Start(); err != nil {
-		return 0, usagef("lock hold: %v", err)
+		return 0, service.Usagef("lock hold: %v", err)
 	}
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
@@ -127,7 +129,7 @@ func (a *app) runHeld(ctx context.Context, e *env, req locks.Request, argv []str
 			if lost != nil {
 				continue
 			}
-			if _, err := e.mgr.Refresh(ctx, req.Keys, e.me, req.TTL, 0, false); err != nil {
+			if _, err := e.Mgr.Refresh(ctx, req.Keys, e.Me, req.TTL, 0, false); err != nil {
 				lost = fmt.Errorf("lock hold: lost the lock while %s ran, stopped it: %w", argv[0], err)
 				_ = cmd.Process.Signal(syscall.SIGTERM)
 			}

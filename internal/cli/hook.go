@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -10,6 +11,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/lockgate/lockgate/internal/service"
 
 	"github.com/spf13/pflag"
 
@@ -25,26 +28,26 @@ import (
 
 // runner builds the hook runner for this repository: compiled policy,
 // opened store (or why it could not be opened), identity.
-func (a *app) runner(ctx context.Context, e *env, profile string) (*hooks.Runner, error) {
-	ignoreCase, err := e.ignoreCase(ctx)
+func (a *app) runner(ctx context.Context, e *service.Workspace, profile string) (*hooks.Runner, error) {
+	ignoreCase, err := e.IgnoreCase(ctx)
 	if err != nil {
 		return nil, err
 	}
-	pol := e.cfg.Scope.Policy
+	pol := e.Cfg.Scope.Policy
 	pol.IgnoreCase = ignoreCase
 	policy, err := scope.Compile(pol)
 	if err != nil {
-		return nil, usagef("%s: scope: %v", e.cfg.Path, err)
+		return nil, service.Usagef("%s: scope: %v", e.Cfg.Path, err)
 	}
 	if profile != "" && !policy.HasProfile(profile) {
-		return nil, &unknownProfileError{usagef("unknown profile %q; .lockgate.yaml defines %v", profile, policy.Profiles())}
+		return nil, &unknownProfileError{service.Usagef("unknown profile %q; .lockgate.yaml defines %v", profile, policy.Profiles())}
 	}
 	ck := &hooks.Checker{
-		Policy: policy, Me: e.me, Profile: profile, RequireLock: e.cfg.Hooks.RequireLock,
-		IgnoreCase: ignoreCase, Now: time.Now(), WarnUnavailable: e.cfg.Hooks.OnStoreUnavailable == "warn",
-		Dir: e.userDir(),
+		Policy: policy, Me: e.Me, Profile: profile, RequireLock: e.Cfg.Hooks.RequireLock,
+		IgnoreCase: ignoreCase, Now: time.Now(), WarnUnavailable: e.Cfg.Hooks.OnStoreUnavailable == "warn",
+		Dir: e.UserDir(),
 	}
-	a.judges = true
+	a.purpose.Judges = true
 	if oe, err := a.open(ctx); err != nil {
 		var ue *locks.UnavailableError
 		if !errors.As(err, &ue) {
@@ -52,14 +55,14 @@ func (a *app) runner(ctx context.Context, e *env, profile string) (*hooks.Runner
 		}
 		ck.StoreErr = err
 	} else {
-		ck.Store = oe.store
+		ck.Store = oe.Store
 	}
-	dir := e.repo.Toplevel
+	dir := e.Repo.Toplevel
 	if dir == "" {
-		dir = e.repo.GitDir
+		dir = e.Repo.GitDir
 	}
-	return &hooks.Runner{GitDir: e.repo.GitDir, Dir: dir, Checker: ck,
-		MaxCommits: e.cfg.Hooks.PrePush.MaxCommits, MaxPaths: e.cfg.Hooks.PrePush.MaxPaths}, nil
+	return &hooks.Runner{GitDir: e.Repo.GitDir, Dir: dir, Checker: ck,
+		MaxCommits: e.Cfg.Hooks.PrePush.MaxCommits, MaxPaths: e.Cfg.Hooks.PrePush.MaxPaths}, nil
 }
 
 // skipHook honours LOCKGATE_SKIP=1 (or true, yes) for the hooks that run
@@ -98,9 +101,9 @@ func (a *app) skipHook(ctx context.Context, hook string) bool {
 // when the config is what cannot be read.
 func (a *app) bypassJournal(ctx context.Context) (*journal.Journal, locks.Owner, error) {
 	if e, err := a.load(ctx); err == nil {
-		return e.journalFile(), e.me, nil
+		return e.JournalFile(), e.Me, nil
 	}
-	cwd, err := filepath.Abs(firstNonEmpty(a.globals.Dir, "."))
+	cwd, err := filepath.Abs(cmp.Or(a.globals.Dir, "."))
 	if err != nil {
 		return nil, locks.Owner{}, fmt.Errorf("resolve -C %s: %w", a.globals.Dir, err)
 	}
@@ -108,7 +111,7 @@ func (a *app) bypassJournal(ctx context.Context) (*journal.Journal, locks.Owner,
 	if err != nil {
 		return nil, locks.Owner{}, err
 	}
-	me, err := a.identity()
+	me, err := service.Owner(a.options())
 	if err != nil {
 		return nil, locks.Owner{}, err
 	}
@@ -138,8 +141,8 @@ func (a *app) finishReport(r *hooks.Report, what, format string) error {
 // noteRejections records, for the planner's cooldown, the paths a backfill
 // check rejected, with the task type of the checked change (taskType, ""
 // when unknown) and the cycle of the last plan.
-func (a *app) noteRejections(ctx context.Context, e *env, taskType string, r *hooks.Report) {
-	if e.store == nil {
+func (a *app) noteRejections(ctx context.Context, e *service.Workspace, taskType string, r *hooks.Report) {
+	if e.Store == nil {
 		return
 	}
 	rs := map[planner.Rejection]bool{}
@@ -230,10 +233,10 @@ func hookCommand() *command {
 			short: "git commit-msg hook: refuse while paused; with require_task, the message must name a held task",
 			run: func(ctx context.Context, a *app, args []string) error {
 				if len(args) != 1 {
-					return usagef("hook commit-msg: want the message FILE as the only argument")
+					return service.Usagef("hook commit-msg: want the message FILE as the only argument")
 				}
 				return a.runHook(ctx, "commit-msg", args, 1, func(h *hooks.Runner) (*hooks.Report, error) {
-					return h.Checker.CommitMsg(ctx, args[0], a.env.cfg.Hooks.CommitMsg.RequireTask)
+					return h.Checker.CommitMsg(ctx, args[0], a.env.Cfg.Hooks.CommitMsg.RequireTask)
 				})
 			},
 		},
@@ -242,7 +245,7 @@ func hookCommand() *command {
 			short: "git pre-push hook: check every commit not yet on the remote (refs on stdin)",
 			run: func(ctx context.Context, a *app, args []string) error {
 				if len(args) > 2 {
-					return usagef("hook pre-push: want REMOTE and URL")
+					return service.Usagef("hook pre-push: want REMOTE and URL")
 				}
 				remote := getenv("PRE_COMMIT_REMOTE_NAME")
 				if len(args) > 0 {
@@ -258,7 +261,7 @@ func hookCommand() *command {
 			short: "server-side hook: check each pushed ref (identity from hooks.identity_env)",
 			run: func(ctx context.Context, a *app, args []string) error {
 				if len(args) > 0 {
-					return usagef("hook pre-receive takes no arguments (refs come on stdin)")
+					return service.Usagef("hook pre-receive takes no arguments (refs come on stdin)")
 				}
 				return a.runHook(ctx, "pre-receive", args, 0, func(h *hooks.Runner) (*hooks.Report, error) {
 					return h.PreReceive(ctx, stdinOrEmpty(a.stdio.In))
@@ -281,7 +284,7 @@ func (eofReader) Read([]byte) (int, error) { return 0, io.EOF }
 
 func (a *app) runHook(ctx context.Context, name string, args []string, maxArgs int, run func(*hooks.Runner) (*hooks.Report, error)) error {
 	if len(args) > maxArgs {
-		return usagef("hook %s: unexpected arguments %q", name, args)
+		return service.Usagef("hook %s: unexpected arguments %q", name, args)
 	}
 	if a.skipHook(ctx, name) {
 		return nil
@@ -291,13 +294,13 @@ func (a *app) runHook(ctx context.Context, name string, args []string, maxArgs i
 		return &HookError{Hook: name, Err: err}
 	}
 	var staged func() ([]byte, error)
-	if (name == "pre-commit" || name == "pre-merge-commit") && e.repo.Toplevel != "" {
-		staged = gitexec.StartStaged(ctx, e.repo.Toplevel)
+	if (name == "pre-commit" || name == "pre-merge-commit") && e.Repo.Toplevel != "" {
+		staged = gitexec.StartStaged(ctx, e.Repo.Toplevel)
 	}
 	if name == "pre-receive" {
-		for _, v := range e.cfg.Hooks.IdentityEnv {
+		for _, v := range e.Cfg.Hooks.IdentityEnv {
 			if id := getenv(v); id != "" {
-				if e.me, err = newOwner(id, e.me.HolderType, id); err != nil {
+				if e.Me, err = service.NewOwner(id, e.Me.HolderType, id); err != nil {
 					return &HookError{Hook: name, Err: fmt.Errorf("%s: %w", v, err)}
 				}
 				break
@@ -309,7 +312,7 @@ func (a *app) runHook(ctx context.Context, name string, args []string, maxArgs i
 	if errors.As(err, &up) {
 		// Invalid input, as for check --profile, not a hook that could
 		// not decide: the fix is the variable, not the store.
-		return usagef("LOCKGATE_PROFILE: %v: set it to one of them, or unset it", up.Err)
+		return service.Usagef("LOCKGATE_PROFILE: %v: set it to one of them, or unset it", up.Err)
 	}
 	if err != nil {
 		return &HookError{Hook: name, Err: err}
@@ -363,12 +366,12 @@ func checkChangeCommand() *command {
 		run: func(ctx context.Context, a *app, args []string) error {
 			if len(args) == 1 && args[0] == "-" {
 				if o.Patch != "" {
-					return usagef("check: give --patch FILE or -, not both")
+					return service.Usagef("check: give --patch FILE or -, not both")
 				}
 				o.Patch, args = "-", nil
 			}
 			if len(args) > 0 {
-				return usagef("check: unexpected arguments %q", args)
+				return service.Usagef("check: unexpected arguments %q", args)
 			}
 			modes := 0
 			for _, set := range []bool{o.Staged, o.Range != "", o.Patch != ""} {
@@ -377,26 +380,26 @@ func checkChangeCommand() *command {
 				}
 			}
 			if modes > 1 {
-				return usagef("check: give one of --staged, --range, --patch")
+				return service.Usagef("check: give one of --staged, --range, --patch")
 			}
 			switch o.Format {
 			case "text", "json", "github":
 			default:
-				return usagef("check: --format %q: want text, json or github", o.Format)
+				return service.Usagef("check: --format %q: want text, json or github", o.Format)
 			}
 			e, err := a.load(ctx)
 			if err != nil {
 				return err
 			}
-			profile := firstNonEmpty(o.Profile, getenv("LOCKGATE_PROFILE"))
-			taskType := firstNonEmpty(o.TaskType, getenv("LOCKGATE_TASK_TYPE"))
+			profile := cmp.Or(o.Profile, getenv("LOCKGATE_PROFILE"))
+			taskType := cmp.Or(o.TaskType, getenv("LOCKGATE_TASK_TYPE"))
 			switch {
 			case o.RecordCooldown && !scope.IsBackfillProfile(profile):
-				return usagef("check: --record-cooldown needs a backfill profile (--profile backfill or backfill-bridge)")
+				return service.Usagef("check: --record-cooldown needs a backfill profile (--profile backfill or backfill-bridge)")
 			case o.TaskType != "" && !o.RecordCooldown:
-				return usagef("check: --task-type %s only names what --record-cooldown records; add --record-cooldown", o.TaskType)
+				return service.Usagef("check: --task-type %s only names what --record-cooldown records; add --record-cooldown", o.TaskType)
 			case o.RecordCooldown && taskType != "" && !planner.ValidType(taskType):
-				return usagef("check: task type %q must match [a-z0-9_-]+ (as in backfill:type:<type>)", taskType)
+				return service.Usagef("check: task type %q must match [a-z0-9_-]+ (as in backfill:type:<type>)", taskType)
 			}
 			h, err := a.runner(ctx, e, profile)
 			if err != nil {
@@ -413,7 +416,7 @@ func checkChangeCommand() *command {
 					r.Finish()
 				}
 			case o.Patch != "":
-				r, err = checkPatch(ctx, h, a.stdio.In, e.cmdFile(o.Patch))
+				r, err = checkPatch(ctx, h, a.stdio.In, e.CmdFile(o.Patch))
 			default:
 				r, err = h.PreCommit(ctx)
 				if r != nil {
@@ -424,7 +427,7 @@ func checkChangeCommand() *command {
 				return err
 			}
 			if r.OK && r.Paths == 0 && !o.AllowEmpty {
-				return usagef("check: %s; pass --allow-empty to accept a change that touches no file", emptyChange(o))
+				return service.Usagef("check: %s; pass --allow-empty to accept a change that touches no file", emptyChange(o))
 			}
 			err = a.finishReport(r, "change", o.Format)
 			if o.RecordCooldown {
@@ -443,11 +446,11 @@ func checkPatch(ctx context.Context, h *hooks.Runner, stdin io.Reader, file stri
 	if file != "-" {
 		f, err := os.Open(file)
 		if err != nil {
-			return nil, usagef("check: --patch: %v", err)
+			return nil, service.Usagef("check: --patch: %v", err)
 		}
 		defer f.Close()
 		if fi, err := f.Stat(); err == nil && fi.IsDir() {
-			return nil, usagef("check: --patch %s: is a directory, want a patch file", file)
+			return nil, service.Usagef("check: --patch %s: is a directory, want a patch file", file)
 		}
 		in, name = f, file
 	}
@@ -457,7 +460,7 @@ func checkPatch(ctx context.Context, h *hooks.Runner, stdin io.Reader, file stri
 		var se *diffpath.SyntaxError
 		var pe *diffpath.PathError
 		if errors.As(err, &se) || errors.As(err, &pe) {
-			return nil, usagef("check: %v", err)
+			return nil, service.Usagef("check: %v", err)
 		}
 		return nil, err
 	}
@@ -504,7 +507,7 @@ func judgeReadings(name string, changes []diffpath.Change, alt *diffpath.Reading
 	if written.OK {
 		detail = fmt.Sprintf("as written, %s passes; without the prefix, %s is refused (%s: %s)", counterpart, path, v.Rule, v.Reason)
 	}
-	return nil, usagef("check: cannot tell how to read the names in %s: they may begin with a prefix %s on both sides (git diff --src-prefix=%[2]s --dst-prefix=%[2]s, which git apply removes) or be paths as written (git diff --no-prefix), and the verdicts differ: %s; write the patch with git's default prefixes: git -c diff.noprefix=false diff --src-prefix=a/ --dst-prefix=b/",
+	return nil, service.Usagef("check: cannot tell how to read the names in %s: they may begin with a prefix %s on both sides (git diff --src-prefix=%[2]s --dst-prefix=%[2]s, which git apply removes) or be paths as written (git diff --no-prefix), and the verdicts differ: %s; write the patch with git's default prefixes: git -c diff.noprefix=false diff --src-prefix=a/ --dst-prefix=b/",
 		name, alt.Prefix, detail)
 }
 
@@ -534,13 +537,13 @@ func counterpartPath(path, prefix string, changes []diffpath.Change, fromStrippe
 // Passed on to rev-list, a typo would be reported as git failing (exit 3).
 func verifyRange(ctx context.Context, dir, rng string) error {
 	if strings.HasPrefix(rng, "-") {
-		return usagef("check: --range %q: want revisions such as A..B, not an option", rng)
+		return service.Usagef("check: --range %q: want revisions such as A..B, not an option", rng)
 	}
 	// "--" makes rev-parse take the argument as revisions only, never a path.
 	_, err := gitexec.Output(ctx, dir, nil, "rev-parse", rng, "--")
 	var ge *gitexec.Error
 	if errors.As(err, &ge) && ge.ExitCode() == 128 {
-		return usagef("check: --range %s: %s", rng, strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(ge.Stderr), "fatal: ")))
+		return service.Usagef("check: --range %s: %s", rng, strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(ge.Stderr), "fatal: ")))
 	}
 	return err
 }

@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/lockgate/lockgate/internal/service"
+
 	"github.com/spf13/pflag"
 
 	"github.com/lockgate/lockgate/internal/agentsetup"
@@ -32,21 +34,21 @@ func initCommand() *command {
 		},
 		run: func(ctx context.Context, a *app, args []string) error {
 			if len(args) > 0 {
-				return usagef("init takes no arguments")
+				return service.Usagef("init takes no arguments")
 			}
 			e, err := a.load(ctx)
 			if err != nil {
 				return err
 			}
-			if e.repo.Toplevel == "" {
-				return usagef("init: needs a working tree (this is a bare repository)")
+			if e.Repo.Toplevel == "" {
+				return service.Usagef("init: needs a working tree (this is a bare repository)")
 			}
 			if agent != "" {
 				if err := agentsetup.Check(agent); err != nil {
 					return err
 				}
 			}
-			path := filepath.Join(e.repo.Toplevel, ".lockgate.yaml")
+			path := filepath.Join(e.Repo.Toplevel, ".lockgate.yaml")
 			flag := os.O_WRONLY | os.O_CREATE | os.O_EXCL
 			if force {
 				flag = os.O_WRONLY | os.O_CREATE | os.O_TRUNC
@@ -58,7 +60,7 @@ func initCommand() *command {
 				// Adding an agent to a repository set up before.
 				fmt.Fprintf(a.stdio.Err, "kept %s\n", path)
 			case errors.Is(err, os.ErrExist):
-				return usagef("init: %s exists; keep it, or overwrite with `lockgate init --force`", path)
+				return service.Usagef("init: %s exists; keep it, or overwrite with `lockgate init --force`", path)
 			case err != nil:
 				return fmt.Errorf("init: %w", err)
 			default:
@@ -77,7 +79,7 @@ func initCommand() *command {
 				}
 			}
 			if agent != "" {
-				return a.setupAgent(e.repo.Toplevel, agent)
+				return a.setupAgent(e.Repo.Toplevel, agent)
 			}
 			return nil
 		},

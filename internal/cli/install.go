@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/lockgate/lockgate/internal/service"
+
 	"github.com/spf13/pflag"
 
 	"github.com/lockgate/lockgate/hooks"
@@ -32,7 +34,7 @@ func (o *InstallOptions) names() ([]string, error) {
 	}
 	for _, h := range o.Hooks {
 		if !slices.Contains(hooks.Known, h) {
-			return nil, usagef("unknown hook %q: want one of %s", h, strings.Join(hooks.Known, ", "))
+			return nil, service.Usagef("unknown hook %q: want one of %s", h, strings.Join(hooks.Known, ", "))
 		}
 	}
 	return o.Hooks, nil
@@ -41,24 +43,24 @@ func (o *InstallOptions) names() ([]string, error) {
 // hooksDir is where git runs this repository's hooks, refusing a
 // core.hooksPath set outside the repository unless asked: installing there
 // would put lockgate in every repository that shares it.
-func (a *app) hooksDir(ctx context.Context, e *env, allowGlobal bool) (string, error) {
-	dir := e.repo.Toplevel
+func (a *app) hooksDir(ctx context.Context, e *service.Workspace, allowGlobal bool) (string, error) {
+	dir := e.Repo.Toplevel
 	if dir == "" {
-		dir = e.repo.GitDir
+		dir = e.Repo.GitDir
 	}
 	value, origin, err := gitexec.ConfigOrigin(ctx, dir, "core.hooksPath")
 	if err != nil {
 		return "", err
 	}
 	if value != "" && !allowGlobal && !a.repoLocalOrigin(e, dir, origin) {
-		return "", usagef("core.hooksPath is %s, set in %s: hooks installed there run in every repository that uses it.\n"+
+		return "", service.Usagef("core.hooksPath is %s, set in %s: hooks installed there run in every repository that uses it.\n"+
 			"  Use a repository-local setting (git config core.hooksPath …) or pass --global-hooks-path to install there anyway",
 			value, strings.TrimPrefix(origin, "file:"))
 	}
 	return gitexec.HooksDir(ctx, dir)
 }
 
-func (a *app) repoLocalOrigin(e *env, dir, origin string) bool {
+func (a *app) repoLocalOrigin(e *service.Workspace, dir, origin string) bool {
 	f, ok := strings.CutPrefix(origin, "file:")
 	if !ok {
 		return false // command line, environment: not a file of this repository
@@ -66,7 +68,7 @@ func (a *app) repoLocalOrigin(e *env, dir, origin string) bool {
 	if !filepath.IsAbs(f) {
 		f = filepath.Join(dir, f)
 	}
-	for _, d := range []string{e.repo.CommonDir, e.repo.GitDir} {
+	for _, d := range []string{e.Repo.CommonDir, e.Repo.GitDir} {
 		if rel, err := filepath.Rel(d, f); err == nil && !strings.HasPrefix(rel, "..") {
 			return true
 		}
@@ -91,7 +93,7 @@ func installCommand() *command {
 		flags: o.AddFlags,
 		run: func(ctx context.Context, a *app, args []string) error {
 			if len(args) > 0 {
-				return usagef("install takes no arguments")
+				return service.Usagef("install takes no arguments")
 			}
 			return a.install(ctx, o)
 		},
@@ -145,20 +147,20 @@ func uninstallCommand() *command {
 		},
 		run: func(ctx context.Context, a *app, args []string) error {
 			if len(args) > 0 {
-				return usagef("uninstall takes no arguments")
+				return service.Usagef("uninstall takes no arguments")
 			}
 			if agent != "" {
 				if len(o.Hooks) > 0 {
-					return usagef("uninstall: --agent and --hook are separate steps")
+					return service.Usagef("uninstall: --agent and --hook are separate steps")
 				}
 				e, err := a.load(ctx)
 				if err != nil {
 					return err
 				}
-				if e.repo.Toplevel == "" {
-					return usagef("uninstall --agent: needs a working tree")
+				if e.Repo.Toplevel == "" {
+					return service.Usagef("uninstall --agent: needs a working tree")
 				}
-				return a.removeAgent(e.repo.Toplevel, agent)
+				return a.removeAgent(e.Repo.Toplevel, agent)
 			}
 			dir, names, err := a.hookTargets(ctx, o)
 			if err != nil {

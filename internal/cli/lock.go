@@ -1,11 +1,14 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/lockgate/lockgate/internal/service"
 
 	"github.com/spf13/pflag"
 
@@ -54,18 +57,18 @@ func acquireCommand() *command {
 
 func (a *app) acquire(ctx context.Context, o *AcquireOptions, args []string) error {
 	if o.TTL < 0 || o.Wait < 0 {
-		return usagef("--ttl and --wait must not be negative")
+		return service.Usagef("--ttl and --wait must not be negative")
 	}
 	e, err := a.open(ctx)
 	if err != nil {
 		return err
 	}
 	// Only a TTL the user names may shorten a lock renewed here.
-	req := locks.Request{Owner: e.me, TTL: o.TTL, Reason: o.Reason, Action: "lock", TaskID: o.Task, Wait: o.Wait, ExactTTL: o.TTL > 0}
+	req := locks.Request{Owner: e.Me, TTL: o.TTL, Reason: o.Reason, Action: "lock", TaskID: o.Task, Wait: o.Wait, ExactTTL: o.TTL > 0}
 	var keys []lockkey.Key
 	if o.Package != "" {
 		if len(args) > 0 {
-			return usagef("lock acquire: give keys or --package, not both")
+			return service.Usagef("lock acquire: give keys or --package, not both")
 		}
 		wp, pkeys, err := a.workPackage(e, o.Packages, o.Package)
 		if err != nil {
@@ -76,15 +79,15 @@ func (a *app) acquire(ctx context.Context, o *AcquireOptions, args []string) err
 			return hint.Line(hint.WaitPackage, d, o.Package)
 		}
 		req.Action = "package:" + wp.ID
-		req.Reason = firstNonEmpty(o.Reason, wp.Locks.Reason, wp.Title)
+		req.Reason = cmp.Or(o.Reason, wp.Locks.Reason, wp.Title)
 		if req.TTL == 0 && wp.Locks.TTLMinutes > 0 {
 			req.TTL = time.Duration(wp.Locks.TTLMinutes) * time.Minute
 		}
 	} else {
 		if len(args) == 0 {
-			return usagef("lock acquire: give at least one KEY (or --package WP)")
+			return service.Usagef("lock acquire: give at least one KEY (or --package WP)")
 		}
-		if keys, err = e.parseKeys(args); err != nil {
+		if keys, err = e.ParseKeys(args); err != nil {
 			return err
 		}
 		a.waitHint = func(d string) string { return hint.Line(hint.WaitAcquire, d, args) }
@@ -93,7 +96,7 @@ func (a *app) acquire(ctx context.Context, o *AcquireOptions, args []string) err
 	if err := a.completeRequest(e, &req, keys); err != nil {
 		return err
 	}
-	res, err := e.mgr.Acquire(ctx, req)
+	res, err := e.Mgr.Acquire(ctx, req)
 	if err != nil {
 		return err
 	}
@@ -109,15 +112,15 @@ func (a *app) acquire(ctx context.Context, o *AcquireOptions, args []string) err
 		case r.TookOver != nil:
 			verb = fmt.Sprintf("took over (expired lock of %s)", safetext.Field(r.TookOver.Holder))
 		}
-		fmt.Fprintf(a.stdio.Err, "%s %s in %s until %s (%s)\n", verb, safetext.Field(r.Lock.Key), e.storeLabel(), stamp(r.Lock.ExpiresAt), until(r.Lock.ExpiresAt, now))
+		fmt.Fprintf(a.stdio.Err, "%s %s in %s until %s (%s)\n", verb, safetext.Field(r.Lock.Key), e.StoreLabel(), stamp(r.Lock.ExpiresAt), until(r.Lock.ExpiresAt, now))
 	}
 	return nil
 }
 
 // completeRequest fills in what every lock acquisition shares: the
 // canonical keys, the default TTL, and the task sub-lock of an activity.
-func (a *app) completeRequest(e *env, req *locks.Request, keys []lockkey.Key) error {
-	req.Keys = canonicals(keys)
+func (a *app) completeRequest(e *service.Workspace, req *locks.Request, keys []lockkey.Key) error {
+	req.Keys = service.Canonicals(keys)
 	if req.TTL == 0 {
 		req.TTL = a.defaultTTL(e, keys)
 	}
@@ -129,7 +132,7 @@ func (a *app) completeRequest(e *env, req *locks.Request, keys []lockkey.Key) er
 	}
 	for _, k := range keys {
 		if k.Kind == lockkey.KindActivity {
-			req.TaskTTL = e.cfg.TTL(e.me.HolderType, lockkey.KindTask)
+			req.TaskTTL = e.Cfg.TTL(e.Me.HolderType, lockkey.KindTask)
 		}
 	}
 	return nil
@@ -138,14 +141,14 @@ func (a *app) completeRequest(e *env, req *locks.Request, keys []lockkey.Key) er
 // refreshKeys extends each key to ttl from now — exactly, as the user named
 // it — or, when ttl is 0, by its own default TTL without shortening it,
 // returning the locks refreshed before any error.
-func (a *app) refreshKeys(ctx context.Context, e *env, keys []lockkey.Key, ttl time.Duration) ([]locks.Lock, error) {
+func (a *app) refreshKeys(ctx context.Context, e *service.Workspace, keys []lockkey.Key, ttl time.Duration) ([]locks.Lock, error) {
 	var out []locks.Lock
 	for _, k := range keys {
 		t := ttl
 		if t == 0 {
 			t = a.defaultTTL(e, []lockkey.Key{k})
 		}
-		ls, err := e.mgr.Refresh(ctx, []string{k.Canonical}, e.me, t, e.cfg.TTL(e.me.HolderType, lockkey.KindTask), ttl != 0)
+		ls, err := e.Mgr.Refresh(ctx, []string{k.Canonical}, e.Me, t, e.Cfg.TTL(e.Me.HolderType, lockkey.KindTask), ttl != 0)
 		out = append(out, ls...)
 		if err != nil {
 			return out, err
@@ -158,16 +161,16 @@ func (a *app) refreshKeys(ctx context.Context, e *env, keys []lockkey.Key, ttl t
 // activity among them lasting as long as an activity; on Redis, LOCK_TTL_MS
 // (30s when unset) — long work there keeps short locks alive with
 // `lock hold` or `lock refresh`.
-func (a *app) defaultTTL(e *env, keys []lockkey.Key) time.Duration {
-	if e.redis != nil {
+func (a *app) defaultTTL(e *service.Workspace, keys []lockkey.Key) time.Duration {
+	if e.Redis != nil {
 		if ttl, err := redisstore.DefaultTTL(getenv); err == nil {
 			return ttl
 		}
 		return redisstore.FallbackTTL
 	}
-	ttl := e.cfg.TTL(e.me.HolderType, lockkey.KindTask)
+	ttl := e.Cfg.TTL(e.Me.HolderType, lockkey.KindTask)
 	for _, k := range keys {
-		ttl = max(ttl, e.ttlFor(k))
+		ttl = max(ttl, e.TTLFor(k))
 	}
 	return ttl
 }
@@ -182,17 +185,17 @@ func releaseCommand() *command {
 		},
 		run: func(ctx context.Context, a *app, args []string) error {
 			if len(args) == 0 {
-				return usagef("lock release: give at least one KEY")
+				return service.Usagef("lock release: give at least one KEY")
 			}
 			e, err := a.open(ctx)
 			if err != nil {
 				return err
 			}
-			keys, err := e.parseKeys(args)
+			keys, err := e.ParseKeys(args)
 			if err != nil {
 				return err
 			}
-			res, err := e.mgr.Release(ctx, canonicals(keys), e.me, force)
+			res, err := e.Mgr.Release(ctx, service.Canonicals(keys), e.Me, force)
 			a.reportRelease(e, res, err)
 			return err
 		},
@@ -201,10 +204,10 @@ func releaseCommand() *command {
 
 // reportRelease says what a release did; under --json, when err ends the
 // command, what was released goes with the error object.
-func (a *app) reportRelease(e *env, res locks.ReleaseResult, err error) {
+func (a *app) reportRelease(e *service.Workspace, res locks.ReleaseResult, err error) {
 	if a.globals.JSON {
 		out := map[string]any{"released": viewsOf(res.Removed), "forced": viewsOf(res.Forced), "missing": nonNilS(res.Missing),
-			"store": e.setup.use.name()}
+			"store": e.StoreName()}
 		if err != nil {
 			a.partial = out
 		} else {
@@ -213,15 +216,15 @@ func (a *app) reportRelease(e *env, res locks.ReleaseResult, err error) {
 	}
 	now := time.Now()
 	for _, l := range res.Removed {
-		fmt.Fprintf(a.stdio.Err, "released %s in %s\n", safetext.Field(l.Key), e.storeLabel())
+		fmt.Fprintf(a.stdio.Err, "released %s in %s\n", safetext.Field(l.Key), e.StoreLabel())
 	}
 	for _, l := range res.Forced {
 		fmt.Fprintf(a.stdio.Err, "forced: removed the lock of %s (%s, session %s) on %s in %s, created %s (%s old)\n",
-			safetext.Field(l.Holder), safetext.Field(l.HolderType), safetext.Field(l.Session), safetext.Field(l.Key), e.storeLabel(),
+			safetext.Field(l.Holder), safetext.Field(l.HolderType), safetext.Field(l.Session), safetext.Field(l.Key), e.StoreLabel(),
 			stamp(l.CreatedAt), human(now.Sub(l.CreatedAt)))
 	}
 	for _, k := range res.Missing {
-		fmt.Fprintf(a.stdio.Err, "lockgate: warning: %s was not locked in %s; nothing to release\n", safetext.Field(k), e.storeLabel())
+		fmt.Fprintf(a.stdio.Err, "lockgate: warning: %s was not locked in %s; nothing to release\n", safetext.Field(k), e.StoreLabel())
 	}
 }
 
@@ -242,16 +245,16 @@ func refreshCommand() *command {
 		},
 		run: func(ctx context.Context, a *app, args []string) error {
 			if len(args) == 0 {
-				return usagef("lock refresh: give at least one KEY")
+				return service.Usagef("lock refresh: give at least one KEY")
 			}
 			if ttl < 0 {
-				return usagef("--ttl must not be negative")
+				return service.Usagef("--ttl must not be negative")
 			}
 			e, err := a.open(ctx)
 			if err != nil {
 				return err
 			}
-			keys, err := e.parseKeys(args)
+			keys, err := e.ParseKeys(args)
 			if err != nil {
 				return err
 			}
@@ -265,7 +268,7 @@ func refreshCommand() *command {
 			}
 			now := time.Now()
 			for _, l := range out {
-				fmt.Fprintf(a.stdio.Err, "refreshed %s in %s until %s (%s)\n", safetext.Field(l.Key), e.storeLabel(), stamp(l.ExpiresAt), until(l.ExpiresAt, now))
+				fmt.Fprintf(a.stdio.Err, "refreshed %s in %s until %s (%s)\n", safetext.Field(l.Key), e.StoreLabel(), stamp(l.ExpiresAt), until(l.ExpiresAt, now))
 			}
 			return nil
 		},
@@ -299,7 +302,7 @@ type listEntry struct {
 // with --all; `lock clear KEY --force` removes them like any record.
 func isBookkeeping(l locks.Lock) bool {
 	ns := lockkey.Namespace(l.Key)
-	return ns == cooldownNS || l.Key == planCycleKey || l.Key == lockkey.WorkflowKey && l.Action == branchWriterAction
+	return ns == cooldownNS || l.Key == planCycleKey || l.Key == lockkey.WorkflowKey && l.Action == service.BranchWriterAction
 }
 
 func listCommand() *command {
@@ -314,24 +317,24 @@ func listCommand() *command {
 		},
 		run: func(ctx context.Context, a *app, args []string) error {
 			if len(args) > 0 {
-				return usagef("lock list takes no arguments")
+				return service.Usagef("lock list takes no arguments")
 			}
 			e, err := a.open(ctx)
 			if err != nil {
 				return err
 			}
-			a.recover(ctx, e)
-			entries, err := e.store.List(ctx)
+			e.Recover(ctx)
+			entries, err := e.Store.List(ctx)
 			if err != nil {
 				return err
 			}
 			now := time.Now()
-			staleAfter := e.cfg.StaleAfter()
+			staleAfter := e.Cfg.StaleAfter()
 			rows := make([]listEntry, 0, len(entries))
 			for _, en := range entries {
 				le := listEntry{lockView: viewOf(en.Lock), Action: en.Action, PID: en.PID, Host: en.Host,
 					TaskAcquired: en.TaskAcquired, RequestID: en.RequestID, TraceID: en.TraceID,
-					Location: e.store.Where(en.Key), Bookkeeping: isBookkeeping(en.Lock)}
+					Location: e.Store.Where(en.Key), Bookkeeping: isBookkeeping(en.Lock)}
 				if le.Bookkeeping && !all {
 					continue
 				}
@@ -348,7 +351,7 @@ func listCommand() *command {
 					le.Expired = en.Expired(now)
 					le.Stale = en.Stale(now, staleAfter)
 				}
-				if mine && (le.Corrupt || !en.OwnedBy(e.me)) {
+				if mine && (le.Corrupt || !en.OwnedBy(e.Me)) {
 					continue
 				}
 				if stale && !le.Stale {
@@ -376,11 +379,11 @@ func listCommand() *command {
 				out = append(out, []string{r.Key, r.Holder, r.HolderType, human(now.Sub(r.CreatedAt)), exp, st})
 			}
 			table(a.stdio.Out, out)
-			fmt.Fprintf(a.stdio.Err, "%d lock(s) in %s\n", len(rows), e.storeLabel())
+			fmt.Fprintf(a.stdio.Err, "%d lock(s) in %s\n", len(rows), e.StoreLabel())
 			for _, r := range rows {
 				if r.Corrupt {
 					fmt.Fprintf(a.stdio.Err, "lockgate: corrupt lock record %s: %s\n", safetext.Field(r.Location), safetext.Field(r.Error))
-					hint.Print(a.stdio.Err, a.carry([]string{hint.CorruptLine(recordWhere(e.store), r.Location, r.Key, lockkey.RelArg(r.Key, e.userDir()))})...)
+					hint.Print(a.stdio.Err, a.carry([]string{hint.CorruptLine(recordWhere(e.Store), r.Location, r.Key, lockkey.RelArg(r.Key, e.UserDir()))})...)
 				}
 			}
 			return nil
@@ -394,17 +397,17 @@ func checkCommand() *command {
 		short: "exit 0 when every key is free or yours, 4 when one is held by another",
 		run: func(ctx context.Context, a *app, args []string) error {
 			if len(args) == 0 {
-				return usagef("lock check: give at least one KEY or PATH")
+				return service.Usagef("lock check: give at least one KEY or PATH")
 			}
 			e, err := a.open(ctx)
 			if err != nil {
 				return err
 			}
-			keys, err := e.parseKeys(args)
+			keys, err := e.ParseKeys(args)
 			if err != nil {
 				return err
 			}
-			sts, err := e.mgr.Check(ctx, canonicals(keys), e.me)
+			sts, err := e.Mgr.Check(ctx, service.Canonicals(keys), e.Me)
 			if err != nil {
 				return err
 			}
@@ -428,7 +431,7 @@ func checkCommand() *command {
 					}
 				}
 				table(a.stdio.Out, rows)
-				fmt.Fprintf(a.stdio.Err, "checked in %s\n", e.storeLabel())
+				fmt.Fprintf(a.stdio.Err, "checked in %s\n", e.StoreLabel())
 			}
 			if held {
 				return &ExitError{Code: ExitLockFailed}
@@ -451,18 +454,18 @@ func clearCommand() *command {
 		run: func(ctx context.Context, a *app, args []string) error {
 			if record != "" {
 				if len(args) != 0 {
-					return usagef("lock clear: give a TARGET or --record FILE, not both")
+					return service.Usagef("lock clear: give a TARGET or --record FILE, not both")
 				}
 				if !force {
-					return usagef("lock clear --record %s: refusing without --force (it removes the lock record whoever wrote it)", record)
+					return service.Usagef("lock clear --record %s: refusing without --force (it removes the lock record whoever wrote it)", record)
 				}
 				return a.clearRecord(ctx, record)
 			}
 			if len(args) != 1 {
-				return usagef("lock clear: give exactly one TARGET (a key, a task id, workflow or claim)")
+				return service.Usagef("lock clear: give exactly one TARGET (a key, a task id, workflow or claim)")
 			}
 			if !force {
-				return usagef("lock clear %s: refusing without --force (it removes the lock whoever holds it)", args[0])
+				return service.Usagef("lock clear %s: refusing without --force (it removes the lock whoever holds it)", args[0])
 			}
 			e, err := a.open(ctx)
 			if err != nil {
@@ -472,12 +475,12 @@ func clearCommand() *command {
 			if err != nil {
 				return err
 			}
-			removed, err := e.mgr.Clear(ctx, key, e.me)
+			removed, err := e.Mgr.Clear(ctx, key, e.Me)
 			var corrupt *locks.CorruptError
 			if errors.As(err, &corrupt) {
-				fmt.Fprintf(a.stdio.Err, "cleared %s in %s: removed corrupt record %s\n", safetext.Field(key), e.storeLabel(), safetext.Field(corrupt.Path))
+				fmt.Fprintf(a.stdio.Err, "cleared %s in %s: removed corrupt record %s\n", safetext.Field(key), e.StoreLabel(), safetext.Field(corrupt.Path))
 				if a.globals.JSON {
-					return writeJSON(a.stdio.Out, clearedJSON{Key: key, Corrupt: true, Store: e.setup.use.name()})
+					return writeJSON(a.stdio.Out, clearedJSON{Key: key, Corrupt: true, Store: e.StoreName()})
 				}
 				return nil
 			}
@@ -487,11 +490,11 @@ func clearCommand() *command {
 			age := time.Since(removed.CreatedAt)
 			if a.globals.JSON {
 				v := viewOf(removed)
-				return writeJSON(a.stdio.Out, clearedJSON{Key: key, Cleared: &v, AgeSeconds: int64(age.Seconds()), Store: e.setup.use.name()})
+				return writeJSON(a.stdio.Out, clearedJSON{Key: key, Cleared: &v, AgeSeconds: int64(age.Seconds()), Store: e.StoreName()})
 			}
 			f := safetext.Field
 			fmt.Fprintf(a.stdio.Out, "cleared %s\n  owner:      %s (%s, session %s)\n  created_at: %s\n  age:        %s\n  expires_at: %s\n  store:      %s\n",
-				f(removed.Key), f(removed.Holder), f(removed.HolderType), f(removed.Session), stamp(removed.CreatedAt), human(age), stamp(removed.ExpiresAt), e.setup.use.name())
+				f(removed.Key), f(removed.Holder), f(removed.HolderType), f(removed.Session), stamp(removed.CreatedAt), human(age), stamp(removed.ExpiresAt), e.StoreName())
 			if removed.Reason != "" {
 				fmt.Fprintf(a.stdio.Out, "  reason:     %s\n", f(removed.Reason))
 			}
@@ -507,26 +510,26 @@ func (a *app) clearRecord(ctx context.Context, file string) error {
 	if err != nil {
 		return err
 	}
-	fst, ok := e.store.(*filestore.Store)
+	fst, ok := e.Store.(*filestore.Store)
 	if !ok {
-		return usagef("lock clear --record: only the file store keeps records in files; clear by key (see `lockgate lock list`)")
+		return service.Usagef("lock clear --record: only the file store keeps records in files; clear by key (see `lockgate lock list`)")
 	}
 	en, err := fst.RemoveRecord(ctx, file)
 	switch {
 	case errors.Is(err, filestore.ErrNotRecord), errors.Is(err, locks.ErrNotFound):
-		return usagef("lock clear --record: %v", err)
+		return service.Usagef("lock clear --record: %v", err)
 	case errors.Is(err, filestore.ErrReadable):
-		return usagef("lock clear --record: %v: `lockgate lock clear --force %s`", err, hint.Quote(lockkey.RelArg(en.Key, e.userDir())))
+		return service.Usagef("lock clear --record: %v: `lockgate lock clear --force %s`", err, hint.Quote(lockkey.RelArg(en.Key, e.UserDir())))
 	case err != nil:
 		return err
 	}
-	if err := e.journalFile().Append(journal.Event{Worker: e.me.Holder, WorkerType: e.me.HolderType, Session: e.me.Session,
+	if err := e.JournalFile().Append(journal.Event{Worker: e.Me.Holder, WorkerType: e.Me.HolderType, Session: e.Me.Session,
 		Action: journal.ActionClear, Key: en.Key, Details: "removed corrupt record " + en.Name}); err != nil {
 		return fmt.Errorf("lock clear: %s removed, but not logged: %w", en.Name, err)
 	}
-	fmt.Fprintf(a.stdio.Err, "cleared in %s: removed corrupt record %s\n", e.storeLabel(), safetext.Field(en.Name))
+	fmt.Fprintf(a.stdio.Err, "cleared in %s: removed corrupt record %s\n", e.StoreLabel(), safetext.Field(en.Name))
 	if a.globals.JSON {
-		return writeJSON(a.stdio.Out, clearedJSON{Key: en.Key, Corrupt: true, Store: e.setup.use.name()})
+		return writeJSON(a.stdio.Out, clearedJSON{Key: en.Key, Corrupt: true, Store: e.StoreName()})
 	}
 	return nil
 }
@@ -545,10 +548,10 @@ type clearedJSON struct {
 // can be cleared by its key, even one no one may lock by hand: a port
 // lease, the planner's state, a key of a namespace since removed from the
 // config, a record another tool wrote.
-func (a *app) resolveClearTarget(ctx context.Context, e *env, target string) (string, error) {
-	keys, err := e.parseKeys([]string{target})
+func (a *app) resolveClearTarget(ctx context.Context, e *service.Workspace, target string) (string, error) {
+	keys, err := e.ParseKeys([]string{target})
 	if err != nil {
-		_, gerr := e.store.Get(ctx, target)
+		_, gerr := e.Store.Get(ctx, target)
 		var corrupt *locks.CorruptError
 		switch {
 		case gerr == nil, errors.As(gerr, &corrupt):
@@ -563,23 +566,23 @@ func (a *app) resolveClearTarget(ctx context.Context, e *env, target string) (st
 	if keys[0].Kind != lockkey.KindPath {
 		return key, nil
 	}
-	if _, err := e.store.Get(ctx, key); !errors.Is(err, locks.ErrNotFound) {
+	if _, err := e.Store.Get(ctx, key); !errors.Is(err, locks.ErrNotFound) {
 		return key, nil
 	}
 	for _, alt := range []string{lockkey.TaskKey(target), "activity:" + target} {
-		if _, err := e.store.Get(ctx, alt); !errors.Is(err, locks.ErrNotFound) {
+		if _, err := e.Store.Get(ctx, alt); !errors.Is(err, locks.ErrNotFound) {
 			return alt, nil
 		}
 	}
-	return "", usagef("lock clear %s: no such lock (looked for %s, %s and activity:%s); see `lockgate lock list --all`", target, key, lockkey.TaskKey(target), target)
+	return "", service.Usagef("lock clear %s: no such lock (looked for %s, %s and activity:%s); see `lockgate lock list --all`", target, key, lockkey.TaskKey(target), target)
 }
 
 func checkID(what, id string) error {
 	if id == "" || strings.ContainsAny(id, " /:") {
-		return usagef("invalid %s id %q", what, id)
+		return service.Usagef("invalid %s id %q", what, id)
 	}
 	if err := safetext.Check(what+" id", id); err != nil {
-		return usagef("%v", err)
+		return service.Usagef("%v", err)
 	}
 	return nil
 }

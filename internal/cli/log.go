@@ -4,6 +4,8 @@ import (
 	"context"
 	"time"
 
+	"github.com/lockgate/lockgate/internal/service"
+
 	"github.com/spf13/pflag"
 
 	"github.com/lockgate/lockgate/locks/journal"
@@ -39,11 +41,11 @@ func logCommand() *command {
 		flags: o.AddFlags,
 		run: func(ctx context.Context, a *app, args []string) error {
 			if len(args) > 0 {
-				return usagef("log takes no arguments")
+				return service.Usagef("log takes no arguments")
 			}
 			since := o.Since
 			if since < 0 {
-				return usagef("--since must not be negative")
+				return service.Usagef("--since must not be negative")
 			}
 			// The journal and the branch are files of the clone: reading
 			// them needs no lock store (which may be down).
@@ -51,12 +53,12 @@ func logCommand() *command {
 			if err != nil {
 				return err
 			}
-			a.recover(ctx, e)
+			e.Recover(ctx)
 			var from time.Time
 			if since > 0 {
 				from = time.Now().Add(-since)
 			}
-			all, err := a.allEvents(ctx, e, from)
+			all, err := e.AllEvents(ctx, from)
 			if err != nil {
 				return err
 			}

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"github.com/lockgate/lockgate/internal/service"
 	"github.com/lockgate/lockgate/locks"
 
 	"context"
@@ -84,13 +85,13 @@ type command struct {
 func Main(ctx context.Context, args []string, stdio Stdio) int {
 	a := &app{stdio: stdio}
 	// One run is one request: its records and events carry its id.
-	ctx = locks.WithAudit(ctx, locks.Audit{RequestID: locks.NewToken()[:16], TraceID: traceID(getenv("TRACEPARENT"))})
+	ctx = locks.WithAudit(ctx, locks.Audit{RequestID: locks.NewToken()[:16], TraceID: service.TraceID(getenv("TRACEPARENT"))})
 	err := a.main(ctx, args)
 	if err != nil {
 		a.reportError(err)
 	}
 	if a.env != nil {
-		a.env.close()
+		a.env.Close()
 	}
 	return exitCode(err)
 }
@@ -101,7 +102,7 @@ func (a *app) main(ctx context.Context, args []string) error {
 	fs.SetOutput(io.Discard)
 	a.globals.AddFlags(fs)
 	if err := fs.Parse(args); err != nil {
-		return usagef("%v", err)
+		return service.Usagef("%v", err)
 	}
 	rest := fs.Args()
 	if len(rest) == 0 {
@@ -109,7 +110,7 @@ func (a *app) main(ctx context.Context, args []string) error {
 		if a.globals.Help {
 			return nil
 		}
-		return usagef("no command given")
+		return service.Usagef("no command given")
 	}
 	path := []string{}
 	cmds := commands()
@@ -126,16 +127,16 @@ func (a *app) main(ctx context.Context, args []string) error {
 		cmds = c.sub
 	}
 	if cmd == nil {
-		return usagef("unknown command %q (see `lockgate --help`)", rest[0])
+		return service.Usagef("unknown command %q (see `lockgate --help`)", rest[0])
 	}
 	if cmd.run == nil {
 		if len(rest) == 0 {
 			a.printHelp(cmd.sub, strings.Join(path, " "))
-			return usagef("%s: missing subcommand", strings.Join(path, " "))
+			return service.Usagef("%s: missing subcommand", strings.Join(path, " "))
 		}
-		return usagef("unknown command %q (see `lockgate %s --help`)", strings.Join(append(path, rest[0]), " "), strings.Join(path, " "))
+		return service.Usagef("unknown command %q (see `lockgate %s --help`)", strings.Join(append(path, rest[0]), " "), strings.Join(path, " "))
 	}
-	a.takesLocks = cmd.takesLocks
+	a.purpose.TakesLocks = cmd.takesLocks
 	sub := pflag.NewFlagSet("lockgate "+strings.Join(path, " "), pflag.ContinueOnError)
 	sub.SetOutput(io.Discard)
 	a.globals.AddFlags(sub)
@@ -147,7 +148,7 @@ func (a *app) main(ctx context.Context, args []string) error {
 		a.globals.JSON = true
 	}
 	if err != nil {
-		return usagef("%s: %v", strings.Join(path, " "), err)
+		return service.Usagef("%s: %v", strings.Join(path, " "), err)
 	}
 	if a.globals.Help {
 		fmt.Fprintf(a.stdio.Out, "usage: lockgate %s\n\n%s\n\nflags:\n%s", cmd.usage, cmd.short, sub.FlagUsages())
@@ -212,8 +213,7 @@ func (a *app) reportError(err error) {
 	}
 }
 
-func sprintf(format string, args ...any) string { return fmt.Sprintf(format, args...) }
-func itoa(n int) string                         { return strconv.Itoa(n) }
+func itoa(n int) string { return strconv.Itoa(n) }
 
 // getenv is os.Getenv; one place so tests can see what is read.
 var getenv = os.Getenv

@@ -7,12 +7,13 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"path/filepath"
 	"reflect"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/lockgate/lockgate/internal/service"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -92,8 +93,8 @@ func toolErrorOf(err error) *toolError {
 		notOwner *locks.NotOwnerError
 		corrupt  *locks.CorruptError
 		rate     *locks.RateLimitedError
-		ident    *identityError
-		usage    *UsageError
+		ident    *service.IdentityError
+		usage    *service.UsageError
 		cfgErr   *config.Error
 		invalid  *locks.InvalidRequestError
 	)
@@ -210,12 +211,12 @@ func decodeArguments[In any](raw json.RawMessage, schema *jsonschema.Schema) (In
 	}
 	for _, f := range slices.Sorted(maps.Keys(given)) {
 		if schema.Properties[f] == nil {
-			return in, usagef("arguments: unknown field %q", f)
+			return in, service.Usagef("arguments: unknown field %q", f)
 		}
 	}
 	for _, f := range schema.Required {
 		if _, ok := given[f]; !ok {
-			return in, usagef("arguments: %s is required", f)
+			return in, service.Usagef("arguments: %s is required", f)
 		}
 	}
 	if err := json.Unmarshal(raw, &in); err != nil {
@@ -229,17 +230,17 @@ func decodeArguments[In any](raw json.RawMessage, schema *jsonschema.Schema) (In
 func argumentError(err error, schema *jsonschema.Schema) error {
 	var te *json.UnmarshalTypeError
 	if !errors.As(err, &te) {
-		return usagef("arguments: %s", strings.TrimPrefix(err.Error(), "json: "))
+		return service.Usagef("arguments: %s", strings.TrimPrefix(err.Error(), "json: "))
 	}
 	if te.Field == "" {
-		return usagef("arguments must be a JSON object, got %s", te.Value)
+		return service.Usagef("arguments must be a JSON object, got %s", te.Value)
 	}
 	want := jsonTypeName(te.Type)
 	if p := schema.Properties[te.Field]; p != nil && (p.Type == "array" || slices.Contains(p.Types, "array")) && want != "an array" {
 		// encoding/json names the item's type, not the field's
 		want = "an array of " + strings.TrimPrefix(strings.TrimPrefix(want, "an "), "a ") + "s"
 	}
-	return usagef("arguments: %s must be %s, got %s", te.Field, want, te.Value)
+	return service.Usagef("arguments: %s must be %s, got %s", te.Field, want, te.Value)
 }
 
 // jsonTypeName names a Go type as JSON Schema does.
@@ -261,29 +262,6 @@ func jsonTypeName(t reflect.Type) string {
 	}
 }
 
-// toolKeys resolves the keys a tool is given: paths are relative to the
-// repository root (or absolute inside the worktree), never to the server's
-// working directory.
-func (e *env) toolKeys(one string, many []string) ([]lockkey.Key, error) {
-	args := slices.Clone(many)
-	if one != "" {
-		args = append([]string{one}, args...)
-	}
-	if len(args) == 0 {
-		return nil, usagef("give file_path or keys")
-	}
-	for i, s := range args {
-		if filepath.IsAbs(s) {
-			rel, err := e.repoPath(s, "")
-			if err != nil {
-				return nil, err
-			}
-			args[i] = rel
-		}
-	}
-	return e.fileKeys(args)
-}
-
 // Bounds of the duration arguments: beyond them a float would not even fit
 // a time.Duration.
 const (
@@ -294,10 +272,10 @@ const (
 // durations converts ttl_minutes and wait_seconds (0: the default).
 func durations(ttlMinutes, waitSeconds float64) (ttl, wait time.Duration, err error) {
 	if !(ttlMinutes >= 0 && ttlMinutes <= maxTTLMinutes) {
-		return 0, 0, usagef("ttl_minutes must be from 0 to %d, got %v", maxTTLMinutes, ttlMinutes)
+		return 0, 0, service.Usagef("ttl_minutes must be from 0 to %d, got %v", maxTTLMinutes, ttlMinutes)
 	}
 	if !(waitSeconds >= 0 && waitSeconds <= maxWaitSeconds) {
-		return 0, 0, usagef("wait_seconds must be from 0 to %d, got %v", maxWaitSeconds, waitSeconds)
+		return 0, 0, service.Usagef("wait_seconds must be from 0 to %d, got %v", maxWaitSeconds, waitSeconds)
 	}
 	return time.Duration(ttlMinutes * float64(time.Minute)), time.Duration(waitSeconds * float64(time.Second)), nil
 }
@@ -325,19 +303,19 @@ func (s *mcpService) acquireLock(ctx context.Context, in acquireIn, out *acquire
 	if err != nil {
 		return err
 	}
-	e, err := s.call(in.identityArgs)
+	e, err := s.e.ActAs(service.Identity(in.identityArgs))
 	if err != nil {
 		return err
 	}
-	keys, err := e.toolKeys(in.FilePath, in.Keys)
+	keys, err := e.ToolKeys(in.FilePath, in.Keys)
 	if err != nil {
 		return err
 	}
-	req := locks.Request{Owner: e.me, TTL: ttl, Reason: in.Reason, Action: "lock", TaskID: in.TaskID, Wait: wait, ExactTTL: ttl > 0}
+	req := locks.Request{Owner: e.Me, TTL: ttl, Reason: in.Reason, Action: "lock", TaskID: in.TaskID, Wait: wait, ExactTTL: ttl > 0}
 	if err := s.a.completeRequest(e, &req, keys); err != nil {
 		return err
 	}
-	res, err := e.mgr.Acquire(ctx, req)
+	res, err := e.Mgr.Acquire(ctx, req)
 	for _, r := range res {
 		out.Locks = append(out.Locks, viewOf(r.Lock))
 	}
@@ -362,15 +340,15 @@ type releaseOut struct {
 func (o *releaseOut) refuse(te *toolError) { o.Error = te }
 
 func (s *mcpService) releaseLock(ctx context.Context, in releaseIn, out *releaseOut) error {
-	e, err := s.call(in.identityArgs)
+	e, err := s.e.ActAs(service.Identity(in.identityArgs))
 	if err != nil {
 		return err
 	}
-	keys, err := e.toolKeys(in.FilePath, in.Keys)
+	keys, err := e.ToolKeys(in.FilePath, in.Keys)
 	if err != nil {
 		return err
 	}
-	res, err := e.mgr.Release(ctx, canonicals(keys), e.me, in.Force)
+	res, err := e.Mgr.Release(ctx, service.Canonicals(keys), e.Me, in.Force)
 	out.fill(res)
 	return err
 }
@@ -405,11 +383,11 @@ func (s *mcpService) refreshLock(ctx context.Context, in refreshIn, out *locksOu
 	if err != nil {
 		return err
 	}
-	e, err := s.call(in.identityArgs)
+	e, err := s.e.ActAs(service.Identity(in.identityArgs))
 	if err != nil {
 		return err
 	}
-	keys, err := e.toolKeys(in.FilePath, in.Keys)
+	keys, err := e.ToolKeys(in.FilePath, in.Keys)
 	if err != nil {
 		return err
 	}
@@ -442,7 +420,7 @@ type checkLocksOut struct {
 func (o *checkLocksOut) refuse(te *toolError) { o.Error, o.Free = te, false }
 
 func (s *mcpService) checkLocks(ctx context.Context, in checkLocksIn, out *checkLocksOut) error {
-	e, err := s.call(in.identityArgs)
+	e, err := s.e.ActAs(service.Identity(in.identityArgs))
 	if err != nil {
 		return err
 	}
@@ -451,11 +429,11 @@ func (s *mcpService) checkLocks(ctx context.Context, in checkLocksIn, out *check
 		out.Locks = ls
 		return err
 	}
-	keys, err := e.toolKeys(in.FilePath, in.Keys)
+	keys, err := e.ToolKeys(in.FilePath, in.Keys)
 	if err != nil {
 		return err
 	}
-	sts, err := e.mgr.Check(ctx, canonicals(keys), e.me)
+	sts, err := e.Mgr.Check(ctx, service.Canonicals(keys), e.Me)
 	for _, st := range sts {
 		out.Statuses = append(out.Statuses, keyStatus{Key: st.Key, State: st.State, Locks: viewsOf(st.Locks)})
 		if st.State == locks.StateHeld {
@@ -467,19 +445,19 @@ func (s *mcpService) checkLocks(ctx context.Context, in checkLocksIn, out *check
 
 // liveLocks is every unexpired lock (or only the caller's, or only stale
 // ones), by key.
-func liveLocks(ctx context.Context, e *env, mine, stale bool) ([]lockView, error) {
-	entries, err := e.store.List(ctx)
+func liveLocks(ctx context.Context, e *service.Workspace, mine, stale bool) ([]lockView, error) {
+	entries, err := e.Store.List(ctx)
 	if err != nil {
 		return nil, err
 	}
 	now := time.Now()
 	out := []lockView{}
 	for _, en := range entries {
-		if en.Err != nil || en.Expired(now) || mine && !en.OwnedBy(e.me) || isBookkeeping(en.Lock) {
+		if en.Err != nil || en.Expired(now) || mine && !en.OwnedBy(e.Me) || isBookkeeping(en.Lock) {
 			continue
 		}
 		v := viewOf(en.Lock)
-		v.Stale = en.Stale(now, e.cfg.StaleAfter())
+		v.Stale = en.Stale(now, e.Cfg.StaleAfter())
 		if stale && !v.Stale {
 			continue
 		}
@@ -496,7 +474,7 @@ type listIn struct {
 }
 
 func (s *mcpService) listLocks(ctx context.Context, in listIn, out *locksOut) error {
-	e, err := s.call(in.identityArgs)
+	e, err := s.e.ActAs(service.Identity(in.identityArgs))
 	if err != nil {
 		return err
 	}
@@ -527,7 +505,7 @@ func (s *mcpService) claimPackage(ctx context.Context, in claimIn, out *claimOut
 	if err != nil {
 		return err
 	}
-	e, err := s.call(in.identityArgs)
+	e, err := s.e.ActAs(service.Identity(in.identityArgs))
 	if err != nil {
 		return err
 	}
@@ -541,7 +519,7 @@ func (s *mcpService) claimPackage(ctx context.Context, in claimIn, out *claimOut
 	if in.PackageID != "" {
 		var ok bool
 		if wp, ok = wps.Find(in.PackageID); !ok {
-			return usagef("no work package %q in %s", in.PackageID, wps.Path)
+			return service.Usagef("no work package %q in %s", in.PackageID, wps.Path)
 		}
 		res, err = s.a.claimPackage(ctx, e, wp, o, o.Wait)
 	} else {
@@ -564,9 +542,9 @@ type completeIn struct {
 
 func (s *mcpService) completePackage(ctx context.Context, in completeIn, out *releaseOut) error {
 	if in.PackageID == "" {
-		return usagef("give package_id")
+		return service.Usagef("give package_id")
 	}
-	e, err := s.call(in.identityArgs)
+	e, err := s.e.ActAs(service.Identity(in.identityArgs))
 	if err != nil {
 		return err
 	}
@@ -594,9 +572,9 @@ func (o *pauseOut) refuse(te *toolError) { o.Error = te }
 func (s *mcpService) pauseStatus(ctx context.Context, in pauseIn, out *pauseOut) error {
 	out.Feature = in.Feature
 	if in.Feature == "" {
-		return usagef("give feature")
+		return service.Usagef("give feature")
 	}
-	e, err := s.call(in.identityArgs)
+	e, err := s.e.ActAs(service.Identity(in.identityArgs))
 	if err != nil {
 		return err
 	}
@@ -637,13 +615,13 @@ func (s *mcpService) allocatePorts(ctx context.Context, in portsIn, out *portsOu
 		in.Count = 1
 	}
 	if in.Count < 1 || in.Count > 1000 {
-		return usagef("count must be from 1 to 1000, got %d", in.Count)
+		return service.Usagef("count must be from 1 to 1000, got %d", in.Count)
 	}
 	ttl, _, err := durations(in.TTLMinutes, 0)
 	if err != nil {
 		return err
 	}
-	e, err := s.call(identityArgs{Session: in.SessionID})
+	e, err := s.e.ActAs(service.Identity{Session: in.SessionID})
 	if err != nil {
 		return err
 	}
@@ -661,7 +639,7 @@ type releasePortsIn struct {
 }
 
 func (s *mcpService) releasePorts(ctx context.Context, in releasePortsIn, out *releaseOut) error {
-	e, err := s.call(identityArgs{Session: in.SessionID})
+	e, err := s.e.ActAs(service.Identity{Session: in.SessionID})
 	if err != nil {
 		return err
 	}
@@ -673,7 +651,7 @@ func (s *mcpService) releasePorts(ctx context.Context, in releasePortsIn, out *r
 	if err != nil || len(keys) == 0 {
 		return err
 	}
-	res, err := e.mgr.Release(ctx, keys, e.me, false)
+	res, err := e.Mgr.Release(ctx, keys, e.Me, false)
 	out.fill(res)
 	return err
 }
@@ -695,21 +673,21 @@ func (o *checkChangeOut) refuse(te *toolError) { o.Error = te }
 
 func (s *mcpService) checkChange(ctx context.Context, in checkChangeIn, out *checkChangeOut) error {
 	if len(in.Paths) == 0 {
-		return usagef("give paths")
+		return service.Usagef("give paths")
 	}
-	e, err := s.call(in.identityArgs)
+	e, err := s.e.ActAs(service.Identity(in.identityArgs))
 	if err != nil {
 		return err
 	}
 	paths := make([]string, 0, len(in.Paths))
 	for _, p := range in.Paths {
-		rp, err := e.repoPath(p, e.repo.Toplevel)
+		rp, err := e.RepoPath(p, e.Repo.Toplevel)
 		if err != nil {
 			return err
 		}
 		paths = append(paths, rp)
 	}
-	branch, err := gitexec.HeadBranch(e.repo.GitDir)
+	branch, err := gitexec.HeadBranch(e.Repo.GitDir)
 	if err != nil {
 		return err
 	}

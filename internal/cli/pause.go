@@ -6,6 +6,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lockgate/lockgate/internal/service"
+
 	"github.com/spf13/pflag"
 
 	"github.com/lockgate/lockgate/internal/hint"
@@ -18,17 +20,17 @@ import (
 
 // pauseKey maps FEATURE (an id, or a whole feature:<id>:pause key) to its
 // pause lock.
-func pauseKey(e *env, feature string) (string, error) {
+func pauseKey(e *service.Workspace, feature string) (string, error) {
 	s := feature
 	if !strings.HasPrefix(s, "feature:") {
 		s = lockkey.PauseKey(feature)
 	}
-	k, err := lockkey.Parse(s, e.keyOptions())
+	k, err := lockkey.Parse(s, e.KeyOptions())
 	if err != nil {
 		return "", err
 	}
 	if !lockkey.IsPause(k.Canonical) {
-		return "", usagef("%s is not a pause lock: want FEATURE or feature:<id>:pause", feature)
+		return "", service.Usagef("%s is not a pause lock: want FEATURE or feature:<id>:pause", feature)
 	}
 	return k.Canonical, nil
 }
@@ -46,7 +48,7 @@ func pauseCommand() *command {
 		},
 		run: func(ctx context.Context, a *app, args []string) error {
 			if len(args) != 1 {
-				return usagef("pause: give exactly one FEATURE")
+				return service.Usagef("pause: give exactly one FEATURE")
 			}
 			e, err := a.open(ctx)
 			if err != nil {
@@ -58,9 +60,9 @@ func pauseCommand() *command {
 			}
 			exact := ttl > 0 // pausing again never shortens a pause, unless --ttl says so
 			if ttl <= 0 {
-				ttl = e.cfg.TTL(e.me.HolderType, lockkey.KindTask)
+				ttl = e.Cfg.TTL(e.Me.HolderType, lockkey.KindTask)
 			}
-			res, err := e.mgr.Acquire(ctx, locks.Request{Keys: []string{key}, Owner: e.me, TTL: ttl,
+			res, err := e.Mgr.Acquire(ctx, locks.Request{Keys: []string{key}, Owner: e.Me, TTL: ttl,
 				Reason: reason, Action: "pause", EventAction: journal.ActionPause, ExactTTL: exact})
 			if err != nil {
 				return err
@@ -68,7 +70,7 @@ func pauseCommand() *command {
 			if a.globals.JSON {
 				return writeJSON(a.stdio.Out, acquiredViews(res))
 			}
-			fmt.Fprintf(a.stdio.Err, "paused %s in %s until %s; `lockgate unpause %s` resumes\n", safetext.Field(args[0]), e.storeLabel(), stamp(res[0].Lock.ExpiresAt), hint.Quote(args[0]))
+			fmt.Fprintf(a.stdio.Err, "paused %s in %s until %s; `lockgate unpause %s` resumes\n", safetext.Field(args[0]), e.StoreLabel(), stamp(res[0].Lock.ExpiresAt), hint.Quote(args[0]))
 			return nil
 		},
 		sub: map[string]*command{
@@ -88,7 +90,7 @@ func unpauseCommand() *command {
 		},
 		run: func(ctx context.Context, a *app, args []string) error {
 			if len(args) != 1 {
-				return usagef("unpause: give exactly one FEATURE")
+				return service.Usagef("unpause: give exactly one FEATURE")
 			}
 			e, err := a.open(ctx)
 			if err != nil {
@@ -98,8 +100,8 @@ func unpauseCommand() *command {
 			if err != nil {
 				return err
 			}
-			res, err := e.mgr.Release(ctx, []string{key}, e.me, force,
-				journal.Event{Worker: e.me.Holder, WorkerType: e.me.HolderType, Session: e.me.Session,
+			res, err := e.Mgr.Release(ctx, []string{key}, e.Me, force,
+				journal.Event{Worker: e.Me.Holder, WorkerType: e.Me.HolderType, Session: e.Me.Session,
 					Action: journal.ActionUnpause, Key: key})
 			a.reportRelease(e, res, err)
 			return err
@@ -116,12 +118,12 @@ type pauseState struct {
 	Lock    *lockView `json:"lock,omitempty"`
 }
 
-func (a *app) pauseState(ctx context.Context, e *env, feature string) (pauseState, error) {
+func (a *app) pauseState(ctx context.Context, e *service.Workspace, feature string) (pauseState, error) {
 	key, err := pauseKey(e, feature)
 	if err != nil {
 		return pauseState{}, err
 	}
-	sts, err := e.mgr.Check(ctx, []string{key}, e.me)
+	sts, err := e.Mgr.Check(ctx, []string{key}, e.Me)
 	if err != nil {
 		return pauseState{}, err
 	}
@@ -139,7 +141,7 @@ func pauseStatusCommand() *command {
 		short: "exit 0 when not paused (or paused by you), 4 when paused by another",
 		run: func(ctx context.Context, a *app, args []string) error {
 			if len(args) != 1 {
-				return usagef("pause status: give exactly one FEATURE")
+				return service.Usagef("pause status: give exactly one FEATURE")
 			}
 			e, err := a.open(ctx)
 			if err != nil {
@@ -188,10 +190,10 @@ func pauseWaitCommand() *command {
 		},
 		run: func(ctx context.Context, a *app, args []string) error {
 			if len(args) != 1 {
-				return usagef("pause wait: give exactly one FEATURE")
+				return service.Usagef("pause wait: give exactly one FEATURE")
 			}
 			if timeout < 0 {
-				return usagef("--timeout must not be negative")
+				return service.Usagef("--timeout must not be negative")
 			}
 			e, err := a.open(ctx)
 			if err != nil {

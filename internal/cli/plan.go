@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lockgate/lockgate/internal/service"
+
 	"github.com/spf13/pflag"
 
 	"github.com/lockgate/lockgate/internal/config"
@@ -60,10 +62,10 @@ func planCommand() *command {
 		flags: o.AddFlags,
 		run: func(ctx context.Context, a *app, args []string) error {
 			if len(args) != 1 {
-				return usagef("plan: give the TASKS.yaml file")
+				return service.Usagef("plan: give the TASKS.yaml file")
 			}
 			if o.Cycle < 0 || o.TTL < 0 {
-				return usagef("plan: --cycle and --ttl must not be negative")
+				return service.Usagef("plan: --cycle and --ttl must not be negative")
 			}
 			return a.plan(ctx, o, args[0])
 		},
@@ -71,13 +73,13 @@ func planCommand() *command {
 }
 
 func (a *app) plan(ctx context.Context, o *PlanOptions, file string) error {
-	a.takesLocks = o.Acquire != ""
+	a.purpose.TakesLocks = o.Acquire != ""
 	e, err := a.open(ctx)
 	if err != nil {
 		return err
 	}
 	if !filepath.IsAbs(file) {
-		file = filepath.Join(e.cwd, file)
+		file = filepath.Join(e.Cwd, file)
 	}
 	data, err := config.ReadFile(file, planner.MaxInputBytes)
 	var ce *config.Error
@@ -85,18 +87,18 @@ func (a *app) plan(ctx context.Context, o *PlanOptions, file string) error {
 		return err
 	}
 	if err != nil {
-		return usagef("plan: %v", err)
+		return service.Usagef("plan: %v", err)
 	}
 	in, err := planner.Parse(file, data)
 	if err != nil {
-		return usagef("%v", err)
+		return service.Usagef("%v", err)
 	}
 	// A path through a symbolic link is planned where it leads, as
 	// --acquire locks it.
 	for i := range in.Tasks {
 		for j, p := range in.Tasks[i].TouchedPaths {
-			if isPathArg(p) {
-				if in.Tasks[i].TouchedPaths[j], err = e.keyPath(p); err != nil {
+			if service.IsPathArg(p) {
+				if in.Tasks[i].TouchedPaths[j], err = e.KeyPath(p); err != nil {
 					return err
 				}
 			}
@@ -106,17 +108,17 @@ func (a *app) plan(ctx context.Context, o *PlanOptions, file string) error {
 	if err != nil {
 		return err
 	}
-	entries, err := e.store.List(ctx)
+	entries, err := e.Store.List(ctx)
 	if err != nil {
 		return err
 	}
 	now := time.Now()
-	cooldown := e.cfg.Planner.CooldownCycles
+	cooldown := e.Cfg.Planner.CooldownCycles
 	if cooldown == 0 {
 		cooldown = -1 // planner.cooldown_cycles: 0 turns the cooldown off
 	}
 	cfg := planner.Config{
-		HotFiles: e.cfg.Scope.HotFiles, Policy: h.Checker.Policy, AllowBridge: o.AllowBridge,
+		HotFiles: e.Cfg.Scope.HotFiles, Policy: h.Checker.Policy, AllowBridge: o.AllowBridge,
 		Cycle: o.Cycle, CooldownCycles: cooldown, Cooldown: map[planner.Rejection]int{},
 	}
 	var over []string // cooldown records whose cooldown has ended
@@ -131,14 +133,14 @@ func (a *app) plan(ctx context.Context, o *PlanOptions, file string) error {
 					over = append(over, en.Key)
 				}
 			}
-		case en.Key == planCycleKey, en.OwnedBy(e.me):
+		case en.Key == planCycleKey, en.OwnedBy(e.Me):
 		default:
 			cfg.Held = append(cfg.Held, planner.HeldLock{Key: en.Key, Holder: en.Holder})
 		}
 	}
 	plan, err := planner.Make(in, cfg)
 	if err != nil {
-		return usagef("%v", err)
+		return service.Usagef("%v", err)
 	}
 	// Remember the cycle: a backfill check that rejects a path records it
 	// with this cycle, and later plans skip that path while it cools down.
@@ -146,7 +148,7 @@ func (a *app) plan(ctx context.Context, o *PlanOptions, file string) error {
 		return err
 	}
 	for _, k := range over {
-		if _, err := e.store.Remove(ctx, k); err != nil && !errors.Is(err, locks.ErrNotFound) {
+		if _, err := e.Store.Remove(ctx, k); err != nil && !errors.Is(err, locks.ErrNotFound) {
 			return fmt.Errorf("remove the ended cooldown %s: %w", k, err)
 		}
 	}
@@ -168,7 +170,7 @@ func (a *app) plan(ctx context.Context, o *PlanOptions, file string) error {
 	return nil
 }
 
-func (a *app) acquirePlanned(ctx context.Context, e *env, plan *planner.Plan, o *PlanOptions) error {
+func (a *app) acquirePlanned(ctx context.Context, e *service.Workspace, plan *planner.Plan, o *PlanOptions) error {
 	for _, t := range plan.Tasks {
 		if t.ID != o.Acquire {
 			continue
@@ -178,7 +180,7 @@ func (a *app) acquirePlanned(ctx context.Context, e *env, plan *planner.Plan, o 
 			return &ExitError{Code: ExitPolicy}
 		}
 		// A task file's paths are repo-root relative, wherever plan runs.
-		keys, err := e.fileKeys(t.Locks)
+		keys, err := e.FileKeys(t.Locks)
 		if err != nil {
 			return fmt.Errorf("task %s: %w", t.ID, err)
 		}
@@ -186,7 +188,7 @@ func (a *app) acquirePlanned(ctx context.Context, e *env, plan *planner.Plan, o 
 		if ttl == 0 {
 			ttl = a.defaultTTL(e, keys)
 		}
-		res, err := e.mgr.Acquire(ctx, locks.Request{Keys: canonicals(keys), Owner: e.me, TTL: ttl,
+		res, err := e.Mgr.Acquire(ctx, locks.Request{Keys: service.Canonicals(keys), Owner: e.Me, TTL: ttl,
 			Action: "plan", TaskID: t.ID, Reason: "task " + t.ID, ExactTTL: o.TTL > 0})
 		if err != nil {
 			return err
@@ -197,15 +199,15 @@ func (a *app) acquirePlanned(ctx context.Context, e *env, plan *planner.Plan, o 
 		for _, r := range res {
 			fmt.Fprintln(a.stdio.Out, safetext.Field(r.Lock.Key))
 		}
-		fmt.Fprintf(a.stdio.Err, "acquired %d locks for %s in %s until %s\n", len(res), safetext.Field(t.ID), e.storeLabel(), stamp(res[0].Lock.ExpiresAt))
+		fmt.Fprintf(a.stdio.Err, "acquired %d locks for %s in %s until %s\n", len(res), safetext.Field(t.ID), e.StoreLabel(), stamp(res[0].Lock.ExpiresAt))
 		return nil
 	}
-	return usagef("plan --acquire: no task %q in the plan", o.Acquire)
+	return service.Usagef("plan --acquire: no task %q in the plan", o.Acquire)
 }
 
 // recordRejections stores scope rejections with the cycle they happened
 // in, for the planner's cooldown.
-func (a *app) recordRejections(ctx context.Context, e *env, rs map[planner.Rejection]bool, cycle int) error {
+func (a *app) recordRejections(ctx context.Context, e *service.Workspace, rs map[planner.Rejection]bool, cycle int) error {
 	keys := make([]string, 0, len(rs))
 	for r := range rs {
 		keys = append(keys, cooldownKey(r))
@@ -236,8 +238,8 @@ func parseCooldownKey(key string) (planner.Rejection, bool) {
 
 // setState writes one planner state record (no journal event: it is not a
 // lock anyone holds).
-func (a *app) setState(ctx context.Context, e *env, key, reason string) error {
-	m := &locks.Manager{Store: e.store, Host: e.mgr.Host, PID: e.mgr.PID}
+func (a *app) setState(ctx context.Context, e *service.Workspace, key, reason string) error {
+	m := &locks.Manager{Store: e.Store, Host: e.Mgr.Host, PID: e.Mgr.PID}
 	_, err := m.Acquire(ctx, locks.Request{Keys: []string{key}, Owner: plannerOwner, TTL: stateTTL, Action: "plan", Reason: reason})
 	var held *locks.HeldError
 	if errors.As(err, &held) {
@@ -247,8 +249,8 @@ func (a *app) setState(ctx context.Context, e *env, key, reason string) error {
 }
 
 // lastCycle is the cycle of the last plan, 0 when none was made.
-func (a *app) lastCycle(ctx context.Context, e *env) int {
-	l, err := e.store.Get(ctx, planCycleKey)
+func (a *app) lastCycle(ctx context.Context, e *service.Workspace) int {
+	l, err := e.Store.Get(ctx, planCycleKey)
 	if err != nil {
 		return 0
 	}

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lockgate/lockgate/internal/service"
+
 	"github.com/spf13/pflag"
 
 	"github.com/lockgate/lockgate/locks"
@@ -55,10 +57,10 @@ func portsAllocateCommand() *command {
 		},
 		run: func(ctx context.Context, a *app, args []string) error {
 			if len(args) > 0 {
-				return usagef("ports allocate takes no arguments")
+				return service.Usagef("ports allocate takes no arguments")
 			}
 			if count < 1 || count > 1000 || ttl < 0 {
-				return usagef("ports allocate: --count from 1 to 1000, --ttl not negative")
+				return service.Usagef("ports allocate: --count from 1 to 1000, --ttl not negative")
 			}
 			e, err := a.open(ctx)
 			if err != nil {
@@ -78,7 +80,7 @@ func portsAllocateCommand() *command {
 				fmt.Fprintln(a.stdio.Out, strings.TrimPrefix(l.Key, portNS+":"))
 			}
 			fmt.Fprintf(a.stdio.Err, "leased %d port(s) in %s until %s; `lockgate ports refresh` extends, `lockgate ports release` gives back\n",
-				len(leased), e.storeLabel(), stamp(leased[0].ExpiresAt))
+				len(leased), e.StoreLabel(), stamp(leased[0].ExpiresAt))
 			return nil
 		},
 	}
@@ -87,7 +89,7 @@ func portsAllocateCommand() *command {
 // allocatePorts leases count ports that are free on this machine to e's
 // session: a port the kernel offers may still be leased to a session that
 // is not listening on it yet, so such ports are skipped.
-func allocatePorts(ctx context.Context, e *env, count int, ttl time.Duration) ([]locks.Lock, error) {
+func allocatePorts(ctx context.Context, e *service.Workspace, count int, ttl time.Duration) ([]locks.Lock, error) {
 	var leased []locks.Lock
 	for tries := 0; len(leased) < count; tries++ {
 		if tries > 50*count {
@@ -97,7 +99,7 @@ func allocatePorts(ctx context.Context, e *env, count int, ttl time.Duration) ([
 		if err != nil {
 			return leased, err
 		}
-		res, err := e.mgr.Acquire(ctx, locks.Request{Keys: []string{portKey(p)}, Owner: e.me, TTL: ttl,
+		res, err := e.Mgr.Acquire(ctx, locks.Request{Keys: []string{portKey(p)}, Owner: e.Me, TTL: ttl,
 			Action: "port", Reason: "port lease"})
 		var held *locks.HeldError
 		if errors.As(err, &held) {
@@ -135,24 +137,24 @@ func portRows(ls []locks.Lock) []portRow {
 
 // myPorts is the keys of the given ports, or of every live lease of this
 // session when none are given.
-func (a *app) myPorts(ctx context.Context, e *env, args []string) ([]string, error) {
+func (a *app) myPorts(ctx context.Context, e *service.Workspace, args []string) ([]string, error) {
 	var keys []string
 	for _, s := range args {
 		p, err := strconv.Atoi(s)
 		if err != nil || p < 1 || p > 65535 {
-			return nil, usagef("invalid port %q", s)
+			return nil, service.Usagef("invalid port %q", s)
 		}
 		keys = append(keys, portKey(p))
 	}
 	if len(keys) > 0 {
 		return keys, nil
 	}
-	entries, err := e.store.InNamespace(ctx, portNS)
+	entries, err := e.Store.InNamespace(ctx, portNS)
 	if err != nil {
 		return nil, err
 	}
 	for _, en := range entries {
-		if en.Err == nil && en.OwnedBy(e.me) {
+		if en.Err == nil && en.OwnedBy(e.Me) {
 			keys = append(keys, en.Key)
 		}
 	}
@@ -180,14 +182,14 @@ func portsRefreshCommand() *command {
 			if ttl == 0 {
 				ttl = a.defaultTTL(e, nil)
 			}
-			ls, err := e.mgr.Refresh(ctx, keys, e.me, ttl, 0, exact)
+			ls, err := e.Mgr.Refresh(ctx, keys, e.Me, ttl, 0, exact)
 			if err != nil {
 				return err
 			}
 			if a.globals.JSON {
 				return writeJSON(a.stdio.Out, portRows(ls))
 			}
-			fmt.Fprintf(a.stdio.Err, "refreshed %d port lease(s) in %s\n", len(ls), e.storeLabel())
+			fmt.Fprintf(a.stdio.Err, "refreshed %d port lease(s) in %s\n", len(ls), e.StoreLabel())
 			return nil
 		},
 	}
@@ -203,7 +205,7 @@ func portsReleaseCommand() *command {
 		},
 		run: func(ctx context.Context, a *app, args []string) error {
 			if force && len(args) == 0 {
-				return usagef("ports release --force: name the PORTs to free (see `lockgate ports list`)")
+				return service.Usagef("ports release --force: name the PORTs to free (see `lockgate ports list`)")
 			}
 			e, err := a.open(ctx)
 			if err != nil {
@@ -213,7 +215,7 @@ func portsReleaseCommand() *command {
 			if err != nil {
 				return err
 			}
-			res, err := e.mgr.Release(ctx, keys, e.me, force)
+			res, err := e.Mgr.Release(ctx, keys, e.Me, force)
 			a.reportRelease(e, res, err)
 			return err
 		},
@@ -226,13 +228,13 @@ func portsListCommand() *command {
 		short: "every live port lease: port, holder, type, session, expiry",
 		run: func(ctx context.Context, a *app, args []string) error {
 			if len(args) > 0 {
-				return usagef("ports list takes no arguments")
+				return service.Usagef("ports list takes no arguments")
 			}
 			e, err := a.open(ctx)
 			if err != nil {
 				return err
 			}
-			entries, err := e.store.InNamespace(ctx, portNS)
+			entries, err := e.Store.InNamespace(ctx, portNS)
 			if err != nil {
 				return err
 			}

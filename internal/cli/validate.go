@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/lockgate/lockgate/internal/service"
+
 	"github.com/lockgate/lockgate/internal/config"
 	"github.com/lockgate/lockgate/locks/lockkey"
 )
@@ -23,17 +25,17 @@ func validateCommand() *command {
 			}
 			files := args
 			if len(files) == 0 {
-				if e.cfg.Path != "" && e.repo.Toplevel == "" && !filepath.IsAbs(e.cfg.Path) {
+				if e.Cfg.Path != "" && e.Repo.Toplevel == "" && !filepath.IsAbs(e.Cfg.Path) {
 					// A server's policy committed on HEAD: loading it validated it.
-					fmt.Fprintf(a.stdio.Err, "ok: %s\n", e.cfg.Path)
-					return a.validateResult([]string{e.cfg.Path})
+					fmt.Fprintf(a.stdio.Err, "ok: %s\n", e.Cfg.Path)
+					return a.validateResult([]string{e.Cfg.Path})
 				}
-				if e.cfg.Path != "" {
-					files = append(files, e.cfg.Path)
+				if e.Cfg.Path != "" {
+					files = append(files, e.Cfg.Path)
 				}
-				wp := e.cfg.WorkPackages
-				if !filepath.IsAbs(wp) && e.repo.Toplevel != "" {
-					wp = filepath.Join(e.repo.Toplevel, wp)
+				wp := e.Cfg.WorkPackages
+				if !filepath.IsAbs(wp) && e.Repo.Toplevel != "" {
+					wp = filepath.Join(e.Repo.Toplevel, wp)
 				}
 				if _, err := os.Stat(wp); err == nil {
 					files = append(files, wp)
@@ -74,15 +76,15 @@ func (a *app) validateResult(ok []string) error {
 
 // validateFile checks one file: a work packages file when its top level has
 // `packages:`, a lockgate config otherwise.
-func (a *app) validateFile(e *env, file string) error {
+func (a *app) validateFile(e *service.Workspace, file string) error {
 	// The larger of the two limits: each loader applies its own.
-	data, err := config.ReadFile(e.cmdFile(file), max(config.MaxConfigBytes, config.MaxWorkPackagesBytes))
+	data, err := config.ReadFile(e.CmdFile(file), max(config.MaxConfigBytes, config.MaxWorkPackagesBytes))
 	var ce *config.Error
 	if errors.As(err, &ce) {
 		return err
 	}
 	if err != nil {
-		return usagef("validate: %v", err)
+		return service.Usagef("validate: %v", err)
 	}
 	if isWorkPackages(data) {
 		_, err := a.loadPackages(e, file)

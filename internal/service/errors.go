@@ -1,0 +1,23 @@
+package service
+
+import (
+	"fmt"
+
+	"github.com/lockgate/lockgate/locks/lockkey"
+)
+
+// UsageError is bad command-line input (exit 2).
+type UsageError struct{ Msg string }
+
+func (e *UsageError) Error() string { return e.Msg }
+
+// usagef formats a usage error. Strings in args are user input more often
+// than not: long ones are shortened, never echoed whole.
+func Usagef(format string, args ...any) error {
+	for i, v := range args {
+		if s, ok := v.(string); ok {
+			args[i] = lockkey.Shorten(s)
+		}
+	}
+	return &UsageError{Msg: fmt.Sprintf(format, args...)}
+}
