@@ -11,7 +11,6 @@ import (
 
 	"github.com/lockgate/lockgate/internal/service"
 
-	"github.com/lockgate/lockgate/hooks"
 	"github.com/lockgate/lockgate/internal/hint"
 	"github.com/lockgate/lockgate/internal/safetext"
 )
@@ -40,7 +39,7 @@ func guardEditCommand() *command {
 				}
 				paths = append(paths, rp)
 			}
-			r, err := a.evaluate(ctx, e, "", paths, "")
+			r, err := e.Evaluate(ctx, a.purpose, "", paths, "")
 			if err != nil {
 				return err
 			}
@@ -48,20 +47,6 @@ func guardEditCommand() *command {
 			return a.finishReport(r, "edit", "")
 		},
 	}
-}
-
-// evaluate checks paths as the pre-commit hook does, for e's identity.
-func (a *app) evaluate(ctx context.Context, e *service.Workspace, profile string, paths []string, branch string) (*hooks.Report, error) {
-	h, err := a.runner(ctx, e, profile)
-	if err != nil {
-		return nil, err
-	}
-	r := &hooks.Report{Hook: "check"}
-	if err := h.Checker.Check(ctx, paths, branch, r); err != nil {
-		return nil, err
-	}
-	r.Finish()
-	return r, nil
 }
 
 // claudeEditTools are the Claude Code tools that write files.
@@ -127,7 +112,7 @@ func guardClaudeCodeCommand() *command {
 			if err != nil {
 				return a.blockEdit(err)
 			}
-			r, err := a.evaluate(ctx, e, "", []string{rp}, "")
+			r, err := e.Evaluate(ctx, a.purpose, "", []string{rp}, "")
 			if err != nil {
 				return a.blockEdit(err)
 			}

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lockgate/lockgate/internal/service"
+
 	"github.com/lockgate/lockgate/hooks"
 	"github.com/lockgate/lockgate/internal/hint"
 	"github.com/lockgate/lockgate/locks"
@@ -157,7 +159,7 @@ func notOwnerHint(e *locks.NotOwnerError, dir string) string {
 
 // portOf is the port number of a port lease key, or "".
 func portOf(key string) string {
-	p, ok := strings.CutPrefix(key, portNS+":")
+	p, ok := strings.CutPrefix(key, service.PortNS+":")
 	if !ok {
 		return ""
 	}

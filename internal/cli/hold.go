@@ -54,7 +54,7 @@ func holdCommand() *command {
 				return err
 			}
 			if ttl == 0 {
-				ttl = a.defaultTTL(e, parsed)
+				ttl = e.DefaultTTL(parsed)
 			}
 			// A lock held before the hold is renewed, never shortened (no
 			// ExactTTL), and outlives it: the hold gives back only what it took.

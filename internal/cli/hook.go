@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/lockgate/lockgate/internal/service"
 
@@ -25,45 +24,6 @@ import (
 	"github.com/lockgate/lockgate/planner"
 	"github.com/lockgate/lockgate/scope"
 )
-
-// runner builds the hook runner for this repository: compiled policy,
-// opened store (or why it could not be opened), identity.
-func (a *app) runner(ctx context.Context, e *service.Workspace, profile string) (*hooks.Runner, error) {
-	ignoreCase, err := e.IgnoreCase(ctx)
-	if err != nil {
-		return nil, err
-	}
-	pol := e.Cfg.Scope.Policy
-	pol.IgnoreCase = ignoreCase
-	policy, err := scope.Compile(pol)
-	if err != nil {
-		return nil, service.Usagef("%s: scope: %v", e.Cfg.Path, err)
-	}
-	if profile != "" && !policy.HasProfile(profile) {
-		return nil, &unknownProfileError{service.Usagef("unknown profile %q; .lockgate.yaml defines %v", profile, policy.Profiles())}
-	}
-	ck := &hooks.Checker{
-		Policy: policy, Me: e.Me, Profile: profile, RequireLock: e.Cfg.Hooks.RequireLock,
-		IgnoreCase: ignoreCase, Now: time.Now(), WarnUnavailable: e.Cfg.Hooks.OnStoreUnavailable == "warn",
-		Dir: e.UserDir(),
-	}
-	a.purpose.Judges = true
-	if oe, err := a.open(ctx); err != nil {
-		var ue *locks.UnavailableError
-		if !errors.As(err, &ue) {
-			return nil, err
-		}
-		ck.StoreErr = err
-	} else {
-		ck.Store = oe.Store
-	}
-	dir := e.Repo.Toplevel
-	if dir == "" {
-		dir = e.Repo.GitDir
-	}
-	return &hooks.Runner{GitDir: e.Repo.GitDir, Dir: dir, Checker: ck,
-		MaxCommits: e.Cfg.Hooks.PrePush.MaxCommits, MaxPaths: e.Cfg.Hooks.PrePush.MaxPaths}, nil
-}
 
 // skipHook honours LOCKGATE_SKIP=1 (or true, yes) for the hooks that run
 // in the committer's environment (hint.BypassGit): records a hook_bypass
@@ -166,13 +126,6 @@ func (a *app) noteRejections(ctx context.Context, e *service.Workspace, taskType
 	slices.Sort(list)
 	fmt.Fprintf(a.stdio.Err, "lockgate: planner cooldown from cycle %d: %s\n", cycle, strings.Join(list, ", "))
 }
-
-// unknownProfileError is a scope profile that the config does not define.
-type unknownProfileError struct{ Err error }
-
-func (e *unknownProfileError) Error() string { return e.Err.Error() }
-
-func (e *unknownProfileError) Unwrap() error { return e.Err }
 
 // HookError is a hook that could not decide — unreadable config or store,
 // git failing — and so refuses: exit 3, whatever the cause's own code.
@@ -307,8 +260,8 @@ func (a *app) runHook(ctx context.Context, name string, args []string, maxArgs i
 			}
 		}
 	}
-	h, err := a.runner(ctx, e, getenv("LOCKGATE_PROFILE"))
-	var up *unknownProfileError
+	h, err := e.Runner(ctx, a.purpose, getenv("LOCKGATE_PROFILE"))
+	var up *service.UnknownProfileError
 	if errors.As(err, &up) {
 		// Invalid input, as for check --profile, not a hook that could
 		// not decide: the fix is the variable, not the store.
@@ -401,7 +354,7 @@ func checkChangeCommand() *command {
 			case o.RecordCooldown && taskType != "" && !planner.ValidType(taskType):
 				return service.Usagef("check: task type %q must match [a-z0-9_-]+ (as in backfill:type:<type>)", taskType)
 			}
-			h, err := a.runner(ctx, e, profile)
+			h, err := e.Runner(ctx, a.purpose, profile)
 			if err != nil {
 				return err
 			}

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/lockgate/lockgate/internal/service"
@@ -19,7 +18,6 @@ import (
 	"github.com/lockgate/lockgate/locks/filestore"
 	"github.com/lockgate/lockgate/locks/journal"
 	"github.com/lockgate/lockgate/locks/lockkey"
-	"github.com/lockgate/lockgate/locks/redisstore"
 )
 
 // AcquireOptions are `lock acquire`'s flags.
@@ -70,7 +68,7 @@ func (a *app) acquire(ctx context.Context, o *AcquireOptions, args []string) err
 		if len(args) > 0 {
 			return service.Usagef("lock acquire: give keys or --package, not both")
 		}
-		wp, pkeys, err := a.workPackage(e, o.Packages, o.Package)
+		wp, pkeys, err := e.WorkPackage(o.Packages, o.Package)
 		if err != nil {
 			return err
 		}
@@ -93,7 +91,7 @@ func (a *app) acquire(ctx context.Context, o *AcquireOptions, args []string) err
 		a.waitHint = func(d string) string { return hint.Line(hint.WaitAcquire, d, args) }
 	}
 
-	if err := a.completeRequest(e, &req, keys); err != nil {
+	if err := e.CompleteRequest(&req, keys); err != nil {
 		return err
 	}
 	res, err := e.Mgr.Acquire(ctx, req)
@@ -115,64 +113,6 @@ func (a *app) acquire(ctx context.Context, o *AcquireOptions, args []string) err
 		fmt.Fprintf(a.stdio.Err, "%s %s in %s until %s (%s)\n", verb, safetext.Field(r.Lock.Key), e.StoreLabel(), stamp(r.Lock.ExpiresAt), until(r.Lock.ExpiresAt, now))
 	}
 	return nil
-}
-
-// completeRequest fills in what every lock acquisition shares: the
-// canonical keys, the default TTL, and the task sub-lock of an activity.
-func (a *app) completeRequest(e *service.Workspace, req *locks.Request, keys []lockkey.Key) error {
-	req.Keys = service.Canonicals(keys)
-	if req.TTL == 0 {
-		req.TTL = a.defaultTTL(e, keys)
-	}
-	if req.TaskID == "" {
-		return nil
-	}
-	if err := checkID("task", req.TaskID); err != nil {
-		return err
-	}
-	for _, k := range keys {
-		if k.Kind == lockkey.KindActivity {
-			req.TaskTTL = e.Cfg.TTL(e.Me.HolderType, lockkey.KindTask)
-		}
-	}
-	return nil
-}
-
-// refreshKeys extends each key to ttl from now — exactly, as the user named
-// it — or, when ttl is 0, by its own default TTL without shortening it,
-// returning the locks refreshed before any error.
-func (a *app) refreshKeys(ctx context.Context, e *service.Workspace, keys []lockkey.Key, ttl time.Duration) ([]locks.Lock, error) {
-	var out []locks.Lock
-	for _, k := range keys {
-		t := ttl
-		if t == 0 {
-			t = a.defaultTTL(e, []lockkey.Key{k})
-		}
-		ls, err := e.Mgr.Refresh(ctx, []string{k.Canonical}, e.Me, t, e.Cfg.TTL(e.Me.HolderType, lockkey.KindTask), ttl != 0)
-		out = append(out, ls...)
-		if err != nil {
-			return out, err
-		}
-	}
-	return out, nil
-}
-
-// defaultTTL is the default lifetime of a set of keys: by worker type, an
-// activity among them lasting as long as an activity; on Redis, LOCK_TTL_MS
-// (30s when unset) — long work there keeps short locks alive with
-// `lock hold` or `lock refresh`.
-func (a *app) defaultTTL(e *service.Workspace, keys []lockkey.Key) time.Duration {
-	if e.Redis != nil {
-		if ttl, err := redisstore.DefaultTTL(getenv); err == nil {
-			return ttl
-		}
-		return redisstore.FallbackTTL
-	}
-	ttl := e.Cfg.TTL(e.Me.HolderType, lockkey.KindTask)
-	for _, k := range keys {
-		ttl = max(ttl, e.TTLFor(k))
-	}
-	return ttl
 }
 
 func releaseCommand() *command {
@@ -206,7 +146,7 @@ func releaseCommand() *command {
 // command, what was released goes with the error object.
 func (a *app) reportRelease(e *service.Workspace, res locks.ReleaseResult, err error) {
 	if a.globals.JSON {
-		out := map[string]any{"released": viewsOf(res.Removed), "forced": viewsOf(res.Forced), "missing": nonNilS(res.Missing),
+		out := map[string]any{"released": service.ViewsOf(res.Removed), "forced": service.ViewsOf(res.Forced), "missing": nonNilS(res.Missing),
 			"store": e.StoreName()}
 		if err != nil {
 			a.partial = out
@@ -258,13 +198,13 @@ func refreshCommand() *command {
 			if err != nil {
 				return err
 			}
-			out, err := a.refreshKeys(ctx, e, keys, ttl)
+			out, err := e.RefreshKeys(ctx, keys, ttl)
 			if err != nil {
-				a.partial = map[string]any{"refreshed": viewsOf(out)}
+				a.partial = map[string]any{"refreshed": service.ViewsOf(out)}
 				return err
 			}
 			if a.globals.JSON {
-				return writeJSON(a.stdio.Out, viewsOf(out))
+				return writeJSON(a.stdio.Out, service.ViewsOf(out))
 			}
 			now := time.Now()
 			for _, l := range out {
@@ -278,7 +218,7 @@ func refreshCommand() *command {
 // listEntry is one row of `lock list --json`: the whole record but its
 // owner token, which never leaves the store.
 type listEntry struct {
-	lockView
+	service.LockView
 	Action       string     `json:"action,omitempty"`
 	PID          int        `json:"pid"`
 	Host         string     `json:"host"`
@@ -332,7 +272,7 @@ func listCommand() *command {
 			staleAfter := e.Cfg.StaleAfter()
 			rows := make([]listEntry, 0, len(entries))
 			for _, en := range entries {
-				le := listEntry{lockView: viewOf(en.Lock), Action: en.Action, PID: en.PID, Host: en.Host,
+				le := listEntry{LockView: service.ViewOf(en.Lock), Action: en.Action, PID: en.PID, Host: en.Host,
 					TaskAcquired: en.TaskAcquired, RequestID: en.RequestID, TraceID: en.TraceID,
 					Location: e.Store.Where(en.Key), Bookkeeping: isBookkeeping(en.Lock)}
 				if le.Bookkeeping && !all {
@@ -489,7 +429,7 @@ func clearCommand() *command {
 			}
 			age := time.Since(removed.CreatedAt)
 			if a.globals.JSON {
-				v := viewOf(removed)
+				v := service.ViewOf(removed)
 				return writeJSON(a.stdio.Out, clearedJSON{Key: key, Cleared: &v, AgeSeconds: int64(age.Seconds()), Store: e.StoreName()})
 			}
 			f := safetext.Field
@@ -536,11 +476,11 @@ func (a *app) clearRecord(ctx context.Context, file string) error {
 
 // clearedJSON is `lock clear --json`.
 type clearedJSON struct {
-	Key        string    `json:"key"`
-	Corrupt    bool      `json:"corrupt"`
-	Cleared    *lockView `json:"cleared,omitempty"`
-	AgeSeconds int64     `json:"age_seconds"`
-	Store      string    `json:"store"` // file, or the Redis URL without its password
+	Key        string            `json:"key"`
+	Corrupt    bool              `json:"corrupt"`
+	Cleared    *service.LockView `json:"cleared,omitempty"`
+	AgeSeconds int64             `json:"age_seconds"`
+	Store      string            `json:"store"` // file, or the Redis URL without its password
 }
 
 // resolveClearTarget maps what fdx users type — `workflow`, `claim`,
@@ -577,21 +517,11 @@ func (a *app) resolveClearTarget(ctx context.Context, e *service.Workspace, targ
 	return "", service.Usagef("lock clear %s: no such lock (looked for %s, %s and activity:%s); see `lockgate lock list --all`", target, key, lockkey.TaskKey(target), target)
 }
 
-func checkID(what, id string) error {
-	if id == "" || strings.ContainsAny(id, " /:") {
-		return service.Usagef("invalid %s id %q", what, id)
-	}
-	if err := safetext.Check(what+" id", id); err != nil {
-		return service.Usagef("%v", err)
-	}
-	return nil
-}
-
 // statusView is one key of `lock check --json`.
 type statusView struct {
-	Key   string         `json:"key"`
-	State locks.KeyState `json:"state"`
-	Locks []lockView     `json:"locks,omitempty"`
+	Key   string             `json:"key"`
+	State locks.KeyState     `json:"state"`
+	Locks []service.LockView `json:"locks,omitempty"`
 }
 
 func statusViews(sts []locks.Status) []statusView {
@@ -599,7 +529,7 @@ func statusViews(sts []locks.Status) []statusView {
 	for _, s := range sts {
 		v := statusView{Key: s.Key, State: s.State}
 		if len(s.Locks) > 0 {
-			v.Locks = viewsOf(s.Locks)
+			v.Locks = service.ViewsOf(s.Locks)
 		}
 		out = append(out, v)
 	}

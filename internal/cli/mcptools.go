@@ -34,35 +34,6 @@ type identityArgs struct {
 	Session    string `json:"session,omitempty" jsonschema:"session id; same condition as worker"`
 }
 
-// lockView is a lock as tools show it: without the owner token.
-type lockView struct {
-	Key        string     `json:"key"`
-	Holder     string     `json:"holder"`
-	HolderType string     `json:"holder_type"`
-	Session    string     `json:"session"`
-	Reason     string     `json:"reason,omitempty"`
-	TaskID     string     `json:"task_id,omitempty"`
-	CreatedAt  time.Time  `json:"created_at"`
-	ExpiresAt  time.Time  `json:"expires_at"`
-	TaskExpire *time.Time `json:"task_expires,omitempty"`
-	Fence      uint64     `json:"fence"`
-	Expired    bool       `json:"expired,omitempty"`
-	Stale      bool       `json:"stale,omitempty"`
-}
-
-func viewOf(l locks.Lock) lockView {
-	return lockView{Key: l.Key, Holder: l.Holder, HolderType: l.HolderType, Session: l.Session, Reason: l.Reason,
-		TaskID: l.TaskID, CreatedAt: l.CreatedAt, ExpiresAt: l.ExpiresAt, TaskExpire: l.TaskExpires, Fence: l.Fence}
-}
-
-func viewsOf(ls []locks.Lock) []lockView {
-	out := make([]lockView, 0, len(ls))
-	for _, l := range ls {
-		out = append(out, viewOf(l))
-	}
-	return out
-}
-
 // toolError is why a tool did not do what it was asked: the class of error
 // the CLI maps to its exit code, with what a caller needs to act on it.
 type toolError struct {
@@ -75,9 +46,9 @@ type toolError struct {
 	Message  string `json:"message"`
 	ExitCode int    `json:"exit_code" jsonschema:"the exit code lockgate's CLI gives the same outcome"`
 	// Expected is the canonical form of an invalid key, when one exists.
-	Expected string    `json:"expected,omitempty"`
-	HeldBy   *lockView `json:"held_by,omitempty" jsonschema:"the lock that stands in the way"`
-	Hint     string    `json:"hint,omitempty"`
+	Expected string            `json:"expected,omitempty"`
+	HeldBy   *service.LockView `json:"held_by,omitempty" jsonschema:"the lock that stands in the way"`
+	Hint     string            `json:"hint,omitempty"`
 }
 
 // toolErrorOf classifies err as the CLI's exit code does.
@@ -142,7 +113,7 @@ func toolErrorOf(err error) *toolError {
 }
 
 func (te *toolError) heldBy(l locks.Lock) {
-	v := viewOf(l)
+	v := service.ViewOf(l)
 	te.HeldBy = &v
 }
 
@@ -291,9 +262,9 @@ type acquireIn struct {
 }
 
 type acquireOut struct {
-	Acquired bool       `json:"acquired"`
-	Locks    []lockView `json:"locks"`
-	Error    *toolError `json:"error,omitempty"`
+	Acquired bool               `json:"acquired"`
+	Locks    []service.LockView `json:"locks"`
+	Error    *toolError         `json:"error,omitempty"`
 }
 
 func (o *acquireOut) refuse(te *toolError) { o.Error = te }
@@ -312,12 +283,12 @@ func (s *mcpService) acquireLock(ctx context.Context, in acquireIn, out *acquire
 		return err
 	}
 	req := locks.Request{Owner: e.Me, TTL: ttl, Reason: in.Reason, Action: "lock", TaskID: in.TaskID, Wait: wait, ExactTTL: ttl > 0}
-	if err := s.a.completeRequest(e, &req, keys); err != nil {
+	if err := e.CompleteRequest(&req, keys); err != nil {
 		return err
 	}
 	res, err := e.Mgr.Acquire(ctx, req)
 	for _, r := range res {
-		out.Locks = append(out.Locks, viewOf(r.Lock))
+		out.Locks = append(out.Locks, service.ViewOf(r.Lock))
 	}
 	out.Acquired = err == nil
 	return err
@@ -331,10 +302,10 @@ type releaseIn struct {
 }
 
 type releaseOut struct {
-	Released []string   `json:"released"`
-	Forced   []lockView `json:"forced,omitempty" jsonschema:"locks of others removed with force"`
-	Missing  []string   `json:"missing,omitempty" jsonschema:"keys that were not locked"`
-	Error    *toolError `json:"error,omitempty"`
+	Released []string           `json:"released"`
+	Forced   []service.LockView `json:"forced,omitempty" jsonschema:"locks of others removed with force"`
+	Missing  []string           `json:"missing,omitempty" jsonschema:"keys that were not locked"`
+	Error    *toolError         `json:"error,omitempty"`
 }
 
 func (o *releaseOut) refuse(te *toolError) { o.Error = te }
@@ -359,7 +330,7 @@ func (out *releaseOut) fill(res locks.ReleaseResult) {
 	}
 	// Removed includes the forced ones.
 	for _, l := range res.Forced {
-		out.Forced = append(out.Forced, viewOf(l))
+		out.Forced = append(out.Forced, service.ViewOf(l))
 	}
 	out.Missing = res.Missing
 }
@@ -372,8 +343,8 @@ type refreshIn struct {
 }
 
 type locksOut struct {
-	Locks []lockView `json:"locks"`
-	Error *toolError `json:"error,omitempty"`
+	Locks []service.LockView `json:"locks"`
+	Error *toolError         `json:"error,omitempty"`
 }
 
 func (o *locksOut) refuse(te *toolError) { o.Error = te }
@@ -391,8 +362,8 @@ func (s *mcpService) refreshLock(ctx context.Context, in refreshIn, out *locksOu
 	if err != nil {
 		return err
 	}
-	ls, err := s.a.refreshKeys(ctx, e, keys, ttlArg)
-	out.Locks = append(out.Locks, viewsOf(ls)...)
+	ls, err := e.RefreshKeys(ctx, keys, ttlArg)
+	out.Locks = append(out.Locks, service.ViewsOf(ls)...)
 	return err
 }
 
@@ -405,16 +376,16 @@ type checkLocksIn struct {
 type keyStatus struct {
 	Key string `json:"key"`
 	// State: free, mine (held by the caller) or held (by another).
-	State locks.KeyState `json:"state" jsonschema:"free, mine, or held (by another worker)"`
-	Locks []lockView     `json:"locks,omitempty" jsonschema:"the locks on or overlapping the key"`
+	State locks.KeyState     `json:"state" jsonschema:"free, mine, or held (by another worker)"`
+	Locks []service.LockView `json:"locks,omitempty" jsonschema:"the locks on or overlapping the key"`
 }
 
 type checkLocksOut struct {
 	// Free: no key is held by another worker.
-	Free     bool        `json:"free" jsonschema:"true when no key asked about is held by another worker"`
-	Statuses []keyStatus `json:"statuses,omitempty"`
-	Locks    []lockView  `json:"locks,omitempty" jsonschema:"every live lock, when no key was given"`
-	Error    *toolError  `json:"error,omitempty"`
+	Free     bool               `json:"free" jsonschema:"true when no key asked about is held by another worker"`
+	Statuses []keyStatus        `json:"statuses,omitempty"`
+	Locks    []service.LockView `json:"locks,omitempty" jsonschema:"every live lock, when no key was given"`
+	Error    *toolError         `json:"error,omitempty"`
 }
 
 func (o *checkLocksOut) refuse(te *toolError) { o.Error, o.Free = te, false }
@@ -435,7 +406,7 @@ func (s *mcpService) checkLocks(ctx context.Context, in checkLocksIn, out *check
 	}
 	sts, err := e.Mgr.Check(ctx, service.Canonicals(keys), e.Me)
 	for _, st := range sts {
-		out.Statuses = append(out.Statuses, keyStatus{Key: st.Key, State: st.State, Locks: viewsOf(st.Locks)})
+		out.Statuses = append(out.Statuses, keyStatus{Key: st.Key, State: st.State, Locks: service.ViewsOf(st.Locks)})
 		if st.State == locks.StateHeld {
 			out.Free = false
 		}
@@ -445,25 +416,25 @@ func (s *mcpService) checkLocks(ctx context.Context, in checkLocksIn, out *check
 
 // liveLocks is every unexpired lock (or only the caller's, or only stale
 // ones), by key.
-func liveLocks(ctx context.Context, e *service.Workspace, mine, stale bool) ([]lockView, error) {
+func liveLocks(ctx context.Context, e *service.Workspace, mine, stale bool) ([]service.LockView, error) {
 	entries, err := e.Store.List(ctx)
 	if err != nil {
 		return nil, err
 	}
 	now := time.Now()
-	out := []lockView{}
+	out := []service.LockView{}
 	for _, en := range entries {
 		if en.Err != nil || en.Expired(now) || mine && !en.OwnedBy(e.Me) || isBookkeeping(en.Lock) {
 			continue
 		}
-		v := viewOf(en.Lock)
+		v := service.ViewOf(en.Lock)
 		v.Stale = en.Stale(now, e.Cfg.StaleAfter())
 		if stale && !v.Stale {
 			continue
 		}
 		out = append(out, v)
 	}
-	slices.SortFunc(out, func(a, b lockView) int { return strings.Compare(a.Key, b.Key) })
+	slices.SortFunc(out, func(a, b service.LockView) int { return strings.Compare(a.Key, b.Key) })
 	return out, nil
 }
 
@@ -491,11 +462,11 @@ type claimIn struct {
 }
 
 type claimOut struct {
-	Claimed bool       `json:"claimed"`
-	Package string     `json:"package,omitempty"`
-	Title   string     `json:"title,omitempty"`
-	Locks   []lockView `json:"locks"`
-	Error   *toolError `json:"error,omitempty"`
+	Claimed bool               `json:"claimed"`
+	Package string             `json:"package,omitempty"`
+	Title   string             `json:"title,omitempty"`
+	Locks   []service.LockView `json:"locks"`
+	Error   *toolError         `json:"error,omitempty"`
 }
 
 func (o *claimOut) refuse(te *toolError) { o.Error = te }
@@ -509,11 +480,11 @@ func (s *mcpService) claimPackage(ctx context.Context, in claimIn, out *claimOut
 	if err != nil {
 		return err
 	}
-	wps, err := s.a.loadPackages(e, "")
+	wps, err := e.LoadPackages("")
 	if err != nil {
 		return err
 	}
-	o := &ClaimOptions{TTL: ttl, Wait: wait}
+	o := service.Claim{TTL: ttl, Wait: wait}
 	var wp *config.WorkPackage
 	var res []locks.Result
 	if in.PackageID != "" {
@@ -521,15 +492,15 @@ func (s *mcpService) claimPackage(ctx context.Context, in claimIn, out *claimOut
 		if wp, ok = wps.Find(in.PackageID); !ok {
 			return service.Usagef("no work package %q in %s", in.PackageID, wps.Path)
 		}
-		res, err = s.a.claimPackage(ctx, e, wp, o, o.Wait)
+		res, err = e.ClaimPackage(ctx, wp, o)
 	} else {
-		wp, res, err = s.a.claimNext(ctx, e, wps, o)
+		wp, res, err = e.ClaimNext(ctx, wps, o)
 	}
 	if wp != nil {
 		out.Package, out.Title = wp.ID, wp.Title
 	}
 	for _, r := range res {
-		out.Locks = append(out.Locks, viewOf(r.Lock))
+		out.Locks = append(out.Locks, service.ViewOf(r.Lock))
 	}
 	out.Claimed = err == nil
 	return err
@@ -548,8 +519,8 @@ func (s *mcpService) completePackage(ctx context.Context, in completeIn, out *re
 	if err != nil {
 		return err
 	}
-	res, err := s.a.finishPackage(ctx, e, "", in.PackageID)
-	out.fill(res)
+	res, err := e.FinishPackage(ctx, "", in.PackageID)
+	out.fill(res.ReleaseResult)
 	return err
 }
 
@@ -559,12 +530,12 @@ type pauseIn struct {
 }
 
 type pauseOut struct {
-	Feature string     `json:"feature"`
-	Key     string     `json:"key,omitempty"`
-	Paused  bool       `json:"paused" jsonschema:"someone holds the pause lock"`
-	Mine    bool       `json:"mine" jsonschema:"the caller holds it"`
-	Lock    *lockView  `json:"lock,omitempty"`
-	Error   *toolError `json:"error,omitempty"`
+	Feature string            `json:"feature"`
+	Key     string            `json:"key,omitempty"`
+	Paused  bool              `json:"paused" jsonschema:"someone holds the pause lock"`
+	Mine    bool              `json:"mine" jsonschema:"the caller holds it"`
+	Lock    *service.LockView `json:"lock,omitempty"`
+	Error   *toolError        `json:"error,omitempty"`
 }
 
 func (o *pauseOut) refuse(te *toolError) { o.Error = te }
@@ -578,7 +549,7 @@ func (s *mcpService) pauseStatus(ctx context.Context, in pauseIn, out *pauseOut)
 	if err != nil {
 		return err
 	}
-	st, err := s.a.pauseState(ctx, e, in.Feature)
+	st, err := e.PauseStatus(ctx, in.Feature)
 	out.Key, out.Paused, out.Mine, out.Lock = st.Key, st.Paused, st.Mine, st.Lock
 	return err
 }
@@ -626,9 +597,9 @@ func (s *mcpService) allocatePorts(ctx context.Context, in portsIn, out *portsOu
 		return err
 	}
 	if ttl == 0 {
-		ttl = s.a.defaultTTL(e, nil)
+		ttl = e.DefaultTTL(nil)
 	}
-	ls, err := allocatePorts(ctx, e, in.Count, ttl)
+	ls, err := e.AllocatePorts(ctx, in.Count, ttl)
 	out.Ports = leases(ls)
 	return err
 }
@@ -647,7 +618,7 @@ func (s *mcpService) releasePorts(ctx context.Context, in releasePortsIn, out *r
 	for i, p := range in.Ports {
 		args[i] = strconv.Itoa(p)
 	}
-	keys, err := s.a.myPorts(ctx, e, args)
+	keys, err := e.MyPorts(ctx, args)
 	if err != nil || len(keys) == 0 {
 		return err
 	}
@@ -691,7 +662,7 @@ func (s *mcpService) checkChange(ctx context.Context, in checkChangeIn, out *che
 	if err != nil {
 		return err
 	}
-	r, err := s.a.evaluate(ctx, e, in.Profile, paths, branch)
+	r, err := e.Evaluate(ctx, service.Purpose{}, in.Profile, paths, branch)
 	if err != nil {
 		return err
 	}
@@ -708,14 +679,14 @@ func (s *mcpService) server(ctx context.Context) *mcp.Server {
 			"A refused call returns isError with error.class (busy, invalid_key, operation_not_permitted, …) and who holds what until when.",
 	})
 	addTool(srv, trace, &mcp.Tool{Name: "acquire_lock", Description: "Lock a file, pattern or logical key (all or nothing). " +
-		"Refused when another worker holds it: the result names holder, expiry and reason."}, func() acquireOut { return acquireOut{Locks: []lockView{}} }, s.acquireLock)
+		"Refused when another worker holds it: the result names holder, expiry and reason."}, func() acquireOut { return acquireOut{Locks: []service.LockView{}} }, s.acquireLock)
 	addTool(srv, trace, &mcp.Tool{Name: "release_lock", Description: "Release locks the caller holds (another's only with force, logged)."}, func() releaseOut { return releaseOut{Released: []string{}} }, s.releaseLock)
-	addTool(srv, trace, &mcp.Tool{Name: "refresh_lock", Description: "Extend locks the caller holds."}, func() locksOut { return locksOut{Locks: []lockView{}} }, s.refreshLock)
+	addTool(srv, trace, &mcp.Tool{Name: "refresh_lock", Description: "Extend locks the caller holds."}, func() locksOut { return locksOut{Locks: []service.LockView{}} }, s.refreshLock)
 	addTool(srv, trace, &mcp.Tool{Name: "check_locks", Description: "Whether keys or paths are free, held by the caller, or held by another; " +
 		"without keys, every live lock."}, func() checkLocksOut { return checkLocksOut{Free: true} }, s.checkLocks)
-	addTool(srv, trace, &mcp.Tool{Name: "list_locks", Description: "Every live lock (or only the caller's, or only stale ones)."}, func() locksOut { return locksOut{Locks: []lockView{}} }, s.listLocks)
+	addTool(srv, trace, &mcp.Tool{Name: "list_locks", Description: "Every live lock (or only the caller's, or only stale ones)."}, func() locksOut { return locksOut{Locks: []service.LockView{}} }, s.listLocks)
 	addTool(srv, trace, &mcp.Tool{Name: "claim_package", Description: "Claim a work package: its task lock and all its locks, " +
-		"all or nothing (the first free package without package_id)."}, func() claimOut { return claimOut{Locks: []lockView{}} }, s.claimPackage)
+		"all or nothing (the first free package without package_id)."}, func() claimOut { return claimOut{Locks: []service.LockView{}} }, s.claimPackage)
 	addTool(srv, trace, &mcp.Tool{Name: "complete_package", Description: "Finish a claimed work package: release its locks."}, func() releaseOut { return releaseOut{Released: []string{}} }, s.completePackage)
 	addTool(srv, trace, &mcp.Tool{Name: "pause_status", Description: "Whether a feature is paused (its feature:<id>:pause lock is held); " +
 		"stop and wait while another worker holds it."}, func() pauseOut { return pauseOut{} }, s.pauseStatus)

@@ -10,6 +10,8 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/lockgate/lockgate/internal/service"
+
 	"github.com/spf13/pflag"
 
 	"github.com/lockgate/lockgate/internal/duration"
@@ -86,17 +88,17 @@ func until(t, now time.Time) string {
 // --acquire` under --json: the lock (without its owner token), whether it
 // was already ours, and the expired record it replaced.
 type acquired struct {
-	lockView
-	Renewed  bool      `json:"renewed"`
-	TookOver *lockView `json:"took_over,omitempty"`
+	service.LockView
+	Renewed  bool              `json:"renewed"`
+	TookOver *service.LockView `json:"took_over,omitempty"`
 }
 
 func acquiredViews(res []locks.Result) []acquired {
 	out := make([]acquired, 0, len(res))
 	for _, r := range res {
-		v := acquired{lockView: viewOf(r.Lock), Renewed: r.Renewed}
+		v := acquired{LockView: service.ViewOf(r.Lock), Renewed: r.Renewed}
 		if r.TookOver != nil {
-			t := viewOf(*r.TookOver)
+			t := service.ViewOf(*r.TookOver)
 			v.TookOver = &t
 		}
 		out = append(out, v)

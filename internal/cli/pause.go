@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/lockgate/lockgate/internal/service"
@@ -17,23 +16,6 @@ import (
 	"github.com/lockgate/lockgate/locks/journal"
 	"github.com/lockgate/lockgate/locks/lockkey"
 )
-
-// pauseKey maps FEATURE (an id, or a whole feature:<id>:pause key) to its
-// pause lock.
-func pauseKey(e *service.Workspace, feature string) (string, error) {
-	s := feature
-	if !strings.HasPrefix(s, "feature:") {
-		s = lockkey.PauseKey(feature)
-	}
-	k, err := lockkey.Parse(s, e.KeyOptions())
-	if err != nil {
-		return "", err
-	}
-	if !lockkey.IsPause(k.Canonical) {
-		return "", service.Usagef("%s is not a pause lock: want FEATURE or feature:<id>:pause", feature)
-	}
-	return k.Canonical, nil
-}
 
 func pauseCommand() *command {
 	var reason string
@@ -54,7 +36,7 @@ func pauseCommand() *command {
 			if err != nil {
 				return err
 			}
-			key, err := pauseKey(e, args[0])
+			key, err := e.PauseKey(args[0])
 			if err != nil {
 				return err
 			}
@@ -96,7 +78,7 @@ func unpauseCommand() *command {
 			if err != nil {
 				return err
 			}
-			key, err := pauseKey(e, args[0])
+			key, err := e.PauseKey(args[0])
 			if err != nil {
 				return err
 			}
@@ -107,32 +89,6 @@ func unpauseCommand() *command {
 			return err
 		},
 	}
-}
-
-// pauseState is `pause status --json`.
-type pauseState struct {
-	Feature string    `json:"feature"`
-	Key     string    `json:"key"`
-	Paused  bool      `json:"paused"`
-	Mine    bool      `json:"mine"`
-	Lock    *lockView `json:"lock,omitempty"`
-}
-
-func (a *app) pauseState(ctx context.Context, e *service.Workspace, feature string) (pauseState, error) {
-	key, err := pauseKey(e, feature)
-	if err != nil {
-		return pauseState{}, err
-	}
-	sts, err := e.Mgr.Check(ctx, []string{key}, e.Me)
-	if err != nil {
-		return pauseState{}, err
-	}
-	st := pauseState{Feature: feature, Key: key}
-	if s := sts[0]; s.State != "free" {
-		l := viewOf(s.Locks[0])
-		st.Paused, st.Mine, st.Lock = true, s.State == "mine", &l
-	}
-	return st, nil
 }
 
 func pauseStatusCommand() *command {
@@ -147,7 +103,7 @@ func pauseStatusCommand() *command {
 			if err != nil {
 				return err
 			}
-			st, err := a.pauseState(ctx, e, args[0])
+			st, err := e.PauseStatus(ctx, args[0])
 			if err != nil {
 				return err
 			}
@@ -164,7 +120,7 @@ func pauseStatusCommand() *command {
 	}
 }
 
-func describePause(st pauseState) string {
+func describePause(st service.PauseState) string {
 	f := safetext.Field
 	if !st.Paused {
 		return fmt.Sprintf("%s: not paused", f(st.Feature))
@@ -203,7 +159,7 @@ func pauseWaitCommand() *command {
 			poll := 10 * time.Millisecond
 			announced := false
 			for {
-				st, err := a.pauseState(ctx, e, args[0])
+				st, err := e.PauseStatus(ctx, args[0])
 				if err != nil {
 					return err
 				}

@@ -104,7 +104,7 @@ func (a *app) plan(ctx context.Context, o *PlanOptions, file string) error {
 			}
 		}
 	}
-	h, err := a.runner(ctx, e, "")
+	h, err := e.Runner(ctx, a.purpose, "")
 	if err != nil {
 		return err
 	}
@@ -186,7 +186,7 @@ func (a *app) acquirePlanned(ctx context.Context, e *service.Workspace, plan *pl
 		}
 		ttl := o.TTL
 		if ttl == 0 {
-			ttl = a.defaultTTL(e, keys)
+			ttl = e.DefaultTTL(keys)
 		}
 		res, err := e.Mgr.Acquire(ctx, locks.Request{Keys: service.Canonicals(keys), Owner: e.Me, TTL: ttl,
 			Action: "plan", TaskID: t.ID, Reason: "task " + t.ID, ExactTTL: o.TTL > 0})

@@ -2,9 +2,7 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"net"
 	"sort"
 	"strconv"
 	"strings"
@@ -17,14 +15,6 @@ import (
 	"github.com/lockgate/lockgate/locks"
 )
 
-// Port leases are locks on `port:<N>` keys: the lock store makes them
-// exclusive across sessions (and machines, on Redis), and they expire like
-// any lock. `port:` is not a namespace users may lock directly: ports are
-// only handed out by `ports allocate`, after checking them free by binding.
-const portNS = "port"
-
-func portKey(p int) string { return portNS + ":" + strconv.Itoa(p) }
-
 func portsCommand() *command {
 	return &command{usage: "ports <command>", sub: map[string]*command{
 		"allocate": portsAllocateCommand(),
@@ -32,16 +22,6 @@ func portsCommand() *command {
 		"release":  portsReleaseCommand(),
 		"list":     portsListCommand(),
 	}}
-}
-
-// freePort asks the kernel for a TCP port that is free on this machine.
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", ":0")
-	if err != nil {
-		return 0, fmt.Errorf("find a free port: %w", err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
 func portsAllocateCommand() *command {
@@ -67,9 +47,9 @@ func portsAllocateCommand() *command {
 				return err
 			}
 			if ttl == 0 {
-				ttl = a.defaultTTL(e, nil)
+				ttl = e.DefaultTTL(nil)
 			}
-			leased, err := allocatePorts(ctx, e, count, ttl)
+			leased, err := e.AllocatePorts(ctx, count, ttl)
 			if err != nil {
 				return err
 			}
@@ -77,43 +57,13 @@ func portsAllocateCommand() *command {
 				return writeJSON(a.stdio.Out, portRows(leased))
 			}
 			for _, l := range leased {
-				fmt.Fprintln(a.stdio.Out, strings.TrimPrefix(l.Key, portNS+":"))
+				fmt.Fprintln(a.stdio.Out, strings.TrimPrefix(l.Key, service.PortNS+":"))
 			}
 			fmt.Fprintf(a.stdio.Err, "leased %d port(s) in %s until %s; `lockgate ports refresh` extends, `lockgate ports release` gives back\n",
 				len(leased), e.StoreLabel(), stamp(leased[0].ExpiresAt))
 			return nil
 		},
 	}
-}
-
-// allocatePorts leases count ports that are free on this machine to e's
-// session: a port the kernel offers may still be leased to a session that
-// is not listening on it yet, so such ports are skipped.
-func allocatePorts(ctx context.Context, e *service.Workspace, count int, ttl time.Duration) ([]locks.Lock, error) {
-	var leased []locks.Lock
-	for tries := 0; len(leased) < count; tries++ {
-		if tries > 50*count {
-			return leased, fmt.Errorf("ports allocate: no free port could be leased after %d tries", tries)
-		}
-		p, err := freePort()
-		if err != nil {
-			return leased, err
-		}
-		res, err := e.Mgr.Acquire(ctx, locks.Request{Keys: []string{portKey(p)}, Owner: e.Me, TTL: ttl,
-			Action: "port", Reason: "port lease"})
-		var held *locks.HeldError
-		if errors.As(err, &held) {
-			continue // leased to someone else, though not bound right now
-		}
-		if err != nil {
-			return leased, err
-		}
-		if res[0].Renewed {
-			continue // already ours: a new port was asked for
-		}
-		leased = append(leased, res[0].Lock)
-	}
-	return leased, nil
 }
 
 // portRow is one lease in `ports list --json` and `ports allocate --json`.
@@ -128,37 +78,11 @@ type portRow struct {
 func portRows(ls []locks.Lock) []portRow {
 	out := []portRow{}
 	for _, l := range ls {
-		p, _ := strconv.Atoi(strings.TrimPrefix(l.Key, portNS+":"))
+		p, _ := strconv.Atoi(strings.TrimPrefix(l.Key, service.PortNS+":"))
 		out = append(out, portRow{Port: p, Holder: l.Holder, HolderType: l.HolderType, Session: l.Session, ExpiresAt: l.ExpiresAt})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Port < out[j].Port })
 	return out
-}
-
-// myPorts is the keys of the given ports, or of every live lease of this
-// session when none are given.
-func (a *app) myPorts(ctx context.Context, e *service.Workspace, args []string) ([]string, error) {
-	var keys []string
-	for _, s := range args {
-		p, err := strconv.Atoi(s)
-		if err != nil || p < 1 || p > 65535 {
-			return nil, service.Usagef("invalid port %q", s)
-		}
-		keys = append(keys, portKey(p))
-	}
-	if len(keys) > 0 {
-		return keys, nil
-	}
-	entries, err := e.Store.InNamespace(ctx, portNS)
-	if err != nil {
-		return nil, err
-	}
-	for _, en := range entries {
-		if en.Err == nil && en.OwnedBy(e.Me) {
-			keys = append(keys, en.Key)
-		}
-	}
-	return keys, nil
 }
 
 func portsRefreshCommand() *command {
@@ -174,13 +98,13 @@ func portsRefreshCommand() *command {
 			if err != nil {
 				return err
 			}
-			keys, err := a.myPorts(ctx, e, args)
+			keys, err := e.MyPorts(ctx, args)
 			if err != nil {
 				return err
 			}
 			exact := ttl != 0 // a TTL you name may shorten a lease
 			if ttl == 0 {
-				ttl = a.defaultTTL(e, nil)
+				ttl = e.DefaultTTL(nil)
 			}
 			ls, err := e.Mgr.Refresh(ctx, keys, e.Me, ttl, 0, exact)
 			if err != nil {
@@ -211,7 +135,7 @@ func portsReleaseCommand() *command {
 			if err != nil {
 				return err
 			}
-			keys, err := a.myPorts(ctx, e, args)
+			keys, err := e.MyPorts(ctx, args)
 			if err != nil {
 				return err
 			}
@@ -234,7 +158,7 @@ func portsListCommand() *command {
 			if err != nil {
 				return err
 			}
-			entries, err := e.Store.InNamespace(ctx, portNS)
+			entries, err := e.Store.InNamespace(ctx, service.PortNS)
 			if err != nil {
 				return err
 			}

@@ -87,7 +87,7 @@ func (a *app) validateFile(e *service.Workspace, file string) error {
 		return service.Usagef("validate: %v", err)
 	}
 	if isWorkPackages(data) {
-		_, err := a.loadPackages(e, file)
+		_, err := e.LoadPackages(file)
 		return err
 	}
 	cfg, err := config.LoadBytes(file, data)

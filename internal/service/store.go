@@ -379,7 +379,7 @@ type StoreView struct {
 	SourceText string `json:"-"`
 }
 
-func viewOf(c *storeChoice) *StoreView {
+func storeViewOf(c *storeChoice) *StoreView {
 	if c == nil {
 		return nil
 	}
@@ -407,10 +407,10 @@ func (e *Workspace) ShowStore(ctx context.Context) (*StoreReport, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &StoreReport{Store: viewOf(&s.use), Clone: viewOf(&s.clone), Recorded: viewOf(s.recorded),
+	r := &StoreReport{Store: storeViewOf(&s.use), Clone: storeViewOf(&s.clone), Recorded: storeViewOf(s.recorded),
 		Prefix: s.prefix, PrefixFrom: s.prefixFrom, Warnings: []string{}, Notes: []string{}}
 	if s.policyNamed {
-		r.Policy = viewOf(s.policy)
+		r.Policy = storeViewOf(s.policy)
 	}
 	if err := e.storeProblems(s, func(level, msg string) {
 		if level == "note" {
@@ -440,7 +440,7 @@ func (e *Workspace) UseStore(ctx context.Context, spec string) (*UseResult, erro
 	r := &UseResult{}
 	if before, err := e.resolveStore(ctx); err == nil {
 		was = fmt.Sprintf("%s (%s)", before.clone.name(), before.clone.source())
-		r.Previous = viewOf(&before.clone)
+		r.Previous = storeViewOf(&before.clone)
 	}
 	record := ""
 	if spec != "" {
@@ -468,7 +468,7 @@ func (e *Workspace) UseStore(ctx context.Context, spec string) (*UseResult, erro
 		return nil, err
 	}
 	now := e.setup.clone
-	r.Store = viewOf(&now)
+	r.Store = storeViewOf(&now)
 	details := fmt.Sprintf("%s (%s); was %s", now.name(), now.source(), was)
 	if err := e.Mgr.Record(ctx, journal.Event{Worker: e.Me.Holder, WorkerType: e.Me.HolderType, Session: e.Me.Session,
 		Action: journal.ActionStoreUse, Details: details}); err != nil {

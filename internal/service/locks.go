@@ -1,0 +1,80 @@
+package service
+
+import (
+	"context"
+	"strings"
+	"time"
+
+	"github.com/lockgate/lockgate/internal/safetext"
+	"github.com/lockgate/lockgate/locks"
+	"github.com/lockgate/lockgate/locks/lockkey"
+	"github.com/lockgate/lockgate/locks/redisstore"
+)
+
+// CompleteRequest fills in what every lock acquisition shares: the
+// canonical keys, the default TTL, and the task sub-lock of an activity.
+func (e *Workspace) CompleteRequest(req *locks.Request, keys []lockkey.Key) error {
+	req.Keys = Canonicals(keys)
+	if req.TTL == 0 {
+		req.TTL = e.DefaultTTL(keys)
+	}
+	if req.TaskID == "" {
+		return nil
+	}
+	if err := CheckID("task", req.TaskID); err != nil {
+		return err
+	}
+	for _, k := range keys {
+		if k.Kind == lockkey.KindActivity {
+			req.TaskTTL = e.Cfg.TTL(e.Me.HolderType, lockkey.KindTask)
+		}
+	}
+	return nil
+}
+
+// RefreshKeys extends each key to ttl from now — exactly, as the user named
+// it — or, when ttl is 0, by its own default TTL without shortening it,
+// returning the locks refreshed before any error.
+func (e *Workspace) RefreshKeys(ctx context.Context, keys []lockkey.Key, ttl time.Duration) ([]locks.Lock, error) {
+	var out []locks.Lock
+	for _, k := range keys {
+		t := ttl
+		if t == 0 {
+			t = e.DefaultTTL([]lockkey.Key{k})
+		}
+		ls, err := e.Mgr.Refresh(ctx, []string{k.Canonical}, e.Me, t, e.Cfg.TTL(e.Me.HolderType, lockkey.KindTask), ttl != 0)
+		out = append(out, ls...)
+		if err != nil {
+			return out, err
+		}
+	}
+	return out, nil
+}
+
+// DefaultTTL is the default lifetime of a set of keys: by worker type, an
+// activity among them lasting as long as an activity; on Redis, LOCK_TTL_MS
+// (30s when unset) — long work there keeps short locks alive with
+// `lock hold` or `lock refresh`.
+func (e *Workspace) DefaultTTL(keys []lockkey.Key) time.Duration {
+	if e.Redis != nil {
+		if ttl, err := redisstore.DefaultTTL(e.getenv); err == nil {
+			return ttl
+		}
+		return redisstore.FallbackTTL
+	}
+	ttl := e.Cfg.TTL(e.Me.HolderType, lockkey.KindTask)
+	for _, k := range keys {
+		ttl = max(ttl, e.TTLFor(k))
+	}
+	return ttl
+}
+
+func CheckID(what, id string) error {
+	if id == "" || strings.ContainsAny(id, " /:") {
+		return Usagef("invalid %s id %q", what, id)
+	}
+	if err := safetext.Check(what+" id", id); err != nil {
+		return Usagef("%v", err)
+	}
+	return nil
+}

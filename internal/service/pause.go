@@ -1,0 +1,53 @@
+package service
+
+import (
+	"context"
+	"strings"
+
+	"github.com/lockgate/lockgate/locks"
+	"github.com/lockgate/lockgate/locks/lockkey"
+)
+
+// PauseKey maps FEATURE (an id, or a whole feature:<id>:pause key) to its
+// pause lock.
+func (e *Workspace) PauseKey(feature string) (string, error) {
+	s := feature
+	if !strings.HasPrefix(s, "feature:") {
+		s = lockkey.PauseKey(feature)
+	}
+	k, err := lockkey.Parse(s, e.KeyOptions())
+	if err != nil {
+		return "", err
+	}
+	if !lockkey.IsPause(k.Canonical) {
+		return "", Usagef("%s is not a pause lock: want FEATURE or feature:<id>:pause", feature)
+	}
+	return k.Canonical, nil
+}
+
+// PauseState is a feature's pause, as `pause status --json` shows it.
+type PauseState struct {
+	Feature string    `json:"feature"`
+	Key     string    `json:"key"`
+	Paused  bool      `json:"paused"`
+	Mine    bool      `json:"mine"`
+	Lock    *LockView `json:"lock,omitempty"`
+}
+
+// PauseStatus is whether feature is paused, and by whom.
+func (e *Workspace) PauseStatus(ctx context.Context, feature string) (PauseState, error) {
+	key, err := e.PauseKey(feature)
+	if err != nil {
+		return PauseState{}, err
+	}
+	sts, err := e.Mgr.Check(ctx, []string{key}, e.Me)
+	if err != nil {
+		return PauseState{}, err
+	}
+	st := PauseState{Feature: feature, Key: key}
+	if s := sts[0]; s.State != locks.StateFree {
+		l := ViewOf(s.Locks[0])
+		st.Paused, st.Mine, st.Lock = true, s.State == locks.StateMine, &l
+	}
+	return st, nil
+}
