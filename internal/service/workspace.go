@@ -225,13 +225,11 @@ func (e *Workspace) getenv(k string) string { return e.opts.Getenv(k) }
 
 // openStore opens the store c names; a Redis store's keys start with prefix.
 func (e *Workspace) openStore(ctx context.Context, c storeChoice, prefix string) (locks.Store, error) {
-	fold, err := e.IgnoreCase(ctx)
-	if err != nil {
-		return nil, err
-	}
+	// Path and pattern keys are folded whatever core.ignorecase says (see
+	// lockkey.FoldCase): clones that differ in it share one store.
 	switch c.Kind {
 	case KindFile:
-		return filestore.OpenWith(filepath.Join(e.StateDir(), "locks"), filestore.Options{IgnoreCase: fold})
+		return filestore.Open(filepath.Join(e.StateDir(), "locks"))
 	case KindRedis:
 		if c.URL == "" {
 			return nil, Usagef("store redis (%s): set LOCK_REDIS_URL (or REDIS_URL), or name the server: `lockgate store use redis://HOST:PORT/DB`", c.source())
@@ -245,7 +243,6 @@ func (e *Workspace) openStore(ctx context.Context, c storeChoice, prefix string)
 		}
 		opts.Prefix = prefix
 		opts.PoolSize = 4 // one CLI process: a few connections for parallel reads
-		opts.IgnoreCase = fold
 		// One timeout per command: a server that did not answer in time is
 		// not asked again.
 		opts.OneTimeout = !e.purpose.Server

@@ -25,27 +25,25 @@ func (s *Store) Covering(ctx context.Context, paths []string) ([]locks.Entry, er
 		return nil, err
 	}
 	defer s.end()
-	// The names a record of each path may have: that of its identity and,
-	// under IgnoreCase, that of its spelling (a record written without case
-	// folding).
+	// The name a record of each path has: that of its identity; and the
+	// leftovers of that identity (see migrate).
 	names := make([]string, 0, len(paths))
+	var leftovers []string
 	for _, p := range paths {
 		id := p
 		if s.fold {
-			id = lockkey.FoldPath(p)
+			id = lockkey.FoldPath(p) // a path, even one named like a reserved key
 		}
 		names = append(names, encodeKey(id)+lockSuffix)
-		if id != p {
-			names = append(names, encodeKey(p)+lockSuffix)
-		}
+		leftovers = append(leftovers, s.leftovers[id]...)
 	}
-	var files []string
+	files := leftovers
 	if len(names) <= listThreshold {
 		found, err := present(s.dir, names)
 		if err != nil {
 			return nil, s.unavailable("covering", err)
 		}
-		files = found
+		files = append(files, found...)
 	} else {
 		listed, err := readNames(s.dir)
 		if err != nil {
@@ -80,7 +78,7 @@ func (s *Store) Covering(ctx context.Context, paths []string) ([]locks.Entry, er
 				continue
 			}
 			if s.fold {
-				// The name is the pattern's identity or its spelling.
+				// The name is the pattern's identity or a leftover's spelling.
 				key, ok = lockkey.FoldedGlob(key)
 			} else {
 				ok = lockkey.Namespace(key) == ""

@@ -40,7 +40,11 @@ func stripeOf(key string) int {
 // spellings share one): the in-process mutex, then flock on the stripe
 // file, which it opens on first use and keeps open.
 func (s *Store) lock(ctx context.Context, key string) (*guard, error) {
-	i := stripeOf(s.id(key))
+	return s.lockStripe(ctx, stripeOf(s.id(key)), key)
+}
+
+// lockStripe takes stripe i for key (named in errors).
+func (s *Store) lockStripe(ctx context.Context, i int, key string) (*guard, error) {
 	st := &s.stripes[i]
 	st.mu.Lock()
 	for {

@@ -54,6 +54,11 @@ type Store struct {
 
 	// fold: path and pattern keys are one key per lockkey.FoldCase.
 	fold bool
+	// leftovers maps an identity to the files of records an earlier
+	// version wrote under a spelling of it that could not be moved to the
+	// identity's file, taken by another record (see migrate). Lookups of
+	// the identity read them too.
+	leftovers map[string][]string
 
 	// noSync skips fsyncs; tests set it to fill large stores quickly.
 	noSync bool
@@ -64,11 +69,10 @@ type Store struct {
 
 // Options configure a Store.
 type Options struct {
-	// IgnoreCase folds path and pattern keys as git does under
-	// core.ignorecase: spellings that differ only in the case of A-Z are
-	// one key (lockkey.FoldCase), kept in the file of the folded spelling;
-	// the record keeps the spelling that was locked.
-	IgnoreCase bool
+	// legacyExact keeps path and pattern records under their exact
+	// spelling, as versions before keys were folded did; tests use it to
+	// write such stores.
+	legacyExact bool
 }
 
 // Open opens the store in dir with the default options.
@@ -89,7 +93,7 @@ func OpenWith(dir string, opts Options) (*Store, error) {
 		tmpDir:   filepath.Join(abs, tmpDir),
 		guards:   filepath.Join(abs, guardDir),
 		dirFiles: map[string]*os.File{},
-		fold:     opts.IgnoreCase,
+		fold:     !opts.legacyExact,
 	}
 	// The store's directories, and the one that holds it, must be real
 	// directories of this user: a symbolic link planted there would make
@@ -103,6 +107,11 @@ func OpenWith(dir string, opts Options) (*Store, error) {
 		}
 	}
 	s.removeStaleTemps(time.Now())
+	if s.fold {
+		if err := s.migrate(); err != nil {
+			return nil, err
+		}
+	}
 	return s, nil
 }
 
@@ -158,14 +167,15 @@ func (s *Store) unavailable(op string, err error) error {
 // path returns the file of key's record: the file of its identity.
 func (s *Store) path(key string) string { return s.fileOf(key, s.id(key)) }
 
-// legacyPath returns, under IgnoreCase, the file a record of key written
-// without case folding has (its own spelling's), when that is not path(key);
-// else "". Such records stay valid, so every lookup looks there too.
-func (s *Store) legacyPath(key string) string {
-	if !s.fold || s.id(key) == key {
-		return ""
+// candidates returns the files key's record may be in: path(key), then
+// the leftovers of its identity.
+func (s *Store) candidates(key string) []string {
+	path := s.path(key)
+	left := s.leftovers[s.id(key)]
+	if len(left) == 0 {
+		return []string{path}
 	}
-	return s.fileOf(key, key)
+	return append([]string{path}, left...)
 }
 
 // fileOf returns the file of a record of key kept under name (its identity
@@ -191,8 +201,9 @@ func (s *Store) belongs(key, path string) bool {
 	return id != key && path == s.fileOf(key, id)
 }
 
-// id is the identity key's record is kept under: with IgnoreCase the
-// folded key (lockkey.FoldCase), else the key itself.
+// id is the identity key's record is kept under: the folded key
+// (lockkey.FoldCase), whatever core.ignorecase says, so that clones with
+// and without it agree on every key.
 func (s *Store) id(key string) string {
 	if s.fold {
 		return lockkey.FoldCase(key)
@@ -208,7 +219,7 @@ func (s *Store) same(a, b string) bool {
 	return a == b
 }
 
-// overlap is lockkey.Overlap, or lockkey.OverlapFoldCase with IgnoreCase.
+// overlap is lockkey.OverlapFoldCase (lockkey.Overlap for legacyExact).
 func (s *Store) overlap(a, b string) bool {
 	if s.fold {
 		return lockkey.OverlapFoldCase(a, b)
@@ -253,7 +264,8 @@ func (s *Store) Acquire(ctx context.Context, rec locks.Lock, now time.Time) (loc
 	if rec.Token == "" {
 		rec.Token = locks.NewToken()
 	}
-	path, legacy := s.path(rec.Key), s.legacyPath(rec.Key)
+	files := s.candidates(rec.Key)
+	path := files[0]
 	g, err := s.lock(ctx, rec.Key)
 	if err != nil {
 		return locks.Lock{}, nil, err
@@ -264,11 +276,8 @@ func (s *Store) Acquire(ctx context.Context, rec locks.Lock, now time.Time) (loc
 	for range 3 {
 		var prev *locks.Lock
 		var prevFence uint64
-		replace, stale := false, ""
-		for _, p := range []string{path, legacy} {
-			if p == "" {
-				continue
-			}
+		replace, stale := false, []string(nil)
+		for _, p := range files {
 			cur, err := s.load(rec.Key, p)
 			switch {
 			case errors.Is(err, locks.ErrNotFound):
@@ -285,7 +294,7 @@ func (s *Store) Acquire(ctx context.Context, rec locks.Lock, now time.Time) (loc
 			if p == path {
 				replace = true
 			} else {
-				stale = p // taken over: the key's record moves to path
+				stale = append(stale, p) // taken over: the key's record moves to path
 			}
 		}
 		if rec.Fence, err = s.nextFence(g, prevFence); err != nil {
@@ -298,8 +307,8 @@ func (s *Store) Acquire(ctx context.Context, rec locks.Lock, now time.Time) (loc
 		if err != nil {
 			return locks.Lock{}, nil, err
 		}
-		if stale != "" {
-			if err := s.unlink(rec.Key, stale); err != nil {
+		for _, p := range stale {
+			if err := s.unlink(rec.Key, p); err != nil {
 				return locks.Lock{}, nil, err
 			}
 		}
@@ -398,18 +407,30 @@ func (s *Store) Get(ctx context.Context, key string) (locks.Lock, error) {
 	return rec, err
 }
 
-// find reads key's record where it is: at path(key), else (under
-// IgnoreCase) at legacyPath(key). The path is the one to change; with
+// find reads key's record where it is: at path(key), else among the
+// leftovers of its identity; of two records (leftovers an earlier version
+// left), the one spelled as key. The path is the one to change; with
 // locks.ErrNotFound it is path(key).
 func (s *Store) find(key string) (locks.Lock, string, error) {
-	path := s.path(key)
-	rec, err := s.load(key, path)
-	if legacy := s.legacyPath(key); legacy != "" && errors.Is(err, locks.ErrNotFound) {
-		if rec, err = s.load(key, legacy); !errors.Is(err, locks.ErrNotFound) {
-			return rec, legacy, err
+	files := s.candidates(key)
+	var found locks.Lock
+	at := ""
+	for _, p := range files {
+		rec, err := s.load(key, p)
+		switch {
+		case errors.Is(err, locks.ErrNotFound):
+			continue
+		case err != nil:
+			return rec, p, err
+		}
+		if at == "" || rec.Key == key && found.Key != key {
+			found, at = rec, p
 		}
 	}
-	return rec, path, err
+	if at == "" {
+		return locks.Lock{}, files[0], locks.ErrNotFound
+	}
+	return found, at, nil
 }
 
 // List returns every record, sorted by key; unreadable ones are entries
@@ -450,10 +471,7 @@ func (s *Store) Overlapping(ctx context.Context, key string) ([]locks.Entry, err
 		return nil, err
 	}
 	defer s.end()
-	files := []string{s.path(key)}
-	if legacy := s.legacyPath(key); legacy != "" {
-		files = append(files, legacy)
-	}
+	files := s.candidates(key)
 	own := len(files)
 	dirs := []string{s.patDir}
 	if lockkey.IsPattern(key) {

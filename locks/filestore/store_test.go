@@ -444,7 +444,7 @@ func TestFenceAfterCrash(t *testing.T) {
 func TestConformanceIgnoreCase(t *testing.T) {
 	locktest.RunIgnoreCase(t, func(t *testing.T) locktest.Views {
 		dir := filepath.Join(t.TempDir(), "lockgate", "locks")
-		folded, err := OpenWith(dir, Options{IgnoreCase: true})
+		folded, err := OpenWith(dir, Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -452,6 +452,22 @@ func TestConformanceIgnoreCase(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return locktest.Views{Folded: folded, Exact: exact}
+		legacy, err := OpenWith(dir, Options{legacyExact: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The store as an earlier version left it: not marked folded.
+		if err := os.Remove(filepath.Join(dir, foldedMarker)); err != nil {
+			t.Fatal(err)
+		}
+		reopen := func(t *testing.T) locks.Store {
+			s, err := OpenWith(dir, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { s.Close() })
+			return s
+		}
+		return locktest.Views{Folded: folded, Exact: exact, Legacy: legacy, Reopen: reopen}
 	})
 }

@@ -13,11 +13,16 @@ import (
 	"github.com/lockgate/lockgate/locks/lockkey"
 )
 
-// Views are two stores on one fresh, empty backend: Folded opened for a
-// repository with core.ignorecase, Exact without it (it also stands for
-// lockgate before locks honoured core.ignorecase).
+// Views are stores on one fresh, empty backend: Folded opened for a
+// repository with core.ignorecase, Exact for one without it (clones that
+// share the store, or one repository before and after core.ignorecase
+// changed). Legacy writes as earlier versions did without core.ignorecase:
+// path and pattern records under their exact spelling. Reopen opens
+// another Folded view, as the next lockgate command does, after Legacy
+// wrote.
 type Views struct {
-	Folded, Exact locks.Store
+	Folded, Exact, Legacy locks.Store
+	Reopen                func(t *testing.T) locks.Store
 }
 
 // RunIgnoreCase runs the conformance cases of core.ignorecase: spellings
@@ -40,12 +45,18 @@ func RunIgnoreCase(t *testing.T, open func(t *testing.T) Views) {
 		{"ExactReadsFolded", testFoldExactReads},
 		{"Legacy", testFoldLegacy},
 		{"LegacyExpired", testFoldLegacyExpired},
+		{"CrossCloneExact", testCrossCloneExact},
+		{"CrossCloneFolded", testCrossCloneFolded},
+		{"CrossClonePatterns", testCrossClonePatterns},
+		{"ExactSpellingsConflict", testExactSpellingsConflict},
+		{"LegacyOtherSpelling", testLegacyOtherSpelling},
+		{"LegacyCollision", testLegacyCollision},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			v := open(t)
 			t.Cleanup(func() {
-				for _, s := range []locks.Store{v.Folded, v.Exact} {
+				for _, s := range []locks.Store{v.Folded, v.Exact, v.Legacy} {
 					if err := s.Close(); err != nil {
 						t.Errorf("Close: %v", err)
 					}
@@ -277,8 +288,7 @@ func testFoldRace(t *testing.T, v Views) {
 	}
 }
 
-// A store without core.ignorecase reads what one with it wrote, and keeps
-// its own keys case-sensitive.
+// A store without core.ignorecase reads what one with it wrote.
 func testFoldExactReads(t *testing.T, v Views) {
 	folded := mustAcquire(t, v.Folded, NewLock("src/README.md", "alice", now(), time.Hour), now())
 	mustAcquire(t, v.Folded, NewLock("SRC/**", "alice", now(), time.Hour), now())
@@ -286,9 +296,7 @@ func testFoldExactReads(t *testing.T, v Views) {
 	if want := []string{"SRC/**", "src/README.md"}; !slices.Equal(got, want) {
 		t.Fatalf("List without core.ignorecase = %q, want %q", got, want)
 	}
-	mustAcquire(t, v.Exact, NewLock("src/readme.txt", "bob", now(), time.Hour), now())
-	mustAcquire(t, v.Exact, NewLock("src/Readme.txt", "carol", now(), time.Hour), now())
-	mustGet(t, v.Folded, folded)
+	mustGet(t, v.Exact, folded)
 }
 
 // Records written before keys were folded (by a store without
@@ -296,9 +304,9 @@ func testFoldExactReads(t *testing.T, v Views) {
 // were locked with finds them.
 func testFoldLegacy(t *testing.T, v Views) {
 	ctx := context.Background()
-	old := mustAcquire(t, v.Exact, NewLock("SRC/A.GO", "old", now(), time.Hour), now())
-	oldPat := mustAcquire(t, v.Exact, NewLock("Docs/**", "old", now(), time.Hour), now())
-	s := v.Folded
+	old := mustAcquire(t, v.Legacy, NewLock("SRC/A.GO", "old", now(), time.Hour), now())
+	oldPat := mustAcquire(t, v.Legacy, NewLock("Docs/**", "old", now(), time.Hour), now())
+	s := v.Reopen(t)
 	if got := keysOf(mustList(t, s)); !slices.Equal(got, []string{"Docs/**", "SRC/A.GO"}) {
 		t.Fatalf("List = %q, want the records written without core.ignorecase", got)
 	}
@@ -342,10 +350,11 @@ func testFoldLegacy(t *testing.T, v Views) {
 // other: it is the takeover's prev, and it does not linger.
 func testFoldLegacyExpired(t *testing.T, v Views) {
 	t0 := now()
-	old := mustAcquire(t, v.Exact, NewLock("README.md", "old", t0, time.Minute), t0)
+	old := mustAcquire(t, v.Legacy, NewLock("README.md", "old", t0, time.Minute), t0)
 	later := t0.Add(2 * time.Minute)
 	rec := NewLock("README.md", "new", later, time.Hour)
-	got, prev, err := v.Folded.Acquire(context.Background(), rec, later)
+	s := v.Reopen(t)
+	got, prev, err := s.Acquire(context.Background(), rec, later)
 	if err != nil {
 		t.Fatalf("takeover of an expired record written without core.ignorecase: %v", err)
 	}
@@ -355,9 +364,126 @@ func testFoldLegacyExpired(t *testing.T, v Views) {
 	if got.Fence <= old.Fence {
 		t.Fatalf("takeover fence %d, want > %d", got.Fence, old.Fence)
 	}
-	entries := mustList(t, v.Folded)
+	entries := mustList(t, s)
 	if len(entries) != 1 || entries[0].Token != got.Token {
 		t.Fatalf("List after takeover = %q, want the new record only", keysOf(entries))
 	}
-	mustGetAs(t, v.Folded, "readme.md", got)
+	mustGetAs(t, s, "readme.md", got)
+}
+
+// mustCover checks that Covering(paths) in s returns want.
+func mustCover(t *testing.T, s locks.Store, paths []string, want ...string) {
+	t.Helper()
+	entries, err := s.Covering(context.Background(), paths)
+	if err != nil {
+		t.Fatalf("Covering(%q): %v", paths, err)
+	}
+	if got := keysOf(entries); !slices.Equal(got, want) {
+		t.Fatalf("Covering(%q) = %q, want %q", paths, got, want)
+	}
+}
+
+// mustOverlap checks that Overlapping(key) in s returns want.
+func mustOverlap(t *testing.T, s locks.Store, key string, want ...string) {
+	t.Helper()
+	entries, err := s.Overlapping(context.Background(), key)
+	if err != nil {
+		t.Fatalf("Overlapping(%q): %v", key, err)
+	}
+	if got := keysOf(entries); !slices.Equal(got, want) {
+		t.Fatalf("Overlapping(%q) = %q, want %q", key, got, want)
+	}
+}
+
+// A lock taken in a clone without core.ignorecase binds one with it: a
+// commit there of another spelling is covered, an acquisition refused.
+func testCrossCloneExact(t *testing.T, v Views) {
+	held := mustAcquire(t, v.Exact, NewLock("SRC/A.GO", "linux", now(), time.Hour), now())
+	mustHeldBy(t, v.Folded, NewLock("src/a.go", "mac", now(), time.Hour), held)
+	mustCover(t, v.Folded, []string{"src/a.go"}, "SRC/A.GO")
+	mustOverlap(t, v.Folded, "src/a.go", "SRC/A.GO")
+	mustGetAs(t, v.Folded, "src/a.go", held)
+}
+
+// A lock taken in a clone with core.ignorecase binds one without it, on
+// the spelling that was locked as on any other.
+func testCrossCloneFolded(t *testing.T, v Views) {
+	held := mustAcquire(t, v.Folded, NewLock("SRC/A.GO", "mac", now(), time.Hour), now())
+	for _, k := range []string{"SRC/A.GO", "src/a.go"} {
+		mustHeldBy(t, v.Exact, NewLock(k, "linux", now(), time.Hour), held)
+		mustCover(t, v.Exact, []string{k}, "SRC/A.GO")
+		mustGetAs(t, v.Exact, k, held)
+	}
+	if err := v.Exact.Release(context.Background(), "SRC/A.GO", held.Token); err != nil {
+		t.Fatalf("Release without core.ignorecase of what was locked with it: %v", err)
+	}
+	mustBeGone(t, v.Folded, "SRC/A.GO")
+}
+
+// Pattern locks bind every clone whatever the case of pattern and path.
+func testCrossClonePatterns(t *testing.T, v Views) {
+	exact := mustAcquire(t, v.Exact, NewLock("SRC/**", "linux", now(), time.Hour), now())
+	folded := mustAcquire(t, v.Folded, NewLock("Docs/*.MD", "mac", now(), time.Hour), now())
+	for _, s := range []locks.Store{v.Folded, v.Exact} {
+		mustCover(t, s, []string{"src/a.go"}, "SRC/**")
+		mustCover(t, s, []string{"docs/a.md", "SRC/b.go"}, "Docs/*.MD", "SRC/**")
+		mustOverlap(t, s, "src/**", "SRC/**")
+		mustOverlap(t, s, "DOCS/x.md", "Docs/*.MD")
+		mustHeldBy(t, s, NewLock("src/**", "other", now(), time.Hour), exact)
+		mustHeldBy(t, s, NewLock("docs/*.md", "other", now(), time.Hour), folded)
+	}
+}
+
+// Without core.ignorecase two spellings that fold equal are still one key:
+// the store may be shared with clones whose file system folds them.
+func testExactSpellingsConflict(t *testing.T, v Views) {
+	held := mustAcquire(t, v.Exact, NewLock("src/A.go", "alice", now(), time.Hour), now())
+	mustHeldBy(t, v.Exact, NewLock("src/a.go", "bob", now(), time.Hour), held)
+	mustCover(t, v.Exact, []string{"src/a.go"}, "src/A.go")
+	if got := keysOf(mustList(t, v.Exact)); !slices.Equal(got, []string{"src/A.go"}) {
+		t.Fatalf("List = %q, want the one record", got)
+	}
+}
+
+// A record an earlier version wrote under its spelling is found through
+// any other spelling once the store was opened again.
+func testLegacyOtherSpelling(t *testing.T, v Views) {
+	old := mustAcquire(t, v.Legacy, NewLock("SRC/A.GO", "old", now(), time.Hour), now())
+	oldPat := mustAcquire(t, v.Legacy, NewLock("Lib/**", "old", now(), time.Hour), now())
+	s := v.Reopen(t)
+	mustHeldBy(t, s, NewLock("src/a.go", "new", now(), time.Hour), old)
+	mustHeldBy(t, s, NewLock("lib/**", "new", now(), time.Hour), oldPat)
+	mustCover(t, s, []string{"src/a.go", "lib/x.go"}, "Lib/**", "SRC/A.GO")
+	mustGetAs(t, s, "Src/A.go", old)
+	if err := s.Release(context.Background(), "src/a.go", old.Token); err != nil {
+		t.Fatalf("Release through another spelling: %v", err)
+	}
+	mustBeGone(t, s, "SRC/A.GO")
+}
+
+// Two records an earlier version wrote under spellings that fold equal
+// both stay: listed, each holding its own spelling, none dropped.
+func testLegacyCollision(t *testing.T, v Views) {
+	up := mustAcquire(t, v.Legacy, NewLock("SRC/A.GO", "alice", now(), time.Hour), now())
+	low := mustAcquire(t, v.Legacy, NewLock("src/a.go", "bob", now(), time.Hour), now())
+	s := v.Reopen(t)
+	if got := keysOf(mustList(t, s)); !slices.Equal(got, []string{"SRC/A.GO", "src/a.go"}) {
+		t.Fatalf("List = %q, want both records", got)
+	}
+	for _, k := range []string{"SRC/A.GO", "src/a.go", "Src/A.go"} {
+		_, _, err := s.Acquire(context.Background(), NewLock(k, "carol", now(), time.Hour), now())
+		var held *locks.HeldError
+		if !errors.As(err, &held) || DiffLock(up, held.Lock) != "" && DiffLock(low, held.Lock) != "" {
+			t.Fatalf("Acquire(%q) while both are held: %v; want *HeldError with one of them", k, err)
+		}
+	}
+	mustCover(t, s, []string{"src/a.go"}, "SRC/A.GO", "src/a.go")
+	// Once one is released, the next command finds the other through any
+	// spelling.
+	if err := s.Release(context.Background(), "src/a.go", low.Token); err != nil {
+		t.Fatalf("Release: %v", err)
+	}
+	s2 := v.Reopen(t)
+	mustHeldBy(t, s2, NewLock("Src/a.go", "carol", now(), time.Hour), up)
+	mustCover(t, s2, []string{"src/a.go"}, "SRC/A.GO")
 }

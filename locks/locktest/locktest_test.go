@@ -13,7 +13,9 @@ import (
 	"github.com/lockgate/lockgate/locks/locktest"
 )
 
-// memStore is the simplest correct Store: it checks the suite itself.
+// memStore is the simplest correct Store: it checks the suite itself. It
+// keeps records under their identity (lockkey.FoldCase), as every store
+// does.
 type memStore struct {
 	mu     sync.Mutex
 	recs   map[string]locks.Lock
@@ -26,36 +28,36 @@ func (m *memStore) Acquire(_ context.Context, rec locks.Lock, now time.Time) (lo
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	var prev *locks.Lock
-	if cur, ok := m.recs[rec.Key]; ok {
+	if cur, ok := m.recs[lockkey.FoldCase(rec.Key)]; ok {
 		if !cur.Expired(now) {
 			return locks.Lock{}, nil, &locks.HeldError{Lock: cur, Where: m.Where(rec.Key)}
 		}
 		prev = &cur
 	}
-	m.fences[rec.Key]++
-	rec.Fence = m.fences[rec.Key]
-	m.recs[rec.Key] = rec
+	m.fences[lockkey.FoldCase(rec.Key)]++
+	rec.Fence = m.fences[lockkey.FoldCase(rec.Key)]
+	m.recs[lockkey.FoldCase(rec.Key)] = rec
 	return rec, prev, nil
 }
 
 func (m *memStore) Release(_ context.Context, key, token string) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	cur, ok := m.recs[key]
+	cur, ok := m.recs[lockkey.FoldCase(key)]
 	switch {
 	case !ok:
 		return locks.ErrNotFound
 	case cur.Token != token:
 		return locks.ErrTokenMismatch
 	}
-	delete(m.recs, key)
+	delete(m.recs, lockkey.FoldCase(key))
 	return nil
 }
 
 func (m *memStore) Update(_ context.Context, rec locks.Lock) (locks.Lock, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	cur, ok := m.recs[rec.Key]
+	cur, ok := m.recs[lockkey.FoldCase(rec.Key)]
 	switch {
 	case !ok:
 		return locks.Lock{}, locks.ErrNotFound
@@ -63,37 +65,37 @@ func (m *memStore) Update(_ context.Context, rec locks.Lock) (locks.Lock, error)
 		return locks.Lock{}, locks.ErrTokenMismatch
 	}
 	rec.Fence = cur.Fence
-	m.recs[rec.Key] = rec
+	m.recs[lockkey.FoldCase(rec.Key)] = rec
 	return rec, nil
 }
 
 func (m *memStore) Remove(_ context.Context, key string) (locks.Lock, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	cur, ok := m.recs[key]
+	cur, ok := m.recs[lockkey.FoldCase(key)]
 	if !ok {
 		return locks.Lock{}, locks.ErrNotFound
 	}
-	delete(m.recs, key)
+	delete(m.recs, lockkey.FoldCase(key))
 	return cur, nil
 }
 
 func (m *memStore) Get(_ context.Context, key string) (locks.Lock, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	cur, ok := m.recs[key]
+	cur, ok := m.recs[lockkey.FoldCase(key)]
 	if !ok {
 		return locks.Lock{}, locks.ErrNotFound
 	}
 	return cur, nil
 }
 
-func (m *memStore) list(keep func(string) bool) []locks.Entry {
+func (m *memStore) list(keep func(key string) bool) []locks.Entry {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	var out []locks.Entry
 	for k, r := range m.recs {
-		if keep(k) {
+		if keep(r.Key) {
 			out = append(out, locks.Entry{Lock: r, Name: k})
 		}
 	}
@@ -106,7 +108,7 @@ func (m *memStore) List(context.Context) ([]locks.Entry, error) {
 }
 
 func (m *memStore) Overlapping(_ context.Context, key string) ([]locks.Entry, error) {
-	return m.list(func(k string) bool { return k == key || lockkey.Overlap(k, key) }), nil
+	return m.list(func(k string) bool { return lockkey.SameFoldCase(k, key) || lockkey.OverlapFoldCase(k, key) }), nil
 }
 
 func (m *memStore) Covering(_ context.Context, paths []string) ([]locks.Entry, error) {
@@ -115,7 +117,7 @@ func (m *memStore) Covering(_ context.Context, paths []string) ([]locks.Entry, e
 			if !lockkey.IsPathLike(k) {
 				return false // files named like keys are not those keys
 			}
-			if k == p || (lockkey.IsPattern(k) && lockkey.MatchPath(k, p)) {
+			if lockkey.FoldCase(k) == lockkey.FoldPath(p) || (lockkey.IsPattern(k) && lockkey.MatchPath(lockkey.LowerASCII(k), lockkey.LowerASCII(p))) {
 				return true
 			}
 		}

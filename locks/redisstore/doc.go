@@ -18,14 +18,18 @@
 //	               (Options.HistoryTTL)
 //	rl:<session>   sorted set: the session's grants within the rate window
 //	c:<key>        pub/sub channel: the key was released (WaitRelease)
+//	meta:folded    set once every path and pattern record is kept under
+//	               its identity (see below)
 //
-// With Options.IgnoreCase (core.ignorecase) <key> in these names, and the
-// members of i:keys and i:pat, are the identity of a path or pattern key,
-// lockkey.FoldCase(key), so that spellings differing in the case of A-Z are
-// one record, fence counter and channel; the record keeps the spelling. A
-// record under its spelling (written without IgnoreCase) stays valid:
-// lookups of that spelling read it too, and acquiring the key takes it over
-// once it expired.
+// <key> in these names, and the members of i:keys and i:pat, are for a
+// path or pattern key its identity, lockkey.FoldCase(key), whatever
+// core.ignorecase says, so that spellings differing in the case of A-Z are
+// one record, fence counter and channel in every clone; the record keeps
+// the spelling. Earlier versions kept them under their spelling without
+// core.ignorecase: Open moves such records (one script each) unless
+// meta:folded is set. A record whose identity has a record of its own
+// stays, and lookups of the identity read it too, until a later Open can
+// move it.
 //
 // "r:" and "i:" keep lock keys from naming any other structure. Nothing
 // runs KEYS or SCAN: List reads i:keys, InNamespace the range "ns:" to

@@ -322,11 +322,16 @@ func (s *Store) InNamespace(ctx context.Context, ns string) ([]locks.Entry, erro
 func (s *Store) pathMembers(paths []string) []string {
 	out := make([]string, 0, len(paths))
 	for _, p := range paths {
-		if s.fold {
-			out = append(out, lockkey.FoldPath(p))
+		if !s.fold {
+			if lockkey.IsPathLike(p) {
+				out = append(out, p)
+			}
+			continue
 		}
-		if lockkey.IsPathLike(p) && (!s.fold || lockkey.FoldPath(p) != p) {
-			out = append(out, p)
+		id := lockkey.FoldPath(p)
+		out = append(out, id)
+		if old := s.leftovers[id]; old != "" {
+			out = append(out, old)
 		}
 	}
 	return out

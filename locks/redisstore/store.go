@@ -79,11 +79,10 @@ type Options struct {
 	// PoolSize is the number of connections kept (default: go-redis's, ten
 	// per CPU). A CLI process needs one.
 	PoolSize int
-	// IgnoreCase folds path and pattern keys as git does under
-	// core.ignorecase: spellings that differ only in the case of A-Z are
-	// one key (lockkey.FoldCase), kept under the folded spelling; the
-	// record keeps the spelling that was locked.
-	IgnoreCase bool
+	// legacyExact keeps path and pattern records under their exact
+	// spelling, as versions before keys were folded did; tests use it to
+	// write such stores.
+	legacyExact bool
 }
 
 // Store is the Redis lock store. Its methods are safe for concurrent use;
@@ -108,6 +107,9 @@ type Store struct {
 	dialTimeout time.Duration
 	// fold: path and pattern keys are one key per lockkey.FoldCase.
 	fold bool
+	// leftovers maps an identity to the member of a record an earlier
+	// version kept under a spelling of it that migrate could not move.
+	leftovers map[string]string
 
 	oneTimeout bool
 	gaveUp     atomic.Bool // with oneTimeout: the server did not answer in time
@@ -135,7 +137,7 @@ func Open(ctx context.Context, rawURL string, opts Options) (*Store, error) {
 	s.rateWindow = orDefault(opts.RateLimitWindow, DefaultRateLimitWindow)
 	s.rateWinMS = max(s.rateWindow.Milliseconds(), 1)
 	s.historyTTL = opts.HistoryTTL.Milliseconds()
-	s.fold = opts.IgnoreCase
+	s.fold = !opts.legacyExact
 	switch {
 	case opts.ExpiredGrace < 0:
 		s.graceMS = 0
@@ -181,14 +183,19 @@ func Open(ctx context.Context, rawURL string, opts Options) (*Store, error) {
 	// given the dial's time on top.
 	octx, cancel := context.WithTimeout(ctx, max(s.dialTimeout, s.opTimeout))
 	defer cancel()
+	var folded *redis.IntCmd
 	_, err = s.rdb.Pipelined(octx, func(p redis.Pipeliner) error {
 		// p.ScriptLoad, not Script.Load: in a pipeline the latter would
 		// take the not yet received reply for the script's hash.
 		for _, sc := range allScripts {
 			p.ScriptLoad(octx, sc.src)
 		}
+		folded = p.Exists(octx, s.foldedKey())
 		return nil
 	})
+	if err == nil && s.fold && folded.Val() == 0 {
+		err = s.migrate(octx)
+	}
 	if err != nil {
 		uerr := s.fail(ctx, "open", err)
 		_ = s.rdb.Close()
@@ -256,8 +263,9 @@ func (s *Store) Where(key string) string { return s.at(s.id(key)) }
 // at names the server and the Redis key of member's record.
 func (s *Store) at(member string) string { return s.display + " " + s.recKey(member) }
 
-// id is the member key's record is kept under: with IgnoreCase the folded
-// key (lockkey.FoldCase), else the key itself.
+// id is the member key's record is kept under: the folded key
+// (lockkey.FoldCase), whatever core.ignorecase says, so that clones with
+// and without it agree on every key.
 func (s *Store) id(key string) string {
 	if s.fold {
 		return lockkey.FoldCase(key)
@@ -265,14 +273,11 @@ func (s *Store) id(key string) string {
 	return key
 }
 
-// legacy returns, under IgnoreCase, the member of a record of key written
-// without case folding (its spelling), when that is not id(key); else "".
+// legacy returns the member of a record an earlier version kept under a
+// spelling of key's identity that migrate left (see leftovers), else "".
 // Such records stay valid, so lookups look there too.
 func (s *Store) legacy(key string) string {
-	if !s.fold || s.id(key) == key {
-		return ""
-	}
-	return key
+	return s.leftovers[s.id(key)]
 }
 
 // overlap is lockkey.Overlap, or lockkey.OverlapFoldCase with IgnoreCase.

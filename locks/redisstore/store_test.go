@@ -135,6 +135,7 @@ func TestLayout(t *testing.T) {
 		"lockgate:abc:h:alice-session",
 		"lockgate:abc:i:keys",
 		"lockgate:abc:i:pat",
+		"lockgate:abc:meta:folded",
 		"lockgate:abc:r:claim",
 		"lockgate:abc:r:flag:billing/*",
 		"lockgate:abc:r:src/**",
@@ -572,7 +573,7 @@ func TestConformanceIgnoreCase(t *testing.T) {
 	srv := redistest.Start(t, redistest.Options{})
 	locktest.RunIgnoreCase(t, func(t *testing.T) locktest.Views {
 		prefix := freshPrefix(t)
-		folded, err := Open(context.Background(), srv.URL(), Options{Prefix: prefix, IgnoreCase: true})
+		folded, err := Open(context.Background(), srv.URL(), Options{Prefix: prefix})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -580,6 +581,22 @@ func TestConformanceIgnoreCase(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return locktest.Views{Folded: folded, Exact: exact}
+		legacy, err := Open(context.Background(), srv.URL(), Options{Prefix: prefix, legacyExact: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The prefix as an earlier version left it: not marked folded.
+		if err := legacy.rdb.Del(context.Background(), legacy.foldedKey()).Err(); err != nil {
+			t.Fatal(err)
+		}
+		reopen := func(t *testing.T) locks.Store {
+			s, err := Open(context.Background(), srv.URL(), Options{Prefix: prefix})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { s.Close() })
+			return s
+		}
+		return locktest.Views{Folded: folded, Exact: exact, Legacy: legacy, Reopen: reopen}
 	})
 }

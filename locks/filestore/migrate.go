@@ -1,0 +1,112 @@
+package filestore
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/lockgate/lockgate/internal/safefs"
+	"github.com/lockgate/lockgate/locks/lockkey"
+)
+
+// foldedMarker, in the store's directory, says that every path and pattern
+// record is kept under its folded identity. Versions before keys were
+// always folded kept them under their spelling in a repository without
+// core.ignorecase; Open moves such records once, so that lookups need no
+// more than the identity's file (a hook's probes stay one per path).
+const foldedMarker = ".folded"
+
+// migrate moves records an earlier version kept under a spelling to the
+// file of their identity, unless the store is marked folded already (one
+// stat on every open). It holds every guard stripe meanwhile, so no
+// acquisition runs in between. A record whose identity's file is taken
+// (two spellings locked by earlier versions) stays where it is, in
+// s.leftovers, and both stay visible and held; the store is marked only
+// once none is left, so a later open moves it when the other is gone.
+func (s *Store) migrate() error {
+	marker := filepath.Join(s.dir, foldedMarker)
+	if _, err := os.Lstat(marker); err == nil {
+		return nil
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return s.unavailable("open", err)
+	}
+	ctx := context.Background()
+	for i := range s.stripes {
+		g, err := s.lockStripe(ctx, i, "migrate")
+		if err != nil {
+			return err
+		}
+		defer g.unlock()
+	}
+	s.leftovers = map[string][]string{}
+	for _, d := range []string{s.dir, s.patDir} {
+		names, err := readNames(d)
+		if err != nil {
+			return s.unavailable("open", err)
+		}
+		for _, n := range names {
+			src := filepath.Join(d, n)
+			key, ok := s.spelledKey(src, n)
+			if !ok {
+				continue
+			}
+			id := lockkey.FoldCase(key)
+			err := os.Link(src, s.fileOf(key, id))
+			switch {
+			case err == nil:
+				err = os.Remove(src)
+			case errors.Is(err, fs.ErrExist):
+				s.leftovers[id] = append(s.leftovers[id], src)
+				err = nil
+			case errors.Is(err, fs.ErrNotExist):
+				err = nil
+			}
+			if err != nil {
+				return s.unavailable("open: move "+key+" to its folded name", err)
+			}
+		}
+		if err := s.syncDirOf(filepath.Join(d, "x")); err != nil {
+			return s.unavailable("open", err)
+		}
+	}
+	if len(s.leftovers) > 0 {
+		return nil
+	}
+	f, err := safefs.OpenFile(marker, os.O_WRONLY|os.O_CREATE, 0o644)
+	if err != nil {
+		return s.unavailable("open", err)
+	}
+	if err := f.Close(); err != nil {
+		return s.unavailable("open", err)
+	}
+	return s.syncDirOf(marker)
+}
+
+// spelledKey returns the key of the record file named n at path when it is
+// kept under a spelling that is not its identity: the name says so, or,
+// for a hashed name, the record inside does.
+func (s *Store) spelledKey(path, n string) (string, bool) {
+	stem := strings.TrimSuffix(n, lockSuffix)
+	key, ok := decodeKey(stem)
+	if !ok {
+		if !isHashedName(stem) {
+			return "", false
+		}
+		data, err := s.readFile(path, nil)
+		if err != nil {
+			return "", false
+		}
+		rec, err := parseRecord(data)
+		if err != nil {
+			return "", false // corrupt: listed, blocks as before
+		}
+		key = rec.Key
+	}
+	if !lockkey.IsPathLike(key) || lockkey.FoldCase(key) == key || path != s.fileOf(key, key) {
+		return "", false
+	}
+	return key, true
+}

@@ -1,0 +1,81 @@
+package redisstore
+
+import (
+	"context"
+
+	"github.com/lockgate/lockgate/locks/lockkey"
+)
+
+// migrateScript moves a record an earlier version kept under a spelling
+// (ARGV[1]) to its identity (ARGV[2]), with its index entries and fence
+// counter, unless the identity has a record of its own.
+//
+//	KEYS: 1 record of the spelling, 2 record of the identity, 3 index of
+//	      keys, 4 index of patterns, 5 fence counters
+//
+// Replies "MOVED", "GONE" (no record: its stale index entries dropped),
+// or "TAKEN" (left where it is).
+const migrateScript = `
+local f = tonumber(redis.call('HGET', KEYS[5], ARGV[1]) or '0')
+if f > tonumber(redis.call('HGET', KEYS[5], ARGV[2]) or '0') then
+  redis.call('HSET', KEYS[5], ARGV[2], f)
+end
+if redis.call('EXISTS', KEYS[1]) == 0 then
+  redis.call('ZREM', KEYS[3], ARGV[1])
+  redis.call('SREM', KEYS[4], ARGV[1])
+  return 'GONE'
+end
+if redis.call('EXISTS', KEYS[2]) == 1 then return 'TAKEN' end
+redis.call('RENAME', KEYS[1], KEYS[2])
+redis.call('ZREM', KEYS[3], ARGV[1])
+redis.call('ZADD', KEYS[3], 0, ARGV[2])
+if redis.call('SREM', KEYS[4], ARGV[1]) == 1 then redis.call('SADD', KEYS[4], ARGV[2]) end
+return 'MOVED'
+`
+
+// foldedKey names the key that says every path and pattern record under
+// the prefix is kept under its identity (lockkey.FoldCase). Versions
+// before keys were always folded kept them under their spelling when
+// core.ignorecase was off; migrate moves such records once per prefix, so
+// lookups need no more than the identity.
+func (s *Store) foldedKey() string { return s.p + "meta:folded" }
+
+// migrate moves records kept under a spelling to their identity, each
+// atomically. A record whose identity has one of its own (two spellings
+// locked by earlier versions) stays, in s.leftovers, read by every lookup
+// of the identity; the prefix is marked only once none is left, so a later
+// Open moves it once the other is gone.
+func (s *Store) migrate(ctx context.Context) error {
+	members, err := s.rdb.ZRange(ctx, s.kKeys, 0, -1).Result()
+	if err != nil {
+		return s.fail(ctx, "open: migrate", err)
+	}
+	fenced, err := s.rdb.HKeys(ctx, s.kFences).Result()
+	if err != nil {
+		return s.fail(ctx, "open: migrate", err)
+	}
+	s.leftovers = map[string]string{}
+	seen := map[string]bool{}
+	for _, m := range append(members, fenced...) {
+		id := lockkey.FoldCase(m)
+		if seen[m] || !lockkey.IsPathLike(m) || id == m {
+			continue
+		}
+		seen[m] = true
+		keys := []string{s.recKey(m), s.recKey(id), s.kKeys, s.kPat, s.kFences}
+		r, err := s.rdb.Eval(ctx, migrateScript, keys, m, id).Text()
+		if err != nil {
+			return s.fail(ctx, "open: migrate "+m, err)
+		}
+		if r == "TAKEN" {
+			s.leftovers[id] = m
+		}
+	}
+	if len(s.leftovers) > 0 {
+		return nil
+	}
+	if err := s.rdb.Set(ctx, s.foldedKey(), "1", 0).Err(); err != nil {
+		return s.fail(ctx, "open: migrate", err)
+	}
+	return nil
+}
