@@ -32,10 +32,7 @@ type Checker struct {
 	Profile         string
 	// RequireLock: every touched path must be covered by a lock of Me.
 	RequireLock bool
-	// IgnoreCase (core.ignorecase) matches lock keys as the store compares
-	// them then: A-Z folded (lockkey.FoldCase).
-	IgnoreCase bool
-	Now        time.Time
+	Now         time.Time
 	// Dir is the directory the user works in, repo-relative with a
 	// trailing slash ("" at the top; a hook has it from GIT_PREFIX): the
 	// commands of hints name paths relative to it, so they run as pasted.
@@ -211,16 +208,12 @@ func (c *Checker) coverage(paths []string, entries []locks.Entry) [][]string {
 		case e.Key == "":
 			out[n] = []string{""}
 		case lockkey.IsPattern(e.Key):
-			p := e.Key
-			if c.IgnoreCase {
-				p, _ = lockkey.FoldedGlob(p)
-			}
+			// Lock keys compare as the store compares them, with A-Z
+			// folded whatever core.ignorecase says (lockkey.FoldCase).
+			p, _ := lockkey.FoldedGlob(e.Key)
 			pats, patEntry = append(pats, p), append(patEntry, n)
 		default:
-			k := e.Key
-			if c.IgnoreCase {
-				k = lockkey.FoldCase(k)
-			}
+			k := lockkey.FoldCase(e.Key)
 			exact[k] = append(exact[k], n)
 		}
 	}
@@ -230,10 +223,7 @@ func (c *Checker) coverage(paths []string, entries []locks.Entry) [][]string {
 	}
 	var buf []int
 	for _, p := range paths {
-		k, mp := p, p
-		if c.IgnoreCase {
-			k, mp = lockkey.FoldPath(p), lockkey.LowerASCII(p)
-		}
+		k, mp := lockkey.FoldPath(p), lockkey.LowerASCII(p)
 		for _, n := range exact[k] {
 			out[n] = append(out[n], p)
 		}

@@ -43,7 +43,7 @@ func (e *Workspace) Runner(ctx context.Context, p Purpose, profile string) (*hoo
 	}
 	ck := &hooks.Checker{
 		Policy: policy, Me: e.Me, Profile: profile, RequireLock: e.Cfg.Hooks.RequireLock,
-		IgnoreCase: ignoreCase, Now: time.Now(), WarnUnavailable: e.Cfg.Hooks.OnStoreUnavailable == "warn",
+		Now: time.Now(), WarnUnavailable: e.Cfg.Hooks.OnStoreUnavailable == "warn",
 		Dir: e.UserDir(),
 	}
 	p.Judges = true

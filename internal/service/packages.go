@@ -224,18 +224,9 @@ const (
 // those another package it still claims lists.
 func (e *Workspace) claimedKeys(ctx context.Context, wps *config.WorkPackages, wp *config.WorkPackage, keys []string, f *Finished) ([]string, error) {
 	now := time.Now()
-	fold, err := e.IgnoreCase(ctx)
-	if err != nil {
-		return nil, err
-	}
-	// id is a key as the store tells keys apart: under core.ignorecase
-	// two spellings of one path are one lock.
-	id := func(k string) string {
-		if fold {
-			return lockkey.FoldCase(k)
-		}
-		return k
-	}
+	// id is a key as the store tells keys apart: two spellings of one path
+	// are one lock.
+	id := lockkey.FoldCase
 	needed := map[string]bool{}
 	for i := range wps.Packages {
 		other := &wps.Packages[i]
