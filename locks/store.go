@@ -6,7 +6,10 @@ import (
 )
 
 // Store keeps lock records. Keys are canonical (see lockkey) and opaque to
-// the store except for overlap, which the store answers with lockkey.Overlap.
+// the store except for case and overlap: path and pattern keys that differ
+// only in the case of A-Z are one key, kept under its identity
+// (lockkey.FoldCase) with the record keeping the spelling locked, and
+// overlap is lockkey.OverlapFoldCase.
 // Every backend asserts `var _ locks.Store = (*Store)(nil)` and passes
 // locktest.Run.
 type Store interface {

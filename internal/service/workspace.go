@@ -74,8 +74,9 @@ type Workspace struct {
 	setup *storeSetup // how the store was picked
 }
 
-// IgnoreCase reports core.ignorecase, read once per run: path and pattern
-// lock keys, lock checks and scope patterns all follow it.
+// IgnoreCase reports core.ignorecase, read once per run: scope patterns
+// and protected branches follow it. Lock keys do not: they compare with
+// A-Z folded in every clone (lockkey.FoldCase).
 func (e *Workspace) IgnoreCase(ctx context.Context) (bool, error) {
 	if e.fold == nil {
 		v, err := gitexec.IgnoreCase(ctx, e.Repo)

@@ -15,11 +15,12 @@
 // [a-z0-9._-] are kept (a leading '.' is not), every other byte becomes %XX
 // with upper-case hex, and a name longer than 200 bytes is replaced by '~'
 // and the hex SHA-256 of the key (the record inside names the key).
-// With Options.IgnoreCase (core.ignorecase) a path or pattern record is
-// named after its key's identity, lockkey.FoldCase(key), so that spellings
-// differing in the case of A-Z share one file and one guard stripe; the
-// record keeps the spelling. A record named after its spelling (written
-// without IgnoreCase) stays valid: lookups of that spelling look there too.
+// A path or pattern record is named after its key's identity,
+// lockkey.FoldCase(key), whatever core.ignorecase says, so that spellings
+// differing in the case of A-Z share one file and one guard stripe in every
+// clone; the record keeps the spelling. Earlier versions named it after its
+// spelling without core.ignorecase: Open moves such records once, then
+// marks the store folded (see migrate).
 // Keeping patterns apart lets Overlapping(path) read the path's own file and
 // only those pattern files whose key, decoded from the name, overlaps it;
 // keeping logical keys apart lets a hook ask about paths, or about one

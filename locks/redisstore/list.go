@@ -198,8 +198,8 @@ func (s *Store) Overlapping(ctx context.Context, key string) ([]locks.Entry, err
 	own, err := s.fetch(ctx, op, members, false, func(p redis.Pipeliner) {
 		pats = p.SMembers(ctx, s.kPat)
 		if lockkey.IsPattern(key) {
-			// Under case folding, keys recorded without it are found
-			// when they start like the pattern's spelling.
+			// A leftover of an earlier version (see migrate) is found
+			// when it starts like the pattern's spelling.
 			for _, m := range members {
 				lo, hi := lex(candidatePrefix(m))
 				near = append(near, p.ZRangeByLex(ctx, s.kKeys, &redis.ZRangeBy{Min: lo, Max: hi}))
@@ -315,8 +315,7 @@ func (s *Store) InNamespace(ctx context.Context, ns string) ([]locks.Entry, erro
 }
 
 // pathMembers returns the members a record of each path may have: the
-// path's identity and, under case folding, its spelling (a record written
-// without folding).
+// path's identity and a leftover of it (see migrate).
 // A path that reads as a namespaced or reserved key (a file named
 // workflow) is no path key's member: only a pattern can lock it.
 func (s *Store) pathMembers(paths []string) []string {

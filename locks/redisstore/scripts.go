@@ -56,13 +56,14 @@ end
 //	      the fence), 5 record tail (after the fence); only when set: 6
 //	      history TTL ms, 7 rate limit, 8 rate window ms; for a path key
 //	      under case folding: 9 "fold", then 10 and 11 the record and
-//	      member of the key's spelling, when it differs from ARGV[1]
+//	      member of a leftover of the key's identity (see migrate)
 //
 // Under case folding the record keeps the spelling that was locked, which
 // folds (A-Z lowered, as string.lower does in Redis's C locale) to the
 // member, or to the member without its leading "/" (lockkey.FoldCase).
-// A record of the spelling written without case folding counts as the
-// key's too: a live one holds it, an expired one is taken over (removed).
+// A record an earlier version kept under a spelling (a leftover of
+// migrate) counts as the key's too: a live one holds it, an expired one is
+// taken over (removed).
 //
 // Every argument costs the server about a tenth of a microsecond, so
 // what a call does not need is left out.

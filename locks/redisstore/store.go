@@ -245,8 +245,8 @@ func (s *Store) setPrefix(p string) {
 // Record keys start with "r:" and index keys with "i:", so no lock key can
 // name another structure. A record's key, index entries, fence counter,
 // history entry and channel are named by its member: the identity of its
-// lock key (id), or, for a record written without case folding, its
-// spelling (legacy).
+// lock key (id), or, for a record an earlier version kept under its
+// spelling, that spelling (legacy).
 func (s *Store) recKey(member string) string   { return s.p + "r:" + member }
 func (s *Store) histKey(session string) string { return s.kHist + session }
 func (s *Store) rateKey(session string) string { return s.p + "rl:" + session }
@@ -280,7 +280,7 @@ func (s *Store) legacy(key string) string {
 	return s.leftovers[s.id(key)]
 }
 
-// overlap is lockkey.Overlap, or lockkey.OverlapFoldCase with IgnoreCase.
+// overlap is lockkey.OverlapFoldCase (lockkey.Overlap for legacyExact).
 func (s *Store) overlap(a, b string) bool {
 	if s.fold {
 		return lockkey.OverlapFoldCase(a, b)
@@ -590,7 +590,7 @@ func (s *Store) Update(ctx context.Context, rec locks.Lock) (locks.Lock, error) 
 	}
 	got, err := s.updateAt(ctx, rec, s.id(rec.Key), head, tail)
 	if old := s.legacy(rec.Key); old != "" && errors.Is(err, locks.ErrNotFound) {
-		// A record written without case folding: rec has its spelling.
+		// A leftover of an earlier version: rec has its spelling.
 		return s.updateAt(ctx, rec, old, head, tail)
 	}
 	return got, err
@@ -625,7 +625,7 @@ func (s *Store) Get(ctx context.Context, key string) (locks.Lock, error) {
 	if old := s.legacy(key); old != "" {
 		members = append(members, old)
 	}
-	// One round trip, the record written without case folding included.
+	// One round trip, a leftover of an earlier version included.
 	entries, err := s.fetch(ctx, "get "+key, members, false, nil)
 	if err != nil {
 		return locks.Lock{}, err
