@@ -2,7 +2,9 @@ package filestore
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -34,12 +36,17 @@ func (s *Store) migrate() error {
 		return s.unavailable("open", err)
 	}
 	ctx := context.Background()
+	guards := make([]*guard, len(s.stripes))
 	for i := range s.stripes {
 		g, err := s.lockStripe(ctx, i, "migrate")
 		if err != nil {
 			return err
 		}
 		defer g.unlock()
+		guards[i] = g
+	}
+	if err := s.liftFences(guards); err != nil {
+		return err
 	}
 	s.leftovers = map[string][]string{}
 	for _, d := range []string{s.dir, s.patDir} {
@@ -109,4 +116,32 @@ func (s *Store) spelledKey(path, n string) (string, bool) {
 		return "", false
 	}
 	return key, true
+}
+
+// liftFences raises every stripe's fence counter to the highest of them: a
+// key moved to its identity changes stripe, and its fences must keep
+// growing (a fresh store has none to lift).
+func (s *Store) liftFences(guards []*guard) error {
+	var top uint64
+	seen := make([]uint64, len(guards))
+	for i, g := range guards {
+		var buf [fenceFileSize]byte
+		n, err := g.st.f.ReadAt(buf[:], 0)
+		if err != nil && !errors.Is(err, io.EOF) {
+			return s.unavailable("read fence", err)
+		}
+		if n == fenceFileSize {
+			// The ceiling is never below a fence handed out.
+			seen[i] = max(binary.BigEndian.Uint64(buf[0:8]), binary.BigEndian.Uint64(buf[8:16]))
+			top = max(top, seen[i])
+		}
+	}
+	for i, g := range guards {
+		if seen[i] < top {
+			if _, err := s.nextFence(g, top); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }

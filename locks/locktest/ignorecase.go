@@ -51,6 +51,7 @@ func RunIgnoreCase(t *testing.T, open func(t *testing.T) Views) {
 		{"ExactSpellingsConflict", testExactSpellingsConflict},
 		{"LegacyOtherSpelling", testLegacyOtherSpelling},
 		{"LegacyCollision", testLegacyCollision},
+		{"LegacyFence", testLegacyFence},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -486,4 +487,21 @@ func testLegacyCollision(t *testing.T, v Views) {
 	s2 := v.Reopen(t)
 	mustHeldBy(t, s2, NewLock("Src/a.go", "carol", now(), time.Hour), up)
 	mustCover(t, s2, []string{"src/a.go"}, "SRC/A.GO")
+}
+
+// A key's fences keep growing across the move: a lock an earlier version
+// granted and released under a spelling is not outnumbered by the next.
+func testLegacyFence(t *testing.T, v Views) {
+	var last uint64
+	for range 5 {
+		l := mustAcquire(t, v.Legacy, NewLock("SRC/Fence.GO", "old", now(), time.Hour), now())
+		if err := v.Legacy.Release(context.Background(), l.Key, l.Token); err != nil {
+			t.Fatal(err)
+		}
+		last = l.Fence
+	}
+	got := mustAcquire(t, v.Reopen(t), NewLock("src/fence.go", "new", now(), time.Hour), now())
+	if got.Fence <= last {
+		t.Fatalf("fence after the move %d, want > %d (granted before it)", got.Fence, last)
+	}
 }
