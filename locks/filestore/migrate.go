@@ -23,8 +23,9 @@ const foldedMarker = ".folded"
 
 // migrate moves records an earlier version kept under a spelling to the
 // file of their identity, unless the store is marked folded already (one
-// stat on every open). It holds every guard stripe meanwhile, so no
-// acquisition runs in between. A record whose identity's file is taken
+// stat on every open). A new store (no guard file yet, so no lock ever
+// taken) is only marked. Otherwise it holds every guard stripe meanwhile,
+// so no acquisition runs in between. A record whose identity's file is taken
 // (two spellings locked by earlier versions) stays where it is, in
 // s.leftovers, and both stay visible and held; the store is marked only
 // once none is left, so a later open moves it when the other is gone.
@@ -34,6 +35,11 @@ func (s *Store) migrate() error {
 		return nil
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return s.unavailable("open", err)
+	}
+	if fresh, err := s.fresh(); err != nil {
+		return s.unavailable("open", err)
+	} else if fresh {
+		return s.mark(marker)
 	}
 	ctx := context.Background()
 	guards := make([]*guard, len(s.stripes))
@@ -82,6 +88,33 @@ func (s *Store) migrate() error {
 	if len(s.leftovers) > 0 {
 		return nil
 	}
+	return s.mark(marker)
+}
+
+// fresh reports a store no lock was ever taken in: no guard file, no
+// record.
+func (s *Store) fresh() (bool, error) {
+	for _, d := range []string{s.guards, s.dir, s.patDir} {
+		f, err := os.Open(d)
+		if err != nil {
+			return false, err
+		}
+		names, err := f.Readdirnames(-1)
+		f.Close()
+		if err != nil {
+			return false, err
+		}
+		for _, n := range names {
+			if d == s.guards || strings.HasSuffix(n, lockSuffix) {
+				return false, nil
+			}
+		}
+	}
+	return true, nil
+}
+
+// mark creates the marker file that says the store is folded.
+func (s *Store) mark(marker string) error {
 	f, err := safefs.OpenFile(marker, os.O_WRONLY|os.O_CREATE, 0o644)
 	if err != nil {
 		return s.unavailable("open", err)

@@ -4,10 +4,11 @@ import "strings"
 
 // Under core.ignorecase git treats paths that differ only in the case of
 // ASCII letters as one path (its case-insensitive name lookups fold A-Z
-// and nothing else). Path and pattern keys then follow the same rule:
-// FoldCase gives the identity a store keeps them under, OverlapFoldCase
-// compares them. Namespaced and reserved keys stay case-sensitive: their
-// values name no file.
+// and nothing else). Path and pattern keys follow the same rule in every
+// clone, whatever its core.ignorecase, since clones that differ in it may
+// share one store: FoldCase gives the identity a store keeps them under,
+// OverlapFoldCase compares them. Namespaced and reserved keys stay
+// case-sensitive: their values name no file.
 
 // FoldCase returns key's identity under core.ignorecase: for a path or
 // pattern key, FoldPath(key); any other key unchanged. Distinct identities

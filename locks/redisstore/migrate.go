@@ -3,6 +3,8 @@ package redisstore
 import (
 	"context"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/lockgate/lockgate/locks/lockkey"
 )
 
@@ -46,29 +48,42 @@ func (s *Store) foldedKey() string { return s.p + "meta:folded" }
 // of the identity; the prefix is marked only once none is left, so a later
 // Open moves it once the other is gone.
 func (s *Store) migrate(ctx context.Context) error {
-	members, err := s.rdb.ZRange(ctx, s.kKeys, 0, -1).Result()
+	var members, fenced *redis.StringSliceCmd
+	_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		members = p.ZRange(ctx, s.kKeys, 0, -1)
+		fenced = p.HKeys(ctx, s.kFences)
+		return nil
+	})
 	if err != nil {
 		return s.fail(ctx, "open: migrate", err)
 	}
-	fenced, err := s.rdb.HKeys(ctx, s.kFences).Result()
-	if err != nil {
-		return s.fail(ctx, "open: migrate", err)
+	var spelled []string
+	seen := map[string]bool{}
+	for _, m := range append(members.Val(), fenced.Val()...) {
+		if !seen[m] && lockkey.IsPathLike(m) && lockkey.FoldCase(m) != m {
+			seen[m] = true
+			spelled = append(spelled, m)
+		}
+	}
+	// One round trip: each move is its own script, atomic on the server.
+	moves := make([]*redis.Cmd, len(spelled))
+	if len(spelled) > 0 {
+		_, err = s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+			for i, m := range spelled {
+				id := lockkey.FoldCase(m)
+				keys := []string{s.recKey(m), s.recKey(id), s.kKeys, s.kPat, s.kFences}
+				moves[i] = p.Eval(ctx, migrateScript, keys, m, id)
+			}
+			return nil
+		})
+		if err != nil {
+			return s.fail(ctx, "open: migrate", err)
+		}
 	}
 	s.leftovers = map[string]string{}
-	seen := map[string]bool{}
-	for _, m := range append(members, fenced...) {
-		id := lockkey.FoldCase(m)
-		if seen[m] || !lockkey.IsPathLike(m) || id == m {
-			continue
-		}
-		seen[m] = true
-		keys := []string{s.recKey(m), s.recKey(id), s.kKeys, s.kPat, s.kFences}
-		r, err := s.rdb.Eval(ctx, migrateScript, keys, m, id).Text()
-		if err != nil {
-			return s.fail(ctx, "open: migrate "+m, err)
-		}
-		if r == "TAKEN" {
-			s.leftovers[id] = m
+	for i, m := range spelled {
+		if moves[i].Val() == "TAKEN" {
+			s.leftovers[lockkey.FoldCase(m)] = m
 		}
 	}
 	if len(s.leftovers) > 0 {
