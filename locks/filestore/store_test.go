@@ -471,3 +471,55 @@ func TestConformanceIgnoreCase(t *testing.T) {
 		return locktest.Views{Folded: folded, Exact: exact, Legacy: legacy, Reopen: reopen}
 	})
 }
+
+// Records an earlier version kept under their spelling are moved once; the
+// store is marked folded only when none is left, so later opens (every
+// hook run) skip the scan.
+func TestMigrateMarks(t *testing.T) {
+	ctx := context.Background()
+	dir := filepath.Join(t.TempDir(), "locks")
+	marker := filepath.Join(dir, foldedMarker)
+	legacy, err := OpenWith(dir, Options{legacyExact: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer legacy.Close()
+	up := locktest.NewLock("SRC/A.GO", "alice", time.Now(), time.Hour)
+	low := locktest.NewLock("src/a.go", "bob", time.Now(), time.Hour)
+	other := locktest.NewLock("Docs/**", "carol", time.Now(), time.Hour)
+	for _, l := range []*workflow.Lock{&up, &low, &other} {
+		if *l, _, err = legacy.Acquire(ctx, *l, time.Now()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	reopen := func() *Store {
+		t.Helper()
+		s, err := Open(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		return s
+	}
+	s := reopen()
+	if _, err := os.Stat(legacy.fileOf("Docs/**", "Docs/**")); !os.IsNotExist(err) {
+		t.Fatalf("Docs/** still under its spelling: %v", err)
+	}
+	if _, err := os.Stat(marker); !os.IsNotExist(err) {
+		t.Fatalf("store marked folded while SRC/A.GO could not move: %v", err)
+	}
+	if err := s.Release(ctx, "src/a.go", low.Token); err != nil {
+		t.Fatal(err)
+	}
+	s = reopen()
+	if _, err := os.Stat(marker); err != nil {
+		t.Fatalf("store not marked once every record moved: %v", err)
+	}
+	got, err := s.Get(ctx, "src/a.go")
+	if err != nil || got.Token != up.Token {
+		t.Fatalf("Get(src/a.go) = %+v, %v; want the record of SRC/A.GO", got, err)
+	}
+	if _, err := os.Stat(s.Where("src/a.go")); err != nil {
+		t.Fatalf("SRC/A.GO not moved to its folded name: %v", err)
+	}
+}
