@@ -487,7 +487,7 @@ func TestMigrateMarks(t *testing.T) {
 	up := locktest.NewLock("SRC/A.GO", "alice", time.Now(), time.Hour)
 	low := locktest.NewLock("src/a.go", "bob", time.Now(), time.Hour)
 	other := locktest.NewLock("Docs/**", "carol", time.Now(), time.Hour)
-	for _, l := range []*workflow.Lock{&up, &low, &other} {
+	for _, l := range []*locks.Lock{&up, &low, &other} {
 		if *l, _, err = legacy.Acquire(ctx, *l, time.Now()); err != nil {
 			t.Fatal(err)
 		}
