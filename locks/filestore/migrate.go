@@ -100,7 +100,7 @@ func (s *Store) fresh() (bool, error) {
 			return false, err
 		}
 		names, err := f.Readdirnames(-1)
-		f.Close()
+		_ = f.Close() // read only: nothing to lose
 		if err != nil {
 			return false, err
 		}

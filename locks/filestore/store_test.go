@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"io/fs"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -502,10 +503,10 @@ func TestMigrateMarks(t *testing.T) {
 		return s
 	}
 	s := reopen()
-	if _, err := os.Stat(legacy.fileOf("Docs/**", "Docs/**")); !os.IsNotExist(err) {
+	if _, err := os.Stat(legacy.fileOf("Docs/**", "Docs/**")); !errors.Is(err, fs.ErrNotExist) {
 		t.Fatalf("Docs/** still under its spelling: %v", err)
 	}
-	if _, err := os.Stat(marker); !os.IsNotExist(err) {
+	if _, err := os.Stat(marker); !errors.Is(err, fs.ErrNotExist) {
 		t.Fatalf("store marked folded while SRC/A.GO could not move: %v", err)
 	}
 	if err := s.Release(ctx, "src/a.go", low.Token); err != nil {
