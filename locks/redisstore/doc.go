@@ -29,7 +29,9 @@
 // core.ignorecase: Open moves such records (one script each) unless
 // meta:folded is set. A record whose identity has a record of its own
 // stays, and lookups of the identity read it too, until a later Open can
-// move it.
+// move it. A lookup of a spelling also reads the record under that
+// spelling, in the same round trip: a server is shared by machines that
+// may not all run a version that folds.
 //
 // "r:" and "i:" keep lock keys from naming any other structure. Nothing
 // runs KEYS or SCAN: List reads i:keys, InNamespace the range "ns:" to

@@ -315,7 +315,8 @@ func (s *Store) InNamespace(ctx context.Context, ns string) ([]locks.Entry, erro
 }
 
 // pathMembers returns the members a record of each path may have: the
-// path's identity and a leftover of it (see migrate).
+// path's identity and a spelling of it an earlier version kept one under
+// (see legacy).
 // A path that reads as a namespaced or reserved key (a file named
 // workflow) is no path key's member: only a pattern can lock it.
 func (s *Store) pathMembers(paths []string) []string {
@@ -331,6 +332,8 @@ func (s *Store) pathMembers(paths []string) []string {
 		out = append(out, id)
 		if old := s.leftovers[id]; old != "" {
 			out = append(out, old)
+		} else if id != p && lockkey.IsPathLike(p) {
+			out = append(out, p)
 		}
 	}
 	return out

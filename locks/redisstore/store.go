@@ -274,10 +274,22 @@ func (s *Store) id(key string) string {
 }
 
 // legacy returns the member of a record an earlier version kept under a
-// spelling of key's identity that migrate left (see leftovers), else "".
-// Such records stay valid, so lookups look there too.
+// spelling of key's identity: one migrate left (see leftovers), else key's
+// own spelling when it is not its identity (a record written since by an
+// earlier version on another machine: a server is shared by clones that
+// may not all run this one), else "". Such records stay valid, so lookups
+// look there too, in the same round trip.
 func (s *Store) legacy(key string) string {
-	return s.leftovers[s.id(key)]
+	if !s.fold || !lockkey.IsPathLike(key) {
+		return ""
+	}
+	if old := s.leftovers[s.id(key)]; old != "" {
+		return old
+	}
+	if s.id(key) != key {
+		return key
+	}
+	return ""
 }
 
 // overlap is lockkey.OverlapFoldCase (lockkey.Overlap for legacyExact).
