@@ -93,3 +93,55 @@ func firstBranch(ctx context.Context, r *Repo) (string, error) {
 	}
 	return "", nil
 }
+
+// maxPathspecBytes bounds the paths TrackedPaths passes to git as
+// arguments; beyond it git lists every file, which stays within any
+// command line limit.
+const maxPathspecBytes = 256 << 10
+
+// TrackedPaths returns the set of those of paths (repo-relative) that name
+// a file, symbolic link or submodule in HEAD's tree or in the index, asking
+// one git process. Names are compared exactly: no pathspec magic or wildcards,
+// and a directory is not a file. A bare repository has HEAD's tree only,
+// an unborn HEAD the index only.
+func TrackedPaths(ctx context.Context, r *Repo, paths []string) (map[string]bool, error) {
+	found := map[string]bool{}
+	if len(paths) == 0 {
+		return found, nil
+	}
+	want := map[string]bool{}
+	size := 0
+	for _, p := range paths {
+		want[p] = true
+		size += len(p) + 1
+	}
+	list := func(withHead bool) ([]byte, error) {
+		// --with-tree adds the files of HEAD that the index lacks (a
+		// staged deletion).
+		args := []string{"--literal-pathspecs", "ls-files", "-z", "--cached"}
+		if withHead {
+			args = append(args, "--with-tree=HEAD")
+		}
+		args = append(args, "--")
+		if size <= maxPathspecBytes {
+			args = append(args, paths...)
+		}
+		return RepoOutput(ctx, r, args...)
+	}
+	out, err := list(true)
+	if err != nil {
+		if _, unborn := unbornHead(ctx, r); !unborn {
+			return nil, fmt.Errorf("list tracked files: %w", err)
+		}
+		if out, err = list(false); err != nil {
+			return nil, fmt.Errorf("list tracked files: %w", err)
+		}
+	}
+	// A pathspec "d" lists the files under d/ too: keep exact names only.
+	for _, name := range bytes.Split(out, []byte{0}) {
+		if want[string(name)] {
+			found[string(name)] = true
+		}
+	}
+	return found, nil
+}

@@ -18,10 +18,10 @@ const ZeroSHA = "0000000000000000000000000000000000000000"
 
 // repoEnv is the environment of a git command run against r explicitly
 // (with --git-dir): the caller's environment without the variables that
-// would point git at another repository, object store or index. Inside a
-// hook git exports GIT_DIR (often relative) and GIT_INDEX_FILE; the object
-// and ref writes of the workflow branch must land where r says, which is
-// where go-git writes its objects. Messages are in the C locale so that a
+// would point git at another repository, object store or index, or give
+// pathspecs another meaning. Inside a hook git exports GIT_DIR (often
+// relative) and GIT_INDEX_FILE; the object and ref writes of the workflow
+// branch must land where r says, which is where go-git writes its objects. Messages are in the C locale so that a
 // caller can tell a lost compare-and-swap from other failures.
 func repoEnv() []string {
 	var env []string
@@ -30,7 +30,8 @@ func repoEnv() []string {
 		switch k {
 		case "GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR",
 			"GIT_OBJECT_DIRECTORY", "GIT_ALTERNATE_OBJECT_DIRECTORIES",
-			"GIT_NAMESPACE", "GIT_QUARANTINE_PATH", "LC_ALL", "LANGUAGE":
+			"GIT_NAMESPACE", "GIT_QUARANTINE_PATH", "LC_ALL", "LANGUAGE",
+			"GIT_LITERAL_PATHSPECS", "GIT_GLOB_PATHSPECS", "GIT_NOGLOB_PATHSPECS", "GIT_ICASE_PATHSPECS":
 			continue
 		}
 		env = append(env, kv)
