@@ -369,7 +369,7 @@ func checkChangeCommand() *command {
 					r.Finish()
 				}
 			case o.Patch != "":
-				r, err = checkPatch(ctx, h, a.stdio.In, e.CmdFile(o.Patch))
+				r, err = checkPatch(ctx, h, e.Repo, a.stdio.In, e.CmdFile(o.Patch))
 			default:
 				r, err = h.PreCommit(ctx)
 				if r != nil {
@@ -394,7 +394,7 @@ func checkChangeCommand() *command {
 // checkPatch checks the unified diff in file ("-" for stdin). A file that
 // cannot be opened or is not a regular file, and text that is not a diff,
 // are invalid input (exit 2); a failing read is exit 3.
-func checkPatch(ctx context.Context, h *hooks.Runner, stdin io.Reader, file string) (*hooks.Report, error) {
+func checkPatch(ctx context.Context, h *hooks.Runner, repo *gitexec.Repo, stdin io.Reader, file string) (*hooks.Report, error) {
 	in, name := stdinOrEmpty(stdin), "stdin"
 	if file != "-" {
 		f, err := os.Open(file)
@@ -417,6 +417,11 @@ func checkPatch(ctx context.Context, h *hooks.Runner, stdin io.Reader, file stri
 		}
 		return nil, err
 	}
+	if alt != nil {
+		if changes, alt, err = ruleOutReading(ctx, repo, changes, alt); err != nil {
+			return nil, err
+		}
+	}
 	r, err := h.Patch(ctx, changes)
 	if err != nil || alt == nil {
 		return r, err
@@ -426,6 +431,45 @@ func checkPatch(ctx context.Context, h *hooks.Runner, stdin io.Reader, file stri
 		return nil, err
 	}
 	return judgeReadings(name, changes, alt, r, stripped)
+}
+
+// ruleOutReading keeps the one reading of an ambiguous patch that can be
+// right, if only one can: a reading that modifies a file which neither
+// HEAD's tree nor the index has is not how git diff made the patch, nor
+// how git apply could apply it. Only modifications and type changes count,
+// as their files exist both before and after the change: the files that
+// deletions and renames remove are gone from a checkout of the change
+// (git diff origin/main in CI), and additions are new. It returns alt nil
+// when one reading is left; when both or neither are, both stand.
+func ruleOutReading(ctx context.Context, repo *gitexec.Repo, changes []diffpath.Change, alt *diffpath.Reading) ([]diffpath.Change, *diffpath.Reading, error) {
+	modified := func(cs []diffpath.Change) (paths []string) {
+		for _, c := range cs {
+			if c.Status == 'M' || c.Status == 'T' {
+				paths = append(paths, c.Path)
+			}
+		}
+		return paths
+	}
+	written, stripped := modified(changes), modified(alt.Changes)
+	tracked, err := gitexec.TrackedPaths(ctx, repo, slices.Concat(written, stripped))
+	if err != nil {
+		return nil, nil, fmt.Errorf("check: %w", err)
+	}
+	all := func(paths []string) bool {
+		for _, p := range paths {
+			if !tracked[p] {
+				return false
+			}
+		}
+		return true
+	}
+	switch w, s := all(written), all(stripped); {
+	case w && !s:
+		return changes, nil, nil
+	case s && !w:
+		return alt.Changes, nil, nil
+	}
+	return changes, alt, nil
 }
 
 // judgeReadings decides a patch that reads two ways: its names as written
