@@ -137,7 +137,8 @@ type Reading struct {
 // reading and alt is nil.
 //
 // A caller that judges paths must judge both readings and refuse the patch
-// when they differ.
+// when they differ, unless the repository the patch is for rules one out
+// (a reading that modifies a file the repository does not have).
 func ParsePatchReadings(r io.Reader) (changes []Change, alt *Reading, err error) {
 	p := &patchParser{lr: lineReader{br: bufio.NewReaderSize(r, 64<<10)}, votes: map[pair]int{}}
 	err = p.parse()
