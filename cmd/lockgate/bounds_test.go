@@ -252,6 +252,7 @@ func TestLongPathsShortened(t *testing.T) {
 	}
 	huge := "src/" + strings.Repeat("a", 5<<20)
 	long := "src/" + strings.Repeat("b", 6<<10)
+	mid := "src/" + strings.Repeat("m", 200<<10)
 	patch := func(name string) string {
 		return "diff --git a/" + name + " b/" + name + "\n--- a/" + name + "\n+++ b/" + name + "\n@@ -1 +1 @@\n-a\n+b\n"
 	}
@@ -264,6 +265,9 @@ func TestLongPathsShortened(t *testing.T) {
 		{"unparsable patch header", "diff --git a/" + strings.Repeat("a", 5<<20) + " b/x\n", []string{"check", "-"}, 2},
 		{"invalid path in a patch", patch("../" + strings.Repeat("c", 5<<20)), []string{"check", "-"}, 2},
 		{"violation on a huge path", patch(huge), []string{"check", "-"}, 1},
+		// Read as written or without src/, as neither file exists: the
+		// verdicts differ. The name is longer than one git argument may be.
+		{"patch read two ways", strings.ReplaceAll(patch(mid), " b/", " a/"), []string{"check", "-"}, 2},
 		{"guard edit of a long path", "", []string{"guard", "edit", long}, 1},
 		{"guard claude-code of a long path", `{"tool_name":"Edit","tool_input":{"file_path":"` + long + `"}}`, []string{"guard", "claude-code"}, 2},
 	}

@@ -95,9 +95,9 @@ func firstBranch(ctx context.Context, r *Repo) (string, error) {
 }
 
 // maxPathspecBytes bounds the paths TrackedPaths passes to git as
-// arguments; beyond it git lists every file, which stays within any
-// command line limit.
-const maxPathspecBytes = 256 << 10
+// arguments, below the system's limits on one argument (128 KiB on Linux)
+// and on all of them; beyond it git lists every file instead.
+const maxPathspecBytes = 64 << 10
 
 // TrackedPaths returns the set of those of paths (repo-relative) that name
 // a file, symbolic link or submodule in HEAD's tree or in the index, asking

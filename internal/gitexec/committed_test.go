@@ -6,6 +6,7 @@ import (
 	"maps"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/lockgate/lockgate/internal/gittest"
@@ -58,6 +59,11 @@ func TestTrackedPaths(t *testing.T) {
 			many = append(many, fmt.Sprintf("no/such/file/%06d", i))
 		}
 		ask(t, repo, many, "new.go", "src/a.go", "src/del.go")
+	})
+	t.Run("long", func(t *testing.T) {
+		t.Parallel()
+		// One name longer than the system takes as one argument.
+		ask(t, repo, []string{"src/a.go", strings.Repeat("n/", 100<<10)}, "src/a.go")
 	})
 	t.Run("none", func(t *testing.T) {
 		t.Parallel()
