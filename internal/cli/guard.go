@@ -9,6 +9,8 @@ import (
 	"io"
 	"path/filepath"
 
+	"github.com/lockgate/lockgate/internal/outcome"
+
 	"github.com/lockgate/lockgate/internal/service"
 
 	"github.com/lockgate/lockgate/internal/hint"
@@ -125,7 +127,7 @@ func guardClaudeCodeCommand() *command {
 			}
 			a.carryReport(r)
 			r.WriteText(a.stdio.Err, in.ToolName+" of "+safetext.Field(safetext.Shorten(rp)))
-			return &ExitError{Code: claudeBlock}
+			return &outcome.ExitError{Code: claudeBlock}
 		},
 	}
 }
@@ -143,7 +145,7 @@ func (a *app) blockEdit(err error) error {
 		hint.Print(a.stdio.Err, detail)
 	}
 	hint.Print(a.stdio.Err, hints...)
-	return &ExitError{Code: claudeBlock}
+	return &outcome.ExitError{Code: claudeBlock}
 }
 
 func readClaudePayload(r io.Reader) (*claudeHookInput, error) {

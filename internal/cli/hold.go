@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/lockgate/lockgate/internal/outcome"
+
 	"github.com/lockgate/lockgate/internal/service"
 
 	"github.com/spf13/pflag"
@@ -83,7 +85,7 @@ func holdCommand() *command {
 				return relErr
 			}
 			if code != 0 {
-				return &ExitError{Code: code}
+				return &outcome.ExitError{Code: code}
 			}
 			return nil
 		},

@@ -11,6 +11,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/lockgate/lockgate/internal/outcome"
+
 	"github.com/lockgate/lockgate/internal/service"
 
 	"github.com/spf13/pflag"
@@ -93,7 +95,7 @@ func (a *app) finishReport(r *hooks.Report, what, format string) error {
 		r.WriteText(a.stdio.Err, what)
 	}
 	if !r.OK {
-		return &ExitError{Code: ExitPolicy}
+		return &outcome.ExitError{Code: outcome.ExitPolicy}
 	}
 	return nil
 }
@@ -125,36 +127,6 @@ func (a *app) noteRejections(ctx context.Context, e *service.Workspace, taskType
 	}
 	slices.Sort(list)
 	fmt.Fprintf(a.stdio.Err, "lockgate: planner cooldown from cycle %d: %s\n", cycle, strings.Join(list, ", "))
-}
-
-// HookError is a hook that could not decide — unreadable config or store,
-// git failing — and so refuses: exit 3, whatever the cause's own code.
-type HookError struct {
-	Hook string
-	Err  error
-}
-
-func (e *HookError) Error() string { return e.Err.Error() }
-
-func (e *HookError) Unwrap() error { return e.Err }
-
-// hint says how to get past a hook that failed closed; only hooks that
-// honour LOCKGATE_SKIP in the committer's environment offer the bypass.
-func (e *HookError) hint() string {
-	// hooks.on_store_unavailable is offered only when the store is what
-	// could not be read.
-	var ue *locks.UnavailableError
-	store := errors.As(e.Err, &ue)
-	if git, ok := hint.BypassGit[e.Hook]; ok {
-		if store {
-			return hint.Line(hint.HookFailedStore, git)
-		}
-		return hint.Line(hint.HookFailed, git)
-	}
-	if store {
-		return hint.Line(hint.HookFailedStoreNoBypass)
-	}
-	return hint.Line(hint.HookFailedNoBypass)
 }
 
 func hookCommand() *command {
@@ -244,7 +216,7 @@ func (a *app) runHook(ctx context.Context, name string, args []string, maxArgs i
 	}
 	e, err := a.load(ctx)
 	if err != nil {
-		return &HookError{Hook: name, Err: err}
+		return &service.HookError{Hook: name, Err: err}
 	}
 	var staged func() ([]byte, error)
 	if (name == "pre-commit" || name == "pre-merge-commit") && e.Repo.Toplevel != "" {
@@ -254,7 +226,7 @@ func (a *app) runHook(ctx context.Context, name string, args []string, maxArgs i
 		for _, v := range e.Cfg.Hooks.IdentityEnv {
 			if id := getenv(v); id != "" {
 				if e.Me, err = service.NewOwner(id, e.Me.HolderType, id); err != nil {
-					return &HookError{Hook: name, Err: fmt.Errorf("%s: %w", v, err)}
+					return &service.HookError{Hook: name, Err: fmt.Errorf("%s: %w", v, err)}
 				}
 				break
 			}
@@ -268,12 +240,12 @@ func (a *app) runHook(ctx context.Context, name string, args []string, maxArgs i
 		return service.Usagef("LOCKGATE_PROFILE: %v: set it to one of them, or unset it", up.Err)
 	}
 	if err != nil {
-		return &HookError{Hook: name, Err: err}
+		return &service.HookError{Hook: name, Err: err}
 	}
 	h.Staged = staged
 	r, err := run(h)
 	if err != nil {
-		return &HookError{Hook: name, Err: err}
+		return &service.HookError{Hook: name, Err: err}
 	}
 	return a.finishReport(r, name, "")
 }

@@ -7,6 +7,9 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/lockgate/lockgate/internal/duration"
+	"github.com/lockgate/lockgate/internal/outcome"
+
 	"github.com/lockgate/lockgate/internal/service"
 
 	"github.com/spf13/pflag"
@@ -110,7 +113,7 @@ func (a *app) acquire(ctx context.Context, o *AcquireOptions, args []string) err
 		case r.TookOver != nil:
 			verb = fmt.Sprintf("took over (expired lock of %s)", safetext.Field(r.TookOver.Holder))
 		}
-		fmt.Fprintf(a.stdio.Err, "%s %s in %s until %s (%s)\n", verb, safetext.Field(r.Lock.Key), e.StoreLabel(), stamp(r.Lock.ExpiresAt), until(r.Lock.ExpiresAt, now))
+		fmt.Fprintf(a.stdio.Err, "%s %s in %s until %s (%s)\n", verb, safetext.Field(r.Lock.Key), e.StoreLabel(), stamp(r.Lock.ExpiresAt), duration.Until(r.Lock.ExpiresAt, now))
 	}
 	return nil
 }
@@ -161,7 +164,7 @@ func (a *app) reportRelease(e *service.Workspace, res locks.ReleaseResult, err e
 	for _, l := range res.Forced {
 		fmt.Fprintf(a.stdio.Err, "forced: removed the lock of %s (%s, session %s) on %s in %s, created %s (%s old)\n",
 			safetext.Field(l.Holder), safetext.Field(l.HolderType), safetext.Field(l.Session), safetext.Field(l.Key), e.StoreLabel(),
-			stamp(l.CreatedAt), human(now.Sub(l.CreatedAt)))
+			stamp(l.CreatedAt), duration.Format(now.Sub(l.CreatedAt)))
 	}
 	for _, k := range res.Missing {
 		fmt.Fprintf(a.stdio.Err, "lockgate: warning: %s was not locked in %s; nothing to release\n", safetext.Field(k), e.StoreLabel())
@@ -208,7 +211,7 @@ func refreshCommand() *command {
 			}
 			now := time.Now()
 			for _, l := range out {
-				fmt.Fprintf(a.stdio.Err, "refreshed %s in %s until %s (%s)\n", safetext.Field(l.Key), e.StoreLabel(), stamp(l.ExpiresAt), until(l.ExpiresAt, now))
+				fmt.Fprintf(a.stdio.Err, "refreshed %s in %s until %s (%s)\n", safetext.Field(l.Key), e.StoreLabel(), stamp(l.ExpiresAt), duration.Until(l.ExpiresAt, now))
 			}
 			return nil
 		},
@@ -308,7 +311,7 @@ func listCommand() *command {
 					out = append(out, []string{r.Key, "CORRUPT", "-", "-", "-", "-"})
 					continue
 				}
-				exp := until(r.ExpiresAt, now)
+				exp := duration.Until(r.ExpiresAt, now)
 				if r.Expired {
 					exp = "expired " + exp
 				}
@@ -316,7 +319,7 @@ func listCommand() *command {
 				if r.Stale {
 					st = "stale"
 				}
-				out = append(out, []string{r.Key, r.Holder, r.HolderType, human(now.Sub(r.CreatedAt)), exp, st})
+				out = append(out, []string{r.Key, r.Holder, r.HolderType, duration.Format(now.Sub(r.CreatedAt)), exp, st})
 			}
 			table(a.stdio.Out, out)
 			fmt.Fprintf(a.stdio.Err, "%d lock(s) in %s\n", len(rows), e.StoreLabel())
@@ -367,14 +370,14 @@ func checkCommand() *command {
 						rows = append(rows, []string{s.Key, string(s.State), "-", "-", "-", "-"})
 					}
 					for _, l := range s.Locks {
-						rows = append(rows, []string{s.Key, string(s.State), l.Holder, l.HolderType, l.Key, until(l.ExpiresAt, now)})
+						rows = append(rows, []string{s.Key, string(s.State), l.Holder, l.HolderType, l.Key, duration.Until(l.ExpiresAt, now)})
 					}
 				}
 				table(a.stdio.Out, rows)
 				fmt.Fprintf(a.stdio.Err, "checked in %s\n", e.StoreLabel())
 			}
 			if held {
-				return &ExitError{Code: ExitLockFailed}
+				return &outcome.ExitError{Code: outcome.ExitLockFailed}
 			}
 			return nil
 		},
@@ -434,7 +437,7 @@ func clearCommand() *command {
 			}
 			f := safetext.Field
 			fmt.Fprintf(a.stdio.Out, "cleared %s\n  owner:      %s (%s, session %s)\n  created_at: %s\n  age:        %s\n  expires_at: %s\n  store:      %s\n",
-				f(removed.Key), f(removed.Holder), f(removed.HolderType), f(removed.Session), stamp(removed.CreatedAt), human(age), stamp(removed.ExpiresAt), e.StoreName())
+				f(removed.Key), f(removed.Holder), f(removed.HolderType), f(removed.Session), stamp(removed.CreatedAt), duration.Format(age), stamp(removed.ExpiresAt), e.StoreName())
 			if removed.Reason != "" {
 				fmt.Fprintf(a.stdio.Out, "  reason:     %s\n", f(removed.Reason))
 			}

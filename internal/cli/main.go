@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"github.com/lockgate/lockgate/internal/outcome"
 	"github.com/lockgate/lockgate/internal/service"
 	"github.com/lockgate/lockgate/locks"
 
@@ -10,7 +11,6 @@ import (
 	"io"
 	"os"
 	"sort"
-	"strconv"
 	"strings"
 
 	"github.com/spf13/pflag"
@@ -93,7 +93,7 @@ func Main(ctx context.Context, args []string, stdio Stdio) int {
 	if a.env != nil {
 		a.env.Close()
 	}
-	return exitCode(err)
+	return a.outcome(err).Exit
 }
 
 func (a *app) main(ctx context.Context, args []string) error {
@@ -191,7 +191,7 @@ func (a *app) printHelp(cmds map[string]*command, prefix string) {
 // under --json, as an error object on stdout (with what the command did
 // before it failed).
 func (a *app) reportError(err error) {
-	var exit *ExitError
+	var exit *outcome.ExitError
 	if errors.As(err, &exit) {
 		return // already reported
 	}
@@ -206,14 +206,10 @@ func (a *app) reportError(err error) {
 		for k, v := range a.partial {
 			out[k] = v
 		}
-		te := toolErrorOf(err)
-		te.Hint = strings.Join(hints, "; ")
-		out["error"] = te
+		out["error"] = a.outcome(err).Object(err, strings.Join(hints, "; "))
 		_ = writeJSON(a.stdio.Out, out)
 	}
 }
-
-func itoa(n int) string { return strconv.Itoa(n) }
 
 // getenv is os.Getenv; one place so tests can see what is read.
 var getenv = os.Getenv

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lockgate/lockgate/internal/outcome"
+
 	"github.com/lockgate/lockgate/internal/service"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -21,10 +23,7 @@ import (
 	"github.com/lockgate/lockgate/hooks"
 	"github.com/lockgate/lockgate/internal/config"
 	"github.com/lockgate/lockgate/internal/gitexec"
-	"github.com/lockgate/lockgate/internal/hint"
-	"github.com/lockgate/lockgate/internal/safetext"
 	"github.com/lockgate/lockgate/locks"
-	"github.com/lockgate/lockgate/locks/lockkey"
 )
 
 // identityArgs name who a call acts as, when the config allows it.
@@ -34,91 +33,18 @@ type identityArgs struct {
 	Session    string `json:"session,omitempty" jsonschema:"session id; same condition as worker"`
 }
 
-// toolError is why a tool did not do what it was asked: the class of error
-// the CLI maps to its exit code, with what a caller needs to act on it.
-type toolError struct {
-	// Class: busy, invalid_key, operation_not_permitted, not_owner,
-	// lock_lost, corrupt_lock, unavailable, rate_limited, invalid_argument
-	// or error.
-	Class string `json:"class"`
-	// Reason refines busy: lock_contended or lock_timeout.
-	Reason   string `json:"reason,omitempty"`
-	Message  string `json:"message"`
-	ExitCode int    `json:"exit_code" jsonschema:"the exit code lockgate's CLI gives the same outcome"`
-	// Expected is the canonical form of an invalid key, when one exists.
-	Expected string            `json:"expected,omitempty"`
-	HeldBy   *service.LockView `json:"held_by,omitempty" jsonschema:"the lock that stands in the way"`
-	Hint     string            `json:"hint,omitempty"`
-}
-
-// toolErrorOf classifies err as the CLI's exit code does.
-func toolErrorOf(err error) *toolError {
+// toolErrorOf classifies err as the CLI's exit code does, with the hint
+// an agent acts on.
+func toolErrorOf(err error) *outcome.ErrorObject {
 	if err == nil {
 		return nil
 	}
-	te := &toolError{Class: "error", Message: err.Error(), ExitCode: exitCode(err)}
-	var (
-		held     *locks.HeldError
-		timeout  *locks.TimeoutError
-		keyErr   *lockkey.Error
-		notOwner *locks.NotOwnerError
-		corrupt  *locks.CorruptError
-		rate     *locks.RateLimitedError
-		ident    *service.IdentityError
-		usage    *service.UsageError
-		cfgErr   *config.Error
-		invalid  *locks.InvalidRequestError
-	)
-	switch {
-	case errors.As(err, &timeout):
-		te.Class, te.Reason = "busy", "lock_timeout"
-		te.heldBy(timeout.Held.Lock)
-		te.Hint = hint.Line(hint.MCPTimeout, timeout.Wait, timeout.Held.Lock.Holder)
-	case errors.As(err, &held):
-		te.Class, te.Reason = "busy", "lock_contended"
-		te.heldBy(held.Lock)
-		te.Hint = hint.Line(hint.MCPHeld, held.Lock.Holder, held.Lock.Key)
-	case errors.As(err, &keyErr):
-		te.Class, te.Expected = "invalid_key", keyErr.Expected
-		if keyErr.NotPermitted {
-			te.Class = "operation_not_permitted"
-		}
-		if strings.HasPrefix(keyErr.Input, "env:") && strings.Contains(keyErr.Reason, "port") {
-			te.Hint = hint.Line(hint.MCPPortEnv)
-		}
-	case errors.As(err, &ident):
-		te.Class = "operation_not_permitted"
-	case errors.As(err, &notOwner):
-		te.Class = "not_owner"
-		te.heldBy(notOwner.Lock)
-		te.Hint = hint.Line(hint.MCPNotOwner, notOwner.Lock.Holder, notOwner.Lock.Session, notOwner.Op)
-	case errors.As(err, &rate):
-		te.Class = "rate_limited"
-		te.Hint = hint.Line(hint.MCPRateLimited, rate.Limit, rate.Window)
-	case errors.As(err, &corrupt):
-		te.Class = "corrupt_lock"
-		te.Hint = hint.Line(hint.MCPCorrupt, corrupt.Path, corrupt.Key)
-		if corrupt.Key == "" || safetext.Field(corrupt.Key) != corrupt.Key {
-			te.Hint = hint.Line(hint.MCPCorruptRecord, corrupt.Path, corrupt.Path)
-		}
-	case errors.Is(err, locks.ErrNotFound), errors.Is(err, locks.ErrTokenMismatch):
-		te.Class = "lock_lost"
-		te.Hint = hint.Line(hint.MCPLockLost)
-	case errors.As(err, &usage), errors.As(err, &cfgErr), errors.As(err, &invalid):
-		te.Class = "invalid_argument"
-	case te.ExitCode == ExitUnavailable:
-		te.Class = "unavailable"
-	}
-	return te
-}
-
-func (te *toolError) heldBy(l locks.Lock) {
-	v := service.ViewOf(l)
-	te.HeldBy = &v
+	o := outcome.Of(err, outcome.Context{})
+	return o.Object(err, o.AgentHint)
 }
 
 // refusable is a tool's output, which carries why a call was refused.
-type refusable interface{ refuse(*toolError) }
+type refusable interface{ refuse(*outcome.ErrorObject) }
 
 // addTool registers a tool whose input and output schemas are derived from
 // In and Out, as mcp.AddTool derives them. The handler decodes the
@@ -262,12 +188,12 @@ type acquireIn struct {
 }
 
 type acquireOut struct {
-	Acquired bool               `json:"acquired"`
-	Locks    []service.LockView `json:"locks"`
-	Error    *toolError         `json:"error,omitempty"`
+	Acquired bool                 `json:"acquired"`
+	Locks    []service.LockView   `json:"locks"`
+	Error    *outcome.ErrorObject `json:"error,omitempty"`
 }
 
-func (o *acquireOut) refuse(te *toolError) { o.Error = te }
+func (o *acquireOut) refuse(te *outcome.ErrorObject) { o.Error = te }
 
 func (s *mcpService) acquireLock(ctx context.Context, in acquireIn, out *acquireOut) error {
 	ttl, wait, err := durations(in.TTLMinutes, in.WaitSeconds)
@@ -302,13 +228,13 @@ type releaseIn struct {
 }
 
 type releaseOut struct {
-	Released []string           `json:"released"`
-	Forced   []service.LockView `json:"forced,omitempty" jsonschema:"locks of others removed with force"`
-	Missing  []string           `json:"missing,omitempty" jsonschema:"keys that were not locked"`
-	Error    *toolError         `json:"error,omitempty"`
+	Released []string             `json:"released"`
+	Forced   []service.LockView   `json:"forced,omitempty" jsonschema:"locks of others removed with force"`
+	Missing  []string             `json:"missing,omitempty" jsonschema:"keys that were not locked"`
+	Error    *outcome.ErrorObject `json:"error,omitempty"`
 }
 
-func (o *releaseOut) refuse(te *toolError) { o.Error = te }
+func (o *releaseOut) refuse(te *outcome.ErrorObject) { o.Error = te }
 
 func (s *mcpService) releaseLock(ctx context.Context, in releaseIn, out *releaseOut) error {
 	e, err := s.e.ActAs(service.Identity(in.identityArgs))
@@ -343,11 +269,11 @@ type refreshIn struct {
 }
 
 type locksOut struct {
-	Locks []service.LockView `json:"locks"`
-	Error *toolError         `json:"error,omitempty"`
+	Locks []service.LockView   `json:"locks"`
+	Error *outcome.ErrorObject `json:"error,omitempty"`
 }
 
-func (o *locksOut) refuse(te *toolError) { o.Error = te }
+func (o *locksOut) refuse(te *outcome.ErrorObject) { o.Error = te }
 
 func (s *mcpService) refreshLock(ctx context.Context, in refreshIn, out *locksOut) error {
 	ttlArg, _, err := durations(in.TTLMinutes, 0)
@@ -382,13 +308,13 @@ type keyStatus struct {
 
 type checkLocksOut struct {
 	// Free: no key is held by another worker.
-	Free     bool               `json:"free" jsonschema:"true when no key asked about is held by another worker"`
-	Statuses []keyStatus        `json:"statuses,omitempty"`
-	Locks    []service.LockView `json:"locks,omitempty" jsonschema:"every live lock, when no key was given"`
-	Error    *toolError         `json:"error,omitempty"`
+	Free     bool                 `json:"free" jsonschema:"true when no key asked about is held by another worker"`
+	Statuses []keyStatus          `json:"statuses,omitempty"`
+	Locks    []service.LockView   `json:"locks,omitempty" jsonschema:"every live lock, when no key was given"`
+	Error    *outcome.ErrorObject `json:"error,omitempty"`
 }
 
-func (o *checkLocksOut) refuse(te *toolError) { o.Error, o.Free = te, false }
+func (o *checkLocksOut) refuse(te *outcome.ErrorObject) { o.Error, o.Free = te, false }
 
 func (s *mcpService) checkLocks(ctx context.Context, in checkLocksIn, out *checkLocksOut) error {
 	e, err := s.e.ActAs(service.Identity(in.identityArgs))
@@ -462,14 +388,14 @@ type claimIn struct {
 }
 
 type claimOut struct {
-	Claimed bool               `json:"claimed"`
-	Package string             `json:"package,omitempty"`
-	Title   string             `json:"title,omitempty"`
-	Locks   []service.LockView `json:"locks"`
-	Error   *toolError         `json:"error,omitempty"`
+	Claimed bool                 `json:"claimed"`
+	Package string               `json:"package,omitempty"`
+	Title   string               `json:"title,omitempty"`
+	Locks   []service.LockView   `json:"locks"`
+	Error   *outcome.ErrorObject `json:"error,omitempty"`
 }
 
-func (o *claimOut) refuse(te *toolError) { o.Error = te }
+func (o *claimOut) refuse(te *outcome.ErrorObject) { o.Error = te }
 
 func (s *mcpService) claimPackage(ctx context.Context, in claimIn, out *claimOut) error {
 	ttl, wait, err := durations(in.TTLMinutes, in.WaitSeconds)
@@ -530,15 +456,15 @@ type pauseIn struct {
 }
 
 type pauseOut struct {
-	Feature string            `json:"feature"`
-	Key     string            `json:"key,omitempty"`
-	Paused  bool              `json:"paused" jsonschema:"someone holds the pause lock"`
-	Mine    bool              `json:"mine" jsonschema:"the caller holds it"`
-	Lock    *service.LockView `json:"lock,omitempty"`
-	Error   *toolError        `json:"error,omitempty"`
+	Feature string               `json:"feature"`
+	Key     string               `json:"key,omitempty"`
+	Paused  bool                 `json:"paused" jsonschema:"someone holds the pause lock"`
+	Mine    bool                 `json:"mine" jsonschema:"the caller holds it"`
+	Lock    *service.LockView    `json:"lock,omitempty"`
+	Error   *outcome.ErrorObject `json:"error,omitempty"`
 }
 
-func (o *pauseOut) refuse(te *toolError) { o.Error = te }
+func (o *pauseOut) refuse(te *outcome.ErrorObject) { o.Error = te }
 
 func (s *mcpService) pauseStatus(ctx context.Context, in pauseIn, out *pauseOut) error {
 	out.Feature = in.Feature
@@ -567,11 +493,11 @@ type portLease struct {
 }
 
 type portsOut struct {
-	Ports []portLease `json:"ports"`
-	Error *toolError  `json:"error,omitempty"`
+	Ports []portLease          `json:"ports"`
+	Error *outcome.ErrorObject `json:"error,omitempty"`
 }
 
-func (o *portsOut) refuse(te *toolError) { o.Error = te }
+func (o *portsOut) refuse(te *outcome.ErrorObject) { o.Error = te }
 
 func leases(ls []locks.Lock) []portLease {
 	out := []portLease{}
@@ -634,13 +560,13 @@ type checkChangeIn struct {
 }
 
 type checkChangeOut struct {
-	OK         bool              `json:"ok" jsonschema:"the pre-commit hook would accept a commit of these paths"`
-	Violations []hooks.Violation `json:"violations"`
-	Warnings   []string          `json:"warnings,omitempty"`
-	Error      *toolError        `json:"error,omitempty"`
+	OK         bool                 `json:"ok" jsonschema:"the pre-commit hook would accept a commit of these paths"`
+	Violations []hooks.Violation    `json:"violations"`
+	Warnings   []string             `json:"warnings,omitempty"`
+	Error      *outcome.ErrorObject `json:"error,omitempty"`
 }
 
-func (o *checkChangeOut) refuse(te *toolError) { o.Error = te }
+func (o *checkChangeOut) refuse(te *outcome.ErrorObject) { o.Error = te }
 
 func (s *mcpService) checkChange(ctx context.Context, in checkChangeIn, out *checkChangeOut) error {
 	if len(in.Paths) == 0 {

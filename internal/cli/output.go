@@ -70,19 +70,7 @@ func durationVar(fs *pflag.FlagSet, p *time.Duration, name, usage string) {
 	fs.Var((*duration.Value)(p), name, usage)
 }
 
-// human renders a duration the way people read ages (45s, 12m, 3h5m,
-// 2d4h), as duration flags read it back.
-func human(d time.Duration) string { return duration.Format(d) }
-
 func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339) }
-
-// until says when t is relative to now: "in 25m" or "25m ago".
-func until(t, now time.Time) string {
-	if t.Before(now) {
-		return human(now.Sub(t)) + " ago"
-	}
-	return "in " + human(t.Sub(now))
-}
 
 // acquired is one lock taken by `lock acquire`, `claim`, `pause`, `plan
 // --acquire` under --json: the lock (without its owner token), whether it

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/lockgate/lockgate/internal/outcome"
+
 	"github.com/lockgate/lockgate/internal/service"
 
 	"github.com/spf13/pflag"
@@ -113,7 +115,7 @@ func pauseStatusCommand() *command {
 				fmt.Fprintln(a.stdio.Out, describePause(st))
 			}
 			if err == nil && st.Paused && !st.Mine {
-				return &ExitError{Code: ExitLockFailed}
+				return &outcome.ExitError{Code: outcome.ExitLockFailed}
 			}
 			return err
 		},
@@ -176,7 +178,7 @@ func pauseWaitCommand() *command {
 				}
 				if timeout > 0 && time.Since(start) >= timeout {
 					fmt.Fprintf(a.stdio.Err, "lockgate: timed out after %s: %s\n", timeout, describePause(st))
-					return &ExitError{Code: ExitLockFailed}
+					return &outcome.ExitError{Code: outcome.ExitLockFailed}
 				}
 				sleep := poll
 				if timeout > 0 {

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lockgate/lockgate/internal/outcome"
+
 	"github.com/lockgate/lockgate/internal/service"
 
 	"github.com/spf13/pflag"
@@ -177,7 +179,7 @@ func (a *app) acquirePlanned(ctx context.Context, e *service.Workspace, plan *pl
 		}
 		if t.Status == planner.StatusRejected || t.Status == planner.StatusCooldown {
 			fmt.Fprintf(a.stdio.Err, "lockgate: task %s is %s: %s\n", safetext.Field(t.ID), t.Status, safetext.Field(t.Reason))
-			return &ExitError{Code: ExitPolicy}
+			return &outcome.ExitError{Code: outcome.ExitPolicy}
 		}
 		// A task file's paths are repo-root relative, wherever plan runs.
 		keys, err := e.FileKeys(t.Locks)

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lockgate/lockgate/internal/duration"
+
 	"github.com/lockgate/lockgate/internal/service"
 
 	"github.com/spf13/pflag"
@@ -175,7 +177,7 @@ func portsListCommand() *command {
 			}
 			out := [][]string{{"PORT", "HOLDER", "TYPE", "SESSION", "EXPIRES"}}
 			for _, r := range rows {
-				out = append(out, []string{strconv.Itoa(r.Port), r.Holder, r.HolderType, r.Session, until(r.ExpiresAt, now)})
+				out = append(out, []string{strconv.Itoa(r.Port), r.Holder, r.HolderType, r.Session, duration.Until(r.ExpiresAt, now)})
 			}
 			table(a.stdio.Out, out)
 			return nil

@@ -120,3 +120,12 @@ func (v *Value) String() string { return time.Duration(*v).String() }
 
 // Type names the flag's value in help.
 func (v *Value) Type() string { return "duration" }
+
+// Until says when t is relative to now, as people read it: "in 25m" or
+// "25m ago".
+func Until(t, now time.Time) string {
+	if t.Before(now) {
+		return Format(now.Sub(t)) + " ago"
+	}
+	return "in " + Format(t.Sub(now))
+}

@@ -21,3 +21,14 @@ func Usagef(format string, args ...any) error {
 	}
 	return &UsageError{Msg: fmt.Sprintf(format, args...)}
 }
+
+// HookError is a hook that could not decide — unreadable config or store,
+// git failing — and so refuses: exit 3, whatever the cause's own code.
+type HookError struct {
+	Hook string
+	Err  error
+}
+
+func (e *HookError) Error() string { return e.Err.Error() }
+
+func (e *HookError) Unwrap() error { return e.Err }
