@@ -237,17 +237,6 @@ type listEntry struct {
 	Bookkeeping  bool       `json:"bookkeeping"`
 }
 
-// isBookkeeping reports records lockgate keeps for itself rather than
-// locks anyone works under: the planner's state (plan:cycle and the
-// cooldown: records of scope rejections) and the reserved `workflow` lock
-// while a branch writer holds it for the milliseconds of a commit (a
-// `workflow` lock a person took stays in view). `lock list` shows them
-// with --all; `lock clear KEY --force` removes them like any record.
-func isBookkeeping(l locks.Lock) bool {
-	ns := lockkey.Namespace(l.Key)
-	return ns == cooldownNS || l.Key == planCycleKey || l.Key == lockkey.WorkflowKey && l.Action == service.BranchWriterAction
-}
-
 func listCommand() *command {
 	var mine, stale, all bool
 	return &command{
@@ -277,7 +266,7 @@ func listCommand() *command {
 			for _, en := range entries {
 				le := listEntry{LockView: service.ViewOf(en.Lock), Action: en.Action, PID: en.PID, Host: en.Host,
 					TaskAcquired: en.TaskAcquired, RequestID: en.RequestID, TraceID: en.TraceID,
-					Location: e.Store.Where(en.Key), Bookkeeping: isBookkeeping(en.Lock)}
+					Location: e.Store.Where(en.Key), Bookkeeping: service.IsBookkeeping(en.Lock)}
 				if le.Bookkeeping && !all {
 					continue
 				}

@@ -23,19 +23,9 @@ import (
 	"github.com/lockgate/lockgate/scope"
 )
 
-// The planner keeps its state in the lock store, so every worktree and
-// machine sees it: `cooldown:<type>:<path>` records a scope rejection of a
-// backfill change of task type <type> (empty when the type is unknown),
-// with reason "cycle N", written by `check --record-cooldown`;
-// `plan:cycle` records the last cycle planned. Neither namespace can be
-// locked by hand. The records belong to lockgate-planner: `plan` removes
-// a cooldown record once its cooldown is over, `lock list --all` shows
-// them and `lock clear KEY --force` removes one.
-const (
-	cooldownNS   = "cooldown"
-	planCycleKey = "plan:cycle"
-	stateTTL     = 90 * 24 * time.Hour
-)
+// stateTTL is the lifetime of the planner's state records (see
+// service.CooldownNS).
+const stateTTL = 90 * 24 * time.Hour
 
 // plannerOwner owns the planner's state records.
 var plannerOwner = locks.Owner{Holder: "lockgate-planner", HolderType: scope.WorkerAgent, Session: "lockgate-planner"}
@@ -127,7 +117,7 @@ func (a *app) plan(ctx context.Context, o *PlanOptions, file string) error {
 	for _, en := range entries {
 		switch {
 		case en.Err != nil, en.Expired(now):
-		case strings.HasPrefix(en.Key, cooldownNS+":"):
+		case strings.HasPrefix(en.Key, service.CooldownNS+":"):
 			r, rok := parseCooldownKey(en.Key)
 			if c, ok := cycleOf(en.Reason); ok && rok {
 				cfg.Cooldown[r] = c
@@ -135,7 +125,7 @@ func (a *app) plan(ctx context.Context, o *PlanOptions, file string) error {
 					over = append(over, en.Key)
 				}
 			}
-		case en.Key == planCycleKey, en.OwnedBy(e.Me):
+		case en.Key == service.PlanCycleKey, en.OwnedBy(e.Me):
 		default:
 			cfg.Held = append(cfg.Held, planner.HeldLock{Key: en.Key, Holder: en.Holder})
 		}
@@ -146,7 +136,7 @@ func (a *app) plan(ctx context.Context, o *PlanOptions, file string) error {
 	}
 	// Remember the cycle: a backfill check that rejects a path records it
 	// with this cycle, and later plans skip that path while it cools down.
-	if err := a.setState(ctx, e, planCycleKey, "cycle "+strconv.Itoa(o.Cycle)); err != nil {
+	if err := a.setState(ctx, e, service.PlanCycleKey, "cycle "+strconv.Itoa(o.Cycle)); err != nil {
 		return err
 	}
 	for _, k := range over {
@@ -226,12 +216,12 @@ func (a *app) recordRejections(ctx context.Context, e *service.Workspace, rs map
 // cooldownKey is the store key of a rejection: cooldown:<type>:<path>
 // (see planner.Rejection.Key).
 func cooldownKey(r planner.Rejection) string {
-	return cooldownNS + ":" + r.Key()
+	return service.CooldownNS + ":" + r.Key()
 }
 
 // parseCooldownKey reads a cooldown record's key.
 func parseCooldownKey(key string) (planner.Rejection, bool) {
-	v, ok := strings.CutPrefix(key, cooldownNS+":")
+	v, ok := strings.CutPrefix(key, service.CooldownNS+":")
 	if !ok {
 		return planner.Rejection{}, false
 	}
@@ -252,7 +242,7 @@ func (a *app) setState(ctx context.Context, e *service.Workspace, key, reason st
 
 // lastCycle is the cycle of the last plan, 0 when none was made.
 func (a *app) lastCycle(ctx context.Context, e *service.Workspace) int {
-	l, err := e.Store.Get(ctx, planCycleKey)
+	l, err := e.Store.Get(ctx, service.PlanCycleKey)
 	if err != nil {
 		return 0
 	}

@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"fmt"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -56,7 +55,7 @@ func portsAllocateCommand() *command {
 				return err
 			}
 			if a.globals.JSON {
-				return writeJSON(a.stdio.Out, portRows(leased))
+				return writeJSON(a.stdio.Out, service.PortRows(leased))
 			}
 			for _, l := range leased {
 				fmt.Fprintln(a.stdio.Out, strings.TrimPrefix(l.Key, service.PortNS+":"))
@@ -66,25 +65,6 @@ func portsAllocateCommand() *command {
 			return nil
 		},
 	}
-}
-
-// portRow is one lease in `ports list --json` and `ports allocate --json`.
-type portRow struct {
-	Port       int       `json:"port"`
-	Holder     string    `json:"holder"`
-	HolderType string    `json:"holder_type"`
-	Session    string    `json:"session"`
-	ExpiresAt  time.Time `json:"expires_at"`
-}
-
-func portRows(ls []locks.Lock) []portRow {
-	out := []portRow{}
-	for _, l := range ls {
-		p, _ := strconv.Atoi(strings.TrimPrefix(l.Key, service.PortNS+":"))
-		out = append(out, portRow{Port: p, Holder: l.Holder, HolderType: l.HolderType, Session: l.Session, ExpiresAt: l.ExpiresAt})
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Port < out[j].Port })
-	return out
 }
 
 func portsRefreshCommand() *command {
@@ -113,7 +93,7 @@ func portsRefreshCommand() *command {
 				return err
 			}
 			if a.globals.JSON {
-				return writeJSON(a.stdio.Out, portRows(ls))
+				return writeJSON(a.stdio.Out, service.PortRows(ls))
 			}
 			fmt.Fprintf(a.stdio.Err, "refreshed %d port lease(s) in %s\n", len(ls), e.StoreLabel())
 			return nil
@@ -171,7 +151,7 @@ func portsListCommand() *command {
 					live = append(live, en.Lock)
 				}
 			}
-			rows := portRows(live)
+			rows := service.PortRows(live)
 			if a.globals.JSON {
 				return writeJSON(a.stdio.Out, rows)
 			}

@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"sort"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/lockgate/lockgate/locks"
@@ -83,4 +85,24 @@ func (e *Workspace) MyPorts(ctx context.Context, args []string) ([]string, error
 		}
 	}
 	return keys, nil
+}
+
+// PortRow is one lease in `ports list --json` and `ports allocate --json`.
+type PortRow struct {
+	Port       int       `json:"port"`
+	Holder     string    `json:"holder"`
+	HolderType string    `json:"holder_type"`
+	Session    string    `json:"session"`
+	ExpiresAt  time.Time `json:"expires_at"`
+}
+
+// PortRows are leases as `ports list --json` shows them, by port.
+func PortRows(ls []locks.Lock) []PortRow {
+	out := []PortRow{}
+	for _, l := range ls {
+		p, _ := strconv.Atoi(strings.TrimPrefix(l.Key, PortNS+":"))
+		out = append(out, PortRow{Port: p, Holder: l.Holder, HolderType: l.HolderType, Session: l.Session, ExpiresAt: l.ExpiresAt})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Port < out[j].Port })
+	return out
 }

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/lockgate/lockgate/locks"
+	"github.com/lockgate/lockgate/locks/lockkey"
 )
 
 // LockView is a lock as tools show it: without the owner token.
@@ -33,4 +34,28 @@ func ViewsOf(ls []locks.Lock) []LockView {
 		out = append(out, ViewOf(l))
 	}
 	return out
+}
+
+// The planner keeps its state in the lock store, so every worktree and
+// machine sees it: `cooldown:<type>:<path>` records a scope rejection of a
+// backfill change of task type <type> (empty when the type is unknown),
+// with reason "cycle N", written by `check --record-cooldown`;
+// `plan:cycle` records the last cycle planned. Neither namespace can be
+// locked by hand. The records belong to lockgate-planner: `plan` removes
+// a cooldown record once its cooldown is over, `lock list --all` shows
+// them and `lock clear KEY --force` removes one.
+const (
+	CooldownNS   = "cooldown"
+	PlanCycleKey = "plan:cycle"
+)
+
+// IsBookkeeping reports records lockgate keeps for itself rather than
+// locks anyone works under: the planner's state (plan:cycle and the
+// cooldown: records of scope rejections) and the reserved `workflow` lock
+// while a branch writer holds it for the milliseconds of a commit (a
+// `workflow` lock a person took stays in view). `lock list` shows them
+// with --all; `lock clear KEY --force` removes them like any record.
+func IsBookkeeping(l locks.Lock) bool {
+	ns := lockkey.Namespace(l.Key)
+	return ns == CooldownNS || l.Key == PlanCycleKey || l.Key == lockkey.WorkflowKey && l.Action == BranchWriterAction
 }

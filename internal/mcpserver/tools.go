@@ -1,4 +1,4 @@
-package cli
+package mcpserver
 
 import (
 	"bytes"
@@ -25,6 +25,9 @@ import (
 	"github.com/lockgate/lockgate/internal/gitexec"
 	"github.com/lockgate/lockgate/locks"
 )
+
+// caller is a tool's input: it names who the call acts as.
+type caller interface{ who() service.Identity }
 
 // identityArgs name who a call acts as, when the config allows it.
 type identityArgs struct {
@@ -56,10 +59,10 @@ type refusable interface{ refuse(*outcome.ErrorObject) }
 // it could not do what was asked; a refusal is a tool result with isError
 // set and the structured output (error included), never a protocol error.
 // newOut gives the output its empty lists, so they print as [] not null.
-func addTool[In, Out any, PO interface {
+func addTool[In caller, Out any, PO interface {
 	*Out
 	refusable
-}](srv *mcp.Server, trace string, t *mcp.Tool, newOut func() Out, run func(context.Context, In, PO) error) {
+}](srv *mcp.Server, base *service.Workspace, trace string, t *mcp.Tool, newOut func() Out, run func(context.Context, *service.Workspace, In, PO) error) {
 	inSchema, err := jsonschema.For[In](nil)
 	if err != nil {
 		panic(fmt.Sprintf("input schema of %s: %v", t.Name, err)) // a programming error, caught by every test
@@ -74,8 +77,12 @@ func addTool[In, Out any, PO interface {
 		ctx = locks.WithAudit(ctx, locks.Audit{RequestID: locks.NewToken()[:16], TraceID: trace})
 		out := newOut()
 		in, err := decodeArguments[In](req.Params.Arguments, inSchema)
+		var e *service.Workspace
 		if err == nil {
-			err = run(ctx, in, &out)
+			e, err = base.ActAs(in.who())
+		}
+		if err == nil {
+			err = run(ctx, e, in, &out)
 		}
 		if err != nil {
 			PO(&out).refuse(toolErrorOf(err))
@@ -195,12 +202,8 @@ type acquireOut struct {
 
 func (o *acquireOut) refuse(te *outcome.ErrorObject) { o.Error = te }
 
-func (s *mcpService) acquireLock(ctx context.Context, in acquireIn, out *acquireOut) error {
+func acquireLock(ctx context.Context, e *service.Workspace, in acquireIn, out *acquireOut) error {
 	ttl, wait, err := durations(in.TTLMinutes, in.WaitSeconds)
-	if err != nil {
-		return err
-	}
-	e, err := s.e.ActAs(service.Identity(in.identityArgs))
 	if err != nil {
 		return err
 	}
@@ -236,11 +239,7 @@ type releaseOut struct {
 
 func (o *releaseOut) refuse(te *outcome.ErrorObject) { o.Error = te }
 
-func (s *mcpService) releaseLock(ctx context.Context, in releaseIn, out *releaseOut) error {
-	e, err := s.e.ActAs(service.Identity(in.identityArgs))
-	if err != nil {
-		return err
-	}
+func releaseLock(ctx context.Context, e *service.Workspace, in releaseIn, out *releaseOut) error {
 	keys, err := e.ToolKeys(in.FilePath, in.Keys)
 	if err != nil {
 		return err
@@ -275,12 +274,8 @@ type locksOut struct {
 
 func (o *locksOut) refuse(te *outcome.ErrorObject) { o.Error = te }
 
-func (s *mcpService) refreshLock(ctx context.Context, in refreshIn, out *locksOut) error {
+func refreshLock(ctx context.Context, e *service.Workspace, in refreshIn, out *locksOut) error {
 	ttlArg, _, err := durations(in.TTLMinutes, 0)
-	if err != nil {
-		return err
-	}
-	e, err := s.e.ActAs(service.Identity(in.identityArgs))
 	if err != nil {
 		return err
 	}
@@ -316,11 +311,7 @@ type checkLocksOut struct {
 
 func (o *checkLocksOut) refuse(te *outcome.ErrorObject) { o.Error, o.Free = te, false }
 
-func (s *mcpService) checkLocks(ctx context.Context, in checkLocksIn, out *checkLocksOut) error {
-	e, err := s.e.ActAs(service.Identity(in.identityArgs))
-	if err != nil {
-		return err
-	}
+func checkLocks(ctx context.Context, e *service.Workspace, in checkLocksIn, out *checkLocksOut) error {
 	if in.FilePath == "" && len(in.Keys) == 0 {
 		ls, err := liveLocks(ctx, e, false, false)
 		out.Locks = ls
@@ -350,7 +341,7 @@ func liveLocks(ctx context.Context, e *service.Workspace, mine, stale bool) ([]s
 	now := time.Now()
 	out := []service.LockView{}
 	for _, en := range entries {
-		if en.Err != nil || en.Expired(now) || mine && !en.OwnedBy(e.Me) || isBookkeeping(en.Lock) {
+		if en.Err != nil || en.Expired(now) || mine && !en.OwnedBy(e.Me) || service.IsBookkeeping(en.Lock) {
 			continue
 		}
 		v := service.ViewOf(en.Lock)
@@ -370,11 +361,7 @@ type listIn struct {
 	identityArgs
 }
 
-func (s *mcpService) listLocks(ctx context.Context, in listIn, out *locksOut) error {
-	e, err := s.e.ActAs(service.Identity(in.identityArgs))
-	if err != nil {
-		return err
-	}
+func listLocks(ctx context.Context, e *service.Workspace, in listIn, out *locksOut) error {
 	ls, err := liveLocks(ctx, e, in.Mine, in.Stale)
 	out.Locks = append(out.Locks, ls...)
 	return err
@@ -397,12 +384,8 @@ type claimOut struct {
 
 func (o *claimOut) refuse(te *outcome.ErrorObject) { o.Error = te }
 
-func (s *mcpService) claimPackage(ctx context.Context, in claimIn, out *claimOut) error {
+func claimPackage(ctx context.Context, e *service.Workspace, in claimIn, out *claimOut) error {
 	ttl, wait, err := durations(in.TTLMinutes, in.WaitSeconds)
-	if err != nil {
-		return err
-	}
-	e, err := s.e.ActAs(service.Identity(in.identityArgs))
 	if err != nil {
 		return err
 	}
@@ -437,13 +420,9 @@ type completeIn struct {
 	identityArgs
 }
 
-func (s *mcpService) completePackage(ctx context.Context, in completeIn, out *releaseOut) error {
+func completePackage(ctx context.Context, e *service.Workspace, in completeIn, out *releaseOut) error {
 	if in.PackageID == "" {
 		return service.Usagef("give package_id")
-	}
-	e, err := s.e.ActAs(service.Identity(in.identityArgs))
-	if err != nil {
-		return err
 	}
 	res, err := e.FinishPackage(ctx, "", in.PackageID)
 	out.fill(res.ReleaseResult)
@@ -466,25 +445,25 @@ type pauseOut struct {
 
 func (o *pauseOut) refuse(te *outcome.ErrorObject) { o.Error = te }
 
-func (s *mcpService) pauseStatus(ctx context.Context, in pauseIn, out *pauseOut) error {
+func pauseStatus(ctx context.Context, e *service.Workspace, in pauseIn, out *pauseOut) error {
 	out.Feature = in.Feature
 	if in.Feature == "" {
 		return service.Usagef("give feature")
-	}
-	e, err := s.e.ActAs(service.Identity(in.identityArgs))
-	if err != nil {
-		return err
 	}
 	st, err := e.PauseStatus(ctx, in.Feature)
 	out.Key, out.Paused, out.Mine, out.Lock = st.Key, st.Paused, st.Mine, st.Lock
 	return err
 }
 
+func (i identityArgs) who() service.Identity { return service.Identity(i) }
+
 type portsIn struct {
 	SessionID  string  `json:"session_id,omitempty" jsonschema:"session the ports are leased to (default the server's session)"`
 	Count      int     `json:"count,omitempty" jsonschema:"how many ports (default 1)"`
 	TTLMinutes float64 `json:"ttl_minutes,omitempty" jsonschema:"lease lifetime (default as a lock, by worker type)"`
 }
+
+func (in portsIn) who() service.Identity { return service.Identity{Session: in.SessionID} }
 
 type portLease struct {
 	Port      int       `json:"port"`
@@ -501,13 +480,13 @@ func (o *portsOut) refuse(te *outcome.ErrorObject) { o.Error = te }
 
 func leases(ls []locks.Lock) []portLease {
 	out := []portLease{}
-	for _, r := range portRows(ls) {
+	for _, r := range service.PortRows(ls) {
 		out = append(out, portLease{Port: r.Port, Session: r.Session, ExpiresAt: r.ExpiresAt})
 	}
 	return out
 }
 
-func (s *mcpService) allocatePorts(ctx context.Context, in portsIn, out *portsOut) error {
+func allocatePorts(ctx context.Context, e *service.Workspace, in portsIn, out *portsOut) error {
 	if in.Count == 0 {
 		in.Count = 1
 	}
@@ -515,10 +494,6 @@ func (s *mcpService) allocatePorts(ctx context.Context, in portsIn, out *portsOu
 		return service.Usagef("count must be from 1 to 1000, got %d", in.Count)
 	}
 	ttl, _, err := durations(in.TTLMinutes, 0)
-	if err != nil {
-		return err
-	}
-	e, err := s.e.ActAs(service.Identity{Session: in.SessionID})
 	if err != nil {
 		return err
 	}
@@ -535,11 +510,9 @@ type releasePortsIn struct {
 	Ports     []int  `json:"ports,omitempty" jsonschema:"ports to give back; without them, every lease of the session"`
 }
 
-func (s *mcpService) releasePorts(ctx context.Context, in releasePortsIn, out *releaseOut) error {
-	e, err := s.e.ActAs(service.Identity{Session: in.SessionID})
-	if err != nil {
-		return err
-	}
+func (in releasePortsIn) who() service.Identity { return service.Identity{Session: in.SessionID} }
+
+func releasePorts(ctx context.Context, e *service.Workspace, in releasePortsIn, out *releaseOut) error {
 	args := make([]string, len(in.Ports))
 	for i, p := range in.Ports {
 		args[i] = strconv.Itoa(p)
@@ -568,13 +541,9 @@ type checkChangeOut struct {
 
 func (o *checkChangeOut) refuse(te *outcome.ErrorObject) { o.Error = te }
 
-func (s *mcpService) checkChange(ctx context.Context, in checkChangeIn, out *checkChangeOut) error {
+func checkChange(ctx context.Context, e *service.Workspace, in checkChangeIn, out *checkChangeOut) error {
 	if len(in.Paths) == 0 {
 		return service.Usagef("give paths")
-	}
-	e, err := s.e.ActAs(service.Identity(in.identityArgs))
-	if err != nil {
-		return err
 	}
 	paths := make([]string, 0, len(in.Paths))
 	for _, p := range in.Paths {
@@ -597,29 +566,30 @@ func (s *mcpService) checkChange(ctx context.Context, in checkChangeIn, out *che
 }
 
 // server registers the tools.
-func (s *mcpService) server(ctx context.Context) *mcp.Server {
+// newServer registers every tool on a server working on base.
+func newServer(ctx context.Context, base *service.Workspace, version string) *mcp.Server {
 	trace := locks.AuditOf(ctx).TraceID
-	srv := mcp.NewServer(&mcp.Implementation{Name: "lockgate", Version: version()}, &mcp.ServerOptions{
+	srv := mcp.NewServer(&mcp.Implementation{Name: "lockgate", Version: version}, &mcp.ServerOptions{
 		Instructions: "Locks shared by every worker of this repository. Take a lock (acquire_lock) before editing a file or " +
 			"using a shared resource, release it (release_lock) when done, and check_change before committing. " +
 			"A refused call returns isError with error.class (busy, invalid_key, operation_not_permitted, …) and who holds what until when.",
 	})
-	addTool(srv, trace, &mcp.Tool{Name: "acquire_lock", Description: "Lock a file, pattern or logical key (all or nothing). " +
-		"Refused when another worker holds it: the result names holder, expiry and reason."}, func() acquireOut { return acquireOut{Locks: []service.LockView{}} }, s.acquireLock)
-	addTool(srv, trace, &mcp.Tool{Name: "release_lock", Description: "Release locks the caller holds (another's only with force, logged)."}, func() releaseOut { return releaseOut{Released: []string{}} }, s.releaseLock)
-	addTool(srv, trace, &mcp.Tool{Name: "refresh_lock", Description: "Extend locks the caller holds."}, func() locksOut { return locksOut{Locks: []service.LockView{}} }, s.refreshLock)
-	addTool(srv, trace, &mcp.Tool{Name: "check_locks", Description: "Whether keys or paths are free, held by the caller, or held by another; " +
-		"without keys, every live lock."}, func() checkLocksOut { return checkLocksOut{Free: true} }, s.checkLocks)
-	addTool(srv, trace, &mcp.Tool{Name: "list_locks", Description: "Every live lock (or only the caller's, or only stale ones)."}, func() locksOut { return locksOut{Locks: []service.LockView{}} }, s.listLocks)
-	addTool(srv, trace, &mcp.Tool{Name: "claim_package", Description: "Claim a work package: its task lock and all its locks, " +
-		"all or nothing (the first free package without package_id)."}, func() claimOut { return claimOut{Locks: []service.LockView{}} }, s.claimPackage)
-	addTool(srv, trace, &mcp.Tool{Name: "complete_package", Description: "Finish a claimed work package: release its locks."}, func() releaseOut { return releaseOut{Released: []string{}} }, s.completePackage)
-	addTool(srv, trace, &mcp.Tool{Name: "pause_status", Description: "Whether a feature is paused (its feature:<id>:pause lock is held); " +
-		"stop and wait while another worker holds it."}, func() pauseOut { return pauseOut{} }, s.pauseStatus)
-	addTool(srv, trace, &mcp.Tool{Name: "allocate_ports", Description: "Lease free TCP ports on this machine to a session; " +
-		"never handed to two sessions. Use this, not env: keys, for ports."}, func() portsOut { return portsOut{Ports: []portLease{}} }, s.allocatePorts)
-	addTool(srv, trace, &mcp.Tool{Name: "release_ports", Description: "Give back port leases."}, func() releaseOut { return releaseOut{Released: []string{}} }, s.releasePorts)
-	addTool(srv, trace, &mcp.Tool{Name: "check_change", Description: "Would a commit touching these paths pass the pre-commit hook? " +
-		"Scope (user-owned, core, profile, key rules) and locks of others, with the reason and fix for each refusal."}, func() checkChangeOut { return checkChangeOut{Violations: []hooks.Violation{}} }, s.checkChange)
+	addTool(srv, base, trace, &mcp.Tool{Name: "acquire_lock", Description: "Lock a file, pattern or logical key (all or nothing). " +
+		"Refused when another worker holds it: the result names holder, expiry and reason."}, func() acquireOut { return acquireOut{Locks: []service.LockView{}} }, acquireLock)
+	addTool(srv, base, trace, &mcp.Tool{Name: "release_lock", Description: "Release locks the caller holds (another's only with force, logged)."}, func() releaseOut { return releaseOut{Released: []string{}} }, releaseLock)
+	addTool(srv, base, trace, &mcp.Tool{Name: "refresh_lock", Description: "Extend locks the caller holds."}, func() locksOut { return locksOut{Locks: []service.LockView{}} }, refreshLock)
+	addTool(srv, base, trace, &mcp.Tool{Name: "check_locks", Description: "Whether keys or paths are free, held by the caller, or held by another; " +
+		"without keys, every live lock."}, func() checkLocksOut { return checkLocksOut{Free: true} }, checkLocks)
+	addTool(srv, base, trace, &mcp.Tool{Name: "list_locks", Description: "Every live lock (or only the caller's, or only stale ones)."}, func() locksOut { return locksOut{Locks: []service.LockView{}} }, listLocks)
+	addTool(srv, base, trace, &mcp.Tool{Name: "claim_package", Description: "Claim a work package: its task lock and all its locks, " +
+		"all or nothing (the first free package without package_id)."}, func() claimOut { return claimOut{Locks: []service.LockView{}} }, claimPackage)
+	addTool(srv, base, trace, &mcp.Tool{Name: "complete_package", Description: "Finish a claimed work package: release its locks."}, func() releaseOut { return releaseOut{Released: []string{}} }, completePackage)
+	addTool(srv, base, trace, &mcp.Tool{Name: "pause_status", Description: "Whether a feature is paused (its feature:<id>:pause lock is held); " +
+		"stop and wait while another worker holds it."}, func() pauseOut { return pauseOut{} }, pauseStatus)
+	addTool(srv, base, trace, &mcp.Tool{Name: "allocate_ports", Description: "Lease free TCP ports on this machine to a session; " +
+		"never handed to two sessions. Use this, not env: keys, for ports."}, func() portsOut { return portsOut{Ports: []portLease{}} }, allocatePorts)
+	addTool(srv, base, trace, &mcp.Tool{Name: "release_ports", Description: "Give back port leases."}, func() releaseOut { return releaseOut{Released: []string{}} }, releasePorts)
+	addTool(srv, base, trace, &mcp.Tool{Name: "check_change", Description: "Would a commit touching these paths pass the pre-commit hook? " +
+		"Scope (user-owned, core, profile, key rules) and locks of others, with the reason and fix for each refusal."}, func() checkChangeOut { return checkChangeOut{Violations: []hooks.Violation{}} }, checkChange)
 	return srv
 }
