@@ -56,7 +56,9 @@ func holdCommand() *command {
 				return err
 			}
 			if ttl == 0 {
-				ttl = e.DefaultTTL(parsed)
+				if ttl, err = e.DefaultTTL(parsed); err != nil {
+					return err
+				}
 			}
 			// A lock held before the hold is renewed, never shortened (no
 			// ExactTTL), and outlives it: the hold gives back only what it took.

@@ -178,7 +178,9 @@ func (a *app) acquirePlanned(ctx context.Context, e *service.Workspace, plan *pl
 		}
 		ttl := o.TTL
 		if ttl == 0 {
-			ttl = e.DefaultTTL(keys)
+			if ttl, err = e.DefaultTTL(keys); err != nil {
+				return err
+			}
 		}
 		res, err := e.Mgr.Acquire(ctx, locks.Request{Keys: service.Canonicals(keys), Owner: e.Me, TTL: ttl,
 			Action: "plan", TaskID: t.ID, Reason: "task " + t.ID, ExactTTL: o.TTL > 0})

@@ -48,7 +48,9 @@ func portsAllocateCommand() *command {
 				return err
 			}
 			if ttl == 0 {
-				ttl = e.DefaultTTL(nil)
+				if ttl, err = e.DefaultTTL(nil); err != nil {
+					return err
+				}
 			}
 			leased, err := e.AllocatePorts(ctx, count, ttl)
 			if err != nil {
@@ -86,7 +88,9 @@ func portsRefreshCommand() *command {
 			}
 			exact := ttl != 0 // a TTL you name may shorten a lease
 			if ttl == 0 {
-				ttl = e.DefaultTTL(nil)
+				if ttl, err = e.DefaultTTL(nil); err != nil {
+					return err
+				}
 			}
 			ls, err := e.Mgr.Refresh(ctx, keys, e.Me, ttl, 0, exact)
 			if err != nil {

@@ -498,7 +498,9 @@ func allocatePorts(ctx context.Context, e *service.Workspace, in portsIn, out *p
 		return err
 	}
 	if ttl == 0 {
-		ttl = e.DefaultTTL(nil)
+		if ttl, err = e.DefaultTTL(nil); err != nil {
+			return err
+		}
 	}
 	ls, err := e.AllocatePorts(ctx, in.Count, ttl)
 	out.Ports = leases(ls)

@@ -16,7 +16,11 @@ import (
 func (e *Workspace) CompleteRequest(req *locks.Request, keys []lockkey.Key) error {
 	req.Keys = Canonicals(keys)
 	if req.TTL == 0 {
-		req.TTL = e.DefaultTTL(keys)
+		ttl, err := e.DefaultTTL(keys)
+		if err != nil {
+			return err
+		}
+		req.TTL = ttl
 	}
 	if req.TaskID == "" {
 		return nil
@@ -40,7 +44,10 @@ func (e *Workspace) RefreshKeys(ctx context.Context, keys []lockkey.Key, ttl tim
 	for _, k := range keys {
 		t := ttl
 		if t == 0 {
-			t = e.DefaultTTL([]lockkey.Key{k})
+			var err error
+			if t, err = e.DefaultTTL([]lockkey.Key{k}); err != nil {
+				return out, err
+			}
 		}
 		ls, err := e.Mgr.Refresh(ctx, []string{k.Canonical}, e.Me, t, e.Cfg.TTL(e.Me.HolderType, lockkey.KindTask), ttl != 0)
 		out = append(out, ls...)
@@ -51,22 +58,27 @@ func (e *Workspace) RefreshKeys(ctx context.Context, keys []lockkey.Key, ttl tim
 	return out, nil
 }
 
-// DefaultTTL is the default lifetime of a set of keys: by worker type, an
-// activity among them lasting as long as an activity; on Redis, LOCK_TTL_MS
-// (30s when unset) — long work there keeps short locks alive with
-// `lock hold` or `lock refresh`.
-func (e *Workspace) DefaultTTL(keys []lockkey.Key) time.Duration {
+// DefaultTTL is the default lifetime of a set of keys, on every store:
+// locks.durations by worker type, an activity among them lasting as long
+// as an activity. On Redis, LOCK_TTL_MS, the variable other lock clients
+// of that server read, overrides it when set; a value that is not a whole
+// positive number of milliseconds is invalid input, never a silent
+// default.
+func (e *Workspace) DefaultTTL(keys []lockkey.Key) (time.Duration, error) {
 	if e.Redis != nil {
-		if ttl, err := redisstore.DefaultTTL(e.getenv); err == nil {
-			return ttl
+		ttl, ok, err := redisstore.TTLFromEnv(e.getenv)
+		if err != nil {
+			return 0, Usagef("%v", err)
 		}
-		return redisstore.FallbackTTL
+		if ok {
+			return ttl, nil
+		}
 	}
 	ttl := e.Cfg.TTL(e.Me.HolderType, lockkey.KindTask)
 	for _, k := range keys {
 		ttl = max(ttl, e.TTLFor(k))
 	}
-	return ttl
+	return ttl, nil
 }
 
 func CheckID(what, id string) error {

@@ -23,9 +23,6 @@ const (
 	EnvHistoryTTLSecond = "LOCK_HISTORY_TTL_SEC"
 )
 
-// FallbackTTL is the lock TTL when LOCK_TTL_MS is unset (DefaultTTL).
-const FallbackTTL = 30 * time.Second
-
 // URLFromEnv returns LOCK_REDIS_URL, else REDIS_URL, else "".
 func URLFromEnv(getenv func(string) string) string {
 	if u := strings.TrimSpace(getenv(EnvLockRedisURL)); u != "" {
@@ -75,15 +72,6 @@ func TTLFromEnv(getenv func(string) string) (time.Duration, bool, error) {
 		return 0, false, err
 	}
 	return time.Duration(n) * time.Millisecond, true, nil
-}
-
-// DefaultTTL returns LOCK_TTL_MS, or 30s when it is unset.
-func DefaultTTL(getenv func(string) string) (time.Duration, error) {
-	ttl, ok, err := TTLFromEnv(getenv)
-	if err != nil || !ok {
-		return FallbackTTL, err
-	}
-	return ttl, nil
 }
 
 // envInt parses a whole number of at least minimum; unset (or blank) is 0.

@@ -351,11 +351,11 @@ func TestEnv(t *testing.T) {
 			t.Errorf("OptionsFromEnv(%s=%s) = %v; want an error naming it", kv[0], kv[1], err)
 		}
 	}
-	if d, err := DefaultTTL(env()); d != 30*time.Second || err != nil {
-		t.Errorf("DefaultTTL unset = %s, %v", d, err)
+	if _, ok, err := TTLFromEnv(env()); ok || err != nil {
+		t.Errorf("TTLFromEnv unset = %v, %v; want none", ok, err)
 	}
-	if d, err := DefaultTTL(env("LOCK_TTL_MS", "1500")); d != 1500*time.Millisecond || err != nil {
-		t.Errorf("DefaultTTL = %s, %v", d, err)
+	if d, ok, err := TTLFromEnv(env("LOCK_TTL_MS", "1500")); d != 1500*time.Millisecond || !ok || err != nil {
+		t.Errorf("TTLFromEnv = %s, %v, %v", d, ok, err)
 	}
 	if _, ok, err := TTLFromEnv(env("LOCK_TTL_MS", "0")); ok || err == nil {
 		t.Errorf("LOCK_TTL_MS=0 accepted")
