@@ -935,8 +935,8 @@ func (p *patchParser) plainBinary(line int, names string, diffCmd string) error 
 			break
 		}
 		i += j
-		a, errA := plainBinaryName(names[:i])
-		b, errB := plainBinaryName(names[i+len(" and "):])
+		a, errA := quotedOrRest(names[:i])
+		b, errB := quotedOrRest(names[i+len(" and "):])
 		if errA == nil && errB == nil {
 			cands = append(cands, pair{a, b})
 		}
@@ -981,20 +981,6 @@ func binaryNames(h string) (string, bool) {
 		return "", false
 	}
 	return h[len(pre) : len(h)-len(suf)], true
-}
-
-func plainBinaryName(s string) (string, error) {
-	if strings.HasPrefix(s, `"`) {
-		name, rest, err := unquoteC(s)
-		if err == nil && rest != "" {
-			err = errBadQuote
-		}
-		return name, err
-	}
-	if s == "" {
-		return "", errBadQuote
-	}
-	return s, nil
 }
 
 // cutFirst removes the first path component, as patch -p1 does.
@@ -1193,6 +1179,8 @@ func splitGitLine(rest string) []pair {
 	return out
 }
 
+// quotedOrRest is a whole name: a C-quoted one with nothing after its
+// quote, or a non-empty one as it is.
 func quotedOrRest(s string) (string, error) {
 	if strings.HasPrefix(s, `"`) {
 		name, rest, err := unquoteC(s)
