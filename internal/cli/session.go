@@ -2,12 +2,11 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/lockgate/lockgate/internal/service"
 
-	"github.com/lockgate/lockgate/locks/lockkey"
-	"github.com/lockgate/lockgate/locks/redisstore"
 )
 
 func sessionCommand() *command {
@@ -24,22 +23,15 @@ func sessionCommand() *command {
 				if err != nil {
 					return err
 				}
-				if e.Redis == nil {
-					return service.Usagef("session restore needs the Redis store (`lockgate store use redis://…`); the file store keeps locks on disk across restarts")
+				res, err := e.RestoreSession(ctx)
+				var usage *service.UsageError
+				if errors.As(err, &usage) {
+					return err
 				}
-				opts := e.KeyOptions()
-				canon := func(k string) (string, error) { return lockkey.Canonical(k, opts) }
-				res, err := e.Redis.Restore(ctx, e.Me.Session, redisstore.AcquireWith(e.Mgr, e.Me, canon))
 				for _, s := range res.Skipped {
 					fmt.Fprintf(a.stdio.Err, "lockgate: warning: not restored: %s: %s\n", s.Key, s.Reason)
 				}
 				if a.globals.JSON {
-					if res.Restored == nil {
-						res.Restored = []string{}
-					}
-					if res.Skipped == nil {
-						res.Skipped = []redisstore.Skip{}
-					}
 					if jerr := writeJSON(a.stdio.Out, res); jerr != nil {
 						return jerr
 					}

@@ -90,3 +90,23 @@ func CheckID(what, id string) error {
 	}
 	return nil
 }
+
+// RestoreSession re-acquires the locks the Redis store keeps in this
+// session's history and still can; it skips, and says why, those it
+// cannot. The file store keeps locks on disk across restarts and has
+// nothing to restore.
+func (e *Workspace) RestoreSession(ctx context.Context) (redisstore.RestoreResult, error) {
+	if e.Redis == nil {
+		return redisstore.RestoreResult{}, Usagef("session restore needs the Redis store (`lockgate store use redis://…`); the file store keeps locks on disk across restarts")
+	}
+	opts := e.KeyOptions()
+	canon := func(k string) (string, error) { return lockkey.Canonical(k, opts) }
+	res, err := e.Redis.Restore(ctx, e.Me.Session, redisstore.AcquireWith(e.Mgr, e.Me, canon))
+	if res.Restored == nil {
+		res.Restored = []string{}
+	}
+	if res.Skipped == nil {
+		res.Skipped = []redisstore.Skip{}
+	}
+	return res, err
+}
