@@ -101,32 +101,15 @@ func (a *app) finishReport(r *hooks.Report, what, format string) error {
 }
 
 // noteRejections records, for the planner's cooldown, the paths a backfill
-// check rejected, with the task type of the checked change (taskType, ""
-// when unknown) and the cycle of the last plan.
+// check rejected, and says so.
 func (a *app) noteRejections(ctx context.Context, e *service.Workspace, taskType string, r *hooks.Report) {
-	if e.Store == nil {
-		return
-	}
-	rs := map[planner.Rejection]bool{}
-	for _, v := range r.Violations {
-		if v.Path != "" && (v.Rule == scope.RuleProfile || v.Rule == scope.RuleCore) {
-			rs[planner.Rejection{Path: v.Path, Type: taskType}] = true
-		}
-	}
-	if len(rs) == 0 {
-		return
-	}
-	cycle := a.lastCycle(ctx, e)
-	if err := a.recordRejections(ctx, e, rs, cycle); err != nil {
+	cycle, list, err := e.NoteRejections(ctx, taskType, r)
+	switch {
+	case err != nil:
 		fmt.Fprintf(a.stdio.Err, "lockgate: warning: rejected paths not recorded for the planner: %v\n", err)
-		return
+	case len(list) > 0:
+		fmt.Fprintf(a.stdio.Err, "lockgate: planner cooldown from cycle %d: %s\n", cycle, strings.Join(list, ", "))
 	}
-	list := make([]string, 0, len(rs))
-	for r := range rs {
-		list = append(list, r.String())
-	}
-	slices.Sort(list)
-	fmt.Fprintf(a.stdio.Err, "lockgate: planner cooldown from cycle %d: %s\n", cycle, strings.Join(list, ", "))
 }
 
 func hookCommand() *command {

@@ -6,7 +6,6 @@ import (
 	"fmt"
 
 	"github.com/lockgate/lockgate/internal/service"
-
 )
 
 func sessionCommand() *command {
