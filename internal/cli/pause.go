@@ -13,10 +13,6 @@ import (
 
 	"github.com/lockgate/lockgate/internal/hint"
 	"github.com/lockgate/lockgate/internal/safetext"
-
-	"github.com/lockgate/lockgate/locks"
-	"github.com/lockgate/lockgate/locks/journal"
-	"github.com/lockgate/lockgate/locks/lockkey"
 )
 
 func pauseCommand() *command {
@@ -38,16 +34,7 @@ func pauseCommand() *command {
 			if err != nil {
 				return err
 			}
-			key, err := e.PauseKey(args[0])
-			if err != nil {
-				return err
-			}
-			exact := ttl > 0 // pausing again never shortens a pause, unless --ttl says so
-			if ttl <= 0 {
-				ttl = e.Cfg.TTL(e.Me.HolderType, lockkey.KindTask)
-			}
-			res, err := e.Mgr.Acquire(ctx, locks.Request{Keys: []string{key}, Owner: e.Me, TTL: ttl,
-				Reason: reason, Action: "pause", EventAction: journal.ActionPause, ExactTTL: exact})
+			res, err := e.Pause(ctx, args[0], reason, ttl)
 			if err != nil {
 				return err
 			}
@@ -80,13 +67,7 @@ func unpauseCommand() *command {
 			if err != nil {
 				return err
 			}
-			key, err := e.PauseKey(args[0])
-			if err != nil {
-				return err
-			}
-			res, err := e.Mgr.Release(ctx, []string{key}, e.Me, force,
-				journal.Event{Worker: e.Me.Holder, WorkerType: e.Me.HolderType, Session: e.Me.Session,
-					Action: journal.ActionUnpause, Key: key})
+			res, err := e.Unpause(ctx, args[0], force)
 			a.reportRelease(e, res, err)
 			return err
 		},

@@ -3,8 +3,10 @@ package service
 import (
 	"context"
 	"strings"
+	"time"
 
 	"github.com/lockgate/lockgate/locks"
+	"github.com/lockgate/lockgate/locks/journal"
 	"github.com/lockgate/lockgate/locks/lockkey"
 )
 
@@ -50,4 +52,32 @@ func (e *Workspace) PauseStatus(ctx context.Context, feature string) (PauseState
 		st.Paused, st.Mine, st.Lock = true, s.State == locks.StateMine, &l
 	}
 	return st, nil
+}
+
+// Pause stops the line for feature: it takes feature:<id>:pause for ttl
+// (0: by worker type; pausing again never shortens a pause, unless ttl
+// says so), with the reason every worker is shown.
+func (e *Workspace) Pause(ctx context.Context, feature, reason string, ttl time.Duration) ([]locks.Result, error) {
+	key, err := e.PauseKey(feature)
+	if err != nil {
+		return nil, err
+	}
+	exact := ttl > 0
+	if ttl <= 0 {
+		ttl = e.Cfg.TTL(e.Me.HolderType, lockkey.KindTask)
+	}
+	return e.Mgr.Acquire(ctx, locks.Request{Keys: []string{key}, Owner: e.Me, TTL: ttl,
+		Reason: reason, Action: "pause", EventAction: journal.ActionPause, ExactTTL: exact})
+}
+
+// Unpause releases feature's pause: the worker's own, or with force
+// another's (logged).
+func (e *Workspace) Unpause(ctx context.Context, feature string, force bool) (locks.ReleaseResult, error) {
+	key, err := e.PauseKey(feature)
+	if err != nil {
+		return locks.ReleaseResult{}, err
+	}
+	return e.Mgr.Release(ctx, []string{key}, e.Me, force,
+		journal.Event{Worker: e.Me.Holder, WorkerType: e.Me.HolderType, Session: e.Me.Session,
+			Action: journal.ActionUnpause, Key: key})
 }
