@@ -15,8 +15,11 @@ import (
 // and the store's record locations.
 func (a *app) outcome(err error) outcome.Outcome {
 	c := outcome.Context{UserDir: a.userDir(), Wait: a.waitHint}
-	if a.env != nil && a.env.Store != nil {
-		c.Where = recordWhere(a.env.Store)
+	if a.env != nil {
+		c.Now = a.env.Now()
+		if a.env.Store != nil {
+			c.Where = recordWhere(a.env.Store)
+		}
 	}
 	return outcome.Of(err, c)
 }

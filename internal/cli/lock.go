@@ -101,7 +101,7 @@ func (a *app) acquire(ctx context.Context, o *AcquireOptions, args []string) err
 	if err != nil {
 		return err
 	}
-	now := time.Now()
+	now := e.Now()
 	if a.globals.JSON {
 		return writeJSON(a.stdio.Out, acquiredViews(res))
 	}
@@ -157,7 +157,7 @@ func (a *app) reportRelease(e *service.Workspace, res locks.ReleaseResult, err e
 			_ = writeJSON(a.stdio.Out, out)
 		}
 	}
-	now := time.Now()
+	now := e.Now()
 	for _, l := range res.Removed {
 		fmt.Fprintf(a.stdio.Err, "released %s in %s\n", safetext.Field(l.Key), e.StoreLabel())
 	}
@@ -209,7 +209,7 @@ func refreshCommand() *command {
 			if a.globals.JSON {
 				return writeJSON(a.stdio.Out, service.ViewsOf(out))
 			}
-			now := time.Now()
+			now := e.Now()
 			for _, l := range out {
 				fmt.Fprintf(a.stdio.Err, "refreshed %s in %s until %s (%s)\n", safetext.Field(l.Key), e.StoreLabel(), stamp(l.ExpiresAt), duration.Until(l.ExpiresAt, now))
 			}
@@ -260,7 +260,7 @@ func listCommand() *command {
 			if err != nil {
 				return err
 			}
-			now := time.Now()
+			now := e.Now()
 			staleAfter := e.Cfg.StaleAfter()
 			rows := make([]listEntry, 0, len(entries))
 			for _, en := range entries {
@@ -352,7 +352,7 @@ func checkCommand() *command {
 					return err
 				}
 			} else {
-				now := time.Now()
+				now := e.Now()
 				rows := [][]string{{"KEY", "STATE", "HOLDER", "TYPE", "LOCK", "EXPIRES"}}
 				for _, s := range sts {
 					if len(s.Locks) == 0 {

@@ -56,7 +56,7 @@ func logCommand() *command {
 			e.Recover(ctx)
 			var from time.Time
 			if since > 0 {
-				from = time.Now().Add(-since)
+				from = e.Now().Add(-since)
 			}
 			all, err := e.AllEvents(ctx, from)
 			if err != nil {

@@ -148,7 +148,7 @@ func portsListCommand() *command {
 			if err != nil {
 				return err
 			}
-			now := time.Now()
+			now := e.Now()
 			var live []locks.Lock
 			for _, en := range entries {
 				if en.Err == nil && !en.Expired(now) {

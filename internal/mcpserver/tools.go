@@ -338,7 +338,7 @@ func liveLocks(ctx context.Context, e *service.Workspace, mine, stale bool) ([]s
 	if err != nil {
 		return nil, err
 	}
-	now := time.Now()
+	now := e.Now()
 	out := []service.LockView{}
 	for _, en := range entries {
 		if en.Err != nil || en.Expired(now) || mine && !en.OwnedBy(e.Me) || service.IsBookkeeping(en.Lock) {

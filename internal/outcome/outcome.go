@@ -68,6 +68,9 @@ type Context struct {
 	// store's path), for a record that must be cleared by its location;
 	// nil for a store that clears every record by its key.
 	Where func(key string) string
+	// Now is the request's clock reading (zero: time.Now()), against which
+	// hints say how long a lock is held.
+	Now time.Time
 }
 
 // Outcome is what an error means.
@@ -95,6 +98,9 @@ func Of(err error, c Context) Outcome {
 		return Outcome{Exit: ExitOK}
 	}
 	o := Outcome{Exit: ExitUnavailable, Class: ClassError}
+	if c.Now.IsZero() {
+		c.Now = time.Now()
+	}
 	var (
 		exit     *ExitError
 		usage    *service.UsageError
@@ -125,14 +131,14 @@ func Of(err error, c Context) Outcome {
 	case errors.As(err, &timeout):
 		o.Exit, o.Class, o.Reason = ExitLockFailed, ClassBusy, ReasonTimeout
 		o.held(timeout.Held.Lock)
-		o.Detail = heldDetail(timeout.Held)
-		o.Hints = heldHints(timeout.Held.Lock, nil, c.UserDir)
+		o.Detail = heldDetail(timeout.Held, c.Now)
+		o.Hints = heldHints(timeout.Held.Lock, nil, c.UserDir, c.Now)
 		o.AgentHint = hint.Line(hint.MCPTimeout, timeout.Wait, timeout.Held.Lock.Holder)
 	case errors.As(err, &held):
 		o.Exit, o.Class, o.Reason = ExitLockFailed, ClassBusy, ReasonContended
 		o.held(held.Lock)
-		o.Detail = heldDetail(held)
-		o.Hints = heldHints(held.Lock, c.Wait, c.UserDir)
+		o.Detail = heldDetail(held, c.Now)
+		o.Hints = heldHints(held.Lock, c.Wait, c.UserDir, c.Now)
 		o.AgentHint = hint.Line(hint.MCPHeld, held.Lock.Holder, held.Lock.Key)
 	case errors.As(err, &keyErr):
 		o.Exit, o.Class, o.Expected = ExitUsage, ClassInvalidKey, keyErr.Expected
@@ -201,24 +207,24 @@ func hookHint(e *service.HookError) string {
 	return hint.Line(hint.HookFailedNoBypass)
 }
 
-func heldDetail(h *locks.HeldError) string {
+func heldDetail(h *locks.HeldError, now time.Time) string {
 	l := h.Lock
 	reason := ""
 	if l.Reason != "" {
 		reason = ", reason: " + l.Reason
 	}
 	return hint.Line(hint.HeldDetail, h.Where, l.Holder, l.HolderType, l.Session,
-		l.CreatedAt.UTC().Format(time.RFC3339), l.ExpiresAt.UTC().Format(time.RFC3339), duration.Until(l.ExpiresAt, time.Now()), reason)
+		l.CreatedAt.UTC().Format(time.RFC3339), l.ExpiresAt.UTC().Format(time.RFC3339), duration.Until(l.ExpiresAt, now), reason)
 }
 
 // heldHints resolves a lock held by someone else: wait for it (when the
 // command can, as wait renders), ask its holder to give it back, or clear
 // it. The user's own commands name paths relative to dir; the holder's,
 // from the top of the worktree.
-func heldHints(l locks.Lock, wait func(string) string, dir string) []string {
+func heldHints(l locks.Lock, wait func(string) string, dir string, now time.Time) []string {
 	var out []string
 	if wait != nil {
-		out = append(out, wait(duration.Format(max(time.Until(l.ExpiresAt), time.Minute))))
+		out = append(out, wait(duration.Format(max(l.ExpiresAt.Sub(now), time.Minute))))
 	}
 	// Port leases are never held against `lock acquire`: ports allocate
 	// skips them.

@@ -101,7 +101,7 @@ func (e *Workspace) BranchWriter(ctx context.Context) func() (*workflow.Writer, 
 		// renew (and then release) each other's workflow lock.
 		writer := locks.Owner{Holder: e.Me.Holder, HolderType: e.Me.HolderType,
 			Session: fmt.Sprintf("%s:workflow-writer:%d", e.Me.Session, e.Mgr.PID)}
-		locker := &locks.Manager{Store: e.Store, Host: e.Mgr.Host, PID: e.Mgr.PID}
+		locker := &locks.Manager{Store: e.Store, Host: e.Mgr.Host, PID: e.Mgr.PID, Now: e.Mgr.Now}
 		w, openErr = workflow.Open(workflow.Config{
 			GitDir: e.Repo.GitDir, CommonDir: e.Repo.CommonDir, WorkTree: e.Repo.Toplevel, Branch: e.Cfg.Workflow.Branch, Remote: e.Cfg.Workflow.Remote,
 			Lock: func(ctx context.Context) (func(), error) {

@@ -3,7 +3,6 @@ package service
 import (
 	"context"
 	"errors"
-	"time"
 
 	"github.com/lockgate/lockgate/hooks"
 	"github.com/lockgate/lockgate/locks"
@@ -43,7 +42,7 @@ func (e *Workspace) Runner(ctx context.Context, p Purpose, profile string) (*hoo
 	}
 	ck := &hooks.Checker{
 		Policy: policy, Me: e.Me, Profile: profile, RequireLock: e.Cfg.Hooks.RequireLock,
-		Now: time.Now(), WarnUnavailable: e.Cfg.Hooks.OnStoreUnavailable == "warn",
+		Now: e.Now(), WarnUnavailable: e.Cfg.Hooks.OnStoreUnavailable == "warn",
 		Dir: e.UserDir(),
 	}
 	p.Judges = true

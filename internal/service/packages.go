@@ -223,7 +223,7 @@ const (
 // worker held before the claim (their record was not made by a claim) and
 // those another package it still claims lists.
 func (e *Workspace) claimedKeys(ctx context.Context, wps *config.WorkPackages, wp *config.WorkPackage, keys []string, f *Finished) ([]string, error) {
-	now := time.Now()
+	now := e.Now()
 	// id is a key as the store tells keys apart: two spellings of one path
 	// are one lock.
 	id := lockkey.FoldCase

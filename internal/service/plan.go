@@ -57,7 +57,7 @@ func parseCooldownKey(key string) (planner.Rejection, bool) {
 // setState writes one planner state record (no journal event: it is not a
 // lock anyone holds).
 func (e *Workspace) setState(ctx context.Context, key, reason string) error {
-	m := &locks.Manager{Store: e.Store, Host: e.Mgr.Host, PID: e.Mgr.PID}
+	m := &locks.Manager{Store: e.Store, Host: e.Mgr.Host, PID: e.Mgr.PID, Now: e.Mgr.Now}
 	_, err := m.Acquire(ctx, locks.Request{Keys: []string{key}, Owner: plannerOwner, TTL: stateTTL, Action: "plan", Reason: reason})
 	var held *locks.HeldError
 	if errors.As(err, &held) {
@@ -126,7 +126,7 @@ func (e *Workspace) Plan(ctx context.Context, p Purpose, req PlanRequest) (*plan
 	if err != nil {
 		return nil, err
 	}
-	now := time.Now()
+	now := e.Now()
 	cooldown := e.Cfg.Planner.CooldownCycles
 	if cooldown == 0 {
 		cooldown = -1 // planner.cooldown_cycles: 0 turns the cooldown off

@@ -8,6 +8,7 @@ import (
 	"os/user"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/lockgate/lockgate/internal/config"
 	"github.com/lockgate/lockgate/internal/gitexec"
@@ -35,6 +36,9 @@ type Options struct {
 	AllowStoreMismatch bool
 	// Getenv reads the environment; nil is os.Getenv.
 	Getenv func(string) string
+	// Clock is the request's one clock: lock lifetimes, expiry, staleness
+	// and what the front ends print all read it. Nil is time.Now.
+	Clock func() time.Time
 	// Notify receives what the request says on the side: level "warning"
 	// or "note" (or "" for news), a message and hint lines. Nil drops it.
 	Notify func(level, msg string, hints ...string)
@@ -111,6 +115,9 @@ func (e *Workspace) JournalFile() *journal.Journal {
 func Load(ctx context.Context, opts Options) (*Workspace, error) {
 	if opts.Getenv == nil {
 		opts.Getenv = os.Getenv
+	}
+	if opts.Clock == nil {
+		opts.Clock = time.Now
 	}
 	e := &Workspace{opts: opts}
 	dir := e.opts.Dir
@@ -203,7 +210,7 @@ func (e *Workspace) Open(ctx context.Context, p Purpose) error {
 	e.Redis, _ = store.(*redisstore.Store)
 	e.Journal = e.JournalFile()
 	host, _ := os.Hostname()
-	e.Mgr = &locks.Manager{Store: store, Host: host, PID: os.Getpid()}
+	e.Mgr = &locks.Manager{Store: store, Host: host, PID: os.Getpid(), Now: e.opts.Clock}
 	sink := &auditSink{ctx: ctx, journal: e.Journal, autoPush: e.Cfg.Workflow.AutoPush, notify: e.notify}
 	if e.Cfg.Workflow.AutoCommit {
 		sink.branch = e.BranchWriter(ctx)
@@ -220,6 +227,9 @@ func (e *Workspace) notify(level, msg string, hints ...string) {
 }
 
 func (e *Workspace) warn(level, msg string) { e.notify(level, msg) }
+
+// Now is the request's clock.
+func (e *Workspace) Now() time.Time { return e.opts.Clock() }
 
 // getenv reads the request's environment.
 func (e *Workspace) getenv(k string) string { return e.opts.Getenv(k) }
