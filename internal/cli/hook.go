@@ -377,6 +377,9 @@ func checkPatch(ctx context.Context, h *hooks.Runner, repo *gitexec.Repo, stdin 
 			return nil, err
 		}
 	}
+	if err := requireModified(ctx, repo, name, changes); err != nil {
+		return nil, err
+	}
 	r, err := h.Patch(ctx, changes)
 	if err != nil || alt == nil {
 		return r, err
@@ -425,6 +428,50 @@ func ruleOutReading(ctx context.Context, repo *gitexec.Repo, changes []diffpath.
 		return alt.Changes, nil, nil
 	}
 	return changes, alt, nil
+}
+
+// requireModified refuses, as input check cannot judge, a patch whose
+// names are relative to a directory of the repository instead of its top:
+// git diff --relative or diff.relative=true write "a.go" for src/a.go, and
+// judging "a.go" as written would pass a change to the locked src/a.go. A
+// modification (only those count, see ruleOutReading) of a file the
+// repository does not have — not in HEAD, the index or the worktree —
+// while one of its directories has a file of that name is such a patch.
+// A file the repository has nowhere is judged as written: the patch may
+// come from another base.
+func requireModified(ctx context.Context, repo *gitexec.Repo, name string, changes []diffpath.Change) error {
+	var modified []string
+	for _, c := range changes {
+		if c.Status == 'M' || c.Status == 'T' {
+			modified = append(modified, c.Path)
+		}
+	}
+	tracked, err := gitexec.TrackedPaths(ctx, repo, modified)
+	if err != nil {
+		return fmt.Errorf("check: %w", err)
+	}
+	var absent []string
+	for _, p := range modified {
+		if tracked[p] {
+			continue
+		}
+		if repo.Toplevel != "" {
+			if _, err := os.Lstat(filepath.Join(repo.Toplevel, filepath.FromSlash(p))); err == nil {
+				continue
+			}
+		}
+		absent = append(absent, p)
+	}
+	below, err := gitexec.TrackedBelow(ctx, repo, absent)
+	if err != nil {
+		return fmt.Errorf("check: %w", err)
+	}
+	for _, p := range absent {
+		if f, ok := below[p]; ok {
+			return service.Usagef("check: %s modifies %s, which this repository does not have, but it has %s: the patch's names look relative to a directory (git diff --relative, diff.relative=true), and lockgate reads them from the top of the repository; make the patch from the top: git -c diff.relative=false diff", name, p, f)
+		}
+	}
+	return nil
 }
 
 // judgeReadings decides a patch that reads two ways: its names as written

@@ -115,6 +115,48 @@ func TrackedPaths(ctx context.Context, r *Repo, paths []string) (map[string]bool
 		want[p] = true
 		size += len(p) + 1
 	}
+	if size > maxPathspecBytes {
+		paths = nil // every file
+	}
+	out, err := lsTracked(ctx, r, paths)
+	if err != nil {
+		return nil, err
+	}
+	// A pathspec "d" lists the files under d/ too: keep exact names only.
+	for _, name := range bytes.Split(out, []byte{0}) {
+		if want[string(name)] {
+			found[string(name)] = true
+		}
+	}
+	return found, nil
+}
+
+// TrackedBelow returns, for each of names (repo-relative paths), a file of
+// HEAD's tree or the index whose path is a directory of the repository
+// followed by that name ("src/a.go" for "a.go"), when one is; one git
+// process lists every tracked file.
+func TrackedBelow(ctx context.Context, r *Repo, names []string) (map[string]string, error) {
+	found := map[string]string{}
+	if len(names) == 0 {
+		return found, nil
+	}
+	out, err := lsTracked(ctx, r, nil)
+	if err != nil {
+		return nil, err
+	}
+	for _, f := range bytes.Split(out, []byte{0}) {
+		for _, n := range names {
+			if _, ok := found[n]; !ok && len(f) > len(n) && bytes.HasSuffix(f, []byte(n)) && f[len(f)-len(n)-1] == '/' {
+				found[n] = string(f)
+			}
+		}
+	}
+	return found, nil
+}
+
+// lsTracked lists, NUL-separated, the files of HEAD's tree and the index
+// that paths name (nil: every file).
+func lsTracked(ctx context.Context, r *Repo, paths []string) ([]byte, error) {
 	list := func(withHead bool) ([]byte, error) {
 		// --with-tree adds the files of HEAD that the index lacks (a
 		// staged deletion).
@@ -122,10 +164,7 @@ func TrackedPaths(ctx context.Context, r *Repo, paths []string) (map[string]bool
 		if withHead {
 			args = append(args, "--with-tree=HEAD")
 		}
-		args = append(args, "--")
-		if size <= maxPathspecBytes {
-			args = append(args, paths...)
-		}
+		args = append(append(args, "--"), paths...)
 		return RepoOutput(ctx, r, args...)
 	}
 	out, err := list(true)
@@ -137,11 +176,5 @@ func TrackedPaths(ctx context.Context, r *Repo, paths []string) (map[string]bool
 			return nil, fmt.Errorf("list tracked files: %w", err)
 		}
 	}
-	// A pathspec "d" lists the files under d/ too: keep exact names only.
-	for _, name := range bytes.Split(out, []byte{0}) {
-		if want[string(name)] {
-			found[string(name)] = true
-		}
-	}
-	return found, nil
+	return out, nil
 }
