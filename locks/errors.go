@@ -100,3 +100,15 @@ func (e *JournalError) Error() string {
 }
 
 func (e *JournalError) Unwrap() error { return e.Err }
+
+// LostError is a lock the caller expected to hold that is not there: it
+// expired and was taken or cleared, or was never taken. It is ErrNotFound
+// (errors.Is), with the key.
+type LostError struct {
+	Key string
+	Op  string // what was asked: "refresh"
+}
+
+func (e *LostError) Error() string { return e.Op + " " + e.Key + ": " + ErrNotFound.Error() }
+
+func (e *LostError) Unwrap() error { return ErrNotFound }

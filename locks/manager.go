@@ -506,7 +506,7 @@ func (m *Manager) Refresh(ctx context.Context, keys []string, me Owner, ttl, tas
 	for _, key := range keys {
 		cur, err := m.Store.Get(ctx, key)
 		if errors.Is(err, ErrNotFound) {
-			return nil, fmt.Errorf("refresh %s: %w", key, err)
+			return nil, &LostError{Key: key, Op: "refresh"}
 		}
 		if err != nil {
 			return nil, err

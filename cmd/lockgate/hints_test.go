@@ -135,6 +135,9 @@ type hintScenario struct {
 const plainConfig = "version: 1\n"
 
 var hintScenarios = []hintScenario{
+	{name: "refresh a lock not held", config: plainConfig,
+		setup:   func(r *hintRepo) {},
+		trigger: "lockgate lock refresh a.py", retrigger: true},
 	{name: "acquire held", config: plainConfig,
 		setup:   func(r *hintRepo) { r.must(alice, "lockgate lock acquire a.py") },
 		trigger: "lockgate lock acquire a.py", retrigger: true},

@@ -63,6 +63,7 @@ const (
 	MCPCorrupt
 	MCPCorruptRecord
 	MCPLockLost
+	Reacquire
 	TaskMessageTooLarge
 )
 
@@ -85,6 +86,7 @@ var Table = map[ID]string{
 	CorruptRecord:       "inspect %s, then remove it with `lockgate lock clear --force --record %s`",
 	PathLocked:          "wait for %s to run `lockgate lock release %k`, or take it when free: `lockgate lock acquire --wait %s %k`",
 	PathNotLocked:       "lock it first: `lockgate lock acquire %k`",
+	Reacquire:           "it expired or was never taken: take it again with `lockgate lock acquire %k`",
 	KeyRule:             "take the key first: `lockgate lock acquire %k`",
 	KeyHeld:             "%s holds it until %s: ask them to release it, or take it when free: `lockgate lock acquire --wait %s %k`",
 	Paused:              "wait with `lockgate pause wait %k`; %s resumes with `lockgate unpause %k`",

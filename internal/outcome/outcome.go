@@ -119,6 +119,7 @@ func Of(err error, c Context) Outcome {
 		ident    *service.IdentityError
 		invalid  *locks.InvalidRequestError
 		agentErr *agentsetup.Error
+		lost     *locks.LostError
 	)
 	switch {
 	case errors.As(err, &exit):
@@ -171,6 +172,10 @@ func Of(err error, c Context) Outcome {
 		if corrupt.Key == "" || safetext.Field(corrupt.Key) != corrupt.Key {
 			o.AgentHint = hint.Line(hint.MCPCorruptRecord, corrupt.Path, corrupt.Path)
 		}
+	case errors.As(err, &lost):
+		o.Exit, o.Class = ExitLockFailed, ClassLockLost
+		o.Hints = []string{hint.Line(hint.Reacquire, lockkey.RelArg(lost.Key, c.UserDir))}
+		o.AgentHint = hint.Line(hint.MCPLockLost)
 	case errors.Is(err, locks.ErrNotFound), errors.Is(err, locks.ErrTokenMismatch):
 		o.Exit, o.Class = ExitLockFailed, ClassLockLost
 		o.AgentHint = hint.Line(hint.MCPLockLost)
