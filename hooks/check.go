@@ -73,6 +73,7 @@ func (c *Checker) Check(ctx context.Context, paths []string, branch string, r *R
 		return c.unavailable(r, err)
 	}
 	if len(paths) == 0 {
+		r.locksRead = true
 		return nil
 	}
 	entries, err := c.Store.Covering(ctx, paths)
@@ -80,6 +81,7 @@ func (c *Checker) Check(ctx context.Context, paths []string, branch string, r *R
 		return c.unavailable(r, err)
 	}
 	c.checkLocks(paths, entries, r)
+	r.locksRead, r.held = true, c.held(entries)
 	return nil
 }
 

@@ -44,6 +44,10 @@ type Report struct {
 	Commits    int         `json:"commits_checked,omitempty"`
 	Violations []Violation `json:"violations"`
 	Warnings   []string    `json:"warnings,omitempty"`
+	// locksRead: Check read the locks covering every path, and held are
+	// the checker's own live ones among them (for pre-commit's record).
+	locksRead bool
+	held      []heldLock
 }
 
 // Add records violations.

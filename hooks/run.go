@@ -33,6 +33,13 @@ type Runner struct {
 	// refuses (rule "limit"), never passes silently.
 	MaxCommits int
 	MaxPaths   int
+	// Trailers: commit-msg writes the attestation trailers
+	// (hooks.trailers), and pre-commit records, for IndexFile, the locks
+	// they name.
+	Trailers bool
+	// IndexFile is the index a commit is made from: GIT_INDEX_FILE, else
+	// the worktree's index.
+	IndexFile string
 }
 
 // PreCommit checks the staged change.
@@ -58,6 +65,9 @@ func (h *Runner) PreCommit(ctx context.Context) (*Report, error) {
 		return nil, err
 	}
 	r.Finish()
+	if h.Trailers {
+		h.recordStaged(r)
+	}
 	return r, nil
 }
 

@@ -144,7 +144,7 @@ func hookCommand() *command {
 					return service.Usagef("hook commit-msg: want the message FILE as the only argument")
 				}
 				return a.runHook(ctx, "commit-msg", args, 1, func(h *hooks.Runner) (*hooks.Report, error) {
-					return h.Checker.CommitMsg(ctx, args[0], a.env.Cfg.Hooks.CommitMsg.RequireTask)
+					return h.CommitMsg(ctx, args[0], a.env.Cfg.Hooks.CommitMsg.RequireTask)
 				})
 			},
 		},
@@ -226,6 +226,16 @@ func (a *app) runHook(ctx context.Context, name string, args []string, maxArgs i
 		return &service.HookError{Hook: name, Err: err}
 	}
 	h.Staged = staged
+	switch name {
+	case "pre-commit", "pre-merge-commit", "commit-msg":
+		h.Trailers = e.Cfg.Hooks.Trailers
+		h.IndexFile = getenv("GIT_INDEX_FILE")
+		if h.IndexFile == "" {
+			h.IndexFile = filepath.Join(e.Repo.GitDir, "index")
+		} else if abs, err := filepath.Abs(h.IndexFile); err == nil {
+			h.IndexFile = abs // one key whichever way git spells it
+		}
+	}
 	r, err := run(h)
 	if err != nil {
 		return &service.HookError{Hook: name, Err: err}

@@ -105,6 +105,9 @@ type HooksConfig struct {
 	PrePush            PrePushConfig   `yaml:"pre_push"`
 	// IdentityEnv names environment variables that identify the worker.
 	IdentityEnv []string `yaml:"identity_env"`
+	// Trailers: the commit-msg hook adds Lockgate-* trailers naming the
+	// committer and the locks of theirs covering the commit.
+	Trailers bool `yaml:"trailers"`
 }
 
 // CommitMsgConfig is `hooks.commit_msg`.
@@ -160,6 +163,7 @@ func Default() *Config {
 	}
 	c.Hooks = HooksConfig{
 		OnStoreUnavailable: "fail",
+		Trailers:           true,
 		PrePush:            PrePushConfig{MaxCommits: 10000, MaxPaths: 100000},
 		// Who pushes, as GitLab, Gitea/Forgejo, a web server (smart HTTP)
 		// and ssh report it.

@@ -1,0 +1,273 @@
+package hooks
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"time"
+
+	"github.com/lockgate/lockgate/diffpath"
+	"github.com/lockgate/lockgate/internal/gitexec"
+	"github.com/lockgate/lockgate/locks"
+)
+
+// stagedRecord is what pre-commit leaves for commit-msg in the worktree's
+// git dir: the committer's locks covering the staged change, so that
+// commit-msg need not ask git for the change again. It is used only for
+// the same index file, unchanged since (size and modification time), and
+// the same committer; any other record is ignored.
+type stagedRecord struct {
+	Index   string     `json:"index"`
+	Size    int64      `json:"size"`
+	ModNano int64      `json:"mtime_ns"`
+	Holder  string     `json:"holder"`
+	Session string     `json:"session"`
+	Locks   []heldLock `json:"locks"`
+}
+
+// heldLock is what a trailer names of a lock, and how long it holds.
+type heldLock struct {
+	Key       string    `json:"key"`
+	Fence     uint64    `json:"fence"`
+	ExpiresAt time.Time `json:"expires_at"`
+}
+
+// stagedRecordFile is where the record lives: per worktree, since
+// worktrees commit separately.
+func stagedRecordFile(gitDir string) string {
+	return filepath.Join(gitDir, "lockgate", "staged-locks.json")
+}
+
+// indexKey identifies the staged state cheaply: the index file's path,
+// size and modification time. ok is false when it cannot be read.
+func (h *Runner) indexKey() (stagedRecord, bool) {
+	if h.IndexFile == "" {
+		return stagedRecord{}, false
+	}
+	fi, err := os.Stat(h.IndexFile)
+	if err != nil {
+		return stagedRecord{}, false
+	}
+	return stagedRecord{Index: h.IndexFile, Size: fi.Size(), ModNano: fi.ModTime().UnixNano(),
+		Holder: h.Checker.Me.Holder, Session: h.Checker.Me.Session}, true
+}
+
+// recordStaged writes the record of a pre-commit check that passed, or
+// removes an older one when there is nothing to record. Failing to write
+// it costs commit-msg a `git diff --cached`, nothing else.
+func (h *Runner) recordStaged(r *Report) {
+	file := stagedRecordFile(h.GitDir)
+	rec, ok := h.indexKey()
+	if !ok || !r.OK || !r.locksRead {
+		_ = os.Remove(file)
+		return
+	}
+	rec.Locks = r.held
+	data, err := json.Marshal(rec)
+	if err != nil {
+		return
+	}
+	if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
+		return
+	}
+	tmp := file + ".tmp"
+	if os.WriteFile(tmp, data, 0o644) != nil || os.Rename(tmp, file) != nil {
+		_ = os.Remove(tmp)
+		_ = os.Remove(file)
+	}
+}
+
+// recordedHeld is the committer's covering locks pre-commit recorded for
+// the index as it is now; ok is false when there is no such record, or
+// when one of its locks has expired since.
+func (h *Runner) recordedHeld() ([]heldLock, bool) {
+	key, ok := h.indexKey()
+	if !ok {
+		return nil, false
+	}
+	data, err := os.ReadFile(stagedRecordFile(h.GitDir))
+	if err != nil {
+		return nil, false
+	}
+	var rec stagedRecord
+	if json.Unmarshal(data, &rec) != nil {
+		return nil, false
+	}
+	if rec.Index != key.Index || rec.Size != key.Size || rec.ModNano != key.ModNano ||
+		rec.Holder != key.Holder || rec.Session != key.Session {
+		return nil, false
+	}
+	for _, l := range rec.Locks {
+		if l.ExpiresAt.Before(h.Checker.Now) {
+			return nil, false
+		}
+	}
+	return rec.Locks, true
+}
+
+// stagedPaths is what the staged change touches.
+func (h *Runner) stagedPaths(ctx context.Context) ([]string, error) {
+	out, err := gitexec.StagedNameStatus(ctx, h.Dir)
+	if err != nil {
+		return nil, err
+	}
+	changes, err := diffpath.ParseNameStatusZ(out)
+	if err != nil {
+		return nil, fmt.Errorf("read staged changes: %w", err)
+	}
+	return touched(changes), nil
+}
+
+// held keeps, of the entries covering a change, the live locks of Me,
+// sorted by key.
+func (c *Checker) held(entries []locks.Entry) []heldLock {
+	var out []heldLock
+	for _, e := range entries {
+		if e.Err == nil && e.Key != "" && e.OwnedBy(c.Me) && !e.Expired(c.Now) {
+			out = append(out, heldLock{e.Key, e.Fence, e.ExpiresAt})
+		}
+	}
+	sortHeld(out)
+	return out
+}
+
+func sortHeld(h []heldLock) { sort.Slice(h, func(i, j int) bool { return h[i].Key < h[j].Key }) }
+
+// amended adds to held the locks an amended commit of Me attests (msg's
+// Lockgate-Lock trailers, when its Lockgate-Worker and Lockgate-Session
+// are Me's) that Me still holds under the same fence: an amend stages
+// only what changes since, yet the commit it makes carries the original's
+// changes too. Locks released or taken anew since are not attested.
+func (c *Checker) amended(ctx context.Context, msg string, held []heldLock) ([]heldLock, error) {
+	worker, session, prev := parseTrailers(msg)
+	if worker != c.Me.Holder || session != c.Me.Session || len(prev) == 0 {
+		return held, nil
+	}
+	have := make(map[string]bool, len(held))
+	for _, l := range held {
+		have[l.Key] = true
+	}
+	added := false
+	for _, p := range prev {
+		if have[p.Key] {
+			continue
+		}
+		l, err := c.Store.Get(ctx, p.Key)
+		switch {
+		case errors.Is(err, locks.ErrNotFound):
+			continue
+		case err != nil:
+			var ce *locks.CorruptError
+			if errors.As(err, &ce) {
+				continue
+			}
+			return nil, err
+		}
+		if l.OwnedBy(c.Me) && !l.Expired(c.Now) && l.Fence == p.Fence {
+			have[p.Key], added = true, true
+			held = append(held, heldLock{l.Key, l.Fence, l.ExpiresAt})
+		}
+	}
+	if added {
+		sortHeld(held)
+	}
+	return held, nil
+}
+
+// CommitMsg is the commit-msg hook: the checks of Checker.CommitMsg, then,
+// with Trailers and when the commit may go ahead, the attestation trailers
+// written into the message file. When the locks cannot be read and
+// hooks.on_store_unavailable is warn, the message is left without
+// trailers, and the report says so: a partial attestation would claim
+// that no lock covered the change.
+func (h *Runner) CommitMsg(ctx context.Context, file string, requireTask bool) (*Report, error) {
+	r, err := h.Checker.CommitMsg(ctx, file, requireTask)
+	if err != nil || !r.OK || !h.Trailers {
+		return r, err
+	}
+	c := h.Checker
+	if c.Store == nil { // unavailable, and warned about
+		r.Warnings = append(r.Warnings, noTrailers)
+		return r, nil
+	}
+	// The committer's live locks covering the staged change: pre-commit's
+	// record when it is for this index, else read anew.
+	held, ok := h.recordedHeld()
+	if !ok {
+		paths, err := h.stagedPaths(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("commit-msg: %w", err)
+		}
+		if len(paths) > 0 {
+			entries, err := c.Store.Covering(ctx, paths)
+			if err != nil {
+				if err := c.unavailable(r, err); err != nil {
+					return nil, err
+				}
+				r.Warnings = append(r.Warnings, noTrailers)
+				return r, nil
+			}
+			held = c.held(entries)
+		}
+	}
+	msg, err := readCommitMsg(file)
+	if err != nil {
+		return nil, fmt.Errorf("commit-msg: %w", err)
+	}
+	if len(msg) > MaxCommitMsgBytes {
+		r.Warnings = append(r.Warnings, fmt.Sprintf("no lockgate trailers written: the commit message is larger than %d KiB", MaxCommitMsgBytes>>10))
+		return r, nil
+	}
+	if held, err = c.amended(ctx, string(msg), held); err != nil {
+		if err := c.unavailable(r, err); err != nil {
+			return nil, err
+		}
+		r.Warnings = append(r.Warnings, noTrailers)
+		return r, nil
+	}
+	lines, err := Trailers(c.Me, held)
+	if err != nil {
+		return nil, fmt.Errorf("commit-msg: %w", err)
+	}
+	out := WithTrailers(string(msg), lines)
+	if out == string(msg) {
+		return r, nil
+	}
+	if err := replaceFile(file, []byte(out)); err != nil {
+		return nil, fmt.Errorf("commit-msg: write trailers: %w", err)
+	}
+	return r, nil
+}
+
+const noTrailers = "no lockgate trailers written: the locks were not read"
+
+// replaceFile writes data to file whole or not at all: into a temporary
+// file beside it, then renamed over it.
+func replaceFile(file string, data []byte) error {
+	mode := os.FileMode(0o644)
+	if fi, err := os.Stat(file); err == nil {
+		mode = fi.Mode().Perm()
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(file), ".lockgate-msg-*")
+	if err != nil {
+		return err
+	}
+	_, err = tmp.Write(data)
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Chmod(tmp.Name(), mode)
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), file)
+	}
+	if err != nil {
+		_ = os.Remove(tmp.Name())
+	}
+	return err
+}
