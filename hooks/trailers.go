@@ -57,9 +57,10 @@ func Trailers(me locks.Owner, held []heldLock) ([]string, error) {
 		return lines, nil
 	}
 	for _, l := range held {
-		if err := add(TrailerLock, l.Key+" fence="+strconv.FormatUint(l.Fence, 10)); err != nil {
-			return nil, err
+		if !trailerValue(l.Key) {
+			return nil, fmt.Errorf("cannot write the %s trailer: the key %q is not a single line of printable text", TrailerLock, l.Key)
 		}
+		lines = append(lines, TrailerLock+": "+l.Key+" fence="+strconv.FormatUint(l.Fence, 10))
 	}
 	return lines, nil
 }
