@@ -1,0 +1,58 @@
+package hooks
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/lockgate/lockgate/locks"
+)
+
+// TestStagedRecord: commit-msg uses pre-commit's record only for the same
+// index, unchanged, the same committer and locks still live.
+func TestStagedRecord(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	index := filepath.Join(dir, "index")
+	if err := os.WriteFile(index, []byte("one"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+	me := locks.Owner{Holder: "alice", HolderType: "human", Session: "s"}
+	runner := func(who locks.Owner, at time.Time) *Runner {
+		return &Runner{GitDir: dir, IndexFile: index, Trailers: true, Checker: &Checker{Me: who, Now: at}}
+	}
+	held := []heldLock{{Key: "a.txt", Fence: 3, ExpiresAt: now.Add(time.Hour)}}
+	runner(me, now).recordStaged(&Report{OK: true, locksRead: true, held: held})
+
+	if got, ok := runner(me, now).recordedHeld(); !ok || !slices.EqualFunc(got, held, func(a, b heldLock) bool { return a.Key == b.Key && a.Fence == b.Fence }) {
+		t.Fatalf("recordedHeld = %v, %v; want %v", got, ok, held)
+	}
+	if _, ok := runner(locks.Owner{Holder: "bob", Session: "s"}, now).recordedHeld(); ok {
+		t.Error("another committer used the record")
+	}
+	if _, ok := runner(me, now.Add(2*time.Hour)).recordedHeld(); ok {
+		t.Error("a record with an expired lock was used")
+	}
+	other := runner(me, now)
+	other.IndexFile = filepath.Join(dir, "index.lock")
+	if err := os.WriteFile(other.IndexFile, []byte("one"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := other.recordedHeld(); ok {
+		t.Error("the record of another index file was used")
+	}
+	if err := os.WriteFile(index, []byte("two!"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := runner(me, now).recordedHeld(); ok {
+		t.Error("the record of a changed index was used")
+	}
+	// A check that did not read the locks leaves no record behind.
+	runner(me, now).recordStaged(&Report{OK: true})
+	if _, err := os.Stat(stagedRecordFile(dir)); !os.IsNotExist(err) {
+		t.Errorf("record kept after a check without locks: %v", err)
+	}
+}
