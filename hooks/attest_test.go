@@ -56,3 +56,44 @@ func TestStagedRecord(t *testing.T) {
 		t.Errorf("record kept after a check without locks: %v", err)
 	}
 }
+
+// BenchmarkTrailersFromRecord is what the trailers add to commit-msg when
+// pre-commit left its record: read the record, build the trailers, rewrite
+// the message file.
+func BenchmarkTrailersFromRecord(b *testing.B) {
+	dir := b.TempDir()
+	index := filepath.Join(dir, "index")
+	if err := os.WriteFile(index, make([]byte, 1<<20), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	now := time.Now()
+	me := locks.Owner{Holder: "alice", HolderType: "human", Session: "s"}
+	h := &Runner{GitDir: dir, IndexFile: index, Trailers: true, Checker: &Checker{Me: me, Now: now}}
+	held := []heldLock{{Key: "a.txt", Fence: 3, ExpiresAt: now.Add(time.Hour)}, {Key: "src/api/**", Fence: 42, ExpiresAt: now.Add(time.Hour)}}
+	h.recordStaged(&Report{OK: true, locksRead: true, held: held})
+	msg := filepath.Join(dir, "COMMIT_EDITMSG")
+	orig := []byte("Change the API\n\nLonger text.\n\nSigned-off-by: B <b@example.com>\n# Please enter the commit message\n#\n")
+	b.ResetTimer()
+	for range b.N {
+		b.StopTimer()
+		if err := os.WriteFile(msg, orig, 0o644); err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+		got, ok := h.recordedHeld()
+		if !ok {
+			b.Fatal("record not used")
+		}
+		data, err := readCommitMsg(msg)
+		if err != nil {
+			b.Fatal(err)
+		}
+		lines, err := Trailers(me, got)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := replaceFile(msg, []byte(WithTrailers(string(data), lines))); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

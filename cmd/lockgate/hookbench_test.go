@@ -73,6 +73,8 @@ type tool struct {
 	cmd  []string
 	// ok lists exit codes that count as a normal run.
 	ok []int
+	// before, when set, runs untimed before each run.
+	before func()
 }
 
 // measure runs the floor and every tool alternately b.N times and reports
@@ -86,6 +88,9 @@ func measure(b *testing.B, dir string, env []string, stdin string, floor func() 
 		}
 		var out strings.Builder
 		cmd.Stdout, cmd.Stderr = io.Discard, &out
+		if t.before != nil {
+			t.before()
+		}
 		start := time.Now()
 		err := cmd.Run()
 		el := time.Since(start)
@@ -254,6 +259,61 @@ func BenchmarkHookCommitMsg(b *testing.B) {
 	}
 	measure(b, r.Dir, env, "", gitFloor(b, r.Dir, env, "rev-parse", "--git-common-dir"),
 		[]tool{{name: "lockgate", cmd: []string{bin, "hook", "commit-msg", msg}}})
+}
+
+// BenchmarkHookCommitMsgTrailers: `lockgate hook commit-msg` with 10,000
+// locks held by others and two of the committer's covering the staged
+// change: without trailers (hooks.trailers: false), with them from
+// pre-commit's record, and with them read anew (no record: a second
+// `git diff --cached`). Each run starts from the message as the user wrote
+// it, so the trailers are written every time.
+func BenchmarkHookCommitMsgTrailers(b *testing.B) {
+	bin := lockgateBinary(b)
+	r := gittest.New(b)
+	r.Write(".lockgate.yaml", "version: 1\n")
+	r.Commit("init")
+	seedOthersLocks(b, r.Dir)
+	env := append(append([]string(nil), r.Env...), "LOCKGATE_WORKER=bench")
+	run := func(args ...string) {
+		cmd := exec.Command(bin, args...)
+		cmd.Dir, cmd.Env = r.Dir, env
+		if out, err := cmd.CombinedOutput(); err != nil {
+			b.Fatalf("lockgate %v: %v: %s", args, err, out)
+		}
+	}
+	run("lock", "acquire", "a.txt", "src/api/**")
+	r.Write("a.txt", "a\n")
+	r.Write("src/api/h.go", "package api\n")
+	r.Git("add", "a.txt", "src/api/h.go")
+	dir := b.TempDir()
+	msg, orig := filepath.Join(dir, "MSG"), "Change the API\n\nSigned-off-by: B <b@example.com>\n"
+	reset := func() {
+		if err := os.WriteFile(msg, []byte(orig), 0o644); err != nil {
+			b.Fatal(err)
+		}
+	}
+	record := filepath.Join(r.Dir, ".git", "lockgate", "staged-locks.json")
+	cases := []struct {
+		name, config string
+		before       func()
+	}{
+		{"trailers=off", "version: 1\nhooks: {trailers: false}\n", reset},
+		{"trailers=record", "version: 1\n", reset},
+		{"trailers=no-record", "version: 1\n", func() { _ = os.Remove(record); reset() }},
+	}
+	for _, c := range cases {
+		b.Run(c.name, func(b *testing.B) {
+			r.Write(".lockgate.yaml", c.config)
+			run("hook", "pre-commit")
+			reset()
+			run("hook", "commit-msg", msg)
+			if data, _ := os.ReadFile(msg); strings.Contains(string(data), "Lockgate-Lock: src/api/** fence=") != (c.name != "trailers=off") {
+				b.Fatalf("%s: message after commit-msg:\n%s", c.name, data)
+			}
+			measure(b, r.Dir, env, "", gitFloor(b, r.Dir, env, "rev-parse", "--git-common-dir"),
+				[]tool{{name: "lockgate", cmd: []string{bin, "hook", "commit-msg", msg}, before: c.before}})
+		})
+	}
 }
 
 // gitFloorBinary builds testdata/gitfloor as lockgate is built: a Go
