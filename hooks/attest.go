@@ -2,13 +2,14 @@ package hooks
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/lockgate/lockgate/diffpath"
@@ -22,25 +23,68 @@ import (
 // the same index file, unchanged since (size and modification time), and
 // the same committer; any other record is ignored.
 type stagedRecord struct {
-	Index   string     `json:"index"`
-	Size    int64      `json:"size"`
-	ModNano int64      `json:"mtime_ns"`
-	Holder  string     `json:"holder"`
-	Session string     `json:"session"`
-	Locks   []heldLock `json:"locks"`
+	Index   string
+	Size    int64
+	ModNano int64
+	Holder  string
+	Session string
+	Locks   []heldLock
 }
 
 // heldLock is what a trailer names of a lock, and how long it holds.
 type heldLock struct {
-	Key       string    `json:"key"`
-	Fence     uint64    `json:"fence"`
-	ExpiresAt time.Time `json:"expires_at"`
+	Key       string
+	Fence     uint64
+	ExpiresAt time.Time
 }
 
 // stagedRecordFile is where the record lives: per worktree, since
 // worktrees commit separately.
 func stagedRecordFile(gitDir string) string {
-	return filepath.Join(gitDir, "lockgate", "staged-locks.json")
+	return filepath.Join(gitDir, "lockgate", "staged-locks")
+}
+
+// The record is NUL-separated fields (no path, key, worker id or session
+// holds a NUL): a version, the key (index, size, mtime in ns, holder,
+// session), the number of locks, key, fence and expiry (Unix ns) of each,
+// and an end mark, so that a torn record never reads as a shorter one.
+// Cheaper to read in a fresh process than JSON.
+const (
+	recordVersion = "lockgate-staged-locks-1"
+	recordEnd     = "end"
+)
+
+func (rec stagedRecord) marshal() []byte {
+	f := []string{recordVersion, rec.Index, strconv.FormatInt(rec.Size, 10), strconv.FormatInt(rec.ModNano, 10),
+		rec.Holder, rec.Session, strconv.Itoa(len(rec.Locks))}
+	for _, l := range rec.Locks {
+		f = append(f, l.Key, strconv.FormatUint(l.Fence, 10), strconv.FormatInt(l.ExpiresAt.UnixNano(), 10))
+	}
+	return []byte(strings.Join(append(f, recordEnd), "\x00"))
+}
+
+func unmarshalRecord(data []byte) (stagedRecord, bool) {
+	f := strings.Split(string(data), "\x00")
+	if len(f) < 8 || f[0] != recordVersion || f[len(f)-1] != recordEnd {
+		return stagedRecord{}, false
+	}
+	rec := stagedRecord{Index: f[1], Holder: f[4], Session: f[5]}
+	var err1, err2, err3 error
+	rec.Size, err1 = strconv.ParseInt(f[2], 10, 64)
+	rec.ModNano, err2 = strconv.ParseInt(f[3], 10, 64)
+	n, err3 := strconv.Atoi(f[6])
+	if err1 != nil || err2 != nil || err3 != nil || n < 0 || len(f) != 8+3*n {
+		return stagedRecord{}, false
+	}
+	for i := 7; i < 7+3*n; i += 3 {
+		fence, err1 := strconv.ParseUint(f[i+1], 10, 64)
+		exp, err2 := strconv.ParseInt(f[i+2], 10, 64)
+		if err1 != nil || err2 != nil {
+			return stagedRecord{}, false
+		}
+		rec.Locks = append(rec.Locks, heldLock{Key: f[i], Fence: fence, ExpiresAt: time.Unix(0, exp)})
+	}
+	return rec, true
 }
 
 // indexKey identifies the staged state cheaply: the index file's path,
@@ -68,12 +112,9 @@ func (h *Runner) recordStaged(r *Report) {
 		return
 	}
 	rec.Locks = r.held
-	data, err := json.Marshal(rec)
-	if err != nil {
-		return
-	}
+	data := rec.marshal()
 	// Written in place: a torn record does not parse, and is not used.
-	err = os.WriteFile(file, data, 0o644)
+	err := os.WriteFile(file, data, 0o644)
 	if errors.Is(err, fs.ErrNotExist) {
 		if err = os.MkdirAll(filepath.Dir(file), 0o755); err == nil {
 			err = os.WriteFile(file, data, 0o644)
@@ -96,8 +137,8 @@ func (h *Runner) recordedHeld() ([]heldLock, bool) {
 	if err != nil {
 		return nil, false
 	}
-	var rec stagedRecord
-	if json.Unmarshal(data, &rec) != nil {
+	rec, ok := unmarshalRecord(data)
+	if !ok {
 		return nil, false
 	}
 	if rec.Index != key.Index || rec.Size != key.Size || rec.ModNano != key.ModNano ||
