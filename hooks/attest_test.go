@@ -135,3 +135,18 @@ func FuzzUnmarshalRecord(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkRecordStaged is what the record adds to pre-commit.
+func BenchmarkRecordStaged(b *testing.B) {
+	dir := b.TempDir()
+	index := filepath.Join(dir, "index")
+	if err := os.WriteFile(index, make([]byte, 1<<20), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	now := time.Now()
+	h := &Runner{GitDir: dir, IndexFile: index, Trailers: true, Checker: &Checker{Me: locks.Owner{Holder: "a", Session: "s"}, Now: now}}
+	r := &Report{OK: true, locksRead: true, held: []heldLock{{Key: "a.txt", Fence: 3, ExpiresAt: now}, {Key: "src/api/**", Fence: 42, ExpiresAt: now}}}
+	for range b.N {
+		h.recordStaged(r)
+	}
+}

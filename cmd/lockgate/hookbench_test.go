@@ -292,7 +292,7 @@ func BenchmarkHookCommitMsgTrailers(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	record := filepath.Join(r.Dir, ".git", "lockgate", "staged-locks.json")
+	record := filepath.Join(r.Dir, ".git", "lockgate", "staged-locks")
 	cases := []struct {
 		name, config string
 		before       func()
