@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -47,7 +48,7 @@ func stagedRecordFile(gitDir string) string {
 // The record is NUL-separated fields (no path, key, worker id or session
 // holds a NUL): a version, the key (index, size, mtime in ns, holder,
 // session), the number of locks, key, fence and expiry (Unix ns) of each,
-// and an end mark, so that a torn record never reads as a shorter one.
+// a CRC-32 of all that, and an end mark: a torn record is never read.
 // Cheaper to read in a fresh process than JSON.
 const (
 	recordVersion = "lockgate-staged-locks-1"
@@ -60,12 +61,22 @@ func (rec stagedRecord) marshal() []byte {
 	for _, l := range rec.Locks {
 		f = append(f, l.Key, strconv.FormatUint(l.Fence, 10), strconv.FormatInt(l.ExpiresAt.UnixNano(), 10))
 	}
-	return []byte(strings.Join(append(f, recordEnd), "\x00"))
+	body := strings.Join(f, "\x00") + "\x00"
+	return []byte(body + strconv.FormatUint(uint64(crc32.ChecksumIEEE([]byte(body))), 16) + "\x00" + recordEnd)
 }
 
 func unmarshalRecord(data []byte) (stagedRecord, bool) {
-	f := strings.Split(string(data), "\x00")
-	if len(f) < 8 || f[0] != recordVersion || f[len(f)-1] != recordEnd {
+	s := string(data)
+	i := strings.LastIndexByte(strings.TrimSuffix(s, "\x00"+recordEnd), 0)
+	if !strings.HasSuffix(s, "\x00"+recordEnd) || i < 0 {
+		return stagedRecord{}, false
+	}
+	sum, err := strconv.ParseUint(s[i+1:len(s)-len(recordEnd)-1], 16, 32)
+	if err != nil || uint32(sum) != crc32.ChecksumIEEE([]byte(s[:i+1])) {
+		return stagedRecord{}, false
+	}
+	f := strings.Split(s[:i], "\x00")
+	if len(f) < 7 || f[0] != recordVersion {
 		return stagedRecord{}, false
 	}
 	rec := stagedRecord{Index: f[1], Holder: f[4], Session: f[5]}
@@ -73,7 +84,7 @@ func unmarshalRecord(data []byte) (stagedRecord, bool) {
 	rec.Size, err1 = strconv.ParseInt(f[2], 10, 64)
 	rec.ModNano, err2 = strconv.ParseInt(f[3], 10, 64)
 	n, err3 := strconv.Atoi(f[6])
-	if err1 != nil || err2 != nil || err3 != nil || n < 0 || len(f) != 8+3*n {
+	if err1 != nil || err2 != nil || err3 != nil || n < 0 || n > len(f) || len(f) != 7+3*n {
 		return stagedRecord{}, false
 	}
 	for i := 7; i < 7+3*n; i += 3 {
@@ -113,11 +124,13 @@ func (h *Runner) recordStaged(r *Report) {
 	}
 	rec.Locks = r.held
 	data := rec.marshal()
-	// Written in place: a torn record does not parse, and is not used.
-	err := os.WriteFile(file, data, 0o644)
+	// Written over the old record in place, not truncated to nothing
+	// first nor renamed over it — both make the file system flush the data
+	// at once; a torn record fails its checksum, and is not used.
+	err := overwrite(file, data, true)
 	if errors.Is(err, fs.ErrNotExist) {
 		if err = os.MkdirAll(filepath.Dir(file), 0o755); err == nil {
-			err = os.WriteFile(file, data, 0o644)
+			err = overwrite(file, data, true)
 		}
 	}
 	if err != nil {
@@ -289,11 +302,19 @@ func (h *Runner) CommitMsg(ctx context.Context, file string, requireTask bool) (
 
 const noTrailers = "no lockgate trailers written: the locks were not read"
 
-// replaceFile writes data over file in place: cheaper than a temporary
-// file renamed over it, and as safe for the commit — should the write fail
-// half way, the hook fails and git makes no commit from the file.
-func replaceFile(file string, data []byte) error {
-	f, err := os.OpenFile(file, os.O_WRONLY, 0)
+// replaceFile writes data over the message file in place, as
+// overwrite does: should the write fail half way, the hook fails and git
+// makes no commit from the file.
+func replaceFile(file string, data []byte) error { return overwrite(file, data, false) }
+
+// overwrite writes data over file from its start and cuts what is left of
+// the old content (create: make the file when missing).
+func overwrite(file string, data []byte, create bool) error {
+	flag := os.O_WRONLY
+	if create {
+		flag |= os.O_CREATE
+	}
+	f, err := os.OpenFile(file, flag, 0o644)
 	if err != nil {
 		return err
 	}
