@@ -107,6 +107,16 @@ func TestPreCommitFramework(t *testing.T) {
 	if out := must("git", "commit", "-m", "add b"); !strings.Contains(out, "lockgate (locks and scope)") {
 		t.Fatalf("the pre-commit framework did not run lockgate:\n%s", out)
 	}
+	// The framework's commit-msg hook writes the attestation trailers.
+	must(bin, "lock", "acquire", "b.txt")
+	r.Write("b.txt", "b2\n")
+	r.Git("add", "b.txt")
+	must("git", "commit", "-m", "change b")
+	msg := r.Git("log", "-1", "--format=%(trailers:key=Lockgate-Worker,key=Lockgate-Lock)")
+	if want := "Lockgate-Worker: alice\nLockgate-Lock: b.txt fence=1\n"; strings.TrimSpace(msg) != strings.TrimSpace(want) {
+		t.Fatalf("trailers after a commit through the framework:\n%s\nwant\n%s", msg, want)
+	}
+	must(bin, "lock", "release", "b.txt")
 
 	// bob locks a.txt; alice's commit of it is refused.
 	must(bin, "--as", "bob", "lock", "acquire", "a.txt")
