@@ -199,8 +199,8 @@ func sortHeld(h []heldLock) { sort.Slice(h, func(i, j int) bool { return h[i].Ke
 // are Me's) that Me still holds under the same fence: an amend stages
 // only what changes since, yet the commit it makes carries the original's
 // changes too. Locks released or taken anew since are not attested.
-func (c *Checker) amended(ctx context.Context, msg string, held []heldLock) ([]heldLock, error) {
-	worker, session, prev := parseTrailers(msg)
+func (c *Checker) amended(ctx context.Context, msg, comment string, held []heldLock) ([]heldLock, error) {
+	worker, session, prev := parseTrailers(msg, comment)
 	if worker != c.Me.Holder || session != c.Me.Session || len(prev) == 0 {
 		return held, nil
 	}
@@ -247,6 +247,12 @@ func (h *Runner) CommitMsg(ctx context.Context, file string, requireTask bool) (
 		return r, err
 	}
 	c := h.Checker
+	if h.CommentString == "auto" {
+		// git picks the comment character when it writes the template;
+		// the hook cannot tell which lines are comments.
+		r.Warnings = append(r.Warnings, "no lockgate trailers written: core.commentChar is auto; set it to a character")
+		return r, nil
+	}
 	if c.Store == nil { // unavailable, and warned about
 		r.Warnings = append(r.Warnings, noTrailers)
 		return r, nil
@@ -279,7 +285,7 @@ func (h *Runner) CommitMsg(ctx context.Context, file string, requireTask bool) (
 		r.Warnings = append(r.Warnings, fmt.Sprintf("no lockgate trailers written: the commit message is larger than %d KiB", MaxCommitMsgBytes>>10))
 		return r, nil
 	}
-	if held, err = c.amended(ctx, string(msg), held); err != nil {
+	if held, err = c.amended(ctx, string(msg), h.comment(), held); err != nil {
 		if err := c.unavailable(r, err); err != nil {
 			return nil, err
 		}
@@ -290,7 +296,7 @@ func (h *Runner) CommitMsg(ctx context.Context, file string, requireTask bool) (
 	if err != nil {
 		return nil, fmt.Errorf("commit-msg: %w", err)
 	}
-	out := WithTrailers(string(msg), lines)
+	out := WithTrailers(string(msg), lines, h.comment())
 	if out == string(msg) {
 		return r, nil
 	}
@@ -298,6 +304,14 @@ func (h *Runner) CommitMsg(ctx context.Context, file string, requireTask bool) (
 		return nil, fmt.Errorf("commit-msg: write trailers: %w", err)
 	}
 	return r, nil
+}
+
+// comment begins a comment line of the message.
+func (h *Runner) comment() string {
+	if h.CommentString == "" {
+		return "#"
+	}
+	return h.CommentString
 }
 
 const noTrailers = "no lockgate trailers written: the locks were not read"

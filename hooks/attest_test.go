@@ -92,7 +92,7 @@ func BenchmarkTrailersFromRecord(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if err := replaceFile(msg, []byte(WithTrailers(string(data), lines))); err != nil {
+		if err := replaceFile(msg, []byte(WithTrailers(string(data), lines, "#"))); err != nil {
 			b.Fatal(err)
 		}
 	}

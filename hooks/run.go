@@ -40,6 +40,9 @@ type Runner struct {
 	// IndexFile is the index a commit is made from: GIT_INDEX_FILE, else
 	// the worktree's index.
 	IndexFile string
+	// CommentString begins the comment lines of a commit message
+	// (core.commentChar); "" is git's default "#".
+	CommentString string
 }
 
 // PreCommit checks the staged change.

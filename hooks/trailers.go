@@ -77,9 +77,9 @@ func trailerValue(s string) bool {
 	return true
 }
 
-// scissors is the line of `git commit -v` below which git ignores the
-// message (with the default comment character).
-const scissors = "# ------------------------ >8 ------------------------"
+// cutLine follows the comment string on the scissors line of `git commit
+// -v`, below which git ignores the message.
+const cutLine = " ------------------------ >8 ------------------------"
 
 // WithTrailers returns msg with lines as the last trailers of its trailer
 // block and no other lockgate trailer there (the ones an amended commit
@@ -89,12 +89,13 @@ const scissors = "# ------------------------ >8 ------------------------"
 // one (else a new paragraph is started), and trailing comment lines and
 // whatever follows the scissors line of `commit -v` are left where they
 // are. A message with no text but comments is returned as it is: git
-// refuses it as empty, and trailers must not make it a commit.
-func WithTrailers(msg string, lines []string) string {
+// refuses it as empty, and trailers must not make it a commit. Comment
+// lines begin with comment (core.commentChar, "#" by default).
+func WithTrailers(msg string, lines []string, comment string) string {
 	all := splitLines(msg)
-	end := contentEnd(all)
+	end := contentEnd(all, comment)
 	body := append([]string(nil), all[:end]...)
-	if start, ok := trailerBlock(body); ok {
+	if start, ok := trailerBlock(body, comment); ok {
 		kept := body[:start]
 		ours := false
 		for _, l := range body[start:] {
@@ -110,12 +111,12 @@ func WithTrailers(msg string, lines []string) string {
 		}
 		body = kept
 	}
-	for len(body) > 0 && (blank(body[len(body)-1]) || comment(body[len(body)-1])) {
+	for len(body) > 0 && (blank(body[len(body)-1]) || strings.HasPrefix(body[len(body)-1], comment)) {
 		body = body[:len(body)-1]
 	}
 	empty := true
 	for _, l := range body {
-		if !blank(l) && !comment(l) {
+		if !blank(l) && !strings.HasPrefix(l, comment) {
 			empty = false
 			break
 		}
@@ -131,7 +132,7 @@ func WithTrailers(msg string, lines []string) string {
 	if !strings.HasSuffix(body[len(body)-1], "\n") {
 		b.WriteByte('\n')
 	}
-	if _, ok := trailerBlock(body); !ok {
+	if _, ok := trailerBlock(body, comment); !ok {
 		b.WriteByte('\n')
 	}
 	for _, l := range lines {
@@ -159,8 +160,6 @@ func splitLines(s string) []string {
 	return out
 }
 
-func comment(l string) bool { return strings.HasPrefix(l, "#") }
-
 // blank is git's is_blank_line: nothing but white space.
 func blank(l string) bool { return strings.TrimSpace(l) == "" }
 
@@ -169,16 +168,16 @@ func isSpace(l string) bool { return l != "" && (l[0] == ' ' || l[0] == '\t') }
 // contentEnd is the index of the first line git ignores when it looks for
 // trailers (ignore_non_trailer): the scissors line and all after it, and
 // the run of comment and empty lines before that.
-func contentEnd(lines []string) int {
+func contentEnd(lines []string, comment string) int {
 	cut := len(lines)
 	for i, l := range lines {
-		if strings.TrimSuffix(l, "\n") == scissors {
+		if strings.TrimSuffix(l, "\n") == comment+cutLine {
 			cut = i
 			break
 		}
 	}
 	end := cut
-	for end > 0 && (comment(lines[end-1]) || lines[end-1] == "\n") {
+	for end > 0 && (strings.HasPrefix(lines[end-1], comment) || lines[end-1] == "\n") {
 		end--
 	}
 	return end
@@ -189,10 +188,10 @@ func contentEnd(lines []string) int {
 // when all its lines are trailers, or when one is git-generated
 // (Signed-off-by, cherry-pick -x) and a quarter of them are trailers.
 // Comment lines count for nothing.
-func trailerBlock(lines []string) (int, bool) {
+func trailerBlock(lines []string, comment string) (int, bool) {
 	title := 0
 	for title < len(lines) {
-		if !comment(lines[title]) && blank(lines[title]) {
+		if !strings.HasPrefix(lines[title], comment) && blank(lines[title]) {
 			break
 		}
 		title++
@@ -202,7 +201,7 @@ func trailerBlock(lines []string) (int, bool) {
 	for i := len(lines) - 1; i >= title; i-- {
 		l := lines[i]
 		switch {
-		case comment(l):
+		case strings.HasPrefix(l, comment):
 			nonTrailers += cont
 			cont = 0
 			continue
@@ -267,10 +266,10 @@ func isLockgateTrailer(l string) bool {
 
 // parseTrailers reads the lockgate trailers of msg's trailer block: the
 // worker, the session and the locks (key and fence) named.
-func parseTrailers(msg string) (worker, session string, held []heldLock) {
+func parseTrailers(msg, comment string) (worker, session string, held []heldLock) {
 	lines := splitLines(msg)
-	body := lines[:contentEnd(lines)]
-	start, ok := trailerBlock(body)
+	body := lines[:contentEnd(lines, comment)]
+	start, ok := trailerBlock(body, comment)
 	if !ok {
 		return "", "", nil
 	}

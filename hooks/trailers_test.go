@@ -65,11 +65,11 @@ func TestWithTrailersGit(t *testing.T) {
 			for _, l := range lines {
 				want = append(want, l+"\n")
 			}
-			out := WithTrailers(msg, lines)
+			out := WithTrailers(msg, lines, "#")
 			if got := parseWithGit(t, out); !slices.Equal(got, want) {
 				t.Errorf("git reads the trailers of\n%s\nas %q, want %q", out, got, want)
 			}
-			if again := WithTrailers(out, lines); again != out {
+			if again := WithTrailers(out, lines, "#"); again != out {
 				t.Errorf("applied twice:\n%s\nwant\n%s", again, out)
 			}
 			if name == "commit -v" && !strings.HasSuffix(out, msg[strings.Index(msg, "# Please"):]) {
@@ -82,7 +82,7 @@ func TestWithTrailersGit(t *testing.T) {
 func TestWithTrailersEmptyMessage(t *testing.T) {
 	t.Parallel()
 	for _, msg := range []string{"", "\n\n", "# only a comment\n", "\n# Please enter\n# ------------------------ >8 ------------------------\ndiff\n"} {
-		if got := WithTrailers(msg, []string{"Lockgate-Worker: a"}); got != msg {
+		if got := WithTrailers(msg, []string{"Lockgate-Worker: a"}, "#"); got != msg {
 			t.Errorf("WithTrailers(%q) = %q: an empty message must stay empty, for git to refuse it", msg, got)
 		}
 	}
@@ -115,7 +115,7 @@ func TestTrailersBoundedAndSafe(t *testing.T) {
 func TestParseTrailers(t *testing.T) {
 	t.Parallel()
 	msg := "s\n\nLockgate-Worker: bob\nLockgate-Session: s1\nLockgate-Lock: my key fence=x fence=7\nLockgate-Lock: bad\n"
-	w, s, held := parseTrailers(msg)
+	w, s, held := parseTrailers(msg, "#")
 	if w != "bob" || s != "s1" || len(held) != 1 || held[0].Key != "my key fence=x" || held[0].Fence != 7 {
 		t.Errorf("parseTrailers = %q %q %+v", w, s, held)
 	}
@@ -129,12 +129,35 @@ func FuzzWithTrailers(f *testing.F) {
 	}
 	lines := []string{"Lockgate-Worker: a", "Lockgate-Lock: k fence=1"}
 	f.Fuzz(func(t *testing.T, msg string) {
-		out := WithTrailers(msg, lines)
+		out := WithTrailers(msg, lines, "#")
 		if out != msg && !strings.Contains(out, "Lockgate-Lock: k fence=1\n") {
 			t.Fatalf("changed %q to %q without the trailers", msg, out)
 		}
-		if again := WithTrailers(out, lines); again != out {
+		if again := WithTrailers(out, lines, "#"); again != out {
 			t.Fatalf("second pass over %q: %q, want %q", msg, again, out)
 		}
 	})
+}
+
+// TestWithTrailersCommentChar: with core.commentChar ';', '#' lines are
+// text and ';' lines comments, for git and for WithTrailers alike.
+func TestWithTrailersCommentChar(t *testing.T) {
+	t.Parallel()
+	lines := []string{"Lockgate-Worker: a"}
+	for _, msg := range []string{
+		"subject\n\n#123 fixed\n",
+		"subject\n\nTask: T-1\n; Please enter the commit message\n;\n",
+		"subject\n\n; ------------------------ >8 ------------------------\ndiff --git a/x b/x\n",
+	} {
+		out := WithTrailers(msg, lines, ";")
+		cmd := exec.Command("git", "-c", "core.commentChar=;", "interpret-trailers", "--parse")
+		cmd.Stdin = strings.NewReader(out)
+		got, err := cmd.Output()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.HasSuffix(string(got), "Lockgate-Worker: a\n") {
+			t.Errorf("git (commentChar ;) reads the trailers of\n%s\nas %q", out, got)
+		}
+	}
 }

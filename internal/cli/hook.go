@@ -235,6 +235,11 @@ func (a *app) runHook(ctx context.Context, name string, args []string, maxArgs i
 		} else if abs, err := filepath.Abs(h.IndexFile); err == nil {
 			h.IndexFile = abs // one key whichever way git spells it
 		}
+		if name == "commit-msg" && h.Trailers {
+			if h.CommentString, err = gitexec.CommentString(ctx, e.Repo); err != nil {
+				return &service.HookError{Hook: name, Err: err}
+			}
+		}
 	}
 	r, err := run(h)
 	if err != nil {

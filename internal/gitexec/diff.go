@@ -120,26 +120,11 @@ func HeadBranch(gitDir string) (string, error) {
 // the common case (neither the word nor an include is there) costs no git
 // process.
 func IgnoreCase(ctx context.Context, r *Repo) (bool, error) {
-	mentioned := false
-	for _, f := range configFiles(r) {
-		b, err := os.ReadFile(f)
-		if err != nil && !errors.Is(err, os.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR) {
-			return false, fmt.Errorf("read %s: %w", f, err)
-		}
-		b = bytes.ToLower(b)
-		if bytes.Contains(b, []byte("ignorecase")) || bytes.Contains(b, []byte("include")) {
-			mentioned = true
-			break
-		}
+	mentioned, err := configMentions(r, "ignorecase")
+	if err != nil || !mentioned {
+		return false, err
 	}
-	if !mentioned && os.Getenv("GIT_CONFIG_PARAMETERS") == "" && os.Getenv("GIT_CONFIG_COUNT") == "" {
-		return false, nil
-	}
-	dir := r.Toplevel
-	if dir == "" {
-		dir = r.GitDir
-	}
-	out, err := Output(ctx, dir, nil, "config", "--bool", "core.ignorecase")
+	out, err := Output(ctx, configDir(r), nil, "config", "--bool", "core.ignorecase")
 	var ee *Error
 	if errors.As(err, &ee) {
 		var xe *exec.ExitError
@@ -151,6 +136,57 @@ func IgnoreCase(ctx context.Context, r *Repo) (bool, error) {
 		return false, err
 	}
 	return strings.TrimSpace(string(out)) == "true", nil
+}
+
+// CommentString is what begins a comment line of a commit message:
+// core.commentString or core.commentChar, "#" when neither is set. As for
+// IgnoreCase, the config files are scanned first, so that the common case
+// costs no git process.
+func CommentString(ctx context.Context, r *Repo) (string, error) {
+	mentioned, err := configMentions(r, "comment")
+	if err != nil || !mentioned {
+		return "#", err
+	}
+	out, err := Output(ctx, configDir(r), nil, "config", "--get-regexp", `^core\.comment(char|string)$`)
+	var ee *Error
+	if errors.As(err, &ee) {
+		var xe *exec.ExitError
+		if errors.As(ee.Err, &xe) && xe.ExitCode() == 1 {
+			return "#", nil // not set
+		}
+	}
+	if err != nil {
+		return "", err
+	}
+	lines := strings.Split(strings.TrimRight(string(out), "\n"), "\n")
+	_, v, _ := strings.Cut(lines[len(lines)-1], " ") // the last one set wins
+	return v, nil
+}
+
+// configMentions reports whether word (lower case) or an include may be in
+// a config file git reads for r, or config comes from the environment.
+func configMentions(r *Repo, word string) (bool, error) {
+	if os.Getenv("GIT_CONFIG_PARAMETERS") != "" || os.Getenv("GIT_CONFIG_COUNT") != "" {
+		return true, nil
+	}
+	for _, f := range configFiles(r) {
+		b, err := os.ReadFile(f)
+		if err != nil && !errors.Is(err, os.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR) {
+			return false, fmt.Errorf("read %s: %w", f, err)
+		}
+		b = bytes.ToLower(b)
+		if bytes.Contains(b, []byte(word)) || bytes.Contains(b, []byte("include")) {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+func configDir(r *Repo) string {
+	if r.Toplevel == "" {
+		return r.GitDir
+	}
+	return r.Toplevel
 }
 
 // configFiles lists the config files git reads for the repository, as far
