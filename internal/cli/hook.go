@@ -138,7 +138,7 @@ func hookCommand() *command {
 		},
 		"commit-msg": {
 			usage: "hook commit-msg FILE",
-			short: "git commit-msg hook: refuse while paused; with require_task, the message must name a held task",
+			short: "git commit-msg hook: refuse while paused; with require_task, the message must name a held task; add the Lockgate-* trailers",
 			run: func(ctx context.Context, a *app, args []string) error {
 				if len(args) != 1 {
 					return service.Usagef("hook commit-msg: want the message FILE as the only argument")
