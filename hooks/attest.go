@@ -21,16 +21,22 @@ import (
 // stagedRecord is what pre-commit leaves for commit-msg in the worktree's
 // git dir: the committer's locks covering the staged change, so that
 // commit-msg need not ask git for the change again. It is used only for
-// the same index file, unchanged since (size and modification time), and
-// the same committer; any other record is ignored.
+// the same index file, unchanged since (size and modification time), the
+// same committer, and for recordMaxAge: a lock released while an editor is
+// open on the message is not attested. Any other record is ignored.
 type stagedRecord struct {
 	Index   string
 	Size    int64
 	ModNano int64
 	Holder  string
 	Session string
+	Written time.Time
 	Locks   []heldLock
 }
+
+// recordMaxAge is how long after pre-commit commit-msg trusts its record:
+// enough for `git commit -m`, not for a message being edited.
+const recordMaxAge = 5 * time.Second
 
 // heldLock is what a trailer names of a lock, and how long it holds.
 type heldLock struct {
@@ -47,7 +53,7 @@ func stagedRecordFile(gitDir string) string {
 
 // The record is NUL-separated fields (no path, key, worker id or session
 // holds a NUL): a version, the key (index, size, mtime in ns, holder,
-// session), the number of locks, key, fence and expiry (Unix ns) of each,
+// session), when it was written (Unix ns), the number of locks, key, fence and expiry (Unix ns) of each,
 // a CRC-32 of all that, and an end mark: a torn record is never read.
 // Cheaper to read in a fresh process than JSON.
 const (
@@ -57,7 +63,7 @@ const (
 
 func (rec stagedRecord) marshal() []byte {
 	f := []string{recordVersion, rec.Index, strconv.FormatInt(rec.Size, 10), strconv.FormatInt(rec.ModNano, 10),
-		rec.Holder, rec.Session, strconv.Itoa(len(rec.Locks))}
+		rec.Holder, rec.Session, strconv.FormatInt(rec.Written.UnixNano(), 10), strconv.Itoa(len(rec.Locks))}
 	for _, l := range rec.Locks {
 		f = append(f, l.Key, strconv.FormatUint(l.Fence, 10), strconv.FormatInt(l.ExpiresAt.UnixNano(), 10))
 	}
@@ -76,18 +82,21 @@ func unmarshalRecord(data []byte) (stagedRecord, bool) {
 		return stagedRecord{}, false
 	}
 	f := strings.Split(s[:i], "\x00")
-	if len(f) < 7 || f[0] != recordVersion {
+	if len(f) < 8 || f[0] != recordVersion {
 		return stagedRecord{}, false
 	}
 	rec := stagedRecord{Index: f[1], Holder: f[4], Session: f[5]}
-	var err1, err2, err3 error
+	var err1, err2, err3, err4 error
+	var written int64
 	rec.Size, err1 = strconv.ParseInt(f[2], 10, 64)
 	rec.ModNano, err2 = strconv.ParseInt(f[3], 10, 64)
-	n, err3 := strconv.Atoi(f[6])
-	if err1 != nil || err2 != nil || err3 != nil || n < 0 || n > len(f) || len(f) != 7+3*n {
+	written, err3 = strconv.ParseInt(f[6], 10, 64)
+	rec.Written = time.Unix(0, written)
+	n, err4 := strconv.Atoi(f[7])
+	if err1 != nil || err2 != nil || err3 != nil || err4 != nil || n < 0 || n > len(f) || len(f) != 8+3*n {
 		return stagedRecord{}, false
 	}
-	for i := 7; i < 7+3*n; i += 3 {
+	for i := 8; i < 8+3*n; i += 3 {
 		fence, err1 := strconv.ParseUint(f[i+1], 10, 64)
 		exp, err2 := strconv.ParseInt(f[i+2], 10, 64)
 		if err1 != nil || err2 != nil {
@@ -122,7 +131,7 @@ func (h *Runner) recordStaged(r *Report) {
 		_ = os.Remove(file)
 		return
 	}
-	rec.Locks = r.held
+	rec.Locks, rec.Written = r.held, h.Checker.Now
 	data := rec.marshal()
 	// Written over the old record in place, not truncated to nothing
 	// first nor renamed over it — both make the file system flush the data
@@ -139,8 +148,8 @@ func (h *Runner) recordStaged(r *Report) {
 }
 
 // recordedHeld is the committer's covering locks pre-commit recorded for
-// the index as it is now; ok is false when there is no such record, or
-// when one of its locks has expired since.
+// the index as it is now; ok is false when there is no such record, when
+// it is older than recordMaxAge, or when one of its locks has expired since.
 func (h *Runner) recordedHeld() ([]heldLock, bool) {
 	key, ok := h.indexKey()
 	if !ok {
@@ -156,6 +165,9 @@ func (h *Runner) recordedHeld() ([]heldLock, bool) {
 	}
 	if rec.Index != key.Index || rec.Size != key.Size || rec.ModNano != key.ModNano ||
 		rec.Holder != key.Holder || rec.Session != key.Session {
+		return nil, false
+	}
+	if age := h.Checker.Now.Sub(rec.Written); age < 0 || age > recordMaxAge {
 		return nil, false
 	}
 	for _, l := range rec.Locks {

@@ -36,6 +36,12 @@ func TestStagedRecord(t *testing.T) {
 	if _, ok := runner(me, now.Add(2*time.Hour)).recordedHeld(); ok {
 		t.Error("a record with an expired lock was used")
 	}
+	if _, ok := runner(me, now.Add(recordMaxAge+time.Second)).recordedHeld(); ok {
+		t.Error("a record older than recordMaxAge was used (a lock may have been released while the message was edited)")
+	}
+	if _, ok := runner(me, now.Add(-time.Second)).recordedHeld(); ok {
+		t.Error("a record written in the future was used")
+	}
 	other := runner(me, now)
 	other.IndexFile = filepath.Join(dir, "index.lock")
 	if err := os.WriteFile(other.IndexFile, []byte("one"), 0o644); err != nil {
@@ -100,11 +106,11 @@ func BenchmarkTrailersFromRecord(b *testing.B) {
 
 func TestRecordTornOrForeign(t *testing.T) {
 	t.Parallel()
-	rec := stagedRecord{Index: "/r/.git/index", Size: 10, ModNano: 20, Holder: "a", Session: "s",
+	rec := stagedRecord{Index: "/r/.git/index", Size: 10, ModNano: 20, Holder: "a", Session: "s", Written: time.Unix(0, 25),
 		Locks: []heldLock{{Key: "k 1", Fence: 2, ExpiresAt: time.Unix(0, 30)}, {Key: "src/**", Fence: 4, ExpiresAt: time.Unix(0, 50)}}}
 	data := rec.marshal()
 	got, ok := unmarshalRecord(data)
-	if !ok || got.Index != rec.Index || len(got.Locks) != 2 || got.Locks[1] != rec.Locks[1] {
+	if !ok || got.Index != rec.Index || !got.Written.Equal(rec.Written) || len(got.Locks) != 2 || got.Locks[1] != rec.Locks[1] {
 		t.Fatalf("round trip: %+v, %v", got, ok)
 	}
 	for n := range len(data) {
@@ -112,7 +118,7 @@ func TestRecordTornOrForeign(t *testing.T) {
 			t.Errorf("a record torn at byte %d of %d was read", n, len(data))
 		}
 	}
-	for _, bad := range []string{"", "{}", "lockgate-staged-locks-1\x00i\x001\x002\x00a\x00s\x00-1\x00end"} {
+	for _, bad := range []string{"", "{}", "lockgate-staged-locks-1\x00i\x001\x002\x00a\x00s\x003\x00-1\x00end"} {
 		if _, ok := unmarshalRecord([]byte(bad)); ok {
 			t.Errorf("unmarshalRecord(%q) read", bad)
 		}
@@ -124,7 +130,7 @@ func TestRecordTornOrForeign(t *testing.T) {
 func FuzzUnmarshalRecord(f *testing.F) {
 	f.Add(stagedRecord{Index: "/i", Size: 1, ModNano: 2, Holder: "a", Session: "s",
 		Locks: []heldLock{{Key: "k", Fence: 3, ExpiresAt: time.Unix(0, 4)}}}.marshal())
-	f.Add([]byte("lockgate-staged-locks-1\x00i\x001\x002\x00a\x00s\x000\x00end"))
+	f.Add([]byte("lockgate-staged-locks-1\x00i\x001\x002\x00a\x00s\x003\x000\x00end"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		rec, ok := unmarshalRecord(data)
 		if !ok {
