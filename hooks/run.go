@@ -168,8 +168,8 @@ func (h *Runner) PrePush(ctx context.Context, remote string, stdin io.Reader, ge
 		args := []string{to}
 		if from != "" && !zeroSHA(from) {
 			args = []string{from + ".." + to}
-		} else if remote != "" {
-			args = append(args, "--not", "--remotes="+remote)
+		} else {
+			args = append(args, "--not", "--remotes")
 		}
 		if err := h.Range(ctx, args, branchOf(getenv("PRE_COMMIT_REMOTE_BRANCH")), r); err != nil {
 			return nil, err
@@ -194,13 +194,12 @@ func (h *Runner) PrePush(ctx context.Context, remote string, stdin io.Reader, ge
 		if zeroSHA(localSHA) {
 			continue // deleting a remote ref sends no commits
 		}
-		var args []string
+		// A commit on any remote-tracking ref, of any remote, is already
+		// upstream: someone pushed it, and checked it, before. Pushing
+		// existing history to a new remote checks none of it.
+		args := []string{localSHA, "--not", "--remotes"}
 		if !zeroSHA(remoteSHA) && gitexec.ObjectExists(ctx, h.Dir, remoteSHA) {
-			args = []string{localSHA, "--not", remoteSHA}
-		} else {
-			// A new branch, or a force push over history we lack: check
-			// every commit the remote does not have under any ref we know.
-			args = []string{localSHA, "--not", "--remotes=" + remote}
+			args = append(args, remoteSHA)
 		}
 		if err := h.Range(ctx, args, branchOf(remoteRef), r); err != nil {
 			return nil, err
