@@ -33,15 +33,24 @@ type Violation struct {
 	ExpiresAt  *time.Time `json:"expires_at,omitempty"`
 	Reason     string     `json:"reason"`
 	Hint       string     `json:"hint,omitempty"`
+	// Commit and Subject name the commit refused by a push or range
+	// check; AsPusher: it carries no lockgate trailers and was judged as
+	// the pusher.
+	Commit   string `json:"commit,omitempty"`
+	Subject  string `json:"subject,omitempty"`
+	AsPusher bool   `json:"as_pusher,omitempty"`
 }
 
 // Report is the outcome of one hook or check run. Its JSON form is the
 // documented output of `--json` (docs/formats.md).
 type Report struct {
-	Hook       string      `json:"hook"`
-	OK         bool        `json:"ok"`
-	Paths      int         `json:"paths_checked"`
-	Commits    int         `json:"commits_checked,omitempty"`
+	Hook    string `json:"hook"`
+	OK      bool   `json:"ok"`
+	Paths   int    `json:"paths_checked"`
+	Commits int    `json:"commits_checked,omitempty"`
+	// AsPusher counts the commits checked that carry no lockgate
+	// trailers, judged as the pusher.
+	AsPusher   int         `json:"commits_as_pusher,omitempty"`
 	Violations []Violation `json:"violations"`
 	Warnings   []string    `json:"warnings,omitempty"`
 	// locksRead: Check read the locks covering every path, and held are
@@ -99,7 +108,7 @@ func (r *Report) WriteText(w io.Writer, what string) {
 		if where == "" {
 			where = "(change)"
 		}
-		fmt.Fprintf(w, "  %s: %s: %s\n", safetext.Field(safetext.Shorten(where)), v.Rule, safetext.Field(v.Reason))
+		fmt.Fprintf(w, "  %s: %s: %s%s\n", safetext.Field(safetext.Shorten(where)), v.Rule, safetext.Field(v.Reason), v.commitText())
 	}
 	seen := map[string]bool{}
 	for _, v := range r.Violations {
@@ -119,7 +128,7 @@ func (r *Report) WriteGitHub(w io.Writer) {
 		fmt.Fprintf(w, "::warning title=lockgate::%s\n", ghEscape(safetext.Text(wn)))
 	}
 	for _, v := range r.Violations {
-		msg := safetext.Text(v.Reason)
+		msg := safetext.Text(v.Reason) + v.commitText()
 		if v.Hint != "" {
 			msg += " — " + safetext.Text(v.Hint)
 		}
@@ -129,6 +138,18 @@ func (r *Report) WriteGitHub(w io.Writer) {
 			fmt.Fprintf(w, "::error title=lockgate %s::%s\n", v.Rule, ghEscape(msg))
 		}
 	}
+}
+
+// commitText names the violation's commit, for WriteText and WriteGitHub.
+func (v Violation) commitText() string {
+	if v.Commit == "" {
+		return ""
+	}
+	s := fmt.Sprintf(" (commit %s \"%s\"", v.Commit, safetext.Field(v.Subject))
+	if v.AsPusher {
+		s += ", no lockgate trailers: judged as the pusher"
+	}
+	return s + ")"
 }
 
 func ghEscape(s string) string {

@@ -85,15 +85,17 @@ func (h *Runner) Patch(ctx context.Context, changes []diffpath.Change) (*Report,
 }
 
 // Range checks every commit `git rev-list revArgs` names, as pushed to
-// branch ("" when unknown), adding to r.
+// branch ("" when unknown), adding to r. Each commit is judged as the
+// worker its lockgate trailers name (CommitAuthor), else as the pusher
+// (Checker.Me); a refusal names the commit.
 func (h *Runner) Range(ctx context.Context, revArgs []string, branch string, r *Report) error {
-	seen := map[string]bool{}
-	var paths []string
+	var commits []rangeCommit
+	npaths := 0
 	var limit *Violation
 	err := gitexec.TreeDiffs(ctx, h.Dir, revArgs, func(out io.Reader) error {
 		tr := diffpath.NewTreeReader(out)
 		for {
-			_, changes, err := tr.Next()
+			header, changes, err := tr.Next()
 			if errors.Is(err, io.EOF) {
 				return nil
 			}
@@ -106,15 +108,11 @@ func (h *Runner) Range(ctx context.Context, revArgs []string, branch string, r *
 					Hint: hint.Line(hint.MaxCommits)}
 				return errStop
 			}
-			for _, c := range changes {
-				for _, p := range c.Touched() {
-					if !seen[p] {
-						seen[p] = true
-						paths = append(paths, p)
-					}
-				}
-			}
-			if h.MaxPaths > 0 && len(paths) > h.MaxPaths {
+			sha, _, _ := strings.Cut(header, " ")
+			c := rangeCommit{sha: sha, paths: touched(changes)}
+			npaths += len(c.paths)
+			commits = append(commits, c)
+			if h.MaxPaths > 0 && npaths > h.MaxPaths {
 				limit = &Violation{Rule: RuleLimit, Reason: fmt.Sprintf("more than %d paths to check (hooks.pre_push.max_paths)", h.MaxPaths),
 					Hint: hint.Line(hint.MaxPaths)}
 				return errStop
@@ -128,9 +126,106 @@ func (h *Runner) Range(ctx context.Context, revArgs []string, branch string, r *
 	if err != nil {
 		return err
 	}
-	sort.Strings(paths)
-	return h.Checker.Check(ctx, paths, branch, r)
+	if len(commits) == 0 {
+		return h.Checker.Check(ctx, nil, branch, r)
+	}
+	return h.judge(ctx, commits, branch, r)
 }
+
+// rangeCommit is one commit of a range: its paths, and who it is judged as.
+type rangeCommit struct {
+	sha, subject string
+	paths        []string
+	author       locks.Owner
+	trailers     bool // author is from the commit's trailers
+}
+
+// judge checks commits grouped by the identity each is judged as, and
+// names in each refusal the first commit of its group that touches the
+// path.
+func (h *Runner) judge(ctx context.Context, commits []rangeCommit, branch string, r *Report) error {
+	shas := make([]string, len(commits))
+	for i, c := range commits {
+		shas[i] = c.sha
+	}
+	i := 0
+	err := gitexec.CommitMessages(ctx, h.Dir, shas, MaxCommitMsgBytes, func(_, msg string) {
+		c := &commits[i]
+		i++
+		c.subject = subject(msg)
+		c.author, c.trailers = CommitAuthor(msg, h.CommentString)
+		if !c.trailers {
+			c.author = h.Checker.Me
+			r.AsPusher++
+		}
+	})
+	if err != nil {
+		return err
+	}
+	type group struct {
+		author   locks.Owner
+		trailers bool
+	}
+	var order []group
+	byGroup := map[group][]*rangeCommit{}
+	for i := range commits {
+		c := &commits[i]
+		g := group{c.author, c.trailers}
+		if _, ok := byGroup[g]; !ok {
+			order = append(order, g)
+		}
+		byGroup[g] = append(byGroup[g], c)
+	}
+	warned := len(r.Warnings)
+	for _, g := range order {
+		cs := byGroup[g]
+		first := map[string]*rangeCommit{}
+		var paths []string
+		for _, c := range cs {
+			for _, p := range c.paths {
+				if first[p] == nil {
+					first[p] = c
+					paths = append(paths, p)
+				}
+			}
+		}
+		sort.Strings(paths)
+		checker := *h.Checker
+		checker.Me = g.author
+		from := len(r.Violations)
+		if err := checker.Check(ctx, paths, branch, r); err != nil {
+			return err
+		}
+		for j := from; j < len(r.Violations); j++ {
+			v := &r.Violations[j]
+			c := first[v.Path]
+			if c == nil {
+				c = cs[0]
+			}
+			v.Commit, v.Subject, v.AsPusher = shortSHA(c.sha), c.subject, !g.trailers
+		}
+		if len(r.Warnings) > warned+1 {
+			r.Warnings = r.Warnings[:warned+1] // the store, once
+		}
+	}
+	return nil
+}
+
+// maxSubject bounds the subject a refusal repeats.
+const maxSubject = 200
+
+// subject is a commit message's first line, bounded.
+func subject(msg string) string {
+	s, _, _ := strings.Cut(strings.TrimLeft(msg, "\n"), "\n")
+	s = strings.TrimSpace(s)
+	if len(s) > maxSubject {
+		s = strings.ToValidUTF8(s[:maxSubject], "") + "…"
+	}
+	return s
+}
+
+// shortSHA abbreviates a commit name as refusals show it.
+func shortSHA(sha string) string { return sha[:min(len(sha), 12)] }
 
 var errStop = errors.New("stop")
 

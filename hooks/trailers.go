@@ -7,7 +7,9 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/lockgate/lockgate/internal/safetext"
 	"github.com/lockgate/lockgate/locks"
+	"github.com/lockgate/lockgate/scope"
 )
 
 // The trailers the commit-msg hook writes (hooks.trailers): who made the
@@ -301,4 +303,64 @@ func cutLast(s, sep string) (before, after string, ok bool) {
 		return s, "", false
 	}
 	return s[:i], s[i+len(sep):], true
+}
+
+// CommitAuthor is the identity the lockgate trailers of a commit message
+// name: its Lockgate-Worker, Lockgate-Worker-Type and Lockgate-Session,
+// read from the final trailer block only, as git reads trailers. The
+// message comes from whoever made the commit: ok is false — judge the
+// commit as its pusher — unless the block holds exactly one worker and one
+// worker type (human or agent), at most one session, and each is a value
+// lockgate would have written (bounded, printable, no surrounding space,
+// a session of [A-Za-z0-9._@:-]).
+func CommitAuthor(msg, comment string) (me locks.Owner, ok bool) {
+	if len(msg) > MaxCommitMsgBytes {
+		return locks.Owner{}, false
+	}
+	if comment == "" {
+		comment = "#"
+	}
+	lines := splitLines(msg)
+	body := lines[:contentEnd(lines, comment)]
+	start, found := trailerBlock(body, comment)
+	if !found {
+		return locks.Owner{}, false
+	}
+	var workers, types, sessions int
+	for _, l := range body[start:] {
+		if !isLockgateTrailer(l) {
+			continue
+		}
+		i := separator(l)
+		tok, v := strings.TrimSpace(l[:i]), strings.TrimSpace(l[i+1:])
+		switch {
+		case strings.EqualFold(tok, TrailerWorker):
+			workers++
+			me.Holder = v
+		case strings.EqualFold(tok, TrailerWorkerType):
+			types++
+			me.HolderType = v
+		case strings.EqualFold(tok, TrailerSession):
+			sessions++
+			me.Session = v
+		}
+	}
+	if workers != 1 || types != 1 || sessions > 1 || !trailerValue(me.Holder) ||
+		me.HolderType != scope.WorkerHuman && me.HolderType != scope.WorkerAgent ||
+		safetext.Check("worker id", me.Holder) != nil || me.Check() != nil || !sessionID(me.Session) {
+		return locks.Owner{}, false
+	}
+	return me, true
+}
+
+// sessionID reports a session as lockgate writes it: printable ASCII of
+// [A-Za-z0-9._@:-] (other characters become '-').
+func sessionID(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("._@:-", c) >= 0) {
+			return false
+		}
+	}
+	return true
 }

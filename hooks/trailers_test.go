@@ -161,3 +161,51 @@ func TestWithTrailersCommentChar(t *testing.T) {
 		}
 	}
 }
+
+func TestCommitAuthor(t *testing.T) {
+	t.Parallel()
+	ok := "s\n\nSigned-off-by: A <a@x>\nLockgate-Worker: alice@host\nLockgate-Worker-Type: human\nLockgate-Session: alice@host\nLockgate-Lock: a.py fence=3\n"
+	me, found := CommitAuthor(ok, "")
+	if !found || me != (locks.Owner{Holder: "alice@host", HolderType: "human", Session: "alice@host"}) {
+		t.Errorf("CommitAuthor(well-formed) = %+v, %v", me, found)
+	}
+	if me, found := CommitAuthor("s\n\nLockgate-Worker: bob\nLockgate-Worker-Type: agent\n", ""); !found || me.Session != "" {
+		t.Errorf("CommitAuthor(no session) = %+v, %v", me, found)
+	}
+	for name, msg := range map[string]string{
+		"none":          "subject only\n",
+		"no type":       "s\n\nLockgate-Worker: bob\nLockgate-Session: bob\n",
+		"no worker":     "s\n\nLockgate-Worker-Type: agent\n",
+		"bad type":      "s\n\nLockgate-Worker: bob\nLockgate-Worker-Type: root\n",
+		"two workers":   "s\n\nLockgate-Worker: bob\nLockgate-Worker-Type: agent\nLockgate-Worker: eve\n",
+		"two sessions":  "s\n\nLockgate-Worker: bob\nLockgate-Worker-Type: agent\nLockgate-Session: a\nLockgate-Session: b\n",
+		"bad session":   "s\n\nLockgate-Worker: bob\nLockgate-Worker-Type: agent\nLockgate-Session: a b\n",
+		"control":       "s\n\nLockgate-Worker: bo\x1bb\nLockgate-Worker-Type: agent\n",
+		"format char":   "s\n\nLockgate-Worker: bo\u202eb\nLockgate-Worker-Type: agent\n",
+		"invalid utf-8": "s\n\nLockgate-Worker: bo\xffb\nLockgate-Worker-Type: agent\n",
+		"long worker":   "s\n\nLockgate-Worker: " + strings.Repeat("w", locks.MaxHolderLen+1) + "\nLockgate-Worker-Type: agent\n",
+		"not last":      "s\n\nLockgate-Worker: bob\nLockgate-Worker-Type: agent\n\nmore text\n",
+		"subject only":  "Lockgate-Worker: bob\n",
+		"too large":     "s\n\n" + strings.Repeat("x", MaxCommitMsgBytes) + "\n\nLockgate-Worker: bob\nLockgate-Worker-Type: agent\n",
+	} {
+		if me, found := CommitAuthor(msg, "#"); found {
+			t.Errorf("CommitAuthor(%s) = %+v, want no trailer", name, me)
+		}
+	}
+}
+
+// FuzzCommitAuthor: whatever the message, CommitAuthor does not panic and
+// returns only identities lockgate would write.
+func FuzzCommitAuthor(f *testing.F) {
+	for _, m := range trailerMessages {
+		f.Add(m)
+	}
+	f.Add("s\n\nLockgate-Worker: bob\nLockgate-Worker-Type: agent\nLockgate-Session: bob\n")
+	f.Fuzz(func(t *testing.T, msg string) {
+		me, ok := CommitAuthor(msg, "#")
+		if ok && (!trailerValue(me.Holder) || me.Check() != nil || !sessionID(me.Session) ||
+			me.HolderType != "human" && me.HolderType != "agent") {
+			t.Fatalf("CommitAuthor(%q) = %+v", msg, me)
+		}
+	})
+}

@@ -252,3 +252,85 @@ func ObjectExists(ctx context.Context, dir, sha string) bool {
 	_, err := Output(ctx, dir, nil, "cat-file", "-e", sha+"^{commit}")
 	return err == nil
 }
+
+// CommitMessages calls fn with the raw message of each of the commits
+// shas names (full object names), in that order, read by one `git log
+// --no-walk --stdin`. A message longer than max bytes is cut to max+1
+// bytes: enough for the caller to tell, without holding it all.
+func CommitMessages(ctx context.Context, dir string, shas []string, max int, fn func(sha, msg string)) error {
+	if len(shas) == 0 {
+		return nil
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	args := []string{"-c", "log.showSignature=false", "log", "--no-walk=unsorted", "--stdin", "-z",
+		"--no-color", "--encoding=UTF-8", "--format=%H%x00%B"}
+	cmd := exec.CommandContext(ctx, "git", args...)
+	cmd.Dir = dir
+	cmd.Stdin = strings.NewReader(strings.Join(shas, "\n") + "\n")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return fmt.Errorf("git log: %w", err)
+	}
+	if err := cmd.Start(); err != nil {
+		return &Error{Args: args, Err: err}
+	}
+	br := bufio.NewReaderSize(out, 64<<10)
+	// -z ends each commit's record with NUL, and the format puts one
+	// between the name and the message: fields alternate name, message.
+	field := func(limit int) (string, bool, error) {
+		var b []byte
+		for {
+			chunk, err := br.ReadSlice(0)
+			if len(b) <= limit {
+				b = append(b, chunk[:min(len(chunk), limit+1-len(b))]...)
+			}
+			switch {
+			case err == nil:
+				return strings.TrimSuffix(string(b), "\x00"), true, nil
+			case errors.Is(err, bufio.ErrBufferFull):
+				continue
+			case errors.Is(err, io.EOF):
+				return string(b), len(b) > 0, nil
+			default:
+				return "", false, err
+			}
+		}
+	}
+	n := 0
+	var readErr error
+	for {
+		sha, more, err := field(128)
+		if err != nil || !more {
+			readErr = err
+			break
+		}
+		msg, _, err := field(max + 1)
+		if err != nil {
+			readErr = err
+			break
+		}
+		if n >= len(shas) || sha != shas[n] {
+			readErr = fmt.Errorf("git log: unexpected commit %q in its output", sha)
+			break
+		}
+		fn(sha, msg)
+		n++
+	}
+	if readErr != nil {
+		cancel()
+	}
+	_, _ = io.Copy(io.Discard, out)
+	waitErr := cmd.Wait()
+	switch {
+	case readErr != nil:
+		return fmt.Errorf("read commit messages: %w", readErr)
+	case waitErr != nil:
+		return &Error{Args: args, Stderr: stderr.String(), Err: waitErr}
+	case n != len(shas):
+		return fmt.Errorf("git log: %d of %d commit messages read", n, len(shas))
+	}
+	return nil
+}
