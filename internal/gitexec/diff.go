@@ -280,6 +280,7 @@ func CommitMessages(ctx context.Context, dir string, shas []string, max int, fn 
 	br := bufio.NewReaderSize(out, 64<<10)
 	// -z ends each commit's record with NUL, and the format puts one
 	// between the name and the message: fields alternate name, message.
+	// field reads up to the next NUL, keeping at most limit+1 bytes.
 	field := func(limit int) (string, bool, error) {
 		var b []byte
 		for {
@@ -307,7 +308,7 @@ func CommitMessages(ctx context.Context, dir string, shas []string, max int, fn 
 			readErr = err
 			break
 		}
-		msg, _, err := field(max + 1)
+		msg, _, err := field(max)
 		if err != nil {
 			readErr = err
 			break
