@@ -252,19 +252,19 @@ func objectName(s string) bool {
 // PrePush checks what a push sends to remote. Git writes one line per ref
 // on stdin: `<local ref> <local sha> <remote ref> <remote sha>`. The
 // pre-commit framework passes no stdin and sets PRE_COMMIT_FROM_REF and
-// PRE_COMMIT_TO_REF (and PRE_COMMIT_REMOTE_BRANCH) instead.
-func (h *Runner) PrePush(ctx context.Context, remote string, stdin io.Reader, getenv func(string) string) (*Report, error) {
+// PRE_COMMIT_TO_REF (and PRE_COMMIT_REMOTE_BRANCH) instead. Commits on a
+// remote-tracking ref of any remote are upstream already: not checked,
+// whichever remote the push goes to.
+func (h *Runner) PrePush(ctx context.Context, _ string, stdin io.Reader, getenv func(string) string) (*Report, error) {
 	r := &Report{Hook: "pre-push"}
 	if to := getenv("PRE_COMMIT_TO_REF"); to != "" {
 		from := getenv("PRE_COMMIT_FROM_REF")
 		if strings.HasPrefix(to, "-") || strings.HasPrefix(from, "-") {
 			return nil, fmt.Errorf("pre-push: PRE_COMMIT_FROM_REF %q or PRE_COMMIT_TO_REF %q is an option, want revisions", from, to)
 		}
-		args := []string{to}
+		args := []string{to, "--not", "--remotes"}
 		if from != "" && !zeroSHA(from) {
-			args = []string{from + ".." + to}
-		} else {
-			args = append(args, "--not", "--remotes")
+			args = append(args, from)
 		}
 		if err := h.Range(ctx, args, branchOf(getenv("PRE_COMMIT_REMOTE_BRANCH")), r); err != nil {
 			return nil, err
