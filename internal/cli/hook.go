@@ -150,7 +150,7 @@ func hookCommand() *command {
 		},
 		"pre-push": {
 			usage: "hook pre-push [REMOTE [URL]]",
-			short: "git pre-push hook: check every commit not yet on the remote (refs on stdin)",
+			short: "git pre-push hook: check every commit no remote-tracking ref has, as its trailers' worker (refs on stdin)",
 			run: func(ctx context.Context, a *app, args []string) error {
 				if len(args) > 2 {
 					return service.Usagef("hook pre-push: want REMOTE and URL")
