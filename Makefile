@@ -39,11 +39,13 @@ STRESS_RUN ?= Race|Process|Mixed|Concurrent|Kill
 stress: test-deps
 	$(RACE_ENV) LOCKGATE_TEST_ROUNDS=100 $(GO) test -race -count=1 -timeout 60m -run '$(STRESS_RUN)' $(PKGS)
 
+# --allow-serial-runners: golangci-lint refuses to run beside another
+# instance on the machine (a second `make test`); this makes it wait.
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet $(PKGS)
-	PATH="$$($(GO) env GOPATH)/bin:$$PATH" golangci-lint run $(PKGS)
+	PATH="$$($(GO) env GOPATH)/bin:$$PATH" golangci-lint run --allow-serial-runners $(PKGS)
 
 cover:
 	$(GO) test -count=1 -coverprofile=coverage.out $(PKGS)
