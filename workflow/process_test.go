@@ -375,8 +375,11 @@ func TestMixedWriters(t *testing.T) {
 	}
 	t.Logf("%d rounds: git plumbing won %d swaps at once and lost %d; lockgate lost %d",
 		rounds, gitWon, gitLost, w.casLost.Load())
-	if gitLost == 0 || w.casLost.Load() == 0 {
-		t.Errorf("one side never lost a swap (git %d, lockgate %d): the race was not run", gitLost, w.casLost.Load())
+	// Which side loses depends on the scheduler (on a loaded machine git's
+	// prepared swap may win every time); the race ran when any swap was
+	// lost, and the outcome below is what must hold either way.
+	if gitLost == 0 && w.casLost.Load() == 0 {
+		t.Errorf("no swap was ever lost (git %d, lockgate %d): the race was not run", gitLost, w.casLost.Load())
 	}
 	want := sortedCopy(append(append(ours, idsOf(gitEvents)...), seed.ID))
 	equalIDs(t, "final branch", branchIDs(t, w), want)
