@@ -145,7 +145,7 @@ func (m *Manager) settle(ctx context.Context, data []byte) ([]journal.Event, err
 		if ie.Proof == nil {
 			continue
 		}
-		made, renewed, err := m.shows(ctx, *ie.Proof)
+		made, renewed, cur, err := m.shows(ctx, *ie.Proof)
 		if err != nil {
 			return nil, err
 		}
@@ -156,6 +156,10 @@ func (m *Manager) settle(ctx context.Context, data []byte) ([]journal.Event, err
 		ev := ie.Event
 		if renewed {
 			ev.Action = journal.ActionRefresh
+		}
+		if cur != nil && ev.ExpiresAt == nil {
+			// The store assigned the fence after the intent was written.
+			ev.Fence, ev.ExpiresAt = grantOf(*cur)
 		}
 		out = append(out, ev)
 	}
@@ -170,21 +174,25 @@ func (m *Manager) settle(ctx context.Context, data []byte) ([]journal.Event, err
 }
 
 // shows reports whether the store shows p; renewed when the record carries
-// the event under a token the acquisition did not give it.
-func (m *Manager) shows(ctx context.Context, p proof) (made, renewed bool, err error) {
+// the event under a token the acquisition did not give it; rec is that
+// record.
+func (m *Manager) shows(ctx context.Context, p proof) (made, renewed bool, rec *Lock, err error) {
 	cur, err := m.Store.Get(ctx, p.Key)
 	var corrupt *CorruptError
 	switch {
 	case errors.Is(err, ErrNotFound):
-		return p.Gone, false, nil
+		return p.Gone, false, nil, nil
 	case errors.As(err, &corrupt):
-		return p.Gone && p.Token != "", false, nil
+		return p.Gone && p.Token != "", false, nil, nil
 	case err != nil:
-		return false, false, err
+		return false, false, nil, err
 	case p.Gone:
-		return p.Token == "" || cur.Token != p.Token, false, nil
+		return p.Token == "" || cur.Token != p.Token, false, nil, nil
 	}
-	return cur.EventID == p.EventID, p.Token != "" && cur.Token != p.Token, nil
+	if cur.EventID != p.EventID {
+		return false, false, nil, nil
+	}
+	return true, p.Token != "" && cur.Token != p.Token, &cur, nil
 }
 
 // Record appends events that no lock change carries (a change of the

@@ -104,6 +104,15 @@ func TestJournalFailureRecordedLater(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Fatalf("journal %v, want %v", got, want)
 	}
+	evs, err := j.Read(time.Time{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ev := range evs[3:6] {
+		if ev.Fence == 0 {
+			t.Errorf("recorded %s %s names no fence", ev.Action, ev.Key)
+		}
+	}
 	if ents, err := os.ReadDir(filepath.Join(filepath.Dir(j.Path()), "intents")); err != nil || len(ents) != 0 {
 		t.Fatalf("intents left: %v %v", ents, err)
 	}
@@ -134,5 +143,40 @@ func TestUnwritableJournalChangesNothing(t *testing.T) {
 	}
 	if _, err := m.Store.Get(ctx, "b.py"); !errors.Is(err, locks.ErrNotFound) {
 		t.Fatalf("b.py: %v, want no lock", err)
+	}
+}
+
+// failRelease is a store that cannot release: an acquisition whose event
+// cannot be appended is then left made, for Recover to record.
+type failRelease struct{ locks.Store }
+
+func (failRelease) Release(context.Context, string, string) error { return errors.New("I/O error") }
+
+// An acquisition recorded by Recover names its grant as one recorded at
+// once: the store assigns the fence after the intent is written, so
+// Recover takes fence and expiry from the record.
+func TestRecoveredAcquireNamesTheGrant(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	m, j := newManager(t)
+	broken := &locks.Manager{Store: failRelease{m.Store}, Host: m.Host, PID: m.PID, Events: brokenAppend{j}}
+	if err := acquire(broken, alice, time.Hour, "a.py"); err == nil {
+		t.Fatal("acquire with a broken journal and store succeeded")
+	}
+	rec, err := m.Store.Get(ctx, "a.py")
+	if err != nil {
+		t.Fatalf("the acquisition was not left made: %v", err)
+	}
+	next := locks.Manager{Store: m.Store, Events: j}
+	if err := next.Recover(ctx); err != nil {
+		t.Fatal(err)
+	}
+	evs, err := j.Read(time.Time{})
+	if err != nil || len(evs) != 1 {
+		t.Fatalf("journal %+v, %v: want one event", evs, err)
+	}
+	if ev := evs[0]; ev.Action != journal.ActionAcquire || ev.Fence != rec.Fence || ev.Fence == 0 ||
+		ev.ExpiresAt == nil || !ev.ExpiresAt.Equal(rec.ExpiresAt) {
+		t.Fatalf("recovered %+v, want lock_acquire with fence %d expiring %v", ev, rec.Fence, rec.ExpiresAt)
 	}
 }

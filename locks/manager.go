@@ -382,6 +382,7 @@ func acquireEvents(plan []intentEvent, res []Result) []journal.Event {
 	evs := make([]journal.Event, 0, len(plan))
 	for i, r := range res {
 		ev := plan[i].Event
+		ev.Fence, ev.ExpiresAt = grantOf(r.Lock)
 		switch {
 		case r.Renewed:
 			ev.Action = journal.ActionRefresh
@@ -398,10 +399,16 @@ func acquireEvents(plan []intentEvent, res []Result) []journal.Event {
 	return evs
 }
 
+// grantOf is what an event says of the grant l: its fence and expiry.
+func grantOf(l Lock) (uint64, *time.Time) {
+	exp := l.ExpiresAt.UTC()
+	return l.Fence, &exp
+}
+
 func (m *Manager) event(o Owner, action string, l Lock) journal.Event {
 	ev := journal.Event{
 		Worker: o.Holder, WorkerType: o.HolderType, Session: o.Session,
-		Action: action, Key: l.Key, TaskID: l.TaskID, Details: l.Reason,
+		Action: action, Key: l.Key, TaskID: l.TaskID, Details: l.Reason, Fence: l.Fence,
 	}
 	if id, ok := activityID(l.Key); ok {
 		ev.ActivityID = id
@@ -522,6 +529,7 @@ func (m *Manager) Refresh(ctx context.Context, keys []string, me Owner, ttl, tas
 			cur.TaskExpires = &exp
 		}
 		cur.EventID = ev.ID
+		ev.Fence, ev.ExpiresAt = grantOf(cur)
 		locks = append(locks, cur)
 		plan = append(plan, intentEvent{Event: ev, Proof: &proof{Key: key, EventID: ev.ID}})
 	}
@@ -557,7 +565,7 @@ func (m *Manager) Clear(ctx context.Context, key string, me Owner) (Lock, error)
 	if err != nil && !errors.As(err, &corrupt) {
 		return Lock{}, err
 	}
-	ev := m.event(me, journal.ActionClear, Lock{Key: key})
+	ev := m.event(me, journal.ActionClear, Lock{Key: key, Fence: cur.Fence})
 	if corrupt != nil {
 		ev.Details = "removed corrupt record"
 	} else {

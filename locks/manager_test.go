@@ -301,3 +301,81 @@ func TestKeepHeldKeepsReason(t *testing.T) {
 		t.Errorf("fresh b.py: reason %q task %q, want claim WP-1", l.Reason, l.TaskID)
 	}
 }
+
+// Every lock event names the grant it is about: the fence, and for a take,
+// renewal, refresh or takeover the expiry from then on, so that a clone can
+// rebuild from the log when each grant was live.
+func TestEventsNameTheGrant(t *testing.T) {
+	t.Parallel()
+	m, j := newManager(t)
+	ctx := context.Background()
+	now := time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC)
+	m.Now = func() time.Time { return now }
+	step := func(d time.Duration) { now = now.Add(d) }
+	if err := acquire(m, alice, time.Minute, "a.go"); err != nil {
+		t.Fatal(err)
+	}
+	step(10 * time.Second)
+	if err := acquire(m, alice, time.Hour, "a.go"); err != nil { // a renewal
+		t.Fatal(err)
+	}
+	step(time.Second)
+	if _, err := m.Refresh(ctx, []string{"a.go"}, alice, 2*time.Hour, 0, true); err != nil {
+		t.Fatal(err)
+	}
+	step(3 * time.Hour) // expired: bob takes it over
+	if err := acquire(m, bob, time.Minute, "a.go"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Release(ctx, []string{"a.go"}, bob, false); err != nil {
+		t.Fatal(err)
+	}
+	if err := acquire(m, bob, time.Minute, "b.go"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Clear(ctx, "b.go", alice); err != nil {
+		t.Fatal(err)
+	}
+	evs, err := j.Read(time.Time{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC)
+	type want struct {
+		action string
+		fence  uint64
+		exp    time.Time // zero: none
+	}
+	f1 := evs[0].Fence
+	wants := []want{
+		{journal.ActionAcquire, f1, start.Add(time.Minute)},
+		{journal.ActionRefresh, f1, start.Add(10*time.Second + time.Hour)},
+		{journal.ActionRefresh, f1, start.Add(11*time.Second + 2*time.Hour)},
+		{journal.ActionTakeover, 0, start.Add(11*time.Second + 3*time.Hour + time.Minute)},
+		{journal.ActionRelease, 0, time.Time{}},
+		{journal.ActionAcquire, 0, start.Add(11*time.Second + 3*time.Hour + time.Minute)},
+		{journal.ActionClear, 0, time.Time{}},
+	}
+	if len(evs) != len(wants) {
+		t.Fatalf("%d events, want %d: %+v", len(evs), len(wants), evs)
+	}
+	if f1 == 0 {
+		t.Fatalf("the first take has no fence: %+v", evs[0])
+	}
+	if evs[3].Fence <= f1 || evs[4].Fence != evs[3].Fence || evs[6].Fence != evs[5].Fence || evs[5].Fence == 0 {
+		t.Errorf("fences %d %d %d %d %d: a takeover gets a higher fence; a release or clear names the one removed",
+			f1, evs[3].Fence, evs[4].Fence, evs[5].Fence, evs[6].Fence)
+	}
+	for i, w := range wants {
+		ev := evs[i]
+		if ev.Action != w.action || (w.fence != 0 && ev.Fence != w.fence) {
+			t.Errorf("event %d: %s fence %d, want %s fence %d", i, ev.Action, ev.Fence, w.action, w.fence)
+		}
+		switch {
+		case w.exp.IsZero() && ev.ExpiresAt != nil:
+			t.Errorf("event %d (%s): expires_at %v, want none", i, ev.Action, ev.ExpiresAt)
+		case !w.exp.IsZero() && (ev.ExpiresAt == nil || !ev.ExpiresAt.Equal(w.exp)):
+			t.Errorf("event %d (%s): expires_at %v, want %v", i, ev.Action, ev.ExpiresAt, w.exp)
+		}
+	}
+}

@@ -68,6 +68,14 @@ type Event struct {
 	// W3C trace id of the caller (TRACEPARENT), to correlate with its spans.
 	RequestID string `json:"request_id,omitempty"`
 	TraceID   string `json:"trace_id,omitempty"`
+	// Fence and ExpiresAt describe the grant a lock event is about: the
+	// fence of the record taken, renewed, refreshed, released or
+	// cleared, and, for a take, renewal or refresh, when it expires from
+	// then on. They let a clone rebuild from the log alone when each
+	// grant was live (lockgate verify). Events of earlier versions lack
+	// them.
+	Fence     uint64     `json:"fence,omitempty"`
+	ExpiresAt *time.Time `json:"expires_at,omitempty"`
 }
 
 // Journal is the event log at one path. The zero value is not usable; use
@@ -133,6 +141,10 @@ func encode(evs []Event) ([]byte, error) {
 			ev.Timestamp = time.Now()
 		}
 		ev.Timestamp = ev.Timestamp.UTC()
+		if ev.ExpiresAt != nil {
+			exp := ev.ExpiresAt.UTC()
+			ev.ExpiresAt = &exp
+		}
 		start := buf.Len()
 		if err := enc.Encode(ev); err != nil {
 			return nil, fmt.Errorf("event %d (%s): %w", i, ev.Action, err)
