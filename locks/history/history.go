@@ -1,0 +1,250 @@
+// Package history rebuilds, from the events of the lock log (the workflow
+// branch and the journal), the span during which each lock grant was live,
+// and answers which grants covered a key while a commit was made.
+// `lockgate verify` judges commits against it; docs/verify.md gives the
+// rules and docs/formats.md what the events carry.
+package history
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/lockgate/lockgate/locks"
+	"github.com/lockgate/lockgate/locks/journal"
+	"github.com/lockgate/lockgate/locks/lockkey"
+)
+
+// Grant is one acquisition of a key, from the event that took it to the
+// one that ended it or its expiry.
+type Grant struct {
+	Key   string
+	Owner locks.Owner // Holder is "" when the log does not say whose it was
+	Fence uint64      // 0 when the events do not say (an earlier version)
+	// Start is the first event of the grant the log has; End when it
+	// stopped counting (released, cleared, or expired).
+	Start, End time.Time
+	// StartKnown: Start is the grant's acquisition. Without it the log
+	// lacks the acquisition and the grant was live for an unknown time
+	// before Start.
+	StartKnown bool
+	// EndKnown: End is known. Without it the events (of an earlier
+	// version) name no expiry and nothing ended the grant: it was live
+	// for an unknown time after Start.
+	EndKnown bool
+	Reason   string
+	// How says how the grant ended: "released", "released by W (forced)",
+	// "cleared by W", "expired"; "" while EndKnown is false.
+	How     string
+	EventID string // the event of Start
+	closed  bool   // a release or clear ended it
+}
+
+// Lock is the grant as a lock record, for checks that read a locks.Store.
+func (g *Grant) Lock() locks.Lock {
+	exp := g.End
+	if !g.EndKnown {
+		exp = time.Date(9999, 12, 31, 0, 0, 0, 0, time.UTC)
+	}
+	holder := g.Owner.Holder
+	if holder == "" {
+		holder = "(unknown)"
+	}
+	return locks.Lock{Key: g.Key, Holder: holder, HolderType: g.Owner.HolderType, Session: g.Owner.Session,
+		CreatedAt: g.Start, ExpiresAt: exp, Reason: g.Reason, Fence: g.Fence, EventID: g.EventID}
+}
+
+// Throughout reports whether the log proves the grant live during all of
+// [from, to].
+func (g *Grant) Throughout(from, to time.Time) bool {
+	return g.StartKnown && g.EndKnown && !g.Start.After(from) && !g.End.Before(to)
+}
+
+// Possibly reports whether the grant may have been live at some moment of
+// [from, to]: its span, with unknown ends open, meets it.
+func (g *Grant) Possibly(from, to time.Time) bool {
+	if g.StartKnown && g.Start.After(to) {
+		return false
+	}
+	return !g.EndKnown || !g.End.Before(from)
+}
+
+// Undecided reports whether the log cannot tell whether the grant was live
+// during [from, to]: it may have been, and only an end the log lacks
+// makes it so.
+func (g *Grant) Undecided(from, to time.Time) bool {
+	if !g.Possibly(from, to) || g.Throughout(from, to) {
+		return false
+	}
+	return !g.StartKnown && from.Before(g.Start) || !g.EndKnown && to.After(g.Start)
+}
+
+// Log is the grants the events show, indexed by key.
+type Log struct {
+	grants   []*Grant
+	byKey    map[string][]*Grant // by lock identity (lockkey.FoldCase)
+	patterns []*Grant
+	byNS     map[string][]*Grant
+	byFence  map[fenceKey][]*Grant
+	// First and Last are the times of the first and the last event (of
+	// any action); Events counts them.
+	First, Last time.Time
+	Events      int
+}
+
+type fenceKey struct {
+	key   string
+	fence uint64
+}
+
+// Build rebuilds the grants from evs, in any order (they are sorted by
+// time, then id). Events that are not about a lock are counted only.
+func Build(evs []journal.Event) *Log {
+	evs = sorted(evs)
+	l := &Log{byKey: map[string][]*Grant{}, byNS: map[string][]*Grant{}, byFence: map[fenceKey][]*Grant{}, Events: len(evs)}
+	if len(evs) > 0 {
+		l.First, l.Last = evs[0].Timestamp, evs[len(evs)-1].Timestamp
+	}
+	for i := range evs {
+		ev := &evs[i]
+		if ev.Key == "" {
+			continue
+		}
+		switch ev.Action {
+		case journal.ActionAcquire, journal.ActionTakeover, journal.ActionPause:
+			l.take(ev)
+		case journal.ActionRefresh:
+			l.refresh(ev)
+		case journal.ActionRelease, journal.ActionClear:
+			l.end(ev)
+		}
+	}
+	return l
+}
+
+// sorted returns evs sorted by time, then id, copying only when they are
+// not sorted already (the workflow branch reads them sorted).
+func sorted(evs []journal.Event) []journal.Event {
+	less := func(a, b *journal.Event) bool {
+		if !a.Timestamp.Equal(b.Timestamp) {
+			return a.Timestamp.Before(b.Timestamp)
+		}
+		return a.ID < b.ID
+	}
+	for i := 1; i < len(evs); i++ {
+		if less(&evs[i], &evs[i-1]) {
+			evs = append([]journal.Event(nil), evs...)
+			sort.SliceStable(evs, func(i, j int) bool { return less(&evs[i], &evs[j]) })
+			break
+		}
+	}
+	return evs
+}
+
+func ownerOf(ev *journal.Event) locks.Owner {
+	return locks.Owner{Holder: ev.Worker, HolderType: ev.WorkerType, Session: ev.Session}
+}
+
+func (l *Log) add(g *Grant) {
+	l.grants = append(l.grants, g)
+	id := lockkey.FoldCase(g.Key)
+	l.byKey[id] = append(l.byKey[id], g)
+	if lockkey.IsPattern(g.Key) {
+		l.patterns = append(l.patterns, g)
+	}
+	if ns := lockkey.Namespace(g.Key); ns != "" {
+		l.byNS[ns] = append(l.byNS[ns], g)
+	}
+	if g.Fence != 0 {
+		fk := fenceKey{id, g.Fence}
+		l.byFence[fk] = append(l.byFence[fk], g)
+	}
+}
+
+func (l *Log) take(ev *journal.Event) {
+	g := &Grant{Key: ev.Key, Owner: ownerOf(ev), Fence: ev.Fence, Start: ev.Timestamp, StartKnown: true,
+		Reason: ev.Details, EventID: ev.ID}
+	if ev.Action == journal.ActionTakeover {
+		g.Reason = ""
+	}
+	g.setExpiry(ev.ExpiresAt)
+	l.add(g)
+}
+
+func (g *Grant) setExpiry(exp *time.Time) {
+	if exp == nil {
+		g.EndKnown, g.End, g.How = false, time.Time{}, ""
+		return
+	}
+	g.EndKnown, g.End, g.How = true, *exp, "expired"
+}
+
+// open finds the grant of ev's key that ev continues or ends: the one with
+// its fence (when the event names one) that is not ended, preferring one
+// of ev's worker; nil when the log has none.
+func (l *Log) open(ev *journal.Event, ownerOnly bool) *Grant {
+	me := ownerOf(ev)
+	var found *Grant
+	for _, g := range l.byKey[lockkey.FoldCase(ev.Key)] {
+		if g.closed || ev.Fence != 0 && g.Fence != 0 && g.Fence != ev.Fence {
+			continue
+		}
+		owned := g.Owner.Holder == me.Holder && g.Owner.Session == me.Session
+		switch {
+		case owned:
+			found = g // the latest of the owner's
+		case !ownerOnly && (found == nil || !ownedBy(found, me)):
+			found = g
+		}
+	}
+	return found
+}
+
+func ownedBy(g *Grant, o locks.Owner) bool {
+	return g.Owner.Holder == o.Holder && g.Owner.Session == o.Session
+}
+
+func (l *Log) refresh(ev *journal.Event) {
+	g := l.open(ev, true)
+	if g == nil {
+		// The log lacks the acquisition: the grant was live before this.
+		g = &Grant{Key: ev.Key, Owner: ownerOf(ev), Fence: ev.Fence, Start: ev.Timestamp, EventID: ev.ID}
+		l.add(g)
+	}
+	g.setExpiry(ev.ExpiresAt)
+}
+
+func (l *Log) end(ev *journal.Event) {
+	g := l.open(ev, false)
+	if g == nil {
+		// The log lacks the acquisition: live for an unknown time before.
+		g = &Grant{Key: ev.Key, Fence: ev.Fence, Start: ev.Timestamp, EventID: ev.ID}
+		if ev.Action == journal.ActionRelease && !strings.HasPrefix(ev.Details, "forced:") {
+			g.Owner = ownerOf(ev) // not forced: the releaser held it
+		}
+		l.add(g)
+	}
+	g.closed = true
+	if g.EndKnown && g.End.Before(ev.Timestamp) {
+		return // it had expired before
+	}
+	g.EndKnown, g.End = true, ev.Timestamp
+	switch {
+	case ev.Action == journal.ActionClear:
+		g.How = fmt.Sprintf("cleared by %s", ev.Worker)
+	case !ownedBy(g, ownerOf(ev)) && g.Owner.Holder != "":
+		g.How = fmt.Sprintf("released by %s (forced)", ev.Worker)
+	default:
+		g.How = "released"
+	}
+}
+
+// Grants returns every grant, in the order of their first event.
+func (l *Log) Grants() []*Grant { return l.grants }
+
+// ByFence returns the grants of key with fence (several when clones with
+// their own stores granted the same fence).
+func (l *Log) ByFence(key string, fence uint64) []*Grant {
+	return l.byFence[fenceKey{lockkey.FoldCase(key), fence}]
+}

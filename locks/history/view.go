@@ -1,0 +1,195 @@
+package history
+
+import (
+	"context"
+	"errors"
+	"sort"
+	"time"
+
+	"github.com/lockgate/lockgate/locks"
+	"github.com/lockgate/lockgate/locks/lockkey"
+	"github.com/lockgate/lockgate/pathmatch"
+)
+
+// View is the log seen by one worker during [From, To], as a read-only
+// locks.Store: what a commit's checks read to judge it as they would have
+// when it was made. A grant of someone else shows when the log proves it
+// live during all of the span; one of the worker's own when it may have
+// been live at any moment of it. So a commit is refused only for what the
+// log proves, and credited with every lock it may have been made under.
+// A shown record expires at the grant's end; judge it at From.
+type View struct {
+	log      *Log
+	From, To time.Time
+	Me       locks.Owner
+}
+
+var _ locks.Store = (*View)(nil)
+
+// During is the log as me saw it during [from, to].
+func (l *Log) During(from, to time.Time, me locks.Owner) *View {
+	return &View{log: l, From: from, To: to, Me: me}
+}
+
+func (v *View) mine(g *Grant) bool { return ownedBy(g, v.Me) && g.Owner.Holder != "" }
+
+func (v *View) shows(g *Grant) bool {
+	if v.mine(g) {
+		return g.Possibly(v.From, v.To)
+	}
+	return g.Throughout(v.From, v.To)
+}
+
+func entriesOf(gs []*Grant) []locks.Entry {
+	out := make([]locks.Entry, 0, len(gs))
+	for _, g := range gs {
+		out = append(out, locks.Entry{Lock: g.Lock(), Name: g.Key})
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Key < out[j].Key })
+	return out
+}
+
+func (v *View) filter(gs []*Grant, keep func(*Grant) bool, into []*Grant) []*Grant {
+	for _, g := range gs {
+		if keep(g) {
+			into = append(into, g)
+		}
+	}
+	return into
+}
+
+// Get returns the record the view shows for key: the worker's own when it
+// has one, else another's.
+func (v *View) Get(_ context.Context, key string) (locks.Lock, error) {
+	var other *Grant
+	for _, g := range v.log.byKey[lockkey.FoldCase(key)] {
+		if !v.shows(g) {
+			continue
+		}
+		if v.mine(g) {
+			return g.Lock(), nil
+		}
+		other = g
+	}
+	if other == nil {
+		return locks.Lock{}, locks.ErrNotFound
+	}
+	return other.Lock(), nil
+}
+
+// Covering returns the grants shown on the paths and every pattern grant
+// shown (the caller matches patterns itself).
+func (v *View) Covering(_ context.Context, paths []string) ([]locks.Entry, error) {
+	var gs []*Grant
+	seen := map[string]bool{}
+	for _, p := range paths {
+		id := lockkey.FoldCase(p)
+		if seen[id] {
+			continue
+		}
+		seen[id] = true
+		gs = v.filter(v.log.byKey[id], v.shows, gs)
+	}
+	gs = v.filter(v.log.patterns, v.shows, gs)
+	return entriesOf(gs), nil
+}
+
+// InNamespace returns the grants shown in namespace ns.
+func (v *View) InNamespace(_ context.Context, ns string) ([]locks.Entry, error) {
+	return entriesOf(v.filter(v.log.byNS[ns], v.shows, nil)), nil
+}
+
+// Overlapping returns the grants shown on key and every pattern grant
+// shown.
+func (v *View) Overlapping(_ context.Context, key string) ([]locks.Entry, error) {
+	gs := v.filter(v.log.byKey[lockkey.FoldCase(key)], v.shows, nil)
+	for _, g := range v.log.patterns {
+		if v.shows(g) && lockkey.OverlapFoldCase(g.Key, key) && lockkey.FoldCase(g.Key) != lockkey.FoldCase(key) {
+			gs = append(gs, g)
+		}
+	}
+	return entriesOf(gs), nil
+}
+
+// List returns every grant shown.
+func (v *View) List(context.Context) ([]locks.Entry, error) {
+	return entriesOf(v.filter(v.log.grants, v.shows, nil)), nil
+}
+
+// Where names the log.
+func (v *View) Where(string) string { return "the lock log" }
+
+// Close does nothing.
+func (v *View) Close() error { return nil }
+
+var errReadOnly = errors.New("the lock log is read-only")
+
+// Acquire is refused: the view is read-only.
+func (v *View) Acquire(context.Context, locks.Lock, time.Time) (locks.Lock, *locks.Lock, error) {
+	return locks.Lock{}, nil, errReadOnly
+}
+
+// Release is refused: the view is read-only.
+func (v *View) Release(context.Context, string, string) error { return errReadOnly }
+
+// Update is refused: the view is read-only.
+func (v *View) Update(context.Context, locks.Lock) (locks.Lock, error) {
+	return locks.Lock{}, errReadOnly
+}
+
+// Remove is refused: the view is read-only.
+func (v *View) Remove(context.Context, string) (locks.Lock, error) {
+	return locks.Lock{}, errReadOnly
+}
+
+// Unshown returns the grants of others that cover one of paths, or pause
+// a feature, and may have been live during the span without the log
+// proving it live throughout: each is either Undecided (an end the log
+// lacks) or within the span's margin.
+func (v *View) Unshown(paths []string) []*Grant {
+	var out []*Grant
+	consider := func(g *Grant) bool {
+		return !v.mine(g) && g.Possibly(v.From, v.To) && !g.Throughout(v.From, v.To)
+	}
+	seen := map[string]bool{}
+	for _, p := range paths {
+		id := lockkey.FoldCase(p)
+		if !seen[id] {
+			seen[id] = true
+			out = v.filter(v.log.byKey[id], consider, out)
+		}
+	}
+	for _, g := range v.log.byNS["feature"] {
+		if lockkey.IsPause(g.Key) && consider(g) {
+			out = append(out, g)
+		}
+	}
+	var pats []*Grant
+	var globs []string
+	for _, g := range v.log.patterns {
+		if glob, ok := lockkey.FoldedGlob(g.Key); ok && consider(g) {
+			pats, globs = append(pats, g), append(globs, glob)
+		}
+	}
+	if len(pats) == 0 {
+		return out
+	}
+	m, err := pathmatch.NewMatcher(globs, false)
+	if err != nil {
+		return append(out, pats...) // cannot tell which paths they cover: all
+	}
+	hit := make([]bool, len(pats))
+	var buf []int
+	for _, p := range paths {
+		buf = m.AppendMatches(buf[:0], lockkey.LowerASCII(p))
+		for _, i := range buf {
+			hit[i] = true
+		}
+	}
+	for i, g := range pats {
+		if hit[i] {
+			out = append(out, g)
+		}
+	}
+	return out
+}
