@@ -53,6 +53,8 @@ type Report struct {
 	AsPusher   int         `json:"commits_as_pusher,omitempty"`
 	Violations []Violation `json:"violations"`
 	Warnings   []string    `json:"warnings,omitempty"`
+	// Undecided lists what `verify` could not judge from the lock log.
+	Undecided []Undecided `json:"undecided,omitempty"`
 	// locksRead: Check read the locks covering every path, and held are
 	// the checker's own live ones among them (for pre-commit's record).
 	locksRead bool

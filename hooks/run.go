@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/lockgate/lockgate/diffpath"
 	"github.com/lockgate/lockgate/internal/gitexec"
@@ -89,6 +90,23 @@ func (h *Runner) Patch(ctx context.Context, changes []diffpath.Change) (*Report,
 // worker its lockgate trailers name (CommitAuthor), else as the pusher
 // (Checker.Me); a refusal names the commit.
 func (h *Runner) Range(ctx context.Context, revArgs []string, branch string, r *Report) error {
+	commits, err := h.collect(ctx, revArgs, r)
+	if errors.Is(err, errLimit) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if len(commits) == 0 {
+		return h.Checker.Check(ctx, nil, branch, r)
+	}
+	return h.judge(ctx, commits, branch, r)
+}
+
+// collect lists the commits `git rev-list revArgs` names with the paths
+// each touches, counting them in r. Past MaxCommits or MaxPaths it adds the
+// refusal (rule "limit") and returns no commits.
+func (h *Runner) collect(ctx context.Context, revArgs []string, r *Report) ([]rangeCommit, error) {
 	var commits []rangeCommit
 	npaths := 0
 	var limit *Violation
@@ -121,15 +139,9 @@ func (h *Runner) Range(ctx context.Context, revArgs []string, branch string, r *
 	})
 	if limit != nil {
 		r.Add(*limit)
-		return nil
+		return nil, errLimit
 	}
-	if err != nil {
-		return err
-	}
-	if len(commits) == 0 {
-		return h.Checker.Check(ctx, nil, branch, r)
-	}
-	return h.judge(ctx, commits, branch, r)
+	return commits, err
 }
 
 // rangeCommit is one commit of a range: its paths, and who it is judged as.
@@ -137,7 +149,9 @@ type rangeCommit struct {
 	sha, subject string
 	paths        []string
 	author       locks.Owner
-	trailers     bool // author is from the commit's trailers
+	trailers     bool       // author is from the commit's trailers
+	when         time.Time  // committer time (verify)
+	held         []heldLock // the locks its trailers name (verify)
 }
 
 // judge checks commits grouped by the identity each is judged as, and
@@ -149,7 +163,7 @@ func (h *Runner) judge(ctx context.Context, commits []rangeCommit, branch string
 		shas[i] = c.sha
 	}
 	i := 0
-	err := gitexec.CommitMessages(ctx, h.Dir, shas, MaxCommitMsgBytes, func(_, msg string) {
+	err := gitexec.CommitMessages(ctx, h.Dir, shas, MaxCommitMsgBytes, func(_ string, _ time.Time, msg string) {
 		c := &commits[i]
 		i++
 		c.subject = subject(msg)
@@ -227,7 +241,10 @@ func subject(msg string) string {
 // shortSHA abbreviates a commit name as refusals show it.
 func shortSHA(sha string) string { return sha[:min(len(sha), 12)] }
 
-var errStop = errors.New("stop")
+var (
+	errStop  = errors.New("stop")
+	errLimit = errors.New("over the limit") // the refusal is in the report
+)
 
 // zeroSHA reports git's all-zero object name (a ref that does not exist).
 // Only call it on a checked objectName: "0" or "" are not object names.

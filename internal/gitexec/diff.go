@@ -10,8 +10,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
+	"time"
 )
 
 // StagedNameStatus returns `git diff --cached --name-status -z -M` of the
@@ -253,18 +255,19 @@ func ObjectExists(ctx context.Context, dir, sha string) bool {
 	return err == nil
 }
 
-// CommitMessages calls fn with the raw message of each of the commits
-// shas names (full object names), in that order, read by one `git log
-// --no-walk --stdin`. A message longer than max bytes is cut to max+1
-// bytes: enough for the caller to tell, without holding it all.
-func CommitMessages(ctx context.Context, dir string, shas []string, max int, fn func(sha, msg string)) error {
+// CommitMessages calls fn with the committer time and the raw message of
+// each of the commits shas names (full object names), in that order, read
+// by one `git log --no-walk --stdin`. A message longer than max bytes is
+// cut to max+1 bytes: enough for the caller to tell, without holding it
+// all.
+func CommitMessages(ctx context.Context, dir string, shas []string, max int, fn func(sha string, committed time.Time, msg string)) error {
 	if len(shas) == 0 {
 		return nil
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	args := []string{"-c", "log.showSignature=false", "log", "--no-walk=unsorted", "--stdin", "-z",
-		"--no-color", "--encoding=UTF-8", "--format=%H%x00%B"}
+		"--no-color", "--encoding=UTF-8", "--format=%H%x00%ct%x00%B"}
 	cmd := exec.CommandContext(ctx, "git", args...)
 	cmd.Dir = dir
 	cmd.Stdin = strings.NewReader(strings.Join(shas, "\n") + "\n")
@@ -308,6 +311,16 @@ func CommitMessages(ctx context.Context, dir string, shas []string, max int, fn 
 			readErr = err
 			break
 		}
+		ct, _, err := field(32)
+		if err != nil {
+			readErr = err
+			break
+		}
+		secs, perr := strconv.ParseInt(ct, 10, 64)
+		if perr != nil {
+			readErr = fmt.Errorf("git log: commit %s: committer time %q: %w", sha, ct, perr)
+			break
+		}
 		msg, _, err := field(max)
 		if err != nil {
 			readErr = err
@@ -317,7 +330,7 @@ func CommitMessages(ctx context.Context, dir string, shas []string, max int, fn 
 			readErr = fmt.Errorf("git log: unexpected commit %q in its output", sha)
 			break
 		}
-		fn(sha, msg)
+		fn(sha, time.Unix(secs, 0).UTC(), msg)
 		n++
 	}
 	if readErr != nil {

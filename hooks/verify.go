@@ -1,0 +1,189 @@
+package hooks
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/lockgate/lockgate/internal/gitexec"
+	"github.com/lockgate/lockgate/internal/hint"
+	"github.com/lockgate/lockgate/locks/history"
+	"github.com/lockgate/lockgate/scope"
+)
+
+// RuleAttestation: a commit's Lockgate-Lock trailer names a lock the log
+// shows was not the author's, or not live when the commit was made.
+const RuleAttestation = "attestation"
+
+// Margin is how far from a commit's time lockgate verify looks both ways:
+// git keeps whole seconds, and the clocks of the machine that made the
+// commit and of those that took the locks may differ by this much. A
+// commit made at second t is judged over [t-Margin, t+1s+Margin]: another's
+// lock refuses it only when the log shows it live over all of that span,
+// and a lock of the author's counts when it may have been live at any
+// moment of it (docs/verify.md).
+const Margin = 2 * time.Second
+
+// Undecided is a commit the lock log cannot judge.
+type Undecided struct {
+	Commit  string `json:"commit"`
+	Subject string `json:"subject"`
+	Path    string `json:"path,omitempty"`
+	Key     string `json:"key,omitempty"`
+	Reason  string `json:"reason"`
+}
+
+// span is the time over which a commit made at second t is judged.
+func span(t time.Time) (from, to time.Time) { return t.Add(-Margin), t.Add(time.Second + Margin) }
+
+// Verify judges every commit `git rev-list revArgs` names against the lock
+// log, each as the worker its trailers name (else as Checker.Me) at the
+// time it was made: the scope policy, the locks of others the log shows
+// live then, hooks.require_lock with the author's locks of then, and the
+// locks its trailers name. What the log cannot tell goes to r.Undecided.
+func (h *Runner) Verify(ctx context.Context, revArgs []string, branch string, log *history.Log, r *Report) error {
+	commits, err := h.collect(ctx, revArgs, r)
+	if errors.Is(err, errLimit) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	shas := make([]string, len(commits))
+	for i, c := range commits {
+		shas[i] = c.sha
+	}
+	i := 0
+	err = gitexec.CommitMessages(ctx, h.Dir, shas, MaxCommitMsgBytes, func(_ string, when time.Time, msg string) {
+		c := &commits[i]
+		i++
+		c.subject, c.when = subject(msg), when
+		c.author, c.trailers = CommitAuthor(msg, h.CommentString)
+		if c.trailers {
+			_, _, c.held = parseTrailers(msg, h.CommentString)
+		} else {
+			c.author = h.Checker.Me
+			r.AsPusher++
+		}
+	})
+	if err != nil {
+		return err
+	}
+	for i := range commits {
+		if err := h.verifyOne(ctx, &commits[i], branch, log, r); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (h *Runner) verifyOne(ctx context.Context, c *rangeCommit, branch string, log *history.Log, r *Report) error {
+	from, to := span(c.when)
+	undecided := func(path, key, reason string) {
+		r.Undecided = append(r.Undecided, Undecided{Commit: shortSHA(c.sha), Subject: c.subject, Path: path, Key: key, Reason: reason})
+	}
+	if log.Events == 0 || from.Before(log.First) {
+		first := "has no event"
+		if log.Events > 0 {
+			first = "begins at " + stamp(log.First)
+		}
+		undecided("", "", fmt.Sprintf("made at %s; the lock log %s", stamp(c.when), first))
+		return nil
+	}
+	view := log.During(from, to, c.author)
+	checker := *h.Checker
+	checker.Store, checker.StoreErr, checker.WarnUnavailable = view, nil, false
+	checker.Me, checker.Now = c.author, from
+	mark := len(r.Violations)
+	if err := checker.Check(ctx, c.paths, branch, r); err != nil {
+		return err
+	}
+	for j := mark; j < len(r.Violations); j++ {
+		v := &r.Violations[j]
+		v.Commit, v.Subject, v.AsPusher = shortSHA(c.sha), c.subject, !c.trailers
+		h.historical(v, c, view)
+	}
+	for _, g := range view.Unshown(c.paths) {
+		if g.Undecided(from, to) {
+			undecided("", g.Key, fmt.Sprintf("made at %s, when %s may have held %s: %s", stamp(c.when), holderOf(g), g.Key, unknownEnd(g)))
+		}
+	}
+	h.checkAttested(c, view, log, r, undecided)
+	return nil
+}
+
+// historical turns a violation found against the log into one about the
+// past: who held the lock when the commit was made, and what can be done
+// about a commit already made.
+func (h *Runner) historical(v *Violation, c *rangeCommit, view *history.View) {
+	switch v.Rule {
+	case RuleLocked, RulePaused:
+		l, err := view.Get(context.Background(), v.Key)
+		if err != nil {
+			break
+		}
+		v.Reason = fmt.Sprintf("made at %s, while %s (%s) held %s (from %s until %s)",
+			stamp(c.when), l.Holder, l.HolderType, l.Key, stamp(l.CreatedAt), stamp(l.ExpiresAt))
+		if l.Reason != "" {
+			v.Reason += ": " + l.Reason
+		}
+		v.Hint = hint.Line(hint.MadeWhileHeld, l.Holder, shortSHA(c.sha))
+	case RuleNotLocked:
+		v.Reason = fmt.Sprintf("made at %s; hooks.require_lock is on and its author held no lock on it then", stamp(c.when))
+		v.Hint = hint.Line(hint.MadeUnlocked, shortSHA(c.sha))
+	case scope.RuleKeyRule:
+		v.Hint = hint.Line(hint.MadeUnlocked, shortSHA(c.sha))
+	}
+}
+
+// checkAttested checks the locks a commit's trailers name against the log:
+// each must be a grant of the author's that may have been live when the
+// commit was made. One the log does not have means the log is behind.
+func (h *Runner) checkAttested(c *rangeCommit, view *history.View, log *history.Log, r *Report, undecided func(path, key, reason string)) {
+	for _, hl := range c.held {
+		gs := log.ByFence(hl.Key, hl.Fence)
+		if len(gs) == 0 {
+			undecided("", hl.Key, fmt.Sprintf("its trailers name %s fence=%d, which the lock log does not have", hl.Key, hl.Fence))
+			continue
+		}
+		var live, ended *history.Grant
+		for _, g := range gs {
+			if g.Owner.Holder != c.author.Holder || g.Owner.Session != c.author.Session {
+				continue
+			}
+			if g.Possibly(view.From, view.To) {
+				live = g
+				break
+			}
+			ended = g
+		}
+		var reason string
+		switch {
+		case live != nil:
+			continue
+		case ended != nil:
+			reason = fmt.Sprintf("made at %s; its trailers name %s fence=%d, a lock that was %s at %s", stamp(c.when), hl.Key, hl.Fence, ended.How, stamp(ended.End))
+		default:
+			reason = fmt.Sprintf("its trailers name %s fence=%d as %s's, but the lock log gives that lock to %s", hl.Key, hl.Fence, c.author.Holder, holderOf(gs[0]))
+		}
+		l := gs[0].Lock()
+		r.Add(Violation{Rule: RuleAttestation, Key: hl.Key, Holder: l.Holder, HolderType: l.HolderType, Reason: reason,
+			Commit: shortSHA(c.sha), Subject: c.subject})
+	}
+}
+
+func holderOf(g *history.Grant) string {
+	if g.Owner.Holder == "" {
+		return "someone"
+	}
+	return g.Owner.Holder
+}
+
+// unknownEnd says what the log lacks about g.
+func unknownEnd(g *history.Grant) string {
+	if !g.StartKnown {
+		return fmt.Sprintf("the log has its end (%s) but not when it was taken", stamp(g.Start))
+	}
+	return fmt.Sprintf("it was taken at %s and the log says neither when it expires nor that it ended (an event of an earlier lockgate)", stamp(g.Start))
+}
