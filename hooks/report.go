@@ -79,7 +79,7 @@ func (r *Report) Finish() {
 	if r.Violations == nil {
 		r.Violations = []Violation{}
 	}
-	r.OK = len(r.Violations) == 0
+	r.OK = len(r.Violations) == 0 && len(r.Undecided) == 0
 }
 
 // WriteText renders the report for people: the first line says what was
@@ -92,7 +92,8 @@ func (r *Report) WriteText(w io.Writer, what string) {
 	for _, wn := range r.Warnings {
 		fmt.Fprintf(w, "lockgate: warning: %s\n", safetext.Field(wn))
 	}
-	if r.OK {
+	r.writeUndecided(w)
+	if len(r.Violations) == 0 {
 		return
 	}
 	rules := map[string]bool{}
@@ -124,8 +125,34 @@ func (r *Report) WriteText(w io.Writer, what string) {
 	}
 }
 
+// writeUndecided lists what verify could not judge, with how to complete
+// the log.
+func (r *Report) writeUndecided(w io.Writer) {
+	if len(r.Undecided) == 0 {
+		return
+	}
+	commits := map[string]bool{}
+	for _, u := range r.Undecided {
+		commits[u.Commit] = true
+	}
+	fmt.Fprintf(w, "lockgate: %s cannot decide: the lock log is missing or incomplete for %d commit%s\n", r.Hook, len(commits), plural(len(commits)))
+	for _, u := range r.Undecided {
+		fmt.Fprintf(w, "  %s\n", safetext.Field(u.text()))
+	}
+}
+
+func (u Undecided) text() string {
+	if u.Commit == "" {
+		return u.Reason
+	}
+	return fmt.Sprintf("commit %s \"%s\": %s", u.Commit, u.Subject, u.Reason)
+}
+
 // WriteGitHub renders workflow annotations for GitHub Actions.
 func (r *Report) WriteGitHub(w io.Writer) {
+	for _, u := range r.Undecided {
+		fmt.Fprintf(w, "::error title=lockgate undecided::%s\n", ghEscape(safetext.Text(u.text())))
+	}
 	for _, wn := range r.Warnings {
 		fmt.Fprintf(w, "::warning title=lockgate::%s\n", ghEscape(safetext.Text(wn)))
 	}

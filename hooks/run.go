@@ -17,6 +17,7 @@ import (
 	"github.com/lockgate/lockgate/internal/gitexec"
 	"github.com/lockgate/lockgate/internal/hint"
 	"github.com/lockgate/lockgate/locks"
+	"github.com/lockgate/lockgate/locks/history"
 	"github.com/lockgate/lockgate/locks/lockkey"
 )
 
@@ -44,6 +45,13 @@ type Runner struct {
 	// CommentString begins the comment lines of a commit message
 	// (core.commentChar); "" is git's default "#".
 	CommentString string
+	// VerifyLog, when set (hooks.pre_receive.verify), makes PreReceive
+	// verify the pushed commits against the lock log it returns; pushed
+	// maps each ref pushed to its new value, since a push may carry the
+	// workflow branch too. WorkflowRef is that branch's ref: its commits
+	// are events, not work, and are not verified.
+	VerifyLog   func(ctx context.Context, pushed map[string]string) (*history.Log, error)
+	WorkflowRef string
 }
 
 // PreCommit checks the staged change.
@@ -325,9 +333,16 @@ func (h *Runner) PrePush(ctx context.Context, _ string, stdin io.Reader, getenv 
 }
 
 // PreReceive checks, on the server, each pushed ref: stdin lines
-// `<old-value> <new-value> <ref-name>`.
+// `<old-value> <new-value> <ref-name>`. With VerifyLog set it also
+// verifies the pushed commits against the lock log.
 func (h *Runner) PreReceive(ctx context.Context, stdin io.Reader) (*Report, error) {
 	r := &Report{Hook: "pre-receive"}
+	type update struct {
+		args   []string
+		branch string
+	}
+	var updates []update
+	pushed := map[string]string{}
 	sc := bufio.NewScanner(stdin)
 	for sc.Scan() {
 		line := strings.TrimSpace(sc.Text())
@@ -345,6 +360,7 @@ func (h *Runner) PreReceive(ctx context.Context, stdin io.Reader) (*Report, erro
 		if zeroSHA(newSHA) {
 			continue
 		}
+		pushed[ref] = newSHA
 		args := []string{newSHA, "--not", "--all"}
 		if !zeroSHA(oldSHA) {
 			args = []string{oldSHA + ".." + newSHA}
@@ -352,9 +368,23 @@ func (h *Runner) PreReceive(ctx context.Context, stdin io.Reader) (*Report, erro
 		if err := h.Range(ctx, args, branchOf(ref), r); err != nil {
 			return nil, err
 		}
+		if ref != h.WorkflowRef {
+			updates = append(updates, update{args, branchOf(ref)})
+		}
 	}
 	if err := sc.Err(); err != nil {
 		return nil, fmt.Errorf("pre-receive: read stdin: %w", err)
+	}
+	if h.VerifyLog != nil && len(updates) > 0 {
+		log, err := h.VerifyLog(ctx, pushed)
+		if err != nil {
+			return nil, err
+		}
+		for _, u := range updates {
+			if err := h.Verify(ctx, u.args, u.branch, log, r); err != nil {
+				return nil, err
+			}
+		}
 	}
 	r.Finish()
 	return r, nil

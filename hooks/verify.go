@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/lockgate/lockgate/diffpath"
 	"github.com/lockgate/lockgate/internal/gitexec"
 	"github.com/lockgate/lockgate/internal/hint"
 	"github.com/lockgate/lockgate/locks/history"
@@ -27,7 +28,7 @@ const Margin = 2 * time.Second
 
 // Undecided is a commit the lock log cannot judge.
 type Undecided struct {
-	Commit  string `json:"commit"`
+	Commit  string `json:"commit,omitempty"`
 	Subject string `json:"subject"`
 	Path    string `json:"path,omitempty"`
 	Key     string `json:"key,omitempty"`
@@ -78,6 +79,25 @@ func (h *Runner) Verify(ctx context.Context, revArgs []string, branch string, lo
 	return nil
 }
 
+// VerifyStaged judges the staged change as a commit Checker.Me makes at
+// now, against the lock log.
+func (h *Runner) VerifyStaged(ctx context.Context, now time.Time, log *history.Log, r *Report) error {
+	out, err := gitexec.StagedNameStatus(ctx, h.Dir)
+	if err != nil {
+		return err
+	}
+	changes, err := diffpath.ParseNameStatusZ(out)
+	if err != nil {
+		return fmt.Errorf("read staged changes: %w", err)
+	}
+	branch, err := gitexec.HeadBranch(h.GitDir)
+	if err != nil {
+		return err
+	}
+	c := rangeCommit{paths: touched(changes), when: now.Truncate(time.Second), author: h.Checker.Me, subject: "(staged)"}
+	return h.verifyOne(ctx, &c, branch, log, r)
+}
+
 func (h *Runner) verifyOne(ctx context.Context, c *rangeCommit, branch string, log *history.Log, r *Report) error {
 	from, to := span(c.when)
 	undecided := func(path, key, reason string) {
@@ -117,6 +137,9 @@ func (h *Runner) verifyOne(ctx context.Context, c *rangeCommit, branch string, l
 // past: who held the lock when the commit was made, and what can be done
 // about a commit already made.
 func (h *Runner) historical(v *Violation, c *rangeCommit, view *history.View) {
+	if c.sha == "" {
+		return // the staged change: the hints of the hooks apply
+	}
 	switch v.Rule {
 	case RuleLocked, RulePaused:
 		l, err := view.Get(context.Background(), v.Key)

@@ -108,6 +108,19 @@ func TestScripts(t *testing.T) {
 				}
 				time.Sleep(d)
 			},
+			// now DURATION VAR sets VAR to the time DURATION from now, in
+			// UTC as git and lockgate read it (2026-11-23T10:00:00Z): to
+			// date commits and events around real lock events.
+			"now": func(ts *testscript.TestScript, neg bool, args []string) {
+				if neg || len(args) != 2 {
+					ts.Fatalf("usage: now DURATION VAR")
+				}
+				d, err := time.ParseDuration(args[0])
+				if err != nil {
+					ts.Fatalf("now: %v", err)
+				}
+				ts.Setenv(args[1], time.Now().Add(d).UTC().Format(time.RFC3339))
+			},
 			// exitcode N CMD ARGS... runs CMD and requires exit code N.
 			"exitcode": func(ts *testscript.TestScript, neg bool, args []string) {
 				if neg || len(args) < 2 {

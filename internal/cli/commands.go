@@ -30,6 +30,7 @@ func commands() map[string]*command {
 		"install":   installCommand(),
 		"uninstall": uninstallCommand(),
 		"check":     checkChangeCommand(),
+		"verify":    verifyCommand(),
 		"workflow":  workflowCommand(),
 		"session":   sessionCommand(),
 		"store":     storeCommand(),

@@ -14,6 +14,7 @@ import (
 	"github.com/lockgate/lockgate/internal/outcome"
 
 	"github.com/lockgate/lockgate/internal/service"
+	"github.com/lockgate/lockgate/locks/history"
 
 	"github.com/spf13/pflag"
 
@@ -226,6 +227,20 @@ func (a *app) runHook(ctx context.Context, name string, args []string, maxArgs i
 		return &service.HookError{Hook: name, Err: err}
 	}
 	h.Staged = staged
+	if name == "pre-receive" && e.Cfg.Hooks.PreReceive.Verify {
+		h.WorkflowRef = "refs/heads/" + e.Cfg.Workflow.Branch
+		h.VerifyLog = func(ctx context.Context, pushed map[string]string) (*history.Log, error) {
+			var extra []string
+			if tip, ok := pushed[h.WorkflowRef]; ok {
+				extra = append(extra, tip) // the events pushed with the commits
+			}
+			log, err := e.ReadLockLog(ctx, extra...)
+			if err != nil {
+				return nil, err
+			}
+			return log.Log, nil
+		}
+	}
 	switch name {
 	case "pre-commit", "pre-merge-commit", "commit-msg":
 		h.Trailers = e.Cfg.Hooks.Trailers
@@ -331,7 +346,7 @@ func checkChangeCommand() *command {
 			var r *hooks.Report
 			switch {
 			case o.Range != "":
-				if err := verifyRange(ctx, h.Dir, o.Range); err != nil {
+				if err := verifyRange(ctx, h.Dir, "check", o.Range); err != nil {
 					return err
 				}
 				r = &hooks.Report{Hook: "check"}
@@ -549,15 +564,15 @@ func counterpartPath(path, prefix string, changes []diffpath.Change, fromStrippe
 // verifyRange refuses, as invalid input, a --range that git does not read
 // as revisions: an option such as --all, or a name that does not resolve.
 // Passed on to rev-list, a typo would be reported as git failing (exit 3).
-func verifyRange(ctx context.Context, dir, rng string) error {
+func verifyRange(ctx context.Context, dir, cmd, rng string) error {
 	if strings.HasPrefix(rng, "-") {
-		return service.Usagef("check: --range %q: want revisions such as A..B, not an option", rng)
+		return service.Usagef("%s: --range %q: want revisions such as A..B, not an option", cmd, rng)
 	}
 	// "--" makes rev-parse take the argument as revisions only, never a path.
 	_, err := gitexec.Output(ctx, dir, nil, "rev-parse", rng, "--")
 	var ge *gitexec.Error
 	if errors.As(err, &ge) && ge.ExitCode() == 128 {
-		return service.Usagef("check: --range %s: %s", rng, strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(ge.Stderr), "fatal: ")))
+		return service.Usagef("%s: --range %s: %s", cmd, rng, strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(ge.Stderr), "fatal: ")))
 	}
 	return err
 }

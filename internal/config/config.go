@@ -100,9 +100,10 @@ type ScopeConfig struct {
 type HooksConfig struct {
 	RequireLock bool `yaml:"require_lock"`
 	// OnStoreUnavailable is "fail" or "warn".
-	OnStoreUnavailable string          `yaml:"on_store_unavailable"`
-	CommitMsg          CommitMsgConfig `yaml:"commit_msg"`
-	PrePush            PrePushConfig   `yaml:"pre_push"`
+	OnStoreUnavailable string           `yaml:"on_store_unavailable"`
+	CommitMsg          CommitMsgConfig  `yaml:"commit_msg"`
+	PrePush            PrePushConfig    `yaml:"pre_push"`
+	PreReceive         PreReceiveConfig `yaml:"pre_receive"`
 	// IdentityEnv names environment variables that identify the worker.
 	IdentityEnv []string `yaml:"identity_env"`
 	// Trailers: the commit-msg hook adds Lockgate-* trailers naming the
@@ -119,6 +120,13 @@ type CommitMsgConfig struct {
 type PrePushConfig struct {
 	MaxCommits int `yaml:"max_commits"`
 	MaxPaths   int `yaml:"max_paths"`
+}
+
+// PreReceiveConfig is `hooks.pre_receive`.
+type PreReceiveConfig struct {
+	// Verify: pre-receive also verifies the pushed commits against the
+	// lock log the server holds, as `lockgate verify` does.
+	Verify bool `yaml:"verify"`
 }
 
 // WorkflowConfig is the `workflow:` section (docs/formats.md).

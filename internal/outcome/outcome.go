@@ -120,10 +120,14 @@ func Of(err error, c Context) Outcome {
 		invalid  *locks.InvalidRequestError
 		agentErr *agentsetup.Error
 		lost     *locks.LostError
+		noLog    *service.LogMissingError
 	)
 	switch {
 	case errors.As(err, &exit):
 		o.Exit = exit.Code
+	case errors.As(err, &noLog):
+		o.Class = ClassUnavailable
+		o.Hints = []string{hint.Line(hint.LogFetch, noLog.Remote, noLog.FetchSpec())}
 	case errors.As(err, &hookErr):
 		o.Class = ClassUnavailable
 		o.Hints = []string{hookHint(hookErr)}

@@ -27,6 +27,26 @@ func (e *Workspace) Evaluate(ctx context.Context, p Purpose, profile string, pat
 // opened store (or why it could not be opened), identity. It opens the
 // store for purpose p, judging changes.
 func (e *Workspace) Runner(ctx context.Context, p Purpose, profile string) (*hooks.Runner, error) {
+	h, err := e.LogRunner(ctx, profile)
+	if err != nil {
+		return nil, err
+	}
+	p.Judges = true
+	if err := e.Open(ctx, p); err != nil {
+		var ue *locks.UnavailableError
+		if !errors.As(err, &ue) {
+			return nil, err
+		}
+		h.Checker.StoreErr = err
+	} else {
+		h.Checker.Store = e.Store
+	}
+	return h, nil
+}
+
+// LogRunner is Runner without a lock store: for judging against the lock
+// log (verify), in a clone that may have none.
+func (e *Workspace) LogRunner(ctx context.Context, profile string) (*hooks.Runner, error) {
 	ignoreCase, err := e.IgnoreCase(ctx)
 	if err != nil {
 		return nil, err
@@ -44,16 +64,6 @@ func (e *Workspace) Runner(ctx context.Context, p Purpose, profile string) (*hoo
 		Policy: policy, Me: e.Me, Profile: profile, RequireLock: e.Cfg.Hooks.RequireLock,
 		Now: e.Now(), WarnUnavailable: e.Cfg.Hooks.OnStoreUnavailable == "warn",
 		Dir: e.UserDir(),
-	}
-	p.Judges = true
-	if err := e.Open(ctx, p); err != nil {
-		var ue *locks.UnavailableError
-		if !errors.As(err, &ue) {
-			return nil, err
-		}
-		ck.StoreErr = err
-	} else {
-		ck.Store = e.Store
 	}
 	dir := e.Repo.Toplevel
 	if dir == "" {

@@ -1,0 +1,111 @@
+package service
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/lockgate/lockgate/hooks"
+	"github.com/lockgate/lockgate/internal/gitexec"
+	"github.com/lockgate/lockgate/locks/history"
+	"github.com/lockgate/lockgate/workflow"
+)
+
+// LockLog is the lock log as a clone can read it.
+type LockLog struct {
+	Log *history.Log
+	// Refs are the refs of the workflow branch read; Journal: the clone's
+	// journal was read too.
+	Refs    []string
+	Journal bool
+}
+
+// LogMissingError says that a clone has no lock log to judge by.
+type LogMissingError struct {
+	Refs   []string // the refs looked for
+	Remote string
+	Branch string
+}
+
+func (e *LogMissingError) Error() string {
+	return fmt.Sprintf("no lock log: neither %s exists and there is no journal; fetch the workflow branch from %s (or pass --fetch)",
+		strings.Join(e.Refs, " nor "), e.Remote)
+}
+
+// FetchSpec is the refspec that fetches the branch into its
+// remote-tracking ref.
+func (e *LogMissingError) FetchSpec() string {
+	return fmt.Sprintf("+refs/heads/%s:refs/remotes/%s/%s", e.Branch, e.Remote, e.Branch)
+}
+
+// logRefs are where a clone keeps the workflow branch: its own, and the
+// remote's as last fetched.
+func (e *Workspace) logRefs() []string {
+	b := e.Cfg.Workflow.Branch
+	return []string{"refs/heads/" + b, "refs/remotes/" + e.Cfg.Workflow.Remote + "/" + b}
+}
+
+// FetchLockLog fetches the workflow branch from workflow.remote into its
+// remote-tracking ref.
+func (e *Workspace) FetchLockLog(ctx context.Context) error {
+	miss := &LogMissingError{Remote: e.Cfg.Workflow.Remote, Branch: e.Cfg.Workflow.Branch}
+	dir := e.Repo.Toplevel
+	if dir == "" {
+		dir = e.Repo.GitDir
+	}
+	if _, err := gitexec.Output(ctx, dir, nil, "fetch", "--quiet", "--no-tags", "--", miss.Remote, miss.FetchSpec()); err != nil {
+		return fmt.Errorf("fetch the lock log (%s from %s): %w", miss.Branch, miss.Remote, err)
+	}
+	return nil
+}
+
+// ReadLockLog reads the lock log once: the workflow branch, local and
+// fetched (and at the extra revisions: a push carrying it), and the
+// journal when the clone has one, each event once.
+func (e *Workspace) ReadLockLog(ctx context.Context, extra ...string) (*LockLog, error) {
+	refs := e.logRefs()
+	evs, found, err := workflow.ReadEvents(ctx, workflow.Config{GitDir: e.Repo.GitDir, CommonDir: e.Repo.CommonDir, WorkTree: e.Repo.Toplevel}, append(refs, extra...))
+	if err != nil {
+		return nil, fmt.Errorf("read the lock log: %w", err)
+	}
+	out := &LockLog{Refs: found}
+	local, err := e.JournalFile().Read(time.Time{})
+	if err != nil {
+		return nil, fmt.Errorf("read the lock log: %w", err)
+	}
+	if len(local) > 0 {
+		out.Journal = true
+		seen := make(map[string]bool, len(evs))
+		for _, ev := range evs {
+			seen[ev.ID] = true
+		}
+		for _, ev := range local {
+			if !seen[ev.ID] {
+				evs = append(evs, ev)
+			}
+		}
+	}
+	if len(found) == 0 && !out.Journal {
+		return nil, &LogMissingError{Refs: refs, Remote: e.Cfg.Workflow.Remote, Branch: e.Cfg.Workflow.Branch}
+	}
+	out.Log = history.Build(evs)
+	return out, nil
+}
+
+// Verify judges the commits revArgs name against the lock log; with
+// revArgs nil, the staged change as a commit made now.
+func (e *Workspace) Verify(ctx context.Context, h *hooks.Runner, revArgs []string, log *LockLog) (*hooks.Report, error) {
+	r := &hooks.Report{Hook: "verify"}
+	var err error
+	if revArgs == nil {
+		err = h.VerifyStaged(ctx, e.Now(), log.Log, r)
+	} else {
+		err = h.Verify(ctx, revArgs, "", log.Log, r)
+	}
+	if err != nil {
+		return nil, err
+	}
+	r.Finish()
+	return r, nil
+}
