@@ -53,7 +53,7 @@ func TestGrantSpans(t *testing.T) {
 		ev(25, bob, journal.ActionRefresh, "b.go", 3, 50), // until 50
 		ev(60, alice, journal.ActionTakeover, "b.go", 4, 90),
 		ev(70, alice, journal.ActionRelease, "b.go", 4, -1),
-		ev(100, bob, journal.ActionAcquire, "C.go", 5, 200), // case folds
+		ev(100, bob, journal.ActionAcquire, "C.go", 5, 200),  // case folds
 		ev(110, alice, journal.ActionRelease, "c.go", 5, -1), // forced
 	})
 	cases := []struct {
@@ -108,7 +108,7 @@ func TestBuildSorts(t *testing.T) {
 func TestUndecided(t *testing.T) {
 	t.Parallel()
 	l := history.Build([]journal.Event{
-		ev(0, bob, journal.ActionAcquire, "old.go", 0, -1),  // an earlier version: no expiry
+		ev(0, bob, journal.ActionAcquire, "old.go", 0, -1),   // an earlier version: no expiry
 		ev(30, bob, journal.ActionRelease, "lost.go", 7, -1), // its acquisition is missing
 		ev(40, bob, journal.ActionAcquire, "src/**", 2, 50),
 	})
