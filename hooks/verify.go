@@ -62,7 +62,7 @@ func (h *Runner) Verify(ctx context.Context, revArgs []string, branch string, lo
 		c.subject, c.when = subject(msg), when
 		c.author, c.trailers = CommitAuthor(msg, h.CommentString)
 		if c.trailers {
-			_, _, c.held = parseTrailers(msg, h.CommentString)
+			_, _, c.held = parseTrailers(msg, h.comment())
 		} else {
 			c.author = h.Checker.Me
 			r.AsPusher++

@@ -117,11 +117,11 @@ var Table = map[ID]string{
 	MCPCorruptRecord:        "an operator inspects %s and removes it with `lockgate lock clear --force --record %s`",
 	MCPLockLost:             "the lock expired or was taken over: acquire it again before going on",
 	TaskMessageTooLarge:     "shorten the commit message: lockgate reads at most 1 MiB of it",
-	// A commit lockgate verify refuses is made already: it can be
-	// reviewed, or undone.
-	MadeWhileHeld: "have %s review the commit, or undo it: `git revert --no-edit %s`",
-	MadeUnlocked:  "review the commit, or undo it: `git revert --no-edit %s`",
-	LogFetch:      "fetch the lock log from the remote: `git fetch %s %s`",
+	// A commit lockgate verify refuses is made already: what is left is
+	// to review it, or revert it; no command of lockgate's undoes it.
+	MadeWhileHeld: "have %s review commit %s, and revert it (git revert) if it must not stay",
+	MadeUnlocked:  "review commit %s, and revert it (git revert) if it must not stay",
+	LogFetch:      "run it again with --fetch, which fetches %s from %s",
 }
 
 // CorruptLine is the hint for the unreadable record at path, of key (""

@@ -127,7 +127,7 @@ func Of(err error, c Context) Outcome {
 		o.Exit = exit.Code
 	case errors.As(err, &noLog):
 		o.Class = ClassUnavailable
-		o.Hints = []string{hint.Line(hint.LogFetch, noLog.Remote, noLog.FetchSpec())}
+		o.Hints = []string{hint.Line(hint.LogFetch, noLog.Branch, noLog.Remote)}
 	case errors.As(err, &hookErr):
 		o.Class = ClassUnavailable
 		o.Hints = []string{hookHint(hookErr)}

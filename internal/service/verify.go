@@ -29,8 +29,7 @@ type LogMissingError struct {
 }
 
 func (e *LogMissingError) Error() string {
-	return fmt.Sprintf("no lock log: neither %s exists and there is no journal; fetch the workflow branch from %s (or pass --fetch)",
-		strings.Join(e.Refs, " nor "), e.Remote)
+	return fmt.Sprintf("no lock log: neither %s exists, and this clone has no journal", strings.Join(e.Refs, " nor "))
 }
 
 // FetchSpec is the refspec that fetches the branch into its
