@@ -381,7 +381,7 @@ func (h *Runner) PreReceive(ctx context.Context, stdin io.Reader) (*Report, erro
 			return nil, err
 		}
 		for _, u := range updates {
-			if err := h.Verify(ctx, u.args, u.branch, log, r); err != nil {
+			if err := h.Verify(ctx, u.args, u.branch, func() (*history.Log, error) { return log, nil }, r); err != nil {
 				return nil, err
 			}
 		}

@@ -43,7 +43,17 @@ func span(t time.Time) (from, to time.Time) { return t.Add(-Margin), t.Add(time.
 // time it was made: the scope policy, the locks of others the log shows
 // live then, hooks.require_lock with the author's locks of then, and the
 // locks its trailers name. What the log cannot tell goes to r.Undecided.
-func (h *Runner) Verify(ctx context.Context, revArgs []string, branch string, log *history.Log, r *Report) error {
+// readLog is called at once, and runs while git lists the commits.
+func (h *Runner) Verify(ctx context.Context, revArgs []string, branch string, readLog func() (*history.Log, error), r *Report) error {
+	type result struct {
+		log *history.Log
+		err error
+	}
+	logc := make(chan result, 1)
+	go func() {
+		l, err := readLog()
+		logc <- result{l, err}
+	}()
 	commits, err := h.collect(ctx, revArgs, r)
 	if errors.Is(err, errLimit) {
 		return nil
@@ -71,8 +81,12 @@ func (h *Runner) Verify(ctx context.Context, revArgs []string, branch string, lo
 	if err != nil {
 		return err
 	}
+	res := <-logc
+	if res.err != nil {
+		return res.err
+	}
 	for i := range commits {
-		if err := h.verifyOne(ctx, &commits[i], branch, log, r); err != nil {
+		if err := h.verifyOne(ctx, &commits[i], branch, res.log, r); err != nil {
 			return err
 		}
 	}

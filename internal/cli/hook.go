@@ -234,11 +234,7 @@ func (a *app) runHook(ctx context.Context, name string, args []string, maxArgs i
 			if tip, ok := pushed[h.WorkflowRef]; ok {
 				extra = append(extra, tip) // the events pushed with the commits
 			}
-			log, err := e.ReadLockLog(ctx, extra...)
-			if err != nil {
-				return nil, err
-			}
-			return log.Log, nil
+			return e.ReadLockLog(ctx, extra...)
 		}
 	}
 	switch name {

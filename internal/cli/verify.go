@@ -70,11 +70,7 @@ func verifyCommand() *command {
 					return err
 				}
 			}
-			log, err := e.ReadLockLog(ctx)
-			if err != nil {
-				return err
-			}
-			r, err := e.Verify(ctx, h, revArgs, log)
+			r, err := e.Verify(ctx, h, revArgs)
 			if err != nil {
 				return err
 			}

@@ -12,15 +12,6 @@ import (
 	"github.com/lockgate/lockgate/workflow"
 )
 
-// LockLog is the lock log as a clone can read it.
-type LockLog struct {
-	Log *history.Log
-	// Refs are the refs of the workflow branch read; Journal: the clone's
-	// journal was read too.
-	Refs    []string
-	Journal bool
-}
-
 // LogMissingError says that a clone has no lock log to judge by.
 type LogMissingError struct {
 	Refs   []string // the refs looked for
@@ -62,19 +53,17 @@ func (e *Workspace) FetchLockLog(ctx context.Context) error {
 // ReadLockLog reads the lock log once: the workflow branch, local and
 // fetched (and at the extra revisions: a push carrying it), and the
 // journal when the clone has one, each event once.
-func (e *Workspace) ReadLockLog(ctx context.Context, extra ...string) (*LockLog, error) {
+func (e *Workspace) ReadLockLog(ctx context.Context, extra ...string) (*history.Log, error) {
 	refs := e.logRefs()
 	evs, found, err := workflow.ReadEvents(ctx, workflow.Config{GitDir: e.Repo.GitDir, CommonDir: e.Repo.CommonDir, WorkTree: e.Repo.Toplevel}, append(refs, extra...))
 	if err != nil {
 		return nil, fmt.Errorf("read the lock log: %w", err)
 	}
-	out := &LockLog{Refs: found}
 	local, err := e.JournalFile().Read(time.Time{})
 	if err != nil {
 		return nil, fmt.Errorf("read the lock log: %w", err)
 	}
 	if len(local) > 0 {
-		out.Journal = true
 		seen := make(map[string]bool, len(evs))
 		for _, ev := range evs {
 			seen[ev.ID] = true
@@ -85,22 +74,26 @@ func (e *Workspace) ReadLockLog(ctx context.Context, extra ...string) (*LockLog,
 			}
 		}
 	}
-	if len(found) == 0 && !out.Journal {
+	if len(found) == 0 && len(local) == 0 {
 		return nil, &LogMissingError{Refs: refs, Remote: e.Cfg.Workflow.Remote, Branch: e.Cfg.Workflow.Branch}
 	}
-	out.Log = history.Build(evs)
-	return out, nil
+	return history.Build(evs), nil
 }
 
-// Verify judges the commits revArgs name against the lock log; with
-// revArgs nil, the staged change as a commit made now.
-func (e *Workspace) Verify(ctx context.Context, h *hooks.Runner, revArgs []string, log *LockLog) (*hooks.Report, error) {
+// Verify judges the commits revArgs name against the lock log, read
+// while git lists them; with revArgs nil, the staged change as a commit
+// made now.
+func (e *Workspace) Verify(ctx context.Context, h *hooks.Runner, revArgs []string) (*hooks.Report, error) {
 	r := &hooks.Report{Hook: "verify"}
+	readLog := func() (*history.Log, error) { return e.ReadLockLog(ctx) }
 	var err error
 	if revArgs == nil {
-		err = h.VerifyStaged(ctx, e.Now(), log.Log, r)
+		var log *history.Log
+		if log, err = readLog(); err == nil {
+			err = h.VerifyStaged(ctx, e.Now(), log, r)
+		}
 	} else {
-		err = h.Verify(ctx, revArgs, "", log.Log, r)
+		err = h.Verify(ctx, revArgs, "", readLog, r)
 	}
 	if err != nil {
 		return nil, err
