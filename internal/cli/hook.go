@@ -95,10 +95,15 @@ func (a *app) finishReport(r *hooks.Report, what, format string) error {
 	if !a.globals.JSON && format != "json" {
 		r.WriteText(a.stdio.Err, what)
 	}
-	if !r.OK {
-		return &outcome.ExitError{Code: outcome.ExitPolicy}
+	switch {
+	case r.OK:
+		return nil
+	case len(r.Violations) == 0:
+		// Nothing proven wrong, but the lock log could not judge
+		// everything (verify): never a pass.
+		return &outcome.ExitError{Code: outcome.ExitUnavailable}
 	}
-	return nil
+	return &outcome.ExitError{Code: outcome.ExitPolicy}
 }
 
 // noteRejections records, for the planner's cooldown, the paths a backfill
