@@ -143,6 +143,29 @@ func TestUndecided(t *testing.T) {
 	}
 }
 
+// A path is never read as a key: a file named like a reserved or
+// namespaced key is not covered by that key's grants (a branch writer's
+// `workflow` lock), and is by a path lock on it.
+func TestPathsAreNotKeys(t *testing.T) {
+	t.Parallel()
+	l := history.Build([]journal.Event{
+		ev(0, bob, journal.ActionAcquire, "workflow", 1, 60),
+		ev(0, bob, journal.ActionAcquire, "api:x", 1, 60),
+		ev(0, bob, journal.ActionAcquire, "Api:Y", 1, 60), // a path key: no such namespace
+	})
+	for _, p := range []string{"workflow", "api:x"} {
+		if g, ok := shown(t, l, alice, 1, 2, p); ok {
+			t.Errorf("path %s is covered by %+v", p, g)
+		}
+		if u := l.During(at(1), at(2), alice).Unshown([]string{p}); len(u) != 0 {
+			t.Errorf("path %s: unshown %+v", p, u)
+		}
+	}
+	if _, ok := shown(t, l, alice, 1, 2, "api:y"); !ok {
+		t.Error("the path lock on Api:Y does not cover api:y")
+	}
+}
+
 func TestViewIsAStore(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()

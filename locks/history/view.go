@@ -83,7 +83,7 @@ func (v *View) Covering(_ context.Context, paths []string) ([]locks.Entry, error
 	var gs []*Grant
 	seen := map[string]bool{}
 	for _, p := range paths {
-		id := lockkey.FoldCase(p)
+		id := lockkey.FoldPath(p) // a path, never read as a key
 		if seen[id] {
 			continue
 		}
@@ -153,7 +153,7 @@ func (v *View) Unshown(paths []string) []*Grant {
 	}
 	seen := map[string]bool{}
 	for _, p := range paths {
-		id := lockkey.FoldCase(p)
+		id := lockkey.FoldPath(p) // a path, never read as a key
 		if !seen[id] {
 			seen[id] = true
 			out = v.filter(v.log.byKey[id], consider, out)
