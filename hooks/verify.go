@@ -141,6 +141,11 @@ func (h *Runner) verifyOne(ctx context.Context, c *rangeCommit, branch string, l
 	for _, g := range view.Unshown(c.paths) {
 		if g.Undecided(from, to) {
 			undecided("", g.Key, fmt.Sprintf("made at %s, when %s may have held %s: %s", stamp(c.when), holderOf(g), g.Key, unknownEnd(g)))
+			continue
+		}
+		if c.sha != "" {
+			r.Warnings = append(r.Warnings, fmt.Sprintf("commit %s \"%s\" was made at %s, within %s of %s's lock on %s (%s to %s): not refused for it",
+				shortSHA(c.sha), c.subject, stamp(c.when), Margin, holderOf(g), g.Key, stamp(g.Start), endStamp(g)))
 		}
 	}
 	h.checkAttested(c, view, log, r, undecided)
@@ -215,6 +220,13 @@ func holderOf(g *history.Grant) string {
 		return "someone"
 	}
 	return g.Owner.Holder
+}
+
+func endStamp(g *history.Grant) string {
+	if !g.EndKnown {
+		return "?"
+	}
+	return stamp(g.End)
 }
 
 // unknownEnd says what the log lacks about g.
