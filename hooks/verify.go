@@ -161,16 +161,18 @@ func (h *Runner) historical(v *Violation, c *rangeCommit, view *history.View) {
 	}
 	switch v.Rule {
 	case RuleLocked, RulePaused:
-		l, err := view.Get(context.Background(), v.Key)
-		if err != nil {
+		for _, g := range view.Others(v.Key) {
+			if g.Lock().Holder != v.Holder {
+				continue
+			}
+			v.Reason = fmt.Sprintf("made at %s, while %s (%s) held %s (from %s until %s)",
+				stamp(c.when), v.Holder, v.HolderType, g.Key, stamp(g.Start), endStamp(g))
+			if g.Reason != "" {
+				v.Reason += ": " + g.Reason
+			}
+			v.Hint = hint.Line(hint.MadeWhileHeld, v.Holder, shortSHA(c.sha))
 			break
 		}
-		v.Reason = fmt.Sprintf("made at %s, while %s (%s) held %s (from %s until %s)",
-			stamp(c.when), l.Holder, l.HolderType, l.Key, stamp(l.CreatedAt), stamp(l.ExpiresAt))
-		if l.Reason != "" {
-			v.Reason += ": " + l.Reason
-		}
-		v.Hint = hint.Line(hint.MadeWhileHeld, l.Holder, shortSHA(c.sha))
 	case RuleNotLocked:
 		v.Reason = fmt.Sprintf("made at %s; hooks.require_lock is on and its author held no lock on it then", stamp(c.when))
 		v.Hint = hint.Line(hint.MadeUnlocked, shortSHA(c.sha))

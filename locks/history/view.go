@@ -77,6 +77,11 @@ func (v *View) Get(_ context.Context, key string) (locks.Lock, error) {
 	return other.Lock(), nil
 }
 
+// Others returns the grants of others the view shows on key.
+func (v *View) Others(key string) []*Grant {
+	return v.filter(v.log.byKey[lockkey.FoldCase(key)], func(g *Grant) bool { return !v.mine(g) && v.shows(g) }, nil)
+}
+
 // Covering returns the grants shown on the paths and every pattern grant
 // shown (the caller matches patterns itself).
 func (v *View) Covering(_ context.Context, paths []string) ([]locks.Entry, error) {
