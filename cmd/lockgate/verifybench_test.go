@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -53,12 +52,7 @@ func seedLockLog(b *testing.B, r *gittest.Repo, n, files, ncommits int) {
 			Session: who, Action: journal.ActionRelease, Key: key, Fence: fence})
 	}
 	w.Flush()
-	cmd := exec.Command("git", "fast-import", "--quiet")
-	cmd.Dir, cmd.Env = r.Dir, r.Env
-	cmd.Stdin = strings.NewReader(sb.String())
-	if out, err := cmd.CombinedOutput(); err != nil {
-		b.Fatalf("fast-import: %v: %s", err, out)
-	}
+	r.FastImport(sb.String())
 	r.Git("repack", "-adq")
 }
 

@@ -26,7 +26,7 @@ func (r *Repo) Synthetic(files int) {
 		fmt.Fprintf(w, "M 100644 inline %s\ndata %d\n%s\n", SyntheticPath(i), len(content), content)
 	}
 	w.Flush()
-	r.fastImport(b.String())
+	r.FastImport(b.String())
 	r.Git("repack", "-adq")
 	r.Git("reset", "-q", "--hard")
 }
@@ -49,7 +49,7 @@ func (r *Repo) SyntheticCommits(branch string, n, changed, files int) string {
 		}
 	}
 	w.Flush()
-	r.fastImport(b.String())
+	r.FastImport(b.String())
 	return r.Git("rev-parse", branch)
 }
 
@@ -70,7 +70,8 @@ func (r *Repo) Stage(n int) {
 	r.Git(args...)
 }
 
-func (r *Repo) fastImport(stream string) {
+// FastImport feeds stream to `git fast-import` in the repository.
+func (r *Repo) FastImport(stream string) {
 	r.t.Helper()
 	cmd := exec.Command("git", "fast-import", "--quiet")
 	cmd.Dir, cmd.Env = r.Dir, r.Env
