@@ -321,10 +321,8 @@ func checkChangeCommand() *command {
 			if modes > 1 {
 				return service.Usagef("check: give one of --staged, --range, --patch")
 			}
-			switch o.Format {
-			case "text", "json", "github":
-			default:
-				return service.Usagef("check: --format %q: want text, json or github", o.Format)
+			if err := reportFormat("check", o.Format); err != nil {
+				return err
 			}
 			e, err := a.load(ctx)
 			if err != nil {
@@ -375,6 +373,15 @@ func checkChangeCommand() *command {
 			return err
 		},
 	}
+}
+
+// reportFormat refuses a --format a report cannot be printed in.
+func reportFormat(cmd, f string) error {
+	switch f {
+	case "text", "json", "github":
+		return nil
+	}
+	return service.Usagef("%s: --format %q: want text, json or github", cmd, f)
 }
 
 // checkPatch checks the unified diff in file ("-" for stdin). A file that

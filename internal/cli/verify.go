@@ -41,10 +41,8 @@ func verifyCommand() *command {
 			if o.Staged && o.Range != "" {
 				return service.Usagef("verify: give --staged or --range, not both")
 			}
-			switch o.Format {
-			case "text", "json", "github":
-			default:
-				return service.Usagef("verify: --format %q: want text, json or github", o.Format)
+			if err := reportFormat("verify", o.Format); err != nil {
+				return err
 			}
 			e, err := a.load(ctx)
 			if err != nil {
