@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -209,6 +210,71 @@ func BenchmarkEvents100k(b *testing.B) {
 			b.Fatalf("Events = %d, %v", len(evs), err)
 		}
 		w.Close()
+	}
+}
+
+// BenchmarkReadEvents100kCold: ReadEvents of a 100,000-event branch
+// with no cache (a fresh clone): git lists and reads every blob, each
+// parsed as JSON. Compare with BenchmarkEvents100k (go-git).
+func BenchmarkReadEvents100kCold(b *testing.B) {
+	r, _ := benchHistory(b, 100_000)
+	repo := repoOf(r)
+	cfg := Config{GitDir: repo.GitDir, CommonDir: repo.CommonDir, WorkTree: repo.Toplevel}
+	b.ResetTimer()
+	for range b.N {
+		b.StopTimer()
+		if err := os.RemoveAll(filepath.Join(repo.CommonDir, "lockgate", "cache")); err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+		var st readStats
+		readBench(b, cfg, &st)
+		if st.full != 1 {
+			b.Fatalf("stats %+v, want one full read", st)
+		}
+	}
+}
+
+// BenchmarkReadEvents100kWarm: ReadEvents of the same branch, unchanged
+// since the last read: the events come from the cache.
+func BenchmarkReadEvents100kWarm(b *testing.B) {
+	r, _ := benchHistory(b, 100_000)
+	repo := repoOf(r)
+	cfg := Config{GitDir: repo.GitDir, CommonDir: repo.CommonDir, WorkTree: repo.Toplevel}
+	readBench(b, cfg, &readStats{})
+	b.ResetTimer()
+	for range b.N {
+		var st readStats
+		readBench(b, cfg, &st)
+		if st.cached != 1 {
+			b.Fatalf("stats %+v, want the cache", st)
+		}
+	}
+}
+
+// BenchmarkDecodeCache100k: decoding a cache file of 100,000 events,
+// the bulk of a warm ReadEvents.
+func BenchmarkDecodeCache100k(b *testing.B) {
+	evs := events("history", 100_000)
+	data, err := encodeCache("refs/heads/lockgate/workflow", strings.Repeat("a", 40), evs)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for range b.N {
+		if _, _, got, err := decodeCache(data); err != nil || len(got) != len(evs) {
+			b.Fatalf("decodeCache = %d, %v", len(got), err)
+		}
+	}
+	b.ReportMetric(float64(len(data))/float64(len(evs)), "bytes/event")
+}
+
+// readBench reads the branch and its (absent) remote-tracking ref, as
+// lockgate verify does.
+func readBench(b *testing.B, cfg Config, st *readStats) {
+	evs, found, err := readEvents(context.Background(), cfg, []string{"refs/heads/lockgate/workflow", "refs/remotes/origin/lockgate/workflow"}, st)
+	if err != nil || len(evs) != 100_000 || len(found) != 1 {
+		b.Fatalf("ReadEvents = %d events, %v, %v", len(evs), found, err)
 	}
 }
 

@@ -1,0 +1,534 @@
+package workflow
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/lockgate/lockgate/locks/journal"
+)
+
+// ReadEvents returns the union, by event id, of the events on refs (full
+// ref names, e.g. "refs/heads/lockgate/workflow",
+// "refs/remotes/origin/lockgate/workflow", or any revision git resolves
+// to a commit, such as a pushed tip), sorted by timestamp, then id. Refs
+// that do not exist are skipped; found lists those that did (in the order
+// given). When two refs hold different events under one id, the first
+// ref's wins.
+//
+// It only reads, with git itself (no Writer, no lock, nothing needed
+// under .git/lockgate): one `git cat-file --batch-command` for the refs
+// and the blobs, and `git ls-tree` (or `git diff-tree`) for the trees to
+// read. Every file under events/ must be an event at the path its id
+// gives (EventPath); anything else is an error naming the ref and path.
+//
+// The events of each ref's tree are cached (see logcache.go): a ref
+// whose tree has not changed costs no blob and no JSON, one that only
+// gained events reads just those. The cache never changes the answer.
+func ReadEvents(ctx context.Context, cfg Config, refs []string) (evs []journal.Event, found []string, err error) {
+	return readEvents(ctx, cfg, refs, &readStats{})
+}
+
+// readStats counts how trees were read, for the tests.
+type readStats struct {
+	cached, incremental, full int
+}
+
+func readEvents(ctx context.Context, cfg Config, refs []string, stats *readStats) ([]journal.Event, []string, error) {
+	r := logReader{gitDir: cfg.GitDir, common: cfg.CommonDir, dir: cfg.WorkTree, stats: stats}
+	if r.gitDir == "" {
+		r.gitDir = r.common
+	}
+	if r.common == "" {
+		r.common = r.gitDir
+	}
+	if r.gitDir == "" {
+		return nil, nil, errors.New("read events: no repository")
+	}
+	if r.dir == "" {
+		r.dir = r.gitDir
+	}
+	for _, ref := range refs {
+		if ref == "" || strings.ContainsAny(ref, "\n\r\x00") || strings.HasPrefix(ref, "-") {
+			return nil, nil, fmt.Errorf("read events: %q is not a ref name", ref)
+		}
+	}
+	if len(refs) == 0 {
+		return nil, nil, nil
+	}
+	if err := r.start(ctx); err != nil {
+		return nil, nil, err
+	}
+	defer r.cat.close()
+	found, trees, err := r.resolve(refs)
+	if err != nil {
+		return nil, nil, r.ctxErr(ctx, err)
+	}
+	byTree := map[string][]journal.Event{}
+	var order []string // distinct trees, in the order of found
+	for i, ref := range found {
+		t := trees[i]
+		if t == "" {
+			continue // a branch without events/: no events
+		}
+		evs, ok := byTree[t]
+		if !ok {
+			order = append(order, t)
+		}
+		if evs, err = r.readRef(ctx, ref, t, evs, ok, byTree); err != nil {
+			return nil, nil, r.ctxErr(ctx, err)
+		}
+		byTree[t] = evs
+	}
+	return union(order, byTree), found, nil
+}
+
+// union merges the events of trees, each sorted, keeping the first of
+// each id.
+func union(trees []string, byTree map[string][]journal.Event) []journal.Event {
+	switch len(trees) {
+	case 0:
+		return nil
+	case 1:
+		return byTree[trees[0]]
+	}
+	seen := make(map[string]struct{}, len(byTree[trees[0]]))
+	var all []journal.Event
+	for _, t := range trees {
+		for _, ev := range byTree[t] {
+			if _, dup := seen[ev.ID]; !dup {
+				seen[ev.ID] = struct{}{}
+				all = append(all, ev)
+			}
+		}
+	}
+	slices.SortFunc(all, compareEvents)
+	return all
+}
+
+func compareEvents(a, b journal.Event) int {
+	if c := a.Timestamp.Compare(b.Timestamp); c != 0 {
+		return c
+	}
+	return strings.Compare(a.ID, b.ID)
+}
+
+// logReader runs the git commands of one ReadEvents.
+type logReader struct {
+	gitDir, common, dir string
+	cat                 *catFile
+	stats               *readStats
+}
+
+// ctxErr prefers the context's error to what a killed git said.
+func (r *logReader) ctxErr(ctx context.Context, err error) error {
+	if cerr := ctx.Err(); cerr != nil {
+		return fmt.Errorf("read events: %w", cerr)
+	}
+	return err
+}
+
+// readRef returns the events of tree t on ref: from the cache when it
+// holds t, else the cached events plus the files added since the cached
+// tree when only files were added, else every file of t. known are the
+// events of t when another ref of this call had it already.
+func (r *logReader) readRef(ctx context.Context, ref, t string, known []journal.Event, isKnown bool, byTree map[string][]journal.Event) ([]journal.Event, error) {
+	cacheable := strings.HasPrefix(ref, "refs/") // a bounded set of names, unlike commit ids
+	var base string
+	var baseEvs []journal.Event
+	if cacheable {
+		var ok bool
+		if base, baseEvs, ok = readCache(r.common, ref); ok && base == t {
+			r.stats.cached++
+			return baseEvs, nil
+		}
+		if !ok {
+			base = ""
+		}
+	}
+	evs, err := func() ([]journal.Event, error) {
+		if isKnown {
+			return known, nil
+		}
+		if base == "" {
+			// No cache of its own (a first read, a pushed tip): another
+			// ref of this call is the likeliest ancestor.
+			for bt, bevs := range byTree {
+				if base == "" || len(bevs) > len(baseEvs) {
+					base, baseEvs = bt, bevs
+				}
+			}
+		}
+		if base != "" {
+			added, ok, err := r.added(ctx, ref, base, t)
+			if err != nil {
+				return nil, err
+			}
+			if ok {
+				r.stats.incremental++
+				more, err := r.readBlobs(ref, added)
+				if err != nil {
+					return nil, err
+				}
+				return mergeSorted(baseEvs, more), nil
+			}
+		}
+		r.stats.full++
+		files, err := r.lsTree(ctx, ref, t)
+		if err != nil {
+			return nil, err
+		}
+		return r.readBlobs(ref, files)
+	}()
+	if err != nil {
+		return nil, err
+	}
+	if cacheable {
+		writeCache(r.common, ref, t, evs)
+	}
+	return evs, nil
+}
+
+// mergeSorted returns a and b, both sorted, as one sorted slice.
+func mergeSorted(a, b []journal.Event) []journal.Event {
+	out := make([]journal.Event, 0, len(a)+len(b))
+	for len(a) > 0 && len(b) > 0 {
+		if compareEvents(a[0], b[0]) <= 0 {
+			out, a = append(out, a[0]), a[1:]
+		} else {
+			out, b = append(out, b[0]), b[1:]
+		}
+	}
+	return append(append(out, a...), b...)
+}
+
+// file is an event file: its path under events/ and its blob.
+type file struct {
+	path, blob string
+}
+
+// git runs a git command on the repository and returns its output.
+func (r *logReader) git(ctx context.Context, args ...string) ([]byte, error) {
+	cmd := r.command(ctx, args...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		msg := strings.TrimSpace(stderr.String())
+		if msg == "" {
+			msg = err.Error()
+		}
+		return nil, fmt.Errorf("git %s: %s", strings.Join(args, " "), msg)
+	}
+	return stdout.Bytes(), nil
+}
+
+func (r *logReader) command(ctx context.Context, args ...string) *exec.Cmd {
+	cmd := exec.CommandContext(ctx, "git", append([]string{"--git-dir=" + r.gitDir}, args...)...)
+	cmd.Dir = r.dir
+	cmd.Env = readEnv()
+	return cmd
+}
+
+// readEnv is the environment of the git commands ReadEvents runs: the
+// caller's, without what would point git at another repository or
+// namespace (the repository is given with --git-dir). The object
+// directories stay: in a pre-receive hook they are how git sees the
+// objects being pushed.
+func readEnv() []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		k, _, _ := strings.Cut(kv, "=")
+		switch k {
+		case "GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR", "GIT_NAMESPACE":
+			continue
+		}
+		env = append(env, kv)
+	}
+	return env
+}
+
+// lsTree lists the files of the events tree t of ref.
+func (r *logReader) lsTree(ctx context.Context, ref, t string) ([]file, error) {
+	out, err := r.git(ctx, "ls-tree", "-r", "-z", "--full-tree", t)
+	if err != nil {
+		return nil, fmt.Errorf("%s: list %s: %w", ref, eventsDir, err)
+	}
+	// One string for the whole listing: paths and blob names are slices
+	// of it.
+	list := string(out)
+	files := make([]file, 0, strings.Count(list, "\x00"))
+	for list != "" {
+		var rec string
+		rec, list, _ = strings.Cut(list, "\x00")
+		// "<mode> <type> <blob>\t<path>"
+		meta, path, ok := strings.Cut(rec, "\t")
+		mode, rest, ok1 := strings.Cut(meta, " ")
+		typ, blob, ok2 := strings.Cut(rest, " ")
+		if !ok || !ok1 || !ok2 {
+			return nil, fmt.Errorf("%s: git ls-tree: unexpected output %q", ref, rec)
+		}
+		if err := checkFile(ref, path, mode, typ); err != nil {
+			return nil, err
+		}
+		files = append(files, file{path: path, blob: blob})
+	}
+	return files, nil
+}
+
+// added lists the files of tree t that tree base lacks; ok is false when
+// t is not base plus files (one was deleted or changed, or base is gone).
+func (r *logReader) added(ctx context.Context, ref, base, t string) (files []file, ok bool, err error) {
+	out, err := r.git(ctx, "diff-tree", "-r", "-z", "--no-renames", base, t)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, false, err
+		}
+		return nil, false, nil // base pruned: read t whole
+	}
+	for len(out) > 0 {
+		var meta, path []byte
+		meta, out, _ = bytes.Cut(out, []byte{0})
+		path, out, _ = bytes.Cut(out, []byte{0})
+		// ":<old mode> <new mode> <old blob> <new blob> <status>"
+		f := strings.Fields(strings.TrimPrefix(string(meta), ":"))
+		if len(f) != 5 || f[4] != "A" {
+			return nil, false, nil
+		}
+		if err := checkFile(ref, string(path), f[1], "blob"); err != nil {
+			return nil, false, err
+		}
+		files = append(files, file{path: string(path), blob: f[3]})
+	}
+	return files, true, nil
+}
+
+// checkFile refuses what cannot be an event file: another kind of entry
+// (a link, a submodule) or one not at events/xx/yy/<name>.
+func checkFile(ref, path, mode, typ string) error {
+	if (mode != "100644" && mode != "100755") || typ != "blob" || strings.Count(path, "/") != 2 {
+		return fmt.Errorf("%s: %s/%s: %w (not the events/xx/yy/<id>.json layout)", ref, eventsDir, path, errShape)
+	}
+	return nil
+}
+
+// readBlobs reads and parses the event files. (Parsing on other
+// goroutines was measured slower: git cat-file needs a CPU of its own.)
+func (r *logReader) readBlobs(ref string, files []file) ([]journal.Event, error) {
+	evs := make([]journal.Event, 0, len(files))
+	var buf []byte
+	err := r.cat.round(func(w *bufio.Writer) error {
+		for _, f := range files {
+			if _, err := w.WriteString("contents " + f.blob + "\n"); err != nil {
+				return err
+			}
+		}
+		return nil
+	}, func(br *bufio.Reader) error {
+		for _, f := range files {
+			path := eventsDir + "/" + f.path
+			var err error
+			if buf, err = r.cat.blob(br, f.blob, buf[:0]); err != nil {
+				return fmt.Errorf("%s: %s: %w", ref, path, err)
+			}
+			ev, err := journal.ParseLine(buf)
+			if err != nil {
+				return fmt.Errorf("%s: %s: not an event: %w", ref, path, err)
+			}
+			if want := EventPath(ev.ID); want != path {
+				return fmt.Errorf("%s: %s: %w: event %q belongs at %s", ref, path, errShape, ev.ID, want)
+			}
+			evs = append(evs, ev)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	slices.SortFunc(evs, compareEvents)
+	return evs, nil
+}
+
+// resolve returns the refs that exist and the hash of each one's events
+// tree ("" when it has none).
+func (r *logReader) resolve(refs []string) (found, trees []string, err error) {
+	err = r.cat.round(func(w *bufio.Writer) error {
+		for _, ref := range refs {
+			if _, err := fmt.Fprintf(w, "info %s\ninfo %[1]s^{commit}\ninfo %[1]s^{commit}:%s\n", ref, eventsDir); err != nil {
+				return err
+			}
+		}
+		return nil
+	}, func(br *bufio.Reader) error {
+		for _, ref := range refs {
+			var info [3]objectInfo
+			for i := range info {
+				var err error
+				if info[i], err = r.cat.info(br); err != nil {
+					return fmt.Errorf("resolve %s: %w", ref, err)
+				}
+			}
+			switch {
+			case info[0].missing:
+				continue
+			case info[1].missing:
+				return fmt.Errorf("%s: a %s, not a commit", ref, info[0].typ)
+			case info[2].missing:
+				found, trees = append(found, ref), append(trees, "")
+			case info[2].typ != "tree":
+				return fmt.Errorf("%s: %s: %w (a %s, not a tree)", ref, eventsDir, errShape, info[2].typ)
+			default:
+				found, trees = append(found, ref), append(trees, info[2].oid)
+			}
+		}
+		return nil
+	})
+	return found, trees, err
+}
+
+// catFile is one `git cat-file --batch-command --buffer`, fed and read in
+// rounds: a goroutine writes a round's commands and a flush while the
+// caller reads the answers, so that neither pipe fills up.
+type catFile struct {
+	cmd    *exec.Cmd
+	in     io.WriteCloser
+	out    *bufio.Reader
+	stderr bytes.Buffer
+	dead   bool
+}
+
+func (r *logReader) start(ctx context.Context) error {
+	c := &catFile{cmd: r.command(ctx, "cat-file", "--batch-command", "--buffer")}
+	c.cmd.Stderr = &c.stderr
+	var err error
+	if c.in, err = c.cmd.StdinPipe(); err != nil {
+		return fmt.Errorf("read events: %w", err)
+	}
+	out, err := c.cmd.StdoutPipe()
+	if err != nil {
+		return fmt.Errorf("read events: %w", err)
+	}
+	if err := c.cmd.Start(); err != nil {
+		return fmt.Errorf("read events: start git cat-file: %w", err)
+	}
+	c.out = bufio.NewReaderSize(out, 256<<10)
+	r.cat = c
+	return nil
+}
+
+func (c *catFile) round(write func(*bufio.Writer) error, read func(*bufio.Reader) error) error {
+	if c.dead {
+		return errors.New("git cat-file: stopped")
+	}
+	werr := make(chan error, 1)
+	go func() {
+		w := bufio.NewWriterSize(c.in, 64<<10)
+		err := write(w)
+		if err == nil {
+			_, err = w.WriteString("flush\n")
+		}
+		if err == nil {
+			err = w.Flush()
+		}
+		werr <- err
+	}()
+	if err := read(c.out); err != nil {
+		c.kill() // the writer may be blocked on a full pipe
+		<-werr
+		return err
+	}
+	if err := <-werr; err != nil {
+		c.kill()
+		return c.failed(err)
+	}
+	return nil
+}
+
+func (c *catFile) kill() {
+	if !c.dead {
+		c.dead = true
+		_ = c.cmd.Process.Kill()
+	}
+}
+
+func (c *catFile) close() {
+	c.in.Close()
+	_ = c.cmd.Wait()
+}
+
+// failed says what git said, if anything, about a broken pipe.
+func (c *catFile) failed(err error) error {
+	if msg := strings.TrimSpace(c.stderr.String()); msg != "" {
+		return fmt.Errorf("git cat-file: %s", msg)
+	}
+	return fmt.Errorf("git cat-file: %w", err)
+}
+
+type objectInfo struct {
+	oid, typ string
+	size     int64
+	missing  bool
+}
+
+// info reads the answer to one info or contents command:
+// "<oid> <type> <size>", or "<name> missing" (or "ambiguous").
+func (c *catFile) info(br *bufio.Reader) (objectInfo, error) {
+	line, err := br.ReadSlice('\n')
+	if err != nil {
+		if errors.Is(err, io.EOF) {
+			err = io.ErrUnexpectedEOF
+		}
+		return objectInfo{}, c.failed(err)
+	}
+	s := string(line[:len(line)-1])
+	switch {
+	case strings.HasSuffix(s, " missing"):
+		return objectInfo{missing: true}, nil
+	case strings.HasSuffix(s, " ambiguous"):
+		return objectInfo{}, fmt.Errorf("%s: ambiguous object name", strings.TrimSuffix(s, " ambiguous"))
+	}
+	f := strings.Fields(s)
+	if len(f) == 3 {
+		if n, err := strconv.ParseInt(f[2], 10, 64); err == nil && n >= 0 {
+			return objectInfo{oid: f[0], typ: f[1], size: n}, nil
+		}
+	}
+	return objectInfo{}, fmt.Errorf("git cat-file: unexpected output %q", s)
+}
+
+// blob reads the answer to `contents <oid>`, which must be a blob no
+// larger than an event, and appends the blob to buf.
+func (c *catFile) blob(br *bufio.Reader, oid string, buf []byte) ([]byte, error) {
+	info, err := c.info(br)
+	switch {
+	case err != nil:
+		return buf, err
+	case info.missing:
+		return buf, fmt.Errorf("blob %s: missing", oid)
+	case info.typ != "blob":
+		return buf, fmt.Errorf("%s: a %s, not a blob", oid, info.typ)
+	case info.size > journal.MaxLineBytes+1:
+		return buf, fmt.Errorf("blob %s: %d bytes, more than an event", oid, info.size)
+	}
+	n := len(buf)
+	buf = slices.Grow(buf, int(info.size)+1)[:n+int(info.size)+1]
+	if _, err := io.ReadFull(br, buf[n:]); err != nil {
+		return buf[:n], c.failed(err)
+	}
+	return buf[:len(buf)-1], nil // the newline after the blob
+}
+
+// digest16 is 16 hex digits of the SHA-256 of s.
+func digest16(s string) string {
+	h := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(h[:8])
+}
