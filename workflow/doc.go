@@ -61,4 +61,14 @@
 // PushAttempts times. Failures are *PushError values wrapping ErrNoRemote,
 // ErrUnreachable or ErrRejected; the events stay in the journal and on
 // the local branch. Sync never talks to the remote.
+//
+// # Reading
+//
+// ReadEvents reads the whole log of one or more refs (the branch and its
+// remote-tracking ref) with git alone: `git ls-tree` lists the events
+// tree and one `git cat-file --batch-command` reads every blob. The
+// decoded events of each ref are cached under
+// `<common-dir>/lockgate/cache/`, keyed by the hash of its events tree,
+// so that an unchanged ref costs no blob and a ref that only gained
+// events (`git diff-tree`) reads just those.
 package workflow

@@ -328,8 +328,10 @@ func (r *logReader) readBlobs(ref string, files []file) ([]journal.Event, error)
 	var buf []byte
 	err := r.cat.round(func(w *bufio.Writer) error {
 		for _, f := range files {
-			if _, err := w.WriteString("contents " + f.blob + "\n"); err != nil {
-				return err
+			w.WriteString("contents ")
+			w.WriteString(f.blob)
+			if err := w.WriteByte('\n'); err != nil {
+				return err // a bufio.Writer keeps its first error
 			}
 		}
 		return nil

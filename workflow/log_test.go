@@ -123,7 +123,10 @@ func TestReadEventsUnion(t *testing.T) {
 	onlyMain := events("main", 4)
 	onlySide := events("side", 2)
 	commitTo(t, r, "lockgate/workflow", append(append([]journal.Event{}, onlyMain...), shared...))
-	commitTo(t, r, "side", append(append([]journal.Event{}, shared...), onlySide...))
+	// One id, two contents: the first ref's wins.
+	twin := onlyMain[0]
+	twin.Details = "side's version"
+	commitTo(t, r, "side", append(append([]journal.Event{twin}, shared...), onlySide...))
 	refs := []string{mainRef, remoteRef, "refs/heads/side", "refs/heads/main"}
 	evs, found, st := read(t, r, refs...)
 	if want := []string{mainRef, "refs/heads/side", "refs/heads/main"}; !reflect.DeepEqual(found, want) {
@@ -140,6 +143,11 @@ func TestReadEventsUnion(t *testing.T) {
 		}
 	}
 	equalIDs(t, "union", idsOf(evs), idsOf(want))
+	for _, ev := range evs {
+		if ev.ID == twin.ID && ev.Details != "" {
+			t.Fatalf("event %s: the side branch's version won over the first ref's", ev.ID)
+		}
+	}
 	for i := 1; i < len(evs); i++ {
 		if compareEvents(evs[i-1], evs[i]) >= 0 {
 			t.Fatalf("events %d and %d out of order: %v, %v", i-1, i, evs[i-1].Timestamp, evs[i].Timestamp)
