@@ -252,6 +252,36 @@ func BenchmarkReadEvents100kWarm(b *testing.B) {
 	}
 }
 
+// BenchmarkReadEvents100kWarmAhead: the branch ten events ahead of its
+// remote-tracking ref (events not pushed yet), both read before: two
+// caches and their union.
+func BenchmarkReadEvents100kWarmAhead(b *testing.B) {
+	r, base := benchHistory(b, 100_000)
+	repo := repoOf(r)
+	gitIn(b, r.Dir, r.Env, "", "update-ref", "refs/remotes/origin/lockgate/workflow", base)
+	w := openWriter(b, repo)
+	if _, err := w.Commit(context.Background(), events("ahead", 10)); err != nil {
+		b.Fatal(err)
+	}
+	cfg := Config{GitDir: repo.GitDir, CommonDir: repo.CommonDir, WorkTree: repo.Toplevel}
+	refs := []string{"refs/heads/lockgate/workflow", "refs/remotes/origin/lockgate/workflow"}
+	read := func(st *readStats) {
+		evs, found, err := readEvents(context.Background(), cfg, refs, st)
+		if err != nil || len(evs) != 100_010 || len(found) != 2 {
+			b.Fatalf("ReadEvents = %d events, %v, %v", len(evs), found, err)
+		}
+	}
+	read(&readStats{})
+	b.ResetTimer()
+	for range b.N {
+		var st readStats
+		read(&st)
+		if st.cached != 2 {
+			b.Fatalf("stats %+v, want both caches", st)
+		}
+	}
+}
+
 // BenchmarkDecodeCache100k: decoding a cache file of 100,000 events,
 // the bulk of a warm ReadEvents.
 func BenchmarkDecodeCache100k(b *testing.B) {

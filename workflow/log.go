@@ -42,6 +42,7 @@ func ReadEvents(ctx context.Context, cfg Config, refs []string) (evs []journal.E
 // readStats counts how trees were read, for the tests.
 type readStats struct {
 	cached, incremental, full int
+	shared                    int // a tree another ref of the call had
 }
 
 func readEvents(ctx context.Context, cfg Config, refs []string, stats *readStats) ([]journal.Event, []string, error) {
@@ -81,11 +82,11 @@ func readEvents(ctx context.Context, cfg Config, refs []string, stats *readStats
 		if t == "" {
 			continue // a branch without events/: no events
 		}
-		evs, ok := byTree[t]
-		if !ok {
+		if _, ok := byTree[t]; !ok {
 			order = append(order, t)
 		}
-		if evs, err = r.readRef(ctx, ref, t, evs, ok, byTree); err != nil {
+		evs, err := r.readRef(ctx, ref, t, byTree)
+		if err != nil {
 			return nil, nil, r.ctxErr(ctx, err)
 		}
 		byTree[t] = evs
@@ -93,27 +94,83 @@ func readEvents(ctx context.Context, cfg Config, refs []string, stats *readStats
 	return union(order, byTree), found, nil
 }
 
-// union merges the events of trees, each sorted, keeping the first of
-// each id.
+// union merges the events of trees, in order, keeping the first of each
+// id.
 func union(trees []string, byTree map[string][]journal.Event) []journal.Event {
-	switch len(trees) {
-	case 0:
-		return nil
-	case 1:
-		return byTree[trees[0]]
-	}
-	seen := make(map[string]struct{}, len(byTree[trees[0]]))
 	var all []journal.Event
-	for _, t := range trees {
-		for _, ev := range byTree[t] {
-			if _, dup := seen[ev.ID]; !dup {
-				seen[ev.ID] = struct{}{}
-				all = append(all, ev)
-			}
+	for i, t := range trees {
+		if i == 0 {
+			all = byTree[t]
+		} else {
+			all = union2(all, byTree[t])
 		}
 	}
-	slices.SortFunc(all, compareEvents)
 	return all
+}
+
+// union2 returns the union of a and b, each sorted and without a repeated
+// id; an id in both is a's. An event on both sides is equal by timestamp
+// and id, so a merge pairs it up at no cost; an id whose timestamp
+// differs between the sides (a rewritten event) can only be among the
+// events that found no pair, usually a handful, and only those are
+// looked up.
+func union2(a, b []journal.Event) []journal.Event {
+	out := make([]journal.Event, 0, max(len(a), len(b)))
+	var onlyA, onlyB []int // indexes in out
+	i, j := 0, 0
+	for i < len(a) || j < len(b) {
+		c := -1
+		switch {
+		case i == len(a):
+			c = 1
+		case j < len(b):
+			c = compareEvents(a[i], b[j])
+		}
+		switch {
+		case c == 0:
+			out = append(out, a[i])
+			i, j = i+1, j+1
+		case c < 0:
+			onlyA = append(onlyA, len(out))
+			out = append(out, a[i])
+			i++
+		default:
+			onlyB = append(onlyB, len(out))
+			out = append(out, b[j])
+			j++
+		}
+	}
+	if len(onlyA) == 0 || len(onlyB) == 0 {
+		return out
+	}
+	small, large := onlyA, onlyB
+	if len(small) > len(large) {
+		small, large = large, small
+	}
+	ids := make(map[string]bool, len(small))
+	for _, k := range small {
+		ids[out[k].ID] = true
+	}
+	both := map[string]bool{}
+	for _, k := range large {
+		if id := out[k].ID; ids[id] {
+			both[id] = true
+		}
+	}
+	if len(both) == 0 {
+		return out
+	}
+	kept, nb := out[:0], 0
+	for k, ev := range out {
+		if nb < len(onlyB) && onlyB[nb] == k {
+			nb++
+			if both[ev.ID] {
+				continue // b's side of an id a has
+			}
+		}
+		kept = append(kept, ev)
+	}
+	return kept
 }
 
 func compareEvents(a, b journal.Event) int {
@@ -138,58 +195,40 @@ func (r *logReader) ctxErr(ctx context.Context, err error) error {
 	return err
 }
 
-// readRef returns the events of tree t on ref: from the cache when it
-// holds t, else the cached events plus the files added since the cached
-// tree when only files were added, else every file of t. known are the
-// events of t when another ref of this call had it already.
-func (r *logReader) readRef(ctx context.Context, ref, t string, known []journal.Event, isKnown bool, byTree map[string][]journal.Event) ([]journal.Event, error) {
+// readRef returns the events of tree t on ref: those of another ref of
+// this call with the same tree; else from the cache when it holds t; else
+// the cached events (or another ref's) plus the files added since, when
+// files were only added; else every file of t.
+func (r *logReader) readRef(ctx context.Context, ref, t string, byTree map[string][]journal.Event) ([]journal.Event, error) {
 	cacheable := strings.HasPrefix(ref, "refs/") // a bounded set of names, unlike commit ids
+	if evs, ok := byTree[t]; ok {
+		r.stats.shared++
+		if cacheable && cachedTree(r.common, ref) != t {
+			writeCache(r.common, ref, t, evs)
+		}
+		return evs, nil
+	}
 	var base string
 	var baseEvs []journal.Event
 	if cacheable {
-		var ok bool
-		if base, baseEvs, ok = readCache(r.common, ref); ok && base == t {
-			r.stats.cached++
-			return baseEvs, nil
-		}
-		if !ok {
-			base = ""
+		if tree, evs, ok := readCache(r.common, ref); ok {
+			if tree == t {
+				r.stats.cached++
+				return evs, nil
+			}
+			base, baseEvs = tree, evs
 		}
 	}
-	evs, err := func() ([]journal.Event, error) {
-		if isKnown {
-			return known, nil
-		}
-		if base == "" {
-			// No cache of its own (a first read, a pushed tip): another
-			// ref of this call is the likeliest ancestor.
-			for bt, bevs := range byTree {
-				if base == "" || len(bevs) > len(baseEvs) {
-					base, baseEvs = bt, bevs
-				}
+	if base == "" {
+		// No cache of its own (a first read, a pushed tip): another ref
+		// of this call is the likeliest ancestor.
+		for bt, bevs := range byTree {
+			if base == "" || len(bevs) > len(baseEvs) {
+				base, baseEvs = bt, bevs
 			}
 		}
-		if base != "" {
-			added, ok, err := r.added(ctx, ref, base, t)
-			if err != nil {
-				return nil, err
-			}
-			if ok {
-				r.stats.incremental++
-				more, err := r.readBlobs(ref, added)
-				if err != nil {
-					return nil, err
-				}
-				return mergeSorted(baseEvs, more), nil
-			}
-		}
-		r.stats.full++
-		files, err := r.lsTree(ctx, ref, t)
-		if err != nil {
-			return nil, err
-		}
-		return r.readBlobs(ref, files)
-	}()
+	}
+	evs, err := r.readTree(ctx, ref, t, base, baseEvs)
 	if err != nil {
 		return nil, err
 	}
@@ -199,17 +238,29 @@ func (r *logReader) readRef(ctx context.Context, ref, t string, known []journal.
 	return evs, nil
 }
 
-// mergeSorted returns a and b, both sorted, as one sorted slice.
-func mergeSorted(a, b []journal.Event) []journal.Event {
-	out := make([]journal.Event, 0, len(a)+len(b))
-	for len(a) > 0 && len(b) > 0 {
-		if compareEvents(a[0], b[0]) <= 0 {
-			out, a = append(out, a[0]), a[1:]
-		} else {
-			out, b = append(out, b[0]), b[1:]
+// readTree reads the events of t: those of base plus the files added
+// since, when files were only added, else every file.
+func (r *logReader) readTree(ctx context.Context, ref, t, base string, baseEvs []journal.Event) ([]journal.Event, error) {
+	if base != "" {
+		added, ok, err := r.added(ctx, ref, base, t)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			r.stats.incremental++
+			more, err := r.readBlobs(ref, added)
+			if err != nil {
+				return nil, err
+			}
+			return union2(baseEvs, more), nil
 		}
 	}
-	return append(append(out, a...), b...)
+	r.stats.full++
+	files, err := r.lsTree(ctx, ref, t)
+	if err != nil {
+		return nil, err
+	}
+	return r.readBlobs(ref, files)
 }
 
 // file is an event file: its path under events/ and its blob.

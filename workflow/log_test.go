@@ -126,7 +126,10 @@ func TestReadEventsUnion(t *testing.T) {
 	// One id, two contents: the first ref's wins.
 	twin := onlyMain[0]
 	twin.Details = "side's version"
-	commitTo(t, r, "side", append(append([]journal.Event{twin}, shared...), onlySide...))
+	late := onlyMain[1] // and one with another time
+	late.Timestamp = late.Timestamp.Add(time.Hour)
+	late.Details = "side's version"
+	commitTo(t, r, "side", append(append([]journal.Event{twin, late}, shared...), onlySide...))
 	refs := []string{mainRef, remoteRef, "refs/heads/side", "refs/heads/main"}
 	evs, found, st := read(t, r, refs...)
 	if want := []string{mainRef, "refs/heads/side", "refs/heads/main"}; !reflect.DeepEqual(found, want) {
@@ -144,7 +147,7 @@ func TestReadEventsUnion(t *testing.T) {
 	}
 	equalIDs(t, "union", idsOf(evs), idsOf(want))
 	for _, ev := range evs {
-		if ev.ID == twin.ID && ev.Details != "" {
+		if (ev.ID == twin.ID || ev.ID == late.ID) && ev.Details != "" {
 			t.Fatalf("event %s: the side branch's version won over the first ref's", ev.ID)
 		}
 	}
@@ -171,6 +174,29 @@ func TestReadEventsUnion(t *testing.T) {
 		t.Fatalf("found %v then %v", found, found2)
 	}
 	sameEvents(t, "cached union", again, evs)
+}
+
+// Refs with the same tree (the branch just pushed): read once, and
+// neither cache decoded twice.
+func TestReadEventsSameTree(t *testing.T) {
+	t.Parallel()
+	r := newRepo(t)
+	commitTo(t, r, "lockgate/workflow", events("a", 4))
+	r.Git("update-ref", remoteRef, mainRef)
+	evs, _, st := read(t, r, mainRef, remoteRef)
+	if st.full != 1 || st.shared != 1 || len(evs) != 4 {
+		t.Fatalf("first read: %d events, %+v", len(evs), st)
+	}
+	for _, ref := range []string{mainRef, remoteRef} {
+		if tree, _, ok := readCache(filepath.Join(r.Dir, ".git"), ref); !ok || tree != r.Git("rev-parse", mainRef+":events") {
+			t.Fatalf("cache of %s: %q, %v", ref, tree, ok)
+		}
+	}
+	again, _, st := read(t, r, mainRef, remoteRef)
+	if st.cached != 1 || st.shared != 1 || st.full+st.incremental != 0 {
+		t.Fatalf("second read: %+v", st)
+	}
+	sameEvents(t, "same tree", again, evs)
 }
 
 func TestReadEventsNoRefs(t *testing.T) {

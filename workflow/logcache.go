@@ -11,6 +11,7 @@ import (
 	"reflect"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/lockgate/lockgate/internal/safefs"
@@ -260,10 +261,25 @@ func readCache(commonDir, ref string) (tree string, evs []journal.Event, ok bool
 	return tree, evs, true
 }
 
+// openCache opens a cache file to read: a regular file, not a symbolic
+// link, nor a FIFO, which would block the open (hence O_NONBLOCK, which
+// changes nothing for a regular file).
+func openCache(name string) (*os.File, error) {
+	f, err := safefs.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		f.Close()
+		return nil, errCache
+	}
+	return f, nil
+}
+
 // readFile reads name whole, in one read when it does not change size
 // meanwhile, never through a symbolic link.
 func readFile(name string) ([]byte, error) {
-	f, err := safefs.OpenFile(name, os.O_RDONLY, 0)
+	f, err := openCache(name)
 	if err != nil {
 		return nil, err
 	}
@@ -272,14 +288,38 @@ func readFile(name string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	if !fi.Mode().IsRegular() {
-		return nil, errCache
-	}
 	data := make([]byte, fi.Size())
 	if _, err := io.ReadFull(f, data); err != nil {
 		return nil, err
 	}
 	return data, nil
+}
+
+// cachedTree returns the tree the cache of ref says it holds, reading
+// only the start of the file, or "" when there is none.
+func cachedTree(commonDir, ref string) string {
+	file := cacheFile(commonDir, ref)
+	if !eventCacheable() || safefs.CheckDirs(filepath.Dir(file), 2) != nil {
+		return ""
+	}
+	f, err := openCache(file)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	var head [1024]byte
+	n, _ := io.ReadFull(f, head[:])
+	if n < len(cacheMagic) || string(head[:len(cacheMagic)]) != cacheMagic {
+		return ""
+	}
+	d := decoder{s: string(head[len(cacheMagic):n])}
+	if d.uvarint() != cacheVersion || d.string() != ref {
+		return ""
+	}
+	if tree := d.string(); d.err == nil {
+		return tree
+	}
+	return ""
 }
 
 // writeCache stores evs as the events of tree on ref, best effort: a
