@@ -43,6 +43,7 @@ func ReadEvents(ctx context.Context, cfg Config, refs []string) (evs []journal.E
 type readStats struct {
 	cached, incremental, full int
 	shared                    int // a tree another ref of the call had
+	subsumed                  int // a tree with no file another's lacks
 }
 
 func readEvents(ctx context.Context, cfg Config, refs []string, stats *readStats) ([]journal.Event, []string, error) {
@@ -76,18 +77,23 @@ func readEvents(ctx context.Context, cfg Config, refs []string, stats *readStats
 		return nil, nil, r.ctxErr(ctx, err)
 	}
 	byTree := map[string][]journal.Event{}
+	subsumed := map[string]bool{}
 	var order []string // distinct trees, in the order of found
 	for i, ref := range found {
 		t := trees[i]
-		if t == "" {
-			continue // a branch without events/: no events
+		if t == "" || subsumed[t] {
+			continue // no events/ (no events), or nothing new
+		}
+		evs, sub, err := r.readRef(ctx, ref, t, byTree)
+		if err != nil {
+			return nil, nil, r.ctxErr(ctx, err)
+		}
+		if sub {
+			subsumed[t] = true
+			continue
 		}
 		if _, ok := byTree[t]; !ok {
 			order = append(order, t)
-		}
-		evs, err := r.readRef(ctx, ref, t, byTree)
-		if err != nil {
-			return nil, nil, r.ctxErr(ctx, err)
 		}
 		byTree[t] = evs
 	}
@@ -195,72 +201,85 @@ func (r *logReader) ctxErr(ctx context.Context, err error) error {
 	return err
 }
 
-// readRef returns the events of tree t on ref: those of another ref of
-// this call with the same tree; else from the cache when it holds t; else
-// the cached events (or another ref's) plus the files added since, when
-// files were only added; else every file of t.
-func (r *logReader) readRef(ctx context.Context, ref, t string, byTree map[string][]journal.Event) ([]journal.Event, error) {
+// readRef returns the events of tree t on ref, reading as little as it
+// can: another ref of this call with the same tree has them; one whose
+// tree has every file of t has them all (subsumed: t adds nothing to the
+// union); one whose tree t only adds files to has most of them; else the
+// cache has them when it holds t, or most of them when t only added files
+// to the cached tree; else every file of t is read.
+func (r *logReader) readRef(ctx context.Context, ref, t string, byTree map[string][]journal.Event) (evs []journal.Event, subsumed bool, err error) {
 	cacheable := strings.HasPrefix(ref, "refs/") // a bounded set of names, unlike commit ids
 	if evs, ok := byTree[t]; ok {
 		r.stats.shared++
 		if cacheable && cachedTree(r.common, ref) != t {
 			writeCache(r.common, ref, t, evs)
 		}
-		return evs, nil
+		return evs, false, nil
 	}
-	var base string
-	var baseEvs []journal.Event
+	fromCache := false
+	defer func() {
+		if err == nil && !subsumed && !fromCache && cacheable {
+			writeCache(r.common, ref, t, evs)
+		}
+	}()
+	// The other refs first: the branch and its remote-tracking ref share
+	// all but a few events, and a diff of their trees costs less than a
+	// cache to decode.
+	var prior string
+	for pt, pevs := range byTree {
+		if prior == "" || len(pevs) > len(byTree[prior]) {
+			prior = pt
+		}
+	}
+	if prior != "" {
+		d, ok, err := r.diff(ctx, ref, prior, t)
+		switch {
+		case err != nil:
+			return nil, false, err
+		case ok && len(d.added) == 0:
+			r.stats.subsumed++
+			return nil, true, nil
+		case ok && d.deleted == 0:
+			evs, err := r.readAdded(ref, byTree[prior], d.added)
+			return evs, false, err
+		}
+	}
 	if cacheable {
-		if tree, evs, ok := readCache(r.common, ref); ok {
+		if tree, cached, ok := readCache(r.common, ref); ok {
 			if tree == t {
 				r.stats.cached++
-				return evs, nil
+				fromCache = true
+				return cached, false, nil
 			}
-			base, baseEvs = tree, evs
-		}
-	}
-	if base == "" {
-		// No cache of its own (a first read, a pushed tip): another ref
-		// of this call is the likeliest ancestor.
-		for bt, bevs := range byTree {
-			if base == "" || len(bevs) > len(baseEvs) {
-				base, baseEvs = bt, bevs
-			}
-		}
-	}
-	evs, err := r.readTree(ctx, ref, t, base, baseEvs)
-	if err != nil {
-		return nil, err
-	}
-	if cacheable {
-		writeCache(r.common, ref, t, evs)
-	}
-	return evs, nil
-}
-
-// readTree reads the events of t: those of base plus the files added
-// since, when files were only added, else every file.
-func (r *logReader) readTree(ctx context.Context, ref, t, base string, baseEvs []journal.Event) ([]journal.Event, error) {
-	if base != "" {
-		added, ok, err := r.added(ctx, ref, base, t)
-		if err != nil {
-			return nil, err
-		}
-		if ok {
-			r.stats.incremental++
-			more, err := r.readBlobs(ref, added)
+			// A file deleted or changed since: read t whole.
+			d, ok, err := r.diff(ctx, ref, tree, t)
 			if err != nil {
-				return nil, err
+				return nil, false, err
 			}
-			return union2(baseEvs, more), nil
+			if ok && d.deleted == 0 {
+				evs, err := r.readAdded(ref, cached, d.added)
+				return evs, false, err
+			}
 		}
 	}
 	r.stats.full++
 	files, err := r.lsTree(ctx, ref, t)
 	if err != nil {
+		return nil, false, err
+	}
+	evs, err = r.readBlobs(ref, files)
+	return evs, false, err
+}
+
+// readAdded returns base, the events of a tree, with those of the files
+// added to it.
+func (r *logReader) readAdded(ref string, base []journal.Event, added []file) ([]journal.Event, error) {
+	r.stats.incremental++
+	more, err := r.readBlobs(ref, added)
+	if err != nil {
 		return nil, err
 	}
-	return r.readBlobs(ref, files)
+	return union2(base, more), nil
 }
 
 // file is an event file: its path under events/ and its blob.
@@ -336,15 +355,21 @@ func (r *logReader) lsTree(ctx context.Context, ref, t string) ([]file, error) {
 	return files, nil
 }
 
-// added lists the files of tree t that tree base lacks; ok is false when
-// t is not base plus files (one was deleted or changed, or base is gone).
-func (r *logReader) added(ctx context.Context, ref, base, t string) (files []file, ok bool, err error) {
+// treeDiff is how one events tree differs from another by whole files.
+type treeDiff struct {
+	added   []file // checked as event files
+	deleted int
+}
+
+// diff returns how tree t differs from tree base; ok is false when a
+// file changed (or base is gone: pruned since it was cached).
+func (r *logReader) diff(ctx context.Context, ref, base, t string) (d treeDiff, ok bool, err error) {
 	out, err := r.git(ctx, "diff-tree", "-r", "-z", "--no-renames", base, t)
 	if err != nil {
 		if ctx.Err() != nil {
-			return nil, false, err
+			return d, false, err
 		}
-		return nil, false, nil // base pruned: read t whole
+		return d, false, nil
 	}
 	for len(out) > 0 {
 		var meta, path []byte
@@ -352,15 +377,19 @@ func (r *logReader) added(ctx context.Context, ref, base, t string) (files []fil
 		path, out, _ = bytes.Cut(out, []byte{0})
 		// ":<old mode> <new mode> <old blob> <new blob> <status>"
 		f := strings.Fields(strings.TrimPrefix(string(meta), ":"))
-		if len(f) != 5 || f[4] != "A" {
-			return nil, false, nil
+		switch {
+		case len(f) == 5 && f[4] == "D":
+			d.deleted++
+		case len(f) == 5 && f[4] == "A":
+			if err := checkFile(ref, string(path), f[1], "blob"); err != nil {
+				return d, false, err
+			}
+			d.added = append(d.added, file{path: string(path), blob: f[3]})
+		default:
+			return d, false, nil
 		}
-		if err := checkFile(ref, string(path), f[1], "blob"); err != nil {
-			return nil, false, err
-		}
-		files = append(files, file{path: string(path), blob: f[3]})
 	}
-	return files, true, nil
+	return d, true, nil
 }
 
 // checkFile refuses what cannot be an event file: another kind of entry

@@ -192,11 +192,61 @@ func TestReadEventsSameTree(t *testing.T) {
 			t.Fatalf("cache of %s: %q, %v", ref, tree, ok)
 		}
 	}
+	before := cacheFiles(t, r, mainRef, remoteRef)
 	again, _, st := read(t, r, mainRef, remoteRef)
 	if st.cached != 1 || st.shared != 1 || st.full+st.incremental != 0 {
 		t.Fatalf("second read: %+v", st)
 	}
 	sameEvents(t, "same tree", again, evs)
+	// A cache that was right is not written again.
+	for i, fi := range cacheFiles(t, r, mainRef, remoteRef) {
+		if !os.SameFile(fi, before[i]) {
+			t.Fatalf("cache file %s rewritten by a read it served", fi.Name())
+		}
+	}
+}
+
+func cacheFiles(t *testing.T, r *gittest.Repo, refs ...string) []os.FileInfo {
+	t.Helper()
+	var fis []os.FileInfo
+	for _, ref := range refs {
+		fi, err := os.Stat(cacheFile(filepath.Join(r.Dir, ".git"), ref))
+		if err != nil {
+			t.Fatal(err)
+		}
+		fis = append(fis, fi)
+	}
+	return fis
+}
+
+// The branch ahead of its remote-tracking ref, then behind it: the
+// second ref's tree is read from the first's, never whole.
+func TestReadEventsAheadBehind(t *testing.T) {
+	t.Parallel()
+	r := newRepo(t)
+	commitTo(t, r, "lockgate/workflow", events("a", 5))
+	r.Git("update-ref", remoteRef, mainRef)
+	commitTo(t, r, "lockgate/workflow", events("b", 2))
+	evs, _, st := read(t, r, mainRef, remoteRef)
+	if st.full != 1 || st.subsumed != 1 || len(evs) != 7 {
+		t.Fatalf("ahead: %d events, %+v", len(evs), st)
+	}
+	sameEvents(t, "ahead", evs, coldRead(t, r, mainRef))
+
+	// The remote moves on: 3 more events there, the branch behind.
+	was := r.Git("rev-parse", mainRef)
+	commitTo(t, r, "lockgate/workflow", events("c", 3))
+	r.Git("update-ref", remoteRef, mainRef)
+	r.Git("update-ref", mainRef, was)
+	evs, _, st = read(t, r, mainRef, remoteRef)
+	if st.cached != 1 || st.incremental != 1 || st.full != 0 || len(evs) != 10 {
+		t.Fatalf("behind: %d events, %+v", len(evs), st)
+	}
+	sameEvents(t, "behind", evs, coldRead(t, r, mainRef, remoteRef))
+	// Its cache now holds its tree.
+	if tree, _, ok := readCache(filepath.Join(r.Dir, ".git"), remoteRef); !ok || tree != r.Git("rev-parse", remoteRef+":events") {
+		t.Fatalf("cache of %s: %q, %v", remoteRef, tree, ok)
+	}
 }
 
 func TestReadEventsNoRefs(t *testing.T) {
@@ -409,8 +459,12 @@ func TestReadEventsIncremental(t *testing.T) {
 		t.Fatalf("read %d events, want 15", len(got))
 	}
 	sameEvents(t, "incremental", got, coldRead(t, r, mainRef))
+	before := cacheFiles(t, r, mainRef)
 	if _, _, st := read(t, r, mainRef); st.cached != 1 {
 		t.Fatalf("read after the incremental one: %+v, want cached", st)
+	}
+	if !os.SameFile(before[0], cacheFiles(t, r, mainRef)[0]) {
+		t.Fatal("the cache was rewritten by a read it served")
 	}
 }
 
