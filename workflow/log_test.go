@@ -616,7 +616,7 @@ func fullEvent(t testing.TB, seed int) journal.Event {
 // Event must be added to it (until then, the cache is not used).
 func TestCacheCodec(t *testing.T) {
 	t.Parallel()
-	if got := eventFields(); got != codecFields {
+	if got := eventFields(false); got != codecFields {
 		t.Fatalf("journal.Event is now\n%s\nthe cache codec knows\n%s", got, codecFields)
 	}
 	evs := []journal.Event{fullEvent(t, 1), fullEvent(t, 2), {ID: "min", Timestamp: time.Unix(0, 0).UTC(), Action: "a"}}
@@ -635,12 +635,39 @@ func TestCacheCodec(t *testing.T) {
 			t.Fatalf("event %d decoded as\n%s\nwant\n%s", i, g, w)
 		}
 	}
+	// A time whose nanoseconds are out of range, which UnmarshalBinary
+	// would take, is refused.
+	bad := badNanos(t)
+	if _, _, _, err := decodeCache(bad); err == nil {
+		t.Fatal("decodeCache took a time of -1 ns")
+	}
 	// Every prefix fails cleanly.
 	for n := range len(data) {
 		if _, _, _, err := decodeCache(data[:n]); err == nil {
 			t.Fatalf("decodeCache of %d of %d bytes succeeded", n, len(data))
 		}
 	}
+}
+
+// badNanos is a cache file, checksum and all, of one event whose
+// timestamp has -1 for nanoseconds.
+func badNanos(t testing.TB) []byte {
+	t.Helper()
+	head, err := encodeCache(mainRef, "tree", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := encodeCache(mainRef, "tree", []journal.Event{{ID: "x", Timestamp: time.Unix(1, 2).UTC(), Action: "a"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The event starts after the header and the count (one byte each
+	// way); then the id ("\x01x"), the time's length, its version and 8
+	// bytes of seconds.
+	at := len(head) - 4 + 2 + 1 + 1 + 8
+	data = data[:len(data)-4]
+	binary.BigEndian.PutUint32(data[at:], 0xffffffff)
+	return binary.BigEndian.AppendUint32(data, crc32.Checksum(data, castagnoli))
 }
 
 // FuzzDecodeCache: a cache file is read from disk, where anything may

@@ -21,13 +21,14 @@ import (
 // The events cache keeps, per ref, the decoded events of the ref's
 // events/ tree last read, under <common-dir>/lockgate/cache/. It is keyed
 // by the tree's hash: the same tree holds the same events, so a cache
-// entry is either exactly right or not used. It only saves parsing JSON;
-// deleting it at any time changes nothing but speed.
+// entry is either exactly right or not used. It saves reading the blobs
+// and parsing their JSON; deleting it at any time changes nothing but
+// speed.
 //
 // File layout (integers are unsigned varints, strings a length then the
 // bytes):
 //
-//	magic "lgevents", version, ref, tree, count,
+//	magic "lgevents", version, shape, ref, tree, count,
 //	count × event (see appendEvent),
 //	CRC-32C of everything before it (4 bytes, big endian)
 //
@@ -48,25 +49,34 @@ func cacheFile(commonDir, ref string) string {
 }
 
 // codecFields is the shape of journal.Event that appendEvent and
-// decodeEvent were written for. Should Event change, the cache is not
+// decoder.event were written for. Should Event change, the cache is not
 // used (eventCacheable) until the codec follows: a field the codec does
 // not know would be lost.
 const codecFields = "ID string;Timestamp time.Time;Worker string;WorkerType string;Action string;" +
 	"Key string;ActivityID string;TaskID string;Details string;Session string;" +
 	"RequestID string;TraceID string;Fence uint64;ExpiresAt *time.Time;"
 
-// eventFields describes journal.Event's fields as codecFields does.
-func eventFields() string {
+// eventFields describes journal.Event's fields as codecFields does, and
+// with their tags too when tags is set.
+func eventFields(tags bool) string {
 	var b strings.Builder
 	t := reflect.TypeFor[journal.Event]()
 	for i := range t.NumField() {
 		f := t.Field(i)
 		fmt.Fprintf(&b, "%s %s;", f.Name, f.Type)
+		if tags {
+			fmt.Fprintf(&b, "%q;", f.Tag)
+		}
 	}
 	return b.String()
 }
 
-var eventCacheable = sync.OnceValue(func() bool { return eventFields() == codecFields })
+var eventCacheable = sync.OnceValue(func() bool { return eventFields(false) == codecFields })
+
+// eventShape is written in every cache file: a file written while Event
+// had other fields or JSON names (so its lines were read another way) is
+// not used.
+var eventShape = sync.OnceValue(func() string { return digest16(eventFields(true)) })
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
@@ -75,6 +85,7 @@ func encodeCache(ref, tree string, evs []journal.Event) ([]byte, error) {
 	b := make([]byte, 0, 64+len(evs)*200)
 	b = append(b, cacheMagic...)
 	b = binary.AppendUvarint(b, cacheVersion)
+	b = appendString(b, eventShape())
 	b = appendString(b, ref)
 	b = appendString(b, tree)
 	b = binary.AppendUvarint(b, uint64(len(evs)))
@@ -137,6 +148,9 @@ func decodeCache(data []byte) (ref, tree string, evs []journal.Event, err error)
 	d := decoder{s: string(body[len(cacheMagic):])}
 	if v := d.uvarint(); v != cacheVersion {
 		return "", "", nil, fmt.Errorf("%w: version %d", errCache, v)
+	}
+	if d.string() != eventShape() {
+		return "", "", nil, fmt.Errorf("%w: written for another journal.Event", errCache)
 	}
 	ref, tree = d.string(), d.string()
 	n := d.uvarint()
@@ -313,7 +327,7 @@ func cachedTree(commonDir, ref string) string {
 		return ""
 	}
 	d := decoder{s: string(head[len(cacheMagic):n])}
-	if d.uvarint() != cacheVersion || d.string() != ref {
+	if d.uvarint() != cacheVersion || d.string() != eventShape() || d.string() != ref {
 		return ""
 	}
 	if tree := d.string(); d.err == nil {
