@@ -708,3 +708,68 @@ func FuzzDecodeCache(f *testing.F) {
 		}
 	})
 }
+
+func TestUnion2(t *testing.T) {
+	t.Parallel()
+	at := func(id string, sec int, details string) journal.Event {
+		return journal.Event{ID: id, Timestamp: time.Unix(int64(sec), 0).UTC(), Action: "a", Details: details}
+	}
+	ids := func(evs []journal.Event) string {
+		var b strings.Builder
+		for _, ev := range evs {
+			fmt.Fprintf(&b, "%s%s ", ev.ID, ev.Details)
+		}
+		return b.String()
+	}
+	tests := []struct {
+		name string
+		a, b []journal.Event
+		want string
+	}{
+		{"b within a", []journal.Event{at("x", 1, ""), at("y", 2, ""), at("z", 3, "")}, []journal.Event{at("y", 2, "")}, "x y z "},
+		{"a within b", []journal.Event{at("y", 2, "")}, []journal.Event{at("x", 1, ""), at("y", 2, "b"), at("z", 3, "")}, "x y z "},
+		{"disjoint", []journal.Event{at("x", 1, ""), at("z", 3, "")}, []journal.Event{at("y", 2, "")}, "x y z "},
+		{"b's version earlier", []journal.Event{at("x", 5, "a"), at("y", 6, "")}, []journal.Event{at("x", 1, "b"), at("w", 2, "")}, "w xa y "},
+		{"b's version later", []journal.Event{at("x", 1, "a")}, []journal.Event{at("w", 2, ""), at("x", 9, "b")}, "xa w "},
+		{"empty", nil, []journal.Event{at("x", 1, "")}, "x "},
+	}
+	for _, tt := range tests {
+		if got := ids(union2(tt.a, tt.b)); got != tt.want {
+			t.Errorf("%s: union2 = %q, want %q", tt.name, got, tt.want)
+		}
+	}
+}
+
+// A bare repository (a server's, in pre-receive) and a linked worktree
+// read as a clone does; the cache is the common directory's.
+func TestReadEventsBareAndWorktree(t *testing.T) {
+	t.Parallel()
+	remote := newBare(t)
+	src := cloneOf(t, remote)
+	commitTo(t, src, "lockgate/workflow", events("w", 4))
+	src.Git("push", "-q", "origin", "lockgate/workflow")
+	want := coldRead(t, src, mainRef)
+
+	var st readStats
+	got, found, err := readEvents(context.Background(), Config{GitDir: remote}, []string{mainRef}, &st)
+	if err != nil || len(found) != 1 {
+		t.Fatalf("bare: %v, %v", found, err)
+	}
+	sameEvents(t, "bare", got, want)
+	if _, err := os.Stat(cacheFile(remote, mainRef)); err != nil {
+		t.Fatalf("bare: no cache: %v", err)
+	}
+
+	wt := filepath.Join(t.TempDir(), "wt")
+	src.Git("worktree", "add", "-q", "--detach", wt)
+	gitDir := strings.TrimSpace(gitIn(t, wt, src.Env, "", "rev-parse", "--absolute-git-dir"))
+	common := filepath.Join(src.Dir, ".git")
+	got, _, err = readEvents(context.Background(), Config{GitDir: gitDir, CommonDir: common, WorkTree: wt}, []string{mainRef}, &st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameEvents(t, "worktree", got, want)
+	if _, err := os.Stat(cacheFile(common, mainRef)); err != nil {
+		t.Fatalf("worktree: no cache in the common directory: %v", err)
+	}
+}
