@@ -9,12 +9,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"os/exec"
 	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/lockgate/lockgate/internal/gitexec"
 	"github.com/lockgate/lockgate/locks/journal"
 )
 
@@ -302,29 +301,8 @@ func (r *logReader) git(ctx context.Context, args ...string) ([]byte, error) {
 	return stdout.Bytes(), nil
 }
 
-func (r *logReader) command(ctx context.Context, args ...string) *exec.Cmd {
-	cmd := exec.CommandContext(ctx, "git", append([]string{"--git-dir=" + r.gitDir}, args...)...)
-	cmd.Dir = r.dir
-	cmd.Env = readEnv()
-	return cmd
-}
-
-// readEnv is the environment of the git commands ReadEvents runs: the
-// caller's, without what would point git at another repository or
-// namespace (the repository is given with --git-dir). The object
-// directories stay: in a pre-receive hook they are how git sees the
-// objects being pushed.
-func readEnv() []string {
-	var env []string
-	for _, kv := range os.Environ() {
-		k, _, _ := strings.Cut(kv, "=")
-		switch k {
-		case "GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR", "GIT_NAMESPACE":
-			continue
-		}
-		env = append(env, kv)
-	}
-	return env
+func (r *logReader) command(ctx context.Context, args ...string) *gitexec.Cmd {
+	return gitexec.ReadCommand(ctx, r.gitDir, r.dir, args...)
 }
 
 // lsTree lists the files of the events tree t of ref.
@@ -408,8 +386,8 @@ func (r *logReader) readBlobs(ref string, files []file) ([]journal.Event, error)
 	var buf []byte
 	err := r.cat.round(func(w *bufio.Writer) error {
 		for _, f := range files {
-			w.WriteString("contents ")
-			w.WriteString(f.blob)
+			_, _ = w.WriteString("contents ")
+			_, _ = w.WriteString(f.blob)
 			if err := w.WriteByte('\n'); err != nil {
 				return err // a bufio.Writer keeps its first error
 			}
@@ -481,7 +459,7 @@ func (r *logReader) resolve(refs []string) (found, trees []string, err error) {
 // rounds: a goroutine writes a round's commands and a flush while the
 // caller reads the answers, so that neither pipe fills up.
 type catFile struct {
-	cmd    *exec.Cmd
+	cmd    *gitexec.Cmd
 	in     io.WriteCloser
 	out    *bufio.Reader
 	stderr bytes.Buffer
@@ -507,6 +485,8 @@ func (r *logReader) start(ctx context.Context) error {
 	return nil
 }
 
+func receive(ch <-chan error) error { return <-ch }
+
 func (c *catFile) round(write func(*bufio.Writer) error, read func(*bufio.Reader) error) error {
 	if c.dead {
 		return errors.New("git cat-file: stopped")
@@ -525,7 +505,9 @@ func (c *catFile) round(write func(*bufio.Writer) error, read func(*bufio.Reader
 	}()
 	if err := read(c.out); err != nil {
 		c.kill() // the writer may be blocked on a full pipe
-		<-werr
+		// Wait for the writer; its error (a pipe git closed) adds
+		// nothing to the read's.
+		_ = receive(werr)
 		return err
 	}
 	if err := <-werr; err != nil {

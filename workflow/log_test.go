@@ -531,7 +531,7 @@ func TestReadEventsUnwritableCache(t *testing.T) {
 			if err := os.Chmod(filepath.Join(dir, "cache"), 0o555); err != nil {
 				t.Fatal(err)
 			}
-			t.Cleanup(func() { os.Chmod(filepath.Join(dir, "cache"), 0o755) })
+			t.Cleanup(func() { _ = os.Chmod(filepath.Join(dir, "cache"), 0o755) })
 			return func() {}
 		},
 		"cache is a file": func(t *testing.T, gitDir string) func() {
@@ -683,7 +683,7 @@ func FuzzDecodeCache(f *testing.F) {
 	f.Add([]byte(cacheMagic))
 	f.Add([]byte{})
 	f.Fuzz(func(t *testing.T, data []byte) {
-		decodeCache(data)
+		_, _, _, _ = decodeCache(data)
 		// With a checksum that holds, so that the decoder itself is
 		// exercised, not only the checksum.
 		if len(data) >= 4 {

@@ -187,3 +187,28 @@ func RemoteURL(ctx context.Context, r *Repo, remote string) (string, bool, error
 	}
 	return strings.TrimSpace(string(out)), true, nil
 }
+
+// Cmd is a git command built by ReadCommand, for callers that feed and
+// read it themselves (git cat-file --batch-command).
+type Cmd = exec.Cmd
+
+// ReadCommand is `git --git-dir=<gitDir> ARGS` run in dir, for commands
+// that only read the repository. Its environment is the caller's without
+// what would point git at another repository or namespace; the object
+// directories stay, since in a pre-receive hook they are how git sees the
+// objects being pushed.
+func ReadCommand(ctx context.Context, gitDir, dir string, args ...string) *Cmd {
+	cmd := exec.CommandContext(ctx, "git", append([]string{"--git-dir=" + gitDir}, args...)...)
+	cmd.Dir = dir
+	var env []string
+	for _, kv := range os.Environ() {
+		k, _, _ := strings.Cut(kv, "=")
+		switch k {
+		case "GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR", "GIT_NAMESPACE":
+			continue
+		}
+		env = append(env, kv)
+	}
+	cmd.Env = env
+	return cmd
+}
