@@ -9,6 +9,7 @@ import (
 	"github.com/lockgate/lockgate/diffpath"
 	"github.com/lockgate/lockgate/internal/gitexec"
 	"github.com/lockgate/lockgate/internal/hint"
+	"github.com/lockgate/lockgate/locks"
 	"github.com/lockgate/lockgate/locks/history"
 	"github.com/lockgate/lockgate/scope"
 )
@@ -54,32 +55,48 @@ func (h *Runner) Verify(ctx context.Context, revArgs []string, branch string, re
 		l, err := readLog()
 		logc <- result{l, err}
 	}()
+	// The messages are read while git lists the commits' changes.
+	type about struct {
+		when     time.Time
+		subject  string
+		author   locks.Owner
+		trailers bool
+		held     []heldLock
+	}
+	msgc := make(chan error, 1)
+	abouts := map[string]about{}
+	go func() {
+		msgc <- gitexec.RangeMessages(ctx, h.Dir, revArgs, MaxCommitMsgBytes, func(sha string, when time.Time, msg string) {
+			a := about{when: when, subject: subject(msg)}
+			a.author, a.trailers = CommitAuthor(msg, h.CommentString)
+			if a.trailers {
+				_, _, a.held = parseTrailers(msg, h.comment())
+			}
+			abouts[sha] = a
+		})
+	}()
 	commits, err := h.collect(ctx, revArgs, r)
+	merr := <-msgc
 	if errors.Is(err, errLimit) {
 		return nil
 	}
 	if err != nil {
 		return err
 	}
-	shas := make([]string, len(commits))
-	for i, c := range commits {
-		shas[i] = c.sha
+	if merr != nil {
+		return merr
 	}
-	i := 0
-	err = gitexec.CommitMessages(ctx, h.Dir, shas, MaxCommitMsgBytes, func(_ string, when time.Time, msg string) {
+	for i := range commits {
 		c := &commits[i]
-		i++
-		c.subject, c.when = subject(msg), when
-		c.author, c.trailers = CommitAuthor(msg, h.CommentString)
-		if c.trailers {
-			_, _, c.held = parseTrailers(msg, h.comment())
-		} else {
+		a, ok := abouts[c.sha]
+		if !ok {
+			return fmt.Errorf("verify: git log did not show commit %s", c.sha)
+		}
+		c.when, c.subject, c.author, c.trailers, c.held = a.when, a.subject, a.author, a.trailers, a.held
+		if !c.trailers {
 			c.author = h.Checker.Me
 			r.AsPusher++
 		}
-	})
-	if err != nil {
-		return err
 	}
 	res := <-logc
 	if res.err != nil {

@@ -264,13 +264,40 @@ func CommitMessages(ctx context.Context, dir string, shas []string, max int, fn 
 	if len(shas) == 0 {
 		return nil
 	}
+	n := 0
+	err := logMessages(ctx, dir, []string{"--no-walk=unsorted", "--stdin"}, strings.NewReader(strings.Join(shas, "\n")+"\n"), max,
+		func(sha string, when time.Time, msg string) error {
+			if n >= len(shas) || sha != shas[n] {
+				return fmt.Errorf("git log: unexpected commit %q in its output", sha)
+			}
+			fn(sha, when, msg)
+			n++
+			return nil
+		})
+	if err == nil && n != len(shas) {
+		err = fmt.Errorf("git log: %d of %d commit messages read", n, len(shas))
+	}
+	return err
+}
+
+// RangeMessages is CommitMessages for the commits `git rev-list --reverse
+// revArgs` names, in that order, read by one `git log --reverse`: it needs
+// not wait for the list of commits.
+func RangeMessages(ctx context.Context, dir string, revArgs []string, max int, fn func(sha string, committed time.Time, msg string)) error {
+	return logMessages(ctx, dir, append([]string{"--reverse"}, revArgs...), nil, max,
+		func(sha string, when time.Time, msg string) error { fn(sha, when, msg); return nil })
+}
+
+// logMessages runs `git log ARGS` with the format of CommitMessages and
+// calls fn for each commit it prints.
+func logMessages(ctx context.Context, dir string, logArgs []string, stdin io.Reader, max int, fn func(sha string, committed time.Time, msg string) error) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	args := []string{"-c", "log.showSignature=false", "log", "--no-walk=unsorted", "--stdin", "-z",
-		"--no-color", "--encoding=UTF-8", "--format=%H%x00%ct%x00%B"}
+	args := append([]string{"-c", "log.showSignature=false", "log", "-z",
+		"--no-color", "--encoding=UTF-8", "--format=%H%x00%ct%x00%B"}, logArgs...)
 	cmd := exec.CommandContext(ctx, "git", args...)
 	cmd.Dir = dir
-	cmd.Stdin = strings.NewReader(strings.Join(shas, "\n") + "\n")
+	cmd.Stdin = stdin
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.StdoutPipe()
@@ -282,7 +309,7 @@ func CommitMessages(ctx context.Context, dir string, shas []string, max int, fn 
 	}
 	br := bufio.NewReaderSize(out, 64<<10)
 	// -z ends each commit's record with NUL, and the format puts one
-	// between the name and the message: fields alternate name, message.
+	// between the fields: name, committer time, message.
 	// field reads up to the next NUL, keeping at most limit+1 bytes.
 	field := func(limit int) (string, bool, error) {
 		var b []byte
@@ -303,7 +330,6 @@ func CommitMessages(ctx context.Context, dir string, shas []string, max int, fn 
 			}
 		}
 	}
-	n := 0
 	var readErr error
 	for {
 		sha, more, err := field(128)
@@ -326,12 +352,9 @@ func CommitMessages(ctx context.Context, dir string, shas []string, max int, fn 
 			readErr = err
 			break
 		}
-		if n >= len(shas) || sha != shas[n] {
-			readErr = fmt.Errorf("git log: unexpected commit %q in its output", sha)
+		if readErr = fn(sha, time.Unix(secs, 0).UTC(), msg); readErr != nil {
 			break
 		}
-		fn(sha, time.Unix(secs, 0).UTC(), msg)
-		n++
 	}
 	if readErr != nil {
 		cancel()
@@ -343,8 +366,6 @@ func CommitMessages(ctx context.Context, dir string, shas []string, max int, fn 
 		return fmt.Errorf("read commit messages: %w", readErr)
 	case waitErr != nil:
 		return &Error{Args: args, Stderr: stderr.String(), Err: waitErr}
-	case n != len(shas):
-		return fmt.Errorf("git log: %d of %d commit messages read", n, len(shas))
 	}
 	return nil
 }

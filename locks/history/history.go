@@ -86,23 +86,19 @@ type Log struct {
 	byKey    map[string][]*Grant // by lock identity (lockkey.FoldCase)
 	patterns []*Grant
 	byNS     map[string][]*Grant
-	byFence  map[fenceKey][]*Grant
+	free     []Grant // grants to hand out (grant)
 	// First and Last are the times of the first and the last event (of
 	// any action); Events counts them.
 	First, Last time.Time
 	Events      int
 }
 
-type fenceKey struct {
-	key   string
-	fence uint64
-}
-
 // Build rebuilds the grants from evs, in any order (they are sorted by
 // time, then id). Events that are not about a lock are counted only.
 func Build(evs []journal.Event) *Log {
 	evs = sorted(evs)
-	l := &Log{byKey: map[string][]*Grant{}, byNS: map[string][]*Grant{}, byFence: map[fenceKey][]*Grant{}, Events: len(evs)}
+	l := &Log{byKey: make(map[string][]*Grant, len(evs)/2), byNS: map[string][]*Grant{}, Events: len(evs),
+		grants: make([]*Grant, 0, len(evs)/2)}
 	if len(evs) > 0 {
 		l.First, l.Last = evs[0].Timestamp, evs[len(evs)-1].Timestamp
 	}
@@ -146,6 +142,17 @@ func ownerOf(ev *journal.Event) locks.Owner {
 	return locks.Owner{Holder: ev.Worker, HolderType: ev.WorkerType, Session: ev.Session}
 }
 
+// grant returns a new zero grant from a block: a log of 100,000 events
+// holds tens of thousands of them.
+func (l *Log) grant() *Grant {
+	if len(l.free) == 0 {
+		l.free = make([]Grant, 1024)
+	}
+	g := &l.free[0]
+	l.free = l.free[1:]
+	return g
+}
+
 func (l *Log) add(g *Grant) {
 	l.grants = append(l.grants, g)
 	id := lockkey.FoldCase(g.Key)
@@ -156,14 +163,11 @@ func (l *Log) add(g *Grant) {
 	if ns := lockkey.Namespace(g.Key); ns != "" {
 		l.byNS[ns] = append(l.byNS[ns], g)
 	}
-	if g.Fence != 0 {
-		fk := fenceKey{id, g.Fence}
-		l.byFence[fk] = append(l.byFence[fk], g)
-	}
 }
 
 func (l *Log) take(ev *journal.Event) {
-	g := &Grant{Key: ev.Key, Owner: ownerOf(ev), Fence: ev.Fence, Start: ev.Timestamp, StartKnown: true,
+	g := l.grant()
+	*g = Grant{Key: ev.Key, Owner: ownerOf(ev), Fence: ev.Fence, Start: ev.Timestamp, StartKnown: true,
 		Reason: ev.Details, EventID: ev.ID}
 	if ev.Action == journal.ActionTakeover {
 		g.Reason = ""
@@ -246,5 +250,11 @@ func (l *Log) Grants() []*Grant { return l.grants }
 // ByFence returns the grants of key with fence (several when clones with
 // their own stores granted the same fence).
 func (l *Log) ByFence(key string, fence uint64) []*Grant {
-	return l.byFence[fenceKey{lockkey.FoldCase(key), fence}]
+	var out []*Grant
+	for _, g := range l.byKey[lockkey.FoldCase(key)] {
+		if g.Fence == fence {
+			out = append(out, g)
+		}
+	}
+	return out
 }
