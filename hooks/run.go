@@ -17,7 +17,7 @@ import (
 	"github.com/lockgate/lockgate/internal/gitexec"
 	"github.com/lockgate/lockgate/internal/hint"
 	"github.com/lockgate/lockgate/locks"
-	"github.com/lockgate/lockgate/locks/history"
+	"github.com/lockgate/lockgate/locks/journal"
 	"github.com/lockgate/lockgate/locks/lockkey"
 )
 
@@ -50,7 +50,7 @@ type Runner struct {
 	// maps each ref pushed to its new value, since a push may carry the
 	// workflow branch too. WorkflowRef is that branch's ref: its commits
 	// are events, not work, and are not verified.
-	VerifyLog   func(ctx context.Context, pushed map[string]string) (*history.Log, error)
+	VerifyLog   func(ctx context.Context, pushed map[string]string) ([]journal.Event, error)
 	WorkflowRef string
 }
 
@@ -376,12 +376,12 @@ func (h *Runner) PreReceive(ctx context.Context, stdin io.Reader) (*Report, erro
 		return nil, fmt.Errorf("pre-receive: read stdin: %w", err)
 	}
 	if h.VerifyLog != nil && len(updates) > 0 {
-		log, err := h.VerifyLog(ctx, pushed)
+		evs, err := h.VerifyLog(ctx, pushed)
 		if err != nil {
 			return nil, err
 		}
 		for _, u := range updates {
-			if err := h.Verify(ctx, u.args, u.branch, func() (*history.Log, error) { return log, nil }, r); err != nil {
+			if err := h.Verify(ctx, u.args, u.branch, func() ([]journal.Event, error) { return evs, nil }, r); err != nil {
 				return nil, err
 			}
 		}

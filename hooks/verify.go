@@ -11,6 +11,7 @@ import (
 	"github.com/lockgate/lockgate/internal/hint"
 	"github.com/lockgate/lockgate/locks"
 	"github.com/lockgate/lockgate/locks/history"
+	"github.com/lockgate/lockgate/locks/journal"
 	"github.com/lockgate/lockgate/scope"
 )
 
@@ -44,16 +45,17 @@ func span(t time.Time) (from, to time.Time) { return t.Add(-Margin), t.Add(time.
 // time it was made: the scope policy, the locks of others the log shows
 // live then, hooks.require_lock with the author's locks of then, and the
 // locks its trailers name. What the log cannot tell goes to r.Undecided.
-// readLog is called at once, and runs while git lists the commits.
-func (h *Runner) Verify(ctx context.Context, revArgs []string, branch string, readLog func() (*history.Log, error), r *Report) error {
+// readLog is called at once, and runs while git lists the commits; the
+// grants are then built for the paths the commits touch.
+func (h *Runner) Verify(ctx context.Context, revArgs []string, branch string, readLog func() ([]journal.Event, error), r *Report) error {
 	type result struct {
-		log *history.Log
+		evs []journal.Event
 		err error
 	}
 	logc := make(chan result, 1)
 	go func() {
-		l, err := readLog()
-		logc <- result{l, err}
+		evs, err := readLog()
+		logc <- result{evs, err}
 	}()
 	// The messages are read while git lists the commits' changes.
 	type about struct {
@@ -102,8 +104,13 @@ func (h *Runner) Verify(ctx context.Context, revArgs []string, branch string, re
 	if res.err != nil {
 		return res.err
 	}
+	var paths []string
+	for _, c := range commits {
+		paths = append(paths, c.paths...)
+	}
+	log := history.BuildFor(res.evs, paths)
 	for i := range commits {
-		if err := h.verifyOne(ctx, &commits[i], branch, res.log, r); err != nil {
+		if err := h.verifyOne(ctx, &commits[i], branch, log, r); err != nil {
 			return err
 		}
 	}

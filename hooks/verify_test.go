@@ -8,7 +8,6 @@ import (
 
 	"github.com/lockgate/lockgate/internal/gittest"
 	"github.com/lockgate/lockgate/locks"
-	"github.com/lockgate/lockgate/locks/history"
 	"github.com/lockgate/lockgate/locks/journal"
 )
 
@@ -33,8 +32,7 @@ func verifyRepo(t *testing.T, me locks.Owner, evs ...journal.Event) *Report {
 	r.Commit("change a")
 	h := &Runner{GitDir: r.Dir + "/.git", Dir: r.Dir, Checker: &Checker{Me: me}}
 	rep := &Report{Hook: "verify"}
-	log := history.Build(evs)
-	if err := h.Verify(context.Background(), []string{"HEAD~1..HEAD"}, "", func() (*history.Log, error) { return log, nil }, rep); err != nil {
+	if err := h.Verify(context.Background(), []string{"HEAD~1..HEAD"}, "", func() ([]journal.Event, error) { return evs, nil }, rep); err != nil {
 		t.Fatal(err)
 	}
 	rep.Finish()

@@ -14,7 +14,7 @@ import (
 	"github.com/lockgate/lockgate/internal/outcome"
 
 	"github.com/lockgate/lockgate/internal/service"
-	"github.com/lockgate/lockgate/locks/history"
+	"github.com/lockgate/lockgate/locks/journal"
 
 	"github.com/spf13/pflag"
 
@@ -23,7 +23,6 @@ import (
 	"github.com/lockgate/lockgate/internal/gitexec"
 	"github.com/lockgate/lockgate/internal/hint"
 	"github.com/lockgate/lockgate/locks"
-	"github.com/lockgate/lockgate/locks/journal"
 	"github.com/lockgate/lockgate/planner"
 	"github.com/lockgate/lockgate/scope"
 )
@@ -234,7 +233,7 @@ func (a *app) runHook(ctx context.Context, name string, args []string, maxArgs i
 	h.Staged = staged
 	if name == "pre-receive" && e.Cfg.Hooks.PreReceive.Verify {
 		h.WorkflowRef = "refs/heads/" + e.Cfg.Workflow.Branch
-		h.VerifyLog = func(ctx context.Context, pushed map[string]string) (*history.Log, error) {
+		h.VerifyLog = func(ctx context.Context, pushed map[string]string) ([]journal.Event, error) {
 			var extra []string
 			if tip, ok := pushed[h.WorkflowRef]; ok {
 				extra = append(extra, tip) // the events pushed with the commits

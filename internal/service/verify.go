@@ -9,6 +9,7 @@ import (
 	"github.com/lockgate/lockgate/hooks"
 	"github.com/lockgate/lockgate/internal/gitexec"
 	"github.com/lockgate/lockgate/locks/history"
+	"github.com/lockgate/lockgate/locks/journal"
 	"github.com/lockgate/lockgate/workflow"
 )
 
@@ -53,7 +54,7 @@ func (e *Workspace) FetchLockLog(ctx context.Context) error {
 // ReadLockLog reads the lock log once: the workflow branch, local and
 // fetched (and at the extra revisions: a push carrying it), and the
 // journal when the clone has one, each event once.
-func (e *Workspace) ReadLockLog(ctx context.Context, extra ...string) (*history.Log, error) {
+func (e *Workspace) ReadLockLog(ctx context.Context, extra ...string) ([]journal.Event, error) {
 	refs := e.logRefs()
 	evs, found, err := workflow.ReadEvents(ctx, workflow.Config{GitDir: e.Repo.GitDir, CommonDir: e.Repo.CommonDir, WorkTree: e.Repo.Toplevel}, append(refs, extra...))
 	if err != nil {
@@ -77,7 +78,7 @@ func (e *Workspace) ReadLockLog(ctx context.Context, extra ...string) (*history.
 	if len(found) == 0 && len(local) == 0 {
 		return nil, &LogMissingError{Refs: refs, Remote: e.Cfg.Workflow.Remote, Branch: e.Cfg.Workflow.Branch}
 	}
-	return history.Build(evs), nil
+	return evs, nil
 }
 
 // Verify judges the commits revArgs name against the lock log, read
@@ -85,12 +86,12 @@ func (e *Workspace) ReadLockLog(ctx context.Context, extra ...string) (*history.
 // made now.
 func (e *Workspace) Verify(ctx context.Context, h *hooks.Runner, revArgs []string) (*hooks.Report, error) {
 	r := &hooks.Report{Hook: "verify"}
-	readLog := func() (*history.Log, error) { return e.ReadLockLog(ctx) }
+	readLog := func() ([]journal.Event, error) { return e.ReadLockLog(ctx) }
 	var err error
 	if revArgs == nil {
-		var log *history.Log
-		if log, err = readLog(); err == nil {
-			err = h.VerifyStaged(ctx, e.Now(), log, r)
+		var evs []journal.Event
+		if evs, err = readLog(); err == nil {
+			err = h.VerifyStaged(ctx, e.Now(), history.Build(evs), r)
 		}
 	} else {
 		err = h.Verify(ctx, revArgs, "", readLog, r)

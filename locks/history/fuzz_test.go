@@ -30,6 +30,22 @@ func FuzzBuild(f *testing.F) {
 		l := history.Build(evs)
 		base := time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC)
 		paths := []string{"src/a.go", "x.go", "a.go", "feature:F:pause"}
+		// Built for the paths, the log answers for them as built whole.
+		lf := history.BuildFor(evs, paths)
+		for m := -90; m <= 90; m += 15 {
+			from := base.Add(time.Duration(m) * time.Minute)
+			to := from.Add(5 * time.Second)
+			for _, who := range []locks.Owner{{Holder: "a"}, {Holder: "b"}} {
+				want, _ := l.During(from, to, who).Covering(context.Background(), paths)
+				got, _ := lf.During(from, to, who).Covering(context.Background(), paths)
+				wantNS, _ := l.During(from, to, who).InNamespace(context.Background(), "feature")
+				gotNS, _ := lf.During(from, to, who).InNamespace(context.Background(), "feature")
+				if len(got) != len(want) || len(gotNS) != len(wantNS) ||
+					len(lf.During(from, to, who).Unshown(paths)) != len(l.During(from, to, who).Unshown(paths)) {
+					t.Fatalf("BuildFor answers %v %v, Build %v %v", got, gotNS, want, wantNS)
+				}
+			}
+		}
 		for _, who := range []locks.Owner{{Holder: "a", Session: ""}, {Holder: "b", Session: ""}} {
 			for m := -90; m <= 90; m += 15 {
 				from := base.Add(time.Duration(m) * time.Minute)

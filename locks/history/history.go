@@ -95,16 +95,36 @@ type Log struct {
 
 // Build rebuilds the grants from evs, in any order (they are sorted by
 // time, then id). Events that are not about a lock are counted only.
-func Build(evs []journal.Event) *Log {
+func Build(evs []journal.Event) *Log { return build(evs, nil) }
+
+// BuildFor is Build for judging changes of paths only: grants of other
+// path keys are left out (they cover none of them), those of patterns and
+// of other keys kept. A log of many events builds much faster so.
+func BuildFor(evs []journal.Event, paths []string) *Log {
+	keep := make(map[string]bool, len(paths))
+	for _, p := range paths {
+		keep[lockkey.FoldPath(p)] = true
+	}
+	return build(evs, keep)
+}
+
+func build(evs []journal.Event, keep map[string]bool) *Log {
 	evs = sorted(evs)
-	l := &Log{byKey: make(map[string][]*Grant, len(evs)/2), byNS: map[string][]*Grant{}, Events: len(evs),
-		grants: make([]*Grant, 0, len(evs)/2)}
+	n := len(evs) / 2
+	if keep != nil {
+		n = min(n, 4*len(keep))
+	}
+	l := &Log{byKey: make(map[string][]*Grant, n), byNS: map[string][]*Grant{}, Events: len(evs),
+		grants: make([]*Grant, 0, n)}
 	if len(evs) > 0 {
 		l.First, l.Last = evs[0].Timestamp, evs[len(evs)-1].Timestamp
 	}
 	for i := range evs {
 		ev := &evs[i]
 		if ev.Key == "" {
+			continue
+		}
+		if keep != nil && lockkey.IsPathLike(ev.Key) && !lockkey.IsPattern(ev.Key) && !keep[lockkey.FoldCase(ev.Key)] {
 			continue
 		}
 		switch ev.Action {
