@@ -43,6 +43,7 @@ run -bench 'Evaluate|Matcher' ./scope
 run -bench 'Make' ./planner
 run -bench 'Contention' -benchtime 1x -timeout 60m ./locks
 run -bench 'CommitEvent' -timeout 30m ./workflow
+run -bench 'Events100k' -benchtime 5x -timeout 30m ./workflow
 run -bench 'Handover|Covering' -benchtime 20000x -timeout 30m ./locks/redisstore
 # The comparison with redsync is a module of its own (bench/peers), so that
 # redsync stays out of lockgate's requirements.
@@ -50,4 +51,5 @@ run -bench 'Handover|Covering' -benchtime 20000x -timeout 30m ./locks/redisstore
 run -bench 'CLI' -benchtime 300x -timeout 60m ./cmd/lockgate
 run -bench 'Hook' -benchtime 30x -timeout 60m ./cmd/lockgate
 run -bench 'MCP|Guard' -benchtime 2000x -timeout 30m ./cmd/lockgate
+run -bench 'Verify' -benchtime 10x -timeout 60m ./cmd/lockgate
 echo "results in $out" >&2
