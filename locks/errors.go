@@ -112,3 +112,14 @@ type LostError struct {
 func (e *LostError) Error() string { return e.Op + " " + e.Key + ": " + ErrNotFound.Error() }
 
 func (e *LostError) Unwrap() error { return ErrNotFound }
+
+// ContendedError reports a change that kept losing to other writers of
+// the store (exit 4): nothing was changed; trying again may succeed.
+type ContendedError struct {
+	Store    string
+	Attempts int
+}
+
+func (e *ContendedError) Error() string {
+	return fmt.Sprintf("lock store %s: other writers changed it first %d times in a row; nothing was changed, try again", e.Store, e.Attempts)
+}

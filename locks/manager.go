@@ -269,29 +269,57 @@ func (s *subscription) stop() {
 func (m *Manager) tryAcquire(ctx context.Context, req Request, keys []string, plan []intentEvent) (_ []Result, dirty bool, _ error) {
 	now := m.now()
 	var done []Result
-	rollback := func() {
-		for _, r := range done {
-			if m.undo(ctx, r) != nil {
-				dirty = true
+	atomic, maybe, err := m.apply(ctx, func(s Store) error {
+		done = done[:0]
+		for i, key := range keys {
+			r, err := m.acquireOne(ctx, s, req, key, *plan[i].Proof, now)
+			if err != nil {
+				return fmt.Errorf("cannot lock %s: %w", key, err)
+			}
+			done = append(done, r)
+			// Create first, then look for overlapping holders: two workers
+			// racing for `src/**` and `src/a.py` both see each other and
+			// both back off, never both win.
+			if err := m.checkOverlap(ctx, s, key, req.Owner, now); err != nil {
+				return fmt.Errorf("cannot lock %s: %w", key, err)
 			}
 		}
+		return nil
+	})
+	if err == nil {
+		return done, false, nil
 	}
-	for i, key := range keys {
-		r, err := m.acquireOne(ctx, req, key, *plan[i].Proof, now)
-		if err != nil {
-			rollback()
-			return nil, dirty, fmt.Errorf("cannot lock %s: %w", key, err)
-		}
-		done = append(done, r)
-		// Create first, then look for overlapping holders: two workers
-		// racing for `src/**` and `src/a.py` both see each other and both
-		// back off, never both win.
-		if err := m.checkOverlap(ctx, key, req.Owner, now); err != nil {
-			rollback()
-			return nil, dirty, fmt.Errorf("cannot lock %s: %w", key, err)
+	if atomic {
+		// Nothing was changed, unless the store could not tell whether
+		// its change went through: then the intent stays, and the next
+		// Manager asks the store.
+		return nil, maybe, err
+	}
+	for _, r := range done {
+		if m.undo(ctx, r) != nil {
+			dirty = true
 		}
 	}
-	return done, false, nil
+	return nil, dirty, err
+}
+
+// apply runs fn on the store. On a Transactor it runs in one Transact, so
+// that fn's changes are made all at once or not at all (atomic); then
+// maybe reports an error after which the store cannot say whether the
+// change was made (the remote did not answer a push). On other stores
+// each change fn makes is made at once.
+func (m *Manager) apply(ctx context.Context, fn func(s Store) error) (atomic, maybe bool, err error) {
+	tx, ok := m.Store.(Transactor)
+	if !ok {
+		return false, false, fn(m.Store)
+	}
+	decided := false // the last run of fn refused: nothing to publish
+	err = tx.Transact(ctx, func(s Store) error {
+		err := fn(s)
+		decided = err != nil
+		return err
+	})
+	return true, err != nil && !decided && !errors.As(err, new(*ContendedError)), err
 }
 
 // undo takes back one key of an acquisition: a fresh lock is released, a
@@ -304,7 +332,7 @@ func (m *Manager) undo(ctx context.Context, r Result) error {
 	return m.Store.Release(ctx, r.Lock.Key, r.Lock.Token)
 }
 
-func (m *Manager) acquireOne(ctx context.Context, req Request, key string, p proof, now time.Time) (Result, error) {
+func (m *Manager) acquireOne(ctx context.Context, s Store, req Request, key string, p proof, now time.Time) (Result, error) {
 	audit := AuditOf(ctx)
 	rec := Lock{
 		Key: key, Holder: req.Owner.Holder, HolderType: req.Owner.HolderType,
@@ -313,7 +341,7 @@ func (m *Manager) acquireOne(ctx context.Context, req Request, key string, p pro
 		TaskID: req.TaskID, Token: p.Token, RequestID: audit.RequestID, TraceID: audit.TraceID, EventID: p.EventID,
 	}
 	setTask(&rec, req, now)
-	stored, prev, err := m.Store.Acquire(ctx, rec, now)
+	stored, prev, err := s.Acquire(ctx, rec, now)
 	if err == nil {
 		return Result{Lock: stored, TookOver: prev}, nil
 	}
@@ -332,7 +360,7 @@ func (m *Manager) acquireOne(ctx context.Context, req Request, key string, p pro
 		cur.TaskID = req.TaskID
 		setTask(&cur, req, now)
 	}
-	updated, err := m.Store.Update(ctx, cur)
+	updated, err := s.Update(ctx, cur)
 	if err != nil {
 		return Result{}, err
 	}
@@ -357,8 +385,8 @@ func setTask(l *Lock, req Request, now time.Time) {
 	l.TaskAcquired, l.TaskExpires = &acq, &exp
 }
 
-func (m *Manager) checkOverlap(ctx context.Context, key string, me Owner, now time.Time) error {
-	entries, err := m.Store.Overlapping(ctx, key)
+func (m *Manager) checkOverlap(ctx context.Context, s Store, key string, me Owner, now time.Time) error {
+	entries, err := s.Overlapping(ctx, key)
 	if err != nil {
 		return err
 	}
@@ -370,7 +398,7 @@ func (m *Manager) checkOverlap(ctx context.Context, key string, me Owner, now ti
 			return e.Err // a corrupt record is never free
 		}
 		if !e.OwnedBy(me) && !e.Expired(now) {
-			return &HeldError{Lock: e.Lock, Where: m.Store.Where(e.Key)}
+			return &HeldError{Lock: e.Lock, Where: s.Where(e.Key)}
 		}
 	}
 	return nil
@@ -471,19 +499,33 @@ func (m *Manager) Release(ctx context.Context, keys []string, me Owner, force bo
 		return out, err
 	}
 	var evs []journal.Event
-	for i, l := range locks {
-		if l.Token == "" { // corrupt
-			if _, err := m.Store.Remove(ctx, l.Key); err != nil && !errors.As(err, new(*CorruptError)) {
-				return out, ch.fail(evs, err)
+	atomic, maybe, err := m.apply(ctx, func(s Store) error {
+		evs, out.Removed, out.Forced = nil, nil, nil
+		for i, l := range locks {
+			if l.Token == "" { // corrupt
+				if _, err := s.Remove(ctx, l.Key); err != nil && !errors.As(err, new(*CorruptError)) {
+					return err
+				}
+			} else if err := s.Release(ctx, l.Key, l.Token); err != nil {
+				return fmt.Errorf("release %s: %w", l.Key, err)
 			}
-		} else if err := m.Store.Release(ctx, l.Key, l.Token); err != nil {
-			return out, ch.fail(evs, fmt.Errorf("release %s: %w", l.Key, err))
+			out.Removed = append(out.Removed, l)
+			if l.Token != "" && !l.OwnedBy(me) {
+				out.Forced = append(out.Forced, l)
+			}
+			evs = append(evs, plan[i].Event)
 		}
-		out.Removed = append(out.Removed, l)
-		if l.Token != "" && !l.OwnedBy(me) {
-			out.Forced = append(out.Forced, l)
+		return nil
+	})
+	if err != nil {
+		if atomic {
+			evs, out.Removed, out.Forced = nil, nil, nil
+			if maybe {
+				ch.end(true)
+				return out, err
+			}
 		}
-		evs = append(evs, plan[i].Event)
+		return out, ch.fail(evs, err)
 	}
 	for _, ie := range plan[len(locks):] {
 		evs = append(evs, ie.Event)
@@ -542,13 +584,27 @@ func (m *Manager) Refresh(ctx context.Context, keys []string, me Owner, ttl, tas
 	}
 	var out []Lock
 	var evs []journal.Event
-	for i, l := range locks {
-		updated, err := m.Store.Update(ctx, l)
-		if err != nil {
-			return out, ch.fail(evs, fmt.Errorf("refresh %s: %w", l.Key, err))
+	atomic, maybe, err := m.apply(ctx, func(s Store) error {
+		out, evs = nil, nil
+		for i, l := range locks {
+			updated, err := s.Update(ctx, l)
+			if err != nil {
+				return fmt.Errorf("refresh %s: %w", l.Key, err)
+			}
+			out = append(out, updated)
+			evs = append(evs, plan[i].Event)
 		}
-		out = append(out, updated)
-		evs = append(evs, plan[i].Event)
+		return nil
+	})
+	if err != nil {
+		if atomic {
+			out, evs = nil, nil
+			if maybe {
+				ch.end(true)
+				return out, err
+			}
+		}
+		return out, ch.fail(evs, err)
 	}
 	if err := ch.record(evs); err != nil {
 		ch.end(true)

@@ -65,3 +65,14 @@ type Waiter interface {
 	// never missed. A lock that merely expires need not be signalled.
 	WaitRelease(ctx context.Context, key string) (<-chan struct{}, error)
 }
+
+// Transactor is implemented by stores whose changes travel whole (the git
+// store: one commit, one push). Transact runs fn on a view of one state of
+// the store and makes every change fn made through the view at once, all
+// or none; when another writer changed the store meanwhile, fn runs again
+// on the new state. An error from fn changes nothing and is returned. The
+// Manager runs each multi-key operation in one Transact, so that a command
+// costs one exchange with the store.
+type Transactor interface {
+	Transact(ctx context.Context, fn func(Store) error) error
+}

@@ -679,11 +679,11 @@ func parseRecord(data []byte) (locks.Lock, error) {
 // fs.ErrExist when the name is taken) or renamed over the old record
 // (replace), and the directory is synced. The caller holds key's guard.
 func (s *Store) publish(rec locks.Lock, path string, replace bool) error {
-	data, err := json.Marshal(rec)
+	data, err := EncodeRecord(rec)
 	if err != nil {
-		return fmt.Errorf("encode lock %s: %w", rec.Key, err)
+		return err
 	}
-	tmp, err := s.writeTemp(append(data, '\n'))
+	tmp, err := s.writeTemp(data)
 	if err != nil {
 		return s.unavailable("write lock "+rec.Key, err)
 	}

@@ -1,0 +1,28 @@
+// Package gitstore keeps the lock table on a ref of a git remote, so that
+// every clone of a repository — laptops, CI runners, agents on other
+// machines — shares one set of locks with nothing to run but the git
+// server they already push to.
+//
+// The ref (refs/lockgate/locks by default) names a commit whose tree holds
+// one blob per lock, at the name the file store gives the key's record
+// (filestore.RecordName: path keys at the top, patterns/ and keys/ below),
+// in the file store's record format, and a blob "fence" with the last
+// fence number handed out. Each change is one commit on top of the last,
+// made from objects written straight into the clone's object database —
+// the work tree, index and HEAD are never touched — and published with
+// `git push --force-with-lease=<ref>:<old>`: the remote moves the ref only
+// if it still names the commit the change was decided on, so of racing
+// writers exactly one wins and the others decide again on the new state.
+// Every change of one Transact (all keys of one command) is one commit:
+// all or nothing.
+//
+// Reads ask the remote which commit the ref names (one round trip) and
+// fetch it only when the clone does not have it; a snapshot of the table
+// is cached in the clone (<common-dir>/lockgate/cache) so that a hook
+// whose answer has not changed reads nothing else. Options.MaxAge lets a
+// read use a cached snapshot younger than that without asking.
+//
+// Expiry is judged on the writer's clock: a lock is taken over only once
+// it expired more than Options.ClockSkew ago, so that a writer whose clock
+// runs a little ahead does not take a lock its holder still counts on.
+package gitstore

@@ -1,0 +1,326 @@
+package gitstore
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/lockgate/lockgate/locks"
+	"github.com/lockgate/lockgate/locks/filestore"
+	"github.com/lockgate/lockgate/locks/lockkey"
+	"github.com/lockgate/lockgate/pathmatch"
+)
+
+// fenceName is the blob that keeps the last fence handed out. Record names
+// end in ".lock", so no record can take it.
+const fenceName = "fence"
+
+// record is one entry of the lock tree.
+type record struct {
+	name string // path in the tree
+	oid  string // blob, "" for a record written in this change
+	data []byte
+	lock locks.Lock // when err is nil
+	err  error      // a *locks.CorruptError
+}
+
+// table is the lock tree of one commit of the ref, decoded.
+type table struct {
+	commit string // "" when the ref does not exist
+	fence  uint64
+	recs   map[string]*record // by name
+	trees  map[string]string  // subtree object names, by directory
+}
+
+func emptyTable() *table { return &table{recs: map[string]*record{}, trees: map[string]string{}} }
+
+// decodeRecord makes a record of a blob found at name.
+func decodeRecord(name, oid string, data []byte) *record {
+	r := &record{name: name, oid: oid, data: data}
+	key, _ := filestore.KeyOfName(name)
+	lock, err := filestore.ParseRecord(data)
+	if err == nil && filestore.RecordName(lock.Key) != name {
+		err = fmt.Errorf("record for %q belongs at %s", lock.Key, filestore.RecordName(lock.Key))
+	}
+	if err != nil {
+		r.err = &locks.CorruptError{Key: key, Path: name, Err: err}
+		r.lock = locks.Lock{Key: key}
+		return r
+	}
+	r.lock = lock
+	return r
+}
+
+// parseFence reads the fence blob.
+func parseFence(data []byte) (uint64, error) {
+	s := strings.TrimSpace(string(data))
+	n, err := strconv.ParseUint(s, 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("fence counter %q is not a number", s)
+	}
+	return n, nil
+}
+
+// view is a locks.Store over one table that buffers its changes: what one
+// Transact decides. Only one goroutine uses a view.
+type view struct {
+	base    *table
+	fence   uint64
+	changed map[string]*record // name → new record; nil: removed
+	order   []string           // names in the order they changed
+	skew    time.Duration
+	where   func(name string) string
+	summary []string // what changed, for the commit message
+}
+
+var _ locks.Store = (*view)(nil)
+
+func newView(t *table, skew time.Duration, where func(string) string) *view {
+	return &view{base: t, fence: t.fence, changed: map[string]*record{}, skew: skew, where: where}
+}
+
+func (v *view) get(name string) *record {
+	if r, ok := v.changed[name]; ok {
+		return r
+	}
+	return v.base.recs[name]
+}
+
+func (v *view) set(name string, r *record, what string) {
+	if _, ok := v.changed[name]; !ok {
+		v.order = append(v.order, name)
+	}
+	v.changed[name] = r
+	v.summary = append(v.summary, what)
+}
+
+func (v *view) dirty() bool { return len(v.changed) > 0 }
+
+// each calls fn for every record, changes applied, in no order.
+func (v *view) each(fn func(r *record)) {
+	for name, r := range v.base.recs {
+		if _, ok := v.changed[name]; !ok {
+			fn(r)
+		}
+	}
+	for _, r := range v.changed {
+		if r != nil {
+			fn(r)
+		}
+	}
+}
+
+func checkRecord(rec locks.Lock) error {
+	if rec.Key == "" {
+		return errors.New("lock record has no key")
+	}
+	if !utf8.ValidString(rec.Key) {
+		return fmt.Errorf("lock key %q is not valid UTF-8", rec.Key)
+	}
+	if rec.ExpiresAt.IsZero() {
+		return fmt.Errorf("lock record for %s has no expiry", rec.Key)
+	}
+	return nil
+}
+
+func (v *view) put(rec locks.Lock, what string) (locks.Lock, error) {
+	data, err := filestore.EncodeRecord(rec)
+	if err != nil {
+		return locks.Lock{}, err
+	}
+	name := filestore.RecordName(rec.Key)
+	v.set(name, &record{name: name, data: data, lock: rec}, what)
+	return rec, nil
+}
+
+// Acquire takes key unless a live lock holds it; a lock that expired more
+// than the clock skew ago is taken over.
+func (v *view) Acquire(_ context.Context, rec locks.Lock, now time.Time) (locks.Lock, *locks.Lock, error) {
+	if err := checkRecord(rec); err != nil {
+		return locks.Lock{}, nil, err
+	}
+	if rec.Token == "" {
+		rec.Token = locks.NewToken()
+	}
+	name := filestore.RecordName(rec.Key)
+	var prev *locks.Lock
+	if cur := v.get(name); cur != nil {
+		if cur.err != nil {
+			return locks.Lock{}, nil, cur.err
+		}
+		if !cur.lock.ExpiresAt.Add(v.skew).Before(now) {
+			return locks.Lock{}, nil, &locks.HeldError{Lock: cur.lock, Where: v.where(name)}
+		}
+		p := cur.lock
+		prev = &p
+		v.fence = max(v.fence, p.Fence)
+	}
+	v.fence++
+	rec.Fence = v.fence
+	what := "acquire " + rec.Key
+	if prev != nil {
+		what = "take over " + rec.Key
+	}
+	stored, err := v.put(rec, what)
+	return stored, prev, err
+}
+
+// find returns key's record, locks.ErrNotFound or its *locks.CorruptError.
+func (v *view) find(key string) (*record, error) {
+	r := v.get(filestore.RecordName(key))
+	switch {
+	case r == nil:
+		return nil, locks.ErrNotFound
+	case r.err != nil:
+		return r, r.err
+	}
+	return r, nil
+}
+
+// Release removes key's record if its token is token.
+func (v *view) Release(_ context.Context, key, token string) error {
+	r, err := v.find(key)
+	if err != nil {
+		return err
+	}
+	if r.lock.Token != token {
+		return locks.ErrTokenMismatch
+	}
+	v.set(r.name, nil, "release "+r.lock.Key)
+	return nil
+}
+
+// Update replaces key's record if the token matches, keeping its fence.
+func (v *view) Update(_ context.Context, rec locks.Lock) (locks.Lock, error) {
+	if err := checkRecord(rec); err != nil {
+		return locks.Lock{}, err
+	}
+	r, err := v.find(rec.Key)
+	if err != nil {
+		return locks.Lock{}, err
+	}
+	if r.lock.Token != rec.Token {
+		return locks.Lock{}, locks.ErrTokenMismatch
+	}
+	rec.Fence = r.lock.Fence
+	return v.put(rec, "refresh "+rec.Key)
+}
+
+// Remove deletes key's record whoever holds it.
+func (v *view) Remove(_ context.Context, key string) (locks.Lock, error) {
+	r, err := v.find(key)
+	var corrupt *locks.CorruptError
+	switch {
+	case errors.As(err, &corrupt):
+		v.set(r.name, nil, "clear corrupt "+key)
+		return locks.Lock{Key: key}, corrupt
+	case err != nil:
+		return locks.Lock{}, err
+	}
+	v.set(r.name, nil, "clear "+r.lock.Key)
+	return r.lock, nil
+}
+
+// Get returns key's record.
+func (v *view) Get(_ context.Context, key string) (locks.Lock, error) {
+	r, err := v.find(key)
+	if err != nil {
+		return locks.Lock{}, err
+	}
+	return r.lock, nil
+}
+
+func entryOf(r *record) locks.Entry {
+	return locks.Entry{Lock: r.lock, Name: r.name, Err: r.err}
+}
+
+// collect returns the entries of the records keep accepts, sorted by key.
+func (v *view) collect(keep func(r *record) bool) []locks.Entry {
+	var out []locks.Entry
+	v.each(func(r *record) {
+		if keep(r) {
+			out = append(out, entryOf(r))
+		}
+	})
+	slices.SortFunc(out, func(a, b locks.Entry) int {
+		return cmp.Or(strings.Compare(a.Key, b.Key), strings.Compare(a.Name, b.Name))
+	})
+	return out
+}
+
+// List returns every record, corrupt ones included.
+func (v *view) List(context.Context) ([]locks.Entry, error) {
+	return v.collect(func(*record) bool { return true }), nil
+}
+
+// Overlapping returns key's record and every record that may overlap it;
+// a corrupt record whose key is unknown may overlap anything.
+func (v *view) Overlapping(_ context.Context, key string) ([]locks.Entry, error) {
+	return v.collect(func(r *record) bool {
+		if r.err != nil && r.lock.Key == "" {
+			return true
+		}
+		return lockkey.SameFoldCase(r.lock.Key, key) || lockkey.OverlapFoldCase(key, r.lock.Key)
+	}), nil
+}
+
+// Covering returns the records of the given paths and of the pattern locks
+// matching any of them.
+func (v *view) Covering(_ context.Context, paths []string) ([]locks.Entry, error) {
+	want := make(map[string]bool, len(paths))
+	for _, p := range paths {
+		want[filestore.RecordName(lockkey.FoldPath(p))] = true
+	}
+	var pats []string
+	var patRecs []*record
+	var out []locks.Entry
+	v.each(func(r *record) {
+		switch {
+		case want[r.name]:
+			out = append(out, entryOf(r))
+		case strings.HasPrefix(r.name, "patterns/"):
+			key, ok := lockkey.FoldedGlob(r.lock.Key)
+			if r.err != nil || !ok {
+				if r.err != nil {
+					out = append(out, entryOf(r)) // never free: it may match
+				}
+				return
+			}
+			pats, patRecs = append(pats, key), append(patRecs, r)
+		}
+	})
+	if len(pats) > 0 {
+		m, err := pathmatch.NewMatcher(pats, false)
+		if err != nil {
+			return nil, fmt.Errorf("covering: pattern lock: %w", err)
+		}
+		for i, hit := range m.MatchedAny(lockkey.MatchForm(paths, true)) {
+			if hit {
+				out = append(out, entryOf(patRecs[i]))
+			}
+		}
+	}
+	slices.SortFunc(out, func(a, b locks.Entry) int {
+		return cmp.Or(strings.Compare(a.Key, b.Key), strings.Compare(a.Name, b.Name))
+	})
+	return out, nil
+}
+
+// InNamespace returns every record of namespace ns.
+func (v *view) InNamespace(_ context.Context, ns string) ([]locks.Entry, error) {
+	return v.collect(func(r *record) bool {
+		return lockkey.Namespace(r.lock.Key) == ns || r.err != nil && r.lock.Key == ""
+	}), nil
+}
+
+// Where names the place of key's record.
+func (v *view) Where(key string) string { return v.where(filestore.RecordName(key)) }
+
+// Close does nothing: a view holds nothing open.
+func (v *view) Close() error { return nil }
