@@ -35,6 +35,8 @@ type Manager struct {
 	Now    func() time.Time
 	Host   string
 	PID    int
+	// StoreName names Store in the events (journal.Event.Store).
+	StoreName string
 	// WaitPoll is how long a --wait on a store that signals releases (a
 	// Waiter) waits for the signal before trying again anyway; 0 means
 	// DefaultWaitPoll. The wait also ends when the lock it waits for
@@ -201,7 +203,11 @@ func (m *Manager) acquire(ctx context.Context, req Request, keys []string, plan 
 				continue
 			}
 		}
-		// Short jittered polls: a waiter sees a release within a few ms.
+		// Short jittered polls: a waiter sees a release within a few ms;
+		// a store far away (the git store) says how often to ask.
+		if p, ok := m.Store.(Poller); ok {
+			backoff = max(backoff, p.PollEvery())
+		}
 		sleep := min(backoff/2+rand.N(backoff), left)
 		select {
 		case <-ctx.Done():
@@ -210,6 +216,12 @@ func (m *Manager) acquire(ctx context.Context, req Request, keys []string, plan 
 		}
 		backoff = min(backoff*2, 8*time.Millisecond)
 	}
+}
+
+// Poller is implemented by stores that each try costs a round trip to a
+// remote: a --wait asks them no more often than every PollEvery.
+type Poller interface {
+	PollEvery() time.Duration
 }
 
 func (m *Manager) waitPoll() time.Duration {
@@ -437,6 +449,7 @@ func (m *Manager) event(o Owner, action string, l Lock) journal.Event {
 	ev := journal.Event{
 		Worker: o.Holder, WorkerType: o.HolderType, Session: o.Session,
 		Action: action, Key: l.Key, TaskID: l.TaskID, Details: l.Reason, Fence: l.Fence,
+		Store: m.StoreName,
 	}
 	if id, ok := activityID(l.Key); ok {
 		ev.ActivityID = id

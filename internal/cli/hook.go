@@ -220,6 +220,10 @@ func (a *app) runHook(ctx context.Context, name string, args []string, maxArgs i
 			}
 		}
 	}
+	switch name {
+	case "pre-commit", "pre-merge-commit", "commit-msg":
+		a.purpose.Cached = true // locks.git.max_age applies
+	}
 	h, err := e.Runner(ctx, a.purpose, getenv("LOCKGATE_PROFILE"))
 	var up *service.UnknownProfileError
 	if errors.As(err, &up) {

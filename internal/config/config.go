@@ -59,8 +59,8 @@ type Config struct {
 
 // LocksConfig is the `locks:` section.
 type LocksConfig struct {
-	// Store is "file", "redis" (URL from LOCK_REDIS_URL / REDIS_URL) or a
-	// redis:// or rediss:// URL.
+	// Store is "file", "git" (a ref of the git remote), "redis" (URL from
+	// LOCK_REDIS_URL / REDIS_URL) or a redis:// or rediss:// URL.
 	Store              string   `yaml:"store"`
 	StaleMinutes       int      `yaml:"stale_minutes"`
 	UseGlobalClaimLock bool     `yaml:"use_global_claim_lock"`
@@ -73,8 +73,38 @@ type LocksConfig struct {
 	// RedisPrefix starts every Redis key of this repository's locks;
 	// empty: derived from the repository's remote URL.
 	RedisPrefix string `yaml:"redis_prefix"`
+	// Git configures the git store.
+	Git GitStoreConfig `yaml:"git"`
 	// StoreSet: the file names locks.store (Store is "file" either way).
 	StoreSet bool `yaml:"-"`
+}
+
+// GitStoreConfig is `locks.git`: where the git store keeps the locks and
+// how it talks to the remote.
+type GitStoreConfig struct {
+	// Remote is the remote's name or URL; "" is workflow.remote.
+	Remote string `yaml:"remote"`
+	// Ref is the remote ref holding the lock table.
+	Ref string `yaml:"ref"`
+	// ClockSkew is how long past its expiry a lock still counts as held
+	// when a writer decides to take it over.
+	ClockSkew Duration `yaml:"clock_skew"`
+	// MaxAge lets hooks use a state of the locks the remote confirmed
+	// less than MaxAge ago without asking again (0: always ask).
+	MaxAge Duration `yaml:"max_age"`
+	// Timeout bounds each exchange with the remote.
+	Timeout Duration `yaml:"timeout"`
+}
+
+// GitRemote is the remote the git store uses.
+func (c *Config) GitRemote() string {
+	if c.Locks.Git.Remote != "" {
+		return c.Locks.Git.Remote
+	}
+	if c.Workflow.Remote != "" {
+		return c.Workflow.Remote
+	}
+	return "origin"
 }
 
 // ContractsConfig is the `contracts:` section.
@@ -168,6 +198,11 @@ func Default() *Config {
 		Namespaces:         append([]string(nil), lockkey.DefaultNamespaces...),
 		Durations:          defaultDurations(),
 		FeaturePurposes:    []string{"pause", "contract", "plan", "merge", "release"},
+		Git: GitStoreConfig{
+			Ref:       "refs/lockgate/locks",
+			ClockSkew: Duration(2 * time.Second),
+			Timeout:   Duration(10 * time.Second),
+		},
 	}
 	c.Hooks = HooksConfig{
 		OnStoreUnavailable: "fail",

@@ -32,8 +32,23 @@ func (c *Config) validate(ps *problems) {
 	}
 
 	// locks
-	if s := c.Locks.Store; s != "file" && s != "redis" && !strings.HasPrefix(s, "redis://") && !strings.HasPrefix(s, "rediss://") {
-		ps.add(c.at("locks.store"), 0, `locks.store: must be "file", "redis" or a redis:// or rediss:// URL, got %s`, quote(s))
+	if s := c.Locks.Store; s != "file" && s != "git" && s != "redis" && !strings.HasPrefix(s, "redis://") && !strings.HasPrefix(s, "rediss://") {
+		ps.add(c.at("locks.store"), 0, `locks.store: must be "file", "git", "redis" or a redis:// or rediss:// URL, got %s`, quote(s))
+	}
+	if r := c.Locks.Git.Ref; !validFullRef(r) {
+		ps.add(c.at("locks.git.ref"), 0, "locks.git.ref: must be a full ref name such as refs/lockgate/locks, got %s", quote(r))
+	}
+	if r := c.Locks.Git.Remote; strings.HasPrefix(r, "-") || strings.ContainsAny(r, "\n\r\x00") {
+		ps.add(c.at("locks.git.remote"), 0, "locks.git.remote: not a remote name or URL: %s", quote(r))
+	}
+	if d := c.Locks.Git.ClockSkew; d < 0 {
+		ps.add(c.at("locks.git.clock_skew"), 0, "locks.git.clock_skew: must not be negative, got %s", d)
+	}
+	if d := c.Locks.Git.MaxAge; d < 0 {
+		ps.add(c.at("locks.git.max_age"), 0, "locks.git.max_age: must not be negative, got %s", d)
+	}
+	if d := c.Locks.Git.Timeout; d <= 0 {
+		ps.add(c.at("locks.git.timeout"), 0, "locks.git.timeout: must be positive, got %s", d)
 	}
 	if c.Locks.StaleMinutes <= 0 {
 		ps.add(c.at("locks.stale_minutes"), 0, "locks.stale_minutes: must be greater than 0, got %d", c.Locks.StaleMinutes)
@@ -224,4 +239,12 @@ func (c *Config) ValidateKeys(check func(key string) error) error {
 
 func sortedKeys[K ~string, V any](m map[K]V) []K {
 	return slices.Sorted(maps.Keys(m))
+}
+
+// validFullRef accepts the ref names the git store can lease: refs/…,
+// without the characters git forbids in ref names.
+func validFullRef(r string) bool {
+	return strings.HasPrefix(r, "refs/") && !strings.ContainsAny(r, " \t\n\r\x00~^:?*[\\") &&
+		!strings.Contains(r, "..") && !strings.Contains(r, "//") && !strings.HasSuffix(r, "/") &&
+		!strings.HasSuffix(r, ".lock") && !strings.Contains(r, "@{")
 }

@@ -102,18 +102,27 @@ func (e *Workspace) BranchWriter(ctx context.Context) func() (*workflow.Writer, 
 		writer := locks.Owner{Holder: e.Me.Holder, HolderType: e.Me.HolderType,
 			Session: fmt.Sprintf("%s:workflow-writer:%d", e.Me.Session, e.Mgr.PID)}
 		locker := &locks.Manager{Store: e.Store, Host: e.Mgr.Host, PID: e.Mgr.PID, Now: e.Mgr.Now}
+		lock := func(ctx context.Context) (func(), error) {
+			_, err := locker.Acquire(ctx, locks.Request{Keys: []string{"workflow"}, Owner: writer,
+				TTL: 30 * time.Second, Action: BranchWriterAction, Reason: "writing the workflow branch", Wait: time.Second})
+			if err != nil {
+				return func() {}, nil
+			}
+			return func() {
+				_, _ = locker.Release(context.WithoutCancel(ctx), []string{"workflow"}, writer, false)
+			}, nil
+		}
+		if _, remote := e.Store.(locks.Transactor); remote {
+			// The git store's writers are on other machines, whose
+			// workflow branches meet only on the remote, where pushes
+			// merge them; a lock there would cost two pushes a command
+			// and order nothing. The clone's own writers still queue on
+			// the branch's file lock.
+			lock = nil
+		}
 		w, openErr = workflow.Open(workflow.Config{
 			GitDir: e.Repo.GitDir, CommonDir: e.Repo.CommonDir, WorkTree: e.Repo.Toplevel, Branch: e.Cfg.Workflow.Branch, Remote: e.Cfg.Workflow.Remote,
-			Lock: func(ctx context.Context) (func(), error) {
-				_, err := locker.Acquire(ctx, locks.Request{Keys: []string{"workflow"}, Owner: writer,
-					TTL: 30 * time.Second, Action: BranchWriterAction, Reason: "writing the workflow branch", Wait: time.Second})
-				if err != nil {
-					return func() {}, nil
-				}
-				return func() {
-					_, _ = locker.Release(context.WithoutCancel(ctx), []string{"workflow"}, writer, false)
-				}, nil
-			},
+			Lock: lock,
 		})
 		if openErr == nil {
 			e.closers = append(e.closers, w.Close)

@@ -32,6 +32,7 @@ const (
 // in storeChoice.id and label, and one in openStore.
 const (
 	KindFile  = "file"
+	KindGit   = "git"
 	KindRedis = "redis"
 )
 
@@ -49,12 +50,14 @@ func (e *Workspace) parseStore(spec string) (storeChoice, error) {
 	switch {
 	case spec == KindFile:
 		c.Kind = KindFile
+	case spec == KindGit:
+		c.Kind = KindGit
 	case spec == KindRedis:
 		c.Kind, c.URL = KindRedis, redisstore.URLFromEnv(e.getenv)
 	case redisstore.IsURL(spec):
 		c.Kind, c.URL = KindRedis, spec
 	default:
-		return c, Usagef("unknown store %q: want file, redis or a redis:// URL", redisstore.Redact(spec))
+		return c, Usagef("unknown store %q: want file, git, redis or a redis:// URL", redisstore.Redact(spec))
 	}
 	return c, nil
 }
@@ -81,8 +84,11 @@ func (c storeChoice) name() string {
 
 // label is the store in a sentence: "the file store", "redis://h:6379/0".
 func (c storeChoice) label() string {
-	if c.Kind == KindFile {
+	switch c.Kind {
+	case KindFile:
 		return "the file store"
+	case KindGit:
+		return "the git store"
 	}
 	return c.name()
 }
@@ -150,7 +156,7 @@ func (e *Workspace) resolveStore(ctx context.Context) (*storeSetup, error) {
 	if ok {
 		c, err := e.parseStore(v)
 		if err != nil {
-			return nil, Usagef("%s in %s: %v; fix it with `lockgate store use file|redis://…`", CloneStoreKey, cfgFile, err)
+			return nil, Usagef("%s in %s: %v; fix it with `lockgate store use file|git|redis://…`", CloneStoreKey, cfgFile, err)
 		}
 		c.From, c.Origin = FromClone, cfgFile
 		s.recorded = &c

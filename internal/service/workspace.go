@@ -15,6 +15,7 @@ import (
 	"github.com/lockgate/lockgate/internal/safetext"
 	"github.com/lockgate/lockgate/locks"
 	"github.com/lockgate/lockgate/locks/filestore"
+	"github.com/lockgate/lockgate/locks/gitstore"
 	"github.com/lockgate/lockgate/locks/journal"
 	"github.com/lockgate/lockgate/locks/redisstore"
 	"github.com/lockgate/lockgate/scope"
@@ -52,6 +53,10 @@ type Purpose struct {
 	// answers requests until stopped (mcp), so a slow store is not given
 	// up on after one timeout.
 	TakesLocks, Judges, Server bool
+	// Cached: a pre-commit or commit-msg hook, which may judge by a git
+	// store's state younger than locks.git.max_age without asking the
+	// remote again.
+	Cached bool
 }
 
 // Workspace is what a request works on: the repository, its config, the
@@ -210,7 +215,7 @@ func (e *Workspace) Open(ctx context.Context, p Purpose) error {
 	e.Redis, _ = store.(*redisstore.Store)
 	e.Journal = e.JournalFile()
 	host, _ := os.Hostname()
-	e.Mgr = &locks.Manager{Store: store, Host: host, PID: os.Getpid(), Now: e.opts.Clock}
+	e.Mgr = &locks.Manager{Store: store, Host: host, PID: os.Getpid(), Now: e.opts.Clock, StoreName: storeName(setup.use, store)}
 	sink := &auditSink{ctx: ctx, journal: e.Journal, autoPush: e.Cfg.Workflow.AutoPush, notify: e.notify}
 	if e.Cfg.Workflow.AutoCommit {
 		sink.branch = e.BranchWriter(ctx)
@@ -234,6 +239,14 @@ func (e *Workspace) Now() time.Time { return e.opts.Clock() }
 // getenv reads the request's environment.
 func (e *Workspace) getenv(k string) string { return e.opts.Getenv(k) }
 
+// storeName names the store in events: its kind, and where a shared one is.
+func storeName(c storeChoice, s locks.Store) string {
+	if g, ok := s.(*gitstore.Store); ok {
+		return "git " + g.Remote() + " " + g.Ref()
+	}
+	return c.name()
+}
+
 // openStore opens the store c names; a Redis store's keys start with prefix.
 func (e *Workspace) openStore(ctx context.Context, c storeChoice, prefix string) (locks.Store, error) {
 	// Path and pattern keys are folded whatever core.ignorecase says (see
@@ -241,6 +254,23 @@ func (e *Workspace) openStore(ctx context.Context, c storeChoice, prefix string)
 	switch c.Kind {
 	case KindFile:
 		return filestore.Open(filepath.Join(e.StateDir(), "locks"))
+	case KindGit:
+		g := e.Cfg.Locks.Git
+		opts := gitstore.Options{
+			GitDir: e.Repo.GitDir, CommonDir: e.Repo.CommonDir, WorkTree: e.Repo.Toplevel,
+			Remote: e.Cfg.GitRemote(), Ref: g.Ref, ClockSkew: g.ClockSkew.Std(), Timeout: g.Timeout.Std(),
+		}
+		if e.purpose.Cached {
+			opts.MaxAge = g.MaxAge.Std()
+		}
+		if e.purpose.Server {
+			opts.Reuse = -1 // every call of a long-lived server asks
+		}
+		s, err := gitstore.Open(opts)
+		if err != nil {
+			return nil, Usagef("%v (locks.git in %s)", err, cmp.Or(e.Cfg.Path, config.DefaultFile))
+		}
+		return s, nil
 	case KindRedis:
 		if c.URL == "" {
 			return nil, Usagef("store redis (%s): set LOCK_REDIS_URL (or REDIS_URL), or name the server: `lockgate store use redis://HOST:PORT/DB`", c.source())

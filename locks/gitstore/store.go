@@ -56,6 +56,7 @@ type Options struct {
 var (
 	_ locks.Store      = (*Store)(nil)
 	_ locks.Transactor = (*Store)(nil)
+	_ locks.Poller     = (*Store)(nil)
 )
 
 // Store is the git lock store. Its methods are safe for concurrent use;
@@ -154,6 +155,9 @@ func (s *Store) Close() error {
 func (s *Store) unavailable(op string, err error) error {
 	return &locks.UnavailableError{Store: "git " + s.opts.Remote + " " + s.opts.Ref, Err: fmt.Errorf("%s: %w", op, err)}
 }
+
+// PollEvery is how often a --wait tries again: each try is a fetch.
+func (s *Store) PollEvery() time.Duration { return 200 * time.Millisecond }
 
 // Age is how long ago the remote confirmed the state the last read used.
 func (s *Store) Age(now time.Time) time.Duration {

@@ -76,6 +76,9 @@ type Event struct {
 	// them.
 	Fence     uint64     `json:"fence,omitempty"`
 	ExpiresAt *time.Time `json:"expires_at,omitempty"`
+	// Store names the lock store a lock event happened on ("file",
+	// "git origin refs/lockgate/locks", a Redis URL without password).
+	Store string `json:"store,omitempty"`
 }
 
 // Journal is the event log at one path. The zero value is not usable; use
