@@ -36,11 +36,11 @@ import (
 // can write the cache can move the refs it describes.
 const (
 	cacheMagic   = "lgevents"
-	cacheVersion = 1
-	// minEncodedEvent is the fewest bytes an encoded event takes: eleven
+	cacheVersion = 2
+	// minEncodedEvent is the fewest bytes an encoded event takes: twelve
 	// string lengths, the timestamp's length, the fence and the expiry
 	// flag. It bounds the count a file can claim.
-	minEncodedEvent = 14
+	minEncodedEvent = 15
 )
 
 // cacheFile is where the events of ref are cached.
@@ -54,7 +54,7 @@ func cacheFile(commonDir, ref string) string {
 // not know would be lost.
 const codecFields = "ID string;Timestamp time.Time;Worker string;WorkerType string;Action string;" +
 	"Key string;ActivityID string;TaskID string;Details string;Session string;" +
-	"RequestID string;TraceID string;Fence uint64;ExpiresAt *time.Time;"
+	"RequestID string;TraceID string;Fence uint64;ExpiresAt *time.Time;Store string;"
 
 // eventFields describes journal.Event's fields as codecFields does, and
 // with their tags too when tags is set.
@@ -124,13 +124,14 @@ func appendEvent(b []byte, ev *journal.Event) ([]byte, error) {
 	}
 	b = binary.AppendUvarint(b, ev.Fence)
 	if ev.ExpiresAt == nil {
-		return append(b, 0), nil
+		b = append(b, 0)
+	} else {
+		b = append(b, 1)
+		if b, err = appendTime(b, *ev.ExpiresAt); err != nil {
+			return nil, fmt.Errorf("event %s: %w", ev.ID, err)
+		}
 	}
-	b = append(b, 1)
-	if b, err = appendTime(b, *ev.ExpiresAt); err != nil {
-		return nil, fmt.Errorf("event %s: %w", ev.ID, err)
-	}
-	return b, nil
+	return appendString(b, ev.Store), nil
 }
 
 var errCache = errors.New("not a valid events cache")
@@ -240,6 +241,7 @@ func (d *decoder) event(ev *journal.Event) {
 	default:
 		d.fail()
 	}
+	ev.Store = d.string()
 }
 
 // byte1 reads one byte.

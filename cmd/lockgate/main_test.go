@@ -121,6 +121,11 @@ func TestScripts(t *testing.T) {
 				}
 				ts.Setenv(args[1], time.Now().Add(d).UTC().Format(time.RFC3339))
 			},
+			// gitdaemon start BASEDIR VAR serves the repositories under
+			// BASEDIR with `git daemon` on 127.0.0.1, pushes allowed, and
+			// sets VAR to its git:// URL (ending in '/'); gitdaemon stop
+			// stops it (the script's end does too).
+			"gitdaemon": gitDaemonCmd,
 			// exitcode N CMD ARGS... runs CMD and requires exit code N.
 			"exitcode": func(ts *testscript.TestScript, neg bool, args []string) {
 				if neg || len(args) < 2 {

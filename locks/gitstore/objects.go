@@ -100,9 +100,9 @@ type objectWriter struct {
 	st *filesystem.Storage
 }
 
+// objects returns the writer; the caller holds s.objMu (go-git's storage
+// is not safe for concurrent use).
 func (s *Store) objects() *objectWriter {
-	s.objMu.Lock()
-	defer s.objMu.Unlock()
 	if s.obj == nil {
 		st := filesystem.NewStorageWithOptions(osfs.New(s.opts.CommonDir), cache.NewObjectLRU(cache.MiByte), filesystem.Options{})
 		s.obj = &objectWriter{st: st}
@@ -148,6 +148,8 @@ func (w *objectWriter) encode(o interface {
 // commit writes the objects of t with v's changes applied and returns the
 // new table and its commit, whose parent is t's.
 func (s *Store) commit(t *table, v *view) (*table, string, error) {
+	s.objMu.Lock()
+	defer s.objMu.Unlock()
 	w := s.objects()
 	next := &table{fence: v.fence, recs: maps.Clone(t.recs), trees: map[string]string{}}
 	touched := map[string]bool{}
