@@ -1,0 +1,223 @@
+package gitstore
+
+import (
+	"context"
+	"errors"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lockgate/lockgate/locks"
+	"github.com/lockgate/lockgate/locks/locktest"
+)
+
+// The ref holds one blob per lock at the file store's names, the fence
+// counter, and nothing else; each change is one commit on the last.
+func TestTreeLayout(t *testing.T) {
+	url := bareRemote(t)
+	s := openClone(t, url, Options{})
+	ctx := context.Background()
+	now := time.Now()
+	m := &locks.Manager{Store: s, Now: func() time.Time { return now }}
+	me := locks.Owner{Holder: "alice", HolderType: "agent", Session: "s1"}
+	if _, err := m.Acquire(ctx, locks.Request{Keys: []string{"src/A.go", "docs/**", "db:migration-slot"}, Owner: me, TTL: time.Hour}); err != nil {
+		t.Fatal(err)
+	}
+	files := git(t, url, "ls-tree", "-r", "--name-only", DefaultRef)
+	want := "fence\nkeys/db%3Amigration-slot.lock\npatterns/docs%2F%2A%2A.lock\nsrc%2Fa.go.lock"
+	if files != want {
+		t.Fatalf("tree:\n%s\nwant:\n%s", files, want)
+	}
+	if got := git(t, url, "cat-file", "blob", DefaultRef+":fence"); got != "3" {
+		t.Fatalf("fence = %q, want 3", got)
+	}
+	if n := git(t, url, "rev-list", "--count", DefaultRef); n != "1" {
+		t.Fatalf("%s commits for one acquisition of three keys, want 1", n)
+	}
+	rec := git(t, url, "cat-file", "blob", DefaultRef+":src%2Fa.go.lock")
+	if !strings.Contains(rec, `"key":"src/A.go"`) || !strings.Contains(rec, `"holder":"alice"`) {
+		t.Fatalf("record: %s", rec)
+	}
+	if _, err := m.Release(ctx, []string{"src/A.go", "docs/**"}, me, false); err != nil {
+		t.Fatal(err)
+	}
+	if n := git(t, url, "rev-list", "--count", DefaultRef); n != "2" {
+		t.Fatalf("%s commits after one release of two keys, want 2", n)
+	}
+	if got := git(t, url, "log", "-1", "--format=%s", DefaultRef); got != "release src/A.go, release docs/**" {
+		t.Fatalf("subject %q", got)
+	}
+}
+
+// A lock is taken over only once it expired more than the clock skew ago,
+// judged on the writer's clock.
+func TestClockSkew(t *testing.T) {
+	s := openClone(t, bareRemote(t), Options{ClockSkew: 2 * time.Second})
+	ctx := context.Background()
+	t0 := time.Now().UTC().Truncate(time.Millisecond)
+	old, _, err := s.Acquire(ctx, locktest.NewLock("task:T", "old", t0, time.Minute), t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	exp := old.ExpiresAt
+	for _, at := range []time.Time{exp.Add(time.Second), exp.Add(2 * time.Second)} {
+		_, _, err := s.Acquire(ctx, locktest.NewLock("task:T", "new", at, time.Minute), at)
+		var held *locks.HeldError
+		if !errors.As(err, &held) || held.Lock.Token != old.Token {
+			t.Fatalf("at expiry+%s: %v, want held by the old lock", at.Sub(exp), err)
+		}
+	}
+	at := exp.Add(2*time.Second + time.Millisecond)
+	got, prev, err := s.Acquire(ctx, locktest.NewLock("task:T", "new", at, time.Minute), at)
+	if err != nil || prev == nil || prev.Token != old.Token || got.Fence <= old.Fence {
+		t.Fatalf("past the skew: %+v, prev %+v, %v; want a takeover", got, prev, err)
+	}
+}
+
+// Anything in the tree that lockgate does not write makes the state
+// unreadable: exit 3, never a free key.
+func TestForeignTree(t *testing.T) {
+	url := bareRemote(t)
+	s := openClone(t, url, Options{})
+	ctx := context.Background()
+	now := time.Now()
+	if _, _, err := s.Acquire(ctx, locktest.NewLock("a.go", "alice", now, time.Hour), now); err != nil {
+		t.Fatal(err)
+	}
+	// Someone pushes a commit with a README and a nested directory.
+	w := clone(t, url)
+	git(t, w, "fetch", "-q", "origin", DefaultRef)
+	git(t, w, "checkout", "-q", "FETCH_HEAD")
+	os.MkdirAll(filepath.Join(w, "deep", "er"), 0o755)
+	os.WriteFile(filepath.Join(w, "deep", "er", "x.lock"), []byte("{}"), 0o644)
+	git(t, w, "add", "-f", ".")
+	git(t, w, "commit", "-q", "-m", "hand edit")
+	git(t, w, "push", "-q", "origin", "HEAD:"+DefaultRef)
+	other := openClone(t, url, Options{})
+	_, err := other.Get(ctx, "a.go")
+	var ue *locks.UnavailableError
+	if !errors.As(err, &ue) || !strings.Contains(err.Error(), "deep") {
+		t.Fatalf("Get after a foreign commit: %v, want unavailable naming the foreign entry", err)
+	}
+	if _, _, err := other.Acquire(ctx, locktest.NewLock("b.go", "bob", now, time.Hour), now); !errors.As(err, &ue) {
+		t.Fatalf("Acquire after a foreign commit: %v, want unavailable", err)
+	}
+}
+
+// A damaged record is never free: it is listed, refuses takers, and is
+// removed by key.
+func TestCorruptRecord(t *testing.T) {
+	url := bareRemote(t)
+	s := openClone(t, url, Options{})
+	ctx := context.Background()
+	now := time.Now()
+	if _, _, err := s.Acquire(ctx, locktest.NewLock("a.go", "alice", now, time.Hour), now); err != nil {
+		t.Fatal(err)
+	}
+	w := clone(t, url)
+	git(t, w, "fetch", "-q", "origin", DefaultRef)
+	git(t, w, "checkout", "-q", "FETCH_HEAD")
+	os.WriteFile(filepath.Join(w, "a.go.lock"), []byte(`{"key":"a.go","holder":`), 0o644)
+	git(t, w, "commit", "-q", "-a", "-m", "truncate")
+	git(t, w, "push", "-q", "origin", "HEAD:"+DefaultRef)
+	other := openClone(t, url, Options{})
+	var ce *locks.CorruptError
+	if _, _, err := other.Acquire(ctx, locktest.NewLock("a.go", "bob", now, time.Hour), now); !errors.As(err, &ce) {
+		t.Fatalf("Acquire of a corrupt record: %v, want corrupt", err)
+	}
+	es, err := other.Covering(ctx, []string{"a.go"})
+	if err != nil || len(es) != 1 || es[0].Err == nil {
+		t.Fatalf("Covering: %+v, %v; want the corrupt entry", es, err)
+	}
+	if _, err := other.Remove(ctx, "a.go"); !errors.As(err, &ce) {
+		t.Fatalf("Remove: %v, want the corrupt error after removing", err)
+	}
+	if _, _, err := other.Acquire(ctx, locktest.NewLock("a.go", "bob", now, time.Hour), now); err != nil {
+		t.Fatalf("Acquire after Remove: %v", err)
+	}
+}
+
+// A remote that accepts the connection and never answers is given up on
+// after the timeout, as unavailable.
+func TestTimeout(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			defer c.Close() // held open, silent
+		}
+	}()
+	s := openClone(t, "git://"+l.Addr().String()+"/remote.git", Options{Timeout: 300 * time.Millisecond})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	now := time.Now()
+	var ue *locks.UnavailableError
+	if _, _, err := s.Acquire(ctx, locktest.NewLock("a.go", "alice", now, time.Hour), now); !errors.As(err, &ue) {
+		t.Fatalf("Acquire: %v, want unavailable", err)
+	}
+	if _, err := s.List(ctx); !errors.As(err, &ue) || !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("List: %v, want unavailable after the deadline", err)
+	}
+	if ctx.Err() != nil {
+		t.Fatal("the store's timeout did not end the exchange")
+	}
+}
+
+// An uncontended acquisition costs one fetch and one push; reads of one
+// command share one question to the remote.
+func TestRoundTrips(t *testing.T) {
+	url := bareRemote(t)
+	dir := clone(t, url)
+	log := filepath.Join(t.TempDir(), "calls")
+	for _, svc := range []string{"upload-pack", "receive-pack"} {
+		wrapper := filepath.Join(t.TempDir(), svc)
+		script := "#!/bin/sh\necho " + svc + " >> '" + log + "'\nexec git " + svc + " \"$@\"\n"
+		if err := os.WriteFile(wrapper, []byte(script), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		key := map[string]string{"upload-pack": "uploadpack", "receive-pack": "receivepack"}[svc]
+		git(t, dir, "config", "remote.origin."+key, wrapper)
+	}
+	calls := func() string {
+		data, _ := os.ReadFile(log)
+		os.Remove(log)
+		return strings.Join(strings.Fields(string(data)), " ")
+	}
+	s, err := Open(Options{GitDir: filepath.Join(dir, ".git"), WorkTree: dir, Remote: "origin"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	now := time.Now()
+	m := &locks.Manager{Store: s, Now: func() time.Time { return now }}
+	me := locks.Owner{Holder: "alice", HolderType: "agent", Session: "s1"}
+	if _, err := m.Acquire(ctx, locks.Request{Keys: []string{"a.go", "b.go"}, Owner: me, TTL: time.Hour}); err != nil {
+		t.Fatal(err)
+	}
+	if got := calls(); got != "upload-pack receive-pack" {
+		t.Fatalf("acquire of two keys talked to the remote as %q, want one fetch and one push", got)
+	}
+	s2, err := Open(Options{GitDir: filepath.Join(dir, ".git"), WorkTree: dir, Remote: "origin"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		if _, err := s2.Covering(ctx, []string{"a.go"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The clone has the state its own push made: one question, no fetch.
+	if got := calls(); got != "upload-pack" {
+		t.Fatalf("three reads talked to the remote as %q, want one ls-remote", got)
+	}
+}
