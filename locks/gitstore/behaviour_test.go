@@ -91,8 +91,7 @@ func TestForeignTree(t *testing.T) {
 	w := clone(t, url)
 	git(t, w, "fetch", "-q", "origin", DefaultRef)
 	git(t, w, "checkout", "-q", "FETCH_HEAD")
-	os.MkdirAll(filepath.Join(w, "deep", "er"), 0o755)
-	os.WriteFile(filepath.Join(w, "deep", "er", "x.lock"), []byte("{}"), 0o644)
+	mustWrite(t, filepath.Join(w, "deep", "er", "x.lock"), "{}")
 	git(t, w, "add", "-f", ".")
 	git(t, w, "commit", "-q", "-m", "hand edit")
 	git(t, w, "push", "-q", "origin", "HEAD:"+DefaultRef)
@@ -120,7 +119,7 @@ func TestCorruptRecord(t *testing.T) {
 	w := clone(t, url)
 	git(t, w, "fetch", "-q", "origin", DefaultRef)
 	git(t, w, "checkout", "-q", "FETCH_HEAD")
-	os.WriteFile(filepath.Join(w, "a.go.lock"), []byte(`{"key":"a.go","holder":`), 0o644)
+	mustWrite(t, filepath.Join(w, "a.go.lock"), `{"key":"a.go","holder":`)
 	git(t, w, "commit", "-q", "-a", "-m", "truncate")
 	git(t, w, "push", "-q", "origin", "HEAD:"+DefaultRef)
 	other := openClone(t, url, Options{})
@@ -219,5 +218,15 @@ func TestRoundTrips(t *testing.T) {
 	// The clone has the state its own push made: one question, no fetch.
 	if got := calls(); got != "upload-pack" {
 		t.Fatalf("three reads talked to the remote as %q, want one ls-remote", got)
+	}
+}
+
+func mustWrite(t *testing.T, name, data string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(name, []byte(data), 0o644); err != nil {
+		t.Fatal(err)
 	}
 }
