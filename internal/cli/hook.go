@@ -264,6 +264,9 @@ func (a *app) runHook(ctx context.Context, name string, args []string, maxArgs i
 	if err != nil {
 		return &service.HookError{Hook: name, Err: err}
 	}
+	if note := e.StateAgeNote(); note != "" {
+		r.Warnings = append(r.Warnings, note)
+	}
 	return a.finishReport(r, name, "")
 }
 

@@ -239,6 +239,18 @@ func (e *Workspace) Now() time.Time { return e.opts.Clock() }
 // getenv reads the request's environment.
 func (e *Workspace) getenv(k string) string { return e.opts.Getenv(k) }
 
+// StateAgeNote says how old the state of the locks a request judged by
+// was, when locks.git.max_age let it use one the remote confirmed
+// earlier; "" otherwise.
+func (e *Workspace) StateAgeNote() string {
+	g, ok := e.Store.(*gitstore.Store)
+	if !ok || !e.purpose.Cached || e.Cfg.Locks.Git.MaxAge <= 0 {
+		return ""
+	}
+	age := g.Age(time.Now()).Round(100 * time.Millisecond)
+	return fmt.Sprintf("locks as %s %s had them %s ago (locks.git.max_age: %s)", g.Remote(), g.Ref(), age, e.Cfg.Locks.Git.MaxAge)
+}
+
 // storeName names the store in events: its kind, and where a shared one is.
 func storeName(c storeChoice, s locks.Store) string {
 	if g, ok := s.(*gitstore.Store); ok {
