@@ -36,18 +36,8 @@ func gitDaemonCmd(ts *testscript.TestScript, neg bool, args []string) {
 		if daemons[ts] != nil {
 			ts.Fatalf("gitdaemon start: one is running")
 		}
-		base := ts.MkAbs(args[1])
-		l, err := net.Listen("tcp", "127.0.0.1:0")
+		cmd, url, err := startGitDaemon(ts.MkAbs(args[1]), gittest.Env(ts.Getenv("HOME")))
 		if err != nil {
-			ts.Fatalf("gitdaemon: %v", err)
-		}
-		port := l.Addr().(*net.TCPAddr).Port
-		l.Close()
-		cmd := exec.Command("git", "daemon", "--reuseaddr", "--export-all", "--enable=receive-pack",
-			"--informative-errors", "--base-path="+base, "--listen=127.0.0.1", fmt.Sprintf("--port=%d", port), base)
-		cmd.Env = gittest.Env(ts.Getenv("HOME"))
-		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-		if err := cmd.Start(); err != nil {
 			ts.Fatalf("gitdaemon: %v", err)
 		}
 		daemons[ts] = cmd
@@ -59,22 +49,42 @@ func gitDaemonCmd(ts *testscript.TestScript, neg bool, args []string) {
 				delete(daemons, ts)
 			}
 		})
-		addr := fmt.Sprintf("127.0.0.1:%d", port)
-		deadline := time.Now().Add(30 * time.Second)
-		for {
-			c, err := net.DialTimeout("tcp", addr, time.Second)
-			if err == nil {
-				c.Close()
-				break
-			}
-			if time.Now().After(deadline) {
-				ts.Fatalf("gitdaemon: not listening on %s: %v", addr, err)
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
-		ts.Setenv(args[2], "git://"+addr+"/")
+		ts.Setenv(args[2], url)
 	default:
 		ts.Fatalf("usage: gitdaemon start BASEDIR VAR | gitdaemon stop")
+	}
+}
+
+// startGitDaemon serves the repositories under base with `git daemon` on
+// 127.0.0.1, pushes allowed, and returns it once it listens, with its
+// git:// URL (ending in '/').
+func startGitDaemon(base string, env []string) (*exec.Cmd, string, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, "", err
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	cmd := exec.Command("git", "daemon", "--reuseaddr", "--export-all", "--enable=receive-pack",
+		"--informative-errors", "--base-path="+base, "--listen=127.0.0.1", fmt.Sprintf("--port=%d", port), base)
+	cmd.Env = env
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		return nil, "", err
+	}
+	addr := fmt.Sprintf("127.0.0.1:%d", port)
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		c, err := net.DialTimeout("tcp", addr, time.Second)
+		if err == nil {
+			c.Close()
+			return cmd, "git://" + addr + "/", nil
+		}
+		if time.Now().After(deadline) {
+			stopDaemon(cmd)
+			return nil, "", fmt.Errorf("not listening on %s: %w", addr, err)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }
 

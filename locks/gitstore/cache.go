@@ -1,31 +1,35 @@
 package gitstore
 
 import (
+	"bytes"
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
-	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
+	"sort"
 	"time"
 )
 
-// snapshotFile is the cached state of the ref in the clone: the records of
-// one commit and when the remote last named that commit. It only saves
-// reading objects; a stale or damaged file is never trusted beyond that:
-// reads still ask the remote unless Options.MaxAge allows its age.
-type snapshotFile struct {
-	Commit    string            `json:"commit"`
-	Fence     uint64            `json:"fence"`
-	Trees     map[string]string `json:"trees,omitempty"`
-	Confirmed time.Time         `json:"confirmed"`
-	Records   []cachedBlob      `json:"records"`
-}
+// The snapshot file is the cached state of the ref in the clone: the
+// records of one commit and when the remote last named that commit. It
+// saves reading objects, and lets a hook under locks.git.max_age answer
+// without the remote. Records are decoded only when looked at, so loading
+// it costs little more than reading it. A damaged file is not used.
+//
+//	magic "lgsnap", version, commit, fence, confirmed (unix ns),
+//	trees count, (dir, oid)*, records count, (name, oid, data)*
+//
+// Strings are a uvarint length and bytes; numbers uvarints.
+const (
+	snapMagic   = "lgsnap"
+	snapVersion = 1
+	// maxSnapshot bounds the file read: far above 100,000 locks.
+	maxSnapshot = 256 << 20
+)
 
-type cachedBlob struct {
-	Name string `json:"name"`
-	OID  string `json:"oid"`
-	Data []byte `json:"data"`
-}
+var errSnapshot = errors.New("not a valid snapshot")
 
 // cacheID names the cache of one remote's ref.
 func cacheID(remote, ref string) string {
@@ -33,50 +37,121 @@ func cacheID(remote, ref string) string {
 	return hex.EncodeToString(sum[:8])
 }
 
-// loadCache makes the cached state the snapshot, if there is one. The
-// caller holds s.mu.
+func encodeSnapshot(t *table, confirmed time.Time) []byte {
+	str := func(b []byte, s string) []byte {
+		b = binary.AppendUvarint(b, uint64(len(s)))
+		return append(b, s...)
+	}
+	b := []byte(snapMagic)
+	b = binary.AppendUvarint(b, snapVersion)
+	b = str(b, t.commit)
+	b = binary.AppendUvarint(b, t.fence)
+	b = binary.AppendUvarint(b, uint64(confirmed.UnixNano()))
+	dirs := make([]string, 0, len(t.trees))
+	for d := range t.trees {
+		dirs = append(dirs, d)
+	}
+	sort.Strings(dirs)
+	b = binary.AppendUvarint(b, uint64(len(dirs)))
+	for _, d := range dirs {
+		b = str(str(b, d), t.trees[d])
+	}
+	b = binary.AppendUvarint(b, uint64(len(t.recs)))
+	for _, r := range t.recs {
+		b = str(str(b, r.name), r.oid)
+		b = binary.AppendUvarint(b, uint64(len(r.data)))
+		b = append(b, r.data...)
+	}
+	return b
+}
+
+func decodeSnapshot(data []byte) (*table, time.Time, error) {
+	if !bytes.HasPrefix(data, []byte(snapMagic)) {
+		return nil, time.Time{}, errSnapshot
+	}
+	d := data[len(snapMagic):]
+	bad := false
+	num := func() uint64 {
+		v, n := binary.Uvarint(d)
+		if n <= 0 {
+			bad, d = true, nil
+			return 0
+		}
+		d = d[n:]
+		return v
+	}
+	bytesOf := func() []byte {
+		n := num()
+		if n > uint64(len(d)) {
+			bad, d = true, nil
+			return nil
+		}
+		v := d[:n:n]
+		d = d[n:]
+		return v
+	}
+	if num() != snapVersion {
+		return nil, time.Time{}, errSnapshot
+	}
+	t := emptyTable()
+	t.commit = string(bytesOf())
+	t.fence = num()
+	confirmed := time.Unix(0, int64(num()))
+	for n := num(); n > 0 && !bad; n-- {
+		dir := string(bytesOf())
+		t.trees[dir] = string(bytesOf())
+	}
+	n := num()
+	if n > uint64(len(d)) {
+		return nil, time.Time{}, errSnapshot
+	}
+	for ; n > 0 && !bad; n-- {
+		name, oid := string(bytesOf()), string(bytesOf())
+		if !validName(name) {
+			return nil, time.Time{}, errSnapshot
+		}
+		t.recs[name] = newRecord(name, oid, bytesOf())
+	}
+	if bad || len(d) != 0 {
+		return nil, time.Time{}, errSnapshot
+	}
+	return t, confirmed, nil
+}
+
+// loadCache makes the cached state the snapshot, if there is a usable
+// one. The caller holds s.mu.
 func (s *Store) loadCache() {
-	data, err := os.ReadFile(s.cache)
+	f, err := os.Open(s.cache)
 	if err != nil {
 		return
 	}
-	var f snapshotFile
-	if json.Unmarshal(data, &f) != nil || f.Confirmed.After(time.Now().Add(time.Minute)) {
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil || st.Size() > maxSnapshot {
 		return
 	}
-	t := emptyTable()
-	t.commit, t.fence = f.Commit, f.Fence
-	for d, oid := range f.Trees {
-		t.trees[d] = oid
+	data := make([]byte, st.Size())
+	if _, err := f.ReadAt(data, 0); err != nil {
+		return
 	}
-	for _, b := range f.Records {
-		if !validName(b.Name) {
-			return
-		}
-		t.recs[b.Name] = decodeRecord(b.Name, b.OID, b.Data)
-		t.fence = max(t.fence, t.recs[b.Name].lock.Fence)
+	t, confirmed, err := decodeSnapshot(data)
+	if err != nil || confirmed.After(time.Now().Add(time.Minute)) {
+		return
 	}
-	s.snap, s.confirmed = t, f.Confirmed
+	s.snap, s.confirmed = t, confirmed
 	for _, r := range t.recs {
 		s.byOID[r.oid] = r
 	}
 }
 
 // saveCache writes the snapshot, best effort: through a temporary file
-// renamed into place, so a reader sees a whole file or the one before.
-// The caller holds s.mu.
+// renamed into place, so that a reader sees a whole file or the one
+// before. The caller holds s.mu.
 func (s *Store) saveCache() {
 	if s.snap == nil {
 		return
 	}
-	f := snapshotFile{Commit: s.snap.commit, Fence: s.snap.fence, Trees: s.snap.trees, Confirmed: s.confirmed}
-	for _, r := range s.snap.recs {
-		f.Records = append(f.Records, cachedBlob{Name: r.name, OID: r.oid, Data: r.data})
-	}
-	data, err := json.Marshal(f)
-	if err != nil {
-		return
-	}
+	data := encodeSnapshot(s.snap, s.confirmed)
 	dir := filepath.Dir(s.cache)
 	if os.MkdirAll(dir, 0o755) != nil {
 		return

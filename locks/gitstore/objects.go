@@ -76,11 +76,7 @@ func (s *Store) load(ctx context.Context, oid string) (*table, error) {
 			}
 			continue
 		}
-		t.recs[names[i]] = decodeRecord(names[i], need[i], data)
-	}
-	// Fences only grow: never hand out one a record already has.
-	for _, r := range t.recs {
-		t.fence = max(t.fence, r.lock.Fence)
+		t.recs[names[i]] = newRecord(names[i], need[i], data)
 	}
 	return t, nil
 }
@@ -164,9 +160,8 @@ func (s *Store) commit(t *table, v *view) (*table, string, error) {
 		if err != nil {
 			return nil, "", err
 		}
-		nr := *r
-		nr.oid = oid
-		next.recs[name] = &nr
+		l, _ := r.get()
+		next.recs[name] = written(name, oid, r.data, l)
 	}
 	byDir := map[string][]object.TreeEntry{}
 	for name, r := range next.recs {

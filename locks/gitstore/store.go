@@ -207,8 +207,7 @@ func (s *Store) current(ctx context.Context, fresh time.Duration) (*table, error
 		s.loadCache()
 	}
 	if s.snap != nil && s.snap.commit == oid {
-		s.confirmed = asked
-		s.saveCache()
+		s.confirm(asked)
 		return s.snap, nil
 	}
 	if err := s.fetchLocked(ctx, asked); err != nil {
@@ -262,8 +261,7 @@ func (s *Store) fetchLocked(ctx context.Context, asked time.Time) error {
 		return s.unavailable("fetch", fmt.Errorf("%s is missing after the fetch", s.private))
 	}
 	if s.snap != nil && s.snap.commit == oid {
-		s.confirmed = asked
-		s.saveCache()
+		s.confirm(asked)
 		return nil
 	}
 	t, err := s.load(ctx, oid)
@@ -272,6 +270,16 @@ func (s *Store) fetchLocked(ctx context.Context, asked time.Time) error {
 	}
 	s.setSnap(t, asked)
 	return nil
+}
+
+// confirm records that the remote named the snapshot's commit at t. Only
+// readers under Options.MaxAge use that time from the cache, so only they
+// write it back.
+func (s *Store) confirm(t time.Time) {
+	s.confirmed = t
+	if s.opts.MaxAge > 0 {
+		s.saveCache()
+	}
 }
 
 func (s *Store) setSnap(t *table, confirmed time.Time) {

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -21,16 +22,19 @@ import (
 // end in ".lock", so no record can take it.
 const fenceName = "fence"
 
-// record is one entry of the lock tree.
+// record is one entry of the lock tree. Its blob is decoded when first
+// looked at: a hook asks about a few paths among thousands of locks.
 type record struct {
 	name string // path in the tree
 	oid  string // blob, "" for a record written in this change
 	data []byte
-	lock locks.Lock // when err is nil
-	err  error      // a *locks.CorruptError
+
+	once sync.Once
+	l    locks.Lock // the record; only Key (if known) when e is set
+	e    error      // a *locks.CorruptError
 }
 
-// table is the lock tree of one commit of the ref, decoded.
+// table is the lock tree of one commit of the ref.
 type table struct {
 	commit string // "" when the ref does not exist
 	fence  uint64
@@ -40,21 +44,34 @@ type table struct {
 
 func emptyTable() *table { return &table{recs: map[string]*record{}, trees: map[string]string{}} }
 
-// decodeRecord makes a record of a blob found at name.
-func decodeRecord(name, oid string, data []byte) *record {
+// newRecord is the record of a blob found at name.
+func newRecord(name, oid string, data []byte) *record {
+	return &record{name: name, oid: oid, data: data}
+}
+
+// written is the record of rec, encoded as data, made by this process.
+func written(name, oid string, data []byte, rec locks.Lock) *record {
 	r := &record{name: name, oid: oid, data: data}
-	key, _ := filestore.KeyOfName(name)
-	lock, err := filestore.ParseRecord(data)
-	if err == nil && filestore.RecordName(lock.Key) != name {
-		err = fmt.Errorf("record for %q belongs at %s", lock.Key, filestore.RecordName(lock.Key))
-	}
-	if err != nil {
-		r.err = &locks.CorruptError{Key: key, Path: name, Err: err}
-		r.lock = locks.Lock{Key: key}
-		return r
-	}
-	r.lock = lock
+	r.once.Do(func() { r.l = rec })
 	return r
+}
+
+// get returns the record, or its *locks.CorruptError with the lock's Key
+// when the name tells it.
+func (r *record) get() (locks.Lock, error) {
+	r.once.Do(func() {
+		lock, err := filestore.ParseRecord(r.data)
+		if err == nil && filestore.RecordName(lock.Key) != r.name {
+			err = fmt.Errorf("record for %q belongs at %s", lock.Key, filestore.RecordName(lock.Key))
+		}
+		if err != nil {
+			key, _ := filestore.KeyOfName(r.name)
+			r.l, r.e = locks.Lock{Key: key}, &locks.CorruptError{Key: key, Path: r.name, Err: err}
+			return
+		}
+		r.l = lock
+	})
+	return r.l, r.e
 }
 
 // parseFence reads the fence blob.
@@ -135,7 +152,7 @@ func (v *view) put(rec locks.Lock, what string) (locks.Lock, error) {
 		return locks.Lock{}, err
 	}
 	name := filestore.RecordName(rec.Key)
-	v.set(name, &record{name: name, data: data, lock: rec}, what)
+	v.set(name, written(name, "", data, rec), what)
 	return rec, nil
 }
 
@@ -151,13 +168,13 @@ func (v *view) Acquire(_ context.Context, rec locks.Lock, now time.Time) (locks.
 	name := filestore.RecordName(rec.Key)
 	var prev *locks.Lock
 	if cur := v.get(name); cur != nil {
-		if cur.err != nil {
-			return locks.Lock{}, nil, cur.err
+		p, err := cur.get()
+		if err != nil {
+			return locks.Lock{}, nil, err
 		}
-		if !cur.lock.ExpiresAt.Add(v.skew).Before(now) {
-			return locks.Lock{}, nil, &locks.HeldError{Lock: cur.lock, Where: v.where(name)}
+		if !p.ExpiresAt.Add(v.skew).Before(now) {
+			return locks.Lock{}, nil, &locks.HeldError{Lock: p, Where: v.where(name)}
 		}
-		p := cur.lock
 		prev = &p
 		v.fence = max(v.fence, p.Fence)
 	}
@@ -171,28 +188,27 @@ func (v *view) Acquire(_ context.Context, rec locks.Lock, now time.Time) (locks.
 	return stored, prev, err
 }
 
-// find returns key's record, locks.ErrNotFound or its *locks.CorruptError.
-func (v *view) find(key string) (*record, error) {
+// find returns key's record and its lock, locks.ErrNotFound or its
+// *locks.CorruptError.
+func (v *view) find(key string) (*record, locks.Lock, error) {
 	r := v.get(filestore.RecordName(key))
-	switch {
-	case r == nil:
-		return nil, locks.ErrNotFound
-	case r.err != nil:
-		return r, r.err
+	if r == nil {
+		return nil, locks.Lock{}, locks.ErrNotFound
 	}
-	return r, nil
+	l, err := r.get()
+	return r, l, err
 }
 
 // Release removes key's record if its token is token.
 func (v *view) Release(_ context.Context, key, token string) error {
-	r, err := v.find(key)
+	r, l, err := v.find(key)
 	if err != nil {
 		return err
 	}
-	if r.lock.Token != token {
+	if l.Token != token {
 		return locks.ErrTokenMismatch
 	}
-	v.set(r.name, nil, "release "+r.lock.Key)
+	v.set(r.name, nil, "release "+l.Key)
 	return nil
 }
 
@@ -201,20 +217,20 @@ func (v *view) Update(_ context.Context, rec locks.Lock) (locks.Lock, error) {
 	if err := checkRecord(rec); err != nil {
 		return locks.Lock{}, err
 	}
-	r, err := v.find(rec.Key)
+	_, l, err := v.find(rec.Key)
 	if err != nil {
 		return locks.Lock{}, err
 	}
-	if r.lock.Token != rec.Token {
+	if l.Token != rec.Token {
 		return locks.Lock{}, locks.ErrTokenMismatch
 	}
-	rec.Fence = r.lock.Fence
+	rec.Fence = l.Fence
 	return v.put(rec, "refresh "+rec.Key)
 }
 
 // Remove deletes key's record whoever holds it.
 func (v *view) Remove(_ context.Context, key string) (locks.Lock, error) {
-	r, err := v.find(key)
+	r, l, err := v.find(key)
 	var corrupt *locks.CorruptError
 	switch {
 	case errors.As(err, &corrupt):
@@ -223,21 +239,19 @@ func (v *view) Remove(_ context.Context, key string) (locks.Lock, error) {
 	case err != nil:
 		return locks.Lock{}, err
 	}
-	v.set(r.name, nil, "clear "+r.lock.Key)
-	return r.lock, nil
+	v.set(r.name, nil, "clear "+l.Key)
+	return l, nil
 }
 
 // Get returns key's record.
 func (v *view) Get(_ context.Context, key string) (locks.Lock, error) {
-	r, err := v.find(key)
-	if err != nil {
-		return locks.Lock{}, err
-	}
-	return r.lock, nil
+	_, l, err := v.find(key)
+	return l, err
 }
 
 func entryOf(r *record) locks.Entry {
-	return locks.Entry{Lock: r.lock, Name: r.name, Err: r.err}
+	l, err := r.get()
+	return locks.Entry{Lock: l, Name: r.name, Err: err}
 }
 
 // collect returns the entries of the records keep accepts, sorted by key.
@@ -263,35 +277,41 @@ func (v *view) List(context.Context) ([]locks.Entry, error) {
 // a corrupt record whose key is unknown may overlap anything.
 func (v *view) Overlapping(_ context.Context, key string) ([]locks.Entry, error) {
 	return v.collect(func(r *record) bool {
-		if r.err != nil && r.lock.Key == "" {
+		l, err := r.get()
+		if err != nil && l.Key == "" {
 			return true
 		}
-		return lockkey.SameFoldCase(r.lock.Key, key) || lockkey.OverlapFoldCase(key, r.lock.Key)
+		return lockkey.SameFoldCase(l.Key, key) || lockkey.OverlapFoldCase(key, l.Key)
 	}), nil
 }
 
 // Covering returns the records of the given paths and of the pattern locks
-// matching any of them.
+// matching any of them. Only those records and the patterns are decoded.
 func (v *view) Covering(_ context.Context, paths []string) ([]locks.Entry, error) {
-	want := make(map[string]bool, len(paths))
+	var out []locks.Entry
+	seen := make(map[string]bool, len(paths))
 	for _, p := range paths {
-		want[filestore.RecordName(lockkey.FoldPath(p))] = true
+		name := filestore.RecordName(lockkey.FoldPath(p))
+		if seen[name] {
+			continue
+		}
+		seen[name] = true
+		if r := v.get(name); r != nil {
+			out = append(out, entryOf(r))
+		}
 	}
 	var pats []string
 	var patRecs []*record
-	var out []locks.Entry
 	v.each(func(r *record) {
-		switch {
-		case want[r.name]:
-			out = append(out, entryOf(r))
-		case strings.HasPrefix(r.name, "patterns/"):
-			key, ok := lockkey.FoldedGlob(r.lock.Key)
-			if r.err != nil || !ok {
-				if r.err != nil {
-					out = append(out, entryOf(r)) // never free: it may match
-				}
-				return
-			}
+		if !strings.HasPrefix(r.name, "patterns/") {
+			return
+		}
+		l, err := r.get()
+		if err != nil {
+			out = append(out, entryOf(r)) // never free: it may match
+			return
+		}
+		if key, ok := lockkey.FoldedGlob(l.Key); ok {
 			pats, patRecs = append(pats, key), append(patRecs, r)
 		}
 	})
@@ -315,7 +335,11 @@ func (v *view) Covering(_ context.Context, paths []string) ([]locks.Entry, error
 // InNamespace returns every record of namespace ns.
 func (v *view) InNamespace(_ context.Context, ns string) ([]locks.Entry, error) {
 	return v.collect(func(r *record) bool {
-		return lockkey.Namespace(r.lock.Key) == ns || r.err != nil && r.lock.Key == ""
+		if !strings.HasPrefix(r.name, "keys/") && !strings.HasPrefix(r.name, "patterns/") {
+			return false // a path record: in no namespace
+		}
+		l, err := r.get()
+		return lockkey.Namespace(l.Key) == ns || err != nil && l.Key == ""
 	}), nil
 }
 
