@@ -158,7 +158,9 @@ type rangeCommit struct {
 	paths        []string
 	author       locks.Owner
 	trailers     bool       // author is from the commit's trailers
-	when         time.Time  // committer time (verify)
+	when         time.Time  // committer time, or a later parent's (verify)
+	authored     time.Time  // author time (verify)
+	backdated    time.Time  // its own committer time, when before a parent's
 	held         []heldLock // the locks its trailers name (verify)
 }
 
@@ -171,7 +173,8 @@ func (h *Runner) judge(ctx context.Context, commits []rangeCommit, branch string
 		shas[i] = c.sha
 	}
 	i := 0
-	err := gitexec.CommitMessages(ctx, h.Dir, shas, MaxCommitMsgBytes, func(_ string, _ time.Time, msg string) {
+	err := gitexec.CommitMessages(ctx, h.Dir, shas, MaxCommitMsgBytes, func(ci gitexec.CommitInfo) {
+		msg := ci.Message
 		c := &commits[i]
 		i++
 		c.subject = subject(msg)

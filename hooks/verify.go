@@ -12,6 +12,7 @@ import (
 	"github.com/lockgate/lockgate/locks"
 	"github.com/lockgate/lockgate/locks/history"
 	"github.com/lockgate/lockgate/locks/journal"
+	"github.com/lockgate/lockgate/locks/lockkey"
 	"github.com/lockgate/lockgate/scope"
 )
 
@@ -59,22 +60,23 @@ func (h *Runner) Verify(ctx context.Context, revArgs []string, branch string, re
 	}()
 	// The messages are read while git lists the commits' changes.
 	type about struct {
-		when     time.Time
-		subject  string
-		author   locks.Owner
-		trailers bool
-		held     []heldLock
+		when, authored time.Time
+		parents        []string
+		subject        string
+		author         locks.Owner
+		trailers       bool
+		held           []heldLock
 	}
 	msgc := make(chan error, 1)
 	abouts := map[string]about{}
 	go func() {
-		msgc <- gitexec.RangeMessages(ctx, h.Dir, revArgs, MaxCommitMsgBytes, func(sha string, when time.Time, msg string) {
-			a := about{when: when, subject: subject(msg)}
-			a.author, a.trailers = CommitAuthor(msg, h.CommentString)
+		msgc <- gitexec.RangeMessages(ctx, h.Dir, revArgs, MaxCommitMsgBytes, func(ci gitexec.CommitInfo) {
+			a := about{when: ci.Committed, authored: ci.Authored, parents: ci.Parents, subject: subject(ci.Message)}
+			a.author, a.trailers = CommitAuthor(ci.Message, h.CommentString)
 			if a.trailers {
-				_, _, a.held = parseTrailers(msg, h.comment())
+				_, _, a.held = parseTrailers(ci.Message, h.comment())
 			}
-			abouts[sha] = a
+			abouts[ci.SHA] = a
 		})
 	}()
 	commits, err := h.collect(ctx, revArgs, r)
@@ -94,11 +96,24 @@ func (h *Runner) Verify(ctx context.Context, revArgs []string, branch string, re
 		if !ok {
 			return fmt.Errorf("verify: git log did not show commit %s", c.sha)
 		}
-		c.when, c.subject, c.author, c.trailers, c.held = a.when, a.subject, a.author, a.trailers, a.held
+		c.when, c.authored, c.subject, c.author, c.trailers, c.held = a.when, a.authored, a.subject, a.author, a.trailers, a.held
 		if !c.trailers {
 			c.author = h.Checker.Me
 			r.AsPusher++
 		}
+	}
+	// A commit was made after its parents, whatever its date says: one
+	// dated before a parent of the range is judged at that parent's time
+	// (rev-list --reverse lists parents first).
+	at := make(map[string]time.Time, len(commits))
+	for i := range commits {
+		c := &commits[i]
+		for _, p := range abouts[c.sha].parents {
+			if t, ok := at[p]; ok && t.After(c.when) {
+				c.backdated, c.when = c.when, t
+			}
+		}
+		at[c.sha] = c.when
 	}
 	res := <-logc
 	if res.err != nil {
@@ -107,6 +122,9 @@ func (h *Runner) Verify(ctx context.Context, revArgs []string, branch string, re
 	var paths []string
 	for _, c := range commits {
 		paths = append(paths, c.paths...)
+		for _, hl := range c.held {
+			paths = append(paths, hl.Key) // the grants its trailers name
+		}
 	}
 	log := history.BuildFor(res.evs, paths)
 	for i := range commits {
@@ -149,6 +167,15 @@ func (h *Runner) verifyOne(ctx context.Context, c *rangeCommit, branch string, l
 		undecided("", "", fmt.Sprintf("made at %s; the lock log %s", stamp(c.when), first))
 		return nil
 	}
+	if now := h.Checker.Now; c.sha != "" && !now.IsZero() && c.when.After(now.Add(Margin)) {
+		// Dated after now: no log can tell who will hold its paths then.
+		undecided("", "", fmt.Sprintf("dated %s, later than now (%s): its date cannot be right", stamp(c.when), stamp(now)))
+		return nil
+	}
+	if !c.backdated.IsZero() && c.sha != "" {
+		r.Warnings = append(r.Warnings, fmt.Sprintf("commit %s \"%s\" is dated %s, before its parent: judged at its parent's time, %s",
+			shortSHA(c.sha), c.subject, stamp(c.backdated), stamp(c.when)))
+	}
 	view := log.During(from, to, c.author)
 	checker := *h.Checker
 	checker.Store, checker.StoreErr, checker.WarnUnavailable = view, nil, false
@@ -167,10 +194,12 @@ func (h *Runner) verifyOne(ctx context.Context, c *rangeCommit, branch string, l
 			undecided("", g.Key, fmt.Sprintf("made at %s, when %s may have held %s: %s", stamp(c.when), holderOf(g), g.Key, unknownEnd(g)))
 			continue
 		}
+		what := "the staged change"
 		if c.sha != "" {
-			r.Warnings = append(r.Warnings, fmt.Sprintf("commit %s \"%s\" was made at %s, within %s of %s's lock on %s (%s to %s): not refused for it",
-				shortSHA(c.sha), c.subject, stamp(c.when), Margin, holderOf(g), g.Key, stamp(g.Start), endStamp(g)))
+			what = fmt.Sprintf("commit %s \"%s\" was made at %s,", shortSHA(c.sha), c.subject, stamp(c.when))
 		}
+		r.Warnings = append(r.Warnings, fmt.Sprintf("%s within %s of %s's lock on %s (%s to %s): not refused for it",
+			what, Margin, holderOf(g), g.Key, stamp(g.Start), endStamp(g)))
 	}
 	h.checkAttested(c, view, log, r, undecided)
 	return nil
@@ -209,18 +238,24 @@ func (h *Runner) historical(v *Violation, c *rangeCommit, view *history.View) {
 // each must be a grant of the author's that may have been live when the
 // commit was made. One the log does not have means the log is behind.
 func (h *Runner) checkAttested(c *rangeCommit, view *history.View, log *history.Log, r *Report, undecided func(path, key, reason string)) {
+	// A rebase or cherry-pick dates the commit anew and keeps its
+	// trailers: the lock may have covered it when it was written.
+	afrom, ato := span(c.authored)
 	for _, hl := range c.held {
 		gs := log.ByFence(hl.Key, hl.Fence)
 		if len(gs) == 0 {
 			undecided("", hl.Key, fmt.Sprintf("its trailers name %s fence=%d, which the lock log does not have", hl.Key, hl.Fence))
 			continue
 		}
-		var live, ended *history.Grant
+		var live, ended, shared *history.Grant
 		for _, g := range gs {
 			if g.Owner.Holder != c.author.Holder || g.Owner.Session != c.author.Session {
+				if g.Shared() {
+					shared = g
+				}
 				continue
 			}
-			if g.Possibly(view.From, view.To) {
+			if g.Possibly(view.From, view.To) || !c.authored.IsZero() && g.Possibly(afrom, ato) {
 				live = g
 				break
 			}
@@ -232,13 +267,28 @@ func (h *Runner) checkAttested(c *rangeCommit, view *history.View, log *history.
 			continue
 		case ended != nil:
 			reason = fmt.Sprintf("made at %s; its trailers name %s fence=%d, a lock that was %s at %s", stamp(c.when), hl.Key, hl.Fence, ended.How, stamp(ended.End))
+		case shared != nil:
+			reason = fmt.Sprintf("its trailers name %s fence=%d as %s's, but the lock log gives that lock to %s", hl.Key, hl.Fence, c.author.Holder, holderOf(shared))
 		default:
-			reason = fmt.Sprintf("its trailers name %s fence=%d as %s's, but the lock log gives that lock to %s", hl.Key, hl.Fence, c.author.Holder, holderOf(gs[0]))
+			// Each clone's file store counts fences of its own: the
+			// author's grant may be one the log does not have yet.
+			undecided("", hl.Key, fmt.Sprintf("its trailers name %s fence=%d as %s's; the lock log has that fence only as %s's (the file stores of two clones count fences apart, so %s's may be missing from the log)",
+				hl.Key, hl.Fence, c.author.Holder, holderOf(gs[0]), c.author.Holder))
+			continue
 		}
 		l := gs[0].Lock()
-		r.Add(Violation{Rule: RuleAttestation, Key: hl.Key, Holder: l.Holder, HolderType: l.HolderType, Reason: reason,
-			Commit: shortSHA(c.sha), Subject: c.subject})
+		r.Add(Violation{Rule: RuleAttestation, Key: hl.Key, Path: attestedPath(hl.Key), Holder: l.Holder, HolderType: l.HolderType, Reason: reason,
+			Commit: shortSHA(c.sha), Subject: c.subject, Hint: hint.Line(hint.MadeUnlocked, shortSHA(c.sha))})
 	}
+}
+
+// attestedPath is the path an attestation violation is about: the key
+// when it is a path, so that annotations point at the file.
+func attestedPath(key string) string {
+	if lockkey.IsPathLike(key) && !lockkey.IsPattern(key) {
+		return key
+	}
+	return ""
 }
 
 func holderOf(g *history.Grant) string {

@@ -94,3 +94,134 @@ func TestVerifyJudgesAtCommitTime(t *testing.T) {
 		})
 	}
 }
+
+// commitAt commits everything with the given committer and author times
+// and message.
+func commitAt(r *gittest.Repo, committer, author time.Time, msg string) {
+	r.Git("add", "-A")
+	env := r.Env
+	r.Env = append(append([]string(nil), env...), "GIT_COMMITTER_DATE="+committer.Format(time.RFC3339), "GIT_AUTHOR_DATE="+author.Format(time.RFC3339))
+	r.Git("commit", "-q", "--no-verify", "--allow-empty", "-m", msg)
+	r.Env = env
+}
+
+// verifyCommits verifies the commits after init against evs, at now.
+func verifyCommits(t *testing.T, r *gittest.Repo, me locks.Owner, now time.Time, evs ...journal.Event) *Report {
+	t.Helper()
+	h := &Runner{GitDir: r.Dir + "/.git", Dir: r.Dir, Checker: &Checker{Me: me, Now: now}}
+	rep := &Report{Hook: "verify"}
+	if err := h.Verify(context.Background(), []string{"init..HEAD"}, "", func() ([]journal.Event, error) { return evs, nil }, rep); err != nil {
+		t.Fatal(err)
+	}
+	rep.Finish()
+	return rep
+}
+
+func newVerifyRepo(t *testing.T) *gittest.Repo {
+	r := gittest.New(t)
+	r.Write("a.go", "0\n")
+	r.Write("b.go", "0\n")
+	r.Commit("init")
+	r.Git("tag", "init")
+	return r
+}
+
+var (
+	aliceW = locks.Owner{Holder: "alice", HolderType: "agent", Session: "alice"}
+	bobW   = locks.Owner{Holder: "bob", HolderType: "agent", Session: "bob"}
+)
+
+// A commit dated later than now cannot be judged: no log tells who will
+// hold its paths then.
+func TestVerifyFutureCommit(t *testing.T) {
+	t.Parallel()
+	r := newVerifyRepo(t)
+	r.Write("a.go", "1\n")
+	commitAt(r, committed.Add(2*time.Hour), committed.Add(2*time.Hour), "from the future")
+	rep := verifyCommits(t, r, bobW, committed.Add(time.Minute),
+		lockEvent(committed.Add(-time.Hour), "alice", journal.ActionAcquire, "a.go", 1, committed.Add(time.Hour)))
+	if len(rep.Undecided) != 1 || !strings.Contains(rep.Undecided[0].Reason, "later than now") || rep.OK {
+		t.Fatalf("report %+v, want the commit undecided", rep)
+	}
+}
+
+// A commit dated before its parent is judged at its parent's time.
+func TestVerifyBackdatedCommit(t *testing.T) {
+	t.Parallel()
+	r := newVerifyRepo(t)
+	r.Write("b.go", "1\n")
+	commitAt(r, committed, committed, "b now")
+	r.Write("a.go", "1\n")
+	commitAt(r, committed.Add(-time.Hour), committed.Add(-time.Hour), "a back-dated")
+	rep := verifyCommits(t, r, bobW, committed.Add(time.Minute),
+		lockEvent(committed.Add(-2*time.Hour), "setup", journal.ActionStoreUse, "", 0, time.Time{}),
+		lockEvent(committed.Add(-10*time.Minute), "alice", journal.ActionAcquire, "a.go", 1, committed.Add(time.Hour)))
+	if len(rep.Violations) != 1 || rep.Violations[0].Rule != RuleLocked || rep.Violations[0].Holder != "alice" {
+		t.Fatalf("violations %+v, want a.go locked by alice", rep.Violations)
+	}
+	if len(rep.Warnings) != 1 || !strings.Contains(rep.Warnings[0], "before its parent") {
+		t.Fatalf("warnings %q", rep.Warnings)
+	}
+}
+
+// Rebasing dates a commit anew and keeps its trailers: the lock they name
+// covered it when it was written, and that is enough.
+func TestVerifyRebasedTrailers(t *testing.T) {
+	t.Parallel()
+	r := newVerifyRepo(t)
+	r.Write("a.go", "1\n")
+	msg := "a by alice\n\nLockgate-Worker: alice\nLockgate-Worker-Type: agent\nLockgate-Session: alice\nLockgate-Lock: a.go fence=1\n"
+	commitAt(r, committed.Add(30*time.Minute), committed, msg)
+	evs := []journal.Event{
+		lockEvent(committed.Add(-time.Hour), "alice", journal.ActionAcquire, "a.go", 1, committed.Add(time.Hour)),
+		lockEvent(committed.Add(10*time.Minute), "alice", journal.ActionRelease, "a.go", 1, time.Time{}),
+	}
+	if rep := verifyCommits(t, r, bobW, committed.Add(time.Hour), evs...); !rep.OK || len(rep.Undecided) > 0 {
+		t.Fatalf("report %+v, want proven", rep)
+	}
+	// Written after the release too: the trailer attests a lock that had
+	// ended.
+	r.Git("reset", "-q", "--hard", "init")
+	r.Write("a.go", "1\n")
+	commitAt(r, committed.Add(30*time.Minute), committed.Add(20*time.Minute), msg)
+	rep := verifyCommits(t, r, bobW, committed.Add(time.Hour), evs...)
+	if len(rep.Violations) != 1 || rep.Violations[0].Rule != RuleAttestation || rep.Violations[0].Path != "a.go" {
+		t.Fatalf("violations %+v, want one attestation on a.go", rep.Violations)
+	}
+}
+
+// A trailer may name a lock on a path the commit itself does not show
+// changing (a clean merge): its grant is in the log all the same.
+func TestVerifyTrailerOfAnUntouchedPath(t *testing.T) {
+	t.Parallel()
+	r := newVerifyRepo(t)
+	msg := "merge-like\n\nLockgate-Worker: alice\nLockgate-Worker-Type: agent\nLockgate-Session: alice\nLockgate-Lock: a.go fence=1\n"
+	r.Write("b.go", "1\n")
+	commitAt(r, committed, committed, msg)
+	rep := verifyCommits(t, r, aliceW, committed.Add(time.Hour),
+		lockEvent(committed.Add(-time.Hour), "alice", journal.ActionAcquire, "a.go", 1, committed.Add(time.Hour)))
+	if !rep.OK || len(rep.Undecided) > 0 {
+		t.Fatalf("report %+v, want proven", rep)
+	}
+}
+
+// A trailer naming another's fence: on a shared store the fence names one
+// grant, so it is a violation; each clone's file store counts fences of
+// its own, so there the author's grant may be missing: undecided.
+func TestVerifyForeignFence(t *testing.T) {
+	t.Parallel()
+	for _, store := range []string{"git origin refs/lockgate/locks", "file"} {
+		r := newVerifyRepo(t)
+		r.Write("b.go", "1\n")
+		msg := "b by bob\n\nLockgate-Worker: bob\nLockgate-Worker-Type: agent\nLockgate-Session: bob\nLockgate-Lock: b.go fence=1\n"
+		commitAt(r, committed, committed, msg)
+		ev := lockEvent(committed.Add(-time.Hour), "alice", journal.ActionAcquire, "b.go", 1, committed.Add(-30*time.Minute))
+		ev.Store = store
+		rep := verifyCommits(t, r, bobW, committed.Add(time.Hour), ev)
+		attested := len(rep.Violations) == 1 && rep.Violations[0].Rule == RuleAttestation
+		undecided := len(rep.Undecided) == 1 && strings.Contains(rep.Undecided[0].Reason, "count fences apart")
+		if store == "file" && (!undecided || len(rep.Violations) > 0) || store != "file" && (!attested || len(rep.Undecided) > 0) {
+			t.Errorf("store %s: violations %+v, undecided %+v", store, rep.Violations, rep.Undecided)
+		}
+	}
+}

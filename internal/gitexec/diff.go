@@ -255,22 +255,30 @@ func ObjectExists(ctx context.Context, dir, sha string) bool {
 	return err == nil
 }
 
-// CommitMessages calls fn with the committer time and the raw message of
-// each of the commits shas names (full object names), in that order, read
-// by one `git log --no-walk --stdin`. A message longer than max bytes is
-// cut to max+1 bytes: enough for the caller to tell, without holding it
-// all.
-func CommitMessages(ctx context.Context, dir string, shas []string, max int, fn func(sha string, committed time.Time, msg string)) error {
+// CommitInfo is what CommitMessages tells of one commit.
+type CommitInfo struct {
+	SHA       string
+	Committed time.Time // committer time (%ct)
+	Authored  time.Time // author time (%at)
+	Parents   []string
+	Message   string // the raw message, cut to max+1 bytes
+}
+
+// CommitMessages calls fn with the times, parents and raw message of each
+// of the commits shas names (full object names), in that order, read by
+// one `git log --no-walk --stdin`. A message longer than max bytes is cut
+// to max+1 bytes: enough for the caller to tell, without holding it all.
+func CommitMessages(ctx context.Context, dir string, shas []string, max int, fn func(c CommitInfo)) error {
 	if len(shas) == 0 {
 		return nil
 	}
 	n := 0
 	err := logMessages(ctx, dir, []string{"--no-walk=unsorted", "--stdin"}, strings.NewReader(strings.Join(shas, "\n")+"\n"), max,
-		func(sha string, when time.Time, msg string) error {
-			if n >= len(shas) || sha != shas[n] {
-				return fmt.Errorf("git log: unexpected commit %q in its output", sha)
+		func(c CommitInfo) error {
+			if n >= len(shas) || c.SHA != shas[n] {
+				return fmt.Errorf("git log: unexpected commit %q in its output", c.SHA)
 			}
-			fn(sha, when, msg)
+			fn(c)
 			n++
 			return nil
 		})
@@ -283,18 +291,18 @@ func CommitMessages(ctx context.Context, dir string, shas []string, max int, fn 
 // RangeMessages is CommitMessages for the commits `git rev-list --reverse
 // revArgs` names, in that order, read by one `git log --reverse`: it needs
 // not wait for the list of commits.
-func RangeMessages(ctx context.Context, dir string, revArgs []string, max int, fn func(sha string, committed time.Time, msg string)) error {
+func RangeMessages(ctx context.Context, dir string, revArgs []string, max int, fn func(c CommitInfo)) error {
 	return logMessages(ctx, dir, append([]string{"--reverse"}, revArgs...), nil, max,
-		func(sha string, when time.Time, msg string) error { fn(sha, when, msg); return nil })
+		func(c CommitInfo) error { fn(c); return nil })
 }
 
 // logMessages runs `git log ARGS` with the format of CommitMessages and
 // calls fn for each commit it prints.
-func logMessages(ctx context.Context, dir string, logArgs []string, stdin io.Reader, max int, fn func(sha string, committed time.Time, msg string) error) error {
+func logMessages(ctx context.Context, dir string, logArgs []string, stdin io.Reader, max int, fn func(c CommitInfo) error) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	args := append([]string{"-c", "log.showSignature=false", "log", "-z",
-		"--no-color", "--encoding=UTF-8", "--format=%H%x00%ct%x00%B"}, logArgs...)
+		"--no-color", "--encoding=UTF-8", "--format=%H%x00%ct%x00%at%x00%P%x00%B"}, logArgs...)
 	cmd := exec.CommandContext(ctx, "git", args...)
 	cmd.Dir = dir
 	cmd.Stdin = stdin
@@ -309,7 +317,8 @@ func logMessages(ctx context.Context, dir string, logArgs []string, stdin io.Rea
 	}
 	br := bufio.NewReaderSize(out, 64<<10)
 	// -z ends each commit's record with NUL, and the format puts one
-	// between the fields: name, committer time, message.
+	// between the fields: name, committer time, author time, parents,
+	// message.
 	// field reads up to the next NUL, keeping at most limit+1 bytes.
 	field := func(limit int) (string, bool, error) {
 		var b []byte
@@ -337,22 +346,36 @@ func logMessages(ctx context.Context, dir string, logArgs []string, stdin io.Rea
 			readErr = err
 			break
 		}
-		ct, _, err := field(32)
+		c := CommitInfo{SHA: sha}
+		for _, t := range []*time.Time{&c.Committed, &c.Authored} {
+			v, _, ferr := field(32)
+			secs, perr := strconv.ParseInt(v, 10, 64)
+			switch {
+			case ferr != nil:
+				err = ferr
+			case perr != nil:
+				err = fmt.Errorf("git log: commit %s: time %q: %w", sha, v, perr)
+			}
+			if err != nil {
+				break
+			}
+			*t = time.Unix(secs, 0).UTC()
+		}
 		if err != nil {
 			readErr = err
 			break
 		}
-		secs, perr := strconv.ParseInt(ct, 10, 64)
-		if perr != nil {
-			readErr = fmt.Errorf("git log: commit %s: committer time %q: %w", sha, ct, perr)
-			break
-		}
-		msg, _, err := field(max)
+		parents, _, err := field(64 << 10)
 		if err != nil {
 			readErr = err
 			break
 		}
-		if readErr = fn(sha, time.Unix(secs, 0).UTC(), msg); readErr != nil {
+		c.Parents = strings.Fields(parents)
+		if c.Message, _, err = field(max); err != nil {
+			readErr = err
+			break
+		}
+		if readErr = fn(c); readErr != nil {
 			break
 		}
 	}

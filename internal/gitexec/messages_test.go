@@ -4,7 +4,6 @@ import (
 	"context"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/lockgate/lockgate/internal/gittest"
 )
@@ -22,7 +21,7 @@ func TestCommitMessages(t *testing.T) {
 	r.Commit("second " + strings.Repeat("x", 100))
 	two := strings.TrimSpace(r.Git("rev-parse", "HEAD"))
 	var got []string
-	err := CommitMessages(ctx, r.Dir, []string{two, one}, 20, func(sha string, _ time.Time, msg string) { got = append(got, sha[:7]+":"+msg) })
+	err := CommitMessages(ctx, r.Dir, []string{two, one}, 20, func(c CommitInfo) { got = append(got, c.SHA[:7]+":"+c.Message) })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -31,10 +30,10 @@ func TestCommitMessages(t *testing.T) {
 		t.Errorf("CommitMessages = %q, want %q", got, want)
 	}
 	got = nil
-	if err := CommitMessages(ctx, r.Dir, []string{one}, 1000, func(_ string, _ time.Time, msg string) { got = append(got, msg) }); err != nil || len(got) != 1 || !strings.HasSuffix(got[0], "Lockgate-Worker: w\n") {
+	if err := CommitMessages(ctx, r.Dir, []string{one}, 1000, func(c CommitInfo) { got = append(got, c.Message) }); err != nil || len(got) != 1 || !strings.HasSuffix(got[0], "Lockgate-Worker: w\n") {
 		t.Errorf("CommitMessages(one) = %q, %v", got, err)
 	}
-	if err := CommitMessages(ctx, r.Dir, []string{strings.Repeat("0", len(one))}, 10, func(string, time.Time, string) {}); err == nil {
+	if err := CommitMessages(ctx, r.Dir, []string{strings.Repeat("0", len(one))}, 10, func(CommitInfo) {}); err == nil {
 		t.Error("CommitMessages(unknown commit): no error")
 	}
 }

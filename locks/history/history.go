@@ -38,7 +38,21 @@ type Grant struct {
 	// "cleared by W", "expired"; "" while EndKnown is false.
 	How     string
 	EventID string // the event of Start
-	closed  bool   // a release or clear ended it
+	// Store is the store that granted it, as its events name it ("" in
+	// events of earlier versions).
+	Store  string
+	closed bool // a release or clear ended it
+	// sureEnd, when set, is before End: the log proves the grant live only
+	// until then (a forced release of one of two grants with its fence
+	// may have ended it), and may have been live until End.
+	sureEnd time.Time
+}
+
+// Shared reports whether the grant is of a store every clone shares (the
+// git store, Redis): there a fence names one grant. Each clone's file
+// store counts fences of its own, so equal fences there may be two grants.
+func (g *Grant) Shared() bool {
+	return strings.HasPrefix(g.Store, "git ") || strings.HasPrefix(g.Store, "redis")
 }
 
 // Lock is the grant as a lock record, for checks that read a locks.Store.
@@ -56,9 +70,14 @@ func (g *Grant) Lock() locks.Lock {
 }
 
 // Throughout reports whether the log proves the grant live during all of
-// [from, to].
+// [from, to]. Its first event the log has — the acquisition, or a refresh
+// when the acquisition is missing — proves it live from then on.
 func (g *Grant) Throughout(from, to time.Time) bool {
-	return g.StartKnown && g.EndKnown && !g.Start.After(from) && !g.End.Before(to)
+	end := g.End
+	if !g.sureEnd.IsZero() {
+		end = g.sureEnd
+	}
+	return g.EndKnown && !g.Start.After(from) && !end.Before(to)
 }
 
 // Possibly reports whether the grant may have been live at some moment of
@@ -77,7 +96,8 @@ func (g *Grant) Undecided(from, to time.Time) bool {
 	if !g.Possibly(from, to) || g.Throughout(from, to) {
 		return false
 	}
-	return !g.StartKnown && from.Before(g.Start) || !g.EndKnown && to.After(g.Start)
+	return !g.StartKnown && from.Before(g.Start) || !g.EndKnown && to.After(g.Start) ||
+		!g.sureEnd.IsZero() && to.After(g.sureEnd)
 }
 
 // Log is the grants the events show, indexed by key.
@@ -188,7 +208,7 @@ func (l *Log) add(g *Grant) {
 func (l *Log) take(ev *journal.Event) {
 	g := l.grant()
 	*g = Grant{Key: ev.Key, Owner: ownerOf(ev), Fence: ev.Fence, Start: ev.Timestamp, StartKnown: true,
-		Reason: ev.Details, EventID: ev.ID}
+		Reason: ev.Details, EventID: ev.ID, Store: ev.Store}
 	if ev.Action == journal.ActionTakeover {
 		g.Reason = ""
 	}
@@ -205,24 +225,34 @@ func (g *Grant) setExpiry(exp *time.Time) {
 }
 
 // open finds the grant of ev's key that ev continues or ends: the one with
-// its fence (when the event names one) that is not ended, preferring one
-// of ev's worker; nil when the log has none.
-func (l *Log) open(ev *journal.Event, ownerOnly bool) *Grant {
+// its fence (when the event names one) of its store (when both name one)
+// that is not ended, preferring one of ev's worker; nil when the log has
+// none. ambiguous: ev is not the owner's and several grants of other
+// workers fit it (two stores granted the same fence), so which one it
+// ended cannot be told.
+func (l *Log) open(ev *journal.Event, ownerOnly bool) (found *Grant, ambiguous []*Grant) {
 	me := ownerOf(ev)
-	var found *Grant
+	var others []*Grant
 	for _, g := range l.byKey[lockkey.FoldCase(ev.Key)] {
-		if g.closed || ev.Fence != 0 && g.Fence != 0 && g.Fence != ev.Fence {
+		if g.closed || ev.Fence != 0 && g.Fence != 0 && g.Fence != ev.Fence ||
+			ev.Store != "" && g.Store != "" && g.Store != ev.Store {
 			continue
 		}
 		owned := g.Owner.Holder == me.Holder && g.Owner.Session == me.Session
 		switch {
 		case owned:
 			found = g // the latest of the owner's
-		case !ownerOnly && (found == nil || !ownedBy(found, me)):
-			found = g
+		case !ownerOnly:
+			others = append(others, g)
 		}
 	}
-	return found
+	if found != nil || len(others) == 0 {
+		return found, nil
+	}
+	if len(others) > 1 && ev.Fence != 0 {
+		return nil, others
+	}
+	return others[len(others)-1], nil
 }
 
 func ownedBy(g *Grant, o locks.Owner) bool {
@@ -230,20 +260,32 @@ func ownedBy(g *Grant, o locks.Owner) bool {
 }
 
 func (l *Log) refresh(ev *journal.Event) {
-	g := l.open(ev, true)
+	g, _ := l.open(ev, true)
 	if g == nil {
 		// The log lacks the acquisition: the grant was live before this.
-		g = &Grant{Key: ev.Key, Owner: ownerOf(ev), Fence: ev.Fence, Start: ev.Timestamp, EventID: ev.ID}
+		g = &Grant{Key: ev.Key, Owner: ownerOf(ev), Fence: ev.Fence, Start: ev.Timestamp, EventID: ev.ID, Store: ev.Store}
 		l.add(g)
 	}
 	g.setExpiry(ev.ExpiresAt)
 }
 
 func (l *Log) end(ev *journal.Event) {
-	g := l.open(ev, false)
+	g, ambiguous := l.open(ev, false)
+	if len(ambiguous) > 0 {
+		// A forced release or clear of one of several grants: each may
+		// have ended here or lived on until its expiry.
+		for _, a := range ambiguous {
+			a.closed = true
+			if !a.EndKnown || a.End.After(ev.Timestamp) {
+				a.sureEnd = ev.Timestamp
+				a.How = fmt.Sprintf("released by %s (forced), or another grant with its fence was", ev.Worker)
+			}
+		}
+		return
+	}
 	if g == nil {
 		// The log lacks the acquisition: live for an unknown time before.
-		g = &Grant{Key: ev.Key, Fence: ev.Fence, Start: ev.Timestamp, EventID: ev.ID}
+		g = &Grant{Key: ev.Key, Fence: ev.Fence, Start: ev.Timestamp, EventID: ev.ID, Store: ev.Store}
 		if ev.Action == journal.ActionRelease && !strings.HasPrefix(ev.Details, "forced:") {
 			g.Owner = ownerOf(ev) // not forced: the releaser held it
 		}

@@ -189,3 +189,55 @@ func TestViewIsAStore(t *testing.T) {
 		t.Error("the view took a lock")
 	}
 }
+
+// A refresh whose acquisition the log lacks proves the grant live from the
+// refresh to its expiry; before the refresh it is undecided.
+func TestRefreshWithoutAcquisition(t *testing.T) {
+	t.Parallel()
+	l := history.Build([]journal.Event{ev(10, bob, journal.ActionRefresh, "a.go", 1, 40)})
+	g := l.ByFence("a.go", 1)
+	if len(g) != 1 {
+		t.Fatalf("grants %+v", g)
+	}
+	if !g[0].Throughout(at(12), at(20)) {
+		t.Error("not live throughout [12, 20], after its refresh at 10")
+	}
+	if !g[0].Undecided(at(5), at(12)) {
+		t.Error("[5, 12] not undecided: the grant may have been live before its refresh")
+	}
+}
+
+// Two clones' file stores grant a.go fence 1; a forced release of one of
+// them cannot tell which ended: both are proven live until it, neither
+// after it.
+func TestForcedReleaseOfOneOfTwoGrants(t *testing.T) {
+	t.Parallel()
+	carol := locks.Owner{Holder: "carol", HolderType: "human", Session: "carol"}
+	rel := ev(20, carol, journal.ActionRelease, "a.go", 1, -1)
+	rel.Details = "forced: was held by alice"
+	l := history.Build([]journal.Event{
+		ev(0, alice, journal.ActionAcquire, "a.go", 1, 60),
+		ev(10, bob, journal.ActionAcquire, "a.go", 1, 70),
+		rel,
+	})
+	for _, g := range l.ByFence("a.go", 1) {
+		if !g.Throughout(at(12), at(18)) {
+			t.Errorf("%s's grant not live before the release", g.Owner.Holder)
+		}
+		if g.Throughout(at(25), at(30)) || !g.Undecided(at(25), at(30)) {
+			t.Errorf("%s's grant after the release: throughout %v, undecided %v; want undecided", g.Owner.Holder,
+				g.Throughout(at(25), at(30)), g.Undecided(at(25), at(30)))
+		}
+	}
+	// Events that name their store pick the grant.
+	a := ev(0, alice, journal.ActionAcquire, "a.go", 1, 60)
+	b := ev(10, bob, journal.ActionAcquire, "a.go", 1, 70)
+	a.Store, b.Store, rel.Store = "git origin refs/lockgate/locks", "redis://h/0", "git origin refs/lockgate/locks"
+	l = history.Build([]journal.Event{a, b, rel})
+	for _, g := range l.ByFence("a.go", 1) {
+		ended := !g.Possibly(at(25), at(30))
+		if ended != (g.Owner.Holder == "alice") {
+			t.Errorf("%s's grant ended by the release of its store: %v", g.Owner.Holder, ended)
+		}
+	}
+}
