@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/lockgate/lockgate/diffpath"
@@ -82,6 +83,10 @@ func (h *Runner) Verify(ctx context.Context, revArgs []string, branch string, re
 	commits, err := h.collect(ctx, revArgs, r)
 	merr := <-msgc
 	if errors.Is(err, errLimit) {
+		// Too much to judge is not a violation of history: undecided.
+		lim := r.Violations[len(r.Violations)-1]
+		r.Violations = r.Violations[:len(r.Violations)-1]
+		r.Undecided = append(r.Undecided, Undecided{Subject: "(range)", Reason: lim.Reason + ": verify a narrower --range, or raise the limit"})
 		return nil
 	}
 	if err != nil {
@@ -230,6 +235,8 @@ func (h *Runner) historical(v *Violation, c *rangeCommit, view *history.View) {
 		v.Reason = fmt.Sprintf("made at %s; hooks.require_lock is on and its author held no lock on it then", stamp(c.when))
 		v.Hint = hint.Line(hint.MadeUnlocked, shortSHA(c.sha))
 	case scope.RuleKeyRule:
+		// The policy speaks to whoever commits now; here the author did.
+		v.Reason = strings.Replace(v.Reason, "which you do not hold", "which its author did not hold at "+stamp(c.when), 1)
 		v.Hint = hint.Line(hint.MadeUnlocked, shortSHA(c.sha))
 	}
 }
@@ -244,7 +251,7 @@ func (h *Runner) checkAttested(c *rangeCommit, view *history.View, log *history.
 	for _, hl := range c.held {
 		gs := log.ByFence(hl.Key, hl.Fence)
 		if len(gs) == 0 {
-			undecided("", hl.Key, fmt.Sprintf("its trailers name %s fence=%d, which the lock log does not have", hl.Key, hl.Fence))
+			undecided("", hl.Key, fmt.Sprintf("its trailers name %s fence=%d, which the lock log does not have: the clone that took it has not pushed its events (there: `lockgate workflow sync --push`; then fetch the log again)", hl.Key, hl.Fence))
 			continue
 		}
 		var live, ended, shared *history.Grant

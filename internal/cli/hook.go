@@ -583,12 +583,30 @@ func verifyRange(ctx context.Context, dir, cmd, rng string) error {
 		return service.Usagef("%s: --range %q: want revisions such as A..B, not an option", cmd, rng)
 	}
 	// "--" makes rev-parse take the argument as revisions only, never a path.
-	_, err := gitexec.Output(ctx, dir, nil, "rev-parse", rng, "--")
+	out, err := gitexec.Output(ctx, dir, nil, "rev-parse", rng, "--")
 	var ge *gitexec.Error
 	if errors.As(err, &ge) && ge.ExitCode() == 128 {
 		return service.Usagef("%s: --range %s: %s", cmd, rng, strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(ge.Stderr), "fatal: ")))
 	}
-	return err
+	if err != nil {
+		return err
+	}
+	// rev-parse passes any full object name; rev-list would then fail on
+	// one the clone lacks. The all-zero name is what git (and a CI event)
+	// gives as the old value of a new branch.
+	for _, f := range strings.Fields(string(out)) {
+		sha := strings.TrimPrefix(f, "^")
+		if sha == "--" || strings.Trim(sha, "0123456789abcdef") != "" {
+			continue
+		}
+		if strings.Trim(sha, "0") == "" {
+			return service.Usagef("%s: --range %s: names the all-zero object (the old value of a new branch): name its base instead, e.g. --range origin/main..HEAD", cmd, rng)
+		}
+		if !gitexec.ObjectExists(ctx, dir, sha) {
+			return service.Usagef("%s: --range %s: this clone has no commit %s (fetch it, or fetch with more history)", cmd, rng, sha)
+		}
+	}
+	return nil
 }
 
 // emptyChange says what `check` was given that touches no file.

@@ -54,6 +54,8 @@ func verifyCommand() *command {
 			}
 			revArgs := []string{"HEAD", "--not", "--remotes"}
 			switch {
+			case o.Staged && e.Repo.Toplevel == "":
+				return service.Usagef("verify --staged: a bare repository has no staged change")
 			case o.Staged:
 				revArgs = nil
 			case o.Range != "":

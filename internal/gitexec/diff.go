@@ -249,7 +249,7 @@ func ConfigOrigin(ctx context.Context, dir, key string) (value, origin string, e
 	return value, origin, nil
 }
 
-// ObjectExists reports whether sha names an object in the repository.
+// ObjectExists reports whether sha names a commit in the repository.
 func ObjectExists(ctx context.Context, dir, sha string) bool {
 	_, err := Output(ctx, dir, nil, "cat-file", "-e", sha+"^{commit}")
 	return err == nil

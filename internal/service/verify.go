@@ -60,10 +60,22 @@ func (e *Workspace) ReadLockLog(ctx context.Context, extra ...string) ([]journal
 	if err != nil {
 		return nil, fmt.Errorf("read the lock log: %w", err)
 	}
-	local, err := e.JournalFile().Read(time.Time{})
+	local, bad, err := e.JournalFile().ReadSkipping(time.Time{})
 	if err != nil {
 		return nil, fmt.Errorf("read the lock log: %w", err)
 	}
+	// The last line torn by a crash is skipped, as `log` and `workflow
+	// sync` skip it: the event it began is recorded whole by the next
+	// command (intent recovery). Any other damaged line may be a lost lock
+	// event: the log cannot be judged by.
+	var torn []int
+	for _, ce := range bad {
+		if !ce.Torn {
+			return nil, fmt.Errorf("read the lock log: %w (fix or remove the line; lockgate never writes one)", ce)
+		}
+		torn = append(torn, ce.Line)
+	}
+	e.WarnSkipped(e.JournalFile().Path(), torn)
 	if len(local) > 0 {
 		seen := make(map[string]bool, len(evs))
 		for _, ev := range evs {
