@@ -63,6 +63,8 @@ const (
 	MCPCorrupt
 	MCPCorruptRecord
 	MCPLockLost
+	Contended
+	MCPContended
 	Reacquire
 	TaskMessageTooLarge
 	MadeWhileHeld
@@ -90,6 +92,7 @@ var Table = map[ID]string{
 	PathLocked:          "wait for %s to run `lockgate lock release %k`, or take it when free: `lockgate lock acquire --wait %s %k`",
 	PathNotLocked:       "lock it first: `lockgate lock acquire %k`",
 	Reacquire:           "it expired or was never taken: take it again with `lockgate lock acquire %k`",
+	Contended:           "other clones kept changing the locks at the same moment; nothing was changed: run the command again",
 	KeyRule:             "take the key first: `lockgate lock acquire %k`",
 	KeyHeld:             "%s holds it until %s: ask them to release it, or take it when free: `lockgate lock acquire --wait %s %k`",
 	Paused:              "wait with `lockgate pause wait %k`; %s resumes with `lockgate unpause %k`",
@@ -116,6 +119,7 @@ var Table = map[ID]string{
 	MCPCorrupt:              "an operator inspects %s and removes it with `lockgate lock clear --force %k`",
 	MCPCorruptRecord:        "an operator inspects %s and removes it with `lockgate lock clear --force --record %s`",
 	MCPLockLost:             "the lock expired or was taken over: acquire it again before going on",
+	MCPContended:            "other clones kept changing the locks at the same moment; nothing was changed: call again",
 	TaskMessageTooLarge:     "shorten the commit message: lockgate reads at most 1 MiB of it",
 	// A commit lockgate verify refuses is made already: what is left is
 	// to review it, or revert it; no command of lockgate's undoes it.

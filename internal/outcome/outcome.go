@@ -113,6 +113,7 @@ func Of(err error, c Context) Outcome {
 		unavail  *locks.UnavailableError
 		journalE *locks.JournalError
 		rate     *locks.RateLimitedError
+		contend  *locks.ContendedError
 		gitErr   *gitexec.Error
 		hookErr  *service.HookError
 		mismatch *service.StoreMismatchError
@@ -166,6 +167,10 @@ func Of(err error, c Context) Outcome {
 		o.held(notOwner.Lock)
 		o.Hints = []string{notOwnerHint(notOwner, c.UserDir)}
 		o.AgentHint = hint.Line(hint.MCPNotOwner, notOwner.Lock.Holder, notOwner.Lock.Session, notOwner.Op)
+	case errors.As(err, &contend):
+		o.Exit, o.Class, o.Reason = ExitLockFailed, ClassBusy, ReasonContended
+		o.Hints = []string{hint.Line(hint.Contended)}
+		o.AgentHint = hint.Line(hint.MCPContended)
 	case errors.As(err, &rate):
 		o.Exit, o.Class = ExitRateLimited, ClassRateLimited
 		o.AgentHint = hint.Line(hint.MCPRateLimited, rate.Limit, rate.Window)

@@ -58,6 +58,7 @@ func TestOf(t *testing.T) {
 		{name: "not owner pause", err: &locks.NotOwnerError{Lock: pause, Op: "release"}, exit: ExitNotPermitted, class: ClassNotOwner, held: pause.Key, hints: true, agent: true, hintHas: "unpause --force"},
 		{name: "identity", err: &service.IdentityError{Me: locks.Owner{Holder: "a"}}, exit: ExitNotPermitted, class: ClassNotPermitted},
 		{name: "rate limited", err: &locks.RateLimitedError{Limit: 10, Window: time.Minute}, exit: ExitRateLimited, class: ClassRateLimited, agent: true},
+		{name: "contended", err: &locks.ContendedError{Store: "git origin refs/lockgate/locks", Attempts: 30}, exit: ExitLockFailed, class: ClassBusy, reason: ReasonContended, hints: true, agent: true, hintHas: "run the command again"},
 		{name: "lock lost on refresh", err: &locks.LostError{Key: "src/a.go", Op: "refresh"}, exit: ExitLockFailed, class: ClassLockLost, hints: true, agent: true, hintHas: "lock acquire src/a.go"},
 		{name: "lock lost", err: locks.ErrNotFound, exit: ExitLockFailed, class: ClassLockLost, agent: true},
 		{name: "token mismatch", err: locks.ErrTokenMismatch, exit: ExitLockFailed, class: ClassLockLost, agent: true},
