@@ -15,15 +15,19 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockgate/lockgate/internal/gittest"
+	"github.com/lockgate/lockgate/internal/redistest"
 	"github.com/lockgate/lockgate/locks"
 	"github.com/lockgate/lockgate/locks/filestore"
+	"github.com/lockgate/lockgate/locks/gitstore"
+	"github.com/lockgate/lockgate/locks/redisstore"
 )
 
 // Child processes of the contention test run contend() instead of tests.
 func TestMain(m *testing.M) {
 	if dir := os.Getenv("LOCKGATE_CONTENDER_DIR"); dir != "" {
 		n, _ := strconv.Atoi(os.Getenv("LOCKGATE_CONTENDER_N"))
-		if err := contend(dir, os.Getenv("LOCKGATE_CONTENDER_ID"), n); err != nil {
+		if err := contend(dir, os.Getenv("LOCKGATE_CONTENDER_ID"), n, os.Getenv("LOCKGATE_CONTENDER_STORE")); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(3)
 		}
@@ -37,8 +41,8 @@ func TestMain(m *testing.M) {
 // there means two processes held the lock at once. Before releasing it
 // writes the release time; a waiter that acquires next prints how long after
 // that release it got the lock.
-func contend(dir, id string, n int) error {
-	store, err := filestore.Open(filepath.Join(dir, "locks"))
+func contend(dir, id string, n int, storeSpec string) error {
+	store, err := openContender(dir, id, storeSpec)
 	if err != nil {
 		return err
 	}
@@ -81,9 +85,29 @@ func contend(dir, id string, n int) error {
 	return nil
 }
 
-// runContention starts procs processes sharing total acquisitions and
-// returns the handover latencies.
-func runContention(t testing.TB, procs, total int) []time.Duration {
+// openContender opens the store a contender locks in: the file store in
+// dir (""), the git store through a clone of its own of the remote at the
+// URL after "git:", or Redis at a redis:// URL.
+func openContender(dir, id, spec string) (locks.Store, error) {
+	switch {
+	case spec == "":
+		return filestore.Open(filepath.Join(dir, "locks"))
+	case strings.HasPrefix(spec, "git:"):
+		clone := filepath.Join(dir, "clone-"+id)
+		for _, args := range [][]string{{"init", "-q", clone}, {"-C", clone, "remote", "add", "origin", strings.TrimPrefix(spec, "git:")}} {
+			if out, err := exec.Command("git", args...).CombinedOutput(); err != nil {
+				return nil, fmt.Errorf("git %v: %v: %s", args, err, out)
+			}
+		}
+		return gitstore.Open(gitstore.Options{GitDir: filepath.Join(clone, ".git"), WorkTree: clone, Remote: "origin", ClockSkew: gitstore.DefaultClockSkew})
+	}
+	return redisstore.Open(context.Background(), spec, redisstore.Options{Prefix: "contention:" + filepath.Base(dir)})
+}
+
+// runContention starts procs processes sharing total acquisitions on the
+// store storeSpec names (see openContender) and returns the handover
+// latencies.
+func runContention(t testing.TB, procs, total int, storeSpec string) []time.Duration {
 	dir := t.TempDir()
 	var (
 		mu        sync.Mutex
@@ -96,7 +120,7 @@ func runContention(t testing.TB, procs, total int) []time.Duration {
 		go func() {
 			defer wg.Done()
 			cmd := exec.Command(os.Args[0], "-test.run=^$")
-			cmd.Env = append(os.Environ(), "LOCKGATE_CONTENDER_DIR="+dir,
+			cmd.Env = append(os.Environ(), "LOCKGATE_CONTENDER_DIR="+dir, "LOCKGATE_CONTENDER_STORE="+storeSpec,
 				"LOCKGATE_CONTENDER_ID=p"+strconv.Itoa(i), "LOCKGATE_CONTENDER_N="+strconv.Itoa(total/procs))
 			var stderr strings.Builder
 			cmd.Stderr = &stderr
@@ -144,8 +168,49 @@ func TestContention(t *testing.T) {
 	if testing.Short() {
 		total = 400
 	}
-	h := runContention(t, 8, total)
+	h := runContention(t, 8, total, "")
 	t.Logf("%d handovers: p50 %v p99 %v", len(h), pct(h, 0.5), pct(h, 0.99))
+}
+
+// TestContentionGitStore: 8 clones of one remote contending on one key
+// through the git store never hold it at once.
+func TestContentionGitStore(t *testing.T) {
+	t.Parallel()
+	h := runContention(t, 8, 8*gittest.Rounds(t, 10), "git:"+bareRemote(t))
+	t.Logf("%d handovers: p50 %v p99 %v", len(h), pct(h, 0.5), pct(h, 0.99))
+}
+
+func bareRemote(t testing.TB) string {
+	dir := filepath.Join(t.TempDir(), "remote.git")
+	if out, err := exec.Command("git", "init", "-q", "--bare", dir).CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v: %s", err, out)
+	}
+	return dir
+}
+
+// BenchmarkContentionStores: 8 processes (8 clones for the git store)
+// contend on one key, 200 acquisitions in all, on each store: handover
+// latency and throughput side by side, in one run. The git store has no
+// release signal: a waiter fetches every PollEvery.
+func BenchmarkContentionStores(b *testing.B) {
+	srv := redistest.Start(b, redistest.Options{})
+	for _, kind := range []string{"file", "git", "redis"} {
+		b.Run(kind, func(b *testing.B) {
+			for range b.N {
+				spec := map[string]string{"file": "", "redis": srv.URL()}[kind]
+				if kind == "git" {
+					spec = "git:" + bareRemote(b)
+				}
+				start := time.Now()
+				h := runContention(b, 8, 200, spec)
+				el := time.Since(start)
+				b.ReportMetric(float64(200)/el.Seconds(), "acquisitions/s")
+				b.ReportMetric(float64(pct(h, 0.5).Microseconds())/1000, "handover-p50-ms")
+				b.ReportMetric(float64(pct(h, 0.99).Microseconds())/1000, "handover-p99-ms")
+				b.ReportMetric(0, "violations")
+			}
+		})
+	}
 }
 
 // BenchmarkContention: 8 processes, LOCKGATE_BENCH_ACQUISITIONS in all
@@ -157,7 +222,7 @@ func BenchmarkContention(b *testing.B) {
 	}
 	for range b.N {
 		start := time.Now()
-		h := runContention(b, 8, total)
+		h := runContention(b, 8, total, "")
 		el := time.Since(start)
 		b.ReportMetric(float64(total)/el.Seconds(), "acquisitions/s")
 		b.ReportMetric(float64(pct(h, 0.5).Microseconds())/1000, "handover-p50-ms")

@@ -41,7 +41,12 @@ run -bench 'Append' -benchtime 2000x ./locks/journal
 run -bench 'MultiProcess' -benchtime 1x ./locks/journal
 run -bench 'Evaluate|Matcher' ./scope
 run -bench 'Make' ./planner
-run -bench 'Contention' -benchtime 1x -timeout 60m ./locks
+run -bench 'Contention$' -benchtime 1x -timeout 60m ./locks
+run -bench 'ContentionStores' -benchtime 1x -timeout 30m ./locks
+# 8 clones racing one key through the git store, 200 rounds: exactly one
+# winner each (a test, run here at full length).
+echo "== LOCKGATE_TEST_ROUNDS=500 go test -run 'TestProcessRace$' ./locks/gitstore" | tee -a "$out"
+LOCKGATE_TEST_ROUNDS=500 go test -count=1 -run 'TestProcessRace$' -v -timeout 30m ./locks/gitstore 2>&1 | grep -E '^(---|ok|FAIL|PASS)' | tee -a "$out"
 run -bench 'CommitEvent' -timeout 30m ./workflow
 run -bench 'Events100k' -benchtime 5x -timeout 30m ./workflow
 run -bench 'Handover|Covering' -benchtime 20000x -timeout 30m ./locks/redisstore
@@ -52,4 +57,5 @@ run -bench 'CLI' -benchtime 300x -timeout 60m ./cmd/lockgate
 run -bench 'Hook' -benchtime 30x -timeout 60m ./cmd/lockgate
 run -bench 'MCP|Guard' -benchtime 2000x -timeout 30m ./cmd/lockgate
 run -bench 'Verify' -benchtime 10x -timeout 60m ./cmd/lockgate
+run -bench 'GitStore' -benchtime 30x -timeout 60m ./cmd/lockgate
 echo "results in $out" >&2
