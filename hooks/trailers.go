@@ -266,21 +266,32 @@ func isLockgateTrailer(l string) bool {
 	return len(tok) > len("Lockgate-") && strings.EqualFold(tok[:len("Lockgate-")], "Lockgate-")
 }
 
-// parseTrailers reads the lockgate trailers of msg's trailer block: the
-// worker, the session and the locks (key and fence) named.
-func parseTrailers(msg, comment string) (worker, session string, held []heldLock) {
+// lockgateTrailers returns the lockgate trailers (token, value) of msg's
+// final trailer block, as git reads it; false when it has none.
+func lockgateTrailers(msg, comment string) ([][2]string, bool) {
 	lines := splitLines(msg)
 	body := lines[:contentEnd(lines, comment)]
 	start, ok := trailerBlock(body, comment)
 	if !ok {
-		return "", "", nil
+		return nil, false
 	}
+	var out [][2]string
 	for _, l := range body[start:] {
 		if !isLockgateTrailer(l) {
 			continue
 		}
 		i := separator(l)
-		tok, v := strings.TrimSpace(l[:i]), strings.TrimSpace(l[i+1:])
+		out = append(out, [2]string{strings.TrimSpace(l[:i]), strings.TrimSpace(l[i+1:])})
+	}
+	return out, true
+}
+
+// parseTrailers reads the lockgate trailers of msg's trailer block: the
+// worker, the session and the locks (key and fence) named.
+func parseTrailers(msg, comment string) (worker, session string, held []heldLock) {
+	ts, _ := lockgateTrailers(msg, comment)
+	for _, t := range ts {
+		tok, v := t[0], t[1]
 		switch {
 		case strings.EqualFold(tok, TrailerWorker):
 			worker = v
@@ -320,19 +331,13 @@ func CommitAuthor(msg, comment string) (me locks.Owner, ok bool) {
 	if comment == "" {
 		comment = "#"
 	}
-	lines := splitLines(msg)
-	body := lines[:contentEnd(lines, comment)]
-	start, found := trailerBlock(body, comment)
+	ts, found := lockgateTrailers(msg, comment)
 	if !found {
 		return locks.Owner{}, false
 	}
 	var workers, types, sessions int
-	for _, l := range body[start:] {
-		if !isLockgateTrailer(l) {
-			continue
-		}
-		i := separator(l)
-		tok, v := strings.TrimSpace(l[:i]), strings.TrimSpace(l[i+1:])
+	for _, t := range ts {
+		tok, v := t[0], t[1]
 		switch {
 		case strings.EqualFold(tok, TrailerWorker):
 			workers++
