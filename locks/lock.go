@@ -1,7 +1,10 @@
 package locks
 
 import (
+	"errors"
+	"fmt"
 	"time"
+	"unicode/utf8"
 )
 
 // Lock is one lock record, as stored by every backend and printed by
@@ -61,4 +64,20 @@ func (l *Lock) Stale(now time.Time, staleAfter time.Duration) bool {
 // TaskLive reports whether an activity lock's task sub-lock is held and unexpired.
 func (l *Lock) TaskLive(now time.Time) bool {
 	return l.TaskID != "" && l.TaskExpires != nil && !l.TaskExpires.Before(now)
+}
+
+// Validate reports a record no store may keep: one without a key or an
+// expiry, or whose key is not valid UTF-8 (JSON would store U+FFFD
+// instead, and the record would no longer name its key).
+func (l *Lock) Validate() error {
+	if l.Key == "" {
+		return errors.New("lock record has no key")
+	}
+	if !utf8.ValidString(l.Key) {
+		return fmt.Errorf("lock key %q is not valid UTF-8", l.Key)
+	}
+	if l.ExpiresAt.IsZero() {
+		return fmt.Errorf("lock record for %s has no expiry", l.Key)
+	}
+	return nil
 }

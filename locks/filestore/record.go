@@ -44,7 +44,7 @@ func ParseRecord(data []byte) (locks.Lock, error) { return parseRecord(data) }
 // EncodeRecord encodes rec as the file store writes it: one JSON object
 // and a newline.
 func EncodeRecord(rec locks.Lock) ([]byte, error) {
-	if err := checkRecord(rec); err != nil {
+	if err := rec.Validate(); err != nil {
 		return nil, err
 	}
 	data, err := json.Marshal(rec)

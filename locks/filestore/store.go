@@ -14,7 +14,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-	"unicode/utf8"
 
 	"github.com/lockgate/lockgate/internal/safefs"
 	"github.com/lockgate/lockgate/locks"
@@ -234,27 +233,12 @@ func logical(key string) bool {
 	return lockkey.Namespace(key) != "" || key == lockkey.WorkflowKey || key == lockkey.ClaimKey
 }
 
-func checkRecord(rec locks.Lock) error {
-	if rec.Key == "" {
-		return errors.New("lock record has no key")
-	}
-	if !utf8.ValidString(rec.Key) {
-		// JSON would store U+FFFD instead, and the record would no
-		// longer name its key.
-		return fmt.Errorf("lock key %q is not valid UTF-8", rec.Key)
-	}
-	if rec.ExpiresAt.IsZero() {
-		return fmt.Errorf("lock record for %s has no expiry", rec.Key)
-	}
-	return nil
-}
-
 // Acquire stores rec under rec.Key unless a live record holds the key; an
 // expired record is replaced and returned as prev. The store sets rec.Fence,
 // and rec.Token when it is empty. A corrupt record is never taken over: it
 // yields a *locks.CorruptError until Remove clears it.
 func (s *Store) Acquire(ctx context.Context, rec locks.Lock, now time.Time) (locks.Lock, *locks.Lock, error) {
-	if err := checkRecord(rec); err != nil {
+	if err := rec.Validate(); err != nil {
 		return locks.Lock{}, nil, err
 	}
 	if err := s.begin(ctx); err != nil {
@@ -341,7 +325,7 @@ func (s *Store) Release(ctx context.Context, key, token string) error {
 // Update replaces key's record with rec if the stored token is rec.Token.
 // The stored fence is kept.
 func (s *Store) Update(ctx context.Context, rec locks.Lock) (locks.Lock, error) {
-	if err := checkRecord(rec); err != nil {
+	if err := rec.Validate(); err != nil {
 		return locks.Lock{}, err
 	}
 	if err := s.begin(ctx); err != nil {
@@ -668,7 +652,7 @@ func parseRecord(data []byte) (locks.Lock, error) {
 	if err := json.Unmarshal(data, &rec); err != nil {
 		return locks.Lock{}, fmt.Errorf("invalid record: %w", err)
 	}
-	if err := checkRecord(rec); err != nil {
+	if err := rec.Validate(); err != nil {
 		return locks.Lock{}, err
 	}
 	return rec, nil

@@ -10,7 +10,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	"github.com/lockgate/lockgate/locks"
 	"github.com/lockgate/lockgate/locks/filestore"
@@ -133,19 +132,6 @@ func (v *view) each(fn func(r *record)) {
 	}
 }
 
-func checkRecord(rec locks.Lock) error {
-	if rec.Key == "" {
-		return errors.New("lock record has no key")
-	}
-	if !utf8.ValidString(rec.Key) {
-		return fmt.Errorf("lock key %q is not valid UTF-8", rec.Key)
-	}
-	if rec.ExpiresAt.IsZero() {
-		return fmt.Errorf("lock record for %s has no expiry", rec.Key)
-	}
-	return nil
-}
-
 func (v *view) put(rec locks.Lock, what string) (locks.Lock, error) {
 	data, err := filestore.EncodeRecord(rec)
 	if err != nil {
@@ -159,7 +145,7 @@ func (v *view) put(rec locks.Lock, what string) (locks.Lock, error) {
 // Acquire takes key unless a live lock holds it; a lock that expired more
 // than the clock skew ago is taken over.
 func (v *view) Acquire(_ context.Context, rec locks.Lock, now time.Time) (locks.Lock, *locks.Lock, error) {
-	if err := checkRecord(rec); err != nil {
+	if err := rec.Validate(); err != nil {
 		return locks.Lock{}, nil, err
 	}
 	if rec.Token == "" {
@@ -214,7 +200,7 @@ func (v *view) Release(_ context.Context, key, token string) error {
 
 // Update replaces key's record if the token matches, keeping its fence.
 func (v *view) Update(_ context.Context, rec locks.Lock) (locks.Lock, error) {
-	if err := checkRecord(rec); err != nil {
+	if err := rec.Validate(); err != nil {
 		return locks.Lock{}, err
 	}
 	_, l, err := v.find(rec.Key)

@@ -11,7 +11,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-	"unicode/utf8"
 
 	"github.com/redis/go-redis/v9"
 	"github.com/redis/go-redis/v9/maintnotifications"
@@ -324,16 +323,8 @@ type nopLogger struct{}
 func (nopLogger) Printf(context.Context, string, ...any) {}
 
 func checkRecord(rec locks.Lock) error {
-	if rec.Key == "" {
-		return errors.New("lock record has no key")
-	}
-	if !utf8.ValidString(rec.Key) {
-		// JSON would store U+FFFD instead, and the record would no longer
-		// name its key.
-		return fmt.Errorf("lock key %q is not valid UTF-8", rec.Key)
-	}
-	if rec.ExpiresAt.IsZero() {
-		return fmt.Errorf("lock record for %s has no expiry", rec.Key)
+	if err := rec.Validate(); err != nil {
+		return err
 	}
 	if strings.ContainsAny(rec.Token, "\n") {
 		return fmt.Errorf("lock token for %s contains a newline", rec.Key)
