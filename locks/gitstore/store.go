@@ -350,16 +350,27 @@ func (s *Store) Transact(ctx context.Context, fn func(locks.Store) error) error 
 		if attempt > 0 {
 			fresh = 0
 		}
-		t, err := s.forWrite(ctx, fresh)
+		t, reused, err := s.forWrite(ctx, fresh)
 		if err != nil {
 			return err
 		}
 		v := newView(t, s.opts.ClockSkew, s.where)
-		if err := fn(v); err != nil {
+		if err := fn(v); err != nil || !v.dirty() {
+			if reused {
+				// A refusal (or nothing to do) decided on a state this
+				// Store had: ask the remote whether it still holds, and
+				// decide again if not — a waiter must see a release.
+				cur, cerr := s.current(ctx, 0)
+				if cerr != nil {
+					return cerr
+				}
+				if cur.commit != t.commit {
+					attempt-- // not a lost race
+					took = 0
+					continue
+				}
+			}
 			return err
-		}
-		if !v.dirty() {
-			return nil
 		}
 		won, err := s.publish(ctx, t, v)
 		if err != nil || won {
@@ -371,16 +382,17 @@ func (s *Store) Transact(ctx context.Context, fn func(locks.Store) error) error 
 }
 
 // forWrite returns the state a change is decided on: the one held when
-// the remote confirmed it less than fresh ago, else a fetched one.
-func (s *Store) forWrite(ctx context.Context, fresh time.Duration) (*table, error) {
+// the remote confirmed it less than fresh ago (reused), else a fetched one.
+func (s *Store) forWrite(ctx context.Context, fresh time.Duration) (t *table, reused bool, err error) {
 	s.mu.Lock()
 	if s.snap != nil && fresh > 0 && time.Since(s.confirmed) < fresh {
 		t := s.snap
 		s.mu.Unlock()
-		return t, nil
+		return t, true, nil
 	}
 	s.mu.Unlock()
-	return s.fetch(ctx)
+	t, err = s.fetch(ctx)
+	return t, false, err
 }
 
 // pause waits a jittered, growing time before another attempt.
