@@ -21,6 +21,10 @@ const (
 	RulePaused      = "paused"       // a feature:*:pause lock of someone else
 	RuleLimit       = "limit"        // too many commits or paths to check
 	RuleTask        = "task"         // commit message names no held task
+	// RuleWorkflowBranch: under hooks.pre_receive.verify, a push that
+	// would take events off the workflow branch (a deletion, a forced
+	// update) or put there a commit that is not an event commit.
+	RuleWorkflowBranch = "workflow_branch"
 )
 
 // Violation is one reason a change is refused.
@@ -64,8 +68,10 @@ type Report struct {
 // Add records violations.
 func (r *Report) Add(v ...Violation) { r.Violations = append(r.Violations, v...) }
 
-// Finish sorts the violations into a stable order and sets OK.
+// Finish sorts the violations into a stable order, drops repeats, and
+// sets OK.
 func (r *Report) Finish() {
+	r.dedupe()
 	sort.SliceStable(r.Violations, func(i, j int) bool {
 		a, b := r.Violations[i], r.Violations[j]
 		if a.Path != b.Path {
@@ -80,6 +86,23 @@ func (r *Report) Finish() {
 		r.Violations = []Violation{}
 	}
 	r.OK = len(r.Violations) == 0 && len(r.Undecided) == 0
+}
+
+// dedupe keeps the first of violations that name the same commit, path,
+// rule and reason: the store check and verify may both find one (a
+// scope rule), and two refs pushed together may carry the same commit.
+func (r *Report) dedupe() {
+	type id struct{ commit, path, rule, reason string }
+	seen := make(map[id]bool, len(r.Violations))
+	kept := r.Violations[:0]
+	for _, v := range r.Violations {
+		k := id{v.Commit, v.Path, v.Rule, v.Reason}
+		if !seen[k] {
+			seen[k] = true
+			kept = append(kept, v)
+		}
+	}
+	r.Violations = kept
 }
 
 // WriteText renders the report for people: the first line says what was

@@ -52,6 +52,10 @@ type Runner struct {
 	// are events, not work, and are not verified.
 	VerifyLog   func(ctx context.Context, pushed map[string]string) ([]journal.Event, error)
 	WorkflowRef string
+	// EventCommits, with VerifyLog, checks that the commits a push adds to
+	// WorkflowRef are event commits; reason says why one is not ("" when
+	// all are).
+	EventCommits func(ctx context.Context, commits []string) (reason string, err error)
 }
 
 // PreCommit checks the staged change.
@@ -336,8 +340,12 @@ func (h *Runner) PrePush(ctx context.Context, _ string, stdin io.Reader, getenv 
 }
 
 // PreReceive checks, on the server, each pushed ref: stdin lines
-// `<old-value> <new-value> <ref-name>`. With VerifyLog set it also
-// verifies the pushed commits against the lock log.
+// `<old-value> <new-value> <ref-name>`. Only the commits the server has on
+// no ref yet are checked (`NEW --not --all`: git updates the refs after
+// this hook), so that a commit judged when it was first pushed is not
+// judged again when another branch takes it in. With VerifyLog set it
+// also verifies those commits against the lock log, and guards the
+// workflow branch (guardWorkflow).
 func (h *Runner) PreReceive(ctx context.Context, stdin io.Reader) (*Report, error) {
 	r := &Report{Hook: "pre-receive"}
 	type update struct {
@@ -360,14 +368,21 @@ func (h *Runner) PreReceive(ctx context.Context, stdin io.Reader) (*Report, erro
 		if !objectName(oldSHA) || !objectName(newSHA) {
 			return nil, fmt.Errorf("pre-receive: malformed line on stdin %q: want full object names (40 or 64 hex digits)", line)
 		}
+		guarded := h.VerifyLog != nil && ref == h.WorkflowRef
+		if guarded {
+			ok, err := h.guardWorkflow(ctx, oldSHA, newSHA, r)
+			if err != nil {
+				return nil, err
+			}
+			if !ok {
+				continue // its events are not read: verify by the server's
+			}
+		}
 		if zeroSHA(newSHA) {
 			continue
 		}
 		pushed[ref] = newSHA
 		args := []string{newSHA, "--not", "--all"}
-		if !zeroSHA(oldSHA) {
-			args = []string{oldSHA + ".." + newSHA}
-		}
 		if err := h.Range(ctx, args, branchOf(ref), r); err != nil {
 			return nil, err
 		}

@@ -70,6 +70,8 @@ const (
 	MadeWhileHeld
 	MadeUnlocked
 	LogFetch
+	WorkflowAppendOnly
+	WorkflowEventsOnly
 )
 
 // Table is every hint, by ID.
@@ -126,6 +128,10 @@ var Table = map[ID]string{
 	MadeWhileHeld: "have %s review commit %s, and revert it (git revert) if it must not stay",
 	MadeUnlocked:  "review commit %s, and revert it (git revert) if it must not stay",
 	LogFetch:      "run it again with --fetch, which fetches %s from %s",
+	// The server refuses a push that would take events off the workflow
+	// branch, or put anything but events on it.
+	WorkflowAppendOnly: "the workflow branch only grows: fetch it, merge it into yours and push without force, as lockgate workflow sync --push does",
+	WorkflowEventsOnly: "push to the workflow branch only the commits lockgate writes there (lockgate workflow sync --push); keep other files and commits off it",
 }
 
 // CorruptLine is the hint for the unreadable record at path, of key (""
