@@ -99,3 +99,24 @@ func TestInstallUninstall(t *testing.T) {
 		t.Fatal("pre-push shim left behind")
 	}
 }
+
+func TestReportDedupe(t *testing.T) {
+	t.Parallel()
+	r := &Report{}
+	v := Violation{Rule: "user_owned", Path: "a.py", Reason: "agents may not change it", Commit: "1a2b3c4d5e6f", Hint: "from the store"}
+	r.Add(v, Violation{Rule: "locked", Path: "a.py", Reason: "held"})
+	w := v
+	w.Hint = "from verify"
+	other := v
+	other.Commit = "0f0f0f0f0f0f"
+	r.Add(w, other)
+	r.Finish()
+	if len(r.Violations) != 3 {
+		t.Fatalf("violations %+v, want the repeat dropped", r.Violations)
+	}
+	for _, got := range r.Violations {
+		if got.Hint == "from verify" {
+			t.Fatalf("kept the later of two equal violations: %+v", r.Violations)
+		}
+	}
+}

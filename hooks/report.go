@@ -89,14 +89,14 @@ func (r *Report) Finish() {
 }
 
 // dedupe keeps the first of violations that name the same commit, path,
-// rule and reason: the store check and verify may both find one (a
+// rule, key and reason: the store check and verify may both find one (a
 // scope rule), and two refs pushed together may carry the same commit.
 func (r *Report) dedupe() {
-	type id struct{ commit, path, rule, reason string }
+	type id struct{ commit, path, rule, key, reason string }
 	seen := make(map[id]bool, len(r.Violations))
 	kept := r.Violations[:0]
 	for _, v := range r.Violations {
-		k := id{v.Commit, v.Path, v.Rule, v.Reason}
+		k := id{v.Commit, v.Path, v.Rule, v.Key, v.Reason}
 		if !seen[k] {
 			seen[k] = true
 			kept = append(kept, v)
