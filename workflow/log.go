@@ -45,7 +45,8 @@ type readStats struct {
 	subsumed                  int // a tree with no file another's lacks
 }
 
-func readEvents(ctx context.Context, cfg Config, refs []string, stats *readStats) ([]journal.Event, []string, error) {
+// newLogReader is a logReader of cfg's repository, not started.
+func newLogReader(cfg Config, stats *readStats) (logReader, error) {
 	r := logReader{gitDir: cfg.GitDir, common: cfg.CommonDir, dir: cfg.WorkTree, stats: stats}
 	if r.gitDir == "" {
 		r.gitDir = r.common
@@ -54,10 +55,18 @@ func readEvents(ctx context.Context, cfg Config, refs []string, stats *readStats
 		r.common = r.gitDir
 	}
 	if r.gitDir == "" {
-		return nil, nil, errors.New("read events: no repository")
+		return r, errors.New("read events: no repository")
 	}
 	if r.dir == "" {
 		r.dir = r.gitDir
+	}
+	return r, nil
+}
+
+func readEvents(ctx context.Context, cfg Config, refs []string, stats *readStats) ([]journal.Event, []string, error) {
+	r, err := newLogReader(cfg, stats)
+	if err != nil {
+		return nil, nil, err
 	}
 	for _, ref := range refs {
 		if ref == "" || strings.ContainsAny(ref, "\n\r\x00") || strings.HasPrefix(ref, "-") {
@@ -402,7 +411,7 @@ func (r *logReader) readBlobs(ref string, files []file) ([]journal.Event, error)
 			}
 			ev, err := journal.ParseLine(buf)
 			if err != nil {
-				return fmt.Errorf("%s: %s: not an event: %w", ref, path, err)
+				return fmt.Errorf("%s: %s: %w: %w", ref, path, errNotEvent, err)
 			}
 			if want := EventPath(ev.ID); want != path {
 				return fmt.Errorf("%s: %s: %w: event %q belongs at %s", ref, path, errShape, ev.ID, want)
@@ -581,7 +590,7 @@ func (c *catFile) blob(br *bufio.Reader, oid string, buf []byte) ([]byte, error)
 	case info.typ != "blob":
 		return buf, fmt.Errorf("%s: a %s, not a blob", oid, info.typ)
 	case info.size > journal.MaxLineBytes+1:
-		return buf, fmt.Errorf("blob %s: %d bytes, more than an event", oid, info.size)
+		return buf, fmt.Errorf("blob %s: %w: %d bytes, more than any event", oid, errNotEvent, info.size)
 	}
 	n := len(buf)
 	buf = slices.Grow(buf, int(info.size)+1)[:n+int(info.size)+1]

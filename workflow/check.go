@@ -1,0 +1,120 @@
+package workflow
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// errNotEvent reports a file under events/ that is not an event's
+// journal line.
+var errNotEvent = errors.New("not an event")
+
+// NotEventsError says that a commit is not one lockgate writes on the
+// workflow branch.
+type NotEventsError struct {
+	Commit string // "" when the reason names it
+	Err    error
+}
+
+func (e *NotEventsError) Error() string {
+	if e.Commit == "" {
+		return e.Err.Error()
+	}
+	return fmt.Sprintf("commit %s: %v", e.Commit, e.Err)
+}
+
+func (e *NotEventsError) Unwrap() error { return e.Err }
+
+// CheckEventCommits checks that each of commits (full object names) is an
+// event commit, one this package could have written on the workflow
+// branch: its tree holds events/ and nothing else, and events/ reads as
+// ReadEvents reads it (every file an event, at the path its id gives). A
+// commit that is not is a *NotEventsError; other errors are git failing.
+//
+// base are refs whose events are known good (the branch as it is before
+// a push): a commit's tree is read against them, so that one that only
+// adds events costs those events. A base ref that does not exist is
+// skipped.
+func CheckEventCommits(ctx context.Context, cfg Config, base, commits []string) error {
+	if len(commits) == 0 {
+		return nil
+	}
+	for _, c := range commits {
+		if !objectName(c) {
+			return fmt.Errorf("check event commits: %q is not a full object name", c)
+		}
+	}
+	if err := checkRoots(ctx, cfg, commits); err != nil {
+		return err
+	}
+	_, _, err := readEvents(ctx, cfg, append(append([]string(nil), base...), commits...), &readStats{})
+	if errors.Is(err, errShape) || errors.Is(err, errNotEvent) {
+		return &NotEventsError{Err: err}
+	}
+	return err
+}
+
+// checkRoots checks that the tree of each commit has one entry, the tree
+// events/. It asks git cat-file for the size of the root tree and for
+// events/: a tree object is "<mode> <name>\0<binary id>" per entry, so a
+// root of exactly the size of "40000 events\0<id>" holds events/ alone.
+func checkRoots(ctx context.Context, cfg Config, commits []string) error {
+	r, err := newLogReader(cfg, &readStats{})
+	if err != nil {
+		return err
+	}
+	if err := r.start(ctx); err != nil {
+		return err
+	}
+	defer r.cat.close()
+	var bad *NotEventsError
+	err = r.cat.round(func(w *bufio.Writer) error {
+		for _, c := range commits {
+			if _, err := fmt.Fprintf(w, "info %s^{commit}\ninfo %[1]s^{tree}\ninfo %[1]s:%s\n", c, eventsDir); err != nil {
+				return err
+			}
+		}
+		return nil
+	}, func(br *bufio.Reader) error {
+		for _, c := range commits {
+			var info [3]objectInfo
+			for i := range info {
+				var err error
+				if info[i], err = r.cat.info(br); err != nil {
+					return fmt.Errorf("check commit %s: %w", c, err)
+				}
+			}
+			if bad != nil {
+				continue // read every answer: the round expects it
+			}
+			switch {
+			case info[0].missing || info[0].typ != "commit":
+				bad = &NotEventsError{Commit: c, Err: errors.New("not a commit")}
+			case info[2].missing || info[2].typ != "tree":
+				bad = &NotEventsError{Commit: c, Err: fmt.Errorf("%w: its tree has no %s/ directory", errShape, eventsDir)}
+			case info[1].size != int64(len("40000 "+eventsDir+"\x00")+len(info[2].oid)/2):
+				bad = &NotEventsError{Commit: c, Err: fmt.Errorf("%w: its tree holds more than %s/", errShape, eventsDir)}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return r.ctxErr(ctx, err)
+	}
+	if bad != nil {
+		return bad
+	}
+	return nil
+}
+
+// objectName reports a full object name: 40 (SHA-1) or 64 (SHA-256)
+// lowercase hex digits.
+func objectName(s string) bool {
+	if len(s) != 40 && len(s) != 64 {
+		return false
+	}
+	return strings.Trim(s, "0123456789abcdef") == ""
+}
