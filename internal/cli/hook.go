@@ -244,6 +244,7 @@ func (a *app) runHook(ctx context.Context, name string, args []string, maxArgs i
 			}
 			return e.ReadLockLog(ctx, extra...)
 		}
+		h.EventCommits = e.EventCommits
 	}
 	switch name {
 	case "pre-commit", "pre-merge-commit", "commit-msg":

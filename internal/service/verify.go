@@ -2,6 +2,7 @@ package service
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -91,6 +92,22 @@ func (e *Workspace) ReadLockLog(ctx context.Context, extra ...string) ([]journal
 		return nil, &LogMissingError{Refs: refs, Remote: e.Cfg.Workflow.Remote, Branch: e.Cfg.Workflow.Branch}
 	}
 	return evs, nil
+}
+
+// EventCommits checks that commits, pushed to the workflow branch, are
+// event commits (workflow.CheckEventCommits), read against the branch as
+// it is; reason says why one is not, "" when all are.
+func (e *Workspace) EventCommits(ctx context.Context, commits []string) (reason string, err error) {
+	cfg := workflow.Config{GitDir: e.Repo.GitDir, CommonDir: e.Repo.CommonDir, WorkTree: e.Repo.Toplevel}
+	err = workflow.CheckEventCommits(ctx, cfg, []string{"refs/heads/" + e.Cfg.Workflow.Branch}, commits)
+	var ne *workflow.NotEventsError
+	if errors.As(err, &ne) {
+		return ne.Error(), nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("check the commits pushed to the workflow branch: %w", err)
+	}
+	return "", nil
 }
 
 // Verify judges the commits revArgs name against the lock log, read
