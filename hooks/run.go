@@ -56,6 +56,10 @@ type Runner struct {
 	// WorkflowRef are event commits; reason says why one is not ("" when
 	// all are).
 	EventCommits func(ctx context.Context, commits []string) (reason string, err error)
+	// LogRefs are the other refs the lock log is read from (the
+	// remote-tracking ref of the workflow branch), guarded as
+	// WorkflowRef is.
+	LogRefs []string
 }
 
 // PreCommit checks the staged change.
@@ -368,9 +372,8 @@ func (h *Runner) PreReceive(ctx context.Context, stdin io.Reader) (*Report, erro
 		if !objectName(oldSHA) || !objectName(newSHA) {
 			return nil, fmt.Errorf("pre-receive: malformed line on stdin %q: want full object names (40 or 64 hex digits)", line)
 		}
-		guarded := h.VerifyLog != nil && ref == h.WorkflowRef
-		if guarded {
-			ok, err := h.guardWorkflow(ctx, oldSHA, newSHA, r)
+		if h.VerifyLog != nil && h.logRef(ref) {
+			ok, err := h.guardWorkflow(ctx, ref, oldSHA, newSHA, r)
 			if err != nil {
 				return nil, err
 			}
@@ -386,7 +389,7 @@ func (h *Runner) PreReceive(ctx context.Context, stdin io.Reader) (*Report, erro
 		if err := h.Range(ctx, args, branchOf(ref), r); err != nil {
 			return nil, err
 		}
-		if ref != h.WorkflowRef {
+		if !h.logRef(ref) {
 			updates = append(updates, update{args, branchOf(ref)})
 		}
 	}

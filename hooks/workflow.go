@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/lockgate/lockgate/internal/gitexec"
@@ -14,8 +15,9 @@ import (
 // workflow branch that are read when MaxCommits is not set.
 const defaultMaxWorkflowCommits = 10000
 
-// guardWorkflow judges, under hooks.pre_receive.verify, a push to the
-// workflow branch (old and new are the ref's values). The lock log is
+// guardWorkflow judges, under hooks.pre_receive.verify, a push to ref, the
+// workflow branch or another ref the lock log is read from (old and new
+// are the ref's values). The lock log is
 // what pushes are verified against, so a push may only add events to it:
 // deleting the branch, or moving it to a commit that does not descend
 // from the server's, would drop events and let a commit they refuse in;
@@ -23,23 +25,23 @@ const defaultMaxWorkflowCommits = 10000
 // stray file) or put a commit of code on a ref, where a later push of it
 // to a branch is no longer a new commit and goes unverified. ok is false
 // when the push is refused: its events are then not read.
-func (h *Runner) guardWorkflow(ctx context.Context, oldSHA, newSHA string, r *Report) (ok bool, err error) {
+func (h *Runner) guardWorkflow(ctx context.Context, ref, oldSHA, newSHA string, r *Report) (ok bool, err error) {
 	refuse := func(rule, reason string, hintLine string) (bool, error) {
 		r.Add(Violation{Rule: rule, Reason: reason, Hint: hintLine})
 		return false, nil
 	}
 	if zeroSHA(newSHA) {
-		return refuse(RuleWorkflowBranch, fmt.Sprintf("the push deletes %s, the lock log pushes are verified against (hooks.pre_receive.verify)", h.WorkflowRef),
+		return refuse(RuleWorkflowBranch, fmt.Sprintf("the push deletes %s, the lock log pushes are verified against (hooks.pre_receive.verify)", ref),
 			hint.Line(hint.WorkflowAppendOnly))
 	}
 	if !zeroSHA(oldSHA) {
 		ff, err := isAncestor(ctx, h.Dir, oldSHA, newSHA)
 		if err != nil {
-			return false, fmt.Errorf("pre-receive: %s: %w", h.WorkflowRef, err)
+			return false, fmt.Errorf("pre-receive: %s: %w", ref, err)
 		}
 		if !ff {
 			return refuse(RuleWorkflowBranch, fmt.Sprintf("the push moves %s from %s to %s, which is not a fast-forward: it would drop events of the lock log (lockgate never forces the workflow branch)",
-				h.WorkflowRef, shortSHA(oldSHA), shortSHA(newSHA)), hint.Line(hint.WorkflowAppendOnly))
+				ref, shortSHA(oldSHA), shortSHA(newSHA)), hint.Line(hint.WorkflowAppendOnly))
 		}
 	}
 	limit := h.MaxCommits
@@ -48,11 +50,11 @@ func (h *Runner) guardWorkflow(ctx context.Context, oldSHA, newSHA string, r *Re
 	}
 	out, err := gitexec.Output(ctx, h.Dir, nil, "rev-list", fmt.Sprintf("--max-count=%d", limit+1), newSHA, "--not", "--all")
 	if err != nil {
-		return false, fmt.Errorf("pre-receive: list the commits pushed to %s: %w", h.WorkflowRef, err)
+		return false, fmt.Errorf("pre-receive: list the commits pushed to %s: %w", ref, err)
 	}
 	commits := strings.Fields(string(out))
 	if len(commits) > limit {
-		return refuse(RuleLimit, fmt.Sprintf("more than %d new commits on %s to check (hooks.pre_push.max_commits)", limit, h.WorkflowRef),
+		return refuse(RuleLimit, fmt.Sprintf("more than %d new commits on %s to check (hooks.pre_push.max_commits)", limit, ref),
 			hint.Line(hint.MaxCommits))
 	}
 	if h.EventCommits == nil || len(commits) == 0 {
@@ -60,13 +62,19 @@ func (h *Runner) guardWorkflow(ctx context.Context, oldSHA, newSHA string, r *Re
 	}
 	reason, err := h.EventCommits(ctx, commits)
 	if err != nil {
-		return false, fmt.Errorf("pre-receive: check the commits pushed to %s: %w", h.WorkflowRef, err)
+		return false, fmt.Errorf("pre-receive: check the commits pushed to %s: %w", ref, err)
 	}
 	if reason != "" {
-		return refuse(RuleWorkflowBranch, fmt.Sprintf("the push to %s carries a commit that is not an event commit: %s", h.WorkflowRef, reason),
+		return refuse(RuleWorkflowBranch, fmt.Sprintf("the push to %s carries a commit that is not an event commit: %s", ref, reason),
 			hint.Line(hint.WorkflowEventsOnly))
 	}
 	return true, nil
+}
+
+// logRef reports a ref the lock log is read from: WorkflowRef, or one of
+// LogRefs.
+func (h *Runner) logRef(ref string) bool {
+	return ref == h.WorkflowRef || slices.Contains(h.LogRefs, ref)
 }
 
 // isAncestor reports whether commit a is an ancestor of, or is, commit b.

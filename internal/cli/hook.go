@@ -245,6 +245,7 @@ func (a *app) runHook(ctx context.Context, name string, args []string, maxArgs i
 			return e.ReadLockLog(ctx, extra...)
 		}
 		h.EventCommits = e.EventCommits
+		h.LogRefs = e.LogRefs()
 	}
 	switch name {
 	case "pre-commit", "pre-merge-commit", "commit-msg":

@@ -31,9 +31,9 @@ func (e *LogMissingError) FetchSpec() string {
 	return fmt.Sprintf("+refs/heads/%s:refs/remotes/%s/%s", e.Branch, e.Remote, e.Branch)
 }
 
-// logRefs are where a clone keeps the workflow branch: its own, and the
+// LogRefs are where a clone keeps the workflow branch: its own, and the
 // remote's as last fetched.
-func (e *Workspace) logRefs() []string {
+func (e *Workspace) LogRefs() []string {
 	b := e.Cfg.Workflow.Branch
 	return []string{"refs/heads/" + b, "refs/remotes/" + e.Cfg.Workflow.Remote + "/" + b}
 }
@@ -56,7 +56,7 @@ func (e *Workspace) FetchLockLog(ctx context.Context) error {
 // fetched (and at the extra revisions: a push carrying it), and the
 // journal when the clone has one, each event once.
 func (e *Workspace) ReadLockLog(ctx context.Context, extra ...string) ([]journal.Event, error) {
-	refs := e.logRefs()
+	refs := e.LogRefs()
 	evs, found, err := workflow.ReadEvents(ctx, workflow.Config{GitDir: e.Repo.GitDir, CommonDir: e.Repo.CommonDir, WorkTree: e.Repo.Toplevel}, append(refs, extra...))
 	if err != nil {
 		return nil, fmt.Errorf("read the lock log: %w", err)
