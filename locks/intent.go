@@ -134,41 +134,56 @@ func (m *Manager) Recover(ctx context.Context) error {
 }
 
 // settle returns the events of an intent whose change the store shows.
+// On a Sealer the store is read under Seal: a change the dead writer sent
+// that has not landed yet can then never land.
 func (m *Manager) settle(ctx context.Context, data []byte) ([]journal.Event, error) {
 	var in intent
 	if err := json.Unmarshal(data, &in); err != nil {
 		return nil, fmt.Errorf("corrupt intent (remove it once its change is checked): %w", err)
 	}
 	var out []journal.Event
-	whole := true
-	for _, ie := range in.Events {
-		if ie.Proof == nil {
-			continue
-		}
-		made, renewed, cur, err := m.shows(ctx, *ie.Proof)
-		if err != nil {
-			return nil, err
-		}
-		if !made {
-			whole = false
-			continue
-		}
-		ev := ie.Event
-		if renewed {
-			ev.Action = journal.ActionRefresh
-		}
-		if cur != nil && ev.ExpiresAt == nil {
-			// The store assigned the fence after the intent was written.
-			ev.Fence, ev.ExpiresAt = grantOf(*cur)
-		}
-		out = append(out, ev)
-	}
-	if whole && len(out) > 0 {
+	check := func(s Store) (bool, error) {
+		out = out[:0]
+		whole := true
 		for _, ie := range in.Events {
 			if ie.Proof == nil {
-				out = append(out, ie.Event)
+				continue
+			}
+			made, renewed, cur, err := shows(ctx, s, *ie.Proof)
+			if err != nil {
+				return false, err
+			}
+			if !made {
+				whole = false
+				continue
+			}
+			ev := ie.Event
+			if renewed {
+				ev.Action = journal.ActionRefresh
+			}
+			if cur != nil && ev.ExpiresAt == nil {
+				// The store assigned the fence after the intent was written.
+				ev.Fence, ev.ExpiresAt = grantOf(*cur)
+			}
+			out = append(out, ev)
+		}
+		if whole && len(out) > 0 {
+			for _, ie := range in.Events {
+				if ie.Proof == nil {
+					out = append(out, ie.Event)
+				}
 			}
 		}
+		return whole, nil
+	}
+	var err error
+	if sealer, ok := m.Store.(Sealer); ok {
+		err = sealer.Seal(ctx, check)
+	} else {
+		_, err = check(m.Store)
+	}
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
 }
@@ -176,8 +191,8 @@ func (m *Manager) settle(ctx context.Context, data []byte) ([]journal.Event, err
 // shows reports whether the store shows p; renewed when the record carries
 // the event under a token the acquisition did not give it; rec is that
 // record.
-func (m *Manager) shows(ctx context.Context, p proof) (made, renewed bool, rec *Lock, err error) {
-	cur, err := m.Store.Get(ctx, p.Key)
+func shows(ctx context.Context, s Store, p proof) (made, renewed bool, rec *Lock, err error) {
+	cur, err := s.Get(ctx, p.Key)
 	var corrupt *CorruptError
 	switch {
 	case errors.Is(err, ErrNotFound):

@@ -76,3 +76,13 @@ type Waiter interface {
 type Transactor interface {
 	Transact(ctx context.Context, fn func(Store) error) error
 }
+
+// Sealer is implemented by stores where a change sent by a process that
+// died may still land afterwards (the git store: a push the server is
+// still receiving). Seal runs check on a current view of the store; when
+// check reports that a change it looked for is not there, the store moves
+// on past that view, so that no change decided before can land later.
+// Recovery of an interrupted command settles its intent under Seal.
+type Sealer interface {
+	Seal(ctx context.Context, check func(Store) (settled bool, err error)) error
+}

@@ -33,6 +33,7 @@ func networkRun(ctx context.Context, r *Repo, args ...string) (stdout []byte, st
 		cmd.Dir = r.GitDir
 	}
 	cmd.Env = append(repoEnv(), "GIT_TERMINAL_PROMPT=0", "GCM_INTERACTIVE=never")
+	dieWithParent(cmd)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	if err := cmd.Run(); err != nil {

@@ -57,6 +57,7 @@ var (
 	_ locks.Store      = (*Store)(nil)
 	_ locks.Transactor = (*Store)(nil)
 	_ locks.Poller     = (*Store)(nil)
+	_ locks.Sealer     = (*Store)(nil)
 )
 
 // Store is the git lock store. Its methods are safe for concurrent use;
@@ -379,6 +380,19 @@ func (s *Store) Transact(ctx context.Context, fn func(locks.Store) error) error 
 		took = time.Since(start)
 	}
 	return &locks.ContendedError{Store: "git " + s.opts.Remote + " " + s.opts.Ref, Attempts: s.opts.Attempts}
+}
+
+// Seal runs check on a current state and, unless check reports its changes
+// all there, publishes a commit on top of that state: a push the dead
+// writer sent with a lease on it, still on its way, then fails.
+func (s *Store) Seal(ctx context.Context, check func(locks.Store) (bool, error)) error {
+	return s.Transact(ctx, func(v locks.Store) error {
+		settled, err := check(v)
+		if err == nil && !settled {
+			v.(*view).seal()
+		}
+		return err
+	})
 }
 
 // forWrite returns the state a change is decided on: the one held when

@@ -93,6 +93,7 @@ type view struct {
 	skew    time.Duration
 	where   func(name string) string
 	summary []string // what changed, for the commit message
+	sealed  bool     // publish even without a change (seal)
 }
 
 var _ locks.Store = (*view)(nil)
@@ -116,7 +117,14 @@ func (v *view) set(name string, r *record, what string) {
 	v.summary = append(v.summary, what)
 }
 
-func (v *view) dirty() bool { return len(v.changed) > 0 }
+// seal makes the view a change of its own even without records changed:
+// publishing it moves the ref past the state it was decided on.
+func (v *view) seal() {
+	v.sealed = true
+	v.summary = append(v.summary, "seal the state an interrupted command left")
+}
+
+func (v *view) dirty() bool { return len(v.changed) > 0 || v.sealed }
 
 // each calls fn for every record, changes applied, in no order.
 func (v *view) each(fn func(r *record)) {

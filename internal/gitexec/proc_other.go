@@ -1,0 +1,9 @@
+//go:build !linux
+
+package gitexec
+
+import "os/exec"
+
+// dieWithParent: only Linux can stop a child when its parent dies; there
+// the git store's Seal is what keeps a late push from landing.
+func dieWithParent(*exec.Cmd) {}
