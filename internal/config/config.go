@@ -165,6 +165,9 @@ type WorkflowConfig struct {
 	AutoCommit bool   `yaml:"auto_commit"`
 	AutoPush   bool   `yaml:"auto_push"`
 	Remote     string `yaml:"remote"`
+	// AutoPushSet: the file names workflow.auto_push. Without it, a clone
+	// on the git store pushes its events: its remote is there by choice.
+	AutoPushSet bool `yaml:"-"`
 }
 
 // PlannerConfig is the `planner:` section.
@@ -303,6 +306,7 @@ func LoadBytes(name string, data []byte) (*Config, error) {
 	}
 	c.pos = d.pos
 	_, c.Locks.StoreSet = d.pos["locks.store"]
+	_, c.Workflow.AutoPushSet = d.pos["workflow.auto_push"]
 	vs := &problems{file: name}
 	c.validate(vs)
 	ps.merge(vs)

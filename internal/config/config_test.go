@@ -153,7 +153,8 @@ func TestSpecExample(t *testing.T) {
 	}
 	want := Default()
 	want.Path = filepath.Join("testdata", "spec.lockgate.yaml")
-	want.Locks.StoreSet = true // the example names locks.store
+	want.Locks.StoreSet = true       // the example names locks.store
+	want.Workflow.AutoPushSet = true // and workflow.auto_push
 	want.Contracts.OpenAPI.Files = []string{"openapi/v1.yaml"}
 	want.Scope = ScopeConfig{
 		Policy: scope.Policy{

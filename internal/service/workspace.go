@@ -212,6 +212,11 @@ func (e *Workspace) Open(ctx context.Context, p Purpose) error {
 		return err
 	}
 	e.Store, e.setup = store, setup
+	if setup.use.Kind == KindGit && !e.Cfg.Workflow.AutoPushSet {
+		// Locks shared through the remote: so are their events, or
+		// verify in another clone could not see them.
+		e.Cfg.Workflow.AutoPush = true
+	}
 	e.Redis, _ = store.(*redisstore.Store)
 	e.Journal = e.JournalFile()
 	host, _ := os.Hostname()
