@@ -211,7 +211,19 @@ func (e *Workspace) resolveStore(ctx context.Context) (*storeSetup, error) {
 	case s.clone.Kind == KindRedis:
 		s.clonePrefix, s.clonePrefixFrom = e.PrefixOf(ctx, root)
 	}
-	if s.recorded == nil && s.policy != nil && s.policy.Kind == KindRedis && s.policy.URL != "" && !e.choosing {
+	if s.recorded == nil && s.policy != nil && s.policy.Kind == KindGit && !e.choosing {
+		// As for Redis below: a worktree of a branch without the policy
+		// must not fall back to a file store nobody else reads.
+		rec := *s.policy
+		rec.From, rec.Origin = FromClone, cfgFile
+		if err := e.RecordStore(ctx, rec.Spec, ""); err != nil {
+			e.warn("warning", err.Error())
+		} else {
+			e.notify("", fmt.Sprintf("this clone now locks in %s, as %s says (recorded as %s in %s for all its worktrees)",
+				rec.label(), s.policy.source(), CloneStoreKey, cfgFile))
+			s.recorded, s.clone = &rec, rec
+		}
+	} else if s.recorded == nil && s.policy != nil && s.policy.Kind == KindRedis && s.policy.URL != "" && !e.choosing {
 		// The policy's store becomes the clone's, its URL resolved: a
 		// worktree of a branch without it, or a later LOCK_REDIS_URL,
 		// reaches the same locks.
