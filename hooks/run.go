@@ -9,6 +9,7 @@ import (
 	"os"
 	"regexp"
 	"sort"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -60,6 +61,10 @@ type Runner struct {
 	// remote-tracking ref of the workflow branch), guarded as
 	// WorkflowRef is.
 	LogRefs []string
+	// Bookkeeping are lockgate's own refs on a server — the workflow
+	// branch, the git store's lock table: events and lock records, not
+	// work, so pre-receive does not judge them as changes.
+	Bookkeeping []string
 }
 
 // PreCommit checks the staged change.
@@ -385,6 +390,9 @@ func (h *Runner) PreReceive(ctx context.Context, stdin io.Reader) (*Report, erro
 			continue
 		}
 		pushed[ref] = newSHA
+		if slices.Contains(h.Bookkeeping, ref) {
+			continue
+		}
 		args := []string{newSHA, "--not", "--all"}
 		if err := h.Range(ctx, args, branchOf(ref), r); err != nil {
 			return nil, err

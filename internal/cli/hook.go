@@ -235,6 +235,9 @@ func (a *app) runHook(ctx context.Context, name string, args []string, maxArgs i
 		return &service.HookError{Hook: name, Err: err}
 	}
 	h.Staged = staged
+	if name == "pre-receive" {
+		h.Bookkeeping = append(e.LogRefs(), e.Cfg.Locks.Git.Ref)
+	}
 	if name == "pre-receive" && e.Cfg.Hooks.PreReceive.Verify {
 		h.WorkflowRef = "refs/heads/" + e.Cfg.Workflow.Branch
 		h.VerifyLog = func(ctx context.Context, pushed map[string]string) ([]journal.Event, error) {

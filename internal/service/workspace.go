@@ -277,6 +277,10 @@ func (e *Workspace) openStore(ctx context.Context, c storeChoice, prefix string)
 			GitDir: e.Repo.GitDir, CommonDir: e.Repo.CommonDir, WorkTree: e.Repo.Toplevel,
 			Remote: e.Cfg.GitRemote(), Ref: g.Ref, ClockSkew: g.ClockSkew.Std(), Timeout: g.Timeout.Std(),
 		}
+		if e.Repo.Toplevel == "" && g.Remote == "" {
+			// A bare repository is the server: its own ref is the store.
+			opts.Remote = "."
+		}
 		if e.purpose.Cached {
 			opts.MaxAge = g.MaxAge.Std()
 		}

@@ -196,7 +196,7 @@ func (s *Store) current(ctx context.Context, fresh time.Duration) (*table, error
 	asked := time.Now()
 	ctx, cancel := context.WithTimeout(ctx, s.opts.Timeout)
 	defer cancel()
-	oid, err := gitexec.LsRemote(ctx, s.repo, s.opts.Remote, s.opts.Ref)
+	oid, err := s.remoteTip(ctx)
 	switch {
 	case errors.Is(err, gitexec.ErrNoRemoteRef):
 		s.setSnap(emptyTable(), asked)
@@ -236,7 +236,42 @@ func (s *Store) fetch(ctx context.Context) (*table, error) {
 	return s.snap, nil
 }
 
+// remoteTip asks the remote which commit the ref names.
+func (s *Store) remoteTip(ctx context.Context) (string, error) {
+	if s.local() {
+		oid, ok, err := gitexec.ResolveRef(ctx, s.repo, s.opts.Ref)
+		if err == nil && !ok {
+			err = gitexec.ErrNoRemoteRef
+		}
+		return oid, err
+	}
+	return gitexec.LsRemote(ctx, s.repo, s.opts.Remote, s.opts.Ref)
+}
+
+// local reports a store whose remote is the repository itself (".": a
+// server's hooks): its ref is read in place, never fetched.
+func (s *Store) local() bool { return s.opts.Remote == "." }
+
 func (s *Store) fetchLocked(ctx context.Context, asked time.Time) error {
+	if s.local() {
+		oid, err := s.remoteTip(ctx)
+		switch {
+		case errors.Is(err, gitexec.ErrNoRemoteRef):
+			s.setSnap(emptyTable(), asked)
+			return nil
+		case err != nil:
+			return s.unavailable("read", gitError(err))
+		case s.snap != nil && s.snap.commit == oid:
+			s.confirm(asked)
+			return nil
+		}
+		t, err := s.load(ctx, oid)
+		if err != nil {
+			return err
+		}
+		s.setSnap(t, asked)
+		return nil
+	}
 	var err error
 	for try := range 20 {
 		err = gitexec.FetchRef(ctx, s.repo, s.opts.Remote, s.opts.Ref, s.private)
