@@ -123,3 +123,17 @@ type ContendedError struct {
 func (e *ContendedError) Error() string {
 	return fmt.Sprintf("lock store %s: other writers changed it first %d times in a row; nothing was changed, try again", e.Store, e.Attempts)
 }
+
+// UncertainError is a change whose outcome the store could not learn (a
+// push the remote did not answer in time): it may have been made. Nothing
+// is lost: the command's intent stays, and the next lockgate command asks
+// the store and records what was made.
+type UncertainError struct {
+	Err error
+}
+
+func (e *UncertainError) Error() string {
+	return e.Err.Error() + "; it may have gone through: the next lockgate command finds out and records it (`lockgate lock list --mine` shows what you hold)"
+}
+
+func (e *UncertainError) Unwrap() error { return e.Err }

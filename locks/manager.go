@@ -318,20 +318,15 @@ func (m *Manager) tryAcquire(ctx context.Context, req Request, keys []string, pl
 // apply runs fn on the store. On a Transactor it runs in one Transact, so
 // that fn's changes are made all at once or not at all (atomic); then
 // maybe reports an error after which the store cannot say whether the
-// change was made (the remote did not answer a push). On other stores
-// each change fn makes is made at once.
+// change was made (an UncertainError: the remote did not answer a push).
+// On other stores each change fn makes is made at once.
 func (m *Manager) apply(ctx context.Context, fn func(s Store) error) (atomic, maybe bool, err error) {
 	tx, ok := m.Store.(Transactor)
 	if !ok {
 		return false, false, fn(m.Store)
 	}
-	decided := false // the last run of fn refused: nothing to publish
-	err = tx.Transact(ctx, func(s Store) error {
-		err := fn(s)
-		decided = err != nil
-		return err
-	})
-	return true, err != nil && !decided && !errors.As(err, new(*ContendedError)), err
+	err = tx.Transact(ctx, fn)
+	return true, errors.As(err, new(*UncertainError)), err
 }
 
 // undo takes back one key of an acquisition: a fresh lock is released, a

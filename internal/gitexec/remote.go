@@ -10,7 +10,6 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 )
 
@@ -26,8 +25,7 @@ func networkRun(ctx context.Context, r *Repo, args ...string) (stdout []byte, st
 		return nil, "", errors.New("gitexec: no repository")
 	}
 	cmd := exec.CommandContext(ctx, "git", append([]string{"--git-dir=" + r.GitDir}, args...)...)
-	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
-	cmd.WaitDelay = 2 * time.Second
+	cmd.WaitDelay = time.Second
 	cmd.Dir = r.Toplevel
 	if cmd.Dir == "" {
 		cmd.Dir = r.GitDir

@@ -41,7 +41,7 @@ func dirOf(name string) string {
 func (s *Store) load(ctx context.Context, oid string) (*table, error) {
 	es, err := gitexec.ListTree(ctx, s.repo, oid)
 	if err != nil {
-		return nil, s.unavailable("read "+oid, gitError(err))
+		return nil, s.unavailable("read "+oid, s.gitError(err))
 	}
 	t := &table{commit: oid, recs: make(map[string]*record, len(es)), trees: map[string]string{}}
 	var need, names []string
@@ -67,7 +67,7 @@ func (s *Store) load(ctx context.Context, oid string) (*table, error) {
 	}
 	blobs, err := gitexec.ReadBlobs(ctx, s.repo, need)
 	if err != nil {
-		return nil, s.unavailable("read "+oid, gitError(err))
+		return nil, s.unavailable("read "+oid, s.gitError(err))
 	}
 	for i, data := range blobs {
 		if names[i] == fenceName {

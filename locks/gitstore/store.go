@@ -202,7 +202,7 @@ func (s *Store) current(ctx context.Context, fresh time.Duration) (*table, error
 		s.setSnap(emptyTable(), asked)
 		return s.snap, nil
 	case err != nil:
-		return nil, s.unavailable("ask the remote", gitError(err))
+		return nil, s.unavailable("ask the remote", s.gitError(err))
 	}
 	if s.snap == nil {
 		s.loadCache()
@@ -260,7 +260,7 @@ func (s *Store) fetchLocked(ctx context.Context, asked time.Time) error {
 			s.setSnap(emptyTable(), asked)
 			return nil
 		case err != nil:
-			return s.unavailable("read", gitError(err))
+			return s.unavailable("read", s.gitError(err))
 		case s.snap != nil && s.snap.commit == oid:
 			s.confirm(asked)
 			return nil
@@ -287,7 +287,7 @@ func (s *Store) fetchLocked(ctx context.Context, asked time.Time) error {
 		s.setSnap(emptyTable(), asked)
 		return nil
 	case err != nil:
-		return s.unavailable("fetch", gitError(err))
+		return s.unavailable("fetch", s.gitError(err))
 	}
 	oid, ok, err := gitexec.ResolveRef(ctx, s.repo, s.private)
 	if err != nil {
@@ -343,7 +343,14 @@ func busyLocally(err error) bool {
 }
 
 // gitError is the gist of a failed git command: its error lines and what
-// the remote said.
+// the remote said, or that it did not answer within the timeout.
+func (s *Store) gitError(err error) error {
+	if errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Errorf("no answer from %s within %s (locks.git.timeout)", s.opts.Remote, s.opts.Timeout)
+	}
+	return gitError(err)
+}
+
 func gitError(err error) error {
 	var ge *gitexec.Error
 	if !errors.As(err, &ge) || strings.TrimSpace(ge.Stderr) == "" {
@@ -481,9 +488,11 @@ func (s *Store) publish(ctx context.Context, t *table, v *view) (bool, error) {
 		return false, nil
 	}
 	if st.Flag == '!' {
-		return false, s.unavailable("push", fmt.Errorf("the remote refused %s: %s: %w", s.opts.Ref, st.Summary, gitError(err)))
+		return false, s.unavailable("push", fmt.Errorf("the remote refused %s: %s: %w", s.opts.Ref, st.Summary, s.gitError(err)))
 	}
-	return false, s.unavailable("push", gitError(err))
+	// No answer (a timeout, a dropped connection): the remote may have
+	// taken the change all the same.
+	return false, &locks.UncertainError{Err: s.unavailable("push", s.gitError(err))}
 }
 
 // Acquire takes rec.Key (see locks.Store), in a change of its own.
