@@ -250,3 +250,32 @@ func TestUncertainPush(t *testing.T) {
 		t.Fatalf("Acquire: %v, want an uncertain, unavailable push", err)
 	}
 }
+
+// A ref that went back — deleted, or forced to an older state — is not
+// read as "no locks": the clone knows the state it saw last.
+func TestRefWentBack(t *testing.T) {
+	url := bareRemote(t)
+	s := openClone(t, url, Options{Reuse: -1})
+	ctx := context.Background()
+	now := time.Now()
+	if _, _, err := s.Acquire(ctx, locktest.NewLock("a.go", "alice", now, time.Hour), now); err != nil {
+		t.Fatal(err)
+	}
+	first := git(t, url, "rev-parse", DefaultRef)
+	if _, _, err := s.Acquire(ctx, locktest.NewLock("b.go", "alice", now, time.Hour), now); err != nil {
+		t.Fatal(err)
+	}
+	var ue *locks.UnavailableError
+	git(t, url, "update-ref", DefaultRef, first) // forced back
+	if _, err := s.List(ctx); !errors.As(err, &ue) || !strings.Contains(err.Error(), "does not contain") {
+		t.Fatalf("List after a rewind: %v, want unavailable", err)
+	}
+	git(t, url, "update-ref", "-d", DefaultRef) // deleted
+	if _, _, err := s.Acquire(ctx, locktest.NewLock("c.go", "bob", now, time.Hour), now); !errors.As(err, &ue) || !strings.Contains(err.Error(), "is gone") {
+		t.Fatalf("Acquire after a deletion: %v, want unavailable", err)
+	}
+	// A clone that never saw the newer state cannot tell, and reads it.
+	if es, err := openClone(t, url, Options{}).List(ctx); err != nil || len(es) != 0 {
+		t.Fatalf("a new clone: %+v, %v", es, err)
+	}
+}

@@ -199,7 +199,9 @@ func (s *Store) current(ctx context.Context, fresh time.Duration) (*table, error
 	oid, err := s.remoteTip(ctx)
 	switch {
 	case errors.Is(err, gitexec.ErrNoRemoteRef):
-		s.setSnap(emptyTable(), asked)
+		if err := s.adopt(ctx, emptyTable(), asked); err != nil {
+			return nil, err
+		}
 		return s.snap, nil
 	case err != nil:
 		return nil, s.unavailable("ask the remote", s.gitError(err))
@@ -257,8 +259,7 @@ func (s *Store) fetchLocked(ctx context.Context, asked time.Time) error {
 		oid, err := s.remoteTip(ctx)
 		switch {
 		case errors.Is(err, gitexec.ErrNoRemoteRef):
-			s.setSnap(emptyTable(), asked)
-			return nil
+			return s.adopt(ctx, emptyTable(), asked)
 		case err != nil:
 			return s.unavailable("read", s.gitError(err))
 		case s.snap != nil && s.snap.commit == oid:
@@ -269,8 +270,7 @@ func (s *Store) fetchLocked(ctx context.Context, asked time.Time) error {
 		if err != nil {
 			return err
 		}
-		s.setSnap(t, asked)
-		return nil
+		return s.adopt(ctx, t, asked)
 	}
 	var err error
 	for try := range 20 {
@@ -284,8 +284,7 @@ func (s *Store) fetchLocked(ctx context.Context, asked time.Time) error {
 	}
 	switch {
 	case errors.Is(err, gitexec.ErrNoRemoteRef):
-		s.setSnap(emptyTable(), asked)
-		return nil
+		return s.adopt(ctx, emptyTable(), asked)
 	case err != nil:
 		return s.unavailable("fetch", s.gitError(err))
 	}
@@ -304,8 +303,52 @@ func (s *Store) fetchLocked(ctx context.Context, asked time.Time) error {
 	if err != nil {
 		return err
 	}
+	return s.adopt(ctx, t, asked)
+}
+
+// adopt makes t, read from the remote, the snapshot — unless the remote
+// went back: the ref must name the state this clone last saw or one that
+// descends from it. A deleted ref, a forced push of an older state, a
+// mirror push from a clone that never saw the newer one would silently
+// drop every lock taken since and hand out their fences again. The caller
+// holds s.mu.
+func (s *Store) adopt(ctx context.Context, t *table, asked time.Time) error {
+	if s.snap == nil {
+		s.loadCache()
+	}
+	if prev := s.snap; prev != nil && prev.commit != "" && prev.commit != t.commit {
+		gone := t.commit == ""
+		if !gone {
+			ok, err := gitexec.IsAncestor(ctx, s.repo, prev.commit, t.commit)
+			if err != nil {
+				// The state seen last is not in the clone any more (git
+				// gc): nothing to compare with.
+				ok = !gitexec.ObjectExists(ctx, s.repoDir(), prev.commit)
+			}
+			if ok {
+				s.setSnap(t, asked)
+				return nil
+			}
+		}
+		what := fmt.Sprintf("names %s, which does not contain", short(t.commit))
+		if gone {
+			what = "is gone; it named"
+		}
+		return s.unavailable("read", fmt.Errorf("%s on %s %s %s, the state this clone last saw: the locks taken since would be lost and their fences handed out again. "+
+			"Put it back from this clone: `git push --force-with-lease=%s:%s %s %s:%s`; or, to accept that every lock since is gone, remove %s",
+			s.opts.Ref, s.opts.Remote, what, short(prev.commit), s.opts.Ref, t.commit, s.opts.Remote, prev.commit, s.opts.Ref, s.cache))
+	}
 	s.setSnap(t, asked)
 	return nil
+}
+
+func short(oid string) string { return oid[:min(len(oid), 12)] }
+
+func (s *Store) repoDir() string {
+	if s.opts.WorkTree != "" {
+		return s.opts.WorkTree
+	}
+	return s.opts.GitDir
 }
 
 // confirm records that the remote named the snapshot's commit at t. Only
