@@ -279,3 +279,40 @@ func TestRefWentBack(t *testing.T) {
 		t.Fatalf("a new clone: %+v, %v", es, err)
 	}
 }
+
+// Fetches and pushes that reach different repositories (a pushurl) are not
+// contention: the first lost lease whose state a fetch still shows says so.
+func TestPushURLElsewhere(t *testing.T) {
+	url, other := bareRemote(t), bareRemote(t)
+	s := openClone(t, url, Options{})
+	ctx := context.Background()
+	now := time.Now()
+	if _, _, err := s.Acquire(ctx, locktest.NewLock("a.go", "alice", now, time.Hour), now); err != nil {
+		t.Fatal(err)
+	}
+	git(t, s.opts.WorkTree, "config", "remote.origin.pushurl", other)
+	git(t, s.opts.WorkTree, "push", "-q", other, git(t, url, "rev-parse", DefaultRef)+":"+DefaultRef)
+	// other's ref moves on, url's stays: every lease fails.
+	o := openClone(t, other, Options{})
+	if _, _, err := o.Acquire(ctx, locktest.NewLock("x.go", "x", now, time.Hour), now); err != nil {
+		t.Fatal(err)
+	}
+	_, _, err := s.Acquire(ctx, locktest.NewLock("b.go", "alice", now, time.Hour), now)
+	var ue *locks.UnavailableError
+	if !errors.As(err, &ue) || !strings.Contains(err.Error(), "pushurl") {
+		t.Fatalf("Acquire: %v, want the URLs named", err)
+	}
+}
+
+// A password in a remote URL is never printed or recorded.
+func TestRemotePasswordHidden(t *testing.T) {
+	s, err := Open(Options{GitDir: t.TempDir(), Remote: "https://ann:s3cret@forge.example/r.git", Timeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, got := range []string{s.Remote(), s.Where("a.go"), s.unavailable("x", errors.New("y")).Error()} {
+		if strings.Contains(got, "s3cret") || !strings.Contains(got, "ann:xxxxx@forge.example") {
+			t.Errorf("%q shows the password or hides too much", got)
+		}
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"net/url"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -130,8 +131,22 @@ func checkRef(ref string) error {
 	return nil
 }
 
-// Remote and Ref name where the locks live.
-func (s *Store) Remote() string { return s.opts.Remote }
+// Remote names the remote the locks live on (its password hidden).
+func (s *Store) Remote() string { return redact(s.opts.Remote) }
+
+// redact hides the password of a remote given as a URL, as git does in
+// its messages.
+func redact(remote string) string {
+	u, err := url.Parse(remote)
+	if err != nil || u.User == nil {
+		return remote
+	}
+	if _, ok := u.User.Password(); !ok {
+		return remote
+	}
+	u.User = url.UserPassword(u.User.Username(), "xxxxx")
+	return u.String()
+}
 
 // Ref is the remote ref that holds the locks.
 func (s *Store) Ref() string { return s.opts.Ref }
@@ -141,7 +156,7 @@ func (s *Store) Ref() string { return s.opts.Ref }
 func (s *Store) Where(key string) string { return s.where(nameOf(key)) }
 
 func (s *Store) where(name string) string {
-	return fmt.Sprintf("git %s %s:%s", s.opts.Remote, s.opts.Ref, name)
+	return fmt.Sprintf("git %s %s:%s", s.Remote(), s.opts.Ref, name)
 }
 
 // Close forgets the state; the store can no longer be used.
@@ -154,7 +169,7 @@ func (s *Store) Close() error {
 }
 
 func (s *Store) unavailable(op string, err error) error {
-	return &locks.UnavailableError{Store: "git " + s.opts.Remote + " " + s.opts.Ref, Err: fmt.Errorf("%s: %w", op, err)}
+	return &locks.UnavailableError{Store: "git " + s.Remote() + " " + s.opts.Ref, Err: fmt.Errorf("%s: %w", op, err)}
 }
 
 // PollEvery is how often a --wait tries again: each try is a fetch.
@@ -336,7 +351,7 @@ func (s *Store) adopt(ctx context.Context, t *table, asked time.Time) error {
 		}
 		return s.unavailable("read", fmt.Errorf("%s on %s %s %s, the state this clone last saw: the locks taken since would be lost and their fences handed out again. "+
 			"Put it back from this clone: `git push --force-with-lease=%s:%s %s %s:%s`; or, to accept that every lock since is gone, remove %s",
-			s.opts.Ref, s.opts.Remote, what, short(prev.commit), s.opts.Ref, t.commit, s.opts.Remote, prev.commit, s.opts.Ref, s.cache))
+			s.opts.Ref, s.Remote(), what, short(prev.commit), s.opts.Ref, t.commit, s.Remote(), prev.commit, s.opts.Ref, s.cache))
 	}
 	s.setSnap(t, asked)
 	return nil
@@ -389,7 +404,7 @@ func busyLocally(err error) bool {
 // the remote said, or that it did not answer within the timeout.
 func (s *Store) gitError(err error) error {
 	if errors.Is(err, context.DeadlineExceeded) {
-		return fmt.Errorf("no answer from %s within %s (locks.git.timeout)", s.opts.Remote, s.opts.Timeout)
+		return fmt.Errorf("no answer from %s within %s (locks.git.timeout)", s.Remote(), s.opts.Timeout)
 	}
 	return gitError(err)
 }
@@ -425,6 +440,8 @@ func gitError(err error) error {
 // nothing.
 func (s *Store) Transact(ctx context.Context, fn func(locks.Store) error) error {
 	var took time.Duration
+	redecided := 0
+	staleOn := "" // the state a push was last refused on as stale
 	for attempt := 0; attempt < s.opts.Attempts; attempt++ {
 		if attempt > 0 {
 			if err := pause(ctx, attempt-1, took); err != nil {
@@ -440,9 +457,15 @@ func (s *Store) Transact(ctx context.Context, fn func(locks.Store) error) error 
 		if err != nil {
 			return err
 		}
+		if staleOn != "" && t.commit == staleOn {
+			// The lease failed, yet a fetch shows the very state it
+			// named: pushes reach another ref than fetches read.
+			return s.unavailable("push", fmt.Errorf("the remote refused the change as out of date, yet %s on %s still names the state it was decided on: do its fetch and push URLs (remote.%s.pushurl) reach the same repository?",
+				s.opts.Ref, s.Remote(), s.Remote()))
+		}
 		v := newView(t, s.opts.ClockSkew, s.where)
 		if err := fn(v); err != nil || !v.dirty() {
-			if reused {
+			if reused && redecided < 3 {
 				// A refusal (or nothing to do) decided on a state this
 				// Store had: ask the remote whether it still holds, and
 				// decide again if not — a waiter must see a release.
@@ -451,6 +474,7 @@ func (s *Store) Transact(ctx context.Context, fn func(locks.Store) error) error 
 					return cerr
 				}
 				if cur.commit != t.commit {
+					redecided++
 					attempt-- // not a lost race
 					took = 0
 					continue
@@ -458,13 +482,17 @@ func (s *Store) Transact(ctx context.Context, fn func(locks.Store) error) error 
 			}
 			return err
 		}
-		won, err := s.publish(ctx, t, v)
+		won, stale, err := s.publish(ctx, t, v)
 		if err != nil || won {
 			return err
 		}
+		staleOn = ""
+		if stale {
+			staleOn = t.commit
+		}
 		took = time.Since(start)
 	}
-	return &locks.ContendedError{Store: "git " + s.opts.Remote + " " + s.opts.Ref, Attempts: s.opts.Attempts}
+	return &locks.ContendedError{Store: "git " + s.Remote() + " " + s.opts.Ref, Attempts: s.opts.Attempts}
 }
 
 // Seal runs check on a current state and, unless check reports its changes
@@ -509,11 +537,12 @@ func pause(ctx context.Context, attempt int, took time.Duration) error {
 }
 
 // publish writes v's changes on top of t and pushes them with a lease on
-// t's commit. It reports false when another writer moved the ref first.
-func (s *Store) publish(ctx context.Context, t *table, v *view) (bool, error) {
+// t's commit. It reports false when another writer moved the ref first
+// (stale: the lease did not hold), or held the remote's ref lock.
+func (s *Store) publish(ctx context.Context, t *table, v *view) (won, stale bool, err error) {
 	next, commit, err := s.commit(t, v)
 	if err != nil {
-		return false, s.unavailable("write", err)
+		return false, false, s.unavailable("write", err)
 	}
 	pctx, cancel := context.WithTimeout(ctx, s.opts.Timeout)
 	defer cancel()
@@ -525,17 +554,17 @@ func (s *Store) publish(ctx context.Context, t *table, v *view) (bool, error) {
 			s.setSnap(next, asked)
 		}
 		s.mu.Unlock()
-		return true, nil
+		return true, false, nil
 	}
 	if st.Stale() || remoteBusy(st) {
-		return false, nil
+		return false, st.Stale(), nil
 	}
 	if st.Flag == '!' {
-		return false, s.unavailable("push", fmt.Errorf("the remote refused %s: %s: %w", s.opts.Ref, st.Summary, s.gitError(err)))
+		return false, false, s.unavailable("push", fmt.Errorf("the remote refused %s: %s: %w", s.opts.Ref, st.Summary, s.gitError(err)))
 	}
 	// No answer (a timeout, a dropped connection): the remote may have
 	// taken the change all the same.
-	return false, &locks.UncertainError{Err: s.unavailable("push", s.gitError(err))}
+	return false, false, &locks.UncertainError{Err: s.unavailable("push", s.gitError(err))}
 }
 
 // Acquire takes rec.Key (see locks.Store), in a change of its own.
