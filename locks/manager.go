@@ -676,6 +676,10 @@ type Status struct {
 // someone else (directly or through an overlapping lock).
 func (m *Manager) Check(ctx context.Context, keys []string, me Owner) ([]Status, error) {
 	now := m.now()
+	if sk, ok := m.Store.(interface{ ClockSkew() time.Duration }); ok {
+		// Held for as long as the store would refuse to take it over.
+		now = now.Add(-sk.ClockSkew())
+	}
 	var out []Status
 	for _, key := range keys {
 		entries, err := m.Store.Overlapping(ctx, key)

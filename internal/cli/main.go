@@ -53,7 +53,7 @@ func (g *Globals) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&g.As, "as", g.As, "worker id (default $LOCKGATE_WORKER, else user@HOST)")
 	fs.StringVar(&g.WorkerType, "worker-type", g.WorkerType, "human or agent (default $LOCKGATE_WORKER_TYPE, else human)")
 	fs.StringVar(&g.Session, "session", g.Session, "session id (default $LOCKGATE_SESSION, else the worker id)")
-	fs.StringVar(&g.Store, "store", g.Store, "lock store for this command: file, redis or redis://… (default $LOCKGATE_STORE, else this clone's: `lockgate store show`)")
+	fs.StringVar(&g.Store, "store", g.Store, "lock store for this command: file, git, redis or redis://… (default $LOCKGATE_STORE, else this clone's, as lockgate store show says)")
 	fs.BoolVar(&g.AllowStoreMismatch, "allow-store-mismatch", g.AllowStoreMismatch, "take locks with --store/$LOCKGATE_STORE even where this clone's hooks do not look")
 	fs.BoolVar(&g.JSON, "json", g.JSON, "print data as JSON on stdout")
 	fs.BoolVarP(&g.Verbose, "verbose", "v", g.Verbose, "log what lockgate does on stderr")

@@ -23,7 +23,7 @@ func storeCommand() *command {
 			},
 		},
 		"use": {
-			usage: "store use file|redis|redis://… | store use --unset",
+			usage: "store use file|git|redis|redis://… | store use --unset",
 			short: "make a store this clone's (git config lockgate.store): every command and hook of every worktree uses it",
 			flags: func(fs *pflag.FlagSet) {
 				fs.BoolVar(&unset, "unset", false, "forget this clone's choice: follow locks.store of .lockgate.yaml")
@@ -33,7 +33,7 @@ func storeCommand() *command {
 				case unset && len(args) > 0:
 					return service.Usagef("store use: give a store or --unset, not both")
 				case !unset && len(args) != 1:
-					return service.Usagef("store use: give one store: file, redis or a redis:// URL (or --unset)")
+					return service.Usagef("store use: give one store: file, git, redis or a redis:// URL (or --unset)")
 				case a.globals.Store != "":
 					return service.Usagef("store use: give the store as the argument, without --store")
 				}

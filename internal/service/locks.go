@@ -97,7 +97,7 @@ func CheckID(what, id string) error {
 // nothing to restore.
 func (e *Workspace) RestoreSession(ctx context.Context) (redisstore.RestoreResult, error) {
 	if e.Redis == nil {
-		return redisstore.RestoreResult{}, Usagef("session restore needs the Redis store (`lockgate store use redis://…`); the file store keeps locks on disk across restarts")
+		return redisstore.RestoreResult{}, Usagef("session restore needs the Redis store (`lockgate store use redis://…`); the file and git stores keep locks across restarts by themselves")
 	}
 	opts := e.KeyOptions()
 	canon := func(k string) (string, error) { return lockkey.Canonical(k, opts) }

@@ -476,6 +476,14 @@ func (e *Workspace) UseStore(ctx context.Context, spec string) (*UseResult, erro
 		if err != nil {
 			return nil, fmt.Errorf("store use %s: %w", c.name(), err)
 		}
+		if c.Kind == KindGit {
+			// Opening asks nothing of the remote: read it once, so that a
+			// clone without it (or without access) hears so now.
+			if _, err := st.List(ctx); err != nil {
+				_ = st.Close()
+				return nil, fmt.Errorf("store use %s: %w", c.name(), err)
+			}
+		}
 		_ = st.Close()
 	}
 	if err := e.RecordStore(ctx, record, r.Prefix); err != nil {

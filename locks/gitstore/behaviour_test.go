@@ -316,3 +316,32 @@ func TestRemotePasswordHidden(t *testing.T) {
 		}
 	}
 }
+
+// lock check agrees with acquire: a lock expired by less than the clock
+// skew is still held.
+func TestCheckHonoursClockSkew(t *testing.T) {
+	s := openClone(t, bareRemote(t), Options{ClockSkew: 2 * time.Second, Reuse: -1})
+	ctx := context.Background()
+	t0 := time.Now().UTC().Truncate(time.Millisecond)
+	at := t0
+	m := &locks.Manager{Store: s, Now: func() time.Time { return at }}
+	alice := locks.Owner{Holder: "alice", HolderType: "agent", Session: "alice"}
+	bob := locks.Owner{Holder: "bob", HolderType: "agent", Session: "bob"}
+	if _, err := m.Acquire(ctx, locks.Request{Keys: []string{"task:T"}, Owner: alice, TTL: time.Minute}); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		after time.Duration
+		want  locks.KeyState
+	}{{time.Minute + time.Second, locks.StateHeld}, {time.Minute + 3*time.Second, locks.StateFree}} {
+		at = t0.Add(c.after)
+		st, err := m.Check(ctx, []string{"task:T"}, bob)
+		if err != nil || st[0].State != c.want {
+			t.Errorf("check %s after: %+v, %v; want %s", c.after, st, err, c.want)
+		}
+		_, err = m.Acquire(ctx, locks.Request{Keys: []string{"task:T"}, Owner: bob, TTL: time.Minute})
+		if held := errors.As(err, new(*locks.HeldError)); held != (c.want == locks.StateHeld) {
+			t.Errorf("acquire %s after: %v; check said %s", c.after, err, c.want)
+		}
+	}
+}

@@ -172,6 +172,9 @@ func (s *Store) unavailable(op string, err error) error {
 	return &locks.UnavailableError{Store: "git " + s.Remote() + " " + s.opts.Ref, Err: fmt.Errorf("%s: %w", op, err)}
 }
 
+// ClockSkew is how long past its expiry a lock still counts as held.
+func (s *Store) ClockSkew() time.Duration { return s.opts.ClockSkew }
+
 // PollEvery is how often a --wait tries again: each try is a fetch.
 func (s *Store) PollEvery() time.Duration { return 200 * time.Millisecond }
 
@@ -308,7 +311,7 @@ func (s *Store) fetchLocked(ctx context.Context, asked time.Time) error {
 		return s.unavailable("fetch", err)
 	}
 	if !ok {
-		return s.unavailable("fetch", fmt.Errorf("%s is missing after the fetch", s.private))
+		return s.unavailable("fetch", fmt.Errorf("%s on %s does not name a commit", s.opts.Ref, s.Remote()))
 	}
 	if s.snap != nil && s.snap.commit == oid {
 		s.confirm(asked)
