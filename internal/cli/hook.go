@@ -269,8 +269,8 @@ func (a *app) runHook(ctx context.Context, name string, args []string, maxArgs i
 	if err != nil {
 		return &service.HookError{Hook: name, Err: err}
 	}
-	if note := e.StateAgeNote(); note != "" {
-		r.Warnings = append(r.Warnings, note)
+	if note := e.StateAgeNote(); note != "" && name != "commit-msg" {
+		r.Warnings = append(r.Warnings, note) // once per commit: pre-commit said it
 	}
 	return a.finishReport(r, name, "")
 }

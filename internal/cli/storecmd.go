@@ -63,6 +63,13 @@ func (a *app) showStore(ctx context.Context) error {
 	if r.Store.Kind == service.KindRedis {
 		fmt.Fprintf(a.stdio.Out, "prefix: %s (%s)\n", r.Prefix, r.PrefixFrom)
 	}
+	if g := r.Git; g != nil {
+		remote := g.Remote
+		if g.URL != "" && g.URL != g.Remote {
+			remote += " (" + g.URL + ")"
+		}
+		fmt.Fprintf(a.stdio.Out, "remote: %s\nref:    %s\n", remote, g.Ref)
+	}
 	if r.Store.ID != r.Clone.ID {
 		fmt.Fprintf(a.stdio.Out, "hooks:  %s (%s)\n", r.Clone.Store, r.Clone.SourceText)
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/lockgate/lockgate/internal/config"
 	"github.com/lockgate/lockgate/internal/gitexec"
 	"github.com/lockgate/lockgate/internal/hint"
+	"github.com/lockgate/lockgate/locks/gitstore"
 	"github.com/lockgate/lockgate/locks/journal"
 	"github.com/lockgate/lockgate/locks/redisstore"
 )
@@ -409,14 +410,17 @@ func storeViewOf(c *storeChoice) *StoreView {
 // (its hooks'), the one the clone recorded and the one its policy names,
 // the Redis key prefix, and what is wrong with them.
 type StoreReport struct {
-	Store      *StoreView `json:"store"`
-	Clone      *StoreView `json:"clone"`
-	Recorded   *StoreView `json:"recorded"`
-	Policy     *StoreView `json:"policy"`
-	Prefix     string     `json:"prefix"`
-	PrefixFrom string     `json:"prefix_from"`
-	Warnings   []string   `json:"warnings"`
-	Notes      []string   `json:"notes"`
+	// Git says where the git store keeps the locks, when it is the one
+	// this request uses.
+	Git        *GitStoreView `json:"git,omitempty"`
+	Store      *StoreView    `json:"store"`
+	Clone      *StoreView    `json:"clone"`
+	Recorded   *StoreView    `json:"recorded"`
+	Policy     *StoreView    `json:"policy"`
+	Prefix     string        `json:"prefix"`
+	PrefixFrom string        `json:"prefix_from"`
+	Warnings   []string      `json:"warnings"`
+	Notes      []string      `json:"notes"`
 }
 
 // ShowStore reports how the store is picked, without opening it.
@@ -430,6 +434,16 @@ func (e *Workspace) ShowStore(ctx context.Context) (*StoreReport, error) {
 	if s.policyNamed {
 		r.Policy = storeViewOf(s.policy)
 	}
+	if s.use.Kind == KindGit {
+		g := e.Cfg.Locks.Git
+		r.Git = &GitStoreView{Remote: e.Cfg.GitRemote(), Ref: g.Ref, ClockSkew: g.ClockSkew.String(), MaxAge: g.MaxAge.String(), Timeout: g.Timeout.String()}
+		if e.Repo.Toplevel == "" && g.Remote == "" {
+			r.Git.Remote = "."
+		}
+		if u, ok, err := gitexec.RemoteURL(ctx, e.Repo, r.Git.Remote); err == nil && ok {
+			r.Git.URL = gitstore.RedactURL(u)
+		}
+	}
 	if err := e.storeProblems(s, func(level, msg string) {
 		if level == "note" {
 			r.Notes = append(r.Notes, msg)
@@ -440,6 +454,17 @@ func (e *Workspace) ShowStore(ctx context.Context) (*StoreReport, error) {
 		return nil, err
 	}
 	return r, nil
+}
+
+// GitStoreView is where the git store keeps the locks and how it talks to
+// the remote (locks.git).
+type GitStoreView struct {
+	Remote    string `json:"remote"`
+	URL       string `json:"url,omitempty"`
+	Ref       string `json:"ref"`
+	ClockSkew string `json:"clock_skew"`
+	MaxAge    string `json:"max_age"`
+	Timeout   string `json:"timeout"`
 }
 
 // UseResult is what `store use` did.

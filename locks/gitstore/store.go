@@ -132,11 +132,11 @@ func checkRef(ref string) error {
 }
 
 // Remote names the remote the locks live on (its password hidden).
-func (s *Store) Remote() string { return redact(s.opts.Remote) }
+func (s *Store) Remote() string { return RedactURL(s.opts.Remote) }
 
-// redact hides the password of a remote given as a URL, as git does in
+// RedactURL hides the password of a remote given as a URL, as git does in
 // its messages.
-func redact(remote string) string {
+func RedactURL(remote string) string {
 	u, err := url.Parse(remote)
 	if err != nil || u.User == nil {
 		return remote
