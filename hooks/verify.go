@@ -4,13 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 	"time"
 
 	"github.com/lockgate/lockgate/diffpath"
 	"github.com/lockgate/lockgate/internal/gitexec"
 	"github.com/lockgate/lockgate/internal/hint"
-	"github.com/lockgate/lockgate/locks"
 	"github.com/lockgate/lockgate/locks/history"
 	"github.com/lockgate/lockgate/locks/journal"
 	"github.com/lockgate/lockgate/locks/lockkey"
@@ -59,29 +59,7 @@ func (h *Runner) Verify(ctx context.Context, revArgs []string, branch string, re
 		evs, err := readLog()
 		logc <- result{evs, err}
 	}()
-	// The messages are read while git lists the commits' changes.
-	type about struct {
-		when, authored time.Time
-		parents        []string
-		subject        string
-		author         locks.Owner
-		trailers       bool
-		held           []heldLock
-	}
-	msgc := make(chan error, 1)
-	abouts := map[string]about{}
-	go func() {
-		msgc <- gitexec.RangeMessages(ctx, h.Dir, revArgs, MaxCommitMsgBytes, func(ci gitexec.CommitInfo) {
-			a := about{when: ci.Committed, authored: ci.Authored, parents: ci.Parents, subject: subject(ci.Message)}
-			a.author, a.trailers = CommitAuthor(ci.Message, h.CommentString)
-			if a.trailers {
-				_, _, a.held = parseTrailers(ci.Message, h.comment())
-			}
-			abouts[ci.SHA] = a
-		})
-	}()
-	commits, err := h.collect(ctx, revArgs, r)
-	merr := <-msgc
+	commits, parents, err := h.commitsOf(ctx, revArgs, r)
 	if errors.Is(err, errLimit) {
 		// Too much to judge is not a violation of history: undecided.
 		lim := r.Violations[len(r.Violations)-1]
@@ -92,28 +70,13 @@ func (h *Runner) Verify(ctx context.Context, revArgs []string, branch string, re
 	if err != nil {
 		return err
 	}
-	if merr != nil {
-		return merr
-	}
-	for i := range commits {
-		c := &commits[i]
-		a, ok := abouts[c.sha]
-		if !ok {
-			return fmt.Errorf("verify: git log did not show commit %s", c.sha)
-		}
-		c.when, c.authored, c.subject, c.author, c.trailers, c.held = a.when, a.authored, a.subject, a.author, a.trailers, a.held
-		if !c.trailers {
-			c.author = h.Checker.Me
-			r.AsPusher++
-		}
-	}
 	// A commit was made after its parents, whatever its date says: one
-	// dated before a parent of the range is judged at that parent's time
-	// (rev-list --reverse lists parents first).
+	// dated before a parent of the range is judged at that parent's time.
+	// git log lists children first: parents are judged first, from the end.
 	at := make(map[string]time.Time, len(commits))
-	for i := range commits {
+	for i := len(commits) - 1; i >= 0; i-- {
 		c := &commits[i]
-		for _, p := range abouts[c.sha].parents {
+		for _, p := range parents[i] {
 			if t, ok := at[p]; ok && t.After(c.when) {
 				c.backdated, c.when = c.when, t
 			}
@@ -132,12 +95,65 @@ func (h *Runner) Verify(ctx context.Context, revArgs []string, branch string, re
 		}
 	}
 	log := history.BuildFor(res.evs, paths)
-	for i := range commits {
+	for i := len(commits) - 1; i >= 0; i-- { // oldest first, as rev-list --reverse
 		if err := h.verifyOne(ctx, &commits[i], branch, log, r); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// commitsOf reads the commits revArgs names, with their changes, times,
+// parents and authors, from one git log, within hooks.pre_push's limits
+// (errLimit past them, the limit added to r as a violation). Commits that
+// change no file are left out, as git diff-tree leaves them out.
+func (h *Runner) commitsOf(ctx context.Context, revArgs []string, r *Report) ([]rangeCommit, [][]string, error) {
+	var commits []rangeCommit
+	var parents [][]string
+	npaths := 0
+	var limit *Violation
+	err := gitexec.LogChanges(ctx, h.Dir, revArgs, func(out io.Reader) error {
+		lr := diffpath.NewLogReader(out)
+		for {
+			lc, err := lr.Next()
+			if errors.Is(err, io.EOF) {
+				return nil
+			}
+			if err != nil {
+				return fmt.Errorf("read commits: %w", err)
+			}
+			if len(lc.Changes) == 0 {
+				continue
+			}
+			r.Commits++
+			if h.MaxCommits > 0 && r.Commits > h.MaxCommits {
+				limit = &Violation{Rule: RuleLimit, Reason: fmt.Sprintf("more than %d commits to check (hooks.pre_push.max_commits)", h.MaxCommits),
+					Hint: hint.Line(hint.MaxCommits)}
+				return errStop
+			}
+			c := rangeCommit{sha: lc.SHA, paths: touched(lc.Changes), when: lc.Committed, authored: lc.Authored, subject: subject(lc.Message)}
+			npaths += len(c.paths)
+			if h.MaxPaths > 0 && npaths > h.MaxPaths {
+				limit = &Violation{Rule: RuleLimit, Reason: fmt.Sprintf("more than %d paths to check (hooks.pre_push.max_paths)", h.MaxPaths),
+					Hint: hint.Line(hint.MaxPaths)}
+				return errStop
+			}
+			c.author, c.trailers = CommitAuthor(lc.Message, h.CommentString)
+			if c.trailers {
+				_, _, c.held = parseTrailers(lc.Message, h.comment())
+			} else {
+				c.author = h.Checker.Me
+				r.AsPusher++
+			}
+			commits = append(commits, c)
+			parents = append(parents, lc.Parents)
+		}
+	})
+	if limit != nil {
+		r.Add(*limit)
+		return nil, nil, errLimit
+	}
+	return commits, parents, err
 }
 
 // VerifyStaged judges the staged change as a commit Checker.Me makes at

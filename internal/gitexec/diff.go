@@ -14,6 +14,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/lockgate/lockgate/diffpath"
 )
 
 // StagedNameStatus returns `git diff --cached --name-status -z -M` of the
@@ -99,6 +101,46 @@ func TreeDiffs(ctx context.Context, dir string, revListArgs []string, fn func(io
 	}
 	if treeWait != nil {
 		return &Error{Args: treeArgs, Stderr: treeErr.String(), Err: treeWait}
+	}
+	return nil
+}
+
+// LogChanges streams, from one `git log`, every commit `git rev-list
+// revListArgs` names (newest first: git need not walk the whole range
+// before it prints) with its times, parents, message and
+// changed paths, in diffpath.LogFormat (-z --name-status -M --cc, root
+// commits shown whole). The options that would change what git prints —
+// diff.relative, log.showRoot, colours, external diffs — are set
+// explicitly, whatever the user's config says. fn reads the stream; when it
+// returns, git is stopped.
+func LogChanges(ctx context.Context, dir string, revListArgs []string, fn func(io.Reader) error) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	args := append([]string{"-c", "log.showRoot=true", "-c", "log.showSignature=false", "-c", "core.quotePath=false",
+		"log", "-z", "--no-color", "--encoding=UTF-8", "--no-relative", "--no-ext-diff", "--no-textconv",
+		"--format=" + diffpath.LogFormat, "--name-status", "-M", "--cc"}, revListArgs...)
+	cmd := exec.CommandContext(ctx, "git", args...)
+	cmd.Dir = dir
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return fmt.Errorf("git log: %w", err)
+	}
+	if err := cmd.Start(); err != nil {
+		return &Error{Args: args, Err: err}
+	}
+	fnErr := fn(out)
+	if fnErr != nil {
+		cancel()
+	}
+	_, _ = io.Copy(io.Discard, out)
+	waitErr := cmd.Wait()
+	if fnErr != nil {
+		return fnErr
+	}
+	if waitErr != nil {
+		return &Error{Args: args, Stderr: stderr.String(), Err: waitErr}
 	}
 	return nil
 }
@@ -286,14 +328,6 @@ func CommitMessages(ctx context.Context, dir string, shas []string, max int, fn 
 		err = fmt.Errorf("git log: %d of %d commit messages read", n, len(shas))
 	}
 	return err
-}
-
-// RangeMessages is CommitMessages for the commits `git rev-list --reverse
-// revArgs` names, in that order, read by one `git log --reverse`: it needs
-// not wait for the list of commits.
-func RangeMessages(ctx context.Context, dir string, revArgs []string, max int, fn func(c CommitInfo)) error {
-	return logMessages(ctx, dir, append([]string{"--reverse"}, revArgs...), nil, max,
-		func(c CommitInfo) error { fn(c); return nil })
 }
 
 // logMessages runs `git log ARGS` with the format of CommitMessages and
