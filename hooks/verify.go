@@ -330,6 +330,9 @@ func endStamp(g *history.Grant) string {
 
 // unknownEnd says what the log lacks about g.
 func unknownEnd(g *history.Grant) string {
+	if !g.StartKnown && !g.EndKnown {
+		return fmt.Sprintf("the log has %s at %s", g.Reason, stamp(g.Start))
+	}
 	if !g.StartKnown {
 		return fmt.Sprintf("the log has its end (%s) but not when it was taken", stamp(g.Start))
 	}

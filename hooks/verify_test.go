@@ -225,3 +225,18 @@ func TestVerifyForeignFence(t *testing.T) {
 		}
 	}
 }
+
+// An event of an action this version does not know, about a key a commit
+// touches, leaves the commit undecided: never read as free.
+func TestVerifyUnknownAction(t *testing.T) {
+	t.Parallel()
+	r := newVerifyRepo(t)
+	r.Write("a.go", "1\n")
+	commitAt(r, committed, committed, "a")
+	rep := verifyCommits(t, r, bobW, committed.Add(time.Hour),
+		lockEvent(committed.Add(-2*time.Hour), "setup", journal.ActionStoreUse, "", 0, time.Time{}),
+		lockEvent(committed.Add(-time.Hour), "alice", "lock_grab", "a.go", 1, committed.Add(time.Hour)))
+	if len(rep.Undecided) != 1 || !strings.Contains(rep.Undecided[0].Reason, "an event lock_grab this version of lockgate does not know") {
+		t.Fatalf("report %+v, want the commit undecided", rep)
+	}
+}

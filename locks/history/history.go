@@ -154,9 +154,28 @@ func build(evs []journal.Event, keep map[string]bool) *Log {
 			l.refresh(ev)
 		case journal.ActionRelease, journal.ActionClear:
 			l.end(ev)
+		default:
+			if !knownAction[ev.Action] {
+				// An event of a key this version cannot read (a newer
+				// lockgate's, or edited): whoever it is about may have
+				// held the key at any time: undecided, never free.
+				g := l.grant()
+				*g = Grant{Key: ev.Key, Fence: ev.Fence, Start: ev.Timestamp, EventID: ev.ID, Store: ev.Store,
+					Reason: "an event " + ev.Action + " this version of lockgate does not know"}
+				l.add(g)
+			}
 		}
 	}
 	return l
+}
+
+// knownAction are the actions of events about a key that hold no grant of
+// their own (the lock events are handled above).
+var knownAction = map[string]bool{
+	journal.ActionClaimedActivity: true, journal.ActionCompletedTask: true, journal.ActionCompletedActivity: true,
+	journal.ActionBlocked: true, journal.ActionUnblocked: true, journal.ActionPivotStarted: true,
+	journal.ActionPivotCompleted: true, journal.ActionRecoveredActivity: true, journal.ActionHookBypass: true,
+	journal.ActionClaim: true, journal.ActionDone: true, journal.ActionUnpause: true, journal.ActionStoreUse: true,
 }
 
 // sorted returns evs sorted by time, then id, copying only when they are
