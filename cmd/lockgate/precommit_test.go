@@ -145,3 +145,67 @@ func TestPreCommitFramework(t *testing.T) {
 	must(bin, "--as", "bob", "lock", "release", "a.txt")
 	must("git", "push", "-q", "origin", "main")
 }
+
+// TestPreCommitFrameworkSystem: the -system hook ids run the lockgate on
+// PATH — nothing is built — and refuse as the others do; without lockgate
+// on PATH the commit fails, never passes.
+func TestPreCommitFrameworkSystem(t *testing.T) {
+	t.Parallel()
+	if _, err := exec.LookPath("pre-commit"); err != nil {
+		t.Fatal("pre-commit is not installed: `make test` installs it (apt-get install pre-commit)")
+	}
+	hookRepo, rev := snapshotRepo(t)
+	r := gittest.New(t)
+	home := filepath.Join(t.TempDir(), "pre-commit-home")
+	binDir := filepath.Dir(lockgateBinary(t))
+	base := append([]string(nil), r.Env...)
+	withPath := func(path string) []string {
+		env := []string{"PRE_COMMIT_HOME=" + home, "LOCKGATE_WORKER=alice"}
+		for _, kv := range base {
+			if !strings.HasPrefix(kv, "PATH=") {
+				env = append(env, kv)
+			}
+		}
+		return append(env, "PATH="+path)
+	}
+	env := withPath(binDir + string(os.PathListSeparator) + os.Getenv("PATH"))
+	run := func(env []string, name string, args ...string) (string, error) {
+		cmd := exec.Command(name, args...)
+		cmd.Dir, cmd.Env = r.Dir, env
+		out, err := cmd.CombinedOutput()
+		return string(out), err
+	}
+	r.Write(".pre-commit-config.yaml", fmt.Sprintf(`repos:
+  - repo: %s
+    rev: %s
+    hooks:
+      - id: lockgate-pre-commit-system
+      - id: lockgate-commit-msg-system
+      - id: lockgate-pre-push-system
+`, hookRepo, rev))
+	r.Write("a.txt", "a\n")
+	r.Commit("init")
+	if out, err := run(env, "pre-commit", "install", "--hook-type", "pre-commit", "--hook-type", "commit-msg", "--hook-type", "pre-push"); err != nil {
+		t.Fatalf("pre-commit install: %v\n%s", err, out)
+	}
+	if out, err := run(env, lockgateBinary(t), "--as", "bob", "lock", "acquire", "a.txt"); err != nil {
+		t.Fatalf("lock: %v\n%s", err, out)
+	}
+	r.Write("a.txt", "changed\n")
+	r.Git("add", "a.txt")
+	out, err := run(env, "git", "commit", "-m", "touch a")
+	if err == nil || !strings.Contains(out, "a.txt: locked: locked by bob") {
+		t.Fatalf("commit of a path locked by bob: %v\n%s", err, out)
+	}
+	// Nothing was built: no Go environment in the framework's cache.
+	if built, _ := filepath.Glob(filepath.Join(home, "*", "golangenv-*")); len(built) > 0 {
+		t.Fatalf("the -system hooks built lockgate: %v", built)
+	}
+	// Without lockgate on PATH the hook cannot run: the commit fails.
+	noLockgate := withPath("/usr/bin:/bin")
+	r.Write("b.txt", "b\n")
+	r.Git("add", "b.txt")
+	if out, err := run(noLockgate, "git", "commit", "-m", "add b"); err == nil {
+		t.Fatalf("commit without lockgate on PATH went through:\n%s", out)
+	}
+}
