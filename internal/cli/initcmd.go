@@ -56,11 +56,11 @@ func initCommand() *command {
 			// Never through a link: --force must not overwrite where it points.
 			f, err := safefs.OpenFile(path, flag, 0o644)
 			switch {
-			case errors.Is(err, os.ErrExist) && agent != "":
-				// Adding an agent to a repository set up before.
-				fmt.Fprintf(a.stdio.Err, "kept %s\n", path)
 			case errors.Is(err, os.ErrExist):
-				return service.Usagef("init: %s exists; keep it, or overwrite with `lockgate init --force`", path)
+				// A teammate following the quick start in a repository set
+				// up before (or adding an agent): the team's file stays,
+				// this clone gets the hooks.
+				fmt.Fprintf(a.stdio.Err, "kept %s (the repository's policy; `lockgate init --force` replaces it with the starter file)\n", path)
 			case err != nil:
 				return fmt.Errorf("init: %w", err)
 			default:
