@@ -17,6 +17,7 @@ func commands() map[string]*command {
 			"list":    listCommand(),
 			"check":   checkCommand(),
 			"clear":   clearCommand(),
+			"prune":   pruneCommand(),
 			"hold":    holdCommand(),
 		}},
 		"claim":     claimCommand(),

@@ -5,9 +5,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/lockgate/lockgate/internal/duration"
+	"github.com/lockgate/lockgate/internal/gitexec"
 	"github.com/lockgate/lockgate/internal/outcome"
 
 	"github.com/lockgate/lockgate/internal/service"
@@ -115,7 +118,46 @@ func (a *app) acquire(ctx context.Context, o *AcquireOptions, args []string) err
 		}
 		fmt.Fprintf(a.stdio.Err, "%s %s in %s until %s (%s)\n", verb, safetext.Field(r.Lock.Key), e.StoreLabel(), stamp(r.Lock.ExpiresAt), duration.Until(r.Lock.ExpiresAt, now))
 	}
+	a.warnPaths(ctx, e, res)
 	return nil
+}
+
+// warnPaths says when a path lock taken names no file: a directory (a
+// path lock covers one file; its files are a pattern), or a path neither
+// in the work tree nor in the index (a typo, or a file still to come). The
+// lock stands either way.
+func (a *app) warnPaths(ctx context.Context, e *service.Workspace, res []locks.Result) {
+	top := e.Repo.Toplevel
+	if top == "" {
+		return
+	}
+	var missing []string
+	for _, r := range res {
+		k := r.Lock.Key
+		if !lockkey.IsPathLike(k) || lockkey.IsPattern(k) || r.Renewed {
+			continue
+		}
+		fi, err := os.Lstat(filepath.Join(top, filepath.FromSlash(k)))
+		switch {
+		case err == nil && fi.IsDir():
+			fmt.Fprintf(a.stdio.Err, "lockgate: warning: %s is a directory: a path lock covers one file; lock its files with `lockgate lock acquire '%s/**'`\n",
+				safetext.Field(k), safetext.Field(k))
+		case err != nil:
+			missing = append(missing, k)
+		}
+	}
+	if len(missing) == 0 {
+		return
+	}
+	tracked, err := gitexec.TrackedPaths(ctx, e.Repo, missing)
+	if err != nil {
+		return // a warning only: nothing to say when git cannot tell
+	}
+	for _, k := range missing {
+		if !tracked[k] {
+			fmt.Fprintf(a.stdio.Err, "lockgate: warning: no such path in the repository: %s; locked anyway\n", safetext.Field(k))
+		}
+	}
 }
 
 func releaseCommand() *command {
@@ -241,11 +283,11 @@ func listCommand() *command {
 	var mine, stale, all bool
 	return &command{
 		usage: "lock list [--mine] [--stale] [--all]",
-		short: "every lock: key, holder, type, age, expiry, stale flag",
+		short: "every live lock: key, holder, type, age, expiry, stale flag, reason, task",
 		flags: func(fs *pflag.FlagSet) {
 			fs.BoolVar(&mine, "mine", false, "only locks of this worker and session")
 			fs.BoolVar(&stale, "stale", false, "only stale locks (older than locks.stale_minutes)")
-			fs.BoolVar(&all, "all", false, "bookkeeping records too (the planner's plan:cycle and cooldown: records)")
+			fs.BoolVar(&all, "all", false, "expired records and bookkeeping records (the planner's plan:cycle and cooldown: records) too")
 		},
 		run: func(ctx context.Context, a *app, args []string) error {
 			if len(args) > 0 {
@@ -263,6 +305,7 @@ func listCommand() *command {
 			now := e.Now()
 			staleAfter := e.Cfg.StaleAfter()
 			rows := make([]listEntry, 0, len(entries))
+			expired := 0
 			for _, en := range entries {
 				le := listEntry{LockView: service.ViewOf(en.Lock), Action: en.Action, PID: en.PID, Host: en.Host,
 					TaskAcquired: en.TaskAcquired, RequestID: en.RequestID, TraceID: en.TraceID,
@@ -289,15 +332,19 @@ func listCommand() *command {
 				if stale && !le.Stale {
 					continue
 				}
+				if le.Expired && !all {
+					expired++ // anyone may take it: not a lock any more
+					continue
+				}
 				rows = append(rows, le)
 			}
 			if a.globals.JSON {
 				return writeJSON(a.stdio.Out, rows)
 			}
-			out := [][]string{{"KEY", "HOLDER", "TYPE", "AGE", "EXPIRES", "STALE"}}
+			out := [][]string{{"KEY", "HOLDER", "TYPE", "AGE", "EXPIRES", "STALE", "TASK", "REASON"}}
 			for _, r := range rows {
 				if r.Corrupt {
-					out = append(out, []string{r.Key, "CORRUPT", "-", "-", "-", "-"})
+					out = append(out, []string{r.Key, "CORRUPT", "-", "-", "-", "-", "-", "-"})
 					continue
 				}
 				exp := duration.Until(r.ExpiresAt, now)
@@ -308,10 +355,14 @@ func listCommand() *command {
 				if r.Stale {
 					st = "stale"
 				}
-				out = append(out, []string{r.Key, r.Holder, r.HolderType, duration.Format(now.Sub(r.CreatedAt)), exp, st})
+				out = append(out, []string{r.Key, r.Holder, r.HolderType, duration.Format(now.Sub(r.CreatedAt)), exp, st,
+					cmp.Or(r.TaskID, "-"), cmp.Or(safetext.Shorten(r.Reason), "-")})
 			}
 			table(a.stdio.Out, out)
 			fmt.Fprintf(a.stdio.Err, "%d lock(s) in %s\n", len(rows), e.StoreLabel())
+			if expired > 0 {
+				fmt.Fprintf(a.stdio.Err, "%d expired record(s) not shown (anyone may take them): `lockgate lock list --all` shows them, `lockgate lock prune` removes them\n", expired)
+			}
 			for _, r := range rows {
 				if r.Corrupt {
 					fmt.Fprintf(a.stdio.Err, "lockgate: corrupt lock record %s: %s\n", safetext.Field(r.Location), safetext.Field(r.Error))
@@ -369,6 +420,36 @@ func checkCommand() *command {
 				return &outcome.ExitError{Code: outcome.ExitLockFailed}
 			}
 			return nil
+		},
+	}
+}
+
+func pruneCommand() *command {
+	return &command{
+		usage:      "lock prune",
+		short:      "remove the records of expired locks (each logged as taken over and released)",
+		takesLocks: true,
+		run: func(ctx context.Context, a *app, args []string) error {
+			if len(args) > 0 {
+				return service.Usagef("lock prune takes no arguments")
+			}
+			e, err := a.open(ctx)
+			if err != nil {
+				return err
+			}
+			pruned, err := e.Prune(ctx)
+			if a.globals.JSON && err == nil {
+				views := make([]service.LockView, 0, len(pruned))
+				for _, p := range pruned {
+					views = append(views, p.LockView)
+				}
+				return writeJSON(a.stdio.Out, views)
+			}
+			for _, p := range pruned {
+				fmt.Fprintf(a.stdio.Err, "pruned %s (%s's, expired %s ago)\n", safetext.Field(p.Key), safetext.Field(p.Holder), duration.Format(p.ExpiredFor))
+			}
+			fmt.Fprintf(a.stdio.Err, "%d expired record(s) removed from %s\n", len(pruned), e.StoreLabel())
+			return err
 		},
 	}
 }

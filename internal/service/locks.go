@@ -2,6 +2,8 @@ package service
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"strings"
 	"time"
 
@@ -109,4 +111,49 @@ func (e *Workspace) RestoreSession(ctx context.Context) (redisstore.RestoreResul
 		res.Skipped = []redisstore.Skip{}
 	}
 	return res, err
+}
+
+// Pruned is one expired record `lock prune` removed.
+type Pruned struct {
+	LockView
+	ExpiredFor time.Duration `json:"-"`
+}
+
+// Prune removes the records whose locks have expired. Each is taken over
+// first — which a store does only while the record is still expired, so
+// that a lock refreshed or taken meanwhile is never removed — then
+// released: both are logged (lock_takeover naming the expired holder,
+// lock_release).
+func (e *Workspace) Prune(ctx context.Context) ([]Pruned, error) {
+	entries, err := e.Store.List(ctx)
+	if err != nil {
+		return nil, err
+	}
+	now := e.Now()
+	var out []Pruned
+	for _, en := range entries {
+		if en.Err != nil || !en.Expired(now) {
+			continue
+		}
+		res, err := e.Mgr.Acquire(ctx, locks.Request{Keys: []string{en.Key}, Owner: e.Me, TTL: time.Minute,
+			Action: "prune", Reason: "prune an expired lock", ExactTTL: true})
+		if errors.As(err, new(*locks.HeldError)) {
+			continue // taken or refreshed since it was listed: a live lock
+		}
+		if err != nil {
+			return out, fmt.Errorf("prune %s: %w", en.Key, err)
+		}
+		if len(res) != 1 || res[0].TookOver == nil {
+			// It was gone, or ours: give back what was just taken.
+			if _, err := e.Mgr.Release(ctx, []string{en.Key}, e.Me, false); err != nil {
+				return out, fmt.Errorf("prune %s: %w", en.Key, err)
+			}
+			continue
+		}
+		if _, err := e.Mgr.Release(ctx, []string{en.Key}, e.Me, false); err != nil {
+			return out, fmt.Errorf("prune %s: taken over, not released: %w", en.Key, err)
+		}
+		out = append(out, Pruned{LockView: ViewOf(*res[0].TookOver), ExpiredFor: now.Sub(res[0].TookOver.ExpiresAt)})
+	}
+	return out, nil
 }
