@@ -112,8 +112,16 @@ func (r *Report) dedupe() {
 // only offered by the hooks that honour it in the committer's own
 // environment.
 func (r *Report) WriteText(w io.Writer, what string) {
+	r.WriteStyled(w, what, func(_, text string) string { return text })
+}
+
+// WriteStyled is WriteText with paint applied to the parts of the text a
+// terminal shows in colour, by role: "error" (refused), "warning", "path",
+// "rule", "holder", "expiry", "hint". paint gets escaped text and must
+// return it with at most its own escape sequences added.
+func (r *Report) WriteStyled(w io.Writer, what string, paint func(role, text string) string) {
 	for _, wn := range r.Warnings {
-		fmt.Fprintf(w, "lockgate: warning: %s\n", safetext.Field(wn))
+		fmt.Fprintf(w, "lockgate: %s %s\n", paint("warning", "warning:"), safetext.Field(wn))
 	}
 	r.writeUndecided(w)
 	if len(r.Violations) == 0 {
@@ -128,23 +136,33 @@ func (r *Report) WriteText(w io.Writer, what string) {
 		names = append(names, k)
 	}
 	sort.Strings(names)
-	fmt.Fprintf(w, "lockgate: %s refused: %d violation%s (%s)\n", what, len(r.Violations), plural(len(r.Violations)), strings.Join(names, ", "))
+	fmt.Fprintf(w, "lockgate: %s %s: %d violation%s (%s)\n", what, paint("error", "refused"), len(r.Violations), plural(len(r.Violations)), strings.Join(names, ", "))
 	for _, v := range r.Violations {
 		where := v.Path
 		if where == "" {
 			where = "(change)"
 		}
-		fmt.Fprintf(w, "  %s: %s: %s%s\n", safetext.Field(safetext.Shorten(where)), v.Rule, safetext.Field(v.Reason), v.commitText())
+		reason := safetext.Field(v.Reason)
+		if h := safetext.Field(v.Holder); h != "" {
+			reason = strings.Replace(reason, h, paint("holder", h), 1)
+		}
+		if v.ExpiresAt != nil {
+			if exp := v.ExpiresAt.UTC().Format(time.RFC3339); strings.Contains(reason, exp) {
+				reason = strings.Replace(reason, exp, paint("expiry", exp), 1)
+			}
+		}
+		fmt.Fprintf(w, "  %s: %s: %s%s\n", paint("path", safetext.Field(safetext.Shorten(where))), paint("rule", v.Rule), reason, v.commitText())
 	}
 	seen := map[string]bool{}
+	prefix := paint("hint", "hint:")
 	for _, v := range r.Violations {
 		if v.Hint != "" && !seen[v.Hint] {
 			seen[v.Hint] = true
-			hint.Print(w, v.Hint)
+			hint.PrintAs(w, prefix, v.Hint)
 		}
 	}
 	if git, ok := hint.BypassGit[r.Hook]; ok {
-		hint.Print(w, hint.Line(hint.BypassHook, git))
+		hint.PrintAs(w, prefix, hint.Line(hint.BypassHook, git))
 	}
 }
 

@@ -4,10 +4,10 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/lockgate/lockgate/internal/hint"
 	"github.com/lockgate/lockgate/internal/service"
 
 	"github.com/lockgate/lockgate/internal/safetext"
+	"github.com/lockgate/lockgate/internal/termstyle"
 )
 
 // app is one run of lockgate: parsed globals and, loaded on demand, the
@@ -24,6 +24,9 @@ type app struct {
 	partial map[string]any
 	// purpose is what the command does with the lock store it opens.
 	purpose service.Purpose
+	// style is stderr's colour, decided once (styled).
+	style  termstyle.Style
+	styled bool
 }
 
 // load loads the workspace the command works on, once.
@@ -63,10 +66,13 @@ func (a *app) open(ctx context.Context) (*service.Workspace, error) {
 
 // notify prints what the workspace says on the side, on stderr.
 func (a *app) notify(level, msg string, hints ...string) {
-	if level == "" {
+	switch level {
+	case "":
 		fmt.Fprintf(a.stdio.Err, "lockgate: %s\n", safetext.Text(msg))
-	} else {
+	case "warning":
+		fmt.Fprintf(a.stdio.Err, "lockgate: %s %s\n", a.paint(termstyle.Warning, "warning:"), safetext.Text(msg))
+	default:
 		fmt.Fprintf(a.stdio.Err, "lockgate: %s: %s\n", level, safetext.Text(msg))
 	}
-	hint.Print(a.stdio.Err, a.carry(hints)...)
+	a.printHints(a.carry(hints)...)
 }

@@ -13,7 +13,6 @@ import (
 
 	"github.com/lockgate/lockgate/internal/service"
 
-	"github.com/lockgate/lockgate/internal/hint"
 	"github.com/lockgate/lockgate/internal/safetext"
 )
 
@@ -126,7 +125,7 @@ func guardClaudeCodeCommand() *command {
 				return nil
 			}
 			a.carryReport(r)
-			r.WriteText(a.stdio.Err, in.ToolName+" of "+safetext.Field(safetext.Shorten(rp)))
+			r.WriteStyled(a.stdio.Err, in.ToolName+" of "+safetext.Field(safetext.Shorten(rp)), a.paintRole)
 			return &outcome.ExitError{Code: claudeBlock}
 		},
 	}
@@ -142,9 +141,9 @@ func (a *app) blockEdit(err error) error {
 	fmt.Fprintf(a.stdio.Err, "lockgate: edit blocked: %s\n", safetext.Text(err.Error()))
 	detail, hints := a.explain(err)
 	if detail != "" {
-		hint.Print(a.stdio.Err, detail)
+		a.printHints(detail)
 	}
-	hint.Print(a.stdio.Err, hints...)
+	a.printHints(hints...)
 	return &outcome.ExitError{Code: claudeBlock}
 }
 

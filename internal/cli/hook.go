@@ -92,7 +92,7 @@ func (a *app) finishReport(r *hooks.Report, what, format string) error {
 		r.WriteGitHub(a.stdio.Out)
 	}
 	if !a.globals.JSON && format != "json" {
-		r.WriteText(a.stdio.Err, what)
+		r.WriteStyled(a.stdio.Err, what, a.paintRole)
 	}
 	switch {
 	case r.OK:

@@ -19,6 +19,7 @@ import (
 
 	"github.com/lockgate/lockgate/internal/hint"
 	"github.com/lockgate/lockgate/internal/safetext"
+	"github.com/lockgate/lockgate/internal/termstyle"
 
 	"github.com/lockgate/lockgate/locks"
 	"github.com/lockgate/lockgate/locks/filestore"
@@ -116,7 +117,8 @@ func (a *app) acquire(ctx context.Context, o *AcquireOptions, args []string) err
 		case r.TookOver != nil:
 			verb = fmt.Sprintf("took over (expired lock of %s)", safetext.Field(r.TookOver.Holder))
 		}
-		fmt.Fprintf(a.stdio.Err, "%s %s in %s until %s (%s)\n", verb, safetext.Field(r.Lock.Key), e.StoreLabel(), stamp(r.Lock.ExpiresAt), duration.Until(r.Lock.ExpiresAt, now))
+		fmt.Fprintf(a.stdio.Err, "%s %s in %s until %s (%s)\n", verb, a.paint(termstyle.Path, safetext.Field(r.Lock.Key)), e.StoreLabel(),
+			a.paint(termstyle.Expiry, stamp(r.Lock.ExpiresAt)), duration.Until(r.Lock.ExpiresAt, now))
 	}
 	a.warnPaths(ctx, e, res)
 	return nil
@@ -366,7 +368,7 @@ func listCommand() *command {
 			for _, r := range rows {
 				if r.Corrupt {
 					fmt.Fprintf(a.stdio.Err, "lockgate: corrupt lock record %s: %s\n", safetext.Field(r.Location), safetext.Field(r.Error))
-					hint.Print(a.stdio.Err, a.carry([]string{hint.CorruptLine(recordWhere(e.Store), r.Location, r.Key, lockkey.RelArg(r.Key, e.UserDir()))})...)
+					a.printHints(a.carry([]string{hint.CorruptLine(recordWhere(e.Store), r.Location, r.Key, lockkey.RelArg(r.Key, e.UserDir()))})...)
 				}
 			}
 			return nil

@@ -17,6 +17,7 @@ import (
 
 	"github.com/lockgate/lockgate/internal/hint"
 	"github.com/lockgate/lockgate/internal/safetext"
+	"github.com/lockgate/lockgate/internal/termstyle"
 )
 
 // Stdio is where a command reads and writes.
@@ -39,6 +40,8 @@ type Globals struct {
 	JSON               bool
 	Verbose            bool
 	Help               bool
+	// Color is --color: auto, always or never.
+	Color string
 	// configGiven: -c was given, before or after the command name; a
 	// second one is refused, not silently preferred.
 	configGiven bool
@@ -58,6 +61,10 @@ func (g *Globals) AddFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&g.JSON, "json", g.JSON, "print data as JSON on stdout")
 	fs.BoolVarP(&g.Verbose, "verbose", "v", g.Verbose, "log what lockgate does on stderr")
 	fs.BoolVarP(&g.Help, "help", "h", g.Help, "show help")
+	if g.Color == "" {
+		g.Color = termstyle.Auto
+	}
+	fs.StringVar(&g.Color, "color", g.Color, "colour on stderr: auto (on a terminal, unless NO_COLOR is set), always or never")
 }
 
 // command is one runnable (sub)command.
@@ -150,6 +157,9 @@ func (a *app) main(ctx context.Context, args []string) error {
 	if err != nil {
 		return service.Usagef("%s: %v", strings.Join(path, " "), err)
 	}
+	if _, err := a.styleOf(); err != nil {
+		return service.Usagef("%v", err)
+	}
 	if a.globals.Help {
 		fmt.Fprintf(a.stdio.Out, "usage: lockgate %s\n\n%s\n\nflags:\n%s", cmd.usage, cmd.short, sub.FlagUsages())
 		return nil
@@ -195,12 +205,12 @@ func (a *app) reportError(err error) {
 	if errors.As(err, &exit) {
 		return // already reported
 	}
-	fmt.Fprintf(a.stdio.Err, "lockgate: %s\n", safetext.Text(err.Error()))
+	fmt.Fprintf(a.stdio.Err, "%s %s\n", a.paint(termstyle.Error, "lockgate:"), safetext.Text(err.Error()))
 	detail, hints := a.explain(err)
 	if detail != "" {
-		hint.Print(a.stdio.Err, detail)
+		a.printHints(detail)
 	}
-	hint.Print(a.stdio.Err, hints...)
+	a.printHints(hints...)
 	if a.globals.JSON {
 		out := map[string]any{}
 		for k, v := range a.partial {
@@ -213,3 +223,32 @@ func (a *app) reportError(err error) {
 
 // getenv is os.Getenv; one place so tests can see what is read.
 var getenv = os.Getenv
+
+// styleOf decides, once, whether stderr gets colour (--color, NO_COLOR,
+// TERM, a terminal).
+func (a *app) styleOf() (termstyle.Style, error) {
+	if a.styled {
+		return a.style, nil
+	}
+	f, _ := a.stdio.Err.(*os.File)
+	st, err := termstyle.For(a.globals.Color, getenv, f)
+	if err != nil {
+		return termstyle.Style{}, err
+	}
+	a.style, a.styled = st, true
+	return st, nil
+}
+
+// paint colours text for stderr by role (nothing when colour is off).
+func (a *app) paint(role termstyle.Role, text string) string {
+	st, _ := a.styleOf()
+	return st.Paint(role, text)
+}
+
+// paintRole is paint for hooks.Report.WriteStyled.
+func (a *app) paintRole(role, text string) string { return a.paint(termstyle.Role(role), text) }
+
+// printHints prints hint lines on stderr.
+func (a *app) printHints(lines ...string) {
+	hint.PrintAs(a.stdio.Err, a.paint(termstyle.Hint, "hint:"), lines...)
+}

@@ -261,9 +261,13 @@ func onlyLooks(cmd string) bool {
 }
 
 // Print writes lines as hints: one "hint: " line each.
-func Print(w io.Writer, lines ...string) {
+func Print(w io.Writer, lines ...string) { PrintAs(w, "hint:", lines...) }
+
+// PrintAs is Print with another prefix than "hint:" (the same word,
+// coloured for a terminal).
+func PrintAs(w io.Writer, prefix string, lines ...string) {
 	for _, l := range lines {
-		fmt.Fprintf(w, "hint: %s\n", safetext.Text(l))
+		fmt.Fprintf(w, "%s %s\n", prefix, safetext.Text(l))
 	}
 }
 

@@ -367,7 +367,7 @@ func (e *Workspace) storeProblems(s *storeSetup, say func(level, msg string)) er
 			s.clonePrefix, s.clonePrefixFrom, s.remotePrefix, hint.Quote(s.clone.name())))
 	}
 	if e.purpose.TakesLocks && s.use.From == FromDefault {
-		say("note", fmt.Sprintf("no lock store chosen for this clone (no %s, no %s): locking in the file store, which only this clone's worktrees see.\nShare locks with other clones: `lockgate store use redis://HOST:PORT/DB`; keep the file store and silence this: `lockgate store use file`",
+		say("note", fmt.Sprintf("no lock store chosen for this clone (no %s, no %s): locking in the file store, which only this clone's worktrees see.\nShare locks with other clones: `lockgate store use git` (through the remote) or `lockgate store use redis://HOST:PORT/DB`; keep the file store and silence this: `lockgate store use file`",
 			CloneStoreKey, config.DefaultFile))
 	}
 	return nil
