@@ -137,6 +137,11 @@ func (a *app) main(ctx context.Context, args []string) error {
 		return service.Usagef("unknown command %q (see `lockgate --help`)", rest[0])
 	}
 	if cmd.run == nil {
+		if len(rest) > 0 && (rest[0] == "-h" || rest[0] == "--help" || rest[0] == "help") {
+			a.globals.Help = true // help goes to stdout
+			a.printHelp(cmd.sub, strings.Join(path, " "))
+			return nil
+		}
 		if len(rest) == 0 {
 			a.printHelp(cmd.sub, strings.Join(path, " "))
 			return service.Usagef("%s: missing subcommand", strings.Join(path, " "))
@@ -179,7 +184,7 @@ func (a *app) printHelp(cmds map[string]*command, prefix string) {
 	if a.globals.Help {
 		w = a.stdio.Out
 	}
-	fmt.Fprintf(w, "usage: lockgate [-C DIR] [-c FILE] [--as W] [--worker-type T] [--session S] [--store URL] [--json] %s<command>\n\ncommands:\n", strings.TrimSpace(prefix+" "))
+	fmt.Fprintf(w, "usage: lockgate [-C DIR] [-c FILE] [--as W] [--worker-type T] [--session S] [--store URL] [--json] [--color WHEN] %s\n\ncommands:\n", strings.TrimSpace(prefix+" <command>"))
 	var lines []string
 	var walk func(m map[string]*command)
 	walk = func(m map[string]*command) {
