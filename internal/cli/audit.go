@@ -10,7 +10,7 @@ import (
 )
 
 func workflowCommand() *command {
-	return &command{usage: "workflow <command>", sub: map[string]*command{
+	return &command{usage: "workflow <command>", short: "the workflow branch: commit the journal's events to it and push it", sub: map[string]*command{
 		"sync": workflowSyncCommand(),
 	}}
 }

@@ -10,7 +10,7 @@ import (
 
 func commands() map[string]*command {
 	return map[string]*command{
-		"lock": {usage: "lock <command>", sub: map[string]*command{
+		"lock": {usage: "lock <command>", short: "take, release, refresh, list, check, clear, prune and hold locks", sub: map[string]*command{
 			"acquire": acquireCommand(),
 			"release": releaseCommand(),
 			"refresh": refreshCommand(),
@@ -38,7 +38,7 @@ func commands() map[string]*command {
 		"ports":     portsCommand(),
 		"plan":      planCommand(),
 		"mcp":       mcpCommand(),
-		"guard": {usage: "guard <command>", sub: map[string]*command{
+		"guard": {usage: "guard <command>", short: "checks coding agents run before they edit a file", sub: map[string]*command{
 			"edit":        guardEditCommand(),
 			"claude-code": guardClaudeCodeCommand(),
 		}},

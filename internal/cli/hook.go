@@ -118,7 +118,7 @@ func (a *app) noteRejections(ctx context.Context, e *service.Workspace, taskType
 }
 
 func hookCommand() *command {
-	return &command{usage: "hook <name>", sub: map[string]*command{
+	return &command{usage: "hook <name>", short: "run a git hook (what the installed hooks call)", sub: map[string]*command{
 		"pre-commit": {
 			usage: "hook pre-commit",
 			short: "git pre-commit hook: refuse a staged change that breaks locks or scope (exit 1)",

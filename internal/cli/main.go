@@ -10,9 +10,11 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 
+	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/lockgate/lockgate/internal/hint"
@@ -60,7 +62,6 @@ func (g *Globals) AddFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&g.AllowStoreMismatch, "allow-store-mismatch", g.AllowStoreMismatch, "take locks with --store/$LOCKGATE_STORE even where this clone's hooks do not look")
 	fs.BoolVar(&g.JSON, "json", g.JSON, "print data as JSON on stdout")
 	fs.BoolVarP(&g.Verbose, "verbose", "v", g.Verbose, "log what lockgate does on stderr")
-	fs.BoolVarP(&g.Help, "help", "h", g.Help, "show help")
 	if g.Color == "" {
 		g.Color = termstyle.Auto
 	}
@@ -104,102 +105,165 @@ func Main(ctx context.Context, args []string, stdio Stdio) int {
 }
 
 func (a *app) main(ctx context.Context, args []string) error {
+	root := a.rootCommand(ctx, firstCommand(args))
+	root.SetArgs(args)
+	_, err := root.ExecuteC()
+	var re *runError
+	if errors.As(err, &re) {
+		return re.err // the command's own error, as it returned it
+	}
+	if err != nil {
+		// Cobra's: an unknown command or flag, a bad flag value.
+		return service.Usagef("%s", strings.TrimSpace(err.Error()))
+	}
+	return nil
+}
+
+// firstCommand is the first argument that is not a global option (the
+// command's name), or "" when the global options cannot be read.
+func firstCommand(args []string) string {
+	var g Globals
 	fs := pflag.NewFlagSet("lockgate", pflag.ContinueOnError)
 	fs.SetInterspersed(false)
 	fs.SetOutput(io.Discard)
-	a.globals.AddFlags(fs)
-	if err := fs.Parse(args); err != nil {
-		return service.Usagef("%v", err)
+	g.AddFlags(fs)
+	fs.BoolP("help", "h", false, "")
+	fs.Bool("version", false, "")
+	if fs.Parse(args) != nil || fs.NArg() == 0 {
+		return ""
 	}
-	rest := fs.Args()
-	if len(rest) == 0 {
-		a.printHelp(nil, "")
-		if a.globals.Help {
-			return nil
-		}
-		return service.Usagef("no command given")
-	}
-	path := []string{}
-	cmds := commands()
-	var cmd *command
-	for len(rest) > 0 {
-		c, ok := cmds[rest[0]]
-		if !ok {
-			break
-		}
-		cmd, path, rest = c, append(path, rest[0]), rest[1:]
-		if c.sub == nil {
-			break
-		}
-		cmds = c.sub
-	}
-	if cmd == nil {
-		return service.Usagef("unknown command %q (see `lockgate --help`)", rest[0])
-	}
-	if cmd.run == nil {
-		if len(rest) > 0 && (rest[0] == "-h" || rest[0] == "--help" || rest[0] == "help") {
-			a.globals.Help = true // help goes to stdout
-			a.printHelp(cmd.sub, strings.Join(path, " "))
-			return nil
-		}
-		if len(rest) == 0 {
-			a.printHelp(cmd.sub, strings.Join(path, " "))
-			return service.Usagef("%s: missing subcommand", strings.Join(path, " "))
-		}
-		return service.Usagef("unknown command %q (see `lockgate %s --help`)", strings.Join(append(path, rest[0]), " "), strings.Join(path, " "))
-	}
-	a.purpose.TakesLocks = cmd.takesLocks
-	sub := pflag.NewFlagSet("lockgate "+strings.Join(path, " "), pflag.ContinueOnError)
-	sub.SetOutput(io.Discard)
-	a.globals.AddFlags(sub)
-	if cmd.flags != nil {
-		cmd.flags(sub)
-	}
-	err := sub.Parse(rest)
-	if cmd.jsonErrors != nil && cmd.jsonErrors() {
-		a.globals.JSON = true
-	}
-	if err != nil {
-		return service.Usagef("%s: %v", strings.Join(path, " "), err)
-	}
-	if _, err := a.styleOf(); err != nil {
-		return service.Usagef("%v", err)
-	}
-	if a.globals.Help {
-		fmt.Fprintf(a.stdio.Out, "usage: lockgate %s\n\n%s\n\nflags:\n%s", cmd.usage, cmd.short, sub.FlagUsages())
-		return nil
-	}
-	args = sub.Args()
-	if n := sub.ArgsLenAtDash(); cmd.keepDash && n >= 0 {
-		args = append(append(append([]string(nil), args[:n]...), "--"), args[n:]...)
-	}
-	return cmd.run(ctx, a, args)
+	return fs.Arg(0)
 }
 
-func (a *app) printHelp(cmds map[string]*command, prefix string) {
-	if cmds == nil {
-		cmds = commands()
-	}
-	w := a.stdio.Err
-	if a.globals.Help {
-		w = a.stdio.Out
-	}
-	fmt.Fprintf(w, "usage: lockgate [-C DIR] [-c FILE] [--as W] [--worker-type T] [--session S] [--store URL] [--json] [--color WHEN] %s\n\ncommands:\n", strings.TrimSpace(prefix+" <command>"))
-	var lines []string
-	var walk func(m map[string]*command)
-	walk = func(m map[string]*command) {
-		for _, c := range m {
-			if c.run != nil {
-				lines = append(lines, fmt.Sprintf("  %-44s %s", c.usage, c.short))
+// runError marks what a command's run returned, apart from the errors
+// cobra makes while it reads the command line (usage errors, exit 2).
+type runError struct{ err error }
+
+func (e *runError) Error() string { return e.err.Error() }
+
+// rootCommand builds the command tree of lockgate on cobra: help and
+// `help COMMAND`, --version, shell completion and suggestions for
+// mistyped commands come from it.
+//
+// Only the command the arguments name is built when they name one (a hook
+// runs on every commit: the whole tree, every flag of every command, costs
+// it a few tenths of a millisecond); help, completion and a mistyped name
+// get the whole tree.
+func (a *app) rootCommand(ctx context.Context, only string) *cobra.Command {
+	var showVersion bool
+	root := &cobra.Command{
+		Use:           "lockgate",
+		Short:         "locks and git hooks for many workers changing one repository",
+		SilenceErrors: true,
+		SilenceUsage:  true,
+		Args:          cobra.ArbitraryArgs,
+		RunE: func(c *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return a.unknown(c, args[0])
 			}
-			if c.sub != nil {
-				walk(c.sub)
+			if showVersion {
+				return runVersion(ctx, a, nil)
 			}
+			c.SetOut(a.stdio.Err)
+			_ = c.Help()
+			return &runError{service.Usagef("no command given (see `lockgate --help`)")}
+		},
+	}
+	root.SetIn(a.stdio.In)
+	root.SetOut(a.stdio.Out)
+	root.SetErr(a.stdio.Err)
+	// Not cobra's Version: its version template would link text/template,
+	// whose reflection keeps every method of every type in the binary.
+	root.Flags().BoolVar(&showVersion, "version", false, "print the version")
+	a.globals.AddFlags(root.PersistentFlags())
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return service.Usagef("%s: %v", c.CommandPath(), err)
+	})
+	names := make([]string, 0)
+	cmds := commands()
+	if cmds[only] != nil {
+		names = append(names, only)
+	} else {
+		for name := range cmds {
+			names = append(names, name)
+		}
+		sort.Strings(names)
+	}
+	for _, name := range names {
+		root.AddCommand(a.cobraCommand(ctx, "", name, cmds[name]))
+	}
+	return root
+}
+
+// unknown is the error for a mistyped command under c, with cobra's
+// suggestions of the closest.
+func (a *app) unknown(c *cobra.Command, name string) error {
+	msg := fmt.Sprintf("unknown command %q for %q", name, c.CommandPath())
+	c.SuggestionsMinimumDistance = 2
+	if s := c.SuggestionsFor(name); len(s) > 0 {
+		msg += "; did you mean " + strings.Join(s, " or ") + "?"
+	}
+	return &runError{service.Usagef("%s (see `%s --help`)", msg, c.CommandPath())}
+}
+
+// cobraCommand is c as a cobra command named name, under the command
+// path parent ("" at the top).
+func (a *app) cobraCommand(ctx context.Context, parent, name string, c *command) *cobra.Command {
+	use := name
+	if fields := strings.Fields(c.usage); len(fields) > 0 {
+		// usage names the whole path ("lock acquire KEY..."): keep what
+		// follows this command's name.
+		if i := slices.Index(fields, name); i >= 0 {
+			use = strings.Join(fields[i:], " ")
 		}
 	}
-	walk(cmds)
-	sort.Strings(lines)
-	fmt.Fprintln(w, strings.Join(lines, "\n"))
+	cc := &cobra.Command{Use: use, Short: c.short, Args: cobra.ArbitraryArgs, DisableFlagsInUseLine: true}
+	if c.flags != nil {
+		c.flags(cc.Flags())
+	}
+	a.addCompletions(ctx, strings.TrimSpace(parent+" "+name), cc)
+	cc.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
+		if c.jsonErrors != nil && c.jsonErrors() {
+			a.globals.JSON = true
+		}
+		return service.Usagef("%s: %v", strings.TrimPrefix(cmd.CommandPath(), "lockgate "), err)
+	})
+	if c.run != nil {
+		cc.RunE = func(cmd *cobra.Command, args []string) error {
+			if c.jsonErrors != nil && c.jsonErrors() {
+				a.globals.JSON = true
+			}
+			if _, err := a.styleOf(); err != nil {
+				return &runError{service.Usagef("%v", err)}
+			}
+			a.purpose.TakesLocks = c.takesLocks
+			if n := cmd.ArgsLenAtDash(); c.keepDash && n >= 0 {
+				args = append(append(append([]string(nil), args[:n]...), "--"), args[n:]...)
+			}
+			if err := c.run(ctx, a, args); err != nil {
+				return &runError{err}
+			}
+			return nil
+		}
+	} else {
+		cc.RunE = func(cmd *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return a.unknown(cmd, args[0])
+			}
+			cmd.SetOut(a.stdio.Err)
+			_ = cmd.Help()
+			return &runError{service.Usagef("%s: missing subcommand", strings.TrimPrefix(cmd.CommandPath(), "lockgate "))}
+		}
+	}
+	names := make([]string, 0, len(c.sub))
+	for n := range c.sub {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		cc.AddCommand(a.cobraCommand(ctx, strings.TrimSpace(parent+" "+name), n, c.sub[n]))
+	}
+	return cc
 }
 
 // reportError prints err on stderr the way a user should read it and,

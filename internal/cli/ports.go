@@ -17,7 +17,7 @@ import (
 )
 
 func portsCommand() *command {
-	return &command{usage: "ports <command>", sub: map[string]*command{
+	return &command{usage: "ports <command>", short: "lease free TCP ports to workers, so that parallel servers do not collide", sub: map[string]*command{
 		"allocate": portsAllocateCommand(),
 		"refresh":  portsRefreshCommand(),
 		"release":  portsReleaseCommand(),

@@ -9,7 +9,7 @@ import (
 )
 
 func sessionCommand() *command {
-	return &command{usage: "session <command>", sub: map[string]*command{
+	return &command{usage: "session <command>", short: "this session's locks (restore them on the Redis store)", sub: map[string]*command{
 		"restore": {
 			takesLocks: true,
 			usage:      "session restore",

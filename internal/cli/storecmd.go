@@ -11,7 +11,7 @@ import (
 
 func storeCommand() *command {
 	var unset bool
-	return &command{usage: "store <command>", sub: map[string]*command{
+	return &command{usage: "store <command>", short: "which lock store this clone uses (show, use)", sub: map[string]*command{
 		"show": {
 			usage: "store show [--json]",
 			short: "the lock store this clone uses, and where that choice comes from",
