@@ -41,7 +41,6 @@ type Globals struct {
 	AllowStoreMismatch bool
 	JSON               bool
 	Verbose            bool
-	Help               bool
 	// Color is --color: auto, always or never.
 	Color string
 	// configGiven: -c was given, before or after the command name; a
