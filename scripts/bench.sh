@@ -58,4 +58,5 @@ run -bench 'Hook' -benchtime 30x -timeout 60m ./cmd/lockgate
 run -bench 'MCP|Guard' -benchtime 2000x -timeout 30m ./cmd/lockgate
 run -bench 'Verify' -benchtime 10x -timeout 60m ./cmd/lockgate
 run -bench 'GitStore' -benchtime 30x -timeout 60m ./cmd/lockgate
+run -bench 'Frame10k' -benchtime 20x ./internal/board
 echo "results in $out" >&2

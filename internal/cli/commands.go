@@ -20,6 +20,7 @@ func commands() map[string]*command {
 			"prune":   pruneCommand(),
 			"hold":    holdCommand(),
 		}},
+		"board":     boardCommand(),
 		"claim":     claimCommand(),
 		"done":      doneCommand(),
 		"pause":     pauseCommand(),

@@ -73,9 +73,17 @@ func For(mode string, getenv func(string) string, f *os.File) (Style, error) {
 	default:
 		return Style{}, fmt.Errorf("--color %q: want auto, always or never", mode)
 	}
-	if getenv("NO_COLOR") != "" || getenv("TERM") == "dumb" || f == nil {
+	if getenv("NO_COLOR") != "" || getenv("TERM") == "dumb" {
 		return Style{}, nil
 	}
+	return Style{on: IsTerminal(f)}, nil
+}
+
+// IsTerminal reports whether f is a terminal.
+func IsTerminal(f *os.File) bool {
+	if f == nil {
+		return false
+	}
 	_, err := unix.IoctlGetTermios(int(f.Fd()), ioctlGetTermios)
-	return Style{on: err == nil}, nil
+	return err == nil
 }
