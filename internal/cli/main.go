@@ -134,6 +134,49 @@ func firstCommand(args []string) string {
 	return fs.Arg(0)
 }
 
+// flagSuggestion names the closest flag of cmd to an unknown one ("";
+// did you mean --wait?"), "" when none is close. pflag and cobra suggest
+// commands, not flags.
+func flagSuggestion(cmd *cobra.Command, err error) string {
+	_, name, ok := strings.Cut(err.Error(), "unknown flag: --")
+	if !ok {
+		return ""
+	}
+	best, dist := "", 3 // at most two edits away
+	visit := func(f *pflag.Flag) {
+		if d := editDistance(name, f.Name); d < dist {
+			best, dist = f.Name, d
+		}
+	}
+	cmd.Flags().VisitAll(visit)
+	cmd.InheritedFlags().VisitAll(visit)
+	if best == "" {
+		return ""
+	}
+	return "; did you mean --" + best + "?"
+}
+
+// editDistance is the Levenshtein distance of a and b.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur := make([]int, len(b)+1)
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev = cur
+	}
+	return prev[len(b)]
+}
+
 // runError marks what a command's run returned, apart from the errors
 // cobra makes while it reads the command line (usage errors, exit 2).
 type runError struct{ err error }
@@ -176,7 +219,7 @@ func (a *app) rootCommand(ctx context.Context, only string) *cobra.Command {
 	root.Flags().BoolVar(&showVersion, "version", false, "print the version")
 	a.globals.AddFlags(root.PersistentFlags())
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-		return service.Usagef("%s: %v", c.CommandPath(), err)
+		return service.Usagef("%v%s", err, flagSuggestion(c, err))
 	})
 	names := make([]string, 0)
 	cmds := commands()
@@ -225,7 +268,7 @@ func (a *app) cobraCommand(ctx context.Context, parent, name string, c *command)
 		if c.jsonErrors != nil && c.jsonErrors() {
 			a.globals.JSON = true
 		}
-		return service.Usagef("%s: %v", strings.TrimPrefix(cmd.CommandPath(), "lockgate "), err)
+		return service.Usagef("%s: %v%s", strings.TrimPrefix(cmd.CommandPath(), "lockgate "), err, flagSuggestion(cmd, err))
 	})
 	if c.run != nil {
 		cc.RunE = func(cmd *cobra.Command, args []string) error {
