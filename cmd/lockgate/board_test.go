@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os/exec"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -102,4 +103,48 @@ func TestBoardTerminal(t *testing.T) {
 	}
 	keys("q")
 	waitFor("the exit", has("BOARD-EXITED"))
+}
+
+// TestBoardNotATerminal: off a terminal the board prints a plain frame a
+// second until it is stopped.
+func TestBoardNotATerminal(t *testing.T) {
+	t.Parallel()
+	c := newCLIRepo(t)
+	if code, out := c.run("bob", "lock", "acquire", "src/a.go"); code != 0 {
+		t.Fatalf("lock: %d %s", code, out)
+	}
+	cmd := c.cmd("alice", "board")
+	out := &lockedBuffer{}
+	cmd.Stdout = out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(60 * time.Second); strings.Count(out.String(), "lockgate board —") < 2; time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			break
+		}
+	}
+	_ = cmd.Process.Kill()
+	_ = cmd.Wait()
+	if n := strings.Count(out.String(), "lockgate board —"); n < 2 || !strings.Contains(out.String(), "src/a.go") || strings.Contains(out.String(), "\x1b") {
+		t.Fatalf("%d frames (want 2 or more, plain, naming src/a.go):\n%q", n, out.String())
+	}
+}
+
+// lockedBuffer is a buffer a process writes while the test reads it.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
