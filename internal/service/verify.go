@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -35,13 +36,30 @@ func (e *LogMissingError) FetchSpec() string {
 // remote's as last fetched.
 func (e *Workspace) LogRefs() []string {
 	b := e.Cfg.Workflow.Branch
-	return []string{"refs/heads/" + b, "refs/remotes/" + e.Cfg.Workflow.Remote + "/" + b}
+	return []string{"refs/heads/" + b, "refs/remotes/" + e.logRemote() + "/" + b}
+}
+
+// logRemote is the remote the lock log is fetched from: workflow.remote,
+// or, in a clone that has no remote of that name but exactly one other
+// (`git clone -o upstream`), that one. With several, workflow.remote
+// stays: which of them holds the log is the policy's to say.
+func (e *Workspace) logRemote() string {
+	want := e.Cfg.Workflow.Remote
+	out, err := gitexec.RepoOutput(context.Background(), e.Repo, "remote")
+	if err != nil {
+		return want
+	}
+	remotes := strings.Fields(string(out))
+	if len(remotes) == 1 && !slices.Contains(remotes, want) {
+		return remotes[0]
+	}
+	return want
 }
 
 // FetchLockLog fetches the workflow branch from workflow.remote into its
 // remote-tracking ref.
 func (e *Workspace) FetchLockLog(ctx context.Context) error {
-	miss := &LogMissingError{Remote: e.Cfg.Workflow.Remote, Branch: e.Cfg.Workflow.Branch}
+	miss := &LogMissingError{Remote: e.logRemote(), Branch: e.Cfg.Workflow.Branch}
 	dir := e.Repo.Toplevel
 	if dir == "" {
 		dir = e.Repo.GitDir
@@ -89,7 +107,7 @@ func (e *Workspace) ReadLockLog(ctx context.Context, extra ...string) ([]journal
 		}
 	}
 	if len(found) == 0 && len(local) == 0 {
-		return nil, &LogMissingError{Refs: refs, Remote: e.Cfg.Workflow.Remote, Branch: e.Cfg.Workflow.Branch}
+		return nil, &LogMissingError{Refs: refs, Remote: e.logRemote(), Branch: e.Cfg.Workflow.Branch}
 	}
 	return evs, nil
 }
