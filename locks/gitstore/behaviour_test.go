@@ -131,6 +131,9 @@ func TestCorruptRecord(t *testing.T) {
 	if err != nil || len(es) != 1 || es[0].Err == nil {
 		t.Fatalf("Covering: %+v, %v; want the corrupt entry", es, err)
 	}
+	if !errors.As(es[0].Err, &ce) || ce.Path != "git origin refs/lockgate/locks:a.go.lock" {
+		t.Fatalf("corrupt record at %q, want where it is on the remote", ce.Path)
+	}
 	if _, err := other.Remove(ctx, "a.go"); !errors.As(err, &ce) {
 		t.Fatalf("Remove: %v, want the corrupt error after removing", err)
 	}

@@ -162,7 +162,7 @@ func (v *view) Acquire(_ context.Context, rec locks.Lock, now time.Time) (locks.
 	name := filestore.RecordName(rec.Key)
 	var prev *locks.Lock
 	if cur := v.get(name); cur != nil {
-		p, err := cur.get()
+		p, err := v.read(cur)
 		if err != nil {
 			return locks.Lock{}, nil, err
 		}
@@ -189,7 +189,7 @@ func (v *view) find(key string) (*record, locks.Lock, error) {
 	if r == nil {
 		return nil, locks.Lock{}, locks.ErrNotFound
 	}
-	l, err := r.get()
+	l, err := v.read(r)
 	return r, l, err
 }
 
@@ -243,9 +243,22 @@ func (v *view) Get(_ context.Context, key string) (locks.Lock, error) {
 	return l, err
 }
 
-func entryOf(r *record) locks.Entry {
-	l, err := r.get()
+func (v *view) entryOf(r *record) locks.Entry {
+	l, err := v.read(r)
 	return locks.Entry{Lock: l, Name: r.name, Err: err}
+}
+
+// read decodes r; a corrupt record's error names where it is on the
+// remote, for the message and the hint to inspect it.
+func (v *view) read(r *record) (locks.Lock, error) {
+	l, err := r.get()
+	var ce *locks.CorruptError
+	if errors.As(err, &ce) {
+		c := *ce
+		c.Path = v.where(r.name)
+		return l, &c
+	}
+	return l, err
 }
 
 // collect returns the entries of the records keep accepts, sorted by key.
@@ -253,7 +266,7 @@ func (v *view) collect(keep func(r *record) bool) []locks.Entry {
 	var out []locks.Entry
 	v.each(func(r *record) {
 		if keep(r) {
-			out = append(out, entryOf(r))
+			out = append(out, v.entryOf(r))
 		}
 	})
 	slices.SortFunc(out, func(a, b locks.Entry) int {
@@ -291,7 +304,7 @@ func (v *view) Covering(_ context.Context, paths []string) ([]locks.Entry, error
 		}
 		seen[name] = true
 		if r := v.get(name); r != nil {
-			out = append(out, entryOf(r))
+			out = append(out, v.entryOf(r))
 		}
 	}
 	var pats []string
@@ -302,7 +315,7 @@ func (v *view) Covering(_ context.Context, paths []string) ([]locks.Entry, error
 		}
 		l, err := r.get()
 		if err != nil {
-			out = append(out, entryOf(r)) // never free: it may match
+			out = append(out, v.entryOf(r)) // never free: it may match
 			return
 		}
 		if key, ok := lockkey.FoldedGlob(l.Key); ok {
@@ -316,7 +329,7 @@ func (v *view) Covering(_ context.Context, paths []string) ([]locks.Entry, error
 		}
 		for i, hit := range m.MatchedAny(lockkey.MatchForm(paths, true)) {
 			if hit {
-				out = append(out, entryOf(patRecs[i]))
+				out = append(out, v.entryOf(patRecs[i]))
 			}
 		}
 	}
