@@ -273,22 +273,33 @@ func (s *Store) remoteTip(ctx context.Context) (string, error) {
 func (s *Store) local() bool { return s.opts.Remote == "." }
 
 func (s *Store) fetchLocked(ctx context.Context, asked time.Time) error {
+	oid, err := s.fetchTip(ctx)
+	switch {
+	case errors.Is(err, gitexec.ErrNoRemoteRef):
+		return s.adopt(ctx, emptyTable(), asked)
+	case err != nil:
+		return err
+	case s.snap != nil && s.snap.commit == oid:
+		s.confirm(asked)
+		return nil
+	}
+	t, err := s.load(ctx, oid)
+	if err != nil {
+		return err
+	}
+	return s.adopt(ctx, t, asked)
+}
+
+// fetchTip brings the remote's ref into the clone and returns the commit
+// it names (gitexec.ErrNoRemoteRef when it has none). A local store reads
+// the ref in place.
+func (s *Store) fetchTip(ctx context.Context) (string, error) {
 	if s.local() {
 		oid, err := s.remoteTip(ctx)
-		switch {
-		case errors.Is(err, gitexec.ErrNoRemoteRef):
-			return s.adopt(ctx, emptyTable(), asked)
-		case err != nil:
-			return s.unavailable("read", s.gitError(err))
-		case s.snap != nil && s.snap.commit == oid:
-			s.confirm(asked)
-			return nil
+		if err != nil && !errors.Is(err, gitexec.ErrNoRemoteRef) {
+			return "", s.unavailable("read", s.gitError(err))
 		}
-		t, err := s.load(ctx, oid)
-		if err != nil {
-			return err
-		}
-		return s.adopt(ctx, t, asked)
+		return oid, err
 	}
 	var err error
 	for try := range 20 {
@@ -302,26 +313,18 @@ func (s *Store) fetchLocked(ctx context.Context, asked time.Time) error {
 	}
 	switch {
 	case errors.Is(err, gitexec.ErrNoRemoteRef):
-		return s.adopt(ctx, emptyTable(), asked)
+		return "", err
 	case err != nil:
-		return s.unavailable("fetch", s.gitError(err))
+		return "", s.unavailable("fetch", s.gitError(err))
 	}
 	oid, ok, err := gitexec.ResolveRef(ctx, s.repo, s.private)
 	if err != nil {
-		return s.unavailable("fetch", err)
+		return "", s.unavailable("fetch", err)
 	}
 	if !ok {
-		return s.unavailable("fetch", fmt.Errorf("%s on %s does not name a commit", s.opts.Ref, s.Remote()))
+		return "", s.unavailable("fetch", fmt.Errorf("%s on %s does not name a commit", s.opts.Ref, s.Remote()))
 	}
-	if s.snap != nil && s.snap.commit == oid {
-		s.confirm(asked)
-		return nil
-	}
-	t, err := s.load(ctx, oid)
-	if err != nil {
-		return err
-	}
-	return s.adopt(ctx, t, asked)
+	return oid, nil
 }
 
 // adopt makes t, read from the remote, the snapshot — unless the remote
