@@ -260,11 +260,8 @@ func onlyLooks(cmd string) bool {
 	return false
 }
 
-// Print writes lines as hints: one "hint: " line each.
-func Print(w io.Writer, lines ...string) { PrintAs(w, "hint:", lines...) }
-
-// PrintAs is Print with another prefix than "hint:" (the same word,
-// coloured for a terminal).
+// PrintAs writes lines as hints, one line each after prefix: the word
+// "hint:", coloured for a terminal or not.
 func PrintAs(w io.Writer, prefix string, lines ...string) {
 	for _, l := range lines {
 		fmt.Fprintf(w, "%s %s\n", prefix, safetext.Text(l))
