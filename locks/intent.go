@@ -49,8 +49,9 @@ type change struct {
 }
 
 // begin settles what dead writers left, then writes down the change's
-// events (filling in their ids, time and audit context). An error means
-// the change must not be made.
+// events (filling in their ids, audit context and, where the caller has
+// not, the time: a lower bound of the change's, which the caller sets
+// when the store makes it). An error means the change must not be made.
 func (m *Manager) begin(ctx context.Context, plan []intentEvent) (*change, error) {
 	if m.Events == nil {
 		return &change{m: m}, nil
@@ -67,7 +68,9 @@ func (m *Manager) begin(ctx context.Context, plan []intentEvent) (*change, error
 		if ev.ID == "" {
 			ev.ID = journal.NewID()
 		}
-		ev.Timestamp = now
+		if ev.Timestamp.IsZero() {
+			ev.Timestamp = now
+		}
 		ev.RequestID = cmp.Or(ev.RequestID, audit.RequestID)
 		ev.TraceID = cmp.Or(ev.TraceID, audit.TraceID)
 	}
@@ -164,6 +167,11 @@ func (m *Manager) settle(ctx context.Context, data []byte) ([]journal.Event, err
 			if cur != nil && ev.ExpiresAt == nil {
 				// The store assigned the fence after the intent was written.
 				ev.Fence, ev.ExpiresAt = grantOf(*cur)
+			}
+			if cur != nil && !renewed && ie.Proof.Token != "" {
+				// A fresh grant: the record says when it was made (the
+				// intent was written before any wait for it).
+				ev.Timestamp = cur.CreatedAt.UTC()
 			}
 			out = append(out, ev)
 		}

@@ -132,12 +132,12 @@ func (m *Manager) Acquire(ctx context.Context, req Request) ([]Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	res, dirty, err := m.acquire(ctx, req, keys, plan)
+	res, at, dirty, err := m.acquire(ctx, req, keys, plan)
 	if err != nil {
 		ch.end(dirty)
 		return nil, err
 	}
-	if err := ch.record(acquireEvents(plan, res)); err != nil {
+	if err := ch.record(acquireEvents(plan, res, at)); err != nil {
 		// Undo it; the intent stays for what could not be undone, which
 		// the next Manager records.
 		made := false
@@ -158,24 +158,25 @@ func (m *Manager) Acquire(ctx context.Context, req Request) ([]Result, error) {
 }
 
 // acquire tries until every key is taken, the wait ends or a try fails
-// otherwise. dirty: a failed acquisition may have left a change behind (a
-// renewal, or a lock its rollback could not release).
-func (m *Manager) acquire(ctx context.Context, req Request, keys []string, plan []intentEvent) (_ []Result, dirty bool, _ error) {
+// otherwise; at is when the try that took them ran. dirty: a failed
+// acquisition may have left a change behind (a renewal, or a lock its
+// rollback could not release).
+func (m *Manager) acquire(ctx context.Context, req Request, keys []string, plan []intentEvent) (_ []Result, at time.Time, dirty bool, _ error) {
 	deadline := time.Now().Add(req.Wait)
 	backoff := 500 * time.Microsecond
 	waiter, _ := m.Store.(Waiter)
 	var sub *subscription
 	defer func() { sub.stop() }()
 	for {
-		res, d, err := m.tryAcquire(ctx, req, keys, plan)
+		res, at, d, err := m.tryAcquire(ctx, req, keys, plan)
 		dirty = dirty || d
 		var held *HeldError
 		if err == nil || !errors.As(err, &held) || req.Wait <= 0 {
-			return res, dirty, err
+			return res, at, dirty, err
 		}
 		left := time.Until(deadline)
 		if left <= 0 {
-			return nil, dirty, &TimeoutError{Held: held, Wait: req.Wait}
+			return nil, at, dirty, &TimeoutError{Held: held, Wait: req.Wait}
 		}
 		if waiter != nil {
 			key := held.Lock.Key
@@ -188,7 +189,7 @@ func (m *Manager) acquire(ctx context.Context, req Request, keys []string, plan 
 					continue
 				}
 				if ctx.Err() != nil {
-					return nil, dirty, ctx.Err()
+					return nil, at, dirty, ctx.Err()
 				}
 				// A store that cannot signal now is polled instead.
 				waiter = nil
@@ -198,7 +199,7 @@ func (m *Manager) acquire(ctx context.Context, req Request, keys []string, plan 
 				untilExpiry := held.Lock.ExpiresAt.Sub(m.now()) + time.Millisecond
 				wait := min(m.waitPoll(), left, max(untilExpiry, time.Millisecond))
 				if err := sub.wait(ctx, wait); err != nil {
-					return nil, dirty, err
+					return nil, at, dirty, err
 				}
 				continue
 			}
@@ -211,7 +212,7 @@ func (m *Manager) acquire(ctx context.Context, req Request, keys []string, plan 
 		sleep := min(backoff/2+rand.N(backoff), left)
 		select {
 		case <-ctx.Done():
-			return nil, dirty, ctx.Err()
+			return nil, at, dirty, ctx.Err()
 		case <-time.After(sleep):
 		}
 		backoff = min(backoff*2, 8*time.Millisecond)
@@ -278,10 +279,12 @@ func (s *subscription) stop() {
 	}
 }
 
-func (m *Manager) tryAcquire(ctx context.Context, req Request, keys []string, plan []intentEvent) (_ []Result, dirty bool, _ error) {
-	now := m.now()
+// tryAcquire makes one try; now is the time it read, inside the store's
+// change (after a remote table was read): the time of the grant.
+func (m *Manager) tryAcquire(ctx context.Context, req Request, keys []string, plan []intentEvent) (_ []Result, now time.Time, dirty bool, _ error) {
 	var done []Result
 	atomic, maybe, err := m.apply(ctx, func(s Store) error {
+		now = m.now()
 		done = done[:0]
 		for i, key := range keys {
 			r, err := m.acquireOne(ctx, s, req, key, *plan[i].Proof, now)
@@ -299,20 +302,20 @@ func (m *Manager) tryAcquire(ctx context.Context, req Request, keys []string, pl
 		return nil
 	})
 	if err == nil {
-		return done, false, nil
+		return done, now, false, nil
 	}
 	if atomic {
 		// Nothing was changed, unless the store could not tell whether
 		// its change went through: then the intent stays, and the next
 		// Manager asks the store.
-		return nil, maybe, err
+		return nil, now, maybe, err
 	}
 	for _, r := range done {
 		if m.undo(ctx, r) != nil {
 			dirty = true
 		}
 	}
-	return nil, dirty, err
+	return nil, now, dirty, err
 }
 
 // apply runs fn on the store. On a Transactor it runs in one Transact, so
@@ -411,12 +414,15 @@ func (m *Manager) checkOverlap(ctx context.Context, s Store, key string, me Owne
 	return nil
 }
 
-// acquireEvents are the events of a successful acquisition: the planned
-// ones, a renewal as a refresh and a takeover as such.
-func acquireEvents(plan []intentEvent, res []Result) []journal.Event {
+// acquireEvents are the events of a successful acquisition made at at:
+// the planned ones, a renewal as a refresh and a takeover as such. They
+// carry the time of the grant, not of the request: a request that waited
+// for a release is logged after it.
+func acquireEvents(plan []intentEvent, res []Result, at time.Time) []journal.Event {
 	evs := make([]journal.Event, 0, len(plan))
 	for i, r := range res {
 		ev := plan[i].Event
+		ev.Timestamp = at.UTC()
 		ev.Fence, ev.ExpiresAt = grantOf(r.Lock)
 		switch {
 		case r.Renewed:
@@ -429,7 +435,9 @@ func acquireEvents(plan []intentEvent, res []Result) []journal.Event {
 		evs = append(evs, ev)
 	}
 	for _, ie := range plan[len(res):] {
-		evs = append(evs, ie.Event)
+		ev := ie.Event
+		ev.Timestamp = at.UTC()
+		evs = append(evs, ev)
 	}
 	return evs
 }
@@ -507,7 +515,9 @@ func (m *Manager) Release(ctx context.Context, keys []string, me Owner, force bo
 		return out, err
 	}
 	var evs []journal.Event
+	var at time.Time // when the store made the change: the events' time
 	atomic, maybe, err := m.apply(ctx, func(s Store) error {
+		at = m.now().UTC()
 		evs, out.Removed, out.Forced = nil, nil, nil
 		for i, l := range locks {
 			if l.Token == "" { // corrupt
@@ -521,7 +531,9 @@ func (m *Manager) Release(ctx context.Context, keys []string, me Owner, force bo
 			if l.Token != "" && !l.OwnedBy(me) {
 				out.Forced = append(out.Forced, l)
 			}
-			evs = append(evs, plan[i].Event)
+			ev := plan[i].Event
+			ev.Timestamp = at
+			evs = append(evs, ev)
 		}
 		return nil
 	})
@@ -536,7 +548,9 @@ func (m *Manager) Release(ctx context.Context, keys []string, me Owner, force bo
 		return out, ch.fail(evs, err)
 	}
 	for _, ie := range plan[len(locks):] {
-		evs = append(evs, ie.Event)
+		ev := ie.Event
+		ev.Timestamp = at
+		evs = append(evs, ev)
 	}
 	if err := ch.record(evs); err != nil {
 		ch.end(true)
@@ -573,6 +587,7 @@ func (m *Manager) Refresh(ctx context.Context, keys []string, me Owner, ttl, tas
 		}
 		ev := m.event(me, journal.ActionRefresh, cur)
 		ev.ID = journal.NewID()
+		ev.Timestamp = now.UTC() // the expiry is counted from it
 		cur.ExpiresAt = renewedExpiry(cur.ExpiresAt, now, ttl, exact)
 		if cur.TaskID != "" && cur.TaskExpires != nil && taskTTL > 0 {
 			exp := renewedExpiry(*cur.TaskExpires, now, taskTTL, exact)
@@ -640,6 +655,7 @@ func (m *Manager) Clear(ctx context.Context, key string, me Owner) (Lock, error)
 	if err != nil {
 		return Lock{}, err
 	}
+	ev.Timestamp = m.now().UTC()
 	removed, err := m.Store.Remove(ctx, key)
 	if err != nil && !errors.As(err, &corrupt) {
 		return Lock{}, ch.fail(nil, err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
@@ -377,5 +378,74 @@ func TestEventsNameTheGrant(t *testing.T) {
 		case !w.exp.IsZero() && (ev.ExpiresAt == nil || !ev.ExpiresAt.Equal(w.exp)):
 			t.Errorf("event %d (%s): expires_at %v, want %v", i, ev.Action, ev.ExpiresAt, w.exp)
 		}
+	}
+}
+
+// An acquisition that waited is logged at the grant, not when it began
+// waiting: its event comes after the release that let it in, and carries
+// the time the record was created. Every event of a change carries the
+// time of the change, read when the store made it.
+func TestWaitedAcquisitionLoggedAtGrant(t *testing.T) {
+	t.Parallel()
+	m, j := newManager(t)
+	st := newSignalStore(t)
+	m.Store = st
+	ctx := context.Background()
+	var mu sync.Mutex
+	now := time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC)
+	m.Now = func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	step := func(d time.Duration) { mu.Lock(); now = now.Add(d); mu.Unlock() }
+	if err := acquire(m, alice, time.Hour, "z.py"); err != nil {
+		t.Fatal(err)
+	}
+	step(time.Second)
+	got := make(chan []locks.Result, 1)
+	errc := make(chan error, 1)
+	go func() {
+		res, err := m.Acquire(ctx, locks.Request{Keys: []string{"z.py"}, Owner: bob, TTL: time.Hour, Action: "lock", Wait: time.Minute,
+			Events: []journal.Event{{Worker: bob.Holder, Action: journal.ActionClaimedActivity, Key: "activity:WI-9"}}})
+		got <- res
+		errc <- err
+	}()
+	// bob waits: let him try at least once before alice lets go.
+	for st.attempts.Load() < 2 {
+		time.Sleep(5 * time.Millisecond)
+	}
+	step(6 * time.Second)
+	if _, err := m.Release(ctx, []string{"z.py"}, alice, false); err != nil {
+		t.Fatal(err)
+	}
+	step(time.Second) // bob's grant comes after the release, on the clock too
+	res := <-got
+	if err := <-errc; err != nil {
+		t.Fatal(err)
+	}
+	evs, err := j.Read(time.Time{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rel, acq, extra *journal.Event
+	for i := range evs {
+		ev := &evs[i]
+		switch {
+		case ev.Action == journal.ActionRelease:
+			rel = ev
+		case ev.Action == journal.ActionAcquire && ev.Worker == "bob":
+			acq = ev
+		case ev.Action == journal.ActionClaimedActivity:
+			extra = ev
+		}
+	}
+	if rel == nil || acq == nil || extra == nil {
+		t.Fatalf("events %+v: want alice's release, bob's acquisition and his claim", evs)
+	}
+	if acq.Timestamp.Before(rel.Timestamp) {
+		t.Errorf("bob's acquisition logged at %s, before the release at %s that let him in", acq.Timestamp, rel.Timestamp)
+	}
+	if !acq.Timestamp.Equal(res[0].Lock.CreatedAt) {
+		t.Errorf("bob's acquisition logged at %s, his lock created at %s", acq.Timestamp, res[0].Lock.CreatedAt)
+	}
+	if !extra.Timestamp.Equal(acq.Timestamp) {
+		t.Errorf("the claim recorded with the acquisition at %s, the grant at %s", extra.Timestamp, acq.Timestamp)
 	}
 }
