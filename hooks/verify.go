@@ -197,7 +197,10 @@ func (h *Runner) verifyOne(ctx context.Context, c *rangeCommit, branch string, l
 		r.Warnings = append(r.Warnings, fmt.Sprintf("commit %s \"%s\" is dated %s, before its parent: judged at its parent's time, %s",
 			shortSHA(c.sha), c.subject, stamp(c.backdated), stamp(c.when)))
 	}
+	// The grants its trailers name decide, by their fences, which other
+	// grants of their keys it can have met (history.View.Under).
 	view := log.During(from, to, c.author)
+	view = view.Under(h.checkAttested(c, view, log, r, undecided))
 	checker := *h.Checker
 	checker.Store, checker.StoreErr, checker.WarnUnavailable = view, nil, false
 	checker.Me, checker.Now = c.author, from
@@ -222,7 +225,6 @@ func (h *Runner) verifyOne(ctx context.Context, c *rangeCommit, branch string, l
 		r.Warnings = append(r.Warnings, fmt.Sprintf("%s within %s of %s's lock on %s (%s to %s): not refused for it",
 			what, Margin, holderOf(g), g.Key, stamp(g.Start), endStamp(g)))
 	}
-	h.checkAttested(c, view, log, r, undecided)
 	return nil
 }
 
@@ -259,11 +261,13 @@ func (h *Runner) historical(v *Violation, c *rangeCommit, view *history.View) {
 
 // checkAttested checks the locks a commit's trailers name against the log:
 // each must be a grant of the author's that may have been live when the
-// commit was made. One the log does not have means the log is behind.
-func (h *Runner) checkAttested(c *rangeCommit, view *history.View, log *history.Log, r *Report, undecided func(path, key, reason string)) {
+// commit was made. One the log does not have means the log is behind. It
+// returns the grants that pass.
+func (h *Runner) checkAttested(c *rangeCommit, view *history.View, log *history.Log, r *Report, undecided func(path, key, reason string)) []history.Trailer {
 	// A rebase or cherry-pick dates the commit anew and keeps its
 	// trailers: the lock may have covered it when it was written.
 	afrom, ato := span(c.authored)
+	var under []history.Trailer
 	for _, hl := range c.held {
 		gs := log.ByFence(hl.Key, hl.Fence)
 		if len(gs) == 0 {
@@ -278,8 +282,9 @@ func (h *Runner) checkAttested(c *rangeCommit, view *history.View, log *history.
 				}
 				continue
 			}
-			if g.Possibly(view.From, view.To) || !c.authored.IsZero() && g.Possibly(afrom, ato) {
+			if atCommit := g.Possibly(view.From, view.To); atCommit || !c.authored.IsZero() && g.Possibly(afrom, ato) {
 				live = g
+				under = append(under, history.Trailer{Grant: g, AtCommit: atCommit})
 				break
 			}
 			ended = g
@@ -303,6 +308,7 @@ func (h *Runner) checkAttested(c *rangeCommit, view *history.View, log *history.
 		r.Add(Violation{Rule: RuleAttestation, Key: hl.Key, Path: attestedPath(hl.Key), Holder: l.Holder, HolderType: l.HolderType, Reason: reason,
 			Commit: shortSHA(c.sha), Subject: c.subject, Hint: hint.Line(hint.MadeUnlocked, shortSHA(c.sha))})
 	}
+	return under
 }
 
 // attestedPath is the path an attestation violation is about: the key

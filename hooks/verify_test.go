@@ -240,3 +240,99 @@ func TestVerifyUnknownAction(t *testing.T) {
 		t.Fatalf("report %+v, want the commit undecided", rep)
 	}
 }
+
+func verifyCommitsRequiringLock(t *testing.T, r *gittest.Repo, me locks.Owner, now time.Time, evs ...journal.Event) *Report {
+	t.Helper()
+	h := &Runner{GitDir: r.Dir + "/.git", Dir: r.Dir, Checker: &Checker{Me: me, Now: now, RequireLock: true}}
+	rep := &Report{Hook: "verify"}
+	if err := h.Verify(context.Background(), []string{"init..HEAD"}, "", func() ([]journal.Event, error) { return evs, nil }, rep); err != nil {
+		t.Fatal(err)
+	}
+	rep.Finish()
+	return rep
+}
+
+// A rebase under hooks.require_lock: alice commits under fence 2,
+// releases, rebases (a new committer time) and takes the lock again to
+// push. The trailer names her grant of when she wrote it: the commit was
+// locked, and no longer judged not_locked at its committer time.
+func TestVerifyRebasedRequireLock(t *testing.T) {
+	t.Parallel()
+	r := newVerifyRepo(t)
+	r.Write("a.go", "1\n")
+	msg := "a by alice\n\nLockgate-Worker: alice\nLockgate-Worker-Type: agent\nLockgate-Session: alice\nLockgate-Lock: a.go fence=2\n"
+	commitAt(r, committed.Add(30*time.Minute), committed, msg)
+	gitStore := "git origin refs/lockgate/locks"
+	evs := []journal.Event{
+		lockEvent(committed.Add(-time.Hour), "alice", journal.ActionAcquire, "a.go", 2, committed.Add(time.Hour)),
+		lockEvent(committed.Add(10*time.Minute), "alice", journal.ActionRelease, "a.go", 2, time.Time{}),
+		lockEvent(committed.Add(40*time.Minute), "alice", journal.ActionAcquire, "a.go", 3, committed.Add(2*time.Hour)),
+	}
+	for i := range evs {
+		evs[i].Store = gitStore
+	}
+	if rep := verifyCommitsRequiringLock(t, r, bobW, committed.Add(3*time.Hour), evs...); !rep.OK || len(rep.Undecided) > 0 {
+		t.Fatalf("report %+v, want proven", rep)
+	}
+	// Without the trailer the commit held no lock at its committer time.
+	r.Git("reset", "-q", "--hard", "init")
+	r.Write("a.go", "1\n")
+	commitAt(r, committed.Add(30*time.Minute), committed, "a by alice\n\nLockgate-Worker: alice\nLockgate-Worker-Type: agent\nLockgate-Session: alice\n")
+	rep := verifyCommitsRequiringLock(t, r, bobW, committed.Add(3*time.Hour), evs...)
+	if len(rep.Violations) != 1 || rep.Violations[0].Rule != RuleNotLocked {
+		t.Fatalf("violations %+v, want a.go not_locked", rep.Violations)
+	}
+}
+
+// Fast hand-overs on a shared store are decided by the fences: a commit
+// whose trailer names its author's grant met no other grant of that key,
+// whatever the clocks say within the margin, and even when the log lacks
+// the end of the grant before it. Without a trailer, the clock decides.
+func TestVerifyFastHandOverByFence(t *testing.T) {
+	t.Parallel()
+	gitStore := "git origin refs/lockgate/locks"
+	ms := func(d time.Duration) time.Time { return committed.Add(d) }
+	cases := []struct {
+		name string
+		evs  []journal.Event
+	}{
+		{"alice released just before bob's grant", []journal.Event{
+			lockEvent(ms(-time.Minute), "alice", journal.ActionAcquire, "a.go", 4, ms(time.Hour)),
+			lockEvent(ms(-700*time.Millisecond), "alice", journal.ActionRelease, "a.go", 4, time.Time{}),
+			lockEvent(ms(-600*time.Millisecond), "bob", journal.ActionAcquire, "a.go", 5, ms(time.Hour)),
+			lockEvent(ms(1500*time.Millisecond), "bob", journal.ActionRelease, "a.go", 5, time.Time{}),
+			lockEvent(ms(1600*time.Millisecond), "carol", journal.ActionAcquire, "a.go", 6, ms(time.Hour)),
+		}},
+		{"alice's release dated late by a fast clock", []journal.Event{
+			lockEvent(ms(-time.Minute), "alice", journal.ActionAcquire, "a.go", 4, ms(time.Hour)),
+			lockEvent(ms(-500*time.Millisecond), "bob", journal.ActionAcquire, "a.go", 5, ms(time.Hour)),
+			lockEvent(ms(5*time.Second), "alice", journal.ActionRelease, "a.go", 4, time.Time{}),
+		}},
+		{"alice's grant without an end", []journal.Event{
+			lockEvent(ms(-time.Minute), "alice", journal.ActionAcquire, "a.go", 4, time.Time{}),
+			lockEvent(ms(-500*time.Millisecond), "bob", journal.ActionAcquire, "a.go", 5, ms(time.Hour)),
+		}},
+	}
+	withTrailer := "a by bob\n\nLockgate-Worker: bob\nLockgate-Worker-Type: agent\nLockgate-Session: bob\nLockgate-Lock: a.go fence=5\n"
+	for _, c := range cases {
+		for i := range c.evs {
+			c.evs[i].Store = gitStore
+		}
+		r := newVerifyRepo(t)
+		r.Write("a.go", "1\n")
+		commitAt(r, committed, committed, withTrailer)
+		rep := verifyCommits(t, r, aliceW, ms(time.Hour), c.evs...)
+		if !rep.OK || len(rep.Undecided) > 0 || len(rep.Warnings) > 0 {
+			t.Errorf("%s: violations %+v, undecided %+v, warnings %q; want proven without a word", c.name, rep.Violations, rep.Undecided, rep.Warnings)
+		}
+	}
+	// The same hand-over, a commit by carol without trailers: the clock
+	// decides, and bob's grant within the margin is not proven either way.
+	r := newVerifyRepo(t)
+	r.Write("a.go", "1\n")
+	commitAt(r, committed, committed, "a by carol\n\nLockgate-Worker: carol\nLockgate-Worker-Type: agent\nLockgate-Session: carol\n")
+	rep := verifyCommits(t, r, aliceW, ms(time.Hour), cases[0].evs...)
+	if !rep.OK || len(rep.Warnings) == 0 {
+		t.Errorf("carol without trailers: violations %+v, warnings %q; want proven with a warning", rep.Violations, rep.Warnings)
+	}
+}

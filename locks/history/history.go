@@ -166,7 +166,55 @@ func build(evs []journal.Event, keep map[string]bool) *Log {
 			}
 		}
 	}
+	l.orderByFence()
 	return l
+}
+
+// orderByFence bounds each grant of a shared store by the next grant of
+// its key: the store hands out fences in order and grants a key only once
+// it is free, so a grant ended before the store granted the key under a
+// higher fence, whatever the clocks of the machines that wrote the events
+// say. A grant whose end the log lacks (or whose release a fast clock
+// dated late) ends there.
+func (l *Log) orderByFence() {
+	for _, gs := range l.byKey {
+		if len(gs) < 2 {
+			continue
+		}
+		for i, g := range gs {
+			if g.Fence == 0 || !g.Shared() {
+				continue
+			}
+			var next *Grant
+			for _, h := range gs[i+1:] {
+				if h.Store == g.Store && h.Fence > g.Fence && h.StartKnown && (next == nil || h.Fence < next.Fence) {
+					next = h
+				}
+			}
+			for _, h := range gs[:i] { // a later fence whose event sorted first
+				if h.Store == g.Store && h.Fence > g.Fence && h.StartKnown && (next == nil || h.Fence < next.Fence) {
+					next = h
+				}
+			}
+			if next == nil || g.EndKnown && !g.End.After(next.Start) {
+				continue
+			}
+			g.EndKnown, g.End, g.closed = true, next.Start, true
+			if g.How == "" || g.How == "expired" {
+				g.How = fmt.Sprintf("ended before %s took it (fence %d)", holderName(next), next.Fence)
+			}
+			if !g.sureEnd.IsZero() && g.sureEnd.After(next.Start) {
+				g.sureEnd = next.Start
+			}
+		}
+	}
+}
+
+func holderName(g *Grant) string {
+	if g.Owner.Holder == "" {
+		return "someone"
+	}
+	return g.Owner.Holder
 }
 
 // knownAction are the actions of events about a key that hold no grant of
@@ -225,6 +273,21 @@ func (l *Log) add(g *Grant) {
 }
 
 func (l *Log) take(ev *journal.Event) {
+	if g := l.startless(ev); g != nil {
+		// Its release sorted first (the releaser's clock runs ahead of
+		// the taker's): the grant is the one the release ended.
+		g.Owner, g.Start, g.StartKnown, g.Reason, g.EventID = ownerOf(ev), ev.Timestamp, true, ev.Details, ev.ID
+		if ev.Action == journal.ActionTakeover {
+			g.Reason = ""
+		}
+		if ev.ExpiresAt != nil && ev.ExpiresAt.Before(g.End) {
+			g.End, g.How = *ev.ExpiresAt, "expired"
+		}
+		if g.End.Before(g.Start) {
+			g.End = g.Start // the two clocks disagree; neither is favoured
+		}
+		return
+	}
 	g := l.grant()
 	*g = Grant{Key: ev.Key, Owner: ownerOf(ev), Fence: ev.Fence, Start: ev.Timestamp, StartKnown: true,
 		Reason: ev.Details, EventID: ev.ID, Store: ev.Store}
@@ -233,6 +296,20 @@ func (l *Log) take(ev *journal.Event) {
 	}
 	g.setExpiry(ev.ExpiresAt)
 	l.add(g)
+}
+
+// startless finds the grant of a shared store that a release of ev's key
+// and fence, sorted before ev, made without its start.
+func (l *Log) startless(ev *journal.Event) *Grant {
+	if ev.Fence == 0 || !strings.HasPrefix(ev.Store, "git ") && !strings.HasPrefix(ev.Store, "redis") {
+		return nil
+	}
+	for _, g := range l.byKey[lockkey.FoldCase(ev.Key)] {
+		if !g.StartKnown && g.closed && g.Fence == ev.Fence && g.Store == ev.Store {
+			return g
+		}
+	}
+	return nil
 }
 
 func (g *Grant) setExpiry(exp *time.Time) {

@@ -241,3 +241,45 @@ func TestForcedReleaseOfOneOfTwoGrants(t *testing.T) {
 		}
 	}
 }
+
+// On a shared store fences order the grants of a key: a grant ended before
+// the next fence was granted, even when the clock of the machine that
+// released it ran ahead, and a release that sorts before its acquisition
+// (a forced release from a machine whose clock runs behind) still ends
+// that grant.
+func TestFencesOrderGrants(t *testing.T) {
+	t.Parallel()
+	const git = "git origin refs/lockgate/locks"
+	shared := func(e journal.Event) journal.Event { e.Store = git; return e }
+	l := history.Build([]journal.Event{
+		shared(ev(0, alice, journal.ActionAcquire, "a.go", 1, 60)),
+		shared(ev(10, bob, journal.ActionAcquire, "a.go", 2, 60)),
+		shared(ev(15, alice, journal.ActionRelease, "a.go", 1, -1)), // dated late
+		shared(ev(20, bob, journal.ActionRelease, "b.go", 3, -1)),  // forced, dated early
+		shared(ev(21, alice, journal.ActionAcquire, "b.go", 3, 90)),
+	})
+	carol := locks.Owner{Holder: "carol", HolderType: "agent", Session: "carol"}
+	if rec, ok := shown(t, l, carol, 11, 14, "a.go"); !ok || rec.Holder != "bob" {
+		t.Errorf("a.go at 11-14: %+v, want bob's grant only (alice's fence 1 ended before fence 2)", rec)
+	}
+	if rec, ok := shown(t, l, carol, 2, 8, "a.go"); !ok || rec.Holder != "alice" {
+		t.Errorf("a.go at 2-8: %+v, want alice's grant", rec)
+	}
+	var b []*history.Grant
+	for _, g := range l.Grants() {
+		if g.Key == "b.go" {
+			b = append(b, g)
+		}
+	}
+	if len(b) != 1 || !b[0].StartKnown || b[0].Owner.Holder != "alice" || !b[0].EndKnown {
+		t.Fatalf("b.go grants %+v, want alice's one, ended", b)
+	}
+	// Each clone's file store counts fences apart: no order between them.
+	l = history.Build([]journal.Event{
+		ev(0, alice, journal.ActionAcquire, "a.go", 1, 60),
+		ev(10, bob, journal.ActionAcquire, "a.go", 2, 60),
+	})
+	if rec, ok := shown(t, l, carol, 11, 14, "a.go"); !ok || rec.Holder != "alice" {
+		t.Errorf("file stores: a.go at 11-14: %+v, want alice's grant, not hidden by another clone's fence", rec)
+	}
+}

@@ -22,6 +22,71 @@ type View struct {
 	log      *Log
 	From, To time.Time
 	Me       locks.Owner
+	under    []Trailer
+}
+
+// Trailer is a grant of the worker's that a commit's trailers name and
+// that may have been live when the commit was made (AtCommit: during the
+// view's span) or when it was written (its author time, before a rebase).
+type Trailer struct {
+	Grant    *Grant
+	AtCommit bool
+}
+
+// Under is the view of a commit made under the grants its trailers name.
+// They show as the worker's whatever the span (a rebase dates a commit
+// anew), and on a shared store they decide, without the clocks, which
+// other grants of their keys the commit can have met: the store grants
+// a key (or a key overlapping it) to one worker at a time, in fence
+// order. A grant with a lower fence ended before the trailer's began; one
+// with a higher fence began after it ended, so it is not counted against
+// a commit whose trailer grant may have been live when it was made. A
+// rebased commit (trailer grant live only at its author time) is still
+// judged by the clock against grants taken after its own.
+func (v *View) Under(ts []Trailer) *View {
+	w := *v
+	w.under = ts
+	return &w
+}
+
+// excluded reports whether the trailers prove g was not live when the
+// commit was made.
+func (v *View) excluded(g *Grant) bool {
+	if !g.Shared() || g.Fence == 0 {
+		return false
+	}
+	for _, t := range v.under {
+		h := t.Grant
+		if h == g || h.Store != g.Store || h.Fence == 0 || h.Fence == g.Fence {
+			continue
+		}
+		if !t.AtCommit && g.Fence > h.Fence {
+			continue
+		}
+		if lockkey.FoldCase(h.Key) == lockkey.FoldCase(g.Key) || lockkey.OverlapFoldCase(h.Key, g.Key) {
+			return true
+		}
+	}
+	return false
+}
+
+// lockOf is g as a record: a trailer's grant that ended before the span
+// (a rebased commit) shows live through it.
+func (v *View) lockOf(g *Grant) locks.Lock {
+	l := g.Lock()
+	if v.attested(g) && l.ExpiresAt.Before(v.To) {
+		l.ExpiresAt = v.To
+	}
+	return l
+}
+
+func (v *View) attested(g *Grant) bool {
+	for _, t := range v.under {
+		if t.Grant == g {
+			return true
+		}
+	}
+	return false
 }
 
 var _ locks.Store = (*View)(nil)
@@ -35,15 +100,15 @@ func (v *View) mine(g *Grant) bool { return ownedBy(g, v.Me) && g.Owner.Holder !
 
 func (v *View) shows(g *Grant) bool {
 	if v.mine(g) {
-		return g.Possibly(v.From, v.To)
+		return g.Possibly(v.From, v.To) || v.attested(g)
 	}
-	return g.Throughout(v.From, v.To)
+	return g.Throughout(v.From, v.To) && !v.excluded(g)
 }
 
-func entriesOf(gs []*Grant) []locks.Entry {
+func (v *View) entriesOf(gs []*Grant) []locks.Entry {
 	out := make([]locks.Entry, 0, len(gs))
 	for _, g := range gs {
-		out = append(out, locks.Entry{Lock: g.Lock(), Name: g.Key})
+		out = append(out, locks.Entry{Lock: v.lockOf(g), Name: g.Key})
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Key < out[j].Key })
 	return out
@@ -67,7 +132,7 @@ func (v *View) Get(_ context.Context, key string) (locks.Lock, error) {
 			continue
 		}
 		if v.mine(g) {
-			return g.Lock(), nil
+			return v.lockOf(g), nil
 		}
 		other = g
 	}
@@ -96,12 +161,12 @@ func (v *View) Covering(_ context.Context, paths []string) ([]locks.Entry, error
 		gs = v.filter(v.log.byKey[id], v.shows, gs)
 	}
 	gs = v.filter(v.log.patterns, v.shows, gs)
-	return entriesOf(gs), nil
+	return v.entriesOf(gs), nil
 }
 
 // InNamespace returns the grants shown in namespace ns.
 func (v *View) InNamespace(_ context.Context, ns string) ([]locks.Entry, error) {
-	return entriesOf(v.filter(v.log.byNS[ns], v.shows, nil)), nil
+	return v.entriesOf(v.filter(v.log.byNS[ns], v.shows, nil)), nil
 }
 
 // Overlapping returns the grants shown on key and every pattern grant
@@ -113,12 +178,12 @@ func (v *View) Overlapping(_ context.Context, key string) ([]locks.Entry, error)
 			gs = append(gs, g)
 		}
 	}
-	return entriesOf(gs), nil
+	return v.entriesOf(gs), nil
 }
 
 // List returns every grant shown.
 func (v *View) List(context.Context) ([]locks.Entry, error) {
-	return entriesOf(v.filter(v.log.grants, v.shows, nil)), nil
+	return v.entriesOf(v.filter(v.log.grants, v.shows, nil)), nil
 }
 
 // Where names the log.
@@ -154,7 +219,7 @@ func (v *View) Remove(context.Context, string) (locks.Lock, error) {
 func (v *View) Unshown(paths []string) []*Grant {
 	var out []*Grant
 	consider := func(g *Grant) bool {
-		return !v.mine(g) && g.Possibly(v.From, v.To) && !g.Throughout(v.From, v.To)
+		return !v.mine(g) && g.Possibly(v.From, v.To) && !g.Throughout(v.From, v.To) && !v.excluded(g)
 	}
 	seen := map[string]bool{}
 	for _, p := range paths {
