@@ -255,7 +255,7 @@ func TestFencesOrderGrants(t *testing.T) {
 		shared(ev(0, alice, journal.ActionAcquire, "a.go", 1, 60)),
 		shared(ev(10, bob, journal.ActionAcquire, "a.go", 2, 60)),
 		shared(ev(15, alice, journal.ActionRelease, "a.go", 1, -1)), // dated late
-		shared(ev(20, bob, journal.ActionRelease, "b.go", 3, -1)),  // forced, dated early
+		shared(ev(20, bob, journal.ActionRelease, "b.go", 3, -1)),   // forced, dated early
 		shared(ev(21, alice, journal.ActionAcquire, "b.go", 3, 90)),
 	})
 	carol := locks.Owner{Holder: "carol", HolderType: "agent", Session: "carol"}
