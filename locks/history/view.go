@@ -36,13 +36,13 @@ type Trailer struct {
 // Under is the view of a commit made under the grants its trailers name.
 // They show as the worker's whatever the span (a rebase dates a commit
 // anew), and on a shared store they decide, without the clocks, which
-// other grants of their keys the commit can have met: the store grants
-// a key (or a key overlapping it) to one worker at a time, in fence
-// order. A grant with a lower fence ended before the trailer's began; one
-// with a higher fence began after it ended, so it is not counted against
-// a commit whose trailer grant may have been live when it was made. A
-// rebased commit (trailer grant live only at its author time) is still
-// judged by the clock against grants taken after its own.
+// other grants of their keys the commit can have met: the store grants a
+// key, or a key overlapping it, to one worker at a time, so no other such
+// grant was live while the trailer's was, and none counts against a
+// commit whose trailer grant may have been live when it was made. A
+// rebased commit (its trailer grant live only at its author time) is
+// judged by the clock, except against grants of the same key with a lower
+// fence: those ended before the trailer's began.
 func (v *View) Under(ts []Trailer) *View {
 	w := *v
 	w.under = ts
@@ -60,10 +60,19 @@ func (v *View) excluded(g *Grant) bool {
 		if h == g || h.Store != g.Store || h.Fence == 0 || h.Fence == g.Fence {
 			continue
 		}
-		if !t.AtCommit && g.Fence > h.Fence {
+		same := lockkey.FoldCase(h.Key) == lockkey.FoldCase(g.Key)
+		if !t.AtCommit {
+			// Fences order the grants of one key (each key counts its
+			// own on some stores): only an earlier grant of the same
+			// key is known to have ended before the trailer's began.
+			if same && g.Fence < h.Fence {
+				return true
+			}
 			continue
 		}
-		if lockkey.FoldCase(h.Key) == lockkey.FoldCase(g.Key) || lockkey.OverlapFoldCase(h.Key, g.Key) {
+		// Live when the commit was made: the store let no other grant
+		// of its key, or of a key overlapping it, be live with it.
+		if same || lockkey.OverlapFoldCase(h.Key, g.Key) {
 			return true
 		}
 	}
