@@ -45,6 +45,39 @@ func KeyOfName(name string) (string, bool) {
 	return lockkey.FoldCase(key), true
 }
 
+// Misplaced reports a record name that is another spelling of the name
+// of a key's record (see KeyOfName), and that key. It is cheap for the
+// names RecordName gives paths, which a store holds by the thousand.
+func Misplaced(name string) (string, bool) {
+	if plainPathName(name) {
+		return "", false
+	}
+	key, ok := KeyOfName(name)
+	if !ok || RecordName(key) == name {
+		return "", false
+	}
+	return key, true
+}
+
+// plainPathName reports a name RecordName gives a path key made of the
+// bytes kept raw and '/' only: such a name is its key's own.
+func plainPathName(name string) bool {
+	stem, ok := strings.CutSuffix(name, lockSuffix)
+	if !ok || stem == "" || stem[0] == '.' || len(stem) > maxNameLen || stem == lockkey.WorkflowKey || stem == lockkey.ClaimKey {
+		return false
+	}
+	for i := 0; i < len(stem); i++ {
+		switch {
+		case rawByte(stem[i]):
+		case strings.HasPrefix(stem[i:], "%2F"):
+			i += 2
+		default:
+			return false
+		}
+	}
+	return true
+}
+
 // IsHashedName reports a record name whose key is too long to escape
 // (see RecordName): only the record inside says its key.
 func IsHashedName(name string) bool {

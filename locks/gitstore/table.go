@@ -28,12 +28,10 @@ type record struct {
 	oid  string // blob, "" for a record written in this change
 	data []byte
 
-	// key is the key the name says (filestore.KeyOfName), "" when it
-	// says none; misplaced: the name is not that key's RecordName.
-	key       string
+	// misplaced: the name is another spelling of the name of key's
+	// record (filestore.Misplaced).
 	misplaced bool
-	// hashed: the name is a hashed one, the key only inside.
-	hashed bool
+	key       string
 
 	once sync.Once
 	l    locks.Lock // the record; only Key (if known) when e is set
@@ -77,11 +75,7 @@ func emptyTable() *table { return &table{recs: map[string]*record{}, trees: map[
 // newRecord is the record of a blob found at name.
 func newRecord(name, oid string, data []byte) *record {
 	r := &record{name: name, oid: oid, data: data}
-	if key, ok := filestore.KeyOfName(name); ok {
-		r.key, r.misplaced = key, nameOf(key) != name
-	} else {
-		r.hashed = filestore.IsHashedName(name)
-	}
+	r.key, r.misplaced = filestore.Misplaced(name)
 	return r
 }
 
@@ -101,7 +95,8 @@ func (r *record) get() (locks.Lock, error) {
 			err = fmt.Errorf("record for %q belongs at %s", lock.Key, filestore.RecordName(lock.Key))
 		}
 		if err != nil {
-			r.l, r.e = locks.Lock{Key: r.key}, &locks.CorruptError{Key: r.key, Path: r.name, Err: err}
+			key, _ := filestore.KeyOfName(r.name)
+			r.l, r.e = locks.Lock{Key: key}, &locks.CorruptError{Key: key, Path: r.name, Err: err}
 			return
 		}
 		r.l = lock
@@ -376,7 +371,7 @@ func (v *view) Overlapping(_ context.Context, key string) ([]locks.Entry, error)
 	return v.collect(func(r *record) bool {
 		l, err := r.get()
 		if err != nil && l.Key == "" {
-			return r.hashed && (r.name == own || dirOf(r.name) == "patterns" || lockkey.IsPattern(key))
+			return filestore.IsHashedName(r.name) && (r.name == own || dirOf(r.name) == "patterns" || lockkey.IsPattern(key))
 		}
 		return lockkey.SameFoldCase(l.Key, key) || lockkey.OverlapFoldCase(key, l.Key)
 	}), nil
@@ -417,7 +412,7 @@ func (v *view) Covering(_ context.Context, paths []string) ([]locks.Entry, error
 		}
 		l, err := r.get()
 		if err != nil && l.Key == "" {
-			if r.hashed && inPatterns {
+			if filestore.IsHashedName(r.name) && inPatterns {
 				add(r) // never free: it may match
 			}
 			return
@@ -455,7 +450,7 @@ func (v *view) InNamespace(_ context.Context, ns string) ([]locks.Entry, error) 
 		}
 		l, err := r.get()
 		if err != nil && l.Key == "" {
-			return r.hashed
+			return filestore.IsHashedName(r.name)
 		}
 		return lockkey.Namespace(l.Key) == ns
 	}), nil
