@@ -464,7 +464,7 @@ func clearCommand() *command {
 		short: "remove any lock (key, task id, workflow, claim) or unreadable record file; prints what it removed",
 		flags: func(fs *pflag.FlagSet) {
 			fs.BoolVar(&force, "force", false, "required: clearing removes another worker's lock")
-			fs.StringVar(&record, "record", "", "remove the unreadable record `FILE` (as `lock list` names it) of the file store")
+			fs.StringVar(&record, "record", "", "remove the unreadable record `FILE` (as `lock list` names it) of the file or git store")
 		},
 		run: func(ctx context.Context, a *app, args []string) error {
 			if record != "" {
@@ -518,18 +518,24 @@ func clearCommand() *command {
 	}
 }
 
-// clearRecord removes a file store record that cannot be cleared by key
-// (see filestore.RemoveRecord), and logs it.
+// recordRemover is a store whose records are named, as `lock list`
+// prints them: the file store's files, the git store's tree entries.
+type recordRemover interface {
+	RemoveRecord(ctx context.Context, name string) (locks.Entry, error)
+}
+
+// clearRecord removes a record that cannot be cleared by key (see
+// filestore.RemoveRecord), and logs it.
 func (a *app) clearRecord(ctx context.Context, file string) error {
 	e, err := a.open(ctx)
 	if err != nil {
 		return err
 	}
-	fst, ok := e.Store.(*filestore.Store)
+	rm, ok := e.Store.(recordRemover)
 	if !ok {
-		return service.Usagef("lock clear --record: only the file store keeps records in files; clear by key (see `lockgate lock list`)")
+		return service.Usagef("lock clear --record: only the file and git stores keep records by name; clear by key (see `lockgate lock list`)")
 	}
-	en, err := fst.RemoveRecord(ctx, file)
+	en, err := rm.RemoveRecord(ctx, file)
 	switch {
 	case errors.Is(err, filestore.ErrNotRecord), errors.Is(err, locks.ErrNotFound):
 		return service.Usagef("lock clear --record: %v", err)

@@ -149,3 +149,38 @@ func FuzzEncode(f *testing.F) {
 		}
 	})
 }
+
+// A record name is its key's, or another spelling of it (another
+// directory, other letter case), or no key's; the fast path for plain path
+// names agrees with the full reading.
+func TestMisplaced(t *testing.T) {
+	for _, c := range []struct {
+		name, key string
+		misplaced bool
+	}{
+		{"src%2Ff5.go.lock", "", false},
+		{"keys/task%3A%541.lock", "", false},
+		{"patterns/src%2F%2A%2A.lock", "", false},
+		{"keys/src%2Ff5.go.lock", "src/f5.go", true},
+		{"patterns/src%2Ff5.go.lock", "src/f5.go", true},
+		{"SRC%2FF5.go.lock", "src/f5.go", true},
+		{"src%2ff5.go.lock", "src/f5.go", true},
+		{"%53rc.lock", "src", true},
+		{"src%2F%2A.lock", "src/*", true},
+		{"task%3A%541.lock", "task:T1", true},
+		{"workflow.lock", "workflow", true},
+		{"%ZZ.lock", "", false},
+		{"a b.lock", "", false},
+		{"~" + strings.Repeat("ab", 32) + ".lock", "", false},
+	} {
+		key, misplaced := Misplaced(c.name)
+		if key != c.key || misplaced != c.misplaced {
+			t.Errorf("Misplaced(%q) = %q, %v; want %q, %v", c.name, key, misplaced, c.key, c.misplaced)
+		}
+	}
+	for _, key := range []string{"src/a.go", "a-b_c.d/e", "x/", "/workflow", "Src/A.go"} {
+		if k, m := Misplaced(RecordName(key)); m {
+			t.Errorf("Misplaced(RecordName(%q)) = %q, true", key, k)
+		}
+	}
+}

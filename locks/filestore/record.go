@@ -26,15 +26,85 @@ func RecordName(key string) string {
 	return name
 }
 
-// KeyOfName returns the identity a record name (RecordName's form) was
-// escaped from, or false when the name is hashed or is no record's name:
-// then only the record itself says its key.
+// KeyOfName returns the key whose record a file named name is: the
+// identity (lockkey.FoldCase) its base name escapes, read without regard to
+// the case of its letters, whatever its directory. A record elsewhere than
+// RecordName of that key (another directory, other letter case: the same
+// file on a case-insensitive file system) is that key's, misplaced. It
+// returns false for a hashed name, whose record alone says its key (see
+// IsHashedName), and for a name that is no key's record in any spelling.
 func KeyOfName(name string) (string, bool) {
 	stem, ok := strings.CutSuffix(path.Base(name), lockSuffix)
 	if !ok {
 		return "", false
 	}
-	return decodeKey(stem)
+	key, ok := decodeKey(caseOfNames(stem))
+	if !ok {
+		return "", false
+	}
+	return lockkey.FoldCase(key), true
+}
+
+// Misplaced reports a record name that is another spelling of the name
+// of a key's record (see KeyOfName), and that key. It is cheap for the
+// names RecordName gives paths, which a store holds by the thousand.
+func Misplaced(name string) (string, bool) {
+	if plainPathName(name) {
+		return "", false
+	}
+	key, ok := KeyOfName(name)
+	if !ok || RecordName(key) == name {
+		return "", false
+	}
+	return key, true
+}
+
+// plainPathName reports a name RecordName gives a path key made of the
+// bytes kept raw and '/' only: such a name is its key's own.
+func plainPathName(name string) bool {
+	stem, ok := strings.CutSuffix(name, lockSuffix)
+	if !ok || stem == "" || stem[0] == '.' || len(stem) > maxNameLen || stem == lockkey.WorkflowKey || stem == lockkey.ClaimKey {
+		return false
+	}
+	for i := 0; i < len(stem); i++ {
+		switch {
+		case rawByte(stem[i]):
+		case strings.HasPrefix(stem[i:], "%2F"):
+			i += 2
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// IsHashedName reports a record name whose key is too long to escape
+// (see RecordName): only the record inside says its key.
+func IsHashedName(name string) bool {
+	stem, ok := strings.CutSuffix(path.Base(name), lockSuffix)
+	return ok && isHashedName(stem)
+}
+
+// caseOfNames spells stem in the letter case encodeKey writes: raw letters
+// lower, the hex digits of an escape upper. Names that differ only in case
+// are one file on a case-insensitive file system; this is the one of them
+// a record name can be.
+func caseOfNames(stem string) string {
+	b := []byte(stem)
+	for i := 0; i < len(b); i++ {
+		switch c := b[i]; {
+		case c == '%':
+			for j := i + 1; j < min(i+3, len(b)); j++ {
+				if 'a' <= b[j] && b[j] <= 'f' {
+					b[j] -= 'a' - 'A'
+				}
+			}
+			i += 2
+		case 'A' <= c && c <= 'Z':
+			b[i] += 'a' - 'A'
+		}
+	}
+	return string(b)
 }
 
 // ParseRecord decodes one whole record as the file store writes it; any

@@ -6,6 +6,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -346,5 +347,84 @@ func TestCheckHonoursClockSkew(t *testing.T) {
 		if held := errors.As(err, new(*locks.HeldError)); held != (c.want == locks.StateHeld) {
 			t.Errorf("acquire %s after: %v; check said %s", c.after, err, c.want)
 		}
+	}
+}
+
+// A record lockgate did not write, at another spelling of a key's name
+// (another directory, other letter case), is that key's corrupt record for
+// every reader, and blocks no other key; clearing the key removes it. A
+// name that is no key's record blocks nothing.
+func TestMisplacedRecord(t *testing.T) {
+	url := bareRemote(t)
+	s := openClone(t, url, Options{})
+	ctx := context.Background()
+	now := time.Now()
+	if _, _, err := s.Acquire(ctx, locktest.NewLock("a.go", "alice", now, time.Hour), now); err != nil {
+		t.Fatal(err)
+	}
+	w := clone(t, url)
+	git(t, w, "fetch", "-q", "origin", DefaultRef)
+	git(t, w, "checkout", "-q", "FETCH_HEAD")
+	if err := os.MkdirAll(filepath.Join(w, "keys"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(w, "patterns"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	mustWrite(t, filepath.Join(w, "keys", "src%2Ff5.go.lock"), "garbage")
+	mustWrite(t, filepath.Join(w, "SRC%2FG.go.lock"), `{"key":"src/g.go","holder":"x"}`)
+	mustWrite(t, filepath.Join(w, "lib%2F%2A.lock"), "garbage") // lib/*, outside patterns/
+	mustWrite(t, filepath.Join(w, "patterns", "doc%2F%2A%2A.lock"), "garbage")
+	mustWrite(t, filepath.Join(w, "%ZZ.lock"), "garbage")
+	git(t, w, "add", ".")
+	git(t, w, "commit", "-q", "-m", "by hand")
+	git(t, w, "push", "-q", "origin", "HEAD:"+DefaultRef)
+	other := openClone(t, url, Options{})
+	blocked := map[string]string{ // key → the record that blocks it
+		"src/f5.go":  "keys/src%2Ff5.go.lock",
+		"SRC/F5.GO":  "keys/src%2Ff5.go.lock",
+		"src/g.go":   "SRC%2FG.go.lock",
+		"lib/x.go":   "lib%2F%2A.lock",
+		"doc/a/b.md": "patterns/doc%2F%2A%2A.lock",
+	}
+	for key, name := range blocked {
+		es, err := other.Overlapping(ctx, key)
+		if err != nil || len(es) != 1 || es[0].Name != name || es[0].Err == nil {
+			t.Errorf("Overlapping %s: %+v, %v; want the corrupt %s", key, es, err, name)
+		}
+		es, err = other.Covering(ctx, []string{key})
+		if err != nil || len(es) != 1 || es[0].Name != name || es[0].Err == nil {
+			t.Errorf("Covering %s: %+v, %v; want the corrupt %s", key, es, err, name)
+		}
+	}
+	for _, key := range []string{"src/f5.go", "SRC/F5.GO", "src/g.go"} { // the Manager asks Overlapping for the rest
+		var ce *locks.CorruptError
+		if _, _, err := other.Acquire(ctx, locktest.NewLock(key, "bob", now, time.Hour), now); !errors.As(err, &ce) || !strings.HasSuffix(ce.Path, ":"+blocked[key]) {
+			t.Errorf("Acquire %s: %v, want corrupt at %s", key, err, blocked[key])
+		}
+	}
+	if _, err := other.Get(ctx, "src/g.go"); !errors.As(err, new(*locks.CorruptError)) {
+		t.Errorf("Get src/g.go: %v, want corrupt", err)
+	}
+	for _, key := range []string{"src/h.go", "task:T1", "zz", "other/**", "doc.md"} {
+		if es, err := other.Overlapping(ctx, key); err != nil || len(es) != 0 {
+			t.Errorf("Overlapping %s: %+v, %v; want nothing", key, es, err)
+		}
+		if es, err := other.Covering(ctx, []string{key}); err != nil || len(es) != 0 {
+			t.Errorf("Covering %s: %+v, %v; want nothing", key, es, err)
+		}
+	}
+	if _, err := other.Remove(ctx, "src/f5.go"); !errors.As(err, new(*locks.CorruptError)) {
+		t.Fatalf("Remove src/f5.go: %v, want the corrupt error after removing", err)
+	}
+	if _, _, err := other.Acquire(ctx, locktest.NewLock("src/f5.go", "bob", now, time.Hour), now); err != nil {
+		t.Fatalf("Acquire after Remove: %v", err)
+	}
+	if _, err := other.RemoveRecord(ctx, other.where("%ZZ.lock")); err != nil {
+		t.Fatalf("RemoveRecord: %v", err)
+	}
+	es, err := other.List(ctx)
+	if err != nil || slices.ContainsFunc(es, func(e locks.Entry) bool { return e.Name == "%ZZ.lock" }) {
+		t.Fatalf("List after RemoveRecord: %+v, %v", es, err)
 	}
 }

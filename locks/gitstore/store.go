@@ -13,6 +13,7 @@ import (
 
 	"github.com/lockgate/lockgate/internal/gitexec"
 	"github.com/lockgate/lockgate/locks"
+	"github.com/lockgate/lockgate/locks/filestore"
 )
 
 // Defaults of Options.
@@ -656,4 +657,32 @@ func (s *Store) InNamespace(ctx context.Context, ns string) ([]locks.Entry, erro
 		return nil, err
 	}
 	return v.InNamespace(ctx, ns)
+}
+
+// RemoveRecord removes the record at name in the lock tree, given as Where
+// prints it ("git <remote> <ref>:<name>") or as the name alone, when it
+// cannot be read as the record of its key: one whose key neither its name
+// nor its content says (see filestore.RemoveRecord). A readable record is
+// refused with filestore.ErrReadable, naming its key: clear that.
+func (s *Store) RemoveRecord(ctx context.Context, name string) (locks.Entry, error) {
+	arg := name
+	name = strings.TrimPrefix(name, s.where(""))
+	if !validName(name) {
+		return locks.Entry{}, fmt.Errorf("%s: %w (its records are the *.lock entries of %s)", arg, filestore.ErrNotRecord, s.where(""))
+	}
+	var e locks.Entry
+	err := s.Transact(ctx, func(st locks.Store) error {
+		v := st.(*view)
+		r := v.get(name)
+		if r == nil {
+			return fmt.Errorf("%s: %w", arg, locks.ErrNotFound)
+		}
+		e = v.entryOf(r)
+		if e.Err == nil {
+			return fmt.Errorf("%s holds a readable lock on %q: %w", arg, e.Key, filestore.ErrReadable)
+		}
+		v.set(name, nil, "clear corrupt "+name)
+		return nil
+	})
+	return e, err
 }

@@ -28,6 +28,11 @@ type record struct {
 	oid  string // blob, "" for a record written in this change
 	data []byte
 
+	// misplaced: the name is another spelling of the name of key's
+	// record (filestore.Misplaced).
+	misplaced bool
+	key       string
+
 	once sync.Once
 	l    locks.Lock // the record; only Key (if known) when e is set
 	e    error      // a *locks.CorruptError
@@ -39,13 +44,39 @@ type table struct {
 	fence  uint64
 	recs   map[string]*record // by name
 	trees  map[string]string  // subtree object names, by directory
+
+	strayOnce sync.Once
+	strays    map[string][]*record // misplaced records, by their key's name
+}
+
+// misplaced returns the records at another spelling of name (a key's
+// RecordName): another directory or other letter case. Every reader of
+// that key sees them; they are never free.
+func (t *table) misplaced(name string) []*record {
+	t.strayOnce.Do(func() {
+		for _, r := range t.recs {
+			if r.misplaced {
+				if t.strays == nil {
+					t.strays = map[string][]*record{}
+				}
+				own := nameOf(r.key)
+				t.strays[own] = append(t.strays[own], r)
+			}
+		}
+		for _, rs := range t.strays {
+			slices.SortFunc(rs, func(a, b *record) int { return strings.Compare(a.name, b.name) })
+		}
+	})
+	return t.strays[name]
 }
 
 func emptyTable() *table { return &table{recs: map[string]*record{}, trees: map[string]string{}} }
 
 // newRecord is the record of a blob found at name.
 func newRecord(name, oid string, data []byte) *record {
-	return &record{name: name, oid: oid, data: data}
+	r := &record{name: name, oid: oid, data: data}
+	r.key, r.misplaced = filestore.Misplaced(name)
+	return r
 }
 
 // written is the record of rec, encoded as data, made by this process.
@@ -56,7 +87,7 @@ func written(name, oid string, data []byte, rec locks.Lock) *record {
 }
 
 // get returns the record, or its *locks.CorruptError with the lock's Key
-// when the name tells it.
+// when the name tells it. A record not at its key's name is corrupt.
 func (r *record) get() (locks.Lock, error) {
 	r.once.Do(func() {
 		lock, err := filestore.ParseRecord(r.data)
@@ -107,6 +138,29 @@ func (v *view) get(name string) *record {
 		return r
 	}
 	return v.base.recs[name]
+}
+
+// misplaced returns the records at other spellings of name that are still
+// there (see table.misplaced). This process never writes one.
+func (v *view) misplaced(name string) []*record {
+	var out []*record
+	for _, r := range v.base.misplaced(name) {
+		if c, ok := v.changed[r.name]; !ok || c != nil {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// strayErr is the error of the first record at another spelling of name,
+// nil when there is none. Such a record is corrupt (record.get).
+func (v *view) strayErr(name string) error {
+	for _, r := range v.misplaced(name) {
+		if _, err := v.read(r); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func (v *view) set(name string, r *record, what string) {
@@ -160,6 +214,9 @@ func (v *view) Acquire(_ context.Context, rec locks.Lock, now time.Time) (locks.
 		rec.Token = locks.NewToken()
 	}
 	name := filestore.RecordName(rec.Key)
+	if err := v.strayErr(name); err != nil {
+		return locks.Lock{}, nil, err
+	}
 	var prev *locks.Lock
 	if cur := v.get(name); cur != nil {
 		p, err := v.read(cur)
@@ -182,8 +239,9 @@ func (v *view) Acquire(_ context.Context, rec locks.Lock, now time.Time) (locks.
 	return stored, prev, err
 }
 
-// find returns key's record and its lock, locks.ErrNotFound or its
-// *locks.CorruptError.
+// find returns the record at key's name and its lock, locks.ErrNotFound
+// or its *locks.CorruptError. Records at other spellings of the name are
+// not the holder's: Release and Update leave them, Get and Remove see them.
 func (v *view) find(key string) (*record, locks.Lock, error) {
 	r := v.get(filestore.RecordName(key))
 	if r == nil {
@@ -222,24 +280,47 @@ func (v *view) Update(_ context.Context, rec locks.Lock) (locks.Lock, error) {
 	return v.put(rec, "refresh "+rec.Key)
 }
 
-// Remove deletes key's record whoever holds it.
+// Remove deletes key's record whoever holds it, and the records at other
+// spellings of its name; when one of them was corrupt, that is reported
+// as its *locks.CorruptError.
 func (v *view) Remove(_ context.Context, key string) (locks.Lock, error) {
 	r, l, err := v.find(key)
 	var corrupt *locks.CorruptError
 	switch {
 	case errors.As(err, &corrupt):
 		v.set(r.name, nil, "clear corrupt "+key)
-		return locks.Lock{Key: key}, corrupt
+		l = locks.Lock{Key: key}
+	case errors.Is(err, locks.ErrNotFound):
 	case err != nil:
 		return locks.Lock{}, err
+	default:
+		v.set(r.name, nil, "clear "+l.Key)
 	}
-	v.set(r.name, nil, "clear "+l.Key)
+	for _, s := range v.misplaced(filestore.RecordName(key)) {
+		_, serr := v.read(s)
+		if corrupt == nil {
+			errors.As(serr, &corrupt)
+		}
+		v.set(s.name, nil, "clear corrupt "+s.name)
+	}
+	switch {
+	case corrupt != nil:
+		return locks.Lock{Key: key}, corrupt
+	case r == nil:
+		return locks.Lock{}, locks.ErrNotFound
+	}
 	return l, nil
 }
 
-// Get returns key's record.
+// Get returns key's record; a record at another spelling of its name
+// makes it corrupt.
 func (v *view) Get(_ context.Context, key string) (locks.Lock, error) {
 	_, l, err := v.find(key)
+	if err == nil || errors.Is(err, locks.ErrNotFound) {
+		if serr := v.strayErr(filestore.RecordName(key)); serr != nil {
+			return locks.Lock{Key: key}, serr
+		}
+	}
 	return l, err
 }
 
@@ -280,43 +361,64 @@ func (v *view) List(context.Context) ([]locks.Entry, error) {
 	return v.collect(func(*record) bool { return true }), nil
 }
 
-// Overlapping returns key's record and every record that may overlap it;
-// a corrupt record whose key is unknown may overlap anything.
+// Overlapping returns key's record and every record that may overlap it:
+// by the key it names or, when corrupt, the key its name says (see
+// filestore.KeyOfName). A corrupt record under a hashed name may be of any
+// key that hashes there, and a pattern's of any pattern; a name that is
+// no key's record in any spelling blocks nothing.
 func (v *view) Overlapping(_ context.Context, key string) ([]locks.Entry, error) {
+	own := nameOf(key)
 	return v.collect(func(r *record) bool {
 		l, err := r.get()
 		if err != nil && l.Key == "" {
-			return true
+			return filestore.IsHashedName(r.name) && (r.name == own || dirOf(r.name) == "patterns" || lockkey.IsPattern(key))
 		}
 		return lockkey.SameFoldCase(l.Key, key) || lockkey.OverlapFoldCase(key, l.Key)
 	}), nil
 }
 
 // Covering returns the records of the given paths and of the pattern locks
-// matching any of them. Only those records and the patterns are decoded.
+// matching any of them, as Overlapping judges them. Only those records,
+// the patterns and misplaced records are decoded.
 func (v *view) Covering(_ context.Context, paths []string) ([]locks.Entry, error) {
 	var out []locks.Entry
 	seen := make(map[string]bool, len(paths))
+	add := func(r *record) {
+		if !seen[r.name] {
+			seen[r.name] = true
+			out = append(out, v.entryOf(r))
+		}
+	}
+	probed := make(map[string]bool, len(paths))
 	for _, p := range paths {
-		name := filestore.RecordName(lockkey.FoldPath(p))
-		if seen[name] {
+		name := nameOf(lockkey.FoldPath(p))
+		if probed[name] {
 			continue
 		}
-		seen[name] = true
+		probed[name] = true
 		if r := v.get(name); r != nil {
-			out = append(out, v.entryOf(r))
+			add(r)
+		}
+		for _, s := range v.misplaced(name) {
+			add(s)
 		}
 	}
 	var pats []string
 	var patRecs []*record
 	v.each(func(r *record) {
-		if !strings.HasPrefix(r.name, "patterns/") {
-			return
+		inPatterns := dirOf(r.name) == "patterns"
+		if !inPatterns && !r.misplaced {
+			return // a path's record at its name: probed above
 		}
 		l, err := r.get()
-		if err != nil {
-			out = append(out, v.entryOf(r)) // never free: it may match
+		if err != nil && l.Key == "" {
+			if filestore.IsHashedName(r.name) && inPatterns {
+				add(r) // never free: it may match
+			}
 			return
+		}
+		if !inPatterns && !lockkey.IsPattern(l.Key) {
+			return // misplaced, of a path: probed above
 		}
 		if key, ok := lockkey.FoldedGlob(l.Key); ok {
 			pats, patRecs = append(pats, key), append(patRecs, r)
@@ -329,7 +431,7 @@ func (v *view) Covering(_ context.Context, paths []string) ([]locks.Entry, error
 		}
 		for i, hit := range m.MatchedAny(lockkey.MatchForm(paths, true)) {
 			if hit {
-				out = append(out, v.entryOf(patRecs[i]))
+				add(patRecs[i])
 			}
 		}
 	}
@@ -339,19 +441,23 @@ func (v *view) Covering(_ context.Context, paths []string) ([]locks.Entry, error
 	return out, nil
 }
 
-// InNamespace returns every record of namespace ns.
+// InNamespace returns every record of namespace ns, misplaced ones
+// included, and corrupt ones under hashed names, which may be of any key.
 func (v *view) InNamespace(_ context.Context, ns string) ([]locks.Entry, error) {
 	return v.collect(func(r *record) bool {
-		if !strings.HasPrefix(r.name, "keys/") && !strings.HasPrefix(r.name, "patterns/") {
+		if dirOf(r.name) == "" && !r.misplaced {
 			return false // a path record: in no namespace
 		}
 		l, err := r.get()
-		return lockkey.Namespace(l.Key) == ns || err != nil && l.Key == ""
+		if err != nil && l.Key == "" {
+			return filestore.IsHashedName(r.name)
+		}
+		return lockkey.Namespace(l.Key) == ns
 	}), nil
 }
 
 // Where names the place of key's record.
-func (v *view) Where(key string) string { return v.where(filestore.RecordName(key)) }
+func (v *view) Where(key string) string { return v.where(nameOf(key)) }
 
 // Close does nothing: a view holds nothing open.
 func (v *view) Close() error { return nil }
