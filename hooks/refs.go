@@ -1,6 +1,7 @@
 package hooks
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 
@@ -23,8 +24,8 @@ func (h *Runner) growOnly(ref string) string {
 	return ""
 }
 
-// guardGrowth judges, in pre-push, a push to one of lockgate's refs on
-// remote (rule from growOnly): it may create the ref or move it forward,
+// guardGrowth judges a push to one of lockgate's refs on remote (rule
+// from growOnly; remote "" in pre-receive, on the server itself): it may create the ref or move it forward,
 // never delete or rewind it. A deleted or rewound lock table starts over
 // and hands out fences that live locks hold; a deleted or rewound
 // workflow branch drops events of the lock log. A remote state the clone
@@ -35,8 +36,9 @@ func (h *Runner) guardGrowth(ctx context.Context, rule, remote, ref, localSHA, r
 	if rule == RuleWorkflowBranch {
 		what, hintID = "the workflow branch: events of the lock log would be lost", hint.WorkflowAppendOnly
 	}
-	if remote == "" {
-		remote = "the remote"
+	where := ref
+	if remote != "" {
+		where = ref + " on " + remote
 	}
 	refuse := func(format string, args ...any) (bool, error) {
 		r.Add(Violation{Rule: rule, Reason: fmt.Sprintf(format, args...), Hint: hint.Line(hintID)})
@@ -44,20 +46,20 @@ func (h *Runner) guardGrowth(ctx context.Context, rule, remote, ref, localSHA, r
 	}
 	switch {
 	case zeroSHA(localSHA):
-		return refuse("the push deletes %s on %s, %s (lockgate never deletes it)", ref, remote, what)
+		return refuse("the push deletes %s, %s (lockgate never deletes it)", where, what)
 	case zeroSHA(remoteSHA):
 		return true, nil // a new ref: nothing to lose
 	case !gitexec.ObjectExists(ctx, h.Dir, remoteSHA):
-		return refuse("%s on %s names %s, which this clone does not have: lockgate cannot tell whether the push rewinds it. Fetch it first (git fetch %s %s) and push again",
-			ref, remote, shortSHA(remoteSHA), remote, ref)
+		return refuse("%s names %s, which this clone does not have: lockgate cannot tell whether the push rewinds it. Fetch it first (git fetch %s %s) and push again",
+			where, shortSHA(remoteSHA), cmp.Or(remote, "REMOTE"), ref)
 	}
 	ff, err := isAncestor(ctx, h.Dir, remoteSHA, localSHA)
 	if err != nil {
-		return false, fmt.Errorf("pre-push: %s: %w", ref, err)
+		return false, fmt.Errorf("%s: %s: %w", r.Hook, ref, err)
 	}
 	if !ff {
-		return refuse("the push moves %s on %s from %s to %s, which does not contain it: it rewinds %s (lockgate never forces it)",
-			ref, remote, shortSHA(remoteSHA), shortSHA(localSHA), what)
+		return refuse("the push moves %s from %s to %s, which does not contain it: it rewinds %s (lockgate never forces it)",
+			where, shortSHA(remoteSHA), shortSHA(localSHA), what)
 	}
 	return true, nil
 }

@@ -391,6 +391,14 @@ func (h *Runner) PreReceive(ctx context.Context, stdin io.Reader) (*Report, erro
 		if !objectName(oldSHA) || !objectName(newSHA) {
 			return nil, fmt.Errorf("pre-receive: malformed line on stdin %q: want full object names (40 or 64 hex digits)", line)
 		}
+		if h.LockRef != "" && ref == h.LockRef {
+			// The lock table only grows, whatever the policy: lockgate's
+			// lease pushes move it forward or create it.
+			if _, err := h.guardGrowth(ctx, RuleLockRef, "", ref, newSHA, oldSHA, r); err != nil {
+				return nil, err
+			}
+			continue // lock records, not work
+		}
 		if h.VerifyLog != nil && h.logRef(ref) {
 			ok, err := h.guardWorkflow(ctx, ref, oldSHA, newSHA, r)
 			if err != nil {
