@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/lockgate/lockgate/internal/gitexec"
 	"github.com/lockgate/lockgate/internal/hint"
@@ -62,4 +63,50 @@ func (h *Runner) guardGrowth(ctx context.Context, rule, remote, ref, localSHA, r
 			where, shortSHA(remoteSHA), shortSHA(localSHA), what)
 	}
 	return true, nil
+}
+
+// guardPruned refuses a push that would delete lockgate's refs on remote
+// without naming them on the hook's stdin: `git push --mirror` (or a
+// remote with remote.<name>.mirror) and `git push --prune` delete every
+// remote ref their refspecs cover that the clone lacks, and git lists
+// none of those deletions to pre-push. A ref counts as deleted when the
+// remote has it and the clone has no ref of that name. seen are the
+// remote refs stdin named, judged already.
+func (h *Runner) guardPruned(ctx context.Context, remote string, seen map[string]bool, r *Report) error {
+	if remote == "" || strings.HasPrefix(remote, "-") {
+		return nil
+	}
+	pruning := false
+	for _, a := range pushArgs() {
+		if a == "--mirror" || a == "--prune" {
+			pruning = true
+		}
+	}
+	if !pruning {
+		out, err := gitexec.Output(ctx, h.Dir, nil, "config", "--bool", "remote."+remote+".mirror")
+		pruning = err == nil && strings.TrimSpace(string(out)) == "true"
+	}
+	if !pruning {
+		return nil
+	}
+	for _, ref := range []string{h.LockRef, h.WorkflowRef} {
+		if ref == "" || seen[ref] {
+			continue
+		}
+		if _, err := gitexec.Output(ctx, h.Dir, nil, "rev-parse", "--verify", "-q", ref); err == nil {
+			continue // the clone has it: a mirror pushes it, and stdin named it
+		}
+		out, err := gitexec.Output(ctx, h.Dir, nil, "ls-remote", "--", remote, ref)
+		if err != nil {
+			return fmt.Errorf("%s: ask %s for %s: %w", r.Hook, remote, ref, err)
+		}
+		for _, line := range strings.Split(string(out), "\n") {
+			if f := strings.Fields(line); len(f) == 2 && f[1] == ref && objectName(f[0]) {
+				if _, err := h.guardGrowth(ctx, h.growOnly(ref), remote, ref, strings.Repeat("0", len(f[0])), f[0], r); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
 }

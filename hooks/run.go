@@ -318,6 +318,7 @@ func (h *Runner) PrePush(ctx context.Context, remote string, stdin io.Reader, ge
 		r.Finish()
 		return r, nil
 	}
+	seen := map[string]bool{}
 	sc := bufio.NewScanner(stdin)
 	for sc.Scan() {
 		line := strings.TrimSpace(sc.Text())
@@ -332,6 +333,7 @@ func (h *Runner) PrePush(ctx context.Context, remote string, stdin io.Reader, ge
 		if !objectName(localSHA) || !objectName(remoteSHA) {
 			return nil, fmt.Errorf("pre-push: malformed line on stdin %q: want full object names (40 or 64 hex digits)", line)
 		}
+		seen[remoteRef] = true
 		if rule := h.growOnly(remoteRef); rule != "" {
 			ok, err := h.guardGrowth(ctx, rule, remote, remoteRef, localSHA, remoteSHA, r)
 			if err != nil {
@@ -357,6 +359,9 @@ func (h *Runner) PrePush(ctx context.Context, remote string, stdin io.Reader, ge
 	}
 	if err := sc.Err(); err != nil {
 		return nil, fmt.Errorf("pre-push: read stdin: %w", err)
+	}
+	if err := h.guardPruned(ctx, remote, seen, r); err != nil {
+		return nil, err
 	}
 	r.Finish()
 	return r, nil
