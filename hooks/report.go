@@ -25,6 +25,9 @@ const (
 	// would take events off the workflow branch (a deletion, a forced
 	// update) or put there a commit that is not an event commit.
 	RuleWorkflowBranch = "workflow_branch"
+	// RuleLockRef: a push that deletes or rewinds the git store's lock
+	// table (locks.git.ref), which would hand its fences out again.
+	RuleLockRef = "lock_ref"
 )
 
 // Violation is one reason a change is refused.

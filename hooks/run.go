@@ -61,6 +61,11 @@ type Runner struct {
 	// remote-tracking ref of the workflow branch), guarded as
 	// WorkflowRef is.
 	LogRefs []string
+	// LockRef is the git store's lock table ref (locks.git.ref). With
+	// WorkflowRef it is one of lockgate's refs on a remote, which only
+	// grow: pre-push refuses to delete or rewind either, and pre-receive
+	// the lock table (the workflow branch under VerifyLog).
+	LockRef string
 	// Bookkeeping are lockgate's own refs on a server — the workflow
 	// branch, the git store's lock table: events and lock records, not
 	// work, so pre-receive does not judge them as changes.
@@ -296,7 +301,7 @@ func objectName(s string) bool {
 // PRE_COMMIT_TO_REF (and PRE_COMMIT_REMOTE_BRANCH) instead. Commits on a
 // remote-tracking ref of any remote are upstream already: not checked,
 // whichever remote the push goes to.
-func (h *Runner) PrePush(ctx context.Context, _ string, stdin io.Reader, getenv func(string) string) (*Report, error) {
+func (h *Runner) PrePush(ctx context.Context, remote string, stdin io.Reader, getenv func(string) string) (*Report, error) {
 	r := &Report{Hook: "pre-push"}
 	if to := getenv("PRE_COMMIT_TO_REF"); to != "" {
 		from := getenv("PRE_COMMIT_FROM_REF")
@@ -313,6 +318,7 @@ func (h *Runner) PrePush(ctx context.Context, _ string, stdin io.Reader, getenv 
 		r.Finish()
 		return r, nil
 	}
+	seen := map[string]bool{}
 	sc := bufio.NewScanner(stdin)
 	for sc.Scan() {
 		line := strings.TrimSpace(sc.Text())
@@ -326,6 +332,16 @@ func (h *Runner) PrePush(ctx context.Context, _ string, stdin io.Reader, getenv 
 		localSHA, remoteRef, remoteSHA := f[1], f[2], f[3]
 		if !objectName(localSHA) || !objectName(remoteSHA) {
 			return nil, fmt.Errorf("pre-push: malformed line on stdin %q: want full object names (40 or 64 hex digits)", line)
+		}
+		seen[remoteRef] = true
+		if rule := h.growOnly(remoteRef); rule != "" {
+			ok, err := h.guardGrowth(ctx, rule, remote, remoteRef, localSHA, remoteSHA, r)
+			if err != nil {
+				return nil, err
+			}
+			if !ok || rule == RuleLockRef {
+				continue // lock records, not work
+			}
 		}
 		if zeroSHA(localSHA) {
 			continue // deleting a remote ref sends no commits
@@ -343,6 +359,9 @@ func (h *Runner) PrePush(ctx context.Context, _ string, stdin io.Reader, getenv 
 	}
 	if err := sc.Err(); err != nil {
 		return nil, fmt.Errorf("pre-push: read stdin: %w", err)
+	}
+	if err := h.guardPruned(ctx, remote, seen, r); err != nil {
+		return nil, err
 	}
 	r.Finish()
 	return r, nil
@@ -376,6 +395,14 @@ func (h *Runner) PreReceive(ctx context.Context, stdin io.Reader) (*Report, erro
 		oldSHA, newSHA, ref := f[0], f[1], f[2]
 		if !objectName(oldSHA) || !objectName(newSHA) {
 			return nil, fmt.Errorf("pre-receive: malformed line on stdin %q: want full object names (40 or 64 hex digits)", line)
+		}
+		if h.LockRef != "" && ref == h.LockRef {
+			// The lock table only grows, whatever the policy: lockgate's
+			// lease pushes move it forward or create it.
+			if _, err := h.guardGrowth(ctx, RuleLockRef, "", ref, newSHA, oldSHA, r); err != nil {
+				return nil, err
+			}
+			continue // lock records, not work
 		}
 		if h.VerifyLog != nil && h.logRef(ref) {
 			ok, err := h.guardWorkflow(ctx, ref, oldSHA, newSHA, r)

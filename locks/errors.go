@@ -11,6 +11,10 @@ var (
 	ErrNotFound = errors.New("no such lock")
 	// ErrTokenMismatch: the record belongs to another acquisition.
 	ErrTokenMismatch = errors.New("lock token does not match: it was taken over")
+	// ErrFenceExhausted: the next fence would pass the highest number the
+	// store keeps. A fence that wrapped to 0 or 1 would be one an earlier
+	// holder used, so the store refuses the acquisition instead (exit 3).
+	ErrFenceExhausted = errors.New("the fence counter is at the highest number the store keeps: no new fence can be handed out")
 )
 
 // HeldError reports a key held by a live lock of someone else.

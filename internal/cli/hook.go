@@ -235,6 +235,13 @@ func (a *app) runHook(ctx context.Context, name string, args []string, maxArgs i
 		return &service.HookError{Hook: name, Err: err}
 	}
 	h.Staged = staged
+	if name == "pre-push" || name == "pre-receive" {
+		// lockgate's refs only grow, whichever store this clone uses.
+		h.LockRef = e.Cfg.Locks.Git.Ref
+	}
+	if name == "pre-push" {
+		h.WorkflowRef = "refs/heads/" + e.Cfg.Workflow.Branch
+	}
 	if name == "pre-receive" {
 		h.Bookkeeping = append(e.LogRefs(), e.Cfg.Locks.Git.Ref)
 	}

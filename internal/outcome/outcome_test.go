@@ -71,6 +71,7 @@ func TestOf(t *testing.T) {
 		{name: "hook on a server", err: &service.HookError{Hook: "pre-receive", Err: gitFailed}, exit: ExitUnavailable, class: ClassUnavailable, hints: true},
 		{name: "store mismatch", err: &service.StoreMismatchError{}, exit: ExitUnavailable, class: ClassUnavailable},
 		{name: "interrupted", err: context.Canceled, exit: ExitInterrupted, class: ClassError},
+		{name: "fences exhausted", err: fmt.Errorf("fence counter: %w", locks.ErrFenceExhausted), exit: ExitUnavailable, class: ClassUnavailable},
 		{name: "anything else fails closed", err: errors.New("surprise"), exit: ExitUnavailable, class: ClassUnavailable},
 	} {
 		for _, wrapped := range []bool{false, true} {

@@ -112,6 +112,38 @@ func (e *Workspace) ReadLockLog(ctx context.Context, extra ...string) ([]journal
 	return evs, nil
 }
 
+// FenceFloor is the highest fence an event of the lock log names: the
+// workflow branch as the remote has it now (fetched first when the clone
+// has a remote to fetch it from), as this clone has it, and the journal.
+// A lock store whose counters start over starts above it, so that no
+// fence a lock of the lost state holds is handed out again. A clone with
+// no lock log at all has floor 0.
+func (e *Workspace) FenceFloor(ctx context.Context) (uint64, error) {
+	if e.Repo.Toplevel != "" {
+		// A remote without the branch (first use) has no events to add;
+		// one that cannot be read fails the change: the floor it would
+		// give is unknown.
+		remote, b := e.logRemote(), e.Cfg.Workflow.Branch
+		err := gitexec.FetchRef(ctx, e.Repo, remote, "refs/heads/"+b, "refs/remotes/"+remote+"/"+b)
+		if err != nil && !errors.Is(err, gitexec.ErrNoRemoteRef) {
+			return 0, fmt.Errorf("fetch the lock log (%s from %s): %w", b, remote, err)
+		}
+	}
+	evs, err := e.ReadLockLog(ctx)
+	var miss *LogMissingError
+	if errors.As(err, &miss) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	var floor uint64
+	for _, ev := range evs {
+		floor = max(floor, ev.Fence)
+	}
+	return floor, nil
+}
+
 // EventCommits checks that commits, pushed to the workflow branch, are
 // event commits (workflow.CheckEventCommits), read against the branch as
 // it is; reason says why one is not, "" when all are.

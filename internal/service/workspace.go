@@ -287,6 +287,7 @@ func (e *Workspace) openStore(ctx context.Context, c storeChoice, prefix string)
 		if e.purpose.Server {
 			opts.Reuse = -1 // every call of a long-lived server asks
 		}
+		opts.FenceFloor = e.FenceFloor
 		s, err := gitstore.Open(opts)
 		if err != nil {
 			return nil, Usagef("%v (locks.git in %s)", err, cmp.Or(e.Cfg.Path, config.DefaultFile))

@@ -7,11 +7,13 @@ import (
 	"fmt"
 	"hash/fnv"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"sync"
 
 	"github.com/lockgate/lockgate/internal/safefs"
+	"github.com/lockgate/lockgate/locks"
 )
 
 // stripe is one guard file. mu serializes the goroutines of this process
@@ -140,6 +142,10 @@ func (s *Store) nextFence(g *guard, prev uint64) (uint64, error) {
 	if !known || boot != now {
 		last = max(last, ceiling)
 	}
+	if max(last, prev) == math.MaxUint64 {
+		// The next fence would wrap to 0, below fences already handed out.
+		return 0, fmt.Errorf("fence counter %s: %w", g.st.name, locks.ErrFenceExhausted)
+	}
 	next := max(last, prev) + 1
 	binary.BigEndian.PutUint64(buf[0:8], next)
 	if known && boot == now && next <= ceiling {
@@ -150,7 +156,7 @@ func (s *Store) nextFence(g *guard, prev uint64) (uint64, error) {
 	}
 	ceiling = next
 	if known {
-		ceiling = next + fenceReserve
+		ceiling = next + min(fenceReserve, math.MaxUint64-next)
 	}
 	binary.BigEndian.PutUint64(buf[8:16], ceiling)
 	copy(buf[16:32], now[:])

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -523,4 +524,25 @@ func TestMigrateMarks(t *testing.T) {
 	if _, err := os.Stat(s.Where("src/a.go")); err != nil {
 		t.Fatalf("SRC/A.GO not moved to its folded name: %v", err)
 	}
+}
+
+// A stripe's counter at the top of uint64 refuses the next fence rather
+// than wrap to 0.
+func TestFenceLimit(t *testing.T) {
+	s := openStore(t, filepath.Join(t.TempDir(), "locks"))
+	locktest.RunFenceLimit(t, s, math.MaxUint64, func(t *testing.T, key string, fence uint64) {
+		g, err := s.lock(context.Background(), key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer g.unlock()
+		var buf [fenceFileSize]byte
+		binary.BigEndian.PutUint64(buf[0:8], fence)
+		binary.BigEndian.PutUint64(buf[8:16], fence)
+		boot, _ := bootID()
+		copy(buf[16:32], boot[:])
+		if _, err := g.st.f.WriteAt(buf[:], 0); err != nil {
+			t.Fatal(err)
+		}
+	})
 }

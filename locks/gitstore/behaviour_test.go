@@ -428,3 +428,39 @@ func TestMisplacedRecord(t *testing.T) {
 		t.Fatalf("List after RemoveRecord: %+v, %v", es, err)
 	}
 }
+
+// A table that starts over (the ref deleted on the remote) starts above
+// the fence floor: no fence of the lost table is handed out again.
+func TestFenceFloor(t *testing.T) {
+	url := bareRemote(t)
+	ctx := context.Background()
+	now := time.Now()
+	a := openClone(t, url, Options{})
+	held, _, err := a.Acquire(ctx, locktest.NewLock("a.go", "alice", now, time.Hour), now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	git(t, url, "update-ref", "-d", DefaultRef)
+	floor := func(context.Context) (uint64, error) { return held.Fence + 40, nil }
+	b := openClone(t, url, Options{FenceFloor: floor})
+	got, _, err := b.Acquire(ctx, locktest.NewLock("a.go", "bob", now, time.Hour), now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Fence != held.Fence+41 {
+		t.Fatalf("first fence of a new table: %d, want %d", got.Fence, held.Fence+41)
+	}
+	// The floor counts only when the table starts: later changes keep
+	// counting from the table's own counter.
+	c := openClone(t, url, Options{FenceFloor: func(context.Context) (uint64, error) { return 0, errors.New("not asked") }})
+	if next, _, err := c.Acquire(ctx, locktest.NewLock("b.go", "carol", now, time.Hour), now); err != nil || next.Fence != got.Fence+1 {
+		t.Fatalf("next fence: %d, %v; want %d", next.Fence, err, got.Fence+1)
+	}
+	// A floor that cannot be read fails the change.
+	git(t, url, "update-ref", "-d", DefaultRef)
+	d := openClone(t, url, Options{FenceFloor: func(context.Context) (uint64, error) { return 0, errors.New("log unreadable") }})
+	var ue *locks.UnavailableError
+	if _, _, err := d.Acquire(ctx, locktest.NewLock("c.go", "dave", now, time.Hour), now); !errors.As(err, &ue) || !strings.Contains(err.Error(), "log unreadable") {
+		t.Fatalf("Acquire with an unreadable floor: %v, want unavailable", err)
+	}
+}

@@ -53,6 +53,12 @@ type Options struct {
 	// Attempts bounds the decide-and-push rounds one change makes when
 	// other writers keep winning (30 when 0).
 	Attempts int
+	// FenceFloor, when set, returns the highest fence the lock log names.
+	// A change to a remote without the ref starts a new table (first use,
+	// or a ref someone deleted); its first fence is above the floor, so a
+	// table that starts over never hands out a fence a live lock of the
+	// lost table holds. An error fails the change.
+	FenceFloor func(ctx context.Context) (uint64, error)
 }
 
 var (
@@ -471,6 +477,13 @@ func (s *Store) Transact(ctx context.Context, fn func(locks.Store) error) error 
 				s.opts.Ref, s.Remote(), s.Remote()))
 		}
 		v := newView(t, s.opts.ClockSkew, s.where)
+		if t.commit == "" && s.opts.FenceFloor != nil {
+			floor, err := s.opts.FenceFloor(ctx)
+			if err != nil {
+				return s.unavailable("start a new lock table", fmt.Errorf("read the highest fence of the lock log: %w", err))
+			}
+			v.fence = max(v.fence, floor)
+		}
 		if err := fn(v); err != nil || !v.dirty() {
 			if reused && redecided < 3 {
 				// A refusal (or nothing to do) decided on a state this

@@ -3,6 +3,7 @@ package gitstore
 import (
 	"context"
 	"errors"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -115,6 +116,22 @@ func TestConformanceIgnoreCase(t *testing.T) {
 		return locktest.Views{
 			Folded: openClone(t, url, Options{Reuse: -1}),
 			Exact:  openClone(t, url, Options{Reuse: -1}),
+		}
+	})
+}
+
+// A fence blob at the top of uint64 refuses the next fence rather than
+// wrap to 0.
+func TestFenceLimit(t *testing.T) {
+	s := openClone(t, bareRemote(t), Options{})
+	locktest.RunFenceLimit(t, s, math.MaxUint64, func(t *testing.T, _ string, fence uint64) {
+		err := s.Transact(context.Background(), func(v locks.Store) error {
+			v.(*view).fence = fence
+			v.(*view).seal()
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
 		}
 	})
 }

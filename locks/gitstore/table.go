@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -228,6 +229,10 @@ func (v *view) Acquire(_ context.Context, rec locks.Lock, now time.Time) (locks.
 		}
 		prev = &p
 		v.fence = max(v.fence, p.Fence)
+	}
+	if v.fence == math.MaxUint64 {
+		// The next fence would wrap to 0, below fences already handed out.
+		return locks.Lock{}, nil, fmt.Errorf("%s: %w", v.where(fenceName), locks.ErrFenceExhausted)
 	}
 	v.fence++
 	rec.Fence = v.fence

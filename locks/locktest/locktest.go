@@ -713,3 +713,37 @@ func testRaceTakeover(t *testing.T, s locks.Store) {
 		mustGet(t, s, w.stored)
 	}
 }
+
+// RunFenceLimit checks that s refuses to hand out a fence past top, the
+// highest fence its format keeps, rather than wrap to 0 or 1, which an
+// earlier holder used. raise sets the fence counter of key so that the
+// next fence handed out for it is above fence. Run it on a fresh store.
+func RunFenceLimit(t *testing.T, s locks.Store, top uint64, raise func(t *testing.T, key string, fence uint64)) {
+	t.Helper()
+	ctx := context.Background()
+	const key = "src/fence-limit.go"
+	raise(t, key, top-2)
+	var last uint64
+	for i, want := range []uint64{top - 1, top} {
+		rec := mustAcquire(t, s, NewLock(key, fmt.Sprintf("w%d", i), now(), time.Hour), now())
+		if rec.Fence != want {
+			t.Fatalf("acquisition %d: fence %d, want %d", i, rec.Fence, want)
+		}
+		if err := s.Release(ctx, rec.Key, rec.Token); err != nil {
+			t.Fatalf("acquisition %d: Release: %v", i, err)
+		}
+		last = rec.Fence
+	}
+	rec, _, err := s.Acquire(ctx, NewLock(key, "late", now(), time.Hour), now())
+	if !errors.Is(err, locks.ErrFenceExhausted) {
+		t.Fatalf("acquisition past fence %d: fence %d, error %v; want ErrFenceExhausted", last, rec.Fence, err)
+	}
+	if got, err := s.Get(ctx, key); !errors.Is(err, locks.ErrNotFound) {
+		t.Fatalf("after the refusal: Get = %+v, %v; want ErrNotFound", got, err)
+	}
+	// The refusal moved nothing: a second try is refused too.
+	_, _, err = s.Acquire(ctx, NewLock(key, "later", now(), time.Hour), now())
+	if !errors.Is(err, locks.ErrFenceExhausted) {
+		t.Fatalf("second acquisition past fence %d: %v; want ErrFenceExhausted", last, err)
+	}
+}

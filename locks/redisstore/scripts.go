@@ -70,7 +70,7 @@ end
 //
 // Replies: fence (a free key), {"OK", fence, replaced record} (a
 // takeover), record (a string: the key is held), {"RATE"},
-// {"CORRUPT", reason}.
+// {"CORRUPT", reason}, {"FENCE"} (no fence left below MaxFence).
 var acquireScript = &script{src: prelude + `
 local cur = redis.pcall('GET', KEYS[1])
 if type(cur) == 'table' then return {'CORRUPT', 'the key holds something else than a lock record'} end
@@ -117,9 +117,21 @@ end
 -- the counter outlives records, so a key's fences grow across holders,
 -- releases and forced clears; the replaced record's fence guards against
 -- a counter lost while the record was not
-local fence = redis.call('HINCRBY', KEYS[2], ARGV[1], '1')
-if fence <= prevFence then
-  fence = prevFence + 1
+local fence = redis.pcall('HINCRBY', KEYS[2], ARGV[1], '1')
+if type(fence) == 'table' then
+  -- at the top of int64 HINCRBY refuses; any other error is Redis's
+  if string.find(fence['err'], 'overflow', 1, true) then return {'FENCE'} end
+  return fence
+end
+local raised = fence <= prevFence
+if raised then fence = prevFence + 1 end
+-- fences stop at MaxFence (2^53-1): a Lua number holds no larger integer
+-- exactly, and a fence that wrapped or rounded would repeat an old one
+if fence > 9007199254740991 then
+  redis.call('HINCRBY', KEYS[2], ARGV[1], '-1')
+  return {'FENCE'}
+end
+if raised then
   redis.call('HSET', KEYS[2], ARGV[1], string.format('%d', fence))
 end
 local rec = ARGV[4] .. string.format('%d', fence) .. ARGV[5]

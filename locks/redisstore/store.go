@@ -28,6 +28,11 @@ var _ locks.Store = (*Store)(nil)
 // wait for each other, more leave the many unbatched.
 const maxBatches = 8
 
+// MaxFence is the highest fence the store hands out. The scripts read the
+// counter HINCRBY returns as a Lua number, a double, which holds every
+// integer only up to 2^53: past it two fences could round to one.
+const MaxFence = 1<<53 - 1
+
 // Defaults of Options.
 const (
 	DefaultPrefix          = "lockgate:"
@@ -518,6 +523,8 @@ func (s *Store) Acquire(ctx context.Context, rec locks.Lock, now time.Time) (loc
 		return locks.Lock{}, nil, &locks.HeldError{Lock: cur, Where: s.at(s.id(cur.Key))}
 	case "RATE":
 		return locks.Lock{}, nil, &locks.RateLimitedError{Limit: s.rateLimit, Window: s.rateWindow}
+	case "FENCE":
+		return locks.Lock{}, nil, fmt.Errorf("%s: fence counter %s: %w", s.at(m), s.kFences, locks.ErrFenceExhausted)
 	case "CORRUPT":
 		return locks.Lock{}, nil, s.corrupt(m, errors.New(r.str(1)))
 	}

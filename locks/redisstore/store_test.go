@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"sync"
@@ -599,4 +600,34 @@ func TestConformanceIgnoreCase(t *testing.T) {
 		}
 		return locktest.Views{Folded: folded, Exact: exact, Legacy: legacy, Reopen: reopen}
 	})
+}
+
+// The scripts see a counter as a Lua number, a double: above 2^53 two
+// fences could round to one, so the store hands out none past 2^53-1.
+func TestFenceLimit(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t, redistest.Options{})
+	s := open(t, srv.URL(), Options{})
+	c := raw(t, srv.URL())
+	locktest.RunFenceLimit(t, s, MaxFence, func(t *testing.T, key string, fence uint64) {
+		if err := c.HSet(context.Background(), s.kFences, s.id(key), fence).Err(); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
+// A counter at the top of int64, where HINCRBY fails, is refused the same.
+func TestFenceLimitInt64(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t, redistest.Options{})
+	s := open(t, srv.URL(), Options{})
+	c := raw(t, srv.URL())
+	ctx := context.Background()
+	if err := c.HSet(ctx, s.kFences, s.id("src/top.go"), uint64(math.MaxInt64)).Err(); err != nil {
+		t.Fatal(err)
+	}
+	rec, _, err := s.Acquire(ctx, locktest.NewLock("src/top.go", "w", time.Now(), time.Hour), time.Now())
+	if !errors.Is(err, locks.ErrFenceExhausted) {
+		t.Fatalf("Acquire at the top of int64: fence %d, %v; want ErrFenceExhausted", rec.Fence, err)
+	}
 }
