@@ -520,3 +520,32 @@ func TestLockIsCalled(t *testing.T) {
 		t.Fatalf("Commit with a failing lock = %v", err)
 	}
 }
+
+// TestSyncRestoresDeletedEvent: what Sync finds missing is what the
+// branch's files lack, whatever its commit messages say: an event whose
+// file a commit deleted, naming its id, is committed again.
+func TestSyncRestoresDeletedEvent(t *testing.T) {
+	t.Parallel()
+	r := newRepo(t)
+	repo := repoOf(r)
+	w := openWriter(t, repo)
+	ctx := context.Background()
+	j := journal.Open(filepath.Join(t.TempDir(), "events.jsonl"))
+	evs := events("w", 3)
+	if err := j.Append(evs...); err != nil {
+		t.Fatal(err)
+	}
+	if res, err := w.Sync(ctx, j); err != nil || res.Committed != 3 {
+		t.Fatalf("Sync = %+v, %v", res, err)
+	}
+	gone := evs[1]
+	commitOnTop(t, r, mainRef, Subject(gone)+"\n\nEvent-Id: "+gone.ID+"\n", "", []string{EventPath(gone.ID)}, nil)
+	if got := branchIDs(t, w); len(got) != 2 {
+		t.Fatalf("branch after the deletion: %v", got)
+	}
+	res, err := w.Sync(ctx, j)
+	if err != nil || res.Committed != 1 || res.Present != 2 {
+		t.Fatalf("Sync = %+v, %v; want the deleted event committed again", res, err)
+	}
+	equalIDs(t, "branch", branchIDs(t, w), idsOf(evs))
+}
