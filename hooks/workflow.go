@@ -17,14 +17,15 @@ const defaultMaxWorkflowCommits = 10000
 
 // guardWorkflow judges, under hooks.pre_receive.verify, a push to ref, the
 // workflow branch or another ref the lock log is read from (old and new
-// are the ref's values). The lock log is
-// what pushes are verified against, so a push may only add events to it:
-// deleting the branch, or moving it to a commit that does not descend
-// from the server's, would drop events and let a commit they refuse in;
-// a commit that is not an event commit would make the log unreadable (a
-// stray file) or put a commit of code on a ref, where a later push of it
-// to a branch is no longer a new commit and goes unverified. ok is false
-// when the push is refused: its events are then not read.
+// are the ref's values). The lock log is what pushes are verified
+// against, so a push may only add events to it: deleting the branch, or
+// moving it to a commit that does not descend from the server's, would
+// drop events and let a commit they refuse in; so would a commit that
+// deletes or changes an event file, even in a fast-forward; a commit that
+// is not an event commit would make the log unreadable (a stray file) or
+// put a commit of code on a ref, where a later push of it to a branch is
+// no longer a new commit and goes unverified. ok is false when the push
+// is refused: its events are then not read.
 func (h *Runner) guardWorkflow(ctx context.Context, ref, oldSHA, newSHA string, r *Report) (ok bool, err error) {
 	refuse := func(rule, reason string, hintLine string) (bool, error) {
 		r.Add(Violation{Rule: rule, Reason: reason, Hint: hintLine})

@@ -520,3 +520,85 @@ func TestLockIsCalled(t *testing.T) {
 		t.Fatalf("Commit with a failing lock = %v", err)
 	}
 }
+
+// TestSyncRestoresDeletedEvent: what Sync finds missing is what the
+// branch's files lack, whatever its commit messages say: an event whose
+// file a commit deleted, naming its id, is committed again.
+func TestSyncRestoresDeletedEvent(t *testing.T) {
+	t.Parallel()
+	r := newRepo(t)
+	repo := repoOf(r)
+	w := openWriter(t, repo)
+	ctx := context.Background()
+	j := journal.Open(filepath.Join(t.TempDir(), "events.jsonl"))
+	evs := events("w", 3)
+	if err := j.Append(evs...); err != nil {
+		t.Fatal(err)
+	}
+	if res, err := w.Sync(ctx, j); err != nil || res.Committed != 3 {
+		t.Fatalf("Sync = %+v, %v", res, err)
+	}
+	gone := evs[1]
+	commitOnTop(t, r, mainRef, Subject(gone)+"\n\nEvent-Id: "+gone.ID+"\n", "", []string{EventPath(gone.ID)}, nil)
+	if got := branchIDs(t, w); len(got) != 2 {
+		t.Fatalf("branch after the deletion: %v", got)
+	}
+	res, err := w.Sync(ctx, j)
+	if err != nil || res.Committed != 1 || res.Present != 2 {
+		t.Fatalf("Sync = %+v, %v; want the deleted event committed again", res, err)
+	}
+	equalIDs(t, "branch", branchIDs(t, w), idsOf(evs))
+}
+
+// TestCatchUp: CatchUp commits the journal's events the branch lacks,
+// reading only what came after its last call; a journal it cannot have
+// read before is read whole.
+func TestCatchUp(t *testing.T) {
+	t.Parallel()
+	r := newRepo(t)
+	repo := repoOf(r)
+	w := openWriter(t, repo)
+	ctx := context.Background()
+	j := journal.Open(filepath.Join(t.TempDir(), "events.jsonl"))
+	if n, err := w.CatchUp(ctx, j); err != nil || n != 0 {
+		t.Fatalf("CatchUp of a missing journal = %d, %v", n, err)
+	}
+	evs := events("w", 4)
+	if err := j.Append(evs[:3]...); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Commit(ctx, evs[2:3]); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := w.CatchUp(ctx, j); err != nil || n != 2 {
+		t.Fatalf("CatchUp = %d, %v; want the 2 events not committed", n, err)
+	}
+	equalIDs(t, "branch", branchIDs(t, w), idsOf(evs[:3]))
+	fi, err := os.Stat(j.Path())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := readOffset(w.syncedFile(j.Path())); got != fi.Size() {
+		t.Fatalf("kept offset %d, want the journal's size %d", got, fi.Size())
+	}
+	if err := j.Append(evs[3]); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := w.CatchUp(ctx, j); err != nil || n != 1 {
+		t.Fatalf("CatchUp after one more event = %d, %v", n, err)
+	}
+	equalIDs(t, "branch", branchIDs(t, w), idsOf(evs))
+
+	// Another journal in its place, shorter: read from its start.
+	other := events("v", 1)
+	if err := os.Remove(j.Path()); err != nil {
+		t.Fatal(err)
+	}
+	if err := j.Append(other...); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := w.CatchUp(ctx, j); err != nil || n != 1 {
+		t.Fatalf("CatchUp of a new journal = %d, %v", n, err)
+	}
+	equalIDs(t, "branch", branchIDs(t, w), idsOf(append(evs, other...)))
+}

@@ -2,10 +2,13 @@ package workflow
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/lockgate/lockgate/internal/safetext"
 )
 
 // errNotEvent reports a file under events/ that is not an event's
@@ -30,9 +33,12 @@ func (e *NotEventsError) Unwrap() error { return e.Err }
 
 // CheckEventCommits checks that each of commits (full object names) is an
 // event commit, one this package could have written on the workflow
-// branch: its tree holds events/ and nothing else, and events/ reads as
-// ReadEvents reads it (every file an event, at the path its id gives). A
-// commit that is not is a *NotEventsError; other errors are git failing.
+// branch: its tree holds events/ and nothing else; it only adds files to
+// the tree of each of its parents, never deletes or changes one (the
+// branch only grows: an event once on it stays as it was); and events/
+// reads as ReadEvents reads it (every file an event, at the path its id
+// gives). A commit that is not is a *NotEventsError; other errors are git
+// failing.
 //
 // base are refs whose events are known good (the branch as it is before
 // a push): a commit's tree is read against them, so that one that only
@@ -48,6 +54,9 @@ func CheckEventCommits(ctx context.Context, cfg Config, base, commits []string) 
 		}
 	}
 	if err := checkRoots(ctx, cfg, commits); err != nil {
+		return err
+	}
+	if err := checkGrowth(ctx, cfg, commits); err != nil {
 		return err
 	}
 	_, _, err := readEvents(ctx, cfg, append(append([]string(nil), base...), commits...), &readStats{})
@@ -109,6 +118,62 @@ func checkRoots(ctx context.Context, cfg Config, commits []string) error {
 	}
 	return nil
 }
+
+// checkGrowth checks that each of commits only adds files to the tree of
+// each of its parents, with one `git diff-tree -m` (a merge is compared
+// with every parent): a file deleted or changed is a *NotEventsError
+// naming the file and the commit. Reading events only from what is added
+// is then all it takes to read the branch.
+func checkGrowth(ctx context.Context, cfg Config, commits []string) error {
+	r, err := newLogReader(cfg, &readStats{})
+	if err != nil {
+		return err
+	}
+	cmd := r.command(ctx, "diff-tree", "--stdin", "-r", "-m", "-z", "--no-renames")
+	cmd.Stdin = strings.NewReader(strings.Join(commits, "\n") + "\n")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		if cerr := ctx.Err(); cerr != nil {
+			return cerr
+		}
+		msg := strings.TrimSpace(stderr.String())
+		if msg == "" {
+			msg = err.Error()
+		}
+		return fmt.Errorf("check event commits: git diff-tree: %s", msg)
+	}
+	// -z: "<commit>\0" before the changes of each commit and parent, then
+	// ":<modes> <blobs> <status>\0<path>\0" per change.
+	out := stdout.String()
+	commit := ""
+	for out != "" {
+		var tok string
+		tok, out, _ = strings.Cut(out, "\x00")
+		if !strings.HasPrefix(tok, ":") {
+			commit = tok
+			continue
+		}
+		var path string
+		path, out, _ = strings.Cut(out, "\x00")
+		status := tok[strings.LastIndexByte(tok, ' ')+1:]
+		var what string
+		switch {
+		case status == "A":
+			continue
+		case status == "D":
+			what = "deletes"
+		default:
+			what = "changes"
+		}
+		return &NotEventsError{Err: fmt.Errorf("commit %s %s %s: %w", commit, what, safetext.Field(path), errShrinks)}
+	}
+	return nil
+}
+
+// errShrinks reports a commit that deletes or changes a file of its
+// parent on the workflow branch.
+var errShrinks = errors.New("the workflow branch only grows (event files are added to it, never deleted or changed)")
 
 // objectName reports a full object name: 40 (SHA-1) or 64 (SHA-256)
 // lowercase hex digits.

@@ -44,7 +44,14 @@
 // journal, and the next Sync commits it. An event whose id is already in
 // the parent's tree is never written again, so Commit and Sync are
 // idempotent and a crash between the journal append and the commit is
-// repaired by the next Sync.
+// repaired by the next Sync. CatchUp is Sync of the part of the journal
+// written since its last call (a cached byte offset): every commit the
+// service makes to the branch is followed by one, so that events recorded
+// without a commit of their own reach the branch with the next one.
+//
+// The branch only grows: every commit adds event files to each parent's
+// tree and never deletes or changes one. CheckEventCommits holds commits
+// pushed to a server to that.
 //
 // # Pushing
 //
@@ -52,7 +59,8 @@
 // the remote refuses a non-fast-forward, the remote branch is fetched into
 // `refs/remotes/<remote>/<branch>` (the ref `git fetch` itself keeps; no
 // FETCH_HEAD, no tags) and merged: a fast-forward when the local branch
-// is behind, else a merge commit, parents local then remote, message
+// is behind and the remote tree holds every file of the local one
+// unchanged, else a merge commit, parents local then remote, message
 // `Merge <remote>/<branch>: N events from <remote>`, whose tree is the
 // union of both event sets. Trees are sharded by id and equal ids have
 // equal blobs, so the union is a tree merge without conflicts; should one

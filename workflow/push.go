@@ -190,10 +190,13 @@ func (w *Writer) mergeRemote(ctx context.Context) error {
 				if err != nil {
 					return fmt.Errorf("merge: %w", err)
 				}
-				if !behind {
-					if next, msg, err = w.merge(ours, theirs); err != nil {
-						return fmt.Errorf("merge %s into %s: %w", tracking, w.branch, err)
-					}
+				// Behind is not enough for a fast-forward: a commit on
+				// the remote may have deleted (or changed) an event this
+				// branch holds, and the branch would lose it. Only a
+				// remote tree that keeps every file of ours, as it is,
+				// is taken as it is.
+				if next, msg, err = w.merge(ours, theirs, behind); err != nil {
+					return fmt.Errorf("merge %s into %s: %w", tracking, w.branch, err)
 				}
 			}
 			err = w.swap(ctx, w.ref, next, ours, msg)
@@ -209,8 +212,10 @@ func (w *Writer) mergeRemote(ctx context.Context) error {
 	})
 }
 
-// merge writes the merge commit of ours and theirs.
-func (w *Writer) merge(ours, theirs plumbing.Hash) (plumbing.Hash, string, error) {
+// merge writes the merge commit of ours and theirs; with ff (ours is an
+// ancestor of theirs) it returns theirs when its tree holds every file of
+// ours, unchanged.
+func (w *Writer) merge(ours, theirs plumbing.Hash, ff bool) (plumbing.Hash, string, error) {
 	a, err := w.commitTree(ours)
 	if err != nil {
 		return plumbing.ZeroHash, "", err
@@ -225,6 +230,9 @@ func (w *Writer) merge(ours, theirs plumbing.Hash) (plumbing.Hash, string, error
 		return plumbing.ZeroHash, "", err
 	}
 	src := w.remote + "/" + w.branch
+	if ff && st.onlyOurs == 0 && st.differ == 0 {
+		return theirs, "fast-forward to " + src, nil
+	}
 	var body strings.Builder
 	fmt.Fprintf(&body, "Merge %s: %d events from %s\n\n", src, st.onlyTheirs, w.remote)
 	fmt.Fprintf(&body, "%d events only on %s, %d only here; the tree is the union by event id.\n", st.onlyTheirs, w.remote, st.onlyOurs)

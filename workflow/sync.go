@@ -4,8 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
 	"time"
 
+	"github.com/lockgate/lockgate/internal/safefs"
 	"github.com/lockgate/lockgate/locks/journal"
 )
 
@@ -113,4 +118,90 @@ func (w *Writer) missing(ctx context.Context, items []item) ([]item, error) {
 		return nil
 	})
 	return out, err
+}
+
+// CatchUp commits the journal's events that are not on the branch yet,
+// reading only the part of the journal that came after the last CatchUp
+// of this clone: events recorded without a commit to the branch (a hook
+// skipped with LOCKGATE_SKIP, a commit that failed) reach it with the
+// next event that is committed. Where the last CatchUp ended is kept in
+// a cache file (syncedFile); without it, CatchUp reads the whole
+// journal. Lines that are not events are skipped (Sync lists them). It
+// returns how many events it committed.
+func (w *Writer) CatchUp(ctx context.Context, j *journal.Journal) (int, error) {
+	if j == nil {
+		return 0, errors.New("catch up: no journal")
+	}
+	file := w.syncedFile(j.Path())
+	from := readOffset(file)
+	evs, end, err := j.ReadFrom(from)
+	if err != nil {
+		return 0, fmt.Errorf("catch up %s to %s: %w", j.Path(), w.branch, err)
+	}
+	items, err := prepare(evs)
+	if err != nil {
+		return 0, fmt.Errorf("catch up %s to %s: %w", j.Path(), w.branch, err)
+	}
+	committed := 0
+	for len(items) > 0 {
+		batch := items[:min(SyncBatch, len(items))]
+		items = items[len(batch):]
+		var n int
+		err := w.withLock(ctx, func() error {
+			w.mu.Lock()
+			defer w.mu.Unlock()
+			var err error
+			n, err = w.commitLocked(ctx, batch)
+			return err
+		})
+		if err != nil {
+			return committed, fmt.Errorf("catch up %s to %s: %d events not committed (they stay in the journal): %w",
+				j.Path(), w.branch, len(batch)+len(items), err)
+		}
+		committed += n
+	}
+	if end != from {
+		writeOffset(file, end)
+	}
+	return committed, nil
+}
+
+// syncedFile is the cache file that says up to which byte of the journal
+// at path every event is on the branch.
+func (w *Writer) syncedFile(path string) string {
+	return filepath.Join(w.common, "lockgate", "cache", "synced-"+digest16(w.ref.String()+"\x00"+path))
+}
+
+// readOffset reads a syncedFile: 0 (read the whole journal) when it is
+// missing or not a number.
+func readOffset(file string) int64 {
+	if safefs.CheckDirs(filepath.Dir(file), 2) != nil {
+		return 0
+	}
+	data, err := readFile(file)
+	if err != nil || len(data) > 32 {
+		return 0
+	}
+	n, err := strconv.ParseInt(strings.TrimSpace(string(data)), 10, 64)
+	if err != nil || n < 0 {
+		return 0
+	}
+	return n
+}
+
+// writeOffset writes a syncedFile, best effort: one that cannot be
+// written costs a longer read next time, nothing more.
+func writeOffset(file string, off int64) {
+	dir := filepath.Dir(file)
+	if safefs.MkdirAll(dir, 0o777, 2) != nil {
+		return
+	}
+	tmp, err := os.CreateTemp(dir, ".synced-*")
+	if err != nil {
+		return
+	}
+	_, werr := tmp.WriteString(strconv.FormatInt(off, 10) + "\n")
+	if cerr := tmp.Close(); werr != nil || cerr != nil || os.Rename(tmp.Name(), file) != nil {
+		_ = os.Remove(tmp.Name())
+	}
 }

@@ -544,7 +544,7 @@ func (a *app) clearRecord(ctx context.Context, file string) error {
 	case err != nil:
 		return err
 	}
-	if err := e.JournalFile().Append(journal.Event{Worker: e.Me.Holder, WorkerType: e.Me.HolderType, Session: e.Me.Session,
+	if err := e.Mgr.Record(ctx, journal.Event{Worker: e.Me.Holder, WorkerType: e.Me.HolderType, Session: e.Me.Session,
 		Action: journal.ActionClear, Key: en.Key, Details: "removed corrupt record " + en.Name}); err != nil {
 		return fmt.Errorf("lock clear: %s removed, but not logged: %w", en.Name, err)
 	}

@@ -70,12 +70,22 @@ func (s *auditSink) Append(evs ...journal.Event) error {
 		s.notify("warning", "event kept in the journal, not yet on the workflow branch: "+err.Error(), hint.Line(hint.WorkflowSync))
 		return nil
 	}
+	catchUp(s.ctx, w, s.journal, s.notify)
 	if s.autoPush {
 		if err := w.Push(s.ctx); err != nil {
 			s.notify("warning", err.Error())
 		}
 	}
 	return nil
+}
+
+// catchUp commits the journal's events that did not reach the branch
+// when they were recorded — a hook skipped with LOCKGATE_SKIP, a commit
+// that failed — so that they go with the next push.
+func catchUp(ctx context.Context, w *workflow.Writer, j *journal.Journal, notify func(level, msg string, hints ...string)) {
+	if _, err := w.CatchUp(ctx, j); err != nil {
+		notify("warning", "events kept in the journal, not yet on the workflow branch: "+err.Error(), hint.Line(hint.WorkflowSync))
+	}
 }
 
 // BranchWriterAction marks the `workflow` lock records of branch writers.

@@ -126,6 +126,7 @@ func (s *branchSyncer) commit(evs []journal.Event) {
 		s.notify("warning", fmt.Sprintf("%d events kept in the journal, not yet on the workflow branch: %s", len(evs), err), hint.Line(hint.WorkflowSync))
 		return
 	}
+	catchUp(ctx, w, s.e.Journal, s.notify)
 	if s.e.Cfg.Workflow.AutoPush {
 		if err := w.Push(ctx); err != nil {
 			s.notify("warning", err.Error())

@@ -356,6 +356,80 @@ func (j *Journal) scanFile(fn func(line int, ev Event) error, skip func(*Corrupt
 	return err
 }
 
+// ReadFrom returns the events of the lines that start at byte offset off
+// or later, and end, the offset just past the last line read that ends
+// with its newline: a caller that keeps end and reads from it next time
+// reads each complete line once, and a last line still without its
+// newline again. Lines that are not events are skipped (Scan and
+// ReadSkipping report them). An offset the journal cannot have given
+// (past its end, or not at the start of a line: the file was replaced
+// or cut) reads the journal from the start.
+func (j *Journal) ReadFrom(off int64) (evs []Event, end int64, err error) {
+	if err := safefs.CheckDirs(filepath.Dir(j.path), 1); err != nil {
+		return nil, 0, fmt.Errorf("read journal: %w", err)
+	}
+	f, err := safefs.OpenFile(j.path, os.O_RDONLY, 0)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, 0, nil
+	}
+	if err != nil {
+		return nil, 0, fmt.Errorf("read journal: %w", err)
+	}
+	defer f.Close()
+	// As in scanFile: the size seen under the shared lock ends a write.
+	if err := lockFile(f, false); err != nil {
+		return nil, 0, fmt.Errorf("read journal %s: lock: %w", j.path, err)
+	}
+	fi, err := f.Stat()
+	_ = unlockFile(f)
+	if err != nil {
+		return nil, 0, fmt.Errorf("read journal: %w", err)
+	}
+	size := fi.Size()
+	if off < 0 || off > size {
+		off = 0
+	}
+	if off > 0 {
+		var prev [1]byte
+		if _, err := f.ReadAt(prev[:], off-1); err != nil {
+			return nil, 0, fmt.Errorf("read journal %s: %w", j.path, err)
+		}
+		if prev[0] != '\n' {
+			off = 0
+		}
+	}
+	cr := &countingReader{r: io.NewSectionReader(f, off, size-off)}
+	br := bufio.NewReaderSize(cr, 64<<10)
+	end = off
+	for {
+		chunk, tooLong, rerr := readLine(br)
+		if rerr != nil && !errors.Is(rerr, io.EOF) {
+			return nil, 0, fmt.Errorf("read journal %s: %w", j.path, rerr)
+		}
+		if !tooLong && len(bytes.TrimSpace(chunk)) > 0 {
+			if ev, perr := ParseLine(chunk); perr == nil {
+				evs = append(evs, ev)
+			}
+		}
+		if rerr != nil {
+			return evs, end, nil
+		}
+		end = off + cr.n - int64(br.Buffered())
+	}
+}
+
+// countingReader counts the bytes read through it.
+type countingReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
+}
+
 // ScanReader is Scan over any stream of journal lines (a copy of the
 // journal, a file from the workflow branch). Blank lines are skipped; a
 // last line without a newline is accepted when it is a complete event.

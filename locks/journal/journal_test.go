@@ -536,3 +536,67 @@ func TestReadSkipping(t *testing.T) {
 		t.Fatalf("since the future: %d events, %v", len(evs), err)
 	}
 }
+
+func TestReadFrom(t *testing.T) {
+	t.Parallel()
+	j := newJournal(t)
+	actions := func(evs []Event) []string {
+		var out []string
+		for _, ev := range evs {
+			out = append(out, ev.Action)
+		}
+		return out
+	}
+	if evs, end, err := j.ReadFrom(0); err != nil || len(evs) != 0 || end != 0 {
+		t.Fatalf("no journal: %v, %d, %v", evs, end, err)
+	}
+	if err := j.Append(Event{Worker: "w", Action: "a"}, Event{Worker: "w", Action: "b"}); err != nil {
+		t.Fatal(err)
+	}
+	evs, end, err := j.ReadFrom(0)
+	if err != nil || !reflect.DeepEqual(actions(evs), []string{"a", "b"}) {
+		t.Fatalf("ReadFrom(0) = %v, %v", actions(evs), err)
+	}
+	if fi, _ := os.Stat(j.Path()); end != fi.Size() {
+		t.Fatalf("end %d, want the size %d", end, fi.Size())
+	}
+	// A corrupt line is skipped, a torn last line is read past but not
+	// counted: once completed by the next append it is a line of its own.
+	f, err := os.OpenFile(j.Path(), os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteString("garbage\n{\"id\":\"torn\",\"timest"); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	if err := j.Append(Event{Worker: "w", Action: "c"}); err != nil {
+		t.Fatal(err)
+	}
+	evs, end2, err := j.ReadFrom(end)
+	if err != nil || !reflect.DeepEqual(actions(evs), []string{"c"}) {
+		t.Fatalf("ReadFrom(%d) = %v, %v", end, actions(evs), err)
+	}
+	if evs, _, err := j.ReadFrom(end2); err != nil || len(evs) != 0 {
+		t.Fatalf("ReadFrom(end) = %v, %v", actions(evs), err)
+	}
+	// An offset the journal cannot have given reads it all.
+	for _, off := range []int64{end2 + 1, end - 3, -1} {
+		if evs, _, err := j.ReadFrom(off); err != nil || !reflect.DeepEqual(actions(evs), []string{"a", "b", "c"}) {
+			t.Errorf("ReadFrom(%d) = %v, %v; want every event", off, actions(evs), err)
+		}
+	}
+	// A complete last line without its newline is read, and read again.
+	f, err = os.OpenFile(j.Path(), os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteString(goodLine); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	evs, end3, err := j.ReadFrom(end2)
+	if err != nil || len(evs) != 1 || end3 != end2 {
+		t.Fatalf("a last line without newline: %v, end %d (want %d), %v", actions(evs), end3, end2, err)
+	}
+}
