@@ -76,16 +76,16 @@ type Workspace struct {
 	// at its base, or -c FILE), not the checkout's: the clone's store is
 	// held to it (JudgeByBase).
 	judging bool
-	Repo     *gitexec.Repo
-	Cwd      string // absolute working directory (after -C)
-	Cfg      *config.Config
-	Store    locks.Store
-	Journal  *journal.Journal
-	Mgr      *locks.Manager
-	Me       locks.Owner
-	closers  []func() error
-	Redis    *redisstore.Store // set when the store is Redis
-	realTop  string            // the worktree with symbolic links resolved, once needed
+	Repo    *gitexec.Repo
+	Cwd     string // absolute working directory (after -C)
+	Cfg     *config.Config
+	Store   locks.Store
+	Journal *journal.Journal
+	Mgr     *locks.Manager
+	Me      locks.Owner
+	closers []func() error
+	Redis   *redisstore.Store // set when the store is Redis
+	realTop string            // the worktree with symbolic links resolved, once needed
 	// fold is core.ignorecase, once read (see ignoreCase).
 	fold  *bool
 	setup *storeSetup // how the store was picked
