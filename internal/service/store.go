@@ -448,7 +448,11 @@ func (e *Workspace) storeProblems(s *storeSetup, say func(level, msg string)) er
 			s.recorded.where(), CloneGitRemoteKey, CloneGitRefKey, s.recorded.Origin, s.policy.Origin, s.gitDrift)
 		follow, key = KindGit, "locks.git"
 	case s.recordedPrefix && s.policyPrefix != "" && s.policyPrefix != s.clonePrefix:
-		drift = fmt.Sprintf("this clone uses Redis key prefix %q (%s), but locks.redis_prefix in %s says %q", s.clonePrefix, s.clonePrefixFrom, cmp.Or(s.policy.Origin, config.DefaultFile), s.policyPrefix)
+		origin := config.DefaultFile
+		if e.judging && s.policy != nil {
+			origin = s.policy.Origin // the base's: origin/main:.lockgate.yaml
+		}
+		drift = fmt.Sprintf("this clone uses Redis key prefix %q (%s), but locks.redis_prefix in %s says %q", s.clonePrefix, s.clonePrefixFrom, origin, s.policyPrefix)
 		follow, key = s.clone.name(), "locks.redis_prefix"
 	}
 	switch {
