@@ -231,11 +231,13 @@ func (e *Workspace) resolveStore(ctx context.Context) (*storeSetup, error) {
 	if s.recorded != nil && s.recorded.Kind == KindGit {
 		// Recorded before its location was: the one the policy names now,
 		// pinned below.
-		s.recorded.Remote, s.recorded.Ref = e.gitWhere(root)
+		remote, ref := e.gitWhere(root)
+		s.recorded.Remote, s.recorded.Ref = remote, ref
 		if hasRemote && hasRef && recRemote != "" && recRef != "" {
 			s.recorded.Remote, s.recorded.Ref, recordedGit = recRemote, recRef, true
 		}
-		remote, ref := e.gitWhere(root)
+		// Only what the policy names can disagree: a file without
+		// locks.git (a branch older than it) names nothing.
 		if root.Path != "" && ((root.Locks.Git.RemoteSet && remote != s.recorded.Remote) || (root.Locks.Git.RefSet && ref != s.recorded.Ref)) {
 			s.gitDrift = remote + " " + ref
 		}
