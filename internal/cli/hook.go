@@ -223,6 +223,8 @@ func (a *app) runHook(ctx context.Context, name string, args []string, maxArgs i
 	switch name {
 	case "pre-commit", "pre-merge-commit", "commit-msg":
 		a.purpose.Cached = true // locks.git.max_age applies
+	case "pre-push":
+		a.purpose.Gate = true // a checkout at odds with the clone's store is refused
 	}
 	h, err := e.Runner(ctx, a.purpose, getenv("LOCKGATE_PROFILE"))
 	var up *service.UnknownProfileError
@@ -356,6 +358,18 @@ func checkChangeCommand() *command {
 			case o.RecordCooldown && taskType != "" && !planner.ValidType(taskType):
 				return service.Usagef("check: task type %q must match [a-z0-9_-]+ (as in backfill:type:<type>)", taskType)
 			}
+			// A range is judged by the policy and store of its base, any
+			// change by -c FILE when given; else by the checkout's.
+			if o.Range != "" {
+				if err := verifyRange(ctx, e.Root(), "check", o.Range); err != nil {
+					return err
+				}
+				if err := e.JudgeByBase(ctx, o.Range); err != nil {
+					return err
+				}
+			} else {
+				e.JudgeByFile()
+			}
 			h, err := e.Runner(ctx, a.purpose, profile)
 			if err != nil {
 				return err
@@ -363,9 +377,6 @@ func checkChangeCommand() *command {
 			var r *hooks.Report
 			switch {
 			case o.Range != "":
-				if err := verifyRange(ctx, h.Dir, "check", o.Range); err != nil {
-					return err
-				}
 				r = &hooks.Report{Hook: "check"}
 				if err = h.Range(ctx, []string{o.Range}, "", r); err == nil {
 					r.Finish()

@@ -48,21 +48,29 @@ func verifyCommand() *command {
 			if err != nil {
 				return err
 			}
-			h, err := e.LogRunner(ctx, "")
-			if err != nil {
-				return err
-			}
+			// The policy of the commits' base judges them (JudgeByBase).
 			revArgs := []string{"HEAD", "--not", "--remotes"}
 			switch {
 			case o.Staged && e.Repo.Toplevel == "":
 				return service.Usagef("verify --staged: a bare repository has no staged change")
 			case o.Staged:
 				revArgs = nil
+				err = e.JudgeByHead(ctx)
 			case o.Range != "":
-				if err := verifyRange(ctx, h.Dir, "verify", o.Range); err != nil {
+				if err := verifyRange(ctx, e.Root(), "verify", o.Range); err != nil {
 					return err
 				}
 				revArgs = []string{o.Range}
+				err = e.JudgeByBase(ctx, o.Range)
+			default:
+				err = e.JudgeByBase(ctx, "")
+			}
+			if err != nil {
+				return err
+			}
+			h, err := e.LogRunner(ctx, "")
+			if err != nil {
+				return err
 			}
 			if o.Fetch {
 				if err := e.FetchLockLog(ctx); err != nil {

@@ -144,6 +144,32 @@ func FuzzLoadCached(f *testing.F) {
 	})
 }
 
+// A file names its git store's ref and remote or not, and says so through
+// the cache too.
+func TestGitSetSurvivesCache(t *testing.T) {
+	dir := t.TempDir()
+	for body, want := range map[string][2]bool{
+		"version: 1\nlocks:\n  git:\n    ref: refs/lockgate/x\n": {true, false},
+		"version: 1\nlocks:\n  git:\n    remote: up\n":           {false, true},
+		"version: 1\nworkflow:\n  remote: up\n":                  {false, true},
+		"version: 1\nlocks:\n  store: git\n":                     {false, false},
+	} {
+		path := filepath.Join(dir, "c.yaml")
+		if err := os.WriteFile(path, []byte(body), 0o666); err != nil {
+			t.Fatal(err)
+		}
+		for i := 0; i < 2; i++ { // parsed, then from the cache
+			c, err := LoadCached(path, filepath.Join(dir, "cache"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := [2]bool{c.Locks.Git.RefSet, c.Locks.Git.RemoteSet}; got != want {
+				t.Errorf("%q (load %d): RefSet, RemoteSet = %v, want %v", body, i, got, want)
+			}
+		}
+	}
+}
+
 // A file names its store or not, and says so through the cache too.
 func TestStoreSetSurvivesCache(t *testing.T) {
 	dir := t.TempDir()

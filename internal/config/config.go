@@ -94,6 +94,11 @@ type GitStoreConfig struct {
 	MaxAge Duration `yaml:"max_age"`
 	// Timeout bounds each exchange with the remote.
 	Timeout Duration `yaml:"timeout"`
+	// RefSet: the file names locks.git.ref; RemoteSet: it names
+	// locks.git.remote or workflow.remote. A file that names neither does
+	// not disagree with the location a clone recorded for its git store.
+	RefSet    bool `yaml:"-"`
+	RemoteSet bool `yaml:"-"`
 }
 
 // GitRemote is the remote the git store uses.
@@ -307,6 +312,10 @@ func LoadBytes(name string, data []byte) (*Config, error) {
 	c.pos = d.pos
 	_, c.Locks.StoreSet = d.pos["locks.store"]
 	_, c.Workflow.AutoPushSet = d.pos["workflow.auto_push"]
+	_, c.Locks.Git.RefSet = d.pos["locks.git.ref"]
+	_, gitRemote := d.pos["locks.git.remote"]
+	_, wfRemote := d.pos["workflow.remote"]
+	c.Locks.Git.RemoteSet = gitRemote || wfRemote
 	vs := &problems{file: name}
 	c.validate(vs)
 	ps.merge(vs)

@@ -33,6 +33,23 @@ func HeadFile(ctx context.Context, r *Repo, path string) (data []byte, found boo
 		}
 		return nil, false, fmt.Errorf("read HEAD:%s: %w", path, err)
 	}
+	return treeFile(ctx, r, "HEAD", path, out)
+}
+
+// CommitFile reads the file at path (repo-relative) as committed at rev
+// (a commit). found is false when the commit has no such file; a rev that
+// names no commit, an unreadable repository and a path that is not a
+// regular file there are errors.
+func CommitFile(ctx context.Context, r *Repo, rev, path string) (data []byte, found bool, err error) {
+	out, err := RepoOutput(ctx, r, "ls-tree", "-z", rev+"^{commit}", "--", path)
+	if err != nil {
+		return nil, false, fmt.Errorf("read %s:%s: %w", rev, path, err)
+	}
+	return treeFile(ctx, r, rev, path, out)
+}
+
+// treeFile reads the blob of the ls-tree -z entry out names, if any.
+func treeFile(ctx context.Context, r *Repo, rev, path string, out []byte) (data []byte, found bool, err error) {
 	entry, _, _ := bytes.Cut(out, []byte{0})
 	if len(entry) == 0 {
 		return nil, false, nil
@@ -40,14 +57,14 @@ func HeadFile(ctx context.Context, r *Repo, path string) (data []byte, found boo
 	meta, _, _ := strings.Cut(string(entry), "\t")
 	f := strings.Fields(meta) // <mode> <type> <object>
 	if len(f) != 3 {
-		return nil, false, fmt.Errorf("read HEAD:%s: unexpected git ls-tree output %q", path, entry)
+		return nil, false, fmt.Errorf("read %s:%s: unexpected git ls-tree output %q", rev, path, entry)
 	}
 	if f[1] != "blob" || (f[0] != "100644" && f[0] != "100755") {
-		return nil, false, fmt.Errorf("HEAD:%s is not a regular file (mode %s, %s)", path, f[0], f[1])
+		return nil, false, fmt.Errorf("%s:%s is not a regular file (mode %s, %s)", rev, path, f[0], f[1])
 	}
 	data, err = RepoOutput(ctx, r, "cat-file", "blob", f[2])
 	if err != nil {
-		return nil, false, fmt.Errorf("read HEAD:%s: %w", path, err)
+		return nil, false, fmt.Errorf("read %s:%s: %w", rev, path, err)
 	}
 	return data, true, nil
 }

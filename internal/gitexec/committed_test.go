@@ -91,3 +91,39 @@ func TestTrackedPathsPathspecEnv(t *testing.T) {
 		})
 	}
 }
+
+func TestCommitFile(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	r := gittest.New(t)
+	repo := &Repo{Toplevel: r.Dir, GitDir: filepath.Join(r.Dir, ".git"), CommonDir: filepath.Join(r.Dir, ".git")}
+	r.Write("f.txt", "one\n")
+	r.Commit("one")
+	first := strings.TrimSpace(r.Git("rev-parse", "HEAD"))
+	r.Write("f.txt", "two\n")
+	r.Write("dir/x", "x\n")
+	r.Commit("two")
+	r.Write("f.txt", "three\n") // not committed: never read
+
+	for _, c := range []struct {
+		rev, path, want string
+		found           bool
+	}{
+		{first, "f.txt", "one\n", true},
+		{"HEAD", "f.txt", "two\n", true},
+		{first, "dir/x", "", false},
+		{"HEAD", "nosuch", "", false},
+	} {
+		data, found, err := CommitFile(ctx, repo, c.rev, c.path)
+		if err != nil || found != c.found || string(data) != c.want {
+			t.Errorf("CommitFile(%s, %s) = %q, %v, %v; want %q, %v", c.rev, c.path, data, found, err, c.want, c.found)
+		}
+	}
+	// A directory is not a policy file; a name that is no commit is an error.
+	if _, _, err := CommitFile(ctx, repo, "HEAD", "dir"); err == nil {
+		t.Error("CommitFile(HEAD, dir): no error for a directory")
+	}
+	if _, _, err := CommitFile(ctx, repo, "nosuch", "f.txt"); err == nil {
+		t.Error("CommitFile(nosuch, f.txt): no error for a missing commit")
+	}
+}

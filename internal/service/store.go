@@ -44,6 +44,23 @@ type storeChoice struct {
 	URL    string // redis: the server; "" for spec redis without LOCK_REDIS_URL / REDIS_URL
 	From   string // FromFlag, FromEnv, …
 	Origin string // the file behind FromClone and FromPolicy
+	// Remote and Ref: where a git store keeps its locks (the remote "."
+	// is the repository itself).
+	Remote, Ref string
+}
+
+// where is a git store's location in a sentence: "origin refs/lockgate/locks".
+func (c storeChoice) where() string { return c.Remote + " " + c.Ref }
+
+// gitWhere is where cfg's git store keeps its locks: locks.git.remote,
+// else workflow.remote, else origin ("." in a bare repository that names
+// no locks.git.remote: its own ref is the store), and locks.git.ref.
+func (e *Workspace) gitWhere(cfg *config.Config) (remote, ref string) {
+	remote = cfg.GitRemote()
+	if e.Repo.Toplevel == "" && cfg.Locks.Git.Remote == "" {
+		remote = "."
+	}
+	return remote, cfg.Locks.Git.Ref
 }
 
 func (e *Workspace) parseStore(spec string) (storeChoice, error) {
@@ -114,6 +131,15 @@ func (c storeChoice) source() string {
 // .lockgate.yaml a worktree has checked out.
 const ClonePrefixKey = "lockgate.redisPrefix"
 
+// CloneGitRemoteKey and CloneGitRefKey record, next to lockgate.store,
+// where the clone's git store keeps its locks: a branch whose
+// .lockgate.yaml names another ref must not move its own checks to a lock
+// table nobody else writes.
+const (
+	CloneGitRemoteKey = "lockgate.gitRemote"
+	CloneGitRefKey    = "lockgate.gitRef"
+)
+
 // storeSetup is how a command picked its store, and what this clone's
 // hooks pick.
 type storeSetup struct {
@@ -136,6 +162,10 @@ type storeSetup struct {
 	// remote ("" otherwise). It is never switched to silently: the
 	// clone's locks live under the recorded one.
 	remotePrefix string
+	// gitDrift: where the policy's locks.git puts the git store's locks,
+	// when it names a place other than the one the clone records ("" when
+	// it does not).
+	gitDrift string
 }
 
 // resolveStore picks the store: --store, else LOCKGATE_STORE, else the
@@ -166,6 +196,14 @@ func (e *Workspace) resolveStore(ctx context.Context) (*storeSetup, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", ClonePrefixKey, err)
 	}
+	recRemote, hasRemote, err := gitexec.LocalConfig(ctx, e.Repo, CloneGitRemoteKey)
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", CloneGitRemoteKey, err)
+	}
+	recRef, hasRef, err := gitexec.LocalConfig(ctx, e.Repo, CloneGitRefKey)
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", CloneGitRefKey, err)
+	}
 	policy := func(cfg *config.Config) (*storeChoice, error) {
 		if cfg.Path == "" {
 			return nil, nil
@@ -175,17 +213,34 @@ func (e *Workspace) resolveStore(ctx context.Context) (*storeSetup, error) {
 			return nil, Usagef("locks.store in %s: %v", cfg.Path, err)
 		}
 		c.From, c.Origin = FromPolicy, cfg.Path
+		c.Remote, c.Ref = e.gitWhere(cfg)
 		return &c, nil
 	}
 	root := e.Cfg
-	if e.opts.ConfigFile != "" {
+	if e.opts.ConfigFile != "" && !e.judging {
 		// Hooks read the root .lockgate.yaml, whatever -c this command got.
+		// A command that judges a change by -c FILE reads that file's.
 		if root, err = config.LoadCached(filepath.Join(e.Root(), config.DefaultFile), filepath.Join(e.StateDir(), "cache")); err != nil {
 			return nil, err
 		}
 	}
 	if s.policy, err = policy(root); err != nil {
 		return nil, err
+	}
+	recordedGit := false
+	if s.recorded != nil && s.recorded.Kind == KindGit {
+		// Recorded before its location was: the one the policy names now,
+		// pinned below.
+		remote, ref := e.gitWhere(root)
+		s.recorded.Remote, s.recorded.Ref = remote, ref
+		if hasRemote && hasRef && recRemote != "" && recRef != "" {
+			s.recorded.Remote, s.recorded.Ref, recordedGit = recRemote, recRef, true
+		}
+		// Only what the policy names can disagree: a file without
+		// locks.git (a branch older than it) names nothing.
+		if root.Path != "" && ((root.Locks.Git.RemoteSet && remote != s.recorded.Remote) || (root.Locks.Git.RefSet && ref != s.recorded.Ref)) {
+			s.gitDrift = remote + " " + ref
+		}
 	}
 	s.policyPrefix = root.Locks.RedisPrefix
 	s.policyNamed = s.policy != nil && root.Locks.StoreSet
@@ -217,7 +272,7 @@ func (e *Workspace) resolveStore(ctx context.Context) (*storeSetup, error) {
 		// must not fall back to a file store nobody else reads.
 		rec := *s.policy
 		rec.From, rec.Origin = FromClone, cfgFile
-		if err := e.RecordStore(ctx, rec.Spec, ""); err != nil {
+		if err := e.RecordStore(ctx, rec.Spec, "", rec.Remote, rec.Ref); err != nil {
 			e.warn("warning", err.Error())
 		} else {
 			e.notify("", fmt.Sprintf("this clone now locks in %s, as %s says (recorded as %s in %s for all its worktrees)",
@@ -230,7 +285,7 @@ func (e *Workspace) resolveStore(ctx context.Context) (*storeSetup, error) {
 		// reaches the same locks.
 		rec := *s.policy
 		rec.Spec, rec.From, rec.Origin = rec.URL, FromClone, cfgFile
-		if err := e.RecordStore(ctx, rec.Spec, s.clonePrefix); err != nil {
+		if err := e.RecordStore(ctx, rec.Spec, s.clonePrefix, "", ""); err != nil {
 			e.warn("warning", err.Error())
 		} else {
 			e.notify("", fmt.Sprintf("this clone now locks in %s with key prefix %s, as %s says (recorded as %s and %s in %s for all its worktrees)",
@@ -243,6 +298,11 @@ func (e *Workspace) resolveStore(ctx context.Context) (*storeSetup, error) {
 		if err := gitexec.SetLocalConfig(ctx, e.Repo, ClonePrefixKey, s.clonePrefix, false); err == nil {
 			s.clonePrefixFrom, s.recordedPrefix = ClonePrefixKey+" in "+cfgFile, true
 		}
+	} else if s.recorded != nil && s.recorded.Kind == KindGit && !recordedGit && !e.choosing {
+		// Recorded before locations were: pin the one the policy names now.
+		if err := e.recordGitWhere(ctx, s.recorded.Remote, s.recorded.Ref); err != nil {
+			e.warn("warning", err.Error())
+		}
 	}
 	s.use = s.clone
 	s.prefix, s.prefixFrom = s.clonePrefix, s.clonePrefixFrom
@@ -252,6 +312,14 @@ func (e *Workspace) resolveStore(ctx context.Context) (*storeSetup, error) {
 			return err
 		}
 		c.From = from
+		if c.Kind == KindGit {
+			// The clone's git store, when it has one: --store git names
+			// the kind, not another lock table.
+			c.Remote, c.Ref = e.gitWhere(e.Cfg)
+			if s.clone.Kind == KindGit {
+				c.Remote, c.Ref = s.clone.Remote, s.clone.Ref
+			}
+		}
 		s.use = c
 		return nil
 	}
@@ -283,14 +351,28 @@ func (e *Workspace) resolveStore(ctx context.Context) (*storeSetup, error) {
 	return s, nil
 }
 
-// recordStore records spec as the clone's store and prefix as its Redis
-// key prefix ("" unsets each).
-func (e *Workspace) RecordStore(ctx context.Context, spec, prefix string) error {
+// RecordStore records spec as the clone's store, prefix as its Redis key
+// prefix and remote and ref as where its git store keeps the locks (""
+// unsets each).
+func (e *Workspace) RecordStore(ctx context.Context, spec, prefix, remote, ref string) error {
 	if err := gitexec.SetLocalConfig(ctx, e.Repo, CloneStoreKey, spec, spec == ""); err != nil {
 		return fmt.Errorf("record the store in %s: %w", CloneStoreKey, err)
 	}
 	if err := gitexec.SetLocalConfig(ctx, e.Repo, ClonePrefixKey, prefix, prefix == ""); err != nil {
 		return fmt.Errorf("record the key prefix in %s: %w", ClonePrefixKey, err)
+	}
+	return e.recordGitWhere(ctx, remote, ref)
+}
+
+// recordGitWhere records where the clone's git store keeps the locks (""
+// unsets both).
+func (e *Workspace) recordGitWhere(ctx context.Context, remote, ref string) error {
+	unset := remote == "" || ref == ""
+	if err := gitexec.SetLocalConfig(ctx, e.Repo, CloneGitRemoteKey, remote, unset); err != nil {
+		return fmt.Errorf("record the git store's remote in %s: %w", CloneGitRemoteKey, err)
+	}
+	if err := gitexec.SetLocalConfig(ctx, e.Repo, CloneGitRefKey, ref, unset); err != nil {
+		return fmt.Errorf("record the git store's ref in %s: %w", CloneGitRefKey, err)
 	}
 	return nil
 }
@@ -327,8 +409,9 @@ func (e *StoreMismatchError) Error() string { return e.msg }
 // storeProblems says what is wrong with a setup: a store other than the
 // hooks' (refused, unless allowed, for a command that takes locks, and
 // always for one that judges changes against a store the clone chose), a
-// clone at odds with its policy, a clone that chose nothing. say reports
-// a "warning" or a "note".
+// clone at odds with its policy (refused by pre-push and by a command
+// that judges a change by the policy of its base), a clone that chose
+// nothing. say reports a "warning" or a "note".
 func (e *Workspace) storeProblems(s *storeSetup, say func(level, msg string)) error {
 	msg, fix, unset := "", "", ""
 	switch {
@@ -347,7 +430,7 @@ func (e *Workspace) storeProblems(s *storeSetup, say func(level, msg string)) er
 	}
 	if msg != "" {
 		if e.purpose.Judges && s.chosen {
-			return &StoreMismatchError{fmt.Sprintf("%s, so checking against it could pass what this clone's locks forbid.\nUnset %s (or drop -c), or make it this clone's store with `lockgate store use`", msg, unset)}
+			return &StoreMismatchError{fmt.Sprintf("%s, so checking against it could pass what this clone's locks forbid.\nUnset %s, or make it this clone's store with `lockgate store use`", msg, unset)}
 		}
 		if e.purpose.TakesLocks && !e.opts.AllowStoreMismatch {
 			// Not usagef: msg is whole, and shortening would cut it.
@@ -355,12 +438,35 @@ func (e *Workspace) storeProblems(s *storeSetup, say func(level, msg string)) er
 		}
 		say("warning", msg+"; locks in one do not stop commits checked against the other")
 	}
-	if s.recorded != nil && s.policy != nil && s.policyNamed && s.recorded.id() != s.policy.id() && (s.policy.Kind != KindRedis || s.policy.URL != "") {
-		say("warning", fmt.Sprintf("this clone uses %s (%s), but %s says %s: clones that follow the policy lock elsewhere.\nFollow the policy with `lockgate store use --unset`, or change locks.store for everyone",
-			s.recorded.label(), s.recorded.source(), s.policy.Origin, s.policy.label()))
-	} else if s.recordedPrefix && s.policyPrefix != "" && s.policyPrefix != s.clonePrefix {
-		say("warning", fmt.Sprintf("this clone uses Redis key prefix %q (%s), but locks.redis_prefix in %s says %q: clones that follow the policy lock elsewhere.\nFollow the policy with `lockgate store use --unset`, or change locks.redis_prefix for everyone",
-			s.clonePrefix, s.clonePrefixFrom, config.DefaultFile, s.policyPrefix))
+	// The clone's store at odds with the policy read: what it says, how to
+	// follow the policy, and which setting to change for everyone.
+	drift, follow, key := "", "", ""
+	switch {
+	case s.recorded != nil && s.policy != nil && s.policyNamed && s.recorded.id() != s.policy.id() && (s.policy.Kind != KindRedis || s.policy.URL != ""):
+		drift = fmt.Sprintf("this clone uses %s (%s), but %s says %s", s.recorded.label(), s.recorded.source(), s.policy.Origin, s.policy.label())
+		follow, key = s.policy.name(), "locks.store"
+	case s.gitDrift != "":
+		drift = fmt.Sprintf("this clone keeps its git store's locks on %s (%s and %s in %s), but %s says %s",
+			s.recorded.where(), CloneGitRemoteKey, CloneGitRefKey, s.recorded.Origin, s.policy.Origin, s.gitDrift)
+		follow, key = KindGit, "locks.git"
+	case s.recordedPrefix && s.policyPrefix != "" && s.policyPrefix != s.clonePrefix:
+		origin := config.DefaultFile
+		if e.judging && s.policy != nil {
+			origin = s.policy.Origin // the base's: origin/main:.lockgate.yaml
+		}
+		drift = fmt.Sprintf("this clone uses Redis key prefix %q (%s), but locks.redis_prefix in %s says %q", s.clonePrefix, s.clonePrefixFrom, origin, s.policyPrefix)
+		follow, key = s.clone.name(), "locks.redis_prefix"
+	}
+	switch {
+	case drift == "":
+	case e.judging:
+		// The policy of the change's base names the store: judging by
+		// another could pass what its locks forbid.
+		return &StoreMismatchError{fmt.Sprintf("%s, so a change judged by either could pass what the other's locks forbid.\nFollow the policy with `lockgate store use %s` (or `lockgate store use --unset`), or name the policy with -c FILE", drift, hint.Quote(follow))}
+	case e.purpose.Gate:
+		return &StoreMismatchError{fmt.Sprintf("%s: a push is refused while they differ, as locks taken in one do not stop commits checked against the other.\nRestore %s in %s, or move this clone there with `lockgate store use %s`", drift, key, s.policy.Origin, hint.Quote(follow))}
+	default:
+		say("warning", fmt.Sprintf("%s: clones that follow the policy lock elsewhere.\nFollow the policy with `lockgate store use --unset`, or change %s for everyone", drift, key))
 	}
 	if s.remotePrefix != "" && s.use.Kind == KindRedis {
 		say("warning", fmt.Sprintf("this clone's Redis key prefix %q (%s) was derived from its git directory before it had a remote; other clones of it use %q, so their locks and this clone's do not meet.\nRelease this clone's locks, then `lockgate store use %s` to share theirs",
@@ -436,10 +542,7 @@ func (e *Workspace) ShowStore(ctx context.Context) (*StoreReport, error) {
 	}
 	if s.use.Kind == KindGit {
 		g := e.Cfg.Locks.Git
-		r.Git = &GitStoreView{Remote: e.Cfg.GitRemote(), Ref: g.Ref, ClockSkew: g.ClockSkew.String(), MaxAge: g.MaxAge.String(), Timeout: g.Timeout.String()}
-		if e.Repo.Toplevel == "" && g.Remote == "" {
-			r.Git.Remote = "."
-		}
+		r.Git = &GitStoreView{Remote: s.use.Remote, Ref: s.use.Ref, ClockSkew: g.ClockSkew.String(), MaxAge: g.MaxAge.String(), Timeout: g.Timeout.String()}
 		if u, ok, err := gitexec.RemoteURL(ctx, e.Repo, r.Git.Remote); err == nil && ok {
 			r.Git.URL = gitstore.RedactURL(u)
 		}
@@ -485,7 +588,7 @@ func (e *Workspace) UseStore(ctx context.Context, spec string) (*UseResult, erro
 		was = fmt.Sprintf("%s (%s)", before.clone.name(), before.clone.source())
 		r.Previous = storeViewOf(&before.clone)
 	}
-	record := ""
+	record, remote, ref := "", "", ""
 	if spec != "" {
 		c, err := e.parseStore(spec)
 		if err != nil {
@@ -496,6 +599,10 @@ func (e *Workspace) UseStore(ctx context.Context, spec string) (*UseResult, erro
 		record = cmp.Or(c.URL, c.Kind)
 		if c.Kind == KindRedis {
 			r.Prefix, _ = e.PrefixOf(ctx, e.Cfg)
+		}
+		if c.Kind == KindGit {
+			c.Remote, c.Ref = e.gitWhere(e.Cfg)
+			remote, ref = c.Remote, c.Ref
 		}
 		st, err := e.openStore(ctx, c, r.Prefix)
 		if err != nil {
@@ -511,7 +618,7 @@ func (e *Workspace) UseStore(ctx context.Context, spec string) (*UseResult, erro
 		}
 		_ = st.Close()
 	}
-	if err := e.RecordStore(ctx, record, r.Prefix); err != nil {
+	if err := e.RecordStore(ctx, record, r.Prefix, remote, ref); err != nil {
 		return nil, err
 	}
 	e.choosing = false

@@ -57,6 +57,10 @@ type Purpose struct {
 	// store's state younger than locks.git.max_age without asking the
 	// remote again.
 	Cached bool
+	// Gate: pre-push, the last check before a change leaves the clone. A
+	// checkout whose policy names another lock store than the clone's is
+	// refused there, not only warned about.
+	Gate bool
 }
 
 // Workspace is what a request works on: the repository, its config, the
@@ -68,16 +72,20 @@ type Workspace struct {
 	// choosing: store use is recording a store, so the policy's is not
 	// recorded on the way.
 	choosing bool
-	Repo     *gitexec.Repo
-	Cwd      string // absolute working directory (after -C)
-	Cfg      *config.Config
-	Store    locks.Store
-	Journal  *journal.Journal
-	Mgr      *locks.Manager
-	Me       locks.Owner
-	closers  []func() error
-	Redis    *redisstore.Store // set when the store is Redis
-	realTop  string            // the worktree with symbolic links resolved, once needed
+	// judging: Cfg is the policy a change is judged by (the one committed
+	// at its base, or -c FILE), not the checkout's: the clone's store is
+	// held to it (JudgeByBase).
+	judging bool
+	Repo    *gitexec.Repo
+	Cwd     string // absolute working directory (after -C)
+	Cfg     *config.Config
+	Store   locks.Store
+	Journal *journal.Journal
+	Mgr     *locks.Manager
+	Me      locks.Owner
+	closers []func() error
+	Redis   *redisstore.Store // set when the store is Redis
+	realTop string            // the worktree with symbolic links resolved, once needed
 	// fold is core.ignorecase, once read (see ignoreCase).
 	fold  *bool
 	setup *storeSetup // how the store was picked
@@ -273,13 +281,11 @@ func (e *Workspace) openStore(ctx context.Context, c storeChoice, prefix string)
 		return filestore.Open(filepath.Join(e.StateDir(), "locks"))
 	case KindGit:
 		g := e.Cfg.Locks.Git
+		// Where the locks are is the clone's (c.Remote, c.Ref; see
+		// gitWhere); how to talk to the remote is the policy's.
 		opts := gitstore.Options{
 			GitDir: e.Repo.GitDir, CommonDir: e.Repo.CommonDir, WorkTree: e.Repo.Toplevel,
-			Remote: e.Cfg.GitRemote(), Ref: g.Ref, ClockSkew: g.ClockSkew.Std(), Timeout: g.Timeout.Std(),
-		}
-		if e.Repo.Toplevel == "" && g.Remote == "" {
-			// A bare repository is the server: its own ref is the store.
-			opts.Remote = "."
+			Remote: c.Remote, Ref: c.Ref, ClockSkew: g.ClockSkew.Std(), Timeout: g.Timeout.Std(),
 		}
 		if e.purpose.Cached {
 			opts.MaxAge = g.MaxAge.Std()
