@@ -43,6 +43,14 @@ type Runner struct {
 	// IndexFile is the index a commit is made from: GIT_INDEX_FILE, else
 	// the worktree's index.
 	IndexFile string
+	// MergeParents are the other parents of the merge being committed
+	// (besides HEAD), none for an ordinary commit. PreCommit then judges
+	// only the paths where the index differs from every parent, as a
+	// range check and verify judge a merge commit (git's combined diff):
+	// what the merge brings in from a parent was judged as that commit's
+	// author's, and what the merge itself changes is judged as the
+	// committer's.
+	MergeParents []string
 	// CommentString begins the comment lines of a commit message
 	// (core.commentChar); "" is git's default "#".
 	CommentString string
@@ -70,23 +78,15 @@ type Runner struct {
 // PreCommit checks the staged change.
 func (h *Runner) PreCommit(ctx context.Context) (*Report, error) {
 	r := &Report{Hook: "pre-commit"}
-	staged := h.Staged
-	if staged == nil {
-		staged = func() ([]byte, error) { return gitexec.StagedNameStatus(ctx, h.Dir) }
-	}
-	out, err := staged()
+	paths, err := h.stagedPaths(ctx, h.Staged)
 	if err != nil {
 		return nil, err
-	}
-	changes, err := diffpath.ParseNameStatusZ(out)
-	if err != nil {
-		return nil, fmt.Errorf("read staged changes: %w", err)
 	}
 	branch, err := gitexec.HeadBranch(h.GitDir)
 	if err != nil {
 		return nil, err
 	}
-	if err := h.Checker.Check(ctx, touched(changes), branch, r); err != nil {
+	if err := h.Checker.Check(ctx, paths, branch, r); err != nil {
 		return nil, err
 	}
 	r.Finish()

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sort"
 	"strings"
 
 	"github.com/lockgate/lockgate/internal/outcome"
@@ -259,6 +260,9 @@ func (a *app) runHook(ctx context.Context, name string, args []string, maxArgs i
 		} else if abs, err := filepath.Abs(h.IndexFile); err == nil {
 			h.IndexFile = abs // one key whichever way git spells it
 		}
+		if h.MergeParents, err = mergeParents(name, e.Repo.GitDir); err != nil {
+			return &service.HookError{Hook: name, Err: err}
+		}
 		if name == "commit-msg" && h.Trailers {
 			if h.CommentString, err = gitexec.CommentString(ctx, e.Repo); err != nil {
 				return &service.HookError{Hook: name, Err: err}
@@ -273,6 +277,33 @@ func (a *app) runHook(ctx context.Context, name string, args []string, maxArgs i
 		r.Warnings = append(r.Warnings, note) // once per commit: pre-commit said it
 	}
 	return a.finishReport(r, name, "")
+}
+
+// mergeParents are the other parents of the merge a hook is asked about,
+// none for an ordinary commit. `git merge` names them to pre-merge-commit
+// only in GITHEAD_<commit> variables (it writes MERGE_HEAD after that
+// hook); commit-msg, and pre-commit when `git commit` concludes a merge,
+// find them in MERGE_HEAD.
+func mergeParents(hook, gitDir string) ([]string, error) {
+	if hook == "pre-merge-commit" {
+		var heads []string
+		for _, kv := range os.Environ() {
+			name, _, _ := strings.Cut(kv, "=")
+			sha, ok := strings.CutPrefix(name, "GITHEAD_")
+			if !ok {
+				continue
+			}
+			if !gitexec.IsObjectName(sha) {
+				return nil, fmt.Errorf("%s: want GITHEAD_ and a full object name", name)
+			}
+			heads = append(heads, sha)
+		}
+		if len(heads) > 0 {
+			sort.Strings(heads)
+			return heads, nil
+		}
+	}
+	return gitexec.MergeHeads(gitDir)
 }
 
 // CheckOptions are `check`'s flags.
