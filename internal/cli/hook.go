@@ -131,7 +131,7 @@ func hookCommand() *command {
 		},
 		"pre-merge-commit": {
 			usage: "hook pre-merge-commit",
-			short: "git pre-merge-commit hook: the pre-commit checks on what a merge brings in",
+			short: "git pre-merge-commit hook: the pre-commit checks on what a merge changes beyond its parents",
 			run: func(ctx context.Context, a *app, args []string) error {
 				return a.runHook(ctx, "pre-merge-commit", args, 0, func(h *hooks.Runner) (*hooks.Report, error) {
 					r, err := h.PreCommit(ctx)
