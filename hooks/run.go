@@ -177,9 +177,10 @@ type rangeCommit struct {
 	held         []heldLock // the locks its trailers name (verify)
 }
 
-// judge checks commits grouped by the identity each is judged as, and
-// names in each refusal the first commit of its group that touches the
-// path.
+// judge checks commits grouped by the identity each is judged as, reading
+// the locks once per group. A refusal of a path names every commit of the
+// group that touches it, as verify does; one that names no path (a pause,
+// a protected branch) names the group's first commit.
 func (h *Runner) judge(ctx context.Context, commits []rangeCommit, branch string, r *Report) error {
 	shas := make([]string, len(commits))
 	for i, c := range commits {
@@ -217,14 +218,14 @@ func (h *Runner) judge(ctx context.Context, commits []rangeCommit, branch string
 	warned := len(r.Warnings)
 	for _, g := range order {
 		cs := byGroup[g]
-		first := map[string]*rangeCommit{}
+		touching := map[string][]*rangeCommit{}
 		var paths []string
 		for _, c := range cs {
 			for _, p := range c.paths {
-				if first[p] == nil {
-					first[p] = c
+				if touching[p] == nil {
 					paths = append(paths, p)
 				}
+				touching[p] = append(touching[p], c)
 			}
 		}
 		sort.Strings(paths)
@@ -234,13 +235,17 @@ func (h *Runner) judge(ctx context.Context, commits []rangeCommit, branch string
 		if err := checker.Check(ctx, paths, branch, r); err != nil {
 			return err
 		}
-		for j := from; j < len(r.Violations); j++ {
-			v := &r.Violations[j]
-			c := first[v.Path]
-			if c == nil {
-				c = cs[0]
+		found := slices.Clone(r.Violations[from:])
+		r.Violations = r.Violations[:from]
+		for _, v := range found {
+			by := touching[v.Path]
+			if by == nil {
+				by = cs[:1]
 			}
-			v.Commit, v.Subject, v.AsPusher = shortSHA(c.sha), c.subject, !g.trailers
+			for _, c := range by {
+				v.Commit, v.Subject, v.AsPusher = shortSHA(c.sha), c.subject, !g.trailers
+				r.Add(v)
+			}
 		}
 		if len(r.Warnings) > warned+1 {
 			r.Warnings = r.Warnings[:warned+1] // the store, once
