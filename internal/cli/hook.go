@@ -260,8 +260,10 @@ func (a *app) runHook(ctx context.Context, name string, args []string, maxArgs i
 		} else if abs, err := filepath.Abs(h.IndexFile); err == nil {
 			h.IndexFile = abs // one key whichever way git spells it
 		}
-		if h.MergeParents, err = mergeParents(name, e.Repo.GitDir); err != nil {
-			return &service.HookError{Hook: name, Err: err}
+		if name != "commit-msg" || h.Trailers { // commit-msg reads paths for its trailers only
+			if h.MergeParents, err = mergeParents(name, e.Repo.GitDir); err != nil {
+				return &service.HookError{Hook: name, Err: err}
+			}
 		}
 		if name == "commit-msg" && h.Trailers {
 			if h.CommentString, err = gitexec.CommentString(ctx, e.Repo); err != nil {
