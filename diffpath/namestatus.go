@@ -160,7 +160,7 @@ func parseRawHeader(f string) (st status, parents int, ok bool) {
 			return status{}, 0, false
 		}
 		tok := rest[:sp]
-		if i <= parents && !isMode(tok) || i > parents && !isObjectName(tok) {
+		if i <= parents && !isMode(tok) || i > parents && !IsObjectName(tok) {
 			return status{}, 0, false
 		}
 		rest = rest[sp+1:]
@@ -184,9 +184,9 @@ func isMode(s string) bool {
 	return true
 }
 
-// isObjectName accepts a full or abbreviated hex object name, with the
+// IsObjectName accepts a full or abbreviated hex object name, with the
 // "..." git appends to abbreviated names in some configurations.
-func isObjectName(s string) bool {
+func IsObjectName(s string) bool {
 	s = strings.TrimSuffix(s, "...")
 	if len(s) == 0 || len(s) > 64 {
 		return false

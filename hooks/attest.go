@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -178,9 +179,14 @@ func (h *Runner) recordedHeld() ([]heldLock, bool) {
 	return rec.Locks, true
 }
 
-// stagedPaths is what the staged change touches.
-func (h *Runner) stagedPaths(ctx context.Context) ([]string, error) {
-	out, err := gitexec.StagedNameStatus(ctx, h.Dir)
+// stagedPaths is what the staged change touches: staged yields git's
+// name-status of it (nil: ask git). For a merge, only what it changes
+// beyond its parents (MergeParents) counts.
+func (h *Runner) stagedPaths(ctx context.Context, staged func() ([]byte, error)) ([]string, error) {
+	if staged == nil {
+		staged = func() ([]byte, error) { return gitexec.StagedNameStatus(ctx, h.Dir) }
+	}
+	out, err := staged()
 	if err != nil {
 		return nil, err
 	}
@@ -188,7 +194,26 @@ func (h *Runner) stagedPaths(ctx context.Context) ([]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read staged changes: %w", err)
 	}
-	return touched(changes), nil
+	paths := touched(changes)
+	for _, parent := range h.MergeParents {
+		if len(paths) == 0 {
+			break
+		}
+		out, err := gitexec.StagedAgainst(ctx, h.Dir, parent)
+		if err != nil {
+			return nil, fmt.Errorf("compare the merge with its parent %s: %w", shortSHA(parent), err)
+		}
+		changes, err := diffpath.ParseNameStatusZ(out)
+		if err != nil {
+			return nil, fmt.Errorf("read the merge's changes from its parent %s: %w", shortSHA(parent), err)
+		}
+		differs := map[string]bool{}
+		for _, p := range touched(changes) {
+			differs[p] = true
+		}
+		paths = slices.DeleteFunc(paths, func(p string) bool { return !differs[p] })
+	}
+	return paths, nil
 }
 
 // held keeps, of the entries covering a change, the live locks of Me,
@@ -273,7 +298,7 @@ func (h *Runner) CommitMsg(ctx context.Context, file string, requireTask bool) (
 	// record when it is for this index, else read anew.
 	held, ok := h.recordedHeld()
 	if !ok {
-		paths, err := h.stagedPaths(ctx)
+		paths, err := h.stagedPaths(ctx, nil)
 		if err != nil {
 			return nil, fmt.Errorf("commit-msg: %w", err)
 		}

@@ -43,6 +43,14 @@ type Runner struct {
 	// IndexFile is the index a commit is made from: GIT_INDEX_FILE, else
 	// the worktree's index.
 	IndexFile string
+	// MergeParents are the other parents of the merge being committed
+	// (besides HEAD), none for an ordinary commit. PreCommit then judges
+	// only the paths where the index differs from every parent, as a
+	// range check and verify judge a merge commit (git's combined diff):
+	// what the merge brings in from a parent was judged as that commit's
+	// author's, and what the merge itself changes is judged as the
+	// committer's.
+	MergeParents []string
 	// CommentString begins the comment lines of a commit message
 	// (core.commentChar); "" is git's default "#".
 	CommentString string
@@ -75,23 +83,15 @@ type Runner struct {
 // PreCommit checks the staged change.
 func (h *Runner) PreCommit(ctx context.Context) (*Report, error) {
 	r := &Report{Hook: "pre-commit"}
-	staged := h.Staged
-	if staged == nil {
-		staged = func() ([]byte, error) { return gitexec.StagedNameStatus(ctx, h.Dir) }
-	}
-	out, err := staged()
+	paths, err := h.stagedPaths(ctx, h.Staged)
 	if err != nil {
 		return nil, err
-	}
-	changes, err := diffpath.ParseNameStatusZ(out)
-	if err != nil {
-		return nil, fmt.Errorf("read staged changes: %w", err)
 	}
 	branch, err := gitexec.HeadBranch(h.GitDir)
 	if err != nil {
 		return nil, err
 	}
-	if err := h.Checker.Check(ctx, touched(changes), branch, r); err != nil {
+	if err := h.Checker.Check(ctx, paths, branch, r); err != nil {
 		return nil, err
 	}
 	r.Finish()
@@ -182,9 +182,10 @@ type rangeCommit struct {
 	held         []heldLock // the locks its trailers name (verify)
 }
 
-// judge checks commits grouped by the identity each is judged as, and
-// names in each refusal the first commit of its group that touches the
-// path.
+// judge checks commits grouped by the identity each is judged as, reading
+// the locks once per group. A refusal of a path names every commit of the
+// group that touches it, as verify does; one that names no path (a pause,
+// a protected branch) names the group's first commit.
 func (h *Runner) judge(ctx context.Context, commits []rangeCommit, branch string, r *Report) error {
 	shas := make([]string, len(commits))
 	for i, c := range commits {
@@ -222,14 +223,14 @@ func (h *Runner) judge(ctx context.Context, commits []rangeCommit, branch string
 	warned := len(r.Warnings)
 	for _, g := range order {
 		cs := byGroup[g]
-		first := map[string]*rangeCommit{}
+		touching := map[string][]*rangeCommit{}
 		var paths []string
 		for _, c := range cs {
 			for _, p := range c.paths {
-				if first[p] == nil {
-					first[p] = c
+				if touching[p] == nil {
 					paths = append(paths, p)
 				}
+				touching[p] = append(touching[p], c)
 			}
 		}
 		sort.Strings(paths)
@@ -239,13 +240,17 @@ func (h *Runner) judge(ctx context.Context, commits []rangeCommit, branch string
 		if err := checker.Check(ctx, paths, branch, r); err != nil {
 			return err
 		}
-		for j := from; j < len(r.Violations); j++ {
-			v := &r.Violations[j]
-			c := first[v.Path]
-			if c == nil {
-				c = cs[0]
+		found := slices.Clone(r.Violations[from:])
+		r.Violations = r.Violations[:from]
+		for _, v := range found {
+			by := touching[v.Path]
+			if by == nil {
+				by = cs[:1]
 			}
-			v.Commit, v.Subject, v.AsPusher = shortSHA(c.sha), c.subject, !g.trailers
+			for _, c := range by {
+				v.Commit, v.Subject, v.AsPusher = shortSHA(c.sha), c.subject, !g.trailers
+				r.Add(v)
+			}
 		}
 		if len(r.Warnings) > warned+1 {
 			r.Warnings = r.Warnings[:warned+1] // the store, once

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sort"
 	"strings"
 
 	"github.com/lockgate/lockgate/internal/outcome"
@@ -130,7 +131,7 @@ func hookCommand() *command {
 		},
 		"pre-merge-commit": {
 			usage: "hook pre-merge-commit",
-			short: "git pre-merge-commit hook: the pre-commit checks on what a merge brings in",
+			short: "git pre-merge-commit hook: the pre-commit checks on what a merge changes beyond its parents",
 			run: func(ctx context.Context, a *app, args []string) error {
 				return a.runHook(ctx, "pre-merge-commit", args, 0, func(h *hooks.Runner) (*hooks.Report, error) {
 					r, err := h.PreCommit(ctx)
@@ -268,6 +269,11 @@ func (a *app) runHook(ctx context.Context, name string, args []string, maxArgs i
 		} else if abs, err := filepath.Abs(h.IndexFile); err == nil {
 			h.IndexFile = abs // one key whichever way git spells it
 		}
+		if name != "commit-msg" || h.Trailers { // commit-msg reads paths for its trailers only
+			if h.MergeParents, err = mergeParents(name, e.Repo.GitDir); err != nil {
+				return &service.HookError{Hook: name, Err: err}
+			}
+		}
 		if name == "commit-msg" && h.Trailers {
 			if h.CommentString, err = gitexec.CommentString(ctx, e.Repo); err != nil {
 				return &service.HookError{Hook: name, Err: err}
@@ -282,6 +288,33 @@ func (a *app) runHook(ctx context.Context, name string, args []string, maxArgs i
 		r.Warnings = append(r.Warnings, note) // once per commit: pre-commit said it
 	}
 	return a.finishReport(r, name, "")
+}
+
+// mergeParents are the other parents of the merge a hook is asked about,
+// none for an ordinary commit. `git merge` names them to pre-merge-commit
+// only in GITHEAD_<commit> variables (it writes MERGE_HEAD after that
+// hook); commit-msg, and pre-commit when `git commit` concludes a merge,
+// find them in MERGE_HEAD.
+func mergeParents(hook, gitDir string) ([]string, error) {
+	if hook == "pre-merge-commit" {
+		var heads []string
+		for _, kv := range os.Environ() {
+			name, _, _ := strings.Cut(kv, "=")
+			sha, ok := strings.CutPrefix(name, "GITHEAD_")
+			if !ok {
+				continue
+			}
+			if !gitexec.IsObjectName(sha) {
+				return nil, fmt.Errorf("%s: want GITHEAD_ and a full object name", name)
+			}
+			heads = append(heads, sha)
+		}
+		if len(heads) > 0 {
+			sort.Strings(heads)
+			return heads, nil
+		}
+	}
+	return gitexec.MergeHeads(gitDir)
 }
 
 // CheckOptions are `check`'s flags.

@@ -279,6 +279,9 @@ type listEntry struct {
 	Error        string     `json:"error,omitempty"`
 	Location     string     `json:"location"`
 	Bookkeeping  bool       `json:"bookkeeping"`
+	// LookAlike is the key spelled in ASCII (lockkey.Escaped) when another
+	// key of the store looks the same (lockkey.LookAlikes).
+	LookAlike string `json:"look_alike,omitempty"`
 }
 
 func listCommand() *command {
@@ -306,6 +309,11 @@ func listCommand() *command {
 			}
 			now := e.Now()
 			staleAfter := e.Cfg.StaleAfter()
+			keys := make([]string, 0, len(entries))
+			for _, en := range entries {
+				keys = append(keys, en.Key)
+			}
+			alike := lockkey.LookAlikes(keys)
 			rows := make([]listEntry, 0, len(entries))
 			expired := 0
 			for _, en := range entries {
@@ -338,15 +346,24 @@ func listCommand() *command {
 					expired++ // anyone may take it: not a lock any more
 					continue
 				}
+				if alike[en.Key] {
+					le.LookAlike = lockkey.Escaped(en.Key)
+				}
 				rows = append(rows, le)
 			}
 			if a.globals.JSON {
 				return writeJSON(a.stdio.Out, rows)
 			}
 			out := [][]string{{"KEY", "HOLDER", "TYPE", "AGE", "EXPIRES", "STALE", "TASK", "REASON"}}
+			nalike := 0
 			for _, r := range rows {
+				key := r.Key
+				if r.LookAlike != "" {
+					key += " (look-alike: " + r.LookAlike + ")"
+					nalike++
+				}
 				if r.Corrupt {
-					out = append(out, []string{r.Key, "CORRUPT", "-", "-", "-", "-", "-", "-"})
+					out = append(out, []string{key, "CORRUPT", "-", "-", "-", "-", "-", "-"})
 					continue
 				}
 				exp := duration.Until(r.ExpiresAt, now)
@@ -357,11 +374,14 @@ func listCommand() *command {
 				if r.Stale {
 					st = "stale"
 				}
-				out = append(out, []string{r.Key, r.Holder, r.HolderType, duration.Format(now.Sub(r.CreatedAt)), exp, st,
+				out = append(out, []string{key, r.Holder, r.HolderType, duration.Format(now.Sub(r.CreatedAt)), exp, st,
 					cmp.Or(r.TaskID, "-"), cmp.Or(safetext.Shorten(r.Reason), "-")})
 			}
 			table(a.stdio.Out, out)
 			fmt.Fprintf(a.stdio.Err, "%d lock(s) in %s\n", len(rows), e.StoreLabel())
+			if nalike > 0 {
+				fmt.Fprintf(a.stdio.Err, "%d key(s) look like another key of the store: (look-alike: …) spells each in ASCII, as bash reads it in $'…'\n", nalike)
+			}
 			if expired > 0 {
 				fmt.Fprintf(a.stdio.Err, "%d expired record(s) not shown (anyone may take them): `lockgate lock list --all` shows them, `lockgate lock prune` removes them\n", expired)
 			}

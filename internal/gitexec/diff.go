@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -22,8 +23,23 @@ import (
 // worktree at dir. It inherits GIT_INDEX_FILE, so inside a hook it reads the
 // index git is about to commit (a temporary one for `commit -a`).
 func StagedNameStatus(ctx context.Context, dir string) ([]byte, error) {
-	return Output(ctx, dir, nil, "-c", "core.quotePath=false", "diff", "--cached",
-		"--name-status", "-z", "-M", "--no-ext-diff", "--no-color", "--ignore-submodules=none")
+	return stagedAgainst(ctx, dir)
+}
+
+// StagedAgainst is StagedNameStatus with the index compared to commit
+// instead of HEAD: a merge's other parents. commit must be a full object
+// name, so that it is never read as an option.
+func StagedAgainst(ctx context.Context, dir, commit string) ([]byte, error) {
+	if !IsObjectName(commit) {
+		return nil, fmt.Errorf("compare the index with %q: not a full object name", commit)
+	}
+	return stagedAgainst(ctx, dir, commit, "--")
+}
+
+func stagedAgainst(ctx context.Context, dir string, rev ...string) ([]byte, error) {
+	args := append([]string{"-c", "core.quotePath=false", "diff", "--cached",
+		"--name-status", "-z", "-M", "--no-ext-diff", "--no-color", "--ignore-submodules=none"}, rev...)
+	return Output(ctx, dir, nil, args...)
 }
 
 // StartStaged starts StagedNameStatus in the background and returns a
@@ -157,6 +173,35 @@ func HeadBranch(gitDir string) (string, error) {
 		return "", nil
 	}
 	return strings.TrimPrefix(ref, "refs/heads/"), nil
+}
+
+// MergeHeads returns the commits MERGE_HEAD in gitDir names: the other
+// parents of the merge `git commit` concludes there, none when no merge is
+// under way. A MERGE_HEAD that does not list full object names is an error,
+// not "no merge".
+func MergeHeads(gitDir string) ([]string, error) {
+	b, err := os.ReadFile(filepath.Join(gitDir, "MERGE_HEAD"))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read MERGE_HEAD: %w", err)
+	}
+	var heads []string
+	for _, line := range strings.Split(string(b), "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" {
+			continue
+		}
+		if !IsObjectName(line) {
+			return nil, fmt.Errorf("read MERGE_HEAD: %q is not a full object name", line)
+		}
+		heads = append(heads, line)
+	}
+	if len(heads) == 0 {
+		return nil, errors.New("read MERGE_HEAD: it names no commit")
+	}
+	return heads, nil
 }
 
 // IgnoreCase reports core.ignorecase. The config files git reads (the

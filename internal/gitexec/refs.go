@@ -188,6 +188,15 @@ func RemoteURL(ctx context.Context, r *Repo, remote string) (string, bool, error
 	return strings.TrimSpace(string(out)), true, nil
 }
 
+// Remotes lists the names of the remotes the repository has (`git remote`).
+func Remotes(ctx context.Context, r *Repo) ([]string, error) {
+	out, err := RepoOutput(ctx, r, "remote")
+	if err != nil {
+		return nil, err
+	}
+	return strings.Fields(string(out)), nil
+}
+
 // Cmd is a git command built by ReadCommand, for callers that feed and
 // read it themselves (git cat-file --batch-command).
 type Cmd = exec.Cmd

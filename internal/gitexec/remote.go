@@ -52,7 +52,7 @@ func LsRemote(ctx context.Context, r *Repo, remote, ref string) (string, error) 
 	}
 	for _, line := range strings.Split(string(out), "\n") {
 		oid, name, ok := strings.Cut(line, "\t")
-		if ok && name == ref && isObjectName(oid) {
+		if ok && name == ref && IsObjectName(oid) {
 			return oid, nil
 		}
 	}
@@ -105,7 +105,7 @@ func ResolveRef(ctx context.Context, r *Repo, ref string) (string, bool, error) 
 		return "", false, err
 	}
 	oid := strings.TrimSpace(string(out))
-	if !isObjectName(oid) {
+	if !IsObjectName(oid) {
 		return "", false, fmt.Errorf("rev-parse %s: unexpected output %q", ref, oid)
 	}
 	return oid, true, nil
@@ -132,7 +132,7 @@ func ListTree(ctx context.Context, r *Repo, treeish string) ([]TreeEntry, error)
 		}
 		meta, path, ok := bytes.Cut(rec, []byte{'\t'})
 		f := strings.Fields(string(meta))
-		if !ok || len(f) != 3 || !isObjectName(f[2]) {
+		if !ok || len(f) != 3 || !IsObjectName(f[2]) {
 			return nil, fmt.Errorf("ls-tree %s: unreadable entry %q", treeish, rec)
 		}
 		es = append(es, TreeEntry{Mode: f[0], Type: f[1], OID: f[2], Path: string(path)})
@@ -152,7 +152,7 @@ func ReadBlobs(ctx context.Context, r *Repo, oids []string) ([][]byte, error) {
 	}
 	var in bytes.Buffer
 	for _, o := range oids {
-		if !isObjectName(o) {
+		if !IsObjectName(o) {
 			return nil, fmt.Errorf("cat-file: %q is not an object name", o)
 		}
 		in.WriteString(o)
@@ -213,8 +213,8 @@ func dirOf(r *Repo) string {
 	return r.GitDir
 }
 
-// isObjectName reports a full hexadecimal object name (SHA-1 or SHA-256).
-func isObjectName(s string) bool {
+// IsObjectName reports a full hexadecimal object name (SHA-1 or SHA-256).
+func IsObjectName(s string) bool {
 	if len(s) != 40 && len(s) != 64 {
 		return false
 	}

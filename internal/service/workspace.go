@@ -287,6 +287,7 @@ func (e *Workspace) openStore(ctx context.Context, c storeChoice, prefix string)
 			GitDir: e.Repo.GitDir, CommonDir: e.Repo.CommonDir, WorkTree: e.Repo.Toplevel,
 			Remote: c.Remote, Ref: c.Ref, ClockSkew: g.ClockSkew.Std(), Timeout: g.Timeout.Std(),
 		}
+		opts.RemoteFrom = e.gitRemoteFrom()
 		if e.purpose.Cached {
 			opts.MaxAge = g.MaxAge.Std()
 		}
@@ -318,6 +319,16 @@ func (e *Workspace) openStore(ctx context.Context, c storeChoice, prefix string)
 		return redisstore.Open(context.Background(), c.URL, opts)
 	}
 	return nil, fmt.Errorf("store kind %q not built in", c.Kind)
+}
+
+// gitRemoteFrom says where the git store's remote comes from, in a
+// sentence for the error of a clone without it.
+func (e *Workspace) gitRemoteFrom() string {
+	file := cmp.Or(e.Cfg.Path, config.DefaultFile)
+	if e.Cfg.Locks.Git.Remote != "" {
+		return "locks.git.remote in " + file
+	}
+	return "workflow.remote, origin unless " + file + " sets it, as locks.git.remote is not set"
 }
 
 // traceID is the trace id of a W3C traceparent header value

@@ -1,6 +1,7 @@
 package gitstore
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/lockgate/lockgate/internal/gitexec"
+	"github.com/lockgate/lockgate/internal/hint"
 	"github.com/lockgate/lockgate/locks"
 	"github.com/lockgate/lockgate/locks/filestore"
 )
@@ -34,6 +36,9 @@ type Options struct {
 	GitDir, CommonDir, WorkTree string
 	// Remote is the remote's name or URL.
 	Remote string
+	// RemoteFrom says where Remote was taken from ("locks.git.remote" when
+	// ""), for the error of a clone that has no remote of that name.
+	RemoteFrom string
 	// Ref is the remote ref that holds the locks (DefaultRef when "").
 	Ref string
 	// ClockSkew is how long past its expiry a lock still counts as held
@@ -419,7 +424,34 @@ func (s *Store) gitError(err error) error {
 	if errors.Is(err, context.DeadlineExceeded) {
 		return fmt.Errorf("no answer from %s within %s (locks.git.timeout)", s.Remote(), s.opts.Timeout)
 	}
+	if missing := s.missingRemote(); missing != nil {
+		return missing
+	}
 	return gitError(err)
+}
+
+// missingRemote explains a failed exchange with the remote when Remote is
+// a name (not a URL or a path) that the clone has no remote of: git would
+// only say that a repository of that name does not exist. It is asked
+// after a failure only, so that reads that succeed cost no git process.
+func (s *Store) missingRemote() error {
+	name := s.opts.Remote
+	if name == "." || strings.ContainsAny(name, `/\:`) {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), s.opts.Timeout)
+	defer cancel()
+	if _, ok, err := gitexec.RemoteURL(ctx, s.repo, name); err != nil || ok {
+		return nil
+	}
+	have := "this clone has no remotes"
+	if remotes, err := gitexec.Remotes(ctx, s.repo); err != nil {
+		have = "this clone's remotes: `git remote -v`"
+	} else if len(remotes) > 0 {
+		have = "this clone's remotes: " + strings.Join(remotes, ", ")
+	}
+	return fmt.Errorf("no remote %q in this clone (the git store's remote, from %s): add it with `git remote add %s URL`, or set locks.git.remote to the remote that holds the locks (%s)",
+		name, cmp.Or(s.opts.RemoteFrom, "locks.git.remote"), hint.Quote(name), have)
 }
 
 func gitError(err error) error {
