@@ -34,8 +34,9 @@ test: test-deps
 	$(RACE_ENV) $(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) $(PKGS)
 
 # stress runs the multi-process races (lock grants, takeovers, kills, the
-# workflow branch, Redis across machines) at their full round counts.
-STRESS_RUN ?= Race|Process|Mixed|Concurrent|Kill
+# workflow branch, Redis across machines, the fleet verified) at their
+# full round counts.
+STRESS_RUN ?= Race|Process|Mixed|Concurrent|Kill|Fleet
 stress: test-deps
 	$(RACE_ENV) LOCKGATE_TEST_ROUNDS=100 $(GO) test -race -count=1 -timeout 60m -run '$(STRESS_RUN)' $(PKGS)
 

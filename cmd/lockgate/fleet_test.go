@@ -1,0 +1,652 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/lockgate/lockgate/internal/gittest"
+	"github.com/lockgate/lockgate/internal/redistest"
+)
+
+// TestFleetVerify runs a team as it works: agents in clones of their own
+// and in worktrees of one shared clone take locks on a few shared files
+// (waiting for each other), commit through the installed hooks, push to
+// main while still holding the locks, and release; one of them is killed
+// with SIGKILL while holding a lock, which the others take over once it
+// has expired. Then a fresh clone of the remote verifies every pushed
+// commit against the lock log: an honest fleet must be proven, with no
+// violation and nothing undecided. It runs on the git store and on Redis.
+func TestFleetVerify(t *testing.T) {
+	t.Parallel()
+	lockgateBinary(t)
+	t.Run("git", func(t *testing.T) {
+		runFleet(t, "git", nil)
+	})
+	t.Run("redis", func(t *testing.T) {
+		srv := redistest.Start(t, redistest.Options{})
+		runFleet(t, "redis", []string{"LOCK_REDIS_URL=" + srv.URL()})
+	})
+}
+
+const (
+	fleetWorkers   = 6 // workers 0 and 1 in clones of their own, the rest in worktrees of one clone
+	fleetFiles     = 12
+	fleetHotFiles  = 5 // tasks pick from the first few files, so that they collide
+	fleetVictim    = fleetWorkers - 1
+	fleetWait      = "2m"  // a waiter may be passed over a few times on a busy machine
+	fleetTTL       = "10m" // longer than any task: a live worker's lock never expires
+	fleetVictimTTL = "5s"  // the killed worker's lock comes back soon
+)
+
+// fleet is one run: the remote, the base commit and what every worker did.
+type fleet struct {
+	t      *testing.T
+	ctx    context.Context
+	cancel context.CancelFunc
+	bin    string
+	root   string
+	origin string
+	env    []string // git's hermetic environment and the store's, without fixed dates
+	base   string
+
+	mu      sync.Mutex
+	holds   []fleetHold // every hold, in the order its acquisition returned
+	errs    []error
+	workers []*fleetWorker
+}
+
+// fleetHold is one task's locks as the harness saw them: granted no later
+// than acquired (when the command returned), held at least until released
+// (when the release command started).
+type fleetHold struct {
+	worker   string
+	task     int
+	files    []string
+	acquired time.Time
+	released time.Time
+	commit   string // the commit as pushed; empty for the killed worker's hold
+	ct       int64  // its committer time (%ct)
+	killed   bool
+}
+
+type fleetWorker struct {
+	f       *fleet
+	n       int
+	id      string
+	session string
+	dir     string
+	rng     *rand.Rand
+
+	logMu sync.Mutex
+	log   bytes.Buffer
+}
+
+func runFleet(t *testing.T, store string, storeEnv []string) {
+	tasks := gittest.Rounds(t, 16)
+	// A hang fails the run rather than stalling it: every process dies
+	// with the context.
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute+time.Duration(tasks)*30*time.Second)
+	defer cancel()
+	f := &fleet{t: t, ctx: ctx, cancel: cancel, bin: lockgateBinary(t), root: t.TempDir()}
+	home := filepath.Join(f.root, "home")
+	if err := os.MkdirAll(home, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// Commits get the real time: verify judges each at its committer time.
+	for _, kv := range gittest.Env(home) {
+		if !strings.HasPrefix(kv, "GIT_AUTHOR_DATE=") && !strings.HasPrefix(kv, "GIT_COMMITTER_DATE=") {
+			f.env = append(f.env, kv)
+		}
+	}
+	f.env = append(f.env, storeEnv...)
+	f.setup(store)
+	seed := uint64(time.Now().UnixNano())
+	t.Logf("%s store: %d workers × %d tasks, seed %d", store, fleetWorkers, tasks, seed)
+
+	var wg sync.WaitGroup
+	for _, w := range f.workers {
+		w.rng = rand.New(rand.NewPCG(seed, uint64(w.n)))
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := w.work(tasks); err != nil {
+				f.fail(fmt.Errorf("%s: %w", w.id, err))
+			}
+		}()
+	}
+	wg.Wait()
+	if ctx.Err() != nil && len(f.errs) == 0 {
+		f.fail(fmt.Errorf("the fleet did not finish in time: %w", ctx.Err()))
+	}
+	if len(f.errs) > 0 {
+		f.dumpLogs()
+		t.Fatalf("the fleet failed: %v", errors.Join(f.errs...))
+	}
+	f.checkHarness()
+	f.verify()
+}
+
+// setup makes the remote with the base commit, the clones and worktrees,
+// and installs the hooks.
+func (f *fleet) setup(store string) {
+	t := f.t
+	f.origin = filepath.Join(f.root, "origin.git")
+	f.git(f.root, "init", "-q", "--bare", "-b", "main", f.origin)
+	seed := filepath.Join(f.root, "seed")
+	f.git(f.root, "init", "-q", "-b", "main", seed)
+	cfg := fmt.Sprintf(`version: 1
+locks:
+  store: %s
+hooks:
+  require_lock: true
+  trailers: true
+workflow:
+  auto_push: true
+`, store)
+	write(t, filepath.Join(seed, ".lockgate.yaml"), cfg)
+	for i := range fleetFiles {
+		write(t, filepath.Join(seed, fleetFile(i)), fmt.Sprintf("package src\n\n// file %d\n", i))
+	}
+	f.git(seed, "add", "-A")
+	f.git(seed, "commit", "-q", "-m", "base")
+	f.git(seed, "remote", "add", "origin", f.origin)
+	f.git(seed, "push", "-q", "origin", "main")
+	f.base = f.git(seed, "rev-parse", "HEAD")
+	// The team adopted lockgate a while ago: the lock log begins before
+	// the fleet's first commit, as in any repository that has used it for
+	// more than a few seconds. (verify leaves a commit made within the
+	// clock skew of the log's first event undecided.)
+	start := time.Now().Add(-time.Minute).UTC()
+	event := fmt.Sprintf(`{"id":"%016x%016x","timestamp":%q,"worker":"setup@fleet","worker_type":"human","action":"store_use"}`+"\n",
+		start.UnixNano(), 1, start.Format(time.RFC3339Nano))
+	write(t, filepath.Join(seed, ".git", "lockgate", "events.jsonl"), event)
+	if out, err := f.lockgate(seed, "setup@fleet", "workflow", "sync"); err != nil {
+		t.Fatalf("lockgate workflow sync: %v\n%s", err, out)
+	}
+	f.git(seed, "rev-parse", "--verify", "-q", "refs/remotes/origin/lockgate/workflow")
+
+	clone := func(name string) string {
+		dir := filepath.Join(f.root, name)
+		f.git(f.root, "clone", "-q", f.origin, dir)
+		// No background gc or maintenance racing the workers' own git runs.
+		f.git(dir, "config", "gc.auto", "0")
+		f.git(dir, "config", "maintenance.auto", "false")
+		if out, err := f.lockgate(dir, "installer", "install"); err != nil {
+			t.Fatalf("lockgate install in %s: %v\n%s", name, err, out)
+		}
+		// The clone records its store before its worktrees' first commands
+		// run at once.
+		if out, err := f.lockgate(dir, "installer", "lock", "list"); err != nil {
+			t.Fatalf("lockgate lock list in %s: %v\n%s", name, err, out)
+		}
+		return dir
+	}
+	shared := clone("shared")
+	for n := range fleetWorkers {
+		w := &fleetWorker{f: f, n: n, id: fmt.Sprintf("agent-%d@fleet", n)}
+		w.session = w.id
+		if n < 2 {
+			w.dir = clone(fmt.Sprintf("clone-%d", n))
+		} else {
+			w.dir = filepath.Join(f.root, fmt.Sprintf("worktree-%d", n))
+			f.git(shared, "worktree", "add", "-q", "-b", fmt.Sprintf("agent-%d", n), w.dir, "origin/main")
+		}
+		f.workers = append(f.workers, w)
+	}
+}
+
+func fleetFile(i int) string { return fmt.Sprintf("src/f%02d.go", i) }
+
+func write(t *testing.T, path, content string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// git runs git for the harness; a failure fails the test.
+func (f *fleet) git(dir string, args ...string) string {
+	f.t.Helper()
+	cmd := exec.CommandContext(f.ctx, "git", args...)
+	cmd.Dir, cmd.Env = dir, f.env
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		f.t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// lockgate runs lockgate for the harness as worker.
+func (f *fleet) lockgate(dir, worker string, args ...string) (string, error) {
+	cmd := exec.CommandContext(f.ctx, f.bin, args...)
+	cmd.Dir = dir
+	cmd.Env = append(append([]string(nil), f.env...), "LOCKGATE_WORKER="+worker, "LOCKGATE_WORKER_TYPE=agent")
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
+func (f *fleet) fail(err error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.errs = append(f.errs, err)
+	f.cancel() // the others stop too, rather than wait for locks that will not come
+}
+
+func (f *fleet) record(h fleetHold) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.holds = append(f.holds, h)
+}
+
+func (f *fleet) dumpLogs() {
+	for _, w := range f.workers {
+		w.logMu.Lock()
+		f.t.Logf("log of %s (%s):\n%s", w.id, w.dir, w.log.String())
+		w.logMu.Unlock()
+	}
+}
+
+// logf adds a line to the worker's log, with the time it is about.
+func (w *fleetWorker) logf(at time.Time, format string, args ...any) {
+	w.logMu.Lock()
+	defer w.logMu.Unlock()
+	fmt.Fprintf(&w.log, "%s %s\n", at.UTC().Format("15:04:05.000"), fmt.Sprintf(format, args...))
+}
+
+// run runs one command of the worker's, logs it and its output, and
+// returns the output and the exit code (-1 when it could not run).
+func (w *fleetWorker) run(name string, args ...string) (string, int) {
+	cmd := exec.CommandContext(w.f.ctx, name, args...)
+	cmd.Dir = w.dir
+	cmd.Env = append(append([]string(nil), w.f.env...),
+		"LOCKGATE_WORKER="+w.id, "LOCKGATE_WORKER_TYPE=agent", "LOCKGATE_SESSION="+w.session)
+	cmd.WaitDelay = 5 * time.Second
+	start := time.Now()
+	out, err := cmd.CombinedOutput()
+	code := 0
+	var ee *exec.ExitError
+	switch {
+	case errors.As(err, &ee):
+		code = ee.ExitCode()
+	case err != nil:
+		code = -1
+		out = append(out, err.Error()...)
+	}
+	shown := name
+	if name == w.f.bin {
+		shown = "lockgate"
+	}
+	w.logf(start, "%s %s → exit %d in %v\n%s", shown, strings.Join(args, " "), code, time.Since(start).Round(time.Millisecond), indent(string(out)))
+	return string(out), code
+}
+
+func indent(s string) string {
+	s = strings.TrimRight(s, "\n")
+	if s == "" {
+		return ""
+	}
+	return "    " + strings.ReplaceAll(s, "\n", "\n    ")
+}
+
+// work runs the worker's tasks. The last worker is first killed while it
+// holds a lock, and comes back as a new session (an agent restarted).
+func (w *fleetWorker) work(tasks int) error {
+	if w.n == fleetVictim {
+		if err := w.killedHold(); err != nil {
+			return err
+		}
+		w.session = w.id + "-restarted"
+	}
+	for i := range tasks {
+		if w.f.ctx.Err() != nil {
+			return w.f.ctx.Err()
+		}
+		files := w.pick(i)
+		if err := w.task(i, files); err != nil {
+			return fmt.Errorf("task %d (%s): %w", i, strings.Join(files, " "), err)
+		}
+	}
+	return nil
+}
+
+// pick chooses one or two of the hot files. The restarted worker's first
+// task wants the file its killed session held, so that some worker takes
+// it over.
+func (w *fleetWorker) pick(i int) []string {
+	if w.n == fleetVictim && i == 0 {
+		return []string{fleetFile(0)}
+	}
+	n := 1 + w.rng.IntN(2)
+	var files []string
+	for _, j := range w.rng.Perm(fleetHotFiles)[:n] {
+		files = append(files, fleetFile(j))
+	}
+	slices.Sort(files)
+	return files
+}
+
+// task is one unit of work: lock, bring the files up to date, edit,
+// commit through the hooks, push while holding the locks, release.
+func (w *fleetWorker) task(i int, files []string) error {
+	args := append([]string{"lock", "acquire"}, files...)
+	args = append(args, "--wait", fleetWait, "--ttl", fleetTTL, "--reason", fmt.Sprintf("task %d", i))
+	if out, code := w.run(w.f.bin, args...); code != 0 {
+		return fmt.Errorf("lock acquire: exit %d: %s", code, out)
+	}
+	h := fleetHold{worker: w.id, task: i, files: files, acquired: time.Now()}
+	release := func() {
+		h.released = time.Now()
+		w.run(w.f.bin, append([]string{"lock", "release"}, files...)...)
+	}
+	// The previous holder pushed before it released: this brings its change.
+	if err := w.pull(); err != nil {
+		release()
+		return err
+	}
+	for _, file := range files {
+		p := filepath.Join(w.dir, file)
+		b, err := os.ReadFile(p)
+		if err != nil {
+			release()
+			return err
+		}
+		b = fmt.Appendf(b, "// %s task %d\n", w.id, i)
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			release()
+			return err
+		}
+	}
+	if out, code := w.run("git", append([]string{"add", "--"}, files...)...); code != 0 {
+		release()
+		return fmt.Errorf("git add: exit %d: %s", code, out)
+	}
+	msg := fmt.Sprintf("%s task %d: %s", w.id, i, strings.Join(files, " "))
+	if out, code := w.run("git", "commit", "-q", "-m", msg); code != 0 {
+		release()
+		return fmt.Errorf("git commit (hooks refused an honest commit?): exit %d: %s", code, out)
+	}
+	if err := w.push(); err != nil {
+		release()
+		return err
+	}
+	out, code := w.run("git", "log", "-1", "--format=%H %ct")
+	if code != 0 {
+		release()
+		return fmt.Errorf("git log: %s", out)
+	}
+	sha, ct, _ := strings.Cut(strings.TrimSpace(out), " ")
+	h.commit = sha
+	h.ct, _ = strconv.ParseInt(ct, 10, 64)
+	h.released = time.Now()
+	out, code = w.run(w.f.bin, append([]string{"lock", "release"}, files...)...)
+	if code != 0 {
+		return fmt.Errorf("lock release: exit %d: %s", code, out)
+	}
+	w.f.record(h)
+	return nil
+}
+
+// pull rebases the worker's branch onto origin's main. Worktrees of one
+// clone fetch into the same remote-tracking refs, and git refuses a fetch
+// while another holds the ref's lock: that is retried.
+func (w *fleetWorker) pull() error {
+	var out string
+	for range 10 {
+		var code int
+		out, code = w.run("git", "pull", "-q", "--rebase", "origin", "main")
+		if code == 0 {
+			return nil
+		}
+		if _, inRebase := w.run("git", "rev-parse", "-q", "--verify", "REBASE_HEAD"); inRebase == 0 {
+			return fmt.Errorf("git pull --rebase stopped in a rebase: %s", out)
+		}
+		time.Sleep(time.Duration(50+w.rng.IntN(200)) * time.Millisecond)
+	}
+	return fmt.Errorf("git pull --rebase kept failing: %s", out)
+}
+
+// push pushes to origin's main, rebasing onto what others pushed first;
+// the pre-push hook judges it each time. A refusal other than the remote
+// having moved is an error.
+func (w *fleetWorker) push() error {
+	for range 30 {
+		out, code := w.run("git", "push", "-q", "origin", "HEAD:main")
+		if code == 0 {
+			return nil
+		}
+		retry := false
+		for _, s := range []string{"[rejected]", "fetch first", "non-fast-forward", "cannot lock ref", "failed to update ref", "[remote rejected] main (failed to update ref)"} {
+			if strings.Contains(out, s) {
+				retry = true
+			}
+		}
+		if !retry {
+			return fmt.Errorf("git push refused: exit %d: %s", code, out)
+		}
+		if err := w.pull(); err != nil {
+			return err
+		}
+	}
+	return errors.New("git push: origin kept moving")
+}
+
+// killedHold: the worker holds src/f00.go with `lock hold` and a short
+// TTL, and is killed with SIGKILL (its command too) while it does. The
+// lock stays until it expires; then a waiting worker takes it over.
+func (w *fleetWorker) killedHold() error {
+	file := fleetFile(0)
+	cmd := exec.CommandContext(w.f.ctx, w.f.bin, "lock", "hold", file, "--ttl", fleetVictimTTL, "--wait", fleetWait, "--", "sleep", "60")
+	cmd.Dir = w.dir
+	cmd.Env = append(append([]string(nil), w.f.env...),
+		"LOCKGATE_WORKER="+w.id, "LOCKGATE_WORKER_TYPE=agent", "LOCKGATE_SESSION="+w.session)
+	// Its own process group, so that the kill takes `sleep` too.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = 5 * time.Second
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		return err
+	}
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	w.logf(time.Now(), "lockgate lock hold %s --ttl %s -- sleep 60: started, pid %d", file, fleetVictimTTL, cmd.Process.Pid)
+	var seen bytes.Buffer
+	holding := false
+	sc := bufio.NewScanner(stderr)
+	for sc.Scan() {
+		seen.WriteString(sc.Text() + "\n")
+		if strings.HasPrefix(sc.Text(), "holding ") {
+			holding = true
+			break
+		}
+	}
+	acquired := time.Now()
+	if !holding {
+		_ = cmd.Wait()
+		return fmt.Errorf("lock hold never held %s: %s", file, seen.String())
+	}
+	// Killed while it holds the lock, the way an agent's machine dies.
+	killErr := syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	killed := time.Now()
+	go func() { _, _ = io.Copy(io.Discard, stderr) }()
+	_ = cmd.Wait()
+	w.logf(killed, "lock hold %s: held (seen at %s), then killed with SIGKILL (%v)\n%s", file, acquired.UTC().Format("15:04:05.000"), killErr, indent(seen.String()))
+	if killErr != nil {
+		return fmt.Errorf("kill lock hold: %w", killErr)
+	}
+	w.f.record(fleetHold{worker: w.id, task: -1, files: []string{file}, acquired: acquired, released: killed, killed: true})
+	return nil
+}
+
+// checkHarness makes sure the fleet was honest before verify is asked to
+// prove it: no two holds of one file overlapped (as the harness saw them),
+// and every commit was made and pushed while its author held its files.
+func (f *fleet) checkHarness() {
+	t := f.t
+	byFile := map[string][]fleetHold{}
+	for _, h := range f.holds {
+		for _, file := range h.files {
+			byFile[file] = append(byFile[file], h)
+		}
+		if h.killed {
+			continue
+		}
+		if h.ct < h.acquired.Unix() || h.ct > h.released.Unix() {
+			t.Errorf("harness: %s task %d committed %s at %d, outside its hold %s–%s",
+				h.worker, h.task, h.commit, h.ct, h.acquired.Format(time.RFC3339Nano), h.released.Format(time.RFC3339Nano))
+		}
+	}
+	for file, hs := range byFile {
+		slices.SortFunc(hs, func(a, b fleetHold) int { return a.acquired.Compare(b.acquired) })
+		for i := 1; i < len(hs); i++ {
+			if hs[i].acquired.Before(hs[i-1].released) {
+				t.Errorf("%s was held twice at once: by %s from %s while %s held it until %s",
+					file, hs[i].worker, hs[i].acquired.Format(time.RFC3339Nano), hs[i-1].worker, hs[i-1].released.Format(time.RFC3339Nano))
+			}
+		}
+	}
+	if t.Failed() {
+		f.dumpLogs()
+		t.FailNow()
+	}
+}
+
+// fleetReport is the part of verify's JSON report the test reads.
+type fleetReport struct {
+	OK         bool `json:"ok"`
+	Commits    int  `json:"commits_checked"`
+	AsPusher   int  `json:"commits_as_pusher"`
+	Violations []struct {
+		Rule, Path, Key, Holder, Reason, Commit, Subject string
+	} `json:"violations"`
+	Undecided []struct {
+		Commit, Subject, Path, Key, Reason string
+	} `json:"undecided"`
+	Warnings []string `json:"warnings"`
+}
+
+// verify runs `lockgate verify` in a fresh clone of the remote, as CI
+// would, and requires every pushed commit proven.
+func (f *fleet) verify() {
+	t := f.t
+	pushed := 0
+	for _, h := range f.holds {
+		if !h.killed {
+			pushed++
+		}
+	}
+	dir := filepath.Join(f.root, "verifier")
+	f.git(f.root, "clone", "-q", f.origin, dir)
+	if got := f.git(dir, "rev-list", "--count", f.base+"..origin/main"); got != strconv.Itoa(pushed) {
+		t.Errorf("origin's main has %s commits since the base, the workers pushed %d", got, pushed)
+	}
+	// The killed worker's lock came back by takeover.
+	grep := exec.CommandContext(f.ctx, "git", "grep", "-q", "-F", `"action":"lock_takeover","key":"`+fleetFile(0)+`"`, "origin/lockgate/workflow", "--", "events")
+	grep.Dir, grep.Env = dir, f.env
+	if err := grep.Run(); err != nil {
+		t.Errorf("no lock_takeover of %s on the workflow branch", fleetFile(0))
+	}
+
+	cmd := exec.CommandContext(f.ctx, f.bin, "verify", "--fetch", "--range", f.base+"..origin/main", "--format", "json")
+	cmd.Dir = dir
+	cmd.Env = append(append([]string(nil), f.env...), "LOCKGATE_WORKER=ci@fleet", "LOCKGATE_WORKER_TYPE=agent")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	code := 0
+	var ee *exec.ExitError
+	switch {
+	case errors.As(err, &ee):
+		code = ee.ExitCode()
+	case err != nil:
+		t.Fatalf("run lockgate verify: %v", err)
+	}
+	var rep fleetReport
+	if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil {
+		t.Fatalf("verify exited %d without a JSON report: %v\nstdout:\n%s\nstderr:\n%s", code, err, stdout.String(), stderr.String())
+	}
+	failed := false
+	if code != 0 {
+		t.Errorf("verify exited %d, want 0 (an honest fleet is proven): %d violations, %d undecided", code, len(rep.Violations), len(rep.Undecided))
+		failed = true
+	}
+	if len(rep.Violations) > 0 || len(rep.Undecided) > 0 || !rep.OK {
+		t.Errorf("verify: ok=%v, %d violations, %d undecided, want none of either", rep.OK, len(rep.Violations), len(rep.Undecided))
+		failed = true
+	}
+	if rep.Commits != pushed {
+		t.Errorf("verify judged %d commits, the workers pushed %d", rep.Commits, pushed)
+		failed = true
+	}
+	if rep.AsPusher != 0 {
+		t.Errorf("verify judged %d commits as the pusher: every commit went through the hooks and carries trailers", rep.AsPusher)
+		failed = true
+	}
+	if !failed {
+		return
+	}
+	holds := map[string]fleetHold{}
+	for _, h := range f.holds {
+		if h.commit != "" {
+			holds[h.commit[:12]] = h
+		}
+	}
+	// Each finding beside what the harness saw of that commit.
+	seen := func(commit string) string {
+		h, ok := holds[commit]
+		if !ok {
+			return "commit unknown to the harness"
+		}
+		return fmt.Sprintf("%s held %s from %s to %s, committed at %s",
+			h.worker, strings.Join(h.files, " "), h.acquired.UTC().Format("15:04:05.000"),
+			h.released.UTC().Format("15:04:05.000"), time.Unix(h.ct, 0).UTC().Format("15:04:05"))
+	}
+	// The holds of the holder a violation names, on its path.
+	heldBy := func(holder, path string) string {
+		var spans []string
+		for _, h := range f.holds {
+			if h.worker == holder && slices.Contains(h.files, path) {
+				spans = append(spans, fmt.Sprintf("%s–%s", h.acquired.UTC().Format("15:04:05.000"), h.released.UTC().Format("15:04:05.000")))
+			}
+		}
+		return strings.Join(spans, ", ")
+	}
+	var b strings.Builder
+	for _, v := range rep.Violations {
+		fmt.Fprintf(&b, "violation %s %s (%s): %s\n    harness: %s; %s held %s at %s\n",
+			v.Rule, v.Path, v.Commit, v.Reason, seen(v.Commit), v.Holder, v.Path, heldBy(v.Holder, v.Path))
+	}
+	for _, u := range rep.Undecided {
+		fmt.Fprintf(&b, "undecided %s %s (%s): %s\n    harness: %s\n", u.Path, u.Key, u.Commit, u.Reason, seen(u.Commit))
+	}
+	fmt.Fprintf(&b, "%d warnings", len(rep.Warnings))
+	for i, w := range rep.Warnings {
+		if i == 5 {
+			b.WriteString(", …")
+			break
+		}
+		fmt.Fprintf(&b, "\nwarning: %s", w)
+	}
+	t.Logf("verify exited %d; findings:\n%s\nstderr:\n%s", code, b.String(), stderr.String())
+	f.dumpLogs()
+}
