@@ -180,7 +180,18 @@ func (h *Runner) verifyOne(ctx context.Context, c *rangeCommit, branch string, l
 	undecided := func(path, key, reason string) {
 		r.Undecided = append(r.Undecided, Undecided{Commit: shortSHA(c.sha), Subject: c.subject, Path: path, Key: key, Reason: reason})
 	}
-	if log.Events == 0 || from.Before(log.First) {
+	// The grants its trailers name decide, by their fences, which other
+	// grants of their keys it can have met (history.View.Under). What
+	// they find is reported once the commit is judged at all.
+	var under []history.Trailer
+	var attested Report
+	var unsure []Undecided
+	if log.Events > 0 {
+		under = h.checkAttested(c, log.During(from, to, c.author), log, &attested, func(path, key, reason string) {
+			unsure = append(unsure, Undecided{Commit: shortSHA(c.sha), Subject: c.subject, Path: path, Key: key, Reason: reason})
+		})
+	}
+	if log.Events == 0 || from.Before(log.First) && !acquiredBefore(under) {
 		first := "has no event"
 		if log.Events > 0 {
 			first = "begins at " + stamp(log.First)
@@ -197,10 +208,9 @@ func (h *Runner) verifyOne(ctx context.Context, c *rangeCommit, branch string, l
 		r.Warnings = append(r.Warnings, fmt.Sprintf("commit %s \"%s\" is dated %s, before its parent: judged at its parent's time, %s",
 			shortSHA(c.sha), c.subject, stamp(c.backdated), stamp(c.when)))
 	}
-	// The grants its trailers name decide, by their fences, which other
-	// grants of their keys it can have met (history.View.Under).
-	view := log.During(from, to, c.author)
-	view = view.Under(h.checkAttested(c, view, log, r, undecided))
+	r.Add(attested.Violations...)
+	r.Undecided = append(r.Undecided, unsure...)
+	view := log.During(from, to, c.author).Under(under)
 	checker := *h.Checker
 	checker.Store, checker.StoreErr, checker.WarnUnavailable = view, nil, false
 	checker.Me, checker.Now = c.author, from
@@ -226,6 +236,19 @@ func (h *Runner) verifyOne(ctx context.Context, c *rangeCommit, branch string, l
 			what, Margin, holderOf(g), g.Key, stamp(g.Start), endStamp(g)))
 	}
 	return nil
+}
+
+// acquiredBefore reports whether the log has the acquisition of a grant
+// a commit was made under: then the log began before the commit, even
+// when the commit's span reaches back past the log's first event (a
+// commit made within the clock skew of a fleet's first lock).
+func acquiredBefore(under []history.Trailer) bool {
+	for _, t := range under {
+		if t.AtCommit && t.Grant.StartKnown {
+			return true
+		}
+	}
+	return false
 }
 
 // historical turns a violation found against the log into one about the

@@ -336,3 +336,26 @@ func TestVerifyFastHandOverByFence(t *testing.T) {
 		t.Errorf("carol without trailers: violations %+v, warnings %q; want proven with a warning", rep.Violations, rep.Warnings)
 	}
 }
+
+// A fleet's first commits are made within seconds of the log's first
+// event. A commit whose trailers name a grant whose acquisition the log
+// has was made after the log began: it is judged. One without trailers
+// may have been made before: undecided.
+func TestVerifyCommitAtTheLogsBeginning(t *testing.T) {
+	t.Parallel()
+	acq := lockEvent(committed.Add(-500*time.Millisecond), "alice", journal.ActionAcquire, "a.go", 1, committed.Add(time.Hour))
+	acq.Store = "git origin refs/lockgate/locks"
+	r := newVerifyRepo(t)
+	r.Write("a.go", "1\n")
+	commitAt(r, committed, committed, "a by alice\n\nLockgate-Worker: alice\nLockgate-Worker-Type: agent\nLockgate-Session: alice\nLockgate-Lock: a.go fence=1\n")
+	if rep := verifyCommits(t, r, bobW, committed.Add(time.Hour), acq); !rep.OK || len(rep.Undecided) > 0 {
+		t.Fatalf("report %+v, want proven", rep)
+	}
+	r = newVerifyRepo(t)
+	r.Write("a.go", "1\n")
+	commitAt(r, committed, committed, "a by alice\n\nLockgate-Worker: alice\nLockgate-Worker-Type: agent\nLockgate-Session: alice\n")
+	rep := verifyCommits(t, r, bobW, committed.Add(time.Hour), acq)
+	if len(rep.Undecided) != 1 || !strings.Contains(rep.Undecided[0].Reason, "the lock log begins at") || len(rep.Violations) > 0 {
+		t.Fatalf("report %+v, want undecided: made before the log began", rep)
+	}
+}

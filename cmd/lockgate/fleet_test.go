@@ -168,18 +168,6 @@ workflow:
 	f.git(seed, "remote", "add", "origin", f.origin)
 	f.git(seed, "push", "-q", "origin", "main")
 	f.base = f.git(seed, "rev-parse", "HEAD")
-	// The team adopted lockgate a while ago: the lock log begins before
-	// the fleet's first commit, as in any repository that has used it for
-	// more than a few seconds. (verify leaves a commit made within the
-	// clock skew of the log's first event undecided.)
-	start := time.Now().Add(-time.Minute).UTC()
-	event := fmt.Sprintf(`{"id":"%016x%016x","timestamp":%q,"worker":"setup@fleet","worker_type":"human","action":"store_use"}`+"\n",
-		start.UnixNano(), 1, start.Format(time.RFC3339Nano))
-	write(t, filepath.Join(seed, ".git", "lockgate", "events.jsonl"), event)
-	if out, err := f.lockgate(seed, "setup@fleet", "workflow", "sync"); err != nil {
-		t.Fatalf("lockgate workflow sync: %v\n%s", err, out)
-	}
-	f.git(seed, "rev-parse", "--verify", "-q", "refs/remotes/origin/lockgate/workflow")
 
 	clone := func(name string) string {
 		dir := filepath.Join(f.root, name)
