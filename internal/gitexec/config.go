@@ -5,10 +5,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"time"
 
 	format "github.com/go-git/go-git/v5/plumbing/format/config"
 )
@@ -68,7 +70,29 @@ func LocalConfig(ctx context.Context, r *Repo, key string) (value string, ok boo
 
 // SetLocalConfig sets key in the clone's own config file
 // (`git config --local KEY VALUE`); unset removes every value of it.
+//
+// Every worktree of a clone writes that one file, and git refuses a
+// writer that finds its lock (config.lock) taken instead of waiting:
+// worktrees whose first commands record the clone's store at once would
+// lose writes. A refused write is tried again for a while.
 func SetLocalConfig(ctx context.Context, r *Repo, key, value string, unset bool) error {
+	delay := 2 * time.Millisecond
+	for attempt := 0; ; attempt++ {
+		err := setLocalConfig(ctx, r, key, value, unset)
+		var ee *Error
+		if err == nil || attempt >= 40 || !errors.As(err, &ee) || !strings.Contains(ee.Stderr, "could not lock config file") {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(delay + time.Duration(rand.Int64N(int64(delay)))):
+		}
+		delay = min(2*delay, 50*time.Millisecond)
+	}
+}
+
+func setLocalConfig(ctx context.Context, r *Repo, key, value string, unset bool) error {
 	if !unset {
 		_, err := RepoOutput(ctx, r, "config", "--local", "--replace-all", key, value)
 		return err

@@ -139,3 +139,35 @@ func BenchmarkLocalConfig(b *testing.B) {
 		}
 	})
 }
+
+// Worktrees of one clone share its config file, and their first commands
+// record the clone's store at once: git takes config.lock for each write
+// and fails a writer that finds it taken. Every write must land all the
+// same.
+func TestSetLocalConfigConcurrent(t *testing.T) {
+	t.Parallel()
+	r := gittest.New(t)
+	repo, err := Discover(context.Background(), r.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 12
+	errs := make(chan error, n)
+	for i := range n {
+		go func() {
+			key := "lockgate.k" + strings.Repeat("x", i)
+			errs <- SetLocalConfig(context.Background(), repo, key, "v", false)
+		}()
+	}
+	for range n {
+		if err := <-errs; err != nil {
+			t.Errorf("concurrent SetLocalConfig: %v", err)
+		}
+	}
+	for i := range n {
+		key := "lockgate.k" + strings.Repeat("x", i)
+		if v, ok, err := LocalConfig(context.Background(), repo, key); err != nil || !ok || v != "v" {
+			t.Errorf("%s = %q %v %v, want v", key, v, ok, err)
+		}
+	}
+}
