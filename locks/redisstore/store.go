@@ -574,7 +574,7 @@ func (s *Store) setFloor(ctx context.Context, key string) error {
 			// Guessing a floor could hand out a fence a grant of the lost
 			// state used: refuse instead.
 			return &locks.UnavailableError{Store: s.display, Err: &Cause{Op: "acquire " + key,
-				Reason: fmt.Sprintf("the fence counters %s were lost (the server lost its data?) and the highest fence of the lock log is unknown: %v", s.kFences, err),
+				Reason: fmt.Sprintf("the fence counters %s have no floor (a new server, or one that lost its data) and the highest fence of the lock log is unknown: %v", s.kFences, err),
 				Err:    err}}
 		}
 		floor = f

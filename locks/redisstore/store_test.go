@@ -705,3 +705,35 @@ func TestFenceFloor(t *testing.T) {
 		t.Fatalf("Acquire above a floor at MaxFence: fence %d, %v; want ErrFenceExhausted", rec.Fence, err)
 	}
 }
+
+// Callers that meet the missing floor together each get a fence above it.
+func TestFenceFloorConcurrent(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t, redistest.Options{})
+	ctx := context.Background()
+	now := time.Now()
+	const floor = 1000
+	var asked atomic.Int32
+	s := open(t, srv.URL(), Options{FenceFloor: func(context.Context) (uint64, error) { asked.Add(1); return floor, nil }})
+	var wg sync.WaitGroup
+	errs := make(chan error, 32)
+	for i := range 32 {
+		wg.Go(func() {
+			rec, _, err := s.Acquire(ctx, locktest.NewLock(fmt.Sprintf("src/f%d.go", i), "w", now, time.Hour), now)
+			switch {
+			case err != nil:
+				errs <- err
+			case rec.Fence <= floor:
+				errs <- fmt.Errorf("%s: fence %d, want above %d", rec.Key, rec.Fence, floor)
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	if asked.Load() == 0 {
+		t.Fatal("the floor was never asked")
+	}
+}
