@@ -88,8 +88,8 @@ type Options struct {
 	// FLUSHALL, a failover to an empty replica) starts them over; every
 	// fence it hands out from then on is above the floor, so no fence a
 	// grant of the lost state used is handed out again. It is asked only
-	// then, once. An error fails the acquisition (unavailable). Without
-	// it the floor is 0.
+	// when an acquisition finds no floor (that, or a new server). An error
+	// fails the acquisition (unavailable). Without it the floor is 0.
 	FenceFloor func(ctx context.Context) (uint64, error)
 	// legacyExact keeps path and pattern records under their exact
 	// spelling, as versions before keys were folded did; tests use it to
@@ -511,9 +511,9 @@ func (s *Store) Acquire(ctx context.Context, rec locks.Lock, now time.Time) (loc
 		keys = append(keys, s.kPat)
 	}
 	r, err := s.run(ctx, "acquire", k, acquireScript, keys, args...)
-	// The counters lost their floor (the server lost its data): nothing
-	// was written. Set it and ask again; a server that keeps losing it
-	// is not asked forever.
+	// The counters have no floor (a new server, or one that lost its
+	// data): nothing was written. Set it and ask again; a server that
+	// keeps losing it is not asked forever.
 	for tries := 0; err == nil && r.status() == "FLOOR"; tries++ {
 		if tries == 3 {
 			return locks.Lock{}, nil, &locks.UnavailableError{Store: s.display, Err: &Cause{Op: "acquire " + k,
