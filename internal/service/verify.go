@@ -113,20 +113,28 @@ func (e *Workspace) ReadLockLog(ctx context.Context, extra ...string) ([]journal
 }
 
 // FenceFloor is the highest fence an event of the lock log names: the
-// workflow branch as the remote has it now (fetched first when the clone
-// has a remote to fetch it from), as this clone has it, and the journal.
-// A lock store whose counters start over starts above it, so that no
-// fence a lock of the lost state holds is handed out again. A clone with
-// no lock log at all has floor 0.
+// workflow branch as the remote has it now (fetched first, unless the
+// repository has no remote at all), as this clone has it, and the journal.
+// A lock store whose counters start over (a new git lock table, a Redis
+// that lost its data) starts above it, so that no fence a lock of the
+// lost state holds is handed out again. A clone with no lock log at all
+// has floor 0.
 func (e *Workspace) FenceFloor(ctx context.Context) (uint64, error) {
 	if e.Repo.Toplevel != "" {
 		// A remote without the branch (first use) has no events to add;
 		// one that cannot be read fails the change: the floor it would
-		// give is unknown.
+		// give is unknown. A repository without any remote (one of its
+		// own, on Redis) has only its own log.
 		remote, b := e.logRemote(), e.Cfg.Workflow.Branch
-		err := gitexec.FetchRef(ctx, e.Repo, remote, "refs/heads/"+b, "refs/remotes/"+remote+"/"+b)
-		if err != nil && !errors.Is(err, gitexec.ErrNoRemoteRef) {
-			return 0, fmt.Errorf("fetch the lock log (%s from %s): %w", b, remote, err)
+		out, err := gitexec.RepoOutput(ctx, e.Repo, "remote")
+		if err != nil {
+			return 0, fmt.Errorf("read the lock log: list the clone's remotes: %w", err)
+		}
+		if len(strings.Fields(string(out))) > 0 {
+			err := gitexec.FetchRef(ctx, e.Repo, remote, "refs/heads/"+b, "refs/remotes/"+remote+"/"+b)
+			if err != nil && !errors.Is(err, gitexec.ErrNoRemoteRef) {
+				return 0, fmt.Errorf("fetch the lock log (%s from %s): %w", b, remote, err)
+			}
 		}
 	}
 	evs, err := e.ReadLockLog(ctx)

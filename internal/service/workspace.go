@@ -316,6 +316,7 @@ func (e *Workspace) openStore(ctx context.Context, c storeChoice, prefix string)
 		// One timeout per command: a server that did not answer in time is
 		// not asked again.
 		opts.OneTimeout = !e.purpose.Server
+		opts.FenceFloor = e.FenceFloor
 		return redisstore.Open(context.Background(), c.URL, opts)
 	}
 	return nil, fmt.Errorf("store kind %q not built in", c.Kind)

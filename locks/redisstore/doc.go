@@ -10,7 +10,8 @@
 //
 //	r:<key>        the record of a lock key, a string with PX expiry:
 //	               <expires_at ms>\n<fence>\n<token>\n<len(session)>\n<session><record JSON>
-//	fence          hash: lock key -> last fence granted (never expires)
+//	fence          hash: lock key -> last fence granted (never expires);
+//	               the field "" holds the floor every fence is above
 //	i:keys         sorted set of the keys with a record, all scored 0, so
 //	               that ZRANGEBYLEX answers prefix and namespace queries
 //	i:pat          set of the pattern keys among them (lockkey.IsPattern)
@@ -46,9 +47,9 @@
 // Acquire, Release, Update and Remove are each one Lua script, one round
 // trip, atomic on the server. Acquire is SET-NX-PX semantics plus
 // takeover of an expired record, a fence from the key's counter (HINCRBY;
-// never below the replaced record's fence, so a key's fences only grow,
-// across holders, releases and forced clears), the session's rate limit and
-// history. Release and Update compare the owner token, so a holder whose
+// never below the replaced record's fence or the counters' floor, so a
+// key's fences only grow, across holders, releases and forced clears), the
+// session's rate limit and history. Release and Update compare the owner token, so a holder whose
 // TTL lapsed can neither release nor refresh its successor's lock. Release
 // and Remove PUBLISH the key on its channel, which WaitRelease listens to:
 // the Store is a locks.Waiter, so the Manager's --wait sleeps until the
@@ -71,7 +72,10 @@
 // survive a restart of Redis only when it persists its data (appendonly
 // yes, and appendfsync always for every grant): without persistence a
 // restart forgets every lock, fence and history, so Restore has nothing to
-// bring back and fences start again at 1. Single server only: the scripts
+// bring back. Fences do not start again at 1: the floor is lost with the
+// counters, and the next acquisition sets it to the highest fence of the
+// lock log (Options.FenceFloor) before it is granted, so no fence a lost
+// grant used is handed out again. Single server only: the scripts
 // touch keys they derive (a session's history), which Redis Cluster does
 // not allow.
 //

@@ -48,7 +48,7 @@ end
 
 // acquireScript stores a record when the key is free or its record expired.
 //
-//	KEYS: 1 record, 2 fence counters (hash), 3 index of keys, 4 session
+//	KEYS: 1 record, 2 fence counters (hash, with the floor), 3 index of keys, 4 session
 //	      history; then only when used: the session's rate-limit log (with
 //	      a rate limit), the index of patterns (for a pattern key)
 //	ARGV: 1 member (the lock key, or its identity under case folding), 2
@@ -68,9 +68,17 @@ end
 // Every argument costs the server about a tenth of a microsecond, so
 // what a call does not need is left out.
 //
+// Every fence is above the floor, kept in the counters' field "" (no
+// lock key is empty, so no counter has it). The floor and the counters
+// are one Redis key: whatever loses the counters (no persistence,
+// FLUSHALL, eviction, a DEL) loses the floor with them, and the script
+// then grants nothing and answers {"FLOOR"}: the client sets the floor
+// from the lock log (floorScript) and runs it again.
+//
 // Replies: fence (a free key), {"OK", fence, replaced record} (a
 // takeover), record (a string: the key is held), {"RATE"},
-// {"CORRUPT", reason}, {"FENCE"} (no fence left below MaxFence).
+// {"CORRUPT", reason}, {"FENCE"} (no fence left below MaxFence),
+// {"FLOOR"} (no floor: nothing was written).
 var acquireScript = &script{src: prelude + `
 local cur = redis.pcall('GET', KEYS[1])
 if type(cur) == 'table' then return {'CORRUPT', 'the key holds something else than a lock record'} end
@@ -104,6 +112,12 @@ if ARGV[10] then
     if fence > prevFence then prevFence = fence end
   end
 end
+-- before any write: a reply of FLOOR leaves everything as it was
+local floor = redis.call('HGET', KEYS[2], '')
+if not floor then return {'FLOOR'} end
+floor = tonumber(floor)
+if not floor then return redis.error_reply('the fence floor in ' .. KEYS[2] .. ' is not a number') end
+if prevFence > floor then floor = prevFence end
 local limit, now = 0, 0
 if ARGV[7] then limit = tonumber(ARGV[7]) end
 if limit > 0 then
@@ -115,16 +129,16 @@ if limit > 0 then
   if redis.call('ZCARD', KEYS[5]) >= limit then return {'RATE'} end
 end
 -- the counter outlives records, so a key's fences grow across holders,
--- releases and forced clears; the replaced record's fence guards against
--- a counter lost while the record was not
+-- releases and forced clears; the floor and the replaced record's fence
+-- guard against a counter lost while the lock log or the record was not
 local fence = redis.pcall('HINCRBY', KEYS[2], ARGV[1], '1')
 if type(fence) == 'table' then
   -- at the top of int64 HINCRBY refuses; any other error is Redis's
   if string.find(fence['err'], 'overflow', 1, true) then return {'FENCE'} end
   return fence
 end
-local raised = fence <= prevFence
-if raised then fence = prevFence + 1 end
+local raised = fence <= floor
+if raised then fence = floor + 1 end
 -- fences stop at MaxFence (2^53-1): a Lua number holds no larger integer
 -- exactly, and a fence that wrapped or rounded would repeat an old one
 if fence > 9007199254740991 then
@@ -156,6 +170,19 @@ if limit > 0 then
 end
 if cur or old then return {'OK', fence, cur or old} end
 return fence
+`}
+
+// floorScript sets the floor of the fence counters, unless they have one
+// at least as high: clients that met {"FLOOR"} together may each set one,
+// and a floor only ever rises, so no fence granted above it is repeated.
+//
+//	KEYS: 1 fence counters
+//	ARGV: 1 the floor (decimal)
+var floorScript = &script{src: `
+local cur = redis.call('HGET', KEYS[1], '')
+if cur and (tonumber(cur) or -1) >= tonumber(ARGV[1]) then return 0 end
+redis.call('HSET', KEYS[1], '', ARGV[1])
+return 1
 `}
 
 // releaseScript deletes a record whose token matches, or any record when

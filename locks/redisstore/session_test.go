@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -340,7 +341,7 @@ func TestEnv(t *testing.T) {
 	if err != nil || o.RateLimitPerMin != 30 || o.RateLimitWindow != 10*time.Second || o.HistoryTTL != time.Hour {
 		t.Errorf("OptionsFromEnv = %+v, %v", o, err)
 	}
-	if o, err := OptionsFromEnv(env()); err != nil || o != (Options{}) {
+	if o, err := OptionsFromEnv(env()); err != nil || !reflect.DeepEqual(o, Options{}) {
 		t.Errorf("OptionsFromEnv of nothing = %+v, %v", o, err)
 	}
 	for _, kv := range [][2]string{

@@ -83,6 +83,14 @@ type Options struct {
 	// PoolSize is the number of connections kept (default: go-redis's, ten
 	// per CPU). A CLI process needs one.
 	PoolSize int
+	// FenceFloor, when set, returns the highest fence the lock log names.
+	// A server that lost the store's fence counters (no persistence,
+	// FLUSHALL, a failover to an empty replica) starts them over; every
+	// fence it hands out from then on is above the floor, so no fence a
+	// grant of the lost state used is handed out again. It is asked only
+	// when an acquisition finds no floor (that, or a new server). An error
+	// fails the acquisition (unavailable). Without it the floor is 0.
+	FenceFloor func(ctx context.Context) (uint64, error)
 	// legacyExact keeps path and pattern records under their exact
 	// spelling, as versions before keys were folded did; tests use it to
 	// write such stores.
@@ -117,6 +125,10 @@ type Store struct {
 
 	oneTimeout bool
 	gaveUp     atomic.Bool // with oneTimeout: the server did not answer in time
+
+	fenceFloor func(context.Context) (uint64, error)
+	floorMu    sync.Mutex    // one caller at a time reads the lock log
+	floorSets  atomic.Uint64 // floors this Store set, to skip a read another caller just made
 }
 
 // Open connects to the Redis server of rawURL (redis://[user:password@]host:port/db,
@@ -142,6 +154,7 @@ func Open(ctx context.Context, rawURL string, opts Options) (*Store, error) {
 	s.rateWinMS = max(s.rateWindow.Milliseconds(), 1)
 	s.historyTTL = opts.HistoryTTL.Milliseconds()
 	s.fold = !opts.legacyExact
+	s.fenceFloor = opts.FenceFloor
 	switch {
 	case opts.ExpiredGrace < 0:
 		s.graceMS = 0
@@ -498,6 +511,18 @@ func (s *Store) Acquire(ctx context.Context, rec locks.Lock, now time.Time) (loc
 		keys = append(keys, s.kPat)
 	}
 	r, err := s.run(ctx, "acquire", k, acquireScript, keys, args...)
+	// The counters have no floor (a new server, or one that lost its
+	// data): nothing was written. Set it and ask again; a server that
+	// keeps losing it is not asked forever.
+	for tries := 0; err == nil && r.status() == "FLOOR"; tries++ {
+		if tries == 3 {
+			return locks.Lock{}, nil, &locks.UnavailableError{Store: s.display, Err: &Cause{Op: "acquire " + k,
+				Reason: fmt.Sprintf("the fence floor in %s was lost again each time it was set", s.kFences)}}
+		}
+		if err = s.setFloor(ctx, k); err == nil {
+			r, err = s.run(ctx, "acquire", k, acquireScript, keys, args...)
+		}
+	}
 	if err != nil {
 		return locks.Lock{}, nil, err
 	}
@@ -529,6 +554,36 @@ func (s *Store) Acquire(ctx context.Context, rec locks.Lock, now time.Time) (loc
 		return locks.Lock{}, nil, s.corrupt(m, errors.New(r.str(1)))
 	}
 	return locks.Lock{}, nil, s.unexpected(ctx, "acquire", k, r)
+}
+
+// setFloor sets the floor of the fence counters to the highest fence of
+// the lock log (Options.FenceFloor; 0 without it). Callers that met the
+// missing floor together read the log once: a caller that waited for
+// another's floor asks again with it.
+func (s *Store) setFloor(ctx context.Context, key string) error {
+	sets := s.floorSets.Load()
+	s.floorMu.Lock()
+	defer s.floorMu.Unlock()
+	if s.floorSets.Load() != sets {
+		return nil
+	}
+	var floor uint64
+	if s.fenceFloor != nil {
+		f, err := s.fenceFloor(ctx)
+		if err != nil {
+			// Guessing a floor could hand out a fence a grant of the lost
+			// state used: refuse instead.
+			return &locks.UnavailableError{Store: s.display, Err: &Cause{Op: "acquire " + key,
+				Reason: fmt.Sprintf("the fence counters %s have no floor (a new server, or one that lost its data) and the highest fence of the lock log is unknown: %v", s.kFences, err),
+				Err:    err}}
+		}
+		floor = f
+	}
+	if _, err := s.run(ctx, "acquire", key, floorScript, []string{s.kFences}, strconv.FormatUint(floor, 10)); err != nil {
+		return err
+	}
+	s.floorSets.Add(1)
+	return nil
 }
 
 // Release removes key's record if its token is token, drops it from its

@@ -631,3 +631,109 @@ func TestFenceLimitInt64(t *testing.T) {
 		t.Fatalf("Acquire at the top of int64: fence %d, %v; want ErrFenceExhausted", rec.Fence, err)
 	}
 }
+
+// A server that lost its data (FLUSHALL here) starts the fence counters
+// over: every fence it hands out from then on is above the floor the lock
+// log gives, never one a grant of the lost state used.
+func TestFenceFloor(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t, redistest.Options{})
+	c := raw(t, srv.URL())
+	ctx := context.Background()
+	now := time.Now()
+	prefix := freshPrefix(t)
+	a := open(t, srv.URL(), Options{Prefix: prefix})
+	var held locks.Lock
+	for range 3 {
+		rec, _, err := a.Acquire(ctx, locktest.NewLock("a.go", "alice", now, time.Hour), now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := a.Release(ctx, rec.Key, rec.Token); err != nil {
+			t.Fatal(err)
+		}
+		held = rec
+	}
+	if err := c.FlushAll(ctx).Err(); err != nil {
+		t.Fatal(err)
+	}
+
+	var asked atomic.Int32
+	floor := func(context.Context) (uint64, error) { asked.Add(1); return held.Fence, nil }
+	b := open(t, srv.URL(), Options{Prefix: prefix, FenceFloor: floor})
+	got, _, err := b.Acquire(ctx, locktest.NewLock("a.go", "bob", now, time.Hour), now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Fence <= held.Fence {
+		t.Fatalf("fence of a.go after the data loss: %d, want above %d", got.Fence, held.Fence)
+	}
+	// Every key starts above the floor, and the floor is asked once.
+	other, _, err := b.Acquire(ctx, locktest.NewLock("b.go", "bob", now, time.Hour), now)
+	if err != nil || other.Fence <= held.Fence {
+		t.Fatalf("fence of b.go after the data loss: %d, %v; want above %d", other.Fence, err, held.Fence)
+	}
+	if n := asked.Load(); n != 1 {
+		t.Fatalf("the floor was asked %d times, want 1", n)
+	}
+	// Another client keeps counting from the counters.
+	d := open(t, srv.URL(), Options{Prefix: prefix, FenceFloor: func(context.Context) (uint64, error) { return 0, errors.New("not asked") }})
+	if err := b.Release(ctx, got.Key, got.Token); err != nil {
+		t.Fatal(err)
+	}
+	if next, _, err := d.Acquire(ctx, locktest.NewLock("a.go", "dave", now, time.Hour), now); err != nil || next.Fence != got.Fence+1 {
+		t.Fatalf("next fence of a.go: %d, %v; want %d", next.Fence, err, got.Fence+1)
+	}
+
+	// A floor that cannot be read fails the acquisition, and grants
+	// nothing.
+	if err := c.FlushAll(ctx).Err(); err != nil {
+		t.Fatal(err)
+	}
+	e := open(t, srv.URL(), Options{Prefix: prefix, FenceFloor: func(context.Context) (uint64, error) { return 0, errors.New("log unreadable") }})
+	var ue *locks.UnavailableError
+	if _, _, err := e.Acquire(ctx, locktest.NewLock("c.go", "erin", now, time.Hour), now); !errors.As(err, &ue) || !strings.Contains(err.Error(), "log unreadable") {
+		t.Fatalf("Acquire with an unreadable floor: %v, want unavailable", err)
+	}
+	if _, err := e.Get(ctx, "c.go"); !errors.Is(err, locks.ErrNotFound) {
+		t.Fatalf("after the refusal: Get = %v, want ErrNotFound", err)
+	}
+
+	// A floor at the limit leaves no fence to hand out.
+	f := open(t, srv.URL(), Options{Prefix: prefix, FenceFloor: func(context.Context) (uint64, error) { return MaxFence, nil }})
+	if rec, _, err := f.Acquire(ctx, locktest.NewLock("c.go", "frank", now, time.Hour), now); !errors.Is(err, locks.ErrFenceExhausted) {
+		t.Fatalf("Acquire above a floor at MaxFence: fence %d, %v; want ErrFenceExhausted", rec.Fence, err)
+	}
+}
+
+// Callers that meet the missing floor together each get a fence above it.
+func TestFenceFloorConcurrent(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t, redistest.Options{})
+	ctx := context.Background()
+	now := time.Now()
+	const floor = 1000
+	var asked atomic.Int32
+	s := open(t, srv.URL(), Options{FenceFloor: func(context.Context) (uint64, error) { asked.Add(1); return floor, nil }})
+	var wg sync.WaitGroup
+	errs := make(chan error, 32)
+	for i := range 32 {
+		wg.Go(func() {
+			rec, _, err := s.Acquire(ctx, locktest.NewLock(fmt.Sprintf("src/f%d.go", i), "w", now, time.Hour), now)
+			switch {
+			case err != nil:
+				errs <- err
+			case rec.Fence <= floor:
+				errs <- fmt.Errorf("%s: fence %d, want above %d", rec.Key, rec.Fence, floor)
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	if asked.Load() == 0 {
+		t.Fatal("the floor was never asked")
+	}
+}
