@@ -26,7 +26,7 @@ type ClaimOptions struct {
 // AddFlags registers the options on fs.
 func (o *ClaimOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.Var(once(&o.Packages), "packages", "work packages `FILE` (default: work_packages of the config)")
-	durationVar(fs, &o.TTL, "ttl", "lock lifetime (default: the package's ttl_minutes, else by worker type)")
+	durationVar(fs, &o.TTL, "ttl", "lock lifetime (default: the package's ttl, else by worker type)")
 	durationVar(fs, &o.Wait, "wait", "with WP: wait up to `D` for its locks")
 }
 

@@ -85,8 +85,8 @@ func (a *app) acquire(ctx context.Context, o *AcquireOptions, args []string) err
 		}
 		req.Action = "package:" + wp.ID
 		req.Reason = cmp.Or(o.Reason, wp.Locks.Reason, wp.Title)
-		if req.TTL == 0 && wp.Locks.TTLMinutes > 0 {
-			req.TTL = time.Duration(wp.Locks.TTLMinutes) * time.Minute
+		if req.TTL == 0 {
+			req.TTL = wp.TTL()
 		}
 	} else {
 		if len(args) == 0 {

@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 )
 
 const wpName = "work-packages.yaml"
@@ -83,11 +84,93 @@ func TestWorkPackagesLoad(t *testing.T) {
 			want: []string{`work-packages.yaml:2: packages[0]: id "WP 1" must not contain whitespace`}},
 		{name: "negative ttl", yaml: "packages:\n  - id: WP-1\n    locks:\n      ttl_minutes: -5\n",
 			want: []string{`work-packages.yaml:4: package WP-1: locks.ttl_minutes must not be negative, got -5`}},
+		{name: "ttl_minutes past the duration range", yaml: "packages:\n  - id: WP-1\n    locks:\n      ttl_minutes: 200000000000\n",
+			want: []string{`work-packages.yaml:4: package WP-1: locks.ttl_minutes must be at most 153722867, got 200000000000`}},
 		{name: "empty entries", yaml: "packages:\n  - id: WP-1\n    locks:\n      files:\n        -\n      keys: ['']\n",
 			want: []string{
 				`work-packages.yaml:5: packages[0].locks.files[0]: empty entry`,
 				`work-packages.yaml:6: packages[0].locks.keys[0]: empty entry`,
 			}},
+		{name: "priority not an integer", yaml: "packages:\n  - id: WP-1\n    priority: high\n  - id: WP-2\n    priority: 1.5\n  - id: WP-3\n    priority: [1]\n",
+			want: []string{
+				`work-packages.yaml:3: packages[0].priority: expected an integer, got string "high"`,
+				`work-packages.yaml:5: packages[1].priority: expected an integer, got number 1.5`,
+				`work-packages.yaml:7: packages[2].priority: expected an integer, got a list`,
+			}},
+		{name: "priority out of range", yaml: "packages:\n  - id: WP-1\n    priority: 9223372036854775808\n",
+			want: []string{`work-packages.yaml:3: packages[0].priority: integer 9223372036854775808 out of range`}},
+		{name: "dependencies", yaml: "packages:\n  - id: A\n  - id: B\n    depends_on: [A]\n  - id: C\n    priority: -3\n    depends_on:\n      - A\n      - B\n",
+			wantIDs: []string{"A", "B", "C"}},
+		{name: "depends_on not a list", yaml: "packages:\n  - id: A\n  - id: B\n    depends_on: A\n",
+			want: []string{`work-packages.yaml:4: packages[1].depends_on: expected a list, got string "A"`}},
+		{name: "unknown dependency", yaml: "packages:\n  - id: WP-1\n  - id: WP-2\n    depends_on:\n      - WP-1\n      - WP-9\n",
+			want: []string{`work-packages.yaml:6: package WP-2: depends_on[1]: no package "WP-9" in the file`}},
+		{name: "dependency on itself", yaml: "packages:\n  - id: WP-1\n    depends_on: [WP-1]\n",
+			want: []string{`work-packages.yaml:3: package WP-1: depends_on[0]: a package cannot depend on itself`}},
+		{name: "duplicate dependency", yaml: "packages:\n  - id: WP-1\n  - id: WP-2\n    depends_on:\n      - WP-1\n      - WP-1\n",
+			want: []string{`work-packages.yaml:6: package WP-2: depends_on[1]: "WP-1" listed twice (first at line 5)`}},
+		{name: "empty dependency", yaml: "packages:\n  - id: WP-1\n    depends_on: ['', ~]\n",
+			want: []string{
+				`work-packages.yaml:3: package WP-1: depends_on[0]: empty entry`,
+				`work-packages.yaml:3: package WP-1: depends_on[1]: empty entry`,
+			}},
+		{name: "dependency of a package without id", yaml: "packages:\n  - title: x\n    depends_on: [WP-9]\n",
+			want: []string{
+				`work-packages.yaml:2: packages[0]: id must not be empty`,
+				`work-packages.yaml:3: package packages[0]: depends_on[0]: no package "WP-9" in the file`,
+			}},
+		{name: "dependency id needing quotes", yaml: "packages:\n  - id: \"W\\e1\"\n    depends_on: [\"W\\e1\"]\n",
+			want: []string{`work-packages.yaml:3: package "W\x1b1": depends_on[0]: a package cannot depend on itself`}},
+		{name: "cycle of two", yaml: "packages:\n  - id: WP-1\n    depends_on: [WP-2]\n  - id: WP-2\n    depends_on: [WP-1]\n",
+			want: []string{`work-packages.yaml:3: package WP-1: depends_on: dependency cycle WP-1 → WP-2 → WP-1`}},
+		{name: "cycle of three behind a package outside it", yaml: `packages:
+  - id: WP-0
+    depends_on: [WP-2]
+  - id: WP-1
+    depends_on: [WP-0, WP-3]
+  - id: WP-2
+    depends_on: [WP-4]
+  - id: WP-3
+    depends_on:
+      - WP-5
+      - WP-2
+  - id: WP-4
+    depends_on:
+      - WP-3
+  - id: WP-5
+`,
+			want: []string{`work-packages.yaml:7: package WP-2: depends_on: dependency cycle WP-2 → WP-4 → WP-3 → WP-2`}},
+		{name: "shortest cycle named", yaml: `packages:
+  - id: A
+    depends_on: [B, C]
+  - id: B
+    depends_on: [D]
+  - id: C
+    depends_on: [A]
+  - id: D
+    depends_on: [A]
+`,
+			want: []string{`work-packages.yaml:3: package A: depends_on: dependency cycle A → C → A`}},
+		{name: "two cycles", yaml: `packages:
+  - {id: A, depends_on: [B]}
+  - {id: B, depends_on: [A]}
+  - {id: C, depends_on: [D]}
+  - {id: D, depends_on: [E]}
+  - {id: E, depends_on: [C]}
+`,
+			want: []string{
+				`work-packages.yaml:2: package A: depends_on: dependency cycle A → B → A`,
+				`work-packages.yaml:4: package C: depends_on: dependency cycle C → D → E → C`,
+			}},
+		{name: "long cycle shortened", yaml: "packages:\n" + chain(12, true),
+			want: []string{`work-packages.yaml:2: package P0: depends_on: dependency cycle P0 → P1 → P2 → P3 → P4 → P5 → P6 → P7 → P8 → … (12 packages in all) → P0`}},
+		{name: "ttl", yaml: "packages:\n  - id: WP-1\n    locks: {ttl: 15s}\n  - id: WP-2\n    locks: {ttl: 0}\n", wantIDs: []string{"WP-1", "WP-2"}},
+		{name: "ttl and ttl_minutes", yaml: "packages:\n  - id: WP-1\n    locks:\n      ttl: 15s\n      ttl_minutes: 3\n",
+			want: []string{`work-packages.yaml:5: package WP-1: locks.ttl and locks.ttl_minutes are both set: keep one`}},
+		{name: "negative ttl duration", yaml: "packages:\n  - id: WP-1\n    locks:\n      ttl: -5m\n",
+			want: []string{`work-packages.yaml:4: package WP-1: locks.ttl must not be negative, got -5m0s`}},
+		{name: "ttl not a duration", yaml: "packages:\n  - id: WP-1\n    locks:\n      ttl: 15\n",
+			want: []string{`work-packages.yaml:4: packages[0].locks.ttl: invalid duration "15": use a duration such as 30m, 8h or 2d`}},
 		{name: "syntax error", yaml: "packages:\n  - id: [\n",
 			want: []string{`work-packages.yaml:2: invalid YAML: did not find expected node content`}},
 	}
@@ -168,6 +251,110 @@ func TestWorkPackagesValidate(t *testing.T) {
 			}
 			if got := problemStrings(t, err); !reflect.DeepEqual(got, tt.want) {
 				t.Errorf("problems:\n got %q\nwant %q", got, tt.want)
+			}
+		})
+	}
+}
+
+// chain is n packages P0…P(n-1), each depending on the next; the last on
+// P0 when closed.
+func chain(n int, closed bool) string {
+	var b strings.Builder
+	for i := 0; i < n; i++ {
+		fmt.Fprintf(&b, "  - {id: P%d", i)
+		switch {
+		case i+1 < n:
+			fmt.Fprintf(&b, ", depends_on: [P%d]", i+1)
+		case closed:
+			b.WriteString(", depends_on: [P0]")
+		}
+		b.WriteString("}\n")
+	}
+	return b.String()
+}
+
+func TestWorkPackagesLongChain(t *testing.T) {
+	t.Parallel()
+	src := "packages:\n" + chain(MaxWorkPackages, false)
+	if _, err := LoadWorkPackagesBytes(wpName, []byte(src)); err != nil {
+		t.Fatalf("open chain: %v", err)
+	}
+	_, err := LoadWorkPackagesBytes(wpName, []byte("packages:\n"+chain(MaxWorkPackages, true)))
+	want := []string{fmt.Sprintf(`work-packages.yaml:2: package P0: depends_on: dependency cycle P0 → P1 → P2 → P3 → P4 → P5 → P6 → P7 → P8 → … (%d packages in all) → P0`, MaxWorkPackages)}
+	if got := problemStrings(t, err); !reflect.DeepEqual(got, want) {
+		t.Errorf("closed chain:\n got %q\nwant %q", got, want)
+	}
+}
+
+func TestWorkPackageTTL(t *testing.T) {
+	t.Parallel()
+	const src = `packages:
+  - id: none
+  - id: ttl
+    locks: {ttl: 15s}
+  - id: days
+    locks: {ttl: 2d}
+  - id: minutes
+    locks: {ttl_minutes: 120}
+  - id: zero
+    locks: {ttl: 0s}
+  - id: zero-minutes
+    locks: {ttl_minutes: 0}
+`
+	w, err := LoadWorkPackagesBytes(wpName, []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]time.Duration{
+		"none": 0, "ttl": 15 * time.Second, "days": 48 * time.Hour,
+		"minutes": 2 * time.Hour, "zero": 0, "zero-minutes": 0,
+	}
+	for id, ttl := range want {
+		p, ok := w.Find(id)
+		if !ok {
+			t.Fatalf("no package %s", id)
+		}
+		if got := p.TTL(); got != ttl {
+			t.Errorf("%s: TTL() = %v, want %v", id, got, ttl)
+		}
+	}
+}
+
+func TestWorkPackagesClaimOrder(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		yaml string
+		want []string
+	}{
+		{name: "empty", yaml: "", want: []string{}},
+		{name: "file order without priorities", yaml: "packages:\n  - id: C\n  - id: A\n  - id: B\n", want: []string{"C", "A", "B"}},
+		{name: "higher first, ties in file order", yaml: `packages:
+  - {id: low, priority: -1}
+  - {id: zero-1}
+  - {id: high-1, priority: 5}
+  - {id: mid, priority: 2}
+  - {id: zero-2, priority: 0}
+  - {id: high-2, priority: 5}
+`, want: []string{"high-1", "high-2", "mid", "zero-1", "zero-2", "low"}},
+		{name: "dependencies do not reorder", yaml: "packages:\n  - {id: A, depends_on: [B]}\n  - {id: B}\n", want: []string{"A", "B"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			w, err := LoadWorkPackagesBytes(wpName, []byte(tt.yaml))
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := []string{}
+			for _, p := range w.ClaimOrder() {
+				got = append(got, p.ID)
+				if q, _ := w.Find(p.ID); q != p {
+					t.Errorf("ClaimOrder()'s %s is a copy, not the package of the list", p.ID)
+				}
+			}
+			if !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("ClaimOrder() = %q, want %q", got, tt.want)
 			}
 		})
 	}

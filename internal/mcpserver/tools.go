@@ -369,7 +369,7 @@ func listLocks(ctx context.Context, e *service.Workspace, in listIn, out *locksO
 
 type claimIn struct {
 	PackageID   string  `json:"package_id,omitempty" jsonschema:"work package to claim; without it, the first free one"`
-	TTLMinutes  float64 `json:"ttl_minutes,omitempty" jsonschema:"lifetime (default the package's ttl_minutes, else by worker type)"`
+	TTLMinutes  float64 `json:"ttl_minutes,omitempty" jsonschema:"lifetime (default the package's ttl, else by worker type)"`
 	WaitSeconds float64 `json:"wait_seconds,omitempty" jsonschema:"with package_id: wait up to this long for its locks"`
 	identityArgs
 }

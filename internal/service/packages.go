@@ -76,7 +76,7 @@ func (e *Workspace) packageKeys(wp *config.WorkPackage) ([]lockkey.Key, error) {
 }
 
 // Claim is how a claim takes its locks: their lifetime (0: the package's
-// ttl_minutes, else by worker type) and how long to wait for held ones.
+// ttl, else by worker type) and how long to wait for held ones.
 type Claim struct {
 	TTL, Wait time.Duration
 }
@@ -92,8 +92,8 @@ func (e *Workspace) ClaimPackage(ctx context.Context, wp *config.WorkPackage, o 
 		return nil, fmt.Errorf("work package id %q cannot name a task lock: %w", wp.ID, err)
 	}
 	ttl := o.TTL
-	if ttl == 0 && wp.Locks.TTLMinutes > 0 {
-		ttl = time.Duration(wp.Locks.TTLMinutes) * time.Minute
+	if ttl == 0 {
+		ttl = wp.TTL()
 	}
 	if ttl == 0 {
 		ttl = e.Cfg.TTL(e.Me.HolderType, lockkey.KindTask)
