@@ -37,7 +37,15 @@ type Lock struct {
 	// acquisition, renewal or refresh): how lockgate tells, after a crash,
 	// whether a change whose event may be missing was made.
 	EventID string `json:"event_id,omitempty"`
+	// A work package's task record, once the package is finished (Action
+	// "done" or "failed"), says when and, for one done, at which commit.
+	FinishedAt *time.Time `json:"finished_at,omitempty"`
+	Commit     string     `json:"commit,omitempty"`
 }
+
+// Never is the expiry of a record that stays until it is removed: a
+// finished work package's.
+var Never = time.Date(9999, 12, 31, 0, 0, 0, 0, time.UTC)
 
 // Owner identifies who holds a lock: the same worker in the same session.
 type Owner struct {

@@ -82,6 +82,10 @@ type Request struct {
 	KeepHeld bool
 	// Events are recorded with the acquisition's own, when it succeeds.
 	Events []journal.Event
+	// Settled, when set, names records of the owner's that the request
+	// must not renew: they are held like another's (a finished work
+	// package's task record, which keeps its state).
+	Settled func(Lock) bool
 }
 
 // Result is one key's outcome.
@@ -357,6 +361,9 @@ func (m *Manager) acquireOne(ctx context.Context, s Store, req Request, key stri
 	}
 	var held *HeldError
 	if !errors.As(err, &held) || !held.Lock.OwnedBy(req.Owner) {
+		return Result{}, err
+	}
+	if req.Settled != nil && req.Settled(held.Lock) {
 		return Result{}, err
 	}
 	// Ours already: renew it, keeping its token and fence.
@@ -635,6 +642,121 @@ func (m *Manager) Refresh(ctx context.Context, keys []string, me Owner, ttl, tas
 	}
 	ch.end(false)
 	return out, nil
+}
+
+// Conclusion is one change that ends the owner's hold of Key in another
+// way than a release: Apply rewrites its record (kept under its token and
+// fence: a successor that took it over is never overwritten), and the
+// Release keys, the owner's, are released with it.
+type Conclusion struct {
+	Key     string
+	Owner   Owner
+	Apply   func(*Lock)
+	Release []string
+	Events  []journal.Event // recorded with the change
+}
+
+// Conclude makes c: Key's record rewritten and the Release keys released,
+// in one change on a Transactor, one after the other elsewhere (the
+// rewrite first). Key must be the owner's: another's is a
+// *NotOwnerError, a missing one a *LostError, and one taken over since
+// the caller read it ErrTokenMismatch.
+func (m *Manager) Conclude(ctx context.Context, c Conclusion) (Lock, ReleaseResult, error) {
+	var out ReleaseResult
+	if len(c.Events) == 0 {
+		return Lock{}, out, errors.New("conclude: no event names the change")
+	}
+	cur, err := m.Store.Get(ctx, c.Key)
+	if errors.Is(err, ErrNotFound) {
+		return Lock{}, out, &LostError{Key: c.Key, Op: "conclude"}
+	}
+	if err != nil {
+		return Lock{}, out, err
+	}
+	if !cur.OwnedBy(c.Owner) {
+		return Lock{}, out, &NotOwnerError{Lock: cur, Op: "conclude"}
+	}
+	next := cur
+	c.Apply(&next)
+	next.Key, next.Token, next.Fence = cur.Key, cur.Token, cur.Fence
+	main := journal.NewID()
+	next.EventID = main
+	plan := []intentEvent{}
+	for i, ev := range c.Events {
+		if i == 0 {
+			ev.ID = main
+			plan = append(plan, intentEvent{Event: ev, Proof: &proof{Key: c.Key, EventID: main}})
+			continue
+		}
+		plan = append(plan, intentEvent{Event: ev})
+	}
+	var rel []Lock
+	for _, key := range c.Release {
+		l, err := m.Store.Get(ctx, key)
+		if errors.Is(err, ErrNotFound) {
+			out.Missing = append(out.Missing, key)
+			continue
+		}
+		if err != nil {
+			return Lock{}, out, err
+		}
+		if !l.OwnedBy(c.Owner) {
+			return Lock{}, out, &NotOwnerError{Lock: l, Op: "release"}
+		}
+		rel = append(rel, l)
+		plan = append(plan, intentEvent{Event: m.event(c.Owner, journal.ActionRelease, l), Proof: &proof{Key: key, Token: l.Token, Gone: true}})
+	}
+	ch, err := m.begin(ctx, plan)
+	if err != nil {
+		return Lock{}, out, err
+	}
+	var updated Lock
+	var at time.Time
+	atomic, maybe, err := m.apply(ctx, func(s Store) error {
+		at = m.now().UTC()
+		out.Removed = nil
+		u, err := s.Update(ctx, next)
+		if err != nil {
+			return fmt.Errorf("%s: %w", c.Key, err)
+		}
+		updated = u
+		for _, l := range rel {
+			if err := s.Release(ctx, l.Key, l.Token); err != nil {
+				return fmt.Errorf("release %s: %w", l.Key, err)
+			}
+			out.Removed = append(out.Removed, l)
+		}
+		return nil
+	})
+	evs := make([]journal.Event, 0, len(plan))
+	for _, ie := range plan {
+		ev := ie.Event
+		ev.Timestamp = at
+		evs = append(evs, ev)
+	}
+	if err != nil {
+		if atomic {
+			out.Removed = nil
+			if maybe {
+				ch.end(true)
+				return Lock{}, out, err
+			}
+			ch.end(false)
+			return Lock{}, out, err
+		}
+		if updated.Key == "" {
+			ch.end(false) // nothing was changed
+			return Lock{}, out, err
+		}
+		// The rewrite was made, the first releases too: their events.
+		return updated, out, ch.fail(evs[:len(c.Events)+len(out.Removed)], err)
+	}
+	if err := ch.record(evs); err != nil {
+		ch.end(true)
+		return updated, out, err
+	}
+	ch.end(false)
+	return updated, out, nil
 }
 
 // Clear removes whatever lock is on key (forced, logged) and returns it.

@@ -143,7 +143,7 @@ func TestMCPToolsAndSchemas(t *testing.T) {
 	}
 	slices.Sort(names)
 	want := []string{"acquire_lock", "allocate_ports", "check_change", "check_locks", "claim_package",
-		"complete_package", "list_locks", "pause_status", "refresh_lock", "release_lock", "release_ports"}
+		"complete_package", "list_locks", "list_packages", "pause_status", "refresh_lock", "release_lock", "release_ports"}
 	if !slices.Equal(names, want) {
 		t.Fatalf("tools = %v, want %v", names, want)
 	}
@@ -407,9 +407,18 @@ func TestMCPPackagesPausePortsChange(t *testing.T) {
 		t.Fatalf("holder's check_change = %v", out)
 	}
 
+	// Done: its locks released, its task record kept as the package's state.
 	out, isErr = a.call("complete_package", map[string]any{"package_id": "WP-1"})
-	if isErr || len(out["released"].([]any)) != 3 {
+	if isErr || len(out["released"].([]any)) != 2 {
 		t.Fatalf("complete = %v", out)
+	}
+	out, isErr = a.call("list_packages", map[string]any{})
+	if isErr || out["packages"].([]any)[0].(map[string]any)["state"] != "done" || out["counts"].(map[string]any)["done"] != 1.0 {
+		t.Fatalf("list_packages = %v", out)
+	}
+	out, isErr = a.call("claim_package", map[string]any{"package_id": "WP-1"})
+	if !isErr || out["error"].(map[string]any)["reason"] != "package_state" {
+		t.Fatalf("claim of a done package = %v", out)
 	}
 
 	// Pause.

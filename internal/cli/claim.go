@@ -35,7 +35,7 @@ func claimCommand() *command {
 	return &command{
 		takesLocks: true,
 		usage:      "claim [WP] [--packages FILE]",
-		short:      "claim a work package: its task lock and all its locks (the next free one without WP)",
+		short:      "claim a work package: its task lock and all its locks (without WP, the next ready one)",
 		flags:      o.AddFlags,
 		run: func(ctx context.Context, a *app, args []string) error {
 			if len(args) > 1 {
@@ -55,19 +55,32 @@ func claimCommand() *command {
 					return service.Usagef("no work package %q in %s", args[0], wps.Path)
 				}
 				a.waitHint = func(d string) string { return hint.Line(hint.WaitClaim, d, wp.ID) }
-				res, err := e.ClaimPackage(ctx, wp, service.Claim{TTL: o.TTL, Wait: o.Wait})
+				res, err := e.ClaimPackage(ctx, wps, wp, service.Claim{TTL: o.TTL, Wait: o.Wait})
 				return a.reportClaim(wp, res, err)
 			}
-			wp, res, err := e.ClaimNext(ctx, wps, service.Claim{TTL: o.TTL, Wait: o.Wait})
+			next, err := e.ClaimNext(ctx, wps, service.Claim{TTL: o.TTL, Wait: o.Wait})
 			var none *service.NoFreePackageError
-			if errors.As(err, &none) {
+			if errors.As(err, &none) && none.Last != "" {
 				// Without WP, --wait only waits for the claim lock: the
 				// hint waits for the package that was tried last.
 				a.waitHint = func(d string) string { return hint.Line(hint.WaitClaim, d, none.Last) }
 			}
-			return a.reportClaim(wp, res, err)
+			if err == nil && next.Drained {
+				return a.reportDrained(next.Queue)
+			}
+			return a.reportClaim(next.Package, next.Results, err)
 		},
 	}
+}
+
+// reportDrained says that nothing is left to claim: every package is done
+// or failed. It prints no package id, so that a loop reading the id stops.
+func (a *app) reportDrained(q *service.Queue) error {
+	if a.globals.JSON {
+		return writeJSON(a.stdio.Out, map[string]any{"package": "", "status": "drained", "counts": q.Counts, "store": a.env.StoreName()})
+	}
+	fmt.Fprintf(a.stdio.Err, "claim: nothing left to claim in %s: %d done, %d failed\n", q.Path, q.Counts[service.PackageDone], q.Counts[service.PackageFailed])
+	return nil
 }
 
 func (a *app) reportClaim(wp *config.WorkPackage, res []locks.Result, err error) error {
@@ -75,7 +88,7 @@ func (a *app) reportClaim(wp *config.WorkPackage, res []locks.Result, err error)
 		return err
 	}
 	if a.globals.JSON {
-		return writeJSON(a.stdio.Out, map[string]any{"package": wp.ID, "locks": acquiredViews(res), "store": a.env.StoreName()})
+		return writeJSON(a.stdio.Out, map[string]any{"package": wp.ID, "status": "claimed", "locks": acquiredViews(res), "store": a.env.StoreName()})
 	}
 	fmt.Fprintf(a.stdio.Out, "%s\n", safetext.Field(wp.ID))
 	fmt.Fprintf(a.stdio.Err, "claimed %s (%s): %d locks in %s until %s\n", safetext.Field(wp.ID), safetext.Field(wp.Title), len(res), a.env.StoreLabel(), stamp(res[0].Lock.ExpiresAt))
@@ -84,26 +97,46 @@ func (a *app) reportClaim(wp *config.WorkPackage, res []locks.Result, err error)
 
 func doneCommand() *command {
 	var packages string
+	var how service.Finish
 	return &command{
-		usage: "done WP [--packages FILE]",
-		short: "finish a claimed work package: release its locks",
+		usage: "done WP [--commit REV] [--failed REASON] [--packages FILE]",
+		short: "finish a claimed work package: mark it done (or failed) and release its locks",
 		flags: func(fs *pflag.FlagSet) {
 			fs.Var(once(&packages), "packages", "work packages `FILE` (default: work_packages of the config)")
+			fs.Var(once(&how.Commit), "commit", "the commit that finished it (default: HEAD)")
+			fs.Var(once(&how.Failed), "failed", "mark it failed for `REASON` instead: claims skip it until `lockgate retry`")
 		},
 		run: func(ctx context.Context, a *app, args []string) error {
 			if len(args) != 1 {
 				return service.Usagef("done: give exactly one work package id")
 			}
+			if how.Failed != "" && how.Commit != "" {
+				return service.Usagef("done: --commit names what finished a package done; a failed one names no commit")
+			}
 			e, err := a.open(ctx)
 			if err != nil {
 				return err
 			}
-			res, err := e.FinishPackage(ctx, packages, args[0])
+			res, err := e.FinishPackage(ctx, packages, args[0], how)
 			for _, k := range res.Kept {
 				fmt.Fprintf(a.stdio.Err, "kept %s: %s\n", safetext.Field(k.Key), k.Why)
+			}
+			if err == nil {
+				if how.Failed != "" {
+					fmt.Fprintf(a.stdio.Err, "%s failed: %s\n", safetext.Field(args[0]), safetext.Field(how.Failed))
+				} else {
+					fmt.Fprintf(a.stdio.Err, "%s done%s\n", safetext.Field(args[0]), atCommit(res.Record.Commit))
+				}
 			}
 			a.reportRelease(e, res.ReleaseResult, err)
 			return err
 		},
 	}
+}
+
+func atCommit(c string) string {
+	if c == "" {
+		return " (no commit on this branch yet)"
+	}
+	return " at " + c
 }

@@ -78,7 +78,7 @@ func (a *app) addCompletions(ctx context.Context, path string, cc *cobra.Command
 	switch path {
 	case "lock release", "lock refresh":
 		cc.ValidArgsFunction = a.completeHeld(ctx)
-	case "claim":
+	case "claim", "done", "release-package", "retry":
 		cc.ValidArgsFunction = a.completePackages(ctx)
 	}
 	if cc.Flags().Lookup("package") != nil {

@@ -375,7 +375,10 @@ type claimIn struct {
 }
 
 type claimOut struct {
-	Claimed bool                 `json:"claimed"`
+	Claimed bool `json:"claimed"`
+	// Drained: nothing was claimed because every package is done or
+	// failed; a worker loop stops on it.
+	Drained bool                 `json:"drained,omitempty" jsonschema:"every package is done or failed: nothing is left to claim"`
 	Package string               `json:"package,omitempty"`
 	Title   string               `json:"title,omitempty"`
 	Locks   []service.LockView   `json:"locks"`
@@ -401,9 +404,11 @@ func claimPackage(ctx context.Context, e *service.Workspace, in claimIn, out *cl
 		if wp, ok = wps.Find(in.PackageID); !ok {
 			return service.Usagef("no work package %q in %s", in.PackageID, wps.Path)
 		}
-		res, err = e.ClaimPackage(ctx, wp, o)
+		res, err = e.ClaimPackage(ctx, wps, wp, o)
 	} else {
-		wp, res, err = e.ClaimNext(ctx, wps, o)
+		var next service.NextClaim
+		next, err = e.ClaimNext(ctx, wps, o)
+		wp, res, out.Drained = next.Package, next.Results, next.Drained
 	}
 	if wp != nil {
 		out.Package, out.Title = wp.ID, wp.Title
@@ -417,6 +422,8 @@ func claimPackage(ctx context.Context, e *service.Workspace, in claimIn, out *cl
 
 type completeIn struct {
 	PackageID string `json:"package_id" jsonschema:"the claimed work package to finish"`
+	Commit    string `json:"commit,omitempty" jsonschema:"the commit that finished it (default HEAD)"`
+	Failed    string `json:"failed,omitempty" jsonschema:"mark it failed for this reason instead of done; claims skip it until it is retried"`
 	identityArgs
 }
 
@@ -424,9 +431,39 @@ func completePackage(ctx context.Context, e *service.Workspace, in completeIn, o
 	if in.PackageID == "" {
 		return service.Usagef("give package_id")
 	}
-	res, err := e.FinishPackage(ctx, "", in.PackageID)
+	res, err := e.FinishPackage(ctx, "", in.PackageID, service.Finish{Commit: in.Commit, Failed: in.Failed})
 	out.fill(res.ReleaseResult)
 	return err
+}
+
+type listPackagesIn struct {
+	identityArgs
+}
+
+type packagesOut struct {
+	Packages []service.PackageStatus `json:"packages"`
+	Counts   map[string]int          `json:"counts" jsonschema:"packages per state: ready, claimed, done, failed"`
+	Drained  bool                    `json:"drained" jsonschema:"every package is done or failed"`
+	Error    *outcome.ErrorObject    `json:"error,omitempty"`
+}
+
+func (o *packagesOut) refuse(te *outcome.ErrorObject) { o.Error = te }
+
+func listPackages(ctx context.Context, e *service.Workspace, _ listPackagesIn, out *packagesOut) error {
+	wps, err := e.LoadPackages("")
+	if err != nil {
+		return err
+	}
+	q, err := e.Packages(ctx, wps, true)
+	if err != nil {
+		return err
+	}
+	out.Packages = append(out.Packages, q.Packages...)
+	for s, n := range q.Counts {
+		out.Counts[string(s)] = n
+	}
+	out.Drained = q.Drained()
+	return nil
 }
 
 type pauseIn struct {
@@ -584,8 +621,14 @@ func newServer(ctx context.Context, base *service.Workspace, version string) *mc
 		"without keys, every live lock."}, func() checkLocksOut { return checkLocksOut{Free: true} }, checkLocks)
 	addTool(srv, base, trace, &mcp.Tool{Name: "list_locks", Description: "Every live lock (or only the caller's, or only stale ones)."}, func() locksOut { return locksOut{Locks: []service.LockView{}} }, listLocks)
 	addTool(srv, base, trace, &mcp.Tool{Name: "claim_package", Description: "Claim a work package: its task lock and all its locks, " +
-		"all or nothing (the first free package without package_id)."}, func() claimOut { return claimOut{Locks: []service.LockView{}} }, claimPackage)
-	addTool(srv, base, trace, &mcp.Tool{Name: "complete_package", Description: "Finish a claimed work package: release its locks."}, func() releaseOut { return releaseOut{Released: []string{}} }, completePackage)
+		"all or nothing; without package_id the highest-priority ready package whose dependencies are done and locks free " +
+		"(drained when every package is done or failed)."}, func() claimOut { return claimOut{Locks: []service.LockView{}} }, claimPackage)
+	addTool(srv, base, trace, &mcp.Tool{Name: "complete_package", Description: "Finish a claimed work package: mark it done (or failed) and release its locks; " +
+		"a done package is never handed out again."}, func() releaseOut { return releaseOut{Released: []string{}} }, completePackage)
+	addTool(srv, base, trace, &mcp.Tool{Name: "list_packages", Description: "Every work package with its state (ready, claimed, done, failed), " +
+		"its holder and expiry, and what it waits for (dependencies, locks of others)."}, func() packagesOut {
+		return packagesOut{Packages: []service.PackageStatus{}, Counts: map[string]int{}}
+	}, listPackages)
 	addTool(srv, base, trace, &mcp.Tool{Name: "pause_status", Description: "Whether a feature is paused (its feature:<id>:pause lock is held); " +
 		"stop and wait while another worker holds it."}, func() pauseOut { return pauseOut{} }, pauseStatus)
 	addTool(srv, base, trace, &mcp.Tool{Name: "allocate_ports", Description: "Lease free TCP ports on this machine to a session; " +

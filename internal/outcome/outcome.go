@@ -48,6 +48,9 @@ const (
 const (
 	ReasonContended = "lock_contended"
 	ReasonTimeout   = "lock_timeout"
+	// ReasonPackage: a work package's state refuses the claim (done,
+	// failed, waiting for dependencies) or no package can be claimed now.
+	ReasonPackage = "package_state"
 )
 
 // ExitError carries an exit code for an outcome already reported to the
@@ -122,6 +125,8 @@ func Of(err error, c Context) Outcome {
 		agentErr *agentsetup.Error
 		lost     *locks.LostError
 		noLog    *service.LogMissingError
+		pkgState *service.PackageStateError
+		noFree   *service.NoFreePackageError
 	)
 	switch {
 	case errors.As(err, &exit):
@@ -146,6 +151,10 @@ func Of(err error, c Context) Outcome {
 		o.Detail = heldDetail(held, c.Now)
 		o.Hints = heldHints(held.Lock, c.Wait, c.UserDir, c.Now)
 		o.AgentHint = hint.Line(hint.MCPHeld, held.Lock.Holder, held.Lock.Key)
+	case errors.As(err, &pkgState), errors.As(err, &noFree):
+		// Nothing to take now: exit 4 like a held lock, so a worker loop
+		// tries again later (a drained queue is no error).
+		o.Exit, o.Class, o.Reason = ExitLockFailed, ClassBusy, ReasonPackage
 	case errors.As(err, &keyErr):
 		o.Exit, o.Class, o.Expected = ExitUsage, ClassInvalidKey, keyErr.Expected
 		if keyErr.NotPermitted {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io/fs"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/lockgate/lockgate/internal/config"
@@ -81,8 +82,10 @@ type Claim struct {
 	TTL, Wait time.Duration
 }
 
-// ClaimPackage claims wp: its task lock and all its locks, all or nothing.
-func (e *Workspace) ClaimPackage(ctx context.Context, wp *config.WorkPackage, o Claim) ([]locks.Result, error) {
+// claimLocks takes wp's task record (as a claim) and all its locks, all
+// or nothing. A finished package's task record is held, even against its
+// finisher: a done package is never handed out again.
+func (e *Workspace) claimLocks(ctx context.Context, wp *config.WorkPackage, o Claim) ([]locks.Result, error) {
 	keys, err := e.packageKeys(wp)
 	if err != nil {
 		return nil, err
@@ -100,111 +103,60 @@ func (e *Workspace) ClaimPackage(ctx context.Context, wp *config.WorkPackage, o 
 	}
 	req := locks.Request{
 		Keys: Canonicals(append([]lockkey.Key{taskKey}, keys...)), Owner: e.Me, TTL: ttl,
-		Reason: cmp.Or(wp.Locks.Reason, wp.Title), Action: "claim", TaskID: wp.ID, Wait: o.Wait,
-		ExactTTL: o.TTL > 0, KeepHeld: true,
+		Reason: cmp.Or(wp.Locks.Reason, wp.Title), Action: ClaimAction, TaskID: wp.ID, Wait: o.Wait,
+		ExactTTL: o.TTL > 0, KeepHeld: true, Settled: IsFinishedPackage,
 		Events: []journal.Event{{Worker: e.Me.Holder, WorkerType: e.Me.HolderType, Session: e.Me.Session,
 			Action: journal.ActionClaim, Key: taskKey.Canonical, TaskID: wp.ID, Details: wp.Title}},
 	}
 	return e.Mgr.Acquire(ctx, req)
 }
 
-// NoFreePackageError is a claim of the next package that found none free:
-// Last is the one tried last, Err why it could not be claimed.
+// NoFreePackageError is a claim of the next package that found none it
+// could take: Waiting wait for dependencies, Blocked for locks of others
+// (Last is the one tried last, Err why), Claimed are claimed by others.
 type NoFreePackageError struct {
 	Path, Last string
 	Err        error
+	Waiting    []PackageStatus
+	Blocked    []PackageStatus
+	Claimed    int
 }
 
 func (e *NoFreePackageError) Error() string {
-	return fmt.Sprintf("claim: no free work package in %s; the last one tried: %v", e.Path, e.Err)
+	var parts []string
+	if len(e.Blocked) > 0 {
+		var b []string
+		for _, s := range e.Blocked {
+			held := ""
+			if len(s.HeldBy) > 0 {
+				held = fmt.Sprintf(" (%s held by %s)", s.HeldBy[0].Key, s.HeldBy[0].Holder)
+			}
+			b = append(b, s.ID+held)
+		}
+		parts = append(parts, "waiting for locks: "+strings.Join(b, ", "))
+	}
+	if len(e.Waiting) > 0 {
+		var w []string
+		for _, s := range e.Waiting {
+			w = append(w, s.ID+" (after "+strings.Join(s.WaitsFor, ", ")+")")
+		}
+		parts = append(parts, "waiting for dependencies: "+strings.Join(w, ", "))
+	}
+	if e.Claimed > 0 {
+		parts = append(parts, fmt.Sprintf("%d claimed", e.Claimed))
+	}
+	return fmt.Sprintf("claim: no work package of %s can be claimed now; %s", e.Path, strings.Join(parts, "; "))
 }
 
 func (e *NoFreePackageError) Unwrap() error { return e.Err }
-
-// ClaimNext claims the first package, in file order, whose locks are all
-// free, holding the global claim lock meanwhile so two workers never pick
-// the same one. o.Wait waits for the claim lock only.
-func (e *Workspace) ClaimNext(ctx context.Context, wps *config.WorkPackages, o Claim) (*config.WorkPackage, []locks.Result, error) {
-	if e.Cfg.Locks.UseGlobalClaimLock {
-		res, err := e.Mgr.Acquire(ctx, locks.Request{Keys: []string{"claim"}, Owner: e.Me, TTL: time.Minute,
-			Action: "claim", Reason: "choosing the next work package", Wait: max(o.Wait, 30*time.Second)})
-		if err != nil {
-			return nil, nil, err
-		}
-		if !res[0].Renewed { // a claim lock held before is not ours to give back
-			defer func() {
-				_, _ = e.Mgr.Release(context.WithoutCancel(ctx), []string{"claim"}, e.Me, false)
-			}()
-		}
-	}
-	var last *NoFreePackageError
-	for i := range wps.Packages {
-		wp := &wps.Packages[i]
-		res, err := e.ClaimPackage(ctx, wp, Claim{TTL: o.TTL})
-		var held *locks.HeldError
-		var corrupt *locks.CorruptError
-		if errors.As(err, &held) || errors.As(err, &corrupt) {
-			last = &NoFreePackageError{Path: wps.Path, Last: wp.ID, Err: err}
-			continue
-		}
-		return wp, res, err
-	}
-	if last == nil {
-		return nil, nil, Usagef("claim: %s has no work packages", wps.Path)
-	}
-	return nil, nil, last
-}
-
-// FinishPackage releases work package id's task lock and the locks its
-// claim took, which only the worker that claimed it may do. It gives back
-// only what the claim took: a lock held before the claim (renewed by it)
-// stays, and so does one that another package this worker still claims
-// needs.
-func (e *Workspace) FinishPackage(ctx context.Context, packages, id string) (Finished, error) {
-	wps, err := e.LoadPackages(packages)
-	if err != nil {
-		return Finished{}, err
-	}
-	wp, ok := wps.Find(id)
-	if !ok {
-		return Finished{}, Usagef("no work package %q in %s", id, wps.Path)
-	}
-	keys, err := e.packageKeys(wp)
-	if err != nil {
-		return Finished{}, err
-	}
-	taskKey := lockkey.TaskKey(wp.ID)
-	cur, err := e.Store.Get(ctx, taskKey)
-	if errors.Is(err, locks.ErrNotFound) {
-		return Finished{}, Usagef("done %s: the package is not claimed (no %s lock)", wp.ID, taskKey)
-	}
-	if err != nil {
-		return Finished{}, err
-	}
-	if !cur.OwnedBy(e.Me) {
-		return Finished{}, &locks.NotOwnerError{Lock: cur, Op: "release"}
-	}
-	var f Finished
-	give, err := e.claimedKeys(ctx, wps, wp, Canonicals(keys), &f)
-	if err != nil {
-		return Finished{}, err
-	}
-	if cur.Action == "claim" {
-		give = append(give, taskKey)
-	} else {
-		f.Kept = append(f.Kept, Kept{Key: taskKey, Why: KeptHeldBefore})
-	}
-	f.ReleaseResult, err = e.Mgr.Release(ctx, give, e.Me, false,
-		journal.Event{Worker: e.Me.Holder, WorkerType: e.Me.HolderType, Session: e.Me.Session,
-			Action: journal.ActionDone, Key: taskKey, TaskID: wp.ID, Details: wp.Title})
-	return f, err
-}
 
 // Finished is what finishing a package did: the locks it released, and
 // those it kept.
 type Finished struct {
 	locks.ReleaseResult
 	Kept []Kept
+	// Record is the package's task record as finishing left it.
+	Record locks.Lock
 }
 
 // Kept is a lock of a finished package that stays, and why.
@@ -234,8 +186,8 @@ func (e *Workspace) claimedKeys(ctx context.Context, wps *config.WorkPackages, w
 			continue
 		}
 		l, err := e.Store.Get(ctx, lockkey.TaskKey(other.ID))
-		if err != nil || !l.OwnedBy(e.Me) || l.Expired(now) {
-			continue // not claimed by this worker (a corrupt record claims nothing)
+		if err != nil || !l.OwnedBy(e.Me) || l.Expired(now) || IsFinishedPackage(l) {
+			continue // not claimed by this worker (a corrupt record claims nothing; a finished package needs nothing)
 		}
 		oks, err := e.packageKeys(other)
 		if err != nil {

@@ -224,6 +224,8 @@ var knownAction = map[string]bool{
 	journal.ActionBlocked: true, journal.ActionUnblocked: true, journal.ActionPivotStarted: true,
 	journal.ActionPivotCompleted: true, journal.ActionRecoveredActivity: true, journal.ActionHookBypass: true,
 	journal.ActionClaim: true, journal.ActionDone: true, journal.ActionUnpause: true, journal.ActionStoreUse: true,
+	journal.ActionPackageFailed: true, journal.ActionPackageReleased: true, journal.ActionPackageTakeover: true,
+	journal.ActionPackageRetried: true, journal.ActionPackageReset: true,
 }
 
 // sorted returns evs sorted by time, then id, copying only when they are

@@ -37,8 +37,14 @@ const (
 	ActionHookBypass        = "hook_bypass"
 	ActionClaim             = "claimed_package"
 	ActionDone              = "completed_package"
-	ActionPause             = "pause"
-	ActionUnpause           = "unpause"
+	// A work package's other transitions (its task record in the store).
+	ActionPackageFailed   = "failed_package"
+	ActionPackageReleased = "released_package"
+	ActionPackageTakeover = "took_over_package"
+	ActionPackageRetried  = "retried_package"
+	ActionPackageReset    = "reset_package"
+	ActionPause           = "pause"
+	ActionUnpause         = "unpause"
 	// ActionStoreUse: a clone's lock store was chosen (`lockgate store use`).
 	ActionStoreUse = "store_use"
 )

@@ -1,0 +1,529 @@
+package service
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/lockgate/lockgate/internal/config"
+	"github.com/lockgate/lockgate/internal/gitexec"
+	"github.com/lockgate/lockgate/locks"
+	"github.com/lockgate/lockgate/locks/journal"
+	"github.com/lockgate/lockgate/locks/lockkey"
+)
+
+// A work package's state is its task record (task:ID) in the clone's lock
+// store, changed in the same step as the locks that go with it: no record
+// (or a claim that expired) is ready; a live record a claim made is
+// claimed; a record rewritten by `done` stays, never expiring, as done or
+// failed. The file lists the packages; the store says where each stands,
+// so editing the file loses no state. docs/config.md describes the queue.
+
+// PackageState is where a work package stands.
+type PackageState string
+
+// The states of a work package.
+const (
+	PackageReady   PackageState = "ready"
+	PackageClaimed PackageState = "claimed"
+	PackageDone    PackageState = "done"
+	PackageFailed  PackageState = "failed"
+)
+
+// The actions of task records that keep a package's state.
+const (
+	ClaimAction  = "claim"
+	DoneAction   = "done"
+	FailedAction = "failed"
+)
+
+// IsFinishedPackage reports whether l is a finished package's task record,
+// which stays in the store as the package's state.
+func IsFinishedPackage(l locks.Lock) bool {
+	return lockkey.Namespace(l.Key) == "task" && (l.Action == DoneAction || l.Action == FailedAction)
+}
+
+// PackageStatus is one package's state and what it waits for.
+type PackageStatus struct {
+	ID       string       `json:"id"`
+	Title    string       `json:"title,omitempty"`
+	State    PackageState `json:"state"`
+	Priority int          `json:"priority"`
+	// Who claimed or finished it, and the task record's fence.
+	Holder     string `json:"holder,omitempty"`
+	HolderType string `json:"holder_type,omitempty"`
+	Session    string `json:"session,omitempty"`
+	Fence      uint64 `json:"fence,omitempty"`
+	// A claim: since when, until when; Expired when its claimer let it
+	// lapse (the next claim takes it over).
+	Since   *time.Time `json:"since,omitempty"`
+	Until   *time.Time `json:"until,omitempty"`
+	Expired bool       `json:"expired,omitempty"`
+	// A finished package: when, the commit named (done), the reason (failed).
+	FinishedAt *time.Time `json:"finished_at,omitempty"`
+	Commit     string     `json:"commit,omitempty"`
+	Reason     string     `json:"reason,omitempty"`
+	// What a package not yet claimed waits for: dependencies not done,
+	// and (with locks asked for) locks of others on its keys.
+	WaitsFor []string   `json:"waits_for,omitempty"`
+	HeldBy   []LockView `json:"held_by,omitempty"`
+	// Unreadable: its task record could not be read; never handed out.
+	Unreadable string `json:"unreadable,omitempty"`
+}
+
+// Queue is the state of every package of a file, in claim order.
+type Queue struct {
+	Path     string               `json:"path"`
+	Packages []PackageStatus      `json:"packages"`
+	Counts   map[PackageState]int `json:"counts"`
+	byID     map[string]*PackageStatus
+}
+
+// Drained reports whether every package is done or failed: nothing will
+// become ready without a retry.
+func (q *Queue) Drained() bool {
+	return q.Counts[PackageDone]+q.Counts[PackageFailed] == len(q.Packages)
+}
+
+// Status returns package id's status.
+func (q *Queue) Status(id string) (*PackageStatus, bool) {
+	s, ok := q.byID[id]
+	return s, ok
+}
+
+// Packages reads the state of every package of wps from the store. With
+// withLocks, a ready package also names the live locks of others in its
+// way.
+func (e *Workspace) Packages(ctx context.Context, wps *config.WorkPackages, withLocks bool) (*Queue, error) {
+	entries, err := e.Store.InNamespace(ctx, "task")
+	if err != nil {
+		return nil, fmt.Errorf("read the work packages' state: %w", err)
+	}
+	recs := make(map[string]locks.Entry, len(entries))
+	for _, en := range entries {
+		recs[en.Key] = en
+	}
+	now := e.Now()
+	q := &Queue{Path: wps.Path, Counts: map[PackageState]int{}, byID: map[string]*PackageStatus{}}
+	for _, wp := range wps.ClaimOrder() {
+		s := PackageStatus{ID: wp.ID, Title: wp.Title, Priority: wp.Priority, State: PackageReady}
+		if en, ok := recs[lockkey.TaskKey(wp.ID)]; ok {
+			statusOf(&s, en, now)
+		}
+		q.Packages = append(q.Packages, s)
+	}
+	for i := range q.Packages {
+		q.byID[q.Packages[i].ID] = &q.Packages[i]
+	}
+	for i := range q.Packages {
+		s := &q.Packages[i]
+		q.Counts[s.State]++
+		if s.State != PackageReady {
+			continue
+		}
+		wp, _ := wps.Find(s.ID)
+		for _, dep := range wp.DependsOn {
+			if d, ok := q.byID[dep]; !ok || d.State != PackageDone {
+				s.WaitsFor = append(s.WaitsFor, dep)
+			}
+		}
+	}
+	if withLocks {
+		if err := e.heldBy(ctx, wps, q, now); err != nil {
+			return nil, err
+		}
+	}
+	return q, nil
+}
+
+func statusOf(s *PackageStatus, en locks.Entry, now time.Time) {
+	if en.Err != nil {
+		// Never free: who holds it cannot be told.
+		s.State, s.Unreadable = PackageClaimed, en.Err.Error()
+		return
+	}
+	l := en.Lock
+	s.Holder, s.HolderType, s.Session, s.Fence = l.Holder, l.HolderType, l.Session, l.Fence
+	switch l.Action {
+	case DoneAction, FailedAction:
+		s.State = PackageDone
+		if l.Action == FailedAction {
+			s.State, s.Reason = PackageFailed, l.Reason
+		}
+		s.FinishedAt, s.Commit = l.FinishedAt, l.Commit
+	default:
+		since, until := l.CreatedAt, l.ExpiresAt
+		s.Since, s.Until = &since, &until
+		s.State = PackageClaimed
+		if l.Expired(now) {
+			s.State, s.Expired = PackageReady, true
+		}
+	}
+}
+
+// heldBy names, for each ready package, the live locks of others on its
+// keys (or overlapping them), from one listing of the store.
+func (e *Workspace) heldBy(ctx context.Context, wps *config.WorkPackages, q *Queue, now time.Time) error {
+	all, err := e.Store.List(ctx)
+	if err != nil {
+		return fmt.Errorf("read the locks: %w", err)
+	}
+	var others []locks.Lock
+	byKey := map[string][]locks.Lock{}
+	var patterns []locks.Lock
+	for _, en := range all {
+		if en.Err != nil || en.OwnedBy(e.Me) || en.Expired(now) || IsFinishedPackage(en.Lock) || IsBookkeeping(en.Lock) {
+			continue
+		}
+		others = append(others, en.Lock)
+		byKey[lockkey.FoldCase(en.Key)] = append(byKey[lockkey.FoldCase(en.Key)], en.Lock)
+		if lockkey.IsPattern(en.Key) {
+			patterns = append(patterns, en.Lock)
+		}
+	}
+	if len(others) == 0 {
+		return nil
+	}
+	for i := range q.Packages {
+		s := &q.Packages[i]
+		if s.State != PackageReady {
+			continue
+		}
+		wp, _ := wps.Find(s.ID)
+		keys, err := e.packageKeys(wp)
+		if err != nil {
+			return err
+		}
+		seen := map[string]bool{}
+		add := func(l locks.Lock) {
+			if !seen[l.Key] {
+				seen[l.Key] = true
+				s.HeldBy = append(s.HeldBy, ViewOf(l))
+			}
+		}
+		for _, k := range keys {
+			for _, l := range byKey[lockkey.FoldCase(k.Canonical)] {
+				add(l)
+			}
+			for _, l := range patterns {
+				if lockkey.OverlapFoldCase(l.Key, k.Canonical) {
+					add(l)
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// PackageStateError refuses a change of a package its state does not
+// allow: a claim of one done, failed or waiting for dependencies; a done
+// of one already finished.
+type PackageStateError struct {
+	Status PackageStatus
+	Op     string
+}
+
+func (e *PackageStateError) Error() string {
+	s := e.Status
+	switch {
+	case s.State == PackageDone:
+		return fmt.Sprintf("%s %s: the package is done: finished by %s at %s%s", e.Op, s.ID, s.Holder, stampOf(s.FinishedAt), commitNote(s.Commit))
+	case s.State == PackageFailed:
+		return fmt.Sprintf("%s %s: the package failed (%s, by %s at %s): `lockgate retry %s` makes it ready again", e.Op, s.ID, s.Reason, s.Holder, stampOf(s.FinishedAt), s.ID)
+	case len(s.WaitsFor) > 0:
+		return fmt.Sprintf("%s %s: the package waits for %s to be done", e.Op, s.ID, strings.Join(s.WaitsFor, ", "))
+	case s.State == PackageClaimed:
+		return fmt.Sprintf("%s %s: the package is claimed by %s until %s", e.Op, s.ID, s.Holder, stampOf(s.Until))
+	}
+	return fmt.Sprintf("%s %s: the package is %s", e.Op, s.ID, s.State)
+}
+
+func stampOf(t *time.Time) string {
+	if t == nil {
+		return "?"
+	}
+	return t.UTC().Format(time.RFC3339)
+}
+
+func commitNote(c string) string {
+	if c == "" {
+		return ""
+	}
+	return " (commit " + c + ")"
+}
+
+// NextClaim is what a claim of the next package found: the package and
+// its locks, or, with none claimed, the queue as it stands (Drained: every
+// package is done or failed).
+type NextClaim struct {
+	Package *config.WorkPackage
+	Results []locks.Result
+	Queue   *Queue
+	Drained bool
+}
+
+// ClaimNext claims the highest-priority ready package (file order among
+// equals) whose dependencies are all done and whose locks are all free,
+// holding the global claim lock meanwhile when configured. A package done
+// is never handed out again: its task record stays, and a claim takes the
+// task key only where no finished record holds it (locks.Request.Settled). With none to claim it returns
+// the queue: Drained, or a *NoFreePackageError naming what waits.
+func (e *Workspace) ClaimNext(ctx context.Context, wps *config.WorkPackages, o Claim) (NextClaim, error) {
+	if e.Cfg.Locks.UseGlobalClaimLock {
+		res, err := e.Mgr.Acquire(ctx, locks.Request{Keys: []string{"claim"}, Owner: e.Me, TTL: time.Minute,
+			Action: "claim", Reason: "choosing the next work package", Wait: max(o.Wait, 30*time.Second)})
+		if err != nil {
+			return NextClaim{}, err
+		}
+		if !res[0].Renewed { // a claim lock held before is not ours to give back
+			defer func() {
+				_, _ = e.Mgr.Release(context.WithoutCancel(ctx), []string{"claim"}, e.Me, false)
+			}()
+		}
+	}
+	if len(wps.Packages) == 0 {
+		return NextClaim{}, Usagef("claim: %s has no work packages", wps.Path)
+	}
+	q, err := e.Packages(ctx, wps, false)
+	if err != nil {
+		return NextClaim{}, err
+	}
+	none := &NoFreePackageError{Path: wps.Path}
+	for i := range q.Packages {
+		s := &q.Packages[i]
+		if s.State != PackageReady || s.Unreadable != "" {
+			continue
+		}
+		if len(s.WaitsFor) > 0 {
+			none.Waiting = append(none.Waiting, *s)
+			continue
+		}
+		wp, _ := wps.Find(s.ID)
+		res, err := e.claim(ctx, wp, Claim{TTL: o.TTL})
+		var held *locks.HeldError
+		var corrupt *locks.CorruptError
+		if errors.As(err, &held) || errors.As(err, &corrupt) {
+			if held != nil {
+				s.HeldBy = append(s.HeldBy, ViewOf(held.Lock))
+			}
+			none.Blocked = append(none.Blocked, *s)
+			none.Last, none.Err = wp.ID, err
+			continue
+		}
+		if err != nil {
+			return NextClaim{}, err
+		}
+		return NextClaim{Package: wp, Results: res, Queue: q}, nil
+	}
+	if q.Drained() {
+		return NextClaim{Queue: q, Drained: true}, nil
+	}
+	none.Claimed = q.Counts[PackageClaimed]
+	return NextClaim{Queue: q}, none
+}
+
+// ClaimPackage claims wp, refused when it is done, failed or waits for
+// dependencies.
+func (e *Workspace) ClaimPackage(ctx context.Context, wps *config.WorkPackages, wp *config.WorkPackage, o Claim) ([]locks.Result, error) {
+	q, err := e.Packages(ctx, wps, false)
+	if err != nil {
+		return nil, err
+	}
+	s, _ := q.Status(wp.ID)
+	if s.State == PackageDone || s.State == PackageFailed || len(s.WaitsFor) > 0 {
+		return nil, &PackageStateError{Status: *s, Op: "claim"}
+	}
+	return e.claim(ctx, wp, o)
+}
+
+// claim takes wp's task record and locks; a claim that expired is taken
+// over, and that is logged naming the session it was taken from.
+func (e *Workspace) claim(ctx context.Context, wp *config.WorkPackage, o Claim) ([]locks.Result, error) {
+	res, err := e.claimLocks(ctx, wp, o)
+	if err != nil {
+		var held *locks.HeldError
+		if errors.As(err, &held) && IsFinishedPackage(held.Lock) {
+			// Finished since the state was read.
+			st := PackageStatus{ID: wp.ID}
+			statusOf(&st, locks.Entry{Lock: held.Lock}, e.Now())
+			return nil, &PackageStateError{Status: st, Op: "claim"}
+		}
+		return nil, err
+	}
+	task := lockkey.TaskKey(wp.ID)
+	for _, r := range res {
+		if r.Lock.Key == task && r.TookOver != nil {
+			d := fmt.Sprintf("took over the claim of %s (session %s), which expired at %s", r.TookOver.Holder, r.TookOver.Session, r.TookOver.ExpiresAt.UTC().Format(time.RFC3339))
+			if err := e.Mgr.Record(ctx, journal.Event{Worker: e.Me.Holder, WorkerType: e.Me.HolderType, Session: e.Me.Session,
+				Action: journal.ActionPackageTakeover, Key: task, TaskID: wp.ID, Fence: r.Lock.Fence, Details: d}); err != nil {
+				return res, err
+			}
+		}
+	}
+	return res, nil
+}
+
+// Finish says how a package ended: done at Commit (a revision; HEAD when
+// empty), or failed for Failed.
+type Finish struct {
+	Commit string
+	Failed string
+}
+
+// FinishPackage marks work package id done (or failed) and releases the
+// locks its claim took, in one change: its task record stays as the
+// package's state. Only the claimer may, and only while its claim is the
+// record's: a claim taken over after it expired is not the loser's to
+// finish (the record's token no longer matches).
+func (e *Workspace) FinishPackage(ctx context.Context, packages, id string, how Finish) (Finished, error) {
+	wps, wp, err := e.findPackage(packages, id)
+	if err != nil {
+		return Finished{}, err
+	}
+	keys, err := e.packageKeys(wp)
+	if err != nil {
+		return Finished{}, err
+	}
+	taskKey := lockkey.TaskKey(wp.ID)
+	cur, err := e.Store.Get(ctx, taskKey)
+	if errors.Is(err, locks.ErrNotFound) {
+		return Finished{}, Usagef("done %s: the package is not claimed (no %s lock): `lockgate claim %s` first", wp.ID, taskKey, wp.ID)
+	}
+	if err != nil {
+		return Finished{}, err
+	}
+	if IsFinishedPackage(cur) {
+		st := PackageStatus{ID: wp.ID}
+		statusOf(&st, locks.Entry{Lock: cur}, e.Now())
+		return Finished{}, &PackageStateError{Status: st, Op: "done"}
+	}
+	if !cur.OwnedBy(e.Me) {
+		return Finished{}, &locks.NotOwnerError{Lock: cur, Op: "finish"}
+	}
+	commit := ""
+	if how.Failed == "" {
+		rev := how.Commit
+		if rev == "" {
+			rev = "HEAD"
+		}
+		out, err := gitexec.RepoOutput(ctx, e.Repo, "rev-parse", "--verify", "--quiet", "--end-of-options", rev+"^{commit}")
+		switch {
+		case err == nil:
+			commit = strings.TrimSpace(string(out))
+		case how.Commit != "":
+			return Finished{}, Usagef("done %s: --commit %s names no commit", wp.ID, how.Commit)
+		}
+		// A branch without a commit yet: done at no commit.
+	}
+	var f Finished
+	give, err := e.claimedKeys(ctx, wps, wp, Canonicals(keys), &f)
+	if err != nil {
+		return Finished{}, err
+	}
+	now := e.Now().UTC()
+	ev := journal.Event{Worker: e.Me.Holder, WorkerType: e.Me.HolderType, Session: e.Me.Session,
+		Action: journal.ActionDone, Key: taskKey, TaskID: wp.ID, Fence: cur.Fence, Details: wp.Title}
+	if commit != "" {
+		ev.Details = "commit " + commit + ": " + wp.Title
+	}
+	if how.Failed != "" {
+		ev.Action, ev.Details = journal.ActionPackageFailed, how.Failed
+	}
+	rec, rel, err := e.Mgr.Conclude(ctx, locks.Conclusion{
+		Key: taskKey, Owner: e.Me, Release: give, Events: []journal.Event{ev},
+		Apply: func(l *locks.Lock) {
+			l.Action, l.ExpiresAt, l.FinishedAt, l.Commit = DoneAction, locks.Never, &now, commit
+			l.TaskAcquired, l.TaskExpires = nil, nil
+			if how.Failed != "" {
+				l.Action, l.Reason = FailedAction, how.Failed
+			}
+		},
+	})
+	if errors.Is(err, locks.ErrTokenMismatch) {
+		return Finished{}, &locks.LostError{Key: taskKey, Op: "done " + wp.ID + ": the claim was taken over after it expired, and"}
+	}
+	f.ReleaseResult, f.Record = rel, rec
+	return f, err
+}
+
+// ReleasePackage gives work package id back: its task record and the
+// locks its claim took are released, and it is ready again.
+func (e *Workspace) ReleasePackage(ctx context.Context, packages, id string) (Finished, error) {
+	wps, wp, err := e.findPackage(packages, id)
+	if err != nil {
+		return Finished{}, err
+	}
+	keys, err := e.packageKeys(wp)
+	if err != nil {
+		return Finished{}, err
+	}
+	taskKey := lockkey.TaskKey(wp.ID)
+	cur, err := e.Store.Get(ctx, taskKey)
+	if errors.Is(err, locks.ErrNotFound) {
+		return Finished{}, Usagef("release-package %s: the package is not claimed", wp.ID)
+	}
+	if err != nil {
+		return Finished{}, err
+	}
+	if IsFinishedPackage(cur) {
+		st := PackageStatus{ID: wp.ID}
+		statusOf(&st, locks.Entry{Lock: cur}, e.Now())
+		return Finished{}, &PackageStateError{Status: st, Op: "release-package"}
+	}
+	var f Finished
+	give, err := e.claimedKeys(ctx, wps, wp, Canonicals(keys), &f)
+	if err != nil {
+		return Finished{}, err
+	}
+	f.ReleaseResult, err = e.Mgr.Release(ctx, append(give, taskKey), e.Me, false,
+		journal.Event{Worker: e.Me.Holder, WorkerType: e.Me.HolderType, Session: e.Me.Session,
+			Action: journal.ActionPackageReleased, Key: taskKey, TaskID: wp.ID, Fence: cur.Fence, Details: wp.Title})
+	return f, err
+}
+
+// RetryPackage makes a failed package ready again; a done one only with
+// force (a reset). Both are logged.
+func (e *Workspace) RetryPackage(ctx context.Context, packages, id string, force bool) (locks.Lock, error) {
+	_, wp, err := e.findPackage(packages, id)
+	if err != nil {
+		return locks.Lock{}, err
+	}
+	taskKey := lockkey.TaskKey(wp.ID)
+	cur, err := e.Store.Get(ctx, taskKey)
+	if errors.Is(err, locks.ErrNotFound) {
+		return locks.Lock{}, Usagef("retry %s: the package is ready already", wp.ID)
+	}
+	if err != nil {
+		return locks.Lock{}, err
+	}
+	action := journal.ActionPackageRetried
+	switch {
+	case cur.Action == FailedAction:
+	case cur.Action == DoneAction && force:
+		action = journal.ActionPackageReset
+	case cur.Action == DoneAction:
+		return locks.Lock{}, Usagef("retry %s: the package is done (by %s at %s%s); `lockgate retry %s --force` makes it ready again (logged)",
+			wp.ID, cur.Holder, stampOf(cur.FinishedAt), commitNote(cur.Commit), wp.ID)
+	default:
+		return locks.Lock{}, Usagef("retry %s: the package is claimed by %s; only a failed or done package is retried", wp.ID, cur.Holder)
+	}
+	_, err = e.Mgr.Release(ctx, []string{taskKey}, e.Me, true,
+		journal.Event{Worker: e.Me.Holder, WorkerType: e.Me.HolderType, Session: e.Me.Session,
+			Action: action, Key: taskKey, TaskID: wp.ID, Fence: cur.Fence,
+			Details: fmt.Sprintf("was %s by %s at %s", cur.Action, cur.Holder, stampOf(cur.FinishedAt))})
+	return cur, err
+}
+
+func (e *Workspace) findPackage(packages, id string) (*config.WorkPackages, *config.WorkPackage, error) {
+	wps, err := e.LoadPackages(packages)
+	if err != nil {
+		return nil, nil, err
+	}
+	wp, ok := wps.Find(id)
+	if !ok {
+		return nil, nil, Usagef("no work package %q in %s", id, wps.Path)
+	}
+	return wps, wp, nil
+}
