@@ -71,6 +71,8 @@ type PackageStatus struct {
 	HeldBy   []LockView `json:"held_by,omitempty"`
 	// Unreadable: its task record could not be read; never handed out.
 	Unreadable string `json:"unreadable,omitempty"`
+
+	held *locks.Lock // the first of HeldBy
 }
 
 // Queue is the state of every package of a file, in claim order.
@@ -201,6 +203,9 @@ func (e *Workspace) heldBy(ctx context.Context, wps *config.WorkPackages, q *Que
 			if !seen[l.Key] {
 				seen[l.Key] = true
 				s.HeldBy = append(s.HeldBy, ViewOf(l))
+				if s.held == nil {
+					s.held = &l
+				}
 			}
 		}
 		for _, k := range keys {
@@ -286,7 +291,9 @@ func (e *Workspace) ClaimNext(ctx context.Context, wps *config.WorkPackages, o C
 	if len(wps.Packages) == 0 {
 		return NextClaim{}, Usagef("claim: %s has no work packages", wps.Path)
 	}
-	q, err := e.Packages(ctx, wps, false)
+	// One read of the locks names the packages whose locks others hold:
+	// they are not tried (on the git store each try is a push).
+	q, err := e.Packages(ctx, wps, true)
 	if err != nil {
 		return NextClaim{}, err
 	}
@@ -298,6 +305,11 @@ func (e *Workspace) ClaimNext(ctx context.Context, wps *config.WorkPackages, o C
 		}
 		if len(s.WaitsFor) > 0 {
 			none.Waiting = append(none.Waiting, *s)
+			continue
+		}
+		if s.held != nil {
+			none.Blocked = append(none.Blocked, *s)
+			none.Last, none.Err = s.ID, &locks.HeldError{Lock: *s.held, Where: e.Store.Where(s.held.Key)}
 			continue
 		}
 		wp, _ := wps.Find(s.ID)
