@@ -159,19 +159,24 @@ func (h *Runner) commitsOf(ctx context.Context, revArgs []string, r *Report) ([]
 // VerifyStaged judges the staged change as a commit Checker.Me makes at
 // now, against the lock log.
 func (h *Runner) VerifyStaged(ctx context.Context, now time.Time, log *history.Log, r *Report) error {
-	out, err := gitexec.StagedNameStatus(ctx, h.Dir)
+	if h.MergeParents == nil {
+		// A merge being concluded: judged for what it changes beyond its
+		// parents, as the hooks judge it.
+		heads, err := gitexec.MergeHeads(h.GitDir)
+		if err != nil {
+			return err
+		}
+		h.MergeParents = heads
+	}
+	paths, err := h.stagedPaths(ctx, nil)
 	if err != nil {
 		return err
-	}
-	changes, err := diffpath.ParseNameStatusZ(out)
-	if err != nil {
-		return fmt.Errorf("read staged changes: %w", err)
 	}
 	branch, err := gitexec.HeadBranch(h.GitDir)
 	if err != nil {
 		return err
 	}
-	c := rangeCommit{paths: touched(changes), when: now.Truncate(time.Second), author: h.Checker.Me, subject: "(staged)"}
+	c := rangeCommit{paths: paths, when: now.Truncate(time.Second), author: h.Checker.Me, subject: "(staged)"}
 	return h.verifyOne(ctx, &c, branch, log, r)
 }
 

@@ -8,6 +8,7 @@ import (
 
 	"github.com/lockgate/lockgate/internal/gittest"
 	"github.com/lockgate/lockgate/locks"
+	"github.com/lockgate/lockgate/locks/history"
 	"github.com/lockgate/lockgate/locks/journal"
 )
 
@@ -357,5 +358,43 @@ func TestVerifyCommitAtTheLogsBeginning(t *testing.T) {
 	rep := verifyCommits(t, r, bobW, committed.Add(time.Hour), acq)
 	if len(rep.Undecided) != 1 || !strings.Contains(rep.Undecided[0].Reason, "the lock log begins at") || len(rep.Violations) > 0 {
 		t.Fatalf("report %+v, want undecided: made before the log began", rep)
+	}
+}
+
+// verify --staged during a merge judges what the merge changes beyond its
+// parents, as the hooks do: a file the other side brings in unchanged is
+// not the merger's change, even while another holds it.
+func TestVerifyStagedMerge(t *testing.T) {
+	t.Parallel()
+	r := newVerifyRepo(t)
+	r.Git("checkout", "-q", "-b", "side")
+	r.Write("a.go", "alice's\n")
+	commitAt(r, committed, committed, "a by alice")
+	r.Git("checkout", "-q", "-")
+	r.Write("b.go", "bob's\n")
+	commitAt(r, committed, committed, "b by bob")
+	r.Git("merge", "-q", "--no-commit", "--no-ff", "side")
+	now := committed.Add(time.Minute)
+	evs := []journal.Event{lockEvent(committed.Add(-time.Hour), "alice", journal.ActionAcquire, "a.go", 1, committed.Add(time.Hour))}
+	h := &Runner{GitDir: r.Dir + "/.git", Dir: r.Dir, Checker: &Checker{Me: bobW, Now: now}}
+	rep := &Report{Hook: "verify"}
+	if err := h.VerifyStaged(context.Background(), now, history.Build(evs), rep); err != nil {
+		t.Fatal(err)
+	}
+	rep.Finish()
+	if !rep.OK || len(rep.Undecided) > 0 {
+		t.Fatalf("report %+v, want the merge proven", rep)
+	}
+	// A resolution that edits alice's file is bob's change.
+	r.Write("a.go", "bob's edit\n")
+	r.Git("add", "a.go")
+	rep = &Report{Hook: "verify"}
+	h.MergeParents = nil
+	if err := h.VerifyStaged(context.Background(), now, history.Build(evs), rep); err != nil {
+		t.Fatal(err)
+	}
+	rep.Finish()
+	if len(rep.Violations) != 1 || rep.Violations[0].Rule != RuleLocked {
+		t.Fatalf("violations %+v, want a.go locked by alice", rep.Violations)
 	}
 }
