@@ -54,12 +54,32 @@ func workCommand() *command {
 		takesLocks: true,
 		usage:      "work [--max N] [--retries N] [--ttl D] [--packages FILE] -- CMD...",
 		short:      "the worker loop: claim the next package, run CMD on it, mark it done (or give it back); until the queue is drained",
-		keepDash:   true,
+		long: `The worker loop: claim the next ready package (highest priority, its
+dependencies done, its locks free), run CMD for it, and mark it done when
+CMD exits 0 (at HEAD). While CMD runs the claim is renewed every third of
+its lifetime; a claim found lost (taken over after it expired, or cleared)
+stops CMD, which is never marked done. A CMD that fails gives its package
+back, to be tried again; after --retries failures of one package the loop
+marks it failed. With nothing to claim now the loop waits; it ends when
+every package is done (exit 0), when nothing left can be finished because
+packages failed (exit 1, naming them), after --max packages, or on SIGINT
+or SIGTERM (CMD stopped, its package given back, exit 130).
+
+CMD runs in a process group of its own, without input, with:
+  LOCKGATE_PACKAGE        the package id
+  LOCKGATE_PACKAGE_TITLE  its title
+  LOCKGATE_PACKAGE_FILES  its files and patterns, one a line
+  LOCKGATE_PACKAGE_KEYS   its other lock keys, one a line
+  LOCKGATE_WORKER, LOCKGATE_WORKER_TYPE, LOCKGATE_SESSION
+                          the loop's identity: lockgate commands and hooks
+                          CMD runs hold the claim's locks
+Without --session or LOCKGATE_SESSION each loop has a session of its own.`,
+		keepDash: true,
 		flags: func(fs *pflag.FlagSet) {
 			fs.Var(once(&o.Packages), "packages", "work packages `FILE` (default: work_packages of the config)")
 			fs.IntVar(&o.Max, "max", 0, "stop after `N` packages finished (done or failed) by this loop (0: no limit)")
 			fs.IntVar(&o.Retries, "retries", o.Retries, "give a package back `N` times when CMD fails on it, then mark it failed at the next failure (0: at the first)")
-			durationVar(fs, &o.TTL, "ttl", "claim lifetime, renewed every third of it while CMD runs (default: the package's ttl, else by worker type)")
+			durationVar(fs, &o.TTL, "ttl", "claim lifetime `D`, renewed every third of it while CMD runs (default: the package's ttl, else by worker type)")
 		},
 		run: func(ctx context.Context, a *app, args []string) error {
 			before, argv := splitDashDash(args)
@@ -114,7 +134,11 @@ type workLoop struct {
 	finished int
 	// waiting is the last reason to wait that was printed.
 	waiting string
-	sum     workSummary
+	// poll is the delay before the next read of the queue; it grows while
+	// nothing can be claimed, so that a package that looks free but cannot
+	// be claimed is not tried many times a second.
+	poll time.Duration
+	sum  workSummary
 }
 
 // workSummary is what `work --json` prints at the end.
@@ -172,7 +196,7 @@ func (w *workLoop) run(ctx context.Context) error {
 		switch {
 		case w.stop(ctx):
 			if err == nil && next.Package != nil {
-				w.giveBack(context.WithoutCancel(ctx), next.Package, "interrupted")
+				w.giveBack(context.WithoutCancel(ctx), next.Package, workRun{Package: next.Package.ID}, "interrupted")
 			}
 			return w.end(workInterrupted, nil, nil)
 		case errors.As(err, &none):
@@ -193,7 +217,7 @@ func (w *workLoop) run(ctx context.Context) error {
 			}
 			return w.end(workDrained, wps, next.Queue)
 		}
-		w.waiting = ""
+		w.waiting, w.poll = "", 0
 		if err := w.work(ctx, next.Package, next.Results); err != nil {
 			return err
 		}
@@ -205,8 +229,8 @@ func (w *workLoop) run(ctx context.Context) error {
 // interrupted. It reads the queue without writing to the store: a claim
 // takes the global claim lock, and a poll must not.
 func (w *workLoop) wait(ctx context.Context) {
-	delay := workPollMin
 	for {
+		delay := max(w.poll, workPollMin)
 		jitter := time.Duration(rand.Int64N(int64(delay/2) + 1))
 		select {
 		case <-w.sigs:
@@ -216,7 +240,7 @@ func (w *workLoop) wait(ctx context.Context) {
 			return
 		case <-time.After(delay*3/4 + jitter):
 		}
-		delay = min(delay*2, workPollMax)
+		w.poll = min(delay*2, workPollMax)
 		wps, err := w.e.LoadPackages(w.o.Packages)
 		if err != nil {
 			return // the claim reports it
@@ -303,7 +327,7 @@ func (w *workLoop) work(ctx context.Context, wp *config.WorkPackage, res []locks
 
 	env, err := w.env(wp)
 	if err != nil {
-		w.giveBack(bg, wp, "its keys cannot be read")
+		w.giveBack(bg, wp, workRun{Package: wp.ID}, "its keys cannot be read")
 		return err
 	}
 	stdio := w.a.stdio
@@ -312,7 +336,7 @@ func (w *workLoop) work(ctx context.Context, wp *config.WorkPackage, res []locks
 	}
 	c := newChild(w.argv, w.e.Cwd, env, stdio, true)
 	if err := c.start(); err != nil {
-		w.giveBack(bg, wp, "CMD cannot be started")
+		w.giveBack(bg, wp, workRun{Package: wp.ID}, "CMD cannot be started")
 		return service.Usagef("work: %v", err)
 	}
 
@@ -363,10 +387,10 @@ func (w *workLoop) work(ctx context.Context, wp *config.WorkPackage, res []locks
 		return nil
 	case w.stop(ctx):
 		w.say("interrupted: stopped %s after %s", w.argv[0], roundDuration(took))
-		w.giveBack(bg, wp, "interrupted")
+		w.giveBack(bg, wp, run, "interrupted")
 		return nil
 	case err != nil:
-		w.giveBack(bg, wp, "CMD could not be waited for")
+		w.giveBack(bg, wp, run, "CMD could not be waited for")
 		return fmt.Errorf("work: %w", err)
 	case status == 0:
 		return w.finish(bg, wp, res, task, run, service.Finish{}, took)
@@ -443,14 +467,15 @@ func (w *workLoop) lose(ctx context.Context, wp *config.WorkPackage, res []locks
 	w.sum.Lost = append(w.sum.Lost, run)
 }
 
-// giveBack releases wp (why: for the report); a failure is reported: the
-// claim expires by itself.
-func (w *workLoop) giveBack(ctx context.Context, wp *config.WorkPackage, why string) {
+// giveBack releases wp after run (why: for the report); a failure is
+// reported: the claim expires by itself.
+func (w *workLoop) giveBack(ctx context.Context, wp *config.WorkPackage, run workRun, why string) {
 	if _, err := w.e.ReleasePackage(ctx, w.o.Packages, wp.ID); err != nil {
 		w.say("could not give %s back (its claim expires by itself): %v", wp.ID, err)
 		return
 	}
-	w.sum.GivenBack = append(w.sum.GivenBack, workRun{Package: wp.ID, Reason: why})
+	run.Reason = why
+	w.sum.GivenBack = append(w.sum.GivenBack, run)
 	w.say("gave %s back: %s", wp.ID, why)
 }
 
