@@ -21,11 +21,12 @@ import (
 // workEvent is the part of a `lockgate log --json` event the work tests
 // read.
 type workEvent struct {
-	Worker  string `json:"worker"`
-	Session string `json:"session"`
-	Action  string `json:"action"`
-	TaskID  string `json:"task_id"`
-	Details string `json:"details"`
+	Timestamp time.Time `json:"timestamp"`
+	Worker    string    `json:"worker"`
+	Session   string    `json:"session"`
+	Action    string    `json:"action"`
+	TaskID    string    `json:"task_id"`
+	Details   string    `json:"details"`
 }
 
 func (c *cliRepo) events() []workEvent {
@@ -216,20 +217,27 @@ func TestWorkFleet(t *testing.T) {
 		ran[strings.Fields(line)[0]]++
 	}
 	done := map[string]int{}
-	doneAt := map[string]int{}
-	for i, ev := range c.events() {
+	doneAt := map[string]time.Time{}
+	evs := c.events()
+	for _, ev := range evs {
 		switch ev.Action {
 		case "completed_package":
 			done[ev.TaskID]++
-			doneAt[ev.TaskID] = i
-		case "claimed_package":
-			for _, dep := range deps[ev.TaskID] {
-				if _, ok := doneAt[dep]; !ok {
-					t.Errorf("%s claimed (event %d) before its dependency %s was done", ev.TaskID, i, dep)
-				}
-			}
+			doneAt[ev.TaskID] = ev.Timestamp
 		case "took_over_package", "released_package", "failed_package":
 			t.Errorf("unexpected %s of %s", ev.Action, ev.TaskID)
+		}
+	}
+	// The events' times are when the store changed: a claim made after
+	// reading a dependency done is later than its completion.
+	for _, ev := range evs {
+		if ev.Action != "claimed_package" {
+			continue
+		}
+		for _, dep := range deps[ev.TaskID] {
+			if at, ok := doneAt[dep]; !ok || ev.Timestamp.Before(at) {
+				t.Errorf("%s claimed at %s, before its dependency %s was done (%s)", ev.TaskID, ev.Timestamp, dep, at)
+			}
 		}
 	}
 	for i := range n {

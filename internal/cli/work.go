@@ -521,7 +521,7 @@ func (w *workLoop) end(status string, wps *config.WorkPackages, q *service.Queue
 	switch status {
 	case workDrained:
 		w.sum.Counts = q.Counts
-		w.say("the queue is drained: %d packages done (%s)", q.Counts[service.PackageDone], mine)
+		w.say("the queue is drained: %d done (%s)", q.Counts[service.PackageDone], mine)
 	case workFailed:
 		w.sum.Counts = q.Counts
 		w.sum.Unfinishable = unfinishable(wps, q)
