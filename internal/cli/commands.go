@@ -26,6 +26,7 @@ func commands() map[string]*command {
 		"packages":        packagesCommand(),
 		"release-package": releasePackageCommand(),
 		"retry":           retryCommand(),
+		"work":            workCommand(),
 		"pause":           pauseCommand(),
 		"unpause":         unpauseCommand(),
 		"log":             logCommand(),

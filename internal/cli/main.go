@@ -71,6 +71,8 @@ func (g *Globals) AddFlags(fs *pflag.FlagSet) {
 type command struct {
 	usage string // after "lockgate "
 	short string
+	// long, when set, is what `help CMD` prints instead of short.
+	long string
 	// flags adds the command's own flags; nil for none.
 	flags func(fs *pflag.FlagSet)
 	run   func(ctx context.Context, a *app, args []string) error
@@ -259,7 +261,7 @@ func (a *app) cobraCommand(ctx context.Context, parent, name string, c *command)
 			use = strings.Join(fields[i:], " ")
 		}
 	}
-	cc := &cobra.Command{Use: use, Short: c.short, Args: cobra.ArbitraryArgs, DisableFlagsInUseLine: true}
+	cc := &cobra.Command{Use: use, Short: c.short, Long: c.long, Args: cobra.ArbitraryArgs, DisableFlagsInUseLine: true}
 	if c.flags != nil {
 		c.flags(cc.Flags())
 	}

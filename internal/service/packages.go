@@ -82,6 +82,18 @@ type Claim struct {
 	TTL, Wait time.Duration
 }
 
+// ClaimTTL is the lifetime a claim of wp gives its locks: o.TTL, else
+// the package's ttl, else the task lifetime of the worker's type.
+func (e *Workspace) ClaimTTL(wp *config.WorkPackage, o Claim) time.Duration {
+	if o.TTL != 0 {
+		return o.TTL
+	}
+	if ttl := wp.TTL(); ttl > 0 {
+		return ttl
+	}
+	return e.Cfg.TTL(e.Me.HolderType, lockkey.KindTask)
+}
+
 // claimLocks takes wp's task record (as a claim) and all its locks, all
 // or nothing. A finished package's task record is held, even against its
 // finisher: a done package is never handed out again.
@@ -94,13 +106,7 @@ func (e *Workspace) claimLocks(ctx context.Context, wp *config.WorkPackage, o Cl
 	if err != nil { // loadPackages refused it already
 		return nil, fmt.Errorf("work package id %q cannot name a task lock: %w", wp.ID, err)
 	}
-	ttl := o.TTL
-	if ttl == 0 {
-		ttl = wp.TTL()
-	}
-	if ttl == 0 {
-		ttl = e.Cfg.TTL(e.Me.HolderType, lockkey.KindTask)
-	}
+	ttl := e.ClaimTTL(wp, o)
 	req := locks.Request{
 		Keys: Canonicals(append([]lockkey.Key{taskKey}, keys...)), Owner: e.Me, TTL: ttl,
 		Reason: cmp.Or(wp.Locks.Reason, wp.Title), Action: ClaimAction, TaskID: wp.ID, Wait: o.Wait,

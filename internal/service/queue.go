@@ -495,6 +495,29 @@ func (e *Workspace) ReleasePackage(ctx context.Context, packages, id string) (Fi
 	return f, err
 }
 
+// DropLostClaim gives back what is left of a claim of package id that
+// was lost (its task record taken over or cleared): the locks among res,
+// the claim's, whose record is still the grant the claim made (same owner
+// token), so that the package's new claimer does not wait for them. The
+// task record, no longer this claim's, and the locks held before the
+// claim stay.
+func (e *Workspace) DropLostClaim(ctx context.Context, id string, res []locks.Result) (locks.ReleaseResult, error) {
+	var give []string
+	for _, r := range res {
+		if r.Renewed || r.Lock.Key == lockkey.TaskKey(id) {
+			continue
+		}
+		cur, err := e.Store.Get(ctx, r.Lock.Key)
+		if err == nil && cur.Token == r.Lock.Token {
+			give = append(give, r.Lock.Key)
+		}
+	}
+	if len(give) == 0 {
+		return locks.ReleaseResult{}, nil
+	}
+	return e.Mgr.Release(ctx, give, e.Me, false)
+}
+
 // RetryPackage makes a failed package ready again; a done one only with
 // force (a reset). Both are logged.
 func (e *Workspace) RetryPackage(ctx context.Context, packages, id string, force bool) (locks.Lock, error) {
