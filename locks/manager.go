@@ -446,6 +446,25 @@ func acquireEvents(plan []intentEvent, res []Result, at time.Time) []journal.Eve
 		ev.Timestamp = at.UTC()
 		evs = append(evs, ev)
 	}
+	return withGrantFences(evs)
+}
+
+// withGrantFences gives an event that comes with an acquisition and names
+// one of its keys (a claim's claimed_package) the fence of that key's
+// grant: it then falls among the key's events by fence, as the lock events
+// do, which orders them across machines whose clocks disagree.
+func withGrantFences(evs []journal.Event) []journal.Event {
+	fences := map[string]uint64{}
+	for _, ev := range evs {
+		if ev.Fence != 0 && ev.Key != "" {
+			fences[ev.Key] = ev.Fence
+		}
+	}
+	for i := range evs {
+		if evs[i].Fence == 0 {
+			evs[i].Fence = fences[evs[i].Key]
+		}
+	}
 	return evs
 }
 

@@ -1,0 +1,454 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/lockgate/lockgate/internal/gittest"
+	"github.com/lockgate/lockgate/internal/redistest"
+)
+
+// The work queue driven by real lockgate processes: many claimers at once,
+// killed claimers, a file edited under live claims, dependencies, and a
+// corrupt task record — on the file store (worktrees of one clone), the git
+// store and Redis (clones of one remote).
+
+// queueRig is one queue shared by the workers of its sites: the worktrees
+// of one clone on the file store, clones of one bare remote on the git
+// store and Redis.
+type queueRig struct {
+	t     *testing.T
+	ctx   context.Context
+	bin   string
+	env   []string
+	store string
+	sites []string
+}
+
+// newQueueRig makes a repository whose work-packages.yaml is packages, with
+// n sites on store ("file", "git" or "redis").
+func newQueueRig(t *testing.T, store string, n int, packages string) *queueRig {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	t.Cleanup(cancel)
+	root := t.TempDir()
+	home := filepath.Join(root, "home")
+	if err := os.MkdirAll(home, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	r := &queueRig{t: t, ctx: ctx, bin: lockgateBinary(t), env: gittest.Env(home), store: store}
+	if store == "redis" {
+		srv := redistest.Start(t, redistest.Options{})
+		r.env = append(r.env, "LOCK_REDIS_URL="+srv.URL())
+	}
+	seed := filepath.Join(root, "seed")
+	r.git(root, "init", "-q", "-b", "main", seed)
+	write(t, filepath.Join(seed, ".lockgate.yaml"), fmt.Sprintf("version: 1\nlocks: {store: %s}\nworkflow: {auto_commit: false}\n", store))
+	write(t, filepath.Join(seed, "work-packages.yaml"), packages)
+	write(t, filepath.Join(seed, "src", "README"), "sources\n")
+	r.git(seed, "add", "-A")
+	r.git(seed, "commit", "-q", "-m", "base")
+	if store == "file" {
+		r.sites = append(r.sites, seed)
+		for i := 1; i < n; i++ {
+			wt := filepath.Join(root, fmt.Sprintf("worktree-%d", i))
+			r.git(seed, "worktree", "add", "-q", "-b", fmt.Sprintf("w%d", i), wt)
+			r.sites = append(r.sites, wt)
+		}
+		return r
+	}
+	origin := filepath.Join(root, "origin.git")
+	r.git(root, "init", "-q", "--bare", "-b", "main", origin)
+	r.git(seed, "remote", "add", "origin", origin)
+	r.git(seed, "push", "-q", "origin", "main")
+	for i := range n {
+		dir := filepath.Join(root, fmt.Sprintf("clone-%d", i))
+		r.git(root, "clone", "-q", origin, dir)
+		r.git(dir, "config", "gc.auto", "0")
+		r.sites = append(r.sites, dir)
+	}
+	return r
+}
+
+func (r *queueRig) git(dir string, args ...string) string {
+	r.t.Helper()
+	cmd := exec.CommandContext(r.ctx, "git", args...)
+	cmd.Dir, cmd.Env = dir, r.env
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		r.t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// who is a worker: its name and session.
+type who struct{ worker, session string }
+
+// cmd prepares lockgate at site as w.
+func (r *queueRig) cmd(site int, w who, args ...string) *exec.Cmd {
+	cmd := exec.CommandContext(r.ctx, r.bin, args...)
+	cmd.Dir = r.sites[site]
+	cmd.Env = append(append([]string(nil), r.env...),
+		"LOCKGATE_WORKER="+w.worker, "LOCKGATE_WORKER_TYPE=agent", "LOCKGATE_SESSION="+w.session)
+	cmd.WaitDelay = 5 * time.Second
+	return cmd
+}
+
+// run runs lockgate at site as w: stdout, stderr, exit code (-1: it did
+// not run).
+func (r *queueRig) run(site int, w who, args ...string) (string, string, int) {
+	cmd := r.cmd(site, w, args...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+		return stdout.String(), stderr.String(), 0
+	case errors.As(err, &ee):
+		return stdout.String(), stderr.String(), ee.ExitCode()
+	default:
+		return stdout.String(), stderr.String() + err.Error(), -1
+	}
+}
+
+// must runs lockgate and fails the test unless it exits 0; it returns
+// stdout.
+func (r *queueRig) must(site int, w who, args ...string) string {
+	r.t.Helper()
+	out, errOut, code := r.run(site, w, args...)
+	if code != 0 {
+		r.t.Fatalf("lockgate %s as %s: exit %d\n%s%s", strings.Join(args, " "), w.worker, code, out, errOut)
+	}
+	return out
+}
+
+// queueDoc is `packages --json`.
+type queueDoc struct {
+	Path     string `json:"path"`
+	Packages []struct {
+		ID         string   `json:"id"`
+		State      string   `json:"state"`
+		Holder     string   `json:"holder"`
+		Session    string   `json:"session"`
+		Fence      uint64   `json:"fence"`
+		Commit     string   `json:"commit"`
+		WaitsFor   []string `json:"waits_for"`
+		Unreadable string   `json:"unreadable"`
+	} `json:"packages"`
+	Counts  map[string]int `json:"counts"`
+	Drained bool           `json:"drained"`
+	Store   string         `json:"store"`
+}
+
+func (r *queueRig) packages(site int) queueDoc {
+	r.t.Helper()
+	out := r.must(site, who{"reader", "reader"}, "--json", "packages")
+	var q queueDoc
+	if err := json.Unmarshal([]byte(out), &q); err != nil {
+		r.t.Fatalf("packages --json: %v\n%s", err, out)
+	}
+	return q
+}
+
+// queueEvent is an event of `log --json` about a package.
+type queueEvent struct {
+	ID        string    `json:"id"`
+	Timestamp time.Time `json:"timestamp"`
+	Worker    string    `json:"worker"`
+	Session   string    `json:"session"`
+	Action    string    `json:"action"`
+	Key       string    `json:"key"`
+	TaskID    string    `json:"task_id"`
+	Fence     uint64    `json:"fence"`
+	Details   string    `json:"details"`
+}
+
+// events are the package events every site's log holds, each once.
+func (r *queueRig) events() []queueEvent {
+	r.t.Helper()
+	seen := map[string]bool{}
+	var all []queueEvent
+	for site := range r.sites {
+		out := r.must(site, who{"reader", "reader"}, "--json", "log")
+		var evs []queueEvent
+		if err := json.Unmarshal([]byte(out), &evs); err != nil {
+			r.t.Fatalf("log --json: %v\n%s", err, out)
+		}
+		for _, ev := range evs {
+			if !seen[ev.ID] && strings.HasSuffix(ev.Action, "_package") {
+				seen[ev.ID] = true
+				all = append(all, ev)
+			}
+		}
+	}
+	return all
+}
+
+// rank orders a package's events of one fence: the claim, its takeover,
+// how it ended, then a retry of the finished record.
+func rank(action string) int {
+	switch action {
+	case "claimed_package":
+		return 0
+	case "took_over_package":
+		return 1
+	case "retried_package", "reset_package":
+		return 3
+	}
+	return 2
+}
+
+// checkPackageEvents replays each package's events in fence order (a task
+// record's fence only grows) and fails on any that the queue must not
+// allow: a claim while another's claim stands (but for a takeover), an end
+// by anyone but the claim's holder, a claim after done without a retry
+// between. It returns how often each package was completed.
+func checkPackageEvents(t *testing.T, evs []queueEvent) map[string]int {
+	t.Helper()
+	by := map[string][]queueEvent{}
+	for _, ev := range evs {
+		id := ev.TaskID
+		if id == "" {
+			id = strings.TrimPrefix(ev.Key, "task:")
+		}
+		by[id] = append(by[id], ev)
+	}
+	completed := map[string]int{}
+	for id, evs := range by {
+		slices.SortStableFunc(evs, func(a, b queueEvent) int {
+			if a.Fence != b.Fence {
+				if a.Fence < b.Fence {
+					return -1
+				}
+				return 1
+			}
+			return rank(a.Action) - rank(b.Action)
+		})
+		state := "ready"
+		var holder queueEvent
+		for i, ev := range evs {
+			bad := func(why string) {
+				var lines []string
+				for _, e := range evs {
+					lines = append(lines, fmt.Sprintf("  fence %d %s by %s (session %s) at %s: %s", e.Fence, e.Action, e.Worker, e.Session, e.Timestamp.Format(time.RFC3339Nano), e.Details))
+				}
+				t.Errorf("%s: event %d (%s by %s, fence %d): %s; its events:\n%s", id, i, ev.Action, ev.Worker, ev.Fence, why, strings.Join(lines, "\n"))
+			}
+			switch ev.Action {
+			case "claimed_package":
+				takeover := i+1 < len(evs) && evs[i+1].Action == "took_over_package" && evs[i+1].Fence == ev.Fence
+				switch {
+				case state == "claimed" && !takeover:
+					bad("claimed while " + holder.Worker + "'s claim stood")
+				case state == "done" || state == "failed":
+					bad("claimed after it was " + state + ", with no retry between")
+				}
+				if state == "claimed" && holder.Fence >= ev.Fence {
+					bad("a claim with no greater fence than the one before")
+				}
+				state, holder = "claimed", ev
+			case "took_over_package":
+				if i == 0 || evs[i-1].Action != "claimed_package" || evs[i-1].Fence != ev.Fence {
+					bad("a takeover without its claim")
+				}
+			case "completed_package", "failed_package", "released_package":
+				if state != "claimed" || holder.Fence != ev.Fence || holder.Worker != ev.Worker || holder.Session != ev.Session {
+					bad(fmt.Sprintf("ended, but not by the claim's holder (state %s, claim of %s at fence %d)", state, holder.Worker, holder.Fence))
+				}
+				switch ev.Action {
+				case "completed_package":
+					state = "done"
+					completed[id]++
+				case "failed_package":
+					state = "failed"
+				default:
+					state = "ready"
+				}
+			case "retried_package", "reset_package":
+				if state != "done" && state != "failed" {
+					bad("retried while " + state)
+				}
+				state = "ready"
+			default:
+				bad("an unknown package event")
+			}
+		}
+	}
+	return completed
+}
+
+// randomQueue is m packages over a few shared files, with priorities and
+// dependencies on earlier packages.
+func randomQueue(rng *rand.Rand, m int) string {
+	var b strings.Builder
+	b.WriteString("packages:\n")
+	for i := range m {
+		fmt.Fprintf(&b, "  - id: WP-%02d\n    title: package %d\n    priority: %d\n", i, i, rng.IntN(3))
+		if i > 0 && rng.IntN(3) == 0 {
+			fmt.Fprintf(&b, "    depends_on: [WP-%02d]\n", rng.IntN(i))
+		}
+		files := []string{fmt.Sprintf("src/f%d.go", rng.IntN(6))}
+		if rng.IntN(2) == 0 {
+			if f := fmt.Sprintf("src/f%d.go", rng.IntN(6)); f != files[0] {
+				files = append(files, f)
+			}
+		}
+		fmt.Fprintf(&b, "    locks:\n      files: [%s]\n      ttl: 10m\n", strings.Join(files, ", "))
+	}
+	return b.String()
+}
+
+// claimDoc is `claim --json`.
+type claimDoc struct {
+	Package string `json:"package"`
+	Status  string `json:"status"`
+	Store   string `json:"store"`
+}
+
+// TestProcessQueueDrain: 8 claimer processes at once drain a queue of
+// packages with shared files, priorities and dependencies, claiming,
+// finishing and now and then giving a package back until `claim` says
+// nothing is left. Every package ends done exactly once, no two ever hold
+// one package at once, and the log tells the same story. In worktrees of
+// one clone on the file store, and across clones on the git store and
+// Redis.
+func TestProcessQueueDrain(t *testing.T) {
+	t.Parallel()
+	lockgateBinary(t)
+	for _, store := range []string{"file", "git", "redis"} {
+		t.Run(store, func(t *testing.T) {
+			t.Parallel()
+			drainQueue(t, store)
+		})
+	}
+}
+
+func drainQueue(t *testing.T, store string) {
+	const claimers = 8
+	m := gittest.Rounds(t, 48)
+	if store != "file" {
+		m = gittest.Rounds(t, 32) // each step is a push or a round trip
+	}
+	seed := uint64(time.Now().UnixNano())
+	t.Logf("%s store: %d claimers, %d packages, seed %d", store, claimers, m, seed)
+	sites := claimers
+	if store != "file" {
+		sites = claimers / 2 // two claimers in each clone
+	}
+	r := newQueueRig(t, store, sites, randomQueue(rand.New(rand.NewPCG(seed, 0)), m))
+
+	var mu sync.Mutex
+	holding := map[string]string{} // package → the claimer the harness saw claim it
+	claims := map[string]int{}
+	var errs []error
+	fail := func(err error) {
+		mu.Lock()
+		errs = append(errs, err)
+		mu.Unlock()
+	}
+	var wg sync.WaitGroup
+	for c := range claimers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rng := rand.New(rand.NewPCG(seed, uint64(c+1)))
+			w := who{fmt.Sprintf("claimer-%d", c), fmt.Sprintf("claimer-%d-s", c)}
+			site := c % len(r.sites)
+			for {
+				if r.ctx.Err() != nil {
+					fail(fmt.Errorf("%s: the queue did not drain in time", w.worker))
+					return
+				}
+				out, errOut, code := r.run(site, w, "--json", "claim")
+				if code == 4 {
+					time.Sleep(time.Duration(20+rng.IntN(100)) * time.Millisecond)
+					continue
+				}
+				if code != 0 {
+					fail(fmt.Errorf("%s: claim: exit %d\n%s%s", w.worker, code, out, errOut))
+					return
+				}
+				var doc claimDoc
+				if err := json.Unmarshal([]byte(out), &doc); err != nil {
+					fail(fmt.Errorf("%s: claim --json: %v: %s", w.worker, err, out))
+					return
+				}
+				if doc.Status == "drained" {
+					if doc.Package != "" {
+						fail(fmt.Errorf("%s: drained, yet package %q", w.worker, doc.Package))
+					}
+					return
+				}
+				if doc.Status != "claimed" || doc.Package == "" {
+					fail(fmt.Errorf("%s: claim --json: %s", w.worker, out))
+					return
+				}
+				id := doc.Package
+				mu.Lock()
+				if other, ok := holding[id]; ok {
+					errs = append(errs, fmt.Errorf("%s claimed %s while %s held it", w.worker, id, other))
+				}
+				holding[id] = w.worker
+				claims[id]++
+				mu.Unlock()
+				verb := []string{"done", id}
+				if rng.IntN(5) == 0 {
+					verb = []string{"release-package", id}
+				}
+				mu.Lock()
+				delete(holding, id)
+				mu.Unlock()
+				if out, errOut, code := r.run(site, w, verb...); code != 0 {
+					fail(fmt.Errorf("%s: %s: exit %d\n%s%s", w.worker, strings.Join(verb, " "), code, out, errOut))
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if len(errs) > 0 {
+		t.Fatal(errors.Join(errs...))
+	}
+
+	for site := range r.sites {
+		q := r.packages(site)
+		if !q.Drained || q.Counts["done"] != m || len(q.Packages) != m {
+			t.Fatalf("site %d: the queue is not drained: %+v", site, q)
+		}
+		for _, p := range q.Packages {
+			if p.State != "done" || !strings.HasPrefix(p.Holder, "claimer-") {
+				t.Errorf("site %d: %s is %s by %q", site, p.ID, p.State, p.Holder)
+			}
+		}
+	}
+	evs := r.events()
+	completed := checkPackageEvents(t, evs)
+	claimed := map[string]int{}
+	for _, ev := range evs {
+		if ev.Action == "claimed_package" {
+			claimed[ev.TaskID]++
+		}
+	}
+	for i := range m {
+		id := fmt.Sprintf("WP-%02d", i)
+		if completed[id] != 1 {
+			t.Errorf("%s: completed %d times in the log, want once", id, completed[id])
+		}
+		if claimed[id] != claims[id] {
+			t.Errorf("%s: %d claimed_package events, the claimers saw %d claims", id, claimed[id], claims[id])
+		}
+	}
+}
