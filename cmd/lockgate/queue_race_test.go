@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -449,6 +450,142 @@ func drainQueue(t *testing.T, store string) {
 		}
 		if claimed[id] != claims[id] {
 			t.Errorf("%s: %d claimed_package events, the claimers saw %d claims", id, claimed[id], claims[id])
+		}
+	}
+}
+
+// waitPackage polls `packages --json` at site until ok says the package
+// is as wanted; a minute without fails the test.
+func (r *queueRig) waitPackage(site int, id string, ok func(state, holder string, expired bool) bool) {
+	r.t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		out := r.must(site, who{"reader", "reader"}, "--json", "packages")
+		var q struct {
+			Packages []struct {
+				ID      string `json:"id"`
+				State   string `json:"state"`
+				Holder  string `json:"holder"`
+				Expired bool   `json:"expired"`
+			} `json:"packages"`
+		}
+		if err := json.Unmarshal([]byte(out), &q); err != nil {
+			r.t.Fatalf("packages --json: %v\n%s", err, out)
+		}
+		for _, p := range q.Packages {
+			if p.ID == id && ok(p.State, p.Holder, p.Expired) {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			r.t.Fatalf("%s never came to the state waited for:\n%s", id, out)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// TestKillQueueClaimer: a claimer takes a package with --ttl 2s and is
+// killed with SIGKILL before it finishes. Once its claim has expired,
+// another takes the package over (took_over_package names the dead
+// session) and the dead session's late done is refused; or, in every
+// other round, the late done and the other's claim race, and exactly one
+// of them wins. Each package ends done exactly once. On the file store,
+// the git store and Redis.
+func TestKillQueueClaimer(t *testing.T) {
+	t.Parallel()
+	lockgateBinary(t)
+	for _, store := range []string{"file", "git", "redis"} {
+		t.Run(store, func(t *testing.T) {
+			t.Parallel()
+			killQueueClaimer(t, store)
+		})
+	}
+}
+
+func killQueueClaimer(t *testing.T, store string) {
+	n := gittest.Rounds(t, 8)
+	var b strings.Builder
+	b.WriteString("packages:\n")
+	for i := range n {
+		fmt.Fprintf(&b, "  - id: WP-%d\n    title: package %d\n    locks:\n      files: [src/f%d.go, src/shared.go]\n", i, i, i)
+	}
+	r := newQueueRig(t, store, 2, b.String())
+	survivor := who{"survivor", "survivor-s"}
+	for i := range n {
+		id := fmt.Sprintf("WP-%d", i)
+		victim := who{"victim", fmt.Sprintf("victim-s%d", i)}
+		// The claimer: an agent that claims, then works until it is killed.
+		agent := r.cmd(0, victim)
+		agent.Path = "/bin/sh"
+		agent.Args = []string{"sh", "-c", `"$0" claim "$1" --ttl 2s && exec sleep 600`, r.bin, id}
+		agent.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		if err := agent.Start(); err != nil {
+			t.Fatal(err)
+		}
+		r.waitPackage(1, id, func(state, holder string, _ bool) bool { return state == "claimed" && holder == victim.worker })
+		_ = syscall.Kill(-agent.Process.Pid, syscall.SIGKILL)
+		_ = agent.Wait()
+		// Its claim is ready to take over once it has expired.
+		r.waitPackage(1, id, func(state, _ string, expired bool) bool { return state == "ready" && expired })
+
+		if i%2 == 0 {
+			r.must(1, survivor, "claim", id)
+			out, errOut, code := r.run(0, victim, "done", id)
+			if code == 0 || !strings.Contains(errOut, survivor.worker) {
+				t.Fatalf("round %d: the dead session's done after the takeover: exit %d, want refused naming %s\n%s%s", i, code, survivor.worker, out, errOut)
+			}
+			r.must(1, survivor, "done", id)
+			continue
+		}
+		// The dead session's late done against another's claim: one wins.
+		var wg sync.WaitGroup
+		var doneCode, claimCode int
+		var doneOut, claimOut string
+		wg.Add(2)
+		go func() {
+			defer wg.Done()
+			o, e, c := r.run(0, victim, "done", id)
+			doneCode, doneOut = c, o+e
+		}()
+		go func() {
+			defer wg.Done()
+			o, e, c := r.run(1, survivor, "claim", id)
+			claimCode, claimOut = c, o+e
+		}()
+		wg.Wait()
+		switch {
+		case doneCode == 0 && claimCode == 4 && strings.Contains(claimOut, "the package is done"):
+			t.Logf("round %d: the late done won", i)
+		case claimCode == 0 && doneCode != 0 && doneCode != -1:
+			t.Logf("round %d: the takeover won", i)
+			r.must(1, survivor, "done", id)
+		default:
+			t.Fatalf("round %d: late done exit %d, claim exit %d: want exactly one to win\ndone: %s\nclaim: %s", i, doneCode, claimCode, doneOut, claimOut)
+		}
+	}
+
+	q := r.packages(1)
+	if !q.Drained || q.Counts["done"] != n {
+		t.Fatalf("the queue is not drained: %+v", q)
+	}
+	evs := r.events()
+	completed := checkPackageEvents(t, evs)
+	for i := range n {
+		id := fmt.Sprintf("WP-%d", i)
+		if completed[id] != 1 {
+			t.Errorf("%s: completed %d times, want once", id, completed[id])
+		}
+		if i%2 != 0 {
+			continue
+		}
+		found := false
+		for _, ev := range evs {
+			if ev.TaskID == id && ev.Action == "took_over_package" {
+				found = ev.Worker == survivor.worker && strings.Contains(ev.Details, fmt.Sprintf("victim (session victim-s%d)", i))
+			}
+		}
+		if !found {
+			t.Errorf("%s: no took_over_package by %s naming the dead session", id, survivor.worker)
 		}
 	}
 }

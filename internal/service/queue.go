@@ -107,7 +107,7 @@ func (e *Workspace) Packages(ctx context.Context, wps *config.WorkPackages, with
 	for _, en := range entries {
 		recs[en.Key] = en
 	}
-	now := e.Now()
+	now := e.takeoverNow()
 	q := &Queue{Path: wps.Path, Counts: map[PackageState]int{}, byID: map[string]*PackageStatus{}}
 	for _, wp := range wps.ClaimOrder() {
 		s := PackageStatus{ID: wp.ID, Title: wp.Title, Priority: wp.Priority, State: PackageReady}
@@ -138,6 +138,18 @@ func (e *Workspace) Packages(ctx context.Context, wps *config.WorkPackages, with
 		}
 	}
 	return q, nil
+}
+
+// takeoverNow is the time expiries are judged against as the store judges
+// a takeover: the git store counts a lock held for locks.git.clock_skew
+// past its expiry, so a claim that expired within it is not ready yet, and
+// a lock of another in a package's way still is.
+func (e *Workspace) takeoverNow() time.Time {
+	now := e.Now()
+	if sk, ok := e.Store.(interface{ ClockSkew() time.Duration }); ok {
+		now = now.Add(-sk.ClockSkew())
+	}
+	return now
 }
 
 func statusOf(s *PackageStatus, en locks.Entry, now time.Time) {
