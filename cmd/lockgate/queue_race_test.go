@@ -292,14 +292,17 @@ func checkPackageEvents(t *testing.T, evs []queueEvent) map[string]int {
 }
 
 // randomQueue is m packages over a few shared files, with priorities and
-// dependencies on earlier packages.
-func randomQueue(rng *rand.Rand, m int) string {
+// dependencies on earlier packages (deps: each package's).
+func randomQueue(rng *rand.Rand, m int) (yaml string, deps map[string][]string) {
 	var b strings.Builder
+	deps = map[string][]string{}
 	b.WriteString("packages:\n")
 	for i := range m {
 		fmt.Fprintf(&b, "  - id: WP-%02d\n    title: package %d\n    priority: %d\n", i, i, rng.IntN(3))
 		if i > 0 && rng.IntN(3) == 0 {
-			fmt.Fprintf(&b, "    depends_on: [WP-%02d]\n", rng.IntN(i))
+			dep := fmt.Sprintf("WP-%02d", rng.IntN(i))
+			fmt.Fprintf(&b, "    depends_on: [%s]\n", dep)
+			deps[fmt.Sprintf("WP-%02d", i)] = []string{dep}
 		}
 		files := []string{fmt.Sprintf("src/f%d.go", rng.IntN(6))}
 		if rng.IntN(2) == 0 {
@@ -309,7 +312,7 @@ func randomQueue(rng *rand.Rand, m int) string {
 		}
 		fmt.Fprintf(&b, "    locks:\n      files: [%s]\n      ttl: 10m\n", strings.Join(files, ", "))
 	}
-	return b.String()
+	return b.String(), deps
 }
 
 // claimDoc is `claim --json`.
@@ -349,81 +352,9 @@ func drainQueue(t *testing.T, store string) {
 	if store != "file" {
 		sites = claimers / 2 // two claimers in each clone
 	}
-	r := newQueueRig(t, store, sites, randomQueue(rand.New(rand.NewPCG(seed, 0)), m))
-
-	var mu sync.Mutex
-	holding := map[string]string{} // package → the claimer the harness saw claim it
-	claims := map[string]int{}
-	var errs []error
-	fail := func(err error) {
-		mu.Lock()
-		errs = append(errs, err)
-		mu.Unlock()
-	}
-	var wg sync.WaitGroup
-	for c := range claimers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			rng := rand.New(rand.NewPCG(seed, uint64(c+1)))
-			w := who{fmt.Sprintf("claimer-%d", c), fmt.Sprintf("claimer-%d-s", c)}
-			site := c % len(r.sites)
-			for {
-				if r.ctx.Err() != nil {
-					fail(fmt.Errorf("%s: the queue did not drain in time", w.worker))
-					return
-				}
-				out, errOut, code := r.run(site, w, "--json", "claim")
-				if code == 4 {
-					time.Sleep(time.Duration(20+rng.IntN(100)) * time.Millisecond)
-					continue
-				}
-				if code != 0 {
-					fail(fmt.Errorf("%s: claim: exit %d\n%s%s", w.worker, code, out, errOut))
-					return
-				}
-				var doc claimDoc
-				if err := json.Unmarshal([]byte(out), &doc); err != nil {
-					fail(fmt.Errorf("%s: claim --json: %v: %s", w.worker, err, out))
-					return
-				}
-				if doc.Status == "drained" {
-					if doc.Package != "" {
-						fail(fmt.Errorf("%s: drained, yet package %q", w.worker, doc.Package))
-					}
-					return
-				}
-				if doc.Status != "claimed" || doc.Package == "" {
-					fail(fmt.Errorf("%s: claim --json: %s", w.worker, out))
-					return
-				}
-				id := doc.Package
-				mu.Lock()
-				if other, ok := holding[id]; ok {
-					errs = append(errs, fmt.Errorf("%s claimed %s while %s held it", w.worker, id, other))
-				}
-				holding[id] = w.worker
-				claims[id]++
-				mu.Unlock()
-				verb := []string{"done", id}
-				if rng.IntN(5) == 0 {
-					verb = []string{"release-package", id}
-				}
-				mu.Lock()
-				delete(holding, id)
-				mu.Unlock()
-				if out, errOut, code := r.run(site, w, verb...); code != 0 {
-					fail(fmt.Errorf("%s: %s: exit %d\n%s%s", w.worker, strings.Join(verb, " "), code, out, errOut))
-					return
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	if len(errs) > 0 {
-		t.Fatal(errors.Join(errs...))
-	}
-
+	file, deps := randomQueue(rand.New(rand.NewPCG(seed, 0)), m)
+	r := newQueueRig(t, store, sites, file)
+	h := r.drain(claimers, seed, 5)
 	for site := range r.sites {
 		q := r.packages(site)
 		if !q.Drained || q.Counts["done"] != m || len(q.Packages) != m {
@@ -435,6 +366,145 @@ func drainQueue(t *testing.T, store string) {
 			}
 		}
 	}
+	h.checkDeps(t, h.check(r, m), deps)
+}
+
+// harness is what the claimers of a drain saw: how often each package was
+// claimed, when each claim returned first, when each done began.
+type harness struct {
+	mu          sync.Mutex
+	holding     map[string]string // package → the claimer the harness saw claim it
+	claims      map[string]int
+	firstClaim  map[string]time.Time
+	doneStarted map[string]time.Time
+	errs        []error
+}
+
+func (h *harness) fail(err error) {
+	h.mu.Lock()
+	h.errs = append(h.errs, err)
+	h.mu.Unlock()
+}
+
+// drain runs claimers claimer processes at once, spread over the rig's
+// sites, each claiming the next package and finishing it (giving it back
+// one time in giveBack, when giveBack > 0) until claim says the queue is
+// drained.
+func (r *queueRig) drain(claimers int, seed uint64, giveBack int) *harness {
+	r.t.Helper()
+	h := &harness{holding: map[string]string{}, claims: map[string]int{}, firstClaim: map[string]time.Time{}, doneStarted: map[string]time.Time{}}
+	var wg sync.WaitGroup
+	for c := range claimers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rng := rand.New(rand.NewPCG(seed, uint64(c+1)))
+			w := who{fmt.Sprintf("claimer-%d", c), fmt.Sprintf("claimer-%d-s", c)}
+			site := c % len(r.sites)
+			for {
+				if r.ctx.Err() != nil {
+					h.fail(fmt.Errorf("%s: the queue did not drain in time", w.worker))
+					return
+				}
+				out, errOut, code := r.run(site, w, "--json", "claim")
+				if code == 4 {
+					time.Sleep(time.Duration(20+rng.IntN(100)) * time.Millisecond)
+					continue
+				}
+				if code != 0 {
+					h.fail(fmt.Errorf("%s: claim: exit %d\n%s%s", w.worker, code, out, errOut))
+					return
+				}
+				var doc claimDoc
+				if err := json.Unmarshal([]byte(out), &doc); err != nil {
+					h.fail(fmt.Errorf("%s: claim --json: %v: %s", w.worker, err, out))
+					return
+				}
+				if doc.Status == "drained" {
+					if doc.Package != "" {
+						h.fail(fmt.Errorf("%s: drained, yet package %q", w.worker, doc.Package))
+					}
+					return
+				}
+				if doc.Status != "claimed" || doc.Package == "" {
+					h.fail(fmt.Errorf("%s: claim --json: %s", w.worker, out))
+					return
+				}
+				id := doc.Package
+				verb := []string{"done", id}
+				if giveBack > 0 && rng.IntN(giveBack) == 0 {
+					verb = []string{"release-package", id}
+				}
+				h.mu.Lock()
+				if other, ok := h.holding[id]; ok {
+					h.errs = append(h.errs, fmt.Errorf("%s claimed %s while %s held it", w.worker, id, other))
+				}
+				h.claims[id]++
+				if _, ok := h.firstClaim[id]; !ok {
+					h.firstClaim[id] = time.Now()
+				}
+				// The claim returned after its grant, and the done starts
+				// before its release: the harness's hold lies within the
+				// store's.
+				h.holding[id] = w.worker
+				h.mu.Unlock()
+				time.Sleep(time.Duration(rng.IntN(30)) * time.Millisecond) // the work
+				h.mu.Lock()
+				delete(h.holding, id)
+				if verb[0] == "done" {
+					h.doneStarted[id] = time.Now()
+				}
+				h.mu.Unlock()
+				if out, errOut, code := r.run(site, w, verb...); code != 0 {
+					h.fail(fmt.Errorf("%s: %s: exit %d\n%s%s", w.worker, strings.Join(verb, " "), code, out, errOut))
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if len(h.errs) > 0 {
+		r.t.Fatal(errors.Join(h.errs...))
+	}
+	return h
+}
+
+// checkDeps fails when a package was claimed before every package it
+// depends on was done: by what the claimers saw (its first claim returned
+// after each dependency's done began) and by the log (its claims come
+// after each dependency's completion; one machine's clock dates both).
+func (h *harness) checkDeps(t *testing.T, evs []queueEvent, deps map[string][]string) {
+	t.Helper()
+	completedAt := map[string]time.Time{}
+	for _, ev := range evs {
+		if ev.Action == "completed_package" {
+			completedAt[ev.TaskID] = ev.Timestamp
+		}
+	}
+	for id, ds := range deps {
+		for _, d := range ds {
+			if started, ok := h.doneStarted[d]; !ok || !started.Before(h.firstClaim[id]) {
+				t.Errorf("%s was claimed at %v, before its dependency %s was done (done began %v)", id, h.firstClaim[id], d, started)
+			}
+		}
+		for _, ev := range evs {
+			if ev.TaskID != id || ev.Action != "claimed_package" {
+				continue
+			}
+			for _, d := range ds {
+				if at, ok := completedAt[d]; !ok || !at.Before(ev.Timestamp) {
+					t.Errorf("the log has %s claimed by %s at %v, before its dependency %s was completed (%v)", id, ev.Worker, ev.Timestamp, d, at)
+				}
+			}
+		}
+	}
+}
+
+// check compares the log with what the claimers saw: packages WP-00 …
+// each completed once, as often claimed as the claimers saw.
+func (h *harness) check(r *queueRig, m int) []queueEvent {
+	t := r.t
+	t.Helper()
 	evs := r.events()
 	completed := checkPackageEvents(t, evs)
 	claimed := map[string]int{}
@@ -448,10 +518,11 @@ func drainQueue(t *testing.T, store string) {
 		if completed[id] != 1 {
 			t.Errorf("%s: completed %d times in the log, want once", id, completed[id])
 		}
-		if claimed[id] != claims[id] {
-			t.Errorf("%s: %d claimed_package events, the claimers saw %d claims", id, claimed[id], claims[id])
+		if claimed[id] != h.claims[id] {
+			t.Errorf("%s: %d claimed_package events, the claimers saw %d claims", id, claimed[id], h.claims[id])
 		}
 	}
+	return evs
 }
 
 // waitPackage polls `packages --json` at site until ok says the package
@@ -588,4 +659,34 @@ func killQueueClaimer(t *testing.T, store string) {
 			t.Errorf("%s: no took_over_package by %s naming the dead session", id, survivor.worker)
 		}
 	}
+}
+
+// TestRaceQueueDependencies: 4 claimers at once over a chain of packages,
+// each depending on the one before and ranked above it, beside packages
+// of their own: no package of the chain is claimed before the one it
+// depends on is done.
+func TestRaceQueueDependencies(t *testing.T) {
+	t.Parallel()
+	chain := gittest.Rounds(t, 16)
+	var b strings.Builder
+	b.WriteString("packages:\n")
+	deps := map[string][]string{}
+	for i := range 2 * chain {
+		id := fmt.Sprintf("WP-%02d", i)
+		fmt.Fprintf(&b, "  - id: %s\n    locks:\n      files: [src/f%d.go]\n", id, i%3)
+		if i < chain {
+			// The chain ranks above the rest, and each link above the one
+			// before it: every claimer tries it first.
+			fmt.Fprintf(&b, "    priority: %d\n", 10+i)
+			if i > 0 {
+				deps[id] = []string{fmt.Sprintf("WP-%02d", i-1)}
+				fmt.Fprintf(&b, "    depends_on: [%s]\n", deps[id][0])
+			}
+		}
+	}
+	seed := uint64(time.Now().UnixNano())
+	t.Logf("a chain of %d beside %d more, seed %d", chain, chain, seed)
+	r := newQueueRig(t, "file", 4, b.String())
+	h := r.drain(4, seed, 0)
+	h.checkDeps(t, h.check(r, 2*chain), deps)
 }

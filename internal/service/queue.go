@@ -72,8 +72,13 @@ type PackageStatus struct {
 	// Unreadable: its task record could not be read; never handed out.
 	Unreadable string `json:"unreadable,omitempty"`
 
-	held *locks.Lock // the first of HeldBy
+	held    *locks.Lock         // the first of HeldBy
+	corrupt *locks.CorruptError // why it is Unreadable, when the store says
 }
+
+// Corrupt is the unreadable task record of an Unreadable package (nil when
+// the store did not say which record): its hint names how to clear it.
+func (s *PackageStatus) Corrupt() *locks.CorruptError { return s.corrupt }
 
 // Queue is the state of every package of a file, in claim order.
 type Queue struct {
@@ -156,6 +161,7 @@ func statusOf(s *PackageStatus, en locks.Entry, now time.Time) {
 	if en.Err != nil {
 		// Never free: who holds it cannot be told.
 		s.State, s.Unreadable = PackageClaimed, en.Err.Error()
+		errors.As(en.Err, &s.corrupt)
 		return
 	}
 	l := en.Lock
@@ -312,7 +318,11 @@ func (e *Workspace) ClaimNext(ctx context.Context, wps *config.WorkPackages, o C
 	none := &NoFreePackageError{Path: wps.Path}
 	for i := range q.Packages {
 		s := &q.Packages[i]
-		if s.State != PackageReady || s.Unreadable != "" {
+		if s.Unreadable != "" {
+			none.Unreadable = append(none.Unreadable, *s)
+			continue
+		}
+		if s.State != PackageReady {
 			continue
 		}
 		if len(s.WaitsFor) > 0 {
@@ -344,7 +354,7 @@ func (e *Workspace) ClaimNext(ctx context.Context, wps *config.WorkPackages, o C
 	if q.Drained() {
 		return NextClaim{Queue: q, Drained: true}, nil
 	}
-	none.Claimed = q.Counts[PackageClaimed]
+	none.Claimed = q.Counts[PackageClaimed] - len(none.Unreadable)
 	return NextClaim{Queue: q}, none
 }
 
