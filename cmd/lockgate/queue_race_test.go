@@ -690,3 +690,124 @@ func TestRaceQueueDependencies(t *testing.T) {
 	h := r.drain(4, seed, 0)
 	h.checkDeps(t, h.check(r, 2*chain), deps)
 }
+
+// writePackages replaces site's work-packages.yaml in one rename: a
+// lockgate reading it meanwhile sees the old file or the new one.
+func (r *queueRig) writePackages(site int, content string) {
+	r.t.Helper()
+	tmp := filepath.Join(r.sites[site], ".work-packages.yaml.tmp")
+	if err := os.WriteFile(tmp, []byte(content), 0o644); err != nil {
+		r.t.Fatal(err)
+	}
+	if err := os.Rename(tmp, filepath.Join(r.sites[site], "work-packages.yaml")); err != nil {
+		r.t.Fatal(err)
+	}
+}
+
+// queueYAML writes packages as work-packages.yaml: id, priority.
+func queueYAML(ids []string, prio map[string]int) string {
+	var b strings.Builder
+	b.WriteString("packages:\n")
+	for _, id := range ids {
+		fmt.Fprintf(&b, "  - id: %s\n    priority: %d\n    locks:\n      files: [src/%s.go]\n", id, prio[id], strings.ToLower(id))
+	}
+	return b.String()
+}
+
+// TestConcurrentQueueEdits: work-packages.yaml edited while claims are
+// live. A package added starts ready; one removed while claimed leaves
+// the listing, its events stay, and its done by id is refused, saying
+// what became of its claim; a new order and new priorities are followed;
+// a done package stays done. Then claimers drain the queue while the
+// file keeps changing under them: every package of the final file is
+// done exactly once.
+func TestConcurrentQueueEdits(t *testing.T) {
+	t.Parallel()
+	ids := []string{"WP-00", "WP-01", "WP-02", "WP-03"}
+	prio := map[string]int{}
+	r := newQueueRig(t, "file", 1, queueYAML(ids, prio))
+	alice, bob, carol := who{"alice", "alice"}, who{"bob", "bob"}, who{"carol", "carol"}
+	r.must(0, alice, "claim", "WP-00")
+	r.must(0, bob, "claim", "WP-01")
+	r.must(0, carol, "claim", "WP-02")
+	r.must(0, carol, "done", "WP-02")
+
+	// WP-01 removed while bob holds it, WP-04 added, WP-03 first by
+	// priority, the rest reordered.
+	ids = []string{"WP-04", "WP-02", "WP-00", "WP-03"}
+	prio["WP-03"] = 9
+	r.writePackages(0, queueYAML(ids, prio))
+	q := r.packages(0)
+	var got []string
+	state := map[string]string{}
+	for _, p := range q.Packages {
+		got = append(got, p.ID)
+		state[p.ID] = p.State + " " + p.Holder
+	}
+	if want := []string{"WP-03", "WP-04", "WP-02", "WP-00"}; !slices.Equal(got, want) {
+		t.Fatalf("packages in order %v, want %v", got, want)
+	}
+	for id, want := range map[string]string{"WP-03": "ready ", "WP-04": "ready ", "WP-02": "done carol", "WP-00": "claimed alice"} {
+		if state[id] != want {
+			t.Errorf("%s: %q, want %q", id, state[id], want)
+		}
+	}
+	out, errOut, code := r.run(0, bob, "done", "WP-01")
+	if code != 2 || !strings.Contains(errOut, `no work package "WP-01"`) || !strings.Contains(errOut, "claimed by bob") ||
+		!strings.Contains(errOut, "lockgate lock release task:WP-01") {
+		t.Fatalf("done of a package removed while claimed: exit %d, want 2 saying what became of its claim\n%s%s", code, out, errOut)
+	}
+	if code := func() int { _, _, c := r.run(0, carol, "claim", "WP-02"); return c }(); code != 4 {
+		t.Fatalf("claim of the done WP-02 after the edit: exit %d, want 4", code)
+	}
+	r.must(0, bob, "lock", "release", "task:WP-01", "src/wp-01.go")
+	claimedRemoved := false
+	for _, ev := range r.events() {
+		claimedRemoved = claimedRemoved || ev.TaskID == "WP-01" && ev.Action == "claimed_package"
+	}
+	if !claimedRemoved {
+		t.Error("the claim of the removed WP-01 left the log")
+	}
+
+	// Claimers drain the queue while the file changes under them; alice's
+	// live claim keeps it from draining until the edits are over.
+	seed := uint64(time.Now().UnixNano())
+	t.Logf("seed %d", seed)
+	rng := rand.New(rand.NewPCG(seed, 0))
+	edits := gittest.Rounds(t, 24)
+	var wg sync.WaitGroup
+	wg.Add(1)
+	var h *harness
+	go func() {
+		defer wg.Done()
+		h = r.drain(4, seed, 0)
+	}()
+	for i := range edits {
+		ids = append(ids, fmt.Sprintf("WP-%02d", 10+i))
+		rng.Shuffle(len(ids), func(a, b int) { ids[a], ids[b] = ids[b], ids[a] })
+		for _, id := range ids {
+			prio[id] = rng.IntN(4)
+		}
+		r.writePackages(0, queueYAML(ids, prio))
+		time.Sleep(time.Duration(50+rng.IntN(150)) * time.Millisecond)
+	}
+	r.must(0, alice, "done", "WP-00")
+	wg.Wait()
+
+	q = r.packages(0)
+	if !q.Drained || len(q.Packages) != len(ids) {
+		t.Fatalf("the queue is not drained: %+v", q)
+	}
+	completed := checkPackageEvents(t, r.events())
+	for _, id := range ids {
+		if completed[id] != 1 {
+			t.Errorf("%s: completed %d times, want once", id, completed[id])
+		}
+	}
+	if completed["WP-01"] != 0 {
+		t.Errorf("the removed WP-01 was completed")
+	}
+	if h.claims["WP-02"] != 0 || h.claims["WP-00"] != 0 {
+		t.Errorf("a package done or claimed before the edits was handed out again: %v", h.claims)
+	}
+}

@@ -113,7 +113,9 @@ func (e *Workspace) Packages(ctx context.Context, wps *config.WorkPackages, with
 		recs[en.Key] = en
 	}
 	now := e.takeoverNow()
-	q := &Queue{Path: wps.Path, Counts: map[PackageState]int{}, byID: map[string]*PackageStatus{}}
+	// Every state is counted, none present or not: --json shows all four.
+	q := &Queue{Path: wps.Path, Counts: map[PackageState]int{PackageReady: 0, PackageClaimed: 0, PackageDone: 0, PackageFailed: 0},
+		byID: map[string]*PackageStatus{}}
 	for _, wp := range wps.ClaimOrder() {
 		s := PackageStatus{ID: wp.ID, Title: wp.Title, Priority: wp.Priority, State: PackageReady}
 		if en, ok := recs[lockkey.TaskKey(wp.ID)]; ok {
@@ -412,7 +414,7 @@ type Finish struct {
 // record's: a claim taken over after it expired is not the loser's to
 // finish (the record's token no longer matches).
 func (e *Workspace) FinishPackage(ctx context.Context, packages, id string, how Finish) (Finished, error) {
-	wps, wp, err := e.findPackage(packages, id)
+	wps, wp, err := e.findPackage(ctx, packages, id)
 	if err != nil {
 		return Finished{}, err
 	}
@@ -485,7 +487,7 @@ func (e *Workspace) FinishPackage(ctx context.Context, packages, id string, how 
 // ReleasePackage gives work package id back: its task record and the
 // locks its claim took are released, and it is ready again.
 func (e *Workspace) ReleasePackage(ctx context.Context, packages, id string) (Finished, error) {
-	wps, wp, err := e.findPackage(packages, id)
+	wps, wp, err := e.findPackage(ctx, packages, id)
 	if err != nil {
 		return Finished{}, err
 	}
@@ -520,7 +522,7 @@ func (e *Workspace) ReleasePackage(ctx context.Context, packages, id string) (Fi
 // RetryPackage makes a failed package ready again; a done one only with
 // force (a reset). Both are logged.
 func (e *Workspace) RetryPackage(ctx context.Context, packages, id string, force bool) (locks.Lock, error) {
-	_, wp, err := e.findPackage(packages, id)
+	_, wp, err := e.findPackage(ctx, packages, id)
 	if err != nil {
 		return locks.Lock{}, err
 	}
@@ -550,14 +552,34 @@ func (e *Workspace) RetryPackage(ctx context.Context, packages, id string, force
 	return cur, err
 }
 
-func (e *Workspace) findPackage(packages, id string) (*config.WorkPackages, *config.WorkPackage, error) {
+func (e *Workspace) findPackage(ctx context.Context, packages, id string) (*config.WorkPackages, *config.WorkPackage, error) {
 	wps, err := e.LoadPackages(packages)
 	if err != nil {
 		return nil, nil, err
 	}
 	wp, ok := wps.Find(id)
 	if !ok {
-		return nil, nil, Usagef("no work package %q in %s", id, wps.Path)
+		return nil, nil, Usagef("no work package %q in %s%s", id, wps.Path, e.removedNote(ctx, id))
 	}
 	return wps, wp, nil
+}
+
+// removedNote says what became of the state of a package the file no
+// longer lists: removing it from the file leaves its task record, and a
+// claim's locks, in the store.
+func (e *Workspace) removedNote(ctx context.Context, id string) string {
+	key := lockkey.TaskKey(id)
+	if _, err := lockkey.Parse(key, e.KeyOptions()); err != nil {
+		return ""
+	}
+	l, err := e.Store.Get(ctx, key)
+	switch {
+	case err != nil:
+		return ""
+	case IsFinishedPackage(l):
+		return fmt.Sprintf(" (it was removed from the file; its task record stays: %s by %s)", l.Action, l.Holder)
+	case l.Expired(e.Now()):
+		return fmt.Sprintf(" (it was removed from the file; the claim by %s expired)", l.Holder)
+	}
+	return fmt.Sprintf(" (it was removed from the file while claimed by %s: `lockgate lock release %s` and the files and keys it locked give the claim back; `lockgate lock list` shows them)", l.Holder, key)
 }
