@@ -181,6 +181,7 @@ func (m *Manager) settle(ctx context.Context, data []byte) ([]journal.Event, err
 					out = append(out, ie.Event)
 				}
 			}
+			out = withGrantFences(out)
 		}
 		return whole, nil
 	}

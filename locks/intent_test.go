@@ -180,3 +180,50 @@ func TestRecoveredAcquireNamesTheGrant(t *testing.T) {
 		t.Fatalf("recovered %+v, want lock_acquire with fence %d expiring %v", ev, rec.Fence, rec.ExpiresAt)
 	}
 }
+
+// An event that comes with an acquisition and names one of its keys (a
+// claim's claimed_package) carries that key's grant fence, whether the
+// acquisition records it or Recover does.
+func TestRequestEventsNameTheGrantFence(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	m, j := newManager(t)
+	claim := func(mgr *locks.Manager, key string) error {
+		_, err := mgr.Acquire(ctx, locks.Request{Keys: []string{key, key + ".go"}, Owner: alice, TTL: time.Hour,
+			Events: []journal.Event{{Worker: "alice", Action: journal.ActionClaim, Key: key}, {Worker: "alice", Action: journal.ActionHookBypass}}})
+		return err
+	}
+	if err := claim(m, "task:A"); err != nil {
+		t.Fatal(err)
+	}
+	broken := &locks.Manager{Store: failRelease{m.Store}, Host: m.Host, PID: m.PID, Events: brokenAppend{j}}
+	if err := claim(broken, "task:B"); err == nil {
+		t.Fatal("claim with a broken journal and store succeeded")
+	}
+	next := locks.Manager{Store: m.Store, Events: j}
+	if err := next.Recover(ctx); err != nil {
+		t.Fatal(err)
+	}
+	evs, err := j.Read(time.Time{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	claims := 0
+	for _, ev := range evs {
+		switch ev.Action {
+		case journal.ActionClaim:
+			claims++
+			rec, err := m.Store.Get(ctx, ev.Key)
+			if err != nil || ev.Fence == 0 || ev.Fence != rec.Fence {
+				t.Errorf("%s of %s: fence %d, want the grant's %d (%v)", ev.Action, ev.Key, ev.Fence, rec.Fence, err)
+			}
+		case journal.ActionHookBypass:
+			if ev.Fence != 0 {
+				t.Errorf("an event of no key got fence %d", ev.Fence)
+			}
+		}
+	}
+	if claims != 2 {
+		t.Fatalf("%d claim events, want 2: %+v", claims, evs)
+	}
+}

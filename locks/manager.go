@@ -446,6 +446,25 @@ func acquireEvents(plan []intentEvent, res []Result, at time.Time) []journal.Eve
 		ev.Timestamp = at.UTC()
 		evs = append(evs, ev)
 	}
+	return withGrantFences(evs)
+}
+
+// withGrantFences gives an event that comes with an acquisition and names
+// one of its keys (a claim's claimed_package) the fence of that key's
+// grant: it then falls among the key's events by fence, as the lock events
+// do, which orders them across machines whose clocks disagree.
+func withGrantFences(evs []journal.Event) []journal.Event {
+	fences := map[string]uint64{}
+	for _, ev := range evs {
+		if ev.Fence != 0 && ev.Key != "" {
+			fences[ev.Key] = ev.Fence
+		}
+	}
+	for i := range evs {
+		if evs[i].Fence == 0 {
+			evs[i].Fence = fences[evs[i].Key]
+		}
+	}
 	return evs
 }
 
@@ -712,16 +731,27 @@ func (m *Manager) Conclude(ctx context.Context, c Conclusion) (Lock, ReleaseResu
 	}
 	var updated Lock
 	var at time.Time
+	missing := out.Missing
+	gone := map[string]bool{}
 	atomic, maybe, err := m.apply(ctx, func(s Store) error {
 		at = m.now().UTC()
-		out.Removed = nil
+		out.Removed, out.Missing = nil, slices.Clone(missing)
+		clear(gone)
 		u, err := s.Update(ctx, next)
 		if err != nil {
 			return fmt.Errorf("%s: %w", c.Key, err)
 		}
 		updated = u
 		for _, l := range rel {
-			if err := s.Release(ctx, l.Key, l.Token); err != nil {
+			err := s.Release(ctx, l.Key, l.Token)
+			if errors.Is(err, ErrNotFound) || errors.Is(err, ErrTokenMismatch) {
+				// Gone since it was read (an expired lock another's claim
+				// took over, and gave back or kept): not the owner's to
+				// give back any more, and no reason to undo the rest.
+				out.Missing, gone[l.Key] = append(out.Missing, l.Key), true
+				continue
+			}
+			if err != nil {
 				return fmt.Errorf("release %s: %w", l.Key, err)
 			}
 			out.Removed = append(out.Removed, l)
@@ -729,7 +759,10 @@ func (m *Manager) Conclude(ctx context.Context, c Conclusion) (Lock, ReleaseResu
 		return nil
 	})
 	evs := make([]journal.Event, 0, len(plan))
-	for _, ie := range plan {
+	for i, ie := range plan {
+		if i >= len(c.Events) && gone[rel[i-len(c.Events)].Key] {
+			continue
+		}
 		ev := ie.Event
 		ev.Timestamp = at
 		evs = append(evs, ev)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"path/filepath"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -447,5 +448,52 @@ func TestWaitedAcquisitionLoggedAtGrant(t *testing.T) {
 	}
 	if !extra.Timestamp.Equal(acq.Timestamp) {
 		t.Errorf("the claim recorded with the acquisition at %s, the grant at %s", extra.Timestamp, acq.Timestamp)
+	}
+}
+
+// vanishing is a store on which key's lock is removed by another just
+// before its holder releases it: a claim of another that took it over
+// after it expired, then gave it back when the rest of its claim failed.
+type vanishing struct {
+	locks.Store
+	key string
+}
+
+func (v vanishing) Release(ctx context.Context, key, token string) error {
+	if key == v.key {
+		if _, err := v.Store.Remove(ctx, key); err != nil {
+			return err
+		}
+	}
+	return v.Store.Release(ctx, key, token)
+}
+
+// A conclusion whose record was rewritten is made even when a lock it
+// gives back went away meanwhile: that lock is missing, the others are
+// released, and the events name what was done.
+func TestConcludeLockGoneMeanwhile(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	m, j := newManager(t)
+	if err := acquire(m, alice, time.Hour, "task:A", "a.go", "b.go"); err != nil {
+		t.Fatal(err)
+	}
+	gone := &locks.Manager{Store: vanishing{m.Store, "a.go"}, Events: j, Host: m.Host, PID: m.PID}
+	rec, res, err := gone.Conclude(ctx, locks.Conclusion{Key: "task:A", Owner: alice, Release: []string{"a.go", "b.go"},
+		Events: []journal.Event{{Worker: "alice", Action: journal.ActionDone, Key: "task:A"}},
+		Apply:  func(l *locks.Lock) { l.Action, l.ExpiresAt = "done", locks.Never }})
+	if err != nil {
+		t.Fatalf("conclude: %v", err)
+	}
+	if rec.Action != "done" || len(res.Removed) != 1 || res.Removed[0].Key != "b.go" || len(res.Missing) != 1 || res.Missing[0] != "a.go" {
+		t.Fatalf("conclude = %+v, %+v: want done, b.go released, a.go missing", rec, res)
+	}
+	if _, err := m.Store.Get(ctx, "b.go"); !errors.Is(err, locks.ErrNotFound) {
+		t.Fatalf("b.go: %v, want released", err)
+	}
+	got := actions(t, j)
+	want := []string{"lock_acquire a.go", "lock_acquire b.go", "lock_acquire task:A", "completed_package task:A", "lock_release b.go"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("journal %v, want %v", got, want)
 	}
 }

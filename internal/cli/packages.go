@@ -9,8 +9,10 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/lockgate/lockgate/internal/duration"
+	"github.com/lockgate/lockgate/internal/hint"
 	"github.com/lockgate/lockgate/internal/safetext"
 	"github.com/lockgate/lockgate/internal/service"
+	"github.com/lockgate/lockgate/locks/lockkey"
 )
 
 func packagesCommand() *command {
@@ -47,8 +49,23 @@ func packagesCommand() *command {
 				rows = append(rows, []string{s.ID, stateText(s), fmt.Sprint(s.Priority), dash(s.Holder), left(s, now), waitsText(s), dash(s.Title)})
 			}
 			table(a.stdio.Out, rows)
-			fmt.Fprintf(a.stdio.Err, "%d packages in %s: %d ready, %d claimed, %d done, %d failed\n", len(q.Packages), q.Path,
-				q.Counts[service.PackageReady], q.Counts[service.PackageClaimed], q.Counts[service.PackageDone], q.Counts[service.PackageFailed])
+			unreadable := 0
+			for _, s := range q.Packages {
+				if s.Unreadable == "" {
+					continue
+				}
+				unreadable++
+				fmt.Fprintf(a.stdio.Err, "lockgate: %s: its task record is unreadable: %s\n", safetext.Field(s.ID), safetext.Field(s.Unreadable))
+				if cr := s.Corrupt(); cr != nil {
+					a.printHints(a.carry([]string{hint.CorruptLine(recordWhere(e.Store), cr.Path, cr.Key, lockkey.RelArg(cr.Key, e.UserDir()))})...)
+				}
+			}
+			note := ""
+			if unreadable > 0 {
+				note = fmt.Sprintf(", %d unreadable", unreadable)
+			}
+			fmt.Fprintf(a.stdio.Err, "%d packages in %s: %d ready, %d claimed, %d done, %d failed%s\n", len(q.Packages), q.Path,
+				q.Counts[service.PackageReady], q.Counts[service.PackageClaimed]-unreadable, q.Counts[service.PackageDone], q.Counts[service.PackageFailed], note)
 			return nil
 		},
 	}

@@ -206,6 +206,15 @@ func Of(err error, c Context) Outcome {
 		// pass: exit 3, as a store or git that failed.
 		o.Class = ClassUnavailable
 	}
+	if errors.As(err, &noFree) {
+		// A package whose task record cannot be read waits for someone to
+		// clear the record, whatever else waits.
+		for _, s := range noFree.Unreadable {
+			if cr := s.Corrupt(); cr != nil {
+				o.Hints = append(o.Hints, hint.CorruptLine(c.Where, cr.Path, cr.Key, lockkey.RelArg(cr.Key, c.UserDir)))
+			}
+		}
+	}
 	return o
 }
 

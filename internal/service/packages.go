@@ -119,12 +119,15 @@ func (e *Workspace) claimLocks(ctx context.Context, wp *config.WorkPackage, o Cl
 
 // NoFreePackageError is a claim of the next package that found none it
 // could take: Waiting wait for dependencies, Blocked for locks of others
-// (Last is the one tried last, Err why), Claimed are claimed by others.
+// (Last is the one tried last, Err why), Claimed are claimed by others,
+// Unreadable have a task record that cannot be read (never handed out
+// until it is cleared).
 type NoFreePackageError struct {
 	Path, Last string
 	Err        error
 	Waiting    []PackageStatus
 	Blocked    []PackageStatus
+	Unreadable []PackageStatus
 	Claimed    int
 }
 
@@ -147,6 +150,13 @@ func (e *NoFreePackageError) Error() string {
 			w = append(w, s.ID+" (after "+strings.Join(s.WaitsFor, ", ")+")")
 		}
 		parts = append(parts, "waiting for dependencies: "+strings.Join(w, ", "))
+	}
+	if len(e.Unreadable) > 0 {
+		var u []string
+		for _, s := range e.Unreadable {
+			u = append(u, s.ID)
+		}
+		parts = append(parts, "unreadable task records: "+strings.Join(u, ", "))
 	}
 	if e.Claimed > 0 {
 		parts = append(parts, fmt.Sprintf("%d claimed", e.Claimed))

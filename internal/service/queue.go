@@ -72,8 +72,13 @@ type PackageStatus struct {
 	// Unreadable: its task record could not be read; never handed out.
 	Unreadable string `json:"unreadable,omitempty"`
 
-	held *locks.Lock // the first of HeldBy
+	held    *locks.Lock         // the first of HeldBy
+	corrupt *locks.CorruptError // why it is Unreadable, when the store says
 }
+
+// Corrupt is the unreadable task record of an Unreadable package (nil when
+// the store did not say which record): its hint names how to clear it.
+func (s *PackageStatus) Corrupt() *locks.CorruptError { return s.corrupt }
 
 // Queue is the state of every package of a file, in claim order.
 type Queue struct {
@@ -107,8 +112,10 @@ func (e *Workspace) Packages(ctx context.Context, wps *config.WorkPackages, with
 	for _, en := range entries {
 		recs[en.Key] = en
 	}
-	now := e.Now()
-	q := &Queue{Path: wps.Path, Counts: map[PackageState]int{}, byID: map[string]*PackageStatus{}}
+	now := e.takeoverNow()
+	// Every state is counted, none present or not: --json shows all four.
+	q := &Queue{Path: wps.Path, Counts: map[PackageState]int{PackageReady: 0, PackageClaimed: 0, PackageDone: 0, PackageFailed: 0},
+		byID: map[string]*PackageStatus{}}
 	for _, wp := range wps.ClaimOrder() {
 		s := PackageStatus{ID: wp.ID, Title: wp.Title, Priority: wp.Priority, State: PackageReady}
 		if en, ok := recs[lockkey.TaskKey(wp.ID)]; ok {
@@ -140,10 +147,23 @@ func (e *Workspace) Packages(ctx context.Context, wps *config.WorkPackages, with
 	return q, nil
 }
 
+// takeoverNow is the time expiries are judged against as the store judges
+// a takeover: the git store counts a lock held for locks.git.clock_skew
+// past its expiry, so a claim that expired within it is not ready yet, and
+// a lock of another in a package's way still is.
+func (e *Workspace) takeoverNow() time.Time {
+	now := e.Now()
+	if sk, ok := e.Store.(interface{ ClockSkew() time.Duration }); ok {
+		now = now.Add(-sk.ClockSkew())
+	}
+	return now
+}
+
 func statusOf(s *PackageStatus, en locks.Entry, now time.Time) {
 	if en.Err != nil {
 		// Never free: who holds it cannot be told.
 		s.State, s.Unreadable = PackageClaimed, en.Err.Error()
+		errors.As(en.Err, &s.corrupt)
 		return
 	}
 	l := en.Lock
@@ -300,7 +320,11 @@ func (e *Workspace) ClaimNext(ctx context.Context, wps *config.WorkPackages, o C
 	none := &NoFreePackageError{Path: wps.Path}
 	for i := range q.Packages {
 		s := &q.Packages[i]
-		if s.State != PackageReady || s.Unreadable != "" {
+		if s.Unreadable != "" {
+			none.Unreadable = append(none.Unreadable, *s)
+			continue
+		}
+		if s.State != PackageReady {
 			continue
 		}
 		if len(s.WaitsFor) > 0 {
@@ -332,7 +356,7 @@ func (e *Workspace) ClaimNext(ctx context.Context, wps *config.WorkPackages, o C
 	if q.Drained() {
 		return NextClaim{Queue: q, Drained: true}, nil
 	}
-	none.Claimed = q.Counts[PackageClaimed]
+	none.Claimed = q.Counts[PackageClaimed] - len(none.Unreadable)
 	return NextClaim{Queue: q}, none
 }
 
@@ -390,7 +414,7 @@ type Finish struct {
 // record's: a claim taken over after it expired is not the loser's to
 // finish (the record's token no longer matches).
 func (e *Workspace) FinishPackage(ctx context.Context, packages, id string, how Finish) (Finished, error) {
-	wps, wp, err := e.findPackage(packages, id)
+	wps, wp, err := e.findPackage(ctx, packages, id)
 	if err != nil {
 		return Finished{}, err
 	}
@@ -463,7 +487,7 @@ func (e *Workspace) FinishPackage(ctx context.Context, packages, id string, how 
 // ReleasePackage gives work package id back: its task record and the
 // locks its claim took are released, and it is ready again.
 func (e *Workspace) ReleasePackage(ctx context.Context, packages, id string) (Finished, error) {
-	wps, wp, err := e.findPackage(packages, id)
+	wps, wp, err := e.findPackage(ctx, packages, id)
 	if err != nil {
 		return Finished{}, err
 	}
@@ -521,7 +545,7 @@ func (e *Workspace) DropLostClaim(ctx context.Context, id string, res []locks.Re
 // RetryPackage makes a failed package ready again; a done one only with
 // force (a reset). Both are logged.
 func (e *Workspace) RetryPackage(ctx context.Context, packages, id string, force bool) (locks.Lock, error) {
-	_, wp, err := e.findPackage(packages, id)
+	_, wp, err := e.findPackage(ctx, packages, id)
 	if err != nil {
 		return locks.Lock{}, err
 	}
@@ -551,14 +575,34 @@ func (e *Workspace) RetryPackage(ctx context.Context, packages, id string, force
 	return cur, err
 }
 
-func (e *Workspace) findPackage(packages, id string) (*config.WorkPackages, *config.WorkPackage, error) {
+func (e *Workspace) findPackage(ctx context.Context, packages, id string) (*config.WorkPackages, *config.WorkPackage, error) {
 	wps, err := e.LoadPackages(packages)
 	if err != nil {
 		return nil, nil, err
 	}
 	wp, ok := wps.Find(id)
 	if !ok {
-		return nil, nil, Usagef("no work package %q in %s", id, wps.Path)
+		return nil, nil, Usagef("no work package %q in %s%s", id, wps.Path, e.removedNote(ctx, id))
 	}
 	return wps, wp, nil
+}
+
+// removedNote says what became of the state of a package the file no
+// longer lists: removing it from the file leaves its task record, and a
+// claim's locks, in the store.
+func (e *Workspace) removedNote(ctx context.Context, id string) string {
+	key := lockkey.TaskKey(id)
+	if _, err := lockkey.Parse(key, e.KeyOptions()); err != nil {
+		return ""
+	}
+	l, err := e.Store.Get(ctx, key)
+	switch {
+	case err != nil:
+		return ""
+	case IsFinishedPackage(l):
+		return fmt.Sprintf(" (it was removed from the file; its task record stays: %s by %s)", l.Action, l.Holder)
+	case l.Expired(e.Now()):
+		return fmt.Sprintf(" (it was removed from the file; the claim by %s expired)", l.Holder)
+	}
+	return fmt.Sprintf(" (it was removed from the file while claimed by %s: `lockgate lock release %s` and the files and keys it locked give the claim back; `lockgate lock list` shows them)", l.Holder, key)
 }
