@@ -720,7 +720,10 @@ func (m *Manager) Conclude(ctx context.Context, c Conclusion) (Lock, ReleaseResu
 			return Lock{}, out, err
 		}
 		if !l.OwnedBy(c.Owner) {
-			return Lock{}, out, &NotOwnerError{Lock: l, Op: "release"}
+			// Lapsed and taken by another since: not the owner's to give
+			// back, and no reason to refuse the conclusion.
+			out.Missing = append(out.Missing, key)
+			continue
 		}
 		rel = append(rel, l)
 		plan = append(plan, intentEvent{Event: m.event(c.Owner, journal.ActionRelease, l), Proof: &proof{Key: key, Token: l.Token, Gone: true}})

@@ -497,3 +497,37 @@ func TestConcludeLockGoneMeanwhile(t *testing.T) {
 		t.Fatalf("journal %v, want %v", got, want)
 	}
 }
+
+// A conclusion whose claimer let one of its locks lapse, and another took
+// it over, is still made: that lock is another's now, left alone and
+// reported missing, the rest given back.
+func TestConcludeLockTakenByAnother(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	m, j := newManager(t)
+	now := time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC)
+	m.Now = func() time.Time { return now }
+	if _, err := m.Acquire(ctx, locks.Request{Keys: []string{"task:A"}, Owner: alice, TTL: time.Hour}); err != nil {
+		t.Fatal(err)
+	}
+	if err := acquire(m, alice, time.Minute, "a.go", "b.go"); err != nil {
+		t.Fatal(err)
+	}
+	now = now.Add(2 * time.Minute) // a.go and b.go lapsed; bob takes a.go over
+	if err := acquire(m, bob, time.Hour, "a.go"); err != nil {
+		t.Fatal(err)
+	}
+	_, res, err := m.Conclude(ctx, locks.Conclusion{Key: "task:A", Owner: alice, Release: []string{"a.go", "b.go"},
+		Events: []journal.Event{{Worker: "alice", Action: journal.ActionDone, Key: "task:A"}},
+		Apply:  func(l *locks.Lock) { l.Action, l.ExpiresAt = "done", locks.Never }})
+	if err != nil {
+		t.Fatalf("conclude: %v", err)
+	}
+	if len(res.Removed) != 1 || res.Removed[0].Key != "b.go" || len(res.Missing) != 1 || res.Missing[0] != "a.go" {
+		t.Fatalf("conclude = %+v: want b.go released, a.go (bob's) left alone", res)
+	}
+	if l, err := m.Store.Get(ctx, "a.go"); err != nil || l.Holder != "bob" {
+		t.Fatalf("a.go: %+v %v, want bob's", l, err)
+	}
+	_ = j
+}
