@@ -67,10 +67,10 @@ func boardCommand() *command {
 // boardSource reads the board's snapshots from the workspace.
 type boardSource struct {
 	e *service.Workspace
-	// The work packages file as last read, and what it parsed to: it is
-	// parsed again only when its bytes change.
+	// The work packages file as last read, and the queue it parsed to (or
+	// why it did not): it is parsed again only when its bytes change.
 	pkgData []byte
-	pkgs    *config.WorkPackages
+	pkgs    *service.PackageQueue
 	pkgErr  error
 }
 
@@ -109,14 +109,17 @@ func (b *boardSource) queue(s *board.Snapshot, entries []locks.Entry) {
 		return
 	}
 	if b.pkgs == nil && b.pkgErr == nil || !bytes.Equal(data, b.pkgData) {
-		b.pkgData = data
-		b.pkgs, b.pkgErr = b.e.ParsePackages(name, data)
+		b.pkgData, b.pkgs = data, nil
+		var wps *config.WorkPackages
+		if wps, b.pkgErr = b.e.ParsePackages(name, data); b.pkgErr == nil {
+			b.pkgs = b.e.PackageQueue(wps)
+		}
 	}
 	if b.pkgErr != nil {
 		s.QueueProblem = problemLine(b.pkgErr)
 		return
 	}
-	q, err := b.e.QueueOf(b.pkgs, entries)
+	q, err := b.pkgs.Of(entries)
 	if err != nil {
 		s.QueueProblem = problemLine(err)
 		return

@@ -110,28 +110,53 @@ func (e *Workspace) Packages(ctx context.Context, wps *config.WorkPackages, with
 		if err != nil {
 			return nil, fmt.Errorf("read the work packages' state: %w", err)
 		}
-		return e.queueOf(wps, entries, nil, nil)
+		return e.queueOf(wps, entries, nil, nil, nil)
 	}
 	entries, err := e.Store.List(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("read the work packages' state and the locks: %w", err)
 	}
-	return e.queueOf(wps, entries, entries, func(l locks.Lock) bool { return l.OwnedBy(e.Me) })
+	return e.queueOf(wps, entries, entries, func(l locks.Lock) bool { return l.OwnedBy(e.Me) }, e.packageKeys)
 }
 
-// QueueOf computes the state of every package of wps from entries, a
-// listing of the whole store the caller read already (the board lists the
-// store once a frame and shows the queue from that listing). A ready
-// package names the live locks in its way whoever holds them, the
+// PackageQueue computes the queue of one work packages file from
+// listings of the store its caller read already: the board lists the
+// store once a frame and shows the queue from that listing. Each
+// package's canonical keys are worked out once, at the first listing (a
+// symbolic link changed later is seen when the file is read again). A
+// ready package names the live locks in its way whoever holds them, the
 // caller's too: it is everyone's view, not a claim.
-func (e *Workspace) QueueOf(wps *config.WorkPackages, entries []locks.Entry) (*Queue, error) {
-	return e.queueOf(wps, entries, entries, nil)
+type PackageQueue struct {
+	e    *Workspace
+	wps  *config.WorkPackages
+	keys map[*config.WorkPackage][]lockkey.Key
+}
+
+// PackageQueue returns the queue of wps as listings of the store show it.
+func (e *Workspace) PackageQueue(wps *config.WorkPackages) *PackageQueue {
+	return &PackageQueue{e: e, wps: wps, keys: map[*config.WorkPackage][]lockkey.Key{}}
+}
+
+// Of computes the state of every package from entries, a listing of the
+// whole store.
+func (p *PackageQueue) Of(entries []locks.Entry) (*Queue, error) {
+	return p.e.queueOf(p.wps, entries, entries, nil, func(wp *config.WorkPackage) ([]lockkey.Key, error) {
+		if k, ok := p.keys[wp]; ok {
+			return k, nil
+		}
+		k, err := p.e.packageKeys(wp)
+		if err == nil {
+			p.keys[wp] = k
+		}
+		return k, err
+	})
 }
 
 // queueOf computes the queue from the task records among recs and, when
-// all is not nil, the locks in ready packages' way among all, leaving out
-// those mine reports (nil: none).
-func (e *Workspace) queueOf(wps *config.WorkPackages, recs, all []locks.Entry, mine func(locks.Lock) bool) (*Queue, error) {
+// all is not nil, the locks in ready packages' way among all (on the keys
+// keysOf gives), leaving out those mine reports (nil: none).
+func (e *Workspace) queueOf(wps *config.WorkPackages, recs, all []locks.Entry, mine func(locks.Lock) bool,
+	keysOf func(*config.WorkPackage) ([]lockkey.Key, error)) (*Queue, error) {
 	tasks := make(map[string]locks.Entry)
 	for _, en := range recs {
 		// An unreadable record whose key is known still says its package
@@ -167,7 +192,7 @@ func (e *Workspace) queueOf(wps *config.WorkPackages, recs, all []locks.Entry, m
 		}
 	}
 	if all != nil {
-		if err := e.heldBy(q, all, now, mine); err != nil {
+		if err := heldBy(q, all, now, mine, keysOf); err != nil {
 			return nil, err
 		}
 	}
@@ -213,35 +238,50 @@ func statusOf(s *PackageStatus, en locks.Entry, now time.Time) {
 }
 
 // heldBy names, for each ready package, the live locks on its keys (or
-// overlapping them) among all but those mine reports.
-func (e *Workspace) heldBy(q *Queue, all []locks.Entry, now time.Time, mine func(locks.Lock) bool) error {
-	others := 0
-	byKey := map[string][]locks.Lock{}
-	var patterns []locks.Lock
-	for _, en := range all {
-		if en.Err != nil || mine != nil && mine(en.Lock) || en.Expired(now) || IsBookkeeping(en.Lock) {
-			continue
-		}
-		others++
-		byKey[lockkey.FoldCase(en.Key)] = append(byKey[lockkey.FoldCase(en.Key)], en.Lock)
-		if lockkey.IsPattern(en.Key) {
-			patterns = append(patterns, en.Lock)
-		}
+// overlapping them) among all but those mine reports. Only the records on
+// the ready packages' keys are indexed, not the whole listing.
+func heldBy(q *Queue, all []locks.Entry, now time.Time, mine func(locks.Lock) bool, keysOf func(*config.WorkPackage) ([]lockkey.Key, error)) error {
+	type ready struct {
+		s    *PackageStatus
+		keys []lockkey.Key
 	}
-	if others == 0 {
-		return nil
-	}
+	var rs []ready
+	byKey := map[string][]int{} // a ready package's key → the records on it, as indices into all
 	for i := range q.Packages {
 		s := &q.Packages[i]
 		if s.State != PackageReady {
 			continue
 		}
-		keys, err := e.packageKeys(s.wp)
+		keys, err := keysOf(s.wp)
 		if err != nil {
 			return err
 		}
+		rs = append(rs, ready{s, keys})
+		for _, k := range keys {
+			byKey[lockkey.FoldCase(k.Canonical)] = nil
+		}
+	}
+	if len(rs) == 0 {
+		return nil
+	}
+	var patterns []int
+	for i, en := range all {
+		if en.Err != nil || mine != nil && mine(en.Lock) || en.Expired(now) || IsBookkeeping(en.Lock) {
+			continue
+		}
+		id := lockkey.FoldCase(en.Key)
+		if on, ok := byKey[id]; ok {
+			byKey[id] = append(on, i)
+		}
+		if lockkey.IsPattern(en.Key) {
+			patterns = append(patterns, i)
+		}
+	}
+	for _, r := range rs {
+		s := r.s
 		seen := map[string]bool{}
-		add := func(l locks.Lock) {
+		add := func(i int) {
+			l := all[i].Lock
 			if !seen[l.Key] {
 				seen[l.Key] = true
 				s.HeldBy = append(s.HeldBy, ViewOf(l))
@@ -250,13 +290,13 @@ func (e *Workspace) heldBy(q *Queue, all []locks.Entry, now time.Time, mine func
 				}
 			}
 		}
-		for _, k := range keys {
-			for _, l := range byKey[lockkey.FoldCase(k.Canonical)] {
-				add(l)
+		for _, k := range r.keys {
+			for _, i := range byKey[lockkey.FoldCase(k.Canonical)] {
+				add(i)
 			}
-			for _, l := range patterns {
-				if lockkey.OverlapFoldCase(l.Key, k.Canonical) {
-					add(l)
+			for _, i := range patterns {
+				if lockkey.OverlapFoldCase(all[i].Key, k.Canonical) {
+					add(i)
 				}
 			}
 		}
