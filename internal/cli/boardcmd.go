@@ -26,7 +26,7 @@ func boardCommand() *command {
 	var once bool
 	return &command{
 		usage: "board [--once]",
-		short: "a live view of the locks: paused features, every live lock and its time left, the last events; keys to filter, sort and clear",
+		short: "a live view of the locks: paused features, every live lock and its time left, the work queue, the last events; keys to filter, sort and clear",
 		flags: func(fs *pflag.FlagSet) {
 			fs.BoolVar(&once, "once", false, "print one frame and exit (what the board shows when output is not a terminal, once a second)")
 		},
