@@ -4,7 +4,9 @@
 // records marked, the last events below. Frame renders one view as text
 // (for --once and for output that is not a terminal); Run drives it full
 // screen with bubbletea, refreshed every second, with keys to filter by
-// worker, sort, and clear a selected lock after a confirmation.
+// worker, sort, and clear a selected lock after a confirmation. When the
+// repository has a work packages file, the queue is shown beside the
+// locks: its counts by state and the packages that matter most.
 package board
 
 import (
@@ -17,6 +19,7 @@ import (
 
 	"github.com/lockgate/lockgate/internal/duration"
 	"github.com/lockgate/lockgate/internal/safetext"
+	"github.com/lockgate/lockgate/internal/service"
 	"github.com/lockgate/lockgate/locks"
 	"github.com/lockgate/lockgate/locks/journal"
 	"github.com/lockgate/lockgate/locks/lockkey"
@@ -29,6 +32,13 @@ type Snapshot struct {
 	Locks      []locks.Entry
 	Events     []journal.Event // the last ones, oldest first
 	StaleAfter time.Duration
+	// The work queue, when the repository has a work packages file:
+	// QueueFile names the file, Queue holds its packages' states, or
+	// QueueProblem says why they cannot be shown (the locks are shown all
+	// the same: the board is a viewer). No file: QueueFile is "".
+	QueueFile    string
+	Queue        *service.Queue
+	QueueProblem string
 }
 
 // Source gives the board its snapshots and clears a lock (logged).
@@ -46,13 +56,16 @@ type View struct {
 	Sort     string // one of Sorts
 	Selected int    // index into the visible rows
 	Height   int    // rows of locks shown (0: all)
+	Packages int    // rows of work packages shown (0: all but the done ones)
 	Width    int    // columns (0: 120)
 }
 
 // rows returns the live locks to show, filtered and sorted; pauses apart.
 func rows(s Snapshot, v View) (pauses, list []locks.Entry) {
 	for _, e := range s.Locks {
-		if e.Err == nil && e.Expired(s.Now) {
+		if e.Err == nil && (e.Expired(s.Now) || service.IsFinishedPackage(e.Lock)) {
+			// A finished package's record is its state, shown in the
+			// queue, not a lock anyone works under.
 			continue
 		}
 		if v.Worker != "" && (e.Err != nil || e.Holder != v.Worker) {
@@ -138,6 +151,7 @@ func Frame(s Snapshot, v View) string {
 	if len(list) > len(shown) {
 		fmt.Fprintf(&b, "  … %d more (rows %d–%d shown)\n", len(list)-len(shown), start+1, start+len(shown))
 	}
+	queueSection(&b, s, v)
 	fmt.Fprintf(&b, "recent events:\n")
 	for _, ev := range s.Events {
 		fmt.Fprintf(&b, "  %s %-20s %-14s %s\n", ev.Timestamp.UTC().Format("15:04:05"), field(ev.Worker, 20), ev.Action, field(ev.Key, 40))

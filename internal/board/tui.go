@@ -12,6 +12,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/lockgate/lockgate/internal/safetext"
+	"github.com/lockgate/lockgate/internal/service"
 )
 
 // Refresh is how often the board reads the store again.
@@ -36,7 +37,7 @@ type model struct {
 func (m *model) workers() []string {
 	var ws []string
 	for _, e := range m.snap.Locks {
-		if e.Err == nil && !slices.Contains(ws, e.Holder) {
+		if e.Err == nil && !service.IsFinishedPackage(e.Lock) && !slices.Contains(ws, e.Holder) {
 			ws = append(ws, e.Holder)
 		}
 	}
@@ -155,7 +156,8 @@ func Run(ctx context.Context, src Source, in, out *os.File) error {
 	m := &model{view: View{Sort: Sorts[0]}}
 	draw := func() {
 		if w, h, err := term.GetSize(int(out.Fd())); err == nil {
-			m.view.Width, m.view.Height = w, max(h-16, 3)
+			m.view = layout(m.snap, m.view, h)
+			m.view.Width = w
 		}
 		screen := strings.ReplaceAll(m.render(), "\n", "\x1b[K\r\n")
 		fmt.Fprint(out, "\x1b[H"+screen+"\x1b[J")

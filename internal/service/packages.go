@@ -18,6 +18,24 @@ import (
 
 // LoadPackages reads and validates the work packages file.
 func (e *Workspace) LoadPackages(file string) (*config.WorkPackages, error) {
+	file = e.PackagesFile(file)
+	wps, err := config.LoadWorkPackages(file)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, Usagef("no work packages file %s: write one, or point work_packages in .lockgate.yaml (or --packages) at it", file)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := e.validatePackages(wps); err != nil {
+		return nil, err
+	}
+	return wps, nil
+}
+
+// PackagesFile is the work packages file: file (relative to the working
+// directory), or by default work_packages of the config (relative to the
+// repository's top).
+func (e *Workspace) PackagesFile(file string) string {
 	if file == "" {
 		file = e.Cfg.WorkPackages
 		if !filepath.IsAbs(file) && e.Repo.Toplevel != "" {
@@ -26,23 +44,31 @@ func (e *Workspace) LoadPackages(file string) (*config.WorkPackages, error) {
 	} else if !filepath.IsAbs(file) {
 		file = filepath.Join(e.Cwd, file)
 	}
-	wps, err := config.LoadWorkPackages(file)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, Usagef("no work packages file %s: write one, or point work_packages in .lockgate.yaml (or --packages) at it", file)
-	}
+	return file
+}
+
+// ParsePackages parses and validates data as the work packages file
+// named name (problems name it with their lines), as LoadPackages does
+// with the file it reads.
+func (e *Workspace) ParsePackages(name string, data []byte) (*config.WorkPackages, error) {
+	wps, err := config.LoadWorkPackagesBytes(name, data)
 	if err != nil {
 		return nil, err
 	}
+	if err := e.validatePackages(wps); err != nil {
+		return nil, err
+	}
+	return wps, nil
+}
+
+func (e *Workspace) validatePackages(wps *config.WorkPackages) error {
 	opts := e.KeyOptions()
-	if err := wps.Validate(func(id string) error {
+	return wps.Validate(func(id string) error {
 		return checkPackageID(id, opts)
 	}, func(k string) error {
 		_, err := lockkey.Parse(k, opts)
 		return err
-	}); err != nil {
-		return nil, err
-	}
-	return wps, nil
+	})
 }
 
 // checkPackageID refuses an id that cannot name the package's task lock,

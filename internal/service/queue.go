@@ -74,6 +74,7 @@ type PackageStatus struct {
 
 	held    *locks.Lock         // the first of HeldBy
 	corrupt *locks.CorruptError // why it is Unreadable, when the store says
+	wp      *config.WorkPackage // its entry in the file
 }
 
 // Corrupt is the unreadable task record of an Unreadable package (nil when
@@ -102,23 +103,75 @@ func (q *Queue) Status(id string) (*PackageStatus, bool) {
 
 // Packages reads the state of every package of wps from the store. With
 // withLocks, a ready package also names the live locks of others in its
-// way.
+// way, from the same one listing of the store.
 func (e *Workspace) Packages(ctx context.Context, wps *config.WorkPackages, withLocks bool) (*Queue, error) {
-	entries, err := e.Store.InNamespace(ctx, "task")
-	if err != nil {
-		return nil, fmt.Errorf("read the work packages' state: %w", err)
+	if !withLocks {
+		entries, err := e.Store.InNamespace(ctx, "task")
+		if err != nil {
+			return nil, fmt.Errorf("read the work packages' state: %w", err)
+		}
+		return e.queueOf(wps, entries, nil, nil, nil)
 	}
-	recs := make(map[string]locks.Entry, len(entries))
-	for _, en := range entries {
-		recs[en.Key] = en
+	entries, err := e.Store.List(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("read the work packages' state and the locks: %w", err)
+	}
+	return e.queueOf(wps, entries, entries, func(l locks.Lock) bool { return l.OwnedBy(e.Me) }, e.packageKeys)
+}
+
+// PackageQueue computes the queue of one work packages file from
+// listings of the store its caller read already: the board lists the
+// store once a frame and shows the queue from that listing. Each
+// package's canonical keys are worked out once, at the first listing (a
+// symbolic link changed later is seen when the file is read again). A
+// ready package names the live locks in its way whoever holds them, the
+// caller's too: it is everyone's view, not a claim.
+type PackageQueue struct {
+	e    *Workspace
+	wps  *config.WorkPackages
+	keys map[*config.WorkPackage][]lockkey.Key
+}
+
+// PackageQueue returns the queue of wps as listings of the store show it.
+func (e *Workspace) PackageQueue(wps *config.WorkPackages) *PackageQueue {
+	return &PackageQueue{e: e, wps: wps, keys: map[*config.WorkPackage][]lockkey.Key{}}
+}
+
+// Of computes the state of every package from entries, a listing of the
+// whole store.
+func (p *PackageQueue) Of(entries []locks.Entry) (*Queue, error) {
+	return p.e.queueOf(p.wps, entries, entries, nil, func(wp *config.WorkPackage) ([]lockkey.Key, error) {
+		if k, ok := p.keys[wp]; ok {
+			return k, nil
+		}
+		k, err := p.e.packageKeys(wp)
+		if err == nil {
+			p.keys[wp] = k
+		}
+		return k, err
+	})
+}
+
+// queueOf computes the queue from the task records among recs and, when
+// all is not nil, the locks in ready packages' way among all (on the keys
+// keysOf gives), leaving out those mine reports (nil: none).
+func (e *Workspace) queueOf(wps *config.WorkPackages, recs, all []locks.Entry, mine func(locks.Lock) bool,
+	keysOf func(*config.WorkPackage) ([]lockkey.Key, error)) (*Queue, error) {
+	tasks := make(map[string]locks.Entry)
+	for _, en := range recs {
+		// An unreadable record whose key is known still says its package
+		// cannot be handed out.
+		if lockkey.Namespace(en.Key) == "task" {
+			tasks[en.Key] = en
+		}
 	}
 	now := e.takeoverNow()
 	// Every state is counted, none present or not: --json shows all four.
 	q := &Queue{Path: wps.Path, Counts: map[PackageState]int{PackageReady: 0, PackageClaimed: 0, PackageDone: 0, PackageFailed: 0},
 		byID: map[string]*PackageStatus{}}
 	for _, wp := range wps.ClaimOrder() {
-		s := PackageStatus{ID: wp.ID, Title: wp.Title, Priority: wp.Priority, State: PackageReady}
-		if en, ok := recs[lockkey.TaskKey(wp.ID)]; ok {
+		s := PackageStatus{ID: wp.ID, Title: wp.Title, Priority: wp.Priority, State: PackageReady, wp: wp}
+		if en, ok := tasks[lockkey.TaskKey(wp.ID)]; ok {
 			statusOf(&s, en, now)
 		}
 		q.Packages = append(q.Packages, s)
@@ -132,15 +185,14 @@ func (e *Workspace) Packages(ctx context.Context, wps *config.WorkPackages, with
 		if s.State != PackageReady {
 			continue
 		}
-		wp, _ := wps.Find(s.ID)
-		for _, dep := range wp.DependsOn {
+		for _, dep := range s.wp.DependsOn {
 			if d, ok := q.byID[dep]; !ok || d.State != PackageDone {
 				s.WaitsFor = append(s.WaitsFor, dep)
 			}
 		}
 	}
-	if withLocks {
-		if err := e.heldBy(ctx, wps, q, now); err != nil {
+	if all != nil {
+		if err := heldBy(q, all, now, mine, keysOf); err != nil {
 			return nil, err
 		}
 	}
@@ -185,41 +237,51 @@ func statusOf(s *PackageStatus, en locks.Entry, now time.Time) {
 	}
 }
 
-// heldBy names, for each ready package, the live locks of others on its
-// keys (or overlapping them), from one listing of the store.
-func (e *Workspace) heldBy(ctx context.Context, wps *config.WorkPackages, q *Queue, now time.Time) error {
-	all, err := e.Store.List(ctx)
-	if err != nil {
-		return fmt.Errorf("read the locks: %w", err)
+// heldBy names, for each ready package, the live locks on its keys (or
+// overlapping them) among all but those mine reports. Only the records on
+// the ready packages' keys are indexed, not the whole listing.
+func heldBy(q *Queue, all []locks.Entry, now time.Time, mine func(locks.Lock) bool, keysOf func(*config.WorkPackage) ([]lockkey.Key, error)) error {
+	type ready struct {
+		s    *PackageStatus
+		keys []lockkey.Key
 	}
-	var others []locks.Lock
-	byKey := map[string][]locks.Lock{}
-	var patterns []locks.Lock
-	for _, en := range all {
-		if en.Err != nil || en.OwnedBy(e.Me) || en.Expired(now) || IsFinishedPackage(en.Lock) || IsBookkeeping(en.Lock) {
-			continue
-		}
-		others = append(others, en.Lock)
-		byKey[lockkey.FoldCase(en.Key)] = append(byKey[lockkey.FoldCase(en.Key)], en.Lock)
-		if lockkey.IsPattern(en.Key) {
-			patterns = append(patterns, en.Lock)
-		}
-	}
-	if len(others) == 0 {
-		return nil
-	}
+	var rs []ready
+	byKey := map[string][]int{} // a ready package's key → the records on it, as indices into all
 	for i := range q.Packages {
 		s := &q.Packages[i]
 		if s.State != PackageReady {
 			continue
 		}
-		wp, _ := wps.Find(s.ID)
-		keys, err := e.packageKeys(wp)
+		keys, err := keysOf(s.wp)
 		if err != nil {
 			return err
 		}
+		rs = append(rs, ready{s, keys})
+		for _, k := range keys {
+			byKey[lockkey.FoldCase(k.Canonical)] = nil
+		}
+	}
+	if len(rs) == 0 {
+		return nil
+	}
+	var patterns []int
+	for i, en := range all {
+		if en.Err != nil || mine != nil && mine(en.Lock) || en.Expired(now) || IsBookkeeping(en.Lock) {
+			continue
+		}
+		id := lockkey.FoldCase(en.Key)
+		if on, ok := byKey[id]; ok {
+			byKey[id] = append(on, i)
+		}
+		if lockkey.IsPattern(en.Key) {
+			patterns = append(patterns, i)
+		}
+	}
+	for _, r := range rs {
+		s := r.s
 		seen := map[string]bool{}
-		add := func(l locks.Lock) {
+		add := func(i int) {
+			l := all[i].Lock
 			if !seen[l.Key] {
 				seen[l.Key] = true
 				s.HeldBy = append(s.HeldBy, ViewOf(l))
@@ -228,13 +290,13 @@ func (e *Workspace) heldBy(ctx context.Context, wps *config.WorkPackages, q *Que
 				}
 			}
 		}
-		for _, k := range keys {
-			for _, l := range byKey[lockkey.FoldCase(k.Canonical)] {
-				add(l)
+		for _, k := range r.keys {
+			for _, i := range byKey[lockkey.FoldCase(k.Canonical)] {
+				add(i)
 			}
-			for _, l := range patterns {
-				if lockkey.OverlapFoldCase(l.Key, k.Canonical) {
-					add(l)
+			for _, i := range patterns {
+				if lockkey.OverlapFoldCase(all[i].Key, k.Canonical) {
+					add(i)
 				}
 			}
 		}
