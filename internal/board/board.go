@@ -3,7 +3,7 @@
 // holder, key, reason and a bar of its remaining time, stale and corrupt
 // records marked, the last events below. Frame renders one view as text
 // (for --once and for output that is not a terminal); Run drives it full
-// screen with bubbletea, refreshed every second, with keys to filter by
+// screen on a raw terminal, refreshed every second, with keys to filter by
 // worker, sort, and clear a selected lock after a confirmation. When the
 // repository has a work packages file, the queue is shown beside the
 // locks: its counts by state and the packages that matter most.

@@ -92,10 +92,7 @@ func left(s service.PackageStatus, now time.Time) string {
 }
 
 func waitsText(s service.PackageStatus) string {
-	var w []string
-	for _, d := range s.WaitsFor {
-		w = append(w, d)
-	}
+	w := append([]string(nil), s.WaitsFor...)
 	for _, l := range s.HeldBy {
 		w = append(w, safetext.Field(l.Key)+" ("+safetext.Field(l.Holder)+")")
 	}
