@@ -305,7 +305,7 @@ func LoadBytes(name string, data []byte) (*Config, error) {
 	ps := &problems{file: name}
 	c := Default()
 	c.Path = name
-	d := newDecoder(ps)
+	d := newDecoder(ps, maxNodes)
 	if root := parseDocument(ps, data); root != nil {
 		d.decode(root, reflect.ValueOf(c).Elem(), "")
 	}

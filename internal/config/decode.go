@@ -22,6 +22,11 @@ import (
 // chains ("billion laughs") cannot make decoding explode.
 const maxNodes = 100_000
 
+// maxWorkPackageNodes is the same bound for a work packages file, whose
+// largest (MaxWorkPackages packages) holds far more values than any
+// .lockgate.yaml: up to 100 a package.
+const maxWorkPackageNodes = 100 * MaxWorkPackages
+
 // parseDocument parses data as at most one YAML document. It returns the
 // document's root node, or nil for an empty document (no content, only
 // comments, or an explicit null).
@@ -170,12 +175,14 @@ func isNull(n *yaml.Node) bool {
 type decoder struct {
 	ps     *problems
 	pos    map[string]int // value path ("hooks.require_lock", "scope.core[2]") -> line
-	budget int
+	budget int // values left to decode
+	limit  int // the budget it started with, for the message
 	active map[*yaml.Node]bool // alias targets being expanded, to stop cycles
 }
 
-func newDecoder(ps *problems) *decoder {
-	return &decoder{ps: ps, pos: map[string]int{}, budget: maxNodes, active: map[*yaml.Node]bool{}}
+// newDecoder decodes at most limit values (maxNodes, maxWorkPackageNodes).
+func newDecoder(ps *problems, limit int) *decoder {
+	return &decoder{ps: ps, pos: map[string]int{}, budget: limit, limit: limit, active: map[*yaml.Node]bool{}}
 }
 
 var durationType = reflect.TypeOf(Duration(0))
@@ -247,7 +254,7 @@ func (d *decoder) spend(n *yaml.Node) bool {
 	}
 	d.budget--
 	if d.budget == 0 {
-		d.ps.add(n.Line, n.Column, "document too large or too deeply aliased (more than %d values)", maxNodes)
+		d.ps.add(n.Line, n.Column, "document too large or too deeply aliased (more than %d values)", d.limit)
 		return false
 	}
 	return true

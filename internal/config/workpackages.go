@@ -94,7 +94,7 @@ func LoadWorkPackagesBytes(name string, data []byte) (*WorkPackages, error) {
 	}
 	ps := &problems{file: name}
 	w := &WorkPackages{Path: name}
-	d := newDecoder(ps)
+	d := newDecoder(ps, maxWorkPackageNodes)
 	if root := parseDocument(ps, data); root != nil {
 		if list := packagesNode(root); list != nil && len(list.Content) > MaxWorkPackages {
 			ps.add(list.Line, list.Column, "packages: %s packages, more than the %s lockgate reads", thousands(len(list.Content)), thousands(MaxWorkPackages))

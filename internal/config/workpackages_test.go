@@ -359,3 +359,58 @@ func TestWorkPackagesClaimOrder(t *testing.T) {
 		})
 	}
 }
+
+// fullPackages is n packages with every field set: three files, a key,
+// a dependency, a priority, a TTL and a reason.
+func fullPackages(n int) string {
+	var b strings.Builder
+	b.WriteString("packages:\n")
+	for i := 0; i < n; i++ {
+		fmt.Fprintf(&b, "  - {id: P%d, title: t%d, priority: %d", i, i, i%3)
+		if i > 0 {
+			fmt.Fprintf(&b, ", depends_on: [P%d]", i-1)
+		}
+		fmt.Fprintf(&b, ", locks: {files: [a/%d.go, b/%d.go, c/%d.go], keys: [\"api:%d\"], ttl: 1h, reason: r}}\n", i, i, i, i)
+	}
+	return b.String()
+}
+
+func TestWorkPackagesLargestFile(t *testing.T) {
+	t.Parallel()
+	src := fullPackages(MaxWorkPackages)
+	if len(src) > MaxWorkPackagesBytes {
+		t.Fatalf("the test's file is %d bytes, over the limit", len(src))
+	}
+	w, err := LoadWorkPackagesBytes(wpName, []byte(src))
+	if err != nil {
+		t.Fatalf("%d packages in %d bytes refused: %.300v", MaxWorkPackages, len(src), err)
+	}
+	if len(w.Packages) != MaxWorkPackages {
+		t.Fatalf("%d packages read, want %d", len(w.Packages), MaxWorkPackages)
+	}
+	last := w.Packages[MaxWorkPackages-1]
+	if len(last.Locks.Files) != 3 || last.DependsOn[0] != fmt.Sprintf("P%d", MaxWorkPackages-2) {
+		t.Errorf("last package = %+v", last)
+	}
+}
+
+func TestWorkPackagesAliasBomb(t *testing.T) {
+	t.Parallel()
+	// Each level doubles: 2^30 values if expanded naively.
+	var b strings.Builder
+	b.WriteString("packages:\n  - {id: P0, locks: &a0 {files: [x.go, y.go]}}\n")
+	for i := 1; i <= 30; i++ {
+		fmt.Fprintf(&b, "  - {id: P%d, locks: &a%d {<<: [*a%d, *a%d]}}\n", i, i, i-1, i-1)
+	}
+	start := time.Now()
+	_, err := LoadWorkPackagesBytes(wpName, []byte(b.String()))
+	if err == nil {
+		t.Fatal("alias bomb accepted")
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Errorf("alias bomb took %v", d)
+	}
+	if !strings.Contains(err.Error(), "too deeply aliased") {
+		t.Errorf("error = %.300v", err)
+	}
+}
