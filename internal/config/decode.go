@@ -174,10 +174,11 @@ func isNull(n *yaml.Node) bool {
 // and wrong type becomes a Problem, and decoding goes on to find the rest.
 type decoder struct {
 	ps     *problems
-	pos    map[string]int // value path ("hooks.require_lock", "scope.core[2]") -> line
-	budget int // values left to decode
-	limit  int // the budget it started with, for the message
-	active map[*yaml.Node]bool // alias targets being expanded, to stop cycles
+	pos    map[string]int                    // value path ("hooks.require_lock", "scope.core[2]") -> line
+	budget int                               // values left to decode
+	limit  int                               // the budget it started with, for the message
+	active map[*yaml.Node]bool               // alias targets being expanded, to stop cycles
+	fields map[reflect.Type]map[string][]int // fieldIndex of each struct type met
 }
 
 // newDecoder decodes at most limit values (maxNodes, maxWorkPackageNodes).
@@ -457,7 +458,15 @@ func (d *decoder) decodeStruct(n *yaml.Node, v reflect.Value, path string) {
 		d.ps.add(n.Line, n.Column, "%s: expected a mapping, got %s", where(path), describe(n))
 		return
 	}
-	fields := fieldIndex(v.Type())
+	fields, ok := d.fields[v.Type()]
+	if !ok {
+		// Once per type: a work packages file has thousands of one struct.
+		fields = fieldIndex(v.Type())
+		if d.fields == nil {
+			d.fields = map[reflect.Type]map[string][]int{}
+		}
+		d.fields[v.Type()] = fields
+	}
 	for _, p := range d.pairs(n, path) {
 		i, ok := fields[p.key.Value]
 		if !ok {

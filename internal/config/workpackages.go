@@ -20,6 +20,8 @@ type WorkPackages struct {
 	Packages []WorkPackage `yaml:"packages"`
 	// Path is the file the list was loaded from.
 	Path string `yaml:"-"`
+
+	byID map[string]int // id -> its package, for Find: a claim looks up thousands
 }
 
 // WorkPackage is one claimable unit of work and the locks it needs.
@@ -163,6 +165,10 @@ func LoadWorkPackagesBytes(name string, data []byte) (*WorkPackages, error) {
 	if err := ps.err(); err != nil {
 		return nil, err
 	}
+	w.byID = make(map[string]int, len(w.Packages))
+	for i := range w.Packages {
+		w.byID[w.Packages[i].ID] = i // ids are unique: duplicates were refused
+	}
 	return w, nil
 }
 
@@ -196,6 +202,10 @@ func lineOr(line, fallback int) int {
 
 // Find returns the package with the given id.
 func (w *WorkPackages) Find(id string) (*WorkPackage, bool) {
+	if i, ok := w.byID[id]; ok && i < len(w.Packages) && w.Packages[i].ID == id {
+		return &w.Packages[i], true
+	}
+	// A list not made by LoadWorkPackages has no index.
 	for i := range w.Packages {
 		if w.Packages[i].ID == id {
 			return &w.Packages[i], true

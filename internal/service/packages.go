@@ -222,13 +222,23 @@ func (e *Workspace) claimedKeys(ctx context.Context, wps *config.WorkPackages, w
 	// are one lock.
 	id := lockkey.FoldCase
 	needed := map[string]bool{}
+	// One read of the task records, not one per package.
+	tasks, err := e.Store.InNamespace(ctx, "task")
+	if err != nil {
+		return nil, fmt.Errorf("read the work packages' state: %w", err)
+	}
+	recs := make(map[string]locks.Entry, len(tasks))
+	for _, en := range tasks {
+		recs[en.Key] = en
+	}
 	for i := range wps.Packages {
 		other := &wps.Packages[i]
 		if other.ID == wp.ID {
 			continue
 		}
-		l, err := e.Store.Get(ctx, lockkey.TaskKey(other.ID))
-		if err != nil || !l.OwnedBy(e.Me) || l.Expired(now) || IsFinishedPackage(l) {
+		en, ok := recs[lockkey.TaskKey(other.ID)]
+		l := en.Lock
+		if !ok || en.Err != nil || !l.OwnedBy(e.Me) || l.Expired(now) || IsFinishedPackage(l) {
 			continue // not claimed by this worker (a corrupt record claims nothing; a finished package needs nothing)
 		}
 		oks, err := e.packageKeys(other)
