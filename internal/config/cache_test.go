@@ -1,11 +1,13 @@
 package config
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 )
 
 // sameConfig compares two configs as users see them (positions aside).
@@ -187,5 +189,90 @@ func TestStoreSetSurvivesCache(t *testing.T) {
 				t.Errorf("%q (load %d): StoreSet = %v, want %v", body, i, c.Locks.StoreSet, want)
 			}
 		}
+	}
+}
+
+func TestLoadWorkPackagesCached(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "work-packages.yaml")
+	cache := filepath.Join(dir, "cache")
+	write := func(s string) {
+		if err := os.WriteFile(path, []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const src = `packages:
+  - id: A
+    title: first
+    priority: 2
+    locks: {files: [src/a.go, "bad key "], keys: ["api:x"], ttl: 90s, reason: r}
+  - id: B
+    depends_on: [A]
+    locks: {ttl_minutes: 5, files: [src/b.go]}
+`
+	write(src)
+	want, err := LoadWorkPackages(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The lines validation names come through the cache too.
+	check := func(key string) error {
+		if strings.HasSuffix(key, " ") {
+			return errors.New("bad")
+		}
+		return nil
+	}
+	wantErr := want.Validate(nil, check)
+	if wantErr == nil {
+		t.Fatal("no validation problem to compare")
+	}
+	for _, round := range []string{"miss", "hit"} {
+		got, err := LoadWorkPackagesCached(path, cache)
+		if err != nil {
+			t.Fatalf("%s: %v", round, err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: cached packages differ:\n got %#v\nwant %#v", round, got, want)
+		}
+		if gotErr := got.Validate(nil, check); gotErr == nil || gotErr.Error() != wantErr.Error() {
+			t.Errorf("%s: validation %v, want %v", round, gotErr, wantErr)
+		}
+		if p, ok := got.Find("B"); !ok || p.TTL() != 5*time.Minute {
+			t.Errorf("%s: Find(B) = %+v, %v", round, p, ok)
+		}
+	}
+	files, _ := filepath.Glob(filepath.Join(cache, "packages-*.gob"))
+	if len(files) != 1 {
+		t.Fatalf("cache files %v", files)
+	}
+	// A hit comes from the cache: a doctored entry shows through.
+	b, _ := os.ReadFile(files[0])
+	doctored := strings.Replace(string(b), "first", "doctr", 1) // gob: a string of the same length
+	if doctored == string(b) {
+		t.Fatalf("title not found in the cache entry: %s", b)
+	}
+	if err := os.WriteFile(files[0], []byte(doctored), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if w, err := LoadWorkPackagesCached(path, cache); err != nil || w.Packages[0].Title != "doctr" {
+		t.Fatalf("hit: %v %+v", err, w)
+	}
+	// A changed file is read again.
+	write(strings.Replace(src, "title: first", "title: second", 1))
+	if w, err := LoadWorkPackagesCached(path, cache); err != nil || w.Packages[0].Title != "second" {
+		t.Fatalf("after a change: %v %+v", err, w)
+	}
+	// A file with problems is reported each time, never cached.
+	write("packages:\n  - id: A\n  - id: A\n")
+	for range 2 {
+		if _, err := LoadWorkPackagesCached(path, cache); err == nil || !strings.Contains(err.Error(), "duplicate package id") {
+			t.Fatalf("duplicate ids: %v", err)
+		}
+	}
+	// A cache that cannot be used is no error.
+	write(src)
+	if _, err := LoadWorkPackagesCached(path, filepath.Join(path, "not-a-dir")); err != nil {
+		t.Fatalf("unusable cache: %v", err)
 	}
 }

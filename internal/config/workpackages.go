@@ -75,6 +75,14 @@ func (p *WorkPackage) TTL() time.Duration {
 // twice, dependency cycles) are reported as a *Error with their line; a
 // missing file is an error wrapping fs.ErrNotExist.
 func LoadWorkPackages(path string) (*WorkPackages, error) {
+	data, err := readWorkPackages(path)
+	if err != nil {
+		return nil, err
+	}
+	return LoadWorkPackagesBytes(path, data)
+}
+
+func readWorkPackages(path string) ([]byte, error) {
 	data, err := ReadFile(path, MaxWorkPackagesBytes)
 	if err != nil {
 		var ce *Error
@@ -83,7 +91,7 @@ func LoadWorkPackages(path string) (*WorkPackages, error) {
 		}
 		return nil, fmt.Errorf("read work packages: %w", err)
 	}
-	return LoadWorkPackagesBytes(path, data)
+	return data, nil
 }
 
 // LoadWorkPackagesBytes parses data as the work-packages file named name.
@@ -186,6 +194,9 @@ func packagesNode(root *yaml.Node) *yaml.Node {
 }
 
 func entryLines(pos map[string]int, path string, n int) []int {
+	if n == 0 {
+		return nil // as the cache gives it back
+	}
 	lines := make([]int, n)
 	for i := range lines {
 		lines[i] = pos[fmt.Sprintf("%s[%d]", path, i)]

@@ -19,7 +19,8 @@ import (
 // LoadPackages reads and validates the work packages file.
 func (e *Workspace) LoadPackages(file string) (*config.WorkPackages, error) {
 	file = e.PackagesFile(file)
-	wps, err := config.LoadWorkPackages(file)
+	// Every claim reads the file: keep it decoded in the clone's state.
+	wps, err := config.LoadWorkPackagesCached(file, filepath.Join(e.StateDir(), "cache"))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, Usagef("no work packages file %s: write one, or point work_packages in .lockgate.yaml (or --packages) at it", file)
 	}
