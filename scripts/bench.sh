@@ -59,4 +59,10 @@ run -bench 'MCP|Guard' -benchtime 2000x -timeout 30m ./cmd/lockgate
 run -bench 'Verify' -benchtime 10x -timeout 60m ./cmd/lockgate
 run -bench 'GitStore' -benchtime 30x -timeout 60m ./cmd/lockgate
 run -bench 'Frame10k' -benchtime 20x ./internal/board
+# The work queue: claim with 100 to 10,000 packages on every store, and a
+# fleet of 13 workers draining 200 packages on the git store and Redis
+# against plain git (LOCKGATE_BENCH_FLEET_PACKAGES and the other
+# LOCKGATE_BENCH_FLEET_* variables resize it).
+run -bench 'ClaimQueue' -benchtime 20x -timeout 60m ./cmd/lockgate
+run -bench 'QueueFleet' -benchtime 1x -timeout 120m ./cmd/lockgate
 echo "results in $out" >&2

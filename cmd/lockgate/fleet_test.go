@@ -204,7 +204,7 @@ workflow:
 
 func fleetFile(i int) string { return fmt.Sprintf("src/f%02d.go", i) }
 
-func write(t *testing.T, path, content string) {
+func write(t testing.TB, path, content string) {
 	t.Helper()
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		t.Fatal(err)
