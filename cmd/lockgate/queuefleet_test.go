@@ -187,6 +187,8 @@ type queueFleet struct {
 	claims    []time.Duration
 	waited    time.Duration // time spent getting a package (claims that found none, and the waits between)
 	tail      time.Duration // of which, waits that ended with the queue drained
+	none      int           // claims that found no package free (exit 4)
+	held      time.Duration // the packages' time from claim to done, summed
 	busy      time.Duration // every worker's time, from start to its end
 	lastDone  time.Time
 }
@@ -262,6 +264,10 @@ func runQueueFleet(b *testing.B, cfg queueFleetConfig, store string, storeEnv []
 	b.ReportMetric(float64(f.retaken), "taken-over")
 	b.ReportMetric(100*f.waited.Seconds()/f.busy.Seconds(), "%-waiting")
 	b.ReportMetric(100*(f.waited-f.tail).Seconds()/f.busy.Seconds(), "%-waiting-before-drained")
+	// How many packages were in hand at once, on average: with every
+	// package locking 1–3 of the files, fewer than the workers.
+	b.ReportMetric(f.held.Seconds()/makespan.Seconds(), "in-progress")
+	b.ReportMetric(float64(f.none), "claims-none-free")
 	b.ReportMetric(ms(percentile(f.claims, 0.5), 1), "claim-p50-ms")
 	b.ReportMetric(ms(percentile(f.claims, 0.99), 1), "claim-p99-ms")
 	f.checkQueue()
@@ -377,6 +383,9 @@ func (f *queueFleet) queueWorker(n int, victim bool) error {
 			f.mu.Unlock()
 			code := exitCode(err)
 			if code == 4 {
+				f.mu.Lock()
+				f.none++
+				f.mu.Unlock()
 				time.Sleep(time.Duration(100+rng.IntN(400)) * time.Millisecond)
 				continue
 			}
@@ -407,9 +416,13 @@ func (f *queueFleet) queueWorker(n int, victim bool) error {
 		if victim {
 			return f.die(dir)
 		}
+		began := time.Now()
 		if err := f.doPackage(dir, worker, task, rng); err != nil {
 			return fmt.Errorf("%s: %w", id, err)
 		}
+		f.mu.Lock()
+		f.held += time.Since(began)
+		f.mu.Unlock()
 	}
 }
 
