@@ -46,8 +46,11 @@ func BenchmarkQueueFleet(b *testing.B) {
 		ttl:      envDuration(b, "LOCKGATE_BENCH_FLEET_TTL", time.Minute),
 	}
 	cfg.tasks = fleetTasks(cfg.packages, cfg.files)
-	b.Logf("%d packages over %d files, %d workers, %v of work each; lower bound %v (%s)",
-		cfg.packages, cfg.files, cfg.workers, cfg.work, cfg.bound().Round(time.Millisecond), cfg.boundWhy())
+	simSpan, simIdle := cfg.simulate()
+	b.Logf("%d packages over %d files, %d workers, %v of work each; lower bound %v (%s); "+
+		"scheduled as claim does with no cost but the work: makespan %v, workers without a package %.1f %% of the time",
+		cfg.packages, cfg.files, cfg.workers, cfg.work, cfg.bound().Round(time.Millisecond), cfg.boundWhy(),
+		simSpan.Round(time.Millisecond), 100*simIdle)
 	for _, store := range []string{"plain-git", "git", "redis"} {
 		b.Run(store, func(b *testing.B) {
 			for range b.N {
@@ -160,6 +163,56 @@ func (c queueFleetConfig) bounds() (time.Duration, string) {
 		best, why = time.Duration(longest), fmt.Sprintf("a chain of %d dependencies", longest)
 	}
 	return best * c.work, why
+}
+
+// simulate schedules the queue as claim does, with no cost but the work:
+// each free worker takes the first package whose dependencies are done
+// and whose files no package in progress has. It returns the makespan and
+// the share of the workers' time they had no package to take: what the
+// queue's shape alone costs.
+func (c queueFleetConfig) simulate() (time.Duration, float64) {
+	type running struct {
+		task int
+		end  time.Duration
+	}
+	var now, idle time.Duration
+	var run []running
+	done := make([]bool, len(c.tasks))
+	started := make([]bool, len(c.tasks))
+	held := map[string]bool{}
+	left := len(c.tasks)
+	for left > 0 {
+		for len(run) < c.workers {
+			pick := -1
+			for i, t := range c.tasks {
+				if started[i] || t.dep >= 0 && !done[t.dep] || slices.ContainsFunc(t.files, func(f string) bool { return held[f] }) {
+					continue
+				}
+				pick = i
+				break
+			}
+			if pick < 0 {
+				break
+			}
+			started[pick] = true
+			for _, f := range c.tasks[pick].files {
+				held[f] = true
+			}
+			run = append(run, running{pick, now + c.work})
+		}
+		// The next package to finish frees its files.
+		slices.SortFunc(run, func(a, b running) int { return int(a.end - b.end) })
+		next := run[0]
+		idle += time.Duration(c.workers-len(run)) * (next.end - now)
+		now = next.end
+		run = run[1:]
+		done[next.task] = true
+		for _, f := range c.tasks[next.task].files {
+			held[f] = false
+		}
+		left--
+	}
+	return now, idle.Seconds() / (float64(c.workers) * now.Seconds())
 }
 
 // queueFleet is one run.
