@@ -212,6 +212,7 @@ type Kept struct {
 const (
 	KeptHeldBefore = "you held it before the claim"
 	KeptNeeded     = "another package you claim needs it"
+	KeptTaken      = "another holds it now: your lock on it lapsed and was taken over"
 )
 
 // claimedKeys are the keys of wp that done gives back: all but those this

@@ -575,6 +575,21 @@ func (e *Workspace) ReleasePackage(ctx context.Context, packages, id string) (Fi
 	if err != nil {
 		return Finished{}, err
 	}
+	if cur.OwnedBy(e.Me) {
+		// The claim is still the caller's: a lock of it that lapsed and
+		// that another took since is theirs now, left alone (as done
+		// leaves it), not a reason to keep the package from being given
+		// back.
+		mine := give[:0]
+		for _, k := range give {
+			if l, err := e.Store.Get(ctx, k); err == nil && !l.OwnedBy(e.Me) {
+				f.Kept = append(f.Kept, Kept{Key: k, Why: KeptTaken})
+				continue
+			}
+			mine = append(mine, k)
+		}
+		give = mine
+	}
 	f.ReleaseResult, err = e.Mgr.Release(ctx, append(give, taskKey), e.Me, false,
 		journal.Event{Worker: e.Me.Holder, WorkerType: e.Me.HolderType, Session: e.Me.Session,
 			Action: journal.ActionPackageReleased, Key: taskKey, TaskID: wp.ID, Fence: cur.Fence, Details: wp.Title})
