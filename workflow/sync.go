@@ -61,9 +61,28 @@ func (w *Writer) Sync(ctx context.Context, j *journal.Journal) (SyncResult, erro
 		return res, fmt.Errorf("sync %s to %s: %w", j.Path(), w.branch, err)
 	}
 	res.Present = len(items) - len(missing)
-	for len(missing) > 0 {
-		batch := missing[:min(SyncBatch, len(missing))]
-		missing = missing[len(batch):]
+	left, err := w.commitInBatches(ctx, missing, func(batch, n int) {
+		res.Committed += n
+		res.Present += batch - n // committed by someone else meanwhile
+		if n > 0 {
+			res.Commits++
+		}
+	})
+	if err != nil {
+		return res, fmt.Errorf("sync %s to %s: %d events committed, %d not (they stay in the journal): %w",
+			j.Path(), w.branch, res.Committed, left, err)
+	}
+	return res, nil
+}
+
+// commitInBatches commits items SyncBatch at a time, each batch one commit
+// under the branch lock; done hears each batch's size and how many of it
+// this writer committed (the rest were on the branch already). On an
+// error, left is how many items were not committed.
+func (w *Writer) commitInBatches(ctx context.Context, items []item, done func(batch, n int)) (left int, err error) {
+	for len(items) > 0 {
+		batch := items[:min(SyncBatch, len(items))]
+		items = items[len(batch):]
 		var n int
 		err := w.withLock(ctx, func() error {
 			w.mu.Lock()
@@ -73,16 +92,11 @@ func (w *Writer) Sync(ctx context.Context, j *journal.Journal) (SyncResult, erro
 			return err
 		})
 		if err != nil {
-			return res, fmt.Errorf("sync %s to %s: %d events committed, %d not (they stay in the journal): %w",
-				j.Path(), w.branch, res.Committed, len(batch)+len(missing), err)
+			return len(batch) + len(items), err
 		}
-		res.Committed += n
-		res.Present += len(batch) - n // committed by someone else meanwhile
-		if n > 0 {
-			res.Commits++
-		}
+		done(len(batch), n)
 	}
-	return res, nil
+	return 0, nil
 }
 
 // missing returns the items not on the branch tip, in order.
@@ -143,22 +157,9 @@ func (w *Writer) CatchUp(ctx context.Context, j *journal.Journal) (int, error) {
 		return 0, fmt.Errorf("catch up %s to %s: %w", j.Path(), w.branch, err)
 	}
 	committed := 0
-	for len(items) > 0 {
-		batch := items[:min(SyncBatch, len(items))]
-		items = items[len(batch):]
-		var n int
-		err := w.withLock(ctx, func() error {
-			w.mu.Lock()
-			defer w.mu.Unlock()
-			var err error
-			n, err = w.commitLocked(ctx, batch)
-			return err
-		})
-		if err != nil {
-			return committed, fmt.Errorf("catch up %s to %s: %d events not committed (they stay in the journal): %w",
-				j.Path(), w.branch, len(batch)+len(items), err)
-		}
-		committed += n
+	if left, err := w.commitInBatches(ctx, items, func(_, n int) { committed += n }); err != nil {
+		return committed, fmt.Errorf("catch up %s to %s: %d events not committed (they stay in the journal): %w",
+			j.Path(), w.branch, left, err)
 	}
 	if end != from {
 		writeOffset(file, end)
