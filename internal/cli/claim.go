@@ -25,7 +25,7 @@ type ClaimOptions struct {
 
 // AddFlags registers the options on fs.
 func (o *ClaimOptions) AddFlags(fs *pflag.FlagSet) {
-	fs.Var(once(&o.Packages), "packages", "work packages `FILE` (default: work_packages of the config)")
+	packagesFlag(fs, &o.Packages)
 	durationVar(fs, &o.TTL, "ttl", "lock lifetime (default: the package's ttl, else by worker type)")
 	durationVar(fs, &o.Wait, "wait", "with WP: wait up to `D` for its locks")
 }
@@ -102,7 +102,7 @@ func doneCommand() *command {
 		usage: "done WP [--commit REV] [--failed REASON] [--packages FILE]",
 		short: "finish a claimed work package: mark it done (or failed) and release its locks",
 		flags: func(fs *pflag.FlagSet) {
-			fs.Var(once(&packages), "packages", "work packages `FILE` (default: work_packages of the config)")
+			packagesFlag(fs, &packages)
 			fs.Var(once(&how.Commit), "commit", "the commit that finished it (default: HEAD)")
 			fs.Var(once(&how.Failed), "failed", "mark it failed for `REASON` instead: claims skip it until `lockgate retry`")
 		},

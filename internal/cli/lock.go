@@ -44,7 +44,7 @@ func (o *AcquireOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.Task, "task", "", "task `ID` the lock serves; on an activity: key, takes its task sub-lock")
 	durationVar(fs, &o.Wait, "wait", "wait up to `D` for held keys to become free")
 	fs.Var(once(&o.Package), "package", "acquire work package `WP`'s files and keys")
-	fs.Var(once(&o.Packages), "packages", "work packages `FILE` (default: work_packages of the config)")
+	packagesFlag(fs, &o.Packages)
 }
 
 func acquireCommand() *command {

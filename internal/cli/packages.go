@@ -21,7 +21,7 @@ func packagesCommand() *command {
 		usage: "packages [--packages FILE] [--json]",
 		short: "the work queue: every package with its state, holder, time left and what it waits for",
 		flags: func(fs *pflag.FlagSet) {
-			fs.Var(once(&file), "packages", "work packages `FILE` (default: work_packages of the config)")
+			packagesFlag(fs, &file)
 		},
 		run: func(ctx context.Context, a *app, args []string) error {
 			if len(args) > 0 {
@@ -111,7 +111,7 @@ func releasePackageCommand() *command {
 		usage: "release-package WP [--packages FILE]",
 		short: "give a claimed work package back: release its locks, and it is ready again",
 		flags: func(fs *pflag.FlagSet) {
-			fs.Var(once(&packages), "packages", "work packages `FILE` (default: work_packages of the config)")
+			packagesFlag(fs, &packages)
 		},
 		run: func(ctx context.Context, a *app, args []string) error {
 			if len(args) != 1 {
@@ -138,7 +138,7 @@ func retryCommand() *command {
 		usage: "retry WP [--force] [--packages FILE]",
 		short: "make a failed work package ready again (a done one with --force; logged)",
 		flags: func(fs *pflag.FlagSet) {
-			fs.Var(once(&packages), "packages", "work packages `FILE` (default: work_packages of the config)")
+			packagesFlag(fs, &packages)
 			fs.BoolVar(&force, "force", false, "reset a done package too")
 		},
 		run: func(ctx context.Context, a *app, args []string) error {
@@ -160,4 +160,9 @@ func retryCommand() *command {
 			return nil
 		},
 	}
+}
+
+// packagesFlag registers --packages, the work packages file a command reads.
+func packagesFlag(fs *pflag.FlagSet, file *string) {
+	fs.Var(once(file), "packages", "work packages `FILE` (default: work_packages of the config)")
 }

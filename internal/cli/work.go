@@ -76,7 +76,7 @@ CMD runs in a process group of its own, without input, with:
 Without --session or LOCKGATE_SESSION each loop has a session of its own.`,
 		keepDash: true,
 		flags: func(fs *pflag.FlagSet) {
-			fs.Var(once(&o.Packages), "packages", "work packages `FILE` (default: work_packages of the config)")
+			packagesFlag(fs, &o.Packages)
 			fs.IntVar(&o.Max, "max", 0, "stop after `N` packages finished (done or failed) by this loop (0: no limit)")
 			fs.IntVar(&o.Retries, "retries", o.Retries, "give a package back `N` times when CMD fails on it, then mark it failed at the next failure (0: at the first)")
 			durationVar(fs, &o.TTL, "ttl", "claim lifetime `D`, renewed every third of it while CMD runs (default: the package's ttl, else by worker type)")
