@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -26,46 +27,74 @@ func LocalConfigPath(r *Repo) string { return filepath.Join(r.CommonDir, "config
 // as `git config --get` follows them), or that the parser cannot read, is
 // left to git itself.
 func LocalConfig(ctx context.Context, r *Repo, key string) (value string, ok bool, err error) {
-	section, name, found := strings.Cut(key, ".")
-	if !found || section == "" || name == "" || strings.Contains(name, ".") {
-		return "", false, fmt.Errorf("git config key %q: want SECTION.NAME", key)
+	vs, err := LocalConfigs(ctx, r, key)
+	if err != nil {
+		return "", false, err
+	}
+	return vs[0].Value, vs[0].Set, nil
+}
+
+// ConfigValue is one key's value, and whether it is set.
+type ConfigValue struct {
+	Value string
+	Set   bool
+}
+
+// LocalConfigs is LocalConfig for several keys, reading and parsing the
+// file once (a hook reads four).
+func LocalConfigs(ctx context.Context, r *Repo, keys ...string) ([]ConfigValue, error) {
+	out := make([]ConfigValue, len(keys))
+	type name struct{ section, name string }
+	names := make([]name, len(keys))
+	for i, key := range keys {
+		section, n, found := strings.Cut(key, ".")
+		if !found || section == "" || n == "" || strings.Contains(n, ".") {
+			return nil, fmt.Errorf("git config key %q: want SECTION.NAME", key)
+		}
+		names[i] = name{section, n}
 	}
 	path := LocalConfigPath(r)
 	b, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
-		return "", false, nil
+		return out, nil
 	}
 	if err != nil {
-		return "", false, fmt.Errorf("read %s: %w", path, err)
+		return nil, fmt.Errorf("read %s: %w", path, err)
 	}
 	lower := bytes.ToLower(b)
 	include := bytes.Contains(lower, []byte("include"))
-	if !include && !bytes.Contains(lower, []byte(strings.ToLower(section))) {
-		return "", false, nil // the common case costs no parse
+	if !include && !slices.ContainsFunc(names, func(n name) bool { return bytes.Contains(lower, []byte(strings.ToLower(n.section))) }) {
+		return out, nil // the common case costs no parse
 	}
 	// The parser reads line continuations its own way.
 	if !include && !bytes.Contains(b, []byte("\\\n")) && !bytes.Contains(b, []byte("\\\r\n")) {
 		var c format.Config
 		if format.NewDecoder(bytes.NewReader(b)).Decode(&c) == nil {
-			for i := len(c.Sections) - 1; i >= 0; i-- {
-				s := c.Sections[i]
-				if s.IsName(section) && s.Options.Has(name) {
-					return s.Options.Get(name), true, nil
+			for k, n := range names {
+				for i := len(c.Sections) - 1; i >= 0; i-- {
+					s := c.Sections[i]
+					if s.IsName(n.section) && s.Options.Has(n.name) {
+						out[k] = ConfigValue{Value: s.Options.Get(n.name), Set: true}
+						break
+					}
 				}
 			}
-			return "", false, nil
+			return out, nil
 		}
 	}
-	out, err := RepoOutput(ctx, r, "config", "--local", "--includes", "--get", key)
-	var ee *Error
-	var xe *exec.ExitError
-	if errors.As(err, &ee) && errors.As(ee.Err, &xe) && xe.ExitCode() == 1 {
-		return "", false, nil // not set
+	for k, key := range keys {
+		v, err := RepoOutput(ctx, r, "config", "--local", "--includes", "--get", key)
+		var ee *Error
+		var xe *exec.ExitError
+		if errors.As(err, &ee) && errors.As(ee.Err, &xe) && xe.ExitCode() == 1 {
+			continue // not set
+		}
+		if err != nil {
+			return nil, err
+		}
+		out[k] = ConfigValue{Value: strings.TrimSuffix(string(v), "\n"), Set: true}
 	}
-	if err != nil {
-		return "", false, err
-	}
-	return strings.TrimSuffix(string(out), "\n"), true, nil
+	return out, nil
 }
 
 // SetLocalConfig sets key in the clone's own config file

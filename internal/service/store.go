@@ -180,30 +180,21 @@ type storeSetup struct {
 func (e *Workspace) resolveStore(ctx context.Context) (*storeSetup, error) {
 	s := &storeSetup{}
 	cfgFile := gitexec.LocalConfigPath(e.Repo)
-	v, ok, err := gitexec.LocalConfig(ctx, e.Repo, CloneStoreKey)
+	rec, err := gitexec.LocalConfigs(ctx, e.Repo, CloneStoreKey, ClonePrefixKey, CloneGitRemoteKey, CloneGitRefKey)
 	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", CloneStoreKey, err)
+		return nil, fmt.Errorf("read the clone's store from %s: %w", cfgFile, err)
 	}
-	if ok {
-		c, err := e.parseStore(v)
+	if rec[0].Set {
+		c, err := e.parseStore(rec[0].Value)
 		if err != nil {
 			return nil, Usagef("%s in %s: %v; fix it with `lockgate store use file|git|redis://…`", CloneStoreKey, cfgFile, err)
 		}
 		c.From, c.Origin = FromClone, cfgFile
 		s.recorded = &c
 	}
-	recPrefix, hasPrefix, err := gitexec.LocalConfig(ctx, e.Repo, ClonePrefixKey)
-	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", ClonePrefixKey, err)
-	}
-	recRemote, hasRemote, err := gitexec.LocalConfig(ctx, e.Repo, CloneGitRemoteKey)
-	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", CloneGitRemoteKey, err)
-	}
-	recRef, hasRef, err := gitexec.LocalConfig(ctx, e.Repo, CloneGitRefKey)
-	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", CloneGitRefKey, err)
-	}
+	recPrefix, hasPrefix := rec[1].Value, rec[1].Set
+	recRemote, hasRemote := rec[2].Value, rec[2].Set
+	recRef, hasRef := rec[3].Value, rec[3].Set
 	policy := func(cfg *config.Config) (*storeChoice, error) {
 		if cfg.Path == "" {
 			return nil, nil
