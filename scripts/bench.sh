@@ -35,21 +35,21 @@ run() {
   echo "== go test $*" | tee -a "$out"
   go test -run '^$' "$@" 2>&1 | tee -a "$out"
 }
-run -bench 'AcquireRelease|Overlapping' -benchtime 2000x ./locks/filestore
-run -bench 'List' -benchtime 20x ./locks/filestore
-run -bench 'Append' -benchtime 2000x ./locks/journal
-run -bench 'MultiProcess' -benchtime 1x ./locks/journal
-run -bench 'Evaluate|Matcher' ./scope
-run -bench 'Make' ./planner
-run -bench 'Contention$' -benchtime 1x -timeout 60m ./locks
-run -bench 'ContentionStores' -benchtime 1x -timeout 30m ./locks
+run -bench 'AcquireRelease|Overlapping' -benchtime 2000x ./model/locks/filestore
+run -bench 'List' -benchtime 20x ./model/locks/filestore
+run -bench 'Append' -benchtime 2000x ./model/locks/journal
+run -bench 'MultiProcess' -benchtime 1x ./model/locks/journal
+run -bench 'Evaluate|Matcher' ./model/scope
+run -bench 'Make' ./model/planner
+run -bench 'Contention$' -benchtime 1x -timeout 60m ./model/locks
+run -bench 'ContentionStores' -benchtime 1x -timeout 30m ./model/locks
 # 8 clones racing one key through the git store, 200 rounds: exactly one
 # winner each (a test, run here at full length).
-echo "== LOCKGATE_TEST_ROUNDS=500 go test -run 'TestProcessRace$' ./locks/gitstore" | tee -a "$out"
-LOCKGATE_TEST_ROUNDS=500 go test -count=1 -run 'TestProcessRace$' -v -timeout 30m ./locks/gitstore 2>&1 | grep -E '^(---|ok|FAIL|PASS)' | tee -a "$out"
-run -bench 'CommitEvent' -timeout 30m ./workflow
-run -bench 'Events100k' -benchtime 5x -timeout 30m ./workflow
-run -bench 'Handover|Covering' -benchtime 20000x -timeout 30m ./locks/redisstore
+echo "== LOCKGATE_TEST_ROUNDS=500 go test -run 'TestProcessRace$' ./model/locks/gitstore" | tee -a "$out"
+LOCKGATE_TEST_ROUNDS=500 go test -count=1 -run 'TestProcessRace$' -v -timeout 30m ./model/locks/gitstore 2>&1 | grep -E '^(---|ok|FAIL|PASS)' | tee -a "$out"
+run -bench 'CommitEvent' -timeout 30m ./model/workflow
+run -bench 'Events100k' -benchtime 5x -timeout 30m ./model/workflow
+run -bench 'Handover|Covering' -benchtime 20000x -timeout 30m ./model/locks/redisstore
 # The comparison with redsync is a module of its own (bench/peers), so that
 # redsync stays out of lockgate's requirements.
 (cd bench/peers && run -bench 'AcquireRelease' -benchtime 20000x -timeout 30m .)
@@ -58,7 +58,7 @@ run -bench 'Hook' -benchtime 30x -timeout 60m ./cmd/lockgate
 run -bench 'MCP|Guard' -benchtime 2000x -timeout 30m ./cmd/lockgate
 run -bench 'Verify' -benchtime 10x -timeout 60m ./cmd/lockgate
 run -bench 'GitStore' -benchtime 30x -timeout 60m ./cmd/lockgate
-run -bench 'Frame10k' -benchtime 20x ./internal/board
+run -bench 'Frame10k' -benchtime 20x ./frontend/board
 # The work queue: claim with 100 to 10,000 packages on every store, and a
 # fleet of 13 workers draining 200 packages on the git store and Redis
 # against plain git (LOCKGATE_BENCH_FLEET_PACKAGES and the other

@@ -15,9 +15,9 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/lockgate/lockgate/internal/redistest"
-	"github.com/lockgate/lockgate/locks"
-	"github.com/lockgate/lockgate/locks/locktest"
-	"github.com/lockgate/lockgate/locks/redisstore"
+	"github.com/lockgate/lockgate/model/locks"
+	"github.com/lockgate/lockgate/model/locks/locktest"
+	"github.com/lockgate/lockgate/model/locks/redisstore"
 )
 
 // BenchmarkAcquireRelease measures acquire+release pairs on a loopback

@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/lockgate/lockgate/internal/gittest"
-	"github.com/lockgate/lockgate/locks"
-	"github.com/lockgate/lockgate/locks/filestore"
+	"github.com/lockgate/lockgate/model/locks"
+	"github.com/lockgate/lockgate/model/locks/filestore"
 )
 
 // pair times the baseline (git's own floor) and lockgate alternately, so

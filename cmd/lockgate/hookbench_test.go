@@ -14,8 +14,8 @@ import (
 	"time"
 
 	"github.com/lockgate/lockgate/internal/gittest"
-	"github.com/lockgate/lockgate/locks"
-	"github.com/lockgate/lockgate/locks/filestore"
+	"github.com/lockgate/lockgate/model/locks"
+	"github.com/lockgate/lockgate/model/locks/filestore"
 )
 
 // benchPolicy is a .lockgate.yaml of 200 patterns, none of which refuses

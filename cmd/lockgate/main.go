@@ -8,7 +8,7 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/lockgate/lockgate/internal/cli"
+	"github.com/lockgate/lockgate/frontend/cli"
 )
 
 func main() {

@@ -15,7 +15,7 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
-	"github.com/lockgate/lockgate/internal/cli"
+	"github.com/lockgate/lockgate/frontend/cli"
 	"github.com/lockgate/lockgate/internal/gittest"
 	"github.com/lockgate/lockgate/internal/redistest"
 )

@@ -9,12 +9,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lockgate/lockgate/internal/config"
 	"github.com/lockgate/lockgate/internal/gittest"
 	"github.com/lockgate/lockgate/internal/redistest"
-	"github.com/lockgate/lockgate/internal/service"
-	"github.com/lockgate/lockgate/locks"
-	"github.com/lockgate/lockgate/locks/lockkey"
+	"github.com/lockgate/lockgate/model/config"
+	"github.com/lockgate/lockgate/model/locks"
+	"github.com/lockgate/lockgate/model/locks/lockkey"
+	"github.com/lockgate/lockgate/service"
 )
 
 // BenchmarkClaimQueue: `lockgate claim` (the next ready package) as a

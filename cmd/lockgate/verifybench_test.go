@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/lockgate/lockgate/internal/gittest"
-	"github.com/lockgate/lockgate/locks/journal"
+	"github.com/lockgate/lockgate/model/locks/journal"
 )
 
 // seedLockLog writes a workflow branch of n events by the git fast-import

@@ -15,8 +15,6 @@ import (
 	"strings"
 	"syscall"
 	"time"
-
-	"github.com/lockgate/lockgate/diffpath"
 )
 
 // StagedNameStatus returns `git diff --cached --name-status -z -M` of the
@@ -124,17 +122,18 @@ func TreeDiffs(ctx context.Context, dir string, revListArgs []string, fn func(io
 // LogChanges streams, from one `git log`, every commit `git rev-list
 // revListArgs` names (newest first: git need not walk the whole range
 // before it prints) with its times, parents, message and
-// changed paths, in diffpath.LogFormat (-z --name-status -M --cc, root
-// commits shown whole). The options that would change what git prints —
+// changed paths, with git log's --format=format (the caller names it: the
+// parser that reads the stream owns it), -z --name-status -M --cc, root
+// commits shown whole. The options that would change what git prints —
 // diff.relative, log.showRoot, colours, external diffs — are set
 // explicitly, whatever the user's config says. fn reads the stream; when it
 // returns, git is stopped.
-func LogChanges(ctx context.Context, dir string, revListArgs []string, fn func(io.Reader) error) error {
+func LogChanges(ctx context.Context, dir, format string, revListArgs []string, fn func(io.Reader) error) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	args := append([]string{"-c", "log.showRoot=true", "-c", "log.showSignature=false", "-c", "core.quotePath=false",
 		"log", "-z", "--no-color", "--encoding=UTF-8", "--no-relative", "--no-ext-diff", "--no-textconv",
-		"--format=" + diffpath.LogFormat, "--name-status", "-M", "--cc"}, revListArgs...)
+		"--format=" + format, "--name-status", "-M", "--cc"}, revListArgs...)
 	cmd := exec.CommandContext(ctx, "git", args...)
 	cmd.Dir = dir
 	var stderr bytes.Buffer

@@ -1,0 +1,176 @@
+// Package board is `lockgate board`: a live view of the locks for people
+// running many workers — paused features on top, every live lock with its
+// holder, key, reason and a bar of its remaining time, stale and corrupt
+// records marked, the last events below. Frame renders one view as text
+// (for --once and for output that is not a terminal); Run drives it full
+// screen on a raw terminal, refreshed every second, with keys to filter by
+// worker, sort, and clear a selected lock after a confirmation. When the
+// repository has a work packages file, the queue is shown beside the
+// locks: its counts by state and the packages that matter most.
+package board
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/lockgate/lockgate/internal/duration"
+	"github.com/lockgate/lockgate/internal/safetext"
+	"github.com/lockgate/lockgate/model/locks"
+	"github.com/lockgate/lockgate/model/locks/journal"
+	"github.com/lockgate/lockgate/model/locks/lockkey"
+	"github.com/lockgate/lockgate/service"
+)
+
+// Snapshot is what one frame shows.
+type Snapshot struct {
+	Store      string // the store, in words
+	Now        time.Time
+	Locks      []locks.Entry
+	Events     []journal.Event // the last ones, oldest first
+	StaleAfter time.Duration
+	// The work queue, when the repository has a work packages file:
+	// QueueFile names the file, Queue holds its packages' states, or
+	// QueueProblem says why they cannot be shown (the locks are shown all
+	// the same: the board is a viewer). No file: QueueFile is "".
+	QueueFile    string
+	Queue        *service.Queue
+	QueueProblem string
+}
+
+// Source gives the board its snapshots and clears a lock (logged).
+type Source interface {
+	Snapshot(ctx context.Context) (Snapshot, error)
+	Clear(ctx context.Context, key string) error
+}
+
+// Sorts are the orders the board cycles through.
+var Sorts = []string{"expiry", "holder", "key"}
+
+// View is what the user chose to see.
+type View struct {
+	Worker   string // only this holder's locks ("" all)
+	Sort     string // one of Sorts
+	Selected int    // index into the visible rows
+	Height   int    // rows of locks shown (0: all)
+	Packages int    // rows of work packages shown (0: all but the done ones)
+	Width    int    // columns (0: 120)
+}
+
+// rows returns the live locks to show, filtered and sorted; pauses apart.
+func rows(s Snapshot, v View) (pauses, list []locks.Entry) {
+	for _, e := range s.Locks {
+		if e.Err == nil && (e.Expired(s.Now) || service.IsFinishedPackage(e.Lock)) {
+			// A finished package's record is its state, shown in the
+			// queue, not a lock anyone works under.
+			continue
+		}
+		if v.Worker != "" && (e.Err != nil || e.Holder != v.Worker) {
+			continue
+		}
+		if e.Err == nil && lockkey.IsPause(e.Key) {
+			pauses = append(pauses, e)
+			continue
+		}
+		list = append(list, e)
+	}
+	slices.SortStableFunc(list, func(a, b locks.Entry) int {
+		switch v.Sort {
+		case "holder":
+			return cmp.Or(strings.Compare(a.Holder, b.Holder), strings.Compare(a.Key, b.Key))
+		case "key":
+			return strings.Compare(a.Key, b.Key)
+		}
+		return cmp.Or(a.ExpiresAt.Compare(b.ExpiresAt), strings.Compare(a.Key, b.Key))
+	})
+	return pauses, list
+}
+
+// bar draws the share of a lock's time left in width cells.
+func bar(l locks.Lock, now time.Time, width int) string {
+	total := l.ExpiresAt.Sub(l.CreatedAt)
+	left := l.ExpiresAt.Sub(now)
+	n := 0
+	if total > 0 && left > 0 {
+		n = int((int64(left)*int64(width) + int64(total) - 1) / int64(total))
+	}
+	n = min(max(n, 0), width)
+	return strings.Repeat("█", n) + strings.Repeat("░", width-n)
+}
+
+func field(s string, w int) string {
+	s = safetext.Field(s)
+	r := []rune(s)
+	if len(r) > w {
+		return string(r[:max(w-1, 0)]) + "…"
+	}
+	return s + strings.Repeat(" ", w-len(r))
+}
+
+// Frame renders one view of s as text lines. The selected row is marked
+// with '>' .
+func Frame(s Snapshot, v View) string {
+	var b strings.Builder
+	pauses, list := rows(s, v)
+	who := "all workers"
+	if v.Worker != "" {
+		who = "worker " + safetext.Field(v.Worker)
+	}
+	fmt.Fprintf(&b, "lockgate board — %d live lock(s) in %s — %s — %s, sorted by %s\n", len(list)+len(pauses), s.Store,
+		s.Now.UTC().Format(time.RFC3339), who, cmp.Or(v.Sort, Sorts[0]))
+	for _, p := range pauses {
+		fmt.Fprintf(&b, "PAUSED %s by %s (%s) until %s (%s)%s\n", safetext.Field(strings.TrimSuffix(strings.TrimPrefix(p.Key, "feature:"), ":pause")),
+			safetext.Field(p.Holder), p.HolderType, p.ExpiresAt.UTC().Format(time.RFC3339), duration.Until(p.ExpiresAt, s.Now), reasonOf(p.Lock))
+	}
+	fmt.Fprintf(&b, "  %-20s %-6s %-34s %-24s %-10s %s\n", "HOLDER", "TYPE", "KEY", "REASON", "LEFT", "")
+	shown := list
+	start := 0
+	if v.Height > 0 && len(list) > v.Height {
+		start = min(max(v.Selected-v.Height/2, 0), len(list)-v.Height)
+		shown = list[start : start+v.Height]
+	}
+	for i, e := range shown {
+		mark := " "
+		if start+i == v.Selected {
+			mark = ">"
+		}
+		if e.Err != nil {
+			fmt.Fprintf(&b, "%s %-20s %-6s %s CORRUPT: %s\n", mark, "?", "?", field(cmp.Or(e.Key, e.Name), 34), field(e.Err.Error(), 60))
+			continue
+		}
+		flag := ""
+		if e.Stale(s.Now, s.StaleAfter) {
+			flag = " STALE"
+		}
+		fmt.Fprintf(&b, "%s %s %-6s %s %s %-10s %s%s\n", mark, field(e.Holder, 20), e.HolderType, field(e.Key, 34), field(e.Reason, 24),
+			duration.Until(e.ExpiresAt, s.Now), bar(e.Lock, s.Now, 10), flag)
+	}
+	if len(list) > len(shown) {
+		fmt.Fprintf(&b, "  … %d more (rows %d–%d shown)\n", len(list)-len(shown), start+1, start+len(shown))
+	}
+	queueSection(&b, s, v)
+	fmt.Fprintf(&b, "recent events:\n")
+	for _, ev := range s.Events {
+		fmt.Fprintf(&b, "  %s %-20s %-14s %s\n", ev.Timestamp.UTC().Format("15:04:05"), field(ev.Worker, 20), ev.Action, field(ev.Key, 40))
+	}
+	return b.String()
+}
+
+func reasonOf(l locks.Lock) string {
+	if l.Reason == "" {
+		return ""
+	}
+	return ": " + safetext.Field(l.Reason)
+}
+
+// selectedKey is the key of the selected row, "" when none.
+func selectedKey(s Snapshot, v View) (string, string) {
+	_, list := rows(s, v)
+	if v.Selected < 0 || v.Selected >= len(list) {
+		return "", ""
+	}
+	return list[v.Selected].Key, list[v.Selected].Holder
+}

@@ -1,0 +1,117 @@
+package board
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lockgate/lockgate/model/locks"
+	"github.com/lockgate/lockgate/model/locks/journal"
+)
+
+var t0 = time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
+
+func lock(key, who string, created, expires time.Duration) locks.Entry {
+	return locks.Entry{Lock: locks.Lock{Key: key, Holder: who, HolderType: "agent", CreatedAt: t0.Add(created), ExpiresAt: t0.Add(expires), Reason: "why " + who}}
+}
+
+func TestFrame(t *testing.T) {
+	s := Snapshot{Store: "the file store", Now: t0, StaleAfter: time.Hour, Locks: []locks.Entry{
+		lock("src/b.go", "bob", -30*time.Minute, 30*time.Minute),
+		lock("src/a.go", "alice", -3*time.Hour, 10*time.Minute), // stale
+		lock("gone.go", "carol", -2*time.Hour, -time.Minute),    // expired: not shown
+		lock("feature:F1:pause", "dan", -time.Minute, time.Hour),
+		{Name: "bad.lock", Err: fmt.Errorf("not JSON")},
+	}, Events: []journal.Event{{Timestamp: t0, Worker: "bob", Action: "lock_acquire", Key: "src/b.go"}}}
+	out := Frame(s, View{Sort: "expiry", Selected: 0})
+	for _, want := range []string{
+		"4 live lock(s) in the file store",
+		"PAUSED F1 by dan (agent) until 2026-11-26T13:00:00Z (in 1h): why dan",
+		"> ?", "CORRUPT: not JSON", // corrupt records first: never free
+		"  alice", "STALE", "in 10m",
+		"  bob                  agent  src/b.go", "█████░░░░░",
+		"12:00:00 bob", "lock_acquire",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("frame lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "gone.go") {
+		t.Errorf("an expired lock is shown:\n%s", out)
+	}
+	// The holder sort, and a filter on one worker.
+	if out := Frame(s, View{Sort: "holder", Worker: "bob", Selected: -1}); !strings.Contains(out, "worker bob") || strings.Contains(out, "alice ") {
+		t.Errorf("filtered frame:\n%s", out)
+	}
+	// Text from the records cannot steer the terminal.
+	s.Locks = []locks.Entry{lock("x\x1b[31m", "evil\x1b]0;t\a", 0, time.Hour)}
+	if out := Frame(s, View{}); strings.ContainsAny(out, "\x1b\a") {
+		t.Errorf("raw control characters in the frame: %q", out)
+	}
+}
+
+// BenchmarkFrame10k: a frame of a board with 10,000 live locks (sorted,
+// 30 rows shown) — held to 100 ms.
+func BenchmarkFrame10k(b *testing.B) {
+	var s Snapshot
+	s.Store, s.Now, s.StaleAfter = "the file store", t0, time.Hour
+	for i := range 10000 {
+		s.Locks = append(s.Locks, lock(fmt.Sprintf("src/pkg%03d/f%05d.go", i%100, i), fmt.Sprintf("agent-%d", i%10), -time.Minute, time.Duration(i)*time.Second+time.Minute))
+	}
+	b.ResetTimer()
+	for range b.N {
+		if out := Frame(s, View{Sort: "holder", Height: 30}); !strings.Contains(out, "10000 live lock(s)") {
+			b.Fatal("wrong frame")
+		}
+	}
+}
+
+func TestKeys(t *testing.T) {
+	r, w := io.Pipe()
+	out := make(chan string, 16)
+	go keys(r, out)
+	go func() {
+		_, _ = w.Write([]byte("s\x1b[A\x1b[Bq\x03\x1b[5~c"))
+		w.Close()
+	}()
+	var got []string
+	for k := range out {
+		got = append(got, k)
+	}
+	if want := []string{"s", "up", "down", "q", "ctrl+c", "c"}; !slices.Equal(got, want) {
+		t.Fatalf("keys %q, want %q", got, want)
+	}
+}
+
+// The keys change the view; c asks, and only y clears.
+func TestModelKeys(t *testing.T) {
+	m := &model{view: View{Sort: Sorts[0]}}
+	m.setSnap(Snapshot{Now: t0, Locks: []locks.Entry{
+		lock("a.go", "alice", 0, time.Hour), lock("b.go", "bob", 0, 2*time.Hour),
+	}}, nil)
+	if a, _ := m.key("s"); a != "" || m.view.Sort != "holder" {
+		t.Fatalf("s: %q, sort %s", a, m.view.Sort)
+	}
+	m.key("down")
+	if m.view.Selected != 1 {
+		t.Fatalf("down: selected %d", m.view.Selected)
+	}
+	m.key("c")
+	if a, _ := m.key("n"); a != "" || m.status != "not cleared" {
+		t.Fatalf("c n: %q, %q", a, m.status)
+	}
+	m.key("c")
+	if a, k := m.key("y"); a != "clear" || k != "b.go" {
+		t.Fatalf("c y: %q %q, want clear b.go", a, k)
+	}
+	m.key("w")
+	if m.view.Worker != "alice" || m.view.Selected != 0 {
+		t.Fatalf("w: worker %q", m.view.Worker)
+	}
+	if a, _ := m.key("q"); a != "quit" {
+		t.Fatalf("q: %q", a)
+	}
+}

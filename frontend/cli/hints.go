@@ -1,0 +1,92 @@
+package cli
+
+import (
+	"net/url"
+
+	"github.com/lockgate/lockgate/internal/hint"
+	"github.com/lockgate/lockgate/model/locks"
+	"github.com/lockgate/lockgate/model/locks/filestore"
+	"github.com/lockgate/lockgate/service/hooks"
+	"github.com/lockgate/lockgate/service/outcome"
+)
+
+// outcome classifies err for this command: the lock in its way and the
+// hints that resolve it, with the user's directory, the command's wait
+// and the store's record locations.
+func (a *app) outcome(err error) outcome.Outcome {
+	c := outcome.Context{UserDir: a.userDir(), Wait: a.waitHint}
+	if a.env != nil {
+		c.Now = a.env.Now()
+		if a.env.Store != nil {
+			c.Where = recordWhere(a.env.Store)
+		}
+	}
+	return outcome.Of(err, c)
+}
+
+// explain says what stands in the way of err (detail, "" when nothing
+// does) and how to resolve it, as hint lines with the user's options.
+func (a *app) explain(err error) (detail string, hints []string) {
+	o := a.outcome(err)
+	return o.Detail, a.carry(o.Hints)
+}
+
+// carry writes into the lockgate commands of hint lines the global
+// options given on this command line (hint.Carry): -C, -c and --store,
+// which say where it ran, and --as, --worker-type and --session, which
+// say as whom. What came from the environment is not repeated: the shell
+// the hint is pasted into has it still.
+func (a *app) carry(lines []string) []string {
+	g := a.globals
+	var where, who []string
+	if g.Dir != "" && a.env != nil {
+		where = append(where, "-C", hint.Quote(a.env.Cwd))
+	}
+	if g.ConfigFile != "" && a.env != nil && a.env.Cfg.Path != "" {
+		where = append(where, "-c", hint.Quote(a.env.Cfg.Path))
+	}
+	// A password is not printed: such a store is named in the environment.
+	if u, err := url.Parse(g.Store); g.Store != "" && (err != nil || u.User == nil) {
+		where = append(where, "--store", hint.Quote(g.Store))
+	}
+	if g.AllowStoreMismatch {
+		where = append(where, "--allow-store-mismatch")
+	}
+	for _, o := range []struct{ flag, v string }{{"--as", g.As}, {"--worker-type", g.WorkerType}, {"--session", g.Session}} {
+		if o.v != "" {
+			who = append(who, o.flag, hint.Quote(o.v))
+		}
+	}
+	out := make([]string, len(lines))
+	for i, l := range lines {
+		out[i] = hint.Carry(l, where, who)
+	}
+	return out
+}
+
+// carryReport carries the options into the hints of a hook's report.
+func (a *app) carryReport(r *hooks.Report) {
+	for i := range r.Violations {
+		if h := r.Violations[i].Hint; h != "" {
+			r.Violations[i].Hint = a.carry([]string{h})[0]
+		}
+	}
+}
+
+// recordWhere is the where of hint.CorruptLine for store: its Where for
+// the file store, nil for one that clears every record by its key.
+func recordWhere(store locks.Store) func(string) string {
+	if _, ok := store.(*filestore.Store); ok {
+		return store.Where
+	}
+	return nil
+}
+
+// userDir is the user's directory for hints (see env.userDir); "" before
+// the repository is known.
+func (a *app) userDir() string {
+	if a.env == nil {
+		return ""
+	}
+	return a.env.UserDir()
+}

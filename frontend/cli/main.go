@@ -1,0 +1,367 @@
+package cli
+
+import (
+	"github.com/lockgate/lockgate/model/locks"
+	"github.com/lockgate/lockgate/service"
+	"github.com/lockgate/lockgate/service/outcome"
+
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/lockgate/lockgate/frontend/termstyle"
+	"github.com/lockgate/lockgate/internal/hint"
+	"github.com/lockgate/lockgate/internal/safetext"
+)
+
+// Stdio is where a command reads and writes.
+type Stdio struct {
+	In       io.Reader
+	Out, Err io.Writer
+}
+
+// Globals are the options every command accepts, before or after its name.
+type Globals struct {
+	Dir        string
+	ConfigFile string
+	As         string
+	WorkerType string
+	Session    string
+	Store      string
+	// AllowStoreMismatch lets a command take locks in a store other than
+	// the one this clone's hooks read.
+	AllowStoreMismatch bool
+	JSON               bool
+	Verbose            bool
+	// Color is --color: auto, always or never.
+	Color string
+	// configGiven: -c was given, before or after the command name; a
+	// second one is refused, not silently preferred.
+	configGiven bool
+}
+
+// AddFlags registers the global options on fs. Current values are the
+// defaults, so registering again after the command name keeps what was
+// given before it.
+func (g *Globals) AddFlags(fs *pflag.FlagSet) {
+	fs.StringVarP(&g.Dir, "dir", "C", g.Dir, "run as if lockgate was started in `DIR`")
+	fs.VarP(&onceString{p: &g.ConfigFile, set: &g.configGiven}, "config", "c", "config `FILE` (default: .lockgate.yaml at the repository root)")
+	fs.StringVar(&g.As, "as", g.As, "worker id (default $LOCKGATE_WORKER, else user@HOST)")
+	fs.StringVar(&g.WorkerType, "worker-type", g.WorkerType, "human or agent (default $LOCKGATE_WORKER_TYPE, else human)")
+	fs.StringVar(&g.Session, "session", g.Session, "session id (default $LOCKGATE_SESSION, else the worker id)")
+	fs.StringVar(&g.Store, "store", g.Store, "lock store for this command: file, git, redis or redis://… (default $LOCKGATE_STORE, else this clone's, as lockgate store show says)")
+	fs.BoolVar(&g.AllowStoreMismatch, "allow-store-mismatch", g.AllowStoreMismatch, "take locks with --store/$LOCKGATE_STORE even where this clone's hooks do not look")
+	fs.BoolVar(&g.JSON, "json", g.JSON, "print data as JSON on stdout")
+	fs.BoolVarP(&g.Verbose, "verbose", "v", g.Verbose, "log what lockgate does on stderr")
+	if g.Color == "" {
+		g.Color = termstyle.Auto
+	}
+	fs.StringVar(&g.Color, "color", g.Color, "colour on stderr: auto (on a terminal, unless NO_COLOR is set), always or never")
+}
+
+// command is one runnable (sub)command.
+type command struct {
+	usage string // after "lockgate "
+	short string
+	// long, when set, is what `help CMD` prints instead of short.
+	long string
+	// flags adds the command's own flags; nil for none.
+	flags func(fs *pflag.FlagSet)
+	run   func(ctx context.Context, a *app, args []string) error
+	sub   map[string]*command
+	// takesLocks: the command takes locks, so a store the clone's hooks
+	// do not read is refused.
+	takesLocks bool
+	// keepDash passes a "--" argument through to run, for commands that
+	// take a command line after it.
+	keepDash bool
+	// jsonErrors, when it reports true after the flags are read, prints
+	// errors as an error object on stdout as --json does (check --format
+	// json).
+	jsonErrors func() bool
+}
+
+// Main runs lockgate with args (without the program name) and returns the
+// exit code.
+func Main(ctx context.Context, args []string, stdio Stdio) int {
+	a := &app{stdio: stdio}
+	// One run is one request: its records and events carry its id.
+	ctx = locks.WithAudit(ctx, locks.Audit{RequestID: locks.NewToken()[:16], TraceID: service.TraceID(getenv("TRACEPARENT"))})
+	err := a.main(ctx, args)
+	if err != nil {
+		a.reportError(err)
+	}
+	if a.env != nil {
+		a.env.Close()
+	}
+	return a.outcome(err).Exit
+}
+
+func (a *app) main(ctx context.Context, args []string) error {
+	root := a.rootCommand(ctx, firstCommand(args))
+	root.SetArgs(args)
+	_, err := root.ExecuteC()
+	var re *runError
+	if errors.As(err, &re) {
+		return re.err // the command's own error, as it returned it
+	}
+	if err != nil {
+		// Cobra's: an unknown command or flag, a bad flag value.
+		return service.Usagef("%s", strings.TrimSpace(err.Error()))
+	}
+	return nil
+}
+
+// firstCommand is the first argument that is not a global option (the
+// command's name), or "" when the global options cannot be read.
+func firstCommand(args []string) string {
+	var g Globals
+	fs := pflag.NewFlagSet("lockgate", pflag.ContinueOnError)
+	fs.SetInterspersed(false)
+	fs.SetOutput(io.Discard)
+	g.AddFlags(fs)
+	fs.BoolP("help", "h", false, "")
+	fs.Bool("version", false, "")
+	if fs.Parse(args) != nil || fs.NArg() == 0 {
+		return ""
+	}
+	return fs.Arg(0)
+}
+
+// flagSuggestion names the closest flag of cmd to an unknown one ("";
+// did you mean --wait?"), "" when none is close. pflag and cobra suggest
+// commands, not flags.
+func flagSuggestion(cmd *cobra.Command, err error) string {
+	_, name, ok := strings.Cut(err.Error(), "unknown flag: --")
+	if !ok {
+		return ""
+	}
+	best, dist := "", 3 // at most two edits away
+	visit := func(f *pflag.Flag) {
+		if d := editDistance(name, f.Name); d < dist {
+			best, dist = f.Name, d
+		}
+	}
+	cmd.Flags().VisitAll(visit)
+	cmd.InheritedFlags().VisitAll(visit)
+	if best == "" {
+		return ""
+	}
+	return "; did you mean --" + best + "?"
+}
+
+// editDistance is the Levenshtein distance of a and b.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur := make([]int, len(b)+1)
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev = cur
+	}
+	return prev[len(b)]
+}
+
+// runError marks what a command's run returned, apart from the errors
+// cobra makes while it reads the command line (usage errors, exit 2).
+type runError struct{ err error }
+
+func (e *runError) Error() string { return e.err.Error() }
+
+// rootCommand builds the command tree of lockgate on cobra: help and
+// `help COMMAND`, --version, shell completion and suggestions for
+// mistyped commands come from it.
+//
+// Only the command the arguments name is built when they name one (a hook
+// runs on every commit: the whole tree, every flag of every command, costs
+// it a few tenths of a millisecond); help, completion and a mistyped name
+// get the whole tree.
+func (a *app) rootCommand(ctx context.Context, only string) *cobra.Command {
+	var showVersion bool
+	root := &cobra.Command{
+		Use:           "lockgate",
+		Short:         "locks and git hooks for many workers changing one repository",
+		SilenceErrors: true,
+		SilenceUsage:  true,
+		Args:          cobra.ArbitraryArgs,
+		RunE: func(c *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return a.unknown(c, args[0])
+			}
+			if showVersion {
+				return runVersion(ctx, a, nil)
+			}
+			c.SetOut(a.stdio.Err)
+			_ = c.Help()
+			return &runError{service.Usagef("no command given (see `lockgate --help`)")}
+		},
+	}
+	root.SetIn(a.stdio.In)
+	root.SetOut(a.stdio.Out)
+	root.SetErr(a.stdio.Err)
+	// Not cobra's Version: its version template would link text/template,
+	// whose reflection keeps every method of every type in the binary.
+	root.Flags().BoolVar(&showVersion, "version", false, "print the version")
+	a.globals.AddFlags(root.PersistentFlags())
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return service.Usagef("%v%s", err, flagSuggestion(c, err))
+	})
+	names := make([]string, 0)
+	cmds := commands()
+	if cmds[only] != nil {
+		names = append(names, only)
+	} else {
+		for name := range cmds {
+			names = append(names, name)
+		}
+		sort.Strings(names)
+	}
+	for _, name := range names {
+		root.AddCommand(a.cobraCommand(ctx, "", name, cmds[name]))
+	}
+	return root
+}
+
+// unknown is the error for a mistyped command under c, with cobra's
+// suggestions of the closest.
+func (a *app) unknown(c *cobra.Command, name string) error {
+	msg := fmt.Sprintf("unknown command %q for %q", name, c.CommandPath())
+	c.SuggestionsMinimumDistance = 2
+	if s := c.SuggestionsFor(name); len(s) > 0 {
+		msg += "; did you mean " + strings.Join(s, " or ") + "?"
+	}
+	return &runError{service.Usagef("%s (see `%s --help`)", msg, c.CommandPath())}
+}
+
+// cobraCommand is c as a cobra command named name, under the command
+// path parent ("" at the top).
+func (a *app) cobraCommand(ctx context.Context, parent, name string, c *command) *cobra.Command {
+	use := name
+	if fields := strings.Fields(c.usage); len(fields) > 0 {
+		// usage names the whole path ("lock acquire KEY..."): keep what
+		// follows this command's name.
+		if i := slices.Index(fields, name); i >= 0 {
+			use = strings.Join(fields[i:], " ")
+		}
+	}
+	cc := &cobra.Command{Use: use, Short: c.short, Long: c.long, Args: cobra.ArbitraryArgs, DisableFlagsInUseLine: true}
+	if c.flags != nil {
+		c.flags(cc.Flags())
+	}
+	a.addCompletions(ctx, strings.TrimSpace(parent+" "+name), cc)
+	cc.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
+		if c.jsonErrors != nil && c.jsonErrors() {
+			a.globals.JSON = true
+		}
+		return service.Usagef("%s: %v%s", strings.TrimPrefix(cmd.CommandPath(), "lockgate "), err, flagSuggestion(cmd, err))
+	})
+	if c.run != nil {
+		cc.RunE = func(cmd *cobra.Command, args []string) error {
+			if c.jsonErrors != nil && c.jsonErrors() {
+				a.globals.JSON = true
+			}
+			if _, err := a.styleOf(); err != nil {
+				return &runError{service.Usagef("%v", err)}
+			}
+			a.purpose.TakesLocks = c.takesLocks
+			if n := cmd.ArgsLenAtDash(); c.keepDash && n >= 0 {
+				args = append(append(append([]string(nil), args[:n]...), "--"), args[n:]...)
+			}
+			if err := c.run(ctx, a, args); err != nil {
+				return &runError{err}
+			}
+			return nil
+		}
+	} else {
+		cc.RunE = func(cmd *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return a.unknown(cmd, args[0])
+			}
+			cmd.SetOut(a.stdio.Err)
+			_ = cmd.Help()
+			return &runError{service.Usagef("%s: missing subcommand", strings.TrimPrefix(cmd.CommandPath(), "lockgate "))}
+		}
+	}
+	names := make([]string, 0, len(c.sub))
+	for n := range c.sub {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		cc.AddCommand(a.cobraCommand(ctx, strings.TrimSpace(parent+" "+name), n, c.sub[n]))
+	}
+	return cc
+}
+
+// reportError prints err on stderr the way a user should read it and,
+// under --json, as an error object on stdout (with what the command did
+// before it failed).
+func (a *app) reportError(err error) {
+	var exit *outcome.ExitError
+	if errors.As(err, &exit) {
+		return // already reported
+	}
+	fmt.Fprintf(a.stdio.Err, "%s %s\n", a.paint(termstyle.Error, "lockgate:"), safetext.Text(err.Error()))
+	detail, hints := a.explain(err)
+	if detail != "" {
+		a.printHints(detail)
+	}
+	a.printHints(hints...)
+	if a.globals.JSON {
+		out := map[string]any{}
+		for k, v := range a.partial {
+			out[k] = v
+		}
+		out["error"] = a.outcome(err).Object(err, strings.Join(hints, "; "))
+		_ = writeJSON(a.stdio.Out, out)
+	}
+}
+
+// getenv is os.Getenv; one place so tests can see what is read.
+var getenv = os.Getenv
+
+// styleOf decides, once, whether stderr gets colour (--color, NO_COLOR,
+// TERM, a terminal).
+func (a *app) styleOf() (termstyle.Style, error) {
+	if a.styled {
+		return a.style, nil
+	}
+	f, _ := a.stdio.Err.(*os.File)
+	st, err := termstyle.For(a.globals.Color, getenv, f)
+	if err != nil {
+		return termstyle.Style{}, err
+	}
+	a.style, a.styled = st, true
+	return st, nil
+}
+
+// paint colours text for stderr by role (nothing when colour is off).
+func (a *app) paint(role termstyle.Role, text string) string {
+	st, _ := a.styleOf()
+	return st.Paint(role, text)
+}
+
+// paintRole is paint for hooks.Report.WriteStyled.
+func (a *app) paintRole(role, text string) string { return a.paint(termstyle.Role(role), text) }
+
+// printHints prints hint lines on stderr.
+func (a *app) printHints(lines ...string) {
+	hint.PrintAs(a.stdio.Err, a.paint(termstyle.Hint, "hint:"), lines...)
+}

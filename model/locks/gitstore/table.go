@@ -1,0 +1,468 @@
+package gitstore
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/lockgate/lockgate/model/locks"
+	"github.com/lockgate/lockgate/model/locks/filestore"
+	"github.com/lockgate/lockgate/model/locks/lockkey"
+	"github.com/lockgate/lockgate/model/pathmatch"
+)
+
+// fenceName is the blob that keeps the last fence handed out. Record names
+// end in ".lock", so no record can take it.
+const fenceName = "fence"
+
+// record is one entry of the lock tree. Its blob is decoded when first
+// looked at: a hook asks about a few paths among thousands of locks.
+type record struct {
+	name string // path in the tree
+	oid  string // blob, "" for a record written in this change
+	data []byte
+
+	// misplaced: the name is another spelling of the name of key's
+	// record (filestore.Misplaced).
+	misplaced bool
+	key       string
+
+	once sync.Once
+	l    locks.Lock // the record; only Key (if known) when e is set
+	e    error      // a *locks.CorruptError
+}
+
+// table is the lock tree of one commit of the ref.
+type table struct {
+	commit string // "" when the ref does not exist
+	fence  uint64
+	recs   map[string]*record // by name
+	trees  map[string]string  // subtree object names, by directory
+
+	strayOnce sync.Once
+	strays    map[string][]*record // misplaced records, by their key's name
+}
+
+// misplaced returns the records at another spelling of name (a key's
+// RecordName): another directory or other letter case. Every reader of
+// that key sees them; they are never free.
+func (t *table) misplaced(name string) []*record {
+	t.strayOnce.Do(func() {
+		for _, r := range t.recs {
+			if r.misplaced {
+				if t.strays == nil {
+					t.strays = map[string][]*record{}
+				}
+				own := nameOf(r.key)
+				t.strays[own] = append(t.strays[own], r)
+			}
+		}
+		for _, rs := range t.strays {
+			slices.SortFunc(rs, func(a, b *record) int { return strings.Compare(a.name, b.name) })
+		}
+	})
+	return t.strays[name]
+}
+
+func emptyTable() *table { return &table{recs: map[string]*record{}, trees: map[string]string{}} }
+
+// newRecord is the record of a blob found at name.
+func newRecord(name, oid string, data []byte) *record {
+	r := &record{name: name, oid: oid, data: data}
+	r.key, r.misplaced = filestore.Misplaced(name)
+	return r
+}
+
+// written is the record of rec, encoded as data, made by this process.
+func written(name, oid string, data []byte, rec locks.Lock) *record {
+	r := &record{name: name, oid: oid, data: data}
+	r.once.Do(func() { r.l = rec })
+	return r
+}
+
+// get returns the record, or its *locks.CorruptError with the lock's Key
+// when the name tells it. A record not at its key's name is corrupt.
+func (r *record) get() (locks.Lock, error) {
+	r.once.Do(func() {
+		lock, err := filestore.ParseRecord(r.data)
+		if err == nil && filestore.RecordName(lock.Key) != r.name {
+			err = fmt.Errorf("record for %q belongs at %s", lock.Key, filestore.RecordName(lock.Key))
+		}
+		if err != nil {
+			key, _ := filestore.KeyOfName(r.name)
+			r.l, r.e = locks.Lock{Key: key}, &locks.CorruptError{Key: key, Path: r.name, Err: err}
+			return
+		}
+		r.l = lock
+	})
+	return r.l, r.e
+}
+
+// parseFence reads the fence blob.
+func parseFence(data []byte) (uint64, error) {
+	s := strings.TrimSpace(string(data))
+	n, err := strconv.ParseUint(s, 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("fence counter %q is not a number", s)
+	}
+	return n, nil
+}
+
+// view is a locks.Store over one table that buffers its changes: what one
+// Transact decides. Only one goroutine uses a view.
+type view struct {
+	base    *table
+	fence   uint64
+	changed map[string]*record // name → new record; nil: removed
+	order   []string           // names in the order they changed
+	skew    time.Duration
+	where   func(name string) string
+	summary []string // what changed, for the commit message
+	sealed  bool     // publish even without a change (seal)
+}
+
+var _ locks.Store = (*view)(nil)
+
+func newView(t *table, skew time.Duration, where func(string) string) *view {
+	return &view{base: t, fence: t.fence, changed: map[string]*record{}, skew: skew, where: where}
+}
+
+func (v *view) get(name string) *record {
+	if r, ok := v.changed[name]; ok {
+		return r
+	}
+	return v.base.recs[name]
+}
+
+// misplaced returns the records at other spellings of name that are still
+// there (see table.misplaced). This process never writes one.
+func (v *view) misplaced(name string) []*record {
+	var out []*record
+	for _, r := range v.base.misplaced(name) {
+		if c, ok := v.changed[r.name]; !ok || c != nil {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// strayErr is the error of the first record at another spelling of name,
+// nil when there is none. Such a record is corrupt (record.get).
+func (v *view) strayErr(name string) error {
+	for _, r := range v.misplaced(name) {
+		if _, err := v.read(r); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (v *view) set(name string, r *record, what string) {
+	if _, ok := v.changed[name]; !ok {
+		v.order = append(v.order, name)
+	}
+	v.changed[name] = r
+	v.summary = append(v.summary, what)
+}
+
+// seal makes the view a change of its own even without records changed:
+// publishing it moves the ref past the state it was decided on.
+func (v *view) seal() {
+	v.sealed = true
+	v.summary = append(v.summary, "seal the state an interrupted command left")
+}
+
+func (v *view) dirty() bool { return len(v.changed) > 0 || v.sealed }
+
+// each calls fn for every record, changes applied, in no order.
+func (v *view) each(fn func(r *record)) {
+	for name, r := range v.base.recs {
+		if _, ok := v.changed[name]; !ok {
+			fn(r)
+		}
+	}
+	for _, r := range v.changed {
+		if r != nil {
+			fn(r)
+		}
+	}
+}
+
+func (v *view) put(rec locks.Lock, what string) (locks.Lock, error) {
+	data, err := filestore.EncodeRecord(rec)
+	if err != nil {
+		return locks.Lock{}, err
+	}
+	name := filestore.RecordName(rec.Key)
+	v.set(name, written(name, "", data, rec), what)
+	return rec, nil
+}
+
+// Acquire takes key unless a live lock holds it; a lock that expired more
+// than the clock skew ago is taken over.
+func (v *view) Acquire(_ context.Context, rec locks.Lock, now time.Time) (locks.Lock, *locks.Lock, error) {
+	if err := rec.Validate(); err != nil {
+		return locks.Lock{}, nil, err
+	}
+	if rec.Token == "" {
+		rec.Token = locks.NewToken()
+	}
+	name := filestore.RecordName(rec.Key)
+	if err := v.strayErr(name); err != nil {
+		return locks.Lock{}, nil, err
+	}
+	var prev *locks.Lock
+	if cur := v.get(name); cur != nil {
+		p, err := v.read(cur)
+		if err != nil {
+			return locks.Lock{}, nil, err
+		}
+		if !p.ExpiresAt.Add(v.skew).Before(now) {
+			return locks.Lock{}, nil, &locks.HeldError{Lock: p, Where: v.where(name)}
+		}
+		prev = &p
+		v.fence = max(v.fence, p.Fence)
+	}
+	if v.fence == math.MaxUint64 {
+		// The next fence would wrap to 0, below fences already handed out.
+		return locks.Lock{}, nil, fmt.Errorf("%s: %w", v.where(fenceName), locks.ErrFenceExhausted)
+	}
+	v.fence++
+	rec.Fence = v.fence
+	what := "acquire " + rec.Key
+	if prev != nil {
+		what = "take over " + rec.Key
+	}
+	stored, err := v.put(rec, what)
+	return stored, prev, err
+}
+
+// find returns the record at key's name and its lock, locks.ErrNotFound
+// or its *locks.CorruptError. Records at other spellings of the name are
+// not the holder's: Release and Update leave them, Get and Remove see them.
+func (v *view) find(key string) (*record, locks.Lock, error) {
+	r := v.get(filestore.RecordName(key))
+	if r == nil {
+		return nil, locks.Lock{}, locks.ErrNotFound
+	}
+	l, err := v.read(r)
+	return r, l, err
+}
+
+// Release removes key's record if its token is token.
+func (v *view) Release(_ context.Context, key, token string) error {
+	r, l, err := v.find(key)
+	if err != nil {
+		return err
+	}
+	if l.Token != token {
+		return locks.ErrTokenMismatch
+	}
+	v.set(r.name, nil, "release "+l.Key)
+	return nil
+}
+
+// Update replaces key's record if the token matches, keeping its fence.
+func (v *view) Update(_ context.Context, rec locks.Lock) (locks.Lock, error) {
+	if err := rec.Validate(); err != nil {
+		return locks.Lock{}, err
+	}
+	_, l, err := v.find(rec.Key)
+	if err != nil {
+		return locks.Lock{}, err
+	}
+	if l.Token != rec.Token {
+		return locks.Lock{}, locks.ErrTokenMismatch
+	}
+	rec.Fence = l.Fence
+	return v.put(rec, "refresh "+rec.Key)
+}
+
+// Remove deletes key's record whoever holds it, and the records at other
+// spellings of its name; when one of them was corrupt, that is reported
+// as its *locks.CorruptError.
+func (v *view) Remove(_ context.Context, key string) (locks.Lock, error) {
+	r, l, err := v.find(key)
+	var corrupt *locks.CorruptError
+	switch {
+	case errors.As(err, &corrupt):
+		v.set(r.name, nil, "clear corrupt "+key)
+		l = locks.Lock{Key: key}
+	case errors.Is(err, locks.ErrNotFound):
+	case err != nil:
+		return locks.Lock{}, err
+	default:
+		v.set(r.name, nil, "clear "+l.Key)
+	}
+	for _, s := range v.misplaced(filestore.RecordName(key)) {
+		_, serr := v.read(s)
+		if corrupt == nil {
+			errors.As(serr, &corrupt)
+		}
+		v.set(s.name, nil, "clear corrupt "+s.name)
+	}
+	switch {
+	case corrupt != nil:
+		return locks.Lock{Key: key}, corrupt
+	case r == nil:
+		return locks.Lock{}, locks.ErrNotFound
+	}
+	return l, nil
+}
+
+// Get returns key's record; a record at another spelling of its name
+// makes it corrupt.
+func (v *view) Get(_ context.Context, key string) (locks.Lock, error) {
+	_, l, err := v.find(key)
+	if err == nil || errors.Is(err, locks.ErrNotFound) {
+		if serr := v.strayErr(filestore.RecordName(key)); serr != nil {
+			return locks.Lock{Key: key}, serr
+		}
+	}
+	return l, err
+}
+
+func (v *view) entryOf(r *record) locks.Entry {
+	l, err := v.read(r)
+	return locks.Entry{Lock: l, Name: r.name, Err: err}
+}
+
+// read decodes r; a corrupt record's error names where it is on the
+// remote, for the message and the hint to inspect it.
+func (v *view) read(r *record) (locks.Lock, error) {
+	l, err := r.get()
+	var ce *locks.CorruptError
+	if errors.As(err, &ce) {
+		c := *ce
+		c.Path = v.where(r.name)
+		return l, &c
+	}
+	return l, err
+}
+
+// collect returns the entries of the records keep accepts, sorted by key.
+func (v *view) collect(keep func(r *record) bool) []locks.Entry {
+	var out []locks.Entry
+	v.each(func(r *record) {
+		if keep(r) {
+			out = append(out, v.entryOf(r))
+		}
+	})
+	slices.SortFunc(out, func(a, b locks.Entry) int {
+		return cmp.Or(strings.Compare(a.Key, b.Key), strings.Compare(a.Name, b.Name))
+	})
+	return out
+}
+
+// List returns every record, corrupt ones included.
+func (v *view) List(context.Context) ([]locks.Entry, error) {
+	return v.collect(func(*record) bool { return true }), nil
+}
+
+// Overlapping returns key's record and every record that may overlap it:
+// by the key it names or, when corrupt, the key its name says (see
+// filestore.KeyOfName). A corrupt record under a hashed name may be of any
+// key that hashes there, and a pattern's of any pattern; a name that is
+// no key's record in any spelling blocks nothing.
+func (v *view) Overlapping(_ context.Context, key string) ([]locks.Entry, error) {
+	own := nameOf(key)
+	return v.collect(func(r *record) bool {
+		l, err := r.get()
+		if err != nil && l.Key == "" {
+			return filestore.IsHashedName(r.name) && (r.name == own || dirOf(r.name) == "patterns" || lockkey.IsPattern(key))
+		}
+		return lockkey.SameFoldCase(l.Key, key) || lockkey.OverlapFoldCase(key, l.Key)
+	}), nil
+}
+
+// Covering returns the records of the given paths and of the pattern locks
+// matching any of them, as Overlapping judges them. Only those records,
+// the patterns and misplaced records are decoded.
+func (v *view) Covering(_ context.Context, paths []string) ([]locks.Entry, error) {
+	var out []locks.Entry
+	seen := make(map[string]bool, len(paths))
+	add := func(r *record) {
+		if !seen[r.name] {
+			seen[r.name] = true
+			out = append(out, v.entryOf(r))
+		}
+	}
+	probed := make(map[string]bool, len(paths))
+	for _, p := range paths {
+		name := nameOf(lockkey.FoldPath(p))
+		if probed[name] {
+			continue
+		}
+		probed[name] = true
+		if r := v.get(name); r != nil {
+			add(r)
+		}
+		for _, s := range v.misplaced(name) {
+			add(s)
+		}
+	}
+	var pats []string
+	var patRecs []*record
+	v.each(func(r *record) {
+		inPatterns := dirOf(r.name) == "patterns"
+		if !inPatterns && !r.misplaced {
+			return // a path's record at its name: probed above
+		}
+		l, err := r.get()
+		if err != nil && l.Key == "" {
+			if filestore.IsHashedName(r.name) && inPatterns {
+				add(r) // never free: it may match
+			}
+			return
+		}
+		if !inPatterns && !lockkey.IsPattern(l.Key) {
+			return // misplaced, of a path: probed above
+		}
+		if key, ok := lockkey.FoldedGlob(l.Key); ok {
+			pats, patRecs = append(pats, key), append(patRecs, r)
+		}
+	})
+	if len(pats) > 0 {
+		m, err := pathmatch.NewMatcher(pats, false)
+		if err != nil {
+			return nil, fmt.Errorf("covering: pattern lock: %w", err)
+		}
+		for i, hit := range m.MatchedAny(lockkey.MatchForm(paths, true)) {
+			if hit {
+				add(patRecs[i])
+			}
+		}
+	}
+	slices.SortFunc(out, func(a, b locks.Entry) int {
+		return cmp.Or(strings.Compare(a.Key, b.Key), strings.Compare(a.Name, b.Name))
+	})
+	return out, nil
+}
+
+// InNamespace returns every record of namespace ns, misplaced ones
+// included, and corrupt ones under hashed names, which may be of any key.
+func (v *view) InNamespace(_ context.Context, ns string) ([]locks.Entry, error) {
+	return v.collect(func(r *record) bool {
+		if dirOf(r.name) == "" && !r.misplaced {
+			return false // a path record: in no namespace
+		}
+		l, err := r.get()
+		if err != nil && l.Key == "" {
+			return filestore.IsHashedName(r.name)
+		}
+		return lockkey.Namespace(l.Key) == ns
+	}), nil
+}
+
+// Where names the place of key's record.
+func (v *view) Where(key string) string { return v.where(nameOf(key)) }
+
+// Close does nothing: a view holds nothing open.
+func (v *view) Close() error { return nil }

@@ -1,0 +1,885 @@
+package locks
+
+import (
+	"sync/atomic"
+
+	"cmp"
+	"context"
+	crand "crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"time"
+
+	"github.com/lockgate/lockgate/model/locks/journal"
+)
+
+// EventSink records lock events; *journal.Journal is one. A change to
+// the store is written down first (Intend), made, then recorded (Append):
+// a change whose events cannot be recorded is not made, and one whose
+// writer dies before recording it is recorded by the next Manager that
+// recovers (Recover).
+type EventSink interface {
+	Intend(data []byte) (*journal.Intent, error)
+	Append(evs ...journal.Event) error
+	Recover(settle func(data []byte) ([]journal.Event, error)) error
+}
+
+// Manager builds the operations users see — all-or-nothing multi-key
+// acquire, owner-checked release and refresh, waiting — on a Store.
+type Manager struct {
+	Store  Store
+	Events EventSink // nil: events are not recorded
+	Now    func() time.Time
+	Host   string
+	PID    int
+	// StoreName names Store in the events (journal.Event.Store).
+	StoreName string
+	// WaitPoll is how long a --wait on a store that signals releases (a
+	// Waiter) waits for the signal before trying again anyway; 0 means
+	// DefaultWaitPoll. The wait also ends when the lock it waits for
+	// expires, which no store signals. Other stores are polled every few
+	// milliseconds.
+	WaitPoll time.Duration
+
+	recovered atomic.Bool // the intents of dead writers were settled
+}
+
+// DefaultWaitPoll is Manager.WaitPoll's default.
+const DefaultWaitPoll = 200 * time.Millisecond
+
+func (m *Manager) now() time.Time {
+	if m.Now != nil {
+		return m.Now()
+	}
+	return time.Now()
+}
+
+// Request describes an acquisition.
+type Request struct {
+	Keys   []string // canonical keys
+	Owner  Owner
+	TTL    time.Duration
+	Reason string
+	Action string // what the lock is for: "lock", "claim", "pause", …
+	TaskID string
+	// TaskTTL, with TaskID, sets an activity lock's task sub-lock.
+	TaskTTL time.Duration
+	// Wait is how long to wait for held keys to become free: woken by
+	// the release on stores that signal it (Waiter), else polling.
+	Wait time.Duration
+	// EventAction overrides the journal action of a fresh acquisition.
+	EventAction string
+	// ExactTTL: a key the owner already holds gets exactly TTL from now,
+	// even when that is sooner than its expiry (the user asked for this
+	// TTL). Otherwise renewing never shortens a lock.
+	ExactTTL bool
+	// KeepHeld: a key the owner already holds keeps its reason and task;
+	// the request only extends it (a claim renews what was held before
+	// it without making it its own).
+	KeepHeld bool
+	// Events are recorded with the acquisition's own, when it succeeds.
+	Events []journal.Event
+	// Settled, when set, names records of the owner's that the request
+	// must not renew: they are held like another's (a finished work
+	// package's task record, which keeps its state).
+	Settled func(Lock) bool
+}
+
+// Result is one key's outcome.
+type Result struct {
+	Lock Lock
+	// Renewed: the owner already held the key; its expiry was extended.
+	Renewed bool
+	// TookOver is the expired record this acquisition replaced.
+	TookOver *Lock
+	// was is a renewed lock before the renewal, put back when the
+	// acquisition fails as a whole.
+	was Lock
+}
+
+// NewToken returns a random owner token.
+func NewToken() string {
+	var b [16]byte
+	_, _ = crand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// Acquire takes every key of req or none. A key the owner already holds is
+// renewed. A key overlapping a live lock of someone else (a pattern over a
+// path, say) is refused like the key itself. Events that cannot be recorded
+// refuse the acquisition (a *JournalError) and leave no lock taken.
+func (m *Manager) Acquire(ctx context.Context, req Request) ([]Result, error) {
+	if err := req.Check(); err != nil {
+		return nil, err
+	}
+	keys := slices.Clone(req.Keys)
+	slices.Sort(keys)
+	keys = slices.Compact(keys)
+	if len(keys) == 0 {
+		return nil, errors.New("no keys to acquire")
+	}
+	// One event per key, its id in the record and the intent: the record
+	// shows whether the change was made.
+	plan := make([]intentEvent, 0, len(keys)+len(req.Events))
+	for _, key := range keys {
+		ev := m.event(req.Owner, cmp.Or(req.EventAction, journal.ActionAcquire), Lock{Key: key, TaskID: req.TaskID, Reason: req.Reason})
+		ev.ID = journal.NewID()
+		plan = append(plan, intentEvent{Event: ev, Proof: &proof{Key: key, EventID: ev.ID, Token: NewToken()}})
+	}
+	for _, ev := range req.Events {
+		plan = append(plan, intentEvent{Event: ev})
+	}
+	ch, err := m.begin(ctx, plan)
+	if err != nil {
+		return nil, err
+	}
+	res, at, dirty, err := m.acquire(ctx, req, keys, plan)
+	if err != nil {
+		ch.end(dirty)
+		return nil, err
+	}
+	if err := ch.record(acquireEvents(plan, res, at)); err != nil {
+		// Undo it; the intent stays for what could not be undone, which
+		// the next Manager records.
+		made := false
+		for _, r := range res {
+			if m.undo(context.WithoutCancel(ctx), r) != nil {
+				made = true
+			}
+		}
+		var je *JournalError
+		if errors.As(err, &je) {
+			je.Made = made
+		}
+		ch.end(true)
+		return nil, err
+	}
+	ch.end(false)
+	return res, nil
+}
+
+// acquire tries until every key is taken, the wait ends or a try fails
+// otherwise; at is when the try that took them ran. dirty: a failed
+// acquisition may have left a change behind (a renewal, or a lock its
+// rollback could not release).
+func (m *Manager) acquire(ctx context.Context, req Request, keys []string, plan []intentEvent) (_ []Result, at time.Time, dirty bool, _ error) {
+	deadline := time.Now().Add(req.Wait)
+	backoff := 500 * time.Microsecond
+	waiter, _ := m.Store.(Waiter)
+	var sub *subscription
+	defer func() { sub.stop() }()
+	for {
+		res, at, d, err := m.tryAcquire(ctx, req, keys, plan)
+		dirty = dirty || d
+		var held *HeldError
+		if err == nil || !errors.As(err, &held) || req.Wait <= 0 {
+			return res, at, dirty, err
+		}
+		left := time.Until(deadline)
+		if left <= 0 {
+			return nil, at, dirty, &TimeoutError{Held: held, Wait: req.Wait}
+		}
+		if waiter != nil {
+			key := held.Lock.Key
+			if sub == nil || sub.key != key || sub.released() {
+				// Listen first, then try again: a release between the
+				// failed try and the subscription is not missed.
+				sub.stop()
+				sub, err = subscribe(ctx, waiter, key)
+				if err == nil {
+					continue
+				}
+				if ctx.Err() != nil {
+					return nil, at, dirty, ctx.Err()
+				}
+				// A store that cannot signal now is polled instead.
+				waiter = nil
+			} else {
+				// An expiry is not signalled: wake for it (a millisecond
+				// late, as stores may keep it to the millisecond).
+				untilExpiry := held.Lock.ExpiresAt.Sub(m.now()) + time.Millisecond
+				wait := min(m.waitPoll(), left, max(untilExpiry, time.Millisecond))
+				if err := sub.wait(ctx, wait); err != nil {
+					return nil, at, dirty, err
+				}
+				continue
+			}
+		}
+		// Short jittered polls: a waiter sees a release within a few ms;
+		// a store far away (the git store) says how often to ask.
+		if p, ok := m.Store.(Poller); ok {
+			backoff = max(backoff, p.PollEvery())
+		}
+		sleep := min(backoff/2+rand.N(backoff), left)
+		select {
+		case <-ctx.Done():
+			return nil, at, dirty, ctx.Err()
+		case <-time.After(sleep):
+		}
+		backoff = min(backoff*2, 8*time.Millisecond)
+	}
+}
+
+// Poller is implemented by stores that each try costs a round trip to a
+// remote: a --wait asks them no more often than every PollEvery.
+type Poller interface {
+	PollEvery() time.Duration
+}
+
+func (m *Manager) waitPoll() time.Duration {
+	if m.WaitPoll > 0 {
+		return m.WaitPoll
+	}
+	return DefaultWaitPoll
+}
+
+// subscription is a Waiter's wait for one key's release.
+type subscription struct {
+	key    string
+	ch     <-chan struct{}
+	cancel context.CancelFunc
+}
+
+func subscribe(ctx context.Context, w Waiter, key string) (*subscription, error) {
+	sctx, cancel := context.WithCancel(ctx)
+	ch, err := w.WaitRelease(sctx, key)
+	if err != nil {
+		cancel()
+		return nil, fmt.Errorf("wait for %s: %w", key, err)
+	}
+	return &subscription{key: key, ch: ch, cancel: cancel}, nil
+}
+
+// released reports whether the key was released since the subscription
+// began (or the subscription ended).
+func (s *subscription) released() bool {
+	select {
+	case <-s.ch:
+		return true
+	default:
+		return false
+	}
+}
+
+// wait blocks until the key is released, d has passed or ctx ends.
+func (s *subscription) wait(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-s.ch:
+	case <-t.C:
+	}
+	return nil
+}
+
+func (s *subscription) stop() {
+	if s != nil {
+		s.cancel()
+	}
+}
+
+// tryAcquire makes one try; now is the time it read, inside the store's
+// change (after a remote table was read): the time of the grant.
+func (m *Manager) tryAcquire(ctx context.Context, req Request, keys []string, plan []intentEvent) (_ []Result, now time.Time, dirty bool, _ error) {
+	var done []Result
+	atomic, maybe, err := m.apply(ctx, func(s Store) error {
+		now = m.now()
+		done = done[:0]
+		for i, key := range keys {
+			r, err := m.acquireOne(ctx, s, req, key, *plan[i].Proof, now)
+			if err != nil {
+				return fmt.Errorf("cannot lock %s: %w", key, err)
+			}
+			done = append(done, r)
+			// Create first, then look for overlapping holders: two workers
+			// racing for `src/**` and `src/a.py` both see each other and
+			// both back off, never both win.
+			if err := m.checkOverlap(ctx, s, key, req.Owner, now); err != nil {
+				return fmt.Errorf("cannot lock %s: %w", key, err)
+			}
+		}
+		return nil
+	})
+	if err == nil {
+		return done, now, false, nil
+	}
+	if atomic {
+		// Nothing was changed, unless the store could not tell whether
+		// its change went through: then the intent stays, and the next
+		// Manager asks the store.
+		return nil, now, maybe, err
+	}
+	for _, r := range done {
+		if m.undo(ctx, r) != nil {
+			dirty = true
+		}
+	}
+	return nil, now, dirty, err
+}
+
+// apply runs fn on the store. On a Transactor it runs in one Transact, so
+// that fn's changes are made all at once or not at all (atomic); then
+// maybe reports an error after which the store cannot say whether the
+// change was made (an UncertainError: the remote did not answer a push).
+// On other stores each change fn makes is made at once.
+func (m *Manager) apply(ctx context.Context, fn func(s Store) error) (atomic, maybe bool, err error) {
+	tx, ok := m.Store.(Transactor)
+	if !ok {
+		return false, false, fn(m.Store)
+	}
+	err = tx.Transact(ctx, fn)
+	return true, errors.As(err, new(*UncertainError)), err
+}
+
+// undo takes back one key of an acquisition: a fresh lock is released, a
+// renewed one put back as it was.
+func (m *Manager) undo(ctx context.Context, r Result) error {
+	if r.Renewed {
+		_, err := m.Store.Update(ctx, r.was)
+		return err
+	}
+	return m.Store.Release(ctx, r.Lock.Key, r.Lock.Token)
+}
+
+func (m *Manager) acquireOne(ctx context.Context, s Store, req Request, key string, p proof, now time.Time) (Result, error) {
+	audit := AuditOf(ctx)
+	rec := Lock{
+		Key: key, Holder: req.Owner.Holder, HolderType: req.Owner.HolderType,
+		Session: req.Owner.Session, Action: req.Action, PID: m.PID, Host: m.Host,
+		CreatedAt: now.UTC(), ExpiresAt: now.Add(req.TTL).UTC(), Reason: req.Reason,
+		TaskID: req.TaskID, Token: p.Token, RequestID: audit.RequestID, TraceID: audit.TraceID, EventID: p.EventID,
+	}
+	setTask(&rec, req, now)
+	stored, prev, err := s.Acquire(ctx, rec, now)
+	if err == nil {
+		return Result{Lock: stored, TookOver: prev}, nil
+	}
+	var held *HeldError
+	if !errors.As(err, &held) || !held.Lock.OwnedBy(req.Owner) {
+		return Result{}, err
+	}
+	if req.Settled != nil && req.Settled(held.Lock) {
+		return Result{}, err
+	}
+	// Ours already: renew it, keeping its token and fence.
+	cur := held.Lock
+	cur.ExpiresAt = renewedExpiry(cur.ExpiresAt, now, req.TTL, req.ExactTTL)
+	cur.EventID = p.EventID
+	if req.Reason != "" && !req.KeepHeld {
+		cur.Reason = req.Reason
+	}
+	if req.TaskID != "" && !req.KeepHeld {
+		cur.TaskID = req.TaskID
+		setTask(&cur, req, now)
+	}
+	updated, err := s.Update(ctx, cur)
+	if err != nil {
+		return Result{}, err
+	}
+	return Result{Lock: updated, Renewed: true, was: held.Lock}, nil
+}
+
+// renewedExpiry is the expiry of a lock renewed at now for ttl: never
+// sooner than cur unless exact.
+func renewedExpiry(cur, now time.Time, ttl time.Duration, exact bool) time.Time {
+	exp := now.Add(ttl).UTC()
+	if !exact && cur.After(exp) {
+		return cur
+	}
+	return exp
+}
+
+func setTask(l *Lock, req Request, now time.Time) {
+	if req.TaskID == "" || req.TaskTTL <= 0 {
+		return
+	}
+	acq, exp := now.UTC(), now.Add(req.TaskTTL).UTC()
+	l.TaskAcquired, l.TaskExpires = &acq, &exp
+}
+
+func (m *Manager) checkOverlap(ctx context.Context, s Store, key string, me Owner, now time.Time) error {
+	entries, err := s.Overlapping(ctx, key)
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		if e.Key == key && e.Err == nil {
+			continue
+		}
+		if e.Err != nil {
+			return e.Err // a corrupt record is never free
+		}
+		if !e.OwnedBy(me) && !e.Expired(now) {
+			return &HeldError{Lock: e.Lock, Where: s.Where(e.Key)}
+		}
+	}
+	return nil
+}
+
+// acquireEvents are the events of a successful acquisition made at at:
+// the planned ones, a renewal as a refresh and a takeover as such. They
+// carry the time of the grant, not of the request: a request that waited
+// for a release is logged after it.
+func acquireEvents(plan []intentEvent, res []Result, at time.Time) []journal.Event {
+	evs := make([]journal.Event, 0, len(plan))
+	for i, r := range res {
+		ev := plan[i].Event
+		ev.Timestamp = at.UTC()
+		ev.Fence, ev.ExpiresAt = grantOf(r.Lock)
+		switch {
+		case r.Renewed:
+			ev.Action = journal.ActionRefresh
+		case r.TookOver != nil:
+			ev.Action = journal.ActionTakeover
+			ev.Details = fmt.Sprintf("took over expired lock of %s (expired %s)",
+				r.TookOver.Holder, r.TookOver.ExpiresAt.Format(time.RFC3339))
+		}
+		evs = append(evs, ev)
+	}
+	for _, ie := range plan[len(res):] {
+		ev := ie.Event
+		ev.Timestamp = at.UTC()
+		evs = append(evs, ev)
+	}
+	return withGrantFences(evs)
+}
+
+// withGrantFences gives an event that comes with an acquisition and names
+// one of its keys (a claim's claimed_package) the fence of that key's
+// grant: it then falls among the key's events by fence, as the lock events
+// do, which orders them across machines whose clocks disagree.
+func withGrantFences(evs []journal.Event) []journal.Event {
+	fences := map[string]uint64{}
+	for _, ev := range evs {
+		if ev.Fence != 0 && ev.Key != "" {
+			fences[ev.Key] = ev.Fence
+		}
+	}
+	for i := range evs {
+		if evs[i].Fence == 0 {
+			evs[i].Fence = fences[evs[i].Key]
+		}
+	}
+	return evs
+}
+
+// grantOf is what an event says of the grant l: its fence and expiry.
+func grantOf(l Lock) (uint64, *time.Time) {
+	exp := l.ExpiresAt.UTC()
+	return l.Fence, &exp
+}
+
+func (m *Manager) event(o Owner, action string, l Lock) journal.Event {
+	ev := journal.Event{
+		Worker: o.Holder, WorkerType: o.HolderType, Session: o.Session,
+		Action: action, Key: l.Key, TaskID: l.TaskID, Details: l.Reason, Fence: l.Fence,
+		Store: m.StoreName,
+	}
+	if id, ok := activityID(l.Key); ok {
+		ev.ActivityID = id
+	}
+	return ev
+}
+
+func activityID(key string) (string, bool) {
+	const p = "activity:"
+	if len(key) > len(p) && key[:len(p)] == p {
+		return key[len(p):], true
+	}
+	return "", false
+}
+
+// Release removes the owner's locks on keys. With force, another's lock is
+// removed too and the removed record returned. A key that holds no lock is
+// reported in Missing, not as an error: release is idempotent. Every key is
+// looked at before any is released, so a refused key leaves all of them
+// held. extra events are recorded with the releases when there is one.
+func (m *Manager) Release(ctx context.Context, keys []string, me Owner, force bool, extra ...journal.Event) (ReleaseResult, error) {
+	var out ReleaseResult
+	var locks []Lock // Key only: a corrupt record, removed with force
+	var plan []intentEvent
+	for _, key := range keys {
+		cur, err := m.Store.Get(ctx, key)
+		if errors.Is(err, ErrNotFound) {
+			out.Missing = append(out.Missing, key)
+			continue
+		}
+		var corrupt *CorruptError
+		if errors.As(err, &corrupt) && force {
+			locks = append(locks, Lock{Key: key})
+			plan = append(plan, intentEvent{Event: journal.Event{Worker: me.Holder, WorkerType: me.HolderType, Session: me.Session,
+				Action: journal.ActionClear, Key: key, Details: "removed corrupt record"}, Proof: &proof{Key: key, Gone: true}})
+			continue
+		}
+		if err != nil {
+			return out, err
+		}
+		if !cur.OwnedBy(me) && !force {
+			return out, &NotOwnerError{Lock: cur, Op: "release"}
+		}
+		ev := m.event(me, journal.ActionRelease, cur)
+		if !cur.OwnedBy(me) {
+			ev.Details = fmt.Sprintf("forced: was held by %s (%s, session %s) since %s",
+				cur.Holder, cur.HolderType, cur.Session, cur.CreatedAt.Format(time.RFC3339))
+		}
+		locks = append(locks, cur)
+		plan = append(plan, intentEvent{Event: ev, Proof: &proof{Key: key, Token: cur.Token, Gone: true}})
+	}
+	if len(locks) == 0 {
+		return out, nil
+	}
+	for _, ev := range extra {
+		plan = append(plan, intentEvent{Event: ev})
+	}
+	ch, err := m.begin(ctx, plan)
+	if err != nil {
+		return out, err
+	}
+	var evs []journal.Event
+	var at time.Time // when the store made the change: the events' time
+	atomic, maybe, err := m.apply(ctx, func(s Store) error {
+		at = m.now().UTC()
+		evs, out.Removed, out.Forced = nil, nil, nil
+		for i, l := range locks {
+			if l.Token == "" { // corrupt
+				if _, err := s.Remove(ctx, l.Key); err != nil && !errors.As(err, new(*CorruptError)) {
+					return err
+				}
+			} else if err := s.Release(ctx, l.Key, l.Token); err != nil {
+				return fmt.Errorf("release %s: %w", l.Key, err)
+			}
+			out.Removed = append(out.Removed, l)
+			if l.Token != "" && !l.OwnedBy(me) {
+				out.Forced = append(out.Forced, l)
+			}
+			ev := plan[i].Event
+			ev.Timestamp = at
+			evs = append(evs, ev)
+		}
+		return nil
+	})
+	if err != nil {
+		if atomic {
+			evs, out.Removed, out.Forced = nil, nil, nil
+			if maybe {
+				ch.end(true)
+				return out, err
+			}
+		}
+		return out, ch.fail(evs, err)
+	}
+	for _, ie := range plan[len(locks):] {
+		ev := ie.Event
+		ev.Timestamp = at
+		evs = append(evs, ev)
+	}
+	if err := ch.record(evs); err != nil {
+		ch.end(true)
+		return out, err
+	}
+	ch.end(false)
+	return out, nil
+}
+
+// ReleaseResult lists what Release did.
+type ReleaseResult struct {
+	Removed []Lock
+	Forced  []Lock // removed although held by someone else
+	Missing []string
+}
+
+// Refresh extends the owner's locks to ttl from now (and a task sub-lock
+// to taskTTL), never shortening one unless exact (the user named the TTL).
+// Every key is looked at before any is refreshed.
+func (m *Manager) Refresh(ctx context.Context, keys []string, me Owner, ttl, taskTTL time.Duration, exact bool) ([]Lock, error) {
+	now := m.now()
+	var locks []Lock
+	var plan []intentEvent
+	for _, key := range keys {
+		cur, err := m.Store.Get(ctx, key)
+		if errors.Is(err, ErrNotFound) {
+			return nil, &LostError{Key: key, Op: "refresh"}
+		}
+		if err != nil {
+			return nil, err
+		}
+		if !cur.OwnedBy(me) {
+			return nil, &NotOwnerError{Lock: cur, Op: "refresh"}
+		}
+		ev := m.event(me, journal.ActionRefresh, cur)
+		ev.ID = journal.NewID()
+		ev.Timestamp = now.UTC() // the expiry is counted from it
+		cur.ExpiresAt = renewedExpiry(cur.ExpiresAt, now, ttl, exact)
+		if cur.TaskID != "" && cur.TaskExpires != nil && taskTTL > 0 {
+			exp := renewedExpiry(*cur.TaskExpires, now, taskTTL, exact)
+			cur.TaskExpires = &exp
+		}
+		cur.EventID = ev.ID
+		ev.Fence, ev.ExpiresAt = grantOf(cur)
+		locks = append(locks, cur)
+		plan = append(plan, intentEvent{Event: ev, Proof: &proof{Key: key, EventID: ev.ID}})
+	}
+	if len(locks) == 0 {
+		return nil, nil
+	}
+	ch, err := m.begin(ctx, plan)
+	if err != nil {
+		return nil, err
+	}
+	var out []Lock
+	var evs []journal.Event
+	atomic, maybe, err := m.apply(ctx, func(s Store) error {
+		out, evs = nil, nil
+		for i, l := range locks {
+			updated, err := s.Update(ctx, l)
+			if err != nil {
+				return fmt.Errorf("refresh %s: %w", l.Key, err)
+			}
+			out = append(out, updated)
+			evs = append(evs, plan[i].Event)
+		}
+		return nil
+	})
+	if err != nil {
+		if atomic {
+			out, evs = nil, nil
+			if maybe {
+				ch.end(true)
+				return out, err
+			}
+		}
+		return out, ch.fail(evs, err)
+	}
+	if err := ch.record(evs); err != nil {
+		ch.end(true)
+		return out, err
+	}
+	ch.end(false)
+	return out, nil
+}
+
+// Conclusion is one change that ends the owner's hold of Key in another
+// way than a release: Apply rewrites its record (kept under its token and
+// fence: a successor that took it over is never overwritten), and the
+// Release keys, the owner's, are released with it.
+type Conclusion struct {
+	Key     string
+	Owner   Owner
+	Apply   func(*Lock)
+	Release []string
+	Events  []journal.Event // recorded with the change
+}
+
+// Conclude makes c: Key's record rewritten and the Release keys released,
+// in one change on a Transactor, one after the other elsewhere (the
+// rewrite first). Key must be the owner's: another's is a
+// *NotOwnerError, a missing one a *LostError, and one taken over since
+// the caller read it ErrTokenMismatch.
+func (m *Manager) Conclude(ctx context.Context, c Conclusion) (Lock, ReleaseResult, error) {
+	var out ReleaseResult
+	if len(c.Events) == 0 {
+		return Lock{}, out, errors.New("conclude: no event names the change")
+	}
+	cur, err := m.Store.Get(ctx, c.Key)
+	if errors.Is(err, ErrNotFound) {
+		return Lock{}, out, &LostError{Key: c.Key, Op: "conclude"}
+	}
+	if err != nil {
+		return Lock{}, out, err
+	}
+	if !cur.OwnedBy(c.Owner) {
+		return Lock{}, out, &NotOwnerError{Lock: cur, Op: "conclude"}
+	}
+	next := cur
+	c.Apply(&next)
+	next.Key, next.Token, next.Fence = cur.Key, cur.Token, cur.Fence
+	main := journal.NewID()
+	next.EventID = main
+	plan := []intentEvent{}
+	for i, ev := range c.Events {
+		if i == 0 {
+			ev.ID = main
+			plan = append(plan, intentEvent{Event: ev, Proof: &proof{Key: c.Key, EventID: main}})
+			continue
+		}
+		plan = append(plan, intentEvent{Event: ev})
+	}
+	var rel []Lock
+	for _, key := range c.Release {
+		l, err := m.Store.Get(ctx, key)
+		if errors.Is(err, ErrNotFound) {
+			out.Missing = append(out.Missing, key)
+			continue
+		}
+		if err != nil {
+			return Lock{}, out, err
+		}
+		if !l.OwnedBy(c.Owner) {
+			// Lapsed and taken by another since: not the owner's to give
+			// back, and no reason to refuse the conclusion.
+			out.Missing = append(out.Missing, key)
+			continue
+		}
+		rel = append(rel, l)
+		plan = append(plan, intentEvent{Event: m.event(c.Owner, journal.ActionRelease, l), Proof: &proof{Key: key, Token: l.Token, Gone: true}})
+	}
+	ch, err := m.begin(ctx, plan)
+	if err != nil {
+		return Lock{}, out, err
+	}
+	var updated Lock
+	var at time.Time
+	missing := out.Missing
+	gone := map[string]bool{}
+	atomic, maybe, err := m.apply(ctx, func(s Store) error {
+		at = m.now().UTC()
+		out.Removed, out.Missing = nil, slices.Clone(missing)
+		clear(gone)
+		u, err := s.Update(ctx, next)
+		if err != nil {
+			return fmt.Errorf("%s: %w", c.Key, err)
+		}
+		updated = u
+		for _, l := range rel {
+			err := s.Release(ctx, l.Key, l.Token)
+			if errors.Is(err, ErrNotFound) || errors.Is(err, ErrTokenMismatch) {
+				// Gone since it was read (an expired lock another's claim
+				// took over, and gave back or kept): not the owner's to
+				// give back any more, and no reason to undo the rest.
+				out.Missing, gone[l.Key] = append(out.Missing, l.Key), true
+				continue
+			}
+			if err != nil {
+				return fmt.Errorf("release %s: %w", l.Key, err)
+			}
+			out.Removed = append(out.Removed, l)
+		}
+		return nil
+	})
+	evs := make([]journal.Event, 0, len(plan))
+	for i, ie := range plan {
+		if i >= len(c.Events) && gone[rel[i-len(c.Events)].Key] {
+			continue
+		}
+		ev := ie.Event
+		ev.Timestamp = at
+		evs = append(evs, ev)
+	}
+	if err != nil {
+		if atomic {
+			out.Removed = nil
+			if maybe {
+				ch.end(true)
+				return Lock{}, out, err
+			}
+			ch.end(false)
+			return Lock{}, out, err
+		}
+		if updated.Key == "" {
+			ch.end(false) // nothing was changed
+			return Lock{}, out, err
+		}
+		// The rewrite was made, the first releases too: their events.
+		return updated, out, ch.fail(evs[:len(c.Events)+len(out.Removed)], err)
+	}
+	if err := ch.record(evs); err != nil {
+		ch.end(true)
+		return updated, out, err
+	}
+	ch.end(false)
+	return updated, out, nil
+}
+
+// Clear removes whatever lock is on key (forced, logged) and returns it.
+func (m *Manager) Clear(ctx context.Context, key string, me Owner) (Lock, error) {
+	cur, err := m.Store.Get(ctx, key)
+	var corrupt *CorruptError
+	if err != nil && !errors.As(err, &corrupt) {
+		return Lock{}, err
+	}
+	ev := m.event(me, journal.ActionClear, Lock{Key: key, Fence: cur.Fence})
+	if corrupt != nil {
+		ev.Details = "removed corrupt record"
+	} else {
+		ev.Details = fmt.Sprintf("cleared lock of %s (%s, session %s) created %s",
+			cur.Holder, cur.HolderType, cur.Session, cur.CreatedAt.Format(time.RFC3339))
+	}
+	ch, err := m.begin(ctx, []intentEvent{{Event: ev, Proof: &proof{Key: key, Token: cur.Token, Gone: true}}})
+	if err != nil {
+		return Lock{}, err
+	}
+	ev.Timestamp = m.now().UTC()
+	removed, err := m.Store.Remove(ctx, key)
+	if err != nil && !errors.As(err, &corrupt) {
+		return Lock{}, ch.fail(nil, err)
+	}
+	if rerr := ch.record([]journal.Event{ev}); rerr != nil {
+		ch.end(true)
+		return removed, rerr
+	}
+	ch.end(false)
+	return removed, err
+}
+
+// KeyState is whether a key is free, held by the asker, or held by
+// someone else.
+type KeyState string
+
+// The states Check reports (`lock check --json`, the check_locks tool).
+const (
+	StateFree KeyState = "free"
+	StateMine KeyState = "mine"
+	StateHeld KeyState = "held"
+)
+
+// Status is one key's answer to Check.
+type Status struct {
+	Key   string   `json:"key"`
+	State KeyState `json:"state"`
+	// Locks are the live locks of others on or overlapping the key, or the
+	// owner's own lock when State is "mine".
+	Locks []Lock `json:"locks,omitempty"`
+}
+
+// Check reports, for each key, whether it is free, held by me, or held by
+// someone else (directly or through an overlapping lock).
+func (m *Manager) Check(ctx context.Context, keys []string, me Owner) ([]Status, error) {
+	now := m.now()
+	if sk, ok := m.Store.(interface{ ClockSkew() time.Duration }); ok {
+		// Held for as long as the store would refuse to take it over.
+		now = now.Add(-sk.ClockSkew())
+	}
+	var out []Status
+	for _, key := range keys {
+		entries, err := m.Store.Overlapping(ctx, key)
+		if err != nil {
+			return nil, err
+		}
+		st := Status{Key: key, State: StateFree}
+		var mine []Lock
+		for _, e := range entries {
+			if e.Err != nil {
+				return nil, e.Err
+			}
+			if e.Expired(now) {
+				continue
+			}
+			if e.OwnedBy(me) {
+				mine = append(mine, e.Lock)
+				continue
+			}
+			st.State = StateHeld
+			st.Locks = append(st.Locks, e.Lock)
+		}
+		if st.State == StateFree && len(mine) > 0 {
+			st.State, st.Locks = StateMine, mine
+		}
+		out = append(out, st)
+	}
+	return out, nil
+}

@@ -1,0 +1,607 @@
+package workflow
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/lockgate/lockgate/internal/gitexec"
+	"github.com/lockgate/lockgate/model/locks/journal"
+)
+
+// ReadEvents returns the union, by event id, of the events on refs (full
+// ref names, e.g. "refs/heads/lockgate/workflow",
+// "refs/remotes/origin/lockgate/workflow", or any revision git resolves
+// to a commit, such as a pushed tip), sorted by timestamp, then id. Refs
+// that do not exist are skipped; found lists those that did (in the order
+// given). When two refs hold different events under one id, the first
+// ref's wins.
+//
+// It only reads, with git itself (no Writer, no lock, nothing needed
+// under .git/lockgate): one `git cat-file --batch-command` for the refs
+// and the blobs, and `git ls-tree` (or `git diff-tree`) for the trees to
+// read. Every file under events/ must be an event at the path its id
+// gives (EventPath); anything else is an error naming the ref and path.
+//
+// The events of each ref's tree are cached (see logcache.go): a ref
+// whose tree has not changed costs no blob and no JSON, one that only
+// gained events reads just those. The cache never changes the answer.
+func ReadEvents(ctx context.Context, cfg Config, refs []string) (evs []journal.Event, found []string, err error) {
+	return readEvents(ctx, cfg, refs, &readStats{})
+}
+
+// readStats counts how trees were read, for the tests.
+type readStats struct {
+	cached, incremental, full int
+	shared                    int // a tree another ref of the call had
+	subsumed                  int // a tree with no file another's lacks
+}
+
+// newLogReader is a logReader of cfg's repository, not started.
+func newLogReader(cfg Config, stats *readStats) (logReader, error) {
+	r := logReader{gitDir: cfg.GitDir, common: cfg.CommonDir, dir: cfg.WorkTree, stats: stats}
+	if r.gitDir == "" {
+		r.gitDir = r.common
+	}
+	if r.common == "" {
+		r.common = r.gitDir
+	}
+	if r.gitDir == "" {
+		return r, errors.New("read events: no repository")
+	}
+	if r.dir == "" {
+		r.dir = r.gitDir
+	}
+	return r, nil
+}
+
+func readEvents(ctx context.Context, cfg Config, refs []string, stats *readStats) ([]journal.Event, []string, error) {
+	r, err := newLogReader(cfg, stats)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, ref := range refs {
+		if ref == "" || strings.ContainsAny(ref, "\n\r\x00") || strings.HasPrefix(ref, "-") {
+			return nil, nil, fmt.Errorf("read events: %q is not a ref name", ref)
+		}
+	}
+	if len(refs) == 0 {
+		return nil, nil, nil
+	}
+	if err := r.start(ctx); err != nil {
+		return nil, nil, err
+	}
+	defer r.cat.close()
+	found, trees, err := r.resolve(refs)
+	if err != nil {
+		return nil, nil, r.ctxErr(ctx, err)
+	}
+	byTree := map[string][]journal.Event{}
+	subsumed := map[string]bool{}
+	var order []string // distinct trees, in the order of found
+	for i, ref := range found {
+		t := trees[i]
+		if t == "" || subsumed[t] {
+			continue // no events/ (no events), or nothing new
+		}
+		evs, sub, err := r.readRef(ctx, ref, t, byTree)
+		if err != nil {
+			return nil, nil, r.ctxErr(ctx, err)
+		}
+		if sub {
+			subsumed[t] = true
+			continue
+		}
+		if _, ok := byTree[t]; !ok {
+			order = append(order, t)
+		}
+		byTree[t] = evs
+	}
+	return union(order, byTree), found, nil
+}
+
+// union merges the events of trees, in order, keeping the first of each
+// id.
+func union(trees []string, byTree map[string][]journal.Event) []journal.Event {
+	var all []journal.Event
+	for i, t := range trees {
+		if i == 0 {
+			all = byTree[t]
+		} else {
+			all = union2(all, byTree[t])
+		}
+	}
+	return all
+}
+
+// union2 returns the union of a and b, each sorted and without a repeated
+// id; an id in both is a's. An event on both sides is equal by timestamp
+// and id, so a merge pairs it up at no cost; an id whose timestamp
+// differs between the sides (a rewritten event) can only be among the
+// events that found no pair, usually a handful, and only those are
+// looked up.
+func union2(a, b []journal.Event) []journal.Event {
+	out := make([]journal.Event, 0, max(len(a), len(b)))
+	var onlyA, onlyB []int // indexes in out
+	i, j := 0, 0
+	for i < len(a) || j < len(b) {
+		c := -1
+		switch {
+		case i == len(a):
+			c = 1
+		case j < len(b):
+			c = compareEvents(a[i], b[j])
+		}
+		switch {
+		case c == 0:
+			out = append(out, a[i])
+			i, j = i+1, j+1
+		case c < 0:
+			onlyA = append(onlyA, len(out))
+			out = append(out, a[i])
+			i++
+		default:
+			onlyB = append(onlyB, len(out))
+			out = append(out, b[j])
+			j++
+		}
+	}
+	if len(onlyA) == 0 || len(onlyB) == 0 {
+		return out
+	}
+	small, large := onlyA, onlyB
+	if len(small) > len(large) {
+		small, large = large, small
+	}
+	ids := make(map[string]bool, len(small))
+	for _, k := range small {
+		ids[out[k].ID] = true
+	}
+	both := map[string]bool{}
+	for _, k := range large {
+		if id := out[k].ID; ids[id] {
+			both[id] = true
+		}
+	}
+	if len(both) == 0 {
+		return out
+	}
+	kept, nb := out[:0], 0
+	for k, ev := range out {
+		if nb < len(onlyB) && onlyB[nb] == k {
+			nb++
+			if both[ev.ID] {
+				continue // b's side of an id a has
+			}
+		}
+		kept = append(kept, ev)
+	}
+	return kept
+}
+
+func compareEvents(a, b journal.Event) int {
+	if c := a.Timestamp.Compare(b.Timestamp); c != 0 {
+		return c
+	}
+	return strings.Compare(a.ID, b.ID)
+}
+
+// logReader runs the git commands of one ReadEvents.
+type logReader struct {
+	gitDir, common, dir string
+	cat                 *catFile
+	stats               *readStats
+}
+
+// ctxErr prefers the context's error to what a killed git said.
+func (r *logReader) ctxErr(ctx context.Context, err error) error {
+	if cerr := ctx.Err(); cerr != nil {
+		return fmt.Errorf("read events: %w", cerr)
+	}
+	return err
+}
+
+// readRef returns the events of tree t on ref, reading as little as it
+// can: another ref of this call with the same tree has them; one whose
+// tree has every file of t has them all (subsumed: t adds nothing to the
+// union); one whose tree t only adds files to has most of them; else the
+// cache has them when it holds t, or most of them when t only added files
+// to the cached tree; else every file of t is read.
+func (r *logReader) readRef(ctx context.Context, ref, t string, byTree map[string][]journal.Event) (evs []journal.Event, subsumed bool, err error) {
+	cacheable := strings.HasPrefix(ref, "refs/") // a bounded set of names, unlike commit ids
+	if evs, ok := byTree[t]; ok {
+		r.stats.shared++
+		if cacheable && cachedTree(r.common, ref) != t {
+			writeCache(r.common, ref, t, evs)
+		}
+		return evs, false, nil
+	}
+	fromCache := false
+	defer func() {
+		if err == nil && !subsumed && !fromCache && cacheable {
+			writeCache(r.common, ref, t, evs)
+		}
+	}()
+	// The other refs first: the branch and its remote-tracking ref share
+	// all but a few events, and a diff of their trees costs less than a
+	// cache to decode.
+	var prior string
+	for pt, pevs := range byTree {
+		if prior == "" || len(pevs) > len(byTree[prior]) {
+			prior = pt
+		}
+	}
+	if prior != "" {
+		d, ok, err := r.diff(ctx, ref, prior, t)
+		switch {
+		case err != nil:
+			return nil, false, err
+		case ok && len(d.added) == 0:
+			r.stats.subsumed++
+			return nil, true, nil
+		case ok && d.deleted == 0:
+			evs, err := r.readAdded(ref, byTree[prior], d.added)
+			return evs, false, err
+		}
+	}
+	if cacheable {
+		if tree, cached, ok := readCache(r.common, ref); ok {
+			if tree == t {
+				r.stats.cached++
+				fromCache = true
+				return cached, false, nil
+			}
+			// A file deleted or changed since: read t whole.
+			d, ok, err := r.diff(ctx, ref, tree, t)
+			if err != nil {
+				return nil, false, err
+			}
+			if ok && d.deleted == 0 {
+				evs, err := r.readAdded(ref, cached, d.added)
+				return evs, false, err
+			}
+		}
+	}
+	r.stats.full++
+	files, err := r.lsTree(ctx, ref, t)
+	if err != nil {
+		return nil, false, err
+	}
+	evs, err = r.readBlobs(ref, files)
+	return evs, false, err
+}
+
+// readAdded returns base, the events of a tree, with those of the files
+// added to it.
+func (r *logReader) readAdded(ref string, base []journal.Event, added []file) ([]journal.Event, error) {
+	r.stats.incremental++
+	more, err := r.readBlobs(ref, added)
+	if err != nil {
+		return nil, err
+	}
+	return union2(base, more), nil
+}
+
+// file is an event file: its path under events/ and its blob.
+type file struct {
+	path, blob string
+}
+
+// git runs a git command on the repository and returns its output.
+func (r *logReader) git(ctx context.Context, args ...string) ([]byte, error) {
+	cmd := r.command(ctx, args...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		msg := strings.TrimSpace(stderr.String())
+		if msg == "" {
+			msg = err.Error()
+		}
+		return nil, fmt.Errorf("git %s: %s", strings.Join(args, " "), msg)
+	}
+	return stdout.Bytes(), nil
+}
+
+func (r *logReader) command(ctx context.Context, args ...string) *gitexec.Cmd {
+	return gitexec.ReadCommand(ctx, r.gitDir, r.dir, args...)
+}
+
+// lsTree lists the files of the events tree t of ref.
+func (r *logReader) lsTree(ctx context.Context, ref, t string) ([]file, error) {
+	out, err := r.git(ctx, "ls-tree", "-r", "-z", "--full-tree", t)
+	if err != nil {
+		return nil, fmt.Errorf("%s: list %s: %w", ref, eventsDir, err)
+	}
+	// One string for the whole listing: paths and blob names are slices
+	// of it.
+	list := string(out)
+	files := make([]file, 0, strings.Count(list, "\x00"))
+	for list != "" {
+		var rec string
+		rec, list, _ = strings.Cut(list, "\x00")
+		// "<mode> <type> <blob>\t<path>"
+		meta, path, ok := strings.Cut(rec, "\t")
+		mode, rest, ok1 := strings.Cut(meta, " ")
+		typ, blob, ok2 := strings.Cut(rest, " ")
+		if !ok || !ok1 || !ok2 {
+			return nil, fmt.Errorf("%s: git ls-tree: unexpected output %q", ref, rec)
+		}
+		if err := checkFile(ref, path, mode, typ); err != nil {
+			return nil, err
+		}
+		files = append(files, file{path: path, blob: blob})
+	}
+	return files, nil
+}
+
+// treeDiff is how one events tree differs from another by whole files.
+type treeDiff struct {
+	added   []file // checked as event files
+	deleted int
+}
+
+// diff returns how tree t differs from tree base; ok is false when a
+// file changed (or base is gone: pruned since it was cached).
+func (r *logReader) diff(ctx context.Context, ref, base, t string) (d treeDiff, ok bool, err error) {
+	out, err := r.git(ctx, "diff-tree", "-r", "-z", "--no-renames", base, t)
+	if err != nil {
+		if ctx.Err() != nil {
+			return d, false, err
+		}
+		return d, false, nil
+	}
+	for len(out) > 0 {
+		var meta, path []byte
+		meta, out, _ = bytes.Cut(out, []byte{0})
+		path, out, _ = bytes.Cut(out, []byte{0})
+		// ":<old mode> <new mode> <old blob> <new blob> <status>"
+		f := strings.Fields(strings.TrimPrefix(string(meta), ":"))
+		switch {
+		case len(f) == 5 && f[4] == "D":
+			d.deleted++
+		case len(f) == 5 && f[4] == "A":
+			if err := checkFile(ref, string(path), f[1], "blob"); err != nil {
+				return d, false, err
+			}
+			d.added = append(d.added, file{path: string(path), blob: f[3]})
+		default:
+			return d, false, nil
+		}
+	}
+	return d, true, nil
+}
+
+// checkFile refuses what cannot be an event file: another kind of entry
+// (a link, a submodule) or one not at events/xx/yy/<name>.
+func checkFile(ref, path, mode, typ string) error {
+	if (mode != "100644" && mode != "100755") || typ != "blob" || strings.Count(path, "/") != 2 {
+		return fmt.Errorf("%s: %s/%s: %w (not the events/xx/yy/<id>.json layout)", ref, eventsDir, path, errShape)
+	}
+	return nil
+}
+
+// readBlobs reads and parses the event files. (Parsing on other
+// goroutines was measured slower: git cat-file needs a CPU of its own.)
+func (r *logReader) readBlobs(ref string, files []file) ([]journal.Event, error) {
+	evs := make([]journal.Event, 0, len(files))
+	var buf []byte
+	err := r.cat.round(func(w *bufio.Writer) error {
+		for _, f := range files {
+			_, _ = w.WriteString("contents ")
+			_, _ = w.WriteString(f.blob)
+			if err := w.WriteByte('\n'); err != nil {
+				return err // a bufio.Writer keeps its first error
+			}
+		}
+		return nil
+	}, func(br *bufio.Reader) error {
+		for _, f := range files {
+			path := eventsDir + "/" + f.path
+			var err error
+			if buf, err = r.cat.blob(br, f.blob, buf[:0]); err != nil {
+				return fmt.Errorf("%s: %s: %w", ref, path, err)
+			}
+			ev, err := journal.ParseLine(buf)
+			if err != nil {
+				return fmt.Errorf("%s: %s: %w: %w", ref, path, errNotEvent, err)
+			}
+			if want := EventPath(ev.ID); want != path {
+				return fmt.Errorf("%s: %s: %w: event %q belongs at %s", ref, path, errShape, ev.ID, want)
+			}
+			evs = append(evs, ev)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	slices.SortFunc(evs, compareEvents)
+	return evs, nil
+}
+
+// resolve returns the refs that exist and the hash of each one's events
+// tree ("" when it has none).
+func (r *logReader) resolve(refs []string) (found, trees []string, err error) {
+	err = r.cat.round(func(w *bufio.Writer) error {
+		for _, ref := range refs {
+			if _, err := fmt.Fprintf(w, "info %s\ninfo %[1]s^{commit}\ninfo %[1]s^{commit}:%s\n", ref, eventsDir); err != nil {
+				return err
+			}
+		}
+		return nil
+	}, func(br *bufio.Reader) error {
+		for _, ref := range refs {
+			var info [3]objectInfo
+			for i := range info {
+				var err error
+				if info[i], err = r.cat.info(br); err != nil {
+					return fmt.Errorf("resolve %s: %w", ref, err)
+				}
+			}
+			switch {
+			case info[0].missing:
+				continue
+			case info[1].missing:
+				return fmt.Errorf("%s: a %s, not a commit", ref, info[0].typ)
+			case info[2].missing:
+				found, trees = append(found, ref), append(trees, "")
+			case info[2].typ != "tree":
+				return fmt.Errorf("%s: %s: %w (a %s, not a tree)", ref, eventsDir, errShape, info[2].typ)
+			default:
+				found, trees = append(found, ref), append(trees, info[2].oid)
+			}
+		}
+		return nil
+	})
+	return found, trees, err
+}
+
+// catFile is one `git cat-file --batch-command --buffer`, fed and read in
+// rounds: a goroutine writes a round's commands and a flush while the
+// caller reads the answers, so that neither pipe fills up.
+type catFile struct {
+	cmd    *gitexec.Cmd
+	in     io.WriteCloser
+	out    *bufio.Reader
+	stderr bytes.Buffer
+	dead   bool
+}
+
+func (r *logReader) start(ctx context.Context) error {
+	c := &catFile{cmd: r.command(ctx, "cat-file", "--batch-command", "--buffer")}
+	c.cmd.Stderr = &c.stderr
+	var err error
+	if c.in, err = c.cmd.StdinPipe(); err != nil {
+		return fmt.Errorf("read events: %w", err)
+	}
+	out, err := c.cmd.StdoutPipe()
+	if err != nil {
+		return fmt.Errorf("read events: %w", err)
+	}
+	if err := c.cmd.Start(); err != nil {
+		return fmt.Errorf("read events: start git cat-file: %w", err)
+	}
+	c.out = bufio.NewReaderSize(out, 256<<10)
+	r.cat = c
+	return nil
+}
+
+func receive(ch <-chan error) error { return <-ch }
+
+func (c *catFile) round(write func(*bufio.Writer) error, read func(*bufio.Reader) error) error {
+	if c.dead {
+		return errors.New("git cat-file: stopped")
+	}
+	werr := make(chan error, 1)
+	go func() {
+		w := bufio.NewWriterSize(c.in, 64<<10)
+		err := write(w)
+		if err == nil {
+			_, err = w.WriteString("flush\n")
+		}
+		if err == nil {
+			err = w.Flush()
+		}
+		werr <- err
+	}()
+	if err := read(c.out); err != nil {
+		c.kill() // the writer may be blocked on a full pipe
+		// Wait for the writer; its error (a pipe git closed) adds
+		// nothing to the read's.
+		_ = receive(werr)
+		return err
+	}
+	if err := <-werr; err != nil {
+		c.kill()
+		return c.failed(err)
+	}
+	return nil
+}
+
+func (c *catFile) kill() {
+	if !c.dead {
+		c.dead = true
+		_ = c.cmd.Process.Kill()
+	}
+}
+
+func (c *catFile) close() {
+	c.in.Close()
+	_ = c.cmd.Wait()
+}
+
+// failed says what git said, if anything, about a broken pipe.
+func (c *catFile) failed(err error) error {
+	if msg := strings.TrimSpace(c.stderr.String()); msg != "" {
+		return fmt.Errorf("git cat-file: %s", msg)
+	}
+	return fmt.Errorf("git cat-file: %w", err)
+}
+
+type objectInfo struct {
+	oid, typ string
+	size     int64
+	missing  bool
+}
+
+// info reads the answer to one info or contents command:
+// "<oid> <type> <size>", or "<name> missing" (or "ambiguous").
+func (c *catFile) info(br *bufio.Reader) (objectInfo, error) {
+	line, err := br.ReadSlice('\n')
+	if err != nil {
+		if errors.Is(err, io.EOF) {
+			err = io.ErrUnexpectedEOF
+		}
+		return objectInfo{}, c.failed(err)
+	}
+	s := string(line[:len(line)-1])
+	switch {
+	case strings.HasSuffix(s, " missing"):
+		return objectInfo{missing: true}, nil
+	case strings.HasSuffix(s, " ambiguous"):
+		return objectInfo{}, fmt.Errorf("%s: ambiguous object name", strings.TrimSuffix(s, " ambiguous"))
+	}
+	f := strings.Fields(s)
+	if len(f) == 3 {
+		if n, err := strconv.ParseInt(f[2], 10, 64); err == nil && n >= 0 {
+			return objectInfo{oid: f[0], typ: f[1], size: n}, nil
+		}
+	}
+	return objectInfo{}, fmt.Errorf("git cat-file: unexpected output %q", s)
+}
+
+// blob reads the answer to `contents <oid>`, which must be a blob no
+// larger than an event, and appends the blob to buf.
+func (c *catFile) blob(br *bufio.Reader, oid string, buf []byte) ([]byte, error) {
+	info, err := c.info(br)
+	switch {
+	case err != nil:
+		return buf, err
+	case info.missing:
+		return buf, fmt.Errorf("blob %s: missing", oid)
+	case info.typ != "blob":
+		return buf, fmt.Errorf("%s: a %s, not a blob", oid, info.typ)
+	case info.size > journal.MaxLineBytes+1:
+		return buf, fmt.Errorf("blob %s: %w: %d bytes, more than any event", oid, errNotEvent, info.size)
+	}
+	n := len(buf)
+	buf = slices.Grow(buf, int(info.size)+1)[:n+int(info.size)+1]
+	if _, err := io.ReadFull(br, buf[n:]); err != nil {
+		return buf[:n], c.failed(err)
+	}
+	return buf[:len(buf)-1], nil // the newline after the blob
+}
+
+// digest16 is 16 hex digits of the SHA-256 of s.
+func digest16(s string) string {
+	h := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(h[:8])
+}

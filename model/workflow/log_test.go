@@ -1,0 +1,775 @@
+package workflow
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lockgate/lockgate/internal/gittest"
+	"github.com/lockgate/lockgate/model/locks/journal"
+)
+
+const (
+	mainRef   = "refs/heads/lockgate/workflow"
+	remoteRef = "refs/remotes/origin/lockgate/workflow"
+)
+
+func readCfg(r *gittest.Repo) Config {
+	repo := repoOf(r)
+	return Config{GitDir: repo.GitDir, CommonDir: repo.CommonDir, WorkTree: repo.Toplevel}
+}
+
+// read runs readEvents and fails the test on an error.
+func read(t *testing.T, r *gittest.Repo, refs ...string) ([]journal.Event, []string, readStats) {
+	t.Helper()
+	var st readStats
+	evs, found, err := readEvents(context.Background(), readCfg(r), refs, &st)
+	if err != nil {
+		t.Fatalf("ReadEvents(%v): %v", refs, err)
+	}
+	return evs, found, st
+}
+
+// coldRead is read with the cache out of the way (and put back).
+func coldRead(t *testing.T, r *gittest.Repo, refs ...string) []journal.Event {
+	t.Helper()
+	dir := filepath.Join(r.Dir, ".git", "lockgate", "cache")
+	aside := dir + ".aside"
+	if err := os.Rename(dir, aside); err != nil && !errors.Is(err, os.ErrNotExist) {
+		t.Fatal(err)
+	}
+	evs, _, st := read(t, r, refs...)
+	if st.cached != 0 {
+		t.Fatalf("cold read used a cache: %+v", st)
+	}
+	if err := os.RemoveAll(dir); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(aside, dir); err != nil && !errors.Is(err, os.ErrNotExist) {
+		t.Fatal(err)
+	}
+	return evs
+}
+
+// sameEvents fails unless got and want are equal, field by field, in
+// order.
+func sameEvents(t *testing.T, what string, got, want []journal.Event) {
+	t.Helper()
+	if !reflect.DeepEqual(got, want) {
+		equalIDs(t, what, idsOf(got), idsOf(want))
+		for i := range got {
+			if !reflect.DeepEqual(got[i], want[i]) {
+				t.Fatalf("%s: event %d is\n%#v\nwant\n%#v", what, i, got[i], want[i])
+			}
+		}
+		t.Fatalf("%s: events differ", what)
+	}
+}
+
+// commitTo commits evs to branch (short name) with a Writer.
+func commitTo(t *testing.T, r *gittest.Repo, branch string, evs []journal.Event) {
+	t.Helper()
+	repo := repoOf(r)
+	w, err := Open(Config{GitDir: repo.GitDir, CommonDir: repo.CommonDir, WorkTree: repo.Toplevel, Branch: branch})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	if _, err := w.Commit(context.Background(), evs); err != nil {
+		t.Fatalf("Commit: %v", err)
+	}
+}
+
+// importFiles commits files (path → "mode content") as ref's only
+// commit, with git fast-import.
+func importFiles(t *testing.T, r *gittest.Repo, ref string, files map[string]string) {
+	t.Helper()
+	var b strings.Builder
+	fmt.Fprintf(&b, "commit %s\ncommitter t <t@t> 1700000000 +0000\ndata 1\nx\n", ref)
+	for path, mc := range files {
+		mode, content, _ := strings.Cut(mc, " ")
+		fmt.Fprintf(&b, "M %s inline %s\ndata %d\n%s\n", mode, path, len(content), content)
+	}
+	cmd := exec.Command("git", "fast-import", "--quiet", "--force")
+	cmd.Dir, cmd.Env = r.Dir, r.Env
+	cmd.Stdin = strings.NewReader(b.String())
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("fast-import: %v: %s", err, out)
+	}
+}
+
+func line(t *testing.T, ev journal.Event) string {
+	t.Helper()
+	b, err := encodeEvent(ev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func TestReadEventsUnion(t *testing.T) {
+	t.Parallel()
+	r := newRepo(t)
+	shared := events("shared", 3)
+	onlyMain := events("main", 4)
+	onlySide := events("side", 2)
+	commitTo(t, r, "lockgate/workflow", append(append([]journal.Event{}, onlyMain...), shared...))
+	// One id, two contents: the first ref's wins.
+	twin := onlyMain[0]
+	twin.Details = "side's version"
+	late := onlyMain[1] // and one with another time
+	late.Timestamp = late.Timestamp.Add(time.Hour)
+	late.Details = "side's version"
+	commitTo(t, r, "side", append(append([]journal.Event{twin, late}, shared...), onlySide...))
+	refs := []string{mainRef, remoteRef, "refs/heads/side", "refs/heads/main"}
+	evs, found, st := read(t, r, refs...)
+	if want := []string{mainRef, "refs/heads/side", "refs/heads/main"}; !reflect.DeepEqual(found, want) {
+		t.Fatalf("found %v, want %v (the remote ref does not exist)", found, want)
+	}
+	if st.full != 2 {
+		t.Fatalf("stats %+v, want two full reads", st)
+	}
+	var want []journal.Event
+	for _, group := range [][]journal.Event{onlyMain, shared, onlySide} {
+		for _, ev := range group {
+			ev, _ := normalize(ev)
+			want = append(want, ev)
+		}
+	}
+	equalIDs(t, "union", idsOf(evs), idsOf(want))
+	for _, ev := range evs {
+		if (ev.ID == twin.ID || ev.ID == late.ID) && ev.Details != "" {
+			t.Fatalf("event %s: the side branch's version won over the first ref's", ev.ID)
+		}
+	}
+	for i := 1; i < len(evs); i++ {
+		if compareEvents(evs[i-1], evs[i]) >= 0 {
+			t.Fatalf("events %d and %d out of order: %v, %v", i-1, i, evs[i-1].Timestamp, evs[i].Timestamp)
+		}
+	}
+	// The same as the Writer reads, branch by branch.
+	w := openWriter(t, repoOf(r))
+	mine, err := w.Events(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	only, _, _ := read(t, r, mainRef)
+	sameEvents(t, "one branch", only, mine)
+
+	// Read again: both from the cache, the same answer.
+	again, found2, st := read(t, r, refs...)
+	if st.cached != 2 || st.full+st.incremental != 0 {
+		t.Fatalf("second read stats %+v, want two cached trees", st)
+	}
+	if !reflect.DeepEqual(found2, found) {
+		t.Fatalf("found %v then %v", found, found2)
+	}
+	sameEvents(t, "cached union", again, evs)
+}
+
+// Refs with the same tree (the branch just pushed): read once, and
+// neither cache decoded twice.
+func TestReadEventsSameTree(t *testing.T) {
+	t.Parallel()
+	r := newRepo(t)
+	commitTo(t, r, "lockgate/workflow", events("a", 4))
+	r.Git("update-ref", remoteRef, mainRef)
+	evs, _, st := read(t, r, mainRef, remoteRef)
+	if st.full != 1 || st.shared != 1 || len(evs) != 4 {
+		t.Fatalf("first read: %d events, %+v", len(evs), st)
+	}
+	for _, ref := range []string{mainRef, remoteRef} {
+		if tree, _, ok := readCache(filepath.Join(r.Dir, ".git"), ref); !ok || tree != r.Git("rev-parse", mainRef+":events") {
+			t.Fatalf("cache of %s: %q, %v", ref, tree, ok)
+		}
+	}
+	before := cacheFiles(t, r, mainRef, remoteRef)
+	again, _, st := read(t, r, mainRef, remoteRef)
+	if st.cached != 1 || st.shared != 1 || st.full+st.incremental != 0 {
+		t.Fatalf("second read: %+v", st)
+	}
+	sameEvents(t, "same tree", again, evs)
+	// A cache that was right is not written again.
+	for i, fi := range cacheFiles(t, r, mainRef, remoteRef) {
+		if !os.SameFile(fi, before[i]) {
+			t.Fatalf("cache file %s rewritten by a read it served", fi.Name())
+		}
+	}
+}
+
+func cacheFiles(t *testing.T, r *gittest.Repo, refs ...string) []os.FileInfo {
+	t.Helper()
+	var fis []os.FileInfo
+	for _, ref := range refs {
+		fi, err := os.Stat(cacheFile(filepath.Join(r.Dir, ".git"), ref))
+		if err != nil {
+			t.Fatal(err)
+		}
+		fis = append(fis, fi)
+	}
+	return fis
+}
+
+// The branch ahead of its remote-tracking ref, then behind it: the
+// second ref's tree is read from the first's, never whole.
+func TestReadEventsAheadBehind(t *testing.T) {
+	t.Parallel()
+	r := newRepo(t)
+	commitTo(t, r, "lockgate/workflow", events("a", 5))
+	r.Git("update-ref", remoteRef, mainRef)
+	commitTo(t, r, "lockgate/workflow", events("b", 2))
+	evs, _, st := read(t, r, mainRef, remoteRef)
+	if st.full != 1 || st.subsumed != 1 || len(evs) != 7 {
+		t.Fatalf("ahead: %d events, %+v", len(evs), st)
+	}
+	sameEvents(t, "ahead", evs, coldRead(t, r, mainRef))
+
+	// The remote moves on: 3 more events there, the branch behind.
+	was := r.Git("rev-parse", mainRef)
+	commitTo(t, r, "lockgate/workflow", events("c", 3))
+	r.Git("update-ref", remoteRef, mainRef)
+	r.Git("update-ref", mainRef, was)
+	evs, _, st = read(t, r, mainRef, remoteRef)
+	if st.cached != 1 || st.incremental != 1 || st.full != 0 || len(evs) != 10 {
+		t.Fatalf("behind: %d events, %+v", len(evs), st)
+	}
+	sameEvents(t, "behind", evs, coldRead(t, r, mainRef, remoteRef))
+	// Its cache now holds its tree.
+	if tree, _, ok := readCache(filepath.Join(r.Dir, ".git"), remoteRef); !ok || tree != r.Git("rev-parse", remoteRef+":events") {
+		t.Fatalf("cache of %s: %q, %v", remoteRef, tree, ok)
+	}
+}
+
+func TestReadEventsNoRefs(t *testing.T) {
+	t.Parallel()
+	r := newRepo(t)
+	evs, found, _ := read(t, r, mainRef, remoteRef)
+	if len(evs) != 0 || len(found) != 0 {
+		t.Fatalf("ReadEvents of missing refs = %v, %v", evs, found)
+	}
+	if _, err := os.Lstat(filepath.Join(r.Dir, ".git", "lockgate")); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf(".git/lockgate made by a read of nothing: %v", err)
+	}
+	for _, bad := range []string{"", "-p", "a\nb"} {
+		if _, _, err := ReadEvents(context.Background(), readCfg(r), []string{bad}); err == nil {
+			t.Fatalf("ReadEvents(%q) succeeded", bad)
+		}
+	}
+	if _, _, err := ReadEvents(context.Background(), Config{}, []string{mainRef}); err == nil {
+		t.Fatal("ReadEvents without a repository succeeded")
+	}
+}
+
+// A fresh clone: no .git/lockgate, no Writer; the events come from git,
+// and a pushed tip (a commit id, not a ref) is read too, never cached.
+func TestReadEventsCloneAndTip(t *testing.T) {
+	t.Parallel()
+	remote := newBare(t)
+	src := cloneOf(t, remote)
+	first := events("w", 5)
+	commitTo(t, src, "lockgate/workflow", first)
+	src.Git("push", "-q", "origin", "lockgate/workflow")
+	c := cloneOf(t, remote)
+	c.Git("fetch", "-q", "origin")
+	if _, err := os.Lstat(filepath.Join(c.Dir, ".git", "lockgate")); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("fresh clone has .git/lockgate: %v", err)
+	}
+	evs, found, _ := read(t, c, mainRef, remoteRef)
+	if !reflect.DeepEqual(found, []string{remoteRef}) || len(evs) != 5 {
+		t.Fatalf("clone read %d events from %v", len(evs), found)
+	}
+
+	more := events("w2", 2)
+	commitTo(t, src, "lockgate/workflow", more)
+	tip := src.Git("rev-parse", "lockgate/workflow")
+	c.Git("fetch", "-q", src.Dir, "lockgate/workflow") // the objects, no ref
+	cacheDir := filepath.Join(c.Dir, ".git", "lockgate", "cache")
+	before, _ := os.ReadDir(cacheDir)
+	evs, found, st := read(t, c, mainRef, remoteRef, tip)
+	if !reflect.DeepEqual(found, []string{remoteRef, tip}) || len(evs) != 7 {
+		t.Fatalf("read %d events from %v", len(evs), found)
+	}
+	if st.incremental != 1 {
+		t.Fatalf("the pushed tip was not read on top of the branch: %+v", st)
+	}
+	after, _ := os.ReadDir(cacheDir)
+	if len(after) != len(before) {
+		t.Fatalf("a commit id got a cache file: %v then %v", before, after)
+	}
+	sameEvents(t, "tip", evs, coldRead(t, c, mainRef, remoteRef, tip))
+}
+
+func TestReadEventsRefusesNonEvents(t *testing.T) {
+	t.Parallel()
+	ev := event("w", 1)
+	ev, _ = normalize(ev)
+	good := "100644 " + line(t, ev)
+	path := EventPath(ev.ID)
+	l1l2 := filepath.Dir(path)
+	tests := []struct {
+		name  string
+		files map[string]string
+		want  string // in the error, beside the ref
+	}{
+		{"not json", map[string]string{path: "100644 hello\n"}, path},
+		{"not an event", map[string]string{path: "100644 {\"id\":\"x\"}\n"}, path},
+		{"empty", map[string]string{path: "100644 "}, path},
+		{"too large", map[string]string{path: "100644 " + strings.Repeat(" ", journal.MaxLineBytes+2)}, path},
+		{"wrong place", map[string]string{"events/00/00/" + ev.ID + ".json": good}, "events/00/00/" + ev.ID + ".json"},
+		{"wrong name", map[string]string{l1l2 + "/other.json": good}, l1l2 + "/other.json"},
+		{"too shallow", map[string]string{"events/aa/x.json": good}, "events/aa/x.json"},
+		{"too deep", map[string]string{l1l2 + "/cc/x.json": good}, l1l2 + "/cc/x.json"},
+		{"symlink", map[string]string{path: "120000 ../../x"}, path},
+		{"events is a file", map[string]string{"events": good}, "events"},
+		{"one bad among good", map[string]string{path: good, "events/00/01/y.json": "100644 nope"}, "events/00/01/y.json"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			r := newRepo(t)
+			importFiles(t, r, mainRef, tt.files)
+			_, _, err := ReadEvents(context.Background(), readCfg(r), []string{mainRef})
+			if err == nil || !strings.Contains(err.Error(), mainRef) || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("ReadEvents = %v, want an error naming %s and %s", err, mainRef, tt.want)
+			}
+			// Nor does the incremental path take it: the bad file added
+			// to a good, cached branch.
+			if tt.name == "events is a file" {
+				return
+			}
+			r2 := newRepo(t)
+			commitTo(t, r2, "lockgate/workflow", events("w", 2))
+			read(t, r2, mainRef)
+			var b strings.Builder
+			fmt.Fprintf(&b, "commit %s\ncommitter t <t@t> 1700000000 +0000\ndata 1\nx\nfrom %s^0\n", mainRef, mainRef)
+			for p, mc := range tt.files {
+				mode, content, _ := strings.Cut(mc, " ")
+				fmt.Fprintf(&b, "M %s inline %s\ndata %d\n%s\n", mode, p, len(content), content)
+			}
+			gitIn(t, r2.Dir, r2.Env, b.String(), "fast-import", "--quiet")
+			_, _, err = ReadEvents(context.Background(), readCfg(r2), []string{mainRef})
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("incremental ReadEvents = %v, want an error naming %s", err, tt.want)
+			}
+		})
+	}
+	t.Run("not a commit", func(t *testing.T) {
+		t.Parallel()
+		r := newRepo(t)
+		blob := gitIn(t, r.Dir, r.Env, "x", "hash-object", "-w", "--stdin")
+		r.Git("update-ref", remoteRef, blob)
+		if _, _, err := ReadEvents(context.Background(), readCfg(r), []string{remoteRef}); err == nil || !strings.Contains(err.Error(), "not a commit") {
+			t.Fatalf("ReadEvents of a ref to a blob = %v", err)
+		}
+	})
+}
+
+// A cache that is damaged, of another version, another ref or garbage
+// gives the answer of a cold read.
+func TestReadEventsDamagedCache(t *testing.T) {
+	t.Parallel()
+	r := newRepo(t)
+	commitTo(t, r, "lockgate/workflow", events("w", 20))
+	commitTo(t, r, "side", events("s", 3))
+	want := coldRead(t, r, mainRef)
+	file := cacheFile(filepath.Join(r.Dir, ".git"), mainRef)
+	read(t, r, mainRef, "refs/heads/side")
+	good, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatalf("no cache written: %v", err)
+	}
+	other, err := os.ReadFile(cacheFile(filepath.Join(r.Dir, ".git"), "refs/heads/side"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	flip := func(i int) []byte {
+		b := append([]byte{}, good...)
+		b[i] ^= 0x20
+		return b
+	}
+	// Another version, with a checksum that holds.
+	v2 := append([]byte{}, good[:len(good)-4]...)
+	v2[len(cacheMagic)] = cacheVersion + 1
+	v2 = binary.BigEndian.AppendUint32(v2, crc32.Checksum(v2, castagnoli))
+	tests := map[string][]byte{
+		"truncated":         good[:len(good)/2],
+		"empty":             {},
+		"flipped in events": flip(len(good) / 2),
+		"flipped checksum":  flip(len(good) - 1),
+		"garbage":           []byte(strings.Repeat("lgevents\xff", 100)),
+		"other version":     v2,
+		"other ref":         other,
+	}
+	for name, data := range tests {
+		if err := os.WriteFile(file, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		got, _, st := read(t, r, mainRef)
+		if st.full != 1 {
+			t.Fatalf("%s: stats %+v, want a full read", name, st)
+		}
+		sameEvents(t, name, got, want)
+		if b, _ := os.ReadFile(file); !reflect.DeepEqual(b, good) {
+			t.Fatalf("%s: the cache was not rewritten", name)
+		}
+	}
+	// A cache file that is a directory, or a symbolic link to a good
+	// cache: not read.
+	elsewhere := filepath.Join(t.TempDir(), "events.bin")
+	if err := os.WriteFile(elsewhere, good, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(file)
+	if err := os.Symlink(elsewhere, file); err != nil {
+		t.Fatal(err)
+	}
+	got, _, st := read(t, r, mainRef)
+	if st.full != 1 {
+		t.Fatalf("symlinked cache: stats %+v, want a full read", st)
+	}
+	sameEvents(t, "symlinked cache", got, want)
+	if fi, err := os.Lstat(file); err != nil || !fi.Mode().IsRegular() {
+		t.Fatalf("the link was not replaced by a file: %v", err)
+	}
+}
+
+func TestReadEventsIncremental(t *testing.T) {
+	t.Parallel()
+	r := newRepo(t)
+	commitTo(t, r, "lockgate/workflow", events("a", 10))
+	if _, _, st := read(t, r, mainRef); st.full != 1 {
+		t.Fatalf("first read %+v, want full", st)
+	}
+	commitTo(t, r, "lockgate/workflow", events("b", 4))
+	commitTo(t, r, "lockgate/workflow", events("c", 1))
+	got, _, st := read(t, r, mainRef)
+	if st.incremental != 1 || st.full != 0 {
+		t.Fatalf("read after adding events: %+v, want incremental", st)
+	}
+	if len(got) != 15 {
+		t.Fatalf("read %d events, want 15", len(got))
+	}
+	sameEvents(t, "incremental", got, coldRead(t, r, mainRef))
+	before := cacheFiles(t, r, mainRef)
+	if _, _, st := read(t, r, mainRef); st.cached != 1 {
+		t.Fatalf("read after the incremental one: %+v, want cached", st)
+	}
+	if !os.SameFile(before[0], cacheFiles(t, r, mainRef)[0]) {
+		t.Fatal("the cache was rewritten by a read it served")
+	}
+}
+
+// An event file deleted or changed since the cached tree: read whole.
+func TestReadEventsRewrittenBranch(t *testing.T) {
+	t.Parallel()
+	for _, change := range []string{"D", "M"} {
+		t.Run(change, func(t *testing.T) {
+			t.Parallel()
+			r := newRepo(t)
+			evs := events("a", 6)
+			commitTo(t, r, "lockgate/workflow", evs)
+			read(t, r, mainRef)
+			gone, _ := normalize(evs[2])
+			var b strings.Builder
+			fmt.Fprintf(&b, "commit %s\ncommitter t <t@t> 1700000000 +0000\ndata 1\nx\nfrom %s^0\n", mainRef, mainRef)
+			if change == "D" {
+				fmt.Fprintf(&b, "D %s\n", EventPath(gone.ID))
+			} else {
+				gone.Details = "changed"
+				l := line(t, gone)
+				fmt.Fprintf(&b, "M 100644 inline %s\ndata %d\n%s\n", EventPath(gone.ID), len(l), l)
+			}
+			added, _ := normalize(event("b", 9))
+			l := line(t, added)
+			fmt.Fprintf(&b, "M 100644 inline %s\ndata %d\n%s\n", EventPath(added.ID), len(l), l)
+			gitIn(t, r.Dir, r.Env, b.String(), "fast-import", "--quiet")
+			got, _, st := read(t, r, mainRef)
+			if st.full != 1 || st.incremental != 0 {
+				t.Fatalf("stats %+v, want a full read", st)
+			}
+			sameEvents(t, "rewritten", got, coldRead(t, r, mainRef))
+			byID := map[string]journal.Event{}
+			for _, ev := range got {
+				byID[ev.ID] = ev
+			}
+			if ev, ok := byID[gone.ID]; (change == "D") == ok || (ok && ev.Details != "changed") {
+				t.Fatalf("event %s after %s: %+v, %v", gone.ID, change, ev, ok)
+			}
+			if _, ok := byID[added.ID]; !ok || len(got) != 6+btoi(change == "M") {
+				t.Fatalf("%d events, the new one found: %v", len(got), ok)
+			}
+		})
+	}
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// A cache that cannot be written changes nothing but speed, and a link
+// in its place is never followed.
+func TestReadEventsUnwritableCache(t *testing.T) {
+	t.Parallel()
+	setups := map[string]func(t *testing.T, gitDir string) (check func()){
+		"read-only directory": func(t *testing.T, gitDir string) func() {
+			dir := filepath.Join(gitDir, "lockgate")
+			if err := os.MkdirAll(filepath.Join(dir, "cache"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Chmod(filepath.Join(dir, "cache"), 0o555); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = os.Chmod(filepath.Join(dir, "cache"), 0o755) })
+			return func() {}
+		},
+		"cache is a file": func(t *testing.T, gitDir string) func() {
+			writeFile(t, filepath.Join(gitDir, "lockgate", "cache"), "x", 0o644)
+			return func() {}
+		},
+		"cache is a link": func(t *testing.T, gitDir string) func() {
+			outside := t.TempDir()
+			if err := os.MkdirAll(filepath.Join(gitDir, "lockgate"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink(outside, filepath.Join(gitDir, "lockgate", "cache")); err != nil {
+				t.Fatal(err)
+			}
+			return func() {
+				if ents, _ := os.ReadDir(outside); len(ents) != 0 {
+					t.Fatalf("wrote through the link: %v", ents)
+				}
+			}
+		},
+	}
+	for name, setup := range setups {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			r := newRepo(t)
+			commitTo(t, r, "lockgate/workflow", events("a", 5))
+			w := openWriter(t, repoOf(r))
+			want, err := w.Events(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			check := setup(t, filepath.Join(r.Dir, ".git"))
+			for range 2 {
+				got, found, _ := read(t, r, mainRef)
+				if len(found) != 1 {
+					t.Fatalf("found %v", found)
+				}
+				sameEvents(t, name, got, want)
+			}
+			check()
+		})
+	}
+}
+
+func TestReadEventsCancelled(t *testing.T) {
+	t.Parallel()
+	r := newRepo(t)
+	commitTo(t, r, "lockgate/workflow", events("a", 3))
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, _, err := ReadEvents(ctx, readCfg(r), []string{mainRef}); !errors.Is(err, context.Canceled) {
+		t.Fatalf("ReadEvents with a cancelled context = %v", err)
+	}
+}
+
+// fullEvent has every field of journal.Event set, whatever they are.
+func fullEvent(t testing.TB, seed int) journal.Event {
+	t.Helper()
+	var ev journal.Event
+	v := reflect.ValueOf(&ev).Elem()
+	ts := time.Date(2026, 2, 3, 4, 5, 6, seed, time.FixedZone("", 3600*(seed%5)))
+	for i := range v.NumField() {
+		f := v.Field(i)
+		switch f.Interface().(type) {
+		case string:
+			f.SetString(fmt.Sprintf("%s-%d-é\x00", v.Type().Field(i).Name, seed))
+		case time.Time:
+			f.Set(reflect.ValueOf(ts))
+		case *time.Time:
+			e := ts.Add(time.Minute).UTC()
+			f.Set(reflect.ValueOf(&e))
+		case uint64:
+			f.SetUint(1<<63 + uint64(seed))
+		default:
+			t.Fatalf("journal.Event.%s: a %s, which the cache test does not know", v.Type().Field(i).Name, f.Type())
+		}
+	}
+	return ev
+}
+
+// The cache codec knows every field of journal.Event: a field added to
+// Event must be added to it (until then, the cache is not used).
+func TestCacheCodec(t *testing.T) {
+	t.Parallel()
+	if got := eventFields(false); got != codecFields {
+		t.Fatalf("journal.Event is now\n%s\nthe cache codec knows\n%s", got, codecFields)
+	}
+	evs := []journal.Event{fullEvent(t, 1), fullEvent(t, 2), {ID: "min", Timestamp: time.Unix(0, 0).UTC(), Action: "a"}}
+	data, err := encodeCache(mainRef, "0123abcd", evs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref, tree, got, err := decodeCache(data)
+	if err != nil || ref != mainRef || tree != "0123abcd" {
+		t.Fatalf("decodeCache = %q, %q, %v", ref, tree, err)
+	}
+	// Compared as journal lines: the offsets of the times, not their
+	// *time.Location, which is time.Local when the offset is local's.
+	for i := range evs {
+		if g, w := line(t, got[i]), line(t, evs[i]); g != w {
+			t.Fatalf("event %d decoded as\n%s\nwant\n%s", i, g, w)
+		}
+	}
+	// A time whose nanoseconds are out of range, which UnmarshalBinary
+	// would take, is refused.
+	bad := badNanos(t)
+	if _, _, _, err := decodeCache(bad); err == nil {
+		t.Fatal("decodeCache took a time of -1 ns")
+	}
+	// Every prefix fails cleanly.
+	for n := range len(data) {
+		if _, _, _, err := decodeCache(data[:n]); err == nil {
+			t.Fatalf("decodeCache of %d of %d bytes succeeded", n, len(data))
+		}
+	}
+}
+
+// badNanos is a cache file, checksum and all, of one event whose
+// timestamp has -1 for nanoseconds.
+func badNanos(t testing.TB) []byte {
+	t.Helper()
+	head, err := encodeCache(mainRef, "tree", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := encodeCache(mainRef, "tree", []journal.Event{{ID: "x", Timestamp: time.Unix(1, 2).UTC(), Action: "a"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The event starts after the header and the count (one byte each
+	// way); then the id ("\x01x"), the time's length, its version and 8
+	// bytes of seconds.
+	at := len(head) - 4 + 2 + 1 + 1 + 8
+	data = data[:len(data)-4]
+	binary.BigEndian.PutUint32(data[at:], 0xffffffff)
+	return binary.BigEndian.AppendUint32(data, crc32.Checksum(data, castagnoli))
+}
+
+// FuzzDecodeCache: a cache file is read from disk, where anything may
+// be: decoding never panics, and what decodes encodes back the same.
+func FuzzDecodeCache(f *testing.F) {
+	evs := []journal.Event{fullEvent(f, 1), {ID: "x", Timestamp: time.Unix(1, 2).UTC(), Action: "a"}}
+	good, err := encodeCache(mainRef, "tree", evs)
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(good)
+	f.Add(good[:len(good)-5])
+	f.Add([]byte(cacheMagic))
+	f.Add([]byte{})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		_, _, _, _ = decodeCache(data)
+		// With a checksum that holds, so that the decoder itself is
+		// exercised, not only the checksum.
+		if len(data) >= 4 {
+			data = binary.BigEndian.AppendUint32(data[:len(data)-4:len(data)-4], crc32.Checksum(data[:len(data)-4], castagnoli))
+		}
+		ref, tree, evs, err := decodeCache(data)
+		if err != nil {
+			return
+		}
+		again, err := encodeCache(ref, tree, evs)
+		if err != nil {
+			t.Fatalf("decoded events do not encode: %v", err)
+		}
+		ref2, tree2, evs2, err := decodeCache(again)
+		if err != nil || ref2 != ref || tree2 != tree || len(evs2) != len(evs) {
+			t.Fatalf("round trip: %q %q %d %v", ref2, tree2, len(evs2), err)
+		}
+		for i := range evs {
+			if !reflect.DeepEqual(evs[i], evs2[i]) {
+				t.Fatalf("event %d: %#v then %#v", i, evs[i], evs2[i])
+			}
+		}
+	})
+}
+
+func TestUnion2(t *testing.T) {
+	t.Parallel()
+	at := func(id string, sec int, details string) journal.Event {
+		return journal.Event{ID: id, Timestamp: time.Unix(int64(sec), 0).UTC(), Action: "a", Details: details}
+	}
+	ids := func(evs []journal.Event) string {
+		var b strings.Builder
+		for _, ev := range evs {
+			fmt.Fprintf(&b, "%s%s ", ev.ID, ev.Details)
+		}
+		return b.String()
+	}
+	tests := []struct {
+		name string
+		a, b []journal.Event
+		want string
+	}{
+		{"b within a", []journal.Event{at("x", 1, ""), at("y", 2, ""), at("z", 3, "")}, []journal.Event{at("y", 2, "")}, "x y z "},
+		{"a within b", []journal.Event{at("y", 2, "")}, []journal.Event{at("x", 1, ""), at("y", 2, "b"), at("z", 3, "")}, "x y z "},
+		{"disjoint", []journal.Event{at("x", 1, ""), at("z", 3, "")}, []journal.Event{at("y", 2, "")}, "x y z "},
+		{"b's version earlier", []journal.Event{at("x", 5, "a"), at("y", 6, "")}, []journal.Event{at("x", 1, "b"), at("w", 2, "")}, "w xa y "},
+		{"b's version later", []journal.Event{at("x", 1, "a")}, []journal.Event{at("w", 2, ""), at("x", 9, "b")}, "xa w "},
+		{"empty", nil, []journal.Event{at("x", 1, "")}, "x "},
+	}
+	for _, tt := range tests {
+		if got := ids(union2(tt.a, tt.b)); got != tt.want {
+			t.Errorf("%s: union2 = %q, want %q", tt.name, got, tt.want)
+		}
+	}
+}
+
+// A bare repository (a server's, in pre-receive) and a linked worktree
+// read as a clone does; the cache is the common directory's.
+func TestReadEventsBareAndWorktree(t *testing.T) {
+	t.Parallel()
+	remote := newBare(t)
+	src := cloneOf(t, remote)
+	commitTo(t, src, "lockgate/workflow", events("w", 4))
+	src.Git("push", "-q", "origin", "lockgate/workflow")
+	want := coldRead(t, src, mainRef)
+
+	var st readStats
+	got, found, err := readEvents(context.Background(), Config{GitDir: remote}, []string{mainRef}, &st)
+	if err != nil || len(found) != 1 {
+		t.Fatalf("bare: %v, %v", found, err)
+	}
+	sameEvents(t, "bare", got, want)
+	if _, err := os.Stat(cacheFile(remote, mainRef)); err != nil {
+		t.Fatalf("bare: no cache: %v", err)
+	}
+
+	wt := filepath.Join(t.TempDir(), "wt")
+	src.Git("worktree", "add", "-q", "--detach", wt)
+	gitDir := strings.TrimSpace(gitIn(t, wt, src.Env, "", "rev-parse", "--absolute-git-dir"))
+	common := filepath.Join(src.Dir, ".git")
+	got, _, err = readEvents(context.Background(), Config{GitDir: gitDir, CommonDir: common, WorkTree: wt}, []string{mainRef}, &st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameEvents(t, "worktree", got, want)
+	if _, err := os.Stat(cacheFile(common, mainRef)); err != nil {
+		t.Fatalf("worktree: no cache in the common directory: %v", err)
+	}
+}

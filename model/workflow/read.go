@@ -1,0 +1,154 @@
+package workflow
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
+	"github.com/go-git/go-git/v5/plumbing/object"
+
+	"github.com/lockgate/lockgate/model/locks/journal"
+)
+
+// Has reports whether the event with this id is on the branch. It reads
+// four small trees, whatever the number of events.
+func (w *Writer) Has(ctx context.Context, id string) (bool, error) {
+	if id == "" {
+		return false, errors.New("has: empty event id")
+	}
+	if err := ctx.Err(); err != nil {
+		return false, err
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var ok bool
+	err := w.reading(func() error {
+		tip, err := w.tip()
+		if err != nil {
+			return err
+		}
+		root, err := w.commitTree(tip)
+		if err != nil {
+			return err
+		}
+		ok, err = w.trees().has(root, locate(id))
+		return err
+	})
+	if err != nil {
+		return false, fmt.Errorf("look up event %s on %s: %w", id, w.branch, err)
+	}
+	return ok, nil
+}
+
+// reading runs a read-only fn and, if an object is missing, runs it once
+// more with the pack index read again: another git process may have
+// repacked since it was loaded.
+func (w *Writer) reading(fn func() error) error {
+	err := fn()
+	if errors.Is(err, plumbing.ErrObjectNotFound) {
+		if rerr := w.odb.reindex(); rerr != nil {
+			return rerr
+		}
+		err = fn()
+	}
+	return err
+}
+
+// Events returns every event on the branch, sorted by timestamp, then id.
+// A missing branch has no events. A blob that is not an event is an error
+// naming its path.
+func (w *Writer) Events(ctx context.Context) ([]journal.Event, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var evs []journal.Event
+	err := w.reading(func() error {
+		evs = nil
+		tip, err := w.tip()
+		if err != nil {
+			return err
+		}
+		root, err := w.commitTree(tip)
+		if err != nil {
+			return err
+		}
+		t := w.trees()
+		events, err := t.subtree(root, eventsDir)
+		if err != nil || events.IsZero() {
+			return err
+		}
+		return w.walk(ctx, events, eventsDir, 0, func(path string, blob plumbing.Hash) error {
+			ev, err := w.readEvent(blob)
+			if err != nil {
+				return fmt.Errorf("%s: %w", path, err)
+			}
+			evs = append(evs, ev)
+			return nil
+		})
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read events of %s: %w", w.branch, err)
+	}
+	sort.SliceStable(evs, func(i, j int) bool {
+		if !evs[i].Timestamp.Equal(evs[j].Timestamp) {
+			return evs[i].Timestamp.Before(evs[j].Timestamp)
+		}
+		return evs[i].ID < evs[j].ID
+	})
+	return evs, nil
+}
+
+// walk calls fn for every file of the event shards under tree h (depth
+// 0 is events/), reading each tree once and no blob.
+func (w *Writer) walk(ctx context.Context, h plumbing.Hash, path string, depth int, fn func(path string, blob plumbing.Hash) error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	tr, err := object.GetTree(w.odb, h)
+	if err != nil {
+		return fmt.Errorf("read tree %s (%s): %w", h, path, err)
+	}
+	for _, e := range tr.Entries {
+		p := path + "/" + e.Name
+		switch {
+		case e.Mode == filemode.Dir && depth < 2:
+			if err := w.walk(ctx, e.Hash, p, depth+1, fn); err != nil {
+				return err
+			}
+		case e.Mode.IsFile() && depth == 2:
+			if err := fn(p, e.Hash); err != nil {
+				return err
+			}
+		default:
+			return fmt.Errorf("%s: %w (not the events/xx/yy/<id>.json layout)", p, errShape)
+		}
+	}
+	return nil
+}
+
+func (w *Writer) readEvent(h plumbing.Hash) (journal.Event, error) {
+	obj, err := w.odb.EncodedObject(plumbing.BlobObject, h)
+	if err != nil {
+		return journal.Event{}, fmt.Errorf("read blob %s: %w", h, err)
+	}
+	if obj.Size() > journal.MaxLineBytes+1 {
+		return journal.Event{}, fmt.Errorf("blob %s: %d bytes, more than an event", h, obj.Size())
+	}
+	r, err := obj.Reader()
+	if err != nil {
+		return journal.Event{}, fmt.Errorf("read blob %s: %w", h, err)
+	}
+	defer r.Close()
+	b, err := io.ReadAll(r)
+	if err != nil {
+		return journal.Event{}, fmt.Errorf("read blob %s: %w", h, err)
+	}
+	ev, err := journal.ParseLine(b)
+	if err != nil {
+		return journal.Event{}, fmt.Errorf("not an event: %w", err)
+	}
+	return ev, nil
+}

@@ -1,0 +1,208 @@
+package workflow
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/lockgate/lockgate/internal/safefs"
+	"github.com/lockgate/lockgate/model/locks/journal"
+)
+
+// SyncResult says what Sync found and did.
+type SyncResult struct {
+	Journal   int   // distinct events in the journal
+	Present   int   // of those, already on the branch
+	Committed int   // committed by this Sync
+	Commits   int   // commits it made (batches of at most SyncBatch events)
+	Corrupt   []int // journal lines skipped because they are not events (1-based)
+}
+
+// SyncBatch is the largest number of events Sync puts in one commit, which
+// keeps each commit message readable.
+const SyncBatch = 500
+
+// Sync commits every event of the journal that is not on the branch yet,
+// in journal order: it repairs a crash (or a failed commit) between the
+// journal append and the branch commit. Finding what is missing reads
+// tree names only, never the blobs already committed. An event committed
+// meanwhile by another writer is not committed again: every batch is
+// checked against the tip it is built on. Lines of the journal that are
+// not events are skipped and listed in Corrupt; a last line without its
+// newline (torn by a crash) is left alone, not listed. Sync
+// works offline: it never talks to the remote (see Push).
+func (w *Writer) Sync(ctx context.Context, j *journal.Journal) (SyncResult, error) {
+	var res SyncResult
+	if j == nil {
+		return res, errors.New("sync: no journal")
+	}
+	evs, skipped, err := j.ReadSkipping(time.Time{})
+	if err != nil {
+		return res, fmt.Errorf("sync %s to %s: %w", j.Path(), w.branch, err)
+	}
+	for _, ce := range skipped {
+		if !ce.Torn {
+			res.Corrupt = append(res.Corrupt, ce.Line)
+		}
+	}
+	items, err := prepare(evs)
+	if err != nil {
+		return res, fmt.Errorf("sync %s to %s: %w", j.Path(), w.branch, err)
+	}
+	res.Journal = len(items)
+
+	missing, err := w.missing(ctx, items)
+	if err != nil {
+		return res, fmt.Errorf("sync %s to %s: %w", j.Path(), w.branch, err)
+	}
+	res.Present = len(items) - len(missing)
+	left, err := w.commitInBatches(ctx, missing, func(batch, n int) {
+		res.Committed += n
+		res.Present += batch - n // committed by someone else meanwhile
+		if n > 0 {
+			res.Commits++
+		}
+	})
+	if err != nil {
+		return res, fmt.Errorf("sync %s to %s: %d events committed, %d not (they stay in the journal): %w",
+			j.Path(), w.branch, res.Committed, left, err)
+	}
+	return res, nil
+}
+
+// commitInBatches commits items SyncBatch at a time, each batch one commit
+// under the branch lock; done hears each batch's size and how many of it
+// this writer committed (the rest were on the branch already). On an
+// error, left is how many items were not committed.
+func (w *Writer) commitInBatches(ctx context.Context, items []item, done func(batch, n int)) (left int, err error) {
+	for len(items) > 0 {
+		batch := items[:min(SyncBatch, len(items))]
+		items = items[len(batch):]
+		var n int
+		err := w.withLock(ctx, func() error {
+			w.mu.Lock()
+			defer w.mu.Unlock()
+			var err error
+			n, err = w.commitLocked(ctx, batch)
+			return err
+		})
+		if err != nil {
+			return len(batch) + len(items), err
+		}
+		done(len(batch), n)
+	}
+	return 0, nil
+}
+
+// missing returns the items not on the branch tip, in order.
+func (w *Writer) missing(ctx context.Context, items []item) ([]item, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var out []item
+	err := w.reading(func() error {
+		out = out[:0]
+		tip, err := w.tip()
+		if err != nil {
+			return err
+		}
+		root, err := w.commitTree(tip)
+		if err != nil {
+			return err
+		}
+		t := w.trees()
+		for i, it := range items {
+			if i%1024 == 0 {
+				if err := ctx.Err(); err != nil {
+					return err
+				}
+			}
+			ok, err := t.has(root, it.loc)
+			if err != nil {
+				return err
+			}
+			if !ok {
+				out = append(out, it)
+			}
+		}
+		return nil
+	})
+	return out, err
+}
+
+// CatchUp commits the journal's events that are not on the branch yet,
+// reading only the part of the journal that came after the last CatchUp
+// of this clone: events recorded without a commit to the branch (a hook
+// skipped with LOCKGATE_SKIP, a commit that failed) reach it with the
+// next event that is committed. Where the last CatchUp ended is kept in
+// a cache file (syncedFile); without it, CatchUp reads the whole
+// journal. Lines that are not events are skipped (Sync lists them). It
+// returns how many events it committed.
+func (w *Writer) CatchUp(ctx context.Context, j *journal.Journal) (int, error) {
+	if j == nil {
+		return 0, errors.New("catch up: no journal")
+	}
+	file := w.syncedFile(j.Path())
+	from := readOffset(file)
+	evs, end, err := j.ReadFrom(from)
+	if err != nil {
+		return 0, fmt.Errorf("catch up %s to %s: %w", j.Path(), w.branch, err)
+	}
+	items, err := prepare(evs)
+	if err != nil {
+		return 0, fmt.Errorf("catch up %s to %s: %w", j.Path(), w.branch, err)
+	}
+	committed := 0
+	if left, err := w.commitInBatches(ctx, items, func(_, n int) { committed += n }); err != nil {
+		return committed, fmt.Errorf("catch up %s to %s: %d events not committed (they stay in the journal): %w",
+			j.Path(), w.branch, left, err)
+	}
+	if end != from {
+		writeOffset(file, end)
+	}
+	return committed, nil
+}
+
+// syncedFile is the cache file that says up to which byte of the journal
+// at path every event is on the branch.
+func (w *Writer) syncedFile(path string) string {
+	return filepath.Join(w.common, "lockgate", "cache", "synced-"+digest16(w.ref.String()+"\x00"+path))
+}
+
+// readOffset reads a syncedFile: 0 (read the whole journal) when it is
+// missing or not a number.
+func readOffset(file string) int64 {
+	if safefs.CheckDirs(filepath.Dir(file), 2) != nil {
+		return 0
+	}
+	data, err := readFile(file)
+	if err != nil || len(data) > 32 {
+		return 0
+	}
+	n, err := strconv.ParseInt(strings.TrimSpace(string(data)), 10, 64)
+	if err != nil || n < 0 {
+		return 0
+	}
+	return n
+}
+
+// writeOffset writes a syncedFile, best effort: one that cannot be
+// written costs a longer read next time, nothing more.
+func writeOffset(file string, off int64) {
+	dir := filepath.Dir(file)
+	if safefs.MkdirAll(dir, 0o777, 2) != nil {
+		return
+	}
+	tmp, err := os.CreateTemp(dir, ".synced-*")
+	if err != nil {
+		return
+	}
+	_, werr := tmp.WriteString(strconv.FormatInt(off, 10) + "\n")
+	if cerr := tmp.Close(); werr != nil || cerr != nil || os.Rename(tmp.Name(), file) != nil {
+		_ = os.Remove(tmp.Name())
+	}
+}

@@ -1,0 +1,200 @@
+package service
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/lockgate/lockgate/internal/hint"
+	"github.com/lockgate/lockgate/model/locks"
+	"github.com/lockgate/lockgate/model/locks/journal"
+	"github.com/lockgate/lockgate/model/workflow"
+)
+
+// auditSink records events in the journal and, with workflow.auto_commit,
+// commits them to the workflow branch (and pushes with auto_push). The
+// journal is the record of truth: a branch that cannot be written is a
+// warning, and `lockgate workflow sync` commits what it missed.
+type auditSink struct {
+	ctx      context.Context
+	journal  *journal.Journal
+	branch   func() (*workflow.Writer, error)
+	autoPush bool
+	notify   func(level, msg string, hints ...string)
+	// later, when set, takes the events to the branch instead of branch
+	// (the MCP server commits them in the background).
+	later func(evs []journal.Event)
+	// flushLater, when set, is told that events were written to the
+	// journal unflushed, and flushes it (the MCP server, off the call's
+	// path).
+	flushLater func()
+}
+
+// Intend writes a change down before it is made (see locks.EventSink),
+// flushed to disk unless the journal is flushed later.
+func (s *auditSink) Intend(data []byte) (*journal.Intent, error) {
+	if s.flushLater != nil {
+		return s.journal.IntendWritten(data)
+	}
+	return s.journal.Intend(data)
+}
+
+// Recover records what interrupted commands did but did not record.
+func (s *auditSink) Recover(settle func(data []byte) ([]journal.Event, error)) error {
+	return s.journal.Recover(settle)
+}
+
+func (s *auditSink) Append(evs ...journal.Event) error {
+	if s.flushLater != nil {
+		if err := s.journal.AppendWritten(evs...); err != nil {
+			return err
+		}
+		s.flushLater()
+	} else if err := s.journal.Append(evs...); err != nil {
+		return err
+	}
+	if s.later != nil {
+		s.later(evs)
+	}
+	if s.branch == nil {
+		return nil
+	}
+	w, err := s.branch()
+	if err == nil {
+		_, err = w.Commit(s.ctx, evs)
+	}
+	if err != nil {
+		s.notify("warning", "event kept in the journal, not yet on the workflow branch: "+err.Error(), hint.Line(hint.WorkflowSync))
+		return nil
+	}
+	catchUp(s.ctx, w, s.journal, s.notify)
+	if s.autoPush {
+		if err := w.Push(s.ctx); err != nil {
+			s.notify("warning", err.Error())
+		}
+	}
+	return nil
+}
+
+// catchUp commits the journal's events that did not reach the branch
+// when they were recorded — a hook skipped with LOCKGATE_SKIP, a commit
+// that failed — so that they go with the next push.
+func catchUp(ctx context.Context, w *workflow.Writer, j *journal.Journal, notify func(level, msg string, hints ...string)) {
+	if _, err := w.CatchUp(ctx, j); err != nil {
+		notify("warning", "events kept in the journal, not yet on the workflow branch: "+err.Error(), hint.Line(hint.WorkflowSync))
+	}
+}
+
+// BranchWriterAction marks the `workflow` lock records of branch writers.
+const BranchWriterAction = "workflow"
+
+// BranchWriter opens the workflow branch once per run. Its writes take the
+// reserved `workflow` lock, in a session of its own so that they never renew
+// or release a `workflow` lock the user holds. The lock only spares
+// lockgate's writers from losing compare-and-swaps to each other: the ref
+// moves by compare-and-swap whatever happens, so a writer that cannot get
+// the lock within a second (someone holds it, or the store is down) writes
+// without it rather than wait.
+func (e *Workspace) BranchWriter(ctx context.Context) func() (*workflow.Writer, error) {
+	var w *workflow.Writer
+	var openErr error
+	opened := false
+	return func() (*workflow.Writer, error) {
+		if opened {
+			return w, openErr
+		}
+		opened = true
+		// One owner per process: two commands of one session must not
+		// renew (and then release) each other's workflow lock.
+		writer := locks.Owner{Holder: e.Me.Holder, HolderType: e.Me.HolderType,
+			Session: fmt.Sprintf("%s:workflow-writer:%d", e.Me.Session, e.Mgr.PID)}
+		locker := &locks.Manager{Store: e.Store, Host: e.Mgr.Host, PID: e.Mgr.PID, Now: e.Mgr.Now}
+		lock := func(ctx context.Context) (func(), error) {
+			_, err := locker.Acquire(ctx, locks.Request{Keys: []string{"workflow"}, Owner: writer,
+				TTL: 30 * time.Second, Action: BranchWriterAction, Reason: "writing the workflow branch", Wait: time.Second})
+			if err != nil {
+				return func() {}, nil
+			}
+			return func() {
+				_, _ = locker.Release(context.WithoutCancel(ctx), []string{"workflow"}, writer, false)
+			}, nil
+		}
+		if _, remote := e.Store.(locks.Transactor); remote {
+			// The git store's writers are on other machines, whose
+			// workflow branches meet only on the remote, where pushes
+			// merge them; a lock there would cost two pushes a command
+			// and order nothing. The clone's own writers still queue on
+			// the branch's file lock.
+			lock = nil
+		}
+		w, openErr = workflow.Open(workflow.Config{
+			GitDir: e.Repo.GitDir, CommonDir: e.Repo.CommonDir, WorkTree: e.Repo.Toplevel, Branch: e.Cfg.Workflow.Branch, Remote: e.Cfg.Workflow.Remote,
+			Lock: lock,
+		})
+		if openErr == nil {
+			e.closers = append(e.closers, w.Close)
+		}
+		return w, openErr
+	}
+}
+
+// maxSkipWarnings bounds the journal lines named one by one in warnings.
+const maxSkipWarnings = 5
+
+// WarnSkipped says which lines of the journal at path were skipped because
+// they are not events: the first few by number, then how many more.
+func (e *Workspace) WarnSkipped(path string, lines []int) {
+	for _, line := range lines[:min(len(lines), maxSkipWarnings)] {
+		e.warn("warning", fmt.Sprintf("%s:%d is not an event; skipped", path, line))
+	}
+	if more := len(lines) - maxSkipWarnings; more > 0 {
+		e.warn("warning", fmt.Sprintf("%s: … and %d more lines that are not events; skipped", path, more))
+	}
+}
+
+// AllEvents is every event of the clone: the workflow branch (when it can
+// be read) and the journal events not on it yet, by time.
+func (e *Workspace) AllEvents(ctx context.Context, since time.Time) ([]journal.Event, error) {
+	evs, skipped, err := e.JournalFile().ReadSkipping(since)
+	if err != nil {
+		return nil, err
+	}
+	lines := make([]int, len(skipped))
+	for i, ce := range skipped {
+		lines[i] = ce.Line
+	}
+	e.WarnSkipped(e.JournalFile().Path(), lines)
+	w, err := workflow.Open(workflow.Config{GitDir: e.Repo.GitDir, CommonDir: e.Repo.CommonDir, WorkTree: e.Repo.Toplevel, Branch: e.Cfg.Workflow.Branch, Remote: e.Cfg.Workflow.Remote})
+	if err != nil {
+		if !errors.Is(err, context.Canceled) {
+			e.warn("warning", fmt.Sprintf("workflow branch not read: %v", err))
+		}
+		return evs, nil
+	}
+	defer w.Close()
+	onBranch, err := w.Events(ctx)
+	if err != nil {
+		e.warn("warning", fmt.Sprintf("workflow branch not read: %v", err))
+		return evs, nil
+	}
+	seen := make(map[string]bool, len(evs))
+	for _, ev := range evs {
+		seen[ev.ID] = true
+	}
+	for _, ev := range onBranch {
+		if !seen[ev.ID] && !ev.Timestamp.Before(since) {
+			seen[ev.ID] = true
+			evs = append(evs, ev)
+		}
+	}
+	slices.SortStableFunc(evs, func(x, y journal.Event) int {
+		if c := x.Timestamp.Compare(y.Timestamp); c != 0 {
+			return c
+		}
+		return strings.Compare(x.ID, y.ID)
+	})
+	return evs, nil
+}

@@ -1,0 +1,223 @@
+package service
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/lockgate/lockgate/internal/hint"
+	"github.com/lockgate/lockgate/model/locks"
+	"github.com/lockgate/lockgate/model/locks/journal"
+	"github.com/lockgate/lockgate/model/scope"
+	"github.com/lockgate/lockgate/model/workflow"
+)
+
+// Identity names who one request acts as; empty fields keep the
+// workspace's.
+type Identity struct{ Worker, WorkerType, Session string }
+
+// ActAs is the workspace one request of a server works on: the server's
+// identity, or the one the request names when mcp.identity_from_arguments
+// allows it. The copy shares the server's store, journal and Manager.
+func (e *Workspace) ActAs(id Identity) (*Workspace, error) {
+	me := e.Me
+	if id != (Identity{}) {
+		if !e.Cfg.MCP.IdentityFromArguments && (id.Worker != "" && id.Worker != me.Holder ||
+			id.WorkerType != "" && id.WorkerType != me.HolderType || id.Session != "" && id.Session != me.Session) {
+			return nil, &IdentityError{Me: me}
+		}
+		// Another worker without a session acts in its own, named after
+		// it, as on the command line.
+		if id.Worker != "" && id.Worker != me.Holder {
+			me.Holder, me.Session = id.Worker, id.Worker
+		}
+		me.HolderType = cmp.Or(id.WorkerType, me.HolderType)
+		if me.HolderType != scope.WorkerHuman && me.HolderType != scope.WorkerAgent {
+			return nil, Usagef("worker_type %q: want human or agent", me.HolderType)
+		}
+		var err error
+		if me, err = NewOwner(cmp.Or(id.Worker, me.Holder), me.HolderType, cmp.Or(id.Session, me.Session)); err != nil {
+			return nil, err
+		}
+	}
+	ce := *e
+	ce.Me, ce.closers = me, nil
+	return &ce, nil
+}
+
+// IdentityError refuses a per-request identity the config does not allow.
+type IdentityError struct{ Me locks.Owner }
+
+func (e *IdentityError) Error() string {
+	return fmt.Sprintf("this server acts as %s (%s, session %s); other identities per call need mcp.identity_from_arguments: true in .lockgate.yaml",
+		e.Me.Holder, e.Me.HolderType, e.Me.Session)
+}
+
+// branchSyncer commits the server's events to the workflow branch in the
+// background: a burst of calls makes one commit, a moment after it.
+type branchSyncer struct {
+	e       *Workspace
+	open    branchOpener
+	notify  func(level, msg string, hints ...string)
+	mu      sync.Mutex
+	pending []journal.Event
+	closed  bool
+	kicks   chan struct{}
+	done    chan struct{}
+}
+
+// branchOpener opens the workflow branch once and returns it after.
+type branchOpener = func() (*workflow.Writer, error)
+
+const syncDelay = 200 * time.Millisecond
+
+func newBranchSyncer(e *Workspace, open branchOpener) *branchSyncer {
+	s := &branchSyncer{e: e, open: open, notify: e.notify, kicks: make(chan struct{}, 1), done: make(chan struct{})}
+	go s.loop()
+	return s
+}
+
+// add queues events that are already in the journal.
+func (s *branchSyncer) add(evs []journal.Event) {
+	s.mu.Lock()
+	if s.closed { // a call that outlived the server's loop
+		s.mu.Unlock()
+		s.commit(evs)
+		return
+	}
+	s.pending = append(s.pending, evs...)
+	select {
+	case s.kicks <- struct{}{}:
+	default:
+	}
+	s.mu.Unlock()
+}
+
+func (s *branchSyncer) loop() {
+	defer close(s.done)
+	for {
+		_, ok := <-s.kicks
+		if ok {
+			time.Sleep(syncDelay)
+		}
+		s.mu.Lock()
+		batch := s.pending
+		s.pending = nil
+		s.mu.Unlock()
+		if len(batch) > 0 {
+			s.commit(batch)
+		}
+		if !ok {
+			return
+		}
+	}
+}
+
+func (s *branchSyncer) commit(evs []journal.Event) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	w, err := s.open()
+	if err == nil {
+		_, err = w.Commit(ctx, evs)
+	}
+	if err != nil {
+		s.notify("warning", fmt.Sprintf("%d events kept in the journal, not yet on the workflow branch: %s", len(evs), err), hint.Line(hint.WorkflowSync))
+		return
+	}
+	catchUp(ctx, w, s.e.Journal, s.notify)
+	if s.e.Cfg.Workflow.AutoPush {
+		if err := w.Push(ctx); err != nil {
+			s.notify("warning", err.Error())
+		}
+	}
+}
+
+// close commits what is left and waits for it.
+func (s *branchSyncer) close() {
+	s.mu.Lock()
+	s.closed = true
+	close(s.kicks)
+	s.mu.Unlock()
+	<-s.done
+}
+
+// journalFlusher flushes the journal to disk whenever it is kicked; kicks
+// that come while a flush runs make one more flush after it.
+type journalFlusher struct {
+	j      *journal.Journal
+	notify func(level, msg string, hints ...string)
+	mu     sync.Mutex
+	closed bool
+	kicks  chan struct{}
+	done   chan struct{}
+}
+
+func newJournalFlusher(j *journal.Journal, notify func(level, msg string, hints ...string)) *journalFlusher {
+	f := &journalFlusher{j: j, notify: notify, kicks: make(chan struct{}, 1), done: make(chan struct{})}
+	go func() {
+		defer close(f.done)
+		for range f.kicks {
+			f.flush()
+		}
+		f.flush()
+	}()
+	return f
+}
+
+func (f *journalFlusher) flush() {
+	if err := f.j.Sync(); err != nil {
+		f.notify("warning", err.Error())
+	}
+}
+
+func (f *journalFlusher) kick() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.closed { // a call that outlived the server's loop
+		f.flush()
+		return
+	}
+	select {
+	case f.kicks <- struct{}{}:
+	default:
+	}
+}
+
+// close makes the last flush and waits for it.
+func (f *journalFlusher) close() {
+	f.mu.Lock()
+	f.closed = true
+	close(f.kicks)
+	f.mu.Unlock()
+	<-f.done
+}
+
+// Background paces the workspace's audit trail for a server that answers
+// many requests: a request is done once its events are written to the
+// journal, where they survive the process; the flush to disk starts at
+// once, beside the next request rather than in front of it; and events
+// reach the workflow branch in batches, a moment after a burst (a commit
+// per request would cost more than the request). stop commits and flushes
+// what is left and waits for it.
+func (e *Workspace) Background() (stop func()) {
+	sink, ok := e.Mgr.Events.(*auditSink)
+	if !ok {
+		return func() {}
+	}
+	flusher := newJournalFlusher(e.Journal, e.notify)
+	sink.flushLater = flusher.kick
+	var syncer *branchSyncer
+	if sink.branch != nil {
+		syncer = newBranchSyncer(e, sink.branch)
+		sink.branch = nil
+		sink.later = syncer.add
+	}
+	return func() {
+		if syncer != nil {
+			syncer.close()
+		}
+		flusher.close()
+	}
+}

@@ -1,0 +1,282 @@
+package hooks
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/lockgate/lockgate/internal/duration"
+	"github.com/lockgate/lockgate/internal/hint"
+	"github.com/lockgate/lockgate/model/locks"
+	"github.com/lockgate/lockgate/model/locks/filestore"
+	"github.com/lockgate/lockgate/model/locks/lockkey"
+	"github.com/lockgate/lockgate/model/pathmatch"
+	"github.com/lockgate/lockgate/model/scope"
+)
+
+// Checker decides whether a set of touched paths may be committed or pushed
+// by one worker: the scope policy first (no I/O), then the locks in the
+// store, read once for the whole set.
+type Checker struct {
+	Policy *scope.Compiled
+	// Store is where locks are read; nil when it could not be opened, with
+	// StoreErr saying why.
+	Store    locks.Store
+	StoreErr error
+	// WarnUnavailable: an unreadable store is a warning, not an error
+	// (hooks.on_store_unavailable: warn).
+	WarnUnavailable bool
+	Me              locks.Owner
+	Profile         string
+	// RequireLock: every touched path must be covered by a lock of Me.
+	RequireLock bool
+	Now         time.Time
+	// Dir is the directory the user works in, repo-relative with a
+	// trailing slash ("" at the top; a hook has it from GIT_PREFIX): the
+	// commands of hints name paths relative to it, so they run as pasted.
+	Dir string
+}
+
+// Check evaluates paths (repo-relative, normalized) committed to branch
+// ("" when unknown) and adds what it refuses to r. It returns an error only
+// when it cannot decide: a store that cannot be read, unless warned about.
+func (c *Checker) Check(ctx context.Context, paths []string, branch string, r *Report) error {
+	r.Paths += len(paths)
+	var heldKeys map[string]bool
+	others := map[string]*locks.Lock{} // keys another holds, for hints
+	hasKey := func(key string) bool {
+		if heldKeys == nil {
+			heldKeys = map[string]bool{}
+		}
+		held, ok := heldKeys[key]
+		if !ok {
+			held, others[key] = c.lookup(ctx, key)
+			heldKeys[key] = held
+		}
+		return held
+	}
+	policy := c.Policy
+	if policy == nil {
+		policy = &scope.Compiled{}
+	}
+	for _, v := range policy.Evaluate(paths, scope.Subject{
+		WorkerType: c.Me.HolderType, Profile: c.Profile, Branch: branch, HasKey: hasKey,
+	}) {
+		r.Add(c.scopeViolation(v, others[v.Key]))
+	}
+	if err := c.storeOK(r); err != nil || c.Store == nil {
+		return err
+	}
+	if err := c.checkPauses(ctx, r); err != nil {
+		return c.unavailable(r, err)
+	}
+	if len(paths) == 0 {
+		r.locksRead = true
+		return nil
+	}
+	entries, err := c.Store.Covering(ctx, paths)
+	if err != nil {
+		return c.unavailable(r, err)
+	}
+	c.checkLocks(paths, entries, r)
+	r.locksRead, r.held = true, c.held(entries)
+	return nil
+}
+
+// storeOK handles a store that could not be opened.
+func (c *Checker) storeOK(r *Report) error {
+	if c.Store != nil || c.StoreErr == nil {
+		return nil
+	}
+	return c.unavailable(r, c.StoreErr)
+}
+
+func (c *Checker) unavailable(r *Report, err error) error {
+	if c.WarnUnavailable {
+		r.Warnings = append(r.Warnings, fmt.Sprintf("locks not checked: %v (hooks.on_store_unavailable: warn)", err))
+		return nil
+	}
+	return err
+}
+
+// lookup reports whether Me holds a live lock on key, or else the live
+// lock another holds on it (nil when none does).
+func (c *Checker) lookup(ctx context.Context, key string) (mine bool, other *locks.Lock) {
+	if c.Store == nil {
+		return false, nil
+	}
+	l, err := c.Store.Get(ctx, key)
+	switch {
+	case err != nil || l.Expired(c.Now):
+		return false, nil
+	case l.OwnedBy(c.Me):
+		return true, nil
+	}
+	return false, &l
+}
+
+// takeKey is the hint to take key first (tmpl), or, when another holds
+// it, who does and how to wait for it.
+func (c *Checker) takeKey(tmpl hint.ID, key string, other *locks.Lock) string {
+	if other != nil {
+		return hint.Line(hint.KeyHeld, other.Holder, stamp(other.ExpiresAt), c.waitFor(*other), lockkey.RelArg(key, c.Dir))
+	}
+	return hint.Line(tmpl, lockkey.RelArg(key, c.Dir))
+}
+
+func (c *Checker) checkPauses(ctx context.Context, r *Report) error {
+	entries, err := c.Store.InNamespace(ctx, "feature")
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		if e.Err != nil || !lockkey.IsPause(e.Key) || e.OwnedBy(c.Me) || e.Expired(c.Now) {
+			continue
+		}
+		v := lockViolation(RulePaused, "", e.Lock)
+		v.Reason = fmt.Sprintf("%s is paused by %s (%s) until %s", pauseFeature(e.Key), e.Holder, e.HolderType, stamp(e.ExpiresAt))
+		if e.Reason != "" {
+			v.Reason += ": " + e.Reason
+		}
+		v.Hint = hint.Line(hint.Paused, pauseFeature(e.Key), e.Holder, pauseFeature(e.Key))
+		r.Add(v)
+	}
+	return nil
+}
+
+func (c *Checker) checkLocks(paths []string, entries []locks.Entry, r *Report) {
+	covered := c.coverage(paths, entries)
+	mine := map[string]bool{} // paths covered by a lock of Me
+	for n, e := range entries {
+		if e.Err != nil {
+			var ce *locks.CorruptError
+			loc := e.Name
+			if errors.As(e.Err, &ce) {
+				loc = ce.Path
+			}
+			for _, p := range covered[n] {
+				r.Add(Violation{Rule: RuleCorruptLock, Path: p, Key: e.Key,
+					Reason: fmt.Sprintf("the lock record %s cannot be read; it is never treated as free", loc),
+					Hint:   hint.CorruptLine(recordWhere(c.Store), loc, e.Key, lockkey.RelArg(e.Key, c.Dir))})
+			}
+			continue
+		}
+		if e.Expired(c.Now) {
+			continue
+		}
+		if e.OwnedBy(c.Me) {
+			for _, p := range covered[n] {
+				mine[p] = true
+			}
+			continue
+		}
+		for _, p := range covered[n] {
+			v := lockViolation(RuleLocked, p, e.Lock)
+			via := ""
+			if e.Key != p {
+				via = " through " + e.Key
+			}
+			v.Reason = fmt.Sprintf("locked%s by %s (%s) until %s", via, e.Holder, e.HolderType, stamp(e.ExpiresAt))
+			if e.Reason != "" {
+				v.Reason += ": " + e.Reason
+			}
+			v.Hint = hint.Line(hint.PathLocked, e.Holder, e.Key, c.waitFor(e.Lock), lockkey.RelArg(e.Key, c.Dir))
+			r.Add(v)
+		}
+	}
+	if c.RequireLock {
+		for _, p := range paths {
+			if !mine[p] {
+				r.Add(Violation{Rule: RuleNotLocked, Path: p,
+					Reason: "hooks.require_lock is on and you hold no lock on it",
+					Hint:   hint.Line(hint.PathNotLocked, lockkey.RelArg(p, c.Dir))})
+			}
+		}
+	}
+}
+
+// coverage lists, per entry, the paths its key covers: the path itself for
+// a path key, every matching path for a pattern (one matcher over all of
+// them), every path for a record that could not be read and names no key.
+func (c *Checker) coverage(paths []string, entries []locks.Entry) [][]string {
+	out := make([][]string, len(entries))
+	exact := map[string][]int{}
+	var pats []string
+	var patEntry []int
+	for n, e := range entries {
+		switch {
+		case e.Key == "":
+			out[n] = []string{""}
+		case lockkey.IsPattern(e.Key):
+			// Lock keys compare as the store compares them, with A-Z
+			// folded whatever core.ignorecase says (lockkey.FoldCase).
+			p, _ := lockkey.FoldedGlob(e.Key)
+			pats, patEntry = append(pats, p), append(patEntry, n)
+		default:
+			k := lockkey.FoldCase(e.Key)
+			exact[k] = append(exact[k], n)
+		}
+	}
+	m, err := pathmatch.NewMatcher(pats, false)
+	if err != nil {
+		m = nil // stored pattern keys are valid; a bad one matches nothing here
+	}
+	var buf []int
+	for _, p := range paths {
+		k, mp := lockkey.FoldPath(p), lockkey.LowerASCII(p)
+		for _, n := range exact[k] {
+			out[n] = append(out[n], p)
+		}
+		if len(pats) > 0 {
+			buf = m.AppendMatches(buf[:0], mp)
+			for _, i := range buf {
+				out[patEntry[i]] = append(out[patEntry[i]], p)
+			}
+		}
+	}
+	return out
+}
+
+// waitFor is how long to wait for l: until it expires, at least a minute.
+func (c *Checker) waitFor(l locks.Lock) string {
+	return duration.Format(max(l.ExpiresAt.Sub(c.Now), time.Minute))
+}
+
+func lockViolation(rule, path string, l locks.Lock) Violation {
+	exp := l.ExpiresAt
+	return Violation{Rule: rule, Path: path, Key: l.Key, Holder: l.Holder, HolderType: l.HolderType, ExpiresAt: &exp}
+}
+
+func (c *Checker) scopeViolation(v scope.Violation, other *locks.Lock) Violation {
+	out := Violation{Rule: v.Rule, Path: v.Path, Key: v.Key, Reason: v.Reason}
+	switch v.Rule {
+	case scope.RuleKeyRule:
+		out.Hint = c.takeKey(hint.KeyRule, v.Key, other)
+	case scope.RuleUserOwned:
+		out.Hint = hint.Line(hint.UserOwned)
+	case scope.RuleProfile, scope.RuleCore:
+		out.Hint = hint.Line(hint.OutsideProfile)
+	case scope.RuleProtectedBranch:
+		out.Hint = hint.Line(hint.ProtectedBranch)
+	}
+	return out
+}
+
+func pauseFeature(key string) string {
+	s := strings.TrimPrefix(key, "feature:")
+	return strings.TrimSuffix(s, ":pause")
+}
+
+func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339) }
+
+// recordWhere is the where of hint.CorruptLine for store: its Where for
+// the file store, whose files a key may not name; nil for a store that
+// clears every record by its key.
+func recordWhere(store locks.Store) func(string) string {
+	if _, ok := store.(*filestore.Store); ok {
+		return store.Where
+	}
+	return nil
+}

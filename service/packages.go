@@ -1,0 +1,268 @@
+package service
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/lockgate/lockgate/model/config"
+	"github.com/lockgate/lockgate/model/locks"
+	"github.com/lockgate/lockgate/model/locks/journal"
+	"github.com/lockgate/lockgate/model/locks/lockkey"
+)
+
+// LoadPackages reads and validates the work packages file.
+func (e *Workspace) LoadPackages(file string) (*config.WorkPackages, error) {
+	file = e.PackagesFile(file)
+	// Every claim reads the file: keep it decoded in the clone's state.
+	wps, err := config.LoadWorkPackagesCached(file, filepath.Join(e.StateDir(), "cache"))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, Usagef("no work packages file %s: write one, or point work_packages in .lockgate.yaml (or --packages) at it", file)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := e.validatePackages(wps); err != nil {
+		return nil, err
+	}
+	return wps, nil
+}
+
+// PackagesFile is the work packages file: file (relative to the working
+// directory), or by default work_packages of the config (relative to the
+// repository's top).
+func (e *Workspace) PackagesFile(file string) string {
+	if file == "" {
+		file = e.Cfg.WorkPackages
+		if !filepath.IsAbs(file) && e.Repo.Toplevel != "" {
+			file = filepath.Join(e.Repo.Toplevel, file)
+		}
+	} else if !filepath.IsAbs(file) {
+		file = filepath.Join(e.Cwd, file)
+	}
+	return file
+}
+
+// ParsePackages parses and validates data as the work packages file
+// named name (problems name it with their lines), as LoadPackages does
+// with the file it reads.
+func (e *Workspace) ParsePackages(name string, data []byte) (*config.WorkPackages, error) {
+	wps, err := config.LoadWorkPackagesBytes(name, data)
+	if err != nil {
+		return nil, err
+	}
+	if err := e.validatePackages(wps); err != nil {
+		return nil, err
+	}
+	return wps, nil
+}
+
+func (e *Workspace) validatePackages(wps *config.WorkPackages) error {
+	opts := e.KeyOptions()
+	return wps.Validate(func(id string) error {
+		return checkPackageID(id, opts)
+	}, func(k string) error {
+		_, err := lockkey.Parse(k, opts)
+		return err
+	})
+}
+
+// checkPackageID refuses an id that cannot name the package's task lock,
+// which claim takes: validate and claim judge ids by this one check.
+func checkPackageID(id string, opts *lockkey.Options) error {
+	if _, err := lockkey.Parse(lockkey.TaskKey(id), opts); err != nil {
+		return fmt.Errorf("cannot name a task lock: %w", err)
+	}
+	return nil
+}
+
+// WorkPackage finds package id and returns it with its canonical keys.
+func (e *Workspace) WorkPackage(file, id string) (*config.WorkPackage, []lockkey.Key, error) {
+	wps, err := e.LoadPackages(file)
+	if err != nil {
+		return nil, nil, err
+	}
+	wp, ok := wps.Find(id)
+	if !ok {
+		return nil, nil, Usagef("no work package %q in %s", id, wps.Path)
+	}
+	keys, err := e.packageKeys(wp)
+	return wp, keys, err
+}
+
+func (e *Workspace) packageKeys(wp *config.WorkPackage) ([]lockkey.Key, error) {
+	keys, err := e.FileKeys(append(append([]string(nil), wp.Locks.Files...), wp.Locks.Keys...))
+	if err != nil {
+		return nil, fmt.Errorf("work package %s: %w", wp.ID, err)
+	}
+	return keys, nil
+}
+
+// Claim is how a claim takes its locks: their lifetime (0: the package's
+// ttl, else by worker type) and how long to wait for held ones.
+type Claim struct {
+	TTL, Wait time.Duration
+}
+
+// ClaimTTL is the lifetime a claim of wp gives its locks: o.TTL, else
+// the package's ttl, else the task lifetime of the worker's type.
+func (e *Workspace) ClaimTTL(wp *config.WorkPackage, o Claim) time.Duration {
+	if o.TTL != 0 {
+		return o.TTL
+	}
+	if ttl := wp.TTL(); ttl > 0 {
+		return ttl
+	}
+	return e.Cfg.TTL(e.Me.HolderType, lockkey.KindTask)
+}
+
+// claimLocks takes wp's task record (as a claim) and all its locks, all
+// or nothing. A finished package's task record is held, even against its
+// finisher: a done package is never handed out again.
+func (e *Workspace) claimLocks(ctx context.Context, wp *config.WorkPackage, o Claim) ([]locks.Result, error) {
+	keys, err := e.packageKeys(wp)
+	if err != nil {
+		return nil, err
+	}
+	taskKey, err := lockkey.Parse(lockkey.TaskKey(wp.ID), e.KeyOptions())
+	if err != nil { // loadPackages refused it already
+		return nil, fmt.Errorf("work package id %q cannot name a task lock: %w", wp.ID, err)
+	}
+	ttl := e.ClaimTTL(wp, o)
+	req := locks.Request{
+		Keys: Canonicals(append([]lockkey.Key{taskKey}, keys...)), Owner: e.Me, TTL: ttl,
+		Reason: cmp.Or(wp.Locks.Reason, wp.Title), Action: ClaimAction, TaskID: wp.ID, Wait: o.Wait,
+		ExactTTL: o.TTL > 0, KeepHeld: true, Settled: IsFinishedPackage,
+		Events: []journal.Event{{Worker: e.Me.Holder, WorkerType: e.Me.HolderType, Session: e.Me.Session,
+			Action: journal.ActionClaim, Key: taskKey.Canonical, TaskID: wp.ID, Details: wp.Title}},
+	}
+	return e.Mgr.Acquire(ctx, req)
+}
+
+// NoFreePackageError is a claim of the next package that found none it
+// could take: Waiting wait for dependencies, Blocked for locks of others
+// (Last is the one tried last, Err why), Claimed are claimed by others,
+// Unreadable have a task record that cannot be read (never handed out
+// until it is cleared).
+type NoFreePackageError struct {
+	Path, Last string
+	Err        error
+	Waiting    []PackageStatus
+	Blocked    []PackageStatus
+	Unreadable []PackageStatus
+	Claimed    int
+}
+
+func (e *NoFreePackageError) Error() string {
+	var parts []string
+	if len(e.Blocked) > 0 {
+		var b []string
+		for _, s := range e.Blocked {
+			held := ""
+			if len(s.HeldBy) > 0 {
+				held = fmt.Sprintf(" (%s held by %s)", s.HeldBy[0].Key, s.HeldBy[0].Holder)
+			}
+			b = append(b, s.ID+held)
+		}
+		parts = append(parts, "waiting for locks: "+strings.Join(b, ", "))
+	}
+	if len(e.Waiting) > 0 {
+		var w []string
+		for _, s := range e.Waiting {
+			w = append(w, s.ID+" (after "+strings.Join(s.WaitsFor, ", ")+")")
+		}
+		parts = append(parts, "waiting for dependencies: "+strings.Join(w, ", "))
+	}
+	if len(e.Unreadable) > 0 {
+		var u []string
+		for _, s := range e.Unreadable {
+			u = append(u, s.ID)
+		}
+		parts = append(parts, "unreadable task records: "+strings.Join(u, ", "))
+	}
+	if e.Claimed > 0 {
+		parts = append(parts, fmt.Sprintf("%d claimed", e.Claimed))
+	}
+	return fmt.Sprintf("claim: no work package of %s can be claimed now; %s", e.Path, strings.Join(parts, "; "))
+}
+
+func (e *NoFreePackageError) Unwrap() error { return e.Err }
+
+// Finished is what finishing a package did: the locks it released, and
+// those it kept.
+type Finished struct {
+	locks.ReleaseResult
+	Kept []Kept
+	// Record is the package's task record as finishing left it.
+	Record locks.Lock
+}
+
+// Kept is a lock of a finished package that stays, and why.
+type Kept struct {
+	Key string
+	Why string
+}
+
+// Why a finished package keeps a lock.
+const (
+	KeptHeldBefore = "you held it before the claim"
+	KeptNeeded     = "another package you claim needs it"
+	KeptTaken      = "another holds it now: your lock on it lapsed and was taken over"
+)
+
+// claimedKeys are the keys of wp that done gives back: all but those this
+// worker held before the claim (their record was not made by a claim) and
+// those another package it still claims lists.
+func (e *Workspace) claimedKeys(ctx context.Context, wps *config.WorkPackages, wp *config.WorkPackage, keys []string, f *Finished) ([]string, error) {
+	now := e.Now()
+	// id is a key as the store tells keys apart: two spellings of one path
+	// are one lock.
+	id := lockkey.FoldCase
+	needed := map[string]bool{}
+	// One read of the task records, not one per package.
+	tasks, err := e.Store.InNamespace(ctx, "task")
+	if err != nil {
+		return nil, fmt.Errorf("read the work packages' state: %w", err)
+	}
+	recs := make(map[string]locks.Entry, len(tasks))
+	for _, en := range tasks {
+		recs[en.Key] = en
+	}
+	for i := range wps.Packages {
+		other := &wps.Packages[i]
+		if other.ID == wp.ID {
+			continue
+		}
+		en, ok := recs[lockkey.TaskKey(other.ID)]
+		l := en.Lock
+		if !ok || en.Err != nil || !l.OwnedBy(e.Me) || l.Expired(now) || IsFinishedPackage(l) {
+			continue // not claimed by this worker (a corrupt record claims nothing; a finished package needs nothing)
+		}
+		oks, err := e.packageKeys(other)
+		if err != nil {
+			return nil, err
+		}
+		for _, k := range oks {
+			needed[id(k.Canonical)] = true
+		}
+	}
+	var give []string
+	for _, k := range keys {
+		if needed[id(k)] {
+			f.Kept = append(f.Kept, Kept{Key: k, Why: KeptNeeded})
+			continue
+		}
+		l, err := e.Store.Get(ctx, k)
+		if err == nil && l.OwnedBy(e.Me) && l.Action != "claim" {
+			f.Kept = append(f.Kept, Kept{Key: k, Why: KeptHeldBefore})
+			continue
+		}
+		give = append(give, k) // Release reports a missing or another's lock
+	}
+	return give, nil
+}

@@ -1,0 +1,108 @@
+package service
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/lockgate/lockgate/model/locks"
+)
+
+// Port leases are locks on `port:<N>` keys: the lock store makes them
+// exclusive across sessions (and machines, on Redis), and they expire like
+// any lock. `port:` is not a namespace users may lock directly: ports are
+// only handed out by `ports allocate`, after checking them free by binding.
+const PortNS = "port"
+
+func PortKey(p int) string { return PortNS + ":" + strconv.Itoa(p) }
+
+// freePort asks the kernel for a TCP port that is free on this machine.
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", ":0")
+	if err != nil {
+		return 0, fmt.Errorf("find a free port: %w", err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// AllocatePorts leases count ports that are free on this machine to e's
+// session: a port the kernel offers may still be leased to a session that
+// is not listening on it yet, so such ports are skipped.
+func (e *Workspace) AllocatePorts(ctx context.Context, count int, ttl time.Duration) ([]locks.Lock, error) {
+	var leased []locks.Lock
+	for tries := 0; len(leased) < count; tries++ {
+		if tries > 50*count {
+			return leased, fmt.Errorf("ports allocate: no free port could be leased after %d tries", tries)
+		}
+		p, err := freePort()
+		if err != nil {
+			return leased, err
+		}
+		res, err := e.Mgr.Acquire(ctx, locks.Request{Keys: []string{PortKey(p)}, Owner: e.Me, TTL: ttl,
+			Action: "port", Reason: "port lease"})
+		var held *locks.HeldError
+		if errors.As(err, &held) {
+			continue // leased to someone else, though not bound right now
+		}
+		if err != nil {
+			return leased, err
+		}
+		if res[0].Renewed {
+			continue // already ours: a new port was asked for
+		}
+		leased = append(leased, res[0].Lock)
+	}
+	return leased, nil
+}
+
+// MyPorts is the keys of the given ports, or of every live lease of this
+// session when none are given.
+func (e *Workspace) MyPorts(ctx context.Context, args []string) ([]string, error) {
+	var keys []string
+	for _, s := range args {
+		p, err := strconv.Atoi(s)
+		if err != nil || p < 1 || p > 65535 {
+			return nil, Usagef("invalid port %q", s)
+		}
+		keys = append(keys, PortKey(p))
+	}
+	if len(keys) > 0 {
+		return keys, nil
+	}
+	entries, err := e.Store.InNamespace(ctx, PortNS)
+	if err != nil {
+		return nil, err
+	}
+	for _, en := range entries {
+		if en.Err == nil && en.OwnedBy(e.Me) {
+			keys = append(keys, en.Key)
+		}
+	}
+	return keys, nil
+}
+
+// PortRow is one lease in `ports list --json` and `ports allocate --json`.
+type PortRow struct {
+	Port       int       `json:"port"`
+	Holder     string    `json:"holder"`
+	HolderType string    `json:"holder_type"`
+	Session    string    `json:"session"`
+	ExpiresAt  time.Time `json:"expires_at"`
+}
+
+// PortRows are leases as `ports list --json` shows them, by port.
+func PortRows(ls []locks.Lock) []PortRow {
+	out := []PortRow{}
+	for _, l := range ls {
+		p, _ := strconv.Atoi(strings.TrimPrefix(l.Key, PortNS+":"))
+		out = append(out, PortRow{Port: p, Holder: l.Holder, HolderType: l.HolderType, Session: l.Session, ExpiresAt: l.ExpiresAt})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Port < out[j].Port })
+	return out
+}

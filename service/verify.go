@@ -1,0 +1,191 @@
+package service
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/lockgate/lockgate/internal/gitexec"
+	"github.com/lockgate/lockgate/model/locks/history"
+	"github.com/lockgate/lockgate/model/locks/journal"
+	"github.com/lockgate/lockgate/model/workflow"
+	"github.com/lockgate/lockgate/service/hooks"
+)
+
+// LogMissingError says that a clone has no lock log to judge by.
+type LogMissingError struct {
+	Refs   []string // the refs looked for
+	Remote string
+	Branch string
+}
+
+func (e *LogMissingError) Error() string {
+	return fmt.Sprintf("no lock log: neither %s exists, and this clone has no journal", strings.Join(e.Refs, " nor "))
+}
+
+// FetchSpec is the refspec that fetches the branch into its
+// remote-tracking ref.
+func (e *LogMissingError) FetchSpec() string {
+	return fmt.Sprintf("+refs/heads/%s:refs/remotes/%s/%s", e.Branch, e.Remote, e.Branch)
+}
+
+// LogRefs are where a clone keeps the workflow branch: its own, and the
+// remote's as last fetched.
+func (e *Workspace) LogRefs() []string {
+	b := e.Cfg.Workflow.Branch
+	return []string{"refs/heads/" + b, "refs/remotes/" + e.logRemote() + "/" + b}
+}
+
+// logRemote is the remote the lock log is fetched from: workflow.remote,
+// or, in a clone that has no remote of that name but exactly one other
+// (`git clone -o upstream`), that one. With several, workflow.remote
+// stays: which of them holds the log is the policy's to say.
+func (e *Workspace) logRemote() string {
+	want := e.Cfg.Workflow.Remote
+	out, err := gitexec.RepoOutput(context.Background(), e.Repo, "remote")
+	if err != nil {
+		return want
+	}
+	remotes := strings.Fields(string(out))
+	if len(remotes) == 1 && !slices.Contains(remotes, want) {
+		return remotes[0]
+	}
+	return want
+}
+
+// FetchLockLog fetches the workflow branch from workflow.remote into its
+// remote-tracking ref.
+func (e *Workspace) FetchLockLog(ctx context.Context) error {
+	miss := &LogMissingError{Remote: e.logRemote(), Branch: e.Cfg.Workflow.Branch}
+	dir := e.Repo.Toplevel
+	if dir == "" {
+		dir = e.Repo.GitDir
+	}
+	if _, err := gitexec.Output(ctx, dir, nil, "fetch", "--quiet", "--no-tags", "--", miss.Remote, miss.FetchSpec()); err != nil {
+		return fmt.Errorf("fetch the lock log (%s from %s): %w", miss.Branch, miss.Remote, err)
+	}
+	return nil
+}
+
+// ReadLockLog reads the lock log once: the workflow branch, local and
+// fetched (and at the extra revisions: a push carrying it), and the
+// journal when the clone has one, each event once.
+func (e *Workspace) ReadLockLog(ctx context.Context, extra ...string) ([]journal.Event, error) {
+	refs := e.LogRefs()
+	evs, found, err := workflow.ReadEvents(ctx, workflow.Config{GitDir: e.Repo.GitDir, CommonDir: e.Repo.CommonDir, WorkTree: e.Repo.Toplevel}, append(refs, extra...))
+	if err != nil {
+		return nil, fmt.Errorf("read the lock log: %w", err)
+	}
+	local, bad, err := e.JournalFile().ReadSkipping(time.Time{})
+	if err != nil {
+		return nil, fmt.Errorf("read the lock log: %w", err)
+	}
+	// The last line torn by a crash is skipped, as `log` and `workflow
+	// sync` skip it: the event it began is recorded whole by the next
+	// command (intent recovery). Any other damaged line may be a lost lock
+	// event: the log cannot be judged by.
+	var torn []int
+	for _, ce := range bad {
+		if !ce.Torn {
+			return nil, fmt.Errorf("read the lock log: %w (fix or remove the line; lockgate never writes one)", ce)
+		}
+		torn = append(torn, ce.Line)
+	}
+	e.WarnSkipped(e.JournalFile().Path(), torn)
+	if len(local) > 0 {
+		seen := make(map[string]bool, len(evs))
+		for _, ev := range evs {
+			seen[ev.ID] = true
+		}
+		for _, ev := range local {
+			if !seen[ev.ID] {
+				evs = append(evs, ev)
+			}
+		}
+	}
+	if len(found) == 0 && len(local) == 0 {
+		return nil, &LogMissingError{Refs: refs, Remote: e.logRemote(), Branch: e.Cfg.Workflow.Branch}
+	}
+	return evs, nil
+}
+
+// FenceFloor is the highest fence an event of the lock log names: the
+// workflow branch as the remote has it now (fetched first, unless the
+// repository has no remote at all), as this clone has it, and the journal.
+// A lock store whose counters start over (a new git lock table, a Redis
+// that lost its data) starts above it, so that no fence a lock of the
+// lost state holds is handed out again. A clone with no lock log at all
+// has floor 0.
+func (e *Workspace) FenceFloor(ctx context.Context) (uint64, error) {
+	if e.Repo.Toplevel != "" {
+		// A remote without the branch (first use) has no events to add;
+		// one that cannot be read fails the change: the floor it would
+		// give is unknown. A repository without any remote (one of its
+		// own, on Redis) has only its own log.
+		remote, b := e.logRemote(), e.Cfg.Workflow.Branch
+		out, err := gitexec.RepoOutput(ctx, e.Repo, "remote")
+		if err != nil {
+			return 0, fmt.Errorf("read the lock log: list the clone's remotes: %w", err)
+		}
+		if len(strings.Fields(string(out))) > 0 {
+			err := gitexec.FetchRef(ctx, e.Repo, remote, "refs/heads/"+b, "refs/remotes/"+remote+"/"+b)
+			if err != nil && !errors.Is(err, gitexec.ErrNoRemoteRef) {
+				return 0, fmt.Errorf("fetch the lock log (%s from %s): %w", b, remote, err)
+			}
+		}
+	}
+	evs, err := e.ReadLockLog(ctx)
+	var miss *LogMissingError
+	if errors.As(err, &miss) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	var floor uint64
+	for _, ev := range evs {
+		floor = max(floor, ev.Fence)
+	}
+	return floor, nil
+}
+
+// EventCommits checks that commits, pushed to the workflow branch, are
+// event commits (workflow.CheckEventCommits), read against the branch as
+// it is; reason says why one is not, "" when all are.
+func (e *Workspace) EventCommits(ctx context.Context, commits []string) (reason string, err error) {
+	cfg := workflow.Config{GitDir: e.Repo.GitDir, CommonDir: e.Repo.CommonDir, WorkTree: e.Repo.Toplevel}
+	err = workflow.CheckEventCommits(ctx, cfg, []string{"refs/heads/" + e.Cfg.Workflow.Branch}, commits)
+	var ne *workflow.NotEventsError
+	if errors.As(err, &ne) {
+		return ne.Error(), nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("check the commits pushed to the workflow branch: %w", err)
+	}
+	return "", nil
+}
+
+// Verify judges the commits revArgs name against the lock log, read
+// while git lists them; with revArgs nil, the staged change as a commit
+// made now.
+func (e *Workspace) Verify(ctx context.Context, h *hooks.Runner, revArgs []string) (*hooks.Report, error) {
+	r := &hooks.Report{Hook: "verify"}
+	readLog := func() ([]journal.Event, error) { return e.ReadLockLog(ctx) }
+	var err error
+	if revArgs == nil {
+		var evs []journal.Event
+		if evs, err = readLog(); err == nil {
+			err = h.VerifyStaged(ctx, e.Now(), history.Build(evs), r)
+		}
+	} else {
+		err = h.Verify(ctx, revArgs, "", readLog, r)
+	}
+	if err != nil {
+		return nil, err
+	}
+	r.Finish()
+	return r, nil
+}

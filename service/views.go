@@ -1,0 +1,62 @@
+package service
+
+import (
+	"time"
+
+	"github.com/lockgate/lockgate/model/locks"
+	"github.com/lockgate/lockgate/model/locks/lockkey"
+)
+
+// LockView is a lock as tools show it: without the owner token.
+type LockView struct {
+	Key        string     `json:"key"`
+	Holder     string     `json:"holder"`
+	HolderType string     `json:"holder_type"`
+	Session    string     `json:"session"`
+	Reason     string     `json:"reason,omitempty"`
+	TaskID     string     `json:"task_id,omitempty"`
+	CreatedAt  time.Time  `json:"created_at"`
+	ExpiresAt  time.Time  `json:"expires_at"`
+	TaskExpire *time.Time `json:"task_expires,omitempty"`
+	Fence      uint64     `json:"fence"`
+	Expired    bool       `json:"expired,omitempty"`
+	Stale      bool       `json:"stale,omitempty"`
+}
+
+func ViewOf(l locks.Lock) LockView {
+	return LockView{Key: l.Key, Holder: l.Holder, HolderType: l.HolderType, Session: l.Session, Reason: l.Reason,
+		TaskID: l.TaskID, CreatedAt: l.CreatedAt, ExpiresAt: l.ExpiresAt, TaskExpire: l.TaskExpires, Fence: l.Fence}
+}
+
+func ViewsOf(ls []locks.Lock) []LockView {
+	out := make([]LockView, 0, len(ls))
+	for _, l := range ls {
+		out = append(out, ViewOf(l))
+	}
+	return out
+}
+
+// The planner keeps its state in the lock store, so every worktree and
+// machine sees it: `cooldown:<type>:<path>` records a scope rejection of a
+// backfill change of task type <type> (empty when the type is unknown),
+// with reason "cycle N", written by `check --record-cooldown`;
+// `plan:cycle` records the last cycle planned. Neither namespace can be
+// locked by hand. The records belong to lockgate-planner: `plan` removes
+// a cooldown record once its cooldown is over, `lock list --all` shows
+// them and `lock clear KEY --force` removes one.
+const (
+	CooldownNS   = "cooldown"
+	PlanCycleKey = "plan:cycle"
+)
+
+// IsBookkeeping reports records lockgate keeps for itself rather than
+// locks anyone works under: the planner's state (plan:cycle and the
+// cooldown: records of scope rejections) and the reserved `workflow` lock
+// while a branch writer holds it for the milliseconds of a commit (a
+// `workflow` lock a person took stays in view), and the task records that
+// keep finished work packages' states. `lock list` shows them
+// with --all; `lock clear KEY --force` removes them like any record.
+func IsBookkeeping(l locks.Lock) bool {
+	ns := lockkey.Namespace(l.Key)
+	return ns == CooldownNS || l.Key == PlanCycleKey || l.Key == lockkey.WorkflowKey && l.Action == BranchWriterAction || IsFinishedPackage(l)
+}

@@ -1,0 +1,439 @@
+package service
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"os"
+	"os/user"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/lockgate/lockgate/internal/gitexec"
+	"github.com/lockgate/lockgate/internal/safetext"
+	"github.com/lockgate/lockgate/model/config"
+	"github.com/lockgate/lockgate/model/locks"
+	"github.com/lockgate/lockgate/model/locks/filestore"
+	"github.com/lockgate/lockgate/model/locks/gitstore"
+	"github.com/lockgate/lockgate/model/locks/journal"
+	"github.com/lockgate/lockgate/model/locks/redisstore"
+	"github.com/lockgate/lockgate/model/scope"
+)
+
+// Options are what a front end says about one request's setting: where it
+// runs, which config and lock store it reads, who it acts as, and what it
+// does with the locks.
+type Options struct {
+	// Dir is the directory the request runs in ("" the current one);
+	// ConfigFile a config file other than the repository's .lockgate.yaml.
+	Dir, ConfigFile string
+	// As, WorkerType and Session name who acts, over LOCKGATE_WORKER,
+	// LOCKGATE_WORKER_TYPE and LOCKGATE_SESSION.
+	As, WorkerType, Session string
+	// Store is a lock store other than the clone's for this request
+	// (--store); AllowStoreMismatch lets it take locks there.
+	Store              string
+	AllowStoreMismatch bool
+	// Getenv reads the environment; nil is os.Getenv.
+	Getenv func(string) string
+	// Clock is the request's one clock: lock lifetimes, expiry, staleness
+	// and what the front ends print all read it. Nil is time.Now.
+	Clock func() time.Time
+	// Notify receives what the request says on the side: level "warning"
+	// or "note" (or "" for news), a message and hint lines. Nil drops it.
+	Notify func(level, msg string, hints ...string)
+}
+
+// Purpose is what a request does with the lock store it opens.
+type Purpose struct {
+	// TakesLocks: the request takes locks, so a store the clone's hooks do
+	// not read is refused. Judges: it judges changes against the locks
+	// (hooks, check, guards), so it must read the clone's own. Server: it
+	// answers requests until stopped (mcp), so a slow store is not given
+	// up on after one timeout.
+	TakesLocks, Judges, Server bool
+	// Cached: a pre-commit or commit-msg hook, which may judge by a git
+	// store's state younger than locks.git.max_age without asking the
+	// remote again.
+	Cached bool
+	// Gate: pre-push, the last check before a change leaves the clone. A
+	// checkout whose policy names another lock store than the clone's is
+	// refused there, not only warned about.
+	Gate bool
+}
+
+// Workspace is what a request works on: the repository, its config, the
+// worker it acts as and, once opened, its lock store, journal and lock
+// Manager.
+type Workspace struct {
+	opts    Options
+	purpose Purpose
+	// choosing: store use is recording a store, so the policy's is not
+	// recorded on the way.
+	choosing bool
+	// judging: Cfg is the policy a change is judged by (the one committed
+	// at its base, or -c FILE), not the checkout's: the clone's store is
+	// held to it (JudgeByBase).
+	judging bool
+	Repo    *gitexec.Repo
+	Cwd     string // absolute working directory (after -C)
+	Cfg     *config.Config
+	Store   locks.Store
+	Journal *journal.Journal
+	Mgr     *locks.Manager
+	Me      locks.Owner
+	closers []func() error
+	Redis   *redisstore.Store // set when the store is Redis
+	realTop string            // the worktree with symbolic links resolved, once needed
+	// fold is core.ignorecase, once read (see ignoreCase).
+	fold  *bool
+	setup *storeSetup // how the store was picked
+}
+
+// IgnoreCase reports core.ignorecase, read once per run: scope patterns
+// and protected branches follow it. Lock keys do not: they compare with
+// A-Z folded in every clone (lockkey.FoldCase).
+func (e *Workspace) IgnoreCase(ctx context.Context) (bool, error) {
+	if e.fold == nil {
+		v, err := gitexec.IgnoreCase(ctx, e.Repo)
+		if err != nil {
+			return false, err
+		}
+		e.fold = &v
+	}
+	return *e.fold, nil
+}
+
+// Close closes what the workspace opened.
+func (e *Workspace) Close() {
+	for _, c := range e.closers {
+		_ = c()
+	}
+	if e.Store != nil {
+		_ = e.Store.Close()
+	}
+}
+
+// stateDir is where lockgate keeps a clone's shared state.
+func (e *Workspace) StateDir() string { return filepath.Join(e.Repo.CommonDir, "lockgate") }
+
+// journalFile is the clone's journal; reading it needs no lock store.
+func (e *Workspace) JournalFile() *journal.Journal {
+	return journal.Open(filepath.Join(e.StateDir(), "events.jsonl"))
+}
+
+// Load discovers the repository and reads its config and the identity
+// the request acts as. Open opens the lock store.
+func Load(ctx context.Context, opts Options) (*Workspace, error) {
+	if opts.Getenv == nil {
+		opts.Getenv = os.Getenv
+	}
+	if opts.Clock == nil {
+		opts.Clock = time.Now
+	}
+	e := &Workspace{opts: opts}
+	dir := e.opts.Dir
+	if dir == "" {
+		dir = "."
+	}
+	cwd, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, fmt.Errorf("resolve -C %s: %w", dir, err)
+	}
+	if fi, err := os.Stat(cwd); err != nil || !fi.IsDir() {
+		return nil, Usagef("-C %s: not a directory", dir)
+	}
+	repo, err := gitexec.Discover(ctx, cwd)
+	if err != nil {
+		return nil, err
+	}
+	cfgPath := e.opts.ConfigFile
+	if cfgPath == "" {
+		root := repo.Toplevel
+		if root == "" {
+			root = repo.GitDir
+		}
+		cfgPath = filepath.Join(root, ".lockgate.yaml")
+	} else if !filepath.IsAbs(cfgPath) {
+		cfgPath = filepath.Join(cwd, cfgPath)
+	}
+	// Hooks and guards read the config on every commit and edit: keep it
+	// decoded in the clone's state directory.
+	var cfg *config.Config
+	if e.opts.ConfigFile == "" && repo.Toplevel == "" {
+		cfg, err = serverConfig(ctx, repo, cfgPath)
+	} else {
+		cfg, err = config.LoadCached(cfgPath, filepath.Join(repo.CommonDir, "lockgate", "cache"))
+	}
+	if err != nil {
+		return nil, err
+	}
+	if e.opts.ConfigFile != "" && cfg.Path == "" {
+		return nil, Usagef("config file %s does not exist", e.opts.ConfigFile)
+	}
+	me, err := e.identity()
+	if err != nil {
+		return nil, err
+	}
+	e.Repo, e.Cwd, e.Cfg, e.Me = repo, cwd, cfg, me
+	return e, nil
+}
+
+// serverConfig is the policy of a repository without a working tree (a
+// server's bare repository): a .lockgate.yaml its operator placed in the
+// git directory, else the one committed on HEAD — the default branch as it
+// stands before a push, so that a push cannot loosen the policy it is
+// judged by, and every ref is judged by the same one. Neither: the
+// built-in defaults. A committed policy that cannot be read or is invalid
+// is an error, never the defaults.
+func serverConfig(ctx context.Context, repo *gitexec.Repo, local string) (*config.Config, error) {
+	if _, err := os.Stat(local); err == nil {
+		return config.LoadCached(local, filepath.Join(repo.CommonDir, "lockgate", "cache"))
+	}
+	data, found, err := gitexec.HeadFile(ctx, repo, ".lockgate.yaml")
+	if err != nil {
+		return nil, fmt.Errorf("read the policy committed on the default branch: %w", err)
+	}
+	if !found {
+		return config.Default(), nil
+	}
+	return config.LoadBytes("HEAD:.lockgate.yaml", data)
+}
+
+// Open opens the lock store, the journal and the Manager for purpose p,
+// once: later calls return at once.
+func (e *Workspace) Open(ctx context.Context, p Purpose) error {
+	if e.Mgr != nil {
+		return nil
+	}
+	e.purpose = p
+	setup, err := e.resolveStore(ctx)
+	if err != nil {
+		return err
+	}
+	if err := e.storeProblems(setup, e.warn); err != nil {
+		return err
+	}
+	store, err := e.openStore(ctx, setup.use, setup.prefix)
+	if err != nil {
+		return err
+	}
+	e.Store, e.setup = store, setup
+	if setup.use.Kind == KindGit && !e.Cfg.Workflow.AutoPushSet {
+		// Locks shared through the remote: so are their events, or
+		// verify in another clone could not see them.
+		e.Cfg.Workflow.AutoPush = true
+	}
+	e.Redis, _ = store.(*redisstore.Store)
+	e.Journal = e.JournalFile()
+	host, _ := os.Hostname()
+	e.Mgr = &locks.Manager{Store: store, Host: host, PID: os.Getpid(), Now: e.opts.Clock, StoreName: storeName(setup.use, store)}
+	sink := &auditSink{ctx: ctx, journal: e.Journal, autoPush: e.Cfg.Workflow.AutoPush, notify: e.notify}
+	if e.Cfg.Workflow.AutoCommit {
+		sink.branch = e.BranchWriter(ctx)
+	}
+	e.Mgr.Events = sink
+	return nil
+}
+
+// notify passes what the request says on the side to Options.Notify.
+func (e *Workspace) notify(level, msg string, hints ...string) {
+	if e.opts.Notify != nil {
+		e.opts.Notify(level, msg, hints...)
+	}
+}
+
+func (e *Workspace) warn(level, msg string) { e.notify(level, msg) }
+
+// Now is the request's clock.
+func (e *Workspace) Now() time.Time { return e.opts.Clock() }
+
+// getenv reads the request's environment.
+func (e *Workspace) getenv(k string) string { return e.opts.Getenv(k) }
+
+// StateAgeNote says how old the state of the locks a request judged by
+// was, when locks.git.max_age let it use one the remote confirmed
+// earlier; "" otherwise.
+func (e *Workspace) StateAgeNote() string {
+	g, ok := e.Store.(*gitstore.Store)
+	if !ok || !e.purpose.Cached || e.Cfg.Locks.Git.MaxAge <= 0 {
+		return ""
+	}
+	age := g.Age(time.Now()).Round(100 * time.Millisecond)
+	return fmt.Sprintf("locks as %s %s had them %s ago (locks.git.max_age: %s)", g.Remote(), g.Ref(), age, e.Cfg.Locks.Git.MaxAge)
+}
+
+// storeName names the store in events: its kind, and where a shared one is.
+func storeName(c storeChoice, s locks.Store) string {
+	if g, ok := s.(*gitstore.Store); ok {
+		return "git " + g.Remote() + " " + g.Ref()
+	}
+	return c.name()
+}
+
+// openStore opens the store c names; a Redis store's keys start with prefix.
+func (e *Workspace) openStore(ctx context.Context, c storeChoice, prefix string) (locks.Store, error) {
+	// Path and pattern keys are folded whatever core.ignorecase says (see
+	// lockkey.FoldCase): clones that differ in it share one store.
+	switch c.Kind {
+	case KindFile:
+		return filestore.Open(filepath.Join(e.StateDir(), "locks"))
+	case KindGit:
+		g := e.Cfg.Locks.Git
+		// Where the locks are is the clone's (c.Remote, c.Ref; see
+		// gitWhere); how to talk to the remote is the policy's.
+		opts := gitstore.Options{
+			GitDir: e.Repo.GitDir, CommonDir: e.Repo.CommonDir, WorkTree: e.Repo.Toplevel,
+			Remote: c.Remote, Ref: c.Ref, ClockSkew: g.ClockSkew.Std(), Timeout: g.Timeout.Std(),
+		}
+		opts.RemoteFrom = e.gitRemoteFrom()
+		if e.purpose.Cached {
+			opts.MaxAge = g.MaxAge.Std()
+		}
+		if e.purpose.Server {
+			opts.Reuse = -1 // every call of a long-lived server asks
+		}
+		opts.FenceFloor = e.FenceFloor
+		s, err := gitstore.Open(opts)
+		if err != nil {
+			return nil, Usagef("%v (locks.git in %s)", err, cmp.Or(e.Cfg.Path, config.DefaultFile))
+		}
+		return s, nil
+	case KindRedis:
+		if c.URL == "" {
+			return nil, Usagef("store redis (%s): set LOCK_REDIS_URL (or REDIS_URL), or name the server: `lockgate store use redis://HOST:PORT/DB`", c.source())
+		}
+		if _, err := redisstore.ServerID(c.URL); err != nil {
+			return nil, Usagef("%v (%s)", err, c.source())
+		}
+		opts, err := redisstore.OptionsFromEnv(e.getenv)
+		if err != nil {
+			return nil, Usagef("%v", err)
+		}
+		opts.Prefix = prefix
+		opts.PoolSize = 4 // one CLI process: a few connections for parallel reads
+		// One timeout per command: a server that did not answer in time is
+		// not asked again.
+		opts.OneTimeout = !e.purpose.Server
+		opts.FenceFloor = e.FenceFloor
+		return redisstore.Open(context.Background(), c.URL, opts)
+	}
+	return nil, fmt.Errorf("store kind %q not built in", c.Kind)
+}
+
+// gitRemoteFrom says where the git store's remote comes from, in a
+// sentence for the error of a clone without it.
+func (e *Workspace) gitRemoteFrom() string {
+	file := cmp.Or(e.Cfg.Path, config.DefaultFile)
+	if e.Cfg.Locks.Git.Remote != "" {
+		return "locks.git.remote in " + file
+	}
+	return "workflow.remote, origin unless " + file + " sets it, as locks.git.remote is not set"
+}
+
+// traceID is the trace id of a W3C traceparent header value
+// ("00-<32 hex trace id>-<16 hex parent id>-<2 hex flags>"), or "" when the
+// value is absent or malformed.
+func TraceID(tp string) string {
+	parts := strings.Split(strings.TrimSpace(tp), "-")
+	if len(parts) < 4 || len(parts[0]) != 2 || len(parts[1]) != 32 || len(parts[2]) != 16 {
+		return ""
+	}
+	id := strings.ToLower(parts[1])
+	if strings.Trim(id, "0123456789abcdef") != "" || strings.Trim(id, "0") == "" {
+		return ""
+	}
+	return id
+}
+
+// Owner resolves the worker, worker type and session opts name
+// (docs/config.md, Identity), without a repository.
+func Owner(opts Options) (locks.Owner, error) {
+	if opts.Getenv == nil {
+		opts.Getenv = os.Getenv
+	}
+	e := &Workspace{opts: opts}
+	return e.identity()
+}
+
+func (e *Workspace) identity() (locks.Owner, error) {
+	g := e.opts
+	worker := cmp.Or(g.As, e.getenv("LOCKGATE_WORKER"))
+	if worker == "" {
+		name := e.getenv("USER")
+		if name == "" {
+			if u, err := user.Current(); err == nil {
+				name = u.Username
+			}
+		}
+		host, _ := os.Hostname()
+		worker = cmp.Or(name, "unknown") + "@" + cmp.Or(host, "localhost")
+	}
+	wt := cmp.Or(g.WorkerType, e.getenv("LOCKGATE_WORKER_TYPE"), scope.WorkerHuman)
+	if wt != scope.WorkerHuman && wt != scope.WorkerAgent {
+		return locks.Owner{}, Usagef("worker type %q: want human or agent", wt)
+	}
+	return NewOwner(worker, wt, cmp.Or(g.Session, e.getenv("LOCKGATE_SESSION"), worker))
+}
+
+// checkWorker refuses a worker id that would print as something else: one
+// with surrounding whitespace, control or format characters.
+func checkWorker(id string) error {
+	if err := safetext.Check("worker id", id); err != nil {
+		return Usagef("%v", err)
+	}
+	if strings.TrimSpace(id) != id || id == "" {
+		return Usagef("worker id %q: no surrounding whitespace", id)
+	}
+	return nil
+}
+
+// newOwner makes the session printable and checks the worker id and
+// session: their length first (locks.Owner.Check), then checkWorker.
+func NewOwner(worker, workerType, session string) (locks.Owner, error) {
+	o := locks.Owner{Holder: worker, HolderType: workerType, Session: sanitizeSession(session)}
+	if err := o.Check(); err != nil {
+		return locks.Owner{}, Usagef("%v", err)
+	}
+	if err := checkWorker(worker); err != nil {
+		return locks.Owner{}, err
+	}
+	return o, nil
+}
+
+// sanitizeSession keeps a session id printable: anything outside
+// [A-Za-z0-9._@:-] becomes '-'.
+func sanitizeSession(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9',
+			r == '.', r == '_', r == '@', r == ':', r == '-':
+			b.WriteRune(r)
+		default:
+			b.WriteByte('-')
+		}
+	}
+	return b.String()
+}
+
+// Recover records, before a command shows the journal or the locks, what
+// interrupted commands changed but did not record. Showing goes on when it
+// cannot: the next change refuses until it can.
+// A command that reads no lock (log) opens the store only when an intent
+// is left to settle, so that it works while the store is down.
+func (e *Workspace) Recover(ctx context.Context) {
+	if e.Mgr == nil {
+		if !journal.Open(filepath.Join(e.StateDir(), "events.jsonl")).HasIntents() {
+			return
+		}
+		if err := e.Open(ctx, e.purpose); err != nil {
+			e.warn("warning", fmt.Sprintf("the events of an interrupted lockgate command are not recorded yet (lock store: %v)", err))
+			return
+		}
+	}
+	if err := e.Mgr.Recover(ctx); err != nil {
+		e.warn("warning", err.Error())
+	}
+}
