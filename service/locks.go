@@ -103,4 +103,3 @@ type Pruned struct {
 	LockView
 	ExpiredFor time.Duration `json:"-"`
 }
-
