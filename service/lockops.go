@@ -184,8 +184,16 @@ type CheckRequest struct {
 
 // CheckResult is each key's state; Held: one is held by another worker.
 type CheckResult struct {
-	Statuses []locks.Status
+	Statuses []KeyStatus
 	Held     bool
+}
+
+// KeyStatus is one key's state, as `lock check --json` and check_locks
+// show it.
+type KeyStatus struct {
+	Key   string         `json:"key"`
+	State locks.KeyState `json:"state" jsonschema:"free, mine, or held (by another worker)"`
+	Locks []LockView     `json:"locks,omitempty" jsonschema:"the locks on or overlapping the key"`
 }
 
 // CheckLocks says of each key whether it is free, the caller's, or held
@@ -196,8 +204,9 @@ func (e *Workspace) CheckLocks(ctx context.Context, r CheckRequest) (CheckResult
 		return CheckResult{}, err
 	}
 	sts, err := e.Mgr.Check(ctx, Canonicals(keys), e.Me)
-	out := CheckResult{Statuses: sts}
+	out := CheckResult{Statuses: []KeyStatus{}}
 	for _, s := range sts {
+		out.Statuses = append(out.Statuses, KeyStatus{Key: s.Key, State: s.State, Locks: ViewsOf(s.Locks)})
 		out.Held = out.Held || s.State == locks.StateHeld
 	}
 	return out, err

@@ -278,15 +278,14 @@ func checkCommand() *command {
 			if err != nil {
 				return err
 			}
-			sts := res.Statuses
 			if a.globals.JSON {
-				if err := writeJSON(a.stdio.Out, statusViews(sts)); err != nil {
+				if err := writeJSON(a.stdio.Out, res.Statuses); err != nil {
 					return err
 				}
 			} else {
 				now := e.Now()
 				rows := [][]string{{"KEY", "STATE", "HOLDER", "TYPE", "LOCK", "EXPIRES"}}
-				for _, s := range sts {
+				for _, s := range res.Statuses {
 					if len(s.Locks) == 0 {
 						rows = append(rows, []string{s.Key, string(s.State), "-", "-", "-", "-"})
 					}
@@ -387,23 +386,4 @@ func clearCommand() *command {
 			return nil
 		},
 	}
-}
-
-// statusView is one key of `lock check --json`.
-type statusView struct {
-	Key   string             `json:"key"`
-	State locks.KeyState     `json:"state"`
-	Locks []service.LockView `json:"locks,omitempty"`
-}
-
-func statusViews(sts []locks.Status) []statusView {
-	out := make([]statusView, 0, len(sts))
-	for _, s := range sts {
-		v := statusView{Key: s.Key, State: s.State}
-		if len(s.Locks) > 0 {
-			v.Locks = service.ViewsOf(s.Locks)
-		}
-		out = append(out, v)
-	}
-	return out
 }

@@ -287,17 +287,10 @@ type checkLocksIn struct {
 	identityArgs
 }
 
-type keyStatus struct {
-	Key string `json:"key"`
-	// State: free, mine (held by the caller) or held (by another).
-	State locks.KeyState     `json:"state" jsonschema:"free, mine, or held (by another worker)"`
-	Locks []service.LockView `json:"locks,omitempty" jsonschema:"the locks on or overlapping the key"`
-}
-
 type checkLocksOut struct {
 	// Free: no key is held by another worker.
 	Free     bool                 `json:"free" jsonschema:"true when no key asked about is held by another worker"`
-	Statuses []keyStatus          `json:"statuses,omitempty"`
+	Statuses []service.KeyStatus  `json:"statuses,omitempty"`
 	Locks    []service.LockView   `json:"locks,omitempty" jsonschema:"every live lock, when no key was given"`
 	Error    *outcome.ErrorObject `json:"error,omitempty"`
 }
@@ -311,10 +304,7 @@ func checkLocks(ctx context.Context, e *service.Workspace, in checkLocksIn, out 
 		return err
 	}
 	res, err := e.CheckLocks(ctx, service.CheckRequest{Keys: keyArgs(in.FilePath, in.Keys), Tool: true})
-	for _, st := range res.Statuses {
-		out.Statuses = append(out.Statuses, keyStatus{Key: st.Key, State: st.State, Locks: service.ViewsOf(st.Locks)})
-	}
-	out.Free = out.Free && !res.Held
+	out.Statuses, out.Free = res.Statuses, out.Free && !res.Held
 	return err
 }
 
