@@ -6,18 +6,15 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/lockgate/lockgate/internal/duration"
-	"github.com/lockgate/lockgate/service/outcome"
-
-	"github.com/lockgate/lockgate/service"
-
 	"github.com/spf13/pflag"
 
 	"github.com/lockgate/lockgate/frontend/termstyle"
+	"github.com/lockgate/lockgate/internal/duration"
 	"github.com/lockgate/lockgate/internal/hint"
 	"github.com/lockgate/lockgate/internal/safetext"
-
 	"github.com/lockgate/lockgate/model/locks"
+	"github.com/lockgate/lockgate/service"
+	"github.com/lockgate/lockgate/service/outcome"
 )
 
 // AcquireOptions are `lock acquire`'s flags.
