@@ -498,26 +498,28 @@ func (e *Workspace) resolveClearTarget(ctx context.Context, target string) (stri
 	return "", Usagef("lock clear %s: no such lock (looked for %s, %s and activity:%s); see `lockgate lock list --all`", target, key, lockkey.TaskKey(target), target)
 }
 
-// Candidates are what a shell may complete.
-type Candidates int
+// CandidateKind is a kind of word a shell may complete.
+type CandidateKind int
 
-// The candidates: the keys of the caller's locks (the store must be
-// open), work package ids, scope profiles.
 const (
-	HeldKeys Candidates = iota
+	// HeldKeys are the keys of the caller's locks (the store must be open).
+	HeldKeys CandidateKind = iota
+	// PackageIDs are the ids of the work packages.
 	PackageIDs
+	// ScopeProfiles are the scope profiles of the policy.
 	ScopeProfiles
 )
 
-// CompleteRequest asks for the candidates Of that start with Prefix.
-type CompleteRequest struct {
-	Of     Candidates
+// CandidatesRequest asks for the candidates Of that start with Prefix.
+type CandidatesRequest struct {
+	Of     CandidateKind
 	Prefix string
 }
 
-// Complete lists the candidates r asks for: held keys in the store's
-// order, package ids in the file's, profiles sorted.
-func (e *Workspace) Complete(ctx context.Context, r CompleteRequest) ([]string, error) {
+// Candidates lists the completions r asks for: held keys in the store's
+// order, package ids in the file's, profiles sorted. Completion must
+// never fail loudly: the front end completes an error to nothing.
+func (e *Workspace) Candidates(ctx context.Context, r CandidatesRequest) ([]string, error) {
 	var out []string
 	switch r.Of {
 	case HeldKeys:

@@ -520,7 +520,7 @@ func TestPruneLocks(t *testing.T) {
 	}
 }
 
-func TestComplete(t *testing.T) {
+func TestCandidates(t *testing.T) {
 	ctx := context.Background()
 	f := newLockFixture(t)
 	f.repo.Write("work-packages.yaml", "packages:\n  - id: WP-1\n    title: one\n  - id: WP-2\n    title: two\n  - id: X-1\n    title: x\n")
@@ -528,27 +528,27 @@ func TestComplete(t *testing.T) {
 	f.take(me, "src/a.go", "env:staging")
 	f.take(other, "src/b.go")
 	tests := []struct {
-		req  CompleteRequest
+		req  CandidatesRequest
 		want []string
 	}{
-		{CompleteRequest{Of: HeldKeys}, []string{"env:staging", "src/a.go"}},
-		{CompleteRequest{Of: HeldKeys, Prefix: "src/"}, []string{"src/a.go"}},
-		{CompleteRequest{Of: PackageIDs, Prefix: "WP"}, []string{"WP-1", "WP-2"}},
-		{CompleteRequest{Of: ScopeProfiles}, []string{"agents", "backfill"}},
-		{CompleteRequest{Of: ScopeProfiles, Prefix: "z"}, nil},
+		{CandidatesRequest{Of: HeldKeys}, []string{"env:staging", "src/a.go"}},
+		{CandidatesRequest{Of: HeldKeys, Prefix: "src/"}, []string{"src/a.go"}},
+		{CandidatesRequest{Of: PackageIDs, Prefix: "WP"}, []string{"WP-1", "WP-2"}},
+		{CandidatesRequest{Of: ScopeProfiles}, []string{"agents", "backfill"}},
+		{CandidatesRequest{Of: ScopeProfiles, Prefix: "z"}, nil},
 	}
 	for _, tt := range tests {
-		got, err := me.Complete(ctx, tt.req)
+		got, err := me.Candidates(ctx, tt.req)
 		slices.Sort(got)
 		if err != nil || !slices.Equal(got, tt.want) {
-			t.Errorf("Complete(%+v) = %q, %v; want %q", tt.req, got, err, tt.want)
+			t.Errorf("Candidates(%+v) = %q, %v; want %q", tt.req, got, err, tt.want)
 		}
 	}
 	loaded, err := Load(ctx, Options{Dir: f.repo.Dir, As: "me", Getenv: func(string) string { return "" }})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := loaded.Complete(ctx, CompleteRequest{Of: HeldKeys}); err == nil {
+	if _, err := loaded.Candidates(ctx, CandidatesRequest{Of: HeldKeys}); err == nil {
 		t.Fatal("held keys of a workspace whose store is not open: want an error")
 	}
 }

@@ -28,15 +28,15 @@ func (a *app) completeProfiles(ctx context.Context) cobra.CompletionFunc {
 	return a.completeWith(ctx, service.ScopeProfiles, a.load)
 }
 
-// completeWith completes the candidates of kind of the workspace open
+// completeWith completes the candidates of kind "of" of the workspace open
 // gives (loaded, or with its lock store open).
-func (a *app) completeWith(ctx context.Context, of service.Candidates, open func(context.Context) (*service.Workspace, error)) cobra.CompletionFunc {
+func (a *app) completeWith(ctx context.Context, of service.CandidateKind, open func(context.Context) (*service.Workspace, error)) cobra.CompletionFunc {
 	return func(_ *cobra.Command, _ []string, toComplete string) ([]string, cobra.ShellCompDirective) {
 		e, err := open(ctx)
 		if err != nil {
 			return nil, cobra.ShellCompDirectiveNoFileComp
 		}
-		out, err := e.Complete(ctx, service.CompleteRequest{Of: of, Prefix: toComplete})
+		out, err := e.Candidates(ctx, service.CandidatesRequest{Of: of, Prefix: toComplete})
 		if err != nil {
 			return nil, cobra.ShellCompDirectiveNoFileComp
 		}
