@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"github.com/lockgate/lockgate/model/locks"
 	"github.com/lockgate/lockgate/service"
 	"github.com/lockgate/lockgate/service/outcome"
 
@@ -78,8 +77,14 @@ type command struct {
 	run   func(ctx context.Context, a *app, args []string) error
 	sub   map[string]*command
 	// takesLocks: the command takes locks, so a store the clone's hooks
-	// do not read is refused.
-	takesLocks bool
+	// do not read is refused. noStore: it reads no lock store, so run
+	// only loads the workspace.
+	takesLocks, noStore bool
+	// noArgs: the command takes no arguments; oneArg names the one it
+	// takes. Either is checked before run, with the command's path in the
+	// message.
+	noArgs bool
+	oneArg string
 	// keepDash passes a "--" argument through to run, for commands that
 	// take a command line after it.
 	keepDash bool
@@ -94,7 +99,7 @@ type command struct {
 func Main(ctx context.Context, args []string, stdio Stdio) int {
 	a := &app{stdio: stdio}
 	// One run is one request: its records and events carry its id.
-	ctx = locks.WithAudit(ctx, locks.Audit{RequestID: locks.NewToken()[:16], TraceID: service.TraceID(getenv("TRACEPARENT"))})
+	ctx = service.WithRequest(ctx, service.TraceID(getenv("TRACEPARENT")))
 	err := a.main(ctx, args)
 	if err != nil {
 		a.reportError(err)
@@ -280,9 +285,16 @@ func (a *app) cobraCommand(ctx context.Context, parent, name string, c *command)
 			if _, err := a.styleOf(); err != nil {
 				return &runError{service.Usagef("%v", err)}
 			}
-			a.purpose.TakesLocks = c.takesLocks
+			a.purpose.TakesLocks, a.noStore = c.takesLocks, c.noStore
 			if n := cmd.ArgsLenAtDash(); c.keepDash && n >= 0 {
 				args = append(append(append([]string(nil), args[:n]...), "--"), args[n:]...)
+			}
+			path := strings.TrimPrefix(cmd.CommandPath(), "lockgate ")
+			switch {
+			case c.noArgs && len(args) > 0:
+				return &runError{service.Usagef("%s takes no arguments", path)}
+			case c.oneArg != "" && len(args) != 1:
+				return &runError{service.Usagef("%s: give exactly one %s", path, c.oneArg)}
 			}
 			if err := c.run(ctx, a, args); err != nil {
 				return &runError{err}
