@@ -66,7 +66,10 @@ func TestPauseStatusAndUnpause(t *testing.T) {
 	}{
 		{name: "free feature", do: func() (any, error) {
 			return bob.PauseStatus(ctx, service.PauseStatusRequest{Feature: "FEAT-9"})
-		}, want: func(v any) bool { st := v.(service.PauseState); return !st.Paused && !st.Blocks() && st.Key == "feature:FEAT-9:pause" }},
+		}, want: func(v any) bool {
+			st := v.(service.PauseState)
+			return !st.Paused && !st.Blocks() && st.Key == "feature:FEAT-9:pause"
+		}},
 		{name: "paused by another", do: func() (any, error) {
 			return bob.PauseStatus(ctx, service.PauseStatusRequest{Feature: "FEAT-1"})
 		}, want: func(v any) bool {
@@ -84,10 +87,16 @@ func TestPauseStatusAndUnpause(t *testing.T) {
 		}, wantErr: new(*locks.NotOwnerError)},
 		{name: "unpause of another's with force", do: func() (any, error) {
 			return bob.Unpause(ctx, service.UnpauseRequest{Feature: "FEAT-1", Force: true})
-		}, want: func(v any) bool { res := v.(locks.ReleaseResult); return len(res.Forced) == 1 && res.Forced[0].Holder == "alice" }},
+		}, want: func(v any) bool {
+			res := v.(locks.ReleaseResult)
+			return len(res.Forced) == 1 && res.Forced[0].Holder == "alice"
+		}},
 		{name: "unpause of a free feature", do: func() (any, error) {
 			return alice.Unpause(ctx, service.UnpauseRequest{Feature: "FEAT-1"})
-		}, want: func(v any) bool { res := v.(locks.ReleaseResult); return len(res.Removed) == 0 && len(res.Missing) == 1 }},
+		}, want: func(v any) bool {
+			res := v.(locks.ReleaseResult)
+			return len(res.Removed) == 0 && len(res.Missing) == 1
+		}},
 	}
 	for _, s := range steps {
 		v, err := s.do()

@@ -3,6 +3,8 @@ package service_test
 import (
 	"context"
 	"errors"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -77,4 +79,12 @@ func wantError(t *testing.T, err error, target any) {
 	if err == nil || !errors.As(err, target) {
 		t.Fatalf("error %v (%T), want a %T", err, err, target)
 	}
+}
+
+// relTo is file relative to dir when it is inside it, else file.
+func relTo(dir, file string) string {
+	if rel, err := filepath.Rel(dir, file); err == nil && !strings.HasPrefix(rel, "..") {
+		return filepath.ToSlash(rel)
+	}
+	return file
 }
