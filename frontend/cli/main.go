@@ -101,13 +101,14 @@ func Main(ctx context.Context, args []string, stdio Stdio) int {
 	// One run is one request: its records and events carry its id.
 	ctx = service.WithRequest(ctx, service.TraceID(getenv("TRACEPARENT")))
 	err := a.main(ctx, args)
+	o := a.outcome(err)
 	if err != nil {
-		a.reportError(err)
+		a.reportError(err, o)
 	}
 	if a.env != nil {
 		a.env.Close()
 	}
-	return a.outcome(err).Exit
+	return o.Exit
 }
 
 func (a *app) main(ctx context.Context, args []string) error {
@@ -322,18 +323,18 @@ func (a *app) cobraCommand(ctx context.Context, parent, name string, c *command)
 	return cc
 }
 
-// reportError prints err on stderr the way a user should read it and,
-// under --json, as an error object on stdout (with what the command did
-// before it failed).
-func (a *app) reportError(err error) {
+// reportError prints err, which o classifies, on stderr the way a user
+// should read it and, under --json, as an error object on stdout (with
+// what the command did before it failed).
+func (a *app) reportError(err error, o outcome.Outcome) {
 	var exit *outcome.ExitError
 	if errors.As(err, &exit) {
 		return // already reported
 	}
 	fmt.Fprintf(a.stdio.Err, "%s %s\n", a.paint(termstyle.Error, "lockgate:"), safetext.Text(err.Error()))
-	detail, hints := a.explain(err)
-	if detail != "" {
-		a.printHints(detail)
+	hints := a.carry(o.Hints)
+	if o.Detail != "" {
+		a.printHints(o.Detail)
 	}
 	a.printHints(hints...)
 	if a.globals.JSON {
@@ -341,7 +342,7 @@ func (a *app) reportError(err error) {
 		for k, v := range a.partial {
 			out[k] = v
 		}
-		out["error"] = a.outcome(err).Object(err, strings.Join(hints, "; "))
+		out["error"] = o.Object(err, strings.Join(hints, "; "))
 		_ = writeJSON(a.stdio.Out, out)
 	}
 }
