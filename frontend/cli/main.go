@@ -279,29 +279,7 @@ func (a *app) cobraCommand(ctx context.Context, parent, name string, c *command)
 		return service.Usagef("%s: %v%s", strings.TrimPrefix(cmd.CommandPath(), "lockgate "), err, flagSuggestion(cmd, err))
 	})
 	if c.run != nil {
-		cc.RunE = func(cmd *cobra.Command, args []string) error {
-			if c.jsonErrors != nil && c.jsonErrors() {
-				a.globals.JSON = true
-			}
-			if _, err := a.styleOf(); err != nil {
-				return &runError{service.Usagef("%v", err)}
-			}
-			a.purpose.TakesLocks, a.noStore = c.takesLocks, c.noStore
-			if n := cmd.ArgsLenAtDash(); c.keepDash && n >= 0 {
-				args = append(append(append([]string(nil), args[:n]...), "--"), args[n:]...)
-			}
-			path := strings.TrimPrefix(cmd.CommandPath(), "lockgate ")
-			switch {
-			case c.noArgs && len(args) > 0:
-				return &runError{service.Usagef("%s takes no arguments", path)}
-			case c.oneArg != "" && len(args) != 1:
-				return &runError{service.Usagef("%s: give exactly one %s", path, c.oneArg)}
-			}
-			if err := c.run(ctx, a, args); err != nil {
-				return &runError{err}
-			}
-			return nil
-		}
+		cc.RunE = a.runE(ctx, c)
 	} else {
 		cc.RunE = func(cmd *cobra.Command, args []string) error {
 			if len(args) > 0 {
