@@ -8,9 +8,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -229,15 +229,10 @@ func (a *app) rootCommand(ctx context.Context, only string) *cobra.Command {
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return service.Usagef("%v%s", err, flagSuggestion(c, err))
 	})
-	names := make([]string, 0)
 	cmds := commands()
-	if cmds[only] != nil {
-		names = append(names, only)
-	} else {
-		for name := range cmds {
-			names = append(names, name)
-		}
-		sort.Strings(names)
+	names := []string{only}
+	if cmds[only] == nil {
+		names = slices.Sorted(maps.Keys(cmds))
 	}
 	for _, name := range names {
 		root.AddCommand(a.cobraCommand(ctx, "", name, cmds[name]))
@@ -290,12 +285,7 @@ func (a *app) cobraCommand(ctx context.Context, parent, name string, c *command)
 			return &runError{service.Usagef("%s: missing subcommand", strings.TrimPrefix(cmd.CommandPath(), "lockgate "))}
 		}
 	}
-	names := make([]string, 0, len(c.sub))
-	for n := range c.sub {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
+	for _, n := range slices.Sorted(maps.Keys(c.sub)) {
 		cc.AddCommand(a.cobraCommand(ctx, strings.TrimSpace(parent+" "+name), n, c.sub[n]))
 	}
 	return cc
