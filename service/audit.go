@@ -198,3 +198,52 @@ func (e *Workspace) AllEvents(ctx context.Context, since time.Time) ([]journal.E
 	})
 	return evs, nil
 }
+
+// WithRequest makes ctx one request of its own: the lock records and
+// events it writes carry a new request id and traceID, the trace of the
+// caller ("" none; see TraceID).
+func WithRequest(ctx context.Context, traceID string) context.Context {
+	return locks.WithAudit(ctx, locks.Audit{RequestID: locks.NewToken()[:16], TraceID: traceID})
+}
+
+// SyncRequest is `workflow sync`: push the branch after the commit even
+// when workflow.auto_push is off (Push), or not even when it is on
+// (NoPush, which wins).
+type SyncRequest struct{ Push, NoPush bool }
+
+// Synced is what `workflow sync` did, as its --json shows it: the journal's
+// distinct events, those already on the branch, those committed now and in
+// how many commits, and whether the branch was pushed (to Remote).
+type Synced struct {
+	Already   int    `json:"already"`
+	Branch    string `json:"branch"`
+	Commits   int    `json:"commits"`
+	Committed int    `json:"committed"`
+	Journal   int    `json:"journal"`
+	Pushed    bool   `json:"pushed"`
+	Remote    string `json:"-"`
+}
+
+// SyncWorkflow commits the journal's events that are not on the workflow
+// branch yet, and pushes it per workflow.auto_push unless the request says
+// otherwise.
+func (e *Workspace) SyncWorkflow(ctx context.Context, req SyncRequest) (*Synced, error) {
+	w, err := e.BranchWriter(ctx)()
+	if err != nil {
+		return nil, err
+	}
+	res, err := w.Sync(ctx, e.Journal)
+	if err != nil {
+		return nil, fmt.Errorf("workflow sync: %w (the events stay in the journal)", err)
+	}
+	e.WarnSkipped(e.Journal.Path(), res.Corrupt)
+	out := &Synced{Already: res.Present, Branch: w.Branch(), Commits: res.Commits, Committed: res.Committed,
+		Journal: res.Journal, Remote: e.Cfg.Workflow.Remote}
+	if (e.Cfg.Workflow.AutoPush || req.Push) && !req.NoPush {
+		if err := w.Push(ctx); err != nil {
+			return nil, err
+		}
+		out.Pushed = true
+	}
+	return out, nil
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -81,21 +82,47 @@ func cycleOf(reason string) (int, bool) {
 	return n, err == nil && strings.HasPrefix(reason, "cycle ")
 }
 
-// PlanRequest is what `plan` plans: the task file (absolute), the
-// scheduling cycle, and whether backfill tasks use the backfill-bridge
-// profile.
+// Plan is a plan of tasks: each task's status and locks, the tasks ready
+// now, and the paths cooling down.
+type Plan = planner.Plan
+
+// TaskPlan is one task of a Plan.
+type TaskPlan = planner.TaskPlan
+
+// PlanRequest is what `plan` plans: the task file (relative to the
+// working directory), the scheduling cycle, whether backfill tasks use the
+// backfill-bridge profile and, with Acquire, the task whose locks to take
+// at once, for TTL (0: by worker type, and a longer lock held before is
+// never shortened).
 type PlanRequest struct {
 	File        string
 	Cycle       int
 	AllowBridge bool
+	Acquire     string
+	TTL         time.Duration
+}
+
+// Planned is what `plan` did: the plan, and the locks of the task it was
+// asked to acquire.
+type Planned struct {
+	Plan     *Plan
+	Acquired []locks.Result
 }
 
 // Plan reads the task file and plans it against the locks others hold now
 // and the planner's cooldowns; it records the cycle, so that a backfill
 // check that rejects a path records it with this cycle, and removes the
-// cooldown records whose cooldown has ended. It opens the store for p.
-func (e *Workspace) Plan(ctx context.Context, p Purpose, req PlanRequest) (*planner.Plan, error) {
-	data, err := config.ReadFile(req.File, planner.MaxInputBytes)
+// cooldown records whose cooldown has ended. With req.Acquire it takes the
+// task's locks.
+func (e *Workspace) Plan(ctx context.Context, req PlanRequest) (*Planned, error) {
+	if req.Cycle < 0 || req.TTL < 0 {
+		return nil, Usagef("plan: the cycle and the lock lifetime must not be negative")
+	}
+	file := req.File
+	if !filepath.IsAbs(file) {
+		file = filepath.Join(e.Cwd, file)
+	}
+	data, err := config.ReadFile(file, planner.MaxInputBytes)
 	var ce *config.Error
 	if errors.As(err, &ce) {
 		return nil, err
@@ -103,12 +130,12 @@ func (e *Workspace) Plan(ctx context.Context, p Purpose, req PlanRequest) (*plan
 	if err != nil {
 		return nil, Usagef("plan: %v", err)
 	}
-	in, err := planner.Parse(req.File, data)
+	in, err := planner.Parse(file, data)
 	if err != nil {
 		return nil, Usagef("%v", err)
 	}
 	// A path through a symbolic link is planned where it leads, as
-	// AcquireTask locks it.
+	// acquireTask locks it.
 	for i := range in.Tasks {
 		for j, p := range in.Tasks[i].TouchedPaths {
 			if IsPathArg(p) {
@@ -118,7 +145,7 @@ func (e *Workspace) Plan(ctx context.Context, p Purpose, req PlanRequest) (*plan
 			}
 		}
 	}
-	h, err := e.Runner(ctx, p, "")
+	h, err := e.Runner(ctx, e.purpose, "")
 	if err != nil {
 		return nil, err
 	}
@@ -164,20 +191,26 @@ func (e *Workspace) Plan(ctx context.Context, p Purpose, req PlanRequest) (*plan
 			return nil, fmt.Errorf("remove the ended cooldown %s: %w", k, err)
 		}
 	}
-	return plan, nil
+	out := &Planned{Plan: plan}
+	if req.Acquire != "" {
+		if out.Acquired, err = e.acquireTask(ctx, plan, req.Acquire, req.TTL); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
 }
 
 // TaskNotReadyError is a task the plan rejected or cools down: its locks
 // are not taken.
-type TaskNotReadyError struct{ Task planner.TaskPlan }
+type TaskNotReadyError struct{ Task TaskPlan }
 
 func (e *TaskNotReadyError) Error() string {
 	return fmt.Sprintf("task %s is %s: %s", e.Task.ID, e.Task.Status, e.Task.Reason)
 }
 
-// AcquireTask takes every lock of task id of plan at once, for ttl (0: by
+// acquireTask takes every lock of task id of plan at once, for ttl (0: by
 // worker type, and a longer lock held before is never shortened).
-func (e *Workspace) AcquireTask(ctx context.Context, plan *planner.Plan, id string, ttl time.Duration) ([]locks.Result, error) {
+func (e *Workspace) acquireTask(ctx context.Context, plan *Plan, id string, ttl time.Duration) ([]locks.Result, error) {
 	for _, t := range plan.Tasks {
 		if t.ID != id {
 			continue

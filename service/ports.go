@@ -13,12 +13,13 @@ import (
 	"github.com/lockgate/lockgate/model/locks"
 )
 
-// Port leases are locks on `port:<N>` keys: the lock store makes them
+// PortNS is the namespace of port leases, locks on `port:<N>` keys: the lock store makes them
 // exclusive across sessions (and machines, on Redis), and they expire like
 // any lock. `port:` is not a namespace users may lock directly: ports are
 // only handed out by `ports allocate`, after checking them free by binding.
 const PortNS = "port"
 
+// PortKey is the key of port p's lease.
 func PortKey(p int) string { return PortNS + ":" + strconv.Itoa(p) }
 
 // freePort asks the kernel for a TCP port that is free on this machine.
@@ -31,13 +32,31 @@ func freePort() (int, error) {
 	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
-// AllocatePorts leases count ports that are free on this machine to e's
-// session: a port the kernel offers may still be leased to a session that
-// is not listening on it yet, so such ports are skipped.
-func (e *Workspace) AllocatePorts(ctx context.Context, count int, ttl time.Duration) ([]locks.Lock, error) {
+// PortsRequest is `ports allocate`: how many ports, leased for how long
+// (0: as a lock, by worker type; LOCK_TTL_MS on Redis).
+type PortsRequest struct {
+	Count int
+	TTL   time.Duration
+}
+
+// AllocatePorts leases ports that are free on this machine to e's
+// session, in the order leased: a port the kernel offers may still be
+// leased to a session that is not listening on it yet, so such ports are
+// skipped.
+func (e *Workspace) AllocatePorts(ctx context.Context, req PortsRequest) ([]locks.Lock, error) {
+	if req.Count < 1 || req.TTL < 0 {
+		return nil, Usagef("allocate ports: want at least one port and a lifetime not negative, got %d and %s", req.Count, req.TTL)
+	}
+	ttl := req.TTL
+	if ttl == 0 {
+		var err error
+		if ttl, err = e.DefaultTTL(nil); err != nil {
+			return nil, err
+		}
+	}
 	var leased []locks.Lock
-	for tries := 0; len(leased) < count; tries++ {
-		if tries > 50*count {
+	for tries := 0; len(leased) < req.Count; tries++ {
+		if tries > 50*req.Count {
 			return leased, fmt.Errorf("ports allocate: no free port could be leased after %d tries", tries)
 		}
 		p, err := freePort()
@@ -61,9 +80,65 @@ func (e *Workspace) AllocatePorts(ctx context.Context, count int, ttl time.Durat
 	return leased, nil
 }
 
-// MyPorts is the keys of the given ports, or of every live lease of this
+// PortsRefreshRequest is `ports refresh`: the ports (none: every lease of
+// the session) and their new lifetime from now (0: as a lock, by worker
+// type, never shortening a lease; a TTL named may shorten one).
+type PortsRefreshRequest struct {
+	Ports []string
+	TTL   time.Duration
+}
+
+// RefreshPorts extends the session's port leases.
+func (e *Workspace) RefreshPorts(ctx context.Context, req PortsRefreshRequest) ([]locks.Lock, error) {
+	keys, err := e.myPorts(ctx, req.Ports)
+	if err != nil {
+		return nil, err
+	}
+	ttl, exact := req.TTL, req.TTL != 0
+	if !exact {
+		if ttl, err = e.DefaultTTL(nil); err != nil {
+			return nil, err
+		}
+	}
+	return e.Mgr.Refresh(ctx, keys, e.Me, ttl, 0, exact)
+}
+
+// PortsReleaseRequest is `ports release`: the ports (none: every lease of
+// the session), and whether another session's are freed too (Force,
+// logged).
+type PortsReleaseRequest struct {
+	Ports []string
+	Force bool
+}
+
+// ReleasePorts gives port leases back.
+func (e *Workspace) ReleasePorts(ctx context.Context, req PortsReleaseRequest) (locks.ReleaseResult, error) {
+	keys, err := e.myPorts(ctx, req.Ports)
+	if err != nil {
+		return locks.ReleaseResult{}, err
+	}
+	return e.Mgr.Release(ctx, keys, e.Me, req.Force)
+}
+
+// ListPorts is every live port lease, by port.
+func (e *Workspace) ListPorts(ctx context.Context) ([]PortRow, error) {
+	entries, err := e.Store.InNamespace(ctx, PortNS)
+	if err != nil {
+		return nil, err
+	}
+	now := e.Now()
+	var live []locks.Lock
+	for _, en := range entries {
+		if en.Err == nil && !en.Expired(now) {
+			live = append(live, en.Lock)
+		}
+	}
+	return PortRows(live), nil
+}
+
+// myPorts is the keys of the given ports, or of every live lease of this
 // session when none are given.
-func (e *Workspace) MyPorts(ctx context.Context, args []string) ([]string, error) {
+func (e *Workspace) myPorts(ctx context.Context, args []string) ([]string, error) {
 	var keys []string
 	for _, s := range args {
 		p, err := strconv.Atoi(s)

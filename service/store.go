@@ -568,9 +568,15 @@ type UseResult struct {
 	Prefix   string     `json:"prefix"`
 }
 
-// UseStore records spec as the clone's store ("" forgets it), after
-// checking that the store opens, and logs a store_use event.
-func (e *Workspace) UseStore(ctx context.Context, spec string) (*UseResult, error) {
+// UseRequest is `store use`: the store to record as the clone's (file,
+// git, redis or a redis:// URL), or "" to forget the clone's choice and
+// follow locks.store of .lockgate.yaml.
+type UseRequest struct{ Store string }
+
+// UseStore records the clone's store, after checking that the store
+// opens, and logs a store_use event.
+func (e *Workspace) UseStore(ctx context.Context, req UseRequest) (*UseResult, error) {
+	spec := req.Store
 	e.choosing = true // what it records is the one asked for
 	// A record lockgate cannot read is what store use repairs.
 	was := "unreadable"

@@ -3,13 +3,13 @@ package cli
 import (
 	"fmt"
 
-	"github.com/lockgate/lockgate/service/agentsetup"
+	"github.com/lockgate/lockgate/service"
 )
 
 // setupAgent writes agent's settings in the worktree at root and says what
 // it did with each entry.
 func (a *app) setupAgent(root, agent string) error {
-	steps, err := agentsetup.Setup(root, agent)
+	steps, err := service.SetupAgent(root, agent)
 	for _, s := range steps {
 		fmt.Fprintf(a.stdio.Err, "%s: %s %s\n", s.Path, s.What, map[bool]string{true: "added", false: "already there"}[s.Changed])
 	}
@@ -18,7 +18,7 @@ func (a *app) setupAgent(root, agent string) error {
 
 // removeAgent takes lockgate's entries out of agent's settings.
 func (a *app) removeAgent(root, agent string) error {
-	steps, err := agentsetup.Remove(root, agent)
+	steps, err := service.RemoveAgent(root, agent)
 	for _, s := range steps {
 		fmt.Fprintf(a.stdio.Err, "%s: %s removed\n", s.Path, s.What)
 	}

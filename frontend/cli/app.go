@@ -22,8 +22,10 @@ type app struct {
 	// partial is what a failed command did before it failed, printed with
 	// the error object under --json.
 	partial map[string]any
-	// purpose is what the command does with the lock store it opens.
+	// purpose is what the command does with the lock store it opens;
+	// noStore, that it opens none (see command.noStore).
 	purpose service.Purpose
+	noStore bool
 	// style is stderr's colour, decided once (styled).
 	style  termstyle.Style
 	styled bool

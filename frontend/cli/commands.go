@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"runtime/debug"
-
-	"github.com/lockgate/lockgate/service"
 )
 
 func commands() map[string]*command {
@@ -47,7 +45,7 @@ func commands() map[string]*command {
 			"edit":        guardEditCommand(),
 			"claude-code": guardClaudeCodeCommand(),
 		}},
-		"version": {usage: "version", short: "print the version", run: runVersion},
+		"version": {usage: "version", short: "print the version", noArgs: true, run: runVersion},
 	}
 }
 
@@ -64,10 +62,7 @@ func version() string {
 	return "(devel)"
 }
 
-func runVersion(_ context.Context, a *app, args []string) error {
-	if len(args) > 0 {
-		return service.Usagef("version takes no arguments")
-	}
+func runVersion(_ context.Context, a *app, _ []string) error {
 	v := version()
 	if a.globals.JSON {
 		return writeJSON(a.stdio.Out, map[string]string{"version": v})

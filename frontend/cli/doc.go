@@ -1,7 +1,10 @@
-// Package cli wires lockgate's front ends — the commands, the MCP server
-// for coding agents (`lockgate mcp`) and the pre-edit guards — to one
-// implementation: flag sets, options structs, tool schemas, output
-// rendering, and the one place where errors become exit codes (and MCP
-// error classes). Everything it decides is delegated to the workflow,
-// scope and hooks packages.
+// Package cli is lockgate's command-line front end: the command tree (on
+// cobra: help, completion, suggestions), the global options and each
+// command's flags, and the rendering of what comes back — text, tables,
+// --json, hint lines that carry the user's options. A command parses its
+// arguments, makes one request of the service (run opens the workspace
+// for it) and renders the result; Main prints an error with its hints and
+// takes the exit code from service/outcome. It also starts the MCP front
+// end (`lockgate mcp`), and runs git's hook contracts and the coding
+// agents' pre-edit guards.
 package cli

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"github.com/lockgate/lockgate/model/locks"
 	"github.com/lockgate/lockgate/service"
 	"github.com/lockgate/lockgate/service/outcome"
 
@@ -9,9 +8,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -78,8 +77,14 @@ type command struct {
 	run   func(ctx context.Context, a *app, args []string) error
 	sub   map[string]*command
 	// takesLocks: the command takes locks, so a store the clone's hooks
-	// do not read is refused.
-	takesLocks bool
+	// do not read is refused. noStore: it reads no lock store, so run
+	// only loads the workspace.
+	takesLocks, noStore bool
+	// noArgs: the command takes no arguments; oneArg names the one it
+	// takes. Either is checked before run, with the command's path in the
+	// message.
+	noArgs bool
+	oneArg string
 	// keepDash passes a "--" argument through to run, for commands that
 	// take a command line after it.
 	keepDash bool
@@ -94,15 +99,16 @@ type command struct {
 func Main(ctx context.Context, args []string, stdio Stdio) int {
 	a := &app{stdio: stdio}
 	// One run is one request: its records and events carry its id.
-	ctx = locks.WithAudit(ctx, locks.Audit{RequestID: locks.NewToken()[:16], TraceID: service.TraceID(getenv("TRACEPARENT"))})
+	ctx = service.WithRequest(ctx, service.TraceID(getenv("TRACEPARENT")))
 	err := a.main(ctx, args)
+	o := a.outcome(err)
 	if err != nil {
-		a.reportError(err)
+		a.reportError(err, o)
 	}
 	if a.env != nil {
 		a.env.Close()
 	}
-	return a.outcome(err).Exit
+	return o.Exit
 }
 
 func (a *app) main(ctx context.Context, args []string) error {
@@ -223,15 +229,10 @@ func (a *app) rootCommand(ctx context.Context, only string) *cobra.Command {
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return service.Usagef("%v%s", err, flagSuggestion(c, err))
 	})
-	names := make([]string, 0)
 	cmds := commands()
-	if cmds[only] != nil {
-		names = append(names, only)
-	} else {
-		for name := range cmds {
-			names = append(names, name)
-		}
-		sort.Strings(names)
+	names := []string{only}
+	if cmds[only] == nil {
+		names = slices.Sorted(maps.Keys(cmds))
 	}
 	for _, name := range names {
 		root.AddCommand(a.cobraCommand(ctx, "", name, cmds[name]))
@@ -273,22 +274,7 @@ func (a *app) cobraCommand(ctx context.Context, parent, name string, c *command)
 		return service.Usagef("%s: %v%s", strings.TrimPrefix(cmd.CommandPath(), "lockgate "), err, flagSuggestion(cmd, err))
 	})
 	if c.run != nil {
-		cc.RunE = func(cmd *cobra.Command, args []string) error {
-			if c.jsonErrors != nil && c.jsonErrors() {
-				a.globals.JSON = true
-			}
-			if _, err := a.styleOf(); err != nil {
-				return &runError{service.Usagef("%v", err)}
-			}
-			a.purpose.TakesLocks = c.takesLocks
-			if n := cmd.ArgsLenAtDash(); c.keepDash && n >= 0 {
-				args = append(append(append([]string(nil), args[:n]...), "--"), args[n:]...)
-			}
-			if err := c.run(ctx, a, args); err != nil {
-				return &runError{err}
-			}
-			return nil
-		}
+		cc.RunE = a.runE(ctx, c)
 	} else {
 		cc.RunE = func(cmd *cobra.Command, args []string) error {
 			if len(args) > 0 {
@@ -299,29 +285,24 @@ func (a *app) cobraCommand(ctx context.Context, parent, name string, c *command)
 			return &runError{service.Usagef("%s: missing subcommand", strings.TrimPrefix(cmd.CommandPath(), "lockgate "))}
 		}
 	}
-	names := make([]string, 0, len(c.sub))
-	for n := range c.sub {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
+	for _, n := range slices.Sorted(maps.Keys(c.sub)) {
 		cc.AddCommand(a.cobraCommand(ctx, strings.TrimSpace(parent+" "+name), n, c.sub[n]))
 	}
 	return cc
 }
 
-// reportError prints err on stderr the way a user should read it and,
-// under --json, as an error object on stdout (with what the command did
-// before it failed).
-func (a *app) reportError(err error) {
+// reportError prints err, which o classifies, on stderr the way a user
+// should read it and, under --json, as an error object on stdout (with
+// what the command did before it failed).
+func (a *app) reportError(err error, o outcome.Outcome) {
 	var exit *outcome.ExitError
 	if errors.As(err, &exit) {
 		return // already reported
 	}
 	fmt.Fprintf(a.stdio.Err, "%s %s\n", a.paint(termstyle.Error, "lockgate:"), safetext.Text(err.Error()))
-	detail, hints := a.explain(err)
-	if detail != "" {
-		a.printHints(detail)
+	hints := a.carry(o.Hints)
+	if o.Detail != "" {
+		a.printHints(o.Detail)
 	}
 	a.printHints(hints...)
 	if a.globals.JSON {
@@ -329,7 +310,7 @@ func (a *app) reportError(err error) {
 		for k, v := range a.partial {
 			out[k] = v
 		}
-		out["error"] = a.outcome(err).Object(err, strings.Join(hints, "; "))
+		out["error"] = o.Object(err, strings.Join(hints, "; "))
 		_ = writeJSON(a.stdio.Out, out)
 	}
 }

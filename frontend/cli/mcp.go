@@ -5,19 +5,15 @@ import (
 	"runtime/debug"
 
 	"github.com/lockgate/lockgate/frontend/mcpserver"
-
-	"github.com/lockgate/lockgate/service"
 )
 
 func mcpCommand() *command {
 	return &command{
 		takesLocks: true,
+		noArgs:     true,
 		usage:      "mcp",
 		short:      "serve the lock API to coding agents as MCP tools over stdio",
-		run: func(ctx context.Context, a *app, args []string) error {
-			if len(args) > 0 {
-				return service.Usagef("mcp takes no arguments")
-			}
+		run: func(ctx context.Context, a *app, _ []string) error {
 			if getenv("GOGC") == "" {
 				// A long-lived server with a few MB of live heap would collect
 				// every few calls at the default; a larger step costs little
@@ -25,7 +21,7 @@ func mcpCommand() *command {
 				debug.SetGCPercent(400)
 			}
 			a.purpose.Server = true
-			e, err := a.open(ctx)
+			e, err := a.workspace(ctx)
 			if err != nil {
 				return err
 			}

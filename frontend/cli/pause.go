@@ -5,44 +5,35 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/lockgate/lockgate/service/outcome"
-
-	"github.com/lockgate/lockgate/service"
-
 	"github.com/spf13/pflag"
 
 	"github.com/lockgate/lockgate/internal/hint"
 	"github.com/lockgate/lockgate/internal/safetext"
+	"github.com/lockgate/lockgate/model/locks"
+	"github.com/lockgate/lockgate/service"
+	"github.com/lockgate/lockgate/service/outcome"
 )
 
 func pauseCommand() *command {
-	var reason string
-	var ttl time.Duration
+	var req service.PauseRequest
 	return &command{
 		takesLocks: true,
+		oneArg:     "FEATURE",
 		usage:      "pause FEATURE [--reason R] [--ttl D]",
 		short:      "stop the line: take feature:FEATURE:pause (status, wait: see below)",
 		flags: func(fs *pflag.FlagSet) {
-			fs.StringVar(&reason, "reason", "", "why the line is stopped (shown to every worker)")
-			durationVar(fs, &ttl, "ttl", "how long the pause lasts unless released (default by worker type)")
+			fs.StringVar(&req.Reason, "reason", "", "why the line is stopped (shown to every worker)")
+			durationVar(fs, &req.TTL, "ttl", "how long the pause lasts unless released (default by worker type)")
 		},
 		run: func(ctx context.Context, a *app, args []string) error {
-			if len(args) != 1 {
-				return service.Usagef("pause: give exactly one FEATURE")
-			}
-			e, err := a.open(ctx)
-			if err != nil {
-				return err
-			}
-			res, err := e.Pause(ctx, args[0], reason, ttl)
-			if err != nil {
-				return err
-			}
-			if a.globals.JSON {
-				return writeJSON(a.stdio.Out, acquiredViews(res))
-			}
-			fmt.Fprintf(a.stdio.Err, "paused %s in %s until %s; `lockgate unpause %s` resumes\n", safetext.Field(args[0]), e.StoreLabel(), stamp(res[0].Lock.ExpiresAt), hint.Quote(args[0]))
-			return nil
+			req.Feature = args[0]
+			return run(ctx, a, func(e *service.Workspace) ([]locks.Result, error) { return e.Pause(ctx, req) },
+				func(e *service.Workspace, res []locks.Result) error {
+					return a.reply(acquiredViews(res), func() {
+						fmt.Fprintf(a.stdio.Err, "paused %s in %s until %s; `lockgate unpause %s` resumes\n",
+							safetext.Field(req.Feature), e.StoreLabel(), stamp(res[0].Lock.ExpiresAt), hint.Quote(req.Feature))
+					})
+				})
 		},
 		sub: map[string]*command{
 			"status": pauseStatusCommand(),
@@ -52,22 +43,21 @@ func pauseCommand() *command {
 }
 
 func unpauseCommand() *command {
-	var force bool
+	var req service.UnpauseRequest
 	return &command{
-		usage: "unpause FEATURE [--force]",
-		short: "release feature:FEATURE:pause",
+		oneArg: "FEATURE",
+		usage:  "unpause FEATURE [--force]",
+		short:  "release feature:FEATURE:pause",
 		flags: func(fs *pflag.FlagSet) {
-			fs.BoolVar(&force, "force", false, "release another worker's pause (logged)")
+			fs.BoolVar(&req.Force, "force", false, "release another worker's pause (logged)")
 		},
 		run: func(ctx context.Context, a *app, args []string) error {
-			if len(args) != 1 {
-				return service.Usagef("unpause: give exactly one FEATURE")
-			}
-			e, err := a.open(ctx)
+			e, err := a.workspace(ctx)
 			if err != nil {
 				return err
 			}
-			res, err := e.Unpause(ctx, args[0], force)
+			req.Feature = args[0]
+			res, err := e.Unpause(ctx, req)
 			a.reportRelease(e, res, err)
 			return err
 		},
@@ -76,29 +66,18 @@ func unpauseCommand() *command {
 
 func pauseStatusCommand() *command {
 	return &command{
-		usage: "pause status FEATURE",
-		short: "exit 0 when not paused (or paused by you), 4 when paused by another",
+		oneArg: "FEATURE",
+		usage:  "pause status FEATURE",
+		short:  "exit 0 when not paused (or paused by you), 4 when paused by another",
 		run: func(ctx context.Context, a *app, args []string) error {
-			if len(args) != 1 {
-				return service.Usagef("pause status: give exactly one FEATURE")
-			}
-			e, err := a.open(ctx)
-			if err != nil {
-				return err
-			}
-			st, err := e.PauseStatus(ctx, args[0])
-			if err != nil {
-				return err
-			}
-			if a.globals.JSON {
-				err = writeJSON(a.stdio.Out, st)
-			} else {
-				fmt.Fprintln(a.stdio.Out, describePause(st))
-			}
-			if err == nil && st.Paused && !st.Mine {
+			return run(ctx, a, func(e *service.Workspace) (service.PauseState, error) {
+				return e.PauseStatus(ctx, service.PauseStatusRequest{Feature: args[0]})
+			}, func(_ *service.Workspace, st service.PauseState) error {
+				if err := a.reply(st, func() { fmt.Fprintln(a.stdio.Out, describePause(st)) }); err != nil || !st.Blocks() {
+					return err
+				}
 				return &outcome.ExitError{Code: outcome.ExitLockFailed}
-			}
-			return err
+			})
 		},
 	}
 }
@@ -122,56 +101,27 @@ func describePause(st service.PauseState) string {
 func pauseWaitCommand() *command {
 	var timeout time.Duration
 	return &command{
-		usage: "pause wait FEATURE [--timeout D]",
-		short: "block until FEATURE is not paused by another (exit 4 on timeout)",
+		oneArg: "FEATURE",
+		usage:  "pause wait FEATURE [--timeout D]",
+		short:  "block until FEATURE is not paused by another (exit 4 on timeout)",
 		flags: func(fs *pflag.FlagSet) {
 			durationVar(fs, &timeout, "timeout", "give up after `D` (default: wait as long as it takes)")
 		},
 		run: func(ctx context.Context, a *app, args []string) error {
-			if len(args) != 1 {
-				return service.Usagef("pause wait: give exactly one FEATURE")
-			}
 			if timeout < 0 {
 				return service.Usagef("--timeout must not be negative")
 			}
-			e, err := a.open(ctx)
-			if err != nil {
-				return err
-			}
-			start := time.Now()
-			poll := 10 * time.Millisecond
-			announced := false
-			for {
-				st, err := e.PauseStatus(ctx, args[0])
-				if err != nil {
-					return err
-				}
-				if !st.Paused || st.Mine {
-					if a.globals.JSON {
-						return writeJSON(a.stdio.Out, st)
+			req := service.PauseWaitRequest{Feature: args[0], Timeout: timeout, Waiting: func(st service.PauseState) {
+				fmt.Fprintf(a.stdio.Err, "waiting: %s\n", describePause(st))
+			}}
+			return run(ctx, a, func(e *service.Workspace) (service.PauseWait, error) { return e.WaitPause(ctx, req) },
+				func(_ *service.Workspace, w service.PauseWait) error {
+					if w.TimedOut {
+						fmt.Fprintf(a.stdio.Err, "lockgate: timed out after %s: %s\n", timeout, describePause(w.State))
+						return &outcome.ExitError{Code: outcome.ExitLockFailed}
 					}
-					fmt.Fprintln(a.stdio.Out, describePause(st))
-					return nil
-				}
-				if !announced {
-					fmt.Fprintf(a.stdio.Err, "waiting: %s\n", describePause(st))
-					announced = true
-				}
-				if timeout > 0 && time.Since(start) >= timeout {
-					fmt.Fprintf(a.stdio.Err, "lockgate: timed out after %s: %s\n", timeout, describePause(st))
-					return &outcome.ExitError{Code: outcome.ExitLockFailed}
-				}
-				sleep := poll
-				if timeout > 0 {
-					sleep = min(sleep, timeout-time.Since(start))
-				}
-				select {
-				case <-ctx.Done():
-					return ctx.Err()
-				case <-time.After(max(sleep, time.Millisecond)):
-				}
-				poll = min(poll*2, 500*time.Millisecond)
-			}
+					return a.reply(w.State, func() { fmt.Fprintln(a.stdio.Out, describePause(w.State)) })
+				})
 		},
 	}
 }

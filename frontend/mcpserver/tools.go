@@ -440,7 +440,7 @@ func pauseStatus(ctx context.Context, e *service.Workspace, in pauseIn, out *pau
 	if in.Feature == "" {
 		return service.Usagef("give feature")
 	}
-	st, err := e.PauseStatus(ctx, in.Feature)
+	st, err := e.PauseStatus(ctx, service.PauseStatusRequest{Feature: in.Feature})
 	out.Key, out.Paused, out.Mine, out.Lock = st.Key, st.Paused, st.Mine, st.Lock
 	return err
 }
@@ -487,12 +487,7 @@ func allocatePorts(ctx context.Context, e *service.Workspace, in portsIn, out *p
 	if err != nil {
 		return err
 	}
-	if ttl == 0 {
-		if ttl, err = e.DefaultTTL(nil); err != nil {
-			return err
-		}
-	}
-	ls, err := e.AllocatePorts(ctx, in.Count, ttl)
+	ls, err := e.AllocatePorts(ctx, service.PortsRequest{Count: in.Count, TTL: ttl})
 	out.Ports = leases(ls)
 	return err
 }
@@ -509,11 +504,7 @@ func releasePorts(ctx context.Context, e *service.Workspace, in releasePortsIn, 
 	for i, p := range in.Ports {
 		args[i] = strconv.Itoa(p)
 	}
-	keys, err := e.MyPorts(ctx, args)
-	if err != nil || len(keys) == 0 {
-		return err
-	}
-	res, err := e.Mgr.Release(ctx, keys, e.Me, false)
+	res, err := e.ReleasePorts(ctx, service.PortsReleaseRequest{Ports: args})
 	out.fill(res)
 	return err
 }
