@@ -70,9 +70,9 @@ func BenchmarkBoardFrame(b *testing.B) {
 	r.Write("work-packages.yaml", wps.String())
 	// The two boards alternate frame by frame, so both see the same
 	// machine state; the one without the section reads no file.
-	without, with := &boardSource{e: e}, &boardSource{e: e}
+	without, with := e.Board(), e.Board()
 	v := board.View{Sort: "holder", Height: 30, Packages: 10, Selected: -1}
-	frame := func(src *boardSource, file, want string) time.Duration {
+	frame := func(src *service.Board, file, want string) time.Duration {
 		e.Cfg.WorkPackages = file
 		start := time.Now()
 		s, err := src.Snapshot(ctx)
@@ -97,7 +97,7 @@ func BenchmarkBoardFrame(b *testing.B) {
 		queue += frame(with, "work-packages.yaml", "550 ready, 100 claimed, 300 done, 50 failed")
 		// The queue's own step, on a listing read before.
 		start := time.Now()
-		with.queue(&board.Snapshot{}, entries)
+		with.QueueOf(entries)
 		step += time.Since(start)
 	}
 	b.ReportMetric(float64(step.Microseconds())/float64(b.N)/1000, "queue-step-ms")
