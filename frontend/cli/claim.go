@@ -6,12 +6,11 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/lockgate/lockgate/service"
-
 	"github.com/spf13/pflag"
 
 	"github.com/lockgate/lockgate/internal/hint"
 	"github.com/lockgate/lockgate/internal/safetext"
+	"github.com/lockgate/lockgate/service"
 )
 
 // ClaimOptions are `claim`'s flags.
