@@ -3,6 +3,7 @@ package service
 import (
 	"context"
 	"errors"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -651,5 +652,23 @@ func TestWorkSession(t *testing.T) {
 	}
 	if a, b := WorkSession("", none), WorkSession("", none); !strings.HasPrefix(a, "work-") || a == b {
 		t.Errorf("own sessions %q, %q: want two distinct work-… sessions", a, b)
+	}
+}
+
+func TestListPackagesUnreadable(t *testing.T) {
+	_, _, open := queueRepo(t, queuePackages)
+	e := open("alice")
+	if err := os.WriteFile(e.Store.Where("task:WP-1"), []byte("not a record"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	l, err := e.ListPackages(context.Background(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s, _ := l.Status("WP-1"); s.Unreadable == "" || s.State != PackageClaimed {
+		t.Errorf("WP-1: %+v, want unreadable, never ready", s)
+	}
+	if h := l.Hints["WP-1"]; !strings.Contains(h, "lockgate lock clear --force task:WP-1") || len(l.Hints) != 1 {
+		t.Errorf("hints %q, want the one that clears task:WP-1", l.Hints)
 	}
 }
