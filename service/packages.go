@@ -10,8 +10,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lockgate/lockgate/internal/hint"
 	"github.com/lockgate/lockgate/model/config"
 	"github.com/lockgate/lockgate/model/locks"
+	"github.com/lockgate/lockgate/model/locks/filestore"
 	"github.com/lockgate/lockgate/model/locks/journal"
 	"github.com/lockgate/lockgate/model/locks/lockkey"
 )
@@ -265,4 +267,44 @@ func (e *Workspace) claimedKeys(ctx context.Context, wps *config.WorkPackages, w
 		give = append(give, k) // Release reports a missing or another's lock
 	}
 	return give, nil
+}
+
+// PackageList is the work queue as `packages` shows it: every package's
+// state with the locks in its way, the time it was read at, and for each
+// package whose task record is unreadable, by id, the hint that clears it.
+type PackageList struct {
+	*Queue
+	Now   time.Time
+	Hints map[string]string
+}
+
+// ListPackages reads the state of every package of the work packages
+// file ("": work_packages of the config).
+func (e *Workspace) ListPackages(ctx context.Context, file string) (PackageList, error) {
+	wps, err := e.LoadPackages(file)
+	if err != nil {
+		return PackageList{}, err
+	}
+	q, err := e.Packages(ctx, wps, true)
+	if err != nil {
+		return PackageList{}, err
+	}
+	l := PackageList{Queue: q, Now: e.Now(), Hints: map[string]string{}}
+	for i := range q.Packages {
+		if cr := q.Packages[i].Corrupt(); cr != nil {
+			l.Hints[q.Packages[i].ID] = e.corruptHint(cr)
+		}
+	}
+	return l, nil
+}
+
+// corruptHint is the hint that clears the unreadable record cr: by its
+// key, or, where the key does not name the file the record is in, by
+// its file.
+func (e *Workspace) corruptHint(cr *locks.CorruptError) string {
+	var where func(string) string
+	if _, ok := e.Store.(*filestore.Store); ok {
+		where = e.Store.Where
+	}
+	return hint.CorruptLine(where, cr.Path, cr.Key, lockkey.RelArg(cr.Key, e.UserDir()))
 }

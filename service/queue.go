@@ -422,6 +422,48 @@ func (e *Workspace) ClaimNext(ctx context.Context, wps *config.WorkPackages, o C
 	return NextClaim{Queue: q}, none
 }
 
+// ClaimRequest is a claim of package ID, or without it of the next ready
+// one; TTL and Wait are as Claim says (Wait only waits for the global
+// claim lock without ID).
+type ClaimRequest struct {
+	PackageRequest
+	TTL, Wait time.Duration
+}
+
+// Claimed is what a claim took: the package and its locks; or, with none
+// claimed because every package is done or failed (Drained), the queue
+// as it stands.
+type Claimed struct {
+	ID, Title string
+	Locks     []locks.Result
+	Drained   bool
+	Queue     *Queue
+}
+
+// ClaimWork claims package r.ID (ClaimPackage), or without it the next
+// ready one (ClaimNext).
+func (e *Workspace) ClaimWork(ctx context.Context, r ClaimRequest) (Claimed, error) {
+	wps, err := e.LoadPackages(r.Packages)
+	if err != nil {
+		return Claimed{}, err
+	}
+	o := Claim{TTL: r.TTL, Wait: r.Wait}
+	if r.ID != "" {
+		wp, ok := wps.Find(r.ID)
+		if !ok {
+			return Claimed{}, Usagef("no work package %q in %s", r.ID, wps.Path)
+		}
+		res, err := e.ClaimPackage(ctx, wps, wp, o)
+		return Claimed{ID: wp.ID, Title: wp.Title, Locks: res}, err
+	}
+	next, err := e.ClaimNext(ctx, wps, o)
+	c := Claimed{Locks: next.Results, Drained: next.Drained, Queue: next.Queue}
+	if next.Package != nil {
+		c.ID, c.Title = next.Package.ID, next.Package.Title
+	}
+	return c, err
+}
+
 // ClaimPackage claims wp, refused when it is done, failed or waits for
 // dependencies.
 func (e *Workspace) ClaimPackage(ctx context.Context, wps *config.WorkPackages, wp *config.WorkPackage, o Claim) ([]locks.Result, error) {
@@ -470,13 +512,27 @@ type Finish struct {
 	Failed string
 }
 
+// PackageRequest names one package of a work packages file.
+type PackageRequest struct {
+	// Packages is the work packages file ("": work_packages of the config).
+	Packages string
+	ID       string
+}
+
+// FinishRequest marks a claimed package done or failed.
+type FinishRequest struct {
+	PackageRequest
+	Finish
+}
+
 // FinishPackage marks work package id done (or failed) and releases the
 // locks its claim took, in one change: its task record stays as the
 // package's state. Only the claimer may, and only while its claim is the
 // record's: a claim taken over after it expired is not the loser's to
 // finish (the record's token no longer matches).
-func (e *Workspace) FinishPackage(ctx context.Context, packages, id string, how Finish) (Finished, error) {
-	wps, wp, err := e.findPackage(ctx, packages, id)
+func (e *Workspace) FinishPackage(ctx context.Context, r FinishRequest) (Finished, error) {
+	how := r.Finish
+	wps, wp, err := e.findPackage(ctx, r.Packages, r.ID)
 	if err != nil {
 		return Finished{}, err
 	}
@@ -548,8 +604,8 @@ func (e *Workspace) FinishPackage(ctx context.Context, packages, id string, how 
 
 // ReleasePackage gives work package id back: its task record and the
 // locks its claim took are released, and it is ready again.
-func (e *Workspace) ReleasePackage(ctx context.Context, packages, id string) (Finished, error) {
-	wps, wp, err := e.findPackage(ctx, packages, id)
+func (e *Workspace) ReleasePackage(ctx context.Context, r PackageRequest) (Finished, error) {
+	wps, wp, err := e.findPackage(ctx, r.Packages, r.ID)
 	if err != nil {
 		return Finished{}, err
 	}
@@ -619,37 +675,50 @@ func (e *Workspace) DropLostClaim(ctx context.Context, id string, res []locks.Re
 	return e.Mgr.Release(ctx, give, e.Me, false)
 }
 
+// RetryRequest makes a failed package ready again; a done one only with
+// Force (a reset).
+type RetryRequest struct {
+	PackageRequest
+	Force bool
+}
+
+// Retried is what a retry made ready again: the package's state before
+// (Was: failed or done) and who had finished it.
+type Retried struct {
+	Was, By string
+}
+
 // RetryPackage makes a failed package ready again; a done one only with
 // force (a reset). Both are logged.
-func (e *Workspace) RetryPackage(ctx context.Context, packages, id string, force bool) (locks.Lock, error) {
-	_, wp, err := e.findPackage(ctx, packages, id)
+func (e *Workspace) RetryPackage(ctx context.Context, r RetryRequest) (Retried, error) {
+	_, wp, err := e.findPackage(ctx, r.Packages, r.ID)
 	if err != nil {
-		return locks.Lock{}, err
+		return Retried{}, err
 	}
 	taskKey := lockkey.TaskKey(wp.ID)
 	cur, err := e.Store.Get(ctx, taskKey)
 	if errors.Is(err, locks.ErrNotFound) {
-		return locks.Lock{}, Usagef("retry %s: the package is ready already", wp.ID)
+		return Retried{}, Usagef("retry %s: the package is ready already", wp.ID)
 	}
 	if err != nil {
-		return locks.Lock{}, err
+		return Retried{}, err
 	}
 	action := journal.ActionPackageRetried
 	switch {
 	case cur.Action == FailedAction:
-	case cur.Action == DoneAction && force:
+	case cur.Action == DoneAction && r.Force:
 		action = journal.ActionPackageReset
 	case cur.Action == DoneAction:
-		return locks.Lock{}, Usagef("retry %s: the package is done (by %s at %s%s); `lockgate retry %s --force` makes it ready again (logged)",
+		return Retried{}, Usagef("retry %s: the package is done (by %s at %s%s); `lockgate retry %s --force` makes it ready again (logged)",
 			wp.ID, cur.Holder, stampOf(cur.FinishedAt), commitNote(cur.Commit), wp.ID)
 	default:
-		return locks.Lock{}, Usagef("retry %s: the package is claimed by %s; only a failed or done package is retried", wp.ID, cur.Holder)
+		return Retried{}, Usagef("retry %s: the package is claimed by %s; only a failed or done package is retried", wp.ID, cur.Holder)
 	}
 	_, err = e.Mgr.Release(ctx, []string{taskKey}, e.Me, true,
 		journal.Event{Worker: e.Me.Holder, WorkerType: e.Me.HolderType, Session: e.Me.Session,
 			Action: action, Key: taskKey, TaskID: wp.ID, Fence: cur.Fence,
 			Details: fmt.Sprintf("was %s by %s at %s", cur.Action, cur.Holder, stampOf(cur.FinishedAt))})
-	return cur, err
+	return Retried{Was: cur.Action, By: cur.Holder}, err
 }
 
 func (e *Workspace) findPackage(ctx context.Context, packages, id string) (*config.WorkPackages, *config.WorkPackage, error) {

@@ -23,11 +23,13 @@ type LockView struct {
 	Stale      bool       `json:"stale,omitempty"`
 }
 
+// ViewOf is l as tools show it.
 func ViewOf(l locks.Lock) LockView {
 	return LockView{Key: l.Key, Holder: l.Holder, HolderType: l.HolderType, Session: l.Session, Reason: l.Reason,
 		TaskID: l.TaskID, CreatedAt: l.CreatedAt, ExpiresAt: l.ExpiresAt, TaskExpire: l.TaskExpires, Fence: l.Fence}
 }
 
+// ViewsOf is ls as tools show them.
 func ViewsOf(ls []locks.Lock) []LockView {
 	out := make([]LockView, 0, len(ls))
 	for _, l := range ls {

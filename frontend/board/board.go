@@ -1,12 +1,3 @@
-// Package board is `lockgate board`: a live view of the locks for people
-// running many workers — paused features on top, every live lock with its
-// holder, key, reason and a bar of its remaining time, stale and corrupt
-// records marked, the last events below. Frame renders one view as text
-// (for --once and for output that is not a terminal); Run drives it full
-// screen on a raw terminal, refreshed every second, with keys to filter by
-// worker, sort, and clear a selected lock after a confirmation. When the
-// repository has a work packages file, the queue is shown beside the
-// locks: its counts by state and the packages that matter most.
 package board
 
 import (
@@ -20,26 +11,12 @@ import (
 	"github.com/lockgate/lockgate/internal/duration"
 	"github.com/lockgate/lockgate/internal/safetext"
 	"github.com/lockgate/lockgate/model/locks"
-	"github.com/lockgate/lockgate/model/locks/journal"
 	"github.com/lockgate/lockgate/model/locks/lockkey"
 	"github.com/lockgate/lockgate/service"
 )
 
-// Snapshot is what one frame shows.
-type Snapshot struct {
-	Store      string // the store, in words
-	Now        time.Time
-	Locks      []locks.Entry
-	Events     []journal.Event // the last ones, oldest first
-	StaleAfter time.Duration
-	// The work queue, when the repository has a work packages file:
-	// QueueFile names the file, Queue holds its packages' states, or
-	// QueueProblem says why they cannot be shown (the locks are shown all
-	// the same: the board is a viewer). No file: QueueFile is "".
-	QueueFile    string
-	Queue        *service.Queue
-	QueueProblem string
-}
+// Snapshot is what one frame shows, as the service reads it.
+type Snapshot = service.BoardView
 
 // Source gives the board its snapshots and clears a lock (logged).
 type Source interface {

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/lockgate/lockgate/model/locks"
-	"github.com/lockgate/lockgate/model/locks/journal"
+	"github.com/lockgate/lockgate/service"
 )
 
 var t0 = time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
@@ -25,7 +25,7 @@ func TestFrame(t *testing.T) {
 		lock("gone.go", "carol", -2*time.Hour, -time.Minute),    // expired: not shown
 		lock("feature:F1:pause", "dan", -time.Minute, time.Hour),
 		{Name: "bad.lock", Err: fmt.Errorf("not JSON")},
-	}, Events: []journal.Event{{Timestamp: t0, Worker: "bob", Action: "lock_acquire", Key: "src/b.go"}}}
+	}, Events: []service.EventView{{Timestamp: t0, Worker: "bob", Action: "lock_acquire", Key: "src/b.go"}}}
 	out := Frame(s, View{Sort: "expiry", Selected: 0})
 	for _, want := range []string{
 		"4 live lock(s) in the file store",

@@ -3,6 +3,8 @@ package cli
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -70,10 +72,14 @@ func BenchmarkBoardFrame(b *testing.B) {
 	r.Write("work-packages.yaml", wps.String())
 	// The two boards alternate frame by frame, so both see the same
 	// machine state; the one without the section reads no file.
-	without, with := &boardSource{e: e}, &boardSource{e: e}
+	without, with := e.Board(), e.Board()
 	v := board.View{Sort: "holder", Height: 30, Packages: 10, Selected: -1}
-	frame := func(src *boardSource, file, want string) time.Duration {
-		e.Cfg.WorkPackages = file
+	// The file is moved aside for the board without the section, and back.
+	file, aside := filepath.Join(r.Dir, "work-packages.yaml"), filepath.Join(r.Dir, "aside.yaml")
+	frame := func(src *service.Board, from, to, want string) time.Duration {
+		if err := os.Rename(from, to); err != nil {
+			b.Fatal(err)
+		}
 		start := time.Now()
 		s, err := src.Snapshot(ctx)
 		if err != nil {
@@ -86,18 +92,19 @@ func BenchmarkBoardFrame(b *testing.B) {
 		}
 		return took
 	}
-	entries, err := e.Store.List(ctx)
+	first, err := with.Snapshot(ctx)
 	if err != nil {
 		b.Fatal(err)
 	}
+	entries := first.Locks
 	var plain, queue, step time.Duration
 	b.ResetTimer()
 	for range b.N {
-		plain += frame(without, "absent.yaml", "recent events:")
-		queue += frame(with, "work-packages.yaml", "550 ready, 100 claimed, 300 done, 50 failed")
+		plain += frame(without, file, aside, "recent events:")
+		queue += frame(with, aside, file, "550 ready, 100 claimed, 300 done, 50 failed")
 		// The queue's own step, on a listing read before.
 		start := time.Now()
-		with.queue(&board.Snapshot{}, entries)
+		with.QueueOf(entries)
 		step += time.Since(start)
 	}
 	b.ReportMetric(float64(step.Microseconds())/float64(b.N)/1000, "queue-step-ms")

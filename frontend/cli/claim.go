@@ -6,14 +6,11 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/lockgate/lockgate/service"
-
 	"github.com/spf13/pflag"
 
 	"github.com/lockgate/lockgate/internal/hint"
 	"github.com/lockgate/lockgate/internal/safetext"
-	"github.com/lockgate/lockgate/model/config"
-	"github.com/lockgate/lockgate/model/locks"
+	"github.com/lockgate/lockgate/service"
 )
 
 // ClaimOptions are `claim`'s flags.
@@ -45,53 +42,45 @@ func claimCommand() *command {
 			if err != nil {
 				return err
 			}
-			wps, err := e.LoadPackages(o.Packages)
-			if err != nil {
-				return err
-			}
+			r := service.ClaimRequest{PackageRequest: service.PackageRequest{Packages: o.Packages}, TTL: o.TTL, Wait: o.Wait}
 			if len(args) == 1 {
-				wp, ok := wps.Find(args[0])
-				if !ok {
-					return service.Usagef("no work package %q in %s", args[0], wps.Path)
-				}
-				a.waitHint = func(d string) string { return hint.Line(hint.WaitClaim, d, wp.ID) }
-				res, err := e.ClaimPackage(ctx, wps, wp, service.Claim{TTL: o.TTL, Wait: o.Wait})
-				return a.reportClaim(wp, res, err)
+				r.ID = args[0]
+				a.waitHint = func(d string) string { return hint.Line(hint.WaitClaim, d, r.ID) }
 			}
-			next, err := e.ClaimNext(ctx, wps, service.Claim{TTL: o.TTL, Wait: o.Wait})
+			c, err := e.ClaimWork(ctx, r)
 			var none *service.NoFreePackageError
 			if errors.As(err, &none) && none.Last != "" {
 				// Without WP, --wait only waits for the claim lock: the
 				// hint waits for the package that was tried last.
 				a.waitHint = func(d string) string { return hint.Line(hint.WaitClaim, d, none.Last) }
 			}
-			if err == nil && next.Drained {
-				return a.reportDrained(next.Queue)
+			switch {
+			case err != nil:
+				return err
+			case c.Drained:
+				return a.reportDrained(e, c.Queue)
 			}
-			return a.reportClaim(next.Package, next.Results, err)
+			return a.reportClaim(e, c)
 		},
 	}
 }
 
 // reportDrained says that nothing is left to claim: every package is done
 // or failed. It prints no package id, so that a loop reading the id stops.
-func (a *app) reportDrained(q *service.Queue) error {
+func (a *app) reportDrained(e *service.Workspace, q *service.Queue) error {
 	if a.globals.JSON {
-		return writeJSON(a.stdio.Out, map[string]any{"package": "", "status": "drained", "counts": q.Counts, "store": a.env.StoreName()})
+		return writeJSON(a.stdio.Out, map[string]any{"package": "", "status": "drained", "counts": q.Counts, "store": e.StoreName()})
 	}
 	fmt.Fprintf(a.stdio.Err, "claim: nothing left to claim in %s: %d done, %d failed\n", q.Path, q.Counts[service.PackageDone], q.Counts[service.PackageFailed])
 	return nil
 }
 
-func (a *app) reportClaim(wp *config.WorkPackage, res []locks.Result, err error) error {
-	if err != nil {
-		return err
-	}
+func (a *app) reportClaim(e *service.Workspace, c service.Claimed) error {
 	if a.globals.JSON {
-		return writeJSON(a.stdio.Out, map[string]any{"package": wp.ID, "status": "claimed", "locks": acquiredViews(res), "store": a.env.StoreName()})
+		return writeJSON(a.stdio.Out, map[string]any{"package": c.ID, "status": "claimed", "locks": acquiredViews(c.Locks), "store": e.StoreName()})
 	}
-	fmt.Fprintf(a.stdio.Out, "%s\n", safetext.Field(wp.ID))
-	fmt.Fprintf(a.stdio.Err, "claimed %s (%s): %d locks in %s until %s\n", safetext.Field(wp.ID), safetext.Field(wp.Title), len(res), a.env.StoreLabel(), stamp(res[0].Lock.ExpiresAt))
+	fmt.Fprintf(a.stdio.Out, "%s\n", safetext.Field(c.ID))
+	fmt.Fprintf(a.stdio.Err, "claimed %s (%s): %d locks in %s until %s\n", safetext.Field(c.ID), safetext.Field(c.Title), len(c.Locks), e.StoreLabel(), stamp(c.Locks[0].Lock.ExpiresAt))
 	return nil
 }
 
@@ -117,7 +106,7 @@ func doneCommand() *command {
 			if err != nil {
 				return err
 			}
-			res, err := e.FinishPackage(ctx, packages, args[0], how)
+			res, err := e.FinishPackage(ctx, service.FinishRequest{PackageRequest: service.PackageRequest{Packages: packages, ID: args[0]}, Finish: how})
 			for _, k := range res.Kept {
 				fmt.Fprintf(a.stdio.Err, "kept %s: %s\n", safetext.Field(k.Key), k.Why)
 			}
@@ -125,18 +114,11 @@ func doneCommand() *command {
 				if how.Failed != "" {
 					fmt.Fprintf(a.stdio.Err, "%s failed: %s\n", safetext.Field(args[0]), safetext.Field(how.Failed))
 				} else {
-					fmt.Fprintf(a.stdio.Err, "%s done%s\n", safetext.Field(args[0]), atCommit(res.Record.Commit))
+					fmt.Fprintf(a.stdio.Err, "%s done%s\n", safetext.Field(args[0]), service.AtCommit(res.Record.Commit))
 				}
 			}
 			a.reportRelease(e, res.ReleaseResult, err)
 			return err
 		},
 	}
-}
-
-func atCommit(c string) string {
-	if c == "" {
-		return " (no commit on this branch yet)"
-	}
-	return " at " + c
 }

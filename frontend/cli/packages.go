@@ -9,9 +9,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/lockgate/lockgate/internal/duration"
-	"github.com/lockgate/lockgate/internal/hint"
 	"github.com/lockgate/lockgate/internal/safetext"
-	"github.com/lockgate/lockgate/model/locks/lockkey"
 	"github.com/lockgate/lockgate/service"
 )
 
@@ -31,11 +29,7 @@ func packagesCommand() *command {
 			if err != nil {
 				return err
 			}
-			wps, err := e.LoadPackages(file)
-			if err != nil {
-				return err
-			}
-			q, err := e.Packages(ctx, wps, true)
+			q, err := e.ListPackages(ctx, file)
 			if err != nil {
 				return err
 			}
@@ -44,9 +38,8 @@ func packagesCommand() *command {
 					"drained": q.Drained(), "store": e.StoreName()})
 			}
 			rows := [][]string{{"PACKAGE", "STATE", "PRIORITY", "HOLDER", "LEFT", "WAITS FOR", "TITLE"}}
-			now := e.Now()
 			for _, s := range q.Packages {
-				rows = append(rows, []string{s.ID, stateText(s), fmt.Sprint(s.Priority), dash(s.Holder), left(s, now), waitsText(s), dash(s.Title)})
+				rows = append(rows, []string{s.ID, stateText(s), fmt.Sprint(s.Priority), dash(s.Holder), left(s, q.Now), waitsText(s), dash(s.Title)})
 			}
 			table(a.stdio.Out, rows)
 			unreadable := 0
@@ -56,8 +49,8 @@ func packagesCommand() *command {
 				}
 				unreadable++
 				fmt.Fprintf(a.stdio.Err, "lockgate: %s: its task record is unreadable: %s\n", safetext.Field(s.ID), safetext.Field(s.Unreadable))
-				if cr := s.Corrupt(); cr != nil {
-					a.printHints(a.carry([]string{hint.CorruptLine(recordWhere(e.Store), cr.Path, cr.Key, lockkey.RelArg(cr.Key, e.UserDir()))})...)
+				if h, ok := q.Hints[s.ID]; ok {
+					a.printHints(a.carry([]string{h})...)
 				}
 			}
 			note := ""
@@ -121,7 +114,7 @@ func releasePackageCommand() *command {
 			if err != nil {
 				return err
 			}
-			res, err := e.ReleasePackage(ctx, packages, args[0])
+			res, err := e.ReleasePackage(ctx, service.PackageRequest{Packages: packages, ID: args[0]})
 			for _, k := range res.Kept {
 				fmt.Fprintf(a.stdio.Err, "kept %s: %s\n", safetext.Field(k.Key), k.Why)
 			}
@@ -149,14 +142,14 @@ func retryCommand() *command {
 			if err != nil {
 				return err
 			}
-			was, err := e.RetryPackage(ctx, packages, args[0], force)
+			was, err := e.RetryPackage(ctx, service.RetryRequest{PackageRequest: service.PackageRequest{Packages: packages, ID: args[0]}, Force: force})
 			if err != nil {
 				return err
 			}
 			if a.globals.JSON {
-				return writeJSON(a.stdio.Out, map[string]any{"package": args[0], "was": was.Action, "by": was.Holder, "store": e.StoreName()})
+				return writeJSON(a.stdio.Out, map[string]any{"package": args[0], "was": was.Was, "by": was.By, "store": e.StoreName()})
 			}
-			fmt.Fprintf(a.stdio.Err, "%s is ready again (was %s by %s)\n", safetext.Field(args[0]), was.Action, safetext.Field(was.Holder))
+			fmt.Fprintf(a.stdio.Err, "%s is ready again (was %s by %s)\n", safetext.Field(args[0]), was.Was, safetext.Field(was.By))
 			return nil
 		},
 	}

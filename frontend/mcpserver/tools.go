@@ -21,7 +21,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/lockgate/lockgate/internal/gitexec"
-	"github.com/lockgate/lockgate/model/config"
 	"github.com/lockgate/lockgate/model/locks"
 	"github.com/lockgate/lockgate/service/hooks"
 )
@@ -345,28 +344,9 @@ func claimPackage(ctx context.Context, e *service.Workspace, in claimIn, out *cl
 	if err != nil {
 		return err
 	}
-	wps, err := e.LoadPackages("")
-	if err != nil {
-		return err
-	}
-	o := service.Claim{TTL: ttl, Wait: wait}
-	var wp *config.WorkPackage
-	var res []locks.Result
-	if in.PackageID != "" {
-		var ok bool
-		if wp, ok = wps.Find(in.PackageID); !ok {
-			return service.Usagef("no work package %q in %s", in.PackageID, wps.Path)
-		}
-		res, err = e.ClaimPackage(ctx, wps, wp, o)
-	} else {
-		var next service.NextClaim
-		next, err = e.ClaimNext(ctx, wps, o)
-		wp, res, out.Drained = next.Package, next.Results, next.Drained
-	}
-	if wp != nil {
-		out.Package, out.Title = wp.ID, wp.Title
-	}
-	for _, r := range res {
+	c, err := e.ClaimWork(ctx, service.ClaimRequest{PackageRequest: service.PackageRequest{ID: in.PackageID}, TTL: ttl, Wait: wait})
+	out.Package, out.Title, out.Drained = c.ID, c.Title, c.Drained
+	for _, r := range c.Locks {
 		out.Locks = append(out.Locks, service.ViewOf(r.Lock))
 	}
 	out.Claimed = err == nil
@@ -384,7 +364,8 @@ func completePackage(ctx context.Context, e *service.Workspace, in completeIn, o
 	if in.PackageID == "" {
 		return service.Usagef("give package_id")
 	}
-	res, err := e.FinishPackage(ctx, "", in.PackageID, service.Finish{Commit: in.Commit, Failed: in.Failed})
+	res, err := e.FinishPackage(ctx, service.FinishRequest{PackageRequest: service.PackageRequest{ID: in.PackageID},
+		Finish: service.Finish{Commit: in.Commit, Failed: in.Failed}})
 	out.fill(res.ReleaseResult)
 	return err
 }
@@ -403,19 +384,15 @@ type packagesOut struct {
 func (o *packagesOut) refuse(te *outcome.ErrorObject) { o.Error = te }
 
 func listPackages(ctx context.Context, e *service.Workspace, _ listPackagesIn, out *packagesOut) error {
-	wps, err := e.LoadPackages("")
+	l, err := e.ListPackages(ctx, "")
 	if err != nil {
 		return err
 	}
-	q, err := e.Packages(ctx, wps, true)
-	if err != nil {
-		return err
-	}
-	out.Packages = append(out.Packages, q.Packages...)
-	for s, n := range q.Counts {
+	out.Packages = append(out.Packages, l.Packages...)
+	for s, n := range l.Counts {
 		out.Counts[string(s)] = n
 	}
-	out.Drained = q.Drained()
+	out.Drained = l.Drained()
 	return nil
 }
 

@@ -1,0 +1,130 @@
+package service
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path/filepath"
+	"time"
+
+	"github.com/lockgate/lockgate/model/config"
+	"github.com/lockgate/lockgate/model/locks"
+)
+
+// boardEvents is how many of the last events the board shows.
+const boardEvents = 10
+
+// BoardView is what one frame of the board shows.
+type BoardView struct {
+	Store      string // the store, in words
+	Now        time.Time
+	Locks      []locks.Entry
+	Events     []EventView // the last ones, oldest first
+	StaleAfter time.Duration
+	// The work queue, when the repository has a work packages file:
+	// QueueFile names the file, Queue holds its packages' states, or
+	// QueueProblem says why they cannot be shown (the locks are shown all
+	// the same: the board is a viewer). No file: QueueFile is "".
+	QueueFile    string
+	Queue        *Queue
+	QueueProblem string
+}
+
+// EventView is an event of the journal as the board shows it.
+type EventView struct {
+	Timestamp time.Time
+	Worker    string
+	Action    string
+	Key       string
+}
+
+// Board reads the board's frames from the workspace, one listing of the
+// store a frame, and clears a lock from it.
+type Board struct {
+	e *Workspace
+	// The work packages file as last read, and the queue it parsed to (or
+	// why it did not): it is parsed again only when its bytes change.
+	pkgData []byte
+	pkgs    *PackageQueue
+	pkgErr  error
+}
+
+// Board returns the board of the opened workspace.
+func (e *Workspace) Board() *Board { return &Board{e: e} }
+
+// Snapshot reads one frame: the store listed, the last events of the
+// day, and the work queue computed from the same listing.
+func (b *Board) Snapshot(ctx context.Context) (BoardView, error) {
+	entries, err := b.e.Store.List(ctx)
+	if err != nil {
+		return BoardView{}, err
+	}
+	now := b.e.Now()
+	evs, _, err := b.e.JournalFile().ReadSkipping(now.Add(-24 * time.Hour))
+	if err != nil {
+		return BoardView{}, err
+	}
+	evs = evs[max(len(evs)-boardEvents, 0):]
+	s := BoardView{Store: b.e.StoreLabel(), Now: now, Locks: entries, StaleAfter: b.e.Cfg.StaleAfter()}
+	for _, ev := range evs {
+		s.Events = append(s.Events, EventView{Timestamp: ev.Timestamp, Worker: ev.Worker, Action: ev.Action, Key: ev.Key})
+	}
+	s.QueueFile, s.Queue, s.QueueProblem = b.QueueOf(entries)
+	return s, nil
+}
+
+// QueueOf is the work queue computed from entries, a listing of the whole
+// store the frame read already: the file's name ("" when there is none),
+// the queue, or the problem that keeps it from being shown. A work
+// packages file that cannot be read or is not valid is named as a
+// problem, never an error: the locks stay in view.
+func (b *Board) QueueOf(entries []locks.Entry) (file string, q *Queue, problem string) {
+	path := b.e.PackagesFile("")
+	name := path
+	if rel, err := filepath.Rel(b.e.Repo.Toplevel, path); err == nil && b.e.Repo.Toplevel != "" && filepath.IsLocal(rel) {
+		name = rel
+	}
+	data, err := config.ReadFile(path, config.MaxWorkPackagesBytes)
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", nil, ""
+	}
+	if err != nil {
+		return name, nil, problemLine(err)
+	}
+	if b.pkgs == nil && b.pkgErr == nil || !bytes.Equal(data, b.pkgData) {
+		b.pkgData, b.pkgs = data, nil
+		var wps *config.WorkPackages
+		if wps, b.pkgErr = b.e.ParsePackages(name, data); b.pkgErr == nil {
+			b.pkgs = b.e.PackageQueue(wps)
+		}
+	}
+	if b.pkgErr != nil {
+		return name, nil, problemLine(b.pkgErr)
+	}
+	q, err = b.pkgs.Of(entries)
+	if err != nil {
+		return name, nil, problemLine(err)
+	}
+	return name, q, ""
+}
+
+// problemLine is the first problem of err on one line, with how many more.
+func problemLine(err error) string {
+	var ce *config.Error
+	if errors.As(err, &ce) && len(ce.Problems) > 0 {
+		line := ce.Problems[0].String()
+		if more := len(ce.Problems) - 1 + ce.Omitted; more > 0 {
+			line += fmt.Sprintf(" (and %d more problems)", more)
+		}
+		return line
+	}
+	return err.Error()
+}
+
+// Clear removes the lock on key, whoever holds it (logged).
+func (b *Board) Clear(ctx context.Context, key string) error {
+	_, err := b.e.Mgr.Clear(ctx, key, b.e.Me)
+	return err
+}

@@ -1,0 +1,674 @@
+package service
+
+import (
+	"context"
+	"errors"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/lockgate/lockgate/internal/gittest"
+	"github.com/lockgate/lockgate/model/locks"
+)
+
+// fakeClock is the workspaces' one clock in these tests: expiry and
+// takeover follow it, not the wall clock.
+type fakeClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *fakeClock) now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *fakeClock) add(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(d)
+}
+
+// queuePackages: WP-2 comes first (priority), WP-3 waits for WP-1, WP-4
+// shares WP-1's file.
+const queuePackages = `packages:
+  - id: WP-1
+    title: one
+    locks:
+      files: [src/a.go]
+  - id: WP-2
+    title: two
+    priority: 5
+    locks:
+      files: [src/b.go]
+  - id: WP-3
+    title: after one
+    depends_on: [WP-1]
+    locks:
+      files: [src/c.go]
+  - id: WP-4
+    title: one again
+    locks:
+      files: [src/a.go, src/d.go]
+`
+
+// queueRepo is a repository with the work packages file yaml and a
+// function that opens it as a worker (its session named after it).
+func queueRepo(t *testing.T, yaml string) (*gittest.Repo, *fakeClock, func(worker string) *Workspace) {
+	t.Helper()
+	r := gittest.New(t)
+	r.Write(".lockgate.yaml", "version: 1\nworkflow:\n  auto_commit: false\n")
+	r.Write("work-packages.yaml", yaml)
+	for _, f := range []string{"src/a.go", "src/b.go", "src/c.go", "src/d.go"} {
+		r.Write(f, "package src\n")
+	}
+	r.Commit("init")
+	clock := &fakeClock{t: time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)}
+	open := func(worker string) *Workspace {
+		t.Helper()
+		ctx := context.Background()
+		e, err := Load(ctx, Options{Dir: r.Dir, As: worker, WorkerType: "agent", Session: worker, Clock: clock.now,
+			Getenv: func(string) string { return "" }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := e.Open(ctx, Purpose{TakesLocks: true}); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(e.Close)
+		return e
+	}
+	return r, clock, open
+}
+
+func pkgReq(id string) PackageRequest { return PackageRequest{ID: id} }
+
+func claimed(t *testing.T, e *Workspace, id string) Claimed {
+	t.Helper()
+	c, err := e.ClaimWork(context.Background(), ClaimRequest{PackageRequest: pkgReq(id), TTL: time.Hour})
+	if err != nil {
+		t.Fatalf("claim %q: %v", id, err)
+	}
+	return c
+}
+
+func finished(t *testing.T, e *Workspace, id, failed string) {
+	t.Helper()
+	if _, err := e.FinishPackage(context.Background(), FinishRequest{PackageRequest: pkgReq(id), Finish: Finish{Failed: failed}}); err != nil {
+		t.Fatalf("finish %s: %v", id, err)
+	}
+}
+
+// asType reports whether err is (or wraps) an error of T's type.
+func asType[T error](err error) bool {
+	var target T
+	return errors.As(err, &target)
+}
+
+func TestClaimWork(t *testing.T) {
+	tests := []struct {
+		name string
+		// setup runs as alice and bob before carol claims id.
+		setup   func(t *testing.T, alice, bob *Workspace)
+		id      string
+		want    string // the package claimed
+		drained bool
+		check   func(t *testing.T, err error)
+	}{
+		{name: "next: priority first", want: "WP-2"},
+		{name: "named", id: "WP-4", want: "WP-4"},
+		{name: "named, not in the file", id: "WP-9", check: func(t *testing.T, err error) {
+			if !asType[*UsageError](err) || !strings.Contains(err.Error(), `no work package "WP-9"`) {
+				t.Errorf("err = %v, want a usage error naming WP-9", err)
+			}
+		}},
+		{name: "named, waits for a dependency", id: "WP-3", check: func(t *testing.T, err error) {
+			var st *PackageStateError
+			if !errors.As(err, &st) || st.Status.WaitsFor[0] != "WP-1" {
+				t.Errorf("err = %v, want a PackageStateError waiting for WP-1", err)
+			}
+		}},
+		{name: "named, done", id: "WP-2", setup: func(t *testing.T, alice, _ *Workspace) {
+			claimed(t, alice, "WP-2")
+			finished(t, alice, "WP-2", "")
+		}, check: func(t *testing.T, err error) {
+			var st *PackageStateError
+			if !errors.As(err, &st) || st.Status.State != PackageDone || st.Status.Holder != "alice" {
+				t.Errorf("err = %v, want a PackageStateError: done by alice", err)
+			}
+		}},
+		{name: "named, failed", id: "WP-2", setup: func(t *testing.T, alice, _ *Workspace) {
+			claimed(t, alice, "WP-2")
+			finished(t, alice, "WP-2", "tests red")
+		}, check: func(t *testing.T, err error) {
+			var st *PackageStateError
+			if !errors.As(err, &st) || st.Status.State != PackageFailed || st.Status.Reason != "tests red" {
+				t.Errorf("err = %v, want a PackageStateError: failed", err)
+			}
+		}},
+		{name: "next: skips claimed and blocked packages", setup: func(t *testing.T, alice, bob *Workspace) {
+			claimed(t, alice, "WP-2")
+			claimed(t, bob, "WP-1")
+		}, check: func(t *testing.T, err error) {
+			var none *NoFreePackageError
+			if !errors.As(err, &none) {
+				t.Fatalf("err = %v, want a NoFreePackageError", err)
+			}
+			if none.Last != "WP-4" || len(none.Blocked) != 1 || len(none.Waiting) != 1 || none.Waiting[0].ID != "WP-3" || none.Claimed != 2 {
+				t.Errorf("none = %+v, want WP-4 blocked (last), WP-3 waiting, 2 claimed", none)
+			}
+			if !asType[*locks.HeldError](err) {
+				t.Errorf("err = %v does not wrap the lock in WP-4's way", err)
+			}
+		}},
+		{name: "next: drained", drained: true, setup: func(t *testing.T, alice, _ *Workspace) {
+			for _, id := range []string{"WP-2", "WP-1", "WP-3", "WP-4"} {
+				claimed(t, alice, id)
+				finished(t, alice, id, "")
+			}
+		}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, _, open := queueRepo(t, queuePackages)
+			if tc.setup != nil {
+				tc.setup(t, open("alice"), open("bob"))
+			}
+			c, err := open("carol").ClaimWork(context.Background(), ClaimRequest{PackageRequest: pkgReq(tc.id), TTL: time.Hour})
+			if tc.check != nil {
+				tc.check(t, err)
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.ID != tc.want || c.Drained != tc.drained {
+				t.Fatalf("claimed %q (drained %v), want %q (drained %v)", c.ID, c.Drained, tc.want, tc.drained)
+			}
+			if tc.drained {
+				if c.Queue.Counts[PackageDone] != 4 {
+					t.Errorf("counts = %v, want 4 done", c.Queue.Counts)
+				}
+				return
+			}
+			if task := taskOf(c); len(c.Locks) < 2 || task.Lock.Key != "task:"+tc.want || task.Lock.Holder != "carol" {
+				t.Errorf("locks = %+v, want the task record among them, held by carol", c.Locks)
+			}
+		})
+	}
+}
+
+func TestClaimWorkTakesOverAnExpiredClaim(t *testing.T) {
+	_, clock, open := queueRepo(t, queuePackages)
+	alice, bob := open("alice"), open("bob")
+	old := taskOf(claimed(t, alice, "WP-1"))
+	clock.add(2 * time.Hour)
+	task := taskOf(claimed(t, bob, "WP-1"))
+	if task.TookOver == nil || task.TookOver.Holder != "alice" || task.Lock.Fence <= old.Lock.Fence {
+		t.Fatalf("took over %+v (fence %d after %d), want alice's claim under a higher fence", task.TookOver, task.Lock.Fence, old.Lock.Fence)
+	}
+}
+
+// taskOf is the result of c's task record.
+func taskOf(c Claimed) locks.Result {
+	for _, r := range c.Locks {
+		if r.Lock.Key == "task:"+c.ID {
+			return r
+		}
+	}
+	return locks.Result{}
+}
+
+func TestFinishPackage(t *testing.T) {
+	tests := []struct {
+		name  string
+		setup func(t *testing.T, clock *fakeClock, alice, bob *Workspace)
+		how   Finish
+		check func(t *testing.T, f Finished, err error, head string)
+	}{
+		{name: "done at HEAD", setup: claimWP1, check: func(t *testing.T, f Finished, err error, head string) {
+			if err != nil || f.Record.Action != DoneAction || f.Record.Commit != head || !f.Record.ExpiresAt.Equal(locks.Never) {
+				t.Errorf("record %+v, err %v: want done at %s, never expiring", f.Record, err, head)
+			}
+			if len(f.Removed) != 1 || f.Removed[0].Key != "src/a.go" {
+				t.Errorf("released %+v, want src/a.go", f.Removed)
+			}
+		}},
+		{name: "failed", setup: claimWP1, how: Finish{Failed: "tests red"}, check: func(t *testing.T, f Finished, err error, _ string) {
+			if err != nil || f.Record.Action != FailedAction || f.Record.Reason != "tests red" || f.Record.Commit != "" {
+				t.Errorf("record %+v, err %v: want failed for tests red, no commit", f.Record, err)
+			}
+		}},
+		{name: "a commit that is none", setup: claimWP1, how: Finish{Commit: "nosuchrev"}, check: wantUsage("names no commit")},
+		{name: "not claimed", check: wantUsage("the package is not claimed")},
+		{name: "done already", setup: func(t *testing.T, c *fakeClock, alice, bob *Workspace) {
+			claimWP1(t, c, alice, bob)
+			finished(t, alice, "WP-1", "")
+		}, check: func(t *testing.T, _ Finished, err error, _ string) {
+			var st *PackageStateError
+			if !errors.As(err, &st) || st.Op != "done" || st.Status.State != PackageDone {
+				t.Errorf("err = %v, want a PackageStateError of done", err)
+			}
+		}},
+		{name: "lost: taken over after it expired", setup: func(t *testing.T, clock *fakeClock, alice, bob *Workspace) {
+			claimWP1(t, clock, alice, bob)
+			clock.add(2 * time.Hour)
+			claimed(t, bob, "WP-1")
+		}, check: func(t *testing.T, _ Finished, err error, _ string) {
+			var no *locks.NotOwnerError
+			if !errors.As(err, &no) || no.Lock.Holder != "bob" {
+				t.Errorf("err = %v, want a NotOwnerError naming bob", err)
+			}
+		}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r, clock, open := queueRepo(t, queuePackages)
+			alice, bob := open("alice"), open("bob")
+			if tc.setup != nil {
+				tc.setup(t, clock, alice, bob)
+			}
+			f, err := alice.FinishPackage(context.Background(), FinishRequest{PackageRequest: pkgReq("WP-1"), Finish: tc.how})
+			tc.check(t, f, err, strings.TrimSpace(r.Git("rev-parse", "HEAD")))
+		})
+	}
+}
+
+func claimWP1(t *testing.T, _ *fakeClock, alice, _ *Workspace) { claimed(t, alice, "WP-1") }
+
+func wantUsage(part string) func(t *testing.T, _ Finished, err error, _ string) {
+	return func(t *testing.T, _ Finished, err error, _ string) {
+		t.Helper()
+		if !asType[*UsageError](err) || !strings.Contains(err.Error(), part) {
+			t.Errorf("err = %v, want a usage error saying %q", err, part)
+		}
+	}
+}
+
+func TestReleasePackage(t *testing.T) {
+	tests := []struct {
+		name  string
+		setup func(t *testing.T, alice *Workspace)
+		check func(t *testing.T, f Finished, err error)
+	}{
+		{name: "given back", setup: func(t *testing.T, alice *Workspace) { claimed(t, alice, "WP-1") }, check: func(t *testing.T, f Finished, err error) {
+			if err != nil || len(f.Removed) != 2 {
+				t.Errorf("released %+v, err %v: want the task record and src/a.go", f.Removed, err)
+			}
+		}},
+		{name: "not claimed", check: func(t *testing.T, _ Finished, err error) {
+			if !asType[*UsageError](err) || !strings.Contains(err.Error(), "not claimed") {
+				t.Errorf("err = %v, want a usage error", err)
+			}
+		}},
+		{name: "done", setup: func(t *testing.T, alice *Workspace) {
+			claimed(t, alice, "WP-1")
+			finished(t, alice, "WP-1", "")
+		}, check: func(t *testing.T, _ Finished, err error) {
+			var st *PackageStateError
+			if !errors.As(err, &st) || st.Op != "release-package" {
+				t.Errorf("err = %v, want a PackageStateError of release-package", err)
+			}
+		}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, _, open := queueRepo(t, queuePackages)
+			alice := open("alice")
+			if tc.setup != nil {
+				tc.setup(t, alice)
+			}
+			f, err := alice.ReleasePackage(context.Background(), pkgReq("WP-1"))
+			tc.check(t, f, err)
+			if err == nil {
+				if _, err := open("bob").ClaimWork(context.Background(), ClaimRequest{PackageRequest: pkgReq("WP-1")}); err != nil {
+					t.Errorf("the package given back cannot be claimed: %v", err)
+				}
+			}
+		})
+	}
+}
+
+func TestRetryPackage(t *testing.T) {
+	tests := []struct {
+		name    string
+		finish  string // "": claim only; "done"; else failed for it
+		claim   bool
+		force   bool
+		want    Retried
+		wantErr string
+	}{
+		{name: "failed", claim: true, finish: "tests red", want: Retried{Was: FailedAction, By: "alice"}},
+		{name: "done, refused", claim: true, finish: "done", wantErr: "--force"},
+		{name: "done, reset", claim: true, finish: "done", force: true, want: Retried{Was: DoneAction, By: "alice"}},
+		{name: "claimed", claim: true, wantErr: "claimed by alice"},
+		{name: "ready", wantErr: "ready already"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, _, open := queueRepo(t, queuePackages)
+			alice := open("alice")
+			if tc.claim {
+				claimed(t, alice, "WP-1")
+			}
+			switch tc.finish {
+			case "":
+			case "done":
+				finished(t, alice, "WP-1", "")
+			default:
+				finished(t, alice, "WP-1", tc.finish)
+			}
+			got, err := open("bob").RetryPackage(context.Background(), RetryRequest{PackageRequest: pkgReq("WP-1"), Force: tc.force})
+			if tc.wantErr != "" {
+				if !asType[*UsageError](err) || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("err = %v, want a usage error saying %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil || got != tc.want {
+				t.Fatalf("retried %+v, err %v; want %+v", got, err, tc.want)
+			}
+			l, err := alice.ListPackages(context.Background(), "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if s, _ := l.Status("WP-1"); s.State != PackageReady {
+				t.Errorf("WP-1 is %s after the retry, want ready", s.State)
+			}
+		})
+	}
+}
+
+func TestListPackages(t *testing.T) {
+	_, clock, open := queueRepo(t, queuePackages)
+	alice, bob := open("alice"), open("bob")
+	claimed(t, alice, "WP-2")
+	claimed(t, bob, "WP-1")
+	l, err := open("carol").ListPackages(context.Background(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !l.Now.Equal(clock.now()) {
+		t.Errorf("Now = %v, want the workspace's clock %v", l.Now, clock.now())
+	}
+	want := map[PackageState]int{PackageReady: 2, PackageClaimed: 2, PackageDone: 0, PackageFailed: 0}
+	for s, n := range want {
+		if l.Counts[s] != n {
+			t.Errorf("counts = %v, want %v", l.Counts, want)
+		}
+	}
+	if s, _ := l.Status("WP-3"); len(s.WaitsFor) != 1 || s.WaitsFor[0] != "WP-1" {
+		t.Errorf("WP-3 waits for %v, want WP-1", s.WaitsFor)
+	}
+	if s, _ := l.Status("WP-4"); len(s.HeldBy) != 1 || s.HeldBy[0].Key != "src/a.go" || s.HeldBy[0].Holder != "bob" {
+		t.Errorf("WP-4 held by %+v, want src/a.go by bob", s.HeldBy)
+	}
+	if s, _ := l.Status("WP-2"); s.Holder != "alice" || s.Until == nil || !s.Until.Equal(clock.now().Add(time.Hour)) {
+		t.Errorf("WP-2: %+v, want claimed by alice for an hour", s)
+	}
+	if l.Drained() || len(l.Hints) != 0 {
+		t.Errorf("drained %v, hints %v: want neither", l.Drained(), l.Hints)
+	}
+}
+
+// workLoop starts a loop as worker with the lines it says.
+func workLoop(e *Workspace, req WorkRequest) (*WorkLoop, *[]string) {
+	var said []string
+	req.Command, req.TTL = "make", time.Hour
+	prev := req.Say
+	req.Say = func(line string) {
+		said = append(said, line)
+		if prev != nil {
+			prev(line)
+		}
+	}
+	return e.NewWorkLoop(req), &said
+}
+
+// runs runs the loop to its end, the command ending as exit says for
+// each package (by id; 0 when not named).
+func runs(t *testing.T, w *WorkLoop, exit map[string][]int) *WorkEnd {
+	t.Helper()
+	ctx := context.Background()
+	for range 20 {
+		j, end, err := w.Next(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if end != nil {
+			return end
+		}
+		status := 0
+		if s := exit[j.ID]; len(s) > 0 {
+			status, exit[j.ID] = s[0], s[1:]
+		}
+		if err := w.Conclude(ctx, j, CommandResult{Status: status}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Fatal("the loop did not end")
+	return nil
+}
+
+func ids(rs []WorkRun) string {
+	var out []string
+	for _, r := range rs {
+		out = append(out, r.Package)
+	}
+	return strings.Join(out, " ")
+}
+
+func TestWorkLoop(t *testing.T) {
+	tests := []struct {
+		name             string
+		req              WorkRequest
+		exit             map[string][]int
+		status           WorkStatus
+		failed           bool
+		done, fail, back string
+		unfinishable     string
+		say              string
+	}{
+		{name: "every package done: drained", status: WorkDrained,
+			done: "WP-2 WP-1 WP-3 WP-4", say: "the queue is drained: 4 done"},
+		{name: "given back, then done", req: WorkRequest{Retries: 1}, exit: map[string][]int{"WP-2": {1}}, status: WorkDrained,
+			done: "WP-2 WP-1 WP-3 WP-4", back: "WP-2", say: "gave WP-2 back after"},
+		{name: "failed after the retries: what waits for it cannot finish", req: WorkRequest{Retries: 1}, exit: map[string][]int{"WP-1": {1, 2}},
+			status: WorkFailed, failed: true, done: "WP-2 WP-4", fail: "WP-1", back: "WP-1", unfinishable: "WP-1 WP-3",
+			say: "nothing left can be finished: failed: WP-1 (make exited 2); waiting for failed packages: WP-3 (after WP-1)"},
+		{name: "--max", req: WorkRequest{Max: 2}, status: WorkMax, done: "WP-2 WP-1", say: "stopped after --max 2 packages"},
+		{name: "--max with a failure", req: WorkRequest{Max: 1}, exit: map[string][]int{"WP-2": {3}}, status: WorkMax, failed: true,
+			fail: "WP-2", say: "WP-2 failed after"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, _, open := queueRepo(t, queuePackages)
+			w, said := workLoop(open("alice"), tc.req)
+			end := runs(t, w, tc.exit)
+			s := end.Summary
+			if s.Status != tc.status || end.Failed != tc.failed {
+				t.Errorf("ended %s (failed %v), want %s (failed %v)", s.Status, end.Failed, tc.status, tc.failed)
+			}
+			if ids(s.Done) != tc.done || ids(s.Failed) != tc.fail || ids(s.GivenBack) != tc.back {
+				t.Errorf("done %q, failed %q, given back %q; want %q, %q, %q", ids(s.Done), ids(s.Failed), ids(s.GivenBack), tc.done, tc.fail, tc.back)
+			}
+			var un []string
+			for _, p := range s.Unfinishable {
+				un = append(un, p.ID)
+			}
+			if strings.Join(un, " ") != tc.unfinishable {
+				t.Errorf("unfinishable %v, want %q", un, tc.unfinishable)
+			}
+			if all := strings.Join(*said, "\n"); !strings.Contains(all, tc.say) {
+				t.Errorf("the loop said:\n%s\nwant %q", all, tc.say)
+			}
+			if s.Worker != "alice" || s.Session != "alice" || s.Store != "file" {
+				t.Errorf("summary names %s, %s, %s", s.Worker, s.Session, s.Store)
+			}
+		})
+	}
+}
+
+func TestWorkLoopJob(t *testing.T) {
+	_, _, open := queueRepo(t, queuePackages)
+	e := open("alice")
+	w, _ := workLoop(e, WorkRequest{})
+	j, end, err := w.Next(context.Background())
+	if err != nil || end != nil {
+		t.Fatalf("next: %v, %+v", err, end)
+	}
+	env := strings.Join(j.Env, "\n")
+	for _, want := range []string{"LOCKGATE_PACKAGE=WP-2", "LOCKGATE_PACKAGE_TITLE=two", "LOCKGATE_PACKAGE_FILES=src/b.go", "LOCKGATE_WORKER=alice", "LOCKGATE_WORKER_TYPE=agent", "LOCKGATE_SESSION=alice"} {
+		if !strings.Contains(env, want) {
+			t.Errorf("env lacks %q:\n%s", want, env)
+		}
+	}
+	if j.Every != 20*time.Minute || j.Dir != e.Cwd {
+		t.Errorf("renewed every %v in %s, want 20m in %s", j.Every, j.Dir, e.Cwd)
+	}
+	if err := w.Keep(context.Background(), j); err != nil {
+		t.Errorf("keep: %v", err)
+	}
+}
+
+func TestWorkLoopInterrupted(t *testing.T) {
+	_, _, open := queueRepo(t, queuePackages)
+	ctx := context.Background()
+	e := open("alice")
+	w, said := workLoop(e, WorkRequest{})
+	j, _, err := w.Next(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A signal while the command runs: it is stopped, its package given back.
+	w.Interrupt()
+	if err := w.Conclude(ctx, j, CommandResult{Status: 143}); err != nil {
+		t.Fatal(err)
+	}
+	_, end, err := w.Next(ctx)
+	if err != nil || end == nil || end.Summary.Status != WorkInterrupted || ids(end.Summary.GivenBack) != "WP-2" || len(end.Summary.Done) != 0 {
+		t.Fatalf("end %+v, err %v: want interrupted, WP-2 given back", end, err)
+	}
+	if !strings.Contains(strings.Join(*said, "\n"), "interrupted: stopped make after") {
+		t.Errorf("said %q", *said)
+	}
+	if l, _ := e.ListPackages(ctx, ""); l.Counts[PackageClaimed] != 0 {
+		t.Errorf("counts after the interrupt: %v, want nothing claimed", l.Counts)
+	}
+}
+
+func TestWorkLoopWaits(t *testing.T) {
+	_, _, open := queueRepo(t, `packages:
+  - id: WP-1
+    title: one
+    locks:
+      files: [src/a.go]
+`)
+	claimed(t, open("bob"), "WP-1")
+	var w *WorkLoop
+	var said *[]string
+	// Interrupted as soon as it says it waits: the wait ends at once.
+	w, said = workLoop(open("alice"), WorkRequest{Say: func(line string) {
+		if strings.HasPrefix(line, "waiting: ") {
+			w.Interrupt()
+		}
+	}})
+	_, end, err := w.Next(context.Background())
+	if err != nil || end == nil || end.Summary.Status != WorkInterrupted {
+		t.Fatalf("end %+v, err %v: want interrupted", end, err)
+	}
+	if all := strings.Join(*said, "\n"); !strings.Contains(all, "waiting: no work package of") || !strings.Contains(all, "1 claimed") {
+		t.Errorf("said:\n%s", all)
+	}
+}
+
+func TestWorkLoopLostClaim(t *testing.T) {
+	_, clock, open := queueRepo(t, queuePackages)
+	ctx := context.Background()
+	alice, bob := open("alice"), open("bob")
+	w, said := workLoop(alice, WorkRequest{})
+	j, _, err := w.Next(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The claim lapses and bob takes it over: keeping it finds it lost, and
+	// the package is not alice's to mark done.
+	clock.add(2 * time.Hour)
+	claimed(t, bob, "WP-2")
+	lost := w.Keep(ctx, j)
+	if lost == nil {
+		t.Fatal("keep: the claim taken over is not found lost")
+	}
+	if err := w.Conclude(ctx, j, CommandResult{Status: 143, Lost: lost}); err != nil {
+		t.Fatal(err)
+	}
+	if s := w.Summary(); ids(s.Lost) != "WP-2" || len(s.Done) != 0 {
+		t.Errorf("lost %q, done %q: want WP-2 lost", ids(s.Lost), ids(s.Done))
+	}
+	if !strings.Contains(strings.Join(*said, "\n"), "WP-2: lost the claim while make ran") {
+		t.Errorf("said %q", *said)
+	}
+	l, err := bob.ListPackages(ctx, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s, _ := l.Status("WP-2"); s.State != PackageClaimed || s.Holder != "bob" {
+		t.Errorf("WP-2: %s by %s, want claimed by bob", s.State, s.Holder)
+	}
+}
+
+func TestWorkLoopDoneByTheCommand(t *testing.T) {
+	_, _, open := queueRepo(t, queuePackages)
+	ctx := context.Background()
+	alice := open("alice")
+	w, _ := workLoop(alice, WorkRequest{})
+	j, _, err := w.Next(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The command ran `lockgate done --failed` itself: as it said.
+	finished(t, alice, j.ID, "flaky")
+	if err := w.Keep(ctx, j); err != nil {
+		t.Fatalf("keep after the command finished it: %v", err)
+	}
+	if err := w.Conclude(ctx, j, CommandResult{}); err != nil {
+		t.Fatal(err)
+	}
+	if s := w.Summary(); ids(s.Failed) != "WP-2" || s.Failed[0].Reason != "flaky" || len(s.Done) != 0 {
+		t.Errorf("summary %+v: want WP-2 failed for flaky", s)
+	}
+}
+
+func TestWorkSession(t *testing.T) {
+	none := func(string) string { return "" }
+	if got := WorkSession("s1", none); got != "s1" {
+		t.Errorf("named: %q", got)
+	}
+	if got := WorkSession("", func(string) string { return "env" }); got != "" {
+		t.Errorf("from the environment: %q, want it left to the environment", got)
+	}
+	if a, b := WorkSession("", none), WorkSession("", none); !strings.HasPrefix(a, "work-") || a == b {
+		t.Errorf("own sessions %q, %q: want two distinct work-… sessions", a, b)
+	}
+}
+
+func TestListPackagesUnreadable(t *testing.T) {
+	_, _, open := queueRepo(t, queuePackages)
+	e := open("alice")
+	if err := os.WriteFile(e.Store.Where("task:WP-1"), []byte("not a record"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	l, err := e.ListPackages(context.Background(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s, _ := l.Status("WP-1"); s.Unreadable == "" || s.State != PackageClaimed {
+		t.Errorf("WP-1: %+v, want unreadable, never ready", s)
+	}
+	if h := l.Hints["WP-1"]; !strings.Contains(h, "lockgate lock clear --force task:WP-1") || len(l.Hints) != 1 {
+		t.Errorf("hints %q, want the one that clears task:WP-1", l.Hints)
+	}
+}
