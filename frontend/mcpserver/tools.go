@@ -571,7 +571,7 @@ type checkChangeIn struct {
 
 type checkChangeOut struct {
 	OK         bool                 `json:"ok" jsonschema:"the pre-commit hook would accept a commit of these paths"`
-	Violations []service.Violation    `json:"violations"`
+	Violations []service.Violation  `json:"violations"`
 	Warnings   []string             `json:"warnings,omitempty"`
 	Error      *outcome.ErrorObject `json:"error,omitempty"`
 }
