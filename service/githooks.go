@@ -205,12 +205,11 @@ func (e *Workspace) PreReceive(ctx context.Context, in HookInput) (*Report, erro
 }
 
 // pusher makes the worker a server judges a push as the one the first set
-// variable of hooks.identity_env names (the server's authenticated user),
-// with the worker type the request resolved.
+// variable of hooks.identity_env names (the server's authenticated user).
 func (e *Workspace) pusher(getenv func(string) string) error {
 	for _, v := range e.Cfg.Hooks.IdentityEnv {
 		if id := getenv(v); id != "" {
-			me, err := NewOwner(id, e.Me.HolderType, id)
+			me, err := e.identity(id)
 			if err != nil {
 				return fmt.Errorf("%s: %w", v, err)
 			}

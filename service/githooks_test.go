@@ -421,3 +421,27 @@ func readFile(t *testing.T, path string) string {
 	}
 	return string(b)
 }
+
+// TestPreReceivePusher: a server judges a pushed commit without trailers
+// as the pusher hooks.identity_env names.
+func TestPreReceivePusher(t *testing.T) {
+	for _, tc := range []struct {
+		name, pusher string
+		rules        []string
+	}{
+		{name: "the lock's holder may push its path", pusher: "bob"},
+		{name: "another may not", pusher: "carol", rules: []string{"locked"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := testRepo(t, "")
+			old := r.Git("rev-parse", "HEAD")
+			r.Write(lockedPath, "package src // changed\n")
+			r.Git("add", lockedPath)
+			// A commit on no ref yet, as a push brings it.
+			pushed := r.Git("commit-tree", "-p", old, "-m", "change", r.Git("write-tree"))
+			in := HookInput{Stdin: strings.NewReader(old + " " + pushed + " refs/heads/main\n"), Getenv: env("GL_USERNAME=" + tc.pusher)}
+			rep, err := load(t, r, "alice").PreReceive(context.Background(), in)
+			wantOutcome(t, rep, err, tc.rules, nil)
+		})
+	}
+}
