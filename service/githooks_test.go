@@ -445,3 +445,29 @@ func TestPreReceivePusher(t *testing.T) {
 		})
 	}
 }
+
+// TestCorruptRecordHint: the hint for a lock record that cannot be read
+// names the file that holds it when the store keeps records in files.
+func TestCorruptRecordHint(t *testing.T) {
+	r := testRepo(t, "")
+	e := load(t, r, "alice")
+	if err := e.Open(context.Background(), Purpose{Judges: true}); err != nil {
+		t.Fatal(err)
+	}
+	where := e.RecordWhere()
+	if where == nil {
+		t.Fatal("the file store does not say where its records are")
+	}
+	file := where(lockedPath)
+	if err := os.WriteFile(file, []byte("{not json"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res, err := e.CheckPaths(context.Background(), PathCheck{Paths: []string{lockedPath}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantOutcome(t, res.Report, nil, []string{"corrupt_lock"}, nil)
+	if h := res.Report.Violations[0].Hint; !strings.Contains(h, file) {
+		t.Fatalf("hint %q does not name %s", h, file)
+	}
+}
