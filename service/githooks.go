@@ -49,7 +49,7 @@ func (in HookInput) stdin() io.Reader {
 	return in.Stdin
 }
 
-// getenv reads the hook's environment, else the workspace's.
+// hookEnv reads the hook's environment, else the workspace's.
 func (e *Workspace) hookEnv(in HookInput) func(string) string {
 	if in.Getenv != nil {
 		return in.Getenv

@@ -437,7 +437,7 @@ func readRefLines(stdin io.Reader, hook, layout string, a, b int, each func(f []
 			return fmt.Errorf("%s: malformed line on stdin %q: want `%s`", hook, lockkey.Shorten(line), layout)
 		}
 		if !objectName(f[a]) || !objectName(f[b]) {
-			return fmt.Errorf("%s: malformed line on stdin %q: want full object names (40 or 64 hex digits)", hook, line)
+			return fmt.Errorf("%s: malformed line on stdin %q: want full object names (40 or 64 hex digits)", hook, lockkey.Shorten(line))
 		}
 		if err := each(f); err != nil {
 			return err
