@@ -382,16 +382,24 @@ func (e *Workspace) UninstallHooks(ctx context.Context, req HookInstall) ([]Unin
 	return hooks.Uninstall(dir, names)
 }
 
+// Validate refuses a hook lockgate has no contract for.
+func (req HookInstall) Validate() error {
+	for _, h := range req.Hooks {
+		if !slices.Contains(hooks.Known, h) {
+			return Usagef("unknown hook %q: want one of %s", h, strings.Join(hooks.Known, ", "))
+		}
+	}
+	return nil
+}
+
 // hookTargets resolves which hooks to (un)install and where.
 func (e *Workspace) hookTargets(ctx context.Context, req HookInstall) (dir string, names []string, err error) {
+	if err := req.Validate(); err != nil {
+		return "", nil, err
+	}
 	names = req.Hooks
 	if len(names) == 0 {
 		names = hooks.DefaultHooks
-	}
-	for _, h := range names {
-		if !slices.Contains(hooks.Known, h) {
-			return "", nil, Usagef("unknown hook %q: want one of %s", h, strings.Join(hooks.Known, ", "))
-		}
 	}
 	dir, err = e.hooksDir(ctx, req.GlobalHooksPath)
 	return dir, names, err

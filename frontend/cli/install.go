@@ -48,11 +48,15 @@ func installCommand() *command {
 }
 
 func (a *app) install(ctx context.Context, o *InstallOptions) error {
+	req := o.request()
+	if err := req.Validate(); err != nil {
+		return err
+	}
 	e, err := a.load(ctx)
 	if err != nil {
 		return err
 	}
-	res, err := e.InstallHooks(ctx, o.request())
+	res, err := e.InstallHooks(ctx, req)
 	if a.globals.JSON && err == nil {
 		return writeJSON(a.stdio.Out, res)
 	}
@@ -83,8 +87,12 @@ func uninstallCommand() *command {
 			if len(args) > 0 {
 				return service.Usagef("uninstall takes no arguments")
 			}
+			req := o.request()
 			if agent != "" && len(o.Hooks) > 0 {
 				return service.Usagef("uninstall: --agent and --hook are separate steps")
+			}
+			if err := req.Validate(); err != nil {
+				return err
 			}
 			e, err := a.load(ctx)
 			if err != nil {
@@ -96,7 +104,7 @@ func uninstallCommand() *command {
 				}
 				return a.removeAgent(e.WorkTree(), agent)
 			}
-			res, err := e.UninstallHooks(ctx, o.request())
+			res, err := e.UninstallHooks(ctx, req)
 			if a.globals.JSON && err == nil {
 				return writeJSON(a.stdio.Out, res)
 			}
