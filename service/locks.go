@@ -2,8 +2,6 @@ package service
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"strings"
 	"time"
 
@@ -13,9 +11,9 @@ import (
 	"github.com/lockgate/lockgate/model/locks/redisstore"
 )
 
-// CompleteRequest fills in what every lock acquisition shares: the
+// completeRequest fills in what every lock acquisition shares: the
 // canonical keys, the default TTL, and the task sub-lock of an activity.
-func (e *Workspace) CompleteRequest(req *locks.Request, keys []lockkey.Key) error {
+func (e *Workspace) completeRequest(req *locks.Request, keys []lockkey.Key) error {
 	req.Keys = Canonicals(keys)
 	if req.TTL == 0 {
 		ttl, err := e.DefaultTTL(keys)
@@ -36,28 +34,6 @@ func (e *Workspace) CompleteRequest(req *locks.Request, keys []lockkey.Key) erro
 		}
 	}
 	return nil
-}
-
-// RefreshKeys extends each key to ttl from now — exactly, as the user named
-// it — or, when ttl is 0, by its own default TTL without shortening it,
-// returning the locks refreshed before any error.
-func (e *Workspace) RefreshKeys(ctx context.Context, keys []lockkey.Key, ttl time.Duration) ([]locks.Lock, error) {
-	var out []locks.Lock
-	for _, k := range keys {
-		t := ttl
-		if t == 0 {
-			var err error
-			if t, err = e.DefaultTTL([]lockkey.Key{k}); err != nil {
-				return out, err
-			}
-		}
-		ls, err := e.Mgr.Refresh(ctx, []string{k.Canonical}, e.Me, t, e.Cfg.TTL(e.Me.HolderType, lockkey.KindTask), ttl != 0)
-		out = append(out, ls...)
-		if err != nil {
-			return out, err
-		}
-	}
-	return out, nil
 }
 
 // DefaultTTL is the default lifetime of a set of keys, on every store:
@@ -83,6 +59,8 @@ func (e *Workspace) DefaultTTL(keys []lockkey.Key) (time.Duration, error) {
 	return ttl, nil
 }
 
+// CheckID refuses an id of a task or package (what) that would not
+// print or parse as one: empty, with a space, '/' or ':', or unsafe text.
 func CheckID(what, id string) error {
 	if id == "" || strings.ContainsAny(id, " /:") {
 		return Usagef("invalid %s id %q", what, id)
@@ -97,9 +75,9 @@ func CheckID(what, id string) error {
 // session's history and still can; it skips, and says why, those it
 // cannot. The file store keeps locks on disk across restarts and has
 // nothing to restore.
-func (e *Workspace) RestoreSession(ctx context.Context) (redisstore.RestoreResult, error) {
+func (e *Workspace) RestoreSession(ctx context.Context) (SessionRestore, error) {
 	if e.Redis == nil {
-		return redisstore.RestoreResult{}, Usagef("session restore needs the Redis store (`lockgate store use redis://…`); the file and git stores keep locks across restarts by themselves")
+		return SessionRestore{}, Usagef("session restore needs the Redis store (`lockgate store use redis://…`); the file and git stores keep locks across restarts by themselves")
 	}
 	opts := e.KeyOptions()
 	canon := func(k string) (string, error) { return lockkey.Canonical(k, opts) }
@@ -110,50 +88,18 @@ func (e *Workspace) RestoreSession(ctx context.Context) (redisstore.RestoreResul
 	if res.Skipped == nil {
 		res.Skipped = []redisstore.Skip{}
 	}
-	return res, err
+	return SessionRestore{RestoreResult: res, Session: e.Me.Session}, err
+}
+
+// SessionRestore is what `session restore` did: the keys restored and
+// those skipped, with why, in the session named.
+type SessionRestore struct {
+	redisstore.RestoreResult
+	Session string `json:"-"`
 }
 
 // Pruned is one expired record `lock prune` removed.
 type Pruned struct {
 	LockView
 	ExpiredFor time.Duration `json:"-"`
-}
-
-// Prune removes the records whose locks have expired. Each is taken over
-// first — which a store does only while the record is still expired, so
-// that a lock refreshed or taken meanwhile is never removed — then
-// released: both are logged (lock_takeover naming the expired holder,
-// lock_release).
-func (e *Workspace) Prune(ctx context.Context) ([]Pruned, error) {
-	entries, err := e.Store.List(ctx)
-	if err != nil {
-		return nil, err
-	}
-	now := e.Now()
-	var out []Pruned
-	for _, en := range entries {
-		if en.Err != nil || !en.Expired(now) {
-			continue
-		}
-		res, err := e.Mgr.Acquire(ctx, locks.Request{Keys: []string{en.Key}, Owner: e.Me, TTL: time.Minute,
-			Action: "prune", Reason: "prune an expired lock", ExactTTL: true})
-		if errors.As(err, new(*locks.HeldError)) {
-			continue // taken or refreshed since it was listed: a live lock
-		}
-		if err != nil {
-			return out, fmt.Errorf("prune %s: %w", en.Key, err)
-		}
-		if len(res) != 1 || res[0].TookOver == nil {
-			// It was gone, or ours: give back what was just taken.
-			if _, err := e.Mgr.Release(ctx, []string{en.Key}, e.Me, false); err != nil {
-				return out, fmt.Errorf("prune %s: %w", en.Key, err)
-			}
-			continue
-		}
-		if _, err := e.Mgr.Release(ctx, []string{en.Key}, e.Me, false); err != nil {
-			return out, fmt.Errorf("prune %s: taken over, not released: %w", en.Key, err)
-		}
-		out = append(out, Pruned{LockView: ViewOf(*res[0].TookOver), ExpiredFor: now.Sub(res[0].TookOver.ExpiresAt)})
-	}
-	return out, nil
 }

@@ -2,10 +2,10 @@ package cli
 
 import (
 	"context"
-	"sort"
-	"strings"
 
 	"github.com/spf13/cobra"
+
+	"github.com/lockgate/lockgate/service"
 )
 
 // Shell completion beyond commands and flags: the keys this worker holds
@@ -15,61 +15,32 @@ import (
 
 // completeHeld completes the keys of the locks this worker holds.
 func (a *app) completeHeld(ctx context.Context) cobra.CompletionFunc {
-	return func(_ *cobra.Command, _ []string, toComplete string) ([]string, cobra.ShellCompDirective) {
-		e, err := a.open(ctx)
-		if err != nil {
-			return nil, cobra.ShellCompDirectiveNoFileComp
-		}
-		entries, err := e.Store.List(ctx)
-		if err != nil {
-			return nil, cobra.ShellCompDirectiveNoFileComp
-		}
-		var keys []string
-		for _, en := range entries {
-			if en.Err == nil && en.OwnedBy(e.Me) && strings.HasPrefix(en.Key, toComplete) {
-				keys = append(keys, en.Key)
-			}
-		}
-		return keys, cobra.ShellCompDirectiveNoFileComp
-	}
+	return a.completeWith(ctx, service.HeldKeys, a.open)
 }
 
 // completePackages completes work package ids.
 func (a *app) completePackages(ctx context.Context) cobra.CompletionFunc {
-	return func(_ *cobra.Command, _ []string, toComplete string) ([]string, cobra.ShellCompDirective) {
-		e, err := a.load(ctx)
-		if err != nil {
-			return nil, cobra.ShellCompDirectiveNoFileComp
-		}
-		wps, err := e.LoadPackages("")
-		if err != nil {
-			return nil, cobra.ShellCompDirectiveNoFileComp
-		}
-		var ids []string
-		for _, wp := range wps.Packages {
-			if strings.HasPrefix(wp.ID, toComplete) {
-				ids = append(ids, wp.ID)
-			}
-		}
-		return ids, cobra.ShellCompDirectiveNoFileComp
-	}
+	return a.completeWith(ctx, service.PackageIDs, a.load)
 }
 
 // completeProfiles completes the scope profiles of the policy.
 func (a *app) completeProfiles(ctx context.Context) cobra.CompletionFunc {
+	return a.completeWith(ctx, service.ScopeProfiles, a.load)
+}
+
+// completeWith completes the candidates of kind "of" of the workspace open
+// gives (loaded, or with its lock store open).
+func (a *app) completeWith(ctx context.Context, of service.CandidateKind, open func(context.Context) (*service.Workspace, error)) cobra.CompletionFunc {
 	return func(_ *cobra.Command, _ []string, toComplete string) ([]string, cobra.ShellCompDirective) {
-		e, err := a.load(ctx)
+		e, err := open(ctx)
 		if err != nil {
 			return nil, cobra.ShellCompDirectiveNoFileComp
 		}
-		var names []string
-		for name := range e.Cfg.Scope.Profiles {
-			if strings.HasPrefix(name, toComplete) {
-				names = append(names, name)
-			}
+		out, err := e.Candidates(ctx, service.CandidatesRequest{Of: of, Prefix: toComplete})
+		if err != nil {
+			return nil, cobra.ShellCompDirectiveNoFileComp
 		}
-		sort.Strings(names)
-		return names, cobra.ShellCompDirectiveNoFileComp
+		return out, cobra.ShellCompDirectiveNoFileComp
 	}
 }
 

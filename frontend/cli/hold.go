@@ -13,14 +13,11 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/lockgate/lockgate/service/outcome"
-
-	"github.com/lockgate/lockgate/service"
-
 	"github.com/spf13/pflag"
 
 	"github.com/lockgate/lockgate/internal/safetext"
-	"github.com/lockgate/lockgate/model/locks"
+	"github.com/lockgate/lockgate/service"
+	"github.com/lockgate/lockgate/service/outcome"
 )
 
 func holdCommand() *command {
@@ -52,35 +49,13 @@ func holdCommand() *command {
 			if err != nil {
 				return err
 			}
-			parsed, err := e.ParseKeys(keys)
+			h, err := e.HoldLocks(ctx, service.HoldRequest{Keys: keys, TTL: ttl, Wait: wait, Reason: reason})
 			if err != nil {
 				return err
 			}
-			if ttl == 0 {
-				if ttl, err = e.DefaultTTL(parsed); err != nil {
-					return err
-				}
-			}
-			// A lock held before the hold is renewed, never shortened (no
-			// ExactTTL), and outlives it: the hold gives back only what it took.
-			req := locks.Request{Keys: service.Canonicals(parsed), Owner: e.Me, TTL: ttl, Reason: reason, Action: "hold", Wait: wait}
-			res, err := e.Mgr.Acquire(ctx, req)
-			if err != nil {
-				return err
-			}
-			var taken []string
-			for _, r := range res {
-				if !r.Renewed {
-					taken = append(taken, r.Lock.Key)
-				}
-			}
-			fmt.Fprintf(a.stdio.Err, "holding %s in %s while %s runs\n", safetext.Field(strings.Join(req.Keys, " ")), e.StoreLabel(), safetext.Field(cmdArgs[0]))
-			code, runErr := a.runHeld(ctx, e, req, cmdArgs)
-			// Release even when ctx was cancelled: the locks must not outlive CMD.
-			var relErr error
-			if len(taken) > 0 {
-				_, relErr = e.Mgr.Release(context.WithoutCancel(ctx), taken, e.Me, false)
-			}
+			fmt.Fprintf(a.stdio.Err, "holding %s in %s while %s runs\n", safetext.Field(strings.Join(h.Keys(), " ")), e.StoreLabel(), safetext.Field(cmdArgs[0]))
+			code, runErr := a.runHeld(ctx, h, cmdArgs)
+			relErr := h.Release(ctx)
 			if runErr != nil {
 				return runErr
 			}
@@ -95,22 +70,19 @@ func holdCommand() *command {
 	}
 }
 
-// runHeld runs CMD, refreshing the locks every ttl/3. A refresh that fails
+// runHeld runs CMD, refreshing the hold's locks. A refresh that fails
 // (the lock was lost) stops CMD: it would otherwise run unprotected.
-func (a *app) runHeld(ctx context.Context, e *service.Workspace, req locks.Request, argv []string) (int, error) {
-	c := newChild(argv, e.Cwd, nil, a.stdio, false)
+func (a *app) runHeld(ctx context.Context, h *service.Hold, argv []string) (int, error) {
+	c := newChild(argv, h.Dir, nil, a.stdio, false)
 	if err := c.start(); err != nil {
 		return 0, service.Usagef("lock hold: %v", err)
 	}
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	defer signal.Stop(sigs)
-	refresh := func() error {
-		_, err := e.Mgr.Refresh(ctx, req.Keys, e.Me, req.TTL, 0, false)
-		return err
-	}
+	refresh := func() error { return h.Refresh(ctx) }
 	stop := func() { c.signal(syscall.SIGTERM) }
-	code, lost, err := runKept(c, req.TTL/3, refresh, stop, sigs, c.signal) // let CMD decide; we release when it exits
+	code, lost, err := runKept(c, h.Interval(), refresh, stop, sigs, c.signal) // let CMD decide; we release when it exits
 	switch {
 	case lost != nil:
 		return 0, fmt.Errorf("lock hold: lost the lock while %s ran, stopped it: %w", argv[0], lost)

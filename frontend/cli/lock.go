@@ -3,28 +3,18 @@ package cli
 import (
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"time"
-
-	"github.com/lockgate/lockgate/internal/duration"
-	"github.com/lockgate/lockgate/internal/gitexec"
-	"github.com/lockgate/lockgate/service/outcome"
-
-	"github.com/lockgate/lockgate/service"
 
 	"github.com/spf13/pflag"
 
 	"github.com/lockgate/lockgate/frontend/termstyle"
+	"github.com/lockgate/lockgate/internal/duration"
 	"github.com/lockgate/lockgate/internal/hint"
 	"github.com/lockgate/lockgate/internal/safetext"
-
 	"github.com/lockgate/lockgate/model/locks"
-	"github.com/lockgate/lockgate/model/locks/filestore"
-	"github.com/lockgate/lockgate/model/locks/journal"
-	"github.com/lockgate/lockgate/model/locks/lockkey"
+	"github.com/lockgate/lockgate/service"
+	"github.com/lockgate/lockgate/service/outcome"
 )
 
 // AcquireOptions are `lock acquire`'s flags.
@@ -68,48 +58,26 @@ func (a *app) acquire(ctx context.Context, o *AcquireOptions, args []string) err
 	if err != nil {
 		return err
 	}
-	// Only a TTL the user names may shorten a lock renewed here.
-	req := locks.Request{Owner: e.Me, TTL: o.TTL, Reason: o.Reason, Action: "lock", TaskID: o.Task, Wait: o.Wait, ExactTTL: o.TTL > 0}
-	var keys []lockkey.Key
-	if o.Package != "" {
-		if len(args) > 0 {
-			return service.Usagef("lock acquire: give keys or --package, not both")
-		}
-		wp, pkeys, err := e.WorkPackage(o.Packages, o.Package)
-		if err != nil {
-			return err
-		}
-		keys = pkeys
-		a.waitHint = func(d string) string {
-			return hint.Line(hint.WaitPackage, d, o.Package)
-		}
-		req.Action = "package:" + wp.ID
-		req.Reason = cmp.Or(o.Reason, wp.Locks.Reason, wp.Title)
-		if req.TTL == 0 {
-			req.TTL = wp.TTL()
-		}
-	} else {
-		if len(args) == 0 {
-			return service.Usagef("lock acquire: give at least one KEY (or --package WP)")
-		}
-		if keys, err = e.ParseKeys(args); err != nil {
-			return err
-		}
+	switch {
+	case o.Package != "" && len(args) > 0:
+		return service.Usagef("lock acquire: give keys or --package, not both")
+	case o.Package != "":
+		a.waitHint = func(d string) string { return hint.Line(hint.WaitPackage, d, o.Package) }
+	case len(args) == 0:
+		return service.Usagef("lock acquire: give at least one KEY (or --package WP)")
+	default:
 		a.waitHint = func(d string) string { return hint.Line(hint.WaitAcquire, d, args) }
 	}
-
-	if err := e.CompleteRequest(&req, keys); err != nil {
-		return err
-	}
-	res, err := e.Mgr.Acquire(ctx, req)
+	res, err := e.AcquireLocks(ctx, service.AcquireRequest{Keys: args, Package: o.Package, PackagesFile: o.Packages,
+		TTL: o.TTL, Wait: o.Wait, Reason: o.Reason, Task: o.Task, WarnPaths: !a.globals.JSON})
 	if err != nil {
 		return err
 	}
-	now := e.Now()
 	if a.globals.JSON {
-		return writeJSON(a.stdio.Out, acquiredViews(res))
+		return writeJSON(a.stdio.Out, acquiredViews(res.Locks))
 	}
-	for _, r := range res {
+	now := e.Now()
+	for _, r := range res.Locks {
 		verb := "acquired"
 		switch {
 		case r.Renewed:
@@ -120,46 +88,15 @@ func (a *app) acquire(ctx context.Context, o *AcquireOptions, args []string) err
 		fmt.Fprintf(a.stdio.Err, "%s %s in %s until %s (%s)\n", verb, a.paint(termstyle.Path, safetext.Field(r.Lock.Key)), e.StoreLabel(),
 			a.paint(termstyle.Expiry, stamp(r.Lock.ExpiresAt)), duration.Until(r.Lock.ExpiresAt, now))
 	}
-	a.warnPaths(ctx, e, res)
+	// A path lock covers one file; a directory's files are a pattern.
+	for _, k := range res.Dirs {
+		fmt.Fprintf(a.stdio.Err, "lockgate: warning: %s is a directory: a path lock covers one file; lock its files with `lockgate lock acquire '%s/**'`\n",
+			safetext.Field(k), safetext.Field(k))
+	}
+	for _, k := range res.Missing {
+		fmt.Fprintf(a.stdio.Err, "lockgate: warning: no such path in the repository: %s; locked anyway\n", safetext.Field(k))
+	}
 	return nil
-}
-
-// warnPaths says when a path lock taken names no file: a directory (a
-// path lock covers one file; its files are a pattern), or a path neither
-// in the work tree nor in the index (a typo, or a file still to come). The
-// lock stands either way.
-func (a *app) warnPaths(ctx context.Context, e *service.Workspace, res []locks.Result) {
-	top := e.Repo.Toplevel
-	if top == "" {
-		return
-	}
-	var missing []string
-	for _, r := range res {
-		k := r.Lock.Key
-		if !lockkey.IsPathLike(k) || lockkey.IsPattern(k) || r.Renewed {
-			continue
-		}
-		fi, err := os.Lstat(filepath.Join(top, filepath.FromSlash(k)))
-		switch {
-		case err == nil && fi.IsDir():
-			fmt.Fprintf(a.stdio.Err, "lockgate: warning: %s is a directory: a path lock covers one file; lock its files with `lockgate lock acquire '%s/**'`\n",
-				safetext.Field(k), safetext.Field(k))
-		case err != nil:
-			missing = append(missing, k)
-		}
-	}
-	if len(missing) == 0 {
-		return
-	}
-	tracked, err := gitexec.TrackedPaths(ctx, e.Repo, missing)
-	if err != nil {
-		return // a warning only: nothing to say when git cannot tell
-	}
-	for _, k := range missing {
-		if !tracked[k] {
-			fmt.Fprintf(a.stdio.Err, "lockgate: warning: no such path in the repository: %s; locked anyway\n", safetext.Field(k))
-		}
-	}
 }
 
 func releaseCommand() *command {
@@ -178,11 +115,7 @@ func releaseCommand() *command {
 			if err != nil {
 				return err
 			}
-			keys, err := e.ParseKeys(args)
-			if err != nil {
-				return err
-			}
-			res, err := e.Mgr.Release(ctx, service.Canonicals(keys), e.Me, force)
+			res, err := e.ReleaseLocks(ctx, service.ReleaseRequest{Keys: args, Force: force})
 			a.reportRelease(e, res, err)
 			return err
 		},
@@ -241,11 +174,7 @@ func refreshCommand() *command {
 			if err != nil {
 				return err
 			}
-			keys, err := e.ParseKeys(args)
-			if err != nil {
-				return err
-			}
-			out, err := e.RefreshKeys(ctx, keys, ttl)
+			out, err := e.RefreshLocks(ctx, service.RefreshRequest{Keys: args, TTL: ttl})
 			if err != nil {
 				a.partial = map[string]any{"refreshed": service.ViewsOf(out)}
 				return err
@@ -260,28 +189,6 @@ func refreshCommand() *command {
 			return nil
 		},
 	}
-}
-
-// listEntry is one row of `lock list --json`: the whole record but its
-// owner token, which never leaves the store.
-type listEntry struct {
-	service.LockView
-	Action       string     `json:"action,omitempty"`
-	PID          int        `json:"pid"`
-	Host         string     `json:"host"`
-	TaskAcquired *time.Time `json:"task_acquired,omitempty"`
-	RequestID    string     `json:"request_id,omitempty"`
-	TraceID      string     `json:"trace_id,omitempty"`
-	AgeSeconds   int64      `json:"age_seconds"`
-	Expired      bool       `json:"expired"`
-	Stale        bool       `json:"stale"`
-	Corrupt      bool       `json:"corrupt"`
-	Error        string     `json:"error,omitempty"`
-	Location     string     `json:"location"`
-	Bookkeeping  bool       `json:"bookkeeping"`
-	// LookAlike is the key spelled in ASCII (lockkey.Escaped) when another
-	// key of the store looks the same (lockkey.LookAlikes).
-	LookAlike string `json:"look_alike,omitempty"`
 }
 
 func listCommand() *command {
@@ -302,55 +209,11 @@ func listCommand() *command {
 			if err != nil {
 				return err
 			}
-			e.Recover(ctx)
-			entries, err := e.Store.List(ctx)
+			res, err := e.ListLocks(ctx, service.ListRequest{Mine: mine, Stale: stale, All: all, Recover: true})
 			if err != nil {
 				return err
 			}
-			now := e.Now()
-			staleAfter := e.Cfg.StaleAfter()
-			keys := make([]string, 0, len(entries))
-			for _, en := range entries {
-				keys = append(keys, en.Key)
-			}
-			alike := lockkey.LookAlikes(keys)
-			rows := make([]listEntry, 0, len(entries))
-			expired := 0
-			for _, en := range entries {
-				le := listEntry{LockView: service.ViewOf(en.Lock), Action: en.Action, PID: en.PID, Host: en.Host,
-					TaskAcquired: en.TaskAcquired, RequestID: en.RequestID, TraceID: en.TraceID,
-					Location: e.Store.Where(en.Key), Bookkeeping: service.IsBookkeeping(en.Lock)}
-				if le.Bookkeeping && !all {
-					continue
-				}
-				var corrupt *locks.CorruptError
-				switch {
-				case errors.As(en.Err, &corrupt):
-					// Where the record is, which for a misplaced or foreign
-					// file is not where its key would be.
-					le.Corrupt, le.Error, le.Location = true, corrupt.Err.Error(), corrupt.Path
-				case en.Err != nil:
-					le.Corrupt, le.Error = true, en.Err.Error()
-				default:
-					le.AgeSeconds = int64(now.Sub(en.CreatedAt).Seconds())
-					le.Expired = en.Expired(now)
-					le.Stale = en.Stale(now, staleAfter)
-				}
-				if mine && (le.Corrupt || !en.OwnedBy(e.Me)) {
-					continue
-				}
-				if stale && !le.Stale {
-					continue
-				}
-				if le.Expired && !all {
-					expired++ // anyone may take it: not a lock any more
-					continue
-				}
-				if alike[en.Key] {
-					le.LookAlike = lockkey.Escaped(en.Key)
-				}
-				rows = append(rows, le)
-			}
+			rows, now := res.Rows, e.Now()
 			if a.globals.JSON {
 				return writeJSON(a.stdio.Out, rows)
 			}
@@ -382,13 +245,13 @@ func listCommand() *command {
 			if nalike > 0 {
 				fmt.Fprintf(a.stdio.Err, "%d key(s) look like another key of the store: (look-alike: …) spells each in ASCII, as bash reads it in $'…'\n", nalike)
 			}
-			if expired > 0 {
+			if expired := res.Expired; expired > 0 {
 				fmt.Fprintf(a.stdio.Err, "%d expired record(s) not shown (anyone may take them): `lockgate lock list --all` shows them, `lockgate lock prune` removes them\n", expired)
 			}
 			for _, r := range rows {
 				if r.Corrupt {
 					fmt.Fprintf(a.stdio.Err, "lockgate: corrupt lock record %s: %s\n", safetext.Field(r.Location), safetext.Field(r.Error))
-					a.printHints(a.carry([]string{hint.CorruptLine(recordWhere(e.Store), r.Location, r.Key, lockkey.RelArg(r.Key, e.UserDir()))})...)
+					a.printHints(a.carry([]string{r.Hint})...)
 				}
 			}
 			return nil
@@ -408,26 +271,18 @@ func checkCommand() *command {
 			if err != nil {
 				return err
 			}
-			keys, err := e.ParseKeys(args)
+			res, err := e.CheckLocks(ctx, service.CheckRequest{Keys: args})
 			if err != nil {
 				return err
-			}
-			sts, err := e.Mgr.Check(ctx, service.Canonicals(keys), e.Me)
-			if err != nil {
-				return err
-			}
-			held := false
-			for _, s := range sts {
-				held = held || s.State == locks.StateHeld
 			}
 			if a.globals.JSON {
-				if err := writeJSON(a.stdio.Out, statusViews(sts)); err != nil {
+				if err := writeJSON(a.stdio.Out, res.Statuses); err != nil {
 					return err
 				}
 			} else {
 				now := e.Now()
 				rows := [][]string{{"KEY", "STATE", "HOLDER", "TYPE", "LOCK", "EXPIRES"}}
-				for _, s := range sts {
+				for _, s := range res.Statuses {
 					if len(s.Locks) == 0 {
 						rows = append(rows, []string{s.Key, string(s.State), "-", "-", "-", "-"})
 					}
@@ -438,7 +293,7 @@ func checkCommand() *command {
 				table(a.stdio.Out, rows)
 				fmt.Fprintf(a.stdio.Err, "checked in %s\n", e.StoreLabel())
 			}
-			if held {
+			if res.Held {
 				return &outcome.ExitError{Code: outcome.ExitLockFailed}
 			}
 			return nil
@@ -459,7 +314,7 @@ func pruneCommand() *command {
 			if err != nil {
 				return err
 			}
-			pruned, err := e.Prune(ctx)
+			pruned, err := e.PruneLocks(ctx)
 			if a.globals.JSON && err == nil {
 				views := make([]service.LockView, 0, len(pruned))
 				for _, p := range pruned {
@@ -487,152 +342,45 @@ func clearCommand() *command {
 			fs.StringVar(&record, "record", "", "remove the unreadable record `FILE` (as `lock list` names it) of the file or git store")
 		},
 		run: func(ctx context.Context, a *app, args []string) error {
-			if record != "" {
-				if len(args) != 0 {
-					return service.Usagef("lock clear: give a TARGET or --record FILE, not both")
-				}
-				if !force {
-					return service.Usagef("lock clear --record %s: refusing without --force (it removes the lock record whoever wrote it)", record)
-				}
-				return a.clearRecord(ctx, record)
-			}
-			if len(args) != 1 {
+			req := service.ClearRequest{Record: record, Force: force}
+			switch {
+			case record != "" && len(args) != 0:
+				return service.Usagef("lock clear: give a TARGET or --record FILE, not both")
+			case record == "" && len(args) != 1:
 				return service.Usagef("lock clear: give exactly one TARGET (a key, a task id, workflow or claim)")
+			case record == "":
+				req.Target = args[0]
 			}
-			if !force {
-				return service.Usagef("lock clear %s: refusing without --force (it removes the lock whoever holds it)", args[0])
+			if err := req.Check(); err != nil {
+				return err
 			}
 			e, err := a.open(ctx)
 			if err != nil {
 				return err
 			}
-			key, err := a.resolveClearTarget(ctx, e, args[0])
+			res, err := e.ClearLocks(ctx, req)
 			if err != nil {
 				return err
 			}
-			removed, err := e.Mgr.Clear(ctx, key, e.Me)
-			var corrupt *locks.CorruptError
-			if errors.As(err, &corrupt) {
-				fmt.Fprintf(a.stdio.Err, "cleared %s in %s: removed corrupt record %s\n", safetext.Field(key), e.StoreLabel(), safetext.Field(corrupt.Path))
-				if a.globals.JSON {
-					return writeJSON(a.stdio.Out, clearedJSON{Key: key, Corrupt: true, Store: e.StoreName()})
-				}
+			switch {
+			case res.Corrupt && record != "":
+				fmt.Fprintf(a.stdio.Err, "cleared in %s: removed corrupt record %s\n", e.StoreLabel(), safetext.Field(res.Record))
+			case res.Corrupt:
+				fmt.Fprintf(a.stdio.Err, "cleared %s in %s: removed corrupt record %s\n", safetext.Field(res.Key), e.StoreLabel(), safetext.Field(res.Record))
+			}
+			if a.globals.JSON {
+				return writeJSON(a.stdio.Out, res)
+			}
+			if res.Corrupt {
 				return nil
 			}
-			if err != nil {
-				return err
-			}
-			age := time.Since(removed.CreatedAt)
-			if a.globals.JSON {
-				v := service.ViewOf(removed)
-				return writeJSON(a.stdio.Out, clearedJSON{Key: key, Cleared: &v, AgeSeconds: int64(age.Seconds()), Store: e.StoreName()})
-			}
-			f := safetext.Field
+			f, l := safetext.Field, res.Cleared
 			fmt.Fprintf(a.stdio.Out, "cleared %s\n  owner:      %s (%s, session %s)\n  created_at: %s\n  age:        %s\n  expires_at: %s\n  store:      %s\n",
-				f(removed.Key), f(removed.Holder), f(removed.HolderType), f(removed.Session), stamp(removed.CreatedAt), duration.Format(age), stamp(removed.ExpiresAt), e.StoreName())
-			if removed.Reason != "" {
-				fmt.Fprintf(a.stdio.Out, "  reason:     %s\n", f(removed.Reason))
+				f(l.Key), f(l.Holder), f(l.HolderType), f(l.Session), stamp(l.CreatedAt), duration.Format(res.Age), stamp(l.ExpiresAt), res.Store)
+			if l.Reason != "" {
+				fmt.Fprintf(a.stdio.Out, "  reason:     %s\n", f(l.Reason))
 			}
 			return nil
 		},
 	}
-}
-
-// recordRemover is a store whose records are named, as `lock list`
-// prints them: the file store's files, the git store's tree entries.
-type recordRemover interface {
-	RemoveRecord(ctx context.Context, name string) (locks.Entry, error)
-}
-
-// clearRecord removes a record that cannot be cleared by key (see
-// filestore.RemoveRecord), and logs it.
-func (a *app) clearRecord(ctx context.Context, file string) error {
-	e, err := a.open(ctx)
-	if err != nil {
-		return err
-	}
-	rm, ok := e.Store.(recordRemover)
-	if !ok {
-		return service.Usagef("lock clear --record: only the file and git stores keep records by name; clear by key (see `lockgate lock list`)")
-	}
-	en, err := rm.RemoveRecord(ctx, file)
-	switch {
-	case errors.Is(err, filestore.ErrNotRecord), errors.Is(err, locks.ErrNotFound):
-		return service.Usagef("lock clear --record: %v", err)
-	case errors.Is(err, filestore.ErrReadable):
-		return service.Usagef("lock clear --record: %v: `lockgate lock clear --force %s`", err, hint.Quote(lockkey.RelArg(en.Key, e.UserDir())))
-	case err != nil:
-		return err
-	}
-	if err := e.Mgr.Record(ctx, journal.Event{Worker: e.Me.Holder, WorkerType: e.Me.HolderType, Session: e.Me.Session,
-		Action: journal.ActionClear, Key: en.Key, Details: "removed corrupt record " + en.Name}); err != nil {
-		return fmt.Errorf("lock clear: %s removed, but not logged: %w", en.Name, err)
-	}
-	fmt.Fprintf(a.stdio.Err, "cleared in %s: removed corrupt record %s\n", e.StoreLabel(), safetext.Field(en.Name))
-	if a.globals.JSON {
-		return writeJSON(a.stdio.Out, clearedJSON{Key: en.Key, Corrupt: true, Store: e.StoreName()})
-	}
-	return nil
-}
-
-// clearedJSON is `lock clear --json`.
-type clearedJSON struct {
-	Key        string            `json:"key"`
-	Corrupt    bool              `json:"corrupt"`
-	Cleared    *service.LockView `json:"cleared,omitempty"`
-	AgeSeconds int64             `json:"age_seconds"`
-	Store      string            `json:"store"` // file, or the Redis URL without its password
-}
-
-// resolveClearTarget maps what fdx users type — `workflow`, `claim`,
-// `TASK-001` — to the key that holds a lock. Any record `lock list` shows
-// can be cleared by its key, even one no one may lock by hand: a port
-// lease, the planner's state, a key of a namespace since removed from the
-// config, a record another tool wrote.
-func (a *app) resolveClearTarget(ctx context.Context, e *service.Workspace, target string) (string, error) {
-	keys, err := e.ParseKeys([]string{target})
-	if err != nil {
-		_, gerr := e.Store.Get(ctx, target)
-		var corrupt *locks.CorruptError
-		switch {
-		case gerr == nil, errors.As(gerr, &corrupt):
-			return target, nil
-		case errors.Is(gerr, locks.ErrNotFound):
-			return "", err
-		default:
-			return "", gerr
-		}
-	}
-	key := keys[0].Canonical
-	if keys[0].Kind != lockkey.KindPath {
-		return key, nil
-	}
-	if _, err := e.Store.Get(ctx, key); !errors.Is(err, locks.ErrNotFound) {
-		return key, nil
-	}
-	for _, alt := range []string{lockkey.TaskKey(target), "activity:" + target} {
-		if _, err := e.Store.Get(ctx, alt); !errors.Is(err, locks.ErrNotFound) {
-			return alt, nil
-		}
-	}
-	return "", service.Usagef("lock clear %s: no such lock (looked for %s, %s and activity:%s); see `lockgate lock list --all`", target, key, lockkey.TaskKey(target), target)
-}
-
-// statusView is one key of `lock check --json`.
-type statusView struct {
-	Key   string             `json:"key"`
-	State locks.KeyState     `json:"state"`
-	Locks []service.LockView `json:"locks,omitempty"`
-}
-
-func statusViews(sts []locks.Status) []statusView {
-	out := make([]statusView, 0, len(sts))
-	for _, s := range sts {
-		v := statusView{Key: s.Key, State: s.State}
-		if len(s.Locks) > 0 {
-			v.Locks = service.ViewsOf(s.Locks)
-		}
-		out = append(out, v)
-	}
-	return out
 }

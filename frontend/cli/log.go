@@ -4,11 +4,9 @@ import (
 	"context"
 	"time"
 
-	"github.com/lockgate/lockgate/service"
-
 	"github.com/spf13/pflag"
 
-	"github.com/lockgate/lockgate/model/locks/journal"
+	"github.com/lockgate/lockgate/service"
 )
 
 // LogOptions are `log`'s filters.
@@ -27,12 +25,6 @@ func (o *LogOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.Key, "key", "", "only events on lock key `K`")
 }
 
-func (o *LogOptions) keep(ev journal.Event) bool {
-	return (o.Worker == "" || ev.Worker == o.Worker) &&
-		(o.Action == "" || ev.Action == o.Action) &&
-		(o.Key == "" || ev.Key == o.Key)
-}
-
 func logCommand() *command {
 	o := &LogOptions{}
 	return &command{
@@ -43,35 +35,19 @@ func logCommand() *command {
 			if len(args) > 0 {
 				return service.Usagef("log takes no arguments")
 			}
-			since := o.Since
-			if since < 0 {
+			if o.Since < 0 {
 				return service.Usagef("--since must not be negative")
 			}
-			// The journal and the branch are files of the clone: reading
-			// them needs no lock store (which may be down).
+			// Loaded, not opened: the log needs no lock store (which may be down).
 			e, err := a.load(ctx)
 			if err != nil {
 				return err
 			}
-			e.Recover(ctx)
-			var from time.Time
-			if since > 0 {
-				from = e.Now().Add(-since)
-			}
-			all, err := e.AllEvents(ctx, from)
+			evs, err := e.Log(ctx, service.LogRequest{Since: o.Since, Worker: o.Worker, Action: o.Action, Key: o.Key})
 			if err != nil {
 				return err
 			}
-			var evs []journal.Event
-			for _, ev := range all {
-				if o.keep(ev) {
-					evs = append(evs, ev)
-				}
-			}
 			if a.globals.JSON {
-				if evs == nil {
-					evs = []journal.Event{}
-				}
 				return writeJSON(a.stdio.Out, evs)
 			}
 			rows := [][]string{{"TIME", "WORKER", "TYPE", "ACTION", "KEY", "DETAILS"}}

@@ -38,7 +38,7 @@ func sessionCommand() *command {
 					for _, k := range res.Restored {
 						fmt.Fprintf(a.stdio.Err, "restored %s\n", k)
 					}
-					fmt.Fprintf(a.stdio.Err, "session %s: %d restored, %d skipped, in %s\n", e.Me.Session, len(res.Restored), len(res.Skipped), e.StoreLabel())
+					fmt.Fprintf(a.stdio.Err, "session %s: %d restored, %d skipped, in %s\n", res.Session, len(res.Restored), len(res.Skipped), e.StoreLabel())
 				}
 				return err
 			},

@@ -205,20 +205,21 @@ func acquireLock(ctx context.Context, e *service.Workspace, in acquireIn, out *a
 	if err != nil {
 		return err
 	}
-	keys, err := e.ToolKeys(in.FilePath, in.Keys)
-	if err != nil {
-		return err
-	}
-	req := locks.Request{Owner: e.Me, TTL: ttl, Reason: in.Reason, Action: "lock", TaskID: in.TaskID, Wait: wait, ExactTTL: ttl > 0}
-	if err := e.CompleteRequest(&req, keys); err != nil {
-		return err
-	}
-	res, err := e.Mgr.Acquire(ctx, req)
-	for _, r := range res {
+	res, err := e.AcquireLocks(ctx, service.AcquireRequest{Keys: keyArgs(in.FilePath, in.Keys), Tool: true,
+		TTL: ttl, Wait: wait, Reason: in.Reason, Task: in.TaskID})
+	for _, r := range res.Locks {
 		out.Locks = append(out.Locks, service.ViewOf(r.Lock))
 	}
 	out.Acquired = err == nil
 	return err
+}
+
+// keyArgs are the keys a call names: file_path first, then keys.
+func keyArgs(filePath string, keys []string) []string {
+	if filePath == "" {
+		return keys
+	}
+	return append([]string{filePath}, keys...)
 }
 
 type releaseIn struct {
@@ -238,11 +239,7 @@ type releaseOut struct {
 func (o *releaseOut) refuse(te *outcome.ErrorObject) { o.Error = te }
 
 func releaseLock(ctx context.Context, e *service.Workspace, in releaseIn, out *releaseOut) error {
-	keys, err := e.ToolKeys(in.FilePath, in.Keys)
-	if err != nil {
-		return err
-	}
-	res, err := e.Mgr.Release(ctx, service.Canonicals(keys), e.Me, in.Force)
+	res, err := e.ReleaseLocks(ctx, service.ReleaseRequest{Keys: keyArgs(in.FilePath, in.Keys), Tool: true, Force: in.Force})
 	out.fill(res)
 	return err
 }
@@ -277,11 +274,7 @@ func refreshLock(ctx context.Context, e *service.Workspace, in refreshIn, out *l
 	if err != nil {
 		return err
 	}
-	keys, err := e.ToolKeys(in.FilePath, in.Keys)
-	if err != nil {
-		return err
-	}
-	ls, err := e.RefreshKeys(ctx, keys, ttlArg)
+	ls, err := e.RefreshLocks(ctx, service.RefreshRequest{Keys: keyArgs(in.FilePath, in.Keys), Tool: true, TTL: ttlArg})
 	out.Locks = append(out.Locks, service.ViewsOf(ls)...)
 	return err
 }
@@ -292,17 +285,10 @@ type checkLocksIn struct {
 	identityArgs
 }
 
-type keyStatus struct {
-	Key string `json:"key"`
-	// State: free, mine (held by the caller) or held (by another).
-	State locks.KeyState     `json:"state" jsonschema:"free, mine, or held (by another worker)"`
-	Locks []service.LockView `json:"locks,omitempty" jsonschema:"the locks on or overlapping the key"`
-}
-
 type checkLocksOut struct {
 	// Free: no key is held by another worker.
 	Free     bool                 `json:"free" jsonschema:"true when no key asked about is held by another worker"`
-	Statuses []keyStatus          `json:"statuses,omitempty"`
+	Statuses []service.KeyStatus  `json:"statuses,omitempty"`
 	Locks    []service.LockView   `json:"locks,omitempty" jsonschema:"every live lock, when no key was given"`
 	Error    *outcome.ErrorObject `json:"error,omitempty"`
 }
@@ -311,46 +297,13 @@ func (o *checkLocksOut) refuse(te *outcome.ErrorObject) { o.Error, o.Free = te, 
 
 func checkLocks(ctx context.Context, e *service.Workspace, in checkLocksIn, out *checkLocksOut) error {
 	if in.FilePath == "" && len(in.Keys) == 0 {
-		ls, err := liveLocks(ctx, e, false, false)
-		out.Locks = ls
+		res, err := e.ListLocks(ctx, service.ListRequest{})
+		out.Locks = res.Live()
 		return err
 	}
-	keys, err := e.ToolKeys(in.FilePath, in.Keys)
-	if err != nil {
-		return err
-	}
-	sts, err := e.Mgr.Check(ctx, service.Canonicals(keys), e.Me)
-	for _, st := range sts {
-		out.Statuses = append(out.Statuses, keyStatus{Key: st.Key, State: st.State, Locks: service.ViewsOf(st.Locks)})
-		if st.State == locks.StateHeld {
-			out.Free = false
-		}
-	}
+	res, err := e.CheckLocks(ctx, service.CheckRequest{Keys: keyArgs(in.FilePath, in.Keys), Tool: true})
+	out.Statuses, out.Free = res.Statuses, out.Free && !res.Held
 	return err
-}
-
-// liveLocks is every unexpired lock (or only the caller's, or only stale
-// ones), by key.
-func liveLocks(ctx context.Context, e *service.Workspace, mine, stale bool) ([]service.LockView, error) {
-	entries, err := e.Store.List(ctx)
-	if err != nil {
-		return nil, err
-	}
-	now := e.Now()
-	out := []service.LockView{}
-	for _, en := range entries {
-		if en.Err != nil || en.Expired(now) || mine && !en.OwnedBy(e.Me) || service.IsBookkeeping(en.Lock) {
-			continue
-		}
-		v := service.ViewOf(en.Lock)
-		v.Stale = en.Stale(now, e.Cfg.StaleAfter())
-		if stale && !v.Stale {
-			continue
-		}
-		out = append(out, v)
-	}
-	slices.SortFunc(out, func(a, b service.LockView) int { return strings.Compare(a.Key, b.Key) })
-	return out, nil
 }
 
 type listIn struct {
@@ -360,8 +313,8 @@ type listIn struct {
 }
 
 func listLocks(ctx context.Context, e *service.Workspace, in listIn, out *locksOut) error {
-	ls, err := liveLocks(ctx, e, in.Mine, in.Stale)
-	out.Locks = append(out.Locks, ls...)
+	res, err := e.ListLocks(ctx, service.ListRequest{Mine: in.Mine, Stale: in.Stale})
+	out.Locks = append(out.Locks, res.Live()...)
 	return err
 }
 

@@ -1,0 +1,48 @@
+package service
+
+import (
+	"context"
+	"time"
+
+	"github.com/lockgate/lockgate/model/locks/journal"
+)
+
+// LogEvent is one lock event as `log` shows it.
+type LogEvent = journal.Event
+
+// LogRequest is `log`'s filters: events of the last Since (0: all) of
+// worker Worker, with action Action, on key Key ("" any).
+type LogRequest struct {
+	Since               time.Duration
+	Worker, Action, Key string
+}
+
+func (r LogRequest) keep(ev LogEvent) bool {
+	return (r.Worker == "" || ev.Worker == r.Worker) &&
+		(r.Action == "" || ev.Action == r.Action) &&
+		(r.Key == "" || ev.Key == r.Key)
+}
+
+// Log is the clone's lock events r asks for, oldest first: the workflow
+// branch's and the journal's. The journal and the branch are files of
+// the clone: reading them needs no lock store, which may be down; one is
+// opened only to record first what an interrupted command left
+// unrecorded.
+func (e *Workspace) Log(ctx context.Context, r LogRequest) ([]LogEvent, error) {
+	e.Recover(ctx)
+	var from time.Time
+	if r.Since > 0 {
+		from = e.Now().Add(-r.Since)
+	}
+	all, err := e.AllEvents(ctx, from)
+	if err != nil {
+		return nil, err
+	}
+	out := []LogEvent{}
+	for _, ev := range all {
+		if r.keep(ev) {
+			out = append(out, ev)
+		}
+	}
+	return out, nil
+}
