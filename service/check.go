@@ -21,9 +21,9 @@ import (
 	"github.com/lockgate/lockgate/service/hooks"
 )
 
-// CheckRequest is the change `check` judges against locks and scope, for
+// ChangeRequest is the change `check` judges against locks and scope, for
 // CI: the staged change unless Range or Patch names another.
-type CheckRequest struct {
+type ChangeRequest struct {
 	// Range is every commit of A..B (as git rev-list), judged by the
 	// policy and store of its base.
 	Range string
@@ -44,9 +44,9 @@ type CheckRequest struct {
 	TaskType       string
 }
 
-// CheckResult is what `check` found, and what it recorded for the
+// ChangeResult is what `check` found, and what it recorded for the
 // planner's cooldown.
-type CheckResult struct {
+type ChangeResult struct {
 	Report *Report
 	// Cooldown says what RecordCooldown recorded: the cycle of the last
 	// plan and the rejections, or why they could not be recorded.
@@ -60,10 +60,10 @@ type Cooldown struct {
 	Err      error
 }
 
-// Check judges the change req names against locks and scope, as the
+// CheckChange judges the change req names against locks and scope, as the
 // pre-commit hook would. A range is judged by the policy and store of its
 // base, any change by -c FILE when given; else by the checkout's.
-func (e *Workspace) Check(ctx context.Context, req CheckRequest) (*CheckResult, error) {
+func (e *Workspace) CheckChange(ctx context.Context, req ChangeRequest) (*ChangeResult, error) {
 	profile := cmp.Or(req.Profile, e.getenv("LOCKGATE_PROFILE"))
 	taskType := cmp.Or(req.TaskType, e.getenv("LOCKGATE_TASK_TYPE"))
 	switch {
@@ -109,7 +109,7 @@ func (e *Workspace) Check(ctx context.Context, req CheckRequest) (*CheckResult, 
 	if r.OK && r.Paths == 0 && !req.AllowEmpty {
 		return nil, Usagef("check: %s; pass --allow-empty to accept a change that touches no file", emptyChange(req))
 	}
-	res := &CheckResult{Report: r}
+	res := &ChangeResult{Report: r}
 	if req.RecordCooldown {
 		c := &res.Cooldown
 		c.Cycle, c.Recorded, c.Err = e.NoteRejections(ctx, taskType, r)
@@ -118,7 +118,7 @@ func (e *Workspace) Check(ctx context.Context, req CheckRequest) (*CheckResult, 
 }
 
 // emptyChange says what `check` was given that touches no file.
-func emptyChange(req CheckRequest) string {
+func emptyChange(req ChangeRequest) string {
 	switch {
 	case req.Patch == "-":
 		return "no diff on stdin"

@@ -211,26 +211,26 @@ func TestCheck(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
 		stage []string
-		req   CheckRequest
+		req   ChangeRequest
 		rules []string
 		want  any
 	}{
 		{name: "the staged change passes", stage: []string{freePath}},
 		{name: "the staged change is refused", stage: []string{lockedPath}, rules: []string{"locked"}},
 		{name: "nothing staged is invalid input", want: &usage},
-		{name: "nothing staged, allowed", req: CheckRequest{AllowEmpty: true}},
-		{name: "a patch passes", req: CheckRequest{Patch: "-", Stdin: strings.NewReader(patch(freePath))}},
-		{name: "a patch is refused", req: CheckRequest{Patch: "-", Stdin: strings.NewReader(patch(lockedPath))}, rules: []string{"locked"}},
-		{name: "an empty patch is invalid input", req: CheckRequest{Patch: "-"}, want: &usage},
-		{name: "a missing patch file is invalid input", req: CheckRequest{Patch: "no-such.diff"}, want: &usage},
-		{name: "text that is no diff is invalid input", req: CheckRequest{Patch: "-", Stdin: strings.NewReader("diff --git a\n")}, want: &usage},
-		{name: "a range that is an option is invalid input", req: CheckRequest{Range: "--all"}, want: &usage},
-		{name: "a range git cannot resolve is invalid input", req: CheckRequest{Range: "nope..HEAD"}, want: &usage},
-		{name: "a range of no change is invalid input", req: CheckRequest{Range: "HEAD..HEAD"}, want: &usage},
-		{name: "a range passes", req: CheckRequest{Range: "HEAD~1..HEAD"}},
-		{name: "record-cooldown needs a backfill profile", req: CheckRequest{RecordCooldown: true}, want: &usage},
-		{name: "task-type needs record-cooldown", req: CheckRequest{TaskType: "x"}, want: &usage},
-		{name: "an unknown profile is invalid input", stage: []string{freePath}, req: CheckRequest{Profile: "nope"}, want: &usage},
+		{name: "nothing staged, allowed", req: ChangeRequest{AllowEmpty: true}},
+		{name: "a patch passes", req: ChangeRequest{Patch: "-", Stdin: strings.NewReader(patch(freePath))}},
+		{name: "a patch is refused", req: ChangeRequest{Patch: "-", Stdin: strings.NewReader(patch(lockedPath))}, rules: []string{"locked"}},
+		{name: "an empty patch is invalid input", req: ChangeRequest{Patch: "-"}, want: &usage},
+		{name: "a missing patch file is invalid input", req: ChangeRequest{Patch: "no-such.diff"}, want: &usage},
+		{name: "text that is no diff is invalid input", req: ChangeRequest{Patch: "-", Stdin: strings.NewReader("diff --git a\n")}, want: &usage},
+		{name: "a range that is an option is invalid input", req: ChangeRequest{Range: "--all"}, want: &usage},
+		{name: "a range git cannot resolve is invalid input", req: ChangeRequest{Range: "nope..HEAD"}, want: &usage},
+		{name: "a range of no change is invalid input", req: ChangeRequest{Range: "HEAD..HEAD"}, want: &usage},
+		{name: "a range passes", req: ChangeRequest{Range: "HEAD~1..HEAD"}},
+		{name: "record-cooldown needs a backfill profile", req: ChangeRequest{RecordCooldown: true}, want: &usage},
+		{name: "task-type needs record-cooldown", req: ChangeRequest{TaskType: "x"}, want: &usage},
+		{name: "an unknown profile is invalid input", stage: []string{freePath}, req: ChangeRequest{Profile: "nope"}, want: &usage},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := testRepo(t, "")
@@ -240,7 +240,7 @@ func TestCheck(t *testing.T) {
 				r.Write(p, "package src // changed\n")
 				r.Git("add", p)
 			}
-			res, err := load(t, r, "alice").Check(context.Background(), tc.req)
+			res, err := load(t, r, "alice").CheckChange(context.Background(), tc.req)
 			var rep *Report
 			if res != nil {
 				rep = res.Report

@@ -86,7 +86,7 @@ func (a *app) runHook(ctx context.Context, name string, args []string, run hookC
 
 // CheckOptions are `check`'s flags.
 type CheckOptions struct {
-	service.CheckRequest
+	service.ChangeRequest
 	Staged bool
 	Format string
 }
@@ -139,7 +139,7 @@ func checkChangeCommand() *command {
 				return err
 			}
 			o.Stdin = a.stdio.In
-			res, err := e.Check(ctx, o.CheckRequest)
+			res, err := e.CheckChange(ctx, o.ChangeRequest)
 			if err != nil {
 				return err
 			}
