@@ -321,20 +321,11 @@ func (e *Workspace) ListLocks(ctx context.Context, r ListRequest) (ListResult, e
 			row.LookAlike = lockkey.Escaped(en.Key)
 		}
 		if row.Corrupt {
-			row.Hint = hint.CorruptLine(e.recordWhere(), row.Location, row.Key, lockkey.RelArg(row.Key, e.UserDir()))
+			row.Hint = hint.CorruptLine(e.RecordWhere(), row.Location, row.Key, lockkey.RelArg(row.Key, e.UserDir()))
 		}
 		out.Rows = append(out.Rows, row)
 	}
 	return out, nil
-}
-
-// recordWhere is the where of hint.CorruptLine for the store: its Where
-// for the file store, nil for one that clears every record by its key.
-func (e *Workspace) recordWhere() func(string) string {
-	if _, ok := e.Store.(*filestore.Store); ok {
-		return e.Store.Where
-	}
-	return nil
 }
 
 // PruneLocks removes the records whose locks have expired. Each is taken

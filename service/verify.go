@@ -168,10 +168,88 @@ func (e *Workspace) EventCommits(ctx context.Context, commits []string) (reason 
 	return "", nil
 }
 
-// Verify judges the commits revArgs name against the lock log, read
-// while git lists them; with revArgs nil, the staged change as a commit
-// made now.
-func (e *Workspace) Verify(ctx context.Context, h *hooks.Runner, revArgs []string) (*hooks.Report, error) {
+// VerifyRequest names the commits `verify` proves against the lock log:
+// HEAD's commits on no remote-tracking ref unless Range or Staged names
+// others.
+type VerifyRequest struct {
+	// Range is every commit of A..B (as git rev-list).
+	Range string
+	// Staged verifies the staged change as a commit made now.
+	Staged bool
+	// Fetch fetches the workflow branch from workflow.remote first.
+	Fetch bool
+	// AllowEmpty accepts commits (or a staged change) that change no
+	// file; without it they are invalid input, so that a CI job fed
+	// nothing cannot pass.
+	AllowEmpty bool
+}
+
+// Validate refuses a request that names commits two ways.
+func (req VerifyRequest) Validate() error {
+	if req.Staged && req.Range != "" {
+		return Usagef("verify: give --staged or --range, not both")
+	}
+	return nil
+}
+
+// Verify proves the commits req names against the lock log: made by their
+// authors under no one else's lock. They are judged by the policy of
+// their base (JudgeByBase), a staged change by HEAD's (JudgeByHead).
+func (e *Workspace) Verify(ctx context.Context, req VerifyRequest) (*Report, error) {
+	if err := req.Validate(); err != nil {
+		return nil, err
+	}
+	revArgs := []string{"HEAD", "--not", "--remotes"}
+	var err error
+	switch {
+	case req.Staged && e.Repo.Toplevel == "":
+		return nil, Usagef("verify --staged: a bare repository has no staged change")
+	case req.Staged:
+		revArgs = nil
+		err = e.JudgeByHead(ctx)
+	case req.Range != "":
+		if err := e.verifyRange(ctx, "verify", req.Range); err != nil {
+			return nil, err
+		}
+		revArgs = []string{req.Range}
+		err = e.JudgeByBase(ctx, req.Range)
+	default:
+		err = e.JudgeByBase(ctx, "")
+	}
+	if err != nil {
+		return nil, err
+	}
+	h, err := e.LogRunner(ctx, "")
+	if err != nil {
+		return nil, err
+	}
+	if req.Fetch {
+		if err := e.FetchLockLog(ctx); err != nil {
+			return nil, err
+		}
+	}
+	r, err := e.verifyCommits(ctx, h, revArgs)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case r.Paths > 0 || req.AllowEmpty:
+	case req.Staged:
+		return nil, Usagef("verify: nothing is staged; pass --allow-empty to accept that")
+	case r.OK:
+		what := "HEAD has no commit that changes a file and is on no remote-tracking ref; name the commits with --range A..B"
+		if req.Range != "" {
+			what = "--range " + req.Range + " changes no file (no commits, or none that changes a file)"
+		}
+		return nil, Usagef("verify: %s; pass --allow-empty to accept that", what)
+	}
+	return r, nil
+}
+
+// verifyCommits judges the commits revArgs name against the lock log,
+// read while git lists them; with revArgs nil, the staged change as a
+// commit made now.
+func (e *Workspace) verifyCommits(ctx context.Context, h *hooks.Runner, revArgs []string) (*Report, error) {
 	r := &hooks.Report{Hook: "verify"}
 	readLog := func() ([]journal.Event, error) { return e.ReadLockLog(ctx) }
 	var err error

@@ -172,7 +172,7 @@ func Load(ctx context.Context, opts Options) (*Workspace, error) {
 	if e.opts.ConfigFile != "" && cfg.Path == "" {
 		return nil, Usagef("config file %s does not exist", e.opts.ConfigFile)
 	}
-	me, err := e.identity()
+	me, err := e.identity("")
 	if err != nil {
 		return nil, err
 	}
@@ -354,12 +354,18 @@ func Owner(opts Options) (locks.Owner, error) {
 		opts.Getenv = os.Getenv
 	}
 	e := &Workspace{opts: opts}
-	return e.identity()
+	return e.identity("")
 }
 
-func (e *Workspace) identity() (locks.Owner, error) {
+// identity resolves who a request acts as; it is the one place lockgate
+// decides it (docs/config.md, Identity). The worker is --as, else
+// LOCKGATE_WORKER, else user@host; the worker type and session likewise
+// from the options, then the environment. pusher is who a server's hook
+// is told pushed (hooks.identity_env), "" elsewhere: it is then the
+// worker and its session, whatever the options say.
+func (e *Workspace) identity(pusher string) (locks.Owner, error) {
 	g := e.opts
-	worker := cmp.Or(g.As, e.getenv("LOCKGATE_WORKER"))
+	worker := cmp.Or(pusher, g.As, e.getenv("LOCKGATE_WORKER"))
 	if worker == "" {
 		name := e.getenv("USER")
 		if name == "" {
@@ -374,7 +380,11 @@ func (e *Workspace) identity() (locks.Owner, error) {
 	if wt != scope.WorkerHuman && wt != scope.WorkerAgent {
 		return locks.Owner{}, Usagef("worker type %q: want human or agent", wt)
 	}
-	return NewOwner(worker, wt, cmp.Or(g.Session, e.getenv("LOCKGATE_SESSION"), worker))
+	session := cmp.Or(g.Session, e.getenv("LOCKGATE_SESSION"), worker)
+	if pusher != "" {
+		session = pusher
+	}
+	return NewOwner(worker, wt, session)
 }
 
 // checkWorker refuses a worker id that would print as something else: one

@@ -5,8 +5,7 @@ import (
 
 	"github.com/lockgate/lockgate/internal/hint"
 	"github.com/lockgate/lockgate/model/locks"
-	"github.com/lockgate/lockgate/model/locks/filestore"
-	"github.com/lockgate/lockgate/service/hooks"
+	"github.com/lockgate/lockgate/service"
 	"github.com/lockgate/lockgate/service/outcome"
 )
 
@@ -16,10 +15,7 @@ import (
 func (a *app) outcome(err error) outcome.Outcome {
 	c := outcome.Context{UserDir: a.userDir(), Wait: a.waitHint}
 	if a.env != nil {
-		c.Now = a.env.Now()
-		if a.env.Store != nil {
-			c.Where = recordWhere(a.env.Store)
-		}
+		c.Now, c.Where = a.env.Now(), a.env.RecordWhere()
 	}
 	return outcome.Of(err, c)
 }
@@ -42,8 +38,8 @@ func (a *app) carry(lines []string) []string {
 	if g.Dir != "" && a.env != nil {
 		where = append(where, "-C", hint.Quote(a.env.Cwd))
 	}
-	if g.ConfigFile != "" && a.env != nil && a.env.Cfg.Path != "" {
-		where = append(where, "-c", hint.Quote(a.env.Cfg.Path))
+	if g.ConfigFile != "" && a.env != nil && a.env.ConfigPath() != "" {
+		where = append(where, "-c", hint.Quote(a.env.ConfigPath()))
 	}
 	// A password is not printed: such a store is named in the environment.
 	if u, err := url.Parse(g.Store); g.Store != "" && (err != nil || u.User == nil) {
@@ -65,7 +61,7 @@ func (a *app) carry(lines []string) []string {
 }
 
 // carryReport carries the options into the hints of a hook's report.
-func (a *app) carryReport(r *hooks.Report) {
+func (a *app) carryReport(r *service.Report) {
 	for i := range r.Violations {
 		if h := r.Violations[i].Hint; h != "" {
 			r.Violations[i].Hint = a.carry([]string{h})[0]
@@ -73,14 +69,9 @@ func (a *app) carryReport(r *hooks.Report) {
 	}
 }
 
-// recordWhere is the where of hint.CorruptLine for store: its Where for
-// the file store, nil for one that clears every record by its key.
-func recordWhere(store locks.Store) func(string) string {
-	if _, ok := store.(*filestore.Store); ok {
-		return store.Where
-	}
-	return nil
-}
+// recordWhere is the where of hint.CorruptLine for a store (see
+// locks.RecordWhere).
+var recordWhere = locks.RecordWhere
 
 // userDir is the user's directory for hints (see env.userDir); "" before
 // the repository is known.

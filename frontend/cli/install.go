@@ -4,16 +4,10 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
-	"slices"
-	"strings"
-
-	"github.com/lockgate/lockgate/service"
 
 	"github.com/spf13/pflag"
 
-	"github.com/lockgate/lockgate/internal/gitexec"
-	"github.com/lockgate/lockgate/service/hooks"
+	"github.com/lockgate/lockgate/service"
 )
 
 // InstallOptions are `install`'s flags.
@@ -28,61 +22,14 @@ func (o *InstallOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&o.GlobalHooksDir, "global-hooks-path", false, "install even though core.hooksPath comes from a global or system config")
 }
 
-func (o *InstallOptions) names() ([]string, error) {
-	if len(o.Hooks) == 0 {
-		return hooks.DefaultHooks, nil
-	}
-	for _, h := range o.Hooks {
-		if !slices.Contains(hooks.Known, h) {
-			return nil, service.Usagef("unknown hook %q: want one of %s", h, strings.Join(hooks.Known, ", "))
-		}
-	}
-	return o.Hooks, nil
-}
-
-// hooksDir is where git runs this repository's hooks, refusing a
-// core.hooksPath set outside the repository unless asked: installing there
-// would put lockgate in every repository that shares it.
-func (a *app) hooksDir(ctx context.Context, e *service.Workspace, allowGlobal bool) (string, error) {
-	dir := e.Repo.Toplevel
-	if dir == "" {
-		dir = e.Repo.GitDir
-	}
-	value, origin, err := gitexec.ConfigOrigin(ctx, dir, "core.hooksPath")
-	if err != nil {
-		return "", err
-	}
-	if value != "" && !allowGlobal && !a.repoLocalOrigin(e, dir, origin) {
-		return "", service.Usagef("core.hooksPath is %s, set in %s: hooks installed there run in every repository that uses it.\n"+
-			"  Use a repository-local setting (git config core.hooksPath …) or pass --global-hooks-path to install there anyway",
-			value, strings.TrimPrefix(origin, "file:"))
-	}
-	return gitexec.HooksDir(ctx, dir)
-}
-
-func (a *app) repoLocalOrigin(e *service.Workspace, dir, origin string) bool {
-	f, ok := strings.CutPrefix(origin, "file:")
-	if !ok {
-		return false // command line, environment: not a file of this repository
-	}
-	if !filepath.IsAbs(f) {
-		f = filepath.Join(dir, f)
-	}
-	for _, d := range []string{e.Repo.CommonDir, e.Repo.GitDir} {
-		if rel, err := filepath.Rel(d, f); err == nil && !strings.HasPrefix(rel, "..") {
-			return true
-		}
-	}
-	return false
-}
-
-func selfPath() string {
+// request is the service's request for the options.
+func (o *InstallOptions) request() service.HookInstall {
 	// Not resolved through symlinks: a packaged symlink survives upgrades.
-	p, err := os.Executable()
+	self, err := os.Executable()
 	if err != nil {
-		return "lockgate"
+		self = "lockgate"
 	}
-	return p
+	return service.HookInstall{Hooks: o.Hooks, GlobalHooksPath: o.GlobalHooksDir, Command: self}
 }
 
 func installCommand() *command {
@@ -100,25 +47,16 @@ func installCommand() *command {
 	}
 }
 
-// hookTargets resolves which hooks to (un)install and where.
-func (a *app) hookTargets(ctx context.Context, o *InstallOptions) (dir string, names []string, err error) {
-	if names, err = o.names(); err != nil {
-		return "", nil, err
+func (a *app) install(ctx context.Context, o *InstallOptions) error {
+	req := o.request()
+	if err := req.Validate(); err != nil {
+		return err
 	}
 	e, err := a.load(ctx)
 	if err != nil {
-		return "", nil, err
-	}
-	dir, err = a.hooksDir(ctx, e, o.GlobalHooksDir)
-	return dir, names, err
-}
-
-func (a *app) install(ctx context.Context, o *InstallOptions) error {
-	dir, names, err := a.hookTargets(ctx, o)
-	if err != nil {
 		return err
 	}
-	res, err := hooks.Install(dir, selfPath(), names)
+	res, err := e.InstallHooks(ctx, req)
 	if a.globals.JSON && err == nil {
 		return writeJSON(a.stdio.Out, res)
 	}
@@ -149,24 +87,24 @@ func uninstallCommand() *command {
 			if len(args) > 0 {
 				return service.Usagef("uninstall takes no arguments")
 			}
-			if agent != "" {
-				if len(o.Hooks) > 0 {
-					return service.Usagef("uninstall: --agent and --hook are separate steps")
-				}
-				e, err := a.load(ctx)
-				if err != nil {
-					return err
-				}
-				if e.Repo.Toplevel == "" {
-					return service.Usagef("uninstall --agent: needs a working tree")
-				}
-				return a.removeAgent(e.Repo.Toplevel, agent)
+			req := o.request()
+			if agent != "" && len(o.Hooks) > 0 {
+				return service.Usagef("uninstall: --agent and --hook are separate steps")
 			}
-			dir, names, err := a.hookTargets(ctx, o)
+			if err := req.Validate(); err != nil {
+				return err
+			}
+			e, err := a.load(ctx)
 			if err != nil {
 				return err
 			}
-			res, err := hooks.Uninstall(dir, names)
+			if agent != "" {
+				if e.WorkTree() == "" {
+					return service.Usagef("uninstall --agent: needs a working tree")
+				}
+				return a.removeAgent(e.WorkTree(), agent)
+			}
+			res, err := e.UninstallHooks(ctx, req)
 			if a.globals.JSON && err == nil {
 				return writeJSON(a.stdio.Out, res)
 			}

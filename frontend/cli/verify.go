@@ -10,11 +10,8 @@ import (
 
 // VerifyOptions are `verify`'s flags.
 type VerifyOptions struct {
-	Range      string
-	Staged     bool
-	Fetch      bool
-	Format     string
-	AllowEmpty bool
+	service.VerifyRequest
+	Format string
 }
 
 // AddFlags registers the options on fs.
@@ -38,8 +35,8 @@ func verifyCommand() *command {
 			if len(args) > 0 {
 				return service.Usagef("verify: unexpected arguments %q", args)
 			}
-			if o.Staged && o.Range != "" {
-				return service.Usagef("verify: give --staged or --range, not both")
+			if err := o.Validate(); err != nil {
+				return err
 			}
 			if err := reportFormat("verify", o.Format); err != nil {
 				return err
@@ -48,48 +45,9 @@ func verifyCommand() *command {
 			if err != nil {
 				return err
 			}
-			// The policy of the commits' base judges them (JudgeByBase).
-			revArgs := []string{"HEAD", "--not", "--remotes"}
-			switch {
-			case o.Staged && e.Repo.Toplevel == "":
-				return service.Usagef("verify --staged: a bare repository has no staged change")
-			case o.Staged:
-				revArgs = nil
-				err = e.JudgeByHead(ctx)
-			case o.Range != "":
-				if err := verifyRange(ctx, e.Root(), "verify", o.Range); err != nil {
-					return err
-				}
-				revArgs = []string{o.Range}
-				err = e.JudgeByBase(ctx, o.Range)
-			default:
-				err = e.JudgeByBase(ctx, "")
-			}
+			r, err := e.Verify(ctx, o.VerifyRequest)
 			if err != nil {
 				return err
-			}
-			h, err := e.LogRunner(ctx, "")
-			if err != nil {
-				return err
-			}
-			if o.Fetch {
-				if err := e.FetchLockLog(ctx); err != nil {
-					return err
-				}
-			}
-			r, err := e.Verify(ctx, h, revArgs)
-			if err != nil {
-				return err
-			}
-			if r.Paths == 0 && r.OK && !o.AllowEmpty && !o.Staged {
-				what := "HEAD has no commit that changes a file and is on no remote-tracking ref; name the commits with --range A..B"
-				if o.Range != "" {
-					what = "--range " + o.Range + " changes no file (no commits, or none that changes a file)"
-				}
-				return service.Usagef("verify: %s; pass --allow-empty to accept that", what)
-			}
-			if o.Staged && r.Paths == 0 && !o.AllowEmpty {
-				return service.Usagef("verify: nothing is staged; pass --allow-empty to accept that")
 			}
 			return a.finishReport(r, "verify", o.Format)
 		},

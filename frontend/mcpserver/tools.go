@@ -20,9 +20,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/lockgate/lockgate/internal/gitexec"
 	"github.com/lockgate/lockgate/model/locks"
-	"github.com/lockgate/lockgate/service/hooks"
 )
 
 // caller is a tool's input: it names who the call acts as.
@@ -494,7 +492,7 @@ type checkChangeIn struct {
 
 type checkChangeOut struct {
 	OK         bool                 `json:"ok" jsonschema:"the pre-commit hook would accept a commit of these paths"`
-	Violations []hooks.Violation    `json:"violations"`
+	Violations []service.Violation  `json:"violations"`
 	Warnings   []string             `json:"warnings,omitempty"`
 	Error      *outcome.ErrorObject `json:"error,omitempty"`
 }
@@ -505,23 +503,11 @@ func checkChange(ctx context.Context, e *service.Workspace, in checkChangeIn, ou
 	if len(in.Paths) == 0 {
 		return service.Usagef("give paths")
 	}
-	paths := make([]string, 0, len(in.Paths))
-	for _, p := range in.Paths {
-		rp, err := e.RepoPath(p, e.Repo.Toplevel)
-		if err != nil {
-			return err
-		}
-		paths = append(paths, rp)
-	}
-	branch, err := gitexec.HeadBranch(e.Repo.GitDir)
+	res, err := e.CheckPaths(ctx, service.PathCheck{Paths: in.Paths, Profile: in.Profile, Commit: true})
 	if err != nil {
 		return err
 	}
-	r, err := e.Evaluate(ctx, service.Purpose{}, in.Profile, paths, branch)
-	if err != nil {
-		return err
-	}
-	out.OK, out.Violations, out.Warnings = r.OK, r.Violations, r.Warnings
+	out.OK, out.Violations, out.Warnings = res.Report.OK, res.Report.Violations, res.Report.Warnings
 	return nil
 }
 
@@ -556,6 +542,6 @@ func newServer(ctx context.Context, base *service.Workspace, version string) *mc
 		"never handed to two sessions. Use this, not env: keys, for ports."}, func() portsOut { return portsOut{Ports: []portLease{}} }, allocatePorts)
 	addTool(srv, base, trace, &mcp.Tool{Name: "release_ports", Description: "Give back port leases."}, func() releaseOut { return releaseOut{Released: []string{}} }, releasePorts)
 	addTool(srv, base, trace, &mcp.Tool{Name: "check_change", Description: "Would a commit touching these paths pass the pre-commit hook? " +
-		"Scope (user-owned, core, profile, key rules) and locks of others, with the reason and fix for each refusal."}, func() checkChangeOut { return checkChangeOut{Violations: []hooks.Violation{}} }, checkChange)
+		"Scope (user-owned, core, profile, key rules) and locks of others, with the reason and fix for each refusal."}, func() checkChangeOut { return checkChangeOut{Violations: []service.Violation{}} }, checkChange)
 	return srv
 }

@@ -55,6 +55,25 @@ type Entry struct {
 	Err  error  `json:"-"`
 }
 
+// RecordFiler is implemented by stores that keep each record in a file a
+// key may not name (the file store: long and case-folded keys are hashed
+// into file names). The hint to clear a record that cannot be read then
+// names that file; a store that clears every record by its key does not
+// implement it.
+type RecordFiler interface {
+	// RecordFile is the file that holds key's record.
+	RecordFile(key string) string
+}
+
+// RecordWhere is the where of hint.CorruptLine for s: the file of a
+// key's record when s keeps records in files (RecordFiler), else nil.
+func RecordWhere(s Store) func(string) string {
+	if f, ok := s.(RecordFiler); ok {
+		return f.RecordFile
+	}
+	return nil
+}
+
 // Waiter is implemented by stores that signal releases (the Redis store
 // publishes every release and forced removal). The Manager's --wait then
 // blocks until the key it waits for is released instead of polling.

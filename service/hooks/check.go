@@ -10,7 +10,6 @@ import (
 	"github.com/lockgate/lockgate/internal/duration"
 	"github.com/lockgate/lockgate/internal/hint"
 	"github.com/lockgate/lockgate/model/locks"
-	"github.com/lockgate/lockgate/model/locks/filestore"
 	"github.com/lockgate/lockgate/model/locks/lockkey"
 	"github.com/lockgate/lockgate/model/pathmatch"
 	"github.com/lockgate/lockgate/model/scope"
@@ -159,7 +158,7 @@ func (c *Checker) checkLocks(paths []string, entries []locks.Entry, r *Report) {
 			for _, p := range covered[n] {
 				r.Add(Violation{Rule: RuleCorruptLock, Path: p, Key: e.Key,
 					Reason: fmt.Sprintf("the lock record %s cannot be read; it is never treated as free", loc),
-					Hint:   hint.CorruptLine(recordWhere(c.Store), loc, e.Key, lockkey.RelArg(e.Key, c.Dir))})
+					Hint:   hint.CorruptLine(locks.RecordWhere(c.Store), loc, e.Key, lockkey.RelArg(e.Key, c.Dir))})
 			}
 			continue
 		}
@@ -270,13 +269,3 @@ func pauseFeature(key string) string {
 }
 
 func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339) }
-
-// recordWhere is the where of hint.CorruptLine for store: its Where for
-// the file store, whose files a key may not name; nil for a store that
-// clears every record by its key.
-func recordWhere(store locks.Store) func(string) string {
-	if _, ok := store.(*filestore.Store); ok {
-		return store.Where
-	}
-	return nil
-}

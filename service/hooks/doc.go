@@ -13,6 +13,11 @@
 //   - pre-receive (on the server): stdin lines
 //     `<old-value> SP <new-value> SP <ref-name> LF`.
 //
+// The service's Workspace methods of the same names (PreCommit,
+// PreMergeCommit, CommitMsg, PrePush, PreReceive) take what git gives a
+// hook — arguments, stdin, environment — and run these with the policy,
+// store and identity of the request.
+//
 // A refusal is data: a Report with Violations. An error means the hook
 // could not decide (git failed, store down), and the caller fails closed.
 package hooks

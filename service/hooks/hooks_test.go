@@ -120,3 +120,46 @@ func TestReportDedupe(t *testing.T) {
 		}
 	}
 }
+
+// TestReadRefLines: the ref lines of pre-push and pre-receive are read
+// alike; a malformed one is refused, and never echoed whole.
+func TestReadRefLines(t *testing.T) {
+	t.Parallel()
+	sha, zero := strings.Repeat("a", 40), strings.Repeat("0", 40)
+	long := strings.Repeat("f", 30_000) // under bufio.Scanner's line limit
+	const push = "<local ref> <local sha> <remote ref> <remote sha>"
+	for _, tc := range []struct {
+		name, in string
+		lines    int
+		err      string
+	}{
+		{name: "lines and blank lines", in: "\nrefs/heads/a " + sha + " refs/heads/a " + zero + "\n\n refs/heads/b " + zero + " refs/heads/b " + sha + " \n", lines: 2},
+		{name: "nothing", in: ""},
+		{name: "too few fields", in: "refs/heads/a " + sha + "\n", err: "want `" + push + "`"},
+		{name: "not an object name", in: "refs/heads/a HEAD refs/heads/a " + zero + "\n", err: "want full object names"},
+		{name: "a long field", in: "refs/heads/a " + long + " refs/heads/a " + zero + "\n", err: "want full object names"},
+		{name: "a long line", in: long + " a b\n", err: "malformed line"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			n := 0
+			err := readRefLines(strings.NewReader(tc.in), "pre-push", push, 1, 3, func(f []string) error {
+				if len(f) != 4 {
+					t.Errorf("fields %q", f)
+				}
+				n++
+				return nil
+			})
+			switch {
+			case tc.err == "" && err != nil:
+				t.Fatal(err)
+			case tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)):
+				t.Fatalf("err = %v, want %q", err, tc.err)
+			case err != nil && len(err.Error()) > 1000:
+				t.Fatalf("the error echoes the whole line: %d bytes", len(err.Error()))
+			case n != tc.lines:
+				t.Fatalf("%d lines, want %d", n, tc.lines)
+			}
+		})
+	}
+}

@@ -324,32 +324,20 @@ func (h *Runner) PrePush(ctx context.Context, remote string, stdin io.Reader, ge
 		return r, nil
 	}
 	seen := map[string]bool{}
-	sc := bufio.NewScanner(stdin)
-	for sc.Scan() {
-		line := strings.TrimSpace(sc.Text())
-		if line == "" {
-			continue
-		}
-		f := strings.Fields(line)
-		if len(f) != 4 {
-			return nil, fmt.Errorf("pre-push: malformed line on stdin %q: want `<local ref> <local sha> <remote ref> <remote sha>`", lockkey.Shorten(line))
-		}
+	err := readRefLines(stdin, "pre-push", "<local ref> <local sha> <remote ref> <remote sha>", 1, 3, func(f []string) error {
 		localSHA, remoteRef, remoteSHA := f[1], f[2], f[3]
-		if !objectName(localSHA) || !objectName(remoteSHA) {
-			return nil, fmt.Errorf("pre-push: malformed line on stdin %q: want full object names (40 or 64 hex digits)", line)
-		}
 		seen[remoteRef] = true
 		if rule := h.growOnly(remoteRef); rule != "" {
 			ok, err := h.guardGrowth(ctx, rule, remote, remoteRef, localSHA, remoteSHA, r)
 			if err != nil {
-				return nil, err
+				return err
 			}
 			if !ok || rule == RuleLockRef {
-				continue // lock records, not work
+				return nil // lock records, not work
 			}
 		}
 		if zeroSHA(localSHA) {
-			continue // deleting a remote ref sends no commits
+			return nil // deleting a remote ref sends no commits
 		}
 		// A commit on any remote-tracking ref, of any remote, is already
 		// upstream: someone pushed it, and checked it, before. Pushing
@@ -358,12 +346,10 @@ func (h *Runner) PrePush(ctx context.Context, remote string, stdin io.Reader, ge
 		if !zeroSHA(remoteSHA) && gitexec.ObjectExists(ctx, h.Dir, remoteSHA) {
 			args = append(args, remoteSHA)
 		}
-		if err := h.Range(ctx, args, branchOf(remoteRef), r); err != nil {
-			return nil, err
-		}
-	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("pre-push: read stdin: %w", err)
+		return h.Range(ctx, args, branchOf(remoteRef), r)
+	})
+	if err != nil {
+		return nil, err
 	}
 	if err := h.guardPruned(ctx, remote, seen, r); err != nil {
 		return nil, err
@@ -387,54 +373,38 @@ func (h *Runner) PreReceive(ctx context.Context, stdin io.Reader) (*Report, erro
 	}
 	var updates []update
 	pushed := map[string]string{}
-	sc := bufio.NewScanner(stdin)
-	for sc.Scan() {
-		line := strings.TrimSpace(sc.Text())
-		if line == "" {
-			continue
-		}
-		f := strings.Fields(line)
-		if len(f) != 3 {
-			return nil, fmt.Errorf("pre-receive: malformed line on stdin %q: want `<old-value> <new-value> <ref-name>`", lockkey.Shorten(line))
-		}
+	err := readRefLines(stdin, "pre-receive", "<old-value> <new-value> <ref-name>", 0, 1, func(f []string) error {
 		oldSHA, newSHA, ref := f[0], f[1], f[2]
-		if !objectName(oldSHA) || !objectName(newSHA) {
-			return nil, fmt.Errorf("pre-receive: malformed line on stdin %q: want full object names (40 or 64 hex digits)", line)
-		}
 		if h.LockRef != "" && ref == h.LockRef {
 			// The lock table only grows, whatever the policy: lockgate's
 			// lease pushes move it forward or create it.
-			if _, err := h.guardGrowth(ctx, RuleLockRef, "", ref, newSHA, oldSHA, r); err != nil {
-				return nil, err
-			}
-			continue // lock records, not work
+			_, err := h.guardGrowth(ctx, RuleLockRef, "", ref, newSHA, oldSHA, r)
+			return err // lock records, not work
 		}
 		if h.VerifyLog != nil && h.logRef(ref) {
 			ok, err := h.guardWorkflow(ctx, ref, oldSHA, newSHA, r)
-			if err != nil {
-				return nil, err
-			}
-			if !ok {
-				continue // its events are not read: verify by the server's
+			if err != nil || !ok {
+				return err // when refused, its events are not read: verify by the server's
 			}
 		}
 		if zeroSHA(newSHA) {
-			continue
+			return nil
 		}
 		pushed[ref] = newSHA
 		if slices.Contains(h.Bookkeeping, ref) {
-			continue
+			return nil
 		}
 		args := []string{newSHA, "--not", "--all"}
 		if err := h.Range(ctx, args, branchOf(ref), r); err != nil {
-			return nil, err
+			return err
 		}
 		if !h.logRef(ref) {
 			updates = append(updates, update{args, branchOf(ref)})
 		}
-	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("pre-receive: read stdin: %w", err)
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	if h.VerifyLog != nil && len(updates) > 0 {
 		evs, err := h.VerifyLog(ctx, pushed)
@@ -449,6 +419,34 @@ func (h *Runner) PreReceive(ctx context.Context, stdin io.Reader) (*Report, erro
 	}
 	r.Finish()
 	return r, nil
+}
+
+// readRefLines reads the ref updates git writes on a hook's stdin, one a
+// line of the fields layout names, and calls each with the fields of every
+// line that is not blank. The fields at a and b must be full object names.
+func readRefLines(stdin io.Reader, hook, layout string, a, b int, each func(f []string) error) error {
+	n := strings.Count(layout, "<")
+	sc := bufio.NewScanner(stdin)
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" {
+			continue
+		}
+		f := strings.Fields(line)
+		if len(f) != n {
+			return fmt.Errorf("%s: malformed line on stdin %q: want `%s`", hook, lockkey.Shorten(line), layout)
+		}
+		if !objectName(f[a]) || !objectName(f[b]) {
+			return fmt.Errorf("%s: malformed line on stdin %q: want full object names (40 or 64 hex digits)", hook, lockkey.Shorten(line))
+		}
+		if err := each(f); err != nil {
+			return err
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return fmt.Errorf("%s: read stdin: %w", hook, err)
+	}
+	return nil
 }
 
 // branchOf is the branch a ref names, "" for tags and other refs.

@@ -30,7 +30,10 @@ const (
 	staleTemp = time.Minute
 )
 
-var _ locks.Store = (*Store)(nil)
+var (
+	_ locks.Store       = (*Store)(nil)
+	_ locks.RecordFiler = (*Store)(nil)
+)
 
 // Store is the file lock store. Its methods are safe for concurrent use by
 // goroutines, and any number of processes may open the same directory.
@@ -116,6 +119,9 @@ func OpenWith(dir string, opts Options) (*Store, error) {
 
 // Where returns the path of the file that holds key's record.
 func (s *Store) Where(key string) string { return s.path(key) }
+
+// RecordFile is Where: every record is a file (locks.RecordFiler).
+func (s *Store) RecordFile(key string) string { return s.path(key) }
 
 // Close releases the store's open files. Operations after Close fail.
 func (s *Store) Close() error {

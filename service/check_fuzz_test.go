@@ -1,13 +1,13 @@
-package cli
+package service
 
 import (
 	"strings"
 	"testing"
 )
 
-// FuzzClaudePayload: any input either fails with an error or yields a
-// PreToolUse payload naming a tool; it never panics.
-func FuzzClaudePayload(f *testing.F) {
+// FuzzEditPayload: any input either fails with an error or yields a
+// payload naming a tool, and the file of an edit; it never panics.
+func FuzzEditPayload(f *testing.F) {
 	for _, s := range []string{
 		`{"hook_event_name":"PreToolUse","tool_name":"Edit","tool_input":{"file_path":"/r/a.py","old_string":"a","new_string":"b"}}`,
 		`{"tool_name":"NotebookEdit","tool_input":{"notebook_path":"nb.ipynb"}}`,
@@ -18,12 +18,12 @@ func FuzzClaudePayload(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		in, err := readClaudePayload(strings.NewReader(s))
+		p, err := ReadEditPayload(strings.NewReader(s))
 		if err != nil {
 			return
 		}
-		if in.ToolName == "" || in.HookEventName != "" && in.HookEventName != "PreToolUse" {
-			t.Fatalf("accepted %q as %+v", s, in)
+		if p.Tool == "" || claudeEditTools[p.Tool] && p.Path == "" {
+			t.Fatalf("accepted %q as %+v", s, p)
 		}
 	})
 }

@@ -1,0 +1,448 @@
+package service
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/lockgate/lockgate/internal/gitexec"
+	"github.com/lockgate/lockgate/internal/hint"
+	"github.com/lockgate/lockgate/model/locks"
+	"github.com/lockgate/lockgate/model/locks/journal"
+	"github.com/lockgate/lockgate/service/hooks"
+)
+
+// Report is what a hook, check, verify or guard found: the violations,
+// with the reason and fix for each, and the warnings.
+type Report = hooks.Report
+
+// Violation is one refusal of a Report.
+type Violation = hooks.Violation
+
+// HookInput is what git gives a hook: its arguments, its stdin and its
+// environment. Front ends pass them as they got them; the hook contracts
+// read from it what git tells them (GIT_INDEX_FILE, GITHEAD_<commit>,
+// hooks.identity_env, the pre-commit framework's PRE_COMMIT_*).
+type HookInput struct {
+	Args []string
+	// Stdin is the hook's standard input; nil reads as empty.
+	Stdin io.Reader
+	// Getenv reads the hook's environment; nil is the workspace's
+	// (Options.Getenv).
+	Getenv func(string) string
+	// Environ is the whole environment as KEY=VALUE: git merge names the
+	// merged commits only in the names of GITHEAD_<commit> variables.
+	Environ []string
+}
+
+// stdin is the hook's standard input, empty when there is none.
+func (in HookInput) stdin() io.Reader {
+	if in.Stdin == nil {
+		return strings.NewReader("")
+	}
+	return in.Stdin
+}
+
+// hookEnv reads the hook's environment, else the workspace's.
+func (e *Workspace) hookEnv(in HookInput) func(string) string {
+	if in.Getenv != nil {
+		return in.Getenv
+	}
+	return e.getenv
+}
+
+// PreCommit is git's pre-commit hook: it refuses a staged change that
+// breaks locks or scope.
+func (e *Workspace) PreCommit(ctx context.Context, in HookInput) (*Report, error) {
+	return e.commitHook(ctx, "pre-commit", in)
+}
+
+// PreMergeCommit is git's pre-merge-commit hook: the pre-commit checks on
+// what a merge changes beyond its parents.
+func (e *Workspace) PreMergeCommit(ctx context.Context, in HookInput) (*Report, error) {
+	return e.commitHook(ctx, "pre-merge-commit", in)
+}
+
+// CommitMsg is git's commit-msg hook, given the message file as its one
+// argument: it refuses while paused; with hooks.commit_msg.require_task the
+// message must name a held task; it adds the Lockgate-* trailers.
+func (e *Workspace) CommitMsg(ctx context.Context, in HookInput) (*Report, error) {
+	if err := HookArgs("commit-msg", in.Args); err != nil {
+		return nil, err
+	}
+	return e.commitHook(ctx, "commit-msg", in)
+}
+
+// HookArgs refuses arguments git does not give hook: commit-msg takes the
+// message file, pre-push the remote and its URL, the others none.
+func HookArgs(hook string, args []string) error {
+	switch {
+	case hook == "commit-msg" && len(args) != 1:
+		return Usagef("hook commit-msg: want the message FILE as the only argument")
+	case hook == "pre-push" && len(args) > 2:
+		return Usagef("hook pre-push: want REMOTE and URL")
+	case hook == "pre-receive" && len(args) > 0:
+		return Usagef("hook pre-receive takes no arguments (refs come on stdin)")
+	case len(args) > 0 && (hook == "pre-commit" || hook == "pre-merge-commit"):
+		return Usagef("hook %s: unexpected arguments %q", hook, args)
+	}
+	return nil
+}
+
+// commitHook runs the hooks of a commit being made: pre-commit,
+// pre-merge-commit and commit-msg. They may judge by a git store's state
+// younger than locks.git.max_age (Purpose.Cached).
+func (e *Workspace) commitHook(ctx context.Context, name string, in HookInput) (*Report, error) {
+	if err := HookArgs(name, in.Args); err != nil {
+		return nil, err
+	}
+	var staged func() ([]byte, error)
+	if name != "commit-msg" && e.Repo.Toplevel != "" {
+		// git lists the staged change while the store opens.
+		staged = gitexec.StartStaged(ctx, e.Repo.Toplevel)
+	}
+	getenv := e.hookEnv(in)
+	h, err := e.hookRunner(ctx, name, getenv, Purpose{Cached: true})
+	if err != nil {
+		return nil, err
+	}
+	h.Staged = staged
+	h.Trailers = e.Cfg.Hooks.Trailers
+	h.IndexFile = getenv("GIT_INDEX_FILE")
+	if h.IndexFile == "" {
+		h.IndexFile = filepath.Join(e.Repo.GitDir, "index")
+	} else if abs, err := filepath.Abs(h.IndexFile); err == nil {
+		h.IndexFile = abs // one key whichever way git spells it
+	}
+	if name != "commit-msg" || h.Trailers { // commit-msg reads paths for its trailers only
+		if h.MergeParents, err = mergeParents(name, e.Repo.GitDir, in.Environ); err != nil {
+			return nil, &HookError{Hook: name, Err: err}
+		}
+	}
+	var r *Report
+	if name == "commit-msg" {
+		if h.Trailers {
+			if h.CommentString, err = gitexec.CommentString(ctx, e.Repo); err != nil {
+				return nil, &HookError{Hook: name, Err: err}
+			}
+		}
+		r, err = h.CommitMsg(ctx, in.Args[0], e.Cfg.Hooks.CommitMsg.RequireTask)
+	} else {
+		r, err = h.PreCommit(ctx)
+	}
+	if err != nil {
+		return nil, &HookError{Hook: name, Err: err}
+	}
+	r.Hook = name
+	if note := e.StateAgeNote(); note != "" && name != "commit-msg" {
+		r.Warnings = append(r.Warnings, note) // once per commit: pre-commit said it
+	}
+	return r, nil
+}
+
+// PrePush is git's pre-push hook, given REMOTE and URL as arguments (or
+// the pre-commit framework's PRE_COMMIT_* variables) and the refs on
+// stdin: it checks every commit no remote-tracking ref has, as its
+// trailers' worker, and keeps lockgate's refs on the remote growing. A
+// checkout at odds with the clone's store is refused (Purpose.Gate).
+func (e *Workspace) PrePush(ctx context.Context, in HookInput) (*Report, error) {
+	if err := HookArgs("pre-push", in.Args); err != nil {
+		return nil, err
+	}
+	getenv := e.hookEnv(in)
+	remote := getenv("PRE_COMMIT_REMOTE_NAME")
+	if len(in.Args) > 0 {
+		remote = in.Args[0]
+	}
+	h, err := e.hookRunner(ctx, "pre-push", getenv, Purpose{Gate: true})
+	if err != nil {
+		return nil, err
+	}
+	// lockgate's refs only grow, whichever store this clone uses.
+	h.LockRef = e.Cfg.Locks.Git.Ref
+	h.WorkflowRef = "refs/heads/" + e.Cfg.Workflow.Branch
+	r, err := h.PrePush(ctx, remote, in.stdin(), getenv)
+	return e.finishHook("pre-push", r, err)
+}
+
+// PreReceive is the server's pre-receive hook, given the pushed refs on
+// stdin: it checks each, as the worker hooks.identity_env names, and with
+// hooks.pre_receive.verify proves the pushed commits against the lock log.
+func (e *Workspace) PreReceive(ctx context.Context, in HookInput) (*Report, error) {
+	if err := HookArgs("pre-receive", in.Args); err != nil {
+		return nil, err
+	}
+	getenv := e.hookEnv(in)
+	if err := e.pusher(getenv); err != nil {
+		return nil, &HookError{Hook: "pre-receive", Err: err}
+	}
+	h, err := e.hookRunner(ctx, "pre-receive", getenv, Purpose{})
+	if err != nil {
+		return nil, err
+	}
+	h.LockRef = e.Cfg.Locks.Git.Ref
+	h.Bookkeeping = append(e.LogRefs(), e.Cfg.Locks.Git.Ref)
+	if e.Cfg.Hooks.PreReceive.Verify {
+		h.WorkflowRef = "refs/heads/" + e.Cfg.Workflow.Branch
+		h.VerifyLog = func(ctx context.Context, pushed map[string]string) ([]journal.Event, error) {
+			var extra []string
+			if tip, ok := pushed[h.WorkflowRef]; ok {
+				extra = append(extra, tip) // the events pushed with the commits
+			}
+			return e.ReadLockLog(ctx, extra...)
+		}
+		h.EventCommits = e.EventCommits
+		h.LogRefs = e.LogRefs()
+	}
+	r, err := h.PreReceive(ctx, in.stdin())
+	return e.finishHook("pre-receive", r, err)
+}
+
+// pusher makes the worker a server judges a push as the one the first set
+// variable of hooks.identity_env names (the server's authenticated user).
+func (e *Workspace) pusher(getenv func(string) string) error {
+	for _, v := range e.Cfg.Hooks.IdentityEnv {
+		if id := getenv(v); id != "" {
+			me, err := e.identity(id)
+			if err != nil {
+				return fmt.Errorf("%s: %w", v, err)
+			}
+			e.Me = me
+			return nil
+		}
+	}
+	return nil
+}
+
+// hookRunner is the runner of hook name, its store opened for p. An
+// unknown LOCKGATE_PROFILE is invalid input, as for check --profile, not a
+// hook that could not decide: the fix is the variable, not the store.
+func (e *Workspace) hookRunner(ctx context.Context, name string, getenv func(string) string, p Purpose) (*hooks.Runner, error) {
+	h, err := e.Runner(ctx, p, getenv("LOCKGATE_PROFILE"))
+	var up *UnknownProfileError
+	if errors.As(err, &up) {
+		return nil, Usagef("LOCKGATE_PROFILE: %v: set it to one of them, or unset it", up.Err)
+	}
+	if err != nil {
+		return nil, &HookError{Hook: name, Err: err}
+	}
+	return h, nil
+}
+
+// finishHook is a push hook's report, with the age of the lock state it
+// judged by, or the error of a hook that could not decide.
+func (e *Workspace) finishHook(name string, r *Report, err error) (*Report, error) {
+	if err != nil {
+		return nil, &HookError{Hook: name, Err: err}
+	}
+	if note := e.StateAgeNote(); note != "" {
+		r.Warnings = append(r.Warnings, note)
+	}
+	return r, nil
+}
+
+// mergeParents are the other parents of the merge a hook is asked about,
+// none for an ordinary commit. `git merge` names them to pre-merge-commit
+// only in GITHEAD_<commit> variables of environ (it writes MERGE_HEAD after
+// that hook); commit-msg, and pre-commit when `git commit` concludes a
+// merge, find them in MERGE_HEAD.
+func mergeParents(hook, gitDir string, environ []string) ([]string, error) {
+	if hook == "pre-merge-commit" {
+		var heads []string
+		for _, kv := range environ {
+			name, _, _ := strings.Cut(kv, "=")
+			sha, ok := strings.CutPrefix(name, "GITHEAD_")
+			if !ok {
+				continue
+			}
+			if !gitexec.IsObjectName(sha) {
+				return nil, fmt.Errorf("%s: want GITHEAD_ and a full object name", name)
+			}
+			heads = append(heads, sha)
+		}
+		if len(heads) > 0 {
+			sort.Strings(heads)
+			return heads, nil
+		}
+	}
+	return gitexec.MergeHeads(gitDir)
+}
+
+// Bypass is what LOCKGATE_SKIP did to a hook.
+type Bypass struct {
+	// Skipped: the hook's checks are skipped, and the bypass is recorded
+	// as a hook_bypass event.
+	Skipped bool
+	// Invalid is a value of LOCKGATE_SKIP that is neither yes nor no: the
+	// checks run.
+	Invalid string
+	// Unrecorded says why a bypass asked for is not honoured: the journal
+	// could not record it, and the checks run.
+	Unrecorded error
+}
+
+// BypassHook honours LOCKGATE_SKIP=1 (or true, yes) for the hooks that run
+// in the committer's environment (hint.BypassGit), recording a
+// hook_bypass. The server's pre-receive never honours it: git hands a
+// local push's environment to the remote's hooks. e is the workspace the
+// hook runs in, nil when it could not be loaded: neither the journal nor
+// the identity needs the config, so that a bypass still works when the
+// config is what cannot be read.
+func BypassHook(ctx context.Context, e *Workspace, opts Options, hook string) Bypass {
+	getenv := opts.Getenv
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	switch v := getenv("LOCKGATE_SKIP"); strings.ToLower(v) {
+	case "1", "true", "yes":
+	case "", "0", "false", "no":
+		return Bypass{}
+	default:
+		return Bypass{Invalid: v}
+	}
+	if _, ok := hint.BypassGit[hook]; !ok {
+		return Bypass{}
+	}
+	j, me, err := bypassJournal(ctx, e, opts)
+	if err == nil {
+		err = j.Append(journal.Event{Worker: me.Holder, WorkerType: me.HolderType, Session: me.Session,
+			Action: journal.ActionHookBypass, Details: hook + " skipped with LOCKGATE_SKIP"})
+	}
+	if err != nil {
+		return Bypass{Unrecorded: err}
+	}
+	return Bypass{Skipped: true}
+}
+
+// bypassJournal is the journal a bypass is recorded in and the identity it
+// is recorded for: e's, else found from opts without reading the config.
+func bypassJournal(ctx context.Context, e *Workspace, opts Options) (*journal.Journal, locks.Owner, error) {
+	if e != nil {
+		return e.JournalFile(), e.Me, nil
+	}
+	dir := opts.Dir
+	if dir == "" {
+		dir = "."
+	}
+	cwd, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, locks.Owner{}, fmt.Errorf("resolve -C %s: %w", opts.Dir, err)
+	}
+	repo, err := gitexec.Discover(ctx, cwd)
+	if err != nil {
+		return nil, locks.Owner{}, err
+	}
+	me, err := Owner(opts)
+	if err != nil {
+		return nil, locks.Owner{}, err
+	}
+	return journal.Open(filepath.Join(repo.CommonDir, "lockgate", "events.jsonl")), me, nil
+}
+
+// InstallResult says what installing did per hook.
+type InstallResult = hooks.InstallResult
+
+// UninstallResult says what uninstalling did per hook.
+type UninstallResult = hooks.UninstallResult
+
+// HookInstall names the git hooks to install or uninstall.
+type HookInstall struct {
+	// Hooks are the hooks' names; none is hooks.DefaultHooks.
+	Hooks []string
+	// GlobalHooksPath installs even though core.hooksPath comes from a
+	// global or system config.
+	GlobalHooksPath bool
+	// Command is the lockgate the shims run.
+	Command string
+}
+
+// InstallHooks writes lockgate's shims for the hooks req names where git
+// runs this repository's hooks, keeping and chaining the hooks there.
+func (e *Workspace) InstallHooks(ctx context.Context, req HookInstall) ([]InstallResult, error) {
+	dir, names, err := e.hookTargets(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	return hooks.Install(dir, req.Command, names)
+}
+
+// UninstallHooks removes lockgate's shims for the hooks req names and
+// restores the hooks they chained.
+func (e *Workspace) UninstallHooks(ctx context.Context, req HookInstall) ([]UninstallResult, error) {
+	dir, names, err := e.hookTargets(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	return hooks.Uninstall(dir, names)
+}
+
+// Validate refuses a hook lockgate has no contract for.
+func (req HookInstall) Validate() error {
+	for _, h := range req.Hooks {
+		if !slices.Contains(hooks.Known, h) {
+			return Usagef("unknown hook %q: want one of %s", h, strings.Join(hooks.Known, ", "))
+		}
+	}
+	return nil
+}
+
+// hookTargets resolves which hooks to (un)install and where.
+func (e *Workspace) hookTargets(ctx context.Context, req HookInstall) (dir string, names []string, err error) {
+	if err := req.Validate(); err != nil {
+		return "", nil, err
+	}
+	names = req.Hooks
+	if len(names) == 0 {
+		names = hooks.DefaultHooks
+	}
+	dir, err = e.hooksDir(ctx, req.GlobalHooksPath)
+	return dir, names, err
+}
+
+// hooksDir is where git runs this repository's hooks, refusing a
+// core.hooksPath set outside the repository unless allowGlobal: installing
+// there would put lockgate in every repository that shares it.
+func (e *Workspace) hooksDir(ctx context.Context, allowGlobal bool) (string, error) {
+	dir := e.Root()
+	value, origin, err := gitexec.ConfigOrigin(ctx, dir, "core.hooksPath")
+	if err != nil {
+		return "", err
+	}
+	if value != "" && !allowGlobal && !e.repoLocalOrigin(dir, origin) {
+		return "", Usagef("core.hooksPath is %s, set in %s: hooks installed there run in every repository that uses it.\n"+
+			"  Use a repository-local setting (git config core.hooksPath …) or pass --global-hooks-path to install there anyway",
+			value, strings.TrimPrefix(origin, "file:"))
+	}
+	return gitexec.HooksDir(ctx, dir)
+}
+
+// repoLocalOrigin reports whether a setting's origin (git config
+// --show-origin) is a file of this repository.
+func (e *Workspace) repoLocalOrigin(dir, origin string) bool {
+	f, ok := strings.CutPrefix(origin, "file:")
+	if !ok {
+		return false // command line, environment: not a file of this repository
+	}
+	if !filepath.IsAbs(f) {
+		f = filepath.Join(dir, f)
+	}
+	for _, d := range []string{e.Repo.CommonDir, e.Repo.GitDir} {
+		if rel, err := filepath.Rel(d, f); err == nil && !strings.HasPrefix(rel, "..") {
+			return true
+		}
+	}
+	return false
+}
+
+// WorkTree is the repository's working tree, "" for a bare repository.
+func (e *Workspace) WorkTree() string { return e.Repo.Toplevel }
+
+// ConfigPath is the config file the request reads, "" when it reads the
+// built-in defaults.
+func (e *Workspace) ConfigPath() string { return e.Cfg.Path }
