@@ -82,7 +82,7 @@ type Store struct {
 
 	mu        sync.Mutex
 	snap      *table
-	confirmed time.Time          // when the remote last named snap.commit
+	confirmed time.Time              // when the remote last named snap.commit
 	byOID     map[string]*treeRecord // decoded blobs, by object name
 	closed    bool
 
