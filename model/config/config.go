@@ -1,9 +1,6 @@
 package config
 
 import (
-	"github.com/lockgate/lockgate/model/locks/lockkey"
-	"github.com/lockgate/lockgate/model/scope"
-
 	"errors"
 	"fmt"
 	"io"
@@ -11,6 +8,9 @@ import (
 	"os"
 	"reflect"
 	"time"
+
+	"github.com/lockgate/lockgate/model/locks/lockkey"
+	"github.com/lockgate/lockgate/model/scope"
 )
 
 // DefaultFile is the policy file's name at the repository root.

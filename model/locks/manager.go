@@ -1,8 +1,6 @@
 package locks
 
 import (
-	"sync/atomic"
-
 	"cmp"
 	"context"
 	crand "crypto/rand"
@@ -11,6 +9,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"sync/atomic"
 	"time"
 
 	"github.com/lockgate/lockgate/model/locks/journal"
