@@ -42,11 +42,14 @@ stress: test-deps
 
 # --allow-serial-runners: golangci-lint refuses to run beside another
 # instance on the machine (a second `make test`); this makes it wait.
+# TestLayers holds .golangci.yml's layer rules and docs/architecture.md's
+# layer table to each other and to the imports (docs/architecture.md).
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet $(PKGS)
 	PATH="$$($(GO) env GOPATH)/bin:$$PATH" golangci-lint run --allow-serial-runners $(PKGS)
+	$(GO) test -count=1 -run '^TestLayers' ./cmd/lockgate
 
 cover:
 	$(GO) test -count=1 -coverprofile=coverage.out $(PKGS)

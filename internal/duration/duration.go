@@ -1,7 +1,3 @@
-// Package duration parses the durations lockgate takes on its command
-// line and in its configuration: Go's (90s, 30m, 1h30m) plus days and
-// weeks (2d, 1w, 4d3h). Every duration goes through Parse, so that what a
-// hint prints (see frontend/cli's human) is what a flag reads back.
 package duration
 
 import (

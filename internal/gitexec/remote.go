@@ -13,7 +13,7 @@ import (
 	"time"
 )
 
-// ErrNoRemoteRef: the remote has no such ref.
+// ErrNoRemoteRef reports that the remote has no such ref.
 var ErrNoRemoteRef = errors.New("the remote has no such ref")
 
 // networkRun runs a git command that talks to a remote: like repoRun, but

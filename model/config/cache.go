@@ -24,24 +24,17 @@ import (
 // parser. A file with problems is never cached and reports them as Load
 // does; a cache that cannot be read or written is ignored.
 func LoadCached(path, cacheDir string) (*Config, error) {
-	data, err := ReadFile(path, MaxConfigBytes)
-	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return Default(), nil
-		}
-		var ce *Error
-		if errors.As(err, &ce) {
-			return nil, err
-		}
-		return nil, fmt.Errorf("read config: %w", err)
+	data, err := readPolicy(path, MaxConfigBytes, "config")
+	if errors.Is(err, fs.ErrNotExist) {
+		return Default(), nil
 	}
-	// The cache and the directory above it are lockgate's own: a symbolic
-	// link planted there is refused, never read through or written to.
-	var unsafe *safefs.UnsafePathError
-	if err := safefs.CheckDirs(cacheDir, 2); errors.As(err, &unsafe) {
+	if err != nil {
+		return nil, err
+	}
+	if ok, err := usableCache(cacheDir); err != nil {
 		return nil, fmt.Errorf("config cache: %w", err)
-	} else if err != nil {
-		return LoadBytes(path, data) // no usable cache: no error
+	} else if !ok {
+		return LoadBytes(path, data)
 	}
 	file := filepath.Join(cacheDir, "config-"+digest(path)[:16]+".json")
 	key := digest(schema(), "\x00", path, "\x00", string(data))
@@ -68,14 +61,13 @@ func LoadCached(path, cacheDir string) (*Config, error) {
 // runs skip the YAML parser (most of a claim's time with thousands of
 // packages). A file with problems is never cached.
 func LoadWorkPackagesCached(path, cacheDir string) (*WorkPackages, error) {
-	data, err := readWorkPackages(path)
+	data, err := readPolicy(path, MaxWorkPackagesBytes, "work packages")
 	if err != nil {
 		return nil, err
 	}
-	var unsafe *safefs.UnsafePathError
-	if err := safefs.CheckDirs(cacheDir, 2); errors.As(err, &unsafe) {
+	if ok, err := usableCache(cacheDir); err != nil {
 		return nil, fmt.Errorf("work packages cache: %w", err)
-	} else if err != nil {
+	} else if !ok {
 		return LoadWorkPackagesBytes(path, data)
 	}
 	file := filepath.Join(cacheDir, "packages-"+digest(path)[:16]+".gob")
@@ -106,6 +98,19 @@ func LoadWorkPackagesCached(path, cacheDir string) (*WorkPackages, error) {
 		return nil, fmt.Errorf("work packages cache: %w", err)
 	}
 	return w, nil
+}
+
+// usableCache reports whether cacheDir can keep decoded files. The cache
+// and the directory above it are lockgate's own: a symbolic link planted
+// there is an error, never read through or written to; any other failure
+// to check them means no cache, and no error.
+func usableCache(cacheDir string) (bool, error) {
+	err := safefs.CheckDirs(cacheDir, 2)
+	var unsafe *safefs.UnsafePathError
+	if errors.As(err, &unsafe) {
+		return false, err
+	}
+	return err == nil, nil
 }
 
 // cachedPackage is a package as the cache keeps it: with the lines its

@@ -1,9 +1,6 @@
 package config
 
 import (
-	"github.com/lockgate/lockgate/model/locks/lockkey"
-	"github.com/lockgate/lockgate/model/scope"
-
 	"errors"
 	"fmt"
 	"io"
@@ -11,6 +8,9 @@ import (
 	"os"
 	"reflect"
 	"time"
+
+	"github.com/lockgate/lockgate/model/locks/lockkey"
+	"github.com/lockgate/lockgate/model/scope"
 )
 
 // DefaultFile is the policy file's name at the repository root.
@@ -279,18 +279,29 @@ func ByteSize(n int) string {
 // reported as a *Error. I/O errors other than "not found" are returned
 // wrapped.
 func Load(path string) (*Config, error) {
-	data, err := ReadFile(path, MaxConfigBytes)
+	data, err := readPolicy(path, MaxConfigBytes, "config")
+	if errors.Is(err, fs.ErrNotExist) {
+		return Default(), nil
+	}
 	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return Default(), nil
-		}
+		return nil, err
+	}
+	return LoadBytes(path, data)
+}
+
+// readPolicy reads the file at path, what it holds named in errors: a file
+// over limit is a *Error, as it is; any other error is wrapped, so that
+// errors.Is(err, fs.ErrNotExist) tells a missing file.
+func readPolicy(path string, limit int, what string) ([]byte, error) {
+	data, err := ReadFile(path, limit)
+	if err != nil {
 		var ce *Error
 		if errors.As(err, &ce) {
 			return nil, err
 		}
-		return nil, fmt.Errorf("read config: %w", err)
+		return nil, fmt.Errorf("read %s: %w", what, err)
 	}
-	return LoadBytes(path, data)
+	return data, nil
 }
 
 // LoadBytes parses data as the policy file named name (name is used in

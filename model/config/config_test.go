@@ -1,10 +1,6 @@
 package config
 
 import (
-	"github.com/lockgate/lockgate/model/locks/lockkey"
-
-	"github.com/lockgate/lockgate/model/scope"
-
 	"errors"
 	"fmt"
 	"os"
@@ -13,6 +9,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/lockgate/lockgate/model/locks/lockkey"
+	"github.com/lockgate/lockgate/model/scope"
 )
 
 const name = ".lockgate.yaml"

@@ -9,7 +9,7 @@
 // mappings (locks.durations, scope.profiles) are merged key by key, and an
 // explicit null (`key:` or `key: ~`) leaves the default in place.
 //
-// Lock keys (key_rules keys, work-package files and keys) are checked by the
-// caller through ValidateKeys and WorkPackages.Validate, so that this package
-// does not depend on lockkey.
+// The lock keys of work packages (their ids, files and keys) are checked
+// with the validators the caller passes to WorkPackages.Validate: the
+// service passes lockkey's parser with the options the loaded policy sets.
 package config

@@ -30,8 +30,27 @@ func (c *Config) validate(ps *problems) {
 	if c.Version != 1 {
 		ps.add(c.at("version"), 0, "version: unsupported version %d (this lockgate reads version 1)", c.Version)
 	}
+	c.validateLocks(ps)
+	if strings.TrimSpace(c.WorkPackages) == "" {
+		ps.add(c.at("work_packages"), 0, "work_packages: must name a file")
+	}
+	c.checkPatterns(ps, "contracts.openapi.files", c.Contracts.OpenAPI.Files)
+	c.checkPatterns(ps, "contracts.generated", c.Contracts.Generated)
+	c.validateScope(ps)
+	c.validateHooks(ps)
+	if msg := checkBranch(c.Workflow.Branch); msg != "" {
+		ps.add(c.at("workflow.branch"), 0, "workflow.branch: %s", msg)
+	}
+	if strings.TrimSpace(c.Workflow.Remote) == "" {
+		ps.add(c.at("workflow.remote"), 0, "workflow.remote: must name a remote")
+	}
+	if c.Planner.CooldownCycles < 0 {
+		ps.add(c.at("planner.cooldown_cycles"), 0, "planner.cooldown_cycles: must not be negative, got %d", c.Planner.CooldownCycles)
+	}
+}
 
-	// locks
+// validateLocks adds a problem for every invalid value of the locks section.
+func (c *Config) validateLocks(ps *problems) {
 	if s := c.Locks.Store; s != "file" && s != "git" && s != "redis" && !strings.HasPrefix(s, "redis://") && !strings.HasPrefix(s, "rediss://") {
 		ps.add(c.at("locks.store"), 0, `locks.store: must be "file", "git", "redis" or a redis:// or rediss:// URL, got %s`, quote(s))
 	}
@@ -59,6 +78,18 @@ func (c *Config) validate(ps *problems) {
 				quote(ns), strings.Join(lockkey.DefaultNamespaces, ", "))
 		}
 	}
+	c.validateDurations(ps)
+	for i, fp := range c.Locks.FeaturePurposes {
+		if !purposeRE().MatchString(fp) {
+			ps.add(c.at(fmt.Sprintf("locks.feature_purposes[%d]", i)), 0,
+				"locks.feature_purposes: invalid purpose %s (lowercase letters, digits, - and _)", quote(fp))
+		}
+	}
+}
+
+// validateDurations adds a problem for every unknown worker type or lock
+// kind of locks.durations, and every duration that is not positive.
+func (c *Config) validateDurations(ps *problems) {
 	for _, wt := range sortedKeys(c.Locks.Durations) {
 		p := "locks.durations." + wt
 		if wt != scope.WorkerHuman && wt != scope.WorkerAgent {
@@ -77,20 +108,11 @@ func (c *Config) validate(ps *problems) {
 			}
 		}
 	}
-	for i, fp := range c.Locks.FeaturePurposes {
-		if !purposeRE().MatchString(fp) {
-			ps.add(c.at(fmt.Sprintf("locks.feature_purposes[%d]", i)), 0,
-				"locks.feature_purposes: invalid purpose %s (lowercase letters, digits, - and _)", quote(fp))
-		}
-	}
+}
 
-	if strings.TrimSpace(c.WorkPackages) == "" {
-		ps.add(c.at("work_packages"), 0, "work_packages: must name a file")
-	}
-
-	// contracts and scope patterns
-	c.checkPatterns(ps, "contracts.openapi.files", c.Contracts.OpenAPI.Files)
-	c.checkPatterns(ps, "contracts.generated", c.Contracts.Generated)
+// validateScope adds a problem for every invalid pattern, profile, key
+// rule and protected branch of the scope section.
+func (c *Config) validateScope(ps *problems) {
 	c.checkPatterns(ps, "scope.user_owned", c.Scope.UserOwned)
 	c.checkPatterns(ps, "scope.core", c.Scope.Core)
 	c.checkPatterns(ps, "scope.hot_files", c.Scope.HotFiles)
@@ -127,8 +149,10 @@ func (c *Config) validate(ps *problems) {
 			ps.add(c.at(p), 0, "%s: invalid pattern %s", p, quote(b))
 		}
 	}
+}
 
-	// hooks
+// validateHooks adds a problem for every invalid value of the hooks section.
+func (c *Config) validateHooks(ps *problems) {
 	if s := c.Hooks.OnStoreUnavailable; s != "fail" && s != "warn" {
 		ps.add(c.at("hooks.on_store_unavailable"), 0, `hooks.on_store_unavailable: must be "fail" or "warn", got %s`, quote(s))
 	}
@@ -142,18 +166,6 @@ func (c *Config) validate(ps *problems) {
 		if !envNameRE().MatchString(name) {
 			ps.add(c.at(fmt.Sprintf("hooks.identity_env[%d]", i)), 0, "hooks.identity_env: invalid environment variable name %s", quote(name))
 		}
-	}
-
-	// workflow
-	if msg := checkBranch(c.Workflow.Branch); msg != "" {
-		ps.add(c.at("workflow.branch"), 0, "workflow.branch: %s", msg)
-	}
-	if strings.TrimSpace(c.Workflow.Remote) == "" {
-		ps.add(c.at("workflow.remote"), 0, "workflow.remote: must name a remote")
-	}
-
-	if c.Planner.CooldownCycles < 0 {
-		ps.add(c.at("planner.cooldown_cycles"), 0, "planner.cooldown_cycles: must not be negative, got %d", c.Planner.CooldownCycles)
 	}
 }
 

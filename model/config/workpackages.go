@@ -1,7 +1,6 @@
 package config
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"reflect"
@@ -75,23 +74,11 @@ func (p *WorkPackage) TTL() time.Duration {
 // twice, dependency cycles) are reported as a *Error with their line; a
 // missing file is an error wrapping fs.ErrNotExist.
 func LoadWorkPackages(path string) (*WorkPackages, error) {
-	data, err := readWorkPackages(path)
+	data, err := readPolicy(path, MaxWorkPackagesBytes, "work packages")
 	if err != nil {
 		return nil, err
 	}
 	return LoadWorkPackagesBytes(path, data)
-}
-
-func readWorkPackages(path string) ([]byte, error) {
-	data, err := ReadFile(path, MaxWorkPackagesBytes)
-	if err != nil {
-		var ce *Error
-		if errors.As(err, &ce) {
-			return nil, err
-		}
-		return nil, fmt.Errorf("read work packages: %w", err)
-	}
-	return data, nil
 }
 
 // LoadWorkPackagesBytes parses data as the work-packages file named name.

@@ -15,6 +15,12 @@ var (
 	// store keeps. A fence that wrapped to 0 or 1 would be one an earlier
 	// holder used, so the store refuses the acquisition instead (exit 3).
 	ErrFenceExhausted = errors.New("the fence counter is at the highest number the store keeps: no new fence can be handed out")
+	// ErrNotRecord: a store's RemoveRecord was given a name that is not a
+	// record of that store.
+	ErrNotRecord = errors.New("not a lock record file of this store")
+	// ErrReadable: a store's RemoveRecord was given a record that can be
+	// cleared by its key.
+	ErrReadable = errors.New("clear it by its key")
 )
 
 // HeldError reports a key held by a live lock of someone else.

@@ -1,8 +1,6 @@
 package locks
 
 import (
-	"sync/atomic"
-
 	"cmp"
 	"context"
 	crand "crypto/rand"
@@ -11,6 +9,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"sync/atomic"
 	"time"
 
 	"github.com/lockgate/lockgate/model/locks/journal"
@@ -675,6 +674,68 @@ type Conclusion struct {
 	Events  []journal.Event // recorded with the change
 }
 
+// conclusion is what Conclude decided before it changes anything: Key's
+// rewritten record, the owner's locks to release, the Release keys that
+// are no longer the owner's, and the events the change records.
+type conclusion struct {
+	next    Lock
+	rel     []Lock
+	missing []string
+	plan    []intentEvent
+}
+
+// prepareConclusion reads Key and the Release keys and decides c. When
+// reading a Release key fails, it returns what it decided so far beside
+// the error: the keys already found missing are reported all the same.
+func (m *Manager) prepareConclusion(ctx context.Context, c Conclusion) (*conclusion, error) {
+	if len(c.Events) == 0 {
+		return nil, errors.New("conclude: no event names the change")
+	}
+	cur, err := m.Store.Get(ctx, c.Key)
+	if errors.Is(err, ErrNotFound) {
+		return nil, &LostError{Key: c.Key, Op: "conclude"}
+	}
+	if err != nil {
+		return nil, err
+	}
+	if !cur.OwnedBy(c.Owner) {
+		return nil, &NotOwnerError{Lock: cur, Op: "conclude"}
+	}
+	p := &conclusion{next: cur}
+	c.Apply(&p.next)
+	p.next.Key, p.next.Token, p.next.Fence = cur.Key, cur.Token, cur.Fence
+	main := journal.NewID()
+	p.next.EventID = main
+	p.plan = []intentEvent{}
+	for i, ev := range c.Events {
+		if i == 0 {
+			ev.ID = main
+			p.plan = append(p.plan, intentEvent{Event: ev, Proof: &proof{Key: c.Key, EventID: main}})
+			continue
+		}
+		p.plan = append(p.plan, intentEvent{Event: ev})
+	}
+	for _, key := range c.Release {
+		l, err := m.Store.Get(ctx, key)
+		if errors.Is(err, ErrNotFound) {
+			p.missing = append(p.missing, key)
+			continue
+		}
+		if err != nil {
+			return p, err
+		}
+		if !l.OwnedBy(c.Owner) {
+			// Lapsed and taken by another since: not the owner's to give
+			// back, and no reason to refuse the conclusion.
+			p.missing = append(p.missing, key)
+			continue
+		}
+		p.rel = append(p.rel, l)
+		p.plan = append(p.plan, intentEvent{Event: m.event(c.Owner, journal.ActionRelease, l), Proof: &proof{Key: key, Token: l.Token, Gone: true}})
+	}
+	return p, nil
+}
+
 // Conclude makes c: Key's record rewritten and the Release keys released,
 // in one change on a Transactor, one after the other elsewhere (the
 // rewrite first). Key must be the owner's: another's is a
@@ -682,52 +743,14 @@ type Conclusion struct {
 // the caller read it ErrTokenMismatch.
 func (m *Manager) Conclude(ctx context.Context, c Conclusion) (Lock, ReleaseResult, error) {
 	var out ReleaseResult
-	if len(c.Events) == 0 {
-		return Lock{}, out, errors.New("conclude: no event names the change")
-	}
-	cur, err := m.Store.Get(ctx, c.Key)
-	if errors.Is(err, ErrNotFound) {
-		return Lock{}, out, &LostError{Key: c.Key, Op: "conclude"}
+	p, err := m.prepareConclusion(ctx, c)
+	if p != nil {
+		out.Missing = p.missing
 	}
 	if err != nil {
 		return Lock{}, out, err
 	}
-	if !cur.OwnedBy(c.Owner) {
-		return Lock{}, out, &NotOwnerError{Lock: cur, Op: "conclude"}
-	}
-	next := cur
-	c.Apply(&next)
-	next.Key, next.Token, next.Fence = cur.Key, cur.Token, cur.Fence
-	main := journal.NewID()
-	next.EventID = main
-	plan := []intentEvent{}
-	for i, ev := range c.Events {
-		if i == 0 {
-			ev.ID = main
-			plan = append(plan, intentEvent{Event: ev, Proof: &proof{Key: c.Key, EventID: main}})
-			continue
-		}
-		plan = append(plan, intentEvent{Event: ev})
-	}
-	var rel []Lock
-	for _, key := range c.Release {
-		l, err := m.Store.Get(ctx, key)
-		if errors.Is(err, ErrNotFound) {
-			out.Missing = append(out.Missing, key)
-			continue
-		}
-		if err != nil {
-			return Lock{}, out, err
-		}
-		if !l.OwnedBy(c.Owner) {
-			// Lapsed and taken by another since: not the owner's to give
-			// back, and no reason to refuse the conclusion.
-			out.Missing = append(out.Missing, key)
-			continue
-		}
-		rel = append(rel, l)
-		plan = append(plan, intentEvent{Event: m.event(c.Owner, journal.ActionRelease, l), Proof: &proof{Key: key, Token: l.Token, Gone: true}})
-	}
+	next, rel, plan := p.next, p.rel, p.plan
 	ch, err := m.begin(ctx, plan)
 	if err != nil {
 		return Lock{}, out, err

@@ -316,94 +316,117 @@ func (m *Matcher) appendMatches(dst []int, name string) []int {
 		slashes = append(slashes, i+j)
 		i += j + 1
 	}
-	start := func(k int) int {
-		if k == 0 {
-			return 0
-		}
-		return slashes[k-1] + 1
-	}
-
-	if len(m.dirs) > 0 {
-		// "P/**" matches P itself and everything below it.
-		for _, i := range slashes {
-			if m.dirLens.has(i) {
-				dst = append(dst, m.dirs[name[:i]]...)
-			}
-		}
-		if m.dirLens.has(len(name)) {
-			dst = append(dst, m.dirs[name]...)
-		}
-	}
-	if len(m.tails) > 0 {
-		// "pre**/L" matches when the path starts with pre and L, starting
-		// at a segment boundary at or after pre, ends the path.
-		for k := 0; k <= len(slashes); k++ {
-			b := start(k)
-			if b == len(name) || !m.tailLens.has(len(name)-b) {
-				continue
-			}
-			for _, e := range m.tails[name[b:]] {
-				if b >= len(e.pre) && strings.HasPrefix(name, e.pre) {
-					dst = append(dst, e.idx)
-				}
-			}
-		}
-	}
-	if len(m.segs) > 0 {
-		// "pre**/D/**" matches when D, starting at a segment boundary at or
-		// after pre, ends at a "/" or at the end of the path.
-		for k := 0; k <= len(slashes); k++ {
-			b := start(k)
-			for j := k; j <= len(slashes); j++ {
-				e := len(name)
-				if j < len(slashes) {
-					e = slashes[j]
-				}
-				if e-b > m.segMax {
-					break
-				}
-				if e == b || !m.segLens.has(e-b) {
-					continue
-				}
-				for _, en := range m.segs[name[b:e]] {
-					if b >= len(en.pre) && strings.HasPrefix(name, en.pre) {
-						dst = append(dst, en.idx)
-					}
-				}
-			}
-		}
-	}
-
-	parent := name[:start(len(slashes))]
-	base := name[len(parent):]
-	if len(m.shallow) > 0 {
-		// "pre H*L": directly in pre, the name starts with H and ends in L.
-		for _, e := range m.shallow[parent] {
-			if len(base) >= len(e.head)+len(e.tail) && strings.HasPrefix(base, e.head) && strings.HasSuffix(base, e.tail) {
-				dst = append(dst, e.idx)
-			}
-		}
-	}
-	if len(m.sufLens) > 0 {
-		// "pre**/H*L": below pre at any depth, the last segment starts with
-		// H and ends in L. L has no "/", so the name ending in L means the
-		// last segment does; the rest after pre must not be empty.
-		for _, n := range m.sufLens {
-			if n > len(base) {
-				break
-			}
-			for _, e := range m.deep[name[len(name)-n:]] {
-				if len(base) >= len(e.head)+n && strings.HasPrefix(base, e.head) &&
-					len(name) > len(e.pre) && strings.HasPrefix(name, e.pre) {
-					dst = append(dst, e.idx)
-				}
-			}
-		}
-	}
+	dst = m.appendDirs(dst, name, slashes)
+	dst = m.appendTails(dst, name, slashes)
+	dst = m.appendSegs(dst, name, slashes)
+	parent := name[:segStart(slashes, len(slashes))]
+	dst = m.appendLast(dst, name, parent, name[len(parent):])
 	for _, h := range m.hard {
 		if strings.HasPrefix(name, h.prefix) {
 			if ok, err := doublestar.Match(h.pattern, name); ok && err == nil {
 				dst = append(dst, h.idxs...)
+			}
+		}
+	}
+	return dst
+}
+
+// segStart returns where segment k of a name starts, given the positions
+// of its slashes: at 0, or one past slash k-1.
+func segStart(slashes []int, k int) int {
+	if k == 0 {
+		return 0
+	}
+	return slashes[k-1] + 1
+}
+
+// appendDirs appends the "P/**" patterns matching name: P itself and
+// everything below it.
+func (m *Matcher) appendDirs(dst []int, name string, slashes []int) []int {
+	if len(m.dirs) == 0 {
+		return dst
+	}
+	for _, i := range slashes {
+		if m.dirLens.has(i) {
+			dst = append(dst, m.dirs[name[:i]]...)
+		}
+	}
+	if m.dirLens.has(len(name)) {
+		dst = append(dst, m.dirs[name]...)
+	}
+	return dst
+}
+
+// appendTails appends the "pre**/L" patterns matching name: it starts
+// with pre and L, starting at a segment boundary at or after pre, ends it.
+func (m *Matcher) appendTails(dst []int, name string, slashes []int) []int {
+	if len(m.tails) == 0 {
+		return dst
+	}
+	for k := 0; k <= len(slashes); k++ {
+		b := segStart(slashes, k)
+		if b == len(name) || !m.tailLens.has(len(name)-b) {
+			continue
+		}
+		for _, e := range m.tails[name[b:]] {
+			if b >= len(e.pre) && strings.HasPrefix(name, e.pre) {
+				dst = append(dst, e.idx)
+			}
+		}
+	}
+	return dst
+}
+
+// appendSegs appends the "pre**/D/**" patterns matching name: D, starting
+// at a segment boundary at or after pre, ends at a "/" or at the end of
+// the name.
+func (m *Matcher) appendSegs(dst []int, name string, slashes []int) []int {
+	if len(m.segs) == 0 {
+		return dst
+	}
+	for k := 0; k <= len(slashes); k++ {
+		b := segStart(slashes, k)
+		for j := k; j <= len(slashes); j++ {
+			e := len(name)
+			if j < len(slashes) {
+				e = slashes[j]
+			}
+			if e-b > m.segMax {
+				break
+			}
+			if e == b || !m.segLens.has(e-b) {
+				continue
+			}
+			for _, en := range m.segs[name[b:e]] {
+				if b >= len(en.pre) && strings.HasPrefix(name, en.pre) {
+					dst = append(dst, en.idx)
+				}
+			}
+		}
+	}
+	return dst
+}
+
+// appendLast appends the patterns that match name by its last segment,
+// base, in directory parent.
+func (m *Matcher) appendLast(dst []int, name, parent, base string) []int {
+	// "pre H*L": directly in pre, the name starts with H and ends in L.
+	for _, e := range m.shallow[parent] {
+		if len(base) >= len(e.head)+len(e.tail) && strings.HasPrefix(base, e.head) && strings.HasSuffix(base, e.tail) {
+			dst = append(dst, e.idx)
+		}
+	}
+	// "pre**/H*L": below pre at any depth, the last segment starts with
+	// H and ends in L. L has no "/", so the name ending in L means the
+	// last segment does; the rest after pre must not be empty.
+	for _, n := range m.sufLens {
+		if n > len(base) {
+			break
+		}
+		for _, e := range m.deep[name[len(name)-n:]] {
+			if len(base) >= len(e.head)+n && strings.HasPrefix(base, e.head) &&
+				len(name) > len(e.pre) && strings.HasPrefix(name, e.pre) {
+				dst = append(dst, e.idx)
 			}
 		}
 	}

@@ -162,19 +162,9 @@ func Make(in *Input, cfg Config) (*Plan, error) {
 	if in == nil {
 		in = &Input{}
 	}
-	tasks := make([]Task, len(in.Tasks))
-	ids := make(map[string]bool, len(tasks))
-	for i, t := range in.Tasks {
-		t.TouchedPaths = slices.Clone(t.TouchedPaths)
-		t.Keys = slices.Clone(t.Keys)
-		if err := normalizeTask(&t); err != nil {
-			return nil, err
-		}
-		if ids[t.ID] {
-			return nil, fmt.Errorf("duplicate task id %q", t.ID)
-		}
-		ids[t.ID] = true
-		tasks[i] = t
+	tasks, err := normalizeTasks(in.Tasks)
+	if err != nil {
+		return nil, err
 	}
 	hot, err := newHotIndex(cfg.HotFiles)
 	if err != nil {
@@ -231,8 +221,36 @@ func Make(in *Input, cfg Config) (*Plan, error) {
 		tp.Locks = slices.Compact(locks)
 	}
 	// Pass 3: greedy schedule in input order.
+	schedule(plan, cfg.Held)
+	return plan, nil
+}
+
+// normalizeTasks returns copies of tasks, normalized; a task id given twice
+// is an error.
+func normalizeTasks(in []Task) ([]Task, error) {
+	tasks := make([]Task, len(in))
+	ids := make(map[string]bool, len(tasks))
+	for i, t := range in {
+		t.TouchedPaths = slices.Clone(t.TouchedPaths)
+		t.Keys = slices.Clone(t.Keys)
+		if err := normalizeTask(&t); err != nil {
+			return nil, err
+		}
+		if ids[t.ID] {
+			return nil, fmt.Errorf("duplicate task id %q", t.ID)
+		}
+		ids[t.ID] = true
+		tasks[i] = t
+	}
+	return tasks, nil
+}
+
+// schedule makes ready, greedily in input order, every task with no status
+// yet whose locks overlap neither a held lock nor a lock of a task made
+// ready before it; the others wait, naming the lock in the way.
+func schedule(plan *Plan, held []HeldLock) {
 	idx := newIndex()
-	for _, h := range cfg.Held {
+	for _, h := range held {
 		idx.add(h.Key, owner{held: true, name: h.Holder})
 	}
 	for i := range plan.Tasks {
@@ -258,7 +276,6 @@ func Make(in *Input, cfg Config) (*Plan, error) {
 			idx.add(l, owner{name: tp.ID})
 		}
 	}
-	return plan, nil
 }
 
 // activeCooldowns returns the rejections of recorded that still cool down

@@ -85,41 +85,7 @@ func literalLen(p string) int {
 // files two patterns may both match lie under both literal directories,
 // and only when one's literal tail ends the other's (see literalTail).
 func injectShared(tasks []Task, plans []TaskPlan) error {
-	n := 0
-	for _, t := range tasks {
-		n += len(t.TouchedPaths)
-	}
-	files := make(map[string]taskList, n) // file -> tasks listing it, ascending
-	var (
-		pats     []string           // distinct patterns, in first-seen order
-		patTasks [][]int32          // tasks listing pats[i], ascending
-		patIdx   = map[string]int{} // pattern -> index in pats
-	)
-	for i, t := range tasks {
-		if plans[i].Status != "" {
-			continue
-		}
-		for _, p := range uniq(t.TouchedPaths) {
-			if !lockkey.IsPattern(p) {
-				tl, ok := files[p]
-				if !ok {
-					files[p] = taskList{first: int32(i)}
-				} else {
-					tl.more = append(tl.more, int32(i))
-					files[p] = tl
-				}
-				continue
-			}
-			j, ok := patIdx[p]
-			if !ok {
-				j = len(pats)
-				patIdx[p] = j
-				pats = append(pats, p)
-				patTasks = append(patTasks, nil)
-			}
-			patTasks[j] = append(patTasks[j], int32(i))
-		}
-	}
+	files, pats, patTasks := indexTouched(tasks, plans)
 	var m *pathmatch.Matcher
 	if len(pats) > 0 {
 		var err error
@@ -127,7 +93,7 @@ func injectShared(tasks []Task, plans []TaskPlan) error {
 			return fmt.Errorf("touched_paths: %w", err)
 		}
 	}
-	s := sharers{seen: make([]int, len(tasks))}
+	s := &sharers{seen: make([]int, len(tasks))}
 	give := func(key func() string) {
 		if len(s.list) < 2 {
 			return
@@ -153,9 +119,52 @@ func injectShared(tasks []Task, plans []TaskPlan) error {
 		}
 		give(func() string { return FileKey(p) })
 	}
-	if len(pats) == 0 {
-		return nil
+	sharePatterns(pats, patTasks, s, give)
+	return nil
+}
+
+// indexTouched indexes the touched paths of the schedulable tasks: the
+// tasks listing each file, and the distinct patterns in first-seen order
+// with the tasks listing each, all ascending.
+func indexTouched(tasks []Task, plans []TaskPlan) (files map[string]taskList, pats []string, patTasks [][]int32) {
+	n := 0
+	for _, t := range tasks {
+		n += len(t.TouchedPaths)
 	}
+	files = make(map[string]taskList, n)
+	patIdx := map[string]int{} // pattern -> index in pats
+	for i, t := range tasks {
+		if plans[i].Status != "" {
+			continue
+		}
+		for _, p := range uniq(t.TouchedPaths) {
+			if !lockkey.IsPattern(p) {
+				tl, ok := files[p]
+				if !ok {
+					files[p] = taskList{first: int32(i)}
+				} else {
+					tl.more = append(tl.more, int32(i))
+					files[p] = tl
+				}
+				continue
+			}
+			j, ok := patIdx[p]
+			if !ok {
+				j = len(pats)
+				patIdx[p] = j
+				pats = append(pats, p)
+				patTasks = append(patTasks, nil)
+			}
+			patTasks[j] = append(patTasks[j], int32(i))
+		}
+	}
+	return files, pats, patTasks
+}
+
+// sharePatterns gives a file: key to the tasks listing one pattern, and
+// to the tasks of two patterns that may overlap; give hands the key to the
+// tasks s holds when they are two or more.
+func sharePatterns(pats []string, patTasks [][]int32, s *sharers, give func(key func() string)) {
 	at := map[string][]int{}    // literal directory -> patterns with exactly it
 	under := map[string][]int{} // directory -> patterns whose literal directory is it or below it
 	dirs := make([]string, len(pats))
@@ -191,7 +200,6 @@ func injectShared(tasks []Task, plans []TaskPlan) error {
 			}
 		})
 	}
-	return nil
 }
 
 // literalTail returns a suffix of pattern p that ends every path p

@@ -265,84 +265,15 @@ func IsBackfillProfile(name string) bool { return strings.HasPrefix(name, "backf
 //
 // HasKey is called at most once per key.
 func (c *Compiled) Evaluate(paths []string, s Subject) []Violation {
-	var out []Violation
-	if s.Branch != "" {
-		short := strings.TrimPrefix(s.Branch, "refs/heads/")
-		i, ok := c.branches.Match(s.Branch)
-		if !ok && short != s.Branch {
-			i, ok = c.branches.Match(short)
-		}
-		if ok {
-			pat := c.branches.Pattern(i)
-			out = appendViolation(out, Violation{
-				Rule:    RuleProtectedBranch,
-				Pattern: pat,
-				Reason:  fmt.Sprintf("branch %s is protected: commit on another branch and merge it (scope.protected_branches: %s)", short, pat),
-			})
-		}
-	}
-
-	prof := -1 // index of the active, defined profile
-	if s.Profile != "" {
-		if i, ok := c.profiles[s.Profile]; ok {
-			prof = i
-		} else {
-			defined := "none are defined"
-			if len(c.names) > 0 {
-				defined = "defined: " + strings.Join(c.names, ", ")
-			}
-			out = appendViolation(out, Violation{
-				Rule:   RuleUnknownProfile,
-				Reason: fmt.Sprintf("profile %q is not defined in scope.profiles (%s)", s.Profile, defined),
-			})
-		}
-	}
-	agent := s.WorkerType != WorkerHuman
-	backfill := IsBackfillProfile(s.Profile)
-
-	// Suffixes of the reasons, built once per Evaluate rather than per path.
-	var profileReason, coreReason string
-	if prof >= 0 {
-		p := c.profs[prof]
-		allows := "nothing"
-		if p.summary != "" {
-			allows = "only " + p.summary
-		}
-		profileReason = fmt.Sprintf(" is outside profile %q, which allows %s (scope.profiles.%s.allow)", p.name, allows, p.name)
-	}
-	if backfill {
-		coreReason = fmt.Sprintf("; profile %q)", s.Profile)
-	}
-
-	// Ask HasKey at most once per key: it may consult a lock store.
-	held := make([]int8, len(c.keys)) // 0 unknown, 1 held, -1 not held
-	hasKey := func(k int) bool {
-		if held[k] == 0 {
-			held[k] = -1
-			if s.HasKey != nil && s.HasKey(c.keys[k]) {
-				held[k] = 1
-			}
-		}
-		return held[k] == 1
-	}
+	out := c.branchViolations(nil, s.Branch)
+	prof, out := c.activeProfile(out, s.Profile)
+	e := c.newEvaluation(s, prof)
 
 	// Walk the paths in sorted order and emit each path's violations in
 	// rule order (core < key_rule < profile < user_owned), so the result
 	// comes out sorted by (Path, Rule, Key) without sorting violations, and
 	// a path listed twice is seen twice in a row.
-	var order []int
-	if !slices.IsSorted(paths) {
-		order = make([]int, len(paths))
-		for i := range order {
-			order[i] = i
-		}
-		slices.SortFunc(order, func(a, b int) int { return strings.Compare(paths[a], paths[b]) })
-	}
-	type missingKey struct {
-		k   int    // index into c.keys
-		pat string // the rule's pattern that matched
-	}
-	var missing []missingKey
+	order := sortedOrder(paths)
 	var buf [32]int
 	scratch := buf[:0] // grows to the most matches of any path, then is reused
 	prev := ""
@@ -355,77 +286,196 @@ func (c *Compiled) Evaluate(paths []string, s Subject) []Violation {
 			continue
 		}
 		prev = path
-		got := c.m.AppendMatches(scratch[:0], path)
-		scratch = got
-		allowed := false
-		userOwned, core := -1, -1
-		lastRule := -1
-		missing = missing[:0]
-		for _, i := range got {
-			t := c.tags[i]
-			switch t.group {
-			case groupUserOwned:
-				if userOwned < 0 {
-					userOwned = i
-				}
-			case groupCore:
-				if core < 0 {
-					core = i
-				}
-			case groupAllow:
-				allowed = allowed || t.id == prof
-			case groupKey:
-				if t.id == lastRule {
-					continue // one rule, several of its patterns match
-				}
-				lastRule = t.id
-				for _, k := range c.rules[t.id].keys {
-					if !hasKey(k) && !slices.ContainsFunc(missing, func(m missingKey) bool { return m.k == k }) {
-						// Two rules asking for one key: report it once, with the first rule's pattern.
-						missing = append(missing, missingKey{k: k, pat: c.m.Pattern(i)})
-					}
+		scratch = c.m.AppendMatches(scratch[:0], path)
+		out = e.path(out, path, scratch)
+	}
+	return out
+}
+
+// branchViolations appends protected_branch when branch, full or short,
+// matches ProtectedBranches.
+func (c *Compiled) branchViolations(out []Violation, branch string) []Violation {
+	if branch == "" {
+		return out
+	}
+	short := strings.TrimPrefix(branch, "refs/heads/")
+	i, ok := c.branches.Match(branch)
+	if !ok && short != branch {
+		i, ok = c.branches.Match(short)
+	}
+	if !ok {
+		return out
+	}
+	pat := c.branches.Pattern(i)
+	return appendViolation(out, Violation{
+		Rule:    RuleProtectedBranch,
+		Pattern: pat,
+		Reason:  fmt.Sprintf("branch %s is protected: commit on another branch and merge it (scope.protected_branches: %s)", short, pat),
+	})
+}
+
+// activeProfile returns the index of the defined profile named name, or -1
+// for none; a name that no profile has appends unknown_profile.
+func (c *Compiled) activeProfile(out []Violation, name string) (int, []Violation) {
+	if name == "" {
+		return -1, out
+	}
+	if i, ok := c.profiles[name]; ok {
+		return i, out
+	}
+	defined := "none are defined"
+	if len(c.names) > 0 {
+		defined = "defined: " + strings.Join(c.names, ", ")
+	}
+	return -1, appendViolation(out, Violation{
+		Rule:   RuleUnknownProfile,
+		Reason: fmt.Sprintf("profile %q is not defined in scope.profiles (%s)", name, defined),
+	})
+}
+
+// sortedOrder returns the indexes of paths in sorted order, or nil when
+// paths are sorted already.
+func sortedOrder(paths []string) []int {
+	if slices.IsSorted(paths) {
+		return nil
+	}
+	order := make([]int, len(paths))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(a, b int) int { return strings.Compare(paths[a], paths[b]) })
+	return order
+}
+
+// evaluation is what one Evaluate knows of its subject, built once and
+// used for every path.
+type evaluation struct {
+	c        *Compiled
+	s        Subject
+	prof     int // index of the active, defined profile; -1 for none
+	agent    bool
+	backfill bool
+
+	// Suffixes of the reasons, built once per Evaluate rather than per path.
+	profileReason, coreReason string
+
+	held    []int8 // per key: 0 unknown, 1 held, -1 not held
+	missing []missingKey
+}
+
+// missingKey is a key a rule asks for and the subject does not hold.
+type missingKey struct {
+	k   int    // index into c.keys
+	pat string // the rule's pattern that matched
+}
+
+func (c *Compiled) newEvaluation(s Subject, prof int) *evaluation {
+	e := &evaluation{
+		c:        c,
+		s:        s,
+		prof:     prof,
+		agent:    s.WorkerType != WorkerHuman,
+		backfill: IsBackfillProfile(s.Profile),
+		held:     make([]int8, len(c.keys)),
+	}
+	if prof >= 0 {
+		p := c.profs[prof]
+		allows := "nothing"
+		if p.summary != "" {
+			allows = "only " + p.summary
+		}
+		e.profileReason = fmt.Sprintf(" is outside profile %q, which allows %s (scope.profiles.%s.allow)", p.name, allows, p.name)
+	}
+	if e.backfill {
+		e.coreReason = fmt.Sprintf("; profile %q)", s.Profile)
+	}
+	return e
+}
+
+// hasKey asks HasKey about key k at most once per Evaluate: it may consult
+// a lock store.
+func (e *evaluation) hasKey(k int) bool {
+	if e.held[k] == 0 {
+		e.held[k] = -1
+		if e.s.HasKey != nil && e.s.HasKey(e.c.keys[k]) {
+			e.held[k] = 1
+		}
+	}
+	return e.held[k] == 1
+}
+
+// path appends the violations of one path, whose matches in the combined
+// matcher are got, in rule order.
+func (e *evaluation) path(out []Violation, path string, got []int) []Violation {
+	c := e.c
+	allowed := false
+	userOwned, core := -1, -1
+	lastRule := -1
+	e.missing = e.missing[:0]
+	for _, i := range got {
+		t := c.tags[i]
+		switch t.group {
+		case groupUserOwned:
+			if userOwned < 0 {
+				userOwned = i
+			}
+		case groupCore:
+			if core < 0 {
+				core = i
+			}
+		case groupAllow:
+			allowed = allowed || t.id == e.prof
+		case groupKey:
+			if t.id == lastRule {
+				continue // one rule, several of its patterns match
+			}
+			lastRule = t.id
+			for _, k := range c.rules[t.id].keys {
+				if !e.hasKey(k) && !slices.ContainsFunc(e.missing, func(m missingKey) bool { return m.k == k }) {
+					// Two rules asking for one key: report it once, with the first rule's pattern.
+					e.missing = append(e.missing, missingKey{k: k, pat: c.m.Pattern(i)})
 				}
 			}
 		}
-		if backfill && core >= 0 {
-			pat := c.m.Pattern(core)
-			out = appendViolation(out, Violation{
-				Path:    path,
-				Rule:    RuleCore,
-				Pattern: pat,
-				Reason:  path + " is a core file: core files are never part of a backfill change, whatever the profile (scope.core" + patternNote(path, pat) + coreReason,
-			})
-		}
-		if len(missing) > 1 {
-			slices.SortFunc(missing, func(a, b missingKey) int { return strings.Compare(c.keys[a.k], c.keys[b.k]) })
-		}
-		for _, m := range missing {
-			key := c.keys[m.k]
-			out = appendViolation(out, Violation{
-				Path:    path,
-				Rule:    RuleKeyRule,
-				Pattern: m.pat,
-				Key:     key,
-				Reason:  path + " needs lock " + key + ", which you do not hold (scope.key_rules: " + m.pat + ")",
-			})
-		}
-		if prof >= 0 && !allowed {
-			out = appendViolation(out, Violation{
-				Path:    path,
-				Rule:    RuleProfile,
-				Pattern: c.profs[prof].summary,
-				Reason:  path + profileReason,
-			})
-		}
-		if agent && userOwned >= 0 {
-			pat := c.m.Pattern(userOwned)
-			out = appendViolation(out, Violation{
-				Path:    path,
-				Rule:    RuleUserOwned,
-				Pattern: pat,
-				Reason:  path + " is user-owned: only people may change it (scope.user_owned" + patternNote(path, pat) + ")",
-			})
-		}
+	}
+	if e.backfill && core >= 0 {
+		pat := c.m.Pattern(core)
+		out = appendViolation(out, Violation{
+			Path:    path,
+			Rule:    RuleCore,
+			Pattern: pat,
+			Reason:  path + " is a core file: core files are never part of a backfill change, whatever the profile (scope.core" + patternNote(path, pat) + e.coreReason,
+		})
+	}
+	if len(e.missing) > 1 {
+		slices.SortFunc(e.missing, func(a, b missingKey) int { return strings.Compare(c.keys[a.k], c.keys[b.k]) })
+	}
+	for _, m := range e.missing {
+		key := c.keys[m.k]
+		out = appendViolation(out, Violation{
+			Path:    path,
+			Rule:    RuleKeyRule,
+			Pattern: m.pat,
+			Key:     key,
+			Reason:  path + " needs lock " + key + ", which you do not hold (scope.key_rules: " + m.pat + ")",
+		})
+	}
+	if e.prof >= 0 && !allowed {
+		out = appendViolation(out, Violation{
+			Path:    path,
+			Rule:    RuleProfile,
+			Pattern: c.profs[e.prof].summary,
+			Reason:  path + e.profileReason,
+		})
+	}
+	if e.agent && userOwned >= 0 {
+		pat := c.m.Pattern(userOwned)
+		out = appendViolation(out, Violation{
+			Path:    path,
+			Rule:    RuleUserOwned,
+			Pattern: pat,
+			Reason:  path + " is user-owned: only people may change it (scope.user_owned" + patternNote(path, pat) + ")",
+		})
 	}
 	return out
 }

@@ -1,7 +1,9 @@
 // Package workflow commits lockgate's events to the workflow branch
 // (`refs/heads/lockgate/workflow` by default) and pushes it, without ever
-// touching the working tree, the index, HEAD or any other local ref. It is
-// the only package that imports go-git.
+// touching the working tree, the index, HEAD or any other local ref. It
+// writes the branch's objects with go-git, which only the git lock store's
+// object writer (locks/gitstore) and internal/gitexec's config parser
+// import besides.
 //
 // # Layout
 //

@@ -26,16 +26,8 @@ func (w *Writer) Has(ctx context.Context, id string) (bool, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	var ok bool
-	err := w.reading(func() error {
-		tip, err := w.tip()
-		if err != nil {
-			return err
-		}
-		root, err := w.commitTree(tip)
-		if err != nil {
-			return err
-		}
-		ok, err = w.trees().has(root, locate(id))
+	err := w.readingTip(func(t *trees, root plumbing.Hash) (err error) {
+		ok, err = t.has(root, locate(id))
 		return err
 	})
 	if err != nil {
@@ -44,16 +36,28 @@ func (w *Writer) Has(ctx context.Context, id string) (bool, error) {
 	return ok, nil
 }
 
-// reading runs a read-only fn and, if an object is missing, runs it once
-// more with the pack index read again: another git process may have
-// repacked since it was loaded.
-func (w *Writer) reading(fn func() error) error {
-	err := fn()
+// readingTip runs a read-only fn on the root tree of the branch's tip
+// and, if an object is missing, runs it once more with the pack index read
+// again: another git process may have repacked since it was loaded. The
+// caller holds w.mu.
+func (w *Writer) readingTip(fn func(t *trees, root plumbing.Hash) error) error {
+	run := func() error {
+		tip, err := w.tip()
+		if err != nil {
+			return err
+		}
+		root, err := w.commitTree(tip)
+		if err != nil {
+			return err
+		}
+		return fn(w.trees(), root)
+	}
+	err := run()
 	if errors.Is(err, plumbing.ErrObjectNotFound) {
 		if rerr := w.odb.reindex(); rerr != nil {
 			return rerr
 		}
-		err = fn()
+		err = run()
 	}
 	return err
 }
@@ -65,17 +69,8 @@ func (w *Writer) Events(ctx context.Context) ([]journal.Event, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	var evs []journal.Event
-	err := w.reading(func() error {
+	err := w.readingTip(func(t *trees, root plumbing.Hash) error {
 		evs = nil
-		tip, err := w.tip()
-		if err != nil {
-			return err
-		}
-		root, err := w.commitTree(tip)
-		if err != nil {
-			return err
-		}
-		t := w.trees()
 		events, err := t.subtree(root, eventsDir)
 		if err != nil || events.IsZero() {
 			return err

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/go-git/go-git/v5/plumbing"
+
 	"github.com/lockgate/lockgate/internal/safefs"
 	"github.com/lockgate/lockgate/model/locks/journal"
 )
@@ -104,17 +106,8 @@ func (w *Writer) missing(ctx context.Context, items []item) ([]item, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	var out []item
-	err := w.reading(func() error {
+	err := w.readingTip(func(t *trees, root plumbing.Hash) error {
 		out = out[:0]
-		tip, err := w.tip()
-		if err != nil {
-			return err
-		}
-		root, err := w.commitTree(tip)
-		if err != nil {
-			return err
-		}
-		t := w.trees()
 		for i, it := range items {
 			if i%1024 == 0 {
 				if err := ctx.Err(); err != nil {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/lockgate/lockgate/model/locks"
 	"github.com/lockgate/lockgate/model/locks/lockkey"
+	"github.com/lockgate/lockgate/model/locks/record"
 	"github.com/lockgate/lockgate/model/pathmatch"
 )
 
@@ -34,7 +35,7 @@ func (s *Store) Covering(ctx context.Context, paths []string) ([]locks.Entry, er
 		if s.fold {
 			id = lockkey.FoldPath(p) // a path, even one named like a reserved key
 		}
-		names = append(names, encodeKey(id)+lockSuffix)
+		names = append(names, record.Stem(id)+record.Suffix)
 		leftovers = append(leftovers, s.leftovers[id]...)
 	}
 	files := leftovers
@@ -67,10 +68,10 @@ func (s *Store) Covering(ctx context.Context, paths []string) ([]locks.Entry, er
 		var pats []string
 		var patFiles []string
 		for _, n := range patNames {
-			stem := strings.TrimSuffix(n, lockSuffix)
-			key, ok := decodeKey(stem)
-			if !ok && !isHashedName(stem) {
-				continue // no key's record: see isHashedName
+			stem := strings.TrimSuffix(n, record.Suffix)
+			key, ok := record.KeyOfStem(stem)
+			if !ok && !record.IsHashedStem(stem) {
+				continue // no key's record: see record.IsHashedStem
 			}
 			if !ok {
 				// Hashed name: its key is only inside; read it.
@@ -112,7 +113,7 @@ func (s *Store) InNamespace(ctx context.Context, ns string) ([]locks.Entry, erro
 		return nil, err
 	}
 	defer s.end()
-	prefix := encodeKey(ns + ":")
+	prefix := record.Stem(ns + ":")
 	var files []string
 	for _, d := range []string{s.keyDir, s.patDir} {
 		names, err := readNames(d)
@@ -120,7 +121,7 @@ func (s *Store) InNamespace(ctx context.Context, ns string) ([]locks.Entry, erro
 			return nil, s.unavailable("namespace "+ns, err)
 		}
 		for _, n := range names {
-			if strings.HasPrefix(n, prefix) || strings.HasPrefix(n, string(hashPrefix)) {
+			if strings.HasPrefix(n, prefix) || strings.HasPrefix(n, string(record.HashPrefix)) {
 				files = append(files, filepath.Join(d, n))
 			}
 		}

@@ -10,15 +10,12 @@
 //	.tmp/                      records being written
 //	.guard/00 … .guard/ff      256 guard stripes: flock target + fence counter
 //
-// Keys map to file names by an injective, reversible, traversal-proof
-// encoding that stays injective on case-insensitive file systems: bytes in
-// [a-z0-9._-] are kept (a leading '.' is not), every other byte becomes %XX
-// with upper-case hex, and a name longer than 200 bytes is replaced by '~'
-// and the hex SHA-256 of the key (the record inside names the key).
-// A path or pattern record is named after its key's identity,
-// lockkey.FoldCase(key), whatever core.ignorecase says, so that spellings
-// differing in the case of A-Z share one file and one guard stripe in every
-// clone; the record keeps the spelling. Earlier versions named it after its
+// Keys map to file names as package record says (record.Name: an
+// injective, reversible, traversal-proof encoding that stays injective on
+// case-insensitive file systems). A path or pattern record is named after
+// its key's identity, lockkey.FoldCase(key), whatever core.ignorecase says,
+// so that spellings differing in the case of A-Z share one file and one
+// guard stripe in every clone; the record keeps the spelling. Earlier versions named it after its
 // spelling without core.ignorecase: Open moves such records once, then
 // marks the store folded (see migrate).
 // Keeping patterns apart lets Overlapping(path) read the path's own file and

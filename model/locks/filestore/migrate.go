@@ -12,6 +12,7 @@ import (
 
 	"github.com/lockgate/lockgate/internal/safefs"
 	"github.com/lockgate/lockgate/model/locks/lockkey"
+	"github.com/lockgate/lockgate/model/locks/record"
 )
 
 // foldedMarker, in the store's directory, says that every path and pattern
@@ -105,7 +106,7 @@ func (s *Store) fresh() (bool, error) {
 			return false, err
 		}
 		for _, n := range names {
-			if d == s.guards || strings.HasSuffix(n, lockSuffix) {
+			if d == s.guards || strings.HasSuffix(n, record.Suffix) {
 				return false, nil
 			}
 		}
@@ -129,17 +130,17 @@ func (s *Store) mark(marker string) error {
 // kept under a spelling that is not its identity: the name says so, or,
 // for a hashed name, the record inside does.
 func (s *Store) spelledKey(path, n string) (string, bool) {
-	stem := strings.TrimSuffix(n, lockSuffix)
-	key, ok := decodeKey(stem)
+	stem := strings.TrimSuffix(n, record.Suffix)
+	key, ok := record.KeyOfStem(stem)
 	if !ok {
-		if !isHashedName(stem) {
+		if !record.IsHashedStem(stem) {
 			return "", false
 		}
 		data, err := s.readFile(path, nil)
 		if err != nil {
 			return "", false
 		}
-		rec, err := parseRecord(data)
+		rec, err := record.Parse(data)
 		if err != nil {
 			return "", false // corrupt: listed, blocks as before
 		}

@@ -2,7 +2,6 @@ package filestore
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -18,13 +17,12 @@ import (
 	"github.com/lockgate/lockgate/internal/safefs"
 	"github.com/lockgate/lockgate/model/locks"
 	"github.com/lockgate/lockgate/model/locks/lockkey"
+	"github.com/lockgate/lockgate/model/locks/record"
 )
 
 const (
-	patternDir = "patterns"
-	keyDir     = "keys"
-	tmpDir     = ".tmp"
-	guardDir   = ".guard"
+	tmpDir   = ".tmp"
+	guardDir = ".guard"
 	// staleTemp is the age after which a leftover temp file belongs to a
 	// writer that died: no live writer keeps one for more than a moment.
 	staleTemp = time.Minute
@@ -90,8 +88,8 @@ func OpenWith(dir string, opts Options) (*Store, error) {
 	}
 	s := &Store{
 		dir:      abs,
-		patDir:   filepath.Join(abs, patternDir),
-		keyDir:   filepath.Join(abs, keyDir),
+		patDir:   filepath.Join(abs, record.PatternDir),
+		keyDir:   filepath.Join(abs, record.KeyDir),
 		tmpDir:   filepath.Join(abs, tmpDir),
 		guards:   filepath.Join(abs, guardDir),
 		dirFiles: map[string]*os.File{},
@@ -190,10 +188,10 @@ func (s *Store) fileOf(key, name string) string {
 	switch {
 	case lockkey.IsPattern(key):
 		d = s.patDir
-	case logical(key):
+	case record.Logical(key):
 		d = s.keyDir
 	}
-	return filepath.Join(d, encodeKey(name)+lockSuffix)
+	return filepath.Join(d, record.Stem(name)+record.Suffix)
 }
 
 // belongs reports whether a record of key may live at path: the file of its
@@ -230,13 +228,6 @@ func (s *Store) overlap(a, b string) bool {
 		return lockkey.OverlapFoldCase(a, b)
 	}
 	return lockkey.Overlap(a, b)
-}
-
-// logical reports a namespaced or reserved key: those live apart from path
-// keys, so a hook that asks about paths never lists them and a query for one
-// namespace never lists paths.
-func logical(key string) bool {
-	return lockkey.Namespace(key) != "" || key == lockkey.WorkflowKey || key == lockkey.ClaimKey
 }
 
 // Acquire stores rec under rec.Key unless a live record holds the key; an
@@ -465,7 +456,7 @@ func (s *Store) Overlapping(ctx context.Context, key string) ([]locks.Entry, err
 	own := len(files)
 	dirs := []string{s.patDir}
 	if lockkey.IsPattern(key) {
-		if logical(key) {
+		if record.Logical(key) {
 			dirs = append(dirs, s.keyDir)
 		} else {
 			dirs = append(dirs, s.dir)
@@ -483,10 +474,10 @@ func (s *Store) Overlapping(ctx context.Context, key string) ([]locks.Entry, err
 			}
 			// The name is the key's identity or, written without case
 			// folding, its spelling.
-			stem := strings.TrimSuffix(n, lockSuffix)
-			other, ok := decodeKey(stem)
-			if ok && !s.overlap(key, other) || !ok && !isHashedName(stem) {
-				continue // not overlapping, or no key's record: see isHashedName
+			stem := strings.TrimSuffix(n, record.Suffix)
+			other, ok := record.KeyOfStem(stem)
+			if ok && !s.overlap(key, other) || !ok && !record.IsHashedStem(stem) {
+				continue // not overlapping, or no key's record: see record.IsHashedStem
 			}
 			files = append(files, p)
 		}
@@ -515,7 +506,7 @@ func readNames(d string) ([]string, error) {
 		return nil, err
 	}
 	return slices.DeleteFunc(names, func(n string) bool {
-		return !strings.HasSuffix(n, lockSuffix) || n == lockSuffix
+		return !strings.HasSuffix(n, record.Suffix) || n == record.Suffix
 	}), nil
 }
 
@@ -579,8 +570,8 @@ func (s *Store) readEntries(ctx context.Context, files []string) ([]locks.Entry,
 // where it can. A record that is not where its key belongs is corrupt:
 // Get and Acquire would never find it.
 func (s *Store) entry(path string, buf []byte) (locks.Entry, error) {
-	stem := strings.TrimSuffix(filepath.Base(path), lockSuffix)
-	key, _ := decodeKey(stem)
+	stem := strings.TrimSuffix(filepath.Base(path), record.Suffix)
+	key, _ := record.KeyOfStem(stem)
 	e := locks.Entry{Name: path}
 	corrupt := func(err error) (locks.Entry, error) {
 		e.Key = key
@@ -597,7 +588,7 @@ func (s *Store) entry(path string, buf []byte) (locks.Entry, error) {
 	if err != nil {
 		return e, s.unavailable("read lock", err)
 	}
-	rec, err := parseRecord(data)
+	rec, err := record.Parse(data)
 	if err != nil {
 		return corrupt(err)
 	}
@@ -624,7 +615,7 @@ func (s *Store) load(key, path string) (locks.Lock, error) {
 	if err != nil {
 		return locks.Lock{}, s.unavailable("read lock "+key, err)
 	}
-	rec, err := parseRecord(data)
+	rec, err := record.Parse(data)
 	if err == nil && (!s.same(rec.Key, key) || !s.belongs(rec.Key, path)) {
 		err = fmt.Errorf("record names key %q, not %q", rec.Key, key)
 	}
@@ -647,29 +638,12 @@ func (s *Store) readFile(path string, buf []byte) ([]byte, error) {
 	return readSmall(path, buf)
 }
 
-// parseRecord decodes one whole record. Anything short of a complete JSON
-// object naming a key and an expiry is an error: such a file must never be
-// mistaken for a free key.
-func parseRecord(data []byte) (locks.Lock, error) {
-	var rec locks.Lock
-	if len(strings.TrimSpace(string(data))) == 0 {
-		return rec, errors.New("empty record")
-	}
-	if err := json.Unmarshal(data, &rec); err != nil {
-		return locks.Lock{}, fmt.Errorf("invalid record: %w", err)
-	}
-	if err := rec.Validate(); err != nil {
-		return locks.Lock{}, err
-	}
-	return rec, nil
-}
-
 // publish makes rec visible at path in one step: the record is written and
 // synced in .tmp/, then linked into place (fresh create: fails with
 // fs.ErrExist when the name is taken) or renamed over the old record
 // (replace), and the directory is synced. The caller holds key's guard.
 func (s *Store) publish(rec locks.Lock, path string, replace bool) error {
-	data, err := EncodeRecord(rec)
+	data, err := record.Encode(rec)
 	if err != nil {
 		return err
 	}
@@ -787,9 +761,9 @@ func sortEntries(entries []locks.Entry) {
 	})
 }
 
-// ErrNotRecord: RemoveRecord was given a path that is not a record file
-// of this store.
-var ErrNotRecord = errors.New("not a lock record file of this store")
+// ErrNotRecord is locks.ErrNotRecord, by the name the command line still
+// matches RemoveRecord's refusal with.
+var ErrNotRecord = locks.ErrNotRecord
 
 // RemoveRecord removes the record file at path, as List names it (Entry.Name),
 // when it cannot be read as the record of its key: a foreign or misplaced
@@ -805,11 +779,11 @@ func (s *Store) RemoveRecord(ctx context.Context, path string) (locks.Entry, err
 	if err != nil {
 		return locks.Entry{}, fmt.Errorf("%s: %w", path, err)
 	}
-	if d := filepath.Dir(abs); !strings.HasSuffix(abs, lockSuffix) || d != s.dir && d != s.keyDir && d != s.patDir {
-		return locks.Entry{}, fmt.Errorf("%s: %w (its records are the *%s files in %s, %s and %s)", path, ErrNotRecord, lockSuffix, s.dir, s.keyDir, s.patDir)
+	if d := filepath.Dir(abs); !strings.HasSuffix(abs, record.Suffix) || d != s.dir && d != s.keyDir && d != s.patDir {
+		return locks.Entry{}, fmt.Errorf("%s: %w (its records are the *%s files in %s, %s and %s)", path, ErrNotRecord, record.Suffix, s.dir, s.keyDir, s.patDir)
 	}
-	stem := strings.TrimSuffix(filepath.Base(abs), lockSuffix)
-	key, ok := decodeKey(stem)
+	stem := strings.TrimSuffix(filepath.Base(abs), record.Suffix)
+	key, ok := record.KeyOfStem(stem)
 	if !ok || key == "" {
 		key = stem
 	}
@@ -831,5 +805,6 @@ func (s *Store) RemoveRecord(ctx context.Context, path string) (locks.Entry, err
 	return e, s.unlink(key, abs)
 }
 
-// ErrReadable: RemoveRecord was given a record that can be cleared by key.
-var ErrReadable = errors.New("clear it by its key")
+// ErrReadable is locks.ErrReadable, by the name the command line still
+// matches RemoveRecord's refusal with.
+var ErrReadable = locks.ErrReadable

@@ -181,7 +181,7 @@ func TestCorrupt(t *testing.T) {
 		}
 		misplaced := `{"key":"src/**","expires_at":"2099-01-01T00:00:00Z","token":"t"}`
 		strays := map[string]string{
-			"not%2Ecanonical.lock":                  otherJSON,               // name that encodeKey never makes
+			"not%2Ecanonical.lock":                  otherJSON,               // name that record.Stem never makes
 			"src%2F%2A%2A.lock":                     misplaced,               // pattern outside patterns/
 			"~" + strings.Repeat("0", 64) + ".lock": otherJSON,               // hash of another key
 			"notes.txt":                             "ignored: not a record", // not a record name

@@ -4,9 +4,9 @@
 // server they already push to.
 //
 // The ref (refs/lockgate/locks by default) names a commit whose tree holds
-// one blob per lock, at the name the file store gives the key's record
-// (filestore.RecordName: path keys at the top, patterns/ and keys/ below),
-// in the file store's record format, and a blob "fence" with the last
+// one blob per lock, at the name package record gives the key's record
+// (record.Name: path keys at the top, patterns/ and keys/ below),
+// in the record format the file store writes too, and a blob "fence" with the last
 // fence number handed out. Each change is one commit on top of the last,
 // made from objects written straight into the clone's object database —
 // the work tree, index and HEAD are never touched — and published with

@@ -19,13 +19,13 @@ import (
 	"github.com/go-git/go-git/v5/storage/filesystem"
 
 	"github.com/lockgate/lockgate/internal/gitexec"
-	"github.com/lockgate/lockgate/model/locks/filestore"
+	"github.com/lockgate/lockgate/model/locks/record"
 )
 
 // The directories of the lock tree, as in the file store.
 var subdirs = []string{"keys", "patterns"}
 
-func nameOf(key string) string { return filestore.RecordName(key) }
+func nameOf(key string) string { return record.Name(key) }
 
 // dirOf is the directory of a record name: "", "keys" or "patterns".
 func dirOf(name string) string {
@@ -43,7 +43,7 @@ func (s *Store) load(ctx context.Context, oid string) (*table, error) {
 	if err != nil {
 		return nil, s.unavailable("read "+oid, s.gitError(err))
 	}
-	t := &table{commit: oid, recs: make(map[string]*record, len(es)), trees: map[string]string{}}
+	t := &table{commit: oid, recs: make(map[string]*treeRecord, len(es)), trees: map[string]string{}}
 	var need, names []string
 	fenceOID := ""
 	for _, e := range es {

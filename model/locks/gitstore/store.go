@@ -15,7 +15,6 @@ import (
 	"github.com/lockgate/lockgate/internal/gitexec"
 	"github.com/lockgate/lockgate/internal/hint"
 	"github.com/lockgate/lockgate/model/locks"
-	"github.com/lockgate/lockgate/model/locks/filestore"
 )
 
 // Defaults of Options.
@@ -83,8 +82,8 @@ type Store struct {
 
 	mu        sync.Mutex
 	snap      *table
-	confirmed time.Time          // when the remote last named snap.commit
-	byOID     map[string]*record // decoded blobs, by object name
+	confirmed time.Time              // when the remote last named snap.commit
+	byOID     map[string]*treeRecord // decoded blobs, by object name
 	closed    bool
 
 	objMu sync.Mutex
@@ -128,7 +127,7 @@ func Open(opts Options) (*Store, error) {
 		repo:    &gitexec.Repo{GitDir: opts.GitDir, CommonDir: opts.CommonDir, Toplevel: opts.WorkTree},
 		private: "refs/lockgate/fetched/" + id,
 		cache:   filepath.Join(opts.CommonDir, "lockgate", "cache", "gitstore-"+id+".snap"),
-		byOID:   map[string]*record{},
+		byOID:   map[string]*treeRecord{},
 	}
 	return s, nil
 }
@@ -396,7 +395,7 @@ func (s *Store) confirm(t time.Time) {
 
 func (s *Store) setSnap(t *table, confirmed time.Time) {
 	s.snap, s.confirmed = t, confirmed
-	s.byOID = make(map[string]*record, len(t.recs))
+	s.byOID = make(map[string]*treeRecord, len(t.recs))
 	for _, r := range t.recs {
 		s.byOID[r.oid] = r
 	}
@@ -707,13 +706,13 @@ func (s *Store) InNamespace(ctx context.Context, ns string) ([]locks.Entry, erro
 // RemoveRecord removes the record at name in the lock tree, given as Where
 // prints it ("git <remote> <ref>:<name>") or as the name alone, when it
 // cannot be read as the record of its key: one whose key neither its name
-// nor its content says (see filestore.RemoveRecord). A readable record is
-// refused with filestore.ErrReadable, naming its key: clear that.
+// nor its content says, as in the file store. A readable record is refused
+// with locks.ErrReadable, naming its key: clear that.
 func (s *Store) RemoveRecord(ctx context.Context, name string) (locks.Entry, error) {
 	arg := name
 	name = strings.TrimPrefix(name, s.where(""))
 	if !validName(name) {
-		return locks.Entry{}, fmt.Errorf("%s: %w (its records are the *.lock entries of %s)", arg, filestore.ErrNotRecord, s.where(""))
+		return locks.Entry{}, fmt.Errorf("%s: %w (its records are the *.lock entries of %s)", arg, locks.ErrNotRecord, s.where(""))
 	}
 	var e locks.Entry
 	err := s.Transact(ctx, func(st locks.Store) error {
@@ -724,7 +723,7 @@ func (s *Store) RemoveRecord(ctx context.Context, name string) (locks.Entry, err
 		}
 		e = v.entryOf(r)
 		if e.Err == nil {
-			return fmt.Errorf("%s holds a readable lock on %q: %w", arg, e.Key, filestore.ErrReadable)
+			return fmt.Errorf("%s holds a readable lock on %q: %w", arg, e.Key, locks.ErrReadable)
 		}
 		v.set(name, nil, "clear corrupt "+name)
 		return nil

@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/lockgate/lockgate/model/locks"
-	"github.com/lockgate/lockgate/model/locks/filestore"
 	"github.com/lockgate/lockgate/model/locks/lockkey"
+	"github.com/lockgate/lockgate/model/locks/record"
 	"github.com/lockgate/lockgate/model/pathmatch"
 )
 
@@ -22,15 +22,15 @@ import (
 // end in ".lock", so no record can take it.
 const fenceName = "fence"
 
-// record is one entry of the lock tree. Its blob is decoded when first
+// treeRecord is one entry of the lock tree. Its blob is decoded when first
 // looked at: a hook asks about a few paths among thousands of locks.
-type record struct {
+type treeRecord struct {
 	name string // path in the tree
 	oid  string // blob, "" for a record written in this change
 	data []byte
 
 	// misplaced: the name is another spelling of the name of key's
-	// record (filestore.Misplaced).
+	// record (record.Misplaced).
 	misplaced bool
 	key       string
 
@@ -43,60 +43,60 @@ type record struct {
 type table struct {
 	commit string // "" when the ref does not exist
 	fence  uint64
-	recs   map[string]*record // by name
-	trees  map[string]string  // subtree object names, by directory
+	recs   map[string]*treeRecord // by name
+	trees  map[string]string      // subtree object names, by directory
 
 	strayOnce sync.Once
-	strays    map[string][]*record // misplaced records, by their key's name
+	strays    map[string][]*treeRecord // misplaced records, by their key's name
 }
 
 // misplaced returns the records at another spelling of name (a key's
-// RecordName): another directory or other letter case. Every reader of
+// record.Name): another directory or other letter case. Every reader of
 // that key sees them; they are never free.
-func (t *table) misplaced(name string) []*record {
+func (t *table) misplaced(name string) []*treeRecord {
 	t.strayOnce.Do(func() {
 		for _, r := range t.recs {
 			if r.misplaced {
 				if t.strays == nil {
-					t.strays = map[string][]*record{}
+					t.strays = map[string][]*treeRecord{}
 				}
 				own := nameOf(r.key)
 				t.strays[own] = append(t.strays[own], r)
 			}
 		}
 		for _, rs := range t.strays {
-			slices.SortFunc(rs, func(a, b *record) int { return strings.Compare(a.name, b.name) })
+			slices.SortFunc(rs, func(a, b *treeRecord) int { return strings.Compare(a.name, b.name) })
 		}
 	})
 	return t.strays[name]
 }
 
-func emptyTable() *table { return &table{recs: map[string]*record{}, trees: map[string]string{}} }
+func emptyTable() *table { return &table{recs: map[string]*treeRecord{}, trees: map[string]string{}} }
 
 // newRecord is the record of a blob found at name.
-func newRecord(name, oid string, data []byte) *record {
-	r := &record{name: name, oid: oid, data: data}
-	r.key, r.misplaced = filestore.Misplaced(name)
+func newRecord(name, oid string, data []byte) *treeRecord {
+	r := &treeRecord{name: name, oid: oid, data: data}
+	r.key, r.misplaced = record.Misplaced(name)
 	return r
 }
 
 // written is the record of rec, encoded as data, made by this process.
-func written(name, oid string, data []byte, rec locks.Lock) *record {
-	r := &record{name: name, oid: oid, data: data}
+func written(name, oid string, data []byte, rec locks.Lock) *treeRecord {
+	r := &treeRecord{name: name, oid: oid, data: data}
 	r.once.Do(func() { r.l = rec })
 	return r
 }
 
 // get returns the record, or its *locks.CorruptError with the lock's Key
 // when the name tells it. A record not at its key's name is corrupt.
-func (r *record) get() (locks.Lock, error) {
+func (r *treeRecord) get() (locks.Lock, error) {
 	r.once.Do(func() {
-		lock, err := filestore.ParseRecord(r.data)
-		if err == nil && filestore.RecordName(lock.Key) != r.name {
-			err = fmt.Errorf("record for %q belongs at %s", lock.Key, filestore.RecordName(lock.Key))
+		lock, err := record.Parse(r.data)
+		if err == nil && record.Name(lock.Key) != r.name {
+			err = fmt.Errorf("record for %q belongs at %s", lock.Key, record.Name(lock.Key))
 		}
 		if err != nil {
-			key, _ := filestore.KeyOfName(r.name)
+			key, _ := record.KeyOfName(r.name)
 			r.l, r.e = locks.Lock{Key: key}, &locks.CorruptError{Key: key, Path: r.name, Err: err}
 			return
 		}
@@ -120,8 +120,8 @@ func parseFence(data []byte) (uint64, error) {
 type view struct {
 	base    *table
 	fence   uint64
-	changed map[string]*record // name → new record; nil: removed
-	order   []string           // names in the order they changed
+	changed map[string]*treeRecord // name → new record; nil: removed
+	order   []string               // names in the order they changed
 	skew    time.Duration
 	where   func(name string) string
 	summary []string // what changed, for the commit message
@@ -131,10 +131,10 @@ type view struct {
 var _ locks.Store = (*view)(nil)
 
 func newView(t *table, skew time.Duration, where func(string) string) *view {
-	return &view{base: t, fence: t.fence, changed: map[string]*record{}, skew: skew, where: where}
+	return &view{base: t, fence: t.fence, changed: map[string]*treeRecord{}, skew: skew, where: where}
 }
 
-func (v *view) get(name string) *record {
+func (v *view) get(name string) *treeRecord {
 	if r, ok := v.changed[name]; ok {
 		return r
 	}
@@ -143,8 +143,8 @@ func (v *view) get(name string) *record {
 
 // misplaced returns the records at other spellings of name that are still
 // there (see table.misplaced). This process never writes one.
-func (v *view) misplaced(name string) []*record {
-	var out []*record
+func (v *view) misplaced(name string) []*treeRecord {
+	var out []*treeRecord
 	for _, r := range v.base.misplaced(name) {
 		if c, ok := v.changed[r.name]; !ok || c != nil {
 			out = append(out, r)
@@ -164,7 +164,7 @@ func (v *view) strayErr(name string) error {
 	return nil
 }
 
-func (v *view) set(name string, r *record, what string) {
+func (v *view) set(name string, r *treeRecord, what string) {
 	if _, ok := v.changed[name]; !ok {
 		v.order = append(v.order, name)
 	}
@@ -182,7 +182,7 @@ func (v *view) seal() {
 func (v *view) dirty() bool { return len(v.changed) > 0 || v.sealed }
 
 // each calls fn for every record, changes applied, in no order.
-func (v *view) each(fn func(r *record)) {
+func (v *view) each(fn func(r *treeRecord)) {
 	for name, r := range v.base.recs {
 		if _, ok := v.changed[name]; !ok {
 			fn(r)
@@ -196,11 +196,11 @@ func (v *view) each(fn func(r *record)) {
 }
 
 func (v *view) put(rec locks.Lock, what string) (locks.Lock, error) {
-	data, err := filestore.EncodeRecord(rec)
+	data, err := record.Encode(rec)
 	if err != nil {
 		return locks.Lock{}, err
 	}
-	name := filestore.RecordName(rec.Key)
+	name := record.Name(rec.Key)
 	v.set(name, written(name, "", data, rec), what)
 	return rec, nil
 }
@@ -214,7 +214,7 @@ func (v *view) Acquire(_ context.Context, rec locks.Lock, now time.Time) (locks.
 	if rec.Token == "" {
 		rec.Token = locks.NewToken()
 	}
-	name := filestore.RecordName(rec.Key)
+	name := record.Name(rec.Key)
 	if err := v.strayErr(name); err != nil {
 		return locks.Lock{}, nil, err
 	}
@@ -247,8 +247,8 @@ func (v *view) Acquire(_ context.Context, rec locks.Lock, now time.Time) (locks.
 // find returns the record at key's name and its lock, locks.ErrNotFound
 // or its *locks.CorruptError. Records at other spellings of the name are
 // not the holder's: Release and Update leave them, Get and Remove see them.
-func (v *view) find(key string) (*record, locks.Lock, error) {
-	r := v.get(filestore.RecordName(key))
+func (v *view) find(key string) (*treeRecord, locks.Lock, error) {
+	r := v.get(record.Name(key))
 	if r == nil {
 		return nil, locks.Lock{}, locks.ErrNotFound
 	}
@@ -301,7 +301,7 @@ func (v *view) Remove(_ context.Context, key string) (locks.Lock, error) {
 	default:
 		v.set(r.name, nil, "clear "+l.Key)
 	}
-	for _, s := range v.misplaced(filestore.RecordName(key)) {
+	for _, s := range v.misplaced(record.Name(key)) {
 		_, serr := v.read(s)
 		if corrupt == nil {
 			errors.As(serr, &corrupt)
@@ -322,21 +322,21 @@ func (v *view) Remove(_ context.Context, key string) (locks.Lock, error) {
 func (v *view) Get(_ context.Context, key string) (locks.Lock, error) {
 	_, l, err := v.find(key)
 	if err == nil || errors.Is(err, locks.ErrNotFound) {
-		if serr := v.strayErr(filestore.RecordName(key)); serr != nil {
+		if serr := v.strayErr(record.Name(key)); serr != nil {
 			return locks.Lock{Key: key}, serr
 		}
 	}
 	return l, err
 }
 
-func (v *view) entryOf(r *record) locks.Entry {
+func (v *view) entryOf(r *treeRecord) locks.Entry {
 	l, err := v.read(r)
 	return locks.Entry{Lock: l, Name: r.name, Err: err}
 }
 
 // read decodes r; a corrupt record's error names where it is on the
 // remote, for the message and the hint to inspect it.
-func (v *view) read(r *record) (locks.Lock, error) {
+func (v *view) read(r *treeRecord) (locks.Lock, error) {
 	l, err := r.get()
 	var ce *locks.CorruptError
 	if errors.As(err, &ce) {
@@ -348,9 +348,9 @@ func (v *view) read(r *record) (locks.Lock, error) {
 }
 
 // collect returns the entries of the records keep accepts, sorted by key.
-func (v *view) collect(keep func(r *record) bool) []locks.Entry {
+func (v *view) collect(keep func(r *treeRecord) bool) []locks.Entry {
 	var out []locks.Entry
-	v.each(func(r *record) {
+	v.each(func(r *treeRecord) {
 		if keep(r) {
 			out = append(out, v.entryOf(r))
 		}
@@ -363,20 +363,20 @@ func (v *view) collect(keep func(r *record) bool) []locks.Entry {
 
 // List returns every record, corrupt ones included.
 func (v *view) List(context.Context) ([]locks.Entry, error) {
-	return v.collect(func(*record) bool { return true }), nil
+	return v.collect(func(*treeRecord) bool { return true }), nil
 }
 
 // Overlapping returns key's record and every record that may overlap it:
 // by the key it names or, when corrupt, the key its name says (see
-// filestore.KeyOfName). A corrupt record under a hashed name may be of any
+// record.KeyOfName). A corrupt record under a hashed name may be of any
 // key that hashes there, and a pattern's of any pattern; a name that is
 // no key's record in any spelling blocks nothing.
 func (v *view) Overlapping(_ context.Context, key string) ([]locks.Entry, error) {
 	own := nameOf(key)
-	return v.collect(func(r *record) bool {
+	return v.collect(func(r *treeRecord) bool {
 		l, err := r.get()
 		if err != nil && l.Key == "" {
-			return filestore.IsHashedName(r.name) && (r.name == own || dirOf(r.name) == "patterns" || lockkey.IsPattern(key))
+			return record.IsHashedName(r.name) && (r.name == own || dirOf(r.name) == "patterns" || lockkey.IsPattern(key))
 		}
 		return lockkey.SameFoldCase(l.Key, key) || lockkey.OverlapFoldCase(key, l.Key)
 	}), nil
@@ -388,7 +388,7 @@ func (v *view) Overlapping(_ context.Context, key string) ([]locks.Entry, error)
 func (v *view) Covering(_ context.Context, paths []string) ([]locks.Entry, error) {
 	var out []locks.Entry
 	seen := make(map[string]bool, len(paths))
-	add := func(r *record) {
+	add := func(r *treeRecord) {
 		if !seen[r.name] {
 			seen[r.name] = true
 			out = append(out, v.entryOf(r))
@@ -409,15 +409,15 @@ func (v *view) Covering(_ context.Context, paths []string) ([]locks.Entry, error
 		}
 	}
 	var pats []string
-	var patRecs []*record
-	v.each(func(r *record) {
+	var patRecs []*treeRecord
+	v.each(func(r *treeRecord) {
 		inPatterns := dirOf(r.name) == "patterns"
 		if !inPatterns && !r.misplaced {
 			return // a path's record at its name: probed above
 		}
 		l, err := r.get()
 		if err != nil && l.Key == "" {
-			if filestore.IsHashedName(r.name) && inPatterns {
+			if record.IsHashedName(r.name) && inPatterns {
 				add(r) // never free: it may match
 			}
 			return
@@ -449,13 +449,13 @@ func (v *view) Covering(_ context.Context, paths []string) ([]locks.Entry, error
 // InNamespace returns every record of namespace ns, misplaced ones
 // included, and corrupt ones under hashed names, which may be of any key.
 func (v *view) InNamespace(_ context.Context, ns string) ([]locks.Entry, error) {
-	return v.collect(func(r *record) bool {
+	return v.collect(func(r *treeRecord) bool {
 		if dirOf(r.name) == "" && !r.misplaced {
 			return false // a path record: in no namespace
 		}
 		l, err := r.get()
 		if err != nil && l.Key == "" {
-			return filestore.IsHashedName(r.name)
+			return record.IsHashedName(r.name)
 		}
 		return lockkey.Namespace(l.Key) == ns
 	}), nil

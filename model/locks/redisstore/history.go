@@ -90,9 +90,9 @@ type RestoreResult struct {
 	Skipped  []Skip   `json:"skipped"`
 }
 
-// ErrInvalid, wrapped in the error of Restore's acquire function, marks an
-// entry that can never be restored (say, a key the repository's
-// configuration refuses): Restore drops it from the history instead of
+// ErrInvalid marks an entry that can never be restored (say, a key the
+// repository's configuration refuses) when wrapped in the error of
+// Restore's acquire function: Restore drops it from the history instead of
 // trying again next time.
 var ErrInvalid = errors.New("invalid history entry")
 

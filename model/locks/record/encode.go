@@ -1,4 +1,4 @@
-package filestore
+package record
 
 import (
 	"crypto/sha256"
@@ -10,11 +10,12 @@ const (
 	// maxNameLen bounds an escaped name; longer keys are hashed so that the
 	// name plus ".lock" stays under the usual 255-byte limit.
 	maxNameLen = 200
-	// hashPrefix starts hashed names. '~' is always escaped otherwise, so a
+	// HashPrefix starts hashed names. '~' is always escaped otherwise, so a
 	// hashed name never equals an escaped one.
-	hashPrefix = '~'
-	lockSuffix = ".lock"
-	upperHex   = "0123456789ABCDEF"
+	HashPrefix = '~'
+	// Suffix ends every record's name.
+	Suffix   = ".lock"
+	upperHex = "0123456789ABCDEF"
 )
 
 // rawByte reports whether c is kept as itself in a file name. Only lower-case
@@ -23,13 +24,13 @@ func rawByte(c byte) bool {
 	return 'a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '.' || c == '_' || c == '-'
 }
 
-// encodeKey returns the file name stem for key (without ".lock"). Bytes in
+// Stem returns the file name stem for key (without ".lock"). Bytes in
 // [a-z0-9._-] are kept, except a leading '.'; every other byte becomes %XX
 // with upper-case hex. The result never contains '/', is never "." or "..",
 // and stays distinct from every other key's stem when lower-cased. A stem
 // longer than 200 bytes is replaced by '~' and the hex SHA-256 of the key;
 // such a name is not reversible and its record must be read to learn the key.
-func encodeKey(key string) string {
+func Stem(key string) string {
 	var b strings.Builder
 	b.Grow(len(key) + 8)
 	for i := 0; i < len(key); i++ {
@@ -50,25 +51,25 @@ func encodeKey(key string) string {
 
 func hashedName(key string) string {
 	sum := sha256.Sum256([]byte(key))
-	return string(hashPrefix) + hex.EncodeToString(sum[:])
+	return string(HashPrefix) + hex.EncodeToString(sum[:])
 }
 
-// isHashedName reports whether stem is a name hashedName makes. A stem
-// that is neither that nor an escaped key (decodeKey) is the record of no
+// IsHashedStem reports whether stem is a name hashedName makes. A stem
+// that is neither that nor an escaped key (KeyOfStem) is the record of no
 // key: no lookup ever reads it, so it blocks nothing; `lock list` shows
 // it, to be removed by file (RemoveRecord).
-func isHashedName(stem string) bool {
-	if len(stem) != 1+2*sha256.Size || stem[0] != hashPrefix {
+func IsHashedStem(stem string) bool {
+	if len(stem) != 1+2*sha256.Size || stem[0] != HashPrefix {
 		return false
 	}
 	_, err := hex.DecodeString(stem[1:])
 	return err == nil && strings.ToLower(stem) == stem
 }
 
-// decodeKey inverts encodeKey for escaped (not hashed) stems. It accepts only
-// the exact form encodeKey produces, so each key has exactly one file name.
-func decodeKey(stem string) (string, bool) {
-	if stem == "" || stem[0] == hashPrefix || len(stem) > maxNameLen {
+// KeyOfStem inverts Stem for escaped (not hashed) stems. It accepts only
+// the exact form Stem produces, so each key has exactly one file name.
+func KeyOfStem(stem string) (string, bool) {
+	if stem == "" || stem[0] == HashPrefix || len(stem) > maxNameLen {
 		return "", false
 	}
 	var b strings.Builder

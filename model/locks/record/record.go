@@ -1,7 +1,8 @@
-package filestore
+package record
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"path"
 	"strings"
@@ -10,18 +11,32 @@ import (
 	"github.com/lockgate/lockgate/model/locks/lockkey"
 )
 
-// RecordName is where key's record lives relative to a store's directory,
+const (
+	// PatternDir holds the records of pattern keys (lockkey.IsPattern).
+	PatternDir = "patterns"
+	// KeyDir holds the records of namespaced and reserved keys (Logical).
+	KeyDir = "keys"
+)
+
+// Logical reports a namespaced or reserved key: those live apart from path
+// keys, so a hook that asks about paths never lists them and a query for one
+// namespace never lists paths.
+func Logical(key string) bool {
+	return lockkey.Namespace(key) != "" || key == lockkey.WorkflowKey || key == lockkey.ClaimKey
+}
+
+// Name is where key's record lives relative to a store's directory,
 // with '/' separators: "<name>.lock" for a path key, "patterns/<name>.lock"
 // for a pattern, "keys/<name>.lock" for a namespaced or reserved key, the
-// name escaped from key's identity (lockkey.FoldCase). The git store keeps
-// its records at the same names in its tree.
-func RecordName(key string) string {
-	name := encodeKey(lockkey.FoldCase(key)) + lockSuffix
+// name escaped from key's identity (lockkey.FoldCase). The file store keeps
+// its records at these names in its directory, the git store in its tree.
+func Name(key string) string {
+	name := Stem(lockkey.FoldCase(key)) + Suffix
 	switch {
 	case lockkey.IsPattern(key):
-		return path.Join(patternDir, name)
-	case logical(key):
-		return path.Join(keyDir, name)
+		return path.Join(PatternDir, name)
+	case Logical(key):
+		return path.Join(KeyDir, name)
 	}
 	return name
 }
@@ -29,16 +44,16 @@ func RecordName(key string) string {
 // KeyOfName returns the key whose record a file named name is: the
 // identity (lockkey.FoldCase) its base name escapes, read without regard to
 // the case of its letters, whatever its directory. A record elsewhere than
-// RecordName of that key (another directory, other letter case: the same
+// Name of that key (another directory, other letter case: the same
 // file on a case-insensitive file system) is that key's, misplaced. It
 // returns false for a hashed name, whose record alone says its key (see
 // IsHashedName), and for a name that is no key's record in any spelling.
 func KeyOfName(name string) (string, bool) {
-	stem, ok := strings.CutSuffix(path.Base(name), lockSuffix)
+	stem, ok := strings.CutSuffix(path.Base(name), Suffix)
 	if !ok {
 		return "", false
 	}
-	key, ok := decodeKey(caseOfNames(stem))
+	key, ok := KeyOfStem(caseOfNames(stem))
 	if !ok {
 		return "", false
 	}
@@ -47,22 +62,22 @@ func KeyOfName(name string) (string, bool) {
 
 // Misplaced reports a record name that is another spelling of the name
 // of a key's record (see KeyOfName), and that key. It is cheap for the
-// names RecordName gives paths, which a store holds by the thousand.
+// names Name gives paths, which a store holds by the thousand.
 func Misplaced(name string) (string, bool) {
 	if plainPathName(name) {
 		return "", false
 	}
 	key, ok := KeyOfName(name)
-	if !ok || RecordName(key) == name {
+	if !ok || Name(key) == name {
 		return "", false
 	}
 	return key, true
 }
 
-// plainPathName reports a name RecordName gives a path key made of the
+// plainPathName reports a name Name gives a path key made of the
 // bytes kept raw and '/' only: such a name is its key's own.
 func plainPathName(name string) bool {
-	stem, ok := strings.CutSuffix(name, lockSuffix)
+	stem, ok := strings.CutSuffix(name, Suffix)
 	if !ok || stem == "" || stem[0] == '.' || len(stem) > maxNameLen || stem == lockkey.WorkflowKey || stem == lockkey.ClaimKey {
 		return false
 	}
@@ -79,13 +94,13 @@ func plainPathName(name string) bool {
 }
 
 // IsHashedName reports a record name whose key is too long to escape
-// (see RecordName): only the record inside says its key.
+// (see Name): only the record inside says its key.
 func IsHashedName(name string) bool {
-	stem, ok := strings.CutSuffix(path.Base(name), lockSuffix)
-	return ok && isHashedName(stem)
+	stem, ok := strings.CutSuffix(path.Base(name), Suffix)
+	return ok && IsHashedStem(stem)
 }
 
-// caseOfNames spells stem in the letter case encodeKey writes: raw letters
+// caseOfNames spells stem in the letter case Stem writes: raw letters
 // lower, the hex digits of an escape upper. Names that differ only in case
 // are one file on a case-insensitive file system; this is the one of them
 // a record name can be.
@@ -107,13 +122,26 @@ func caseOfNames(stem string) string {
 	return string(b)
 }
 
-// ParseRecord decodes one whole record as the file store writes it; any
-// data short of a complete record naming a key and an expiry is an error.
-func ParseRecord(data []byte) (locks.Lock, error) { return parseRecord(data) }
+// Parse decodes one whole record. Anything short of a complete JSON object
+// naming a key and an expiry is an error: such a record must never be
+// mistaken for a free key.
+func Parse(data []byte) (locks.Lock, error) {
+	var rec locks.Lock
+	if len(strings.TrimSpace(string(data))) == 0 {
+		return rec, errors.New("empty record")
+	}
+	if err := json.Unmarshal(data, &rec); err != nil {
+		return locks.Lock{}, fmt.Errorf("invalid record: %w", err)
+	}
+	if err := rec.Validate(); err != nil {
+		return locks.Lock{}, err
+	}
+	return rec, nil
+}
 
-// EncodeRecord encodes rec as the file store writes it: one JSON object
+// Encode encodes rec as the stores write it: one JSON object
 // and a newline.
-func EncodeRecord(rec locks.Lock) ([]byte, error) {
+func Encode(rec locks.Lock) ([]byte, error) {
 	if err := rec.Validate(); err != nil {
 		return nil, err
 	}

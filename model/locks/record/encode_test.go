@@ -1,4 +1,4 @@
-package filestore
+package record
 
 import (
 	"strings"
@@ -29,17 +29,17 @@ func TestEncodeKey(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			got := encodeKey(tc.key)
+			got := Stem(tc.key)
 			if got != tc.want {
-				t.Fatalf("encodeKey(%q) = %q, want %q", tc.key, got, tc.want)
+				t.Fatalf("Stem(%q) = %q, want %q", tc.key, got, tc.want)
 			}
-			back, ok := decodeKey(got)
+			back, ok := KeyOfStem(got)
 			hashed := strings.HasPrefix(got, "~")
 			if hashed != !ok {
-				t.Fatalf("decodeKey(%q) ok = %v for hashed = %v", got, ok, hashed)
+				t.Fatalf("KeyOfStem(%q) ok = %v for hashed = %v", got, ok, hashed)
 			}
 			if ok && back != tc.key {
-				t.Fatalf("decodeKey(%q) = %q, want %q", got, back, tc.key)
+				t.Fatalf("KeyOfStem(%q) = %q, want %q", got, back, tc.key)
 			}
 		})
 	}
@@ -49,7 +49,7 @@ func TestEncodeKeyLengthLimit(t *testing.T) {
 	t.Parallel()
 	for n := 190; n <= 210; n++ {
 		key := strings.Repeat("x", n)
-		name := encodeKey(key)
+		name := Stem(key)
 		if len(name) > maxNameLen+1 && len(name) != 65 {
 			t.Fatalf("len %d: name of %d bytes", n, len(name))
 		}
@@ -58,10 +58,10 @@ func TestEncodeKeyLengthLimit(t *testing.T) {
 		}
 	}
 	// 66 escaped bytes make 198; one more escape crosses the limit.
-	if name := encodeKey(strings.Repeat("A", 66)); len(name) != 198 {
+	if name := Stem(strings.Repeat("A", 66)); len(name) != 198 {
 		t.Fatalf("66 escapes: %d bytes", len(name))
 	}
-	if name := encodeKey(strings.Repeat("A", 67)); !strings.HasPrefix(name, "~") {
+	if name := Stem(strings.Repeat("A", 67)); !strings.HasPrefix(name, "~") {
 		t.Fatalf("67 escapes not hashed: %q", name)
 	}
 }
@@ -72,8 +72,8 @@ func TestDecodeKeyRejects(t *testing.T) {
 		"", ".x", "A", "a/b", "%", "%4", "%4a", "%GG", "%61", "%2e", "%2Fa%", "a b",
 		"~" + strings.Repeat("0", 64), strings.Repeat("a", maxNameLen+1), "x%2E",
 	} {
-		if key, ok := decodeKey(stem); ok {
-			t.Errorf("decodeKey(%q) = %q, want rejection", stem, key)
+		if key, ok := KeyOfStem(stem); ok {
+			t.Errorf("KeyOfStem(%q) = %q, want rejection", stem, key)
 		}
 	}
 }
@@ -81,10 +81,10 @@ func TestDecodeKeyRejects(t *testing.T) {
 // decodeFolded decodes a name that a case-insensitive file system may have
 // lower-cased: if it always recovers the key, lower-casing is injective.
 func decodeFolded(stem string) (string, bool) {
-	return decodeKey(foldHex(stem))
+	return KeyOfStem(foldHex(stem))
 }
 
-// foldHex upper-cases the hex digits of escapes, which is all decodeKey
+// foldHex upper-cases the hex digits of escapes, which is all KeyOfStem
 // needs to read a lower-cased name.
 func foldHex(stem string) string {
 	b := []byte(stem)
@@ -114,38 +114,38 @@ func FuzzEncode(f *testing.F) {
 			if key == "" {
 				continue
 			}
-			name := encodeKey(key)
+			name := Stem(key)
 			if name == "" || name == "." || name == ".." || strings.ContainsAny(name, "/\\\x00") {
-				t.Fatalf("encodeKey(%q) = %q: not a safe file name", key, name)
+				t.Fatalf("Stem(%q) = %q: not a safe file name", key, name)
 			}
 			if len(name) > maxNameLen && len(name) != 65 {
-				t.Fatalf("encodeKey(%q) has %d bytes", key, len(name))
+				t.Fatalf("Stem(%q) has %d bytes", key, len(name))
 			}
 			for i := 0; i < len(name); i++ {
 				c := name[i]
 				if !rawByte(c) && c != '%' && !('A' <= c && c <= 'F') && (c != '~' || i > 0) {
-					t.Fatalf("encodeKey(%q) = %q has byte %q", key, name, c)
+					t.Fatalf("Stem(%q) = %q has byte %q", key, name, c)
 				}
 			}
 			if name[0] == '~' {
 				if name != hashedName(key) {
-					t.Fatalf("encodeKey(%q) = %q: bad hashed name", key, name)
+					t.Fatalf("Stem(%q) = %q: bad hashed name", key, name)
 				}
 				continue
 			}
-			if got, ok := decodeKey(name); !ok || got != key {
-				t.Fatalf("decodeKey(encodeKey(%q)) = %q, %v", key, got, ok)
+			if got, ok := KeyOfStem(name); !ok || got != key {
+				t.Fatalf("KeyOfStem(Stem(%q)) = %q, %v", key, got, ok)
 			}
 			if got, ok := decodeFolded(strings.ToLower(name)); !ok || got != key {
 				t.Fatalf("lower-cased %q decodes to %q, %v: not injective under case folding", name, got, ok)
 			}
 		}
-		if a != "" && b != "" && a != b && strings.EqualFold(encodeKey(a), encodeKey(b)) {
-			t.Fatalf("keys %q and %q have names equal but for case: %q, %q", a, b, encodeKey(a), encodeKey(b))
+		if a != "" && b != "" && a != b && strings.EqualFold(Stem(a), Stem(b)) {
+			t.Fatalf("keys %q and %q have names equal but for case: %q, %q", a, b, Stem(a), Stem(b))
 		}
-		// Any name decodeKey accepts is the name of the key it decodes to.
-		if key, ok := decodeKey(a); ok && encodeKey(key) != a {
-			t.Fatalf("decodeKey(%q) = %q, which encodes to %q", a, key, encodeKey(key))
+		// Any name KeyOfStem accepts is the name of the key it decodes to.
+		if key, ok := KeyOfStem(a); ok && Stem(key) != a {
+			t.Fatalf("KeyOfStem(%q) = %q, which encodes to %q", a, key, Stem(key))
 		}
 	})
 }
@@ -179,8 +179,8 @@ func TestMisplaced(t *testing.T) {
 		}
 	}
 	for _, key := range []string{"src/a.go", "a-b_c.d/e", "x/", "/workflow", "Src/A.go"} {
-		if k, m := Misplaced(RecordName(key)); m {
-			t.Errorf("Misplaced(RecordName(%q)) = %q, true", key, k)
+		if k, m := Misplaced(Name(key)); m {
+			t.Errorf("Misplaced(Name(%q)) = %q, true", key, k)
 		}
 	}
 }
