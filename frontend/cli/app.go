@@ -4,10 +4,9 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/lockgate/lockgate/service"
-
 	"github.com/lockgate/lockgate/frontend/termstyle"
 	"github.com/lockgate/lockgate/internal/safetext"
+	"github.com/lockgate/lockgate/service"
 )
 
 // app is one run of lockgate: parsed globals and, loaded on demand, the

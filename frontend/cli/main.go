@@ -1,9 +1,6 @@
 package cli
 
 import (
-	"github.com/lockgate/lockgate/service"
-	"github.com/lockgate/lockgate/service/outcome"
-
 	"context"
 	"errors"
 	"fmt"
@@ -19,6 +16,8 @@ import (
 	"github.com/lockgate/lockgate/frontend/termstyle"
 	"github.com/lockgate/lockgate/internal/hint"
 	"github.com/lockgate/lockgate/internal/safetext"
+	"github.com/lockgate/lockgate/service"
+	"github.com/lockgate/lockgate/service/outcome"
 )
 
 // Stdio is where a command reads and writes.

@@ -10,13 +10,12 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/lockgate/lockgate/service"
-
 	"github.com/spf13/pflag"
 
 	"github.com/lockgate/lockgate/internal/duration"
 	"github.com/lockgate/lockgate/internal/safetext"
 	"github.com/lockgate/lockgate/model/locks"
+	"github.com/lockgate/lockgate/service"
 )
 
 // writeJSON prints v as indented JSON. encoding/json escapes control

@@ -13,14 +13,12 @@ import (
 	"strings"
 	"time"
 
-	"github.com/lockgate/lockgate/service/outcome"
-
-	"github.com/lockgate/lockgate/service"
-
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/lockgate/lockgate/model/locks"
+	"github.com/lockgate/lockgate/service"
+	"github.com/lockgate/lockgate/service/outcome"
 )
 
 // caller is a tool's input: it names who the call acts as.

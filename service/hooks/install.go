@@ -1,13 +1,13 @@
 package hooks
 
 import (
-	"github.com/lockgate/lockgate/internal/safetext"
-
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/lockgate/lockgate/internal/safetext"
 )
 
 // DefaultHooks are the hooks `lockgate install` installs.
