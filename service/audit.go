@@ -109,9 +109,9 @@ func (e *Workspace) BranchWriter(ctx context.Context) func() (*workflow.Writer, 
 		opened = true
 		// One owner per process: two commands of one session must not
 		// renew (and then release) each other's workflow lock.
-		writer := locks.Owner{Holder: e.Me.Holder, HolderType: e.Me.HolderType,
-			Session: fmt.Sprintf("%s:workflow-writer:%d", e.Me.Session, e.Mgr.PID)}
-		locker := &locks.Manager{Store: e.Store, Host: e.Mgr.Host, PID: e.Mgr.PID, Now: e.Mgr.Now}
+		writer := locks.Owner{Holder: e.me.Holder, HolderType: e.me.HolderType,
+			Session: fmt.Sprintf("%s:workflow-writer:%d", e.me.Session, e.mgr.PID)}
+		locker := &locks.Manager{Store: e.store, Host: e.mgr.Host, PID: e.mgr.PID, Now: e.mgr.Now}
 		lock := func(ctx context.Context) (func(), error) {
 			_, err := locker.Acquire(ctx, locks.Request{Keys: []string{"workflow"}, Owner: writer,
 				TTL: 30 * time.Second, Action: BranchWriterAction, Reason: "writing the workflow branch", Wait: time.Second})
@@ -122,7 +122,7 @@ func (e *Workspace) BranchWriter(ctx context.Context) func() (*workflow.Writer, 
 				_, _ = locker.Release(context.WithoutCancel(ctx), []string{"workflow"}, writer, false)
 			}, nil
 		}
-		if _, remote := e.Store.(locks.Transactor); remote {
+		if _, remote := e.store.(locks.Transactor); remote {
 			// The git store's writers are on other machines, whose
 			// workflow branches meet only on the remote, where pushes
 			// merge them; a lock there would cost two pushes a command
@@ -131,7 +131,7 @@ func (e *Workspace) BranchWriter(ctx context.Context) func() (*workflow.Writer, 
 			lock = nil
 		}
 		w, openErr = workflow.Open(workflow.Config{
-			GitDir: e.Repo.GitDir, CommonDir: e.Repo.CommonDir, WorkTree: e.Repo.Toplevel, Branch: e.Cfg.Workflow.Branch, Remote: e.Cfg.Workflow.Remote,
+			GitDir: e.repo.GitDir, CommonDir: e.repo.CommonDir, WorkTree: e.repo.Toplevel, Branch: e.cfg.Workflow.Branch, Remote: e.cfg.Workflow.Remote,
 			Lock: lock,
 		})
 		if openErr == nil {
@@ -167,7 +167,7 @@ func (e *Workspace) AllEvents(ctx context.Context, since time.Time) ([]journal.E
 		lines[i] = ce.Line
 	}
 	e.WarnSkipped(e.JournalFile().Path(), lines)
-	w, err := workflow.Open(workflow.Config{GitDir: e.Repo.GitDir, CommonDir: e.Repo.CommonDir, WorkTree: e.Repo.Toplevel, Branch: e.Cfg.Workflow.Branch, Remote: e.Cfg.Workflow.Remote})
+	w, err := workflow.Open(workflow.Config{GitDir: e.repo.GitDir, CommonDir: e.repo.CommonDir, WorkTree: e.repo.Toplevel, Branch: e.cfg.Workflow.Branch, Remote: e.cfg.Workflow.Remote})
 	if err != nil {
 		if !errors.Is(err, context.Canceled) {
 			e.warn("warning", fmt.Sprintf("workflow branch not read: %v", err))
@@ -232,14 +232,14 @@ func (e *Workspace) SyncWorkflow(ctx context.Context, req SyncRequest) (*Synced,
 	if err != nil {
 		return nil, err
 	}
-	res, err := w.Sync(ctx, e.Journal)
+	res, err := w.Sync(ctx, e.journal)
 	if err != nil {
 		return nil, fmt.Errorf("workflow sync: %w (the events stay in the journal)", err)
 	}
-	e.WarnSkipped(e.Journal.Path(), res.Corrupt)
+	e.WarnSkipped(e.journal.Path(), res.Corrupt)
 	out := &Synced{Already: res.Present, Branch: w.Branch(), Commits: res.Commits, Committed: res.Committed,
-		Journal: res.Journal, Remote: e.Cfg.Workflow.Remote}
-	if (e.Cfg.Workflow.AutoPush || req.Push) && !req.NoPush {
+		Journal: res.Journal, Remote: e.cfg.Workflow.Remote}
+	if (e.cfg.Workflow.AutoPush || req.Push) && !req.NoPush {
 		if err := w.Push(ctx); err != nil {
 			return nil, err
 		}

@@ -22,9 +22,9 @@ type Identity struct{ Worker, WorkerType, Session string }
 // identity, or the one the request names when mcp.identity_from_arguments
 // allows it. The copy shares the server's store, journal and Manager.
 func (e *Workspace) ActAs(id Identity) (*Workspace, error) {
-	me := e.Me
+	me := e.me
 	if id != (Identity{}) {
-		if !e.Cfg.MCP.IdentityFromArguments && (id.Worker != "" && id.Worker != me.Holder ||
+		if !e.cfg.MCP.IdentityFromArguments && (id.Worker != "" && id.Worker != me.Holder ||
 			id.WorkerType != "" && id.WorkerType != me.HolderType || id.Session != "" && id.Session != me.Session) {
 			return nil, &IdentityError{Me: me}
 		}
@@ -43,7 +43,7 @@ func (e *Workspace) ActAs(id Identity) (*Workspace, error) {
 		}
 	}
 	ce := *e
-	ce.Me, ce.closers = me, nil
+	ce.me, ce.closers = me, nil
 	return &ce, nil
 }
 
@@ -126,8 +126,8 @@ func (s *branchSyncer) commit(evs []journal.Event) {
 		s.notify("warning", fmt.Sprintf("%d events kept in the journal, not yet on the workflow branch: %s", len(evs), err), hint.Line(hint.WorkflowSync))
 		return
 	}
-	catchUp(ctx, w, s.e.Journal, s.notify)
-	if s.e.Cfg.Workflow.AutoPush {
+	catchUp(ctx, w, s.e.journal, s.notify)
+	if s.e.cfg.Workflow.AutoPush {
 		if err := w.Push(ctx); err != nil {
 			s.notify("warning", err.Error())
 		}
@@ -202,11 +202,11 @@ func (f *journalFlusher) close() {
 // per request would cost more than the request). stop commits and flushes
 // what is left and waits for it.
 func (e *Workspace) Background() (stop func()) {
-	sink, ok := e.Mgr.Events.(*auditSink)
+	sink, ok := e.mgr.Events.(*auditSink)
 	if !ok {
 		return func() {}
 	}
-	flusher := newJournalFlusher(e.Journal, e.notify)
+	flusher := newJournalFlusher(e.journal, e.notify)
 	sink.flushLater = flusher.kick
 	var syncer *branchSyncer
 	if sink.branch != nil {

@@ -57,7 +57,7 @@ func (e *Workspace) Board() *Board { return &Board{e: e} }
 // Snapshot reads one frame: the store listed, the last events of the
 // day, and the work queue computed from the same listing.
 func (b *Board) Snapshot(ctx context.Context) (BoardView, error) {
-	entries, err := b.e.Store.List(ctx)
+	entries, err := b.e.store.List(ctx)
 	if err != nil {
 		return BoardView{}, err
 	}
@@ -67,7 +67,7 @@ func (b *Board) Snapshot(ctx context.Context) (BoardView, error) {
 		return BoardView{}, err
 	}
 	evs = evs[max(len(evs)-boardEvents, 0):]
-	s := BoardView{Store: b.e.StoreLabel(), Now: now, Locks: entries, StaleAfter: b.e.Cfg.StaleAfter()}
+	s := BoardView{Store: b.e.StoreLabel(), Now: now, Locks: entries, StaleAfter: b.e.cfg.StaleAfter()}
 	for _, ev := range evs {
 		s.Events = append(s.Events, EventView{Timestamp: ev.Timestamp, Worker: ev.Worker, Action: ev.Action, Key: ev.Key})
 	}
@@ -83,7 +83,7 @@ func (b *Board) Snapshot(ctx context.Context) (BoardView, error) {
 func (b *Board) QueueOf(entries []locks.Entry) (file string, q *Queue, problem string) {
 	path := b.e.PackagesFile("")
 	name := path
-	if rel, err := filepath.Rel(b.e.Repo.Toplevel, path); err == nil && b.e.Repo.Toplevel != "" && filepath.IsLocal(rel) {
+	if rel, err := filepath.Rel(b.e.repo.Toplevel, path); err == nil && b.e.repo.Toplevel != "" && filepath.IsLocal(rel) {
 		name = rel
 	}
 	data, err := config.ReadFile(path, config.MaxWorkPackagesBytes)
@@ -125,6 +125,6 @@ func problemLine(err error) string {
 
 // Clear removes the lock on key, whoever holds it (logged).
 func (b *Board) Clear(ctx context.Context, key string) error {
-	_, err := b.e.Mgr.Clear(ctx, key, b.e.Me)
+	_, err := b.e.mgr.Clear(ctx, key, b.e.me)
 	return err
 }

@@ -162,11 +162,11 @@ func (e *Workspace) checkPatch(ctx context.Context, h *hooks.Runner, stdin io.Re
 		return nil, err
 	}
 	if alt != nil {
-		if changes, alt, err = ruleOutReading(ctx, e.Repo, changes, alt); err != nil {
+		if changes, alt, err = ruleOutReading(ctx, e.repo, changes, alt); err != nil {
 			return nil, err
 		}
 	}
-	if err := requireModified(ctx, e.Repo, name, changes); err != nil {
+	if err := requireModified(ctx, e.repo, name, changes); err != nil {
 		return nil, err
 	}
 	r, err := h.Patch(ctx, changes)
@@ -378,7 +378,7 @@ type PathCheckResult struct {
 func (e *Workspace) CheckPaths(ctx context.Context, req PathCheck) (*PathCheckResult, error) {
 	base, branch := e.Cwd, ""
 	if req.Commit {
-		base = e.Repo.Toplevel
+		base = e.repo.Toplevel
 	}
 	paths := make([]string, 0, len(req.Paths))
 	for _, p := range req.Paths {
@@ -390,7 +390,7 @@ func (e *Workspace) CheckPaths(ctx context.Context, req PathCheck) (*PathCheckRe
 	}
 	if req.Commit {
 		var err error
-		if branch, err = gitexec.HeadBranch(e.Repo.GitDir); err != nil {
+		if branch, err = gitexec.HeadBranch(e.repo.GitDir); err != nil {
 			return nil, err
 		}
 	}
@@ -499,7 +499,7 @@ func (e *Workspace) Runner(ctx context.Context, p Purpose, profile string) (*hoo
 		}
 		h.Checker.StoreErr = err
 	} else {
-		h.Checker.Store = e.Store
+		h.Checker.Store = e.store
 	}
 	return h, nil
 }
@@ -511,22 +511,22 @@ func (e *Workspace) LogRunner(ctx context.Context, profile string) (*hooks.Runne
 	if err != nil {
 		return nil, err
 	}
-	pol := e.Cfg.Scope.Policy
+	pol := e.cfg.Scope.Policy
 	pol.IgnoreCase = ignoreCase
 	policy, err := scope.Compile(pol)
 	if err != nil {
-		return nil, Usagef("%s: scope: %v", e.Cfg.Path, err)
+		return nil, Usagef("%s: scope: %v", e.cfg.Path, err)
 	}
 	if profile != "" && !policy.HasProfile(profile) {
 		return nil, &UnknownProfileError{Usagef("unknown profile %q; .lockgate.yaml defines %v", profile, policy.Profiles())}
 	}
 	ck := &hooks.Checker{
-		Policy: policy, Me: e.Me, Profile: profile, RequireLock: e.Cfg.Hooks.RequireLock,
-		Now: e.Now(), WarnUnavailable: e.Cfg.Hooks.OnStoreUnavailable == "warn",
+		Policy: policy, Me: e.me, Profile: profile, RequireLock: e.cfg.Hooks.RequireLock,
+		Now: e.Now(), WarnUnavailable: e.cfg.Hooks.OnStoreUnavailable == "warn",
 		Dir: e.UserDir(),
 	}
-	return &hooks.Runner{GitDir: e.Repo.GitDir, Dir: e.Root(), Checker: ck,
-		MaxCommits: e.Cfg.Hooks.PrePush.MaxCommits, MaxPaths: e.Cfg.Hooks.PrePush.MaxPaths}, nil
+	return &hooks.Runner{GitDir: e.repo.GitDir, Dir: e.Root(), Checker: ck,
+		MaxCommits: e.cfg.Hooks.PrePush.MaxCommits, MaxPaths: e.cfg.Hooks.PrePush.MaxPaths}, nil
 }
 
 // UnknownProfileError is a scope profile that the config does not define.
@@ -539,4 +539,4 @@ func (e *UnknownProfileError) Unwrap() error { return e.Err }
 // RecordWhere is the where of hint.CorruptLine for the opened store: the
 // file of a key's record when the store keeps records in files, else nil
 // (see locks.RecordWhere).
-func (e *Workspace) RecordWhere() func(string) string { return locks.RecordWhere(e.Store) }
+func (e *Workspace) RecordWhere() func(string) string { return locks.RecordWhere(e.store) }

@@ -103,9 +103,9 @@ func (e *Workspace) commitHook(ctx context.Context, name string, in HookInput) (
 		return nil, err
 	}
 	var staged func() ([]byte, error)
-	if name != "commit-msg" && e.Repo.Toplevel != "" {
+	if name != "commit-msg" && e.repo.Toplevel != "" {
 		// git lists the staged change while the store opens.
-		staged = gitexec.StartStaged(ctx, e.Repo.Toplevel)
+		staged = gitexec.StartStaged(ctx, e.repo.Toplevel)
 	}
 	getenv := e.hookEnv(in)
 	h, err := e.hookRunner(ctx, name, getenv, Purpose{Cached: true})
@@ -113,26 +113,26 @@ func (e *Workspace) commitHook(ctx context.Context, name string, in HookInput) (
 		return nil, err
 	}
 	h.Staged = staged
-	h.Trailers = e.Cfg.Hooks.Trailers
+	h.Trailers = e.cfg.Hooks.Trailers
 	h.IndexFile = getenv("GIT_INDEX_FILE")
 	if h.IndexFile == "" {
-		h.IndexFile = filepath.Join(e.Repo.GitDir, "index")
+		h.IndexFile = filepath.Join(e.repo.GitDir, "index")
 	} else if abs, err := filepath.Abs(h.IndexFile); err == nil {
 		h.IndexFile = abs // one key whichever way git spells it
 	}
 	if name != "commit-msg" || h.Trailers { // commit-msg reads paths for its trailers only
-		if h.MergeParents, err = mergeParents(name, e.Repo.GitDir, in.Environ); err != nil {
+		if h.MergeParents, err = mergeParents(name, e.repo.GitDir, in.Environ); err != nil {
 			return nil, &HookError{Hook: name, Err: err}
 		}
 	}
 	var r *Report
 	if name == "commit-msg" {
 		if h.Trailers {
-			if h.CommentString, err = gitexec.CommentString(ctx, e.Repo); err != nil {
+			if h.CommentString, err = gitexec.CommentString(ctx, e.repo); err != nil {
 				return nil, &HookError{Hook: name, Err: err}
 			}
 		}
-		r, err = h.CommitMsg(ctx, in.Args[0], e.Cfg.Hooks.CommitMsg.RequireTask)
+		r, err = h.CommitMsg(ctx, in.Args[0], e.cfg.Hooks.CommitMsg.RequireTask)
 	} else {
 		r, err = h.PreCommit(ctx)
 	}
@@ -165,8 +165,8 @@ func (e *Workspace) PrePush(ctx context.Context, in HookInput) (*Report, error) 
 		return nil, err
 	}
 	// lockgate's refs only grow, whichever store this clone uses.
-	h.LockRef = e.Cfg.Locks.Git.Ref
-	h.WorkflowRef = "refs/heads/" + e.Cfg.Workflow.Branch
+	h.LockRef = e.cfg.Locks.Git.Ref
+	h.WorkflowRef = "refs/heads/" + e.cfg.Workflow.Branch
 	r, err := h.PrePush(ctx, remote, in.stdin(), getenv)
 	return e.finishHook("pre-push", r, err)
 }
@@ -186,10 +186,10 @@ func (e *Workspace) PreReceive(ctx context.Context, in HookInput) (*Report, erro
 	if err != nil {
 		return nil, err
 	}
-	h.LockRef = e.Cfg.Locks.Git.Ref
-	h.Bookkeeping = append(e.LogRefs(), e.Cfg.Locks.Git.Ref)
-	if e.Cfg.Hooks.PreReceive.Verify {
-		h.WorkflowRef = "refs/heads/" + e.Cfg.Workflow.Branch
+	h.LockRef = e.cfg.Locks.Git.Ref
+	h.Bookkeeping = append(e.LogRefs(), e.cfg.Locks.Git.Ref)
+	if e.cfg.Hooks.PreReceive.Verify {
+		h.WorkflowRef = "refs/heads/" + e.cfg.Workflow.Branch
 		h.VerifyLog = func(ctx context.Context, pushed map[string]string) ([]journal.Event, error) {
 			var extra []string
 			if tip, ok := pushed[h.WorkflowRef]; ok {
@@ -207,13 +207,13 @@ func (e *Workspace) PreReceive(ctx context.Context, in HookInput) (*Report, erro
 // pusher makes the worker a server judges a push as the one the first set
 // variable of hooks.identity_env names (the server's authenticated user).
 func (e *Workspace) pusher(getenv func(string) string) error {
-	for _, v := range e.Cfg.Hooks.IdentityEnv {
+	for _, v := range e.cfg.Hooks.IdentityEnv {
 		if id := getenv(v); id != "" {
 			me, err := e.identity(id)
 			if err != nil {
 				return fmt.Errorf("%s: %w", v, err)
 			}
-			e.Me = me
+			e.me = me
 			return nil
 		}
 	}
@@ -324,7 +324,7 @@ func BypassHook(ctx context.Context, e *Workspace, opts Options, hook string) By
 // is recorded for: e's, else found from opts without reading the config.
 func bypassJournal(ctx context.Context, e *Workspace, opts Options) (*journal.Journal, locks.Owner, error) {
 	if e != nil {
-		return e.JournalFile(), e.Me, nil
+		return e.JournalFile(), e.me, nil
 	}
 	dir := opts.Dir
 	if dir == "" {
@@ -432,7 +432,7 @@ func (e *Workspace) repoLocalOrigin(dir, origin string) bool {
 	if !filepath.IsAbs(f) {
 		f = filepath.Join(dir, f)
 	}
-	for _, d := range []string{e.Repo.CommonDir, e.Repo.GitDir} {
+	for _, d := range []string{e.repo.CommonDir, e.repo.GitDir} {
 		if rel, err := filepath.Rel(d, f); err == nil && !strings.HasPrefix(rel, "..") {
 			return true
 		}
@@ -441,8 +441,8 @@ func (e *Workspace) repoLocalOrigin(dir, origin string) bool {
 }
 
 // WorkTree is the repository's working tree, "" for a bare repository.
-func (e *Workspace) WorkTree() string { return e.Repo.Toplevel }
+func (e *Workspace) WorkTree() string { return e.repo.Toplevel }
 
 // ConfigPath is the config file the request reads, "" when it reads the
 // built-in defaults.
-func (e *Workspace) ConfigPath() string { return e.Cfg.Path }
+func (e *Workspace) ConfigPath() string { return e.cfg.Path }

@@ -35,11 +35,11 @@ func (e *Workspace) HoldLocks(ctx context.Context, r HoldRequest) (*Hold, error)
 	if err != nil {
 		return nil, err
 	}
-	req := locks.Request{Owner: e.Me, TTL: r.TTL, Reason: r.Reason, Action: "hold", Wait: r.Wait}
+	req := locks.Request{Owner: e.me, TTL: r.TTL, Reason: r.Reason, Action: "hold", Wait: r.Wait}
 	if err := e.completeRequest(&req, keys); err != nil {
 		return nil, err
 	}
-	res, err := e.Mgr.Acquire(ctx, req)
+	res, err := e.mgr.Acquire(ctx, req)
 	if err != nil {
 		return nil, err
 	}
@@ -62,7 +62,7 @@ func (h *Hold) Interval() time.Duration { return h.req.TTL / 3 }
 // Refresh renews every lock of the hold for its lifetime from now. Its
 // error means a lock was lost: the command no longer runs under it.
 func (h *Hold) Refresh(ctx context.Context) error {
-	_, err := h.e.Mgr.Refresh(ctx, h.req.Keys, h.e.Me, h.req.TTL, 0, false)
+	_, err := h.e.mgr.Refresh(ctx, h.req.Keys, h.e.me, h.req.TTL, 0, false)
 	return err
 }
 
@@ -72,6 +72,6 @@ func (h *Hold) Release(ctx context.Context) error {
 	if len(h.taken) == 0 {
 		return nil
 	}
-	_, err := h.e.Mgr.Release(context.WithoutCancel(ctx), h.taken, h.e.Me, false)
+	_, err := h.e.mgr.Release(context.WithoutCancel(ctx), h.taken, h.e.me, false)
 	return err
 }

@@ -26,7 +26,7 @@ func TestHoldLocks(t *testing.T) {
 				if err != nil || h.Interval() != 3*time.Minute {
 					t.Fatalf("interval %s, %v", h.Interval(), err)
 				}
-				l, gerr := h.e.Store.Get(ctx, "src/a.go")
+				l, gerr := h.e.store.Get(ctx, "src/a.go")
 				if gerr != nil || !l.ExpiresAt.Equal(f.clock.now().Add(9*time.Minute)) {
 					t.Fatalf("%+v, %v: want the lock renewed for 9m from now", l, gerr)
 				}

@@ -39,7 +39,7 @@ type Initialized struct {
 // req.Force: a teammate following the quick start in a repository set up
 // before (or adding an agent) keeps the team's policy.
 func (e *Workspace) Init(req InitRequest) (*Initialized, error) {
-	if e.Repo.Toplevel == "" {
+	if e.repo.Toplevel == "" {
 		return nil, Usagef("init: needs a working tree (this is a bare repository)")
 	}
 	if req.Agent != "" {
@@ -47,7 +47,7 @@ func (e *Workspace) Init(req InitRequest) (*Initialized, error) {
 			return nil, err
 		}
 	}
-	out := &Initialized{Path: filepath.Join(e.Repo.Toplevel, config.DefaultFile), Root: e.Repo.Toplevel}
+	out := &Initialized{Path: filepath.Join(e.repo.Toplevel, config.DefaultFile), Root: e.repo.Toplevel}
 	flag := os.O_WRONLY | os.O_CREATE | os.O_EXCL
 	if req.Force {
 		flag = os.O_WRONLY | os.O_CREATE | os.O_TRUNC

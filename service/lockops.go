@@ -64,7 +64,7 @@ type AcquireResult struct {
 // over expired ones, waiting up to r.Wait for held ones.
 func (e *Workspace) AcquireLocks(ctx context.Context, r AcquireRequest) (AcquireResult, error) {
 	// Only a TTL the user names may shorten a lock renewed here.
-	req := locks.Request{Owner: e.Me, TTL: r.TTL, Reason: r.Reason, Action: "lock", TaskID: r.Task, Wait: r.Wait, ExactTTL: r.TTL > 0}
+	req := locks.Request{Owner: e.me, TTL: r.TTL, Reason: r.Reason, Action: "lock", TaskID: r.Task, Wait: r.Wait, ExactTTL: r.TTL > 0}
 	var keys []lockkey.Key
 	if r.Package != "" {
 		wp, pkeys, err := e.WorkPackage(r.PackagesFile, r.Package)
@@ -86,7 +86,7 @@ func (e *Workspace) AcquireLocks(ctx context.Context, r AcquireRequest) (Acquire
 	if err := e.completeRequest(&req, keys); err != nil {
 		return AcquireResult{}, err
 	}
-	res, err := e.Mgr.Acquire(ctx, req)
+	res, err := e.mgr.Acquire(ctx, req)
 	out := AcquireResult{Locks: res}
 	if err == nil && r.WarnPaths {
 		out.Dirs, out.Missing = e.unnamedPaths(ctx, res)
@@ -97,7 +97,7 @@ func (e *Workspace) AcquireLocks(ctx context.Context, r AcquireRequest) (Acquire
 // unnamedPaths are the path locks newly taken in res that name a
 // directory, and those that name no file of the work tree or the index.
 func (e *Workspace) unnamedPaths(ctx context.Context, res []locks.Result) (dirs, missing []string) {
-	top := e.Repo.Toplevel
+	top := e.repo.Toplevel
 	if top == "" {
 		return nil, nil
 	}
@@ -117,7 +117,7 @@ func (e *Workspace) unnamedPaths(ctx context.Context, res []locks.Result) (dirs,
 	if len(missing) == 0 {
 		return dirs, nil
 	}
-	tracked, err := gitexec.TrackedPaths(ctx, e.Repo, missing)
+	tracked, err := gitexec.TrackedPaths(ctx, e.repo, missing)
 	if err != nil {
 		return dirs, nil // a warning only: nothing to say when git cannot tell
 	}
@@ -140,7 +140,7 @@ func (e *Workspace) ReleaseLocks(ctx context.Context, r ReleaseRequest) (locks.R
 	if err != nil {
 		return locks.ReleaseResult{}, err
 	}
-	return e.Mgr.Release(ctx, Canonicals(keys), e.Me, r.Force)
+	return e.mgr.Release(ctx, Canonicals(keys), e.me, r.Force)
 }
 
 // RefreshRequest is `lock refresh` and refresh_lock.
@@ -167,7 +167,7 @@ func (e *Workspace) RefreshLocks(ctx context.Context, r RefreshRequest) ([]locks
 				return out, err
 			}
 		}
-		ls, err := e.Mgr.Refresh(ctx, []string{k.Canonical}, e.Me, t, e.Cfg.TTL(e.Me.HolderType, lockkey.KindTask), r.TTL != 0)
+		ls, err := e.mgr.Refresh(ctx, []string{k.Canonical}, e.me, t, e.cfg.TTL(e.me.HolderType, lockkey.KindTask), r.TTL != 0)
 		out = append(out, ls...)
 		if err != nil {
 			return out, err
@@ -203,7 +203,7 @@ func (e *Workspace) CheckLocks(ctx context.Context, r CheckRequest) (CheckResult
 	if err != nil {
 		return CheckResult{}, err
 	}
-	sts, err := e.Mgr.Check(ctx, Canonicals(keys), e.Me)
+	sts, err := e.mgr.Check(ctx, Canonicals(keys), e.me)
 	out := CheckResult{Statuses: []KeyStatus{}}
 	for _, s := range sts {
 		out.Statuses = append(out.Statuses, KeyStatus{Key: s.Key, State: s.State, Locks: ViewsOf(s.Locks)})
@@ -275,12 +275,12 @@ func (e *Workspace) ListLocks(ctx context.Context, r ListRequest) (ListResult, e
 	if r.Recover {
 		e.Recover(ctx)
 	}
-	entries, err := e.Store.List(ctx)
+	entries, err := e.store.List(ctx)
 	if err != nil {
 		return ListResult{}, err
 	}
 	now := e.Now()
-	staleAfter := e.Cfg.StaleAfter()
+	staleAfter := e.cfg.StaleAfter()
 	keys := make([]string, 0, len(entries))
 	for _, en := range entries {
 		keys = append(keys, en.Key)
@@ -290,7 +290,7 @@ func (e *Workspace) ListLocks(ctx context.Context, r ListRequest) (ListResult, e
 	for _, en := range entries {
 		row := LockRow{LockView: ViewOf(en.Lock), Action: en.Action, PID: en.PID, Host: en.Host,
 			TaskAcquired: en.TaskAcquired, RequestID: en.RequestID, TraceID: en.TraceID,
-			Location: e.Store.Where(en.Key), Bookkeeping: IsBookkeeping(en.Lock)}
+			Location: e.store.Where(en.Key), Bookkeeping: IsBookkeeping(en.Lock)}
 		if row.Bookkeeping && !r.All {
 			continue
 		}
@@ -307,7 +307,7 @@ func (e *Workspace) ListLocks(ctx context.Context, r ListRequest) (ListResult, e
 			row.Expired = en.Expired(now)
 			row.Stale = en.Stale(now, staleAfter)
 		}
-		if r.Mine && (row.Corrupt || !en.OwnedBy(e.Me)) {
+		if r.Mine && (row.Corrupt || !en.OwnedBy(e.me)) {
 			continue
 		}
 		if r.Stale && !row.Stale {
@@ -334,7 +334,7 @@ func (e *Workspace) ListLocks(ctx context.Context, r ListRequest) (ListResult, e
 // then released: both are logged (lock_takeover naming the expired
 // holder, lock_release).
 func (e *Workspace) PruneLocks(ctx context.Context) ([]Pruned, error) {
-	entries, err := e.Store.List(ctx)
+	entries, err := e.store.List(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -344,7 +344,7 @@ func (e *Workspace) PruneLocks(ctx context.Context) ([]Pruned, error) {
 		if en.Err != nil || !en.Expired(now) {
 			continue
 		}
-		res, err := e.Mgr.Acquire(ctx, locks.Request{Keys: []string{en.Key}, Owner: e.Me, TTL: time.Minute,
+		res, err := e.mgr.Acquire(ctx, locks.Request{Keys: []string{en.Key}, Owner: e.me, TTL: time.Minute,
 			Action: "prune", Reason: "prune an expired lock", ExactTTL: true})
 		if errors.As(err, new(*locks.HeldError)) {
 			continue // taken or refreshed since it was listed: a live lock
@@ -354,12 +354,12 @@ func (e *Workspace) PruneLocks(ctx context.Context) ([]Pruned, error) {
 		}
 		if len(res) != 1 || res[0].TookOver == nil {
 			// It was gone, or ours: give back what was just taken.
-			if _, err := e.Mgr.Release(ctx, []string{en.Key}, e.Me, false); err != nil {
+			if _, err := e.mgr.Release(ctx, []string{en.Key}, e.me, false); err != nil {
 				return out, fmt.Errorf("prune %s: %w", en.Key, err)
 			}
 			continue
 		}
-		if _, err := e.Mgr.Release(ctx, []string{en.Key}, e.Me, false); err != nil {
+		if _, err := e.mgr.Release(ctx, []string{en.Key}, e.me, false); err != nil {
 			return out, fmt.Errorf("prune %s: taken over, not released: %w", en.Key, err)
 		}
 		out = append(out, Pruned{LockView: ViewOf(*res[0].TookOver), ExpiredFor: now.Sub(res[0].TookOver.ExpiresAt)})
@@ -413,7 +413,7 @@ func (e *Workspace) ClearLocks(ctx context.Context, r ClearRequest) (ClearResult
 	if err != nil {
 		return ClearResult{}, err
 	}
-	removed, err := e.Mgr.Clear(ctx, key, e.Me)
+	removed, err := e.mgr.Clear(ctx, key, e.me)
 	var corrupt *locks.CorruptError
 	if errors.As(err, &corrupt) {
 		return ClearResult{Key: key, Corrupt: true, Record: corrupt.Path, Store: e.StoreName()}, nil
@@ -435,7 +435,7 @@ type recordRemover interface {
 // clearRecord removes a record that cannot be cleared by key (see
 // filestore.RemoveRecord), and logs it.
 func (e *Workspace) clearRecord(ctx context.Context, file string) (ClearResult, error) {
-	rm, ok := e.Store.(recordRemover)
+	rm, ok := e.store.(recordRemover)
 	if !ok {
 		return ClearResult{}, Usagef("lock clear --record: only the file and git stores keep records by name; clear by key (see `lockgate lock list`)")
 	}
@@ -448,7 +448,7 @@ func (e *Workspace) clearRecord(ctx context.Context, file string) (ClearResult, 
 	case err != nil:
 		return ClearResult{}, err
 	}
-	if err := e.Mgr.Record(ctx, journal.Event{Worker: e.Me.Holder, WorkerType: e.Me.HolderType, Session: e.Me.Session,
+	if err := e.mgr.Record(ctx, journal.Event{Worker: e.me.Holder, WorkerType: e.me.HolderType, Session: e.me.Session,
 		Action: journal.ActionClear, Key: en.Key, Details: "removed corrupt record " + en.Name}); err != nil {
 		return ClearResult{}, fmt.Errorf("lock clear: %s removed, but not logged: %w", en.Name, err)
 	}
@@ -463,7 +463,7 @@ func (e *Workspace) clearRecord(ctx context.Context, file string) (ClearResult, 
 func (e *Workspace) resolveClearTarget(ctx context.Context, target string) (string, error) {
 	keys, err := e.ParseKeys([]string{target})
 	if err != nil {
-		_, gerr := e.Store.Get(ctx, target)
+		_, gerr := e.store.Get(ctx, target)
 		var corrupt *locks.CorruptError
 		switch {
 		case gerr == nil, errors.As(gerr, &corrupt):
@@ -478,11 +478,11 @@ func (e *Workspace) resolveClearTarget(ctx context.Context, target string) (stri
 	if keys[0].Kind != lockkey.KindPath {
 		return key, nil
 	}
-	if _, err := e.Store.Get(ctx, key); !errors.Is(err, locks.ErrNotFound) {
+	if _, err := e.store.Get(ctx, key); !errors.Is(err, locks.ErrNotFound) {
 		return key, nil
 	}
 	for _, alt := range []string{lockkey.TaskKey(target), "activity:" + target} {
-		if _, err := e.Store.Get(ctx, alt); !errors.Is(err, locks.ErrNotFound) {
+		if _, err := e.store.Get(ctx, alt); !errors.Is(err, locks.ErrNotFound) {
 			return alt, nil
 		}
 	}
@@ -514,15 +514,15 @@ func (e *Workspace) Candidates(ctx context.Context, r CandidatesRequest) ([]stri
 	var out []string
 	switch r.Of {
 	case HeldKeys:
-		if e.Store == nil {
+		if e.store == nil {
 			return nil, errors.New("complete held keys: the lock store is not open")
 		}
-		entries, err := e.Store.List(ctx)
+		entries, err := e.store.List(ctx)
 		if err != nil {
 			return nil, err
 		}
 		for _, en := range entries {
-			if en.Err == nil && en.OwnedBy(e.Me) && strings.HasPrefix(en.Key, r.Prefix) {
+			if en.Err == nil && en.OwnedBy(e.me) && strings.HasPrefix(en.Key, r.Prefix) {
 				out = append(out, en.Key)
 			}
 		}
@@ -537,7 +537,7 @@ func (e *Workspace) Candidates(ctx context.Context, r CandidatesRequest) ([]stri
 			}
 		}
 	case ScopeProfiles:
-		for name := range e.Cfg.Scope.Profiles {
+		for name := range e.cfg.Scope.Profiles {
 			if strings.HasPrefix(name, r.Prefix) {
 				out = append(out, name)
 			}

@@ -15,9 +15,9 @@ import (
 // keyOptions are the lockkey rules this repository's config sets.
 func (e *Workspace) KeyOptions() *lockkey.Options {
 	return &lockkey.Options{
-		Namespaces:      e.Cfg.Locks.Namespaces,
-		ContractFiles:   append(append([]string(nil), e.Cfg.Contracts.OpenAPI.Files...), e.Cfg.Contracts.Generated...),
-		FeaturePurposes: e.Cfg.Locks.FeaturePurposes,
+		Namespaces:      e.cfg.Locks.Namespaces,
+		ContractFiles:   append(append([]string(nil), e.cfg.Contracts.OpenAPI.Files...), e.cfg.Contracts.Generated...),
+		FeaturePurposes: e.cfg.Locks.FeaturePurposes,
 	}
 }
 
@@ -90,7 +90,7 @@ func IsPathArg(arg string) bool {
 // refused here; lockkey canonicalizes (and refuses) the rest. Without a
 // worktree (a bare repository) paths are repo-relative as given.
 func (e *Workspace) CmdPath(arg string) (string, error) {
-	top := e.Repo.Toplevel
+	top := e.repo.Toplevel
 	if top == "" {
 		return arg, nil
 	}
@@ -129,7 +129,7 @@ func (e *Workspace) CmdPath(arg string) (string, error) {
 // aliases) at the top of the worktree and says there where the command
 // was started.
 func (e *Workspace) UserDir() string {
-	if e.Repo.Toplevel == "" {
+	if e.repo.Toplevel == "" {
 		return ""
 	}
 	cwd, err := ResolveExisting(e.Cwd)
@@ -150,7 +150,7 @@ func (e *Workspace) UserDir() string {
 // as written or with symbolic links resolved. Links inside the worktree
 // are left to throughLinks.
 func (e *Workspace) inWorktree(abs string) (string, bool) {
-	if rel, ok := Within(e.Repo.Toplevel, abs); ok {
+	if rel, ok := Within(e.repo.Toplevel, abs); ok {
 		return rel, true
 	}
 	top := e.realTopDir()
@@ -168,8 +168,8 @@ func (e *Workspace) inWorktree(abs string) (string, bool) {
 // realTopDir is the worktree with symbolic links resolved.
 func (e *Workspace) realTopDir() string {
 	if e.realTop == "" {
-		e.realTop = e.Repo.Toplevel
-		if real, err := filepath.EvalSymlinks(e.Repo.Toplevel); err == nil {
+		e.realTop = e.repo.Toplevel
+		if real, err := filepath.EvalSymlinks(e.repo.Toplevel); err == nil {
 			e.realTop = real
 		}
 	}
@@ -193,7 +193,7 @@ func (e *Workspace) throughLinks(rel string) (string, error) {
 	}
 	r, ok := Within(top, real)
 	if !ok {
-		return "", Usagef("%s leads through a symbolic link to %s, outside the worktree %s: lockgate cannot vouch for it", rel, real, e.Repo.Toplevel)
+		return "", Usagef("%s leads through a symbolic link to %s, outside the worktree %s: lockgate cannot vouch for it", rel, real, e.repo.Toplevel)
 	}
 	r = filepath.ToSlash(r)
 	if d := e.otherRepo(r); d != "" {
@@ -220,7 +220,7 @@ func (e *Workspace) otherRepo(rel string) string {
 // first wildcard (see throughLinks). The last element is left as written:
 // a link there is a file of the repository, as git tracks it.
 func (e *Workspace) KeyPath(p string) (string, error) {
-	if e.Repo.Toplevel == "" {
+	if e.repo.Toplevel == "" {
 		return p, nil
 	}
 	if !strings.ContainsAny(p, `*?[{\`) {
@@ -276,7 +276,7 @@ func (e *Workspace) CmdFile(p string) string {
 
 // ttlFor is the default TTL of a key for this worker (docs/config.md, locks.durations).
 func (e *Workspace) TTLFor(k lockkey.Key) time.Duration {
-	return e.Cfg.TTL(e.Me.HolderType, k.Kind)
+	return e.cfg.TTL(e.me.HolderType, k.Kind)
 }
 
 func Canonicals(keys []lockkey.Key) []string {
@@ -290,7 +290,7 @@ func Canonicals(keys []lockkey.Key) []string {
 // repoPath makes p (absolute, or relative to base) a repo-relative slash
 // path, refusing one outside the worktree or inside the git directory.
 func (e *Workspace) RepoPath(p, base string) (string, error) {
-	if e.Repo.Toplevel == "" {
+	if e.repo.Toplevel == "" {
 		return "", Usagef("%s: paths need a working tree (this is a bare repository)", p)
 	}
 	if strings.TrimSpace(p) == "" || strings.ContainsRune(p, 0) {
@@ -310,7 +310,7 @@ func (e *Workspace) RepoPath(p, base string) (string, error) {
 	}
 	rel, ok := e.inWorktree(abs)
 	if !ok {
-		return "", Usagef("%s is outside the worktree %s: lockgate cannot vouch for it", p, e.Repo.Toplevel)
+		return "", Usagef("%s is outside the worktree %s: lockgate cannot vouch for it", p, e.repo.Toplevel)
 	}
 	if rel == "." {
 		return "", Usagef("%s is the worktree itself, not a file in it", p)

@@ -49,7 +49,7 @@ func (e *Workspace) PauseStatus(ctx context.Context, req PauseStatusRequest) (Pa
 	if err != nil {
 		return PauseState{}, err
 	}
-	sts, err := e.Mgr.Check(ctx, []string{key}, e.Me)
+	sts, err := e.mgr.Check(ctx, []string{key}, e.me)
 	if err != nil {
 		return PauseState{}, err
 	}
@@ -130,9 +130,9 @@ func (e *Workspace) Pause(ctx context.Context, req PauseRequest) ([]locks.Result
 	}
 	ttl, exact := req.TTL, req.TTL > 0
 	if !exact {
-		ttl = e.Cfg.TTL(e.Me.HolderType, lockkey.KindTask)
+		ttl = e.cfg.TTL(e.me.HolderType, lockkey.KindTask)
 	}
-	return e.Mgr.Acquire(ctx, locks.Request{Keys: []string{key}, Owner: e.Me, TTL: ttl,
+	return e.mgr.Acquire(ctx, locks.Request{Keys: []string{key}, Owner: e.me, TTL: ttl,
 		Reason: req.Reason, Action: "pause", EventAction: journal.ActionPause, ExactTTL: exact})
 }
 
@@ -149,7 +149,7 @@ func (e *Workspace) Unpause(ctx context.Context, req UnpauseRequest) (locks.Rele
 	if err != nil {
 		return locks.ReleaseResult{}, err
 	}
-	return e.Mgr.Release(ctx, []string{key}, e.Me, req.Force,
-		journal.Event{Worker: e.Me.Holder, WorkerType: e.Me.HolderType, Session: e.Me.Session,
+	return e.mgr.Release(ctx, []string{key}, e.me, req.Force,
+		journal.Event{Worker: e.me.Holder, WorkerType: e.me.HolderType, Session: e.me.Session,
 			Action: journal.ActionUnpause, Key: key})
 }

@@ -40,8 +40,8 @@ func TestPause(t *testing.T) {
 				return
 			}
 			l := res[0].Lock
-			if !lockkey.IsPause(l.Key) || l.Holder != tt.as.Me.Holder {
-				t.Fatalf("took %s as %s, want a pause lock of %s", l.Key, l.Holder, tt.as.Me.Holder)
+			if !lockkey.IsPause(l.Key) || l.Holder != tt.as.Owner().Holder {
+				t.Fatalf("took %s as %s, want a pause lock of %s", l.Key, l.Holder, tt.as.Owner().Holder)
 			}
 			if ttl := l.ExpiresAt.Sub(epoch); tt.wantTTL != 0 && ttl != tt.wantTTL || ttl <= 0 {
 				t.Fatalf("pause lasts %s, want %s", ttl, tt.wantTTL)

@@ -63,7 +63,7 @@ func (e *Workspace) AllocatePorts(ctx context.Context, req PortsRequest) ([]lock
 		if err != nil {
 			return leased, err
 		}
-		res, err := e.Mgr.Acquire(ctx, locks.Request{Keys: []string{PortKey(p)}, Owner: e.Me, TTL: ttl,
+		res, err := e.mgr.Acquire(ctx, locks.Request{Keys: []string{PortKey(p)}, Owner: e.me, TTL: ttl,
 			Action: "port", Reason: "port lease"})
 		var held *locks.HeldError
 		if errors.As(err, &held) {
@@ -100,7 +100,7 @@ func (e *Workspace) RefreshPorts(ctx context.Context, req PortsRefreshRequest) (
 			return nil, err
 		}
 	}
-	return e.Mgr.Refresh(ctx, keys, e.Me, ttl, 0, exact)
+	return e.mgr.Refresh(ctx, keys, e.me, ttl, 0, exact)
 }
 
 // PortsReleaseRequest is `ports release`: the ports (none: every lease of
@@ -117,12 +117,12 @@ func (e *Workspace) ReleasePorts(ctx context.Context, req PortsReleaseRequest) (
 	if err != nil {
 		return locks.ReleaseResult{}, err
 	}
-	return e.Mgr.Release(ctx, keys, e.Me, req.Force)
+	return e.mgr.Release(ctx, keys, e.me, req.Force)
 }
 
 // ListPorts is every live port lease, by port.
 func (e *Workspace) ListPorts(ctx context.Context) ([]PortRow, error) {
-	entries, err := e.Store.InNamespace(ctx, PortNS)
+	entries, err := e.store.InNamespace(ctx, PortNS)
 	if err != nil {
 		return nil, err
 	}
@@ -150,12 +150,12 @@ func (e *Workspace) myPorts(ctx context.Context, args []string) ([]string, error
 	if len(keys) > 0 {
 		return keys, nil
 	}
-	entries, err := e.Store.InNamespace(ctx, PortNS)
+	entries, err := e.store.InNamespace(ctx, PortNS)
 	if err != nil {
 		return nil, err
 	}
 	for _, en := range entries {
-		if en.Err == nil && en.OwnedBy(e.Me) {
+		if en.Err == nil && en.OwnedBy(e.me) {
 			keys = append(keys, en.Key)
 		}
 	}

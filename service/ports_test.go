@@ -37,8 +37,8 @@ func TestAllocatePorts(t *testing.T) {
 			}
 			for _, l := range ls {
 				ttl := l.ExpiresAt.Sub(epoch)
-				if !strings.HasPrefix(l.Key, service.PortNS+":") || l.Session != alice.Me.Session || ttl <= 0 || tt.wantTTL != 0 && ttl != tt.wantTTL {
-					t.Fatalf("lease %+v for %s, want a port of %s for %s", l, ttl, alice.Me.Session, tt.wantTTL)
+				if !strings.HasPrefix(l.Key, service.PortNS+":") || l.Session != alice.Owner().Session || ttl <= 0 || tt.wantTTL != 0 && ttl != tt.wantTTL {
+					t.Fatalf("lease %+v for %s, want a port of %s for %s", l, ttl, alice.Owner().Session, tt.wantTTL)
 				}
 			}
 		})

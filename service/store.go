@@ -57,7 +57,7 @@ func (c storeChoice) where() string { return c.Remote + " " + c.Ref }
 // no locks.git.remote: its own ref is the store), and locks.git.ref.
 func (e *Workspace) gitWhere(cfg *config.Config) (remote, ref string) {
 	remote = cfg.GitRemote()
-	if e.Repo.Toplevel == "" && cfg.Locks.Git.Remote == "" {
+	if e.repo.Toplevel == "" && cfg.Locks.Git.Remote == "" {
 		remote = "."
 	}
 	return remote, cfg.Locks.Git.Ref
@@ -179,8 +179,8 @@ type storeSetup struct {
 // setup shows.
 func (e *Workspace) resolveStore(ctx context.Context) (*storeSetup, error) {
 	s := &storeSetup{}
-	cfgFile := gitexec.LocalConfigPath(e.Repo)
-	rec, err := gitexec.LocalConfigs(ctx, e.Repo, CloneStoreKey, ClonePrefixKey, CloneGitRemoteKey, CloneGitRefKey)
+	cfgFile := gitexec.LocalConfigPath(e.repo)
+	rec, err := gitexec.LocalConfigs(ctx, e.repo, CloneStoreKey, ClonePrefixKey, CloneGitRemoteKey, CloneGitRefKey)
 	if err != nil {
 		return nil, fmt.Errorf("read the clone's store from %s: %w", cfgFile, err)
 	}
@@ -207,7 +207,7 @@ func (e *Workspace) resolveStore(ctx context.Context) (*storeSetup, error) {
 		c.Remote, c.Ref = e.gitWhere(cfg)
 		return &c, nil
 	}
-	root := e.Cfg
+	root := e.cfg
 	if e.opts.ConfigFile != "" && !e.judging {
 		// Hooks read the root .lockgate.yaml, whatever -c this command got.
 		// A command that judges a change by -c FILE reads that file's.
@@ -247,7 +247,7 @@ func (e *Workspace) resolveStore(ctx context.Context) (*storeSetup, error) {
 	switch {
 	case hasPrefix && recPrefix != "":
 		s.clonePrefix, s.clonePrefixFrom, s.recordedPrefix = recPrefix, ClonePrefixKey+" in "+cfgFile, true
-		if recPrefix == redisstore.RepoPrefix(e.Repo.CommonDir) && root.Locks.RedisPrefix == "" {
+		if recPrefix == redisstore.RepoPrefix(e.repo.CommonDir) && root.Locks.RedisPrefix == "" {
 			// Recorded before the clone had a remote: other clones use
 			// the remote's. Switching here would hide the locks held
 			// under the recorded one; storeProblems says how to move.
@@ -286,7 +286,7 @@ func (e *Workspace) resolveStore(ctx context.Context) (*storeSetup, error) {
 		}
 	} else if s.recorded != nil && s.recorded.Kind == KindRedis && !s.recordedPrefix {
 		// Recorded before prefixes were: pin the one it derives now.
-		if err := gitexec.SetLocalConfig(ctx, e.Repo, ClonePrefixKey, s.clonePrefix, false); err == nil {
+		if err := gitexec.SetLocalConfig(ctx, e.repo, ClonePrefixKey, s.clonePrefix, false); err == nil {
 			s.clonePrefixFrom, s.recordedPrefix = ClonePrefixKey+" in "+cfgFile, true
 		}
 	} else if s.recorded != nil && s.recorded.Kind == KindGit && !recordedGit && !e.choosing {
@@ -306,7 +306,7 @@ func (e *Workspace) resolveStore(ctx context.Context) (*storeSetup, error) {
 		if c.Kind == KindGit {
 			// The clone's git store, when it has one: --store git names
 			// the kind, not another lock table.
-			c.Remote, c.Ref = e.gitWhere(e.Cfg)
+			c.Remote, c.Ref = e.gitWhere(e.cfg)
 			if s.clone.Kind == KindGit {
 				c.Remote, c.Ref = s.clone.Remote, s.clone.Ref
 			}
@@ -319,9 +319,9 @@ func (e *Workspace) resolveStore(ctx context.Context) (*storeSetup, error) {
 		err = override(e.opts.Store, FromFlag)
 	case e.getenv("LOCKGATE_STORE") != "":
 		err = override(e.getenv("LOCKGATE_STORE"), FromEnv)
-	case s.recorded == nil && e.Cfg != root:
+	case s.recorded == nil && e.cfg != root:
 		var c *storeChoice
-		if c, err = policy(e.Cfg); err == nil && c != nil {
+		if c, err = policy(e.cfg); err == nil && c != nil {
 			s.use = *c
 		}
 	}
@@ -333,9 +333,9 @@ func (e *Workspace) resolveStore(ctx context.Context) (*storeSetup, error) {
 		s.prefix, s.prefixFrom = e.getenv("LOCKGATE_REDIS_PREFIX"), "LOCKGATE_REDIS_PREFIX"
 	case s.use.Kind != KindRedis:
 		s.prefix, s.prefixFrom = "", ""
-	case e.Cfg != root && (e.Cfg.Locks.RedisPrefix != "" || !s.recordedPrefix):
+	case e.cfg != root && (e.cfg.Locks.RedisPrefix != "" || !s.recordedPrefix):
 		// -c FILE: the prefix it names, or derives when the clone has none.
-		s.prefix, s.prefixFrom = e.PrefixOf(ctx, e.Cfg)
+		s.prefix, s.prefixFrom = e.PrefixOf(ctx, e.cfg)
 	case s.prefix == "":
 		s.prefix, s.prefixFrom = e.PrefixOf(ctx, root)
 	}
@@ -346,10 +346,10 @@ func (e *Workspace) resolveStore(ctx context.Context) (*storeSetup, error) {
 // prefix and remote and ref as where its git store keeps the locks (""
 // unsets each).
 func (e *Workspace) RecordStore(ctx context.Context, spec, prefix, remote, ref string) error {
-	if err := gitexec.SetLocalConfig(ctx, e.Repo, CloneStoreKey, spec, spec == ""); err != nil {
+	if err := gitexec.SetLocalConfig(ctx, e.repo, CloneStoreKey, spec, spec == ""); err != nil {
 		return fmt.Errorf("record the store in %s: %w", CloneStoreKey, err)
 	}
-	if err := gitexec.SetLocalConfig(ctx, e.Repo, ClonePrefixKey, prefix, prefix == ""); err != nil {
+	if err := gitexec.SetLocalConfig(ctx, e.repo, ClonePrefixKey, prefix, prefix == ""); err != nil {
 		return fmt.Errorf("record the key prefix in %s: %w", ClonePrefixKey, err)
 	}
 	return e.recordGitWhere(ctx, remote, ref)
@@ -359,10 +359,10 @@ func (e *Workspace) RecordStore(ctx context.Context, spec, prefix, remote, ref s
 // unsets both).
 func (e *Workspace) recordGitWhere(ctx context.Context, remote, ref string) error {
 	unset := remote == "" || ref == ""
-	if err := gitexec.SetLocalConfig(ctx, e.Repo, CloneGitRemoteKey, remote, unset); err != nil {
+	if err := gitexec.SetLocalConfig(ctx, e.repo, CloneGitRemoteKey, remote, unset); err != nil {
 		return fmt.Errorf("record the git store's remote in %s: %w", CloneGitRemoteKey, err)
 	}
-	if err := gitexec.SetLocalConfig(ctx, e.Repo, CloneGitRefKey, ref, unset); err != nil {
+	if err := gitexec.SetLocalConfig(ctx, e.repo, CloneGitRefKey, ref, unset); err != nil {
 		return fmt.Errorf("record the git store's ref in %s: %w", CloneGitRefKey, err)
 	}
 	return nil
@@ -388,7 +388,7 @@ func (e *Workspace) PrefixOf(ctx context.Context, cfg *config.Config) (string, s
 			return redisstore.RepoPrefix(u), fmt.Sprintf("%s%s (%s)", fromRemote, remote, redisstore.Redact(u))
 		}
 	}
-	return redisstore.RepoPrefix(e.Repo.CommonDir), fromGitDir + e.Repo.CommonDir + " (no remote " + remote + ")"
+	return redisstore.RepoPrefix(e.repo.CommonDir), fromGitDir + e.repo.CommonDir + " (no remote " + remote + ")"
 }
 
 // StoreMismatchError is a hook, check or guard told to read other locks
@@ -479,7 +479,7 @@ func (e *Workspace) StoreLabel() string {
 }
 
 // root is the working tree root, or the git directory of a bare repository.
-func (e *Workspace) Root() string { return cmp.Or(e.Repo.Toplevel, e.Repo.GitDir) }
+func (e *Workspace) Root() string { return cmp.Or(e.repo.Toplevel, e.repo.GitDir) }
 
 // StoreView is one store choice as `store show` and `store use` report
 // it.
@@ -532,9 +532,9 @@ func (e *Workspace) ShowStore(ctx context.Context) (*StoreReport, error) {
 		r.Policy = storeViewOf(s.policy)
 	}
 	if s.use.Kind == KindGit {
-		g := e.Cfg.Locks.Git
+		g := e.cfg.Locks.Git
 		r.Git = &GitStoreView{Remote: s.use.Remote, Ref: s.use.Ref, ClockSkew: g.ClockSkew.String(), MaxAge: g.MaxAge.String(), Timeout: g.Timeout.String()}
-		if u, ok, err := gitexec.RemoteURL(ctx, e.Repo, r.Git.Remote); err == nil && ok {
+		if u, ok, err := gitexec.RemoteURL(ctx, e.repo, r.Git.Remote); err == nil && ok {
 			r.Git.URL = gitstore.RedactURL(u)
 		}
 	}
@@ -595,10 +595,10 @@ func (e *Workspace) UseStore(ctx context.Context, req UseRequest) (*UseResult, e
 		// process's LOCK_REDIS_URL to other locks.
 		record = cmp.Or(c.URL, c.Kind)
 		if c.Kind == KindRedis {
-			r.Prefix, _ = e.PrefixOf(ctx, e.Cfg)
+			r.Prefix, _ = e.PrefixOf(ctx, e.cfg)
 		}
 		if c.Kind == KindGit {
-			c.Remote, c.Ref = e.gitWhere(e.Cfg)
+			c.Remote, c.Ref = e.gitWhere(e.cfg)
 			remote, ref = c.Remote, c.Ref
 		}
 		st, err := e.openStore(ctx, c, r.Prefix)
@@ -625,7 +625,7 @@ func (e *Workspace) UseStore(ctx context.Context, req UseRequest) (*UseResult, e
 	now := e.setup.clone
 	r.Store = storeViewOf(&now)
 	details := fmt.Sprintf("%s (%s); was %s", now.name(), now.source(), was)
-	if err := e.Mgr.Record(ctx, journal.Event{Worker: e.Me.Holder, WorkerType: e.Me.HolderType, Session: e.Me.Session,
+	if err := e.mgr.Record(ctx, journal.Event{Worker: e.me.Holder, WorkerType: e.me.HolderType, Session: e.me.Session,
 		Action: journal.ActionStoreUse, Details: details}); err != nil {
 		return nil, fmt.Errorf("store use: the store is recorded in the clone's config, its event is not: %w", err)
 	}

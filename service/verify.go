@@ -35,7 +35,7 @@ func (e *LogMissingError) FetchSpec() string {
 // LogRefs are where a clone keeps the workflow branch: its own, and the
 // remote's as last fetched.
 func (e *Workspace) LogRefs() []string {
-	b := e.Cfg.Workflow.Branch
+	b := e.cfg.Workflow.Branch
 	return []string{"refs/heads/" + b, "refs/remotes/" + e.logRemote() + "/" + b}
 }
 
@@ -44,8 +44,8 @@ func (e *Workspace) LogRefs() []string {
 // (`git clone -o upstream`), that one. With several, workflow.remote
 // stays: which of them holds the log is the policy's to say.
 func (e *Workspace) logRemote() string {
-	want := e.Cfg.Workflow.Remote
-	out, err := gitexec.RepoOutput(context.Background(), e.Repo, "remote")
+	want := e.cfg.Workflow.Remote
+	out, err := gitexec.RepoOutput(context.Background(), e.repo, "remote")
 	if err != nil {
 		return want
 	}
@@ -59,10 +59,10 @@ func (e *Workspace) logRemote() string {
 // FetchLockLog fetches the workflow branch from workflow.remote into its
 // remote-tracking ref.
 func (e *Workspace) FetchLockLog(ctx context.Context) error {
-	miss := &LogMissingError{Remote: e.logRemote(), Branch: e.Cfg.Workflow.Branch}
-	dir := e.Repo.Toplevel
+	miss := &LogMissingError{Remote: e.logRemote(), Branch: e.cfg.Workflow.Branch}
+	dir := e.repo.Toplevel
 	if dir == "" {
-		dir = e.Repo.GitDir
+		dir = e.repo.GitDir
 	}
 	if _, err := gitexec.Output(ctx, dir, nil, "fetch", "--quiet", "--no-tags", "--", miss.Remote, miss.FetchSpec()); err != nil {
 		return fmt.Errorf("fetch the lock log (%s from %s): %w", miss.Branch, miss.Remote, err)
@@ -75,7 +75,7 @@ func (e *Workspace) FetchLockLog(ctx context.Context) error {
 // journal when the clone has one, each event once.
 func (e *Workspace) ReadLockLog(ctx context.Context, extra ...string) ([]journal.Event, error) {
 	refs := e.LogRefs()
-	evs, found, err := workflow.ReadEvents(ctx, workflow.Config{GitDir: e.Repo.GitDir, CommonDir: e.Repo.CommonDir, WorkTree: e.Repo.Toplevel}, append(refs, extra...))
+	evs, found, err := workflow.ReadEvents(ctx, workflow.Config{GitDir: e.repo.GitDir, CommonDir: e.repo.CommonDir, WorkTree: e.repo.Toplevel}, append(refs, extra...))
 	if err != nil {
 		return nil, fmt.Errorf("read the lock log: %w", err)
 	}
@@ -107,7 +107,7 @@ func (e *Workspace) ReadLockLog(ctx context.Context, extra ...string) ([]journal
 		}
 	}
 	if len(found) == 0 && len(local) == 0 {
-		return nil, &LogMissingError{Refs: refs, Remote: e.logRemote(), Branch: e.Cfg.Workflow.Branch}
+		return nil, &LogMissingError{Refs: refs, Remote: e.logRemote(), Branch: e.cfg.Workflow.Branch}
 	}
 	return evs, nil
 }
@@ -120,18 +120,18 @@ func (e *Workspace) ReadLockLog(ctx context.Context, extra ...string) ([]journal
 // lost state holds is handed out again. A clone with no lock log at all
 // has floor 0.
 func (e *Workspace) FenceFloor(ctx context.Context) (uint64, error) {
-	if e.Repo.Toplevel != "" {
+	if e.repo.Toplevel != "" {
 		// A remote without the branch (first use) has no events to add;
 		// one that cannot be read fails the change: the floor it would
 		// give is unknown. A repository without any remote (one of its
 		// own, on Redis) has only its own log.
-		remote, b := e.logRemote(), e.Cfg.Workflow.Branch
-		out, err := gitexec.RepoOutput(ctx, e.Repo, "remote")
+		remote, b := e.logRemote(), e.cfg.Workflow.Branch
+		out, err := gitexec.RepoOutput(ctx, e.repo, "remote")
 		if err != nil {
 			return 0, fmt.Errorf("read the lock log: list the clone's remotes: %w", err)
 		}
 		if len(strings.Fields(string(out))) > 0 {
-			err := gitexec.FetchRef(ctx, e.Repo, remote, "refs/heads/"+b, "refs/remotes/"+remote+"/"+b)
+			err := gitexec.FetchRef(ctx, e.repo, remote, "refs/heads/"+b, "refs/remotes/"+remote+"/"+b)
 			if err != nil && !errors.Is(err, gitexec.ErrNoRemoteRef) {
 				return 0, fmt.Errorf("fetch the lock log (%s from %s): %w", b, remote, err)
 			}
@@ -156,8 +156,8 @@ func (e *Workspace) FenceFloor(ctx context.Context) (uint64, error) {
 // event commits (workflow.CheckEventCommits), read against the branch as
 // it is; reason says why one is not, "" when all are.
 func (e *Workspace) EventCommits(ctx context.Context, commits []string) (reason string, err error) {
-	cfg := workflow.Config{GitDir: e.Repo.GitDir, CommonDir: e.Repo.CommonDir, WorkTree: e.Repo.Toplevel}
-	err = workflow.CheckEventCommits(ctx, cfg, []string{"refs/heads/" + e.Cfg.Workflow.Branch}, commits)
+	cfg := workflow.Config{GitDir: e.repo.GitDir, CommonDir: e.repo.CommonDir, WorkTree: e.repo.Toplevel}
+	err = workflow.CheckEventCommits(ctx, cfg, []string{"refs/heads/" + e.cfg.Workflow.Branch}, commits)
 	var ne *workflow.NotEventsError
 	if errors.As(err, &ne) {
 		return ne.Error(), nil
@@ -202,7 +202,7 @@ func (e *Workspace) Verify(ctx context.Context, req VerifyRequest) (*Report, err
 	revArgs := []string{"HEAD", "--not", "--remotes"}
 	var err error
 	switch {
-	case req.Staged && e.Repo.Toplevel == "":
+	case req.Staged && e.repo.Toplevel == "":
 		return nil, Usagef("verify --staged: a bare repository has no staged change")
 	case req.Staged:
 		revArgs = nil

@@ -155,9 +155,9 @@ type WorkLoop struct {
 // NewWorkLoop starts a worker loop on the opened workspace.
 func (e *Workspace) NewWorkLoop(req WorkRequest) *WorkLoop {
 	w := &WorkLoop{e: e, req: req, stop: make(chan struct{}), failures: map[string]int{}}
-	w.sum = WorkSummary{Worker: e.Me.Holder, Session: e.Me.Session, Store: e.StoreName(),
+	w.sum = WorkSummary{Worker: e.me.Holder, Session: e.me.Session, Store: e.StoreName(),
 		Done: []WorkRun{}, Failed: []WorkRun{}, GivenBack: []WorkRun{}, Lost: []WorkRun{}}
-	w.say("worker %s, session %s, lock store %s; running %s for each package", e.Me.Holder, e.Me.Session, e.StoreLabel(), req.Command)
+	w.say("worker %s, session %s, lock store %s; running %s for each package", e.me.Holder, e.me.Session, e.StoreLabel(), req.Command)
 	return w
 }
 
@@ -352,7 +352,7 @@ func (w *WorkLoop) env(wp *config.WorkPackage) ([]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("work package %s: %w", wp.ID, err)
 	}
-	me := w.e.Me
+	me := w.e.me
 	return []string{
 		"LOCKGATE_PACKAGE=" + wp.ID,
 		"LOCKGATE_PACKAGE_TITLE=" + wp.Title,
@@ -373,7 +373,7 @@ func (w *WorkLoop) Keep(ctx context.Context, j *WorkJob) error {
 		return nil
 	}
 	bg := context.WithoutCancel(ctx)
-	ls, err := w.e.Mgr.Refresh(bg, j.keys, w.e.Me, j.ttl, 0, false)
+	ls, err := w.e.mgr.Refresh(bg, j.keys, w.e.me, j.ttl, 0, false)
 	if err == nil {
 		for _, l := range ls {
 			if l.Key != j.task.Key {
@@ -386,9 +386,9 @@ func (w *WorkLoop) Keep(ctx context.Context, j *WorkJob) error {
 		}
 		return nil
 	}
-	cur, gerr := w.e.Store.Get(bg, j.task.Key)
+	cur, gerr := w.e.store.Get(bg, j.task.Key)
 	switch {
-	case gerr == nil && IsFinishedPackage(cur) && cur.OwnedBy(w.e.Me):
+	case gerr == nil && IsFinishedPackage(cur) && cur.OwnedBy(w.e.me):
 		j.finishedByCMD = true // the command ran `lockgate done` itself
 		return nil
 	case claimLost(err), !w.e.Now().Before(j.expires):
@@ -457,7 +457,7 @@ func (w *WorkLoop) finish(ctx context.Context, j *WorkJob, run WorkRun, how Fini
 	f, err := w.e.FinishPackage(ctx, FinishRequest{PackageRequest: PackageRequest{Packages: w.req.Packages, ID: j.ID}, Finish: how})
 	var state *PackageStateError
 	switch {
-	case errors.As(err, &state) && state.Status.Holder == w.e.Me.Holder && state.Status.Session == w.e.Me.Session:
+	case errors.As(err, &state) && state.Status.Holder == w.e.me.Holder && state.Status.Session == w.e.me.Session:
 		// The command finished it itself (`lockgate done`): as it said.
 		how = Finish{Commit: state.Status.Commit, Failed: state.Status.Reason}
 		if state.Status.State == PackageDone {
@@ -494,7 +494,7 @@ func AtCommit(c string) string {
 // stillClaimed reports whether the claim whose task record was task still
 // stands (or whether that cannot be told: the store does not answer).
 func (w *WorkLoop) stillClaimed(ctx context.Context, task locks.Lock) bool {
-	cur, err := w.e.Store.Get(ctx, task.Key)
+	cur, err := w.e.store.Get(ctx, task.Key)
 	if errors.Is(err, locks.ErrNotFound) {
 		return false
 	}

@@ -658,7 +658,7 @@ func TestWorkSession(t *testing.T) {
 func TestListPackagesUnreadable(t *testing.T) {
 	_, _, open := queueRepo(t, queuePackages)
 	e := open("alice")
-	if err := os.WriteFile(e.Store.Where("task:WP-1"), []byte("not a record"), 0o644); err != nil {
+	if err := os.WriteFile(e.store.Where("task:WP-1"), []byte("not a record"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	l, err := e.ListPackages(context.Background(), "")

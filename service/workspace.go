@@ -72,19 +72,19 @@ type Workspace struct {
 	// choosing: store use is recording a store, so the policy's is not
 	// recorded on the way.
 	choosing bool
-	// judging: Cfg is the policy a change is judged by (the one committed
+	// judging: cfg is the policy a change is judged by (the one committed
 	// at its base, or -c FILE), not the checkout's: the clone's store is
 	// held to it (JudgeByBase).
 	judging bool
-	Repo    *gitexec.Repo
+	repo    *gitexec.Repo
 	Cwd     string // absolute working directory (after -C)
-	Cfg     *config.Config
-	Store   locks.Store
-	Journal *journal.Journal
-	Mgr     *locks.Manager
-	Me      locks.Owner
+	cfg     *config.Config
+	store   locks.Store
+	journal *journal.Journal
+	mgr     *locks.Manager
+	me      locks.Owner
 	closers []func() error
-	Redis   *redisstore.Store // set when the store is Redis
+	redis   *redisstore.Store // set when the store is Redis
 	realTop string            // the worktree with symbolic links resolved, once needed
 	// fold is core.ignorecase, once read (see ignoreCase).
 	fold  *bool
@@ -96,7 +96,7 @@ type Workspace struct {
 // A-Z folded in every clone (lockkey.FoldCase).
 func (e *Workspace) IgnoreCase(ctx context.Context) (bool, error) {
 	if e.fold == nil {
-		v, err := gitexec.IgnoreCase(ctx, e.Repo)
+		v, err := gitexec.IgnoreCase(ctx, e.repo)
 		if err != nil {
 			return false, err
 		}
@@ -110,13 +110,13 @@ func (e *Workspace) Close() {
 	for _, c := range e.closers {
 		_ = c()
 	}
-	if e.Store != nil {
-		_ = e.Store.Close()
+	if e.store != nil {
+		_ = e.store.Close()
 	}
 }
 
 // stateDir is where lockgate keeps a clone's shared state.
-func (e *Workspace) StateDir() string { return filepath.Join(e.Repo.CommonDir, "lockgate") }
+func (e *Workspace) StateDir() string { return filepath.Join(e.repo.CommonDir, "lockgate") }
 
 // journalFile is the clone's journal; reading it needs no lock store.
 func (e *Workspace) JournalFile() *journal.Journal {
@@ -176,7 +176,7 @@ func Load(ctx context.Context, opts Options) (*Workspace, error) {
 	if err != nil {
 		return nil, err
 	}
-	e.Repo, e.Cwd, e.Cfg, e.Me = repo, cwd, cfg, me
+	e.repo, e.Cwd, e.cfg, e.me = repo, cwd, cfg, me
 	return e, nil
 }
 
@@ -204,7 +204,7 @@ func serverConfig(ctx context.Context, repo *gitexec.Repo, local string) (*confi
 // Open opens the lock store, the journal and the Manager for purpose p,
 // once: later calls return at once.
 func (e *Workspace) Open(ctx context.Context, p Purpose) error {
-	if e.Mgr != nil {
+	if e.mgr != nil {
 		return nil
 	}
 	e.purpose = p
@@ -219,21 +219,21 @@ func (e *Workspace) Open(ctx context.Context, p Purpose) error {
 	if err != nil {
 		return err
 	}
-	e.Store, e.setup = store, setup
-	if setup.use.Kind == KindGit && !e.Cfg.Workflow.AutoPushSet {
+	e.store, e.setup = store, setup
+	if setup.use.Kind == KindGit && !e.cfg.Workflow.AutoPushSet {
 		// Locks shared through the remote: so are their events, or
 		// verify in another clone could not see them.
-		e.Cfg.Workflow.AutoPush = true
+		e.cfg.Workflow.AutoPush = true
 	}
-	e.Redis, _ = store.(*redisstore.Store)
-	e.Journal = e.JournalFile()
+	e.redis, _ = store.(*redisstore.Store)
+	e.journal = e.JournalFile()
 	host, _ := os.Hostname()
-	e.Mgr = &locks.Manager{Store: store, Host: host, PID: os.Getpid(), Now: e.opts.Clock, StoreName: storeName(setup.use, store)}
-	sink := &auditSink{ctx: ctx, journal: e.Journal, autoPush: e.Cfg.Workflow.AutoPush, notify: e.notify}
-	if e.Cfg.Workflow.AutoCommit {
+	e.mgr = &locks.Manager{Store: store, Host: host, PID: os.Getpid(), Now: e.opts.Clock, StoreName: storeName(setup.use, store)}
+	sink := &auditSink{ctx: ctx, journal: e.journal, autoPush: e.cfg.Workflow.AutoPush, notify: e.notify}
+	if e.cfg.Workflow.AutoCommit {
 		sink.branch = e.BranchWriter(ctx)
 	}
-	e.Mgr.Events = sink
+	e.mgr.Events = sink
 	return nil
 }
 
@@ -249,6 +249,17 @@ func (e *Workspace) warn(level, msg string) { e.notify(level, msg) }
 // Now is the request's clock.
 func (e *Workspace) Now() time.Time { return e.opts.Clock() }
 
+// Owner is who the request acts as, resolved once when the workspace was
+// loaded (worker, type, session): front ends render it, never decide it.
+func (e *Workspace) Owner() locks.Owner { return e.me }
+
+// LockStore is the clone's lock store as it is, below the Manager's rules
+// and the audit trail: for programs that seed or inspect the table
+// directly (a benchmark filling it with thousands of records). Front ends
+// never call it — every change they make goes through a use case, so it is
+// journaled (TestFrontEndsUseCases keeps it so).
+func (e *Workspace) LockStore() locks.Store { return e.store }
+
 // getenv reads the request's environment.
 func (e *Workspace) getenv(k string) string { return e.opts.Getenv(k) }
 
@@ -256,12 +267,12 @@ func (e *Workspace) getenv(k string) string { return e.opts.Getenv(k) }
 // was, when locks.git.max_age let it use one the remote confirmed
 // earlier; "" otherwise.
 func (e *Workspace) StateAgeNote() string {
-	g, ok := e.Store.(*gitstore.Store)
-	if !ok || !e.purpose.Cached || e.Cfg.Locks.Git.MaxAge <= 0 {
+	g, ok := e.store.(*gitstore.Store)
+	if !ok || !e.purpose.Cached || e.cfg.Locks.Git.MaxAge <= 0 {
 		return ""
 	}
 	age := g.Age(time.Now()).Round(100 * time.Millisecond)
-	return fmt.Sprintf("locks as %s %s had them %s ago (locks.git.max_age: %s)", g.Remote(), g.Ref(), age, e.Cfg.Locks.Git.MaxAge)
+	return fmt.Sprintf("locks as %s %s had them %s ago (locks.git.max_age: %s)", g.Remote(), g.Ref(), age, e.cfg.Locks.Git.MaxAge)
 }
 
 // storeName names the store in events: its kind, and where a shared one is.
@@ -280,11 +291,11 @@ func (e *Workspace) openStore(ctx context.Context, c storeChoice, prefix string)
 	case KindFile:
 		return filestore.Open(filepath.Join(e.StateDir(), "locks"))
 	case KindGit:
-		g := e.Cfg.Locks.Git
+		g := e.cfg.Locks.Git
 		// Where the locks are is the clone's (c.Remote, c.Ref; see
 		// gitWhere); how to talk to the remote is the policy's.
 		opts := gitstore.Options{
-			GitDir: e.Repo.GitDir, CommonDir: e.Repo.CommonDir, WorkTree: e.Repo.Toplevel,
+			GitDir: e.repo.GitDir, CommonDir: e.repo.CommonDir, WorkTree: e.repo.Toplevel,
 			Remote: c.Remote, Ref: c.Ref, ClockSkew: g.ClockSkew.Std(), Timeout: g.Timeout.Std(),
 		}
 		opts.RemoteFrom = e.gitRemoteFrom()
@@ -297,7 +308,7 @@ func (e *Workspace) openStore(ctx context.Context, c storeChoice, prefix string)
 		opts.FenceFloor = e.FenceFloor
 		s, err := gitstore.Open(opts)
 		if err != nil {
-			return nil, Usagef("%v (locks.git in %s)", err, cmp.Or(e.Cfg.Path, config.DefaultFile))
+			return nil, Usagef("%v (locks.git in %s)", err, cmp.Or(e.cfg.Path, config.DefaultFile))
 		}
 		return s, nil
 	case KindRedis:
@@ -325,8 +336,8 @@ func (e *Workspace) openStore(ctx context.Context, c storeChoice, prefix string)
 // gitRemoteFrom says where the git store's remote comes from, in a
 // sentence for the error of a clone without it.
 func (e *Workspace) gitRemoteFrom() string {
-	file := cmp.Or(e.Cfg.Path, config.DefaultFile)
-	if e.Cfg.Locks.Git.Remote != "" {
+	file := cmp.Or(e.cfg.Path, config.DefaultFile)
+	if e.cfg.Locks.Git.Remote != "" {
 		return "locks.git.remote in " + file
 	}
 	return "workflow.remote, origin unless " + file + " sets it, as locks.git.remote is not set"
@@ -434,7 +445,7 @@ func sanitizeSession(s string) string {
 // A command that reads no lock (log) opens the store only when an intent
 // is left to settle, so that it works while the store is down.
 func (e *Workspace) Recover(ctx context.Context) {
-	if e.Mgr == nil {
+	if e.mgr == nil {
 		if !journal.Open(filepath.Join(e.StateDir(), "events.jsonl")).HasIntents() {
 			return
 		}
@@ -443,7 +454,7 @@ func (e *Workspace) Recover(ctx context.Context) {
 			return
 		}
 	}
-	if err := e.Mgr.Recover(ctx); err != nil {
+	if err := e.mgr.Recover(ctx); err != nil {
 		e.warn("warning", err.Error())
 	}
 }

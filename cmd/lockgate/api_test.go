@@ -146,3 +146,32 @@ func exportedFields(typ ast.Expr, visit func(ast.Node)) {
 		}
 	}
 }
+
+// TestFrontEndsUseCases: a front end changes the lock table only through
+// the service's use cases, which journal what they do; the raw store the
+// service hands out for seeding (Workspace.LockStore) is not for them.
+func TestFrontEndsUseCases(t *testing.T) {
+	t.Parallel()
+	root := filepath.Join("..", "..", "frontend")
+	checked := 0
+	err := filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return err
+		}
+		checked++
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		if strings.Contains(string(data), ".LockStore()") {
+			t.Errorf("%s calls Workspace.LockStore: go through a service use case", filepath.ToSlash(path))
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if checked < 20 {
+		t.Fatalf("checked %d files; the walk missed the front ends", checked)
+	}
+}

@@ -145,7 +145,7 @@ func seedDone(b *testing.B, dir string, env []string, done int) {
 	now := time.Now().UTC()
 	put := func(s locks.Store) error {
 		for i := range done {
-			rec := locks.Lock{Key: lockkey.TaskKey(queueID(i)), Holder: ws.Me.Holder, HolderType: ws.Me.HolderType, Session: ws.Me.Session,
+			rec := locks.Lock{Key: lockkey.TaskKey(queueID(i)), Holder: ws.Owner().Holder, HolderType: ws.Owner().HolderType, Session: ws.Owner().Session,
 				Action: service.DoneAction, PID: os.Getpid(), Host: "bench", CreatedAt: now, ExpiresAt: locks.Never,
 				TaskID: queueID(i), Token: locks.NewToken(), FinishedAt: &now}
 			if _, _, err := s.Acquire(ctx, rec, now); err != nil {
@@ -154,10 +154,10 @@ func seedDone(b *testing.B, dir string, env []string, done int) {
 		}
 		return nil
 	}
-	if tx, ok := ws.Store.(locks.Transactor); ok {
+	if tx, ok := ws.LockStore().(locks.Transactor); ok {
 		err = tx.Transact(ctx, put)
 	} else {
-		err = put(ws.Store)
+		err = put(ws.LockStore())
 	}
 	if err != nil {
 		b.Fatal(err)

@@ -42,7 +42,7 @@ func BenchmarkBoardFrame(b *testing.B) {
 		if l.CreatedAt.IsZero() {
 			l.CreatedAt = now.Add(-time.Minute)
 		}
-		if _, _, err := e.Store.Acquire(ctx, l, now); err != nil {
+		if _, _, err := e.LockStore().Acquire(ctx, l, now); err != nil {
 			b.Fatal(err)
 		}
 	}
