@@ -40,24 +40,21 @@ func (e *Workspace) CompleteRequest(req *locks.Request, keys []lockkey.Key) erro
 
 // RefreshKeys extends each key to ttl from now — exactly, as the user named
 // it — or, when ttl is 0, by its own default TTL without shortening it,
-// returning the locks refreshed before any error.
+// returning the locks refreshed before any error. The keys refreshed
+// change in one change of the store: on the git store, one push.
 func (e *Workspace) RefreshKeys(ctx context.Context, keys []lockkey.Key, ttl time.Duration) ([]locks.Lock, error) {
-	var out []locks.Lock
-	for _, k := range keys {
-		t := ttl
-		if t == 0 {
-			var err error
-			if t, err = e.DefaultTTL([]lockkey.Key{k}); err != nil {
-				return out, err
+	rs := make([]locks.Renewal, len(keys))
+	for i, k := range keys {
+		rs[i] = locks.Renewal{Key: k.Canonical, TTL: ttl}
+		if ttl == 0 {
+			t, err := e.DefaultTTL([]lockkey.Key{k})
+			if err != nil {
+				return nil, err
 			}
-		}
-		ls, err := e.Mgr.Refresh(ctx, []string{k.Canonical}, e.Me, t, e.Cfg.TTL(e.Me.HolderType, lockkey.KindTask), ttl != 0)
-		out = append(out, ls...)
-		if err != nil {
-			return out, err
+			rs[i].TTL = t
 		}
 	}
-	return out, nil
+	return e.Mgr.RefreshEach(ctx, rs, e.Me, e.Cfg.TTL(e.Me.HolderType, lockkey.KindTask), ttl != 0)
 }
 
 // DefaultTTL is the default lifetime of a set of keys, on every store:
