@@ -524,7 +524,9 @@ func (e *Workspace) FinishPackage(ctx context.Context, packages, id string, how 
 	ev := journal.Event{Worker: e.Me.Holder, WorkerType: e.Me.HolderType, Session: e.Me.Session,
 		Action: journal.ActionDone, Key: taskKey, TaskID: wp.ID, Fence: cur.Fence, Details: wp.Title}
 	if commit != "" {
-		ev.Details = "commit " + commit + ": " + wp.Title
+		// The commit as a field, for verify; in the details too, as the
+		// log has always shown it.
+		ev.Commit, ev.Details = commit, "commit "+commit+": "+wp.Title
 	}
 	if how.Failed != "" {
 		ev.Action, ev.Details = journal.ActionPackageFailed, how.Failed
