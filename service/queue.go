@@ -19,7 +19,7 @@ import (
 // (or a claim that expired) is ready; a live record a claim made is
 // claimed; a record rewritten by `done` stays, never expiring, as done or
 // failed. The file lists the packages; the store says where each stands,
-// so editing the file loses no state. docs/config.md describes the queue.
+// so editing the file loses no state. docs/queue.md describes the queue.
 
 // PackageState is where a work package stands.
 type PackageState string
