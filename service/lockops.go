@@ -159,21 +159,17 @@ func (e *Workspace) RefreshLocks(ctx context.Context, r RefreshRequest) ([]locks
 	if err != nil {
 		return nil, err
 	}
-	var out []locks.Lock
-	for _, k := range keys {
-		t := r.TTL
-		if t == 0 {
-			if t, err = e.DefaultTTL([]lockkey.Key{k}); err != nil {
-				return out, err
+	// The keys change in one change of the store: on the git store, one push.
+	rs := make([]locks.Renewal, len(keys))
+	for i, k := range keys {
+		rs[i] = locks.Renewal{Key: k.Canonical, TTL: r.TTL}
+		if r.TTL == 0 {
+			if rs[i].TTL, err = e.DefaultTTL([]lockkey.Key{k}); err != nil {
+				return nil, err
 			}
 		}
-		ls, err := e.mgr.Refresh(ctx, []string{k.Canonical}, e.me, t, e.cfg.TTL(e.me.HolderType, lockkey.KindTask), r.TTL != 0)
-		out = append(out, ls...)
-		if err != nil {
-			return out, err
-		}
 	}
-	return out, nil
+	return e.mgr.RefreshEach(ctx, rs, e.me, e.cfg.TTL(e.me.HolderType, lockkey.KindTask), r.TTL != 0)
 }
 
 // CheckRequest is `lock check` and check_locks with keys.

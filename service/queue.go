@@ -19,7 +19,7 @@ import (
 // (or a claim that expired) is ready; a live record a claim made is
 // claimed; a record rewritten by `done` stays, never expiring, as done or
 // failed. The file lists the packages; the store says where each stands,
-// so editing the file loses no state. docs/config.md describes the queue.
+// so editing the file loses no state. docs/queue.md describes the queue.
 
 // PackageState is where a work package stands.
 type PackageState string
@@ -353,12 +353,13 @@ type NextClaim struct {
 
 // ClaimNext claims the highest-priority ready package (file order among
 // equals) whose dependencies are all done and whose locks are all free,
-// holding the global claim lock meanwhile when configured. A package done
+// holding the global claim lock meanwhile when it is on
+// (config.LocksConfig.GlobalClaimLock). A package done
 // is never handed out again: its task record stays, and a claim takes the
 // task key only where no finished record holds it (locks.Request.Settled). With none to claim it returns
 // the queue: Drained, or a *NoFreePackageError naming what waits.
 func (e *Workspace) ClaimNext(ctx context.Context, wps *config.WorkPackages, o Claim) (NextClaim, error) {
-	if e.cfg.Locks.UseGlobalClaimLock {
+	if _, tx := e.store.(locks.Transactor); e.cfg.Locks.GlobalClaimLock(tx) {
 		res, err := e.mgr.Acquire(ctx, locks.Request{Keys: []string{"claim"}, Owner: e.me, TTL: time.Minute,
 			Action: "claim", Reason: "choosing the next work package", Wait: max(o.Wait, 30*time.Second)})
 		if err != nil {
@@ -400,6 +401,18 @@ func (e *Workspace) ClaimNext(ctx context.Context, wps *config.WorkPackages, o C
 		}
 		wp, _ := wps.Find(s.ID)
 		res, err := e.claim(ctx, wp, Claim{TTL: o.TTL})
+		var finished *PackageStateError
+		if errors.As(err, &finished) {
+			// Claimed and finished by another since the queue was read
+			// (without the global claim lock the choice and the claim
+			// are two steps): passed over, as it stands now.
+			st := finished.Status
+			st.Title, st.Priority, st.wp = s.Title, s.Priority, s.wp
+			q.Counts[s.State]--
+			*s = st
+			q.Counts[s.State]++
+			continue
+		}
 		var held *locks.HeldError
 		var corrupt *locks.CorruptError
 		if errors.As(err, &held) || errors.As(err, &corrupt) {
@@ -580,7 +593,9 @@ func (e *Workspace) FinishPackage(ctx context.Context, r FinishRequest) (Finishe
 	ev := journal.Event{Worker: e.me.Holder, WorkerType: e.me.HolderType, Session: e.me.Session,
 		Action: journal.ActionDone, Key: taskKey, TaskID: wp.ID, Fence: cur.Fence, Details: wp.Title}
 	if commit != "" {
-		ev.Details = "commit " + commit + ": " + wp.Title
+		// The commit as a field, for verify; in the details too, as the
+		// log has always shown it.
+		ev.Commit, ev.Details = commit, "commit "+commit+": "+wp.Title
 	}
 	if how.Failed != "" {
 		ev.Action, ev.Details = journal.ActionPackageFailed, how.Failed

@@ -36,11 +36,21 @@ type queueRig struct {
 	env   []string
 	store string
 	sites []string
+	// files are the files each package locks, when the test checks that
+	// no two claimers hold one at once.
+	files map[string][]string
 }
 
 // newQueueRig makes a repository whose work-packages.yaml is packages, with
 // n sites on store ("file", "git" or "redis").
 func newQueueRig(t *testing.T, store string, n int, packages string) *queueRig {
+	t.Helper()
+	return newQueueRigWith(t, store, n, packages, "")
+}
+
+// newQueueRigWith is newQueueRig with locksPolicy added to the policy's
+// locks: section (flow style: "use_global_claim_lock: false").
+func newQueueRigWith(t *testing.T, store string, n int, packages, locksPolicy string) *queueRig {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	t.Cleanup(cancel)
@@ -56,7 +66,10 @@ func newQueueRig(t *testing.T, store string, n int, packages string) *queueRig {
 	}
 	seed := filepath.Join(root, "seed")
 	r.git(root, "init", "-q", "-b", "main", seed)
-	write(t, filepath.Join(seed, ".lockgate.yaml"), fmt.Sprintf("version: 1\nlocks: {store: %s}\nworkflow: {auto_commit: false}\n", store))
+	if locksPolicy != "" {
+		locksPolicy = ", " + locksPolicy
+	}
+	write(t, filepath.Join(seed, ".lockgate.yaml"), fmt.Sprintf("version: 1\nlocks: {store: %s%s}\nworkflow: {auto_commit: false}\n", store, locksPolicy))
 	write(t, filepath.Join(seed, "work-packages.yaml"), packages)
 	write(t, filepath.Join(seed, "src", "README"), "sources\n")
 	r.git(seed, "add", "-A")
@@ -374,6 +387,7 @@ func drainQueue(t *testing.T, store string) {
 type harness struct {
 	mu          sync.Mutex
 	holding     map[string]string // package → the claimer the harness saw claim it
+	fileHolder  map[string]string // file → the claimer holding a package that locks it (with queueRig.files)
 	claims      map[string]int
 	firstClaim  map[string]time.Time
 	doneStarted map[string]time.Time
@@ -392,7 +406,7 @@ func (h *harness) fail(err error) {
 // drained.
 func (r *queueRig) drain(claimers int, seed uint64, giveBack int) *harness {
 	r.t.Helper()
-	h := &harness{holding: map[string]string{}, claims: map[string]int{}, firstClaim: map[string]time.Time{}, doneStarted: map[string]time.Time{}}
+	h := &harness{holding: map[string]string{}, fileHolder: map[string]string{}, claims: map[string]int{}, firstClaim: map[string]time.Time{}, doneStarted: map[string]time.Time{}}
 	var wg sync.WaitGroup
 	for c := range claimers {
 		wg.Add(1)
@@ -447,10 +461,21 @@ func (r *queueRig) drain(claimers int, seed uint64, giveBack int) *harness {
 				// before its release: the harness's hold lies within the
 				// store's.
 				h.holding[id] = w.worker
+				for _, f := range r.files[id] {
+					if other, ok := h.fileHolder[f]; ok {
+						h.errs = append(h.errs, fmt.Errorf("%s claimed %s, which locks %s, while %s held a package locking it", w.worker, id, f, other))
+					}
+					h.fileHolder[f] = w.worker
+				}
 				h.mu.Unlock()
 				time.Sleep(time.Duration(rng.IntN(30)) * time.Millisecond) // the work
 				h.mu.Lock()
 				delete(h.holding, id)
+				for _, f := range r.files[id] {
+					if h.fileHolder[f] == w.worker {
+						delete(h.fileHolder, f)
+					}
+				}
 				if verb[0] == "done" {
 					h.doneStarted[id] = time.Now()
 				}

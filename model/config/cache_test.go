@@ -192,6 +192,35 @@ func TestStoreSetSurvivesCache(t *testing.T) {
 	}
 }
 
+// The global claim lock is on unless the file says otherwise, but for a
+// transactional store (the git store), where it is off unless the file
+// says otherwise; through the cache too.
+func TestGlobalClaimLock(t *testing.T) {
+	dir := t.TempDir()
+	for body, want := range map[string][2]bool{ // other stores, transactional
+		"version: 1\nlocks:\n  store: git\n":                                 {true, false},
+		"version: 1\nlocks:\n  use_global_claim_lock: true\n":                {true, true},
+		"version: 1\nlocks:\n  store: git\n  use_global_claim_lock: false\n": {false, false},
+	} {
+		path := filepath.Join(dir, "c.yaml")
+		if err := os.WriteFile(path, []byte(body), 0o666); err != nil {
+			t.Fatal(err)
+		}
+		for i := 0; i < 2; i++ { // parsed, then from the cache
+			c, err := LoadCached(path, filepath.Join(dir, "cache"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := [2]bool{c.Locks.GlobalClaimLock(false), c.Locks.GlobalClaimLock(true)}; got != want {
+				t.Errorf("%q (load %d): GlobalClaimLock(false), (true) = %v, want %v", body, i, got, want)
+			}
+		}
+	}
+	if d := Default(); !d.Locks.GlobalClaimLock(false) || d.Locks.GlobalClaimLock(true) {
+		t.Errorf("defaults: GlobalClaimLock = %v, %v, want on but for a transactional store", d.Locks.GlobalClaimLock(false), d.Locks.GlobalClaimLock(true))
+	}
+}
+
 func TestLoadWorkPackagesCached(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()

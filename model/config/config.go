@@ -61,8 +61,10 @@ type Config struct {
 type LocksConfig struct {
 	// Store is "file", "git" (a ref of the git remote), "redis" (URL from
 	// LOCK_REDIS_URL / REDIS_URL) or a redis:// or rediss:// URL.
-	Store              string   `yaml:"store"`
-	StaleMinutes       int      `yaml:"stale_minutes"`
+	Store        string `yaml:"store"`
+	StaleMinutes int    `yaml:"stale_minutes"`
+	// UseGlobalClaimLock is the file's use_global_claim_lock: see
+	// GlobalClaimLock for the default, which depends on the store.
 	UseGlobalClaimLock bool     `yaml:"use_global_claim_lock"`
 	Namespaces         []string `yaml:"namespaces"`
 	// Durations maps worker type (human|agent) to lock kind
@@ -77,6 +79,23 @@ type LocksConfig struct {
 	Git GitStoreConfig `yaml:"git"`
 	// StoreSet: the file names locks.store (Store is "file" either way).
 	StoreSet bool `yaml:"-"`
+	// ClaimLockSet: the file names locks.use_global_claim_lock.
+	ClaimLockSet bool `yaml:"-"`
+}
+
+// GlobalClaimLock reports whether `claim` without an id chooses a package
+// holding the reserved `claim` lock: as the file says, else on for a store
+// that takes a claim's keys one by one (file, Redis) and off for one that
+// changes them all at once, in one compare-and-swap (transactional: the
+// git store). There the task record's compare-and-swap already gives each
+// package to one claimer and keeps two claims from overlapping, and the
+// lock would cost each claim two more pushes and serialise every claimer
+// of the remote (docs/queue.md).
+func (l *LocksConfig) GlobalClaimLock(transactional bool) bool {
+	if l.ClaimLockSet {
+		return l.UseGlobalClaimLock
+	}
+	return !transactional
 }
 
 // GitStoreConfig is `locks.git`: where the git store keeps the locks and
@@ -322,6 +341,7 @@ func LoadBytes(name string, data []byte) (*Config, error) {
 	}
 	c.pos = d.pos
 	_, c.Locks.StoreSet = d.pos["locks.store"]
+	_, c.Locks.ClaimLockSet = d.pos["locks.use_global_claim_lock"]
 	_, c.Workflow.AutoPushSet = d.pos["workflow.auto_push"]
 	_, c.Locks.Git.RefSet = d.pos["locks.git.ref"]
 	_, gitRemote := d.pos["locks.git.remote"]

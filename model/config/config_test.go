@@ -155,6 +155,7 @@ func TestSpecExample(t *testing.T) {
 	want.Locks.StoreSet = true       // the example names locks.store
 	want.Workflow.AutoPushSet = true // and workflow.auto_push
 	want.Locks.Git.RemoteSet = true  // and workflow.remote
+	want.Locks.ClaimLockSet = true   // and locks.use_global_claim_lock
 	want.Contracts.OpenAPI.Files = []string{"openapi/v1.yaml"}
 	want.Scope = ScopeConfig{
 		Policy: scope.Policy{

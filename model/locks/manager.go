@@ -596,24 +596,54 @@ type ReleaseResult struct {
 // to taskTTL), never shortening one unless exact (the user named the TTL).
 // Every key is looked at before any is refreshed.
 func (m *Manager) Refresh(ctx context.Context, keys []string, me Owner, ttl, taskTTL time.Duration, exact bool) ([]Lock, error) {
+	rs := make([]Renewal, len(keys))
+	for i, k := range keys {
+		rs[i] = Renewal{Key: k, TTL: ttl}
+	}
+	return m.refresh(ctx, rs, me, taskTTL, exact, false)
+}
+
+// Renewal is one key RefreshEach extends, and the lifetime it gets.
+type Renewal struct {
+	Key string
+	TTL time.Duration
+}
+
+// RefreshEach extends the owner's locks of rs as Refresh does, each to its
+// own TTL, in order up to the first it cannot refresh (not held, or
+// another's): those before it are refreshed, and returned with the reason
+// it stopped. The keys refreshed change together, in one change of the
+// store (on the git store, one push for them all).
+func (m *Manager) RefreshEach(ctx context.Context, rs []Renewal, me Owner, taskTTL time.Duration, exact bool) ([]Lock, error) {
+	return m.refresh(ctx, rs, me, taskTTL, exact, true)
+}
+
+// refresh is Refresh and RefreshEach: with upTo, a key that cannot be
+// refreshed stops the looking, not the change of the keys before it.
+func (m *Manager) refresh(ctx context.Context, rs []Renewal, me Owner, taskTTL time.Duration, exact, upTo bool) ([]Lock, error) {
 	now := m.now()
 	var locks []Lock
 	var plan []intentEvent
-	for _, key := range keys {
-		cur, err := m.Store.Get(ctx, key)
-		if errors.Is(err, ErrNotFound) {
-			return nil, &LostError{Key: key, Op: "refresh"}
+	var stopped error
+	for _, r := range rs {
+		cur, err := m.Store.Get(ctx, r.Key)
+		switch {
+		case errors.Is(err, ErrNotFound):
+			err = &LostError{Key: r.Key, Op: "refresh"}
+		case err == nil && !cur.OwnedBy(me):
+			err = &NotOwnerError{Lock: cur, Op: "refresh"}
 		}
-		if err != nil {
+		if err != nil && !upTo {
 			return nil, err
 		}
-		if !cur.OwnedBy(me) {
-			return nil, &NotOwnerError{Lock: cur, Op: "refresh"}
+		if err != nil {
+			stopped = err
+			break
 		}
 		ev := m.event(me, journal.ActionRefresh, cur)
 		ev.ID = journal.NewID()
 		ev.Timestamp = now.UTC() // the expiry is counted from it
-		cur.ExpiresAt = renewedExpiry(cur.ExpiresAt, now, ttl, exact)
+		cur.ExpiresAt = renewedExpiry(cur.ExpiresAt, now, r.TTL, exact)
 		if cur.TaskID != "" && cur.TaskExpires != nil && taskTTL > 0 {
 			exp := renewedExpiry(*cur.TaskExpires, now, taskTTL, exact)
 			cur.TaskExpires = &exp
@@ -621,10 +651,10 @@ func (m *Manager) Refresh(ctx context.Context, keys []string, me Owner, ttl, tas
 		cur.EventID = ev.ID
 		ev.Fence, ev.ExpiresAt = grantOf(cur)
 		locks = append(locks, cur)
-		plan = append(plan, intentEvent{Event: ev, Proof: &proof{Key: key, EventID: ev.ID}})
+		plan = append(plan, intentEvent{Event: ev, Proof: &proof{Key: r.Key, EventID: ev.ID}})
 	}
 	if len(locks) == 0 {
-		return nil, nil
+		return nil, stopped
 	}
 	ch, err := m.begin(ctx, plan)
 	if err != nil {
@@ -659,7 +689,7 @@ func (m *Manager) Refresh(ctx context.Context, keys []string, me Owner, ttl, tas
 		return out, err
 	}
 	ch.end(false)
-	return out, nil
+	return out, stopped
 }
 
 // Conclusion is one change that ends the owner's hold of Key in another

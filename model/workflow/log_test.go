@@ -396,17 +396,22 @@ func TestReadEventsDamagedCache(t *testing.T) {
 		b[i] ^= 0x20
 		return b
 	}
-	// Another version, with a checksum that holds.
-	v2 := append([]byte{}, good[:len(good)-4]...)
-	v2[len(cacheMagic)] = cacheVersion + 1
-	v2 = binary.BigEndian.AppendUint32(v2, crc32.Checksum(v2, castagnoli))
+	// Another version, with a checksum that holds: a later one, and 2,
+	// before events carried a commit, whose events read as version 3
+	// would have every field after Details shifted.
+	version := func(v byte) []byte {
+		b := append([]byte{}, good[:len(good)-4]...)
+		b[len(cacheMagic)] = v
+		return binary.BigEndian.AppendUint32(b, crc32.Checksum(b, castagnoli))
+	}
 	tests := map[string][]byte{
+		"version 2":         version(2),
 		"truncated":         good[:len(good)/2],
 		"empty":             {},
 		"flipped in events": flip(len(good) / 2),
 		"flipped checksum":  flip(len(good) - 1),
 		"garbage":           []byte(strings.Repeat("lgevents\xff", 100)),
-		"other version":     v2,
+		"other version":     version(cacheVersion + 1),
 		"other ref":         other,
 	}
 	for name, data := range tests {

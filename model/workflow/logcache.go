@@ -35,12 +35,14 @@ import (
 // The checksum catches a torn or damaged file, not a forged one: whoever
 // can write the cache can move the refs it describes.
 const (
-	cacheMagic   = "lgevents"
-	cacheVersion = 2
-	// minEncodedEvent is the fewest bytes an encoded event takes: twelve
-	// string lengths, the timestamp's length, the fence and the expiry
-	// flag. It bounds the count a file can claim.
-	minEncodedEvent = 15
+	cacheMagic = "lgevents"
+	// cacheVersion 3: events carry Commit. A file of an earlier version
+	// is rebuilt, never read with the fields shifted.
+	cacheVersion = 3
+	// minEncodedEvent is the fewest bytes an encoded event takes:
+	// thirteen string lengths, the timestamp's length, the fence and the
+	// expiry flag. It bounds the count a file can claim.
+	minEncodedEvent = 16
 )
 
 // cacheFile is where the events of ref are cached.
@@ -53,7 +55,7 @@ func cacheFile(commonDir, ref string) string {
 // used (eventCacheable) until the codec follows: a field the codec does
 // not know would be lost.
 const codecFields = "ID string;Timestamp time.Time;Worker string;WorkerType string;Action string;" +
-	"Key string;ActivityID string;TaskID string;Details string;Session string;" +
+	"Key string;ActivityID string;TaskID string;Details string;Commit string;Session string;" +
 	"RequestID string;TraceID string;Fence uint64;ExpiresAt *time.Time;Store string;"
 
 // eventFields describes journal.Event's fields as codecFields does, and
@@ -119,7 +121,7 @@ func appendEvent(b []byte, ev *journal.Event) ([]byte, error) {
 		return nil, fmt.Errorf("event %s: %w", ev.ID, err)
 	}
 	for _, s := range [...]string{ev.Worker, ev.WorkerType, ev.Action, ev.Key, ev.ActivityID,
-		ev.TaskID, ev.Details, ev.Session, ev.RequestID, ev.TraceID} {
+		ev.TaskID, ev.Details, ev.Commit, ev.Session, ev.RequestID, ev.TraceID} {
 		b = appendString(b, s)
 	}
 	b = binary.AppendUvarint(b, ev.Fence)
@@ -229,7 +231,7 @@ func (d *decoder) event(ev *journal.Event) {
 	ev.ID = d.string()
 	ev.Timestamp = d.time()
 	for _, p := range [...]*string{&ev.Worker, &ev.WorkerType, &ev.Action, &ev.Key, &ev.ActivityID,
-		&ev.TaskID, &ev.Details, &ev.Session, &ev.RequestID, &ev.TraceID} {
+		&ev.TaskID, &ev.Details, &ev.Commit, &ev.Session, &ev.RequestID, &ev.TraceID} {
 		*p = d.string()
 	}
 	ev.Fence = d.uvarint()

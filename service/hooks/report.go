@@ -62,6 +62,12 @@ type Report struct {
 	Warnings   []string    `json:"warnings,omitempty"`
 	// Undecided lists what `verify` could not judge from the lock log.
 	Undecided []Undecided `json:"undecided,omitempty"`
+	// PackagesDone are the work packages `verify` found marked done at a
+	// commit of the range; PackagesDoneOutside those marked done while
+	// the range's commits were made, at a commit outside its history
+	// (notes: neither decides the outcome).
+	PackagesDone        []PackageDone `json:"packages_done,omitempty"`
+	PackagesDoneOutside []PackageDone `json:"packages_done_outside,omitempty"`
 	// locksRead: Check read the locks covering every path, and held are
 	// the checker's own live ones among them (for pre-commit's record).
 	locksRead bool
@@ -123,6 +129,7 @@ func (r *Report) WriteText(w io.Writer, what string) {
 // "rule", "holder", "expiry", "hint". paint gets escaped text and must
 // return it with at most its own escape sequences added.
 func (r *Report) WriteStyled(w io.Writer, what string, paint func(role, text string) string) {
+	r.writePackages(w, paint)
 	for _, wn := range r.Warnings {
 		fmt.Fprintf(w, "lockgate: %s %s\n", paint("warning", "warning:"), safetext.Field(wn))
 	}
@@ -169,6 +176,20 @@ func (r *Report) WriteStyled(w io.Writer, what string, paint func(role, text str
 	}
 }
 
+// writePackages lists the packages verify found finished by the range's
+// commits, then its notes about those marked done at a commit outside it.
+func (r *Report) writePackages(w io.Writer, paint func(role, text string) string) {
+	if len(r.PackagesDone) > 0 {
+		fmt.Fprintf(w, "lockgate: %s: %d work package%s finished by a commit of the range:\n", r.Hook, len(r.PackagesDone), plural(len(r.PackagesDone)))
+		for _, d := range r.PackagesDone {
+			fmt.Fprintf(w, "  %s\n", safetext.Field(d.text()))
+		}
+	}
+	for _, d := range r.PackagesDoneOutside {
+		fmt.Fprintf(w, "lockgate: %s %s\n", paint("hint", "note:"), safetext.Field(d.outsideText()))
+	}
+}
+
 // writeUndecided lists what verify could not judge, with how to complete
 // the log.
 func (r *Report) writeUndecided(w io.Writer) {
@@ -196,6 +217,9 @@ func (u Undecided) text() string {
 func (r *Report) WriteGitHub(w io.Writer) {
 	for _, u := range r.Undecided {
 		fmt.Fprintf(w, "::error title=lockgate undecided::%s\n", ghEscape(safetext.Text(u.text())))
+	}
+	for _, d := range r.PackagesDoneOutside {
+		fmt.Fprintf(w, "::notice title=lockgate::%s\n", ghEscape(safetext.Text(d.outsideText())))
 	}
 	for _, wn := range r.Warnings {
 		fmt.Fprintf(w, "::warning title=lockgate::%s\n", ghEscape(safetext.Text(wn)))

@@ -59,7 +59,8 @@ func (h *Runner) Verify(ctx context.Context, revArgs []string, branch string, re
 		evs, err := readLog()
 		logc <- result{evs, err}
 	}()
-	commits, parents, err := h.commitsOf(ctx, revArgs, r)
+	var seen rangeSeen
+	commits, parents, err := h.commitsOf(ctx, revArgs, &seen, r)
 	if errors.Is(err, errLimit) {
 		// Too much to judge is not a violation of history: undecided.
 		lim := r.Violations[len(r.Violations)-1]
@@ -100,14 +101,20 @@ func (h *Runner) Verify(ctx context.Context, revArgs []string, branch string, re
 			return err
 		}
 	}
-	return nil
+	if r.Hook != "verify" {
+		// pre-receive judges a push; which packages it finishes is
+		// `lockgate verify`'s to list.
+		return nil
+	}
+	return h.packagesDone(ctx, res.evs, &seen, r)
 }
 
 // commitsOf reads the commits revArgs names, with their changes, times,
 // parents and authors, from one git log, within hooks.pre_push's limits
 // (errLimit past them, the limit added to r as a violation). Commits that
-// change no file are left out, as git diff-tree leaves them out.
-func (h *Runner) commitsOf(ctx context.Context, revArgs []string, r *Report) ([]rangeCommit, [][]string, error) {
+// change no file are left out, as git diff-tree leaves them out; seen
+// gets every commit.
+func (h *Runner) commitsOf(ctx context.Context, revArgs []string, seen *rangeSeen, r *Report) ([]rangeCommit, [][]string, error) {
 	var commits []rangeCommit
 	var parents [][]string
 	npaths := 0
@@ -122,6 +129,7 @@ func (h *Runner) commitsOf(ctx context.Context, revArgs []string, r *Report) ([]
 			if err != nil {
 				return fmt.Errorf("read commits: %w", err)
 			}
+			seen.add(lc.SHA, lc.Parents, lc.Committed)
 			if len(lc.Changes) == 0 {
 				continue
 			}

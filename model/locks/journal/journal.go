@@ -13,6 +13,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/lockgate/lockgate/internal/safefs"
@@ -69,7 +70,12 @@ type Event struct {
 	ActivityID string    `json:"activity_id,omitempty"`
 	TaskID     string    `json:"task_id,omitempty"`
 	Details    string    `json:"details,omitempty"`
-	Session    string    `json:"session,omitempty"`
+	// Commit is the commit a completed_package event names as the one
+	// that finished the package (`lockgate done --commit`). Events of
+	// earlier versions lack it and say it in Details instead, as
+	// "commit <sha>: <title>" (DoneCommit reads both).
+	Commit  string `json:"commit,omitempty"`
+	Session string `json:"session,omitempty"`
 	// RequestID names the command run that made the event; TraceID is the
 	// W3C trace id of the caller (TRACEPARENT), to correlate with its spans.
 	RequestID string `json:"request_id,omitempty"`
@@ -85,6 +91,42 @@ type Event struct {
 	// Store names the lock store a lock event happened on ("file",
 	// "git origin refs/lockgate/locks", a Redis URL without password).
 	Store string `json:"store,omitempty"`
+}
+
+// DoneCommit is the commit a completed_package event names: its Commit,
+// or, in an event of an earlier version, the one its Details begin with
+// ("commit <sha>: <title>"). It is "" when the event names none (a done
+// on a branch with no commit yet) or is of another action.
+func (ev *Event) DoneCommit() string {
+	if ev.Action != ActionDone {
+		return ""
+	}
+	if ev.Commit != "" {
+		return ev.Commit
+	}
+	rest, ok := strings.CutPrefix(ev.Details, "commit ")
+	if !ok {
+		return ""
+	}
+	sha, _, ok := strings.Cut(rest, ": ")
+	if !ok || !isHex(sha) {
+		return ""
+	}
+	return sha
+}
+
+// isHex reports whether s is a whole object name: 40 (SHA-1) or 64
+// (SHA-256) lower-case hex digits.
+func isHex(s string) bool {
+	if len(s) != 40 && len(s) != 64 {
+		return false
+	}
+	for _, c := range []byte(s) {
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
 }
 
 // Journal is the event log at one path. The zero value is not usable; use

@@ -600,3 +600,29 @@ func TestReadFrom(t *testing.T) {
 		t.Fatalf("a last line without newline: %v, end %d (want %d), %v", actions(evs), end3, end2, err)
 	}
 }
+
+// DoneCommit reads the commit of a completed_package event from its field,
+// and from the details of an event of an earlier version.
+func TestDoneCommit(t *testing.T) {
+	sha := "0123456789abcdef0123456789abcdef01234567"
+	tests := []struct {
+		name string
+		ev   Event
+		want string
+	}{
+		{"field", Event{Action: ActionDone, Commit: sha, Details: "commit " + sha + ": title"}, sha},
+		{"field only", Event{Action: ActionDone, Commit: sha, Details: "title"}, sha},
+		{"earlier version", Event{Action: ActionDone, Details: "commit " + sha + ": fix: the parser"}, sha},
+		{"sha-256", Event{Action: ActionDone, Details: "commit " + strings.Repeat("ab", 32) + ": t"}, strings.Repeat("ab", 32)},
+		{"no commit", Event{Action: ActionDone, Details: "commit messages: a title"}, ""},
+		{"short", Event{Action: ActionDone, Details: "commit 0123abc: title"}, ""},
+		{"title only", Event{Action: ActionDone, Details: "title"}, ""},
+		{"another action", Event{Action: ActionClaim, Commit: sha}, ""},
+		{"failed", Event{Action: ActionPackageFailed, Details: "commit " + sha + ": t"}, ""},
+	}
+	for _, tt := range tests {
+		if got := tt.ev.DoneCommit(); got != tt.want {
+			t.Errorf("%s: DoneCommit() = %q, want %q", tt.name, got, tt.want)
+		}
+	}
+}
