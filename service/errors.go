@@ -11,7 +11,7 @@ type UsageError struct{ Msg string }
 
 func (e *UsageError) Error() string { return e.Msg }
 
-// usagef formats a usage error. Strings in args are user input more often
+// Usagef formats a usage error. Strings in args are user input more often
 // than not: long ones are shortened, never echoed whole.
 func Usagef(format string, args ...any) error {
 	for i, v := range args {

@@ -12,7 +12,7 @@ import (
 	"github.com/lockgate/lockgate/model/locks/lockkey"
 )
 
-// keyOptions are the lockkey rules this repository's config sets.
+// KeyOptions are the lockkey rules this repository's config sets.
 func (e *Workspace) KeyOptions() *lockkey.Options {
 	return &lockkey.Options{
 		Namespaces:      e.cfg.Locks.Namespaces,
@@ -21,13 +21,13 @@ func (e *Workspace) KeyOptions() *lockkey.Options {
 	}
 }
 
-// parseKeys canonicalizes command-line keys. Paths and patterns are taken
+// ParseKeys canonicalizes command-line keys. Paths and patterns are taken
 // as git takes them (see cmdPath).
 func (e *Workspace) ParseKeys(args []string) ([]lockkey.Key, error) {
 	return e.keys(args, e.CmdPath)
 }
 
-// fileKeys canonicalizes keys read from a file (work packages, a task
+// FileKeys canonicalizes keys read from a file (work packages, a task
 // file): their paths are relative to the repository root, wherever the
 // command runs.
 func (e *Workspace) FileKeys(args []string) ([]lockkey.Key, error) {
@@ -61,7 +61,7 @@ func (e *Workspace) keys(args []string, toRepo func(string) (string, error)) ([]
 	return out, nil
 }
 
-// isPathArg reports whether a command-line key names a path or pattern:
+// IsPathArg reports whether a command-line key names a path or pattern:
 // neither a reserved key nor one that starts like a namespace (`api:`, and
 // `API:` too, which lockkey refuses with the right case).
 func IsPathArg(arg string) bool {
@@ -82,7 +82,7 @@ func IsPathArg(arg string) bool {
 	return true
 }
 
-// cmdPath makes a path or pattern given on the command line repo-relative,
+// CmdPath makes a path or pattern given on the command line repo-relative,
 // as git does: a relative one is relative to the current directory as git
 // sees it (symbolic links resolved, so `..` is the real parent); an absolute
 // one must lie in the worktree, reached directly or through symbolic links
@@ -123,7 +123,7 @@ func (e *Workspace) CmdPath(arg string) (string, error) {
 	return p, nil
 }
 
-// userDir is the directory the user works in, repo-relative with a
+// UserDir is the directory the user works in, repo-relative with a
 // trailing slash ("" at the top), for the commands hints print: the
 // current directory, or, at the top, GIT_PREFIX — git runs hooks (and
 // aliases) at the top of the worktree and says there where the command
@@ -265,7 +265,7 @@ func (e *Workspace) KeyPath(p string) (string, error) {
 	return real + "/" + strings.Join(segs[n:], "/"), nil
 }
 
-// cmdFile is a file named on the command line: relative to the current
+// CmdFile is a file named on the command line: relative to the current
 // directory (after -C).
 func (e *Workspace) CmdFile(p string) string {
 	if p == "-" || filepath.IsAbs(p) {
@@ -274,7 +274,7 @@ func (e *Workspace) CmdFile(p string) string {
 	return filepath.Join(e.Cwd, p)
 }
 
-// ttlFor is the default TTL of a key for this worker (docs/config.md, locks.durations).
+// TTLFor is the default TTL of a key for this worker (docs/config.md, locks.durations).
 func (e *Workspace) TTLFor(k lockkey.Key) time.Duration {
 	return e.cfg.TTL(e.me.HolderType, k.Kind)
 }
@@ -287,7 +287,7 @@ func Canonicals(keys []lockkey.Key) []string {
 	return out
 }
 
-// repoPath makes p (absolute, or relative to base) a repo-relative slash
+// RepoPath makes p (absolute, or relative to base) a repo-relative slash
 // path, refusing one outside the worktree or inside the git directory.
 func (e *Workspace) RepoPath(p, base string) (string, error) {
 	if e.repo.Toplevel == "" {
@@ -336,7 +336,7 @@ func (e *Workspace) RepoPath(p, base string) (string, error) {
 	return rel, nil
 }
 
-// within returns abs relative to root when abs lies inside root.
+// Within returns abs relative to root when abs lies inside root.
 func Within(root, abs string) (string, bool) {
 	rel, err := filepath.Rel(root, abs)
 	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
@@ -345,7 +345,7 @@ func Within(root, abs string) (string, bool) {
 	return rel, true
 }
 
-// resolveExisting resolves symbolic links in the longest existing prefix of
+// ResolveExisting resolves symbolic links in the longest existing prefix of
 // abs (the file itself may not exist yet) and appends the rest. A dangling
 // link is followed to where it leads: writing through it creates its
 // target.
@@ -384,7 +384,7 @@ func ResolveExisting(abs string) (string, error) {
 	}
 }
 
-// toolKeys resolves the keys a tool is given: paths are relative to the
+// ToolKeys resolves the keys a tool is given: paths are relative to the
 // repository root (or absolute inside the worktree), never to the server's
 // working directory.
 func (e *Workspace) ToolKeys(one string, many []string) ([]lockkey.Key, error) {

@@ -374,7 +374,7 @@ const (
 	fromGitDir = "derived from the git directory "
 )
 
-// prefixOf is the Redis key prefix cfg gives, and where it comes from:
+// PrefixOf is the Redis key prefix cfg gives, and where it comes from:
 // locks.redis_prefix, else one derived from the normalized URL of the
 // workflow.remote remote (the same in every clone), else from the clone's
 // own git directory.
@@ -470,7 +470,7 @@ func (e *Workspace) storeProblems(s *storeSetup, say func(level, msg string)) er
 	return nil
 }
 
-// storeLabel is the store e's commands work on, in a sentence.
+// StoreLabel is the store e's commands work on, in a sentence.
 func (e *Workspace) StoreLabel() string {
 	if e.setup == nil {
 		return "the lock store"
@@ -478,7 +478,7 @@ func (e *Workspace) StoreLabel() string {
 	return e.setup.use.label()
 }
 
-// root is the working tree root, or the git directory of a bare repository.
+// Root is the working tree root, or the git directory of a bare repository.
 func (e *Workspace) Root() string { return cmp.Or(e.repo.Toplevel, e.repo.GitDir) }
 
 // StoreView is one store choice as `store show` and `store use` report

@@ -115,10 +115,10 @@ func (e *Workspace) Close() {
 	}
 }
 
-// stateDir is where lockgate keeps a clone's shared state.
+// StateDir is where lockgate keeps a clone's shared state.
 func (e *Workspace) StateDir() string { return filepath.Join(e.repo.CommonDir, "lockgate") }
 
-// journalFile is the clone's journal; reading it needs no lock store.
+// JournalFile is the clone's journal; reading it needs no lock store.
 func (e *Workspace) JournalFile() *journal.Journal {
 	return journal.Open(filepath.Join(e.StateDir(), "events.jsonl"))
 }
@@ -343,7 +343,7 @@ func (e *Workspace) gitRemoteFrom() string {
 	return "workflow.remote, origin unless " + file + " sets it, as locks.git.remote is not set"
 }
 
-// traceID is the trace id of a W3C traceparent header value
+// TraceID is the trace id of a W3C traceparent header value
 // ("00-<32 hex trace id>-<16 hex parent id>-<2 hex flags>"), or "" when the
 // value is absent or malformed.
 func TraceID(tp string) string {
@@ -410,7 +410,7 @@ func checkWorker(id string) error {
 	return nil
 }
 
-// newOwner makes the session printable and checks the worker id and
+// NewOwner makes the session printable and checks the worker id and
 // session: their length first (locks.Owner.Check), then checkWorker.
 func NewOwner(worker, workerType, session string) (locks.Owner, error) {
 	o := locks.Owner{Holder: worker, HolderType: workerType, Session: sanitizeSession(session)}

@@ -4,7 +4,6 @@ import (
 	"net/url"
 
 	"github.com/lockgate/lockgate/internal/hint"
-	"github.com/lockgate/lockgate/model/locks"
 	"github.com/lockgate/lockgate/service"
 	"github.com/lockgate/lockgate/service/outcome"
 )
@@ -68,10 +67,6 @@ func (a *app) carryReport(r *service.Report) {
 		}
 	}
 }
-
-// recordWhere is the where of hint.CorruptLine for a store (see
-// locks.RecordWhere).
-var recordWhere = locks.RecordWhere
 
 // userDir is the user's directory for hints (see env.userDir); "" before
 // the repository is known.

@@ -17,8 +17,9 @@ import (
 	"github.com/lockgate/lockgate/model/scope"
 )
 
-// RuleAttestation: a commit's Lockgate-Lock trailer names a lock the log
-// shows was not the author's, or not live when the commit was made.
+// RuleAttestation is the rule a commit breaks when its Lockgate-Lock trailer
+// names a lock the log shows was not the author's, or not live when the
+// commit was made.
 const RuleAttestation = "attestation"
 
 // Margin is how far from a commit's time lockgate verify looks both ways:
