@@ -61,3 +61,42 @@ func TestBackground(t *testing.T) {
 		})
 	}
 }
+
+// The branch writer opens the workflow branch once a run, and its
+// writes never renew or release a `workflow` lock the user holds.
+func TestBranchWriter(t *testing.T) {
+	ctx := context.Background()
+	r := repoWith(t, map[string]string{".lockgate.yaml": logPolicy})
+	alice := openAs(t, r.Dir, "alice", nil)
+	takeKeys(t, alice, "workflow")
+	before, err := alice.ListLocks(ctx, service.ListRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	open := alice.BranchWriter(ctx)
+	w, err := open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again, err := open(); again != w || err != nil {
+		t.Fatalf("opened again: %p, %v; want the writer of the first opening, %p", again, err, w)
+	}
+	evs, err := alice.JournalFile().Read(epoch.Add(-1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, err := w.Commit(ctx, evs); err != nil || n != len(evs) {
+		t.Fatalf("committed %d of %d events: %v", n, len(evs), err)
+	}
+	after, err := alice.ListLocks(ctx, service.ListRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, a := before.Live(), after.Live(); len(a) != 1 || a[0] != b[0] {
+		t.Fatalf("the user's workflow lock %+v after the write, want it as it was: %+v", a, b)
+	}
+	s, err := alice.SyncWorkflow(ctx, service.SyncRequest{NoPush: true})
+	if err != nil || s.Committed != 0 || s.Already != len(evs) {
+		t.Fatalf("synced %+v, %v: want the %d events on the branch already", s, err, len(evs))
+	}
+}
