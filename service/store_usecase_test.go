@@ -110,6 +110,12 @@ func TestWorkspaceAccessors(t *testing.T) {
 	if got := e.StoreLabel(); got != "the lock store" {
 		t.Fatalf("StoreLabel before Open = %q, want the generic label", got)
 	}
+	// Before Open no store is chosen: the name is empty and the
+	// background writers have nothing to do — neither panics.
+	if got := e.StoreName(); got != "" {
+		t.Fatalf("StoreName before Open = %q, want empty", got)
+	}
+	e.Background()()
 	if err := e.Open(ctx, service.Purpose{TakesLocks: true}); err != nil {
 		t.Fatal(err)
 	}
