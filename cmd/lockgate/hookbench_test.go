@@ -210,11 +210,10 @@ func BenchmarkHookPreCommit(b *testing.B) {
 // each binary on its own copy of it: the two keep their decoded configs
 // under one name, so on a shared clone each run would parse the policy
 // again and rewrite the other's. Each iteration runs both, one after the
-// other, the one that goes first
-// alternating; the figures are the medians of the pairs' ratios (this
-// tree's over the baseline's) of wall and of CPU time, which stay
-// comparable while a shared machine's speed drifts, and the wall ratio's
-// quartiles. Cases: a change that passes, LOCKGATE_SKIP=1, and a refusal
+// other, the one that goes first alternating; the figures are the medians
+// of the pairs' ratios (this tree's over the baseline's) of wall and of
+// CPU time, which stay comparable while a shared machine's speed drifts,
+// and the wall ratio's quartiles. Cases: a change that passes, LOCKGATE_SKIP=1, and a refusal
 // (the staged file is held by the other worker).
 func BenchmarkHookPreCommitBaseline(b *testing.B) {
 	baseline := os.Getenv("LOCKGATE_BENCH_BASELINE")
@@ -222,7 +221,7 @@ func BenchmarkHookPreCommitBaseline(b *testing.B) {
 		b.Skip("LOCKGATE_BENCH_BASELINE: set it to the lockgate binary to compare with")
 	}
 	// Both run from copies written the same way: here a binary as the
-	// linker left it started 6-17 % slower than a byte-identical copy.
+	// linker left it ran 7-20 % slower than a byte-identical copy.
 	dir := b.TempDir()
 	bin, base := copyBinary(b, lockgateBinary(b), filepath.Join(dir, "lockgate")), copyBinary(b, baseline, filepath.Join(dir, "baseline"))
 	r := gittest.New(b)
@@ -240,7 +239,7 @@ func BenchmarkHookPreCommitBaseline(b *testing.B) {
 		code  int
 	}{
 		{"pass", env, func() { r.Stage(1) }, 0},
-		{"skip", append(env, "LOCKGATE_SKIP=1"), func() { r.Stage(1) }, 0},
+		{"skip", slices.Concat(env, []string{"LOCKGATE_SKIP=1"}), func() { r.Stage(1) }, 0},
 		{"refuse", env, func() {
 			r.Stage(0)
 			held := "locked/dir000/file00300.py" // seedOthersLocks holds it
@@ -287,7 +286,7 @@ func BenchmarkHookPreCommitBaseline(b *testing.B) {
 				}
 				binWall, baseWall = append(binWall, w), append(baseWall, wb)
 				walls = append(walls, float64(w)/float64(wb))
-				if ub > 0 { // CPU time is counted in clock ticks: a run can read 0
+				if ub > 0 { // where CPU time is counted in clock ticks, a short run reads 0
 					cpus = append(cpus, float64(u)/float64(ub))
 				}
 			}
