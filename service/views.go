@@ -62,3 +62,12 @@ func IsBookkeeping(l locks.Lock) bool {
 	ns := lockkey.Namespace(l.Key)
 	return ns == CooldownNS || l.Key == PlanCycleKey || l.Key == lockkey.WorkflowKey && l.Action == BranchWriterAction || IsFinishedPackage(l)
 }
+
+// PackageLabel names a work package as messages show it: its id and, when
+// it has one, its title in parentheses.
+func PackageLabel(id, title string) string {
+	if title == "" {
+		return id
+	}
+	return id + " (" + title + ")"
+}

@@ -80,7 +80,7 @@ func (a *app) reportClaim(e *service.Workspace, c service.Claimed) error {
 		return writeJSON(a.stdio.Out, map[string]any{"package": c.ID, "status": "claimed", "locks": acquiredViews(c.Locks), "store": e.StoreName()})
 	}
 	fmt.Fprintf(a.stdio.Out, "%s\n", safetext.Field(c.ID))
-	fmt.Fprintf(a.stdio.Err, "claimed %s (%s): %d locks in %s until %s\n", safetext.Field(c.ID), safetext.Field(c.Title), len(c.Locks), e.StoreLabel(), stamp(c.Locks[0].Lock.ExpiresAt))
+	fmt.Fprintf(a.stdio.Err, "claimed %s: %d locks in %s until %s\n", safetext.Field(service.PackageLabel(c.ID, c.Title)), len(c.Locks), e.StoreLabel(), stamp(c.Locks[0].Lock.ExpiresAt))
 	return nil
 }
 
