@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bufio"
+	"context"
 	"bytes"
 	"encoding/json"
 	"fmt"
@@ -71,24 +72,60 @@ func durationVar(fs *pflag.FlagSet, p *time.Duration, name, usage string) {
 
 func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339) }
 
-// acquired is one lock taken by `lock acquire`, `claim`, `pause`, `plan
-// --acquire` under --json: the lock (without its owner token), whether it
-// was already ours, and the expired record it replaced.
-type acquired struct {
-	service.LockView
-	Renewed  bool              `json:"renewed"`
-	TookOver *service.LockView `json:"took_over,omitempty"`
+// release makes a request that releases locks and reports what it did
+// even when it fails part way: the locks it keeps, then (done, when set
+// and the request succeeded) what else it did, then what it released.
+func (a *app) release(ctx context.Context, do func(*service.Workspace) (service.Finished, error), done func(service.Finished)) error {
+	e, err := a.workspace(ctx)
+	if err != nil {
+		return err
+	}
+	f, err := do(e)
+	for _, k := range f.Kept {
+		fmt.Fprintf(a.stdio.Err, "kept %s: %s\n", safetext.Field(k.Key), k.Why)
+	}
+	if err == nil && done != nil {
+		done(f)
+	}
+	a.reportRelease(e, f.ReleaseResult, err)
+	return err
 }
 
-func acquiredViews(res []locks.Result) []acquired {
-	out := make([]acquired, 0, len(res))
-	for _, r := range res {
-		v := acquired{LockView: service.ViewOf(r.Lock), Renewed: r.Renewed}
-		if r.TookOver != nil {
-			t := service.ViewOf(*r.TookOver)
-			v.TookOver = &t
+// released is what a request that only releases did, as release takes it.
+func released(r locks.ReleaseResult, err error) (service.Finished, error) {
+	return service.Finished{ReleaseResult: r}, err
+}
+
+// reportRelease says what a release did; under --json, when err ends the
+// command, what was released goes with the error object.
+func (a *app) reportRelease(e *service.Workspace, res locks.ReleaseResult, err error) {
+	if a.globals.JSON {
+		out := map[string]any{"released": service.ViewsOf(res.Removed), "forced": service.ViewsOf(res.Forced),
+			"missing": append([]string{}, res.Missing...), "store": e.StoreName()}
+		if err != nil {
+			a.partial = out
+		} else {
+			_ = writeJSON(a.stdio.Out, out)
 		}
-		out = append(out, v)
 	}
-	return out
+	now := e.Now()
+	for _, l := range res.Removed {
+		fmt.Fprintf(a.stdio.Err, "released %s in %s\n", safetext.Field(l.Key), e.StoreLabel())
+	}
+	for _, l := range res.Forced {
+		fmt.Fprintf(a.stdio.Err, "forced: removed the lock of %s (%s, session %s) on %s in %s, created %s (%s old)\n",
+			safetext.Field(l.Holder), safetext.Field(l.HolderType), safetext.Field(l.Session), safetext.Field(l.Key), e.StoreLabel(),
+			stamp(l.CreatedAt), duration.Format(now.Sub(l.CreatedAt)))
+	}
+	for _, k := range res.Missing {
+		fmt.Fprintf(a.stdio.Err, "lockgate: warning: %s was not locked in %s; nothing to release\n", safetext.Field(k), e.StoreLabel())
+	}
+}
+
+// dash is s, or "-" for an empty table cell.
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
 }

@@ -50,7 +50,7 @@ func planCommand() *command {
 func (a *app) showPlan(e *service.Workspace, req service.PlanRequest, p *service.Planned) error {
 	if req.Acquire != "" {
 		res := p.Acquired
-		return a.reply(acquiredViews(res), func() {
+		return a.reply(service.AcquiredViews(res), func() {
 			for _, r := range res {
 				fmt.Fprintln(a.stdio.Out, safetext.Field(r.Lock.Key))
 			}
