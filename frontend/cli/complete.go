@@ -13,21 +13,6 @@ import (
 // profiles (--profile). Completion must never fail loudly: what cannot be
 // read completes to nothing.
 
-// completeHeld completes the keys of the locks this worker holds.
-func (a *app) completeHeld(ctx context.Context) cobra.CompletionFunc {
-	return a.completeWith(ctx, service.HeldKeys, a.open)
-}
-
-// completePackages completes work package ids.
-func (a *app) completePackages(ctx context.Context) cobra.CompletionFunc {
-	return a.completeWith(ctx, service.PackageIDs, a.load)
-}
-
-// completeProfiles completes the scope profiles of the policy.
-func (a *app) completeProfiles(ctx context.Context) cobra.CompletionFunc {
-	return a.completeWith(ctx, service.ScopeProfiles, a.load)
-}
-
 // completeWith completes the candidates of kind "of" of the workspace open
 // gives (loaded, or with its lock store open).
 func (a *app) completeWith(ctx context.Context, of service.CandidateKind, open func(context.Context) (*service.Workspace, error)) cobra.CompletionFunc {
@@ -44,18 +29,20 @@ func (a *app) completeWith(ctx context.Context, of service.CandidateKind, open f
 	}
 }
 
-// addCompletions attaches the completions of the command at path.
+// addCompletions attaches the completions of the command at path: held
+// keys need the lock store, package ids and profiles only the workspace.
 func (a *app) addCompletions(ctx context.Context, path string, cc *cobra.Command) {
+	packages := a.completeWith(ctx, service.PackageIDs, a.load)
 	switch path {
 	case "lock release", "lock refresh":
-		cc.ValidArgsFunction = a.completeHeld(ctx)
+		cc.ValidArgsFunction = a.completeWith(ctx, service.HeldKeys, a.open)
 	case "claim", "done", "release-package", "retry":
-		cc.ValidArgsFunction = a.completePackages(ctx)
+		cc.ValidArgsFunction = packages
 	}
 	if cc.Flags().Lookup("package") != nil {
-		_ = cc.RegisterFlagCompletionFunc("package", a.completePackages(ctx))
+		_ = cc.RegisterFlagCompletionFunc("package", packages)
 	}
 	if cc.Flags().Lookup("profile") != nil {
-		_ = cc.RegisterFlagCompletionFunc("profile", a.completeProfiles(ctx))
+		_ = cc.RegisterFlagCompletionFunc("profile", a.completeWith(ctx, service.ScopeProfiles, a.load))
 	}
 }

@@ -15,21 +15,19 @@ import (
 
 func guardEditCommand() *command {
 	return &command{
-		usage: "guard edit PATH...",
-		short: "exit 0 when this worker may edit PATH (free or its own, in scope, not paused); 1 with the reason otherwise",
+		usage:   "guard edit PATH...",
+		short:   "exit 0 when this worker may edit PATH (free or its own, in scope, not paused); 1 with the reason otherwise",
+		noStore: true,
 		run: func(ctx context.Context, a *app, args []string) error {
 			if len(args) == 0 {
 				return service.Usagef("guard edit: give at least one PATH")
 			}
-			e, err := a.load(ctx)
-			if err != nil {
-				return err
-			}
-			res, err := e.CheckPaths(ctx, service.PathCheck{Paths: args})
-			if err != nil {
-				return err
-			}
-			return a.finishReport(res.Report, "edit", "")
+			return run(ctx, a, func(e *service.Workspace) (*service.PathCheckResult, error) {
+				return e.CheckPaths(ctx, service.PathCheck{Paths: args})
+			},
+				func(_ *service.Workspace, res *service.PathCheckResult) error {
+					return a.finishReport(res.Report, "edit", "")
+				})
 		},
 	}
 }
@@ -89,10 +87,6 @@ const claudeBlock = 2
 // protocol only exit 2 blocks, so every failure must end there.
 func (a *app) blockEdit(err error) error {
 	fmt.Fprintf(a.stdio.Err, "lockgate: edit blocked: %s\n", safetext.Text(err.Error()))
-	detail, hints := a.explain(err)
-	if detail != "" {
-		a.printHints(detail)
-	}
-	a.printHints(hints...)
+	a.printOutcome(a.outcome(err))
 	return &outcome.ExitError{Code: claudeBlock}
 }

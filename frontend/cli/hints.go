@@ -19,11 +19,16 @@ func (a *app) outcome(err error) outcome.Outcome {
 	return outcome.Of(err, c)
 }
 
-// explain says what stands in the way of err (detail, "" when nothing
-// does) and how to resolve it, as hint lines with the user's options.
-func (a *app) explain(err error) (detail string, hints []string) {
-	o := a.outcome(err)
-	return o.Detail, a.carry(o.Hints)
+// printOutcome prints, as hint lines on stderr, what stands in the way of
+// the error o classifies and how to resolve it, with the user's options;
+// it returns the lines that resolve it.
+func (a *app) printOutcome(o outcome.Outcome) []string {
+	hints := a.carry(o.Hints)
+	if o.Detail != "" {
+		a.printHints(o.Detail)
+	}
+	a.printHints(hints...)
+	return hints
 }
 
 // carry writes into the lockgate commands of hint lines the global

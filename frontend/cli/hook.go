@@ -84,73 +84,54 @@ func (a *app) runHook(ctx context.Context, name string, args []string, run hookC
 	return a.finishReport(r, name, "")
 }
 
-// CheckOptions are `check`'s flags.
-type CheckOptions struct {
-	service.ChangeRequest
-	Staged bool
-	Format string
-}
-
-// AddFlags registers the options on fs.
-func (o *CheckOptions) AddFlags(fs *pflag.FlagSet) {
-	fs.BoolVar(&o.Staged, "staged", false, "check the staged change (the default)")
-	o.Format = "text"
-	fs.Var(once(&o.Range), "range", "check every commit of `A..B` (as git rev-list)")
-	fs.Var(once(&o.Patch), "patch", "check the paths of a unified diff `FILE` (- for stdin)")
-	fs.Var(once(&o.Profile), "profile", "scope profile to enforce (e.g. backfill)")
-	fs.Var(once(&o.Format), "format", "output: text, json or github (workflow annotations)")
-	fs.BoolVar(&o.AllowEmpty, "allow-empty", false, "accept a change that touches no file (empty patch, range without commits or changes, nothing staged) instead of exit 2")
-	fs.BoolVar(&o.RecordCooldown, "record-cooldown", false, "with a backfill profile: record the paths it rejects, so `lockgate plan` skips backfills touching them for planner.cooldown_cycles")
-	fs.Var(once(&o.TaskType), "task-type", "with --record-cooldown: the backfill task `TYPE` of the change; rejected paths cool down for that type only (default $LOCKGATE_TASK_TYPE, else every type)")
-}
-
 func checkChangeCommand() *command {
-	o := &CheckOptions{}
+	var req service.ChangeRequest
+	var staged bool
+	format := "text"
 	return &command{
-		usage: "check [--staged | --range A..B | --patch FILE | -] [--allow-empty] [--profile P [--record-cooldown [--task-type T]]] [--format text|json|github]",
-		short: "check a change against locks and scope, for CI (exit 1 on violations)",
-		flags: o.AddFlags,
+		noStore: true,
+		usage:   "check [--staged | --range A..B | --patch FILE | -] [--allow-empty] [--profile P [--record-cooldown [--task-type T]]] [--format text|json|github]",
+		short:   "check a change against locks and scope, for CI (exit 1 on violations)",
+		flags: func(fs *pflag.FlagSet) {
+			fs.BoolVar(&staged, "staged", false, "check the staged change (the default)")
+			fs.Var(once(&req.Range), "range", "check every commit of `A..B` (as git rev-list)")
+			fs.Var(once(&req.Patch), "patch", "check the paths of a unified diff `FILE` (- for stdin)")
+			fs.Var(once(&req.Profile), "profile", "scope profile to enforce (e.g. backfill)")
+			fs.Var(once(&format), "format", "output: text, json or github (workflow annotations)")
+			fs.BoolVar(&req.AllowEmpty, "allow-empty", false, "accept a change that touches no file (empty patch, range without commits or changes, nothing staged) instead of exit 2")
+			fs.BoolVar(&req.RecordCooldown, "record-cooldown", false, "with a backfill profile: record the paths it rejects, so `lockgate plan` skips backfills touching them for planner.cooldown_cycles")
+			fs.Var(once(&req.TaskType), "task-type", "with --record-cooldown: the backfill task `TYPE` of the change; rejected paths cool down for that type only (default $LOCKGATE_TASK_TYPE, else every type)")
+		},
 		// A CI job reading --format json reads its errors there too.
-		jsonErrors: func() bool { return o.Format == "json" },
+		jsonErrors: func() bool { return format == "json" },
 		run: func(ctx context.Context, a *app, args []string) error {
 			if len(args) == 1 && args[0] == "-" {
-				if o.Patch != "" {
+				if req.Patch != "" {
 					return service.Usagef("check: give --patch FILE or -, not both")
 				}
-				o.Patch, args = "-", nil
+				req.Patch, args = "-", nil
 			}
 			if len(args) > 0 {
 				return service.Usagef("check: unexpected arguments %q", args)
 			}
-			modes := 0
-			for _, set := range []bool{o.Staged, o.Range != "", o.Patch != ""} {
-				if set {
-					modes++
-				}
-			}
-			if modes > 1 {
+			if rng, patch := req.Range != "", req.Patch != ""; staged && rng || staged && patch || rng && patch {
 				return service.Usagef("check: give one of --staged, --range, --patch")
 			}
-			if err := reportFormat("check", o.Format); err != nil {
+			if err := reportFormat("check", format); err != nil {
 				return err
 			}
-			e, err := a.load(ctx)
-			if err != nil {
-				return err
-			}
-			o.Stdin = a.stdio.In
-			res, err := e.CheckChange(ctx, o.ChangeRequest)
-			if err != nil {
-				return err
-			}
-			err = a.finishReport(res.Report, "change", o.Format)
-			switch c := res.Cooldown; {
-			case c.Err != nil:
-				fmt.Fprintf(a.stdio.Err, "lockgate: warning: rejected paths not recorded for the planner: %v\n", c.Err)
-			case len(c.Recorded) > 0:
-				fmt.Fprintf(a.stdio.Err, "lockgate: planner cooldown from cycle %d: %s\n", c.Cycle, strings.Join(c.Recorded, ", "))
-			}
-			return err
+			req.Stdin = a.stdio.In
+			return run(ctx, a, func(e *service.Workspace) (*service.ChangeResult, error) { return e.CheckChange(ctx, req) },
+				func(_ *service.Workspace, res *service.ChangeResult) error {
+					err := a.finishReport(res.Report, "change", format)
+					switch c := res.Cooldown; {
+					case c.Err != nil:
+						fmt.Fprintf(a.stdio.Err, "lockgate: warning: rejected paths not recorded for the planner: %v\n", c.Err)
+					case len(c.Recorded) > 0:
+						fmt.Fprintf(a.stdio.Err, "lockgate: planner cooldown from cycle %d: %s\n", c.Cycle, strings.Join(c.Recorded, ", "))
+					}
+					return err
+				})
 		},
 	}
 }

@@ -12,7 +12,7 @@ import (
 func initCommand() *command {
 	var req service.InitRequest
 	var noInstall bool
-	o := &InstallOptions{}
+	var hooks service.HookInstall
 	return &command{
 		noArgs:  true,
 		noStore: true,
@@ -22,7 +22,7 @@ func initCommand() *command {
 			fs.StringVar(&req.Agent, "agent", "", "also set up coding agent `NAME` (claude-code: pre-edit guard in .claude/settings.json, MCP server in .mcp.json)")
 			fs.BoolVar(&req.Force, "force", false, "overwrite an existing .lockgate.yaml")
 			fs.BoolVar(&noInstall, "no-install", false, "do not install the git hooks")
-			fs.BoolVar(&o.GlobalHooksDir, "global-hooks-path", false, "install even though core.hooksPath comes from a global or system config")
+			globalHooksFlag(fs, &hooks)
 		},
 		run: func(ctx context.Context, a *app, _ []string) error {
 			return run(ctx, a, func(e *service.Workspace) (*service.Initialized, error) { return e.Init(req) },
@@ -33,7 +33,7 @@ func initCommand() *command {
 						fmt.Fprintf(a.stdio.Err, "wrote %s; check it with `lockgate validate`\n", r.Path)
 					}
 					if !noInstall {
-						if err := a.install(ctx, o); err != nil {
+						if err := a.install(ctx, hooks); err != nil {
 							return err
 						}
 					}

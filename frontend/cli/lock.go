@@ -290,7 +290,9 @@ func clearCommand() *command {
 				return err
 			}
 			return run(ctx, a, func(e *service.Workspace) (service.ClearResult, error) { return e.ClearLocks(ctx, req) },
-				func(e *service.Workspace, res service.ClearResult) error { return a.showCleared(e, req.Record != "", res) })
+				func(e *service.Workspace, res service.ClearResult) error {
+					return a.showCleared(e, req.Record != "", res)
+				})
 		},
 	}
 }

@@ -14,10 +14,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/lockgate/lockgate/frontend/termstyle"
-	"github.com/lockgate/lockgate/internal/hint"
-	"github.com/lockgate/lockgate/internal/safetext"
 	"github.com/lockgate/lockgate/service"
-	"github.com/lockgate/lockgate/service/outcome"
 )
 
 // Stdio is where a command reads and writes.
@@ -207,15 +204,10 @@ func (a *app) rootCommand(ctx context.Context, only string) *cobra.Command {
 		SilenceUsage:  true,
 		Args:          cobra.ArbitraryArgs,
 		RunE: func(c *cobra.Command, args []string) error {
-			if len(args) > 0 {
-				return a.unknown(c, args[0])
-			}
-			if showVersion {
+			if showVersion && len(args) == 0 {
 				return runVersion(ctx, a, nil)
 			}
-			c.SetOut(a.stdio.Err)
-			_ = c.Help()
-			return &runError{service.Usagef("no command given (see `lockgate --help`)")}
+			return a.noCommand(c, args, "no command given (see `lockgate --help`)")
 		},
 	}
 	root.SetIn(a.stdio.In)
@@ -239,12 +231,18 @@ func (a *app) rootCommand(ctx context.Context, only string) *cobra.Command {
 	return root
 }
 
-// unknown is the error for a mistyped command under c, with cobra's
-// suggestions of the closest.
-func (a *app) unknown(c *cobra.Command, name string) error {
-	msg := fmt.Sprintf("unknown command %q for %q", name, c.CommandPath())
+// noCommand is the error for a command line that names no command to run
+// under c: with args, a mistyped one (with cobra's suggestions of the
+// closest); without, none, and c's help goes to stderr before missing.
+func (a *app) noCommand(c *cobra.Command, args []string, missing string) error {
+	if len(args) == 0 {
+		c.SetOut(a.stdio.Err)
+		_ = c.Help()
+		return &runError{service.Usagef("%s", missing)}
+	}
+	msg := fmt.Sprintf("unknown command %q for %q", args[0], c.CommandPath())
 	c.SuggestionsMinimumDistance = 2
-	if s := c.SuggestionsFor(name); len(s) > 0 {
+	if s := c.SuggestionsFor(args[0]); len(s) > 0 {
 		msg += "; did you mean " + strings.Join(s, " or ") + "?"
 	}
 	return &runError{service.Usagef("%s (see `%s --help`)", msg, c.CommandPath())}
@@ -276,12 +274,7 @@ func (a *app) cobraCommand(ctx context.Context, parent, name string, c *command)
 		cc.RunE = a.runE(ctx, c)
 	} else {
 		cc.RunE = func(cmd *cobra.Command, args []string) error {
-			if len(args) > 0 {
-				return a.unknown(cmd, args[0])
-			}
-			cmd.SetOut(a.stdio.Err)
-			_ = cmd.Help()
-			return &runError{service.Usagef("%s: missing subcommand", strings.TrimPrefix(cmd.CommandPath(), "lockgate "))}
+			return a.noCommand(cmd, args, strings.TrimPrefix(cmd.CommandPath(), "lockgate ")+": missing subcommand")
 		}
 	}
 	for _, n := range slices.Sorted(maps.Keys(c.sub)) {
@@ -290,58 +283,5 @@ func (a *app) cobraCommand(ctx context.Context, parent, name string, c *command)
 	return cc
 }
 
-// reportError prints err, which o classifies, on stderr the way a user
-// should read it and, under --json, as an error object on stdout (with
-// what the command did before it failed).
-func (a *app) reportError(err error, o outcome.Outcome) {
-	var exit *outcome.ExitError
-	if errors.As(err, &exit) {
-		return // already reported
-	}
-	fmt.Fprintf(a.stdio.Err, "%s %s\n", a.paint(termstyle.Error, "lockgate:"), safetext.Text(err.Error()))
-	hints := a.carry(o.Hints)
-	if o.Detail != "" {
-		a.printHints(o.Detail)
-	}
-	a.printHints(hints...)
-	if a.globals.JSON {
-		out := map[string]any{}
-		for k, v := range a.partial {
-			out[k] = v
-		}
-		out["error"] = o.Object(err, strings.Join(hints, "; "))
-		_ = writeJSON(a.stdio.Out, out)
-	}
-}
-
 // getenv is os.Getenv; one place so tests can see what is read.
 var getenv = os.Getenv
-
-// styleOf decides, once, whether stderr gets colour (--color, NO_COLOR,
-// TERM, a terminal).
-func (a *app) styleOf() (termstyle.Style, error) {
-	if a.styled {
-		return a.style, nil
-	}
-	f, _ := a.stdio.Err.(*os.File)
-	st, err := termstyle.For(a.globals.Color, getenv, f)
-	if err != nil {
-		return termstyle.Style{}, err
-	}
-	a.style, a.styled = st, true
-	return st, nil
-}
-
-// paint colours text for stderr by role (nothing when colour is off).
-func (a *app) paint(role termstyle.Role, text string) string {
-	st, _ := a.styleOf()
-	return st.Paint(role, text)
-}
-
-// paintRole is paint for hooks.Report.WriteStyled.
-func (a *app) paintRole(role, text string) string { return a.paint(termstyle.Role(role), text) }
-
-// printHints prints hint lines on stderr.
-func (a *app) printHints(lines ...string) {
-	hint.PrintAs(a.stdio.Err, a.paint(termstyle.Hint, "hint:"), lines...)
-}

@@ -2,21 +2,27 @@ package cli
 
 import (
 	"bufio"
-	"context"
 	"bytes"
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"maps"
+	"os"
 	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/pflag"
 
+	"github.com/lockgate/lockgate/frontend/termstyle"
 	"github.com/lockgate/lockgate/internal/duration"
+	"github.com/lockgate/lockgate/internal/hint"
 	"github.com/lockgate/lockgate/internal/safetext"
 	"github.com/lockgate/lockgate/model/locks"
 	"github.com/lockgate/lockgate/service"
+	"github.com/lockgate/lockgate/service/outcome"
 )
 
 // writeJSON prints v as indented JSON. encoding/json escapes control
@@ -128,4 +134,51 @@ func dash(s string) string {
 		return "-"
 	}
 	return s
+}
+
+// reportError prints err, which o classifies, on stderr the way a user
+// should read it and, under --json, as an error object on stdout (with
+// what the command did before it failed).
+func (a *app) reportError(err error, o outcome.Outcome) {
+	var exit *outcome.ExitError
+	if errors.As(err, &exit) {
+		return // already reported
+	}
+	fmt.Fprintf(a.stdio.Err, "%s %s\n", a.paint(termstyle.Error, "lockgate:"), safetext.Text(err.Error()))
+	hints := a.printOutcome(o)
+	if a.globals.JSON {
+		out := map[string]any{}
+		maps.Copy(out, a.partial)
+		out["error"] = o.Object(err, strings.Join(hints, "; "))
+		_ = writeJSON(a.stdio.Out, out)
+	}
+}
+
+// styleOf decides, once, whether stderr gets colour (--color, NO_COLOR,
+// TERM, a terminal).
+func (a *app) styleOf() (termstyle.Style, error) {
+	if a.styled {
+		return a.style, nil
+	}
+	f, _ := a.stdio.Err.(*os.File)
+	st, err := termstyle.For(a.globals.Color, getenv, f)
+	if err != nil {
+		return termstyle.Style{}, err
+	}
+	a.style, a.styled = st, true
+	return st, nil
+}
+
+// paint colours text for stderr by role (nothing when colour is off).
+func (a *app) paint(role termstyle.Role, text string) string {
+	st, _ := a.styleOf()
+	return st.Paint(role, text)
+}
+
+// paintRole is paint for hooks.Report.WriteStyled.
+func (a *app) paintRole(role, text string) string { return a.paint(termstyle.Role(role), text) }
+
+// printHints prints hint lines on stderr.
+func (a *app) printHints(lines ...string) {
+	hint.PrintAs(a.stdio.Err, a.paint(termstyle.Hint, "hint:"), lines...)
 }

@@ -14,11 +14,9 @@ func sessionCommand() *command {
 			takesLocks: true,
 			usage:      "session restore",
 			short:      "Redis: re-acquire this session's persisted locks; skip (and say why) what cannot be",
-			run: func(ctx context.Context, a *app, args []string) error {
-				if len(args) > 0 {
-					return service.Usagef("session restore takes no arguments")
-				}
-				e, err := a.open(ctx)
+			noArgs:     true,
+			run: func(ctx context.Context, a *app, _ []string) error {
+				e, err := a.workspace(ctx)
 				if err != nil {
 					return err
 				}
@@ -30,15 +28,14 @@ func sessionCommand() *command {
 				for _, s := range res.Skipped {
 					fmt.Fprintf(a.stdio.Err, "lockgate: warning: not restored: %s: %s\n", s.Key, s.Reason)
 				}
-				if a.globals.JSON {
-					if jerr := writeJSON(a.stdio.Out, res); jerr != nil {
-						return jerr
-					}
-				} else {
+				// What was restored is reported even when some could not be.
+				if jerr := a.reply(res, func() {
 					for _, k := range res.Restored {
 						fmt.Fprintf(a.stdio.Err, "restored %s\n", k)
 					}
 					fmt.Fprintf(a.stdio.Err, "session %s: %d restored, %d skipped, in %s\n", res.Session, len(res.Restored), len(res.Skipped), e.StoreLabel())
+				}); jerr != nil {
+					return jerr
 				}
 				return err
 			},
