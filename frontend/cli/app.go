@@ -32,15 +32,14 @@ type app struct {
 
 // load loads the workspace the command works on, once.
 func (a *app) load(ctx context.Context) (*service.Workspace, error) {
-	if a.env != nil {
-		return a.env, nil
+	if a.env == nil {
+		e, err := service.Load(ctx, a.options())
+		if err != nil {
+			return nil, err
+		}
+		a.env = e
 	}
-	e, err := service.Load(ctx, a.options())
-	if err != nil {
-		return nil, err
-	}
-	a.env = e
-	return e, nil
+	return a.env, nil
 }
 
 // options are the workspace options the globals give.

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"os"
@@ -51,17 +52,11 @@ func holdCommand() *command {
 			}
 			fmt.Fprintf(a.stdio.Err, "holding %s in %s while %s runs\n", safetext.Field(strings.Join(h.Keys(), " ")), e.StoreLabel(), safetext.Field(cmdArgs[0]))
 			code, runErr := a.runHeld(ctx, h, cmdArgs)
-			relErr := h.Release(ctx)
-			if runErr != nil {
-				return runErr
+			// The locks go however CMD ended; an error running it comes first.
+			if err := cmp.Or(runErr, h.Release(ctx)); err != nil || code == 0 {
+				return err
 			}
-			if relErr != nil {
-				return relErr
-			}
-			if code != 0 {
-				return &outcome.ExitError{Code: code}
-			}
-			return nil
+			return &outcome.ExitError{Code: code}
 		},
 	}
 }

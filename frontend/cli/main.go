@@ -13,7 +13,6 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/lockgate/lockgate/frontend/termstyle"
 	"github.com/lockgate/lockgate/service"
 )
 
@@ -21,73 +20,6 @@ import (
 type Stdio struct {
 	In       io.Reader
 	Out, Err io.Writer
-}
-
-// Globals are the options every command accepts, before or after its name.
-type Globals struct {
-	Dir        string
-	ConfigFile string
-	As         string
-	WorkerType string
-	Session    string
-	Store      string
-	// AllowStoreMismatch lets a command take locks in a store other than
-	// the one this clone's hooks read.
-	AllowStoreMismatch bool
-	JSON               bool
-	Verbose            bool
-	// Color is --color: auto, always or never.
-	Color string
-	// configGiven: -c was given, before or after the command name; a
-	// second one is refused, not silently preferred.
-	configGiven bool
-}
-
-// AddFlags registers the global options on fs. Current values are the
-// defaults, so registering again after the command name keeps what was
-// given before it.
-func (g *Globals) AddFlags(fs *pflag.FlagSet) {
-	fs.StringVarP(&g.Dir, "dir", "C", g.Dir, "run as if lockgate was started in `DIR`")
-	fs.VarP(&onceString{p: &g.ConfigFile, set: &g.configGiven}, "config", "c", "config `FILE` (default: .lockgate.yaml at the repository root)")
-	fs.StringVar(&g.As, "as", g.As, "worker id (default $LOCKGATE_WORKER, else user@HOST)")
-	fs.StringVar(&g.WorkerType, "worker-type", g.WorkerType, "human or agent (default $LOCKGATE_WORKER_TYPE, else human)")
-	fs.StringVar(&g.Session, "session", g.Session, "session id (default $LOCKGATE_SESSION, else the worker id)")
-	fs.StringVar(&g.Store, "store", g.Store, "lock store for this command: file, git, redis or redis://… (default $LOCKGATE_STORE, else this clone's, as lockgate store show says)")
-	fs.BoolVar(&g.AllowStoreMismatch, "allow-store-mismatch", g.AllowStoreMismatch, "take locks with --store/$LOCKGATE_STORE even where this clone's hooks do not look")
-	fs.BoolVar(&g.JSON, "json", g.JSON, "print data as JSON on stdout")
-	fs.BoolVarP(&g.Verbose, "verbose", "v", g.Verbose, "log what lockgate does on stderr")
-	if g.Color == "" {
-		g.Color = termstyle.Auto
-	}
-	fs.StringVar(&g.Color, "color", g.Color, "colour on stderr: auto (on a terminal, unless NO_COLOR is set), always or never")
-}
-
-// command is one runnable (sub)command.
-type command struct {
-	usage string // after "lockgate "
-	short string
-	// long, when set, is what `help CMD` prints instead of short.
-	long string
-	// flags adds the command's own flags; nil for none.
-	flags func(fs *pflag.FlagSet)
-	run   func(ctx context.Context, a *app, args []string) error
-	sub   map[string]*command
-	// takesLocks: the command takes locks, so a store the clone's hooks
-	// do not read is refused. noStore: it reads no lock store, so run
-	// only loads the workspace.
-	takesLocks, noStore bool
-	// noArgs: the command takes no arguments; oneArg names the one it
-	// takes. Either is checked before run, with the command's path in the
-	// message.
-	noArgs bool
-	oneArg string
-	// keepDash passes a "--" argument through to run, for commands that
-	// take a command line after it.
-	keepDash bool
-	// jsonErrors, when it reports true after the flags are read, prints
-	// errors as an error object on stdout as --json does (check --format
-	// json).
-	jsonErrors func() bool
 }
 
 // Main runs lockgate with args (without the program name) and returns the
@@ -285,3 +217,42 @@ func (a *app) cobraCommand(ctx context.Context, parent, name string, c *command)
 
 // getenv is os.Getenv; one place so tests can see what is read.
 var getenv = os.Getenv
+
+// Shell completion beyond commands and flags: the keys this worker holds
+// (release, refresh), work package ids (claim, --package) and scope
+// profiles (--profile). Completion must never fail loudly: what cannot be
+// read completes to nothing.
+
+// completeWith completes the candidates of kind "of" of the workspace open
+// gives (loaded, or with its lock store open).
+func (a *app) completeWith(ctx context.Context, of service.CandidateKind, open func(context.Context) (*service.Workspace, error)) cobra.CompletionFunc {
+	return func(_ *cobra.Command, _ []string, toComplete string) ([]string, cobra.ShellCompDirective) {
+		e, err := open(ctx)
+		if err != nil {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		out, err := e.Candidates(ctx, service.CandidatesRequest{Of: of, Prefix: toComplete})
+		if err != nil {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		return out, cobra.ShellCompDirectiveNoFileComp
+	}
+}
+
+// addCompletions attaches the completions of the command at path: held
+// keys need the lock store, package ids and profiles only the workspace.
+func (a *app) addCompletions(ctx context.Context, path string, cc *cobra.Command) {
+	packages := a.completeWith(ctx, service.PackageIDs, a.load)
+	switch path {
+	case "lock release", "lock refresh":
+		cc.ValidArgsFunction = a.completeWith(ctx, service.HeldKeys, a.open)
+	case "claim", "done", "release-package", "retry":
+		cc.ValidArgsFunction = packages
+	}
+	if cc.Flags().Lookup("package") != nil {
+		_ = cc.RegisterFlagCompletionFunc("package", packages)
+	}
+	if cc.Flags().Lookup("profile") != nil {
+		_ = cc.RegisterFlagCompletionFunc("profile", a.completeWith(ctx, service.ScopeProfiles, a.load))
+	}
+}

@@ -5,9 +5,38 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/lockgate/lockgate/service"
 )
+
+// command is one runnable (sub)command.
+type command struct {
+	usage string // after "lockgate "
+	short string
+	// long, when set, is what `help CMD` prints instead of short.
+	long string
+	// flags adds the command's own flags; nil for none.
+	flags func(fs *pflag.FlagSet)
+	run   func(ctx context.Context, a *app, args []string) error
+	sub   map[string]*command
+	// takesLocks: the command takes locks, so a store the clone's hooks
+	// do not read is refused. noStore: it reads no lock store, so run
+	// only loads the workspace.
+	takesLocks, noStore bool
+	// noArgs: the command takes no arguments; oneArg names the one it
+	// takes. Either is checked before run, with the command's path in the
+	// message.
+	noArgs bool
+	oneArg string
+	// keepDash passes a "--" argument through to run, for commands that
+	// take a command line after it.
+	keepDash bool
+	// jsonErrors, when it reports true after the flags are read, prints
+	// errors as an error object on stdout as --json does (check --format
+	// json).
+	jsonErrors func() bool
+}
 
 // runE runs c for cobra: the options that decide how its error is shown
 // and which store it opens first, then its arguments' count, then c.run.

@@ -136,10 +136,9 @@ func (a *app) runWork(ctx context.Context, w *service.WorkLoop, argv []string) e
 
 // endWork prints the summary under --json and returns the loop's exit status.
 func (a *app) endWork(end *service.WorkEnd) error {
-	if a.globals.JSON {
-		if err := writeJSON(a.stdio.Out, end.Summary); err != nil {
-			return err
-		}
+	// The summary goes to stdout under --json; the loop said what it did.
+	if err := a.reply(end.Summary, func() {}); err != nil {
+		return err
 	}
 	switch {
 	case end.Summary.Status == service.WorkInterrupted:
