@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 
@@ -66,7 +67,7 @@ func logCommand() *command {
 					return a.reply(evs, func() {
 						rows := [][]string{{"TIME", "WORKER", "TYPE", "ACTION", "KEY", "DETAILS"}}
 						for _, ev := range evs {
-							rows = append(rows, []string{stamp(ev.Timestamp), ev.Worker, ev.WorkerType, ev.Action, dash(ev.Key), dash(ev.Details)})
+							rows = append(rows, []string{stamp(ev.Timestamp), ev.Worker, ev.WorkerType, ev.Action, cmp.Or(ev.Key, "-"), cmp.Or(ev.Details, "-")})
 						}
 						table(a.stdio.Out, rows)
 					})

@@ -37,17 +37,13 @@ func (o *onceString) Set(v string) error {
 
 // Globals are the options every command accepts, before or after its name.
 type Globals struct {
-	Dir        string
-	ConfigFile string
-	As         string
-	WorkerType string
-	Session    string
-	Store      string
+	// Dir, ConfigFile and Store say where the command works; As,
+	// WorkerType and Session as whom (see AddFlags).
+	Dir, ConfigFile, Store  string
+	As, WorkerType, Session string
 	// AllowStoreMismatch lets a command take locks in a store other than
-	// the one this clone's hooks read.
-	AllowStoreMismatch bool
-	JSON               bool
-	Verbose            bool
+	// the one this clone's hooks read; JSON and Verbose are --json and -v.
+	AllowStoreMismatch, JSON, Verbose bool
 	// Color is --color: auto, always or never.
 	Color string
 	// configGiven: -c was given, before or after the command name; a

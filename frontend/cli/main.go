@@ -94,23 +94,23 @@ func flagSuggestion(cmd *cobra.Command, err error) string {
 
 // editDistance is the Levenshtein distance of a and b.
 func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
+	// d[j] is the distance of a's first i bytes to b's first j.
+	d := make([]int, len(b)+1)
+	for j := range d {
+		d[j] = j
 	}
-	for i := 1; i <= len(a); i++ {
-		cur := make([]int, len(b)+1)
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
+	for i := range len(a) {
+		diag := d[0] // d[j] of the row before, for i-1 and j-1
+		d[0] = i + 1
+		for j := range len(b) {
+			sub := diag + 1
+			if a[i] == b[j] {
+				sub = diag
 			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+			diag, d[j+1] = d[j+1], min(d[j+1]+1, d[j]+1, sub)
 		}
-		prev = cur
 	}
-	return prev[len(b)]
+	return d[len(b)]
 }
 
 // runError marks what a command's run returned, apart from the errors
@@ -183,13 +183,11 @@ func (a *app) noCommand(c *cobra.Command, args []string, missing string) error {
 // cobraCommand is c as a cobra command named name, under the command
 // path parent ("" at the top).
 func (a *app) cobraCommand(ctx context.Context, parent, name string, c *command) *cobra.Command {
-	use := name
-	if fields := strings.Fields(c.usage); len(fields) > 0 {
-		// usage names the whole path ("lock acquire KEY..."): keep what
-		// follows this command's name.
-		if i := slices.Index(fields, name); i >= 0 {
-			use = strings.Join(fields[i:], " ")
-		}
+	// usage names the whole path ("lock acquire KEY..."): keep what
+	// follows this command's name.
+	use, fields := name, strings.Fields(c.usage)
+	if i := slices.Index(fields, name); i >= 0 {
+		use = strings.Join(fields[i:], " ")
 	}
 	cc := &cobra.Command{Use: use, Short: c.short, Long: c.long, Args: cobra.ArbitraryArgs, DisableFlagsInUseLine: true}
 	if c.flags != nil {
@@ -245,7 +243,7 @@ func (a *app) addCompletions(ctx context.Context, path string, cc *cobra.Command
 	packages := a.completeWith(ctx, service.PackageIDs, a.load)
 	switch path {
 	case "lock release", "lock refresh":
-		cc.ValidArgsFunction = a.completeWith(ctx, service.HeldKeys, a.open)
+		cc.ValidArgsFunction = a.completeWith(ctx, service.HeldKeys, a.workspace)
 	case "claim", "done", "release-package", "retry":
 		cc.ValidArgsFunction = packages
 	}

@@ -128,14 +128,6 @@ func (a *app) reportRelease(e *service.Workspace, res locks.ReleaseResult, err e
 	}
 }
 
-// dash is s, or "-" for an empty table cell.
-func dash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
-}
-
 // reportError prints err, which o classifies, on stderr the way a user
 // should read it and, under --json, as an error object on stdout (with
 // what the command did before it failed).

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"strings"
@@ -36,7 +37,7 @@ func (a *app) showPackages(e *service.Workspace, q service.PackageList) error {
 	return a.reply(map[string]any{"path": q.Path, "packages": q.Packages, "counts": q.Counts, "drained": q.Drained(), "store": e.StoreName()}, func() {
 		rows := [][]string{{"PACKAGE", "STATE", "PRIORITY", "HOLDER", "LEFT", "WAITS FOR", "TITLE"}}
 		for _, s := range q.Packages {
-			rows = append(rows, []string{s.ID, stateText(s), fmt.Sprint(s.Priority), dash(s.Holder), left(s, q.Now), waitsText(s), dash(s.Title)})
+			rows = append(rows, []string{s.ID, stateText(s), fmt.Sprint(s.Priority), cmp.Or(s.Holder, "-"), left(s, q.Now), waitsText(s), cmp.Or(s.Title, "-")})
 		}
 		table(a.stdio.Out, rows)
 		unreadable, note := 0, ""
@@ -84,7 +85,7 @@ func waitsText(s service.PackageStatus) string {
 	if s.Reason != "" {
 		w = append(w, "failed: "+safetext.Field(s.Reason))
 	}
-	return dash(strings.Join(w, ", "))
+	return cmp.Or(strings.Join(w, ", "), "-")
 }
 
 func releasePackageCommand() *command {

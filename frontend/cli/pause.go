@@ -35,10 +35,7 @@ func pauseCommand() *command {
 					})
 				})
 		},
-		sub: map[string]*command{
-			"status": pauseStatusCommand(),
-			"wait":   pauseWaitCommand(),
-		},
+		sub: map[string]*command{"status": pauseStatusCommand(), "wait": pauseWaitCommand()},
 	}
 }
 

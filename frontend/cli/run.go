@@ -85,15 +85,6 @@ func run[R any](ctx context.Context, a *app, do func(*service.Workspace) (R, err
 	return show(e, r)
 }
 
-// workspace is the workspace the command works on: loaded and, unless the
-// command reads no lock store, with the store open.
-func (a *app) workspace(ctx context.Context) (*service.Workspace, error) {
-	if a.noStore {
-		return a.load(ctx)
-	}
-	return a.open(ctx)
-}
-
 // reply shows a result: v as JSON on stdout under --json, else what text
 // prints.
 func (a *app) reply(v any, text func()) error {

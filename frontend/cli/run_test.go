@@ -56,3 +56,16 @@ func TestReply(t *testing.T) {
 		}
 	}
 }
+
+// TestEditDistance: the Levenshtein distance the flag suggestions use.
+func TestEditDistance(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		a, b string
+		want int
+	}{{"", "", 0}, {"wait", "", 4}, {"", "ttl", 3}, {"wiat", "wait", 2}, {"wai", "wait", 1}, {"kitten", "sitting", 3}, {"reason", "reason", 0}} {
+		if got := editDistance(tt.a, tt.b); got != tt.want {
+			t.Errorf("editDistance(%q, %q) = %d, want %d", tt.a, tt.b, got, tt.want)
+		}
+	}
+}
