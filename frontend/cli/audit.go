@@ -10,12 +10,6 @@ import (
 	"github.com/lockgate/lockgate/service"
 )
 
-func workflowCommand() *command {
-	return &command{usage: "workflow <command>", short: "the workflow branch: commit the journal's events to it and push it", sub: map[string]*command{
-		"sync": workflowSyncCommand(),
-	}}
-}
-
 func workflowSyncCommand() *command {
 	var req service.SyncRequest
 	return &command{

@@ -183,13 +183,11 @@ func verifyCommand() *command {
 
 func guardEditCommand() *command {
 	return &command{
-		usage:   "guard edit PATH...",
-		short:   "exit 0 when this worker may edit PATH (free or its own, in scope, not paused); 1 with the reason otherwise",
-		noStore: true,
+		usage:    "guard edit PATH...",
+		short:    "exit 0 when this worker may edit PATH (free or its own, in scope, not paused); 1 with the reason otherwise",
+		noStore:  true,
+		someArgs: "PATH",
 		run: func(ctx context.Context, a *app, args []string) error {
-			if len(args) == 0 {
-				return service.Usagef("guard edit: give at least one PATH")
-			}
 			return run(ctx, a, func(e *service.Workspace) (*service.PathCheckResult, error) {
 				return e.CheckPaths(ctx, service.PathCheck{Paths: args})
 			},

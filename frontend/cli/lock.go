@@ -98,10 +98,8 @@ func releaseCommand() *command {
 		flags: func(fs *pflag.FlagSet) {
 			fs.BoolVar(&req.Force, "force", false, "release even if another worker holds it")
 		},
+		someArgs: "KEY",
 		run: func(ctx context.Context, a *app, args []string) error {
-			if len(args) == 0 {
-				return service.Usagef("lock release: give at least one KEY")
-			}
 			req.Keys = args
 			return a.release(ctx, func(e *service.Workspace) (service.Finished, error) { return released(e.ReleaseLocks(ctx, req)) }, nil)
 		},
@@ -116,10 +114,8 @@ func refreshCommand() *command {
 		flags: func(fs *pflag.FlagSet) {
 			durationVar(fs, &req.TTL, "ttl", "new lifetime from now (default by worker type)")
 		},
+		someArgs: "KEY",
 		run: func(ctx context.Context, a *app, args []string) error {
-			if len(args) == 0 {
-				return service.Usagef("lock refresh: give at least one KEY")
-			}
 			if req.TTL < 0 {
 				return service.Usagef("--ttl must not be negative")
 			}
@@ -207,12 +203,10 @@ func lockTable(rows []service.LockRow, now time.Time) (out [][]string, lookAlike
 
 func checkCommand() *command {
 	return &command{
-		usage: "lock check KEY|PATH...",
-		short: "exit 0 when every key is free or yours, 4 when one is held by another",
+		usage:    "lock check KEY|PATH...",
+		short:    "exit 0 when every key is free or yours, 4 when one is held by another",
+		someArgs: "KEY or PATH",
 		run: func(ctx context.Context, a *app, args []string) error {
-			if len(args) == 0 {
-				return service.Usagef("lock check: give at least one KEY or PATH")
-			}
 			return run(ctx, a, func(e *service.Workspace) (service.CheckResult, error) {
 				return e.CheckLocks(ctx, service.CheckRequest{Keys: args})
 			}, func(e *service.Workspace, res service.CheckResult) error {

@@ -13,15 +13,6 @@ import (
 	"github.com/lockgate/lockgate/service"
 )
 
-func portsCommand() *command {
-	return &command{usage: "ports <command>", short: "lease free TCP ports to workers, so that parallel servers do not collide", sub: map[string]*command{
-		"allocate": portsAllocateCommand(),
-		"refresh":  portsRefreshCommand(),
-		"release":  portsReleaseCommand(),
-		"list":     portsListCommand(),
-	}}
-}
-
 func portsAllocateCommand() *command {
 	var req service.PortsRequest
 	return &command{

@@ -25,10 +25,10 @@ type command struct {
 	// only loads the workspace.
 	takesLocks, noStore bool
 	// noArgs: the command takes no arguments; oneArg names the one it
-	// takes. Either is checked before run, with the command's path in the
-	// message.
-	noArgs bool
-	oneArg string
+	// takes, someArgs those it takes one or more of. Each is checked
+	// before run, with the command's path in the message.
+	noArgs           bool
+	oneArg, someArgs string
 	// keepDash passes a "--" argument through to run, for commands that
 	// take a command line after it.
 	keepDash bool
@@ -58,6 +58,8 @@ func (a *app) runE(ctx context.Context, c *command) func(cmd *cobra.Command, arg
 			return &runError{service.Usagef("%s takes no arguments", path)}
 		case c.oneArg != "" && len(args) != 1:
 			return &runError{service.Usagef("%s: give exactly one %s", path, c.oneArg)}
+		case c.someArgs != "" && len(args) == 0:
+			return &runError{service.Usagef("%s: give at least one %s", path, c.someArgs)}
 		}
 		if err := c.run(ctx, a, args); err != nil {
 			return &runError{err}

@@ -27,6 +27,9 @@ func TestArgumentCounts(t *testing.T) {
 		{[]string{"pause", "status"}, "lockgate: pause status: give exactly one FEATURE\n"},
 		{[]string{"pause", "wait", "a", "b", "--timeout", "1s"}, "lockgate: pause wait: give exactly one FEATURE\n"},
 		{[]string{"plan"}, "lockgate: plan: give the TASKS.yaml file\n"},
+		{[]string{"lock", "release"}, "lockgate: lock release: give at least one KEY\n"},
+		{[]string{"lock", "check"}, "lockgate: lock check: give at least one KEY or PATH\n"},
+		{[]string{"guard", "edit"}, "lockgate: guard edit: give at least one PATH\n"},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
