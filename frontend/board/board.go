@@ -134,7 +134,24 @@ func Frame(s Snapshot, v View) string {
 	for _, ev := range s.Events {
 		fmt.Fprintf(&b, "  %s %-20s %-14s %s\n", ev.Timestamp.UTC().Format("15:04:05"), field(ev.Worker, 20), ev.Action, field(ev.Key, 40))
 	}
-	return b.String()
+	return cutLines(b.String(), v.Width)
+}
+
+// cutLines ends every line longer than width (columns; 0: unknown) with
+// "…" at the screen's edge: the rows shrink their columns first, and what
+// still does not fit (the title, a pause, a row on a very narrow screen)
+// is cut rather than wrapped, which would push the frame off the screen.
+func cutLines(frame string, width int) string {
+	if width <= 0 {
+		return frame
+	}
+	lines := strings.Split(frame, "\n")
+	for i, l := range lines {
+		if r := []rune(l); len(r) > width {
+			lines[i] = string(r[:max(width-1, 0)]) + "…"
+		}
+	}
+	return strings.Join(lines, "\n")
 }
 
 // staleFlag ends the row of a stale lock.

@@ -158,3 +158,24 @@ func TestFrameFitsWidth(t *testing.T) {
 		t.Errorf("full row of %d columns, want 117: %q", len([]rune(full[2])), full[2])
 	}
 }
+
+// TestFrameNoLineWraps: on a narrow screen no line of the frame is wider
+// than the screen — the title, a pause and rows below their least
+// columns are cut with "…" rather than wrapped.
+func TestFrameNoLineWraps(t *testing.T) {
+	pause := lock("feature:FEAT-1:pause", "carol", 0, time.Hour)
+	pause.Reason = "a freeze while the release branch is cut"
+	s := Snapshot{Store: "the git store at origin refs/lockgate/locks", Now: t0, StaleAfter: time.Hour,
+		Locks: []locks.Entry{pause, lock("src/b.go", "bob", 0, time.Hour)}}
+	for _, width := range []int{90, 60, 30} {
+		out := Frame(s, View{Sort: "key", Selected: -1, Width: width})
+		for _, l := range strings.Split(out, "\n") {
+			if n := len([]rune(l)); n > width {
+				t.Errorf("width %d: a line of %d columns: %q", width, n, l)
+			}
+		}
+		if !strings.Contains(out, "lockgate board") || !strings.Contains(out, "PAUSED") {
+			t.Errorf("width %d: the title or the pause is gone:\n%s", width, out)
+		}
+	}
+}
