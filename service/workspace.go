@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/lockgate/lockgate/internal/gitexec"
-	"github.com/lockgate/lockgate/internal/safetext"
 	"github.com/lockgate/lockgate/model/config"
 	"github.com/lockgate/lockgate/model/locks"
 	"github.com/lockgate/lockgate/model/locks/filestore"
@@ -19,6 +18,7 @@ import (
 	"github.com/lockgate/lockgate/model/locks/journal"
 	"github.com/lockgate/lockgate/model/locks/redisstore"
 	"github.com/lockgate/lockgate/model/scope"
+	"github.com/lockgate/lockgate/service/hooks"
 )
 
 // Options are what a front end says about one request's setting: where it
@@ -388,9 +388,6 @@ func (e *Workspace) identity(pusher string) (locks.Owner, error) {
 		worker = cmp.Or(name, "unknown") + "@" + cmp.Or(host, "localhost")
 	}
 	wt := cmp.Or(g.WorkerType, e.getenv("LOCKGATE_WORKER_TYPE"), scope.WorkerHuman)
-	if wt != scope.WorkerHuman && wt != scope.WorkerAgent {
-		return locks.Owner{}, Usagef("worker type %q: want human or agent", wt)
-	}
 	session := cmp.Or(g.Session, e.getenv("LOCKGATE_SESSION"), worker)
 	if pusher != "" {
 		session = pusher
@@ -398,45 +395,16 @@ func (e *Workspace) identity(pusher string) (locks.Owner, error) {
 	return NewOwner(worker, wt, session)
 }
 
-// checkWorker refuses a worker id that would print as something else: one
-// with surrounding whitespace, control or format characters.
-func checkWorker(id string) error {
-	if err := safetext.Check("worker id", id); err != nil {
-		return Usagef("%v", err)
-	}
-	if strings.TrimSpace(id) != id || id == "" {
-		return Usagef("worker id %q: no surrounding whitespace", id)
-	}
-	return nil
-}
-
-// NewOwner makes the session printable and checks the worker id and
-// session: their length first (locks.Owner.Check), then checkWorker.
+// NewOwner is the worker worker of type workerType in session, the
+// session made one lockgate writes (hooks.SessionOf), or a *UsageError
+// when hooks.CheckOwner, the rule commits' trailers are held to too,
+// refuses it.
 func NewOwner(worker, workerType, session string) (locks.Owner, error) {
-	o := locks.Owner{Holder: worker, HolderType: workerType, Session: sanitizeSession(session)}
-	if err := o.Check(); err != nil {
+	o := locks.Owner{Holder: worker, HolderType: workerType, Session: hooks.SessionOf(session)}
+	if err := hooks.CheckOwner(o); err != nil {
 		return locks.Owner{}, Usagef("%v", err)
 	}
-	if err := checkWorker(worker); err != nil {
-		return locks.Owner{}, err
-	}
 	return o, nil
-}
-
-// sanitizeSession keeps a session id printable: anything outside
-// [A-Za-z0-9._@:-] becomes '-'.
-func sanitizeSession(s string) string {
-	var b strings.Builder
-	for _, r := range s {
-		switch {
-		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9',
-			r == '.', r == '_', r == '@', r == ':', r == '-':
-			b.WriteRune(r)
-		default:
-			b.WriteByte('-')
-		}
-	}
-	return b.String()
 }
 
 // Recover records, before a command shows the journal or the locks, what
