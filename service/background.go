@@ -38,7 +38,7 @@ func (e *Workspace) ActAs(id Identity) (*Workspace, error) {
 			return nil, Usagef("worker_type %q: want human or agent", me.HolderType)
 		}
 		var err error
-		if me, err = NewOwner(cmp.Or(id.Worker, me.Holder), me.HolderType, cmp.Or(id.Session, me.Session)); err != nil {
+		if me, err = newOwner(cmp.Or(id.Worker, me.Holder), me.HolderType, cmp.Or(id.Session, me.Session)); err != nil {
 			return nil, err
 		}
 	}

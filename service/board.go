@@ -47,7 +47,7 @@ type Board struct {
 	// The work packages file as last read, and the queue it parsed to (or
 	// why it did not): it is parsed again only when its bytes change.
 	pkgData []byte
-	pkgs    *PackageQueue
+	pkgs    *of
 	pkgErr  error
 }
 
@@ -96,8 +96,8 @@ func (b *Board) QueueOf(entries []locks.Entry) (file string, q *Queue, problem s
 	if b.pkgs == nil && b.pkgErr == nil || !bytes.Equal(data, b.pkgData) {
 		b.pkgData, b.pkgs = data, nil
 		var wps *config.WorkPackages
-		if wps, b.pkgErr = b.e.ParsePackages(name, data); b.pkgErr == nil {
-			b.pkgs = b.e.PackageQueue(wps)
+		if wps, b.pkgErr = b.e.parsePackages(name, data); b.pkgErr == nil {
+			b.pkgs = b.e.newListedQueue(wps)
 		}
 	}
 	if b.pkgErr != nil {

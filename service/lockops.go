@@ -26,7 +26,7 @@ import (
 // nothing to its client.
 func (e *Workspace) requestKeys(args []string, tool bool) ([]lockkey.Key, error) {
 	if tool {
-		return e.ToolKeys("", args)
+		return e.toolKeys("", args)
 	}
 	return e.ParseKeys(args)
 }

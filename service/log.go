@@ -34,7 +34,7 @@ func (e *Workspace) Log(ctx context.Context, r LogRequest) ([]LogEvent, error) {
 	if r.Since > 0 {
 		from = e.Now().Add(-r.Since)
 	}
-	all, err := e.AllEvents(ctx, from)
+	all, err := e.allEvents(ctx, from)
 	if err != nil {
 		return nil, err
 	}

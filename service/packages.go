@@ -22,7 +22,7 @@ import (
 func (e *Workspace) LoadPackages(file string) (*config.WorkPackages, error) {
 	file = e.PackagesFile(file)
 	// Every claim reads the file: keep it decoded in the clone's state.
-	wps, err := config.LoadWorkPackagesCached(file, filepath.Join(e.StateDir(), "cache"))
+	wps, err := config.LoadWorkPackagesCached(file, filepath.Join(e.stateDir(), "cache"))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, Usagef("no work packages file %s: write one, or point work_packages in .lockgate.yaml (or --packages) at it", file)
 	}
@@ -50,10 +50,10 @@ func (e *Workspace) PackagesFile(file string) string {
 	return file
 }
 
-// ParsePackages parses and validates data as the work packages file
+// parsePackages parses and validates data as the work packages file
 // named name (problems name it with their lines), as LoadPackages does
 // with the file it reads.
-func (e *Workspace) ParsePackages(name string, data []byte) (*config.WorkPackages, error) {
+func (e *Workspace) parsePackages(name string, data []byte) (*config.WorkPackages, error) {
 	wps, err := config.LoadWorkPackagesBytes(name, data)
 	if err != nil {
 		return nil, err
@@ -65,7 +65,7 @@ func (e *Workspace) ParsePackages(name string, data []byte) (*config.WorkPackage
 }
 
 func (e *Workspace) validatePackages(wps *config.WorkPackages) error {
-	opts := e.KeyOptions()
+	opts := e.keyOptions()
 	return wps.Validate(func(id string) error {
 		return checkPackageID(id, opts)
 	}, func(k string) error {
@@ -131,7 +131,7 @@ func (e *Workspace) claimLocks(ctx context.Context, wp *config.WorkPackage, o Cl
 	if err != nil {
 		return nil, err
 	}
-	taskKey, err := lockkey.Parse(lockkey.TaskKey(wp.ID), e.KeyOptions())
+	taskKey, err := lockkey.Parse(lockkey.TaskKey(wp.ID), e.keyOptions())
 	if err != nil { // loadPackages refused it already
 		return nil, fmt.Errorf("work package id %q cannot name a task lock: %w", wp.ID, err)
 	}

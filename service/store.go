@@ -211,7 +211,7 @@ func (e *Workspace) resolveStore(ctx context.Context) (*storeSetup, error) {
 	if e.opts.ConfigFile != "" && !e.judging {
 		// Hooks read the root .lockgate.yaml, whatever -c this command got.
 		// A command that judges a change by -c FILE reads that file's.
-		if root, err = config.LoadCached(filepath.Join(e.Root(), config.DefaultFile), filepath.Join(e.StateDir(), "cache")); err != nil {
+		if root, err = config.LoadCached(filepath.Join(e.Root(), config.DefaultFile), filepath.Join(e.stateDir(), "cache")); err != nil {
 			return nil, err
 		}
 	}
@@ -251,19 +251,19 @@ func (e *Workspace) resolveStore(ctx context.Context) (*storeSetup, error) {
 			// Recorded before the clone had a remote: other clones use
 			// the remote's. Switching here would hide the locks held
 			// under the recorded one; storeProblems says how to move.
-			if p, from := e.PrefixOf(ctx, root); strings.HasPrefix(from, fromRemote) && p != recPrefix {
+			if p, from := e.prefixOf(ctx, root); strings.HasPrefix(from, fromRemote) && p != recPrefix {
 				s.remotePrefix = p
 			}
 		}
 	case s.clone.Kind == KindRedis:
-		s.clonePrefix, s.clonePrefixFrom = e.PrefixOf(ctx, root)
+		s.clonePrefix, s.clonePrefixFrom = e.prefixOf(ctx, root)
 	}
 	if s.recorded == nil && s.policy != nil && s.policy.Kind == KindGit && !e.choosing {
 		// As for Redis below: a worktree of a branch without the policy
 		// must not fall back to a file store nobody else reads.
 		rec := *s.policy
 		rec.From, rec.Origin = FromClone, cfgFile
-		if err := e.RecordStore(ctx, rec.Spec, "", rec.Remote, rec.Ref); err != nil {
+		if err := e.recordStore(ctx, rec.Spec, "", rec.Remote, rec.Ref); err != nil {
 			e.warn("warning", err.Error())
 		} else {
 			e.notify("", fmt.Sprintf("this clone now locks in %s, as %s says (recorded as %s in %s for all its worktrees)",
@@ -276,7 +276,7 @@ func (e *Workspace) resolveStore(ctx context.Context) (*storeSetup, error) {
 		// reaches the same locks.
 		rec := *s.policy
 		rec.Spec, rec.From, rec.Origin = rec.URL, FromClone, cfgFile
-		if err := e.RecordStore(ctx, rec.Spec, s.clonePrefix, "", ""); err != nil {
+		if err := e.recordStore(ctx, rec.Spec, s.clonePrefix, "", ""); err != nil {
 			e.warn("warning", err.Error())
 		} else {
 			e.notify("", fmt.Sprintf("this clone now locks in %s with key prefix %s, as %s says (recorded as %s and %s in %s for all its worktrees)",
@@ -335,17 +335,17 @@ func (e *Workspace) resolveStore(ctx context.Context) (*storeSetup, error) {
 		s.prefix, s.prefixFrom = "", ""
 	case e.cfg != root && (e.cfg.Locks.RedisPrefix != "" || !s.recordedPrefix):
 		// -c FILE: the prefix it names, or derives when the clone has none.
-		s.prefix, s.prefixFrom = e.PrefixOf(ctx, e.cfg)
+		s.prefix, s.prefixFrom = e.prefixOf(ctx, e.cfg)
 	case s.prefix == "":
-		s.prefix, s.prefixFrom = e.PrefixOf(ctx, root)
+		s.prefix, s.prefixFrom = e.prefixOf(ctx, root)
 	}
 	return s, nil
 }
 
-// RecordStore records spec as the clone's store, prefix as its Redis key
+// recordStore records spec as the clone's store, prefix as its Redis key
 // prefix and remote and ref as where its git store keeps the locks (""
 // unsets each).
-func (e *Workspace) RecordStore(ctx context.Context, spec, prefix, remote, ref string) error {
+func (e *Workspace) recordStore(ctx context.Context, spec, prefix, remote, ref string) error {
 	if err := gitexec.SetLocalConfig(ctx, e.repo, CloneStoreKey, spec, spec == ""); err != nil {
 		return fmt.Errorf("record the store in %s: %w", CloneStoreKey, err)
 	}
@@ -374,11 +374,11 @@ const (
 	fromGitDir = "derived from the git directory "
 )
 
-// PrefixOf is the Redis key prefix cfg gives, and where it comes from:
+// prefixOf is the Redis key prefix cfg gives, and where it comes from:
 // locks.redis_prefix, else one derived from the normalized URL of the
 // workflow.remote remote (the same in every clone), else from the clone's
 // own git directory.
-func (e *Workspace) PrefixOf(ctx context.Context, cfg *config.Config) (string, string) {
+func (e *Workspace) prefixOf(ctx context.Context, cfg *config.Config) (string, string) {
 	if p := cfg.Locks.RedisPrefix; p != "" {
 		return p, "locks.redis_prefix in " + cmp.Or(cfg.Path, config.DefaultFile)
 	}
@@ -595,7 +595,7 @@ func (e *Workspace) UseStore(ctx context.Context, req UseRequest) (*UseResult, e
 		// process's LOCK_REDIS_URL to other locks.
 		record = cmp.Or(c.URL, c.Kind)
 		if c.Kind == KindRedis {
-			r.Prefix, _ = e.PrefixOf(ctx, e.cfg)
+			r.Prefix, _ = e.prefixOf(ctx, e.cfg)
 		}
 		if c.Kind == KindGit {
 			c.Remote, c.Ref = e.gitWhere(e.cfg)
@@ -615,7 +615,7 @@ func (e *Workspace) UseStore(ctx context.Context, req UseRequest) (*UseResult, e
 		}
 		_ = st.Close()
 	}
-	if err := e.RecordStore(ctx, record, r.Prefix, remote, ref); err != nil {
+	if err := e.recordStore(ctx, record, r.Prefix, remote, ref); err != nil {
 		return nil, err
 	}
 	e.choosing = false

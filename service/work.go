@@ -204,7 +204,7 @@ func (w *WorkLoop) Next(ctx context.Context) (*WorkJob, *WorkEnd, error) {
 		if err != nil {
 			return nil, nil, err
 		}
-		next, err := w.e.ClaimNext(ctx, wps, Claim{TTL: w.req.TTL})
+		next, err := w.e.claimNext(ctx, wps, Claim{TTL: w.req.TTL})
 		var none *NoFreePackageError
 		switch {
 		case w.interrupted(ctx):
