@@ -40,7 +40,7 @@ const (
 	ClassCorrupt        = "corrupt_lock"
 	ClassUnavailable    = "unavailable"
 	ClassRateLimited    = "rate_limited"
-	ClassInvalidArgment = "invalid_argument"
+	ClassInvalidArgument = "invalid_argument"
 	ClassError          = "error"
 )
 
@@ -168,7 +168,7 @@ func Of(err error, c Context) Outcome {
 			o.AgentHint = hint.Line(hint.MCPPortEnv)
 		}
 	case errors.As(err, &usage), errors.As(err, &cfgErr), errors.As(err, &invalid), errors.As(err, &agentErr):
-		o.Exit, o.Class = ExitUsage, ClassInvalidArgment
+		o.Exit, o.Class = ExitUsage, ClassInvalidArgument
 	case errors.As(err, &ident):
 		o.Exit, o.Class = ExitNotPermitted, ClassNotPermitted
 	case errors.As(err, &notOwner):
