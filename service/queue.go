@@ -545,26 +545,13 @@ type FinishRequest struct {
 // finish (the record's token no longer matches).
 func (e *Workspace) FinishPackage(ctx context.Context, r FinishRequest) (Finished, error) {
 	how := r.Finish
-	wps, wp, err := e.findPackage(ctx, r.Packages, r.ID)
+	c, claimed, err := e.findClaim(ctx, r.PackageRequest, "done")
 	if err != nil {
 		return Finished{}, err
 	}
-	keys, err := e.packageKeys(wp)
-	if err != nil {
-		return Finished{}, err
-	}
-	taskKey := lockkey.TaskKey(wp.ID)
-	cur, err := e.store.Get(ctx, taskKey)
-	if errors.Is(err, locks.ErrNotFound) {
+	wps, wp, keys, taskKey, cur := c.wps, c.wp, c.keys, c.taskKey, c.task
+	if !claimed {
 		return Finished{}, Usagef("done %s: the package is not claimed (no %s lock): `lockgate claim %s` first", wp.ID, taskKey, wp.ID)
-	}
-	if err != nil {
-		return Finished{}, err
-	}
-	if IsFinishedPackage(cur) {
-		st := PackageStatus{ID: wp.ID}
-		statusOf(&st, locks.Entry{Lock: cur}, e.Now())
-		return Finished{}, &PackageStateError{Status: st, Op: "done"}
 	}
 	if !cur.OwnedBy(e.me) {
 		return Finished{}, &locks.NotOwnerError{Lock: cur, Op: "finish"}
@@ -617,29 +604,52 @@ func (e *Workspace) FinishPackage(ctx context.Context, r FinishRequest) (Finishe
 	return f, err
 }
 
+// packageClaim is a work package as done and release-package find it:
+// its file, its keys and its task record.
+type packageClaim struct {
+	wps     *config.WorkPackages
+	wp      *config.WorkPackage
+	keys    []lockkey.Key
+	taskKey string
+	task    locks.Lock
+}
+
+// findClaim finds the package r names and its task record; claimed is
+// false when it has none (each command says so its own way). A package
+// done or failed already is refused for op.
+func (e *Workspace) findClaim(ctx context.Context, r PackageRequest, op string) (c packageClaim, claimed bool, err error) {
+	if c.wps, c.wp, err = e.findPackage(ctx, r.Packages, r.ID); err != nil {
+		return c, false, err
+	}
+	if c.keys, err = e.packageKeys(c.wp); err != nil {
+		return c, false, err
+	}
+	c.taskKey = lockkey.TaskKey(c.wp.ID)
+	c.task, err = e.store.Get(ctx, c.taskKey)
+	if errors.Is(err, locks.ErrNotFound) {
+		return c, false, nil
+	}
+	if err != nil {
+		return c, false, err
+	}
+	if IsFinishedPackage(c.task) {
+		st := PackageStatus{ID: c.wp.ID}
+		statusOf(&st, locks.Entry{Lock: c.task}, e.Now())
+		return c, false, &PackageStateError{Status: st, Op: op}
+	}
+	return c, true, nil
+}
+
 // ReleasePackage gives work package id back: its task record and the
 // locks its claim took are released, and it is ready again.
 func (e *Workspace) ReleasePackage(ctx context.Context, r PackageRequest) (Finished, error) {
-	wps, wp, err := e.findPackage(ctx, r.Packages, r.ID)
+	c, claimed, err := e.findClaim(ctx, r, "release-package")
 	if err != nil {
 		return Finished{}, err
 	}
-	keys, err := e.packageKeys(wp)
-	if err != nil {
-		return Finished{}, err
-	}
-	taskKey := lockkey.TaskKey(wp.ID)
-	cur, err := e.store.Get(ctx, taskKey)
-	if errors.Is(err, locks.ErrNotFound) {
+	wps, wp, keys, taskKey, cur := c.wps, c.wp, c.keys, c.taskKey, c.task
+	if !claimed {
 		return Finished{}, Usagef("release-package %s: the package is not claimed", wp.ID)
-	}
-	if err != nil {
-		return Finished{}, err
-	}
-	if IsFinishedPackage(cur) {
-		st := PackageStatus{ID: wp.ID}
-		statusOf(&st, locks.Entry{Lock: cur}, e.Now())
-		return Finished{}, &PackageStateError{Status: st, Op: "release-package"}
 	}
 	var f Finished
 	give, err := e.claimedKeys(ctx, wps, wp, Canonicals(keys), &f)
