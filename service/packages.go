@@ -132,7 +132,7 @@ func (e *Workspace) claimLocks(ctx context.Context, wp *config.WorkPackage, o Cl
 		return nil, err
 	}
 	taskKey, err := lockkey.Parse(lockkey.TaskKey(wp.ID), e.keyOptions())
-	if err != nil { // loadPackages refused it already
+	if err != nil { // LoadPackages refused it already (validatePackages)
 		return nil, fmt.Errorf("work package id %q cannot name a task lock: %w", wp.ID, err)
 	}
 	ttl := e.ClaimTTL(wp, o)
