@@ -135,16 +135,9 @@ func (h *Runner) commitsOf(ctx context.Context, revArgs []string, seen *rangeSee
 				continue
 			}
 			r.Commits++
-			if h.MaxCommits > 0 && r.Commits > h.MaxCommits {
-				limit = &Violation{Rule: RuleLimit, Reason: fmt.Sprintf("more than %d commits to check (hooks.pre_push.max_commits)", h.MaxCommits),
-					Hint: hint.Line(hint.MaxCommits)}
-				return errStop
-			}
 			c := rangeCommit{sha: lc.SHA, paths: touched(lc.Changes), when: lc.Committed, authored: lc.Authored, subject: subject(lc.Message)}
 			npaths += len(c.paths)
-			if h.MaxPaths > 0 && npaths > h.MaxPaths {
-				limit = &Violation{Rule: RuleLimit, Reason: fmt.Sprintf("more than %d paths to check (hooks.pre_push.max_paths)", h.MaxPaths),
-					Hint: hint.Line(hint.MaxPaths)}
+			if limit = h.overLimit(r.Commits, npaths); limit != nil {
 				return errStop
 			}
 			c.author, c.trailers = CommitAuthor(lc.Message, h.CommentString)
