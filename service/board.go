@@ -47,7 +47,7 @@ type Board struct {
 	// The work packages file as last read, and the queue it parsed to (or
 	// why it did not): it is parsed again only when its bytes change.
 	pkgData []byte
-	pkgs    *of
+	pkgs    *listedQueue
 	pkgErr  error
 }
 
@@ -103,7 +103,7 @@ func (b *Board) QueueOf(entries []locks.Entry) (file string, q *Queue, problem s
 	if b.pkgErr != nil {
 		return name, nil, problemLine(b.pkgErr)
 	}
-	q, err = b.pkgs.Of(entries)
+	q, err = b.pkgs.of(entries)
 	if err != nil {
 		return name, nil, problemLine(err)
 	}

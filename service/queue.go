@@ -119,27 +119,27 @@ func (e *Workspace) Packages(ctx context.Context, wps *config.WorkPackages, with
 	return e.queueOf(wps, entries, entries, func(l locks.Lock) bool { return l.OwnedBy(e.me) }, e.packageKeys)
 }
 
-// of computes the queue of one work packages file from
+// listedQueue computes the queue of one work packages file from
 // listings of the store its caller read already: the board lists the
 // store once a frame and shows the queue from that listing. Each
 // package's canonical keys are worked out once, at the first listing (a
 // symbolic link changed later is seen when the file is read again). A
 // ready package names the live locks in its way whoever holds them, the
 // caller's too: it is everyone's view, not a claim.
-type of struct {
+type listedQueue struct {
 	e    *Workspace
 	wps  *config.WorkPackages
 	keys map[*config.WorkPackage][]lockkey.Key
 }
 
 // newListedQueue returns the queue of wps as listings of the store show it.
-func (e *Workspace) newListedQueue(wps *config.WorkPackages) *of {
-	return &of{e: e, wps: wps, keys: map[*config.WorkPackage][]lockkey.Key{}}
+func (e *Workspace) newListedQueue(wps *config.WorkPackages) *listedQueue {
+	return &listedQueue{e: e, wps: wps, keys: map[*config.WorkPackage][]lockkey.Key{}}
 }
 
-// Of computes the state of every package from entries, a listing of the
+// of computes the state of every package from entries, a listing of the
 // whole store.
-func (p *of) Of(entries []locks.Entry) (*Queue, error) {
+func (p *listedQueue) of(entries []locks.Entry) (*Queue, error) {
 	return p.e.queueOf(p.wps, entries, entries, nil, func(wp *config.WorkPackage) ([]lockkey.Key, error) {
 		if k, ok := p.keys[wp]; ok {
 			return k, nil
