@@ -204,6 +204,9 @@ func (f *journalFlusher) kick() {
 // per request would cost more than the request). stop commits and flushes
 // what is left and waits for it.
 func (e *Workspace) Background() (stop func()) {
+	if e.mgr == nil { // not opened: nothing is written
+		return func() {}
+	}
 	sink, ok := e.mgr.Events.(*auditSink)
 	if !ok {
 		return func() {}

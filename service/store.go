@@ -698,4 +698,9 @@ func (e *Workspace) UseStore(ctx context.Context, req UseRequest) (*UseResult, e
 
 // StoreName names the store the workspace opened: file, or its URL
 // without a password.
-func (e *Workspace) StoreName() string { return e.setup.use.name() }
+func (e *Workspace) StoreName() string {
+	if e.setup == nil { // not opened: no store chosen yet
+		return ""
+	}
+	return e.setup.use.name()
+}

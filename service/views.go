@@ -38,6 +38,28 @@ func ViewsOf(ls []locks.Lock) []LockView {
 	return out
 }
 
+// AcquiredView is one lock a request took, as tools show it: the lock,
+// whether it was the caller's already, and the expired record it replaced.
+type AcquiredView struct {
+	LockView
+	Renewed  bool      `json:"renewed"`
+	TookOver *LockView `json:"took_over,omitempty"`
+}
+
+// AcquiredViews are the locks of res as tools show them.
+func AcquiredViews(res []locks.Result) []AcquiredView {
+	out := make([]AcquiredView, 0, len(res))
+	for _, r := range res {
+		v := AcquiredView{LockView: ViewOf(r.Lock), Renewed: r.Renewed}
+		if r.TookOver != nil {
+			t := ViewOf(*r.TookOver)
+			v.TookOver = &t
+		}
+		out = append(out, v)
+	}
+	return out
+}
+
 // The planner keeps its state in the lock store, so every worktree and
 // machine sees it: `cooldown:<type>:<path>` records a scope rejection of a
 // backfill change of task type <type> (empty when the type is unknown),
@@ -61,4 +83,13 @@ const (
 func IsBookkeeping(l locks.Lock) bool {
 	ns := lockkey.Namespace(l.Key)
 	return ns == CooldownNS || l.Key == PlanCycleKey || l.Key == lockkey.WorkflowKey && l.Action == BranchWriterAction || IsFinishedPackage(l)
+}
+
+// PackageLabel names a work package as messages show it: its id and, when
+// it has one, its title in parentheses.
+func PackageLabel(id, title string) string {
+	if title == "" {
+		return id
+	}
+	return id + " (" + title + ")"
 }

@@ -331,7 +331,7 @@ func (w *WorkLoop) job(ctx context.Context, wp *config.WorkPackage, res []locks.
 	j.ttl = w.e.ClaimTTL(wp, Claim{TTL: w.req.TTL})
 	j.Every, j.expires = j.ttl/3, j.task.ExpiresAt
 	j.try = w.failures[wp.ID] + 1
-	w.say("claimed %s (%s) until %s, try %d of %d", wp.ID, wp.Title, stampOf(&j.task.ExpiresAt), j.try, w.req.Retries+1)
+	w.say("claimed %s until %s, try %d of %d", PackageLabel(wp.ID, wp.Title), stampOf(&j.task.ExpiresAt), j.try, w.req.Retries+1)
 	env, err := w.env(wp)
 	if err != nil {
 		w.giveBack(ctx, wp.ID, WorkRun{Package: wp.ID}, "its keys cannot be read")

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -200,6 +201,143 @@ func BenchmarkHookPreCommit(b *testing.B) {
 			})
 		}
 	}
+}
+
+// BenchmarkHookPreCommitBaseline: this tree's `lockgate hook pre-commit`
+// against an earlier build's, the binary LOCKGATE_BENCH_BASELINE names
+// (without it, against a copy of itself: the ratios' spread is then the
+// measurement's own noise), on one state: the 1,000-file repository, the
+// 200-pattern policy, 10,000 locks of another worker and one staged file,
+// each binary on its own copy of it: the two keep their decoded configs
+// under one name, so on a shared clone each run would parse the policy
+// again and rewrite the other's. Each iteration runs both, one after the
+// other, the one that goes first alternating; the figures are the medians
+// of the pairs' ratios (this tree's over the baseline's) of wall and of
+// CPU time, which stay comparable while a shared machine's speed drifts,
+// and the wall ratio's quartiles. Cases: a change that passes, LOCKGATE_SKIP=1, and a refusal
+// (the staged file is held by the other worker).
+func BenchmarkHookPreCommitBaseline(b *testing.B) {
+	baseline := os.Getenv("LOCKGATE_BENCH_BASELINE")
+	if baseline == "" {
+		baseline = lockgateBinary(b)
+	}
+	// Both run from copies written the same way: here a binary as the
+	// linker left it ran 7-20 % slower than a byte-identical copy.
+	dir := b.TempDir()
+	bin, base := copyBinary(b, lockgateBinary(b), filepath.Join(dir, "lockgate")), copyBinary(b, baseline, filepath.Join(dir, "baseline"))
+	r := gittest.New(b)
+	r.Synthetic(1000)
+	r.Write(".lockgate.yaml", benchPolicy())
+	r.Git("add", ".lockgate.yaml")
+	r.Git("commit", "-q", "--no-verify", "-m", "policy")
+	seedOthersLocks(b, r.Dir)
+	env := append(append([]string(nil), r.Env...), "LOCKGATE_WORKER=bench", "LOCKGATE_WORKER_TYPE=agent")
+	for _, c := range []struct {
+		name string
+		env  []string
+		// stage makes the staged change; code is the hook's exit code.
+		stage func()
+		code  int
+	}{
+		{"pass", env, func() { r.Stage(1) }, 0},
+		{"skip", slices.Concat(env, []string{"LOCKGATE_SKIP=1"}), func() { r.Stage(1) }, 0},
+		{"refuse", env, func() {
+			r.Stage(0)
+			held := "locked/dir000/file00300.py" // seedOthersLocks holds it
+			r.Write(held, "change\n")
+			r.Git("add", held)
+		}, 1},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			c.stage()
+			clone := filepath.Join(b.TempDir(), "clone")
+			if out, err := exec.Command("cp", "-a", r.Dir, clone).CombinedOutput(); err != nil {
+				b.Fatalf("cp -a: %v: %s", err, out)
+			}
+			dirs := map[string]string{bin: r.Dir, base: clone}
+			run := func(path string) (wall, cpu time.Duration) {
+				cmd := exec.Command(path, "hook", "pre-commit")
+				cmd.Dir, cmd.Env, cmd.Stdout = dirs[path], c.env, io.Discard
+				var out strings.Builder
+				cmd.Stderr = &out
+				start := time.Now()
+				err := cmd.Run()
+				wall = time.Since(start)
+				if cmd.ProcessState == nil {
+					b.Fatalf("%s hook pre-commit: %v", path, err)
+				}
+				if code := cmd.ProcessState.ExitCode(); code != c.code {
+					b.Fatalf("%s hook pre-commit: exit %d, want %d (%v): %s", path, code, c.code, err, out.String())
+				}
+				return wall, cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+			}
+			run(bin) // warm-up: page cache, the decoded-config cache
+			run(base)
+			walls, cpus := make([]float64, 0, b.N), make([]float64, 0, b.N)
+			var binWall, baseWall []time.Duration
+			b.ResetTimer()
+			for i := range b.N {
+				var w, wb, u, ub time.Duration
+				if i%2 == 0 {
+					w, u = run(bin)
+					wb, ub = run(base)
+				} else {
+					wb, ub = run(base)
+					w, u = run(bin)
+				}
+				binWall, baseWall = append(binWall, w), append(baseWall, wb)
+				walls = append(walls, float64(w)/float64(wb))
+				if ub > 0 { // where CPU time is counted in clock ticks, a short run reads 0
+					cpus = append(cpus, float64(u)/float64(ub))
+				}
+			}
+			b.StopTimer()
+			b.ReportMetric(quantile(walls, 0.5), "wall-x-baseline")
+			b.ReportMetric(quantile(walls, 0.25), "wall-x-q1")
+			b.ReportMetric(quantile(walls, 0.75), "wall-x-q3")
+			b.ReportMetric(quantile(cpus, 0.5), "cpu-x-baseline")
+			b.ReportMetric(medianMs(binWall), "lockgate-ms")
+			b.ReportMetric(medianMs(baseWall), "baseline-ms")
+		})
+	}
+}
+
+// copyBinary copies the executable src to dst.
+func copyBinary(b *testing.B, src, dst string) string {
+	in, err := os.Open(src)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer in.Close()
+	out, err := os.OpenFile(dst, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o755)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		b.Fatal(err)
+	}
+	if err := out.Close(); err != nil {
+		b.Fatal(err)
+	}
+	return dst
+}
+
+// quantile is the q-quantile of xs (nearest rank), 0 for none.
+func quantile(xs []float64, q float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := slices.Sorted(slices.Values(xs))
+	return s[int(q*float64(len(s)-1)+0.5)]
+}
+
+// medianMs is the median of ds in milliseconds.
+func medianMs(ds []time.Duration) float64 {
+	ms := make([]float64, len(ds))
+	for i, d := range ds {
+		ms[i] = float64(d.Microseconds()) / 1000
+	}
+	return quantile(ms, 0.5)
 }
 
 // BenchmarkHookPrePush: `lockgate hook pre-push` for a push of 1,000 new

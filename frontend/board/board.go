@@ -34,7 +34,7 @@ type View struct {
 	Selected int    // index into the visible rows
 	Height   int    // rows of locks shown (0: all)
 	Packages int    // rows of work packages shown (0: all but the done ones)
-	Width    int    // columns (0: 120)
+	Width    int    // columns of the screen (0: unknown; rows keep their full width)
 }
 
 // rows returns the live locks to show, filtered and sorted; pauses apart.
@@ -102,27 +102,28 @@ func Frame(s Snapshot, v View) string {
 		fmt.Fprintf(&b, "PAUSED %s by %s (%s) until %s (%s)%s\n", safetext.Field(strings.TrimSuffix(strings.TrimPrefix(p.Key, "feature:"), ":pause")),
 			safetext.Field(p.Holder), p.HolderType, p.ExpiresAt.UTC().Format(time.RFC3339), duration.Until(p.ExpiresAt, s.Now), reasonOf(p.Lock))
 	}
-	fmt.Fprintf(&b, "  %-20s %-6s %-34s %-24s %-10s %s\n", "HOLDER", "TYPE", "KEY", "REASON", "LEFT", "")
 	shown := list
 	start := 0
 	if v.Height > 0 && len(list) > v.Height {
 		start = min(max(v.Selected-v.Height/2, 0), len(list)-v.Height)
 		shown = list[start : start+v.Height]
 	}
+	key, reason, errText := columns(v.Width, slices.ContainsFunc(shown, func(e locks.Entry) bool { return e.Err == nil && e.Stale(s.Now, s.StaleAfter) }))
+	fmt.Fprintf(&b, "  %-20s %-6s %-*s %-*s %-10s %s\n", "HOLDER", "TYPE", key, "KEY", reason, "REASON", "LEFT", "")
 	for i, e := range shown {
 		mark := " "
 		if start+i == v.Selected {
 			mark = ">"
 		}
 		if e.Err != nil {
-			fmt.Fprintf(&b, "%s %-20s %-6s %s CORRUPT: %s\n", mark, "?", "?", field(cmp.Or(e.Key, e.Name), 34), field(e.Err.Error(), 60))
+			fmt.Fprintf(&b, "%s %-20s %-6s %s CORRUPT: %s\n", mark, "?", "?", field(cmp.Or(e.Key, e.Name), key), field(e.Err.Error(), errText))
 			continue
 		}
 		flag := ""
 		if e.Stale(s.Now, s.StaleAfter) {
-			flag = " STALE"
+			flag = staleFlag
 		}
-		fmt.Fprintf(&b, "%s %s %-6s %s %s %-10s %s%s\n", mark, field(e.Holder, 20), e.HolderType, field(e.Key, 34), field(e.Reason, 24),
+		fmt.Fprintf(&b, "%s %s %-6s %s %s %-10s %s%s\n", mark, field(e.Holder, 20), e.HolderType, field(e.Key, key), field(e.Reason, reason),
 			duration.Until(e.ExpiresAt, s.Now), bar(e.Lock, s.Now, 10), flag)
 	}
 	if len(list) > len(shown) {
@@ -134,6 +135,39 @@ func Frame(s Snapshot, v View) string {
 		fmt.Fprintf(&b, "  %s %-20s %-14s %s\n", ev.Timestamp.UTC().Format("15:04:05"), field(ev.Worker, 20), ev.Action, field(ev.Key, 40))
 	}
 	return b.String()
+}
+
+// staleFlag ends the row of a stale lock.
+const staleFlag = " STALE"
+
+// Widths of a lock row: in full (a stale one's flag apart), and the least
+// its reason and key columns shrink to on a narrow screen.
+const (
+	rowWidth  = 111
+	minReason = 8
+	minKey    = 12
+)
+
+// columns are the widths of the lock rows' key and reason columns and of
+// a corrupt record's error. On a screen narrower than the rows (width; 0
+// when unknown) the reason gives way first, then the key, so that a row
+// does not wrap onto the next line; stale says that a row ends in
+// staleFlag.
+func columns(width int, stale bool) (key, reason, errText int) {
+	key, reason, errText = 34, 24, 60
+	if width <= 0 {
+		return key, reason, errText
+	}
+	over := rowWidth - width
+	if stale {
+		over += len(staleFlag)
+	}
+	cut := min(max(over, 0), reason-minReason)
+	reason, over = reason-cut, over-cut
+	key -= min(max(over, 0), key-minKey)
+	// "> HOLDER TYPE KEY CORRUPT: ": 40 columns and the key's.
+	errText = min(errText, max(width-40-key, minReason))
+	return key, reason, errText
 }
 
 func reasonOf(l locks.Lock) string {

@@ -115,3 +115,46 @@ func TestModelKeys(t *testing.T) {
 		t.Fatalf("q: %q", a)
 	}
 }
+
+// TestFrameFitsWidth: on a screen narrower than the full rows the lock
+// rows shrink to fit, the reason first and then the key, so that no row
+// wraps; without a width they keep their full columns.
+func TestFrameFitsWidth(t *testing.T) {
+	long := lock("src/a/very/long/path/to/some/deeply/nested/file.go", "alice", -3*time.Hour, time.Hour) // stale
+	long.Reason = "a reason long enough to need the whole reason column and more"
+	s := Snapshot{Store: "the file store", Now: t0, StaleAfter: time.Hour, Locks: []locks.Entry{
+		long, lock("src/b.go", "bob", 0, time.Hour), {Name: "bad.lock", Err: fmt.Errorf("not JSON: %s", strings.Repeat("x", 80))},
+	}}
+	rowsOf := func(out string) []string {
+		var rows []string
+		for _, l := range strings.Split(out, "\n") {
+			if strings.Contains(l, "alice") || strings.Contains(l, "bob") || strings.Contains(l, "CORRUPT") || strings.Contains(l, "HOLDER") {
+				rows = append(rows, l)
+			}
+		}
+		return rows
+	}
+	for _, width := range []int{110, 100, 80} {
+		rows := rowsOf(Frame(s, View{Sort: "key", Selected: -1, Width: width}))
+		if len(rows) != 4 {
+			t.Fatalf("width %d: rows %q", width, rows)
+		}
+		for _, r := range rows {
+			if n := len([]rune(r)); n > width {
+				t.Errorf("width %d: a row of %d columns: %q", width, n, r)
+			}
+		}
+	}
+	// The reason gives way before the key.
+	out := Frame(s, View{Sort: "key", Selected: -1, Width: 110})
+	if !strings.Contains(out, "src/a/very/long/path/to/some/deep… a reason long en… in 1h") {
+		t.Errorf("at 110 columns the key should keep its column and the reason shrink:\n%s", out)
+	}
+	if out := Frame(s, View{Sort: "key", Selected: -1, Width: 80}); !strings.Contains(out, "src/a/very/l… a reaso… in 1h") {
+		t.Errorf("at 80 columns the key should shrink too:\n%s", out)
+	}
+	// Without a width the rows are as they always were.
+	if full := rowsOf(Frame(s, View{Sort: "key", Selected: -1})); len([]rune(full[2])) != 117 {
+		t.Errorf("full row of %d columns, want 117: %q", len([]rune(full[2])), full[2])
+	}
+}

@@ -122,7 +122,7 @@ func queueSection(b *strings.Builder, s Snapshot, v View) {
 	fmt.Fprintf(b, "  %-10s %-20s %-20s %-10s %s\n", "STATE", "PACKAGE", "HOLDER", "TIME", "WAITS FOR / REASON")
 	for i, g := range groups {
 		for _, p := range g[:share[i]] {
-			packageRow(b, p, s.Now, state)
+			packageRow(b, p, s.Now, state, v.Width)
 		}
 	}
 	if more := total - shown; more > 0 {
@@ -139,7 +139,9 @@ func queueSection(b *strings.Builder, s Snapshot, v View) {
 // groupNames name queueGroups' groups in the line saying how many more.
 var groupNames = []string{"unreadable", "claimed", "failed", "ready"}
 
-func packageRow(b *strings.Builder, p service.PackageStatus, now time.Time, state map[string]service.PackageState) {
+// packageRow writes p's row; on a screen of width columns (0: unknown) its
+// last column is cut to fit, as the lock rows are (columns).
+func packageRow(b *strings.Builder, p service.PackageStatus, now time.Time, state map[string]service.PackageState, width int) {
 	st, holder, left, what := string(p.State), p.Holder, "-", ""
 	switch {
 	case p.Unreadable != "":
@@ -151,7 +153,12 @@ func packageRow(b *strings.Builder, p service.PackageStatus, now time.Time, stat
 	default:
 		holder, what = "-", waitsFor(p, state)
 	}
-	line := fmt.Sprintf("  %-10s %s %s %-10s %s", st, field(p.ID, 20), field(cmp.Or(holder, "-"), 20), left, field(what, 70))
+	last := 70
+	if width > 0 {
+		// "  STATE PACKAGE HOLDER TIME ": 66 columns.
+		last = min(last, max(width-66, minReason))
+	}
+	line := fmt.Sprintf("  %-10s %s %s %-10s %s", st, field(p.ID, 20), field(cmp.Or(holder, "-"), 20), left, field(what, last))
 	b.WriteString(strings.TrimRight(line, " ") + "\n")
 }
 

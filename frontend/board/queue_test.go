@@ -190,3 +190,17 @@ func TestLayout(t *testing.T) {
 		t.Errorf("no queue: %+v", v)
 	}
 }
+
+// TestQueueFitsWidth: on a narrow screen a package row's last column
+// (title, what it waits for, why it failed) is cut to fit.
+func TestQueueFitsWidth(t *testing.T) {
+	s := queueSnap()
+	s.Queue.Packages[1].Title = strings.Repeat("a long title ", 8)
+	for _, width := range []int{110, 80} {
+		for _, l := range strings.Split(Frame(s, View{Sort: "expiry", Selected: -1, Width: width}), "\n") {
+			if strings.Contains(l, "WP-") && len([]rune(l)) > width {
+				t.Errorf("width %d: a row of %d columns: %q", width, len([]rune(l)), l)
+			}
+		}
+	}
+}

@@ -3,10 +3,13 @@ package cli
 import (
 	"context"
 	"fmt"
+	"net/url"
 
 	"github.com/lockgate/lockgate/frontend/termstyle"
+	"github.com/lockgate/lockgate/internal/hint"
 	"github.com/lockgate/lockgate/internal/safetext"
 	"github.com/lockgate/lockgate/service"
+	"github.com/lockgate/lockgate/service/outcome"
 )
 
 // app is one run of lockgate: parsed globals and, loaded on demand, the
@@ -32,15 +35,14 @@ type app struct {
 
 // load loads the workspace the command works on, once.
 func (a *app) load(ctx context.Context) (*service.Workspace, error) {
-	if a.env != nil {
-		return a.env, nil
+	if a.env == nil {
+		e, err := service.Load(ctx, a.options())
+		if err != nil {
+			return nil, err
+		}
+		a.env = e
 	}
-	e, err := service.Load(ctx, a.options())
-	if err != nil {
-		return nil, err
-	}
-	a.env = e
-	return e, nil
+	return a.env, nil
 }
 
 // options are the workspace options the globals give.
@@ -52,12 +54,13 @@ func (a *app) options() service.Options {
 	}
 }
 
-// open loads the workspace and opens its lock store for the command's
-// purpose.
-func (a *app) open(ctx context.Context) (*service.Workspace, error) {
+// workspace is the workspace the command works on: loaded and, unless the
+// command reads no lock store (command.noStore), with its lock store open
+// for the command's purpose.
+func (a *app) workspace(ctx context.Context) (*service.Workspace, error) {
 	e, err := a.load(ctx)
-	if err != nil {
-		return nil, err
+	if err != nil || a.noStore {
+		return e, err
 	}
 	if err := e.Open(ctx, a.purpose); err != nil {
 		return nil, err
@@ -76,4 +79,78 @@ func (a *app) notify(level, msg string, hints ...string) {
 		fmt.Fprintf(a.stdio.Err, "lockgate: %s: %s\n", level, safetext.Text(msg))
 	}
 	a.printHints(a.carry(hints)...)
+}
+
+// outcome classifies err for this command: the lock in its way and the
+// hints that resolve it, with the user's directory, the command's wait
+// and the store's record locations.
+func (a *app) outcome(err error) outcome.Outcome {
+	c := outcome.Context{UserDir: a.userDir(), Wait: a.waitHint}
+	if a.env != nil {
+		c.Now, c.Where = a.env.Now(), a.env.RecordWhere()
+	}
+	return outcome.Of(err, c)
+}
+
+// printOutcome prints, as hint lines on stderr, what stands in the way of
+// the error o classifies and how to resolve it, with the user's options;
+// it returns the lines that resolve it.
+func (a *app) printOutcome(o outcome.Outcome) []string {
+	hints := a.carry(o.Hints)
+	if o.Detail != "" {
+		a.printHints(o.Detail)
+	}
+	a.printHints(hints...)
+	return hints
+}
+
+// carry writes into the lockgate commands of hint lines the global
+// options given on this command line (hint.Carry): -C, -c and --store,
+// which say where it ran, and --as, --worker-type and --session, which
+// say as whom. What came from the environment is not repeated: the shell
+// the hint is pasted into has it still.
+func (a *app) carry(lines []string) []string {
+	g := a.globals
+	var where, who []string
+	if g.Dir != "" && a.env != nil {
+		where = append(where, "-C", hint.Quote(a.env.Cwd))
+	}
+	if g.ConfigFile != "" && a.env != nil && a.env.ConfigPath() != "" {
+		where = append(where, "-c", hint.Quote(a.env.ConfigPath()))
+	}
+	// A password is not printed: such a store is named in the environment.
+	if u, err := url.Parse(g.Store); g.Store != "" && (err != nil || u.User == nil) {
+		where = append(where, "--store", hint.Quote(g.Store))
+	}
+	if g.AllowStoreMismatch {
+		where = append(where, "--allow-store-mismatch")
+	}
+	for _, o := range []struct{ flag, v string }{{"--as", g.As}, {"--worker-type", g.WorkerType}, {"--session", g.Session}} {
+		if o.v != "" {
+			who = append(who, o.flag, hint.Quote(o.v))
+		}
+	}
+	out := make([]string, len(lines))
+	for i, l := range lines {
+		out[i] = hint.Carry(l, where, who)
+	}
+	return out
+}
+
+// carryReport carries the options into the hints of a hook's report.
+func (a *app) carryReport(r *service.Report) {
+	for i := range r.Violations {
+		if h := r.Violations[i].Hint; h != "" {
+			r.Violations[i].Hint = a.carry([]string{h})[0]
+		}
+	}
+}
+
+// userDir is the user's directory for hints (see env.userDir); "" before
+// the repository is known.
+func (a *app) userDir() string {
+	if a.env == nil {
+		return ""
+	}
+	return a.env.UserDir()
 }

@@ -10,7 +10,6 @@ import (
 
 	"github.com/lockgate/lockgate/frontend/board"
 	"github.com/lockgate/lockgate/frontend/termstyle"
-	"github.com/lockgate/lockgate/service"
 )
 
 func boardCommand() *command {
@@ -21,11 +20,9 @@ func boardCommand() *command {
 		flags: func(fs *pflag.FlagSet) {
 			fs.BoolVar(&once, "once", false, "print one frame and exit (what the board shows when output is not a terminal, once a second)")
 		},
-		run: func(ctx context.Context, a *app, args []string) error {
-			if len(args) > 0 {
-				return service.Usagef("board takes no arguments")
-			}
-			e, err := a.open(ctx)
+		noArgs: true,
+		run: func(ctx context.Context, a *app, _ []string) error {
+			e, err := a.workspace(ctx)
 			if err != nil {
 				return err
 			}

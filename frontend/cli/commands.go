@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"runtime/debug"
+
+	"github.com/lockgate/lockgate/frontend/mcpserver"
 )
 
 func commands() map[string]*command {
@@ -35,12 +37,19 @@ func commands() map[string]*command {
 		"uninstall":       uninstallCommand(),
 		"check":           checkChangeCommand(),
 		"verify":          verifyCommand(),
-		"workflow":        workflowCommand(),
-		"session":         sessionCommand(),
-		"store":           storeCommand(),
-		"ports":           portsCommand(),
-		"plan":            planCommand(),
-		"mcp":             mcpCommand(),
+		"workflow": {usage: "workflow <command>", short: "the workflow branch: commit the journal's events to it and push it", sub: map[string]*command{
+			"sync": workflowSyncCommand(),
+		}},
+		"session": sessionCommand(),
+		"store":   storeCommand(),
+		"ports": {usage: "ports <command>", short: "lease free TCP ports to workers, so that parallel servers do not collide", sub: map[string]*command{
+			"allocate": portsAllocateCommand(),
+			"refresh":  portsRefreshCommand(),
+			"release":  portsReleaseCommand(),
+			"list":     portsListCommand(),
+		}},
+		"plan": planCommand(),
+		"mcp":  mcpCommand(),
 		"guard": {usage: "guard <command>", short: "checks coding agents run before they edit a file", sub: map[string]*command{
 			"edit":        guardEditCommand(),
 			"claude-code": guardClaudeCodeCommand(),
@@ -64,9 +73,28 @@ func version() string {
 
 func runVersion(_ context.Context, a *app, _ []string) error {
 	v := version()
-	if a.globals.JSON {
-		return writeJSON(a.stdio.Out, map[string]string{"version": v})
+	return a.reply(map[string]string{"version": v}, func() { fmt.Fprintf(a.stdio.Out, "lockgate %s\n", v) })
+}
+
+func mcpCommand() *command {
+	return &command{
+		takesLocks: true,
+		noArgs:     true,
+		usage:      "mcp",
+		short:      "serve the lock API to coding agents as MCP tools over stdio",
+		run: func(ctx context.Context, a *app, _ []string) error {
+			if getenv("GOGC") == "" {
+				// A long-lived server with a few MB of live heap would collect
+				// every few calls at the default; a larger step costs little
+				// memory and a good part of each call's time.
+				debug.SetGCPercent(400)
+			}
+			a.purpose.Server = true
+			e, err := a.workspace(ctx)
+			if err != nil {
+				return err
+			}
+			return mcpserver.Serve(ctx, e, version(), a.stdio.In, a.stdio.Out)
+		},
 	}
-	fmt.Fprintf(a.stdio.Out, "lockgate %s\n", v)
-	return nil
 }

@@ -4,10 +4,12 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/spf13/pflag"
 
+	"github.com/lockgate/lockgate/internal/safetext"
 	"github.com/lockgate/lockgate/service"
 	"github.com/lockgate/lockgate/service/outcome"
 )
@@ -84,73 +86,54 @@ func (a *app) runHook(ctx context.Context, name string, args []string, run hookC
 	return a.finishReport(r, name, "")
 }
 
-// CheckOptions are `check`'s flags.
-type CheckOptions struct {
-	service.ChangeRequest
-	Staged bool
-	Format string
-}
-
-// AddFlags registers the options on fs.
-func (o *CheckOptions) AddFlags(fs *pflag.FlagSet) {
-	fs.BoolVar(&o.Staged, "staged", false, "check the staged change (the default)")
-	o.Format = "text"
-	fs.Var(once(&o.Range), "range", "check every commit of `A..B` (as git rev-list)")
-	fs.Var(once(&o.Patch), "patch", "check the paths of a unified diff `FILE` (- for stdin)")
-	fs.Var(once(&o.Profile), "profile", "scope profile to enforce (e.g. backfill)")
-	fs.Var(once(&o.Format), "format", "output: text, json or github (workflow annotations)")
-	fs.BoolVar(&o.AllowEmpty, "allow-empty", false, "accept a change that touches no file (empty patch, range without commits or changes, nothing staged) instead of exit 2")
-	fs.BoolVar(&o.RecordCooldown, "record-cooldown", false, "with a backfill profile: record the paths it rejects, so `lockgate plan` skips backfills touching them for planner.cooldown_cycles")
-	fs.Var(once(&o.TaskType), "task-type", "with --record-cooldown: the backfill task `TYPE` of the change; rejected paths cool down for that type only (default $LOCKGATE_TASK_TYPE, else every type)")
-}
-
 func checkChangeCommand() *command {
-	o := &CheckOptions{}
+	var req service.ChangeRequest
+	var staged bool
+	format := "text"
 	return &command{
-		usage: "check [--staged | --range A..B | --patch FILE | -] [--allow-empty] [--profile P [--record-cooldown [--task-type T]]] [--format text|json|github]",
-		short: "check a change against locks and scope, for CI (exit 1 on violations)",
-		flags: o.AddFlags,
+		noStore: true,
+		usage:   "check [--staged | --range A..B | --patch FILE | -] [--allow-empty] [--profile P [--record-cooldown [--task-type T]]] [--format text|json|github]",
+		short:   "check a change against locks and scope, for CI (exit 1 on violations)",
+		flags: func(fs *pflag.FlagSet) {
+			fs.BoolVar(&staged, "staged", false, "check the staged change (the default)")
+			fs.Var(once(&req.Range), "range", "check every commit of `A..B` (as git rev-list)")
+			fs.Var(once(&req.Patch), "patch", "check the paths of a unified diff `FILE` (- for stdin)")
+			fs.Var(once(&req.Profile), "profile", "scope profile to enforce (e.g. backfill)")
+			fs.Var(once(&format), "format", "output: text, json or github (workflow annotations)")
+			fs.BoolVar(&req.AllowEmpty, "allow-empty", false, "accept a change that touches no file (empty patch, range without commits or changes, nothing staged) instead of exit 2")
+			fs.BoolVar(&req.RecordCooldown, "record-cooldown", false, "with a backfill profile: record the paths it rejects, so `lockgate plan` skips backfills touching them for planner.cooldown_cycles")
+			fs.Var(once(&req.TaskType), "task-type", "with --record-cooldown: the backfill task `TYPE` of the change; rejected paths cool down for that type only (default $LOCKGATE_TASK_TYPE, else every type)")
+		},
 		// A CI job reading --format json reads its errors there too.
-		jsonErrors: func() bool { return o.Format == "json" },
+		jsonErrors: func() bool { return format == "json" },
 		run: func(ctx context.Context, a *app, args []string) error {
 			if len(args) == 1 && args[0] == "-" {
-				if o.Patch != "" {
+				if req.Patch != "" {
 					return service.Usagef("check: give --patch FILE or -, not both")
 				}
-				o.Patch, args = "-", nil
+				req.Patch, args = "-", nil
 			}
 			if len(args) > 0 {
 				return service.Usagef("check: unexpected arguments %q", args)
 			}
-			modes := 0
-			for _, set := range []bool{o.Staged, o.Range != "", o.Patch != ""} {
-				if set {
-					modes++
-				}
-			}
-			if modes > 1 {
+			if rng, patch := req.Range != "", req.Patch != ""; staged && rng || staged && patch || rng && patch {
 				return service.Usagef("check: give one of --staged, --range, --patch")
 			}
-			if err := reportFormat("check", o.Format); err != nil {
+			if err := reportFormat("check", format); err != nil {
 				return err
 			}
-			e, err := a.load(ctx)
-			if err != nil {
-				return err
-			}
-			o.Stdin = a.stdio.In
-			res, err := e.CheckChange(ctx, o.ChangeRequest)
-			if err != nil {
-				return err
-			}
-			err = a.finishReport(res.Report, "change", o.Format)
-			switch c := res.Cooldown; {
-			case c.Err != nil:
-				fmt.Fprintf(a.stdio.Err, "lockgate: warning: rejected paths not recorded for the planner: %v\n", c.Err)
-			case len(c.Recorded) > 0:
-				fmt.Fprintf(a.stdio.Err, "lockgate: planner cooldown from cycle %d: %s\n", c.Cycle, strings.Join(c.Recorded, ", "))
-			}
-			return err
+			req.Stdin = a.stdio.In
+			return run(ctx, a, func(e *service.Workspace) (*service.ChangeResult, error) { return e.CheckChange(ctx, req) },
+				func(_ *service.Workspace, res *service.ChangeResult) error {
+					err := a.finishReport(res.Report, "change", format)
+					switch c := res.Cooldown; {
+					case c.Err != nil:
+						fmt.Fprintf(a.stdio.Err, "lockgate: warning: rejected paths not recorded for the planner: %v\n", c.Err)
+					case len(c.Recorded) > 0:
+						fmt.Fprintf(a.stdio.Err, "lockgate: planner cooldown from cycle %d: %s\n", c.Cycle, strings.Join(c.Recorded, ", "))
+					}
+					return err
+				})
 		},
 	}
 }
@@ -162,4 +145,114 @@ func reportFormat(cmd, f string) error {
 		return nil
 	}
 	return service.Usagef("%s: --format %q: want text, json or github", cmd, f)
+}
+
+func verifyCommand() *command {
+	var req service.VerifyRequest
+	format := "text"
+	return &command{
+		noStore: true,
+		usage:   "verify [--range A..B | --staged] [--fetch] [--format text|json|github]",
+		short:   "prove commits against the lock log: made by their authors under no one else's lock (exit 1 violations, 3 log incomplete)",
+		flags: func(fs *pflag.FlagSet) {
+			fs.Var(once(&req.Range), "range", "verify every commit of `A..B` (as git rev-list; default: HEAD's commits on no remote-tracking ref)")
+			fs.BoolVar(&req.Staged, "staged", false, "verify the staged change as a commit made now")
+			fs.BoolVar(&req.Fetch, "fetch", false, "fetch the workflow branch from workflow.remote first")
+			fs.Var(once(&format), "format", "output: text, json or github (workflow annotations)")
+			fs.BoolVar(&req.AllowEmpty, "allow-empty", false, "accept a range with no commit that changes a file instead of exit 2")
+		},
+		jsonErrors: func() bool { return format == "json" },
+		run: func(ctx context.Context, a *app, args []string) error {
+			if len(args) > 0 {
+				return service.Usagef("verify: unexpected arguments %q", args)
+			}
+			if err := req.Validate(); err != nil {
+				return err
+			}
+			if err := reportFormat("verify", format); err != nil {
+				return err
+			}
+			return run(ctx, a, func(e *service.Workspace) (*service.Report, error) { return e.Verify(ctx, req) },
+				func(_ *service.Workspace, r *service.Report) error { return a.finishReport(r, "verify", format) })
+		},
+	}
+}
+
+// Pre-edit guards ask, before a file is edited, what the pre-commit hook
+// would answer when it is committed (service.Workspace.CheckPaths).
+
+func guardEditCommand() *command {
+	return &command{
+		usage:    "guard edit PATH...",
+		short:    "exit 0 when this worker may edit PATH (free or its own, in scope, not paused); 1 with the reason otherwise",
+		noStore:  true,
+		someArgs: "PATH",
+		run: func(ctx context.Context, a *app, args []string) error {
+			return run(ctx, a, func(e *service.Workspace) (*service.PathCheckResult, error) {
+				return e.CheckPaths(ctx, service.PathCheck{Paths: args})
+			},
+				func(_ *service.Workspace, res *service.PathCheckResult) error {
+					return a.finishReport(res.Report, "edit", "")
+				})
+		},
+	}
+}
+
+func guardClaudeCodeCommand() *command {
+	return &command{
+		usage: "guard claude-code",
+		short: "Claude Code PreToolUse hook: reads the payload on stdin; exit 2 blocks the edit with the reason on stderr",
+		run: func(ctx context.Context, a *app, args []string) error {
+			if len(args) > 0 {
+				return a.blockEdit(service.Usagef("guard claude-code takes no arguments (the payload comes on stdin)"))
+			}
+			// The caller is a coding agent unless told otherwise.
+			if a.globals.WorkerType == "" && getenv("LOCKGATE_WORKER_TYPE") == "" {
+				a.globals.WorkerType = "agent"
+			}
+			in, err := service.ReadEditPayload(a.stdio.In)
+			if err != nil {
+				return a.blockEdit(err)
+			}
+			if in.Path == "" {
+				return nil // not an edit: nothing to guard
+			}
+			if in.Cwd != "" && a.globals.Dir == "" {
+				if !filepath.IsAbs(in.Cwd) {
+					return a.blockEdit(fmt.Errorf("payload cwd %q is not absolute", in.Cwd))
+				}
+				a.globals.Dir = in.Cwd
+			}
+			e, err := a.load(ctx)
+			if err != nil {
+				return a.blockEdit(err)
+			}
+			res, err := e.CheckPaths(ctx, service.PathCheck{Paths: []string{in.Path}})
+			if err != nil {
+				return a.blockEdit(err)
+			}
+			r := res.Report
+			for _, w := range r.Warnings {
+				fmt.Fprintf(a.stdio.Err, "lockgate: warning: %s\n", w)
+			}
+			if r.OK {
+				return nil
+			}
+			a.carryReport(r)
+			r.WriteStyled(a.stdio.Err, in.Tool+" of "+safetext.Field(safetext.Shorten(res.Paths[0])), a.paintRole)
+			return &outcome.ExitError{Code: claudeBlock}
+		},
+	}
+}
+
+// claudeBlock is the exit code with which a Claude Code hook blocks a tool
+// call; any other non-zero code lets the call go ahead.
+const claudeBlock = 2
+
+// blockEdit refuses an edit the guard could not vouch for: in Claude Code's
+// protocol only exit 2 blocks, so every failure must end there.
+func (a *app) blockEdit(err error) error {
+	fmt.Fprintf(a.stdio.Err, "lockgate: edit blocked: %s\n", safetext.Text(err.Error()))
+	a.printOutcome(a.outcome(err))
+	return &outcome.ExitError{Code: claudeBlock}
 }

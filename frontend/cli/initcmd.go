@@ -12,7 +12,7 @@ import (
 func initCommand() *command {
 	var req service.InitRequest
 	var noInstall bool
-	o := &InstallOptions{}
+	var hooks service.HookInstall
 	return &command{
 		noArgs:  true,
 		noStore: true,
@@ -22,7 +22,7 @@ func initCommand() *command {
 			fs.StringVar(&req.Agent, "agent", "", "also set up coding agent `NAME` (claude-code: pre-edit guard in .claude/settings.json, MCP server in .mcp.json)")
 			fs.BoolVar(&req.Force, "force", false, "overwrite an existing .lockgate.yaml")
 			fs.BoolVar(&noInstall, "no-install", false, "do not install the git hooks")
-			fs.BoolVar(&o.GlobalHooksDir, "global-hooks-path", false, "install even though core.hooksPath comes from a global or system config")
+			globalHooksFlag(fs, &hooks)
 		},
 		run: func(ctx context.Context, a *app, _ []string) error {
 			return run(ctx, a, func(e *service.Workspace) (*service.Initialized, error) { return e.Init(req) },
@@ -33,7 +33,7 @@ func initCommand() *command {
 						fmt.Fprintf(a.stdio.Err, "wrote %s; check it with `lockgate validate`\n", r.Path)
 					}
 					if !noInstall {
-						if err := a.install(ctx, o); err != nil {
+						if err := a.install(ctx, hooks); err != nil {
 							return err
 						}
 					}
@@ -42,6 +42,33 @@ func initCommand() *command {
 					}
 					return a.setupAgent(r.Root, req.Agent)
 				})
+		},
+	}
+}
+
+func validateCommand() *command {
+	return &command{
+		noStore: true,
+		usage:   "validate [FILE...]",
+		short:   "check .lockgate.yaml and work-packages.yaml; errors name file:line",
+		run: func(ctx context.Context, a *app, args []string) error {
+			e, err := a.workspace(ctx)
+			if err != nil {
+				return err
+			}
+			v, err := e.Validate(service.ValidateRequest{Files: args})
+			for _, f := range v.Valid {
+				fmt.Fprintf(a.stdio.Err, "ok: %s\n", f)
+			}
+			files := append([]string{}, v.Valid...)
+			if err != nil {
+				a.partial = map[string]any{"ok": false, "files": files, "invalid": v.Invalid}
+				return err
+			}
+			if len(v.Valid) == 0 {
+				fmt.Fprintln(a.stdio.Err, "no .lockgate.yaml or work packages file: the built-in defaults apply")
+			}
+			return a.reply(map[string]any{"ok": true, "files": files, "defaults": len(v.Valid) == 0}, func() {})
 		},
 	}
 }

@@ -10,49 +10,47 @@ import (
 	"github.com/lockgate/lockgate/service"
 )
 
-// InstallOptions are `install`'s flags.
-type InstallOptions struct {
-	Hooks          []string
-	GlobalHooksDir bool
+// hookFlags registers the options of install and uninstall on fs.
+func hookFlags(fs *pflag.FlagSet, req *service.HookInstall) {
+	fs.StringArrayVar(&req.Hooks, "hook", nil, "hook `NAME` to (un)install; repeatable (default: pre-commit, pre-merge-commit, commit-msg, pre-push)")
+	globalHooksFlag(fs, req)
 }
 
-// AddFlags registers the options on fs.
-func (o *InstallOptions) AddFlags(fs *pflag.FlagSet) {
-	fs.StringArrayVar(&o.Hooks, "hook", nil, "hook `NAME` to (un)install; repeatable (default: pre-commit, pre-merge-commit, commit-msg, pre-push)")
-	fs.BoolVar(&o.GlobalHooksDir, "global-hooks-path", false, "install even though core.hooksPath comes from a global or system config")
+// globalHooksFlag registers --global-hooks-path, which init takes too.
+func globalHooksFlag(fs *pflag.FlagSet, req *service.HookInstall) {
+	fs.BoolVar(&req.GlobalHooksPath, "global-hooks-path", false, "install even though core.hooksPath comes from a global or system config")
 }
 
-// request is the service's request for the options.
-func (o *InstallOptions) request() service.HookInstall {
-	// Not resolved through symlinks: a packaged symlink survives upgrades.
+// shimCommand is the lockgate the hook shims run: this one, not resolved
+// through symlinks, for a packaged symlink survives upgrades.
+func shimCommand() string {
 	self, err := os.Executable()
 	if err != nil {
-		self = "lockgate"
+		return "lockgate"
 	}
-	return service.HookInstall{Hooks: o.Hooks, GlobalHooksPath: o.GlobalHooksDir, Command: self}
+	return self
 }
 
 func installCommand() *command {
-	o := &InstallOptions{}
+	var req service.HookInstall
 	return &command{
-		usage: "install [--hook NAME]...",
-		short: "install git hook shims (keeps and chains existing hooks; honours core.hooksPath)",
-		flags: o.AddFlags,
-		run: func(ctx context.Context, a *app, args []string) error {
-			if len(args) > 0 {
-				return service.Usagef("install takes no arguments")
-			}
-			return a.install(ctx, o)
-		},
+		noArgs:  true,
+		noStore: true,
+		usage:   "install [--hook NAME]...",
+		short:   "install git hook shims (keeps and chains existing hooks; honours core.hooksPath)",
+		flags:   func(fs *pflag.FlagSet) { hookFlags(fs, &req) },
+		run:     func(ctx context.Context, a *app, _ []string) error { return a.install(ctx, req) },
 	}
 }
 
-func (a *app) install(ctx context.Context, o *InstallOptions) error {
-	req := o.request()
+// install installs the hook shims req names and says where, even of those
+// installed before an error.
+func (a *app) install(ctx context.Context, req service.HookInstall) error {
+	req.Command = shimCommand()
 	if err := req.Validate(); err != nil {
 		return err
 	}
-	e, err := a.load(ctx)
+	e, err := a.workspace(ctx)
 	if err != nil {
 		return err
 	}
@@ -61,11 +59,7 @@ func (a *app) install(ctx context.Context, o *InstallOptions) error {
 		return writeJSON(a.stdio.Out, res)
 	}
 	for _, r := range res {
-		verb := "installed"
-		if r.Updated {
-			verb = "updated"
-		}
-		fmt.Fprintf(a.stdio.Err, "%s %s hook: %s\n", verb, r.Hook, r.Path)
+		fmt.Fprintf(a.stdio.Err, "%s %s hook: %s\n", map[bool]string{false: "installed", true: "updated"}[r.Updated], r.Hook, r.Path)
 		if r.Chained != "" {
 			fmt.Fprintf(a.stdio.Err, "  the previous hook is kept as %s and runs first\n", r.Chained)
 		}
@@ -74,27 +68,26 @@ func (a *app) install(ctx context.Context, o *InstallOptions) error {
 }
 
 func uninstallCommand() *command {
-	o := &InstallOptions{}
+	var req service.HookInstall
 	var agent string
 	return &command{
-		usage: "uninstall [--hook NAME]... | --agent claude-code",
-		short: "remove lockgate's hook shims and restore the hooks they chained (or, with --agent, its entries in the agent's settings)",
+		noArgs:  true,
+		noStore: true,
+		usage:   "uninstall [--hook NAME]... | --agent claude-code",
+		short:   "remove lockgate's hook shims and restore the hooks they chained (or, with --agent, its entries in the agent's settings)",
 		flags: func(fs *pflag.FlagSet) {
-			o.AddFlags(fs)
+			hookFlags(fs, &req)
 			fs.StringVar(&agent, "agent", "", "remove only lockgate's entries from coding agent `NAME`'s settings")
 		},
-		run: func(ctx context.Context, a *app, args []string) error {
-			if len(args) > 0 {
-				return service.Usagef("uninstall takes no arguments")
-			}
-			req := o.request()
-			if agent != "" && len(o.Hooks) > 0 {
+		run: func(ctx context.Context, a *app, _ []string) error {
+			if agent != "" && len(req.Hooks) > 0 {
 				return service.Usagef("uninstall: --agent and --hook are separate steps")
 			}
+			req.Command = shimCommand()
 			if err := req.Validate(); err != nil {
 				return err
 			}
-			e, err := a.load(ctx)
+			e, err := a.workspace(ctx)
 			if err != nil {
 				return err
 			}
@@ -121,4 +114,23 @@ func uninstallCommand() *command {
 			return err
 		},
 	}
+}
+
+// setupAgent writes agent's settings in the worktree at root and says what
+// it did with each entry.
+func (a *app) setupAgent(root, agent string) error {
+	steps, err := service.SetupAgent(root, agent)
+	for _, s := range steps {
+		fmt.Fprintf(a.stdio.Err, "%s: %s %s\n", s.Path, s.What, map[bool]string{true: "added", false: "already there"}[s.Changed])
+	}
+	return err
+}
+
+// removeAgent takes lockgate's entries out of agent's settings.
+func (a *app) removeAgent(root, agent string) error {
+	steps, err := service.RemoveAgent(root, agent)
+	for _, s := range steps {
+		fmt.Fprintf(a.stdio.Err, "%s: %s removed\n", s.Path, s.What)
+	}
+	return err
 }

@@ -3,6 +3,7 @@ package cli
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -17,303 +18,234 @@ import (
 	"github.com/lockgate/lockgate/service/outcome"
 )
 
-// AcquireOptions are `lock acquire`'s flags.
-type AcquireOptions struct {
-	TTL      time.Duration
-	Reason   string
-	Task     string
-	Wait     time.Duration
-	Package  string
-	Packages string
-}
-
-// AddFlags registers the options on fs.
-func (o *AcquireOptions) AddFlags(fs *pflag.FlagSet) {
-	durationVar(fs, &o.TTL, "ttl", "lock lifetime (default by worker type: human 8h activity / 4h otherwise, agent 1h / 30m); sets a lock you hold exactly, even shorter (without it a renewal never shortens)")
-	fs.StringVar(&o.Reason, "reason", "", "why the lock is taken (shown to others)")
-	fs.StringVar(&o.Task, "task", "", "task `ID` the lock serves; on an activity: key, takes its task sub-lock")
-	durationVar(fs, &o.Wait, "wait", "wait up to `D` for held keys to become free")
-	fs.Var(once(&o.Package), "package", "acquire work package `WP`'s files and keys")
-	packagesFlag(fs, &o.Packages)
-}
-
 func acquireCommand() *command {
-	o := &AcquireOptions{}
+	var req service.AcquireRequest
 	return &command{
 		takesLocks: true,
 		usage:      "lock acquire KEY... [--ttl D] [--reason R] [--task ID] [--wait D] | --package WP",
 		short:      "take locks, all or nothing (exit 4 when one is held by another)",
-		flags:      o.AddFlags,
+		flags: func(fs *pflag.FlagSet) {
+			durationVar(fs, &req.TTL, "ttl", "lock lifetime (default by worker type: human 8h activity / 4h otherwise, agent 1h / 30m); sets a lock you hold exactly, even shorter (without it a renewal never shortens)")
+			fs.StringVar(&req.Reason, "reason", "", "why the lock is taken (shown to others)")
+			fs.StringVar(&req.Task, "task", "", "task `ID` the lock serves; on an activity: key, takes its task sub-lock")
+			durationVar(fs, &req.Wait, "wait", "wait up to `D` for held keys to become free")
+			fs.Var(once(&req.Package), "package", "acquire work package `WP`'s files and keys")
+			packagesFlag(fs, &req.PackagesFile)
+		},
 		run: func(ctx context.Context, a *app, args []string) error {
-			return a.acquire(ctx, o, args)
+			if req.TTL < 0 || req.Wait < 0 {
+				return service.Usagef("--ttl and --wait must not be negative")
+			}
+			req.Keys, req.WarnPaths = args, !a.globals.JSON
+			return run(ctx, a, func(e *service.Workspace) (service.AcquireResult, error) {
+				if err := a.acquireWait(req); err != nil {
+					return service.AcquireResult{}, err
+				}
+				return e.AcquireLocks(ctx, req)
+			}, a.showAcquired)
 		},
 	}
 }
 
-func (a *app) acquire(ctx context.Context, o *AcquireOptions, args []string) error {
-	if o.TTL < 0 || o.Wait < 0 {
-		return service.Usagef("--ttl and --wait must not be negative")
-	}
-	e, err := a.open(ctx)
-	if err != nil {
-		return err
-	}
+// acquireWait refuses an acquire that names both keys and a package, or
+// neither, and otherwise sets the hint that waits for what it names.
+func (a *app) acquireWait(req service.AcquireRequest) error {
 	switch {
-	case o.Package != "" && len(args) > 0:
+	case req.Package != "" && len(req.Keys) > 0:
 		return service.Usagef("lock acquire: give keys or --package, not both")
-	case o.Package != "":
-		a.waitHint = func(d string) string { return hint.Line(hint.WaitPackage, d, o.Package) }
-	case len(args) == 0:
+	case req.Package != "":
+		a.waitHint = func(d string) string { return hint.Line(hint.WaitPackage, d, req.Package) }
+	case len(req.Keys) == 0:
 		return service.Usagef("lock acquire: give at least one KEY (or --package WP)")
 	default:
-		a.waitHint = func(d string) string { return hint.Line(hint.WaitAcquire, d, args) }
-	}
-	res, err := e.AcquireLocks(ctx, service.AcquireRequest{Keys: args, Package: o.Package, PackagesFile: o.Packages,
-		TTL: o.TTL, Wait: o.Wait, Reason: o.Reason, Task: o.Task, WarnPaths: !a.globals.JSON})
-	if err != nil {
-		return err
-	}
-	if a.globals.JSON {
-		return writeJSON(a.stdio.Out, acquiredViews(res.Locks))
-	}
-	now := e.Now()
-	for _, r := range res.Locks {
-		verb := "acquired"
-		switch {
-		case r.Renewed:
-			verb = "renewed"
-		case r.TookOver != nil:
-			verb = fmt.Sprintf("took over (expired lock of %s)", safetext.Field(r.TookOver.Holder))
-		}
-		fmt.Fprintf(a.stdio.Err, "%s %s in %s until %s (%s)\n", verb, a.paint(termstyle.Path, safetext.Field(r.Lock.Key)), e.StoreLabel(),
-			a.paint(termstyle.Expiry, stamp(r.Lock.ExpiresAt)), duration.Until(r.Lock.ExpiresAt, now))
-	}
-	// A path lock covers one file; a directory's files are a pattern.
-	for _, k := range res.Dirs {
-		fmt.Fprintf(a.stdio.Err, "lockgate: warning: %s is a directory: a path lock covers one file; lock its files with `lockgate lock acquire '%s/**'`\n",
-			safetext.Field(k), safetext.Field(k))
-	}
-	for _, k := range res.Missing {
-		fmt.Fprintf(a.stdio.Err, "lockgate: warning: no such path in the repository: %s; locked anyway\n", safetext.Field(k))
+		a.waitHint = func(d string) string { return hint.Line(hint.WaitAcquire, d, req.Keys) }
 	}
 	return nil
 }
 
+// showAcquired says what each lock taken was, and warns of path keys that
+// name a directory or nothing.
+func (a *app) showAcquired(e *service.Workspace, res service.AcquireResult) error {
+	return a.reply(service.AcquiredViews(res.Locks), func() {
+		now := e.Now()
+		for _, r := range res.Locks {
+			verb := "acquired"
+			switch {
+			case r.Renewed:
+				verb = "renewed"
+			case r.TookOver != nil:
+				verb = fmt.Sprintf("took over (expired lock of %s)", safetext.Field(r.TookOver.Holder))
+			}
+			fmt.Fprintf(a.stdio.Err, "%s %s in %s until %s (%s)\n", verb, a.paint(termstyle.Path, safetext.Field(r.Lock.Key)), e.StoreLabel(),
+				a.paint(termstyle.Expiry, stamp(r.Lock.ExpiresAt)), duration.Until(r.Lock.ExpiresAt, now))
+		}
+		// A path lock covers one file; a directory's files are a pattern.
+		for _, k := range res.Dirs {
+			fmt.Fprintf(a.stdio.Err, "lockgate: warning: %s is a directory: a path lock covers one file; lock its files with `lockgate lock acquire '%s/**'`\n",
+				safetext.Field(k), safetext.Field(k))
+		}
+		for _, k := range res.Missing {
+			fmt.Fprintf(a.stdio.Err, "lockgate: warning: no such path in the repository: %s; locked anyway\n", safetext.Field(k))
+		}
+	})
+}
+
 func releaseCommand() *command {
-	var force bool
+	var req service.ReleaseRequest
 	return &command{
 		usage: "lock release KEY... [--force]",
 		short: "release your locks (another's only with --force, which is logged)",
 		flags: func(fs *pflag.FlagSet) {
-			fs.BoolVar(&force, "force", false, "release even if another worker holds it")
+			fs.BoolVar(&req.Force, "force", false, "release even if another worker holds it")
 		},
+		someArgs: "KEY",
 		run: func(ctx context.Context, a *app, args []string) error {
-			if len(args) == 0 {
-				return service.Usagef("lock release: give at least one KEY")
-			}
-			e, err := a.open(ctx)
-			if err != nil {
-				return err
-			}
-			res, err := e.ReleaseLocks(ctx, service.ReleaseRequest{Keys: args, Force: force})
-			a.reportRelease(e, res, err)
-			return err
+			req.Keys = args
+			return a.release(ctx, func(e *service.Workspace) (service.Finished, error) { return released(e.ReleaseLocks(ctx, req)) }, nil)
 		},
 	}
-}
-
-// reportRelease says what a release did; under --json, when err ends the
-// command, what was released goes with the error object.
-func (a *app) reportRelease(e *service.Workspace, res locks.ReleaseResult, err error) {
-	if a.globals.JSON {
-		out := map[string]any{"released": service.ViewsOf(res.Removed), "forced": service.ViewsOf(res.Forced), "missing": nonNilS(res.Missing),
-			"store": e.StoreName()}
-		if err != nil {
-			a.partial = out
-		} else {
-			_ = writeJSON(a.stdio.Out, out)
-		}
-	}
-	now := e.Now()
-	for _, l := range res.Removed {
-		fmt.Fprintf(a.stdio.Err, "released %s in %s\n", safetext.Field(l.Key), e.StoreLabel())
-	}
-	for _, l := range res.Forced {
-		fmt.Fprintf(a.stdio.Err, "forced: removed the lock of %s (%s, session %s) on %s in %s, created %s (%s old)\n",
-			safetext.Field(l.Holder), safetext.Field(l.HolderType), safetext.Field(l.Session), safetext.Field(l.Key), e.StoreLabel(),
-			stamp(l.CreatedAt), duration.Format(now.Sub(l.CreatedAt)))
-	}
-	for _, k := range res.Missing {
-		fmt.Fprintf(a.stdio.Err, "lockgate: warning: %s was not locked in %s; nothing to release\n", safetext.Field(k), e.StoreLabel())
-	}
-}
-
-func nonNilS(l []string) []string {
-	if l == nil {
-		return []string{}
-	}
-	return l
 }
 
 func refreshCommand() *command {
-	var ttl time.Duration
+	var req service.RefreshRequest
 	return &command{
 		usage: "lock refresh KEY... [--ttl D]",
 		short: "extend your locks",
 		flags: func(fs *pflag.FlagSet) {
-			durationVar(fs, &ttl, "ttl", "new lifetime from now (default by worker type)")
+			durationVar(fs, &req.TTL, "ttl", "new lifetime from now (default by worker type)")
 		},
+		someArgs: "KEY",
 		run: func(ctx context.Context, a *app, args []string) error {
-			if len(args) == 0 {
-				return service.Usagef("lock refresh: give at least one KEY")
-			}
-			if ttl < 0 {
+			if req.TTL < 0 {
 				return service.Usagef("--ttl must not be negative")
 			}
-			e, err := a.open(ctx)
-			if err != nil {
-				return err
-			}
-			out, err := e.RefreshLocks(ctx, service.RefreshRequest{Keys: args, TTL: ttl})
-			if err != nil {
-				a.partial = map[string]any{"refreshed": service.ViewsOf(out)}
-				return err
-			}
-			if a.globals.JSON {
-				return writeJSON(a.stdio.Out, service.ViewsOf(out))
-			}
-			now := e.Now()
-			for _, l := range out {
-				fmt.Fprintf(a.stdio.Err, "refreshed %s in %s until %s (%s)\n", safetext.Field(l.Key), e.StoreLabel(), stamp(l.ExpiresAt), duration.Until(l.ExpiresAt, now))
-			}
-			return nil
+			req.Keys = args
+			return run(ctx, a, func(e *service.Workspace) ([]locks.Lock, error) {
+				out, err := e.RefreshLocks(ctx, req)
+				if err != nil {
+					a.partial = map[string]any{"refreshed": service.ViewsOf(out)}
+				}
+				return out, err
+			}, func(e *service.Workspace, out []locks.Lock) error {
+				return a.reply(service.ViewsOf(out), func() {
+					now := e.Now()
+					for _, l := range out {
+						fmt.Fprintf(a.stdio.Err, "refreshed %s in %s until %s (%s)\n", safetext.Field(l.Key), e.StoreLabel(), stamp(l.ExpiresAt), duration.Until(l.ExpiresAt, now))
+					}
+				})
+			})
 		},
 	}
 }
 
 func listCommand() *command {
-	var mine, stale, all bool
+	req := service.ListRequest{Recover: true}
 	return &command{
-		usage: "lock list [--mine] [--stale] [--all]",
-		short: "every live lock: key, holder, type, age, expiry, stale flag, reason, task",
+		noArgs: true,
+		usage:  "lock list [--mine] [--stale] [--all]",
+		short:  "every live lock: key, holder, type, age, expiry, stale flag, reason, task",
 		flags: func(fs *pflag.FlagSet) {
-			fs.BoolVar(&mine, "mine", false, "only locks of this worker and session")
-			fs.BoolVar(&stale, "stale", false, "only stale locks (older than locks.stale_minutes)")
-			fs.BoolVar(&all, "all", false, "expired records and bookkeeping records (the planner's plan:cycle and cooldown: records) too")
+			fs.BoolVar(&req.Mine, "mine", false, "only locks of this worker and session")
+			fs.BoolVar(&req.Stale, "stale", false, "only stale locks (older than locks.stale_minutes)")
+			fs.BoolVar(&req.All, "all", false, "expired records and bookkeeping records (the planner's plan:cycle and cooldown: records) too")
 		},
-		run: func(ctx context.Context, a *app, args []string) error {
-			if len(args) > 0 {
-				return service.Usagef("lock list takes no arguments")
-			}
-			e, err := a.open(ctx)
-			if err != nil {
-				return err
-			}
-			res, err := e.ListLocks(ctx, service.ListRequest{Mine: mine, Stale: stale, All: all, Recover: true})
-			if err != nil {
-				return err
-			}
-			rows, now := res.Rows, e.Now()
-			if a.globals.JSON {
-				return writeJSON(a.stdio.Out, rows)
-			}
-			out := [][]string{{"KEY", "HOLDER", "TYPE", "AGE", "EXPIRES", "STALE", "TASK", "REASON"}}
-			nalike := 0
-			for _, r := range rows {
-				key := r.Key
-				if r.LookAlike != "" {
-					key += " (look-alike: " + r.LookAlike + ")"
-					nalike++
-				}
-				if r.Corrupt {
-					out = append(out, []string{key, "CORRUPT", "-", "-", "-", "-", "-", "-"})
-					continue
-				}
-				exp := duration.Until(r.ExpiresAt, now)
-				if r.Expired {
-					exp = "expired " + exp
-				}
-				st := "-"
-				if r.Stale {
-					st = "stale"
-				}
-				out = append(out, []string{key, r.Holder, r.HolderType, duration.Format(now.Sub(r.CreatedAt)), exp, st,
-					cmp.Or(r.TaskID, "-"), cmp.Or(safetext.Shorten(r.Reason), "-")})
-			}
-			table(a.stdio.Out, out)
-			fmt.Fprintf(a.stdio.Err, "%d lock(s) in %s\n", len(rows), e.StoreLabel())
-			if nalike > 0 {
-				fmt.Fprintf(a.stdio.Err, "%d key(s) look like another key of the store: (look-alike: …) spells each in ASCII, as bash reads it in $'…'\n", nalike)
-			}
-			if expired := res.Expired; expired > 0 {
-				fmt.Fprintf(a.stdio.Err, "%d expired record(s) not shown (anyone may take them): `lockgate lock list --all` shows them, `lockgate lock prune` removes them\n", expired)
-			}
-			for _, r := range rows {
-				if r.Corrupt {
-					fmt.Fprintf(a.stdio.Err, "lockgate: corrupt lock record %s: %s\n", safetext.Field(r.Location), safetext.Field(r.Error))
-					a.printHints(a.carry([]string{r.Hint})...)
-				}
-			}
-			return nil
+		run: func(ctx context.Context, a *app, _ []string) error {
+			return run(ctx, a, func(e *service.Workspace) (service.ListResult, error) { return e.ListLocks(ctx, req) }, a.showList)
 		},
 	}
 }
 
+// showList prints the locks as a table, then what it does not show or
+// could not read.
+func (a *app) showList(e *service.Workspace, res service.ListResult) error {
+	return a.reply(res.Rows, func() {
+		rows, lookAlikes := lockTable(res.Rows, e.Now())
+		table(a.stdio.Out, rows)
+		fmt.Fprintf(a.stdio.Err, "%d lock(s) in %s\n", len(res.Rows), e.StoreLabel())
+		if lookAlikes > 0 {
+			fmt.Fprintf(a.stdio.Err, "%d key(s) look like another key of the store: (look-alike: …) spells each in ASCII, as bash reads it in $'…'\n", lookAlikes)
+		}
+		if res.Expired > 0 {
+			fmt.Fprintf(a.stdio.Err, "%d expired record(s) not shown (anyone may take them): `lockgate lock list --all` shows them, `lockgate lock prune` removes them\n", res.Expired)
+		}
+		for _, r := range res.Rows {
+			if r.Corrupt {
+				fmt.Fprintf(a.stdio.Err, "lockgate: corrupt lock record %s: %s\n", safetext.Field(r.Location), safetext.Field(r.Error))
+				a.printHints(a.carry([]string{r.Hint})...)
+			}
+		}
+	})
+}
+
+// lockTable is `lock list`'s table, with how many keys it spells out as
+// look-alikes of others.
+func lockTable(rows []service.LockRow, now time.Time) (out [][]string, lookAlikes int) {
+	out = [][]string{{"KEY", "HOLDER", "TYPE", "AGE", "EXPIRES", "STALE", "TASK", "REASON"}}
+	for _, r := range rows {
+		key := r.Key
+		if r.LookAlike != "" {
+			key += " (look-alike: " + r.LookAlike + ")"
+			lookAlikes++
+		}
+		if r.Corrupt {
+			out = append(out, []string{key, "CORRUPT", "-", "-", "-", "-", "-", "-"})
+			continue
+		}
+		exp := duration.Until(r.ExpiresAt, now)
+		if r.Expired {
+			exp = "expired " + exp
+		}
+		out = append(out, []string{key, r.Holder, r.HolderType, duration.Format(now.Sub(r.CreatedAt)), exp, map[bool]string{true: "stale", false: "-"}[r.Stale],
+			cmp.Or(r.TaskID, "-"), cmp.Or(safetext.Shorten(r.Reason), "-")})
+	}
+	return out, lookAlikes
+}
+
 func checkCommand() *command {
 	return &command{
-		usage: "lock check KEY|PATH...",
-		short: "exit 0 when every key is free or yours, 4 when one is held by another",
+		usage:    "lock check KEY|PATH...",
+		short:    "exit 0 when every key is free or yours, 4 when one is held by another",
+		someArgs: "KEY or PATH",
 		run: func(ctx context.Context, a *app, args []string) error {
-			if len(args) == 0 {
-				return service.Usagef("lock check: give at least one KEY or PATH")
-			}
-			e, err := a.open(ctx)
-			if err != nil {
-				return err
-			}
-			res, err := e.CheckLocks(ctx, service.CheckRequest{Keys: args})
-			if err != nil {
-				return err
-			}
-			if a.globals.JSON {
-				if err := writeJSON(a.stdio.Out, res.Statuses); err != nil {
+			return run(ctx, a, func(e *service.Workspace) (service.CheckResult, error) {
+				return e.CheckLocks(ctx, service.CheckRequest{Keys: args})
+			}, func(e *service.Workspace, res service.CheckResult) error {
+				err := a.reply(res.Statuses, func() {
+					now := e.Now()
+					rows := [][]string{{"KEY", "STATE", "HOLDER", "TYPE", "LOCK", "EXPIRES"}}
+					for _, s := range res.Statuses {
+						if len(s.Locks) == 0 {
+							rows = append(rows, []string{s.Key, string(s.State), "-", "-", "-", "-"})
+						}
+						for _, l := range s.Locks {
+							rows = append(rows, []string{s.Key, string(s.State), l.Holder, l.HolderType, l.Key, duration.Until(l.ExpiresAt, now)})
+						}
+					}
+					table(a.stdio.Out, rows)
+					fmt.Fprintf(a.stdio.Err, "checked in %s\n", e.StoreLabel())
+				})
+				if err != nil || !res.Held {
 					return err
 				}
-			} else {
-				now := e.Now()
-				rows := [][]string{{"KEY", "STATE", "HOLDER", "TYPE", "LOCK", "EXPIRES"}}
-				for _, s := range res.Statuses {
-					if len(s.Locks) == 0 {
-						rows = append(rows, []string{s.Key, string(s.State), "-", "-", "-", "-"})
-					}
-					for _, l := range s.Locks {
-						rows = append(rows, []string{s.Key, string(s.State), l.Holder, l.HolderType, l.Key, duration.Until(l.ExpiresAt, now)})
-					}
-				}
-				table(a.stdio.Out, rows)
-				fmt.Fprintf(a.stdio.Err, "checked in %s\n", e.StoreLabel())
-			}
-			if res.Held {
 				return &outcome.ExitError{Code: outcome.ExitLockFailed}
-			}
-			return nil
+			})
 		},
 	}
 }
 
 func pruneCommand() *command {
 	return &command{
+		noArgs:     true,
 		usage:      "lock prune",
 		short:      "remove the records of expired locks (each logged as taken over and released)",
 		takesLocks: true,
-		run: func(ctx context.Context, a *app, args []string) error {
-			if len(args) > 0 {
-				return service.Usagef("lock prune takes no arguments")
-			}
-			e, err := a.open(ctx)
+		run: func(ctx context.Context, a *app, _ []string) error {
+			e, err := a.workspace(ctx)
 			if err != nil {
 				return err
 			}
+			// What was pruned before an error is said on stderr even under
+			// --json.
 			pruned, err := e.PruneLocks(ctx)
 			if a.globals.JSON && err == nil {
 				views := make([]service.LockView, 0, len(pruned))
@@ -332,55 +264,88 @@ func pruneCommand() *command {
 }
 
 func clearCommand() *command {
-	var force bool
-	var record string
+	var req service.ClearRequest
 	return &command{
 		usage: "lock clear TARGET --force | --record FILE --force",
 		short: "remove any lock (key, task id, workflow, claim) or unreadable record file; prints what it removed",
 		flags: func(fs *pflag.FlagSet) {
-			fs.BoolVar(&force, "force", false, "required: clearing removes another worker's lock")
-			fs.StringVar(&record, "record", "", "remove the unreadable record `FILE` (as `lock list` names it) of the file or git store")
+			fs.BoolVar(&req.Force, "force", false, "required: clearing removes another worker's lock")
+			fs.StringVar(&req.Record, "record", "", "remove the unreadable record `FILE` (as `lock list` names it) of the file or git store")
 		},
 		run: func(ctx context.Context, a *app, args []string) error {
-			req := service.ClearRequest{Record: record, Force: force}
 			switch {
-			case record != "" && len(args) != 0:
+			case req.Record != "" && len(args) != 0:
 				return service.Usagef("lock clear: give a TARGET or --record FILE, not both")
-			case record == "" && len(args) != 1:
+			case req.Record == "" && len(args) != 1:
 				return service.Usagef("lock clear: give exactly one TARGET (a key, a task id, workflow or claim)")
-			case record == "":
+			case req.Record == "":
 				req.Target = args[0]
 			}
 			if err := req.Check(); err != nil {
 				return err
 			}
-			e, err := a.open(ctx)
-			if err != nil {
-				return err
-			}
-			res, err := e.ClearLocks(ctx, req)
-			if err != nil {
-				return err
-			}
-			switch {
-			case res.Corrupt && record != "":
-				fmt.Fprintf(a.stdio.Err, "cleared in %s: removed corrupt record %s\n", e.StoreLabel(), safetext.Field(res.Record))
-			case res.Corrupt:
-				fmt.Fprintf(a.stdio.Err, "cleared %s in %s: removed corrupt record %s\n", safetext.Field(res.Key), e.StoreLabel(), safetext.Field(res.Record))
-			}
-			if a.globals.JSON {
-				return writeJSON(a.stdio.Out, res)
-			}
-			if res.Corrupt {
-				return nil
-			}
-			f, l := safetext.Field, res.Cleared
-			fmt.Fprintf(a.stdio.Out, "cleared %s\n  owner:      %s (%s, session %s)\n  created_at: %s\n  age:        %s\n  expires_at: %s\n  store:      %s\n",
-				f(l.Key), f(l.Holder), f(l.HolderType), f(l.Session), stamp(l.CreatedAt), duration.Format(res.Age), stamp(l.ExpiresAt), res.Store)
-			if l.Reason != "" {
-				fmt.Fprintf(a.stdio.Out, "  reason:     %s\n", f(l.Reason))
-			}
-			return nil
+			return run(ctx, a, func(e *service.Workspace) (service.ClearResult, error) { return e.ClearLocks(ctx, req) },
+				func(e *service.Workspace, res service.ClearResult) error {
+					return a.showCleared(e, req.Record != "", res)
+				})
 		},
 	}
+}
+
+// showCleared says what clear removed: a corrupt record (on stderr, even
+// under --json; byRecord: named by --record), or the lock with its owner,
+// age and reason.
+func (a *app) showCleared(e *service.Workspace, byRecord bool, res service.ClearResult) error {
+	switch {
+	case res.Corrupt && byRecord:
+		fmt.Fprintf(a.stdio.Err, "cleared in %s: removed corrupt record %s\n", e.StoreLabel(), safetext.Field(res.Record))
+	case res.Corrupt:
+		fmt.Fprintf(a.stdio.Err, "cleared %s in %s: removed corrupt record %s\n", safetext.Field(res.Key), e.StoreLabel(), safetext.Field(res.Record))
+	}
+	return a.reply(res, func() {
+		if res.Corrupt {
+			return
+		}
+		f, l := safetext.Field, res.Cleared
+		fmt.Fprintf(a.stdio.Out, "cleared %s\n  owner:      %s (%s, session %s)\n  created_at: %s\n  age:        %s\n  expires_at: %s\n  store:      %s\n",
+			f(l.Key), f(l.Holder), f(l.HolderType), f(l.Session), stamp(l.CreatedAt), duration.Format(res.Age), stamp(l.ExpiresAt), res.Store)
+		if l.Reason != "" {
+			fmt.Fprintf(a.stdio.Out, "  reason:     %s\n", f(l.Reason))
+		}
+	})
+}
+
+func sessionCommand() *command {
+	return &command{usage: "session <command>", short: "this session's locks (restore them on the Redis store)", sub: map[string]*command{
+		"restore": {
+			takesLocks: true,
+			usage:      "session restore",
+			short:      "Redis: re-acquire this session's persisted locks; skip (and say why) what cannot be",
+			noArgs:     true,
+			run: func(ctx context.Context, a *app, _ []string) error {
+				e, err := a.workspace(ctx)
+				if err != nil {
+					return err
+				}
+				res, err := e.RestoreSession(ctx)
+				var usage *service.UsageError
+				if errors.As(err, &usage) {
+					return err
+				}
+				for _, s := range res.Skipped {
+					fmt.Fprintf(a.stdio.Err, "lockgate: warning: not restored: %s: %s\n", s.Key, s.Reason)
+				}
+				// What was restored is reported even when some could not be.
+				if jerr := a.reply(res, func() {
+					for _, k := range res.Restored {
+						fmt.Fprintf(a.stdio.Err, "restored %s\n", k)
+					}
+					fmt.Fprintf(a.stdio.Err, "session %s: %d restored, %d skipped, in %s\n", res.Session, len(res.Restored), len(res.Skipped), e.StoreLabel())
+				}); jerr != nil {
+					return jerr
+				}
+				return err
+			},
+		},
+	}}
 }

@@ -13,84 +13,13 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/lockgate/lockgate/frontend/termstyle"
-	"github.com/lockgate/lockgate/internal/hint"
-	"github.com/lockgate/lockgate/internal/safetext"
 	"github.com/lockgate/lockgate/service"
-	"github.com/lockgate/lockgate/service/outcome"
 )
 
 // Stdio is where a command reads and writes.
 type Stdio struct {
 	In       io.Reader
 	Out, Err io.Writer
-}
-
-// Globals are the options every command accepts, before or after its name.
-type Globals struct {
-	Dir        string
-	ConfigFile string
-	As         string
-	WorkerType string
-	Session    string
-	Store      string
-	// AllowStoreMismatch lets a command take locks in a store other than
-	// the one this clone's hooks read.
-	AllowStoreMismatch bool
-	JSON               bool
-	Verbose            bool
-	// Color is --color: auto, always or never.
-	Color string
-	// configGiven: -c was given, before or after the command name; a
-	// second one is refused, not silently preferred.
-	configGiven bool
-}
-
-// AddFlags registers the global options on fs. Current values are the
-// defaults, so registering again after the command name keeps what was
-// given before it.
-func (g *Globals) AddFlags(fs *pflag.FlagSet) {
-	fs.StringVarP(&g.Dir, "dir", "C", g.Dir, "run as if lockgate was started in `DIR`")
-	fs.VarP(&onceString{p: &g.ConfigFile, set: &g.configGiven}, "config", "c", "config `FILE` (default: .lockgate.yaml at the repository root)")
-	fs.StringVar(&g.As, "as", g.As, "worker id (default $LOCKGATE_WORKER, else user@HOST)")
-	fs.StringVar(&g.WorkerType, "worker-type", g.WorkerType, "human or agent (default $LOCKGATE_WORKER_TYPE, else human)")
-	fs.StringVar(&g.Session, "session", g.Session, "session id (default $LOCKGATE_SESSION, else the worker id)")
-	fs.StringVar(&g.Store, "store", g.Store, "lock store for this command: file, git, redis or redis://… (default $LOCKGATE_STORE, else this clone's, as lockgate store show says)")
-	fs.BoolVar(&g.AllowStoreMismatch, "allow-store-mismatch", g.AllowStoreMismatch, "take locks with --store/$LOCKGATE_STORE even where this clone's hooks do not look")
-	fs.BoolVar(&g.JSON, "json", g.JSON, "print data as JSON on stdout")
-	fs.BoolVarP(&g.Verbose, "verbose", "v", g.Verbose, "log what lockgate does on stderr")
-	if g.Color == "" {
-		g.Color = termstyle.Auto
-	}
-	fs.StringVar(&g.Color, "color", g.Color, "colour on stderr: auto (on a terminal, unless NO_COLOR is set), always or never")
-}
-
-// command is one runnable (sub)command.
-type command struct {
-	usage string // after "lockgate "
-	short string
-	// long, when set, is what `help CMD` prints instead of short.
-	long string
-	// flags adds the command's own flags; nil for none.
-	flags func(fs *pflag.FlagSet)
-	run   func(ctx context.Context, a *app, args []string) error
-	sub   map[string]*command
-	// takesLocks: the command takes locks, so a store the clone's hooks
-	// do not read is refused. noStore: it reads no lock store, so run
-	// only loads the workspace.
-	takesLocks, noStore bool
-	// noArgs: the command takes no arguments; oneArg names the one it
-	// takes. Either is checked before run, with the command's path in the
-	// message.
-	noArgs bool
-	oneArg string
-	// keepDash passes a "--" argument through to run, for commands that
-	// take a command line after it.
-	keepDash bool
-	// jsonErrors, when it reports true after the flags are read, prints
-	// errors as an error object on stdout as --json does (check --format
-	// json).
-	jsonErrors func() bool
 }
 
 // Main runs lockgate with args (without the program name) and returns the
@@ -165,23 +94,23 @@ func flagSuggestion(cmd *cobra.Command, err error) string {
 
 // editDistance is the Levenshtein distance of a and b.
 func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
+	// d[j] is the distance of a's first i bytes to b's first j.
+	d := make([]int, len(b)+1)
+	for j := range d {
+		d[j] = j
 	}
-	for i := 1; i <= len(a); i++ {
-		cur := make([]int, len(b)+1)
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
+	for i := range len(a) {
+		diag := d[0] // d[j] of the row before, for i-1 and j-1
+		d[0] = i + 1
+		for j := range len(b) {
+			sub := diag + 1
+			if a[i] == b[j] {
+				sub = diag
 			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+			diag, d[j+1] = d[j+1], min(d[j+1]+1, d[j]+1, sub)
 		}
-		prev = cur
 	}
-	return prev[len(b)]
+	return d[len(b)]
 }
 
 // runError marks what a command's run returned, apart from the errors
@@ -207,15 +136,10 @@ func (a *app) rootCommand(ctx context.Context, only string) *cobra.Command {
 		SilenceUsage:  true,
 		Args:          cobra.ArbitraryArgs,
 		RunE: func(c *cobra.Command, args []string) error {
-			if len(args) > 0 {
-				return a.unknown(c, args[0])
-			}
-			if showVersion {
+			if showVersion && len(args) == 0 {
 				return runVersion(ctx, a, nil)
 			}
-			c.SetOut(a.stdio.Err)
-			_ = c.Help()
-			return &runError{service.Usagef("no command given (see `lockgate --help`)")}
+			return a.noCommand(c, args, "no command given (see `lockgate --help`)")
 		},
 	}
 	root.SetIn(a.stdio.In)
@@ -239,12 +163,18 @@ func (a *app) rootCommand(ctx context.Context, only string) *cobra.Command {
 	return root
 }
 
-// unknown is the error for a mistyped command under c, with cobra's
-// suggestions of the closest.
-func (a *app) unknown(c *cobra.Command, name string) error {
-	msg := fmt.Sprintf("unknown command %q for %q", name, c.CommandPath())
+// noCommand is the error for a command line that names no command to run
+// under c: with args, a mistyped one (with cobra's suggestions of the
+// closest); without, none, and c's help goes to stderr before missing.
+func (a *app) noCommand(c *cobra.Command, args []string, missing string) error {
+	if len(args) == 0 {
+		c.SetOut(a.stdio.Err)
+		_ = c.Help()
+		return &runError{service.Usagef("%s", missing)}
+	}
+	msg := fmt.Sprintf("unknown command %q for %q", args[0], c.CommandPath())
 	c.SuggestionsMinimumDistance = 2
-	if s := c.SuggestionsFor(name); len(s) > 0 {
+	if s := c.SuggestionsFor(args[0]); len(s) > 0 {
 		msg += "; did you mean " + strings.Join(s, " or ") + "?"
 	}
 	return &runError{service.Usagef("%s (see `%s --help`)", msg, c.CommandPath())}
@@ -253,13 +183,11 @@ func (a *app) unknown(c *cobra.Command, name string) error {
 // cobraCommand is c as a cobra command named name, under the command
 // path parent ("" at the top).
 func (a *app) cobraCommand(ctx context.Context, parent, name string, c *command) *cobra.Command {
-	use := name
-	if fields := strings.Fields(c.usage); len(fields) > 0 {
-		// usage names the whole path ("lock acquire KEY..."): keep what
-		// follows this command's name.
-		if i := slices.Index(fields, name); i >= 0 {
-			use = strings.Join(fields[i:], " ")
-		}
+	// usage names the whole path ("lock acquire KEY..."): keep what
+	// follows this command's name.
+	use, fields := name, strings.Fields(c.usage)
+	if i := slices.Index(fields, name); i >= 0 {
+		use = strings.Join(fields[i:], " ")
 	}
 	cc := &cobra.Command{Use: use, Short: c.short, Long: c.long, Args: cobra.ArbitraryArgs, DisableFlagsInUseLine: true}
 	if c.flags != nil {
@@ -276,12 +204,7 @@ func (a *app) cobraCommand(ctx context.Context, parent, name string, c *command)
 		cc.RunE = a.runE(ctx, c)
 	} else {
 		cc.RunE = func(cmd *cobra.Command, args []string) error {
-			if len(args) > 0 {
-				return a.unknown(cmd, args[0])
-			}
-			cmd.SetOut(a.stdio.Err)
-			_ = cmd.Help()
-			return &runError{service.Usagef("%s: missing subcommand", strings.TrimPrefix(cmd.CommandPath(), "lockgate "))}
+			return a.noCommand(cmd, args, strings.TrimPrefix(cmd.CommandPath(), "lockgate ")+": missing subcommand")
 		}
 	}
 	for _, n := range slices.Sorted(maps.Keys(c.sub)) {
@@ -290,58 +213,44 @@ func (a *app) cobraCommand(ctx context.Context, parent, name string, c *command)
 	return cc
 }
 
-// reportError prints err, which o classifies, on stderr the way a user
-// should read it and, under --json, as an error object on stdout (with
-// what the command did before it failed).
-func (a *app) reportError(err error, o outcome.Outcome) {
-	var exit *outcome.ExitError
-	if errors.As(err, &exit) {
-		return // already reported
-	}
-	fmt.Fprintf(a.stdio.Err, "%s %s\n", a.paint(termstyle.Error, "lockgate:"), safetext.Text(err.Error()))
-	hints := a.carry(o.Hints)
-	if o.Detail != "" {
-		a.printHints(o.Detail)
-	}
-	a.printHints(hints...)
-	if a.globals.JSON {
-		out := map[string]any{}
-		for k, v := range a.partial {
-			out[k] = v
-		}
-		out["error"] = o.Object(err, strings.Join(hints, "; "))
-		_ = writeJSON(a.stdio.Out, out)
-	}
-}
-
 // getenv is os.Getenv; one place so tests can see what is read.
 var getenv = os.Getenv
 
-// styleOf decides, once, whether stderr gets colour (--color, NO_COLOR,
-// TERM, a terminal).
-func (a *app) styleOf() (termstyle.Style, error) {
-	if a.styled {
-		return a.style, nil
+// Shell completion beyond commands and flags: the keys this worker holds
+// (release, refresh), work package ids (claim, --package) and scope
+// profiles (--profile). Completion must never fail loudly: what cannot be
+// read completes to nothing.
+
+// completeWith completes the candidates of kind "of" of the workspace open
+// gives (loaded, or with its lock store open).
+func (a *app) completeWith(ctx context.Context, of service.CandidateKind, open func(context.Context) (*service.Workspace, error)) cobra.CompletionFunc {
+	return func(_ *cobra.Command, _ []string, toComplete string) ([]string, cobra.ShellCompDirective) {
+		e, err := open(ctx)
+		if err != nil {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		out, err := e.Candidates(ctx, service.CandidatesRequest{Of: of, Prefix: toComplete})
+		if err != nil {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		return out, cobra.ShellCompDirectiveNoFileComp
 	}
-	f, _ := a.stdio.Err.(*os.File)
-	st, err := termstyle.For(a.globals.Color, getenv, f)
-	if err != nil {
-		return termstyle.Style{}, err
-	}
-	a.style, a.styled = st, true
-	return st, nil
 }
 
-// paint colours text for stderr by role (nothing when colour is off).
-func (a *app) paint(role termstyle.Role, text string) string {
-	st, _ := a.styleOf()
-	return st.Paint(role, text)
-}
-
-// paintRole is paint for hooks.Report.WriteStyled.
-func (a *app) paintRole(role, text string) string { return a.paint(termstyle.Role(role), text) }
-
-// printHints prints hint lines on stderr.
-func (a *app) printHints(lines ...string) {
-	hint.PrintAs(a.stdio.Err, a.paint(termstyle.Hint, "hint:"), lines...)
+// addCompletions attaches the completions of the command at path: held
+// keys need the lock store, package ids and profiles only the workspace.
+func (a *app) addCompletions(ctx context.Context, path string, cc *cobra.Command) {
+	packages := a.completeWith(ctx, service.PackageIDs, a.load)
+	switch path {
+	case "lock release", "lock refresh":
+		cc.ValidArgsFunction = a.completeWith(ctx, service.HeldKeys, a.workspace)
+	case "claim", "done", "release-package", "retry":
+		cc.ValidArgsFunction = packages
+	}
+	if cc.Flags().Lookup("package") != nil {
+		_ = cc.RegisterFlagCompletionFunc("package", packages)
+	}
+	if cc.Flags().Lookup("profile") != nil {
+		_ = cc.RegisterFlagCompletionFunc("profile", a.completeWith(ctx, service.ScopeProfiles, a.load))
+	}
 }

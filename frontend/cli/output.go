@@ -3,19 +3,26 @@ package cli
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"maps"
+	"os"
 	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/pflag"
 
+	"github.com/lockgate/lockgate/frontend/termstyle"
 	"github.com/lockgate/lockgate/internal/duration"
+	"github.com/lockgate/lockgate/internal/hint"
 	"github.com/lockgate/lockgate/internal/safetext"
 	"github.com/lockgate/lockgate/model/locks"
 	"github.com/lockgate/lockgate/service"
+	"github.com/lockgate/lockgate/service/outcome"
 )
 
 // writeJSON prints v as indented JSON. encoding/json escapes control
@@ -71,24 +78,99 @@ func durationVar(fs *pflag.FlagSet, p *time.Duration, name, usage string) {
 
 func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339) }
 
-// acquired is one lock taken by `lock acquire`, `claim`, `pause`, `plan
-// --acquire` under --json: the lock (without its owner token), whether it
-// was already ours, and the expired record it replaced.
-type acquired struct {
-	service.LockView
-	Renewed  bool              `json:"renewed"`
-	TookOver *service.LockView `json:"took_over,omitempty"`
+// release makes a request that releases locks and reports what it did
+// even when it fails part way: the locks it keeps, then (done, when set
+// and the request succeeded) what else it did, then what it released.
+func (a *app) release(ctx context.Context, do func(*service.Workspace) (service.Finished, error), done func(service.Finished)) error {
+	e, err := a.workspace(ctx)
+	if err != nil {
+		return err
+	}
+	f, err := do(e)
+	for _, k := range f.Kept {
+		fmt.Fprintf(a.stdio.Err, "kept %s: %s\n", safetext.Field(k.Key), k.Why)
+	}
+	if err == nil && done != nil {
+		done(f)
+	}
+	a.reportRelease(e, f.ReleaseResult, err)
+	return err
 }
 
-func acquiredViews(res []locks.Result) []acquired {
-	out := make([]acquired, 0, len(res))
-	for _, r := range res {
-		v := acquired{LockView: service.ViewOf(r.Lock), Renewed: r.Renewed}
-		if r.TookOver != nil {
-			t := service.ViewOf(*r.TookOver)
-			v.TookOver = &t
+// released is what a request that only releases did, as release takes it.
+func released(r locks.ReleaseResult, err error) (service.Finished, error) {
+	return service.Finished{ReleaseResult: r}, err
+}
+
+// reportRelease says what a release did; under --json, when err ends the
+// command, what was released goes with the error object.
+func (a *app) reportRelease(e *service.Workspace, res locks.ReleaseResult, err error) {
+	if a.globals.JSON {
+		out := map[string]any{"released": service.ViewsOf(res.Removed), "forced": service.ViewsOf(res.Forced),
+			"missing": append([]string{}, res.Missing...), "store": e.StoreName()}
+		if err != nil {
+			a.partial = out
+		} else {
+			_ = writeJSON(a.stdio.Out, out)
 		}
-		out = append(out, v)
 	}
-	return out
+	now := e.Now()
+	for _, l := range res.Removed {
+		fmt.Fprintf(a.stdio.Err, "released %s in %s\n", safetext.Field(l.Key), e.StoreLabel())
+	}
+	for _, l := range res.Forced {
+		fmt.Fprintf(a.stdio.Err, "forced: removed the lock of %s (%s, session %s) on %s in %s, created %s (%s old)\n",
+			safetext.Field(l.Holder), safetext.Field(l.HolderType), safetext.Field(l.Session), safetext.Field(l.Key), e.StoreLabel(),
+			stamp(l.CreatedAt), duration.Format(now.Sub(l.CreatedAt)))
+	}
+	for _, k := range res.Missing {
+		fmt.Fprintf(a.stdio.Err, "lockgate: warning: %s was not locked in %s; nothing to release\n", safetext.Field(k), e.StoreLabel())
+	}
+}
+
+// reportError prints err, which o classifies, on stderr the way a user
+// should read it and, under --json, as an error object on stdout (with
+// what the command did before it failed).
+func (a *app) reportError(err error, o outcome.Outcome) {
+	var exit *outcome.ExitError
+	if errors.As(err, &exit) {
+		return // already reported
+	}
+	fmt.Fprintf(a.stdio.Err, "%s %s\n", a.paint(termstyle.Error, "lockgate:"), safetext.Text(err.Error()))
+	hints := a.printOutcome(o)
+	if a.globals.JSON {
+		out := map[string]any{}
+		maps.Copy(out, a.partial)
+		out["error"] = o.Object(err, strings.Join(hints, "; "))
+		_ = writeJSON(a.stdio.Out, out)
+	}
+}
+
+// styleOf decides, once, whether stderr gets colour (--color, NO_COLOR,
+// TERM, a terminal).
+func (a *app) styleOf() (termstyle.Style, error) {
+	if a.styled {
+		return a.style, nil
+	}
+	f, _ := a.stdio.Err.(*os.File)
+	st, err := termstyle.For(a.globals.Color, getenv, f)
+	if err != nil {
+		return termstyle.Style{}, err
+	}
+	a.style, a.styled = st, true
+	return st, nil
+}
+
+// paint colours text for stderr by role (nothing when colour is off).
+func (a *app) paint(role termstyle.Role, text string) string {
+	st, _ := a.styleOf()
+	return st.Paint(role, text)
+}
+
+// paintRole is paint for hooks.Report.WriteStyled.
+func (a *app) paintRole(role, text string) string { return a.paint(termstyle.Role(role), text) }
+
+// printHints prints hint lines on stderr.
+func (a *app) printHints(lines ...string) {
+	hint.PrintAs(a.stdio.Err, a.paint(termstyle.Hint, "hint:"), lines...)
 }

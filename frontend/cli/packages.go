@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"strings"
@@ -25,43 +26,35 @@ func packagesCommand() *command {
 			if len(args) > 0 {
 				return service.Usagef("packages: takes no arguments")
 			}
-			e, err := a.open(ctx)
-			if err != nil {
-				return err
-			}
-			q, err := e.ListPackages(ctx, file)
-			if err != nil {
-				return err
-			}
-			if a.globals.JSON {
-				return writeJSON(a.stdio.Out, map[string]any{"path": q.Path, "packages": q.Packages, "counts": q.Counts,
-					"drained": q.Drained(), "store": e.StoreName()})
-			}
-			rows := [][]string{{"PACKAGE", "STATE", "PRIORITY", "HOLDER", "LEFT", "WAITS FOR", "TITLE"}}
-			for _, s := range q.Packages {
-				rows = append(rows, []string{s.ID, stateText(s), fmt.Sprint(s.Priority), dash(s.Holder), left(s, q.Now), waitsText(s), dash(s.Title)})
-			}
-			table(a.stdio.Out, rows)
-			unreadable := 0
-			for _, s := range q.Packages {
-				if s.Unreadable == "" {
-					continue
-				}
-				unreadable++
-				fmt.Fprintf(a.stdio.Err, "lockgate: %s: its task record is unreadable: %s\n", safetext.Field(s.ID), safetext.Field(s.Unreadable))
-				if h, ok := q.Hints[s.ID]; ok {
-					a.printHints(a.carry([]string{h})...)
-				}
-			}
-			note := ""
-			if unreadable > 0 {
-				note = fmt.Sprintf(", %d unreadable", unreadable)
-			}
-			fmt.Fprintf(a.stdio.Err, "%d packages in %s: %d ready, %d claimed, %d done, %d failed%s\n", len(q.Packages), q.Path,
-				q.Counts[service.PackageReady], q.Counts[service.PackageClaimed]-unreadable, q.Counts[service.PackageDone], q.Counts[service.PackageFailed], note)
-			return nil
+			return run(ctx, a, func(e *service.Workspace) (service.PackageList, error) { return e.ListPackages(ctx, file) }, a.showPackages)
 		},
 	}
+}
+
+// showPackages prints the queue as a table, then the task records it
+// cannot read and the counts by state.
+func (a *app) showPackages(e *service.Workspace, q service.PackageList) error {
+	return a.reply(map[string]any{"path": q.Path, "packages": q.Packages, "counts": q.Counts, "drained": q.Drained(), "store": e.StoreName()}, func() {
+		rows := [][]string{{"PACKAGE", "STATE", "PRIORITY", "HOLDER", "LEFT", "WAITS FOR", "TITLE"}}
+		for _, s := range q.Packages {
+			rows = append(rows, []string{s.ID, stateText(s), fmt.Sprint(s.Priority), cmp.Or(s.Holder, "-"), left(s, q.Now), waitsText(s), cmp.Or(s.Title, "-")})
+		}
+		table(a.stdio.Out, rows)
+		unreadable, note := 0, ""
+		for _, s := range q.Packages {
+			if s.Unreadable == "" {
+				continue
+			}
+			unreadable++
+			note = fmt.Sprintf(", %d unreadable", unreadable)
+			fmt.Fprintf(a.stdio.Err, "lockgate: %s: its task record is unreadable: %s\n", safetext.Field(s.ID), safetext.Field(s.Unreadable))
+			if h, ok := q.Hints[s.ID]; ok {
+				a.printHints(a.carry([]string{h})...)
+			}
+		}
+		fmt.Fprintf(a.stdio.Err, "%d packages in %s: %d ready, %d claimed, %d done, %d failed%s\n", len(q.Packages), q.Path,
+			q.Counts[service.PackageReady], q.Counts[service.PackageClaimed]-unreadable, q.Counts[service.PackageDone], q.Counts[service.PackageFailed], note)
+	})
 }
 
 func stateText(s service.PackageStatus) string {
@@ -92,65 +85,43 @@ func waitsText(s service.PackageStatus) string {
 	if s.Reason != "" {
 		w = append(w, "failed: "+safetext.Field(s.Reason))
 	}
-	if len(w) == 0 {
-		return "-"
-	}
-	return strings.Join(w, ", ")
+	return cmp.Or(strings.Join(w, ", "), "-")
 }
 
 func releasePackageCommand() *command {
-	var packages string
+	var req service.PackageRequest
 	return &command{
-		usage: "release-package WP [--packages FILE]",
-		short: "give a claimed work package back: release its locks, and it is ready again",
+		oneArg: "work package id",
+		usage:  "release-package WP [--packages FILE]",
+		short:  "give a claimed work package back: release its locks, and it is ready again",
 		flags: func(fs *pflag.FlagSet) {
-			packagesFlag(fs, &packages)
+			packagesFlag(fs, &req.Packages)
 		},
 		run: func(ctx context.Context, a *app, args []string) error {
-			if len(args) != 1 {
-				return service.Usagef("release-package: give exactly one work package id")
-			}
-			e, err := a.open(ctx)
-			if err != nil {
-				return err
-			}
-			res, err := e.ReleasePackage(ctx, service.PackageRequest{Packages: packages, ID: args[0]})
-			for _, k := range res.Kept {
-				fmt.Fprintf(a.stdio.Err, "kept %s: %s\n", safetext.Field(k.Key), k.Why)
-			}
-			a.reportRelease(e, res.ReleaseResult, err)
-			return err
+			req.ID = args[0]
+			return a.release(ctx, func(e *service.Workspace) (service.Finished, error) { return e.ReleasePackage(ctx, req) }, nil)
 		},
 	}
 }
 
 func retryCommand() *command {
-	var packages string
-	var force bool
+	var req service.RetryRequest
 	return &command{
-		usage: "retry WP [--force] [--packages FILE]",
-		short: "make a failed work package ready again (a done one with --force; logged)",
+		oneArg: "work package id",
+		usage:  "retry WP [--force] [--packages FILE]",
+		short:  "make a failed work package ready again (a done one with --force; logged)",
 		flags: func(fs *pflag.FlagSet) {
-			packagesFlag(fs, &packages)
-			fs.BoolVar(&force, "force", false, "reset a done package too")
+			packagesFlag(fs, &req.Packages)
+			fs.BoolVar(&req.Force, "force", false, "reset a done package too")
 		},
 		run: func(ctx context.Context, a *app, args []string) error {
-			if len(args) != 1 {
-				return service.Usagef("retry: give exactly one work package id")
-			}
-			e, err := a.open(ctx)
-			if err != nil {
-				return err
-			}
-			was, err := e.RetryPackage(ctx, service.RetryRequest{PackageRequest: service.PackageRequest{Packages: packages, ID: args[0]}, Force: force})
-			if err != nil {
-				return err
-			}
-			if a.globals.JSON {
-				return writeJSON(a.stdio.Out, map[string]any{"package": args[0], "was": was.Was, "by": was.By, "store": e.StoreName()})
-			}
-			fmt.Fprintf(a.stdio.Err, "%s is ready again (was %s by %s)\n", safetext.Field(args[0]), was.Was, safetext.Field(was.By))
-			return nil
+			req.ID = args[0]
+			return run(ctx, a, func(e *service.Workspace) (service.Retried, error) { return e.RetryPackage(ctx, req) },
+				func(e *service.Workspace, was service.Retried) error {
+					return a.reply(map[string]any{"package": req.ID, "was": was.Was, "by": was.By, "store": e.StoreName()}, func() {
+						fmt.Fprintf(a.stdio.Err, "%s is ready again (was %s by %s)\n", safetext.Field(req.ID), was.Was, safetext.Field(was.By))
+					})
+				})
 		},
 	}
 }

@@ -29,16 +29,13 @@ func pauseCommand() *command {
 			req.Feature = args[0]
 			return run(ctx, a, func(e *service.Workspace) ([]locks.Result, error) { return e.Pause(ctx, req) },
 				func(e *service.Workspace, res []locks.Result) error {
-					return a.reply(acquiredViews(res), func() {
+					return a.reply(service.AcquiredViews(res), func() {
 						fmt.Fprintf(a.stdio.Err, "paused %s in %s until %s; `lockgate unpause %s` resumes\n",
 							safetext.Field(req.Feature), e.StoreLabel(), stamp(res[0].Lock.ExpiresAt), hint.Quote(req.Feature))
 					})
 				})
 		},
-		sub: map[string]*command{
-			"status": pauseStatusCommand(),
-			"wait":   pauseWaitCommand(),
-		},
+		sub: map[string]*command{"status": pauseStatusCommand(), "wait": pauseWaitCommand()},
 	}
 }
 
@@ -52,14 +49,8 @@ func unpauseCommand() *command {
 			fs.BoolVar(&req.Force, "force", false, "release another worker's pause (logged)")
 		},
 		run: func(ctx context.Context, a *app, args []string) error {
-			e, err := a.workspace(ctx)
-			if err != nil {
-				return err
-			}
 			req.Feature = args[0]
-			res, err := e.Unpause(ctx, req)
-			a.reportRelease(e, res, err)
-			return err
+			return a.release(ctx, func(e *service.Workspace) (service.Finished, error) { return released(e.Unpause(ctx, req)) }, nil)
 		},
 	}
 }

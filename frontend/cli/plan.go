@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -50,7 +51,7 @@ func planCommand() *command {
 func (a *app) showPlan(e *service.Workspace, req service.PlanRequest, p *service.Planned) error {
 	if req.Acquire != "" {
 		res := p.Acquired
-		return a.reply(acquiredViews(res), func() {
+		return a.reply(service.AcquiredViews(res), func() {
 			for _, r := range res {
 				fmt.Fprintln(a.stdio.Out, safetext.Field(r.Lock.Key))
 			}
@@ -60,12 +61,12 @@ func (a *app) showPlan(e *service.Workspace, req service.PlanRequest, p *service
 	return a.reply(p.Plan, func() {
 		rows := [][]string{{"TASK", "STATUS", "INJECTED", "REASON"}}
 		for _, t := range p.Plan.Tasks {
-			rows = append(rows, []string{t.ID, t.Status, dash(strings.Join(t.Injected, " ")), dash(t.Reason)})
+			rows = append(rows, []string{t.ID, t.Status, cmp.Or(strings.Join(t.Injected, " "), "-"), cmp.Or(t.Reason, "-")})
 		}
 		table(a.stdio.Out, rows)
 		for _, c := range p.Plan.Cooldowns {
 			fmt.Fprintf(a.stdio.Err, "cooling down: %s, rejected at cycle %d, until cycle %d\n", safetext.Field(c.Rejection.String()), c.Since, c.Until)
 		}
-		fmt.Fprintf(a.stdio.Err, "ready now: %s\n", safetext.Field(dash(strings.Join(p.Plan.Ready, " "))))
+		fmt.Fprintf(a.stdio.Err, "ready now: %s\n", safetext.Field(cmp.Or(strings.Join(p.Plan.Ready, " "), "-")))
 	})
 }

@@ -13,15 +13,6 @@ import (
 	"github.com/lockgate/lockgate/service"
 )
 
-func portsCommand() *command {
-	return &command{usage: "ports <command>", short: "lease free TCP ports to workers, so that parallel servers do not collide", sub: map[string]*command{
-		"allocate": portsAllocateCommand(),
-		"refresh":  portsRefreshCommand(),
-		"release":  portsReleaseCommand(),
-		"list":     portsListCommand(),
-	}}
-}
-
 func portsAllocateCommand() *command {
 	var req service.PortsRequest
 	return &command{
@@ -83,14 +74,8 @@ func portsReleaseCommand() *command {
 			if req.Force && len(args) == 0 {
 				return service.Usagef("ports release --force: name the PORTs to free (see `lockgate ports list`)")
 			}
-			e, err := a.workspace(ctx)
-			if err != nil {
-				return err
-			}
 			req.Ports = args
-			res, err := e.ReleasePorts(ctx, req)
-			a.reportRelease(e, res, err)
-			return err
+			return a.release(ctx, func(e *service.Workspace) (service.Finished, error) { return released(e.ReleasePorts(ctx, req)) }, nil)
 		},
 	}
 }

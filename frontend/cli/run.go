@@ -5,9 +5,38 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/lockgate/lockgate/service"
 )
+
+// command is one runnable (sub)command.
+type command struct {
+	usage string // after "lockgate "
+	short string
+	// long, when set, is what `help CMD` prints instead of short.
+	long string
+	// flags adds the command's own flags; nil for none.
+	flags func(fs *pflag.FlagSet)
+	run   func(ctx context.Context, a *app, args []string) error
+	sub   map[string]*command
+	// takesLocks: the command takes locks, so a store the clone's hooks
+	// do not read is refused. noStore: it reads no lock store, so run
+	// only loads the workspace.
+	takesLocks, noStore bool
+	// noArgs: the command takes no arguments; oneArg names the one it
+	// takes, someArgs those it takes one or more of. Each is checked
+	// before run, with the command's path in the message.
+	noArgs           bool
+	oneArg, someArgs string
+	// keepDash passes a "--" argument through to run, for commands that
+	// take a command line after it.
+	keepDash bool
+	// jsonErrors, when it reports true after the flags are read, prints
+	// errors as an error object on stdout as --json does (check --format
+	// json).
+	jsonErrors func() bool
+}
 
 // runE runs c for cobra: the options that decide how its error is shown
 // and which store it opens first, then its arguments' count, then c.run.
@@ -29,6 +58,8 @@ func (a *app) runE(ctx context.Context, c *command) func(cmd *cobra.Command, arg
 			return &runError{service.Usagef("%s takes no arguments", path)}
 		case c.oneArg != "" && len(args) != 1:
 			return &runError{service.Usagef("%s: give exactly one %s", path, c.oneArg)}
+		case c.someArgs != "" && len(args) == 0:
+			return &runError{service.Usagef("%s: give at least one %s", path, c.someArgs)}
 		}
 		if err := c.run(ctx, a, args); err != nil {
 			return &runError{err}
@@ -54,15 +85,6 @@ func run[R any](ctx context.Context, a *app, do func(*service.Workspace) (R, err
 		return err
 	}
 	return show(e, r)
-}
-
-// workspace is the workspace the command works on: loaded and, unless the
-// command reads no lock store, with the store open.
-func (a *app) workspace(ctx context.Context) (*service.Workspace, error) {
-	if a.noStore {
-		return a.load(ctx)
-	}
-	return a.open(ctx)
 }
 
 // reply shows a result: v as JSON on stdout under --json, else what text

@@ -27,6 +27,9 @@ func TestArgumentCounts(t *testing.T) {
 		{[]string{"pause", "status"}, "lockgate: pause status: give exactly one FEATURE\n"},
 		{[]string{"pause", "wait", "a", "b", "--timeout", "1s"}, "lockgate: pause wait: give exactly one FEATURE\n"},
 		{[]string{"plan"}, "lockgate: plan: give the TASKS.yaml file\n"},
+		{[]string{"lock", "release"}, "lockgate: lock release: give at least one KEY\n"},
+		{[]string{"lock", "check"}, "lockgate: lock check: give at least one KEY or PATH\n"},
+		{[]string{"guard", "edit"}, "lockgate: guard edit: give at least one PATH\n"},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
@@ -53,6 +56,19 @@ func TestReply(t *testing.T) {
 		want := map[bool]string{false: "one\n", true: "{\n  \"n\": 1\n}\n"}[json]
 		if out.String() != want {
 			t.Fatalf("--json %v: %q, want %q", json, out.String(), want)
+		}
+	}
+}
+
+// TestEditDistance: the Levenshtein distance the flag suggestions use.
+func TestEditDistance(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		a, b string
+		want int
+	}{{"", "", 0}, {"wait", "", 4}, {"", "ttl", 3}, {"wiat", "wait", 2}, {"wai", "wait", 1}, {"kitten", "sitting", 3}, {"reason", "reason", 0}} {
+		if got := editDistance(tt.a, tt.b); got != tt.want {
+			t.Errorf("editDistance(%q, %q) = %d, want %d", tt.a, tt.b, got, tt.want)
 		}
 	}
 }

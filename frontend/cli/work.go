@@ -20,16 +20,8 @@ import (
 // before its process group is killed.
 const workStopGrace = 10 * time.Second
 
-// workOptions are `work`'s flags.
-type workOptions struct {
-	Packages string
-	Max      int
-	Retries  int
-	TTL      time.Duration
-}
-
 func workCommand() *command {
-	o := workOptions{Retries: 1}
+	req := service.WorkRequest{Retries: 1}
 	return &command{
 		takesLocks: true,
 		usage:      "work [--max N] [--retries N] [--ttl D] [--packages FILE] -- CMD...",
@@ -56,29 +48,30 @@ CMD runs in a process group of its own, without input, with:
 Without --session or LOCKGATE_SESSION each loop has a session of its own.`,
 		keepDash: true,
 		flags: func(fs *pflag.FlagSet) {
-			packagesFlag(fs, &o.Packages)
-			fs.IntVar(&o.Max, "max", 0, "stop after `N` packages finished (done or failed) by this loop (0: no limit)")
-			fs.IntVar(&o.Retries, "retries", o.Retries, "give a package back `N` times when CMD fails on it, then mark it failed at the next failure (0: at the first)")
-			durationVar(fs, &o.TTL, "ttl", "claim lifetime `D`, renewed every third of it while CMD runs (default: the package's ttl, else by worker type)")
+			packagesFlag(fs, &req.Packages)
+			fs.IntVar(&req.Max, "max", 0, "stop after `N` packages finished (done or failed) by this loop (0: no limit)")
+			fs.IntVar(&req.Retries, "retries", req.Retries, "give a package back `N` times when CMD fails on it, then mark it failed at the next failure (0: at the first)")
+			durationVar(fs, &req.TTL, "ttl", "claim lifetime `D`, renewed every third of it while CMD runs (default: the package's ttl, else by worker type)")
 		},
 		run: func(ctx context.Context, a *app, args []string) error {
 			before, argv := splitDashDash(args)
 			if len(before) > 0 || len(argv) == 0 {
 				return service.Usagef("work: want -- CMD... (the command to run for each package)")
 			}
-			if o.Max < 0 || o.Retries < 0 || o.TTL < 0 {
+			if req.Max < 0 || req.Retries < 0 || req.TTL < 0 {
 				return service.Usagef("work: --max, --retries and --ttl must not be negative")
 			}
 			a.globals.Session = service.WorkSession(a.globals.Session, getenv)
 			// The workspace records events with the context it is opened
 			// with: what the loop does after a signal (giving the package
 			// back) must reach the workflow branch too.
-			e, err := a.open(context.WithoutCancel(ctx))
+			e, err := a.workspace(context.WithoutCancel(ctx))
 			if err != nil {
 				return err
 			}
-			w := e.NewWorkLoop(service.WorkRequest{Packages: o.Packages, Max: o.Max, Retries: o.Retries, TTL: o.TTL, Command: argv[0],
-				Say: func(line string) { fmt.Fprintf(a.stdio.Err, "lockgate work: %s\n", safetext.Text(line)) }})
+			req.Command = argv[0]
+			req.Say = func(line string) { fmt.Fprintf(a.stdio.Err, "lockgate work: %s\n", safetext.Text(line)) }
+			w := e.NewWorkLoop(req)
 			err = a.runWork(ctx, w, argv)
 			var exit *outcome.ExitError
 			if err != nil && !errors.As(err, &exit) {
@@ -143,10 +136,9 @@ func (a *app) runWork(ctx context.Context, w *service.WorkLoop, argv []string) e
 
 // endWork prints the summary under --json and returns the loop's exit status.
 func (a *app) endWork(end *service.WorkEnd) error {
-	if a.globals.JSON {
-		if err := writeJSON(a.stdio.Out, end.Summary); err != nil {
-			return err
-		}
+	// The summary goes to stdout under --json; the loop said what it did.
+	if err := a.reply(end.Summary, func() {}); err != nil {
+		return err
 	}
 	switch {
 	case end.Summary.Status == service.WorkInterrupted:

@@ -69,7 +69,7 @@ func addTool[In caller, Out any, PO interface {
 	t.InputSchema, t.OutputSchema = inSchema, outSchema
 	srv.AddTool(t, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		// Each call is a request of its own, traced as the server is.
-		ctx = locks.WithAudit(ctx, locks.Audit{RequestID: locks.NewToken()[:16], TraceID: trace})
+		ctx = service.WithRequest(ctx, trace)
 		out := newOut()
 		in, err := decodeArguments[In](req.Params.Arguments, inSchema)
 		var e *service.Workspace
@@ -509,7 +509,6 @@ func checkChange(ctx context.Context, e *service.Workspace, in checkChangeIn, ou
 	return nil
 }
 
-// server registers the tools.
 // newServer registers every tool on a server working on base.
 func newServer(ctx context.Context, base *service.Workspace, version string) *mcp.Server {
 	trace := locks.AuditOf(ctx).TraceID

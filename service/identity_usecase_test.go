@@ -1,0 +1,122 @@
+package service_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/lockgate/lockgate/model/locks"
+	"github.com/lockgate/lockgate/service"
+)
+
+// envOf is an environment of the variables vars names (KEY=VALUE).
+func envOf(vars ...string) func(string) string {
+	return func(k string) string {
+		for _, kv := range vars {
+			if name, v, _ := strings.Cut(kv, "="); name == k {
+				return v
+			}
+		}
+		return ""
+	}
+}
+
+func TestOwner(t *testing.T) {
+	tests := []struct {
+		name    string
+		opts    service.Options
+		want    locks.Owner
+		wantErr any
+	}{
+		{name: "the options first", opts: service.Options{As: "alice", WorkerType: "agent", Session: "s1",
+			Getenv: envOf("LOCKGATE_WORKER=bob", "LOCKGATE_WORKER_TYPE=human", "LOCKGATE_SESSION=s2")},
+			want: locks.Owner{Holder: "alice", HolderType: "agent", Session: "s1"}},
+		{name: "then the environment", opts: service.Options{
+			Getenv: envOf("LOCKGATE_WORKER=bob", "LOCKGATE_WORKER_TYPE=agent", "LOCKGATE_SESSION=s2")},
+			want: locks.Owner{Holder: "bob", HolderType: "agent", Session: "s2"}},
+		{name: "a human in a session named after the worker by default", opts: service.Options{As: "carol", Getenv: envOf()},
+			want: locks.Owner{Holder: "carol", HolderType: "human", Session: "carol"}},
+		{name: "a session made printable", opts: service.Options{As: "dave", Session: "a b/c", Getenv: envOf()},
+			want: locks.Owner{Holder: "dave", HolderType: "human", Session: "a-b-c"}},
+		{name: "a worker type neither human nor agent", opts: service.Options{As: "erin", WorkerType: "robot", Getenv: envOf()},
+			wantErr: new(*service.UsageError)},
+		{name: "a worker id with surrounding whitespace", opts: service.Options{As: " frank", Getenv: envOf()},
+			wantErr: new(*service.UsageError)},
+		{name: "a worker id with a control character", opts: service.Options{Getenv: envOf("LOCKGATE_WORKER=gr\x1bace")},
+			wantErr: new(*service.UsageError)},
+		{name: "a worker id too long", opts: service.Options{As: strings.Repeat("h", 1000), Getenv: envOf()},
+			wantErr: new(*service.UsageError)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := service.Owner(tt.opts)
+			wantError(t, err, tt.wantErr)
+			if tt.wantErr == nil && got != tt.want {
+				t.Fatalf("Owner = %+v, want %+v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestActAs(t *testing.T) {
+	ctx := context.Background()
+	tests := []struct {
+		name string
+		// fromArguments sets mcp.identity_from_arguments.
+		fromArguments bool
+		id            service.Identity
+		want          locks.Owner
+		wantErr       any
+	}{
+		{name: "no identity keeps the server's", id: service.Identity{},
+			want: locks.Owner{Holder: "server", HolderType: "human", Session: "server"}},
+		{name: "the server's own identity named", id: service.Identity{Worker: "server", WorkerType: "human", Session: "server"},
+			want: locks.Owner{Holder: "server", HolderType: "human", Session: "server"}},
+		{name: "another worker, not allowed", id: service.Identity{Worker: "bob"}, wantErr: new(*service.IdentityError)},
+		{name: "another session, not allowed", id: service.Identity{Session: "other"}, wantErr: new(*service.IdentityError)},
+		{name: "another worker in a session named after it", fromArguments: true, id: service.Identity{Worker: "bob"},
+			want: locks.Owner{Holder: "bob", HolderType: "human", Session: "bob"}},
+		{name: "another worker type and session", fromArguments: true, id: service.Identity{WorkerType: "agent", Session: "run 7"},
+			want: locks.Owner{Holder: "server", HolderType: "agent", Session: "run-7"}},
+		{name: "a worker type neither human nor agent", fromArguments: true, id: service.Identity{WorkerType: "robot"},
+			wantErr: new(*service.UsageError)},
+		{name: "a worker id that would print as something else", fromArguments: true, id: service.Identity{Worker: "bob\u202e"},
+			wantErr: new(*service.UsageError)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			policy := "workflow: {auto_commit: false}\n"
+			if tt.fromArguments {
+				policy += "mcp: {identity_from_arguments: true}\n"
+			}
+			r := repoWith(t, map[string]string{".lockgate.yaml": policy})
+			server := openAs(t, r.Dir, "server", nil)
+			e, err := server.ActAs(tt.id)
+			wantError(t, err, tt.wantErr)
+			if tt.wantErr != nil {
+				return
+			}
+			if got := e.Owner(); got != tt.want {
+				t.Fatalf("acts as %+v, want %+v", got, tt.want)
+			}
+			if server.Owner().Holder != "server" {
+				t.Fatalf("the server became %+v", server.Owner())
+			}
+			// The copy shares the server's store: its lock is the server's to see.
+			res, err := e.AcquireLocks(ctx, service.AcquireRequest{Keys: []string{"api:GET /acting"}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Locks[0].Lock.Holder != tt.want.Holder {
+				t.Fatalf("lock taken as %s, want %s", res.Locks[0].Lock.Holder, tt.want.Holder)
+			}
+			list, err := server.ListLocks(ctx, service.ListRequest{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if live := list.Live(); len(live) != 1 || live[0].Key != "api:GET /acting" {
+				t.Fatalf("the server lists %+v, want the copy's lock", live)
+			}
+		})
+	}
+}
