@@ -81,7 +81,7 @@ func (b *Board) Snapshot(ctx context.Context) (BoardView, error) {
 // packages file that cannot be read or is not valid is named as a
 // problem, never an error: the locks stay in view.
 func (b *Board) QueueOf(entries []locks.Entry) (file string, q *Queue, problem string) {
-	path := b.e.PackagesFile("")
+	path := b.e.packagesFile("")
 	name := path
 	if rel, err := filepath.Rel(b.e.repo.Toplevel, path); err == nil && b.e.repo.Toplevel != "" && filepath.IsLocal(rel) {
 		name = rel

@@ -95,8 +95,8 @@ func (q *Queue) Drained() bool {
 	return q.Counts[PackageDone]+q.Counts[PackageFailed] == len(q.Packages)
 }
 
-// Status returns package id's status.
-func (q *Queue) Status(id string) (*PackageStatus, bool) {
+// status returns package id's status.
+func (q *Queue) status(id string) (*PackageStatus, bool) {
 	s, ok := q.byID[id]
 	return s, ok
 }
@@ -484,7 +484,7 @@ func (e *Workspace) claimPackage(ctx context.Context, wps *config.WorkPackages, 
 	if err != nil {
 		return nil, err
 	}
-	s, _ := q.Status(wp.ID)
+	s, _ := q.status(wp.ID)
 	if s.State == PackageDone || s.State == PackageFailed || len(s.WaitsFor) > 0 {
 		return nil, &PackageStateError{Status: *s, Op: "claim"}
 	}
@@ -677,13 +677,13 @@ func (e *Workspace) ReleasePackage(ctx context.Context, r PackageRequest) (Finis
 	return f, err
 }
 
-// DropLostClaim gives back what is left of a claim of package id that
+// dropLostClaim gives back what is left of a claim of package id that
 // was lost (its task record taken over or cleared): the locks among res,
 // the claim's, whose record is still the grant the claim made (same owner
 // token), so that the package's new claimer does not wait for them. The
 // task record, no longer this claim's, and the locks held before the
 // claim stay.
-func (e *Workspace) DropLostClaim(ctx context.Context, id string, res []locks.Result) (locks.ReleaseResult, error) {
+func (e *Workspace) dropLostClaim(ctx context.Context, id string, res []locks.Result) (locks.ReleaseResult, error) {
 	var give []string
 	for _, r := range res {
 		if r.Renewed || r.Lock.Key == lockkey.TaskKey(id) {

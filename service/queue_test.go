@@ -84,7 +84,7 @@ func TestClaimNextPassesOverAPackageFinishedMeanwhile(t *testing.T) {
 	if next.Package == nil || next.Package.ID != "WP-2" {
 		t.Fatalf("claimNext claimed %+v, want WP-2", next.Package)
 	}
-	if s, _ := next.Queue.Status("WP-1"); s.State != PackageDone {
+	if s, _ := next.Queue.status("WP-1"); s.State != PackageDone {
 		t.Errorf("the queue has WP-1 %s, want done", s.State)
 	}
 }

@@ -407,12 +407,12 @@ func newOwner(worker, workerType, session string) (locks.Owner, error) {
 	return o, nil
 }
 
-// Recover records, before a command shows the journal or the locks, what
-// interrupted commands changed but did not record. Showing goes on when it
-// cannot: the next change refuses until it can.
+// recoverInterrupted records, before a command shows the journal or the
+// locks, what interrupted commands changed but did not record. Showing
+// goes on when it cannot: the next change refuses until it can.
 // A command that reads no lock (log) opens the store only when an intent
 // is left to settle, so that it works while the store is down.
-func (e *Workspace) Recover(ctx context.Context) {
+func (e *Workspace) recoverInterrupted(ctx context.Context) {
 	if e.mgr == nil {
 		if !journal.Open(filepath.Join(e.stateDir(), "events.jsonl")).HasIntents() {
 			return
