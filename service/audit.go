@@ -91,14 +91,14 @@ func catchUp(ctx context.Context, w *workflow.Writer, j *journal.Journal, notify
 // BranchWriterAction marks the `workflow` lock records of branch writers.
 const BranchWriterAction = "workflow"
 
-// BranchWriter opens the workflow branch once per run. Its writes take the
+// branchWriter opens the workflow branch once per run. Its writes take the
 // reserved `workflow` lock, in a session of its own so that they never renew
 // or release a `workflow` lock the user holds. The lock only spares
 // lockgate's writers from losing compare-and-swaps to each other: the ref
 // moves by compare-and-swap whatever happens, so a writer that cannot get
 // the lock within a second (someone holds it, or the store is down) writes
 // without it rather than wait.
-func (e *Workspace) BranchWriter(ctx context.Context) func() (*workflow.Writer, error) {
+func (e *Workspace) branchWriter(ctx context.Context) func() (*workflow.Writer, error) {
 	var w *workflow.Writer
 	var openErr error
 	opened := false
@@ -144,9 +144,9 @@ func (e *Workspace) BranchWriter(ctx context.Context) func() (*workflow.Writer, 
 // maxSkipWarnings bounds the journal lines named one by one in warnings.
 const maxSkipWarnings = 5
 
-// WarnSkipped says which lines of the journal at path were skipped because
+// warnSkipped says which lines of the journal at path were skipped because
 // they are not events: the first few by number, then how many more.
-func (e *Workspace) WarnSkipped(path string, lines []int) {
+func (e *Workspace) warnSkipped(path string, lines []int) {
 	for _, line := range lines[:min(len(lines), maxSkipWarnings)] {
 		e.warn("warning", fmt.Sprintf("%s:%d is not an event; skipped", path, line))
 	}
@@ -155,9 +155,9 @@ func (e *Workspace) WarnSkipped(path string, lines []int) {
 	}
 }
 
-// AllEvents is every event of the clone: the workflow branch (when it can
+// allEvents is every event of the clone: the workflow branch (when it can
 // be read) and the journal events not on it yet, by time.
-func (e *Workspace) AllEvents(ctx context.Context, since time.Time) ([]journal.Event, error) {
+func (e *Workspace) allEvents(ctx context.Context, since time.Time) ([]journal.Event, error) {
 	evs, skipped, err := e.JournalFile().ReadSkipping(since)
 	if err != nil {
 		return nil, err
@@ -166,7 +166,7 @@ func (e *Workspace) AllEvents(ctx context.Context, since time.Time) ([]journal.E
 	for i, ce := range skipped {
 		lines[i] = ce.Line
 	}
-	e.WarnSkipped(e.JournalFile().Path(), lines)
+	e.warnSkipped(e.JournalFile().Path(), lines)
 	w, err := workflow.Open(workflow.Config{GitDir: e.repo.GitDir, CommonDir: e.repo.CommonDir, WorkTree: e.repo.Toplevel, Branch: e.cfg.Workflow.Branch, Remote: e.cfg.Workflow.Remote})
 	if err != nil {
 		if !errors.Is(err, context.Canceled) {
@@ -228,7 +228,7 @@ type Synced struct {
 // branch yet, and pushes it per workflow.auto_push unless the request says
 // otherwise.
 func (e *Workspace) SyncWorkflow(ctx context.Context, req SyncRequest) (*Synced, error) {
-	w, err := e.BranchWriter(ctx)()
+	w, err := e.branchWriter(ctx)()
 	if err != nil {
 		return nil, err
 	}
@@ -236,7 +236,7 @@ func (e *Workspace) SyncWorkflow(ctx context.Context, req SyncRequest) (*Synced,
 	if err != nil {
 		return nil, fmt.Errorf("workflow sync: %w (the events stay in the journal)", err)
 	}
-	e.WarnSkipped(e.journal.Path(), res.Corrupt)
+	e.warnSkipped(e.journal.Path(), res.Corrupt)
 	out := &Synced{Already: res.Present, Branch: w.Branch(), Commits: res.Commits, Committed: res.Committed,
 		Journal: res.Journal, Remote: e.cfg.Workflow.Remote}
 	if (e.cfg.Workflow.AutoPush || req.Push) && !req.NoPush {

@@ -38,7 +38,7 @@ func (e *Workspace) ActAs(id Identity) (*Workspace, error) {
 			return nil, Usagef("worker_type %q: want human or agent", me.HolderType)
 		}
 		var err error
-		if me, err = NewOwner(cmp.Or(id.Worker, me.Holder), me.HolderType, cmp.Or(id.Session, me.Session)); err != nil {
+		if me, err = newOwner(cmp.Or(id.Worker, me.Holder), me.HolderType, cmp.Or(id.Session, me.Session)); err != nil {
 			return nil, err
 		}
 	}
@@ -55,17 +55,46 @@ func (e *IdentityError) Error() string {
 		e.Me.Holder, e.Me.HolderType, e.Me.Session)
 }
 
+// wakeup wakes a goroutine that works in the background: a kick while
+// it works makes one more round after it (kicks do not queue up), and
+// close ends its loop and waits for its last round. Once closed, a call
+// that outlived the loop does its work itself.
+type wakeup struct {
+	mu     sync.Mutex // guards closed, and what the owner keeps with it
+	closed bool
+	kicks  chan struct{}
+	done   chan struct{} // closed when the loop has ended
+}
+
+func newWakeup() wakeup {
+	return wakeup{kicks: make(chan struct{}, 1), done: make(chan struct{})}
+}
+
+// kickLocked wakes the loop, with mu held.
+func (w *wakeup) kickLocked() {
+	select {
+	case w.kicks <- struct{}{}:
+	default:
+	}
+}
+
+// close ends the loop and waits for its last round.
+func (w *wakeup) close() {
+	w.mu.Lock()
+	w.closed = true
+	close(w.kicks)
+	w.mu.Unlock()
+	<-w.done
+}
+
 // branchSyncer commits the server's events to the workflow branch in the
 // background: a burst of calls makes one commit, a moment after it.
 type branchSyncer struct {
+	wakeup
 	e       *Workspace
 	open    branchOpener
 	notify  func(level, msg string, hints ...string)
-	mu      sync.Mutex
-	pending []journal.Event
-	closed  bool
-	kicks   chan struct{}
-	done    chan struct{}
+	pending []journal.Event // guarded by mu
 }
 
 // branchOpener opens the workflow branch once and returns it after.
@@ -74,7 +103,7 @@ type branchOpener = func() (*workflow.Writer, error)
 const syncDelay = 200 * time.Millisecond
 
 func newBranchSyncer(e *Workspace, open branchOpener) *branchSyncer {
-	s := &branchSyncer{e: e, open: open, notify: e.notify, kicks: make(chan struct{}, 1), done: make(chan struct{})}
+	s := &branchSyncer{wakeup: newWakeup(), e: e, open: open, notify: e.notify}
 	go s.loop()
 	return s
 }
@@ -88,10 +117,7 @@ func (s *branchSyncer) add(evs []journal.Event) {
 		return
 	}
 	s.pending = append(s.pending, evs...)
-	select {
-	case s.kicks <- struct{}{}:
-	default:
-	}
+	s.kickLocked()
 	s.mu.Unlock()
 }
 
@@ -134,28 +160,16 @@ func (s *branchSyncer) commit(evs []journal.Event) {
 	}
 }
 
-// close commits what is left and waits for it.
-func (s *branchSyncer) close() {
-	s.mu.Lock()
-	s.closed = true
-	close(s.kicks)
-	s.mu.Unlock()
-	<-s.done
-}
-
 // journalFlusher flushes the journal to disk whenever it is kicked; kicks
 // that come while a flush runs make one more flush after it.
 type journalFlusher struct {
+	wakeup
 	j      *journal.Journal
 	notify func(level, msg string, hints ...string)
-	mu     sync.Mutex
-	closed bool
-	kicks  chan struct{}
-	done   chan struct{}
 }
 
 func newJournalFlusher(j *journal.Journal, notify func(level, msg string, hints ...string)) *journalFlusher {
-	f := &journalFlusher{j: j, notify: notify, kicks: make(chan struct{}, 1), done: make(chan struct{})}
+	f := &journalFlusher{wakeup: newWakeup(), j: j, notify: notify}
 	go func() {
 		defer close(f.done)
 		for range f.kicks {
@@ -179,19 +193,7 @@ func (f *journalFlusher) kick() {
 		f.flush()
 		return
 	}
-	select {
-	case f.kicks <- struct{}{}:
-	default:
-	}
-}
-
-// close makes the last flush and waits for it.
-func (f *journalFlusher) close() {
-	f.mu.Lock()
-	f.closed = true
-	close(f.kicks)
-	f.mu.Unlock()
-	<-f.done
+	f.kickLocked()
 }
 
 // Background paces the workspace's audit trail for a server that answers

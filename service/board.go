@@ -47,7 +47,7 @@ type Board struct {
 	// The work packages file as last read, and the queue it parsed to (or
 	// why it did not): it is parsed again only when its bytes change.
 	pkgData []byte
-	pkgs    *PackageQueue
+	pkgs    *listedQueue
 	pkgErr  error
 }
 
@@ -81,7 +81,7 @@ func (b *Board) Snapshot(ctx context.Context) (BoardView, error) {
 // packages file that cannot be read or is not valid is named as a
 // problem, never an error: the locks stay in view.
 func (b *Board) QueueOf(entries []locks.Entry) (file string, q *Queue, problem string) {
-	path := b.e.PackagesFile("")
+	path := b.e.packagesFile("")
 	name := path
 	if rel, err := filepath.Rel(b.e.repo.Toplevel, path); err == nil && b.e.repo.Toplevel != "" && filepath.IsLocal(rel) {
 		name = rel
@@ -96,14 +96,14 @@ func (b *Board) QueueOf(entries []locks.Entry) (file string, q *Queue, problem s
 	if b.pkgs == nil && b.pkgErr == nil || !bytes.Equal(data, b.pkgData) {
 		b.pkgData, b.pkgs = data, nil
 		var wps *config.WorkPackages
-		if wps, b.pkgErr = b.e.ParsePackages(name, data); b.pkgErr == nil {
-			b.pkgs = b.e.PackageQueue(wps)
+		if wps, b.pkgErr = b.e.parsePackages(name, data); b.pkgErr == nil {
+			b.pkgs = b.e.newListedQueue(wps)
 		}
 	}
 	if b.pkgErr != nil {
 		return name, nil, problemLine(b.pkgErr)
 	}
-	q, err = b.pkgs.Of(entries)
+	q, err = b.pkgs.of(entries)
 	if err != nil {
 		return name, nil, problemLine(err)
 	}

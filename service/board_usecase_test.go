@@ -61,15 +61,15 @@ func TestBoardSnapshot(t *testing.T) {
 				}
 				want := map[string]PackageState{"WP-1": PackageClaimed, "WP-2": PackageReady, "WP-3": PackageReady, "WP-4": PackageReady}
 				for id, state := range want {
-					if s, ok := v.Queue.Status(id); !ok || s.State != state {
+					if s, ok := v.Queue.status(id); !ok || s.State != state {
 						t.Fatalf("%s: %+v, want %s", id, s, state)
 					}
 				}
-				if s, _ := v.Queue.Status("WP-3"); !slices.Equal(s.WaitsFor, []string{"WP-1"}) {
+				if s, _ := v.Queue.status("WP-3"); !slices.Equal(s.WaitsFor, []string{"WP-1"}) {
 					t.Fatalf("WP-3 waits for %v, want WP-1", s.WaitsFor)
 				}
 				// Everyone's view: the caller's own lock is in WP-4's way too.
-				if s, _ := v.Queue.Status("WP-4"); len(s.HeldBy) != 1 || s.HeldBy[0].Key != "src/a.go" || s.HeldBy[0].Holder != "alice" {
+				if s, _ := v.Queue.status("WP-4"); len(s.HeldBy) != 1 || s.HeldBy[0].Key != "src/a.go" || s.HeldBy[0].Holder != "alice" {
 					t.Fatalf("WP-4 held by %+v, want alice's src/a.go", s.HeldBy)
 				}
 			}},

@@ -78,11 +78,11 @@ func (e *Workspace) CheckChange(ctx context.Context, req ChangeRequest) (*Change
 		if err := e.verifyRange(ctx, "check", req.Range); err != nil {
 			return nil, err
 		}
-		if err := e.JudgeByBase(ctx, req.Range); err != nil {
+		if err := e.judgeByBase(ctx, req.Range); err != nil {
 			return nil, err
 		}
 	} else {
-		e.JudgeByFile()
+		e.judgeByFile()
 	}
 	h, err := e.Runner(ctx, Purpose{}, profile)
 	if err != nil {
@@ -96,7 +96,7 @@ func (e *Workspace) CheckChange(ctx context.Context, req ChangeRequest) (*Change
 			r.Finish()
 		}
 	case req.Patch != "":
-		r, err = e.checkPatch(ctx, h, req.Stdin, e.CmdFile(req.Patch))
+		r, err = e.checkPatch(ctx, h, req.Stdin, e.cmdFile(req.Patch))
 	default:
 		r, err = h.PreCommit(ctx)
 		if r != nil {
@@ -112,7 +112,7 @@ func (e *Workspace) CheckChange(ctx context.Context, req ChangeRequest) (*Change
 	res := &ChangeResult{Report: r}
 	if req.RecordCooldown {
 		c := &res.Cooldown
-		c.Cycle, c.Recorded, c.Err = e.NoteRejections(ctx, taskType, r)
+		c.Cycle, c.Recorded, c.Err = e.noteRejections(ctx, taskType, r)
 	}
 	return res, nil
 }
@@ -382,7 +382,7 @@ func (e *Workspace) CheckPaths(ctx context.Context, req PathCheck) (*PathCheckRe
 	}
 	paths := make([]string, 0, len(req.Paths))
 	for _, p := range req.Paths {
-		rp, err := e.RepoPath(p, base)
+		rp, err := e.repoPath(p, base)
 		if err != nil {
 			return nil, err
 		}
@@ -487,7 +487,7 @@ func ReadEditPayload(r io.Reader) (*EditPayload, error) {
 // opened store (or why it could not be opened), identity. It opens the
 // store for purpose p, judging changes.
 func (e *Workspace) Runner(ctx context.Context, p Purpose, profile string) (*hooks.Runner, error) {
-	h, err := e.LogRunner(ctx, profile)
+	h, err := e.logRunner(ctx, profile)
 	if err != nil {
 		return nil, err
 	}
@@ -504,9 +504,9 @@ func (e *Workspace) Runner(ctx context.Context, p Purpose, profile string) (*hoo
 	return h, nil
 }
 
-// LogRunner is Runner without a lock store: for judging against the lock
+// logRunner is Runner without a lock store: for judging against the lock
 // log (verify), in a clone that may have none.
-func (e *Workspace) LogRunner(ctx context.Context, profile string) (*hooks.Runner, error) {
+func (e *Workspace) logRunner(ctx context.Context, profile string) (*hooks.Runner, error) {
 	ignoreCase, err := e.IgnoreCase(ctx)
 	if err != nil {
 		return nil, err

@@ -1,7 +1,7 @@
 // Package service is what every request does, whichever front end made it:
-// the command line, the MCP server and the HTTP server parse their input,
-// call one method of a Workspace and render its typed result or typed
-// error (classified by service/outcome).
+// the command line and the MCP server parse their input, call one method
+// of a Workspace and render its typed result or typed error (classified
+// by service/outcome).
 //
 // A Workspace is one request's setting: the repository, the policy that
 // judges it, the worker's identity (resolved here and nowhere else), the
@@ -10,5 +10,8 @@
 // cases: locks (acquire, release, refresh, check, list, clear, prune,
 // hold), the work queue (claim, done, give back, retry, the worker loop),
 // pause, port leases, plan, git's hook contracts, check and verify, the
-// store a clone uses, and the board's data.
+// store a clone uses, and the board's data. Its fields are unexported
+// but for Cwd: front ends read what they render through accessors (Owner,
+// StoreName, UserDir, ...), and only programs that seed the lock table
+// reach the raw store (LockStore).
 package service

@@ -140,7 +140,7 @@ func (e *Workspace) commitHook(ctx context.Context, name string, in HookInput) (
 		return nil, &HookError{Hook: name, Err: err}
 	}
 	r.Hook = name
-	if note := e.StateAgeNote(); note != "" && name != "commit-msg" {
+	if note := e.stateAgeNote(); note != "" && name != "commit-msg" {
 		r.Warnings = append(r.Warnings, note) // once per commit: pre-commit said it
 	}
 	return r, nil
@@ -195,7 +195,7 @@ func (e *Workspace) PreReceive(ctx context.Context, in HookInput) (*Report, erro
 			if tip, ok := pushed[h.WorkflowRef]; ok {
 				extra = append(extra, tip) // the events pushed with the commits
 			}
-			return e.ReadLockLog(ctx, extra...)
+			return e.readLockLog(ctx, extra...)
 		}
 		h.EventCommits = e.EventCommits
 		h.LogRefs = e.LogRefs()
@@ -241,7 +241,7 @@ func (e *Workspace) finishHook(name string, r *Report, err error) (*Report, erro
 	if err != nil {
 		return nil, &HookError{Hook: name, Err: err}
 	}
-	if note := e.StateAgeNote(); note != "" {
+	if note := e.stateAgeNote(); note != "" {
 		r.Warnings = append(r.Warnings, note)
 	}
 	return r, nil

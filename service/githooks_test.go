@@ -259,9 +259,12 @@ func TestVerify(t *testing.T) {
 		noLog bool // no lock event is recorded anywhere
 		// locked: the staged change is to the path another holds.
 		locked bool
-		req    VerifyRequest
-		rules  []string
-		want   any
+		// soon: verified within verify's margin of the lock log's first
+		// event, so the staged change cannot be judged.
+		soon  bool
+		req   VerifyRequest
+		rules []string
+		want  any
 	}{
 		{name: "staged and a range are one too many", req: VerifyRequest{Staged: true, Range: "HEAD~1..HEAD"}, want: &usage},
 		{name: "nothing staged is invalid input", req: VerifyRequest{Staged: true}, want: &usage},
@@ -270,6 +273,7 @@ func TestVerify(t *testing.T) {
 		{name: "a clone without a lock log cannot judge", noLog: true, req: VerifyRequest{Range: "HEAD~1..HEAD"}, want: &missing},
 		{name: "a staged change made under no lock of another passes", stage: true, req: VerifyRequest{Staged: true}},
 		{name: "a staged change under another's lock is refused", stage: true, locked: true, req: VerifyRequest{Staged: true}, rules: []string{"locked"}},
+		{name: "a staged change made as the lock log begins is undecided, not nothing", stage: true, soon: true, req: VerifyRequest{Staged: true}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			config := ""
@@ -294,7 +298,17 @@ func TestVerify(t *testing.T) {
 			}
 			// Later than the lock log's first event by more than
 			// verify's margin: a change made now can be judged.
-			rep, err := loadAt(t, r, "alice", now.Add(10*time.Minute)).Verify(context.Background(), tc.req)
+			at := now.Add(10 * time.Minute)
+			if tc.soon {
+				at = now.Add(time.Second)
+			}
+			rep, err := loadAt(t, r, "alice", at).Verify(context.Background(), tc.req)
+			if tc.soon {
+				if err != nil || rep.OK || len(rep.Undecided) != 1 || rep.Paths != 1 {
+					t.Fatalf("report %+v, err %v: want the staged path counted and undecided", rep, err)
+				}
+				return
+			}
 			wantOutcome(t, rep, err, tc.rules, tc.want)
 		})
 	}

@@ -26,7 +26,7 @@ import (
 // nothing to its client.
 func (e *Workspace) requestKeys(args []string, tool bool) ([]lockkey.Key, error) {
 	if tool {
-		return e.ToolKeys("", args)
+		return e.toolKeys("", args)
 	}
 	return e.ParseKeys(args)
 }
@@ -67,7 +67,7 @@ func (e *Workspace) AcquireLocks(ctx context.Context, r AcquireRequest) (Acquire
 	req := locks.Request{Owner: e.me, TTL: r.TTL, Reason: r.Reason, Action: "lock", TaskID: r.Task, Wait: r.Wait, ExactTTL: r.TTL > 0}
 	var keys []lockkey.Key
 	if r.Package != "" {
-		wp, pkeys, err := e.WorkPackage(r.PackagesFile, r.Package)
+		wp, pkeys, err := e.workPackage(r.PackagesFile, r.Package)
 		if err != nil {
 			return AcquireResult{}, err
 		}
@@ -214,7 +214,8 @@ type ListRequest struct {
 	// locks.stale_minutes; All: expired and bookkeeping records too.
 	Mine, Stale, All bool
 	// Recover first records what interrupted commands left unrecorded
-	// (Workspace.Recover), as a command showing the locks to a person does.
+	// (recoverInterrupted), as a command showing the locks to a person
+	// does.
 	Recover bool
 }
 
@@ -269,7 +270,7 @@ func (r ListResult) Live() []LockView {
 // clears it), bookkeeping, and look-alike keys.
 func (e *Workspace) ListLocks(ctx context.Context, r ListRequest) (ListResult, error) {
 	if r.Recover {
-		e.Recover(ctx)
+		e.recoverInterrupted(ctx)
 	}
 	entries, err := e.store.List(ctx)
 	if err != nil {

@@ -54,7 +54,7 @@ func (e *Workspace) DefaultTTL(keys []lockkey.Key) (time.Duration, error) {
 	}
 	ttl := e.cfg.TTL(e.me.HolderType, lockkey.KindTask)
 	for _, k := range keys {
-		ttl = max(ttl, e.TTLFor(k))
+		ttl = max(ttl, e.ttlFor(k))
 	}
 	return ttl, nil
 }
@@ -79,7 +79,7 @@ func (e *Workspace) RestoreSession(ctx context.Context) (SessionRestore, error) 
 	if e.redis == nil {
 		return SessionRestore{}, Usagef("session restore needs the Redis store (`lockgate store use redis://…`); the file and git stores keep locks across restarts by themselves")
 	}
-	opts := e.KeyOptions()
+	opts := e.keyOptions()
 	canon := func(k string) (string, error) { return lockkey.Canonical(k, opts) }
 	res, err := e.redis.Restore(ctx, e.me.Session, redisstore.AcquireWith(e.mgr, e.me, canon))
 	if res.Restored == nil {

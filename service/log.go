@@ -29,12 +29,12 @@ func (r LogRequest) keep(ev LogEvent) bool {
 // opened only to record first what an interrupted command left
 // unrecorded.
 func (e *Workspace) Log(ctx context.Context, r LogRequest) ([]LogEvent, error) {
-	e.Recover(ctx)
+	e.recoverInterrupted(ctx)
 	var from time.Time
 	if r.Since > 0 {
 		from = e.Now().Add(-r.Since)
 	}
-	all, err := e.AllEvents(ctx, from)
+	all, err := e.allEvents(ctx, from)
 	if err != nil {
 		return nil, err
 	}

@@ -20,9 +20,9 @@ import (
 
 // LoadPackages reads and validates the work packages file.
 func (e *Workspace) LoadPackages(file string) (*config.WorkPackages, error) {
-	file = e.PackagesFile(file)
+	file = e.packagesFile(file)
 	// Every claim reads the file: keep it decoded in the clone's state.
-	wps, err := config.LoadWorkPackagesCached(file, filepath.Join(e.StateDir(), "cache"))
+	wps, err := config.LoadWorkPackagesCached(file, filepath.Join(e.stateDir(), "cache"))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, Usagef("no work packages file %s: write one, or point work_packages in .lockgate.yaml (or --packages) at it", file)
 	}
@@ -35,10 +35,10 @@ func (e *Workspace) LoadPackages(file string) (*config.WorkPackages, error) {
 	return wps, nil
 }
 
-// PackagesFile is the work packages file: file (relative to the working
+// packagesFile is the work packages file: file (relative to the working
 // directory), or by default work_packages of the config (relative to the
 // repository's top).
-func (e *Workspace) PackagesFile(file string) string {
+func (e *Workspace) packagesFile(file string) string {
 	if file == "" {
 		file = e.cfg.WorkPackages
 		if !filepath.IsAbs(file) && e.repo.Toplevel != "" {
@@ -50,10 +50,10 @@ func (e *Workspace) PackagesFile(file string) string {
 	return file
 }
 
-// ParsePackages parses and validates data as the work packages file
+// parsePackages parses and validates data as the work packages file
 // named name (problems name it with their lines), as LoadPackages does
 // with the file it reads.
-func (e *Workspace) ParsePackages(name string, data []byte) (*config.WorkPackages, error) {
+func (e *Workspace) parsePackages(name string, data []byte) (*config.WorkPackages, error) {
 	wps, err := config.LoadWorkPackagesBytes(name, data)
 	if err != nil {
 		return nil, err
@@ -65,7 +65,7 @@ func (e *Workspace) ParsePackages(name string, data []byte) (*config.WorkPackage
 }
 
 func (e *Workspace) validatePackages(wps *config.WorkPackages) error {
-	opts := e.KeyOptions()
+	opts := e.keyOptions()
 	return wps.Validate(func(id string) error {
 		return checkPackageID(id, opts)
 	}, func(k string) error {
@@ -83,8 +83,8 @@ func checkPackageID(id string, opts *lockkey.Options) error {
 	return nil
 }
 
-// WorkPackage finds package id and returns it with its canonical keys.
-func (e *Workspace) WorkPackage(file, id string) (*config.WorkPackage, []lockkey.Key, error) {
+// workPackage finds package id and returns it with its canonical keys.
+func (e *Workspace) workPackage(file, id string) (*config.WorkPackage, []lockkey.Key, error) {
 	wps, err := e.LoadPackages(file)
 	if err != nil {
 		return nil, nil, err
@@ -111,9 +111,9 @@ type Claim struct {
 	TTL, Wait time.Duration
 }
 
-// ClaimTTL is the lifetime a claim of wp gives its locks: o.TTL, else
+// claimTTL is the lifetime a claim of wp gives its locks: o.TTL, else
 // the package's ttl, else the task lifetime of the worker's type.
-func (e *Workspace) ClaimTTL(wp *config.WorkPackage, o Claim) time.Duration {
+func (e *Workspace) claimTTL(wp *config.WorkPackage, o Claim) time.Duration {
 	if o.TTL != 0 {
 		return o.TTL
 	}
@@ -131,11 +131,11 @@ func (e *Workspace) claimLocks(ctx context.Context, wp *config.WorkPackage, o Cl
 	if err != nil {
 		return nil, err
 	}
-	taskKey, err := lockkey.Parse(lockkey.TaskKey(wp.ID), e.KeyOptions())
-	if err != nil { // loadPackages refused it already
+	taskKey, err := lockkey.Parse(lockkey.TaskKey(wp.ID), e.keyOptions())
+	if err != nil { // LoadPackages refused it already (validatePackages)
 		return nil, fmt.Errorf("work package id %q cannot name a task lock: %w", wp.ID, err)
 	}
-	ttl := e.ClaimTTL(wp, o)
+	ttl := e.claimTTL(wp, o)
 	req := locks.Request{
 		Keys: Canonicals(append([]lockkey.Key{taskKey}, keys...)), Owner: e.me, TTL: ttl,
 		Reason: cmp.Or(wp.Locks.Reason, wp.Title), Action: ClaimAction, TaskID: wp.ID, Wait: o.Wait,

@@ -12,8 +12,8 @@ import (
 	"github.com/lockgate/lockgate/model/locks/lockkey"
 )
 
-// KeyOptions are the lockkey rules this repository's config sets.
-func (e *Workspace) KeyOptions() *lockkey.Options {
+// keyOptions are the lockkey rules this repository's config sets.
+func (e *Workspace) keyOptions() *lockkey.Options {
 	return &lockkey.Options{
 		Namespaces:      e.cfg.Locks.Namespaces,
 		ContractFiles:   append(append([]string(nil), e.cfg.Contracts.OpenAPI.Files...), e.cfg.Contracts.Generated...),
@@ -24,7 +24,7 @@ func (e *Workspace) KeyOptions() *lockkey.Options {
 // ParseKeys canonicalizes command-line keys. Paths and patterns are taken
 // as git takes them (see cmdPath).
 func (e *Workspace) ParseKeys(args []string) ([]lockkey.Key, error) {
-	return e.keys(args, e.CmdPath)
+	return e.keys(args, e.cmdPath)
 }
 
 // FileKeys canonicalizes keys read from a file (work packages, a task
@@ -38,17 +38,17 @@ func (e *Workspace) FileKeys(args []string) ([]lockkey.Key, error) {
 // by toRepo (nil: it is already) and then resolved through symbolic links
 // (keyPath).
 func (e *Workspace) keys(args []string, toRepo func(string) (string, error)) ([]lockkey.Key, error) {
-	opts := e.KeyOptions()
+	opts := e.keyOptions()
 	out := make([]lockkey.Key, 0, len(args))
 	for _, s := range args {
-		if IsPathArg(s) {
+		if isPathArg(s) {
 			var err error
 			if toRepo != nil {
 				if s, err = toRepo(s); err != nil {
 					return nil, err
 				}
 			}
-			if s, err = e.KeyPath(s); err != nil {
+			if s, err = e.keyPath(s); err != nil {
 				return nil, err
 			}
 		}
@@ -61,10 +61,10 @@ func (e *Workspace) keys(args []string, toRepo func(string) (string, error)) ([]
 	return out, nil
 }
 
-// IsPathArg reports whether a command-line key names a path or pattern:
+// isPathArg reports whether a command-line key names a path or pattern:
 // neither a reserved key nor one that starts like a namespace (`api:`, and
 // `API:` too, which lockkey refuses with the right case).
-func IsPathArg(arg string) bool {
+func isPathArg(arg string) bool {
 	if arg == lockkey.WorkflowKey || arg == lockkey.ClaimKey {
 		return false
 	}
@@ -82,14 +82,14 @@ func IsPathArg(arg string) bool {
 	return true
 }
 
-// CmdPath makes a path or pattern given on the command line repo-relative,
+// cmdPath makes a path or pattern given on the command line repo-relative,
 // as git does: a relative one is relative to the current directory as git
 // sees it (symbolic links resolved, so `..` is the real parent); an absolute
 // one must lie in the worktree, reached directly or through symbolic links
 // (/tmp and /private/tmp, a linked checkout). One outside the worktree is
 // refused here; lockkey canonicalizes (and refuses) the rest. Without a
 // worktree (a bare repository) paths are repo-relative as given.
-func (e *Workspace) CmdPath(arg string) (string, error) {
+func (e *Workspace) cmdPath(arg string) (string, error) {
 	top := e.repo.Toplevel
 	if top == "" {
 		return arg, nil
@@ -109,7 +109,7 @@ func (e *Workspace) CmdPath(arg string) (string, error) {
 		return rel, nil
 	}
 	prefix := ""
-	cwd, err := ResolveExisting(e.Cwd)
+	cwd, err := resolveExisting(e.Cwd)
 	if err != nil {
 		cwd = e.Cwd
 	}
@@ -132,7 +132,7 @@ func (e *Workspace) UserDir() string {
 	if e.repo.Toplevel == "" {
 		return ""
 	}
-	cwd, err := ResolveExisting(e.Cwd)
+	cwd, err := resolveExisting(e.Cwd)
 	if err != nil {
 		cwd = e.Cwd
 	}
@@ -159,7 +159,7 @@ func (e *Workspace) inWorktree(abs string) (string, bool) {
 	}
 	// The last element as written: a link there is a file of the
 	// repository.
-	if real, err := ResolveExisting(filepath.Dir(abs)); err == nil {
+	if real, err := resolveExisting(filepath.Dir(abs)); err == nil {
 		return Within(top, filepath.Join(real, filepath.Base(abs)))
 	}
 	return "", false
@@ -184,7 +184,7 @@ func (e *Workspace) realTopDir() string {
 func (e *Workspace) throughLinks(rel string) (string, error) {
 	top := e.realTopDir()
 	abs := filepath.Join(top, filepath.FromSlash(rel))
-	real, err := ResolveExisting(abs)
+	real, err := resolveExisting(abs)
 	if err != nil {
 		return "", fmt.Errorf("resolve symbolic links in %s: %w", rel, err)
 	}
@@ -215,11 +215,11 @@ func (e *Workspace) otherRepo(rel string) string {
 	return ""
 }
 
-// KeyPath follows the symbolic links in the directories a repo-relative
+// keyPath follows the symbolic links in the directories a repo-relative
 // path or pattern names: those before its last element and before its
 // first wildcard (see throughLinks). The last element is left as written:
 // a link there is a file of the repository, as git tracks it.
-func (e *Workspace) KeyPath(p string) (string, error) {
+func (e *Workspace) keyPath(p string) (string, error) {
 	if e.repo.Toplevel == "" {
 		return p, nil
 	}
@@ -265,17 +265,17 @@ func (e *Workspace) KeyPath(p string) (string, error) {
 	return real + "/" + strings.Join(segs[n:], "/"), nil
 }
 
-// CmdFile is a file named on the command line: relative to the current
+// cmdFile is a file named on the command line: relative to the current
 // directory (after -C).
-func (e *Workspace) CmdFile(p string) string {
+func (e *Workspace) cmdFile(p string) string {
 	if p == "-" || filepath.IsAbs(p) {
 		return p
 	}
 	return filepath.Join(e.Cwd, p)
 }
 
-// TTLFor is the default TTL of a key for this worker (docs/config.md, locks.durations).
-func (e *Workspace) TTLFor(k lockkey.Key) time.Duration {
+// ttlFor is the default TTL of a key for this worker (docs/config.md, locks.durations).
+func (e *Workspace) ttlFor(k lockkey.Key) time.Duration {
 	return e.cfg.TTL(e.me.HolderType, k.Kind)
 }
 
@@ -287,9 +287,9 @@ func Canonicals(keys []lockkey.Key) []string {
 	return out
 }
 
-// RepoPath makes p (absolute, or relative to base) a repo-relative slash
+// repoPath makes p (absolute, or relative to base) a repo-relative slash
 // path, refusing one outside the worktree or inside the git directory.
-func (e *Workspace) RepoPath(p, base string) (string, error) {
+func (e *Workspace) repoPath(p, base string) (string, error) {
 	if e.repo.Toplevel == "" {
 		return "", Usagef("%s: paths need a working tree (this is a bare repository)", p)
 	}
@@ -299,7 +299,7 @@ func (e *Workspace) RepoPath(p, base string) (string, error) {
 	abs := p
 	if !filepath.IsAbs(abs) {
 		// As git: `..` is the parent of the real directory.
-		if real, err := ResolveExisting(base); err == nil {
+		if real, err := resolveExisting(base); err == nil {
 			base = real
 		}
 		abs = filepath.Join(base, p)
@@ -345,11 +345,11 @@ func Within(root, abs string) (string, bool) {
 	return rel, true
 }
 
-// ResolveExisting resolves symbolic links in the longest existing prefix of
+// resolveExisting resolves symbolic links in the longest existing prefix of
 // abs (the file itself may not exist yet) and appends the rest. A dangling
 // link is followed to where it leads: writing through it creates its
 // target.
-func ResolveExisting(abs string) (string, error) {
+func resolveExisting(abs string) (string, error) {
 	dir, rest := abs, ""
 	for hops := 0; ; {
 		real, err := filepath.EvalSymlinks(dir)
@@ -384,10 +384,10 @@ func ResolveExisting(abs string) (string, error) {
 	}
 }
 
-// ToolKeys resolves the keys a tool is given: paths are relative to the
+// toolKeys resolves the keys a tool is given: paths are relative to the
 // repository root (or absolute inside the worktree), never to the server's
 // working directory.
-func (e *Workspace) ToolKeys(one string, many []string) ([]lockkey.Key, error) {
+func (e *Workspace) toolKeys(one string, many []string) ([]lockkey.Key, error) {
 	args := slices.Clone(many)
 	if one != "" {
 		args = append([]string{one}, args...)
@@ -397,7 +397,7 @@ func (e *Workspace) ToolKeys(one string, many []string) ([]lockkey.Key, error) {
 	}
 	for i, s := range args {
 		if filepath.IsAbs(s) {
-			rel, err := e.RepoPath(s, "")
+			rel, err := e.repoPath(s, "")
 			if err != nil {
 				return nil, err
 			}

@@ -23,7 +23,7 @@ func FuzzRepoPath(f *testing.F) {
 		if !filepath.IsAbs(base) {
 			return
 		}
-		rel, err := e.RepoPath(p, base)
+		rel, err := e.repoPath(p, base)
 		if err != nil {
 			return
 		}
@@ -35,10 +35,10 @@ func FuzzRepoPath(f *testing.F) {
 		case filepath.Clean(rel) != filepath.FromSlash(rel):
 			t.Fatalf("repoPath(%q, %q) = %q: not clean", p, base, rel)
 		}
-		if got, err := e.RepoPath(rel, "/repo"); err != nil || got != rel {
+		if got, err := e.repoPath(rel, "/repo"); err != nil || got != rel {
 			t.Fatalf("repoPath is not stable on %q: %q, %v", rel, got, err)
 		}
-		if _, err := e.ToolKeys(rel, nil); err != nil && strings.Contains(err.Error(), "panic") {
+		if _, err := e.toolKeys(rel, nil); err != nil && strings.Contains(err.Error(), "panic") {
 			t.Fatal(err)
 		}
 	})

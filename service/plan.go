@@ -138,8 +138,8 @@ func (e *Workspace) Plan(ctx context.Context, req PlanRequest) (*Planned, error)
 	// acquireTask locks it.
 	for i := range in.Tasks {
 		for j, p := range in.Tasks[i].TouchedPaths {
-			if IsPathArg(p) {
-				if in.Tasks[i].TouchedPaths[j], err = e.KeyPath(p); err != nil {
+			if isPathArg(p) {
+				if in.Tasks[i].TouchedPaths[j], err = e.keyPath(p); err != nil {
 					return nil, err
 				}
 			}
@@ -235,11 +235,11 @@ func (e *Workspace) acquireTask(ctx context.Context, plan *Plan, id string, ttl 
 	return nil, Usagef("plan --acquire: no task %q in the plan", id)
 }
 
-// NoteRejections records, for the planner's cooldown, the paths a backfill
+// noteRejections records, for the planner's cooldown, the paths a backfill
 // check refused (rule profile or core), with the task type of the checked
 // change ("" when unknown) and the cycle of the last plan. It returns the
 // cycle and the rejections recorded.
-func (e *Workspace) NoteRejections(ctx context.Context, taskType string, r *hooks.Report) (int, []string, error) {
+func (e *Workspace) noteRejections(ctx context.Context, taskType string, r *hooks.Report) (int, []string, error) {
 	if e.store == nil {
 		return 0, nil, nil
 	}

@@ -12,7 +12,7 @@ import (
 	"github.com/lockgate/lockgate/model/config"
 )
 
-// JudgeByBase makes the policy committed at the base of a change the one
+// judgeByBase makes the policy committed at the base of a change the one
 // that judges it, and holds the clone's lock store to the store that
 // policy names: a change never loosens the rules it is judged by, as it
 // would if its own .lockgate.yaml (checked out in a CI clone) chose them.
@@ -26,8 +26,8 @@ import (
 // clone's recorded store, with a warning. Bases that commit different
 // policies are invalid input: which one judges is the caller's to say.
 // Call it before the store is opened.
-func (e *Workspace) JudgeByBase(ctx context.Context, rng string) error {
-	if e.JudgeByFile() {
+func (e *Workspace) judgeByBase(ctx context.Context, rng string) error {
+	if e.judgeByFile() {
 		return nil
 	}
 	what, name := "--range "+rng, ""
@@ -48,10 +48,10 @@ func (e *Workspace) JudgeByBase(ctx context.Context, rng string) error {
 	return e.judgeBy(ctx, what, name, bases)
 }
 
-// JudgeByHead makes the policy committed on HEAD the one that judges the
-// staged change (verify --staged), as JudgeByBase does for a range.
-func (e *Workspace) JudgeByHead(ctx context.Context) error {
-	if e.JudgeByFile() {
+// judgeByHead makes the policy committed on HEAD the one that judges the
+// staged change (verify --staged), as judgeByBase does for a range.
+func (e *Workspace) judgeByHead(ctx context.Context) error {
+	if e.judgeByFile() {
 		return nil
 	}
 	var bases []string
@@ -61,10 +61,10 @@ func (e *Workspace) JudgeByHead(ctx context.Context) error {
 	return e.judgeBy(ctx, "the staged change", "HEAD", bases)
 }
 
-// JudgeByFile makes -c FILE, when given, the policy that judges a change,
+// judgeByFile makes -c FILE, when given, the policy that judges a change,
 // and the store it names the one the clone's is held to; it reports
 // whether -c was given.
-func (e *Workspace) JudgeByFile() bool {
+func (e *Workspace) judgeByFile() bool {
 	e.judging = true
 	return e.opts.ConfigFile != ""
 }

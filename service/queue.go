@@ -95,8 +95,8 @@ func (q *Queue) Drained() bool {
 	return q.Counts[PackageDone]+q.Counts[PackageFailed] == len(q.Packages)
 }
 
-// Status returns package id's status.
-func (q *Queue) Status(id string) (*PackageStatus, bool) {
+// status returns package id's status.
+func (q *Queue) status(id string) (*PackageStatus, bool) {
 	s, ok := q.byID[id]
 	return s, ok
 }
@@ -119,27 +119,27 @@ func (e *Workspace) Packages(ctx context.Context, wps *config.WorkPackages, with
 	return e.queueOf(wps, entries, entries, func(l locks.Lock) bool { return l.OwnedBy(e.me) }, e.packageKeys)
 }
 
-// PackageQueue computes the queue of one work packages file from
+// listedQueue computes the queue of one work packages file from
 // listings of the store its caller read already: the board lists the
 // store once a frame and shows the queue from that listing. Each
 // package's canonical keys are worked out once, at the first listing (a
 // symbolic link changed later is seen when the file is read again). A
 // ready package names the live locks in its way whoever holds them, the
 // caller's too: it is everyone's view, not a claim.
-type PackageQueue struct {
+type listedQueue struct {
 	e    *Workspace
 	wps  *config.WorkPackages
 	keys map[*config.WorkPackage][]lockkey.Key
 }
 
-// PackageQueue returns the queue of wps as listings of the store show it.
-func (e *Workspace) PackageQueue(wps *config.WorkPackages) *PackageQueue {
-	return &PackageQueue{e: e, wps: wps, keys: map[*config.WorkPackage][]lockkey.Key{}}
+// newListedQueue returns the queue of wps as listings of the store show it.
+func (e *Workspace) newListedQueue(wps *config.WorkPackages) *listedQueue {
+	return &listedQueue{e: e, wps: wps, keys: map[*config.WorkPackage][]lockkey.Key{}}
 }
 
-// Of computes the state of every package from entries, a listing of the
+// of computes the state of every package from entries, a listing of the
 // whole store.
-func (p *PackageQueue) Of(entries []locks.Entry) (*Queue, error) {
+func (p *listedQueue) of(entries []locks.Entry) (*Queue, error) {
 	return p.e.queueOf(p.wps, entries, entries, nil, func(wp *config.WorkPackage) ([]lockkey.Key, error) {
 		if k, ok := p.keys[wp]; ok {
 			return k, nil
@@ -341,29 +341,29 @@ func commitNote(c string) string {
 	return " (commit " + c + ")"
 }
 
-// NextClaim is what a claim of the next package found: the package and
+// nextClaim is what a claim of the next package found: the package and
 // its locks, or, with none claimed, the queue as it stands (Drained: every
 // package is done or failed).
-type NextClaim struct {
+type nextClaim struct {
 	Package *config.WorkPackage
 	Results []locks.Result
 	Queue   *Queue
 	Drained bool
 }
 
-// ClaimNext claims the highest-priority ready package (file order among
+// claimNext claims the highest-priority ready package (file order among
 // equals) whose dependencies are all done and whose locks are all free,
 // holding the global claim lock meanwhile when it is on
 // (config.LocksConfig.GlobalClaimLock). A package done
 // is never handed out again: its task record stays, and a claim takes the
 // task key only where no finished record holds it (locks.Request.Settled). With none to claim it returns
 // the queue: Drained, or a *NoFreePackageError naming what waits.
-func (e *Workspace) ClaimNext(ctx context.Context, wps *config.WorkPackages, o Claim) (NextClaim, error) {
+func (e *Workspace) claimNext(ctx context.Context, wps *config.WorkPackages, o Claim) (nextClaim, error) {
 	if _, tx := e.store.(locks.Transactor); e.cfg.Locks.GlobalClaimLock(tx) {
 		res, err := e.mgr.Acquire(ctx, locks.Request{Keys: []string{"claim"}, Owner: e.me, TTL: time.Minute,
 			Action: "claim", Reason: "choosing the next work package", Wait: max(o.Wait, 30*time.Second)})
 		if err != nil {
-			return NextClaim{}, err
+			return nextClaim{}, err
 		}
 		if !res[0].Renewed { // a claim lock held before is not ours to give back
 			defer func() {
@@ -372,13 +372,13 @@ func (e *Workspace) ClaimNext(ctx context.Context, wps *config.WorkPackages, o C
 		}
 	}
 	if len(wps.Packages) == 0 {
-		return NextClaim{}, Usagef("claim: %s has no work packages", wps.Path)
+		return nextClaim{}, Usagef("claim: %s has no work packages", wps.Path)
 	}
 	// One read of the locks names the packages whose locks others hold:
 	// they are not tried (on the git store each try is a push).
 	q, err := e.Packages(ctx, wps, true)
 	if err != nil {
-		return NextClaim{}, err
+		return nextClaim{}, err
 	}
 	none := &NoFreePackageError{Path: wps.Path}
 	for i := range q.Packages {
@@ -424,15 +424,15 @@ func (e *Workspace) ClaimNext(ctx context.Context, wps *config.WorkPackages, o C
 			continue
 		}
 		if err != nil {
-			return NextClaim{}, err
+			return nextClaim{}, err
 		}
-		return NextClaim{Package: wp, Results: res, Queue: q}, nil
+		return nextClaim{Package: wp, Results: res, Queue: q}, nil
 	}
 	if q.Drained() {
-		return NextClaim{Queue: q, Drained: true}, nil
+		return nextClaim{Queue: q, Drained: true}, nil
 	}
 	none.Claimed = q.Counts[PackageClaimed] - len(none.Unreadable)
-	return NextClaim{Queue: q}, none
+	return nextClaim{Queue: q}, none
 }
 
 // ClaimRequest is a claim of package ID, or without it of the next ready
@@ -453,8 +453,8 @@ type Claimed struct {
 	Queue     *Queue
 }
 
-// ClaimWork claims package r.ID (ClaimPackage), or without it the next
-// ready one (ClaimNext).
+// ClaimWork claims package r.ID (claimPackage), or without it the next
+// ready one (claimNext).
 func (e *Workspace) ClaimWork(ctx context.Context, r ClaimRequest) (Claimed, error) {
 	wps, err := e.LoadPackages(r.Packages)
 	if err != nil {
@@ -466,10 +466,10 @@ func (e *Workspace) ClaimWork(ctx context.Context, r ClaimRequest) (Claimed, err
 		if !ok {
 			return Claimed{}, Usagef("no work package %q in %s", r.ID, wps.Path)
 		}
-		res, err := e.ClaimPackage(ctx, wps, wp, o)
+		res, err := e.claimPackage(ctx, wps, wp, o)
 		return Claimed{ID: wp.ID, Title: wp.Title, Locks: res}, err
 	}
-	next, err := e.ClaimNext(ctx, wps, o)
+	next, err := e.claimNext(ctx, wps, o)
 	c := Claimed{Locks: next.Results, Drained: next.Drained, Queue: next.Queue}
 	if next.Package != nil {
 		c.ID, c.Title = next.Package.ID, next.Package.Title
@@ -477,14 +477,14 @@ func (e *Workspace) ClaimWork(ctx context.Context, r ClaimRequest) (Claimed, err
 	return c, err
 }
 
-// ClaimPackage claims wp, refused when it is done, failed or waits for
+// claimPackage claims wp, refused when it is done, failed or waits for
 // dependencies.
-func (e *Workspace) ClaimPackage(ctx context.Context, wps *config.WorkPackages, wp *config.WorkPackage, o Claim) ([]locks.Result, error) {
+func (e *Workspace) claimPackage(ctx context.Context, wps *config.WorkPackages, wp *config.WorkPackage, o Claim) ([]locks.Result, error) {
 	q, err := e.Packages(ctx, wps, false)
 	if err != nil {
 		return nil, err
 	}
-	s, _ := q.Status(wp.ID)
+	s, _ := q.status(wp.ID)
 	if s.State == PackageDone || s.State == PackageFailed || len(s.WaitsFor) > 0 {
 		return nil, &PackageStateError{Status: *s, Op: "claim"}
 	}
@@ -545,26 +545,13 @@ type FinishRequest struct {
 // finish (the record's token no longer matches).
 func (e *Workspace) FinishPackage(ctx context.Context, r FinishRequest) (Finished, error) {
 	how := r.Finish
-	wps, wp, err := e.findPackage(ctx, r.Packages, r.ID)
+	c, claimed, err := e.findClaim(ctx, r.PackageRequest, "done")
 	if err != nil {
 		return Finished{}, err
 	}
-	keys, err := e.packageKeys(wp)
-	if err != nil {
-		return Finished{}, err
-	}
-	taskKey := lockkey.TaskKey(wp.ID)
-	cur, err := e.store.Get(ctx, taskKey)
-	if errors.Is(err, locks.ErrNotFound) {
+	wps, wp, keys, taskKey, cur := c.wps, c.wp, c.keys, c.taskKey, c.task
+	if !claimed {
 		return Finished{}, Usagef("done %s: the package is not claimed (no %s lock): `lockgate claim %s` first", wp.ID, taskKey, wp.ID)
-	}
-	if err != nil {
-		return Finished{}, err
-	}
-	if IsFinishedPackage(cur) {
-		st := PackageStatus{ID: wp.ID}
-		statusOf(&st, locks.Entry{Lock: cur}, e.Now())
-		return Finished{}, &PackageStateError{Status: st, Op: "done"}
 	}
 	if !cur.OwnedBy(e.me) {
 		return Finished{}, &locks.NotOwnerError{Lock: cur, Op: "finish"}
@@ -617,29 +604,52 @@ func (e *Workspace) FinishPackage(ctx context.Context, r FinishRequest) (Finishe
 	return f, err
 }
 
+// packageClaim is a work package as done and release-package find it:
+// its file, its keys and its task record.
+type packageClaim struct {
+	wps     *config.WorkPackages
+	wp      *config.WorkPackage
+	keys    []lockkey.Key
+	taskKey string
+	task    locks.Lock
+}
+
+// findClaim finds the package r names and its task record; claimed is
+// false when it has none (each command says so its own way). A package
+// done or failed already is refused for op.
+func (e *Workspace) findClaim(ctx context.Context, r PackageRequest, op string) (c packageClaim, claimed bool, err error) {
+	if c.wps, c.wp, err = e.findPackage(ctx, r.Packages, r.ID); err != nil {
+		return c, false, err
+	}
+	if c.keys, err = e.packageKeys(c.wp); err != nil {
+		return c, false, err
+	}
+	c.taskKey = lockkey.TaskKey(c.wp.ID)
+	c.task, err = e.store.Get(ctx, c.taskKey)
+	if errors.Is(err, locks.ErrNotFound) {
+		return c, false, nil
+	}
+	if err != nil {
+		return c, false, err
+	}
+	if IsFinishedPackage(c.task) {
+		st := PackageStatus{ID: c.wp.ID}
+		statusOf(&st, locks.Entry{Lock: c.task}, e.Now())
+		return c, false, &PackageStateError{Status: st, Op: op}
+	}
+	return c, true, nil
+}
+
 // ReleasePackage gives work package id back: its task record and the
 // locks its claim took are released, and it is ready again.
 func (e *Workspace) ReleasePackage(ctx context.Context, r PackageRequest) (Finished, error) {
-	wps, wp, err := e.findPackage(ctx, r.Packages, r.ID)
+	c, claimed, err := e.findClaim(ctx, r, "release-package")
 	if err != nil {
 		return Finished{}, err
 	}
-	keys, err := e.packageKeys(wp)
-	if err != nil {
-		return Finished{}, err
-	}
-	taskKey := lockkey.TaskKey(wp.ID)
-	cur, err := e.store.Get(ctx, taskKey)
-	if errors.Is(err, locks.ErrNotFound) {
+	wps, wp, keys, taskKey, cur := c.wps, c.wp, c.keys, c.taskKey, c.task
+	if !claimed {
 		return Finished{}, Usagef("release-package %s: the package is not claimed", wp.ID)
-	}
-	if err != nil {
-		return Finished{}, err
-	}
-	if IsFinishedPackage(cur) {
-		st := PackageStatus{ID: wp.ID}
-		statusOf(&st, locks.Entry{Lock: cur}, e.Now())
-		return Finished{}, &PackageStateError{Status: st, Op: "release-package"}
 	}
 	var f Finished
 	give, err := e.claimedKeys(ctx, wps, wp, Canonicals(keys), &f)
@@ -667,13 +677,13 @@ func (e *Workspace) ReleasePackage(ctx context.Context, r PackageRequest) (Finis
 	return f, err
 }
 
-// DropLostClaim gives back what is left of a claim of package id that
+// dropLostClaim gives back what is left of a claim of package id that
 // was lost (its task record taken over or cleared): the locks among res,
 // the claim's, whose record is still the grant the claim made (same owner
 // token), so that the package's new claimer does not wait for them. The
 // task record, no longer this claim's, and the locks held before the
 // claim stay.
-func (e *Workspace) DropLostClaim(ctx context.Context, id string, res []locks.Result) (locks.ReleaseResult, error) {
+func (e *Workspace) dropLostClaim(ctx context.Context, id string, res []locks.Result) (locks.ReleaseResult, error) {
 	var give []string
 	for _, r := range res {
 		if r.Renewed || r.Lock.Key == lockkey.TaskKey(id) {
@@ -753,7 +763,7 @@ func (e *Workspace) findPackage(ctx context.Context, packages, id string) (*conf
 // claim's locks, in the store.
 func (e *Workspace) removedNote(ctx context.Context, id string) string {
 	key := lockkey.TaskKey(id)
-	if _, err := lockkey.Parse(key, e.KeyOptions()); err != nil {
+	if _, err := lockkey.Parse(key, e.keyOptions()); err != nil {
 		return ""
 	}
 	l, err := e.store.Get(ctx, key)

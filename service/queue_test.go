@@ -71,20 +71,20 @@ func TestClaimNextPassesOverAPackageFinishedMeanwhile(t *testing.T) {
 		t.Fatal(err)
 	}
 	wp, _ := wps.Find("WP-1")
-	if _, err := bob.ClaimPackage(ctx, wps, wp, Claim{}); err != nil {
+	if _, err := bob.claimPackage(ctx, wps, wp, Claim{}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := bob.FinishPackage(ctx, FinishRequest{PackageRequest: PackageRequest{ID: "WP-1"}}); err != nil {
 		t.Fatal(err)
 	}
-	next, err := alice.ClaimNext(ctx, wps, Claim{})
+	next, err := alice.claimNext(ctx, wps, Claim{})
 	if err != nil {
-		t.Fatalf("ClaimNext: %v, want WP-2 claimed", err)
+		t.Fatalf("claimNext: %v, want WP-2 claimed", err)
 	}
 	if next.Package == nil || next.Package.ID != "WP-2" {
-		t.Fatalf("ClaimNext claimed %+v, want WP-2", next.Package)
+		t.Fatalf("claimNext claimed %+v, want WP-2", next.Package)
 	}
-	if s, _ := next.Queue.Status("WP-1"); s.State != PackageDone {
+	if s, _ := next.Queue.status("WP-1"); s.State != PackageDone {
 		t.Errorf("the queue has WP-1 %s, want done", s.State)
 	}
 }

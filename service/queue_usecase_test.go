@@ -59,15 +59,15 @@ func TestPackages(t *testing.T) {
 			if q.Drained() {
 				t.Fatal("drained with two packages ready")
 			}
-			wp1, _ := q.Status("WP-1")
+			wp1, _ := q.status("WP-1")
 			if wp1.State != PackageClaimed || wp1.Holder != "alice" || wp1.Since == nil || !wp1.Since.Equal(clock.now().Add(-time.Minute)) {
 				t.Fatalf("WP-1 %+v, want claimed by alice a minute ago", wp1)
 			}
-			wp2, _ := q.Status("WP-2")
+			wp2, _ := q.status("WP-2")
 			if wp2.State != PackageFailed || wp2.Holder != "bob" || wp2.Reason != "tests fail" || wp2.FinishedAt == nil {
 				t.Fatalf("WP-2 %+v, want failed by bob with the reason", wp2)
 			}
-			wp4, _ := q.Status("WP-4")
+			wp4, _ := q.status("WP-4")
 			switch {
 			case tt.wantHeldBy == "" && len(wp4.HeldBy) != 0,
 				tt.wantHeldBy != "" && (len(wp4.HeldBy) != 1 || wp4.HeldBy[0].Holder != tt.wantHeldBy || wp4.HeldBy[0].Key != "src/a.go"):
@@ -121,7 +121,7 @@ func TestDropLostClaim(t *testing.T) {
 			alice, bob := open("alice"), open("bob")
 			c := claimed(t, alice, "WP-4")
 			tt.lose(t, clock, bob)
-			res, err := alice.DropLostClaim(ctx, "WP-4", c.Locks)
+			res, err := alice.dropLostClaim(ctx, "WP-4", c.Locks)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -153,7 +153,7 @@ func TestDropLostClaim(t *testing.T) {
 			t.Fatal(err)
 		}
 		c := claimed(t, alice, "WP-4")
-		res, err := alice.DropLostClaim(ctx, "WP-4", c.Locks)
+		res, err := alice.dropLostClaim(ctx, "WP-4", c.Locks)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -200,7 +200,7 @@ func TestWorkPackage(t *testing.T) {
 				r.Write("work-packages.yaml", tt.yaml)
 			}
 			e := open("alice")
-			wp, keys, err := e.WorkPackage("", tt.id)
+			wp, keys, err := e.workPackage("", tt.id)
 			if tt.wantErr != nil {
 				if !tt.wantErr(err) {
 					t.Fatalf("error %v (%T), want another", err, err)
@@ -213,10 +213,10 @@ func TestWorkPackage(t *testing.T) {
 			if got := Canonicals(keys); wp.ID != tt.id || !slices.Equal(got, tt.wantKeys) {
 				t.Fatalf("%s with keys %v, want %s with %v", wp.ID, got, tt.id, tt.wantKeys)
 			}
-			if got := e.ClaimTTL(wp, tt.claim); got != tt.wantTTL {
+			if got := e.claimTTL(wp, tt.claim); got != tt.wantTTL {
 				t.Fatalf("claim ttl %s, want %s", got, tt.wantTTL)
 			}
-			if got, want := e.PackagesFile(""), filepath.Join(r.Dir, "work-packages.yaml"); got != want {
+			if got, want := e.packagesFile(""), filepath.Join(r.Dir, "work-packages.yaml"); got != want {
 				t.Fatalf("packages file %s, want %s", got, want)
 			}
 		})

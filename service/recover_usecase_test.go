@@ -43,7 +43,7 @@ func TestRecover(t *testing.T) {
 		interrupt  bool
 		cloneStore string
 		// wantRecorded: the release is in the journal after;
-		// wantOpened: Recover opened the store; wantWarning a part of
+		// wantOpened: recoverInterrupted opened the store; wantWarning a part of
 		// what it said.
 		wantRecorded, wantOpened bool
 		wantWarning              string
@@ -75,7 +75,7 @@ func TestRecover(t *testing.T) {
 				t.Fatal(err)
 			}
 			t.Cleanup(e.Close)
-			e.Recover(ctx)
+			e.recoverInterrupted(ctx)
 			if opened := e.mgr != nil && e.store != nil; opened != tt.wantOpened {
 				t.Fatalf("store opened %v, want %v", opened, tt.wantOpened)
 			}

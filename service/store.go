@@ -178,61 +178,19 @@ type storeSetup struct {
 // command and the hooks disagree only through an override, which the
 // setup shows.
 func (e *Workspace) resolveStore(ctx context.Context) (*storeSetup, error) {
-	s := &storeSetup{}
-	cfgFile := gitexec.LocalConfigPath(e.repo)
-	rec, err := gitexec.LocalConfigs(ctx, e.repo, CloneStoreKey, ClonePrefixKey, CloneGitRemoteKey, CloneGitRefKey)
+	rec, err := e.readCloneRecord(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("read the clone's store from %s: %w", cfgFile, err)
-	}
-	if rec[0].Set {
-		c, err := e.parseStore(rec[0].Value)
-		if err != nil {
-			return nil, Usagef("%s in %s: %v; fix it with `lockgate store use file|git|redis://…`", CloneStoreKey, cfgFile, err)
-		}
-		c.From, c.Origin = FromClone, cfgFile
-		s.recorded = &c
-	}
-	recPrefix, hasPrefix := rec[1].Value, rec[1].Set
-	recRemote, hasRemote := rec[2].Value, rec[2].Set
-	recRef, hasRef := rec[3].Value, rec[3].Set
-	policy := func(cfg *config.Config) (*storeChoice, error) {
-		if cfg.Path == "" {
-			return nil, nil
-		}
-		c, err := e.parseStore(cfg.Locks.Store)
-		if err != nil {
-			return nil, Usagef("locks.store in %s: %v", cfg.Path, err)
-		}
-		c.From, c.Origin = FromPolicy, cfg.Path
-		c.Remote, c.Ref = e.gitWhere(cfg)
-		return &c, nil
-	}
-	root := e.cfg
-	if e.opts.ConfigFile != "" && !e.judging {
-		// Hooks read the root .lockgate.yaml, whatever -c this command got.
-		// A command that judges a change by -c FILE reads that file's.
-		if root, err = config.LoadCached(filepath.Join(e.Root(), config.DefaultFile), filepath.Join(e.StateDir(), "cache")); err != nil {
-			return nil, err
-		}
-	}
-	if s.policy, err = policy(root); err != nil {
 		return nil, err
 	}
-	recordedGit := false
-	if s.recorded != nil && s.recorded.Kind == KindGit {
-		// Recorded before its location was: the one the policy names now,
-		// pinned below.
-		remote, ref := e.gitWhere(root)
-		s.recorded.Remote, s.recorded.Ref = remote, ref
-		if hasRemote && hasRef && recRemote != "" && recRef != "" {
-			s.recorded.Remote, s.recorded.Ref, recordedGit = recRemote, recRef, true
-		}
-		// Only what the policy names can disagree: a file without
-		// locks.git (a branch older than it) names nothing.
-		if root.Path != "" && ((root.Locks.Git.RemoteSet && remote != s.recorded.Remote) || (root.Locks.Git.RefSet && ref != s.recorded.Ref)) {
-			s.gitDrift = remote + " " + ref
-		}
+	root, err := e.rootPolicy()
+	if err != nil {
+		return nil, err
 	}
+	s := &storeSetup{recorded: rec.store}
+	if s.policy, err = e.policyStore(root); err != nil {
+		return nil, err
+	}
+	recordedGit := e.placeRecordedGit(s, rec, root)
 	s.policyPrefix = root.Locks.RedisPrefix
 	s.policyNamed = s.policy != nil && root.Locks.StoreSet
 	s.chosen = s.recorded != nil || s.policyNamed
@@ -244,89 +202,175 @@ func (e *Workspace) resolveStore(ctx context.Context) (*storeSetup, error) {
 	default:
 		s.clone = storeChoice{Spec: KindFile, Kind: KindFile, From: FromDefault}
 	}
+	e.pickClonePrefix(ctx, s, rec, root)
+	e.pinClone(ctx, s, rec.file, recordedGit)
+	if err := e.pickCommandStore(ctx, s, root); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// cloneRecord is what the clone's own config file records of its store.
+type cloneRecord struct {
+	file  string       // the config file
+	store *storeChoice // lockgate.store; nil when unset
+	// prefix is lockgate.redisPrefix; remote and ref are lockgate.gitRemote
+	// and lockgate.gitRef. "" is unset.
+	prefix, remote, ref string
+}
+
+// readCloneRecord reads the clone's lockgate.store, lockgate.redisPrefix,
+// lockgate.gitRemote and lockgate.gitRef, its file parsed once.
+func (e *Workspace) readCloneRecord(ctx context.Context) (cloneRecord, error) {
+	rec := cloneRecord{file: gitexec.LocalConfigPath(e.repo)}
+	vals, err := gitexec.LocalConfigs(ctx, e.repo, CloneStoreKey, ClonePrefixKey, CloneGitRemoteKey, CloneGitRefKey)
+	if err != nil {
+		return rec, fmt.Errorf("read the clone's store from %s: %w", rec.file, err)
+	}
+	if vals[0].Set {
+		c, err := e.parseStore(vals[0].Value)
+		if err != nil {
+			return rec, Usagef("%s in %s: %v; fix it with `lockgate store use file|git|redis://…`", CloneStoreKey, rec.file, err)
+		}
+		c.From, c.Origin = FromClone, rec.file
+		rec.store = &c
+	}
+	rec.prefix, rec.remote, rec.ref = vals[1].Value, vals[2].Value, vals[3].Value
+	return rec, nil
+}
+
+// rootPolicy is the policy the hooks read, the root .lockgate.yaml,
+// whatever -c this command got; a command that judges a change by
+// -c FILE reads that file's.
+func (e *Workspace) rootPolicy() (*config.Config, error) {
+	if e.opts.ConfigFile == "" || e.judging {
+		return e.cfg, nil
+	}
+	return config.LoadCached(filepath.Join(e.Root(), config.DefaultFile), filepath.Join(e.stateDir(), "cache"))
+}
+
+// policyStore is the store cfg names (locks.store), or nil when cfg is
+// no file but the built-in defaults.
+func (e *Workspace) policyStore(cfg *config.Config) (*storeChoice, error) {
+	if cfg.Path == "" {
+		return nil, nil
+	}
+	c, err := e.parseStore(cfg.Locks.Store)
+	if err != nil {
+		return nil, Usagef("locks.store in %s: %v", cfg.Path, err)
+	}
+	c.From, c.Origin = FromPolicy, cfg.Path
+	c.Remote, c.Ref = e.gitWhere(cfg)
+	return &c, nil
+}
+
+// placeRecordedGit says where a recorded git store keeps its locks: where
+// the clone recorded, or, recorded before locations were, where the
+// policy names now (pinClone pins it). It notes in s.gitDrift a policy
+// that names another place, and reports whether the clone recorded one.
+func (e *Workspace) placeRecordedGit(s *storeSetup, rec cloneRecord, root *config.Config) bool {
+	if s.recorded == nil || s.recorded.Kind != KindGit {
+		return false
+	}
+	recordedGit := false
+	remote, ref := e.gitWhere(root)
+	s.recorded.Remote, s.recorded.Ref = remote, ref
+	if rec.remote != "" && rec.ref != "" {
+		s.recorded.Remote, s.recorded.Ref, recordedGit = rec.remote, rec.ref, true
+	}
+	// Only what the policy names can disagree: a file without
+	// locks.git (a branch older than it) names nothing.
+	if root.Path != "" && ((root.Locks.Git.RemoteSet && remote != s.recorded.Remote) || (root.Locks.Git.RefSet && ref != s.recorded.Ref)) {
+		s.gitDrift = remote + " " + ref
+	}
+	return recordedGit
+}
+
+// pickClonePrefix picks the hooks' Redis key prefix: the one the clone
+// recorded, else, for a Redis store, the one the policy gives (prefixOf).
+func (e *Workspace) pickClonePrefix(ctx context.Context, s *storeSetup, rec cloneRecord, root *config.Config) {
 	switch {
-	case hasPrefix && recPrefix != "":
-		s.clonePrefix, s.clonePrefixFrom, s.recordedPrefix = recPrefix, ClonePrefixKey+" in "+cfgFile, true
-		if recPrefix == redisstore.RepoPrefix(e.repo.CommonDir) && root.Locks.RedisPrefix == "" {
+	case rec.prefix != "":
+		s.clonePrefix, s.clonePrefixFrom, s.recordedPrefix = rec.prefix, ClonePrefixKey+" in "+rec.file, true
+		if rec.prefix == redisstore.RepoPrefix(e.repo.CommonDir) && root.Locks.RedisPrefix == "" {
 			// Recorded before the clone had a remote: other clones use
 			// the remote's. Switching here would hide the locks held
 			// under the recorded one; storeProblems says how to move.
-			if p, from := e.PrefixOf(ctx, root); strings.HasPrefix(from, fromRemote) && p != recPrefix {
+			if p, from := e.prefixOf(ctx, root); strings.HasPrefix(from, fromRemote) && p != rec.prefix {
 				s.remotePrefix = p
 			}
 		}
 	case s.clone.Kind == KindRedis:
-		s.clonePrefix, s.clonePrefixFrom = e.PrefixOf(ctx, root)
+		s.clonePrefix, s.clonePrefixFrom = e.prefixOf(ctx, root)
 	}
-	if s.recorded == nil && s.policy != nil && s.policy.Kind == KindGit && !e.choosing {
+}
+
+// pinClone records in the clone's config what it follows without having
+// recorded it (unless a store is being chosen): the policy's git or Redis
+// store, a recorded Redis store's prefix, a recorded git store's place.
+// A clone that cannot record it goes on, warned.
+func (e *Workspace) pinClone(ctx context.Context, s *storeSetup, cfgFile string, recordedGit bool) {
+	switch {
+	case s.recorded == nil && s.policy != nil && s.policy.Kind == KindGit && !e.choosing:
 		// As for Redis below: a worktree of a branch without the policy
 		// must not fall back to a file store nobody else reads.
 		rec := *s.policy
 		rec.From, rec.Origin = FromClone, cfgFile
-		if err := e.RecordStore(ctx, rec.Spec, "", rec.Remote, rec.Ref); err != nil {
+		if err := e.recordStore(ctx, rec.Spec, "", rec.Remote, rec.Ref); err != nil {
 			e.warn("warning", err.Error())
-		} else {
-			e.notify("", fmt.Sprintf("this clone now locks in %s, as %s says (recorded as %s in %s for all its worktrees)",
-				rec.label(), s.policy.source(), CloneStoreKey, cfgFile))
-			s.recorded, s.clone = &rec, rec
+			return
 		}
-	} else if s.recorded == nil && s.policy != nil && s.policy.Kind == KindRedis && s.policy.URL != "" && !e.choosing {
+		e.notify("", fmt.Sprintf("this clone now locks in %s, as %s says (recorded as %s in %s for all its worktrees)",
+			rec.label(), s.policy.source(), CloneStoreKey, cfgFile))
+		s.recorded, s.clone = &rec, rec
+	case s.recorded == nil && s.policy != nil && s.policy.Kind == KindRedis && s.policy.URL != "" && !e.choosing:
 		// The policy's store becomes the clone's, its URL resolved: a
 		// worktree of a branch without it, or a later LOCK_REDIS_URL,
 		// reaches the same locks.
 		rec := *s.policy
 		rec.Spec, rec.From, rec.Origin = rec.URL, FromClone, cfgFile
-		if err := e.RecordStore(ctx, rec.Spec, s.clonePrefix, "", ""); err != nil {
+		if err := e.recordStore(ctx, rec.Spec, s.clonePrefix, "", ""); err != nil {
 			e.warn("warning", err.Error())
-		} else {
-			e.notify("", fmt.Sprintf("this clone now locks in %s with key prefix %s, as %s says (recorded as %s and %s in %s for all its worktrees)",
-				rec.label(), s.clonePrefix, s.policy.source(), CloneStoreKey, ClonePrefixKey, cfgFile))
-			s.recorded, s.clone = &rec, rec
-			s.clonePrefixFrom, s.recordedPrefix = ClonePrefixKey+" in "+cfgFile, true
+			return
 		}
-	} else if s.recorded != nil && s.recorded.Kind == KindRedis && !s.recordedPrefix {
+		e.notify("", fmt.Sprintf("this clone now locks in %s with key prefix %s, as %s says (recorded as %s and %s in %s for all its worktrees)",
+			rec.label(), s.clonePrefix, s.policy.source(), CloneStoreKey, ClonePrefixKey, cfgFile))
+		s.recorded, s.clone = &rec, rec
+		s.clonePrefixFrom, s.recordedPrefix = ClonePrefixKey+" in "+cfgFile, true
+	case s.recorded != nil && s.recorded.Kind == KindRedis && !s.recordedPrefix:
 		// Recorded before prefixes were: pin the one it derives now.
 		if err := gitexec.SetLocalConfig(ctx, e.repo, ClonePrefixKey, s.clonePrefix, false); err == nil {
 			s.clonePrefixFrom, s.recordedPrefix = ClonePrefixKey+" in "+cfgFile, true
 		}
-	} else if s.recorded != nil && s.recorded.Kind == KindGit && !recordedGit && !e.choosing {
+	case s.recorded != nil && s.recorded.Kind == KindGit && !recordedGit && !e.choosing:
 		// Recorded before locations were: pin the one the policy names now.
 		if err := e.recordGitWhere(ctx, s.recorded.Remote, s.recorded.Ref); err != nil {
 			e.warn("warning", err.Error())
 		}
 	}
+}
+
+// pickCommandStore picks this command's store and prefix: the clone's,
+// unless --store, LOCKGATE_STORE or -c FILE (in a clone that recorded
+// none) names another, and LOCKGATE_REDIS_PREFIX or -c FILE another
+// prefix.
+func (e *Workspace) pickCommandStore(ctx context.Context, s *storeSetup, root *config.Config) error {
 	s.use = s.clone
 	s.prefix, s.prefixFrom = s.clonePrefix, s.clonePrefixFrom
-	override := func(spec, from string) error {
-		c, err := e.parseStore(spec)
-		if err != nil {
-			return err
-		}
-		c.From = from
-		if c.Kind == KindGit {
-			// The clone's git store, when it has one: --store git names
-			// the kind, not another lock table.
-			c.Remote, c.Ref = e.gitWhere(e.cfg)
-			if s.clone.Kind == KindGit {
-				c.Remote, c.Ref = s.clone.Remote, s.clone.Ref
-			}
-		}
-		s.use = c
-		return nil
-	}
+	var err error
 	switch {
 	case e.opts.Store != "":
-		err = override(e.opts.Store, FromFlag)
+		err = e.overrideStore(s, e.opts.Store, FromFlag)
 	case e.getenv("LOCKGATE_STORE") != "":
-		err = override(e.getenv("LOCKGATE_STORE"), FromEnv)
+		err = e.overrideStore(s, e.getenv("LOCKGATE_STORE"), FromEnv)
 	case s.recorded == nil && e.cfg != root:
 		var c *storeChoice
-		if c, err = policy(e.cfg); err == nil && c != nil {
+		if c, err = e.policyStore(e.cfg); err == nil && c != nil {
 			s.use = *c
 		}
 	}
 	if err != nil {
-		return nil, err
+		return err
 	}
 	switch {
 	case e.getenv("LOCKGATE_REDIS_PREFIX") != "":
@@ -335,17 +379,37 @@ func (e *Workspace) resolveStore(ctx context.Context) (*storeSetup, error) {
 		s.prefix, s.prefixFrom = "", ""
 	case e.cfg != root && (e.cfg.Locks.RedisPrefix != "" || !s.recordedPrefix):
 		// -c FILE: the prefix it names, or derives when the clone has none.
-		s.prefix, s.prefixFrom = e.PrefixOf(ctx, e.cfg)
+		s.prefix, s.prefixFrom = e.prefixOf(ctx, e.cfg)
 	case s.prefix == "":
-		s.prefix, s.prefixFrom = e.PrefixOf(ctx, root)
+		s.prefix, s.prefixFrom = e.prefixOf(ctx, root)
 	}
-	return s, nil
+	return nil
 }
 
-// RecordStore records spec as the clone's store, prefix as its Redis key
+// overrideStore makes spec, from --store or LOCKGATE_STORE, this
+// command's store.
+func (e *Workspace) overrideStore(s *storeSetup, spec, from string) error {
+	c, err := e.parseStore(spec)
+	if err != nil {
+		return err
+	}
+	c.From = from
+	if c.Kind == KindGit {
+		// The clone's git store, when it has one: --store git names
+		// the kind, not another lock table.
+		c.Remote, c.Ref = e.gitWhere(e.cfg)
+		if s.clone.Kind == KindGit {
+			c.Remote, c.Ref = s.clone.Remote, s.clone.Ref
+		}
+	}
+	s.use = c
+	return nil
+}
+
+// recordStore records spec as the clone's store, prefix as its Redis key
 // prefix and remote and ref as where its git store keeps the locks (""
 // unsets each).
-func (e *Workspace) RecordStore(ctx context.Context, spec, prefix, remote, ref string) error {
+func (e *Workspace) recordStore(ctx context.Context, spec, prefix, remote, ref string) error {
 	if err := gitexec.SetLocalConfig(ctx, e.repo, CloneStoreKey, spec, spec == ""); err != nil {
 		return fmt.Errorf("record the store in %s: %w", CloneStoreKey, err)
 	}
@@ -374,11 +438,11 @@ const (
 	fromGitDir = "derived from the git directory "
 )
 
-// PrefixOf is the Redis key prefix cfg gives, and where it comes from:
+// prefixOf is the Redis key prefix cfg gives, and where it comes from:
 // locks.redis_prefix, else one derived from the normalized URL of the
 // workflow.remote remote (the same in every clone), else from the clone's
 // own git directory.
-func (e *Workspace) PrefixOf(ctx context.Context, cfg *config.Config) (string, string) {
+func (e *Workspace) prefixOf(ctx context.Context, cfg *config.Config) (string, string) {
 	if p := cfg.Locks.RedisPrefix; p != "" {
 		return p, "locks.redis_prefix in " + cmp.Or(cfg.Path, config.DefaultFile)
 	}
@@ -595,7 +659,7 @@ func (e *Workspace) UseStore(ctx context.Context, req UseRequest) (*UseResult, e
 		// process's LOCK_REDIS_URL to other locks.
 		record = cmp.Or(c.URL, c.Kind)
 		if c.Kind == KindRedis {
-			r.Prefix, _ = e.PrefixOf(ctx, e.cfg)
+			r.Prefix, _ = e.prefixOf(ctx, e.cfg)
 		}
 		if c.Kind == KindGit {
 			c.Remote, c.Ref = e.gitWhere(e.cfg)
@@ -615,7 +679,7 @@ func (e *Workspace) UseStore(ctx context.Context, req UseRequest) (*UseResult, e
 		}
 		_ = st.Close()
 	}
-	if err := e.RecordStore(ctx, record, r.Prefix, remote, ref); err != nil {
+	if err := e.recordStore(ctx, record, r.Prefix, remote, ref); err != nil {
 		return nil, err
 	}
 	e.choosing = false

@@ -26,9 +26,9 @@ func (e *LogMissingError) Error() string {
 	return fmt.Sprintf("no lock log: neither %s exists, and this clone has no journal", strings.Join(e.Refs, " nor "))
 }
 
-// FetchSpec is the refspec that fetches the branch into its
+// fetchSpec is the refspec that fetches the branch into its
 // remote-tracking ref.
-func (e *LogMissingError) FetchSpec() string {
+func (e *LogMissingError) fetchSpec() string {
 	return fmt.Sprintf("+refs/heads/%s:refs/remotes/%s/%s", e.Branch, e.Remote, e.Branch)
 }
 
@@ -56,24 +56,24 @@ func (e *Workspace) logRemote() string {
 	return want
 }
 
-// FetchLockLog fetches the workflow branch from workflow.remote into its
+// fetchLockLog fetches the workflow branch from workflow.remote into its
 // remote-tracking ref.
-func (e *Workspace) FetchLockLog(ctx context.Context) error {
+func (e *Workspace) fetchLockLog(ctx context.Context) error {
 	miss := &LogMissingError{Remote: e.logRemote(), Branch: e.cfg.Workflow.Branch}
 	dir := e.repo.Toplevel
 	if dir == "" {
 		dir = e.repo.GitDir
 	}
-	if _, err := gitexec.Output(ctx, dir, nil, "fetch", "--quiet", "--no-tags", "--", miss.Remote, miss.FetchSpec()); err != nil {
+	if _, err := gitexec.Output(ctx, dir, nil, "fetch", "--quiet", "--no-tags", "--", miss.Remote, miss.fetchSpec()); err != nil {
 		return fmt.Errorf("fetch the lock log (%s from %s): %w", miss.Branch, miss.Remote, err)
 	}
 	return nil
 }
 
-// ReadLockLog reads the lock log once: the workflow branch, local and
+// readLockLog reads the lock log once: the workflow branch, local and
 // fetched (and at the extra revisions: a push carrying it), and the
 // journal when the clone has one, each event once.
-func (e *Workspace) ReadLockLog(ctx context.Context, extra ...string) ([]journal.Event, error) {
+func (e *Workspace) readLockLog(ctx context.Context, extra ...string) ([]journal.Event, error) {
 	refs := e.LogRefs()
 	evs, found, err := workflow.ReadEvents(ctx, workflow.Config{GitDir: e.repo.GitDir, CommonDir: e.repo.CommonDir, WorkTree: e.repo.Toplevel}, append(refs, extra...))
 	if err != nil {
@@ -94,7 +94,7 @@ func (e *Workspace) ReadLockLog(ctx context.Context, extra ...string) ([]journal
 		}
 		torn = append(torn, ce.Line)
 	}
-	e.WarnSkipped(e.JournalFile().Path(), torn)
+	e.warnSkipped(e.JournalFile().Path(), torn)
 	if len(local) > 0 {
 		seen := make(map[string]bool, len(evs))
 		for _, ev := range evs {
@@ -137,7 +137,7 @@ func (e *Workspace) FenceFloor(ctx context.Context) (uint64, error) {
 			}
 		}
 	}
-	evs, err := e.ReadLockLog(ctx)
+	evs, err := e.readLockLog(ctx)
 	var miss *LogMissingError
 	if errors.As(err, &miss) {
 		return 0, nil
@@ -194,7 +194,7 @@ func (req VerifyRequest) Validate() error {
 
 // Verify proves the commits req names against the lock log: made by their
 // authors under no one else's lock. They are judged by the policy of
-// their base (JudgeByBase), a staged change by HEAD's (JudgeByHead).
+// their base (judgeByBase), a staged change by HEAD's (judgeByHead).
 func (e *Workspace) Verify(ctx context.Context, req VerifyRequest) (*Report, error) {
 	if err := req.Validate(); err != nil {
 		return nil, err
@@ -206,25 +206,25 @@ func (e *Workspace) Verify(ctx context.Context, req VerifyRequest) (*Report, err
 		return nil, Usagef("verify --staged: a bare repository has no staged change")
 	case req.Staged:
 		revArgs = nil
-		err = e.JudgeByHead(ctx)
+		err = e.judgeByHead(ctx)
 	case req.Range != "":
 		if err := e.verifyRange(ctx, "verify", req.Range); err != nil {
 			return nil, err
 		}
 		revArgs = []string{req.Range}
-		err = e.JudgeByBase(ctx, req.Range)
+		err = e.judgeByBase(ctx, req.Range)
 	default:
-		err = e.JudgeByBase(ctx, "")
+		err = e.judgeByBase(ctx, "")
 	}
 	if err != nil {
 		return nil, err
 	}
-	h, err := e.LogRunner(ctx, "")
+	h, err := e.logRunner(ctx, "")
 	if err != nil {
 		return nil, err
 	}
 	if req.Fetch {
-		if err := e.FetchLockLog(ctx); err != nil {
+		if err := e.fetchLockLog(ctx); err != nil {
 			return nil, err
 		}
 	}
@@ -251,7 +251,7 @@ func (e *Workspace) Verify(ctx context.Context, req VerifyRequest) (*Report, err
 // commit made now.
 func (e *Workspace) verifyCommits(ctx context.Context, h *hooks.Runner, revArgs []string) (*Report, error) {
 	r := &hooks.Report{Hook: "verify"}
-	readLog := func() ([]journal.Event, error) { return e.ReadLockLog(ctx) }
+	readLog := func() ([]journal.Event, error) { return e.readLockLog(ctx) }
 	var err error
 	if revArgs == nil {
 		var evs []journal.Event

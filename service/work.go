@@ -204,7 +204,7 @@ func (w *WorkLoop) Next(ctx context.Context) (*WorkJob, *WorkEnd, error) {
 		if err != nil {
 			return nil, nil, err
 		}
-		next, err := w.e.ClaimNext(ctx, wps, Claim{TTL: w.req.TTL})
+		next, err := w.e.claimNext(ctx, wps, Claim{TTL: w.req.TTL})
 		var none *NoFreePackageError
 		switch {
 		case w.interrupted(ctx):
@@ -294,7 +294,7 @@ func unfinishable(wps *config.WorkPackages, q *Queue) []PackageStatus {
 			return false
 		}
 		for _, dep := range wp.DependsOn {
-			s, ok := q.Status(dep)
+			s, ok := q.status(dep)
 			if ok && (s.State == PackageFailed || s.State == PackageReady && doomed(dep)) {
 				memo[id] = true
 				return true
@@ -328,7 +328,7 @@ func (w *WorkLoop) job(ctx context.Context, wp *config.WorkPackage, res []locks.
 			j.task = r.Lock
 		}
 	}
-	j.ttl = w.e.ClaimTTL(wp, Claim{TTL: w.req.TTL})
+	j.ttl = w.e.claimTTL(wp, Claim{TTL: w.req.TTL})
 	j.Every, j.expires = j.ttl/3, j.task.ExpiresAt
 	j.try = w.failures[wp.ID] + 1
 	w.say("claimed %s until %s, try %d of %d", PackageLabel(wp.ID, wp.Title), stampOf(&j.task.ExpiresAt), j.try, w.req.Retries+1)
@@ -506,7 +506,7 @@ func (w *WorkLoop) stillClaimed(ctx context.Context, task locks.Lock) bool {
 // given back and the loop goes on.
 func (w *WorkLoop) lose(ctx context.Context, j *WorkJob, run WorkRun, what string, why error) {
 	w.say("%s: %s; not marked done: %v", j.ID, what, why)
-	if _, err := w.e.DropLostClaim(ctx, j.ID, j.res); err != nil {
+	if _, err := w.e.dropLostClaim(ctx, j.ID, j.res); err != nil {
 		w.say("%s: could not give back the rest of the lost claim (it expires by itself): %v", j.ID, err)
 	}
 	run.Reason = why.Error()

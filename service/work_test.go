@@ -375,7 +375,7 @@ func TestRetryPackage(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if s, _ := l.Status("WP-1"); s.State != PackageReady {
+			if s, _ := l.status("WP-1"); s.State != PackageReady {
 				t.Errorf("WP-1 is %s after the retry, want ready", s.State)
 			}
 		})
@@ -400,13 +400,13 @@ func TestListPackages(t *testing.T) {
 			t.Errorf("counts = %v, want %v", l.Counts, want)
 		}
 	}
-	if s, _ := l.Status("WP-3"); len(s.WaitsFor) != 1 || s.WaitsFor[0] != "WP-1" {
+	if s, _ := l.status("WP-3"); len(s.WaitsFor) != 1 || s.WaitsFor[0] != "WP-1" {
 		t.Errorf("WP-3 waits for %v, want WP-1", s.WaitsFor)
 	}
-	if s, _ := l.Status("WP-4"); len(s.HeldBy) != 1 || s.HeldBy[0].Key != "src/a.go" || s.HeldBy[0].Holder != "bob" {
+	if s, _ := l.status("WP-4"); len(s.HeldBy) != 1 || s.HeldBy[0].Key != "src/a.go" || s.HeldBy[0].Holder != "bob" {
 		t.Errorf("WP-4 held by %+v, want src/a.go by bob", s.HeldBy)
 	}
-	if s, _ := l.Status("WP-2"); s.Holder != "alice" || s.Until == nil || !s.Until.Equal(clock.now().Add(time.Hour)) {
+	if s, _ := l.status("WP-2"); s.Holder != "alice" || s.Until == nil || !s.Until.Equal(clock.now().Add(time.Hour)) {
 		t.Errorf("WP-2: %+v, want claimed by alice for an hour", s)
 	}
 	if l.Drained() || len(l.Hints) != 0 {
@@ -615,7 +615,7 @@ func TestWorkLoopLostClaim(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s, _ := l.Status("WP-2"); s.State != PackageClaimed || s.Holder != "bob" {
+	if s, _ := l.status("WP-2"); s.State != PackageClaimed || s.Holder != "bob" {
 		t.Errorf("WP-2: %s by %s, want claimed by bob", s.State, s.Holder)
 	}
 }
@@ -665,7 +665,7 @@ func TestListPackagesUnreadable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s, _ := l.Status("WP-1"); s.Unreadable == "" || s.State != PackageClaimed {
+	if s, _ := l.status("WP-1"); s.Unreadable == "" || s.State != PackageClaimed {
 		t.Errorf("WP-1: %+v, want unreadable, never ready", s)
 	}
 	if h := l.Hints["WP-1"]; !strings.Contains(h, "lockgate lock clear --force task:WP-1") || len(l.Hints) != 1 {

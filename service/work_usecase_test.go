@@ -61,7 +61,7 @@ func TestWorkLoopGiveBack(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if s, _ := q.Status("WP-2"); s.State != PackageReady {
+			if s, _ := q.status("WP-2"); s.State != PackageReady {
 				t.Fatalf("WP-2 is %s, want ready again", s.State)
 			}
 			if _, err := alice.store.Get(ctx, "src/b.go"); !errors.Is(err, locks.ErrNotFound) {

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/lockgate/lockgate/internal/gitexec"
-	"github.com/lockgate/lockgate/internal/safetext"
 	"github.com/lockgate/lockgate/model/config"
 	"github.com/lockgate/lockgate/model/locks"
 	"github.com/lockgate/lockgate/model/locks/filestore"
@@ -19,6 +18,7 @@ import (
 	"github.com/lockgate/lockgate/model/locks/journal"
 	"github.com/lockgate/lockgate/model/locks/redisstore"
 	"github.com/lockgate/lockgate/model/scope"
+	"github.com/lockgate/lockgate/service/hooks"
 )
 
 // Options are what a front end says about one request's setting: where it
@@ -74,7 +74,7 @@ type Workspace struct {
 	choosing bool
 	// judging: cfg is the policy a change is judged by (the one committed
 	// at its base, or -c FILE), not the checkout's: the clone's store is
-	// held to it (JudgeByBase).
+	// held to it (judgeByBase).
 	judging bool
 	repo    *gitexec.Repo
 	Cwd     string // absolute working directory (after -C)
@@ -115,12 +115,12 @@ func (e *Workspace) Close() {
 	}
 }
 
-// StateDir is where lockgate keeps a clone's shared state.
-func (e *Workspace) StateDir() string { return filepath.Join(e.repo.CommonDir, "lockgate") }
+// stateDir is where lockgate keeps a clone's shared state.
+func (e *Workspace) stateDir() string { return filepath.Join(e.repo.CommonDir, "lockgate") }
 
 // JournalFile is the clone's journal; reading it needs no lock store.
 func (e *Workspace) JournalFile() *journal.Journal {
-	return journal.Open(filepath.Join(e.StateDir(), "events.jsonl"))
+	return journal.Open(filepath.Join(e.stateDir(), "events.jsonl"))
 }
 
 // Load discovers the repository and reads its config and the identity
@@ -231,7 +231,7 @@ func (e *Workspace) Open(ctx context.Context, p Purpose) error {
 	e.mgr = &locks.Manager{Store: store, Host: host, PID: os.Getpid(), Now: e.opts.Clock, StoreName: storeName(setup.use, store)}
 	sink := &auditSink{ctx: ctx, journal: e.journal, autoPush: e.cfg.Workflow.AutoPush, notify: e.notify}
 	if e.cfg.Workflow.AutoCommit {
-		sink.branch = e.BranchWriter(ctx)
+		sink.branch = e.branchWriter(ctx)
 	}
 	e.mgr.Events = sink
 	return nil
@@ -263,10 +263,10 @@ func (e *Workspace) LockStore() locks.Store { return e.store }
 // getenv reads the request's environment.
 func (e *Workspace) getenv(k string) string { return e.opts.Getenv(k) }
 
-// StateAgeNote says how old the state of the locks a request judged by
+// stateAgeNote says how old the state of the locks a request judged by
 // was, when locks.git.max_age let it use one the remote confirmed
 // earlier; "" otherwise.
-func (e *Workspace) StateAgeNote() string {
+func (e *Workspace) stateAgeNote() string {
 	g, ok := e.store.(*gitstore.Store)
 	if !ok || !e.purpose.Cached || e.cfg.Locks.Git.MaxAge <= 0 {
 		return ""
@@ -289,7 +289,7 @@ func (e *Workspace) openStore(ctx context.Context, c storeChoice, prefix string)
 	// lockkey.FoldCase): clones that differ in it share one store.
 	switch c.Kind {
 	case KindFile:
-		return filestore.Open(filepath.Join(e.StateDir(), "locks"))
+		return filestore.Open(filepath.Join(e.stateDir(), "locks"))
 	case KindGit:
 		g := e.cfg.Locks.Git
 		// Where the locks are is the clone's (c.Remote, c.Ref; see
@@ -388,65 +388,33 @@ func (e *Workspace) identity(pusher string) (locks.Owner, error) {
 		worker = cmp.Or(name, "unknown") + "@" + cmp.Or(host, "localhost")
 	}
 	wt := cmp.Or(g.WorkerType, e.getenv("LOCKGATE_WORKER_TYPE"), scope.WorkerHuman)
-	if wt != scope.WorkerHuman && wt != scope.WorkerAgent {
-		return locks.Owner{}, Usagef("worker type %q: want human or agent", wt)
-	}
 	session := cmp.Or(g.Session, e.getenv("LOCKGATE_SESSION"), worker)
 	if pusher != "" {
 		session = pusher
 	}
-	return NewOwner(worker, wt, session)
+	return newOwner(worker, wt, session)
 }
 
-// checkWorker refuses a worker id that would print as something else: one
-// with surrounding whitespace, control or format characters.
-func checkWorker(id string) error {
-	if err := safetext.Check("worker id", id); err != nil {
-		return Usagef("%v", err)
-	}
-	if strings.TrimSpace(id) != id || id == "" {
-		return Usagef("worker id %q: no surrounding whitespace", id)
-	}
-	return nil
-}
-
-// NewOwner makes the session printable and checks the worker id and
-// session: their length first (locks.Owner.Check), then checkWorker.
-func NewOwner(worker, workerType, session string) (locks.Owner, error) {
-	o := locks.Owner{Holder: worker, HolderType: workerType, Session: sanitizeSession(session)}
-	if err := o.Check(); err != nil {
+// newOwner is the worker worker of type workerType in session, the
+// session made one lockgate writes (hooks.SessionOf), or a *UsageError
+// when hooks.CheckOwner, the rule commits' trailers are held to too,
+// refuses it.
+func newOwner(worker, workerType, session string) (locks.Owner, error) {
+	o := locks.Owner{Holder: worker, HolderType: workerType, Session: hooks.SessionOf(session)}
+	if err := hooks.CheckOwner(o); err != nil {
 		return locks.Owner{}, Usagef("%v", err)
-	}
-	if err := checkWorker(worker); err != nil {
-		return locks.Owner{}, err
 	}
 	return o, nil
 }
 
-// sanitizeSession keeps a session id printable: anything outside
-// [A-Za-z0-9._@:-] becomes '-'.
-func sanitizeSession(s string) string {
-	var b strings.Builder
-	for _, r := range s {
-		switch {
-		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9',
-			r == '.', r == '_', r == '@', r == ':', r == '-':
-			b.WriteRune(r)
-		default:
-			b.WriteByte('-')
-		}
-	}
-	return b.String()
-}
-
-// Recover records, before a command shows the journal or the locks, what
-// interrupted commands changed but did not record. Showing goes on when it
-// cannot: the next change refuses until it can.
+// recoverInterrupted records, before a command shows the journal or the
+// locks, what interrupted commands changed but did not record. Showing
+// goes on when it cannot: the next change refuses until it can.
 // A command that reads no lock (log) opens the store only when an intent
 // is left to settle, so that it works while the store is down.
-func (e *Workspace) Recover(ctx context.Context) {
+func (e *Workspace) recoverInterrupted(ctx context.Context) {
 	if e.mgr == nil {
-		if !journal.Open(filepath.Join(e.StateDir(), "events.jsonl")).HasIntents() {
+		if !journal.Open(filepath.Join(e.stateDir(), "events.jsonl")).HasIntents() {
 			return
 		}
 		if err := e.Open(ctx, e.purpose); err != nil {

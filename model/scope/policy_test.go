@@ -12,7 +12,7 @@ import (
 )
 
 // seedPolicy is the policy of the orchestrator locking and backfill document
-// (seed 003), plus a key rule and protected branches from README: Configuration.
+// (seed 003), plus a key rule and protected branches from docs/config.md (Keys).
 func seedPolicy() Policy {
 	return Policy{
 		UserOwned: []string{"DESIGN_DOCUMENT.md"},

@@ -129,6 +129,21 @@ func (h *Runner) Range(ctx context.Context, revArgs []string, branch string, r *
 	return h.judge(ctx, commits, branch, r)
 }
 
+// overLimit is the refusal of a range of commits commits touching paths
+// paths past hooks.pre_push's limits (the commits first), nil within
+// them.
+func (h *Runner) overLimit(commits, paths int) *Violation {
+	switch {
+	case h.MaxCommits > 0 && commits > h.MaxCommits:
+		return &Violation{Rule: RuleLimit, Reason: fmt.Sprintf("more than %d commits to check (hooks.pre_push.max_commits)", h.MaxCommits),
+			Hint: hint.Line(hint.MaxCommits)}
+	case h.MaxPaths > 0 && paths > h.MaxPaths:
+		return &Violation{Rule: RuleLimit, Reason: fmt.Sprintf("more than %d paths to check (hooks.pre_push.max_paths)", h.MaxPaths),
+			Hint: hint.Line(hint.MaxPaths)}
+	}
+	return nil
+}
+
 // collect lists the commits `git rev-list revArgs` names with the paths
 // each touches, counting them in r. Past MaxCommits or MaxPaths it adds the
 // refusal (rule "limit") and returns no commits.
@@ -147,20 +162,13 @@ func (h *Runner) collect(ctx context.Context, revArgs []string, r *Report) ([]ra
 				return fmt.Errorf("read commits: %w", err)
 			}
 			r.Commits++
-			if h.MaxCommits > 0 && r.Commits > h.MaxCommits {
-				limit = &Violation{Rule: RuleLimit, Reason: fmt.Sprintf("more than %d commits to check (hooks.pre_push.max_commits)", h.MaxCommits),
-					Hint: hint.Line(hint.MaxCommits)}
-				return errStop
-			}
 			sha, _, _ := strings.Cut(header, " ")
 			c := rangeCommit{sha: sha, paths: touched(changes)}
 			npaths += len(c.paths)
-			commits = append(commits, c)
-			if h.MaxPaths > 0 && npaths > h.MaxPaths {
-				limit = &Violation{Rule: RuleLimit, Reason: fmt.Sprintf("more than %d paths to check (hooks.pre_push.max_paths)", h.MaxPaths),
-					Hint: hint.Line(hint.MaxPaths)}
+			if limit = h.overLimit(r.Commits, npaths); limit != nil {
 				return errStop
 			}
+			commits = append(commits, c)
 		}
 	})
 	if limit != nil {

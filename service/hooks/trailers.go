@@ -7,9 +7,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/lockgate/lockgate/internal/safetext"
 	"github.com/lockgate/lockgate/model/locks"
-	"github.com/lockgate/lockgate/model/scope"
 )
 
 // The trailers the commit-msg hook writes (hooks.trailers): who made the
@@ -321,9 +319,8 @@ func cutLast(s, sep string) (before, after string, ok bool) {
 // read from the final trailer block only, as git reads trailers. The
 // message comes from whoever made the commit: ok is false — judge the
 // commit as its pusher — unless the block holds exactly one worker and one
-// worker type (human or agent), at most one session, and each is a value
-// lockgate would have written (bounded, printable, no surrounding space,
-// a session of [A-Za-z0-9._@:-]).
+// worker type, at most one session, and together they are a worker
+// lockgate would have written (CheckOwner).
 func CommitAuthor(msg, comment string) (me locks.Owner, ok bool) {
 	if len(msg) > MaxCommitMsgBytes {
 		return locks.Owner{}, false
@@ -350,22 +347,8 @@ func CommitAuthor(msg, comment string) (me locks.Owner, ok bool) {
 			me.Session = v
 		}
 	}
-	if workers != 1 || types != 1 || sessions > 1 || !trailerValue(me.Holder) ||
-		me.HolderType != scope.WorkerHuman && me.HolderType != scope.WorkerAgent ||
-		safetext.Check("worker id", me.Holder) != nil || me.Check() != nil || !sessionID(me.Session) {
+	if workers != 1 || types != 1 || sessions > 1 || CheckOwner(me) != nil {
 		return locks.Owner{}, false
 	}
 	return me, true
-}
-
-// sessionID reports a session as lockgate writes it: printable ASCII of
-// [A-Za-z0-9._@:-] (other characters become '-').
-func sessionID(s string) bool {
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("._@:-", c) >= 0) {
-			return false
-		}
-	}
-	return true
 }

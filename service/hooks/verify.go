@@ -135,16 +135,9 @@ func (h *Runner) commitsOf(ctx context.Context, revArgs []string, seen *rangeSee
 				continue
 			}
 			r.Commits++
-			if h.MaxCommits > 0 && r.Commits > h.MaxCommits {
-				limit = &Violation{Rule: RuleLimit, Reason: fmt.Sprintf("more than %d commits to check (hooks.pre_push.max_commits)", h.MaxCommits),
-					Hint: hint.Line(hint.MaxCommits)}
-				return errStop
-			}
 			c := rangeCommit{sha: lc.SHA, paths: touched(lc.Changes), when: lc.Committed, authored: lc.Authored, subject: subject(lc.Message)}
 			npaths += len(c.paths)
-			if h.MaxPaths > 0 && npaths > h.MaxPaths {
-				limit = &Violation{Rule: RuleLimit, Reason: fmt.Sprintf("more than %d paths to check (hooks.pre_push.max_paths)", h.MaxPaths),
-					Hint: hint.Line(hint.MaxPaths)}
+			if limit = h.overLimit(r.Commits, npaths); limit != nil {
 				return errStop
 			}
 			c.author, c.trailers = CommitAuthor(lc.Message, h.CommentString)
@@ -194,6 +187,14 @@ func (h *Runner) verifyOne(ctx context.Context, c *rangeCommit, branch string, l
 	undecided := func(path, key, reason string) {
 		r.Undecided = append(r.Undecided, Undecided{Commit: shortSHA(c.sha), Subject: c.subject, Path: path, Key: key, Reason: reason})
 	}
+	// A commit the log cannot judge still counts its paths, as Check
+	// counts those of one it judges: a report of no path says the change
+	// was empty (verify --staged: "nothing is staged", exit 2), not that
+	// it could not be judged (exit 3).
+	cannotJudge := func(reason string) {
+		undecided("", "", reason)
+		r.Paths += len(c.paths)
+	}
 	// The grants its trailers name decide, by their fences, which other
 	// grants of their keys it can have met (history.View.Under). What
 	// they find is reported once the commit is judged at all.
@@ -210,12 +211,12 @@ func (h *Runner) verifyOne(ctx context.Context, c *rangeCommit, branch string, l
 		if log.Events > 0 {
 			first = "begins at " + stamp(log.First)
 		}
-		undecided("", "", fmt.Sprintf("made at %s; the lock log %s", stamp(c.when), first))
+		cannotJudge(fmt.Sprintf("made at %s; the lock log %s", stamp(c.when), first))
 		return nil
 	}
 	if now := h.Checker.Now; c.sha != "" && !now.IsZero() && c.when.After(now.Add(Margin)) {
 		// Dated after now: no log can tell who will hold its paths then.
-		undecided("", "", fmt.Sprintf("dated %s, later than now (%s): its date cannot be right", stamp(c.when), stamp(now)))
+		cannotJudge(fmt.Sprintf("dated %s, later than now (%s): its date cannot be right", stamp(c.when), stamp(now)))
 		return nil
 	}
 	if !c.backdated.IsZero() && c.sha != "" {

@@ -398,3 +398,24 @@ func TestVerifyStagedMerge(t *testing.T) {
 		t.Fatalf("violations %+v, want a.go locked by alice", rep.Violations)
 	}
 }
+
+// A staged change made within the margin of the lock log's first event
+// cannot be judged, and its paths still count: a report of no path would
+// say nothing is staged.
+func TestVerifyStagedAtTheLogsBeginning(t *testing.T) {
+	t.Parallel()
+	r := newVerifyRepo(t)
+	r.Write("a.go", "1\n")
+	r.Git("add", "a.go")
+	now := committed.Add(time.Hour)
+	evs := []journal.Event{lockEvent(now.Add(-time.Second), "alice", journal.ActionAcquire, "b.go", 1, now.Add(time.Hour))}
+	h := &Runner{GitDir: r.Dir + "/.git", Dir: r.Dir, Checker: &Checker{Me: bobW, Now: now}}
+	rep := &Report{Hook: "verify"}
+	if err := h.VerifyStaged(context.Background(), now, history.Build(evs), rep); err != nil {
+		t.Fatal(err)
+	}
+	rep.Finish()
+	if rep.OK || len(rep.Undecided) != 1 || rep.Paths != 1 {
+		t.Fatalf("report %+v, want a.go counted and undecided", rep)
+	}
+}

@@ -32,16 +32,16 @@ const (
 
 // MCP error classes.
 const (
-	ClassBusy           = "busy"
-	ClassInvalidKey     = "invalid_key"
-	ClassNotPermitted   = "operation_not_permitted"
-	ClassNotOwner       = "not_owner"
-	ClassLockLost       = "lock_lost"
-	ClassCorrupt        = "corrupt_lock"
-	ClassUnavailable    = "unavailable"
-	ClassRateLimited    = "rate_limited"
-	ClassInvalidArgment = "invalid_argument"
-	ClassError          = "error"
+	ClassBusy            = "busy"
+	ClassInvalidKey      = "invalid_key"
+	ClassNotPermitted    = "operation_not_permitted"
+	ClassNotOwner        = "not_owner"
+	ClassLockLost        = "lock_lost"
+	ClassCorrupt         = "corrupt_lock"
+	ClassUnavailable     = "unavailable"
+	ClassRateLimited     = "rate_limited"
+	ClassInvalidArgument = "invalid_argument"
+	ClassError           = "error"
 )
 
 // Reasons that refine ClassBusy.
@@ -95,7 +95,8 @@ type Outcome struct {
 	AgentHint string
 }
 
-// Of classifies err (nil: ExitOK).
+// Of classifies err (nil: ExitOK). The first kind err is, in the order
+// of the steps below, decides: an error may wrap another of another kind.
 func Of(err error, c Context) Outcome {
 	if err == nil {
 		return Outcome{Exit: ExitOK}
@@ -104,29 +105,36 @@ func Of(err error, c Context) Outcome {
 	if c.Now.IsZero() {
 		c.Now = time.Now()
 	}
+	switch {
+	case o.undecided(err):
+	case o.busy(err, c):
+	case o.refused(err, c):
+	case o.storeAnswer(err, c):
+	default:
+		o.failed(err)
+	}
+	var noFree *service.NoFreePackageError
+	if errors.As(err, &noFree) {
+		// A package whose task record cannot be read waits for someone to
+		// clear the record, whatever else waits.
+		for _, s := range noFree.Unreadable {
+			if cr := s.Corrupt(); cr != nil {
+				o.Hints = append(o.Hints, hint.CorruptLine(c.Where, cr.Path, cr.Key, lockkey.RelArg(cr.Key, c.UserDir)))
+			}
+		}
+	}
+	return o
+}
+
+// undecided classifies an outcome already reported (an exit code) and
+// what keeps a command from deciding: no lock log, a hook that failed
+// closed, a store other than the clone's.
+func (o *Outcome) undecided(err error) bool {
 	var (
 		exit     *ExitError
-		usage    *service.UsageError
-		keyErr   *lockkey.Error
-		cfgErr   *config.Error
-		held     *locks.HeldError
-		timeout  *locks.TimeoutError
-		corrupt  *locks.CorruptError
-		notOwner *locks.NotOwnerError
-		unavail  *locks.UnavailableError
-		journalE *locks.JournalError
-		rate     *locks.RateLimitedError
-		contend  *locks.ContendedError
-		gitErr   *gitexec.Error
+		noLog    *service.LogMissingError
 		hookErr  *service.HookError
 		mismatch *service.StoreMismatchError
-		ident    *service.IdentityError
-		invalid  *locks.InvalidRequestError
-		agentErr *agentsetup.Error
-		lost     *locks.LostError
-		noLog    *service.LogMissingError
-		pkgState *service.PackageStateError
-		noFree   *service.NoFreePackageError
 	)
 	switch {
 	case errors.As(err, &exit):
@@ -139,6 +147,22 @@ func Of(err error, c Context) Outcome {
 		o.Hints = []string{hookHint(hookErr)}
 	case errors.As(err, &mismatch):
 		o.Class = ClassUnavailable
+	default:
+		return false
+	}
+	return true
+}
+
+// busy classifies what is taken for now: a lock another holds (after
+// waiting, or at once), a work package no one can claim now.
+func (o *Outcome) busy(err error, c Context) bool {
+	var (
+		timeout  *locks.TimeoutError
+		held     *locks.HeldError
+		pkgState *service.PackageStateError
+		noFree   *service.NoFreePackageError
+	)
+	switch {
 	case errors.As(err, &timeout):
 		o.Exit, o.Class, o.Reason = ExitLockFailed, ClassBusy, ReasonTimeout
 		o.held(timeout.Held.Lock)
@@ -155,6 +179,26 @@ func Of(err error, c Context) Outcome {
 		// Nothing to take now: exit 4 like a held lock, so a worker loop
 		// tries again later (a drained queue is no error).
 		o.Exit, o.Class, o.Reason = ExitLockFailed, ClassBusy, ReasonPackage
+	default:
+		return false
+	}
+	return true
+}
+
+// refused classifies a request refused for what it asks: an invalid key
+// or one outside the namespaces, invalid input, another's identity,
+// another's lock.
+func (o *Outcome) refused(err error, c Context) bool {
+	var (
+		keyErr   *lockkey.Error
+		usage    *service.UsageError
+		cfgErr   *config.Error
+		invalid  *locks.InvalidRequestError
+		agentErr *agentsetup.Error
+		ident    *service.IdentityError
+		notOwner *locks.NotOwnerError
+	)
+	switch {
 	case errors.As(err, &keyErr):
 		o.Exit, o.Class, o.Expected = ExitUsage, ClassInvalidKey, keyErr.Expected
 		if keyErr.NotPermitted {
@@ -168,7 +212,7 @@ func Of(err error, c Context) Outcome {
 			o.AgentHint = hint.Line(hint.MCPPortEnv)
 		}
 	case errors.As(err, &usage), errors.As(err, &cfgErr), errors.As(err, &invalid), errors.As(err, &agentErr):
-		o.Exit, o.Class = ExitUsage, ClassInvalidArgment
+		o.Exit, o.Class = ExitUsage, ClassInvalidArgument
 	case errors.As(err, &ident):
 		o.Exit, o.Class = ExitNotPermitted, ClassNotPermitted
 	case errors.As(err, &notOwner):
@@ -176,6 +220,23 @@ func Of(err error, c Context) Outcome {
 		o.held(notOwner.Lock)
 		o.Hints = []string{notOwnerHint(notOwner, c.UserDir)}
 		o.AgentHint = hint.Line(hint.MCPNotOwner, notOwner.Lock.Holder, notOwner.Lock.Session, notOwner.Op)
+	default:
+		return false
+	}
+	return true
+}
+
+// storeAnswer classifies what the lock store answered against a change:
+// a race lost to another writer, the session's rate limit, an unreadable
+// record, a lock that is gone or was taken over.
+func (o *Outcome) storeAnswer(err error, c Context) bool {
+	var (
+		contend *locks.ContendedError
+		rate    *locks.RateLimitedError
+		corrupt *locks.CorruptError
+		lost    *locks.LostError
+	)
+	switch {
 	case errors.As(err, &contend):
 		o.Exit, o.Class, o.Reason = ExitLockFailed, ClassBusy, ReasonContended
 		o.Hints = []string{hint.Line(hint.Contended)}
@@ -197,6 +258,21 @@ func Of(err error, c Context) Outcome {
 	case errors.Is(err, locks.ErrNotFound), errors.Is(err, locks.ErrTokenMismatch):
 		o.Exit, o.Class = ExitLockFailed, ClassLockLost
 		o.AgentHint = hint.Line(hint.MCPLockLost)
+	default:
+		return false
+	}
+	return true
+}
+
+// failed classifies the rest: a store, journal or git that could not be
+// used, an interrupted command, and what lockgate cannot classify.
+func (o *Outcome) failed(err error) {
+	var (
+		unavail  *locks.UnavailableError
+		journalE *locks.JournalError
+		gitErr   *gitexec.Error
+	)
+	switch {
 	case errors.As(err, &unavail), errors.As(err, &journalE), errors.As(err, &gitErr), errors.Is(err, gitexec.ErrNotRepo):
 		o.Class = ClassUnavailable
 	case errors.Is(err, context.Canceled):
@@ -206,16 +282,6 @@ func Of(err error, c Context) Outcome {
 		// pass: exit 3, as a store or git that failed.
 		o.Class = ClassUnavailable
 	}
-	if errors.As(err, &noFree) {
-		// A package whose task record cannot be read waits for someone to
-		// clear the record, whatever else waits.
-		for _, s := range noFree.Unreadable {
-			if cr := s.Corrupt(); cr != nil {
-				o.Hints = append(o.Hints, hint.CorruptLine(c.Where, cr.Path, cr.Key, lockkey.RelArg(cr.Key, c.UserDir)))
-			}
-		}
-	}
-	return o
 }
 
 func (o *Outcome) held(l locks.Lock) { o.Held = &l }

@@ -40,14 +40,14 @@ func TestOf(t *testing.T) {
 		hintHas       string
 	}{
 		{name: "already reported", err: &ExitError{Code: 4}, exit: 4, class: ClassError},
-		{name: "usage", err: service.Usagef("bad %s", "flag"), exit: ExitUsage, class: ClassInvalidArgment},
+		{name: "usage", err: service.Usagef("bad %s", "flag"), exit: ExitUsage, class: ClassInvalidArgument},
 		{name: "invalid key", err: &lockkey.Error{Input: "API:x", Reason: "r", Expected: "api:x"}, exit: ExitUsage, class: ClassInvalidKey},
 		{name: "key not permitted", err: &lockkey.Error{Input: "zz:x", Reason: "r", NotPermitted: true}, exit: ExitNotPermitted, class: ClassNotPermitted},
 		{name: "port key", err: &lockkey.Error{Input: "port:41000", Reason: "r", NotPermitted: true}, exit: ExitNotPermitted, class: ClassNotPermitted, hints: true, hintHas: "ports"},
 		{name: "port as env key", err: &lockkey.Error{Input: "env:41000", Reason: "must not be a port number"}, exit: ExitUsage, class: ClassInvalidKey, agent: true},
-		{name: "config", err: &config.Error{Problems: []config.Problem{{Msg: "x"}}}, exit: ExitUsage, class: ClassInvalidArgment},
-		{name: "invalid request", err: &locks.InvalidRequestError{Msg: "too many"}, exit: ExitUsage, class: ClassInvalidArgment},
-		{name: "agent setup", err: &agentsetup.Error{Msg: "not JSON"}, exit: ExitUsage, class: ClassInvalidArgment},
+		{name: "config", err: &config.Error{Problems: []config.Problem{{Msg: "x"}}}, exit: ExitUsage, class: ClassInvalidArgument},
+		{name: "invalid request", err: &locks.InvalidRequestError{Msg: "too many"}, exit: ExitUsage, class: ClassInvalidArgument},
+		{name: "agent setup", err: &agentsetup.Error{Msg: "not JSON"}, exit: ExitUsage, class: ClassInvalidArgument},
 		{name: "held", err: held, exit: ExitLockFailed, class: ClassBusy, reason: ReasonContended, held: "src/a.go", hints: true, agent: true, hintHas: "lock clear --force"},
 		{name: "held pause", err: &locks.HeldError{Lock: pause}, exit: ExitLockFailed, class: ClassBusy, reason: ReasonContended, held: pause.Key, hints: true, agent: true, hintHas: "unpause FEAT-1"},
 		{name: "timeout", err: &locks.TimeoutError{Held: held, Wait: time.Second}, exit: ExitLockFailed, class: ClassBusy, reason: ReasonTimeout, held: "src/a.go", hints: true, agent: true},

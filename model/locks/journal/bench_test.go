@@ -41,7 +41,7 @@ func BenchmarkAppend(b *testing.B) {
 }
 
 // BenchmarkAppendLargeFile shows that an append costs the same after 100
-// and after 100,000 existing events (README: Where state lives).
+// and after 100,000 existing events (docs/formats.md: The journal).
 func BenchmarkAppendLargeFile(b *testing.B) {
 	for _, existing := range []int{100, 100_000} {
 		b.Run(fmt.Sprintf("existing=%d", existing), func(b *testing.B) {

@@ -1,6 +1,7 @@
 // Package redisstore is lockgate's lock store for many machines: a
-// locks.Store on one Redis server (README: Many machines, `lockgate store use redis://…`). It is
-// the only package that imports the Redis client.
+// locks.Store on one Redis server (docs/stores.md: The Redis store,
+// `lockgate store use redis://…`). It is the only package that imports
+// the Redis client.
 //
 // # Keys
 //
@@ -81,8 +82,9 @@
 //
 // # Errors
 //
-// A held key is a *locks.HeldError (busy/lock_contended, README: Many machines; the
-// Manager's --wait turns it into a *locks.TimeoutError, lock_timeout),
+// A held key is a *locks.HeldError (busy/lock_contended, docs/exit-codes.md:
+// MCP error classes; the Manager's --wait turns it into a
+// *locks.TimeoutError, lock_timeout),
 // a session over its quota a *locks.RateLimitedError, and a server that
 // cannot be used a *locks.UnavailableError whose Err is a *Cause with a
 // normalized reason ("connection refused", "authentication failed",
@@ -91,5 +93,6 @@
 // that timed out may still have been applied (the server can run it once
 // it answers again). With Options.OneTimeout, once an operation timed out
 // every later one fails at once ("not asked again"). Classify maps any of
-// these to the kinds and reasons the README's Redis section names.
+// these to the classes and reasons docs/exit-codes.md (MCP error classes)
+// names.
 package redisstore

@@ -12,8 +12,9 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// Environment variables of the README's Redis section (shared with other lock clients of the
-// same Redis, so the names are theirs).
+// Environment variables of the Redis store (docs/stores.md: The Redis
+// store; docs/config.md: Environment variables), shared with other lock
+// clients of the same Redis, so the names are theirs.
 const (
 	EnvLockRedisURL     = "LOCK_REDIS_URL"
 	EnvRedisURL         = "REDIS_URL"

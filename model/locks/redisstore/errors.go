@@ -15,8 +15,8 @@ import (
 	"github.com/lockgate/lockgate/model/locks"
 )
 
-// Normalized reasons of an unavailable store (README: Many machines, "unavailable" with
-// normalized details), the Reason of a Cause.
+// Normalized reasons of an unavailable store (docs/stores.md: What differs
+// on Redis, "unavailable" with normalized details), the Reason of a Cause.
 const (
 	ReasonRefused     = "connection refused"
 	ReasonAuth        = "authentication failed"
@@ -155,7 +155,8 @@ func reason(err error) string {
 	return msg
 }
 
-// Error kinds and reasons of the README's Redis section, as Classify returns them.
+// Error kinds and reasons of docs/exit-codes.md (MCP error classes), as
+// Classify returns them.
 const (
 	KindBusy        = "busy"
 	KindUnavailable = "unavailable"
@@ -165,7 +166,8 @@ const (
 	ReasonLockTimeout = "lock_timeout"
 )
 
-// Classify sorts an error of a lock operation into the classes the README's Redis section names: busy
+// Classify sorts an error of a lock operation into the classes
+// docs/exit-codes.md (MCP error classes) names: busy
 // (reason lock_contended for a *locks.HeldError, lock_timeout for a
 // *locks.TimeoutError), unavailable (reason: the normalized cause, such
 // as "connection refused"), rate_limited; "" for anything else. It works on
