@@ -376,7 +376,7 @@ type PathCheckResult struct {
 // CheckPaths judges a change of the paths req names, for e's worker, as
 // the pre-commit hook would.
 func (e *Workspace) CheckPaths(ctx context.Context, req PathCheck) (*PathCheckResult, error) {
-	base, branch := e.Cwd, ""
+	base, branch := e.cwd, ""
 	if req.Commit {
 		base = e.repo.Toplevel
 	}

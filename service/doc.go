@@ -10,8 +10,8 @@
 // cases: locks (acquire, release, refresh, check, list, clear, prune,
 // hold), the work queue (claim, done, give back, retry, the worker loop),
 // pause, port leases, plan, git's hook contracts, check and verify, the
-// store a clone uses, and the board's data. Its fields are unexported
-// but for Cwd: front ends read what they render through accessors (Owner,
+// store a clone uses, and the board's data. Its fields are unexported:
+// front ends read what they render through accessors (Owner, Dir,
 // StoreName, UserDir, ...), and only programs that seed the lock table
 // reach the raw store (LockStore).
 package service

@@ -443,6 +443,9 @@ func (e *Workspace) repoLocalOrigin(dir, origin string) bool {
 // WorkTree is the repository's working tree, "" for a bare repository.
 func (e *Workspace) WorkTree() string { return e.repo.Toplevel }
 
+// Dir is the absolute directory the request runs in (after -C).
+func (e *Workspace) Dir() string { return e.cwd }
+
 // ConfigPath is the config file the request reads, "" when it reads the
 // built-in defaults.
 func (e *Workspace) ConfigPath() string { return e.cfg.Path }

@@ -43,7 +43,7 @@ func (e *Workspace) HoldLocks(ctx context.Context, r HoldRequest) (*Hold, error)
 	if err != nil {
 		return nil, err
 	}
-	h := &Hold{e: e, req: req, Dir: e.Cwd}
+	h := &Hold{e: e, req: req, Dir: e.cwd}
 	for _, r := range res {
 		if !r.Renewed {
 			h.taken = append(h.taken, r.Lock.Key)

@@ -78,7 +78,7 @@ func TestHoldReleasesWhatItTook(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := h.Keys(); len(got) != 2 || h.Dir != me.Cwd {
+	if got := h.Keys(); len(got) != 2 || h.Dir != me.cwd {
 		t.Fatalf("keys %q dir %q", got, h.Dir)
 	}
 	cancel() // the command was interrupted: the release happens all the same

@@ -45,7 +45,7 @@ func (e *Workspace) packagesFile(file string) string {
 			file = filepath.Join(e.repo.Toplevel, file)
 		}
 	} else if !filepath.IsAbs(file) {
-		file = filepath.Join(e.Cwd, file)
+		file = filepath.Join(e.cwd, file)
 	}
 	return file
 }

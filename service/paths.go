@@ -95,7 +95,7 @@ func (e *Workspace) cmdPath(arg string) (string, error) {
 		return arg, nil
 	}
 	outside := func() error {
-		return Usagef("%s is outside the repository %s (paths on the command line are relative to the current directory, %s)", arg, top, e.Cwd)
+		return Usagef("%s is outside the repository %s (paths on the command line are relative to the current directory, %s)", arg, top, e.cwd)
 	}
 	if filepath.IsAbs(arg) {
 		rel, ok := e.inWorktree(filepath.Clean(arg))
@@ -109,9 +109,9 @@ func (e *Workspace) cmdPath(arg string) (string, error) {
 		return rel, nil
 	}
 	prefix := ""
-	cwd, err := resolveExisting(e.Cwd)
+	cwd, err := resolveExisting(e.cwd)
 	if err != nil {
-		cwd = e.Cwd
+		cwd = e.cwd
 	}
 	if rel, ok := e.inWorktree(cwd); ok && rel != "." {
 		prefix = filepath.ToSlash(rel) + "/"
@@ -132,9 +132,9 @@ func (e *Workspace) UserDir() string {
 	if e.repo.Toplevel == "" {
 		return ""
 	}
-	cwd, err := resolveExisting(e.Cwd)
+	cwd, err := resolveExisting(e.cwd)
 	if err != nil {
-		cwd = e.Cwd
+		cwd = e.cwd
 	}
 	if rel, ok := e.inWorktree(cwd); ok && rel != "." {
 		return filepath.ToSlash(rel) + "/"
@@ -271,7 +271,7 @@ func (e *Workspace) cmdFile(p string) string {
 	if p == "-" || filepath.IsAbs(p) {
 		return p
 	}
-	return filepath.Join(e.Cwd, p)
+	return filepath.Join(e.cwd, p)
 }
 
 // ttlFor is the default TTL of a key for this worker (docs/config.md, locks.durations).

@@ -120,7 +120,7 @@ func (e *Workspace) Plan(ctx context.Context, req PlanRequest) (*Planned, error)
 	}
 	file := req.File
 	if !filepath.IsAbs(file) {
-		file = filepath.Join(e.Cwd, file)
+		file = filepath.Join(e.cwd, file)
 	}
 	data, err := config.ReadFile(file, planner.MaxInputBytes)
 	var ce *config.Error

@@ -320,7 +320,7 @@ func unfinishable(wps *config.WorkPackages, q *Queue) []PackageStatus {
 // job makes the job of wp, claimed with res; a package whose keys cannot
 // be read is given back.
 func (w *WorkLoop) job(ctx context.Context, wp *config.WorkPackage, res []locks.Result) (*WorkJob, error) {
-	j := &WorkJob{ID: wp.ID, Title: wp.Title, Dir: w.e.Cwd, wp: wp, res: res, start: w.e.Now()}
+	j := &WorkJob{ID: wp.ID, Title: wp.Title, Dir: w.e.cwd, wp: wp, res: res, start: w.e.Now()}
 	taskKey := lockkey.TaskKey(wp.ID)
 	for _, r := range res {
 		j.keys = append(j.keys, r.Lock.Key)

@@ -526,8 +526,8 @@ func TestWorkLoopJob(t *testing.T) {
 			t.Errorf("env lacks %q:\n%s", want, env)
 		}
 	}
-	if j.Every != 20*time.Minute || j.Dir != e.Cwd {
-		t.Errorf("renewed every %v in %s, want 20m in %s", j.Every, j.Dir, e.Cwd)
+	if j.Every != 20*time.Minute || j.Dir != e.cwd {
+		t.Errorf("renewed every %v in %s, want 20m in %s", j.Every, j.Dir, e.cwd)
 	}
 	if err := w.Keep(context.Background(), j); err != nil {
 		t.Errorf("keep: %v", err)

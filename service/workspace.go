@@ -77,7 +77,7 @@ type Workspace struct {
 	// held to it (judgeByBase).
 	judging bool
 	repo    *gitexec.Repo
-	Cwd     string // absolute working directory (after -C)
+	cwd     string // absolute working directory (after -C)
 	cfg     *config.Config
 	store   locks.Store
 	journal *journal.Journal
@@ -176,7 +176,7 @@ func Load(ctx context.Context, opts Options) (*Workspace, error) {
 	if err != nil {
 		return nil, err
 	}
-	e.repo, e.Cwd, e.cfg, e.me = repo, cwd, cfg, me
+	e.repo, e.cwd, e.cfg, e.me = repo, cwd, cfg, me
 	return e, nil
 }
 

@@ -113,7 +113,7 @@ func (a *app) carry(lines []string) []string {
 	g := a.globals
 	var where, who []string
 	if g.Dir != "" && a.env != nil {
-		where = append(where, "-C", hint.Quote(a.env.Cwd))
+		where = append(where, "-C", hint.Quote(a.env.Dir()))
 	}
 	if g.ConfigFile != "" && a.env != nil && a.env.ConfigPath() != "" {
 		where = append(where, "-c", hint.Quote(a.env.ConfigPath()))
