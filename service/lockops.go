@@ -452,7 +452,7 @@ func (e *Workspace) clearRecord(ctx context.Context, file string) (ClearResult, 
 	return ClearResult{Key: en.Key, Corrupt: true, Record: en.Name, Store: e.StoreName()}, nil
 }
 
-// resolveClearTarget maps what fdx users type — `workflow`, `claim`,
+// resolveClearTarget maps what users type — `workflow`, `claim`,
 // `TASK-001` — to the key that holds a lock. Any record `lock list` shows
 // can be cleared by its key, even one no one may lock by hand: a port
 // lease, the planner's state, a key of a namespace since removed from the
