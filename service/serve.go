@@ -1,0 +1,229 @@
+package service
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"path"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/lockgate/lockgate/model/locks"
+)
+
+// LFSLock is a lockgate lock as the git-lfs File Locking API shows it. A
+// path lock's path is its key; a logical key or a pattern shows as a
+// lock whose path is the key.
+type LFSLock struct {
+	ID       string    `json:"id"`
+	Path     string    `json:"path"`
+	LockedAt time.Time `json:"locked_at"`
+	Owner    LFSOwner  `json:"owner"`
+}
+
+// LFSOwner is a git-lfs lock's owner: the worker holding the lockgate lock.
+type LFSOwner struct {
+	Name string `json:"name"`
+}
+
+// LFSLockID is the git-lfs id of lockgate lock l: the first 20 bytes, in
+// hex, of SHA-256 over its key, a zero byte and its fence. A grant keeps
+// its fence for its life (renewals and refreshes included) and a new
+// grant of the key gets a higher one, so the id names one grant.
+func LFSLockID(l locks.Lock) string {
+	h := sha256.New()
+	h.Write([]byte(l.Key))
+	var b [9]byte
+	binary.BigEndian.PutUint64(b[1:], l.Fence)
+	h.Write(b[:])
+	return hex.EncodeToString(h.Sum(nil)[:20])
+}
+
+// LFSLockOf is l as the git-lfs API shows it.
+func LFSLockOf(l locks.Lock) LFSLock {
+	return LFSLock{ID: LFSLockID(l), Path: l.Key, LockedAt: l.CreatedAt.UTC(), Owner: LFSOwner{Name: l.Holder}}
+}
+
+// LFSNotFoundError is a git-lfs lock id that names no live lock.
+type LFSNotFoundError struct{ ID string }
+
+func (e *LFSNotFoundError) Error() string { return "no lock with id " + e.ID }
+
+// lfsPath checks a path a git-lfs client sends: relative to the
+// repository's top, inside it. A server's working directory means nothing
+// to its client, and nothing outside the repository is a lock.
+func lfsPath(p string) (string, error) {
+	if p == "" {
+		return "", Usagef("the lock needs a path")
+	}
+	if strings.HasPrefix(p, "/") || strings.Contains(p, "\\") || path.Clean(p) != p || p == ".." || strings.HasPrefix(p, "../") {
+		return "", Usagef("%s: a lock's path is relative to the repository's top, inside it, in clean form", p)
+	}
+	return p, nil
+}
+
+// LFSCreateRequest is git-lfs's POST /locks.
+type LFSCreateRequest struct {
+	Path string
+}
+
+// LFSCreateLock takes a lockgate path lock on r.Path for the workspace's
+// worker (see As), with its worker type's TTL; a lock the worker holds
+// already is renewed. Held by another worker, the error is a
+// *locks.HeldError naming that lock.
+func (e *Workspace) LFSCreateLock(ctx context.Context, r LFSCreateRequest) (LFSLock, error) {
+	p, err := lfsPath(r.Path)
+	if err != nil {
+		return LFSLock{}, err
+	}
+	res, err := e.AcquireLocks(ctx, AcquireRequest{Keys: []string{p}, Tool: true, Reason: "git lfs lock"})
+	if err != nil {
+		return LFSLock{}, err
+	}
+	if len(res.Locks) != 1 {
+		return LFSLock{}, errors.New("git lfs lock: the store answered for no lock")
+	}
+	return LFSLockOf(res.Locks[0].Lock), nil
+}
+
+// LFSListRequest is git-lfs's GET /locks: the locks on Path, or the one
+// with ID, or all; a page of at most Limit (0 is 100) from Cursor.
+type LFSListRequest struct {
+	Path, ID, Cursor string
+	Limit            int
+}
+
+// LFSListResult is one page of locks and the cursor of the next ("" when
+// this is the last).
+type LFSListResult struct {
+	Locks      []LFSLock `json:"locks"`
+	NextCursor string    `json:"next_cursor,omitempty"`
+}
+
+// lfsLive is every live lock of the store, by key.
+func (e *Workspace) lfsLive(ctx context.Context) ([]locks.Lock, error) {
+	res, err := e.ListLocks(ctx, ListRequest{})
+	if err != nil {
+		return nil, err
+	}
+	var out []locks.Lock
+	for _, row := range res.Rows {
+		if row.Corrupt || row.Expired || row.Bookkeeping {
+			continue
+		}
+		out = append(out, locks.Lock{Key: row.Key, Holder: row.Holder, HolderType: row.HolderType, CreatedAt: row.CreatedAt, Fence: row.Fence})
+	}
+	slices.SortFunc(out, func(a, b locks.Lock) int { return strings.Compare(a.Key, b.Key) })
+	return out, nil
+}
+
+// page is ls[cursor:cursor+limit] and the next page's cursor. The
+// cursor is the offset in the list sorted by key.
+func page(ls []LFSLock, cursor string, limit int) ([]LFSLock, string, error) {
+	from := 0
+	if cursor != "" {
+		n, err := strconv.Atoi(cursor)
+		if err != nil || n < 0 {
+			return nil, "", Usagef("cursor %s: not one this server gave", cursor)
+		}
+		from = min(n, len(ls))
+	}
+	if limit <= 0 {
+		limit = 100
+	}
+	to := min(from+limit, len(ls))
+	next := ""
+	if to < len(ls) {
+		next = strconv.Itoa(to)
+	}
+	return ls[from:to], next, nil
+}
+
+// LFSListLocks lists the live locks as git-lfs shows them.
+func (e *Workspace) LFSListLocks(ctx context.Context, r LFSListRequest) (LFSListResult, error) {
+	live, err := e.lfsLive(ctx)
+	if err != nil {
+		return LFSListResult{}, err
+	}
+	all := []LFSLock{}
+	for _, l := range live {
+		v := LFSLockOf(l)
+		if (r.Path != "" && v.Path != r.Path) || (r.ID != "" && v.ID != r.ID) {
+			continue
+		}
+		all = append(all, v)
+	}
+	got, next, err := page(all, r.Cursor, r.Limit)
+	return LFSListResult{Locks: got, NextCursor: next}, err
+}
+
+// LFSVerifyRequest is git-lfs's POST /locks/verify: a page of the locks,
+// split by holder.
+type LFSVerifyRequest struct {
+	Cursor string
+	Limit  int
+}
+
+// LFSVerifyResult is the workspace's worker's locks (Ours) and everyone
+// else's (Theirs).
+type LFSVerifyResult struct {
+	Ours       []LFSLock `json:"ours"`
+	Theirs     []LFSLock `json:"theirs"`
+	NextCursor string    `json:"next_cursor,omitempty"`
+}
+
+// LFSVerifyLocks is a page of the live locks, the worker's apart.
+func (e *Workspace) LFSVerifyLocks(ctx context.Context, r LFSVerifyRequest) (LFSVerifyResult, error) {
+	all, err := e.LFSListLocks(ctx, LFSListRequest{Cursor: r.Cursor, Limit: r.Limit})
+	if err != nil {
+		return LFSVerifyResult{}, err
+	}
+	out := LFSVerifyResult{Ours: []LFSLock{}, Theirs: []LFSLock{}, NextCursor: all.NextCursor}
+	for _, l := range all.Locks {
+		if l.Owner.Name == e.me.Holder {
+			out.Ours = append(out.Ours, l)
+		} else {
+			out.Theirs = append(out.Theirs, l)
+		}
+	}
+	return out, nil
+}
+
+// LFSUnlockRequest is git-lfs's POST /locks/:id/unlock.
+type LFSUnlockRequest struct {
+	ID string
+	// Force removes another worker's lock: a clear, logged as lock_clear.
+	Force bool
+}
+
+// LFSUnlock releases the lock with r.ID: the worker's own, or with Force
+// anyone's. Another worker's without Force is a *locks.NotOwnerError; an
+// id of no live lock a *LFSNotFoundError.
+func (e *Workspace) LFSUnlock(ctx context.Context, r LFSUnlockRequest) (LFSLock, error) {
+	live, err := e.lfsLive(ctx)
+	if err != nil {
+		return LFSLock{}, err
+	}
+	i := slices.IndexFunc(live, func(l locks.Lock) bool { return LFSLockID(l) == r.ID })
+	if i < 0 {
+		return LFSLock{}, &LFSNotFoundError{ID: r.ID}
+	}
+	l := live[i]
+	if l.Holder != e.me.Holder {
+		if !r.Force {
+			return LFSLock{}, &locks.NotOwnerError{Lock: l, Op: "unlock"}
+		}
+		if _, err := e.ClearLocks(ctx, ClearRequest{Target: l.Key, Force: true}); err != nil {
+			return LFSLock{}, err
+		}
+		return LFSLockOf(l), nil
+	}
+	if _, err := e.mgr.Release(ctx, []string{l.Key}, e.me, false); err != nil {
+		return LFSLock{}, err
+	}
+	return LFSLockOf(l), nil
+}

@@ -1,0 +1,252 @@
+package service
+
+import (
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/crypto/bcrypt"
+
+	"github.com/lockgate/lockgate/internal/safefs"
+	"github.com/lockgate/lockgate/model/scope"
+)
+
+// usersFile is where `lockgate serve` keeps its users, in the
+// repository's git directory: never in the work tree, never committed.
+const usersFile = "serve-users.json"
+
+// tokenPrefix starts every serve token, so that a token pasted in the
+// wrong place is recognisable, and so that the user id after it finds
+// the one hash to compare a bearer token against.
+const tokenPrefix = "lgs_"
+
+// ServeUser is one user of `lockgate serve`, as `serve user list` shows
+// it: the name is the worker id of every lock the user takes, the type
+// its worker type. Only a bcrypt hash of the token is kept.
+type ServeUser struct {
+	Name    string    `json:"name"`
+	Type    string    `json:"type"`
+	Created time.Time `json:"created"`
+	// ID is the token's public part: a bearer token names its user by it.
+	ID   string `json:"-"`
+	hash []byte
+}
+
+// storedUser is ServeUser as the users file holds it.
+type storedUser struct {
+	Name    string    `json:"name"`
+	Type    string    `json:"type"`
+	Created time.Time `json:"created"`
+	ID      string    `json:"id"`
+	Hash    string    `json:"hash"`
+}
+
+// AuthError is a request to `lockgate serve` without a valid token.
+type AuthError struct{ Msg string }
+
+func (e *AuthError) Error() string { return e.Msg }
+
+// UserAddRequest is `serve user add NAME [--type human|agent]`.
+type UserAddRequest struct {
+	Name, Type string
+}
+
+// UserAddResult is the user added and its token, which is shown once and
+// kept nowhere.
+type UserAddResult struct {
+	User  ServeUser
+	Token string
+}
+
+// usersMu keeps one process's changes of the users file in order; the
+// file itself is replaced atomically, so readers never see half of it.
+var usersMu sync.Mutex
+
+func (e *Workspace) usersPath() string { return filepath.Join(e.stateDir(), usersFile) }
+
+// readUsers reads the users file; a missing file is no users.
+func (e *Workspace) readUsers() ([]storedUser, error) {
+	data, err := safefs.ReadFile(e.usersPath())
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading the serve users: %w", err)
+	}
+	var us []storedUser
+	if err := json.Unmarshal(data, &us); err != nil {
+		return nil, fmt.Errorf("reading the serve users %s: %w", e.usersPath(), err)
+	}
+	return us, nil
+}
+
+// writeUsers replaces the users file atomically, readable by its owner only.
+func (e *Workspace) writeUsers(us []storedUser) error {
+	dir := e.stateDir()
+	if err := safefs.MkdirAll(dir, 0o700, 1); err != nil {
+		return fmt.Errorf("writing the serve users: %w", err)
+	}
+	data, err := json.MarshalIndent(us, "", "  ")
+	if err != nil {
+		return fmt.Errorf("writing the serve users: %w", err)
+	}
+	tmp, err := os.CreateTemp(dir, usersFile+".*")
+	if err != nil {
+		return fmt.Errorf("writing the serve users: %w", err)
+	}
+	defer os.Remove(tmp.Name()) // gone after the rename; left only by a failure
+	err = tmp.Chmod(0o600)
+	if err == nil {
+		_, err = tmp.Write(append(data, '\n'))
+	}
+	if err == nil {
+		err = tmp.Sync()
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), e.usersPath())
+	}
+	if err != nil {
+		return fmt.Errorf("writing the serve users: %w", err)
+	}
+	return nil
+}
+
+// AddUser adds a user of `lockgate serve` and returns its new token.
+func (e *Workspace) AddUser(r UserAddRequest) (UserAddResult, error) {
+	if r.Type == "" {
+		r.Type = scope.WorkerHuman
+	}
+	if r.Type != scope.WorkerHuman && r.Type != scope.WorkerAgent {
+		return UserAddResult{}, Usagef("serve user add: --type must be human or agent, not %q", r.Type)
+	}
+	if _, err := newOwner(r.Name, r.Type, r.Name); err != nil {
+		return UserAddResult{}, err
+	}
+	usersMu.Lock()
+	defer usersMu.Unlock()
+	us, err := e.readUsers()
+	if err != nil {
+		return UserAddResult{}, err
+	}
+	if slices.ContainsFunc(us, func(u storedUser) bool { return u.Name == r.Name }) {
+		return UserAddResult{}, Usagef("serve user add: %s exists (remove it first to give it a new token)", r.Name)
+	}
+	// 8 bytes name the user, 32 random ones are the secret (bcrypt reads
+	// the token's first 72 bytes; this one has 61).
+	var id [8]byte
+	var secret [32]byte
+	if _, err := rand.Read(id[:]); err != nil {
+		return UserAddResult{}, fmt.Errorf("making a token: %w", err)
+	}
+	if _, err := rand.Read(secret[:]); err != nil {
+		return UserAddResult{}, fmt.Errorf("making a token: %w", err)
+	}
+	token := tokenPrefix + hex.EncodeToString(id[:]) + "_" + base64.RawURLEncoding.EncodeToString(secret[:])
+	hash, err := bcrypt.GenerateFromPassword([]byte(token), bcrypt.DefaultCost)
+	if err != nil {
+		return UserAddResult{}, fmt.Errorf("hashing the token: %w", err)
+	}
+	su := storedUser{Name: r.Name, Type: r.Type, Created: e.Now().UTC(), ID: hex.EncodeToString(id[:]), Hash: string(hash)}
+	if err := e.writeUsers(append(us, su)); err != nil {
+		return UserAddResult{}, err
+	}
+	return UserAddResult{User: su.user(), Token: token}, nil
+}
+
+func (s storedUser) user() ServeUser {
+	return ServeUser{Name: s.Name, Type: s.Type, Created: s.Created, ID: s.ID, hash: []byte(s.Hash)}
+}
+
+// ListUsers is every user of `lockgate serve`, in the order added.
+func (e *Workspace) ListUsers() ([]ServeUser, error) {
+	us, err := e.readUsers()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]ServeUser, 0, len(us))
+	for _, u := range us {
+		out = append(out, u.user())
+	}
+	return out, nil
+}
+
+// RemoveUser removes a user: its token stops working at once. The locks
+// it holds stay until they expire or are released or cleared.
+func (e *Workspace) RemoveUser(name string) error {
+	usersMu.Lock()
+	defer usersMu.Unlock()
+	us, err := e.readUsers()
+	if err != nil {
+		return err
+	}
+	i := slices.IndexFunc(us, func(u storedUser) bool { return u.Name == name })
+	if i < 0 {
+		return Usagef("serve user remove: no user %s", name)
+	}
+	return e.writeUsers(slices.Delete(us, i, i+1))
+}
+
+// verified remembers tokens already checked against their bcrypt hash,
+// by the token's SHA-256 and the hash it matched, so that each request
+// does not pay bcrypt's cost again; a removed or re-added user's hash
+// differs, so its old token is checked (and refused) afresh.
+var verified sync.Map // [32]byte → string
+
+// Authenticate is the user a token belongs to. name is the user a Basic
+// login names, "" for a bearer token (whose id part names the user).
+func (e *Workspace) Authenticate(name, token string) (ServeUser, error) {
+	refused := &AuthError{Msg: "a valid token is needed (lockgate serve user add NAME)"}
+	rest, ok := strings.CutPrefix(token, tokenPrefix)
+	if !ok {
+		return ServeUser{}, refused
+	}
+	id, _, ok := strings.Cut(rest, "_")
+	if !ok {
+		return ServeUser{}, refused
+	}
+	us, err := e.readUsers()
+	if err != nil {
+		return ServeUser{}, err
+	}
+	i := slices.IndexFunc(us, func(u storedUser) bool { return u.ID == id })
+	if i < 0 || (name != "" && us[i].Name != name) {
+		return ServeUser{}, refused
+	}
+	u := us[i]
+	sum := sha256.Sum256([]byte(token))
+	if h, ok := verified.Load(sum); ok && subtle.ConstantTimeCompare([]byte(h.(string)), []byte(u.Hash)) == 1 {
+		return u.user(), nil
+	}
+	if bcrypt.CompareHashAndPassword([]byte(u.Hash), []byte(token)) != nil {
+		return ServeUser{}, refused
+	}
+	verified.Store(sum, u.Hash)
+	return u.user(), nil
+}
+
+// As is the workspace acting as user u, who becomes the worker id and
+// type of every lock it takes; the store and the manager are shared.
+func (e *Workspace) As(u ServeUser) (*Workspace, error) {
+	o, err := newOwner(u.Name, u.Type, u.Name)
+	if err != nil {
+		return nil, err
+	}
+	c := *e
+	c.me = o
+	return &c, nil
+}
