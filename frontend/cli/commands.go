@@ -48,8 +48,9 @@ func commands() map[string]*command {
 			"release":  portsReleaseCommand(),
 			"list":     portsListCommand(),
 		}},
-		"plan": planCommand(),
-		"mcp":  mcpCommand(),
+		"plan":  planCommand(),
+		"mcp":   mcpCommand(),
+		"serve": serveCommand(),
 		"guard": {usage: "guard <command>", short: "checks coding agents run before they edit a file", sub: map[string]*command{
 			"edit":        guardEditCommand(),
 			"claude-code": guardClaudeCodeCommand(),

@@ -1,0 +1,137 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/lockgate/lockgate/frontend/httpserver"
+	"github.com/lockgate/lockgate/internal/safetext"
+	"github.com/lockgate/lockgate/service"
+)
+
+// serveDrain is how long a stopped server waits for the requests under way.
+const serveDrain = 10 * time.Second
+
+func serveCommand() *command {
+	var (
+		listen     string
+		publicRead bool
+	)
+	return &command{
+		noArgs:     true,
+		takesLocks: true,
+		usage:      "serve",
+		short:      "serve the lock table over HTTP: the git-lfs File Locking API under /lfs (docs/serve.md)",
+		flags: func(fs *pflag.FlagSet) {
+			fs.StringVar(&listen, "listen", "127.0.0.1:7480", "address to listen on, HOST:PORT")
+			fs.BoolVar(&publicRead, "public-read", false, "let requests that only read the locks in without a token")
+		},
+		run: func(ctx context.Context, a *app, _ []string) error {
+			a.purpose.Server = true
+			e, err := a.workspace(ctx)
+			if err != nil {
+				return err
+			}
+			ln, err := net.Listen("tcp", listen)
+			if err != nil {
+				return service.Usagef("serve --listen %s: %v", listen, err)
+			}
+			fmt.Fprintf(a.stdio.Err, "lockgate: serving the locks of %s on http://%s (git-lfs: http://NAME:TOKEN@%s/lfs)\n", e.StoreLabel(), ln.Addr(), ln.Addr())
+			srv := httpserver.New(e, httpserver.Options{PublicRead: publicRead, Log: func(format string, args ...any) {
+				fmt.Fprintf(a.stdio.Err, "lockgate: %s\n", safetext.Text(fmt.Sprintf(format, args...)))
+			}})
+			if err := srv.Serve(ctx, ln, serveDrain); err != nil {
+				return err
+			}
+			fmt.Fprintln(a.stdio.Err, "lockgate: stopped")
+			return nil
+		},
+		sub: map[string]*command{
+			"user": {usage: "serve user <command>", short: "the users of lockgate serve and their tokens", sub: map[string]*command{
+				"add":    serveUserAddCommand(),
+				"list":   serveUserListCommand(),
+				"remove": serveUserRemoveCommand(),
+			}},
+		},
+	}
+}
+
+func serveUserAddCommand() *command {
+	var req service.UserAddRequest
+	return &command{
+		oneArg:  "NAME",
+		noStore: true,
+		usage:   "serve user add NAME",
+		short:   "add a user of lockgate serve; its token is the last line printed, shown once",
+		flags: func(fs *pflag.FlagSet) {
+			fs.StringVar(&req.Type, "type", "human", "the user's worker type: human or agent")
+		},
+		run: func(ctx context.Context, a *app, args []string) error {
+			e, err := a.workspace(ctx)
+			if err != nil {
+				return err
+			}
+			req.Name = args[0]
+			res, err := e.AddUser(req)
+			if err != nil {
+				return err
+			}
+			return a.reply(map[string]any{"name": res.User.Name, "type": res.User.Type, "token": res.Token}, func() {
+				fmt.Fprintf(a.stdio.Out, "added %s (%s); its token, shown only now:\n%s\n", safetext.Field(res.User.Name), res.User.Type, res.Token)
+			})
+		},
+	}
+}
+
+func serveUserListCommand() *command {
+	return &command{
+		noArgs:  true,
+		noStore: true,
+		usage:   "serve user list",
+		short:   "list the users of lockgate serve",
+		run: func(ctx context.Context, a *app, _ []string) error {
+			e, err := a.workspace(ctx)
+			if err != nil {
+				return err
+			}
+			us, err := e.ListUsers()
+			if err != nil {
+				return err
+			}
+			return a.reply(us, func() {
+				tw := tabwriter.NewWriter(a.stdio.Out, 0, 4, 2, ' ', 0)
+				fmt.Fprintln(tw, "NAME\tTYPE\tADDED")
+				for _, u := range us {
+					fmt.Fprintf(tw, "%s\t%s\t%s\n", safetext.Field(u.Name), u.Type, u.Created.UTC().Format(time.RFC3339))
+				}
+				tw.Flush()
+			})
+		},
+	}
+}
+
+func serveUserRemoveCommand() *command {
+	return &command{
+		oneArg:  "NAME",
+		noStore: true,
+		usage:   "serve user remove NAME",
+		short:   "remove a user of lockgate serve: its token stops working",
+		run: func(ctx context.Context, a *app, args []string) error {
+			e, err := a.workspace(ctx)
+			if err != nil {
+				return err
+			}
+			if err := e.RemoveUser(args[0]); err != nil {
+				return err
+			}
+			return a.reply(map[string]string{"removed": args[0]}, func() {
+				fmt.Fprintf(a.stdio.Out, "removed %s\n", safetext.Field(args[0]))
+			})
+		},
+	}
+}

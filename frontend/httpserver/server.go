@@ -1,0 +1,223 @@
+package httpserver
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/lockgate/lockgate/model/locks"
+	"github.com/lockgate/lockgate/service"
+)
+
+// lfsType is the git-lfs API's content type, on every answer under /lfs.
+const lfsType = "application/vnd.git-lfs+json"
+
+// maxBody bounds a request body: a lock request is a path and a ref.
+const maxBody = 64 << 10
+
+// Options are how `lockgate serve` serves.
+type Options struct {
+	// PublicRead lets requests that only read the locks in without a token.
+	PublicRead bool
+	// Log receives one line per refused or failed request; nil drops them.
+	Log func(format string, args ...any)
+}
+
+// Server answers HTTP requests on one workspace.
+type Server struct {
+	e    *service.Workspace
+	opts Options
+	// mu runs one request at a time against the workspace's store and
+	// manager, which the MCP server also uses one call at a time.
+	mu sync.Mutex
+}
+
+// New is a server on workspace e, its store open.
+func New(e *service.Workspace, opts Options) *Server {
+	if opts.Log == nil {
+		opts.Log = func(string, ...any) {}
+	}
+	return &Server{e: e, opts: opts}
+}
+
+// Handler is the server's routes.
+func (s *Server) Handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		io.WriteString(w, "ok\n")
+	})
+	mux.HandleFunc("POST /lfs/locks", s.lfs(true, s.createLock))
+	mux.HandleFunc("GET /lfs/locks", s.lfs(false, s.listLocks))
+	mux.HandleFunc("POST /lfs/locks/verify", s.lfs(false, s.verifyLocks))
+	mux.HandleFunc("POST /lfs/locks/{id}/unlock", s.lfs(true, s.unlock))
+	return mux
+}
+
+// Serve answers on ln until ctx is done, then stops taking connections
+// and waits up to drain for the requests under way.
+func (s *Server) Serve(ctx context.Context, ln net.Listener, drain time.Duration) error {
+	hs := &http.Server{
+		Handler:           s.Handler(),
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		WriteTimeout:      60 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    32 << 10,
+	}
+	done := make(chan error, 1)
+	go func() { done <- hs.Serve(ln) }()
+	select {
+	case err := <-done:
+		return fmt.Errorf("serving: %w", err)
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), drain)
+	defer cancel()
+	if err := hs.Shutdown(sctx); err != nil {
+		return fmt.Errorf("stopping: %w", err)
+	}
+	<-done
+	return nil
+}
+
+// handler answers one authenticated request as workspace e, returning
+// the status and the body to encode.
+type handler func(ctx context.Context, e *service.Workspace, r *http.Request) (int, any, error)
+
+// lfs wraps h for the git-lfs API: the content type, the token (always
+// for writes, for reads unless PublicRead), the one service call at a
+// time, and errors as {message, request_id}.
+func (s *Server) lfs(write bool, h handler) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		rid := requestID()
+		w.Header().Set("Content-Type", lfsType)
+		e, err := s.authenticate(r, write)
+		if err == nil {
+			s.mu.Lock()
+			var status int
+			var body any
+			status, body, err = h(r.Context(), e, r)
+			s.mu.Unlock()
+			if err == nil {
+				w.WriteHeader(status)
+				_ = json.NewEncoder(w).Encode(body) // the client gone: nothing to tell
+				return
+			}
+		}
+		s.fail(w, r, rid, err)
+	}
+}
+
+// authenticate is the workspace acting as the request's user; a read
+// without credentials under PublicRead acts as the server's own worker,
+// which takes nothing.
+func (s *Server) authenticate(r *http.Request, write bool) (*service.Workspace, error) {
+	name, token, basic := r.BasicAuth()
+	if !basic {
+		bearer, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+		if !ok {
+			if !write && s.opts.PublicRead {
+				return s.e, nil
+			}
+			return nil, &service.AuthError{Msg: "a token is needed: HTTP Basic NAME:TOKEN or Authorization: Bearer TOKEN"}
+		}
+		token = strings.TrimSpace(bearer)
+	}
+	u, err := s.e.Authenticate(name, token)
+	if err != nil {
+		return nil, err
+	}
+	return s.e.As(u)
+}
+
+// lfsError is the git-lfs API's error body.
+type lfsError struct {
+	Message   string           `json:"message"`
+	RequestID string           `json:"request_id"`
+	Lock      *service.LFSLock `json:"lock,omitempty"`
+}
+
+// fail answers err with its status and {message, request_id}, and the
+// lock in the way for a conflict.
+func (s *Server) fail(w http.ResponseWriter, r *http.Request, rid string, err error) {
+	body := lfsError{Message: err.Error(), RequestID: rid}
+	status := http.StatusInternalServerError
+	var (
+		auth     *service.AuthError
+		usage    *service.UsageError
+		held     *locks.HeldError
+		notOwner *locks.NotOwnerError
+		notFound *service.LFSNotFoundError
+		tooBig   *http.MaxBytesError
+	)
+	switch {
+	case errors.As(err, &auth):
+		status = http.StatusUnauthorized
+		w.Header().Set("LFS-Authenticate", `Basic realm="lockgate"`)
+	case errors.As(err, &held):
+		status = http.StatusConflict
+		l := service.LFSLockOf(held.Lock)
+		body.Lock = &l
+	case errors.As(err, &notOwner):
+		status = http.StatusForbidden
+		body.Message = fmt.Sprintf("%s is locked by %s: unlock it with --force to clear another worker's lock", notOwner.Lock.Key, notOwner.Lock.Holder)
+	case errors.As(err, &notFound):
+		status = http.StatusNotFound
+	case errors.As(err, &tooBig):
+		status = http.StatusRequestEntityTooLarge
+	case errors.As(err, &usage), errors.Is(err, errBadRequest):
+		status = http.StatusUnprocessableEntity
+	}
+	if status == http.StatusInternalServerError {
+		s.opts.Log("%s %s (request %s): %v", r.Method, r.URL.Path, rid, err)
+	}
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(body) // the client gone: nothing to tell
+}
+
+// errBadRequest is a body that is not the JSON the route takes.
+var errBadRequest = errors.New("bad request")
+
+// decode reads r's JSON body into v, bounded by maxBody; an empty body
+// is an empty object.
+func decode(r *http.Request, v any) error {
+	dec := json.NewDecoder(http.MaxBytesReader(nil, r.Body, maxBody))
+	if err := dec.Decode(v); err != nil && !errors.Is(err, io.EOF) {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			return err
+		}
+		return fmt.Errorf("%w: the body is not the JSON this request takes: %v", errBadRequest, err)
+	}
+	return nil
+}
+
+// requestID names one request in its error and in the server's log.
+func requestID() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:]) // crypto/rand does not fail on Linux ≥ 3.17
+	return hex.EncodeToString(b[:])
+}
+
+// limitOf is the limit parameter, 0 when absent.
+func limitOf(s string) (int, error) {
+	if s == "" {
+		return 0, nil
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 0 {
+		return 0, fmt.Errorf("%w: limit %q is not a count", errBadRequest, s)
+	}
+	return n, nil
+}
