@@ -39,12 +39,10 @@ type ServeUser struct {
 	Name    string    `json:"name"`
 	Type    string    `json:"type"`
 	Created time.Time `json:"created"`
-	// ID is the token's public part: a bearer token names its user by it.
-	ID   string `json:"-"`
-	hash []byte
 }
 
-// storedUser is ServeUser as the users file holds it.
+// storedUser is ServeUser as the users file holds it, with the token's
+// public part (ID: a bearer token names its user by it) and its hash.
 type storedUser struct {
 	Name    string    `json:"name"`
 	Type    string    `json:"type"`
@@ -169,7 +167,7 @@ func (e *Workspace) AddUser(r UserAddRequest) (UserAddResult, error) {
 }
 
 func (s storedUser) user() ServeUser {
-	return ServeUser{Name: s.Name, Type: s.Type, Created: s.Created, ID: s.ID, hash: []byte(s.Hash)}
+	return ServeUser{Name: s.Name, Type: s.Type, Created: s.Created}
 }
 
 // ListUsers is every user of `lockgate serve`, in the order added.

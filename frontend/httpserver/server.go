@@ -55,7 +55,7 @@ func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-		io.WriteString(w, "ok\n")
+		_, _ = io.WriteString(w, "ok\n") // the client gone: nothing to tell
 	})
 	mux.HandleFunc("POST /lfs/locks", s.lfs(true, s.createLock))
 	mux.HandleFunc("GET /lfs/locks", s.lfs(false, s.listLocks))
@@ -87,7 +87,11 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener, drain time.Duration
 	if err := hs.Shutdown(sctx); err != nil {
 		return fmt.Errorf("stopping: %w", err)
 	}
-	<-done
+	// Serve returns http.ErrServerClosed once Shutdown starts: that is
+	// the stop asked for.
+	if err := <-done; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("serving: %w", err)
+	}
 	return nil
 }
 
