@@ -10,15 +10,19 @@ import (
 // LogEvent is one lock event as `log` shows it.
 type LogEvent = journal.Event
 
-// LogRequest is `log`'s filters: events of the last Since (0: all) of
-// worker Worker, with action Action, on key Key ("" any).
+// LogRequest is `log`'s filters: events of the last Since (0: all), at
+// or after From and before Until (zero: no bound), of worker Worker, with
+// action Action, on key Key ("" any); of those the newest Limit (0: all).
 type LogRequest struct {
 	Since               time.Duration
+	From, Until         time.Time
 	Worker, Action, Key string
+	Limit               int
 }
 
 func (r LogRequest) keep(ev LogEvent) bool {
-	return (r.Worker == "" || ev.Worker == r.Worker) &&
+	return (r.Until.IsZero() || ev.Timestamp.Before(r.Until)) &&
+		(r.Worker == "" || ev.Worker == r.Worker) &&
 		(r.Action == "" || ev.Action == r.Action) &&
 		(r.Key == "" || ev.Key == r.Key)
 }
@@ -30,9 +34,12 @@ func (r LogRequest) keep(ev LogEvent) bool {
 // unrecorded.
 func (e *Workspace) Log(ctx context.Context, r LogRequest) ([]LogEvent, error) {
 	e.recoverInterrupted(ctx)
-	var from time.Time
+	if r.Limit < 0 {
+		return nil, Usagef("log: the limit must not be negative")
+	}
+	from := r.From
 	if r.Since > 0 {
-		from = e.Now().Add(-r.Since)
+		from = maxTime(from, e.Now().Add(-r.Since))
 	}
 	all, err := e.allEvents(ctx, from)
 	if err != nil {
@@ -44,5 +51,16 @@ func (e *Workspace) Log(ctx context.Context, r LogRequest) ([]LogEvent, error) {
 			out = append(out, ev)
 		}
 	}
+	if r.Limit > 0 && len(out) > r.Limit {
+		out = out[len(out)-r.Limit:]
+	}
 	return out, nil
+}
+
+// maxTime is the later of a and b.
+func maxTime(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
 }

@@ -2,6 +2,7 @@ package service
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"testing"
 	"time"
@@ -31,6 +32,11 @@ func TestLog(t *testing.T) {
 		{name: "action", req: LogRequest{Action: journal.ActionRelease}, want: []ev{{"other", journal.ActionRelease, "env:staging"}}},
 		{name: "key", req: LogRequest{Key: "src/a.go"}, want: []ev{{"me", journal.ActionAcquire, "src/a.go"}}},
 		{name: "none", req: LogRequest{Worker: "nobody"}, want: []ev{}},
+		{name: "from", req: LogRequest{From: f.clock.now().Add(-time.Hour)}, want: []ev{{"other", journal.ActionAcquire, "env:staging"}, {"other", journal.ActionRelease, "env:staging"}}},
+		{name: "until", req: LogRequest{Until: f.clock.now().Add(-time.Hour)}, want: []ev{{"me", journal.ActionAcquire, "src/a.go"}}},
+		{name: "from and since: the later", req: LogRequest{From: f.clock.now().Add(-3 * time.Hour), Since: time.Hour}, want: []ev{{"other", journal.ActionAcquire, "env:staging"}, {"other", journal.ActionRelease, "env:staging"}}},
+		{name: "limit: the newest", req: LogRequest{Limit: 1}, want: []ev{{"other", journal.ActionRelease, "env:staging"}}},
+		{name: "limit above the count", req: LogRequest{Limit: 10, Worker: "me"}, want: []ev{{"me", journal.ActionAcquire, "src/a.go"}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -54,5 +60,13 @@ func TestLog(t *testing.T) {
 				t.Fatal("nil events: --json would print null, not []")
 			}
 		})
+	}
+	e, err := Load(ctx, Options{Dir: f.repo.Dir, As: "me", Clock: f.clock.now, Getenv: func(string) string { return "" }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var usage *UsageError
+	if _, err := e.Log(ctx, LogRequest{Limit: -1}); !errors.As(err, &usage) {
+		t.Fatalf("a negative limit: %v, want a usage error", err)
 	}
 }
