@@ -19,19 +19,25 @@ const serveDrain = 10 * time.Second
 
 func serveCommand() *command {
 	var (
-		listen     string
-		publicRead bool
+		listen          string
+		publicRead      bool
+		tlsCert, tlsKey string
 	)
 	return &command{
 		noArgs:     true,
 		takesLocks: true,
 		usage:      "serve",
-		short:      "serve the lock table over HTTP: the git-lfs File Locking API under /lfs (docs/serve.md)",
+		short:      "serve the lock table over HTTP: the git-lfs File Locking API under /lfs, the JSON API under /api/v1 (docs/serve.md)",
 		flags: func(fs *pflag.FlagSet) {
 			fs.StringVar(&listen, "listen", "127.0.0.1:7480", "address to listen on, HOST:PORT")
 			fs.BoolVar(&publicRead, "public-read", false, "let requests that only read the locks in without a token")
+			fs.StringVar(&tlsCert, "tls-cert", "", "serve HTTPS with the PEM certificate (chain) in `FILE` (with --tls-key)")
+			fs.StringVar(&tlsKey, "tls-key", "", "the PEM private key of --tls-cert, in `FILE`")
 		},
 		run: func(ctx context.Context, a *app, _ []string) error {
+			if (tlsCert == "") != (tlsKey == "") {
+				return service.Usagef("serve: give --tls-cert and --tls-key together, or neither")
+			}
 			a.purpose.Server = true
 			e, err := a.workspace(ctx)
 			if err != nil {
@@ -41,7 +47,16 @@ func serveCommand() *command {
 			if err != nil {
 				return service.Usagef("serve --listen %s: %v", listen, err)
 			}
-			fmt.Fprintf(a.stdio.Err, "lockgate: serving the locks of %s on http://%s (git-lfs: http://NAME:TOKEN@%s/lfs)\n", e.StoreLabel(), ln.Addr(), ln.Addr())
+			scheme := "http"
+			if tlsCert != "" {
+				tl, err := httpserver.WithTLS(ln, tlsCert, tlsKey)
+				if err != nil {
+					_ = ln.Close() // never served on: nothing to lose
+					return service.Usagef("serve --tls-cert %s --tls-key %s: %v", tlsCert, tlsKey, err)
+				}
+				ln, scheme = tl, "https"
+			}
+			fmt.Fprintf(a.stdio.Err, "lockgate: serving the locks of %s on %s://%s (git-lfs: %s://NAME:TOKEN@%s/lfs)\n", e.StoreLabel(), scheme, ln.Addr(), scheme, ln.Addr())
 			srv := httpserver.New(e, httpserver.Options{PublicRead: publicRead, Log: func(format string, args ...any) {
 				fmt.Fprintf(a.stdio.Err, "lockgate: %s\n", safetext.Text(fmt.Sprintf(format, args...)))
 			}})

@@ -3,6 +3,7 @@ package httpserver
 import (
 	"context"
 	"crypto/rand"
+	"crypto/tls"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -29,7 +30,9 @@ const maxBody = 64 << 10
 type Options struct {
 	// PublicRead lets requests that only read the locks in without a token.
 	PublicRead bool
-	// Log receives one line per refused or failed request; nil drops them.
+	// Log receives one line per request (method, path, status, user,
+	// duration, request id) and the error of each the server could not
+	// answer; nil drops them. No token reaches it.
 	Log func(format string, args ...any)
 }
 
@@ -61,7 +64,71 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /lfs/locks", s.lfs(false, s.listLocks))
 	mux.HandleFunc("POST /lfs/locks/verify", s.lfs(false, s.verifyLocks))
 	mux.HandleFunc("POST /lfs/locks/{id}/unlock", s.lfs(true, s.unlock))
-	return mux
+	s.apiRoutes(mux)
+	return s.logged(mux)
+}
+
+// reqInfo is what a request's log line says that only its handler learns.
+type reqInfo struct {
+	id   string
+	user string // "" until a token names the user
+}
+
+type reqInfoKey struct{}
+
+// statusWriter remembers the status a handler answered.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (w *statusWriter) WriteHeader(status int) {
+	if w.status == 0 {
+		w.status = status
+	}
+	w.ResponseWriter.WriteHeader(status)
+}
+
+func (w *statusWriter) Write(b []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+// logged gives each request an id and logs one line when it is answered:
+// method, path (never the query or a header, where a token could be),
+// status, user, duration, request id.
+func (s *Server) logged(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		info := &reqInfo{id: requestID()}
+		sw := &statusWriter{ResponseWriter: w}
+		h.ServeHTTP(sw, r.WithContext(context.WithValue(r.Context(), reqInfoKey{}, info)))
+		user := info.user
+		if user == "" {
+			user = "-"
+		}
+		s.opts.Log("%s %s %d user=%s %s request=%s", r.Method, r.URL.Path, answered(sw.status), user,
+			time.Since(start).Round(time.Microsecond), info.id)
+	})
+}
+
+// answered is the status a handler answered, 200 when it wrote nothing.
+func answered(status int) int {
+	if status == 0 {
+		return http.StatusOK
+	}
+	return status
+}
+
+// requestIDOf is the id logged gives r, or a new one for a request that
+// did not pass through it.
+func requestIDOf(r *http.Request) string {
+	if info, ok := r.Context().Value(reqInfoKey{}).(*reqInfo); ok {
+		return info.id
+	}
+	return requestID()
 }
 
 // Serve answers on ln until ctx is done, then stops taking connections
@@ -104,7 +171,7 @@ type handler func(ctx context.Context, e *service.Workspace, r *http.Request) (i
 // time, and errors as {message, request_id}.
 func (s *Server) lfs(write bool, h handler) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		rid := requestID()
+		rid := requestIDOf(r)
 		w.Header().Set("Content-Type", lfsType)
 		e, err := s.authenticate(r, write)
 		if err == nil {
@@ -141,6 +208,9 @@ func (s *Server) authenticate(r *http.Request, write bool) (*service.Workspace, 
 	u, err := s.e.Authenticate(name, token)
 	if err != nil {
 		return nil, err
+	}
+	if info, ok := r.Context().Value(reqInfoKey{}).(*reqInfo); ok {
+		info.user = u.Name
 	}
 	return s.e.As(u)
 }
@@ -224,4 +294,14 @@ func limitOf(s string) (int, error) {
 		return 0, fmt.Errorf("%w: limit %q is not a count", errBadRequest, s)
 	}
 	return n, nil
+}
+
+// WithTLS is ln answering HTTPS with the certificate (chain) in certFile
+// and its private key in keyFile, both PEM.
+func WithTLS(ln net.Listener, certFile, keyFile string) (net.Listener, error) {
+	cert, err := tls.LoadX509KeyPair(certFile, keyFile)
+	if err != nil {
+		return nil, fmt.Errorf("the TLS certificate and key: %w", err)
+	}
+	return tls.NewListener(ln, &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}), nil
 }

@@ -1,0 +1,261 @@
+package httpserver
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/lockgate/lockgate/internal/duration"
+	"github.com/lockgate/lockgate/model/locks"
+	"github.com/lockgate/lockgate/service"
+	"github.com/lockgate/lockgate/service/outcome"
+)
+
+// apiType is the JSON API's content type.
+const apiType = "application/json; charset=utf-8"
+
+// maxAPIWait bounds the wait of POST /api/v1/locks: the server answers one
+// request at a time, and a wait past WriteTimeout could not be answered.
+const maxAPIWait = 30 * time.Second
+
+// The JSON API's classes for what only HTTP refuses, beside outcome's.
+const (
+	classUnauthorized = "unauthorized"
+	classNotFound     = "not_found"
+)
+
+// apiRoutes adds the JSON API under /api/v1/ to mux.
+func (s *Server) apiRoutes(mux *http.ServeMux) {
+	mux.HandleFunc("GET /api/v1/locks", s.api(false, s.apiLocks))
+	mux.HandleFunc("GET /api/v1/events", s.api(false, s.apiEvents))
+	mux.HandleFunc("GET /api/v1/packages", s.api(false, s.apiPackages))
+	mux.HandleFunc("POST /api/v1/locks", s.api(true, s.apiAcquire))
+	mux.HandleFunc("DELETE /api/v1/locks/{key...}", s.api(true, s.apiRelease))
+	mux.HandleFunc("/api/v1/", func(w http.ResponseWriter, r *http.Request) {
+		s.apiFail(w, r, &routeError{method: r.Method, path: r.URL.Path})
+	})
+}
+
+// routeError is a request for something the API does not serve.
+type routeError struct{ method, path string }
+
+func (e *routeError) Error() string {
+	return fmt.Sprintf("%s %s: the JSON API serves no such request (docs/serve.md)", e.method, e.path)
+}
+
+// api wraps h for the JSON API: the content type, the token (always for
+// writes, for reads unless PublicRead), the one service call at a time,
+// and errors as {error: {...}}.
+func (s *Server) api(write bool, h handler) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		e, err := s.authenticate(r, write)
+		if err == nil {
+			s.mu.Lock()
+			var status int
+			var body any
+			status, body, err = h(r.Context(), e, r)
+			s.mu.Unlock()
+			if err == nil {
+				w.Header().Set("Content-Type", apiType)
+				w.WriteHeader(status)
+				_ = json.NewEncoder(w).Encode(body) // the client gone: nothing to tell
+				return
+			}
+		}
+		s.apiFail(w, r, err)
+	}
+}
+
+// apiError is the JSON API's error object: outcome's classification of
+// err, as `--json` and the MCP tools give it, with its hints as a list.
+type apiError struct {
+	// Code is the exit code lockgate's CLI gives the same outcome.
+	Code      int               `json:"code"`
+	Class     string            `json:"class"`
+	Reason    string            `json:"reason,omitempty"`
+	Message   string            `json:"message"`
+	Hints     []string          `json:"hints"`
+	Expected  string            `json:"expected,omitempty"`
+	HeldBy    *service.LockView `json:"held_by,omitempty"`
+	RequestID string            `json:"request_id"`
+}
+
+// apiFail answers err as {error: apiError} with the status its exit code
+// maps to (docs/serve.md), and logs what the server could not classify.
+func (s *Server) apiFail(w http.ResponseWriter, r *http.Request, err error) {
+	o := outcome.Of(err, outcome.Context{})
+	body := apiError{Code: o.Exit, Class: o.Class, Reason: o.Reason, Message: err.Error(), Hints: append([]string{}, o.Hints...),
+		Expected: o.Expected, RequestID: requestIDOf(r)}
+	if o.Held != nil {
+		v := service.ViewOf(*o.Held)
+		body.HeldBy = &v
+	}
+	status := statusOf(o.Exit)
+	var (
+		auth   *service.AuthError
+		route  *routeError
+		tooBig *http.MaxBytesError
+	)
+	switch {
+	case errors.As(err, &auth):
+		status, body.Code, body.Class = http.StatusUnauthorized, outcome.ExitNotPermitted, classUnauthorized
+		w.Header().Set("WWW-Authenticate", `Basic realm="lockgate"`)
+	case errors.As(err, &route):
+		status, body.Code, body.Class = http.StatusNotFound, outcome.ExitUsage, classNotFound
+	case errors.As(err, &tooBig):
+		status, body.Code, body.Class = http.StatusRequestEntityTooLarge, outcome.ExitUsage, outcome.ClassInvalidArgument
+	case errors.Is(err, errBadRequest):
+		status, body.Code, body.Class = http.StatusBadRequest, outcome.ExitUsage, outcome.ClassInvalidArgument
+	}
+	if status >= http.StatusInternalServerError {
+		s.opts.Log("%s %s (request %s): %v", r.Method, r.URL.Path, body.RequestID, err)
+	}
+	w.Header().Set("Content-Type", apiType)
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(map[string]any{"error": body}) // the client gone: nothing to tell
+}
+
+// statusOf is the HTTP status of an exit code (the table in docs/serve.md).
+func statusOf(exit int) int {
+	switch exit {
+	case outcome.ExitOK:
+		return http.StatusOK
+	case outcome.ExitPolicy, outcome.ExitLockFailed:
+		return http.StatusConflict
+	case outcome.ExitUsage:
+		return http.StatusBadRequest
+	case outcome.ExitRateLimited:
+		return http.StatusTooManyRequests
+	case outcome.ExitNotPermitted:
+		return http.StatusForbidden
+	default:
+		return http.StatusServiceUnavailable
+	}
+}
+
+// apiLocks is every live lock, as `lockgate lock list --json` shows it.
+func (s *Server) apiLocks(ctx context.Context, e *service.Workspace, _ *http.Request) (int, any, error) {
+	res, err := e.ListLocks(ctx, service.ListRequest{Recover: true})
+	return http.StatusOK, res.Rows, err
+}
+
+// apiEvents is the journal's events, newest last, as `lockgate log --json`
+// shows them: since (a duration back from now, or an RFC 3339 time),
+// until (an RFC 3339 time), key, worker, action, limit (the newest N).
+func (s *Server) apiEvents(ctx context.Context, e *service.Workspace, r *http.Request) (int, any, error) {
+	q := r.URL.Query()
+	req := service.LogRequest{Key: q.Get("key"), Worker: q.Get("worker"), Action: q.Get("action")}
+	var err error
+	if req.Limit, err = limitOf(q.Get("limit")); err != nil {
+		return 0, nil, err
+	}
+	if since := q.Get("since"); since != "" {
+		if req.From, err = time.Parse(time.RFC3339, since); err != nil {
+			if req.Since, err = duration.Parse(since); err != nil || req.Since < 0 {
+				return 0, nil, fmt.Errorf("%w: since %q is neither an RFC 3339 time nor a duration", errBadRequest, since)
+			}
+		}
+	}
+	if until := q.Get("until"); until != "" {
+		if req.Until, err = time.Parse(time.RFC3339, until); err != nil {
+			return 0, nil, fmt.Errorf("%w: until %q is not an RFC 3339 time", errBadRequest, until)
+		}
+	}
+	evs, err := e.Log(ctx, req)
+	return http.StatusOK, evs, err
+}
+
+// apiPackages is the work-package queue, as `lockgate packages --json`
+// shows it.
+func (s *Server) apiPackages(ctx context.Context, e *service.Workspace, _ *http.Request) (int, any, error) {
+	q, err := e.ListPackages(ctx, "")
+	if err != nil {
+		return 0, nil, err
+	}
+	return http.StatusOK, map[string]any{"path": q.Path, "packages": q.Packages, "counts": q.Counts, "drained": q.Drained(), "store": e.StoreName()}, nil
+}
+
+// acquireBody is POST /api/v1/locks: durations as lockgate writes them
+// (30m, 8h, 2d).
+type acquireBody struct {
+	Keys   []string `json:"keys"`
+	TTL    string   `json:"ttl"`
+	Reason string   `json:"reason"`
+	Wait   string   `json:"wait"`
+}
+
+// apiAcquire takes the locks as the request's user, all or nothing, as
+// `lockgate lock acquire --json` does.
+func (s *Server) apiAcquire(ctx context.Context, e *service.Workspace, r *http.Request) (int, any, error) {
+	var b acquireBody
+	if err := decode(r, &b); err != nil {
+		return 0, nil, err
+	}
+	if len(b.Keys) == 0 {
+		return 0, nil, fmt.Errorf("%w: keys: give at least one key", errBadRequest)
+	}
+	req := service.AcquireRequest{Keys: b.Keys, Tool: true, Reason: b.Reason}
+	var err error
+	if req.TTL, err = durationOf("ttl", b.TTL); err != nil {
+		return 0, nil, err
+	}
+	if req.Wait, err = durationOf("wait", b.Wait); err != nil {
+		return 0, nil, err
+	}
+	if req.Wait > maxAPIWait {
+		return 0, nil, fmt.Errorf("%w: wait %s: at most %s through the server", errBadRequest, b.Wait, duration.Format(maxAPIWait))
+	}
+	res, err := e.AcquireLocks(ctx, req)
+	return http.StatusOK, service.AcquiredViews(res.Locks), err
+}
+
+// durationOf parses field's value, "" as 0.
+func durationOf(field, v string) (time.Duration, error) {
+	if v == "" {
+		return 0, nil
+	}
+	d, err := duration.Parse(v)
+	if err != nil || d < 0 {
+		return 0, fmt.Errorf("%w: %s %q is not a duration (30m, 8h, 2d)", errBadRequest, field, v)
+	}
+	return d, nil
+}
+
+// apiRelease releases the user's lock on the key, as `lockgate lock release
+// --json` does; with ?force=true it clears whoever's lock it is, as
+// `lockgate lock clear --force --json` does (logged as lock_clear).
+func (s *Server) apiRelease(ctx context.Context, e *service.Workspace, r *http.Request) (int, any, error) {
+	key := r.PathValue("key")
+	force, err := boolOf("force", r.URL.Query().Get("force"))
+	if err != nil {
+		return 0, nil, err
+	}
+	if force {
+		res, err := e.ClearLocks(ctx, service.ClearRequest{Target: key, Force: true})
+		return http.StatusOK, res, err
+	}
+	res, err := e.ReleaseLocks(ctx, service.ReleaseRequest{Keys: []string{key}, Tool: true})
+	return http.StatusOK, releasedBody(e, res), err
+}
+
+// releasedBody is a release as `lockgate lock release --json` shows it.
+func releasedBody(e *service.Workspace, res locks.ReleaseResult) map[string]any {
+	return map[string]any{"released": service.ViewsOf(res.Removed), "forced": service.ViewsOf(res.Forced),
+		"missing": append([]string{}, res.Missing...), "store": e.StoreName()}
+}
+
+// boolOf parses a boolean query parameter, "" as false.
+func boolOf(name, v string) (bool, error) {
+	if v == "" {
+		return false, nil
+	}
+	b, err := strconv.ParseBool(v)
+	if err != nil {
+		return false, fmt.Errorf("%w: %s %q is not true or false", errBadRequest, name, v)
+	}
+	return b, nil
+}
