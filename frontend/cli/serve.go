@@ -27,7 +27,7 @@ func serveCommand() *command {
 		noArgs:     true,
 		takesLocks: true,
 		usage:      "serve",
-		short:      "serve the lock table over HTTP: the git-lfs File Locking API under /lfs, the JSON API under /api/v1 (docs/serve.md)",
+		short:      "serve the lock table over HTTP: the git-lfs File Locking API under /lfs (docs/serve.md)",
 		flags: func(fs *pflag.FlagSet) {
 			fs.StringVar(&listen, "listen", "127.0.0.1:7480", "address to listen on, HOST:PORT")
 			fs.BoolVar(&publicRead, "public-read", false, "let requests that only read the locks in without a token")
