@@ -24,6 +24,7 @@ func newFixture(t *testing.T) *fixture {
 	ctx := context.Background()
 	r := gittest.New(t)
 	r.Write("a.bin", "a\n")
+	r.Write("work-packages.yaml", "packages:\n  - id: WP-1\n    title: one\n    locks: {files: [a.bin]}\n")
 	r.Commit("init")
 	e, err := service.Load(ctx, service.Options{Dir: r.Dir, As: "server", Getenv: func(string) string { return "" }})
 	if err != nil {
