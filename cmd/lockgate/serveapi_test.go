@@ -106,3 +106,24 @@ func TestServeJSONAPI(t *testing.T) {
 		t.Fatalf("GET /api/v1/events: %d %+v", status, events)
 	}
 }
+
+// TestServeTLSFlags: --tls-cert and --tls-key go together, and files that
+// are no certificate and key are refused before anything is served.
+func TestServeTLSFlags(t *testing.T) {
+	t.Parallel()
+	c := newCLIRepo(t)
+	c.repo.Write("cert.pem", "not a certificate\n")
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--tls-cert", "cert.pem"}, "give --tls-cert and --tls-key together, or neither"},
+		{[]string{"--tls-key", "cert.pem"}, "give --tls-cert and --tls-key together, or neither"},
+		{[]string{"--tls-cert", "cert.pem", "--tls-key", "cert.pem"}, "the TLS certificate and key"},
+	} {
+		args := append([]string{"serve", "--listen", "127.0.0.1:0"}, tc.args...)
+		if code, out := c.run("server", args...); code != 2 || !strings.Contains(out, tc.want) {
+			t.Errorf("lockgate %s: exit %d, want 2 saying %q: %s", strings.Join(args, " "), code, tc.want, out)
+		}
+	}
+}
