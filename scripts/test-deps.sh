@@ -41,8 +41,9 @@ if ! { $sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $sudo apt-get 
   echo "test-deps: could not install ${need[*]} with apt-get (need root or sudo); install them and rerun make test" >&2
   exit 1
 fi
-for p in git pre-commit redis-server tmux chromium; do
+for p in git pre-commit redis-server tmux; do
   command -v "$p" >/dev/null 2>&1 || { echo "test-deps: $p still missing after apt-get" >&2; exit 1; }
 done
+command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || { echo "test-deps: chromium still missing after apt-get" >&2; exit 1; }
 # Debian starts the packaged service; tests start their own servers.
 if command -v service >/dev/null 2>&1; then $sudo service redis-server stop >/dev/null 2>&1 || true; fi
