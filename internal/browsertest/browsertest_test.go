@@ -8,22 +8,29 @@ import (
 	"testing"
 )
 
-// TestDumpDOMRunsScripts loads a page whose script writes the text the
-// test looks for: the DOM returned is the one the script left.
-func TestDumpDOMRunsScripts(t *testing.T) {
+// TestPageRunsScripts loads a page whose script writes, after a while,
+// the text the test waits for; a click runs the page's handler; the DOM
+// returned is the one the script left.
+func TestPageRunsScripts(t *testing.T) {
 	t.Parallel()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/s.js" {
 			w.Header().Set("Content-Type", "text/javascript")
-			fmt.Fprint(w, `setTimeout(() => { document.getElementById("out").textContent = "written " + location.hash; }, 500);`)
+			fmt.Fprint(w, `setTimeout(() => { document.getElementById("out").textContent = "written " + location.hash; }, 300);
+document.getElementById("b").addEventListener("click", () => { document.getElementById("out").textContent = "clicked"; });`)
 			return
 		}
-		fmt.Fprint(w, `<!DOCTYPE html><html><body><p id="out">empty</p><script src="/s.js"></script></body></html>`)
+		fmt.Fprint(w, `<!DOCTYPE html><html><body><p id="out">empty</p><button id="b">b</button><script src="/s.js"></script></body></html>`)
 	}))
 	defer srv.Close()
-	dom := DumpDOM(t, srv.URL+"/#x=1", Options{})
-	if !strings.Contains(dom, `<p id="out">written #x=1</p>`) {
+	p := Open(t, srv.URL+"/#x=1", Options{})
+	p.WaitFor(`document.getElementById("out").textContent !== "empty"`)
+	if dom := p.DOM(); !strings.Contains(dom, `<p id="out">written #x=1</p>`) {
 		t.Fatalf("the DOM does not show the script's text:\n%s", dom)
+	}
+	p.Eval(`document.getElementById("b").click()`)
+	if got := string(p.Eval(`document.getElementById("out").textContent`)); got != `"clicked"` {
+		t.Fatalf("after the click the text is %s", got)
 	}
 }
 

@@ -1,11 +1,15 @@
-// Package browsertest drives a real headless chromium for tests: DumpDOM
-// loads a page, lets its scripts run and returns the document as the
-// browser left it (chromium's --dump-dom), so a test can see what a page
-// rendered from its data, not what the server sent.
+// Package browsertest drives a real headless chromium for tests, over the
+// DevTools protocol on a pipe (--remote-debugging-pipe): Open starts a
+// browser with a fresh profile and loads a page; WaitFor waits until a
+// script expression holds in it; Eval runs script in it (a click, a
+// question); DOM returns the document as the page's scripts left it, so a
+// test sees what a page rendered from its data, not what the server sent.
 //
-//	dom := browsertest.DumpDOM(t, srv.URL+"/#worker=bob", browsertest.Options{})
+//	p := browsertest.Open(t, srv.URL+"/#worker=bob", browsertest.Options{})
+//	p.WaitFor(`document.querySelectorAll("#locks tbody tr").length > 0`)
+//	dom := p.DOM()
 //
-// Each call runs its own browser with a fresh profile in a temporary
-// directory. When chromium is not installed, DumpDOM fails the test (it
-// never skips): `make test` installs it through scripts/test-deps.sh.
+// The browser is stopped, with every process it started, when the test
+// ends. When chromium is not installed, Open fails the test (it never
+// skips): `make test` installs it through scripts/test-deps.sh.
 package browsertest
