@@ -38,8 +38,11 @@ func newHandler(src Source, every time.Duration) http.Handler {
 	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
 		http.ServeFileFS(w, r, static, "static/index.html")
 	})
-	// The embedded tree is rooted at static/, as the page's paths are.
-	mux.Handle("GET /static/", http.FileServerFS(static))
+	// One file by name: the directory itself is not listed. The name is
+	// one clean path segment, and the embedded tree holds nothing else.
+	mux.HandleFunc("GET /static/{file}", func(w http.ResponseWriter, r *http.Request) {
+		http.ServeFileFS(w, r, static, "static/"+r.PathValue("file"))
+	})
 	mux.HandleFunc("GET /board.json", func(w http.ResponseWriter, r *http.Request) { serveJSON(w, r, src) })
 	mux.HandleFunc("GET /board/stream", func(w http.ResponseWriter, r *http.Request) { serveStream(w, r, src, every) })
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -203,7 +203,7 @@ func TestPageHeaders(t *testing.T) {
 			t.Errorf("GET %s: no X-Content-Type-Options: nosniff", path)
 		}
 	}
-	for _, path := range []string{"/nothing", "/static/none.js"} {
+	for _, path := range []string{"/nothing", "/static/none.js", "/static/", "/static/../webboard.go"} {
 		res, err := http.Get(srv.URL + path)
 		if err != nil {
 			t.Fatal(err)
