@@ -50,8 +50,8 @@ func holders(t *testing.T, p *browsertest.Page) []string {
 
 // TestPageInBrowser loads the board in a real headless chromium: the
 // rows, the pause, the queue and the events are rendered, the hostile
-// reason is text (escaped in the DOM, no <img> element), and stale and
-// corrupt records are marked.
+// reason is text (escaped in the DOM, no <img> element), stale and
+// corrupt records are marked, and inline script does not run.
 func TestPageInBrowser(t *testing.T) {
 	t.Parallel()
 	url := serve(t, Handler(&fakeSource{view: snapshot(time.Now())}))
@@ -93,6 +93,12 @@ func TestPageInBrowser(t *testing.T) {
 		}
 	}
 	p.WaitFor(`document.getElementById("status").textContent === "live"`)
+	// Had markup got into the page, the policy would still keep its
+	// inline script from running.
+	inject := `(() => { const s = document.createElement("script"); s.textContent = "window.injected = true"; document.body.append(s); return window.injected === undefined; })()`
+	if string(p.Eval(inject)) != "true" {
+		t.Error("an inline script ran in the page: the content security policy is not applied")
+	}
 }
 
 // TestPageFilterFromURL: a filter in the address (#worker=, ?key=) is the
