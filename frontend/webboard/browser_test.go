@@ -62,8 +62,8 @@ func TestPageInBrowser(t *testing.T) {
 	for _, want := range []string{
 		`<td class="holder">bob</td>`, `<td class="key">src/api/**</td>`,
 		`<td class="reason">&lt;img src=x onerror=alert(1)&gt;</td>`,
-		`<tr class="stale"`, `<td class="holder">carol</td>`, `<td class="mark">STALE</td>`,
-		`<tr class="corrupt"`, `<td class="key">broken.json</td>`, `<td class="mark">CORRUPT</td>`,
+		`<tr class="stale">`, `<td class="holder">carol</td>`, `<td class="mark">STALE</td>`,
+		`<tr class="corrupt">`, `<td class="key">broken.json</td>`, `<td class="mark">CORRUPT</td>`,
 	} {
 		if !strings.Contains(rows, want) {
 			t.Errorf("the locks table lacks %s:\n%s", want, rows)

@@ -84,7 +84,6 @@
     rows.sort(compare);
     const trs = rows.map((l) => {
       const tr = el("tr", null, l.corrupt ? "corrupt" : l.stale ? "stale" : "");
-      tr.dataset.holder = l.holder;
       if (l.corrupt) {
         tr.append(el("td", "?"), el("td", "?"), el("td", l.key, "key"), el("td", l.error, "reason"), el("td", "?"), el("td", "CORRUPT", "mark"));
       } else {
