@@ -4,6 +4,7 @@ import (
 	"context"
 	"embed"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"time"
@@ -12,13 +13,27 @@ import (
 )
 
 // Source gives the board its snapshots: the service's Board, or any
-// program that has a service.BoardView to show.
+// program that has a service.BoardView to show. Snapshot is called for
+// every request and every frame of every stream, from as many goroutines
+// as there are clients: a Source must be safe for concurrent use.
 type Source interface {
 	Snapshot(ctx context.Context) (service.BoardView, error)
 }
 
+// SourceFunc is a function as a Source: one that reads each snapshot
+// afresh, for instance from a new service.Board a call (a Board keeps
+// what it parsed between frames and is not shared between goroutines).
+type SourceFunc func(ctx context.Context) (service.BoardView, error)
+
+// Snapshot calls f.
+func (f SourceFunc) Snapshot(ctx context.Context) (service.BoardView, error) { return f(ctx) }
+
 // streamEvery is how often the stream pushes a new snapshot.
 const streamEvery = 2 * time.Second
+
+// streamSlack is how long past a frame's interval its write may take
+// before the stream is given up as stuck.
+const streamSlack = 30 * time.Second
 
 // csp lets the page load only its own script, style and data: a key or
 // reason that got into the page as markup could still run nothing.
@@ -91,9 +106,17 @@ func serveStream(w http.ResponseWriter, r *http.Request, src Source, every time.
 	h.Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
 	ctx := r.Context()
+	rc := http.NewResponseController(w)
 	tick := time.NewTicker(every)
 	defer tick.Stop()
 	for {
+		// A server's WriteTimeout bounds a whole response: each frame
+		// moves the deadline on, so that it ends a stuck client, not a
+		// stream that is still being read. A connection without
+		// deadlines (a test's recorder) has nothing to move.
+		if err := rc.SetWriteDeadline(time.Now().Add(every + streamSlack)); err != nil && !errors.Is(err, http.ErrNotSupported) {
+			return
+		}
 		if err := writeEvent(w, ctx, src); err != nil {
 			return
 		}

@@ -318,3 +318,27 @@ func TestStreamStopsOnCancel(t *testing.T) {
 		t.Fatalf("the stream began %q", rec.Body.String()[:min(rec.Body.Len(), 80)])
 	}
 }
+
+// TestStreamOutlivesWriteTimeout: a server's WriteTimeout, which bounds a
+// whole response, does not end a stream that is being read; the stream
+// moves the deadline on each frame.
+func TestStreamOutlivesWriteTimeout(t *testing.T) {
+	t.Parallel()
+	src := SourceFunc(func(context.Context) (service.BoardView, error) { return snapshot(fixedNow), nil })
+	srv := httptest.NewUnstartedServer(newHandler(src, 20*time.Millisecond))
+	srv.Config.WriteTimeout = 100 * time.Millisecond
+	srv.Start()
+	defer srv.Close()
+	res, err := http.Get(srv.URL + "/board/stream")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	r := bufio.NewReader(res.Body)
+	// 30 frames of 20 ms: six times the write timeout.
+	for i := range 30 {
+		if event, _ := readEvent(t, r); event != "board" {
+			t.Fatalf("event %d is %q", i, event)
+		}
+	}
+}

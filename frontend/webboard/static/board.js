@@ -5,6 +5,7 @@
 
 (function () {
   const pollEvery = 2000;
+  const retryEvery = 30000;
   let data = null;      // the last snapshot
   let receivedAt = 0;   // when it arrived (performance.now()), for the countdown
   let sort = { col: "left", dir: 1 };
@@ -165,20 +166,27 @@
       .catch((err) => status("cannot read the board: " + err.message));
   }
 
-  // The stream, or polling when the browser cannot keep it open.
+  // The stream, or polling while the browser cannot keep it open: the
+  // stream is tried again every retryEvery, and polling stops once it
+  // is back.
   function connect() {
     if (typeof EventSource === "undefined") { startPolling(); return; }
     const es = new EventSource("/board/stream");
-    es.addEventListener("open", () => status("live"));
+    es.addEventListener("open", () => { stopPolling(); status("live"); });
     es.addEventListener("board", (ev) => { show(JSON.parse(ev.data)); status("live"); });
     es.addEventListener("problem", (ev) => status(JSON.parse(ev.data).error));
-    es.addEventListener("error", () => { es.close(); startPolling(); });
+    es.addEventListener("error", () => { es.close(); startPolling(); setTimeout(connect, retryEvery); });
   }
 
   function startPolling() {
     if (polling) return;
     polling = setInterval(poll, pollEvery);
     poll();
+  }
+
+  function stopPolling() {
+    clearInterval(polling);
+    polling = null;
   }
 
   for (const th of document.querySelectorAll("#locks th")) {
