@@ -12,8 +12,9 @@ import (
 	"github.com/lockgate/lockgate/service"
 )
 
-// Source gives the board its snapshots: the service's Board, or any
-// program that has a service.BoardView to show. Snapshot is called for
+// Source gives the board its snapshots: the service's board (through
+// SourceFunc), or any program that has a service.BoardView to show.
+// Snapshot is called for
 // every request and every frame of every stream, from as many goroutines
 // as there are clients: a Source must be safe for concurrent use.
 type Source interface {
