@@ -22,6 +22,8 @@ command -v redis-server >/dev/null 2>&1 || need+=(redis-server)
 command -v redis-benchmark >/dev/null 2>&1 || need+=(redis-tools)
 command -v tmux >/dev/null 2>&1 || need+=(tmux)
 command -v git-lfs >/dev/null 2>&1 || need+=(git-lfs)
+# The web board's tests drive a real headless browser (internal/browsertest).
+command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || need+=(chromium)
 
 if [ ${#need[@]} -eq 0 ]; then
   exit 0
@@ -43,5 +45,6 @@ fi
 for p in git pre-commit redis-server tmux git-lfs; do
   command -v "$p" >/dev/null 2>&1 || { echo "test-deps: $p still missing after apt-get" >&2; exit 1; }
 done
+command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || { echo "test-deps: chromium still missing after apt-get" >&2; exit 1; }
 # Debian starts the packaged service; tests start their own servers.
 if command -v service >/dev/null 2>&1; then $sudo service redis-server stop >/dev/null 2>&1 || true; fi

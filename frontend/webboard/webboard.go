@@ -1,0 +1,155 @@
+package webboard
+
+import (
+	"context"
+	"embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/lockgate/lockgate/service"
+)
+
+// Source gives the board its snapshots: the service's board (through
+// SourceFunc), or any program that has a service.BoardView to show.
+// Snapshot is called for
+// every request and every frame of every stream, from as many goroutines
+// as there are clients: a Source must be safe for concurrent use.
+type Source interface {
+	Snapshot(ctx context.Context) (service.BoardView, error)
+}
+
+// SourceFunc is a function as a Source: one that reads each snapshot
+// afresh, for instance from a new service.Board a call (a Board keeps
+// what it parsed between frames and is not shared between goroutines).
+type SourceFunc func(ctx context.Context) (service.BoardView, error)
+
+// Snapshot calls f.
+func (f SourceFunc) Snapshot(ctx context.Context) (service.BoardView, error) { return f(ctx) }
+
+// streamEvery is how often the stream pushes a new snapshot.
+const streamEvery = 2 * time.Second
+
+// streamSlack is how long past a frame's interval its write may take
+// before the stream is given up as stuck.
+const streamSlack = 30 * time.Second
+
+// csp lets the page load only its own script, style and data: a key or
+// reason that got into the page as markup could still run nothing.
+const csp = "default-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'"
+
+//go:embed static
+var static embed.FS
+
+// Handler serves the board of src: the page, its snapshot as JSON and the
+// stream of snapshots (the routes are in the package comment).
+func Handler(src Source) http.Handler { return newHandler(src, streamEvery) }
+
+// newHandler is Handler with the stream's interval chosen, so that tests
+// of the stream need not wait 2 s a frame.
+func newHandler(src Source, every time.Duration) http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
+		http.ServeFileFS(w, r, static, "static/index.html")
+	})
+	// One file by name: the directory itself is not listed. The name is
+	// one clean path segment, and the embedded tree holds nothing else.
+	mux.HandleFunc("GET /static/{file}", func(w http.ResponseWriter, r *http.Request) {
+		http.ServeFileFS(w, r, static, "static/"+r.PathValue("file"))
+	})
+	mux.HandleFunc("GET /board.json", func(w http.ResponseWriter, r *http.Request) { serveJSON(w, r, src) })
+	mux.HandleFunc("GET /board/stream", func(w http.ResponseWriter, r *http.Request) { serveStream(w, r, src, every) })
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h := w.Header()
+		h.Set("Content-Security-Policy", csp)
+		h.Set("X-Content-Type-Options", "nosniff")
+		h.Set("Referrer-Policy", "no-referrer")
+		mux.ServeHTTP(w, r)
+	})
+}
+
+// errorBody is the JSON of a snapshot that could not be read.
+type errorBody struct {
+	Error string `json:"error"`
+}
+
+// serveJSON answers one snapshot, or 500 with why there is none.
+func serveJSON(w http.ResponseWriter, r *http.Request, src Source) {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	s, err := src.Snapshot(r.Context())
+	if err != nil {
+		w.WriteHeader(http.StatusInternalServerError)
+		_ = json.NewEncoder(w).Encode(errorBody{Error: fmt.Sprintf("read the board: %v", err)})
+		return
+	}
+	// A write error is the client gone: there is no one left to tell.
+	_ = json.NewEncoder(w).Encode(NewView(s))
+}
+
+// serveStream pushes a snapshot at once and every interval after, as
+// server-sent events, until the request's context ends. A snapshot that
+// cannot be read is sent as a "problem" event (EventSource keeps
+// "error" for its own connection) and the stream goes on: the
+// store may answer the next time.
+func serveStream(w http.ResponseWriter, r *http.Request, src Source, every time.Duration) {
+	flusher, ok := w.(http.Flusher)
+	if !ok {
+		http.Error(w, "streaming is not supported by this connection", http.StatusInternalServerError)
+		return
+	}
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-store")
+	// A proxy (nginx) that buffers would hold the events back.
+	h.Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+	ctx := r.Context()
+	rc := http.NewResponseController(w)
+	tick := time.NewTicker(every)
+	defer tick.Stop()
+	for {
+		// A server's WriteTimeout bounds a whole response: each frame
+		// moves the deadline on, so that it ends a stuck client, not a
+		// stream that is still being read. A connection without
+		// deadlines (a test's recorder) has nothing to move.
+		if err := rc.SetWriteDeadline(time.Now().Add(every + streamSlack)); err != nil && !errors.Is(err, http.ErrNotSupported) {
+			return
+		}
+		if err := writeEvent(w, ctx, src); err != nil {
+			return
+		}
+		flusher.Flush()
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
+}
+
+// writeEvent writes one snapshot as a "board" event, or why it could not
+// be read as a "problem" event; its error is the client's connection's.
+func writeEvent(w http.ResponseWriter, ctx context.Context, src Source) error {
+	event, body := "board", any(nil)
+	s, err := src.Snapshot(ctx)
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	if err != nil {
+		event, body = "problem", errorBody{Error: fmt.Sprintf("read the board: %v", err)}
+	} else {
+		body = NewView(s)
+	}
+	data, err := json.Marshal(body)
+	if err != nil {
+		return fmt.Errorf("encode the %s event: %w", event, err)
+	}
+	// JSON has no raw newline, so the data is one "data:" line.
+	if _, err := fmt.Fprintf(w, "event: %s\ndata: %s\n\n", event, data); err != nil {
+		return fmt.Errorf("write the %s event: %w", event, err)
+	}
+	return nil
+}
