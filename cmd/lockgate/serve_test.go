@@ -132,12 +132,12 @@ func TestServeGitLFS(t *testing.T) {
 	}
 }
 
-// startServe starts `lockgate serve` in c's repository on a free port,
+// startServe starts `lockgate serve [args]` in c's repository on a free port,
 // waits until /healthz answers, and stops it with SIGTERM at the test's
 // end, which it must survive with exit 0. It returns HOST:PORT.
-func startServe(t *testing.T, c *cliRepo) string {
+func startServe(t *testing.T, c *cliRepo, args ...string) string {
 	t.Helper()
-	cmd := c.cmd("server", "serve", "--listen", "127.0.0.1:0")
+	cmd := c.cmd("server", append([]string{"serve", "--listen", "127.0.0.1:0"}, args...)...)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)

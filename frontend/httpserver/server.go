@@ -43,6 +43,9 @@ type Server struct {
 	// mu runs one request at a time against the workspace's store and
 	// manager, which the MCP server also uses one call at a time.
 	mu sync.Mutex
+	// stopping is closed when the server starts to stop: the web board's
+	// streams end then instead of holding the drain.
+	stopping chan struct{}
 }
 
 // New is a server on workspace e, its store open.
@@ -50,7 +53,7 @@ func New(e *service.Workspace, opts Options) *Server {
 	if opts.Log == nil {
 		opts.Log = func(string, ...any) {}
 	}
-	return &Server{e: e, opts: opts}
+	return &Server{e: e, opts: opts, stopping: make(chan struct{})}
 }
 
 // Handler is the server's routes.
@@ -65,6 +68,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("POST /lfs/locks/verify", s.lfs(false, s.verifyLocks))
 	mux.HandleFunc("POST /lfs/locks/{id}/unlock", s.lfs(true, s.unlock))
 	s.apiRoutes(mux)
+	mux.Handle("/", s.page())
 	return s.logged(mux)
 }
 
@@ -88,6 +92,17 @@ func (w *statusWriter) WriteHeader(status int) {
 	}
 	w.ResponseWriter.WriteHeader(status)
 }
+
+// Flush lets a stream (the web board's) push each event as it is written.
+func (w *statusWriter) Flush() {
+	if f, ok := w.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+// Unwrap gives http.ResponseController the connection's writer, for a
+// stream's write deadline.
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 func (w *statusWriter) Write(b []byte) (int, error) {
 	if w.status == 0 {
@@ -149,6 +164,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener, drain time.Duration
 		return fmt.Errorf("serving: %w", err)
 	case <-ctx.Done():
 	}
+	close(s.stopping)
 	sctx, cancel := context.WithTimeout(context.Background(), drain)
 	defer cancel()
 	if err := hs.Shutdown(sctx); err != nil {
