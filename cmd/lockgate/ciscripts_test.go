@@ -1,0 +1,201 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/lockgate/lockgate/internal/gittest"
+)
+
+// prCheck is the script the GitHub Action and the GitLab template run.
+const prCheck = "ci/scripts/pr-check.sh"
+
+// ciRepo is a repository as a CI job sees it: main pushed to origin, a
+// lock log on the workflow branch of origin that began before the commits
+// (gittest dates them 2026-01-02), and alice holding b.txt now. Branch
+// "pass" changes a.txt, branch "locked" changes b.txt.
+func ciRepo(t *testing.T) *gittest.Repo {
+	t.Helper()
+	r := gittest.New(t)
+	origin := filepath.Join(filepath.Dir(r.Dir), "origin.git")
+	r.Git("init", "-q", "--bare", "-b", "main", origin)
+	r.Git("remote", "add", "origin", origin)
+	r.Write("a.txt", "a\n")
+	r.Write("b.txt", "b\n")
+	r.Commit("init")
+	r.Git("push", "-q", "origin", "main")
+	// The lock log begins before the commits: an event a clone pushed then.
+	r.Write(".git/lockgate/events.jsonl", `{"id":"00000000000000000000000000000001","timestamp":"2026-01-01T00:00:00Z","worker":"setup@test","worker_type":"human","action":"store_use"}`+"\n")
+	alice := []string{"LOCKGATE_WORKER=alice@test", "LOCKGATE_WORKER_TYPE=human"}
+	for _, args := range [][]string{{"lock", "acquire", "--ttl", "1h", "b.txt"}, {"workflow", "sync", "--push"}} {
+		if code, stderr := runIn(t, r, "", alice, args...); code != 0 {
+			t.Fatalf("lockgate %s: exit %d: %s", strings.Join(args, " "), code, stderr)
+		}
+	}
+	for branch, file := range map[string]string{"pass": "a.txt", "locked": "b.txt"} {
+		r.Git("checkout", "-q", "-b", branch, "main")
+		r.Write(file, "changed\n")
+		r.Commit("change " + file)
+	}
+	r.Git("checkout", "-q", "main")
+	return r
+}
+
+// runCI runs a command in r as a CI job would: the built lockgate on PATH,
+// judged as the agent "ci". It returns the exit code and stdout+stderr.
+func runCI(t *testing.T, r *gittest.Repo, env []string, name string, args ...string) (int, string) {
+	t.Helper()
+	cmd := exec.Command(name, args...)
+	cmd.Dir = r.Dir
+	cmd.Env = append(append([]string(nil), r.Env...),
+		"PATH="+filepath.Dir(lockgateBinary(t))+string(os.PathListSeparator)+os.Getenv("PATH"),
+		"LOCKGATE_WORKER=ci@test", "LOCKGATE_WORKER_TYPE=agent")
+	cmd.Env = append(cmd.Env, env...)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err := cmd.Run()
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+		return 0, out.String()
+	case errors.As(err, &ee):
+		return ee.ExitCode(), out.String()
+	}
+	t.Fatalf("run %s: %v", name, err)
+	return -1, ""
+}
+
+func repoRoot(t *testing.T) string {
+	t.Helper()
+	root, err := filepath.Abs(filepath.Join("..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return root
+}
+
+// TestCIScriptsPRCheck: the script passes a range that touches only free
+// paths, and refuses, with a workflow annotation, one that touches a path
+// another worker holds; without a base it is a usage error.
+func TestCIScriptsPRCheck(t *testing.T) {
+	t.Parallel()
+	r := ciRepo(t)
+	script := filepath.Join(repoRoot(t), prCheck)
+
+	if code, out := runCI(t, r, nil, script, "main", "pass"); code != 0 {
+		t.Fatalf("pass: exit %d, want 0:\n%s", code, out)
+	}
+	code, out := runCI(t, r, nil, script, "main", "locked")
+	if code != 1 {
+		t.Fatalf("locked: exit %d, want 1:\n%s", code, out)
+	}
+	if !strings.Contains(out, "::error file=b.txt,") {
+		t.Fatalf("locked: no ::error annotation for b.txt:\n%s", out)
+	}
+	// The range may come from the environment too.
+	if code, out := runCI(t, r, []string{"LOCKGATE_BASE=main", "LOCKGATE_HEAD=locked"}, script); code != 1 {
+		t.Fatalf("locked from env: exit %d, want 1:\n%s", code, out)
+	}
+	if code, out := runCI(t, r, nil, script); code != 2 {
+		t.Fatalf("no base: exit %d, want 2:\n%s", code, out)
+	}
+}
+
+// actionFile is the part of action.yml the tests read.
+type actionFile struct {
+	Inputs map[string]struct {
+		Default string `yaml:"default"`
+	} `yaml:"inputs"`
+	Runs struct {
+		Using string `yaml:"using"`
+		Steps []struct {
+			Uses string            `yaml:"uses"`
+			Run  string            `yaml:"run"`
+			Env  map[string]string `yaml:"env"`
+		} `yaml:"steps"`
+	} `yaml:"runs"`
+}
+
+// TestCIScriptsAction: action.yml is a composite action with the inputs
+// version and range, installs lockgate with go install after setup-go,
+// and its check step — run here as GitHub runs it, with the script of
+// this checkout — is the tested script's verdict.
+func TestCIScriptsAction(t *testing.T) {
+	t.Parallel()
+	root := repoRoot(t)
+	data, err := os.ReadFile(filepath.Join(root, "action.yml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var a actionFile
+	if err := yaml.Unmarshal(data, &a); err != nil {
+		t.Fatalf("action.yml: %v", err)
+	}
+	if a.Runs.Using != "composite" {
+		t.Fatalf("action.yml: runs.using %q, want composite", a.Runs.Using)
+	}
+	for _, in := range []string{"version", "range"} {
+		if _, ok := a.Inputs[in]; !ok {
+			t.Fatalf("action.yml: no input %q", in)
+		}
+	}
+	steps := a.Runs.Steps
+	if len(steps) != 3 || !strings.HasPrefix(steps[0].Uses, "actions/setup-go@") ||
+		!strings.Contains(steps[1].Run, "go install \"github.com/lockgate/lockgate/cmd/lockgate@") ||
+		!strings.Contains(steps[2].Run, "$GITHUB_ACTION_PATH/"+prCheck) {
+		t.Fatalf("action.yml: want setup-go, go install of cmd/lockgate, then %s; got %+v", prCheck, steps)
+	}
+
+	r := ciRepo(t)
+	for _, c := range []struct {
+		env  []string
+		want int
+	}{
+		{[]string{"RANGE=main..pass"}, 0},
+		{[]string{"RANGE=main..locked"}, 1},
+		{[]string{"RANGE=", "PR_BASE=main", "PR_HEAD=locked"}, 1},
+		{[]string{"RANGE=", "PR_BASE=", "PR_HEAD="}, 2},
+	} {
+		env := append([]string{"GITHUB_ACTION_PATH=" + root}, c.env...)
+		if code, out := runCI(t, r, env, "bash", "-e", "-c", steps[2].Run); code != c.want {
+			t.Errorf("action step with %v: exit %d, want %d:\n%s", c.env, code, c.want, out)
+		}
+	}
+}
+
+// TestCIScriptsGitLab: the GitLab template runs the tested script on the
+// merge request's range, only for merge requests.
+func TestCIScriptsGitLab(t *testing.T) {
+	t.Parallel()
+	data, err := os.ReadFile(filepath.Join(repoRoot(t), "ci", "gitlab", "lockgate.gitlab-ci.yml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var jobs map[string]struct {
+		Rules []struct {
+			If string `yaml:"if"`
+		} `yaml:"rules"`
+		Script []string `yaml:"script"`
+	}
+	if err := yaml.Unmarshal(data, &jobs); err != nil {
+		t.Fatalf("lockgate.gitlab-ci.yml: %v", err)
+	}
+	job, ok := jobs["lockgate"]
+	if !ok || len(job.Script) == 0 {
+		t.Fatalf("lockgate.gitlab-ci.yml: no lockgate job with a script: %+v", jobs)
+	}
+	last := job.Script[len(job.Script)-1]
+	if !strings.Contains(last, "/"+prCheck+`" "$CI_MERGE_REQUEST_DIFF_BASE_SHA" "$CI_COMMIT_SHA"`) {
+		t.Fatalf("lockgate.gitlab-ci.yml: the last command %q does not run %s on the merge request's range", last, prCheck)
+	}
+	if len(job.Rules) != 1 || !strings.Contains(job.Rules[0].If, `"merge_request_event"`) {
+		t.Fatalf("lockgate.gitlab-ci.yml: rules %+v, want merge requests only", job.Rules)
+	}
+}
