@@ -199,3 +199,68 @@ func TestCIScriptsGitLab(t *testing.T) {
 		t.Fatalf("lockgate.gitlab-ci.yml: rules %+v, want merge requests only", job.Rules)
 	}
 }
+
+// gitDispatcher is a pre-receive hook as Gitea's and GitLab's run extra
+// hooks: each executable of pre-receive.d, with the push on stdin.
+const gitDispatcher = `#!/bin/sh
+data=$(cat)
+for h in "$(dirname "$0")"/pre-receive.d/*; do printf '%s\n' "$data" | "$h" || exit $?; done
+`
+
+// TestCIScriptsPreReceiveRecipe: the hook file docs/hooks.md writes for a
+// forge's pre-receive.d refuses a push that touches what another worker
+// holds and lets the holder's through, the pusher named by each forge's
+// variable.
+func TestCIScriptsPreReceiveRecipe(t *testing.T) {
+	t.Parallel()
+	doc, err := os.ReadFile(filepath.Join(repoRoot(t), "docs", "hooks.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const write = " > custom_hooks/pre-receive.d/lockgate"
+	var recipe string
+	for _, line := range strings.Split(string(doc), "\n") {
+		if strings.HasPrefix(line, "printf ") && strings.HasSuffix(line, write) {
+			recipe = line
+		}
+	}
+	if recipe == "" {
+		t.Fatalf("docs/hooks.md: no line writing the hook file (printf …%s)", write)
+	}
+
+	r := gittest.New(t)
+	server := filepath.Join(filepath.Dir(r.Dir), "server.git")
+	r.Git("init", "-q", "--bare", "-b", "main", server)
+	r.Git("remote", "add", "origin", server)
+	r.Write("a.txt", "a\n")
+	r.Write("b.txt", "b\n")
+	r.Commit("init")
+	r.Git("push", "-q", "origin", "main")
+
+	hooks := filepath.Join(server, "hooks")
+	if err := os.WriteFile(filepath.Join(hooks, "pre-receive"), []byte(gitDispatcher), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if code, out := runCI(t, r, nil, "sh", "-c", "cd "+hooks+" && mkdir -p custom_hooks/pre-receive.d && "+recipe+
+		" && chmod +x custom_hooks/pre-receive.d/lockgate && mv custom_hooks/pre-receive.d ."); code != 0 {
+		t.Fatalf("the recipe: exit %d: %s", code, out)
+	}
+	cmd := exec.Command(lockgateBinary(t), "lock", "acquire", "--ttl", "1h", "b.txt")
+	cmd.Dir = server
+	cmd.Env = append(append([]string(nil), r.Env...), "LOCKGATE_WORKER=alice", "LOCKGATE_WORKER_TYPE=human")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("lock acquire on the server: %v: %s", err, out)
+	}
+
+	r.Write("b.txt", "changed\n")
+	r.Commit("change b.txt")
+	for _, forge := range []string{"GITEA_PUSHER_NAME", "GL_USERNAME"} {
+		code, out := runCI(t, r, []string{forge + "=carol"}, "git", "push", "origin", "main")
+		if code == 0 || !strings.Contains(out, "b.txt: locked: locked by alice") {
+			t.Fatalf("%s=carol: exit %d, want a refusal naming alice's lock:\n%s", forge, code, out)
+		}
+	}
+	if code, out := runCI(t, r, []string{"GL_USERNAME=alice"}, "git", "push", "origin", "main"); code != 0 {
+		t.Fatalf("GL_USERNAME=alice: exit %d, want 0:\n%s", code, out)
+	}
+}
