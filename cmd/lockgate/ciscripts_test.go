@@ -19,8 +19,9 @@ const prCheck = "ci/scripts/pr-check.sh"
 
 // ciRepo is a repository as a CI job sees it: main pushed to origin, a
 // lock log on the workflow branch of origin that began before the commits
-// (gittest dates them 2026-01-02), and alice holding b.txt now. Branch
-// "pass" changes a.txt, branch "locked" changes b.txt.
+// (gittest dates them 2026-01-02), alice holding b.txt now, and a policy
+// making DESIGN.md a people's file. Branch "pass" changes a.txt, "locked"
+// b.txt, "userowned" DESIGN.md.
 func ciRepo(t *testing.T) *gittest.Repo {
 	t.Helper()
 	r := gittest.New(t)
@@ -29,6 +30,8 @@ func ciRepo(t *testing.T) *gittest.Repo {
 	r.Git("remote", "add", "origin", origin)
 	r.Write("a.txt", "a\n")
 	r.Write("b.txt", "b\n")
+	r.Write("DESIGN.md", "design\n")
+	r.Write(".lockgate.yaml", "version: 1\nscope:\n  user_owned: [DESIGN.md]\n")
 	r.Commit("init")
 	r.Git("push", "-q", "origin", "main")
 	// The lock log begins before the commits: an event a clone pushed then.
@@ -39,7 +42,7 @@ func ciRepo(t *testing.T) *gittest.Repo {
 			t.Fatalf("lockgate %s: exit %d: %s", strings.Join(args, " "), code, stderr)
 		}
 	}
-	for branch, file := range map[string]string{"pass": "a.txt", "locked": "b.txt"} {
+	for branch, file := range map[string]string{"pass": "a.txt", "locked": "b.txt", "userowned": "DESIGN.md"} {
 		r.Git("checkout", "-q", "-b", branch, "main")
 		r.Write(file, "changed\n")
 		r.Commit("change " + file)
@@ -83,7 +86,8 @@ func repoRoot(t *testing.T) string {
 
 // TestCIScriptsPRCheck: the script passes a range that touches only free
 // paths, and refuses, with a workflow annotation, one that touches a path
-// another worker holds; without a base it is a usage error.
+// another worker holds or one out of the agent's scope; without a base it
+// is a usage error.
 func TestCIScriptsPRCheck(t *testing.T) {
 	t.Parallel()
 	r := ciRepo(t)
@@ -98,6 +102,10 @@ func TestCIScriptsPRCheck(t *testing.T) {
 	}
 	if !strings.Contains(out, "::error file=b.txt,") {
 		t.Fatalf("locked: no ::error annotation for b.txt:\n%s", out)
+	}
+	code, out = runCI(t, r, nil, script, "main", "userowned")
+	if code != 1 || !strings.Contains(out, "::error file=DESIGN.md,title=lockgate user_owned::") {
+		t.Fatalf("userowned: exit %d, want 1 with a user_owned annotation for DESIGN.md:\n%s", code, out)
 	}
 	// The range may come from the environment too.
 	if code, out := runCI(t, r, []string{"LOCKGATE_BASE=main", "LOCKGATE_HEAD=locked"}, script); code != 1 {
