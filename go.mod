@@ -14,6 +14,7 @@ require (
 	github.com/spf13/pflag v1.0.10
 	go.yaml.in/yaml/v3 v3.0.6
 	golang.org/x/crypto v0.56.0
+	golang.org/x/mod v0.33.0
 	golang.org/x/sys v0.48.0
 	golang.org/x/term v0.45.0
 )
