@@ -69,12 +69,16 @@ func newCSRFToken() string {
 }
 
 // boardSession answers who the page's credentials name and the CSRF token
-// its clears carry. A page read without credentials (PublicRead) gets 401
-// without a challenge: it shows no clear buttons and asks for nothing.
+// its clears carry. A browser sends the credentials it was given only
+// when challenged, so a 401 challenges, except under PublicRead: a page
+// read without credentials there shows no clear buttons and asks for none.
 func (s *Server) boardSession(w http.ResponseWriter, r *http.Request, csrf string) {
 	w.Header().Set("Cache-Control", "no-store")
 	e, err := s.authenticate(r, true)
 	if err != nil {
+		if !s.opts.PublicRead {
+			w.Header().Set("WWW-Authenticate", `Basic realm="lockgate"`)
+		}
 		w.Header().Set("Content-Type", apiType)
 		w.WriteHeader(http.StatusUnauthorized)
 		_ = json.NewEncoder(w).Encode(map[string]any{"error": map[string]string{"message": err.Error()}}) // the client gone: nothing to tell
