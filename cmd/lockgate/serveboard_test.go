@@ -12,9 +12,10 @@ import (
 // TestServeWebBoard opens the web board of `lockgate serve --public-read`
 // in a real headless chromium: a lock taken with the command line shows
 // with its holder and its reason as text (a reason written as markup
-// stays characters), a lock taken while the page is open appears without
-// a reload, and the server still stops on SIGTERM with the page's stream
-// open (startServe's cleanup requires exit 0 within its deadline).
+// stays characters), the page read without credentials shows no clear
+// button, a lock taken while the page is open appears without a reload,
+// and the server still stops on SIGTERM with the page's stream open
+// (startServe's cleanup requires exit 0 within its deadline).
 func TestServeWebBoard(t *testing.T) {
 	t.Parallel()
 	c := newCLIRepo(t)
@@ -40,6 +41,11 @@ func TestServeWebBoard(t *testing.T) {
 	}
 	if n := string(p.Eval(`document.querySelectorAll("img").length`)); n != "0" {
 		t.Errorf("the reason became markup: %s img elements", n)
+	}
+	// Read without credentials, the page may not clear.
+	p.WaitFor(`document.getElementById("locks").dataset.session === "read-only"`)
+	if n := string(p.Eval(`document.querySelectorAll("#locks button").length`)); n != "0" {
+		t.Errorf("a page read without credentials shows %s clear buttons", n)
 	}
 	if code, out := c.run("bob", "lock", "acquire", "src/b.go", "--reason", "live"); code != 0 {
 		t.Fatalf("lock acquire: exit %d: %s", code, out)

@@ -138,15 +138,17 @@
   }
 
   // signIn learns whether the page was opened with credentials: only then
-  // may it clear locks.
+  // may it clear locks. The table's data-session says which it learned
+  // ("signed-in" or "read-only"), for styles and tests.
   function signIn() {
+    const learned = (body) => {
+      session = body;
+      document.getElementById("locks").dataset.session = body ? "signed-in" : "read-only";
+      render();
+    };
     fetch("/board/session", { cache: "no-store" })
       .then((r) => (r.ok ? r.json() : null))
-      .then((body) => {
-        session = body;
-        render();
-      })
-      .catch(() => {});
+      .then(learned, () => learned(null));
   }
 
   function renderPauses(f) {
