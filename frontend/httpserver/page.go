@@ -2,11 +2,22 @@ package httpserver
 
 import (
 	"context"
+	"crypto/rand"
+	"crypto/subtle"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
 	"net/http"
+	"net/url"
 
 	"github.com/lockgate/lockgate/frontend/webboard"
 	"github.com/lockgate/lockgate/service"
+	"github.com/lockgate/lockgate/service/outcome"
 )
+
+// csrfHeader carries the page's CSRF token on a clear.
+const csrfHeader = "X-Lockgate-CSRF"
 
 // page serves the web board at "/" (docs/webboard.md): a read, so it
 // needs a token unless PublicRead. A browser without one is asked for it
@@ -14,6 +25,9 @@ import (
 // page, the stream included. Each snapshot is one service call, taken in
 // turn with the other requests; a page's requests end when the server
 // starts to stop, so an open stream does not hold the drain.
+//
+// A signed-in page may also clear a lock: GET /board/session gives it the
+// user and this server's CSRF token, POST /board/clear clears one key.
 func (s *Server) page() http.Handler {
 	board := webboard.Handler(webboard.SourceFunc(func(ctx context.Context) (service.BoardView, error) {
 		s.mu.Lock()
@@ -22,6 +36,11 @@ func (s *Server) page() http.Handler {
 		// and streams of many pages ask at once.
 		return s.e.Board().Snapshot(ctx)
 	}))
+	csrf := newCSRFToken()
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /board/session", func(w http.ResponseWriter, r *http.Request) { s.boardSession(w, r, csrf) })
+	mux.HandleFunc("POST /board/clear", func(w http.ResponseWriter, r *http.Request) { s.boardClear(w, r, csrf) })
+	mux.Handle("/", board)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if _, err := s.authenticate(r, false); err != nil {
 			w.Header().Set("WWW-Authenticate", `Basic realm="lockgate"`)
@@ -37,6 +56,93 @@ func (s *Server) page() http.Handler {
 			case <-ctx.Done():
 			}
 		}()
-		board.ServeHTTP(w, r.WithContext(ctx))
+		mux.ServeHTTP(w, r.WithContext(ctx))
 	})
+}
+
+// newCSRFToken is a server's CSRF token: random, so that only a page the
+// server gave it to can send it back.
+func newCSRFToken() string {
+	var b [32]byte
+	_, _ = rand.Read(b[:]) // crypto/rand does not fail on Linux ≥ 3.17
+	return hex.EncodeToString(b[:])
+}
+
+// boardSession answers who the page's credentials name and the CSRF token
+// its clears carry. A browser sends the credentials it was given only
+// when challenged, so a 401 challenges, except under PublicRead: a page
+// read without credentials there shows no clear buttons and asks for none.
+func (s *Server) boardSession(w http.ResponseWriter, r *http.Request, csrf string) {
+	w.Header().Set("Cache-Control", "no-store")
+	e, err := s.authenticate(r, true)
+	if err != nil {
+		if !s.opts.PublicRead {
+			w.Header().Set("WWW-Authenticate", `Basic realm="lockgate"`)
+		}
+		w.Header().Set("Content-Type", apiType)
+		w.WriteHeader(http.StatusUnauthorized)
+		_ = json.NewEncoder(w).Encode(map[string]any{"error": map[string]string{"message": err.Error()}}) // the client gone: nothing to tell
+		return
+	}
+	w.Header().Set("Content-Type", apiType)
+	_ = json.NewEncoder(w).Encode(map[string]string{"user": e.Owner().Holder, "csrf": csrf}) // the client gone: nothing to tell
+}
+
+// errCrossSite is a clear that did not come from the board's own page.
+var errCrossSite = errors.New("refused: the request does not come from this server's board page")
+
+// boardClear clears the lock on the body's key, whoever holds it, as the
+// user (`lockgate lock clear --force --json`, logged as lock_clear): the
+// service decides whether the user may. A browser sends its credentials
+// with any site's request, so the request must also come from this
+// origin and carry the CSRF token only the board's page was given.
+func (s *Server) boardClear(w http.ResponseWriter, r *http.Request, csrf string) {
+	e, err := s.authenticate(r, true)
+	if err != nil {
+		s.apiFail(w, r, err)
+		return
+	}
+	if !sameOrigin(r) || subtle.ConstantTimeCompare([]byte(r.Header.Get(csrfHeader)), []byte(csrf)) != 1 {
+		w.Header().Set("Content-Type", apiType)
+		w.WriteHeader(http.StatusForbidden)
+		_ = json.NewEncoder(w).Encode(map[string]any{"error": apiError{Code: outcome.ExitNotPermitted, Class: outcome.ClassNotPermitted, Message: errCrossSite.Error(),
+			Hints: []string{}, RequestID: requestIDOf(r)}}) // the client gone: nothing to tell
+		return
+	}
+	var body struct {
+		Key string `json:"key"`
+	}
+	if err := decode(r, &body); err != nil {
+		s.apiFail(w, r, err)
+		return
+	}
+	if body.Key == "" {
+		s.apiFail(w, r, fmt.Errorf("%w: the body names no key", errBadRequest))
+		return
+	}
+	s.mu.Lock()
+	res, err := e.ClearLocks(r.Context(), service.ClearRequest{Target: body.Key, Force: true})
+	s.mu.Unlock()
+	if err != nil {
+		s.apiFail(w, r, err)
+		return
+	}
+	w.Header().Set("Content-Type", apiType)
+	_ = json.NewEncoder(w).Encode(res) // the client gone: nothing to tell
+}
+
+// sameOrigin is whether r comes from a page of this server: the browser's
+// Sec-Fetch-Site when it sends one, else its Origin's host. Only the host
+// is compared: behind a proxy that ends TLS the scheme the browser used
+// is not the one the server sees.
+func sameOrigin(r *http.Request) bool {
+	if site := r.Header.Get("Sec-Fetch-Site"); site != "" {
+		return site == "same-origin"
+	}
+	origin := r.Header.Get("Origin")
+	if origin == "" {
+		return false
+	}
+	u, err := url.Parse(origin)
+	return err == nil && u.Host == r.Host
 }

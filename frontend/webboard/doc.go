@@ -17,6 +17,12 @@
 // the page with textContent only, and a Content-Security-Policy of
 // default-src 'self' keeps any script but the page's own from running.
 //
+// A page whose server answers GET /board/session with the signed-in user
+// and a CSRF token shows a clear button on each lock row: it asks for
+// confirmation, then posts the key with the token to POST /board/clear.
+// Both routes are the mounting server's (frontend/httpserver), which
+// knows the user; under a server without them the page shows no button.
+//
 // The snapshot comes from a Source (the service's Board): the package
 // renders what the service read and reads nothing itself.
 package webboard

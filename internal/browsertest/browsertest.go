@@ -21,6 +21,10 @@ type Options struct {
 	// Timeout bounds each wait for the browser: an answer to a command,
 	// a WaitFor (default 30 s).
 	Timeout time.Duration
+	// Headers are sent with every request of the page, its fetches
+	// included: an Authorization header, for instance, which chromium
+	// does not take from a URL's user:password into the page's fetch().
+	Headers map[string]string
 }
 
 // names are the commands chromium is installed as (Debian's package, and
@@ -135,6 +139,10 @@ func Open(t testing.TB, url string, opt Options) *Page {
 	}
 	p.call("", "Target.attachToTarget", map[string]any{"targetId": target.TargetID, "flatten": true}, &attached)
 	p.session = attached.SessionID
+	if len(opt.Headers) > 0 {
+		p.call(p.session, "Network.enable", map[string]any{}, nil)
+		p.call(p.session, "Network.setExtraHTTPHeaders", map[string]any{"headers": opt.Headers}, nil)
+	}
 	var nav struct {
 		ErrorText string `json:"errorText"`
 	}

@@ -9,6 +9,10 @@
   let data = null;      // the last snapshot
   let receivedAt = 0;   // when it arrived (performance.now()), for the countdown
   let sort = { col: "left", dir: 1 };
+  // session is the signed-in user and the server's CSRF token, from
+  // /board/session; null when the page is read without credentials, and
+  // then it shows no clear buttons.
+  let session = null;
   const filterBox = document.getElementById("filter");
 
   // el makes an element holding text (as text).
@@ -91,13 +95,60 @@
         tr.append(el("td", l.holder, "holder"), el("td", l.holder_type), el("td", l.key, "key"), el("td", l.reason, "reason"),
           el("td", fmtLeft(left(l.seconds_left)), "left"), el("td", l.stale ? "STALE" : "", "mark"));
       }
+      if (session) tr.append(clearCell(l));
       return tr;
     });
     body.replaceChildren(...trs);
     document.getElementById("no-locks").hidden = trs.length > 0;
-    for (const th of document.querySelectorAll("#locks th")) {
+    document.getElementById("clear-col").hidden = !session;
+    for (const th of document.querySelectorAll("#locks th[data-sort]")) {
       th.setAttribute("aria-sort", th.dataset.sort === sort.col ? (sort.dir > 0 ? "ascending" : "descending") : "none");
     }
+  }
+
+  // clearCell is a lock row's clear button: it asks first, naming the
+  // key and its holder, then clears the lock as the signed-in user.
+  function clearCell(l) {
+    const td = el("td", null, "clear");
+    const button = el("button", "clear");
+    button.type = "button";
+    button.addEventListener("click", () => {
+      const holder = l.corrupt ? "an unreadable record" : l.holder;
+      if (!window.confirm("Clear the lock on " + l.key + " held by " + holder + "?")) return;
+      clear(l.key);
+    });
+    td.append(button);
+    return td;
+  }
+
+  // clear asks the server to clear key, then reads the board again.
+  function clear(key) {
+    fetch("/board/clear", {
+      method: "POST",
+      cache: "no-store",
+      headers: { "Content-Type": "application/json", "X-Lockgate-CSRF": session.csrf },
+      body: JSON.stringify({ key: key }),
+    })
+      .then((r) => r.json().then((body) => {
+        if (!r.ok) throw new Error(body.error ? body.error.message : r.statusText);
+        status("cleared " + key);
+        poll();
+      }))
+      .catch((err) => status("cannot clear " + key + ": " + err.message));
+  }
+
+  // signIn learns whether the page was opened with credentials: only then
+  // may it clear locks. The table's data-session says which it learned
+  // ("signed-in" or "read-only"), for styles and tests.
+  function signIn() {
+    const learned = (body) => {
+      session = body;
+      document.getElementById("locks").dataset.session = body ? "signed-in" : "read-only";
+      render();
+    };
+    fetch("/board/session", { cache: "no-store" })
+      .then((r) => (r.ok ? r.json() : null))
+      .then(learned, () => learned(null));
   }
 
   function renderPauses(f) {
@@ -189,7 +240,7 @@
     polling = null;
   }
 
-  for (const th of document.querySelectorAll("#locks th")) {
+  for (const th of document.querySelectorAll("#locks th[data-sort]")) {
     th.addEventListener("click", () => {
       sort = sort.col === th.dataset.sort ? { col: sort.col, dir: -sort.dir } : { col: th.dataset.sort, dir: 1 };
       render();
@@ -202,6 +253,7 @@
   });
   window.addEventListener("hashchange", () => { filterBox.value = filterFromURL(); render(); });
   setInterval(render, 1000);
+  signIn();
   poll();
   connect();
 })();
