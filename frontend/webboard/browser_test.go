@@ -21,7 +21,7 @@ const rowsShown = `document.querySelectorAll("#locks tbody tr").length > 0`
 // tbody is the body of the table with id in dom.
 func tbody(t *testing.T, dom, id string) string {
 	t.Helper()
-	m := regexp.MustCompile(`(?s)<table id="` + id + `">.*?<tbody>(.*?)</tbody>`).FindStringSubmatch(dom)
+	m := regexp.MustCompile(`(?s)<table id="` + id + `"[^>]*>.*?<tbody>(.*?)</tbody>`).FindStringSubmatch(dom)
 	if m == nil {
 		t.Fatalf("no table %q in the DOM:\n%s", id, dom)
 	}
