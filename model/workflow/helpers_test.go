@@ -39,6 +39,11 @@ func TestMain(m *testing.M) {
 	for _, k := range []string{"GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR"} {
 		os.Unsetenv(k)
 	}
+	if os.Getenv(envHelper) != "" { // a writer process of the multi-process tests
+		helperProcess()
+		os.RemoveAll(home)
+		os.Exit(0)
+	}
 	code := m.Run()
 	os.RemoveAll(home)
 	os.Exit(code)

@@ -35,13 +35,10 @@ const (
 
 const linePrefix = "branchtest: "
 
-// TestHelperProcess is the body of the writer processes the tests below
-// start; run on its own it skips.
-func TestHelperProcess(t *testing.T) {
+// helperProcess is the body of the writer processes the tests below
+// start: TestMain runs it instead of the tests when envHelper is set.
+func helperProcess() {
 	mode := os.Getenv(envHelper)
-	if mode == "" {
-		t.Skip("helper process for the multi-process tests")
-	}
 	say := func(format string, args ...any) {
 		fmt.Printf(linePrefix+format+"\n", args...)
 	}
@@ -142,7 +139,7 @@ func runHelpers(t *testing.T, mode string, dirs, workers []string, n int, lock s
 	}
 	procs := make([]*proc, len(workers))
 	for i, worker := range workers {
-		p := &proc{cmd: exec.Command(os.Args[0], "-test.run=^TestHelperProcess$", "-test.count=1")}
+		p := &proc{cmd: exec.Command(os.Args[0])}
 		p.cmd.Env = append(os.Environ(), envHelper+"="+mode, envDir+"="+dirs[i], envN+"="+strconv.Itoa(n),
 			envWorker+"="+worker, envGo+"="+goFile, envLock+"="+lock)
 		p.cmd.Stdout, p.cmd.Stderr = &p.out, &p.err
