@@ -200,7 +200,7 @@ workflow:
 		lines := strings.Split(strings.TrimSpace(out), "\n")
 		tokens[name] = lines[len(lines)-1]
 	}
-	addr := serveFleetStart(f, server)
+	addr := startServeIn(t, f.bin, server, append(append([]string(nil), f.env...), "LOCKGATE_WORKER=server@fleet", "LOCKGATE_WORKER_TYPE=agent"))
 
 	var people []*servePerson
 	for n, name := range serveFleetPeople {
@@ -237,14 +237,14 @@ func binaryBlob(seed uint64, n int) []byte {
 	return b
 }
 
-// serveFleetStart starts `lockgate serve` in dir on a free port, waits
-// until /healthz answers and returns HOST:PORT. At the test's end it is
-// stopped with SIGTERM, which it must survive with exit 0.
-func serveFleetStart(f *fleet, dir string) string {
-	t := f.t
-	cmd := exec.Command(f.bin, "serve", "--listen", "127.0.0.1:0")
-	cmd.Dir = dir
-	cmd.Env = append(append([]string(nil), f.env...), "LOCKGATE_WORKER=server@fleet", "LOCKGATE_WORKER_TYPE=agent")
+// startServeIn starts `lockgate serve --listen 127.0.0.1:0 [args]` in dir
+// with env, waits until /healthz answers and returns HOST:PORT. At the
+// end it is stopped with SIGTERM, which it must survive with exit 0; its
+// log is shown when t failed.
+func startServeIn(t testing.TB, bin, dir string, env []string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command(bin, append([]string{"serve", "--listen", "127.0.0.1:0"}, args...)...)
+	cmd.Dir, cmd.Env = dir, env
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
