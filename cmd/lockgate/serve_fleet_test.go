@@ -27,7 +27,9 @@ import (
 // people in clones of their own lock binary assets with git-lfs's own
 // client (`git lfs lock`, `git lfs unlock`) through it, while agents in
 // a clone of their own and in worktrees of another take locks with
-// `lockgate lock acquire`; everyone commits through the installed hooks
+// `lockgate lock acquire`, and a `lockgate work` loop in a clone of its
+// own works through a queue of packages; everyone commits through the
+// installed hooks
 // and pushes to the remote, and one agent is killed with SIGKILL while it
 // holds a lock. A commit of an asset another person locked through
 // git-lfs is refused by the hook, which names the holder. Then a fresh
@@ -88,10 +90,10 @@ func runServeFleet(t *testing.T, store string, storeEnv []string) {
 		}
 	}
 	f.env = append(f.env, storeEnv...)
-	people := serveFleetSetup(f, store)
+	people, workDir := serveFleetSetup(f, store, rounds)
 	seed := uint64(time.Now().UnixNano())
-	t.Logf("%s store: %d people × %d rounds through lockgate serve, %d agents × %d tasks, seed %d",
-		store, len(people), rounds, len(f.workers), rounds, seed)
+	t.Logf("%s store: %d people × %d rounds through lockgate serve, %d agents × %d tasks, lockgate work × %d packages, seed %d",
+		store, len(people), rounds, len(f.workers), rounds, rounds, seed)
 
 	// alice locks the contested asset; bob commits it and is refused;
 	// then alice commits and pushes it and unlocks.
@@ -105,6 +107,11 @@ func runServeFleet(t *testing.T, store string, storeEnv []string) {
 			}
 		})
 	}
+	wg.Go(func() {
+		if err := serveFleetWork(f, workDir); err != nil {
+			f.fail(fmt.Errorf("%s: %w", serveFleetLoop, err))
+		}
+	})
 	for _, p := range people {
 		p.rng = rand.New(rand.NewPCG(seed, uint64(100+p.n)))
 		wg.Go(func() {
@@ -150,7 +157,7 @@ func runServeFleet(t *testing.T, store string, storeEnv []string) {
 // serve` in a clone of its own with a user per person, and makes the
 // people's clones (git-lfs pointed at the server) and the agents' clone
 // and worktrees, all with the hooks installed.
-func serveFleetSetup(f *fleet, store string) []*servePerson {
+func serveFleetSetup(f *fleet, store string, rounds int) ([]*servePerson, string) {
 	t := f.t
 	f.origin = filepath.Join(f.root, "origin.git")
 	f.git(f.root, "init", "-q", "--bare", "-b", "main", f.origin)
@@ -173,6 +180,13 @@ workflow:
 		write(t, filepath.Join(seed, serveFleetAsset(i)), string(binaryBlob(uint64(i), 4096)))
 	}
 	write(t, filepath.Join(seed, serveFleetContest), string(binaryBlob(99, 4096)))
+	var pkgs strings.Builder
+	pkgs.WriteString("packages:\n")
+	for i := range rounds {
+		write(t, filepath.Join(seed, serveFleetWorkFile(i)), fmt.Sprintf("package src\n\n// work %d\n", i))
+		fmt.Fprintf(&pkgs, "  - id: WP-%d\n    title: package %d\n    locks:\n      files: [%s]\n", i, i, serveFleetWorkFile(i))
+	}
+	write(t, filepath.Join(seed, "work-packages.yaml"), pkgs.String())
 	f.git(seed, "add", "-A")
 	f.git(seed, "commit", "-q", "-m", "base")
 	f.git(seed, "remote", "add", "origin", f.origin)
@@ -221,10 +235,79 @@ workflow:
 		}
 		f.workers = append(f.workers, w)
 	}
-	return people
+	return people, clone("clone-work")
 }
 
 func serveFleetAsset(i int) string { return fmt.Sprintf("assets/a%d.bin", i) }
+
+func serveFleetWorkFile(i int) string { return fmt.Sprintf("src/w%02d.go", i) }
+
+// serveFleetLoop is the worker running `lockgate work`.
+const serveFleetLoop = "agent-work@fleet"
+
+// serveFleetWorkCmd is the command `lockgate work` runs for each package:
+// it brings the clone up to date, changes the package's files, commits
+// them through the hooks, pushes (rebasing while others pushed first),
+// and writes the hold down for the harness: when it started (the claim
+// was held by then), the commit, its committer time and when it pushed
+// (the claim is held until after the command exits).
+const serveFleetWorkCmd = `set -e
+start=$(date +%s.%N)
+git pull -q --rebase origin main
+for f in $LOCKGATE_PACKAGE_FILES; do echo "// $LOCKGATE_PACKAGE" >> "$f"; done
+git add -- $LOCKGATE_PACKAGE_FILES
+git commit -q -m "$LOCKGATE_WORKER $LOCKGATE_PACKAGE: $LOCKGATE_PACKAGE_TITLE"
+n=0
+until git push -q origin HEAD:main; do
+  n=$((n + 1)); [ "$n" -lt 30 ]
+  git pull -q --rebase origin main
+done
+echo "$LOCKGATE_PACKAGE $start $(git log -1 --format='%H %ct') $(date +%s.%N) $LOCKGATE_PACKAGE_FILES" >> "$1"
+`
+
+// serveFleetWork runs `lockgate work` in dir until every package is done,
+// and records a hold for each package's commit.
+func serveFleetWork(f *fleet, dir string) error {
+	holds := filepath.Join(f.root, "work-holds")
+	cmd := exec.CommandContext(f.ctx, f.bin, "work", "--", "sh", "-c", serveFleetWorkCmd, "sh", holds)
+	cmd.Dir = dir
+	cmd.Env = append(append([]string(nil), f.env...), "LOCKGATE_WORKER="+serveFleetLoop, "LOCKGATE_WORKER_TYPE=agent")
+	cmd.WaitDelay = 5 * time.Second
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("lockgate work: %w\n%s", err, out)
+	}
+	b, err := os.ReadFile(holds)
+	if err != nil {
+		return fmt.Errorf("lockgate work ran no package: %w\n%s", err, out)
+	}
+	at := func(s string) (time.Time, error) {
+		sec, frac, _ := strings.Cut(s, ".")
+		n, err := strconv.ParseInt(sec, 10, 64)
+		if err != nil {
+			return time.Time{}, err
+		}
+		ns, err := strconv.ParseInt((frac + "000000000")[:9], 10, 64)
+		return time.Unix(n, ns), err
+	}
+	for line := range strings.Lines(string(b)) {
+		fs := strings.Fields(line)
+		if len(fs) < 6 {
+			return fmt.Errorf("a hold of lockgate work's command: %q", line)
+		}
+		h := fleetHold{worker: serveFleetLoop, files: fs[5:], commit: fs[2]}
+		var errs [4]error
+		h.acquired, errs[0] = at(fs[1])
+		h.ct, errs[1] = strconv.ParseInt(fs[3], 10, 64)
+		h.released, errs[2] = at(fs[4])
+		h.task, errs[3] = strconv.Atoi(strings.TrimPrefix(fs[0], "WP-"))
+		if err := errors.Join(errs[:]...); err != nil {
+			return fmt.Errorf("a hold of lockgate work's command: %q: %w", line, err)
+		}
+		f.record(h)
+	}
+	return nil
+}
 
 // binaryBlob is n bytes of noise (NUL bytes included) from seed: an
 // asset git cannot diff or merge.
