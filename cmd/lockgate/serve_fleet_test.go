@@ -134,23 +134,24 @@ func runServeFleet(t *testing.T, store string, storeEnv []string) {
 	if ctx.Err() != nil && len(f.errs) == 0 {
 		f.fail(fmt.Errorf("the team did not finish in time: %w", ctx.Err()))
 	}
-	dump := func() {
-		f.dumpLogs()
+	// The agents' logs come with every failure (checkHarness and verify
+	// show them too); the people's here.
+	defer func() {
+		if !t.Failed() {
+			return
+		}
 		for _, p := range people {
 			p.logMu.Lock()
 			t.Logf("log of %s (%s):\n%s", p.name, p.dir, p.log.String())
 			p.logMu.Unlock()
 		}
-	}
+	}()
 	if len(f.errs) > 0 {
-		dump()
+		f.dumpLogs()
 		t.Fatalf("the team failed: %v", errors.Join(f.errs...))
 	}
 	f.checkHarness()
 	f.verify()
-	if t.Failed() {
-		dump()
-	}
 }
 
 // serveFleetSetup makes the remote with the base commit, starts `lockgate
