@@ -84,13 +84,17 @@ type streamWatch struct {
 	late  []time.Duration // how much later than boardFrameEvery each frame came after the one before
 }
 
-func (w *streamWatch) watch(b *testing.B, ctx context.Context, url string, clients int) {
+// watch opens the streams and returns once each has had its first frame;
+// stop closes them and returns once their readers are done.
+func (w *streamWatch) watch(b *testing.B, url string, clients int) (stop func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	var running sync.WaitGroup
 	var ready sync.WaitGroup
 	ready.Add(clients)
 	// Every stream on its own connection, as separate pages are.
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: clients, DisableCompression: true}}
 	for i := range clients {
-		go func() {
+		running.Go(func() {
 			// Pages are opened at different times: each stream's frames
 			// come at a phase of their own in the 2 s between frames.
 			time.Sleep(time.Duration(i) * boardFrameEvery / time.Duration(clients))
@@ -151,9 +155,13 @@ func (w *streamWatch) watch(b *testing.B, ctx context.Context, url string, clien
 				}
 				w.mu.Unlock()
 			}
-		}()
+		})
 	}
 	ready.Wait()
+	return func() {
+		cancel()
+		running.Wait()
+	}
 }
 
 // BenchmarkServeBoardStream: clients open streams of the web board
@@ -167,10 +175,9 @@ func BenchmarkServeBoardStream(b *testing.B) {
 	for _, clients := range []int{1, 100} {
 		b.Run(fmt.Sprintf("clients=%d", clients), func(b *testing.B) {
 			bb := newBoardBench(b)
-			ctx, cancel := context.WithCancel(context.Background())
-			defer cancel()
 			w := &streamWatch{}
-			w.watch(b, ctx, "http://"+bb.addr+"/board/stream", clients)
+			stop := w.watch(b, "http://"+bb.addr+"/board/stream", clients)
+			defer stop()
 			if b.Failed() {
 				b.FailNow()
 			}
