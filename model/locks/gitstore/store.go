@@ -339,9 +339,10 @@ func (s *Store) fetchTip(ctx context.Context) (string, error) {
 }
 
 // adopt makes t, read from the remote, the snapshot — unless the remote
-// went back: the ref must name the state this clone last saw or one that
-// descends from it. A deleted ref, a forced push of an older state, a
-// mirror push from a clone that never saw the newer one would silently
+// went back: the ref must name the state this clone last saw or a later
+// one of the same table (compare; for two states of the chained format,
+// one that contains it). A deleted ref, a forced push of an older state,
+// a mirror push from a clone that never saw the newer one would silently
 // drop every lock taken since and hand out their fences again. The caller
 // holds s.mu.
 func (s *Store) adopt(ctx context.Context, t *table, asked time.Time) error {
@@ -351,24 +352,36 @@ func (s *Store) adopt(ctx context.Context, t *table, asked time.Time) error {
 	if prev := s.snap; prev != nil && prev.commit != "" && prev.commit != t.commit {
 		gone := t.commit == ""
 		if !gone {
-			ok, err := gitexec.IsAncestor(ctx, s.repo, prev.commit, t.commit)
-			if err != nil {
-				// The state seen last is not in the clone any more (git
-				// gc): nothing to compare with.
-				ok = !gitexec.ObjectExists(ctx, s.repoDir(), prev.commit)
+			v, _ := compare(prev.stamp, t.stamp)
+			ok := v == later
+			if v == ancestry {
+				var err error
+				ok, err = gitexec.IsAncestor(ctx, s.repo, prev.commit, t.commit)
+				if err != nil {
+					// The state seen last is not in the clone any more (git
+					// gc): nothing to compare with.
+					ok = !gitexec.ObjectExists(ctx, s.repoDir(), prev.commit)
+				}
 			}
 			if ok {
 				s.setSnap(t, asked)
 				return nil
 			}
 		}
-		what := fmt.Sprintf("names %s, which does not contain", short(t.commit))
+		seen := short(prev.commit)
+		if prev.stamp.Format == formatFlat {
+			seen += " (" + prev.stamp.String() + ")"
+		}
+		what := fmt.Sprintf("names %s (%s), not a later state than", short(t.commit), t.stamp)
+		if prev.stamp.Format != formatFlat && t.stamp.Format != formatFlat {
+			what = fmt.Sprintf("names %s, which does not contain", short(t.commit))
+		}
 		if gone {
 			what = "is gone; it named"
 		}
 		return s.unavailable("read", fmt.Errorf("%s on %s %s %s, the state this clone last saw: the locks taken since would be lost and their fences handed out again. "+
 			"Put it back from this clone: `git push --force-with-lease=%s:%s %s %s:%s`; or, to accept that every lock since is gone, remove %s",
-			s.opts.Ref, s.Remote(), what, short(prev.commit), s.opts.Ref, t.commit, s.Remote(), prev.commit, s.opts.Ref, s.cache))
+			s.opts.Ref, s.Remote(), what, seen, s.opts.Ref, t.commit, s.Remote(), prev.commit, s.opts.Ref, s.cache))
 	}
 	s.setSnap(t, asked)
 	return nil
