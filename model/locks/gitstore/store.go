@@ -623,6 +623,12 @@ func (s *Store) publish(ctx context.Context, t *table, v *view) (won, stale bool
 	if st.Stale() || remoteBusy(st) {
 		return false, st.Stale(), nil
 	}
+	if st.Flag == '!' && strings.Contains(st.Summary, "non-fast-forward") {
+		// receive.denyNonFastForwards, or a forge's branch protection:
+		// the ref is a branch that may only move forward.
+		return false, false, s.unavailable("push", fmt.Errorf("the remote refused %s: %s: %w. Each change of the lock table replaces the commit the ref names (it keeps no history), which the remote takes for a forced update: allow forced updates of %s (receive.denyNonFastForwards covers branches only; on a forge, lift the branch's protection), or use a ref outside refs/heads/ (locks.git.ref, default %s)",
+			s.opts.Ref, st.Summary, s.gitError(err), s.opts.Ref, DefaultRef))
+	}
 	if st.Flag == '!' {
 		return false, false, s.unavailable("push", fmt.Errorf("the remote refused %s: %s: %w", s.opts.Ref, st.Summary, s.gitError(err)))
 	}
