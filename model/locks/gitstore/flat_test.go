@@ -18,7 +18,7 @@ import (
 // churn makes n changes through s on top of one live lock: the live
 // lock, then another key taken and given back, over and over. The table
 // ends with the live lock alone.
-func churn(t *testing.T, s *Store, n int) {
+func churn(t testing.TB, s *Store, n int) {
 	t.Helper()
 	ctx := context.Background()
 	now := time.Now()
