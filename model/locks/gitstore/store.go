@@ -560,7 +560,7 @@ func (s *Store) Transact(ctx context.Context, fn func(locks.Store) error) error 
 }
 
 // Seal runs check on a current state and, unless check reports its changes
-// all there, publishes a commit on top of that state: a push the dead
+// all there, publishes the next generation of that state: a push the dead
 // writer sent with a lease on it, still on its way, then fails.
 func (s *Store) Seal(ctx context.Context, check func(locks.Store) (bool, error)) error {
 	return s.Transact(ctx, func(v locks.Store) error {
