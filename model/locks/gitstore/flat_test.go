@@ -15,29 +15,6 @@ import (
 	"github.com/lockgate/lockgate/model/locks/record"
 )
 
-// churn makes n changes through s on top of one live lock: the live
-// lock, then another key taken and given back, over and over. The table
-// ends with the live lock alone.
-func churn(t testing.TB, s *Store, n int) {
-	t.Helper()
-	ctx := context.Background()
-	now := time.Now()
-	if _, _, err := s.Acquire(ctx, locktest.NewLock("live.go", "alice", now, time.Hour), now); err != nil {
-		t.Fatal(err)
-	}
-	for i := 1; i < n; i += 2 {
-		l, _, err := s.Acquire(ctx, locktest.NewLock("churn.go", "bob", now, time.Hour), now)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if i+1 < n {
-			if err := s.Release(ctx, "churn.go", l.Token); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-}
-
 // objects counts the objects of the repository at dir, loose and packed.
 func objects(t *testing.T, dir string) int {
 	t.Helper()
