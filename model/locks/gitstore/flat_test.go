@@ -293,3 +293,44 @@ func FuzzParseStamp(f *testing.F) {
 		}
 	})
 }
+
+// A commit made by hand on top of the state a clone saw (a record pushed
+// with git, the stamp copied along) is a later state to that clone and to
+// Follows; the same tree pushed as a commit of its own is not.
+func TestFlatHandCommitOnTop(t *testing.T) {
+	url := bareRemote(t)
+	s := openClone(t, url, Options{Reuse: -1})
+	ctx := context.Background()
+	now := time.Now()
+	for _, k := range []string{"a.go", "b.go"} {
+		if _, _, err := s.Acquire(ctx, locktest.NewLock(k, "alice", now, time.Hour), now); err != nil {
+			t.Fatal(err)
+		}
+	}
+	seen := git(t, url, "rev-parse", DefaultRef)
+	w := clone(t, url)
+	git(t, w, "fetch", "-q", "origin", DefaultRef)
+	git(t, w, "checkout", "-q", "FETCH_HEAD")
+	mustWrite(t, filepath.Join(w, "%ZZ.lock"), "garbage")
+	git(t, w, "add", ".")
+	git(t, w, "commit", "-q", "-m", "by hand")
+	git(t, w, "push", "-q", "origin", "HEAD:"+DefaultRef)
+	onTop := git(t, w, "rev-parse", "HEAD")
+	if es, err := s.List(ctx); err != nil || len(es) != 3 {
+		t.Fatalf("List after a commit on top: %+v, %v; want three records", es, err)
+	}
+	if ok, why, err := Follows(ctx, url, seen, onTop); !ok || err != nil {
+		t.Fatalf("Follows of a commit on top: %v, %q, %v", ok, why, err)
+	}
+	git(t, w, "checkout", "-q", "--orphan", "alone")
+	git(t, w, "commit", "-q", "-m", "the same tree, alone")
+	git(t, w, "push", "-q", "-f", "origin", "HEAD:"+DefaultRef)
+	alone := git(t, w, "rev-parse", "HEAD")
+	var ue *locks.UnavailableError
+	if _, err := s.List(ctx); !errors.As(err, &ue) || !strings.Contains(err.Error(), "not a later state than") {
+		t.Fatalf("List after a state of the same generation, not on top: %v, want unavailable", err)
+	}
+	if ok, why, err := Follows(ctx, url, onTop, alone); ok || err != nil || !strings.Contains(why, "not after generation 2") {
+		t.Fatalf("Follows of a state of the same generation, not on top: %v, %q, %v", ok, why, err)
+	}
+}

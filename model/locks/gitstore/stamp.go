@@ -122,27 +122,34 @@ func parseStamp(data []byte) (Stamp, error) {
 type verdict int
 
 const (
-	later    verdict = iota // a later state: nothing is lost
-	earlier                 // not a later state: a rewind, or another table
-	ancestry                // both chained: a later state contains the earlier
+	later   verdict = iota // a later state: nothing is lost
+	earlier                // not a later state: a rewind, or another table
+	// chained: both states of the chained format; a later one contains
+	// the earlier.
+	chained
+	// onTop: not a later stamp; later all the same if it is a commit on
+	// top of the earlier state, made by hand (git commit on the fetched
+	// ref, stamp and all), as a chained state was.
+	onTop
 )
 
 // compare judges whether the state stamped to may follow the state
-// stamped from, and says why not. A chained state followed by a flat one
-// is the table's first change by this release: that is the one step that
-// cannot be judged, as by a clone that never saw the table.
+// stamped from, and says why not. A chained state followed by a stamped
+// one is the table's first change by a release that stamps it: that is
+// the one step that cannot be judged, as by a clone that never saw the
+// table.
 func compare(from, to Stamp) (verdict, string) {
 	switch {
 	case from.Format != formatFlat && to.Format != formatFlat:
-		return ancestry, "which does not contain it"
+		return chained, "which does not contain it"
 	case from.Format != formatFlat:
 		return later, ""
 	case to.Format != formatFlat:
 		return earlier, fmt.Sprintf("%s, after %s", to, from)
 	case to.Table != from.Table:
-		return earlier, fmt.Sprintf("%s, another table than %s", to, from)
+		return onTop, fmt.Sprintf("%s, another table than %s", to, from)
 	case to.Generation <= from.Generation:
-		return earlier, fmt.Sprintf("%s, not after %s", to, from)
+		return onTop, fmt.Sprintf("%s, not after %s", to, from)
 	}
 	return later, ""
 }
@@ -186,7 +193,9 @@ func StampAt(ctx context.Context, dir, commit string) (Stamp, error) {
 // out no fence again. Why says what to is when it is not. A state
 // without a stamp follows another such state that it contains, and no
 // stamped one; a stamped state follows one without, as the table's first
-// change by a release that stamps it.
+// change by a release that stamps it, and a stamped one of the same table
+// and a lower generation, or one it contains (a commit made on top of it
+// by hand).
 func Follows(ctx context.Context, dir, from, to string) (ok bool, why string, err error) {
 	if from == to {
 		return true, "", nil
@@ -200,7 +209,7 @@ func Follows(ctx context.Context, dir, from, to string) (ok bool, why string, er
 		return false, "", err
 	}
 	v, why := compare(a, b)
-	if v == ancestry {
+	if v == chained || v == onTop {
 		_, err := gitexec.Output(ctx, dir, nil, "merge-base", "--is-ancestor", from, to)
 		var ge *gitexec.Error
 		switch {

@@ -340,8 +340,8 @@ func (s *Store) fetchTip(ctx context.Context) (string, error) {
 
 // adopt makes t, read from the remote, the snapshot — unless the remote
 // went back: the ref must name the state this clone last saw or a later
-// one of the same table (compare; for two states of the chained format,
-// one that contains it). A deleted ref, a forced push of an older state,
+// one of the same table, or a commit on top of it (compare; for two
+// states of the chained format, one that contains it). A deleted ref, a forced push of an older state,
 // a mirror push from a clone that never saw the newer one would silently
 // drop every lock taken since and hand out their fences again. The caller
 // holds s.mu.
@@ -354,13 +354,15 @@ func (s *Store) adopt(ctx context.Context, t *table, asked time.Time) error {
 		if !gone {
 			v, _ := compare(prev.stamp, t.stamp)
 			ok := v == later
-			if v == ancestry {
+			if v == chained || v == onTop {
 				var err error
 				ok, err = gitexec.IsAncestor(ctx, s.repo, prev.commit, t.commit)
 				if err != nil {
 					// The state seen last is not in the clone any more (git
-					// gc): nothing to compare with.
-					ok = !gitexec.ObjectExists(ctx, s.repoDir(), prev.commit)
+					// gc): nothing to compare with. Two chained states
+					// were taken as they came; a stamp that is not later
+					// is refused, as it says enough.
+					ok = v == chained && !gitexec.ObjectExists(ctx, s.repoDir(), prev.commit)
 				}
 			}
 			if ok {
