@@ -28,8 +28,9 @@ func (h *Runner) growOnly(ref string) string {
 
 // guardGrowth judges a push to one of lockgate's refs on remote (rule
 // from growOnly; remote "" in pre-receive, on the server itself): it may create the ref or move it forward,
-// never delete or rewind it; the lock table forward to a later state
-// (gitstore.Follows), the workflow branch to a commit that contains it. A deleted or rewound lock table starts over
+// never delete or rewind it: the lock table to a later state
+// (gitstore.Follows), the workflow branch to a commit that contains it.
+// A deleted or rewound lock table starts over
 // and hands out fences that live locks hold; a deleted or rewound
 // workflow branch drops events of the lock log. A remote state the clone
 // does not have cannot be judged: the push is refused until it is

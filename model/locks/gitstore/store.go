@@ -339,12 +339,12 @@ func (s *Store) fetchTip(ctx context.Context) (string, error) {
 }
 
 // adopt makes t, read from the remote, the snapshot — unless the remote
-// went back: the ref must name the state this clone last saw or a later
-// one of the same table, or a commit on top of it (compare; for two
-// states of the chained format, one that contains it). A deleted ref, a forced push of an older state,
-// a mirror push from a clone that never saw the newer one would silently
-// drop every lock taken since and hand out their fences again. The caller
-// holds s.mu.
+// went back: the ref must name the state this clone last saw, a later one
+// of the same table or a commit on top of it (compare; for two states of
+// the chained format, one that contains it). A deleted ref, a forced push
+// of an older state, a mirror push from a clone that never saw the newer
+// one would silently drop every lock taken since and hand out their
+// fences again. The caller holds s.mu.
 func (s *Store) adopt(ctx context.Context, t *table, asked time.Time) error {
 	if s.snap == nil {
 		s.loadCache()
