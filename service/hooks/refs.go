@@ -36,7 +36,7 @@ func (h *Runner) growOnly(ref string) string {
 // does not have cannot be judged: the push is refused until it is
 // fetched. ok is false when the push is refused.
 func (h *Runner) guardGrowth(ctx context.Context, rule, remote, ref, localSHA, remoteSHA string, r *Report) (ok bool, err error) {
-	what, hintID := "the lock table of the git store: the locks and fences in it would be lost, and a fresh table would hand out the fences of live locks again", hint.LockRefGrows
+	what, hintID := "the lock table of the git store: the locks and fences in it would be lost, and a fresh table would hand out the fences of live locks again", hint.LockRefForward
 	if rule == RuleWorkflowBranch {
 		what, hintID = "the workflow branch: events of the lock log would be lost", hint.WorkflowAppendOnly
 	}
