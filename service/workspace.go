@@ -43,6 +43,12 @@ type Options struct {
 	// Notify receives what the request says on the side: level "warning"
 	// or "note" (or "" for news), a message and hint lines. Nil drops it.
 	Notify func(level, msg string, hints ...string)
+	// Hook is the git hook the request runs, if it runs one. For the
+	// hooks that judge the staged change (pre-commit, pre-merge-commit)
+	// Load starts git listing it as soon as the repository is found, so
+	// that git works while the config loads: git is most of a hook's
+	// time.
+	Hook string
 }
 
 // Purpose is what a request does with the lock store it opens.
@@ -89,6 +95,9 @@ type Workspace struct {
 	// fold is core.ignorecase, once read (see ignoreCase).
 	fold  *bool
 	setup *storeSetup // how the store was picked
+	// staged is git's listing of the staged change, started by Load for
+	// Options.Hook; the first commit hook takes it (takeStaged).
+	staged func() ([]byte, error)
 }
 
 // IgnoreCase reports core.ignorecase, read once per run: scope patterns
@@ -147,6 +156,18 @@ func Load(ctx context.Context, opts Options) (*Workspace, error) {
 	repo, err := gitexec.Discover(ctx, cwd)
 	if err != nil {
 		return nil, err
+	}
+	if listsStaged(opts.Hook) && repo.Toplevel != "" && opts.Getenv("LOCKGATE_SKIP") == "" {
+		// Stopped with the workspace, or at once when it does not load
+		// (e.repo is set on success only).
+		listCtx, stop := context.WithCancel(ctx)
+		e.staged = gitexec.StartStaged(listCtx, repo.Toplevel)
+		e.closers = append(e.closers, func() error { stop(); return nil })
+		defer func() {
+			if e.repo == nil {
+				stop()
+			}
+		}()
 	}
 	cfgPath := e.opts.ConfigFile
 	if cfgPath == "" {

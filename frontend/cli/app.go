@@ -31,6 +31,8 @@ type app struct {
 	// style is stderr's colour, decided once (styled).
 	style  termstyle.Style
 	styled bool
+	// hook is the git hook the command runs ("" for other commands).
+	hook string
 }
 
 // load loads the workspace the command works on, once.
@@ -51,6 +53,7 @@ func (a *app) options() service.Options {
 	return service.Options{
 		Dir: g.Dir, ConfigFile: g.ConfigFile, As: g.As, WorkerType: g.WorkerType, Session: g.Session,
 		Store: g.Store, AllowStoreMismatch: g.AllowStoreMismatch, Getenv: getenv, Notify: a.notify,
+		Hook: a.hook,
 	}
 }
 
