@@ -47,8 +47,10 @@ type Options struct {
 	// hooks that judge the staged change (pre-commit, pre-merge-commit)
 	// Load starts git listing it as soon as the repository is found, so
 	// that git works while the config loads: git is most of a hook's
-	// time.
-	Hook string
+	// time. Listing, when set, is that listing started earlier still
+	// (StartListing); Load takes it or stops it.
+	Hook    string
+	Listing *StagedListing
 }
 
 // Purpose is what a request does with the lock store it opens.
@@ -142,6 +144,12 @@ func Load(ctx context.Context, opts Options) (*Workspace, error) {
 		opts.Clock = time.Now
 	}
 	e := &Workspace{opts: opts}
+	defer func() {
+		if e.repo == nil { // not loaded (e.repo is set last): no one reads a listing
+			opts.Listing.Stop()
+			e.Close()
+		}
+	}()
 	dir := e.opts.Dir
 	if dir == "" {
 		dir = "."
@@ -157,18 +165,7 @@ func Load(ctx context.Context, opts Options) (*Workspace, error) {
 	if err != nil {
 		return nil, err
 	}
-	if listsStaged(opts.Hook) && repo.Toplevel != "" && opts.Getenv("LOCKGATE_SKIP") == "" {
-		// Stopped with the workspace, or at once when it does not load
-		// (e.repo is set on success only).
-		listCtx, stop := context.WithCancel(ctx)
-		e.staged = gitexec.StartStaged(listCtx, repo.Toplevel)
-		e.closers = append(e.closers, func() error { stop(); return nil })
-		defer func() {
-			if e.repo == nil {
-				stop()
-			}
-		}()
-	}
+	e.listStaged(ctx, repo)
 	cfgPath := e.opts.ConfigFile
 	if cfgPath == "" {
 		root := repo.Toplevel
