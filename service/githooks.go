@@ -103,9 +103,12 @@ func (e *Workspace) commitHook(ctx context.Context, name string, in HookInput) (
 		return nil, err
 	}
 	var staged func() ([]byte, error)
-	if name != "commit-msg" && e.repo.Toplevel != "" {
-		// git lists the staged change while the store opens.
-		staged = gitexec.StartStaged(ctx, e.repo.Toplevel)
+	if listsStaged(name) && e.repo.Toplevel != "" {
+		// git lists the staged change while the store opens (since Load
+		// when it was told the hook).
+		if staged = e.takeStaged(); staged == nil {
+			staged = gitexec.StartStaged(ctx, e.repo.Toplevel)
+		}
 	}
 	getenv := e.hookEnv(in)
 	h, err := e.hookRunner(ctx, name, getenv, Purpose{Cached: true})
@@ -144,6 +147,18 @@ func (e *Workspace) commitHook(ctx context.Context, name string, in HookInput) (
 		r.Warnings = append(r.Warnings, note) // once per commit: pre-commit said it
 	}
 	return r, nil
+}
+
+// listsStaged reports whether hook judges the staged change, which git
+// lists for it: pre-commit and pre-merge-commit.
+func listsStaged(hook string) bool { return hook == "pre-commit" || hook == "pre-merge-commit" }
+
+// takeStaged returns the listing of the staged change Load started, once:
+// a later hook in the same workspace lists the index as it is then.
+func (e *Workspace) takeStaged() func() ([]byte, error) {
+	s := e.staged
+	e.staged = nil
+	return s
 }
 
 // PrePush is git's pre-push hook, given REMOTE and URL as arguments (or

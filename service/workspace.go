@@ -43,6 +43,14 @@ type Options struct {
 	// Notify receives what the request says on the side: level "warning"
 	// or "note" (or "" for news), a message and hint lines. Nil drops it.
 	Notify func(level, msg string, hints ...string)
+	// Hook is the git hook the request runs, if it runs one. For the
+	// hooks that judge the staged change (pre-commit, pre-merge-commit)
+	// Load starts git listing it as soon as the repository is found, so
+	// that git works while the config loads: git is most of a hook's
+	// time. Listing, when set, is that listing started earlier still
+	// (StartListing); Load takes it or stops it.
+	Hook    string
+	Listing *StagedListing
 }
 
 // Purpose is what a request does with the lock store it opens.
@@ -89,6 +97,9 @@ type Workspace struct {
 	// fold is core.ignorecase, once read (see ignoreCase).
 	fold  *bool
 	setup *storeSetup // how the store was picked
+	// staged is git's listing of the staged change, started by Load for
+	// Options.Hook; the first commit hook takes it (takeStaged).
+	staged func() ([]byte, error)
 }
 
 // IgnoreCase reports core.ignorecase, read once per run: scope patterns
@@ -133,6 +144,12 @@ func Load(ctx context.Context, opts Options) (*Workspace, error) {
 		opts.Clock = time.Now
 	}
 	e := &Workspace{opts: opts}
+	defer func() {
+		if e.repo == nil { // not loaded (e.repo is set last): no one reads a listing
+			opts.Listing.Stop()
+			e.Close()
+		}
+	}()
 	dir := e.opts.Dir
 	if dir == "" {
 		dir = "."
@@ -148,6 +165,7 @@ func Load(ctx context.Context, opts Options) (*Workspace, error) {
 	if err != nil {
 		return nil, err
 	}
+	e.listStaged(ctx, repo)
 	cfgPath := e.opts.ConfigFile
 	if cfgPath == "" {
 		root := repo.Toplevel

@@ -66,6 +66,7 @@ func (a *app) runHook(ctx context.Context, name string, args []string, run hookC
 	if err := service.HookArgs(name, args); err != nil {
 		return err
 	}
+	a.hook = name
 	e, loadErr := a.load(ctx)
 	switch b := service.BypassHook(ctx, e, a.options(), name); {
 	case b.Invalid != "":

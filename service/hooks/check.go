@@ -36,6 +36,27 @@ type Checker struct {
 	// trailing slash ("" at the top; a hook has it from GIT_PREFIX): the
 	// commands of hints name paths relative to it, so they run as pasted.
 	Dir string
+	// pauses is the read of the pause records ReadPauses made ahead of
+	// the next Check, nil when none did.
+	pauses *pauseRead
+}
+
+// pauseRead is one read of the store's pause records.
+type pauseRead struct {
+	entries []locks.Entry
+	err     error
+}
+
+// ReadPauses reads the pause records now, for the next Check: they do not
+// depend on the paths, so pre-commit reads them while git still lists the
+// staged change. Check judges them, and their errors, as if it had read
+// them itself.
+func (c *Checker) ReadPauses(ctx context.Context) {
+	if c.Store == nil {
+		return
+	}
+	entries, err := c.Store.InNamespace(ctx, "feature")
+	c.pauses = &pauseRead{entries, err}
 }
 
 // Check evaluates paths (repo-relative, normalized) committed to branch
@@ -126,7 +147,13 @@ func (c *Checker) takeKey(tmpl hint.ID, key string, other *locks.Lock) string {
 }
 
 func (c *Checker) checkPauses(ctx context.Context, r *Report) error {
-	entries, err := c.Store.InNamespace(ctx, "feature")
+	read := c.pauses
+	c.pauses = nil
+	if read == nil {
+		entries, err := c.Store.InNamespace(ctx, "feature")
+		read = &pauseRead{entries, err}
+	}
+	entries, err := read.entries, read.err
 	if err != nil {
 		return err
 	}

@@ -83,13 +83,18 @@ type Runner struct {
 // PreCommit checks the staged change.
 func (h *Runner) PreCommit(ctx context.Context) (*Report, error) {
 	r := &Report{Hook: "pre-commit"}
+	// What does not depend on the staged paths is read while git lists
+	// them; git's error still comes first.
+	branch, branchErr := gitexec.HeadBranch(h.GitDir)
+	if branchErr == nil {
+		h.Checker.ReadPauses(ctx)
+	}
 	paths, err := h.stagedPaths(ctx, h.Staged)
 	if err != nil {
 		return nil, err
 	}
-	branch, err := gitexec.HeadBranch(h.GitDir)
-	if err != nil {
-		return nil, err
+	if branchErr != nil {
+		return nil, branchErr
 	}
 	if err := h.Checker.Check(ctx, paths, branch, r); err != nil {
 		return nil, err
