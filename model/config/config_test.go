@@ -307,7 +307,7 @@ func TestErrors(t *testing.T) {
 		{name: "unknown namespace", yaml: "locks:\n  namespaces:\n    - api\n    - queue\n",
 			want: []string{`.lockgate.yaml:4: locks.namespaces: unknown namespace "queue" (known: api, db, event, flag, env, contract, feature, task, activity, hot, file, backfill)`}},
 		{name: "store", yaml: "locks:\n  store: memcached://x\n",
-			want: []string{`.lockgate.yaml:2: locks.store: must be "file", "git", "redis" or a redis:// or rediss:// URL, got "memcached://x"`}},
+			want: []string{`.lockgate.yaml:2: locks.store: must be "file", "git", "redis" or a redis://, rediss://, redis+sentinel:// or redis+cluster:// URL, got "memcached://x"`}},
 		{name: "git ref", yaml: "locks:\n  git:\n    ref: lockgate/locks\n",
 			want: []string{`.lockgate.yaml:3: locks.git.ref: must be a full ref name such as refs/lockgate/locks, got "lockgate/locks"`}},
 		{name: "git ref dots", yaml: "locks:\n  git: {ref: refs/a..b}\n",
