@@ -129,9 +129,12 @@ func failoverRace(t *testing.T, minReplicas int) (doubles, rounds int) {
 	for progress.Load() < int64(workers*rounds/3) {
 		time.Sleep(5 * time.Millisecond)
 	}
+	killed := time.Now()
 	promoted := h.killPrimary(t)
+	go func() { <-promoted; t.Logf("promoted %s after the kill", time.Since(killed)) }()
 	wg.Wait()
 	<-promoted
+	t.Logf("race done %s after the kill", time.Since(killed))
 	for r, g := range grants {
 		if len(g) > 1 {
 			doubles++

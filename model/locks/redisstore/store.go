@@ -305,9 +305,9 @@ func (s *Store) newClient(rawURL string, opts Options) (redis.UniversalClient, i
 // clientOpts points at the fields the store sets in go-redis's options of
 // each kind of client.
 type clientOpts struct {
-	dial, read, write, pool                        *time.Duration
+	dial, read, write, pool                       *time.Duration
 	maxRetries, dialerRetries, protocol, poolSize *int
-	ctxTimeout, noIdentity                         *bool
+	ctxTimeout, noIdentity                        *bool
 }
 
 // home returns the client of the server that keeps the store's keys: on
