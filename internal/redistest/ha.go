@@ -205,3 +205,30 @@ func waitFor(timeout time.Duration, cond func() (bool, error)) error {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// WaitReplicated waits until replica has processed every write primary
+// had when it was called (its replication offsets).
+func WaitReplicated(primary, replica *Server) error {
+	info, err := primary.Do("INFO", "replication")
+	if err != nil {
+		return err
+	}
+	want := infoField(info, "master_repl_offset")
+	return waitFor(readyTimeout, func() (bool, error) {
+		info, err := replica.Do("INFO", "replication")
+		got := infoField(info, "slave_repl_offset")
+		return err == nil && got >= want, err
+	})
+}
+
+// infoField reads a number of an INFO reply; -1 when it is not there.
+func infoField(info, name string) int64 {
+	for line := range strings.SplitSeq(info, "\n") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), name+":"); ok {
+			if n, err := strconv.ParseInt(v, 10, 64); err == nil {
+				return n
+			}
+		}
+	}
+	return -1
+}

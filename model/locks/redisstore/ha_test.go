@@ -357,3 +357,57 @@ func TestClusterConformance(t *testing.T) {
 		t.Fatal("found no key of the suite's stores on the cluster")
 	}
 }
+
+// TestFailoverLostFenceNotRepeated: with min_replicas 0 a replica that
+// missed the primary's last grants is promoted; the fences those grants
+// had are not handed out again: the store finds a new primary and raises
+// the floor above every counter by FailoverFenceGap.
+func TestFailoverLostFenceNotRepeated(t *testing.T) {
+	t.Parallel()
+	h := startSentinelSet(t, 1)
+	s := open(t, h.url, Options{OpTimeout: time.Second})
+	ctx := context.Background()
+	grant := func(s *Store) uint64 {
+		t.Helper()
+		got := acquireThrough(t, s, locktest.NewLock("task:fenced", "alice", time.Now(), time.Minute), time.Now().Add(time.Minute))
+		if got == nil {
+			t.Fatal("task:fenced is held though its every grant was released")
+		}
+		if err := s.Release(ctx, got.Key, got.Token); err != nil {
+			t.Fatal(err)
+		}
+		return got.Fence
+	}
+	for range 3 {
+		grant(s)
+	}
+	// The replica has every write so far, then misses the next grants.
+	if err := redistest.WaitReplicated(h.primary, h.replicas[0]); err != nil {
+		t.Fatal(err)
+	}
+	// Paused, the replica reads nothing more, and with its link cut the
+	// primary sends nothing more: the grants below are on the primary only.
+	h.replicas[0].Pause()
+	if n, err := h.primary.Do("CLIENT", "KILL", "TYPE", "replica"); err != nil || n != "1" {
+		t.Fatalf("cut the replica's link: %q, %v", n, err)
+	}
+	var lost uint64
+	for range 3 {
+		lost = grant(s)
+	}
+	promoted := h.killPrimary(t)
+	h.replicas[0].Resume()
+	<-promoted
+	if addr, _ := redistest.PrimaryOf(h.sentinels[0], haMaster); addr != h.replicas[0].Addr() {
+		t.Fatalf("primary after the failover is %s, want the replica %s", addr, h.replicas[0].Addr())
+	}
+	f := grant(s)
+	if f <= lost {
+		t.Fatalf("fence %d after the failover, not above %d, the last one the lost primary handed out", f, lost)
+	}
+	// A store opened later, on a connection of its own, counts on from
+	// there: the floor is raised once per new primary.
+	if next := grant(open(t, h.url, Options{Prefix: s.p})); next != f+1 {
+		t.Fatalf("fence %d from a second store after the failover, want %d", next, f+1)
+	}
+}

@@ -254,6 +254,9 @@ func (s *Store) newClient(rawURL string, opts Options) (redis.UniversalClient, i
 			fo.MasterName, fo.DB, fo.SentinelAddrs = m.master, m.db, m.addrs
 			fo.Username, fo.Password = m.user, m.pass
 			fo.SentinelUsername, fo.SentinelPassword = su, sp
+			// Each connection first makes sure the primary it reaches
+			// hands out no fence a lost write handed out before.
+			fo.OnConnect = s.checkPrimary
 			c = clientOpts{&fo.DialTimeout, &fo.ReadTimeout, &fo.WriteTimeout, &fo.PoolTimeout,
 				&fo.MaxRetries, &fo.DialerRetries, &fo.Protocol, &fo.PoolSize, &fo.ContextTimeoutEnabled, &fo.DisableIdentity}
 		} else {
