@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -91,7 +92,7 @@ func parseMultiURL(rawURL string) (*multiURL, error) {
 	}
 	for _, a := range strings.Split(authority, ",") {
 		host, port, err := net.SplitHostPort(a)
-		if err != nil || host == "" || strings.ContainsAny(host, "@/?#%") {
+		if err != nil || !validHost(host) || strings.HasPrefix(a, "[") != strings.Contains(host, ":") {
 			return nil, fmt.Errorf("server %q is not host:port", a)
 		}
 		if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 || port != strconv.Itoa(n) {
@@ -120,7 +121,7 @@ func parseMultiURL(rawURL string) (*multiURL, error) {
 		if len(segs) == 0 || segs[0] == "" {
 			return nil, errors.New("no master name: redis+sentinel://HOST:PORT[,HOST:PORT...]/MASTER[/DB]")
 		}
-		if m.master, err = url.PathUnescape(segs[0]); err != nil || m.master == "" {
+		if m.master, err = url.PathUnescape(segs[0]); err != nil || !nameChars.MatchString(m.master) {
 			return nil, fmt.Errorf("master name %q is not a valid path segment", segs[0])
 		}
 		switch len(segs) {
@@ -139,6 +140,19 @@ func parseMultiURL(rawURL string) (*multiURL, error) {
 		}
 	}
 	return m, nil
+}
+
+// nameChars are the characters of a host name and a master name: a
+// Sentinel's configuration names a master in one word.
+var nameChars = regexp.MustCompile(`^[A-Za-z0-9._-]+$`)
+
+// validHost reports whether host is a host name or an IP address (an IPv6
+// one without its brackets, as net.SplitHostPort leaves it).
+func validHost(host string) bool {
+	if strings.Contains(host, ":") {
+		return net.ParseIP(host) != nil
+	}
+	return nameChars.MatchString(host)
 }
 
 // base is a redis:// URL of the first server with the options, for
