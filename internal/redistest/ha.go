@@ -15,10 +15,14 @@ import (
 
 // Timings of the Sentinels StartSentinels starts: short, so that a test
 // sees a failover within seconds, long enough that a busy machine does not
-// make a Sentinel think a live primary is down.
+// make a Sentinel think a live primary is down. A Sentinel also takes a
+// primary for down when it last reported itself a replica longer than
+// SentinelDownAfter plus two INFO periods ago: with 1s, a Sentinel that
+// read no INFO of a just promoted replica for a moment of a loaded machine
+// started a second failover.
 const (
-	SentinelDownAfter       = 1000 * time.Millisecond
-	SentinelFailoverTimeout = 3000 * time.Millisecond
+	SentinelDownAfter       = 2500 * time.Millisecond
+	SentinelFailoverTimeout = 5000 * time.Millisecond
 )
 
 // clusterNodeTimeoutMS is cluster-node-timeout of StartCluster's nodes.
