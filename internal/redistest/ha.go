@@ -15,14 +15,10 @@ import (
 
 // Timings of the Sentinels StartSentinels starts: short, so that a test
 // sees a failover within seconds, long enough that a busy machine does not
-// make a Sentinel think a live primary is down. A Sentinel also takes a
-// primary for down when it last reported itself a replica longer than
-// SentinelDownAfter plus two INFO periods ago: with 1s, a Sentinel that
-// read no INFO of a just promoted replica for a moment of a loaded machine
-// started a second failover.
+// make a Sentinel think a live primary is down.
 const (
-	SentinelDownAfter       = 2500 * time.Millisecond
-	SentinelFailoverTimeout = 5000 * time.Millisecond
+	SentinelDownAfter       = 1000 * time.Millisecond
+	SentinelFailoverTimeout = 3000 * time.Millisecond
 )
 
 // clusterNodeTimeoutMS is cluster-node-timeout of StartCluster's nodes.
@@ -49,8 +45,8 @@ func (s *Server) sentinelConf() string {
 bind 127.0.0.1
 dir %s
 sentinel monitor %s %s %s %d
-sentinel down-after-milliseconds %[3]s %[6]d
-sentinel failover-timeout %[3]s %[7]d
+sentinel down-after-milliseconds %[3]s %[7]d
+sentinel failover-timeout %[3]s %[8]d
 sentinel parallel-syncs %[3]s 1
 `, s.port, s.dir, c.master, host, port, c.quorum, SentinelDownAfter.Milliseconds(), SentinelFailoverTimeout.Milliseconds())
 	if s.opts.Password != "" {

@@ -1,6 +1,9 @@
 package redistest
 
 import (
+	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -140,5 +143,23 @@ func TestCluster(t *testing.T) {
 	}
 	if !strings.HasPrefix(c.URL(), "redis+cluster://127.0.0.1:") || strings.Count(c.URL(), ",") != 2 {
 		t.Fatalf("URL = %q", c.URL())
+	}
+}
+
+// TestSentinelConf: the Sentinels are configured with the timings the
+// package names.
+func TestSentinelConf(t *testing.T) {
+	t.Parallel()
+	primary := Start(t, Options{})
+	sentinels := StartSentinels(t, primary, "lockgate", 1, 0)
+	for _, want := range []string{
+		"down-after-milliseconds lockgate " + strconv.FormatInt(SentinelDownAfter.Milliseconds(), 10) + "\n",
+		"failover-timeout lockgate " + strconv.FormatInt(SentinelFailoverTimeout.Milliseconds(), 10) + "\n",
+		"monitor lockgate " + primary.Addr()[:strings.LastIndex(primary.Addr(), ":")] + " " + strconv.Itoa(primary.Port()) + " 1\n",
+	} {
+		b, err := os.ReadFile(filepath.Join(sentinels[0].Dir(), "sentinel.conf"))
+		if err != nil || !strings.Contains(string(b), want) {
+			t.Errorf("sentinel.conf does not say %q: %v\n%s", want, err, b)
+		}
 	}
 }
