@@ -50,6 +50,9 @@ LOCKGATE_TEST_ROUNDS=500 go test -count=1 -run 'TestProcessRace$' -v -timeout 30
 run -bench 'CommitEvent' -timeout 30m ./model/workflow
 run -bench 'Events100k' -benchtime 5x -timeout 30m ./model/workflow
 run -bench 'Handover|Covering' -benchtime 20000x -timeout 30m ./model/locks/redisstore
+# One acquisition with locks.redis.min_replicas 1 against 0, on a primary
+# with one replica on this machine.
+run -bench 'AcquireMinReplicas' -benchtime 20000x -timeout 30m ./model/locks/redisstore
 # The comparison with redsync is a module of its own (bench/peers), so that
 # redsync stays out of lockgate's requirements.
 (cd bench/peers && run -bench 'AcquireRelease' -benchtime 20000x -timeout 30m .)

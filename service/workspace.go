@@ -346,6 +346,7 @@ func (e *Workspace) openStore(ctx context.Context, c storeChoice, prefix string)
 		// not asked again.
 		opts.OneTimeout = !e.purpose.Server
 		opts.FenceFloor = e.FenceFloor
+		opts.MinReplicas = e.cfg.Locks.Redis.MinReplicas
 		return redisstore.Open(context.Background(), c.URL, opts)
 	}
 	return nil, fmt.Errorf("store kind %q not built in", c.Kind)

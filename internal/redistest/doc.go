@@ -9,6 +9,9 @@
 // (fault tests), paused with SIGSTOP (timeout tests), and measured with
 // redis-benchmark (the floor of the lock store's benchmarks).
 //
+// StartReplica, StartSentinels and StartCluster start a primary's replica,
+// the Sentinels that watch it, and a Redis Cluster of primaries.
+//
 // The package speaks just enough RESP to send PING and SHUTDOWN: it does not
 // import a Redis client, so the lock store stays the only package that does.
 // When redis-server is not installed, Start fails the test (it never skips):

@@ -36,6 +36,13 @@ type Options struct {
 	Password string
 	// Args are extra redis-server arguments ("--maxmemory", "10mb", …).
 	Args []string
+	// ReplicaOf, when set, is the host:port of the primary the server
+	// replicates (--replicaof).
+	ReplicaOf string
+	// clusterNode turns on cluster mode (StartCluster).
+	clusterNode bool
+	// sentinel runs the server as a Sentinel (StartSentinels).
+	sentinel *sentinelConf
 }
 
 // Server is one redis-server process owned by a test.
@@ -68,7 +75,7 @@ func Start(t testing.TB, opts Options) *Server {
 	// server's bind: try a few ports.
 	var lastErr error
 	for range 5 {
-		s.port, err = freePort()
+		s.port, err = freePort(opts.clusterNode)
 		if err != nil {
 			t.Fatalf("redistest: %v", err)
 		}
@@ -80,17 +87,36 @@ func Start(t testing.TB, opts Options) *Server {
 	return nil
 }
 
-// freePort returns a loopback TCP port that was free a moment ago.
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, fmt.Errorf("find a free port: %w", err)
+// freePort returns a loopback TCP port that was free a moment ago. With
+// bus, the port 10000 above it (a cluster node's bus) was free too.
+func freePort(bus bool) (int, error) {
+	for range 100 {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return 0, fmt.Errorf("find a free port: %w", err)
+		}
+		port := l.Addr().(*net.TCPAddr).Port
+		if !bus {
+			l.Close()
+			return port, nil
+		}
+		if port+10000 <= 65535 {
+			if b, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port+10000))); err == nil {
+				b.Close()
+				l.Close()
+				return port, nil
+			}
+		}
+		l.Close()
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
+	return 0, errors.New("find a free port with a free bus port 10000 above it: none in 100 tries")
 }
 
 func (s *Server) args() []string {
+	if s.opts.sentinel != nil {
+		// Sentinel reads and rewrites a file of its own (sentinelArgs).
+		return []string{s.sentinelConf(), "--sentinel"}
+	}
 	a := []string{
 		"--port", strconv.Itoa(s.port),
 		"--bind", "127.0.0.1",
@@ -105,7 +131,15 @@ func (s *Server) args() []string {
 		a = append(a, "--appendonly", "no")
 	}
 	if s.opts.Password != "" {
-		a = append(a, "--requirepass", s.opts.Password)
+		a = append(a, "--requirepass", s.opts.Password, "--masterauth", s.opts.Password)
+	}
+	if s.opts.ReplicaOf != "" {
+		host, port, _ := net.SplitHostPort(s.opts.ReplicaOf)
+		a = append(a, "--replicaof", host, port)
+	}
+	if s.opts.clusterNode {
+		a = append(a, "--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
+			"--cluster-node-timeout", strconv.Itoa(clusterNodeTimeoutMS))
 	}
 	return append(a, s.opts.Args...)
 }

@@ -1,6 +1,9 @@
 package redistest
 
 import (
+	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -102,5 +105,61 @@ func TestBenchmark(t *testing.T) {
 	}
 	if len(res) != 2 || res[0].RPS <= 0 {
 		t.Fatalf("Benchmark = %+v", res)
+	}
+}
+
+func TestSentinelFailover(t *testing.T) {
+	t.Parallel()
+	primary := Start(t, Options{})
+	replica := StartReplica(t, primary, Options{})
+	sentinels := StartSentinels(t, primary, "lockgate", 3, 1)
+	if got, err := PrimaryOf(sentinels[0], "lockgate"); err != nil || got != primary.Addr() {
+		t.Fatalf("PrimaryOf = %q, %v; want %s", got, err, primary.Addr())
+	}
+	if u := SentinelURL("lockgate", sentinels); !strings.HasPrefix(u, "redis+sentinel://127.0.0.1:") || !strings.HasSuffix(u, "/lockgate/0") {
+		t.Fatalf("SentinelURL = %q", u)
+	}
+	primary.Kill()
+	if err := waitFor(30*time.Second, func() (bool, error) {
+		got, err := PrimaryOf(sentinels[1], "lockgate")
+		return got == replica.Addr(), err
+	}); err != nil {
+		t.Fatalf("the replica was not promoted: %v", err)
+	}
+	info, err := replica.Do("INFO", "replication")
+	if err != nil || !strings.Contains(info, "role:master") {
+		t.Fatalf("promoted replica: INFO replication = %q, %v", info, err)
+	}
+}
+
+func TestCluster(t *testing.T) {
+	t.Parallel()
+	c := StartCluster(t, 3)
+	for _, n := range c.Nodes {
+		info, err := n.Do("CLUSTER", "INFO")
+		if err != nil || !strings.Contains(info, "cluster_slots_assigned:16384") {
+			t.Fatalf("CLUSTER INFO of %s = %q, %v", n.Addr(), info, err)
+		}
+	}
+	if !strings.HasPrefix(c.URL(), "redis+cluster://127.0.0.1:") || strings.Count(c.URL(), ",") != 2 {
+		t.Fatalf("URL = %q", c.URL())
+	}
+}
+
+// TestSentinelConf: the Sentinels are configured with the timings the
+// package names.
+func TestSentinelConf(t *testing.T) {
+	t.Parallel()
+	primary := Start(t, Options{})
+	sentinels := StartSentinels(t, primary, "lockgate", 1, 0)
+	for _, want := range []string{
+		"down-after-milliseconds lockgate " + strconv.FormatInt(SentinelDownAfter.Milliseconds(), 10) + "\n",
+		"failover-timeout lockgate " + strconv.FormatInt(SentinelFailoverTimeout.Milliseconds(), 10) + "\n",
+		"monitor lockgate " + primary.Addr()[:strings.LastIndex(primary.Addr(), ":")] + " " + strconv.Itoa(primary.Port()) + " 1\n",
+	} {
+		b, err := os.ReadFile(filepath.Join(sentinels[0].Dir(), "sentinel.conf"))
+		if err != nil || !strings.Contains(string(b), want) {
+			t.Errorf("sentinel.conf does not say %q: %v\n%s", want, err, b)
+		}
 	}
 }

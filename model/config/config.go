@@ -60,7 +60,8 @@ type Config struct {
 // LocksConfig is the `locks:` section.
 type LocksConfig struct {
 	// Store is "file", "git" (a ref of the git remote), "redis" (URL from
-	// LOCK_REDIS_URL / REDIS_URL) or a redis:// or rediss:// URL.
+	// LOCK_REDIS_URL / REDIS_URL) or a Redis URL (redis://, rediss://,
+	// redis+sentinel://, redis+cluster://, rediss+ of either).
 	Store        string `yaml:"store"`
 	StaleMinutes int    `yaml:"stale_minutes"`
 	// UseGlobalClaimLock is the file's use_global_claim_lock: see
@@ -77,6 +78,8 @@ type LocksConfig struct {
 	RedisPrefix string `yaml:"redis_prefix"`
 	// Git configures the git store.
 	Git GitStoreConfig `yaml:"git"`
+	// Redis configures the Redis store.
+	Redis RedisStoreConfig `yaml:"redis"`
 	// StoreSet: the file names locks.store (Store is "file" either way).
 	StoreSet bool `yaml:"-"`
 	// ClaimLockSet: the file names locks.use_global_claim_lock.
@@ -97,6 +100,20 @@ func (l *LocksConfig) GlobalClaimLock(transactional bool) bool {
 	}
 	return !transactional
 }
+
+// RedisStoreConfig is `locks.redis`: what the Redis store asks of the
+// deployment it uses.
+type RedisStoreConfig struct {
+	// MinReplicas is the number of replicas that must confirm each grant
+	// before it is reported (Redis's WAIT); a grant fewer confirm in time
+	// is undone and refused as the store being unavailable. 0 (the
+	// default) waits for none.
+	MinReplicas int `yaml:"min_replicas"`
+}
+
+// RedisURLSchemes are the schemes a locks.store URL of the Redis store may
+// have.
+var RedisURLSchemes = []string{"redis://", "rediss://", "redis+sentinel://", "rediss+sentinel://", "redis+cluster://", "rediss+cluster://"}
 
 // GitStoreConfig is `locks.git`: where the git store keeps the locks and
 // how it talks to the remote.
@@ -401,3 +418,6 @@ func (c *Config) StaleAfter() time.Duration {
 // loaded from ("hooks.require_lock", "scope.key_rules[0].keys[1]"), or 0
 // when the value did not come from the file.
 func (c *Config) Line(path string) int { return c.pos[path] }
+
+// MaxMinReplicas is the highest locks.redis.min_replicas.
+const MaxMinReplicas = 100

@@ -51,8 +51,13 @@ func (c *Config) validate(ps *problems) {
 
 // validateLocks adds a problem for every invalid value of the locks section.
 func (c *Config) validateLocks(ps *problems) {
-	if s := c.Locks.Store; s != "file" && s != "git" && s != "redis" && !strings.HasPrefix(s, "redis://") && !strings.HasPrefix(s, "rediss://") {
-		ps.add(c.at("locks.store"), 0, `locks.store: must be "file", "git", "redis" or a redis:// or rediss:// URL, got %s`, quote(s))
+	if s := c.Locks.Store; s != "file" && s != "git" && s != "redis" && !slices.ContainsFunc(RedisURLSchemes, func(p string) bool { return strings.HasPrefix(s, p) }) {
+		ps.add(c.at("locks.store"), 0, `locks.store: must be "file", "git", "redis" or a redis://, rediss://, redis+sentinel:// or redis+cluster:// URL, got %s`, quote(s))
+	}
+	// More replicas than a deployment could have is a typo, not a wish:
+	// every acquisition would be refused.
+	if n := c.Locks.Redis.MinReplicas; n < 0 || n > MaxMinReplicas {
+		ps.add(c.at("locks.redis.min_replicas"), 0, "locks.redis.min_replicas: must be a whole number from 0 to %d, got %d", MaxMinReplicas, n)
 	}
 	if r := c.Locks.Git.Ref; !validFullRef(r) {
 		ps.add(c.at("locks.git.ref"), 0, "locks.git.ref: must be a full ref name such as refs/lockgate/locks, got %s", quote(r))

@@ -26,7 +26,7 @@ import (
 // batch's deadline is the earliest of its calls', so no caller waits past
 // its own, queued or sent.
 type batcher struct {
-	rdb     *redis.Client
+	rdb     redis.UniversalClient
 	max     int // batches in flight
 	timeout time.Duration
 

@@ -204,3 +204,42 @@ func BenchmarkHandoverContended(b *testing.B) {
 	b.ReportMetric(ms(lat.pct(0.50)), "handover-p50-ms")
 	b.ReportMetric(ms(lat.pct(0.99)), "handover-p99-ms")
 }
+
+// BenchmarkAcquireMinReplicas measures one acquisition (a lone caller,
+// then a release not timed) on a primary with one replica, with
+// min_replicas 0 and 1, alternating between the two stores every
+// iteration so that a busy moment of the machine weighs on both. It
+// reports each one's p50 and p99 and their ratio to min_replicas 0.
+func BenchmarkAcquireMinReplicas(b *testing.B) {
+	primary := redistest.Start(b, redistest.Options{})
+	redistest.StartReplica(b, primary, redistest.Options{})
+	ctx := context.Background()
+	stores := []*Store{
+		open(b, primary.URL(), Options{}),
+		open(b, primary.URL(), Options{MinReplicas: 1}),
+	}
+	lat := make([]durations, len(stores))
+	for b.Loop() {
+		for i, s := range stores {
+			rec := locktest.NewLock("task:BENCH", "bench", time.Now(), time.Minute)
+			start := time.Now()
+			got, _, err := s.Acquire(ctx, rec, start)
+			lat[i] = append(lat[i], time.Since(start))
+			if err != nil {
+				b.Fatal(err)
+			}
+			if err := s.Release(ctx, got.Key, got.Token); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	for i := range lat {
+		slices.Sort(lat[i])
+	}
+	b.ReportMetric(ms(lat[0].pct(0.50)), "min0-p50-ms")
+	b.ReportMetric(ms(lat[0].pct(0.99)), "min0-p99-ms")
+	b.ReportMetric(ms(lat[1].pct(0.50)), "min1-p50-ms")
+	b.ReportMetric(ms(lat[1].pct(0.99)), "min1-p99-ms")
+	b.ReportMetric(float64(lat[1].pct(0.50))/float64(lat[0].pct(0.50)), "p50-x-min0")
+	b.ReportMetric(float64(lat[1].pct(0.99))/float64(lat[0].pct(0.99)), "p99-x-min0")
+}

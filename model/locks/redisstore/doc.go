@@ -1,5 +1,6 @@
 // Package redisstore is lockgate's lock store for many machines: a
-// locks.Store on one Redis server (docs/stores.md: The Redis store,
+// locks.Store on Redis, one server, a primary behind Sentinel or a
+// cluster (docs/stores.md: The Redis store,
 // `lockgate store use redis://…`). It is the only package that imports
 // the Redis client.
 //
@@ -22,6 +23,8 @@
 //	c:<key>        pub/sub channel: the key was released (WaitRelease)
 //	meta:folded    set once every path and pattern record is kept under
 //	               its identity (see below)
+//	meta:primary   through Sentinel: the replication id of the primary
+//	               that last wrote the store
 //
 // <key> in these names, and the members of i:keys and i:pat, are for a
 // path or pattern key its identity, lockkey.FoldCase(key), whatever
@@ -76,9 +79,23 @@
 // bring back. Fences do not start again at 1: the floor is lost with the
 // counters, and the next acquisition sets it to the highest fence of the
 // lock log (Options.FenceFloor) before it is granted, so no fence a lost
-// grant used is handed out again. Single server only: the scripts
-// touch keys they derive (a session's history), which Redis Cluster does
-// not allow.
+// grant used is handed out again.
+//
+// # Sentinel, Cluster, replicas
+//
+// Open also takes redis+sentinel:// (a primary found through Sentinel,
+// go-redis's failover client) and redis+cluster:// URLs (topology.go). On
+// a cluster the prefix is a hash tag, "{P}", so every key of the store is
+// in one slot and the scripts, which touch several keys and derive some
+// (a session's history), run on one node; elsewhere P is used as it is,
+// so existing stores keep their key names. Replication is asynchronous:
+// with Options.MinReplicas an acquisition sends WAIT on the connection
+// that ran its script and undoes a grant too few replicas confirmed
+// (replicas.go). Each new connection through Sentinel compares the
+// primary's replication id with P+"meta:primary" and, on a primary that
+// did not write the store before, raises the fence floor FailoverFenceGap
+// above every counter, so that the fences of grants a failover lost are
+// not handed out again (failover.go).
 //
 // # Errors
 //

@@ -33,9 +33,12 @@ func URLFromEnv(getenv func(string) string) string {
 }
 
 // IsURL reports whether a --store value names a Redis server rather than a
-// store kind: redis://, rediss:// (TLS) or unix:// (a Redis socket).
+// store kind: redis://, rediss:// (TLS) or unix:// (a Redis socket), or a
+// deployment of several, redis+sentinel:// or redis+cluster:// (rediss+
+// for TLS).
 func IsURL(s string) bool {
-	for _, p := range []string{"redis://", "rediss://", "unix://"} {
+	for _, p := range []string{"redis://", "rediss://", "unix://",
+		SchemeSentinel + "://", SchemeSentinelTLS + "://", SchemeCluster + "://", SchemeClusterTLS + "://"} {
 		if len(s) >= len(p) && strings.EqualFold(s[:len(p)], p) {
 			return true
 		}
@@ -141,7 +144,18 @@ func NormalizeRemote(remote string) string {
 // credentials, options or spelling differences ("redis://h:6379/0" for
 // "redis://:pw@H/0?dial_timeout=3"): two URLs with the same ServerID reach
 // the same locks, given the same key prefix.
+//
+// For Sentinel and Cluster URLs it is the scheme, the servers (sorted,
+// lowercased) and, for Sentinel, the master and database:
+// "redis+sentinel://h1:26379,h2:26379/mymaster/0".
 func ServerID(rawURL string) (string, error) {
+	if topologyOf(rawURL) != single {
+		m, err := parseMultiURL(rawURL)
+		if err != nil {
+			return "", fmt.Errorf("redis store: invalid URL %s: %w", Redact(rawURL), err)
+		}
+		return m.serverID(), nil
+	}
 	o, err := redis.ParseURL(rawURL)
 	if err != nil {
 		return "", fmt.Errorf("redis store: invalid URL %s: %w", Redact(rawURL), err)

@@ -91,6 +91,13 @@ type Options struct {
 	// when an acquisition finds no floor (that, or a new server). An error
 	// fails the acquisition (unavailable). Without it the floor is 0.
 	FenceFloor func(ctx context.Context) (uint64, error)
+	// MinReplicas, when > 0, is the number of replicas that must have a
+	// grant (an acquisition) before it is reported: after the
+	// script the store sends WAIT and, when fewer replicas confirm within
+	// OpTimeout, undoes the grant and fails with a *locks.UnavailableError
+	// (reason ReasonReplicas). A grant a replica has survives the loss of
+	// the primary when Sentinel or the cluster promotes that replica.
+	MinReplicas int
 	// legacyExact keeps path and pattern records under their exact
 	// spelling, as versions before keys were folded did; tests use it to
 	// write such stores.
@@ -100,9 +107,14 @@ type Options struct {
 // Store is the Redis lock store. Its methods are safe for concurrent use;
 // any number of processes on any number of machines may share one server.
 type Store struct {
-	rdb     *redis.Client
+	rdb     redis.UniversalClient
+	topo    topology
 	batch   *batcher
 	display string // the URL without its password, for messages
+
+	// minReplicas is the number of replicas that must confirm a grant
+	// (Options.MinReplicas).
+	minReplicas int
 
 	p       string // key prefix
 	kFences string
@@ -131,30 +143,34 @@ type Store struct {
 	floorSets  atomic.Uint64 // floors this Store set, to skip a read another caller just made
 }
 
-// Open connects to the Redis server of rawURL (redis://[user:password@]host:port/db,
-// rediss:// for TLS, unix:///path?db=N) and loads the store's scripts,
-// which checks that the server answers and accepts the credentials. A
-// malformed URL or option is a plain error; a server that cannot be used is
-// a *locks.UnavailableError.
+// Open connects to the Redis deployment of rawURL and loads the store's
+// scripts, which checks that the server answers and accepts the
+// credentials. rawURL names one server (redis://[user:password@]host:port/db,
+// rediss:// for TLS, unix:///path?db=N), a primary found through Sentinel
+// (redis+sentinel://…) or a Redis Cluster (redis+cluster://…; see
+// multiURL). A malformed URL or option is a plain error; a server that
+// cannot be used is a *locks.UnavailableError.
 func Open(ctx context.Context, rawURL string, opts Options) (*Store, error) {
-	ro, err := redis.ParseURL(rawURL)
-	if err != nil {
-		return nil, fmt.Errorf("redis store: invalid URL %s: %w", redactURL(rawURL), err)
-	}
 	if opts.RateLimitPerMin < 0 {
 		return nil, fmt.Errorf("redis store: negative rate limit %d", opts.RateLimitPerMin)
 	}
 	if opts.RateLimitWindow < 0 || opts.HistoryTTL < 0 || opts.DialTimeout < 0 || opts.OpTimeout < 0 || opts.PoolSize < 0 {
 		return nil, errors.New("redis store: negative duration or pool size in options")
 	}
-	s := &Store{display: redactURL(rawURL)}
-	s.setPrefix(opts.Prefix)
+	if opts.MinReplicas < 0 {
+		return nil, fmt.Errorf("redis store: negative min_replicas %d", opts.MinReplicas)
+	}
+	s := &Store{display: redactURL(rawURL), topo: topologyOf(rawURL)}
+	if err := s.setPrefix(opts.Prefix); err != nil {
+		return nil, err
+	}
 	s.rateLimit = opts.RateLimitPerMin
 	s.rateWindow = orDefault(opts.RateLimitWindow, DefaultRateLimitWindow)
 	s.rateWinMS = max(s.rateWindow.Milliseconds(), 1)
 	s.historyTTL = opts.HistoryTTL.Milliseconds()
 	s.fold = !opts.legacyExact
 	s.fenceFloor = opts.FenceFloor
+	s.minReplicas = opts.MinReplicas
 	switch {
 	case opts.ExpiredGrace < 0:
 		s.graceMS = 0
@@ -163,37 +179,19 @@ func Open(ctx context.Context, rawURL string, opts Options) (*Store, error) {
 	default:
 		s.graceMS = opts.ExpiredGrace.Milliseconds()
 	}
-
-	s.dialTimeout = first(opts.DialTimeout, ro.DialTimeout, DefaultTimeout)
-	s.opTimeout = first(opts.OpTimeout, ro.ReadTimeout, DefaultTimeout)
-	ro.DialTimeout = s.dialTimeout
-	ro.ReadTimeout = s.opTimeout
-	ro.WriteTimeout = s.opTimeout
-	ro.PoolTimeout = s.opTimeout
-	// A dead or hung server must be reported within the timeouts, not after
-	// go-redis's retries and dial back-off; the Manager's --wait loop is
-	// the retry. No retry also means a script never runs twice.
-	ro.MaxRetries = -1
-	ro.DialerRetries = 1
-	ro.ContextTimeoutEnabled = true
-	// Fewer commands per new connection: a CLI process makes only one.
-	ro.DisableIdentity = true
-	if ro.Protocol == 0 {
-		ro.Protocol = 2
+	rdb, poolSize, err := s.newClient(rawURL, opts)
+	if err != nil {
+		return nil, fmt.Errorf("redis store: invalid URL %s: %w", s.display, err)
 	}
-	ro.MaintNotificationsConfig = &maintnotifications.Config{Mode: maintnotifications.ModeDisabled}
-	if opts.PoolSize > 0 {
-		ro.PoolSize = opts.PoolSize
-	}
+	s.rdb = rdb
 	quiet.Do(func() { redis.SetLogger(nopLogger{}) })
-	s.rdb = redis.NewClient(ro)
 	s.oneTimeout = opts.OneTimeout
 	if s.oneTimeout {
 		s.rdb.AddHook(giveUpHook{s})
 	}
 	// No more batches in flight than connections, so that lock mutations
 	// queue here, where their deadlines are kept, not for a connection.
-	s.batch = &batcher{rdb: s.rdb, max: min(maxBatches, s.rdb.Options().PoolSize), timeout: s.opTimeout}
+	s.batch = &batcher{rdb: s.rdb, max: min(maxBatches, poolSize), timeout: s.opTimeout}
 
 	// One round trip loads every script: later calls are one EVALSHA each.
 	// A server that accepts the connection and then says nothing is not
@@ -201,15 +199,18 @@ func Open(ctx context.Context, rawURL string, opts Options) (*Store, error) {
 	octx, cancel := context.WithTimeout(ctx, max(s.dialTimeout, s.opTimeout))
 	defer cancel()
 	var folded *redis.IntCmd
-	_, err = s.rdb.Pipelined(octx, func(p redis.Pipeliner) error {
-		// p.ScriptLoad, not Script.Load: in a pipeline the latter would
-		// take the not yet received reply for the script's hash.
-		for _, sc := range allScripts {
-			p.ScriptLoad(octx, sc.src)
-		}
-		folded = p.Exists(octx, s.foldedKey())
-		return nil
-	})
+	home, err := s.home(octx)
+	if err == nil {
+		_, err = home.Pipelined(octx, func(p redis.Pipeliner) error {
+			// p.ScriptLoad, not Script.Load: in a pipeline the latter would
+			// take the not yet received reply for the script's hash.
+			for _, sc := range allScripts {
+				p.ScriptLoad(octx, sc.src)
+			}
+			folded = p.Exists(octx, s.foldedKey())
+			return nil
+		})
+	}
 	if err == nil && s.fold && folded.Val() == 0 {
 		err = s.migrate(octx)
 	}
@@ -219,6 +220,110 @@ func Open(ctx context.Context, rawURL string, opts Options) (*Store, error) {
 		return nil, uerr
 	}
 	return s, nil
+}
+
+// newClient makes the client of rawURL's deployment, with the store's
+// timeouts, and returns it with its pool size (per node on a cluster).
+func (s *Store) newClient(rawURL string, opts Options) (redis.UniversalClient, int, error) {
+	var ro *redis.Options
+	var fo *redis.FailoverOptions
+	var co *redis.ClusterOptions
+	var c clientOpts
+	if s.topo == single {
+		var err error
+		if ro, err = redis.ParseURL(rawURL); err != nil {
+			return nil, 0, err
+		}
+		c = clientOpts{&ro.DialTimeout, &ro.ReadTimeout, &ro.WriteTimeout, &ro.PoolTimeout,
+			&ro.MaxRetries, &ro.DialerRetries, &ro.Protocol, &ro.PoolSize, &ro.ContextTimeoutEnabled, &ro.DisableIdentity}
+		ro.MaintNotificationsConfig = &maintnotifications.Config{Mode: maintnotifications.ModeDisabled}
+	} else {
+		m, err := parseMultiURL(rawURL)
+		if err != nil {
+			return nil, 0, err
+		}
+		q := maps(m.query)
+		su, sp, hasSentinelAuth := q.Get("sentinel_username"), q.Get("sentinel_password"), q.Has("sentinel_username") || q.Has("sentinel_password")
+		q.Del("sentinel_username")
+		q.Del("sentinel_password")
+		m.query = q
+		if s.topo == sentinel {
+			if fo, err = redis.ParseFailoverURL(m.base()); err != nil {
+				return nil, 0, err
+			}
+			fo.MasterName, fo.DB, fo.SentinelAddrs = m.master, m.db, m.addrs
+			fo.Username, fo.Password = m.user, m.pass
+			fo.SentinelUsername, fo.SentinelPassword = su, sp
+			// Each connection first makes sure the primary it reaches
+			// hands out no fence a lost write handed out before.
+			fo.OnConnect = s.checkPrimary
+			c = clientOpts{&fo.DialTimeout, &fo.ReadTimeout, &fo.WriteTimeout, &fo.PoolTimeout,
+				&fo.MaxRetries, &fo.DialerRetries, &fo.Protocol, &fo.PoolSize, &fo.ContextTimeoutEnabled, &fo.DisableIdentity}
+		} else {
+			if hasSentinelAuth {
+				return nil, 0, errors.New("sentinel_username and sentinel_password are options of a redis+sentinel:// URL")
+			}
+			if co, err = redis.ParseClusterURL(m.base()); err != nil {
+				return nil, 0, err
+			}
+			co.Addrs = m.addrs
+			co.Username, co.Password = m.user, m.pass
+			co.MaintNotificationsConfig = &maintnotifications.Config{Mode: maintnotifications.ModeDisabled}
+			c = clientOpts{&co.DialTimeout, &co.ReadTimeout, &co.WriteTimeout, &co.PoolTimeout,
+				&co.MaxRetries, &co.DialerRetries, &co.Protocol, &co.PoolSize, &co.ContextTimeoutEnabled, &co.DisableIdentity}
+		}
+	}
+	s.dialTimeout = first(opts.DialTimeout, *c.dial, DefaultTimeout)
+	s.opTimeout = first(opts.OpTimeout, *c.read, DefaultTimeout)
+	*c.dial = s.dialTimeout
+	*c.read, *c.write, *c.pool = s.opTimeout, s.opTimeout, s.opTimeout
+	// A dead or hung server must be reported within the timeouts, not after
+	// go-redis's retries and dial back-off; the Manager's --wait loop is
+	// the retry. No retry also means a script never runs twice. (A
+	// cluster's MOVED and ASK redirects are not retries: the node that
+	// answers them ran nothing.)
+	*c.maxRetries = -1
+	*c.dialerRetries = 1
+	*c.ctxTimeout = true
+	// Fewer commands per new connection: a CLI process makes only one.
+	*c.noIdentity = true
+	if *c.protocol == 0 {
+		*c.protocol = 2
+	}
+	if opts.PoolSize > 0 {
+		*c.poolSize = opts.PoolSize
+	}
+	switch {
+	case fo != nil:
+		cl := redis.NewFailoverClient(fo)
+		return cl, cl.Options().PoolSize, nil
+	case co != nil:
+		cl := redis.NewClusterClient(co)
+		return cl, cl.Options().PoolSize, nil
+	}
+	cl := redis.NewClient(ro)
+	return cl, cl.Options().PoolSize, nil
+}
+
+// clientOpts points at the fields the store sets in go-redis's options of
+// each kind of client.
+type clientOpts struct {
+	dial, read, write, pool                       *time.Duration
+	maxRetries, dialerRetries, protocol, poolSize *int
+	ctxTimeout, noIdentity                        *bool
+}
+
+// home returns the client of the server that keeps the store's keys: on
+// a cluster the primary of their one slot (see setPrefix), else the
+// store's client. Scripts loaded there, and WAIT sent there, reach the
+// server that runs the store's scripts.
+func (s *Store) home(ctx context.Context) (*redis.Client, error) {
+	if cc, ok := s.rdb.(*redis.ClusterClient); ok {
+		return cc.MasterForKey(ctx, s.kFences)
+	}
+	// A single server's client and Sentinel's failover client are both
+	// a *redis.Client (newClient).
+	return s.rdb.(*redis.Client), nil
 }
 
 func orDefault(v, def time.Duration) time.Duration {
@@ -240,6 +345,14 @@ func first(ds ...time.Duration) time.Duration {
 
 // redactURL drops the password from a URL for messages.
 func redactURL(raw string) string {
+	if topologyOf(raw) != single {
+		m, err := parseMultiURL(raw)
+		if err != nil {
+			scheme, _, _ := strings.Cut(raw, "://")
+			return strings.ToLower(scheme)
+		}
+		return m.redacted()
+	}
 	u, err := url.Parse(raw)
 	if err != nil {
 		return "redis"
@@ -247,15 +360,28 @@ func redactURL(raw string) string {
 	return u.Redacted()
 }
 
-func (s *Store) setPrefix(p string) {
+// setPrefix sets the key prefix. On a cluster it becomes a hash tag,
+// "{P}", so that every key of the store is in one slot and each script,
+// which touches several, stays atomic on one node; a prefix that holds a
+// brace could end the tag early, and is refused there. Elsewhere the
+// prefix is used as it is, so the keys of existing stores keep their
+// names.
+func (s *Store) setPrefix(p string) error {
 	if p == "" {
 		p = DefaultPrefix
+	}
+	if s.topo == cluster {
+		if strings.ContainsAny(p, "{}") {
+			return fmt.Errorf("redis store: key prefix %q holds a brace; on a cluster the store puts the prefix in braces itself (a hash tag)", p)
+		}
+		p = "{" + p + "}"
 	}
 	s.p = p
 	s.kFences = p + "fence"
 	s.kKeys = p + "i:keys"
 	s.kPat = p + "i:pat"
 	s.kHist = p + "h:"
+	return nil
 }
 
 // Redis key layout under the prefix P (see the package documentation).
@@ -451,18 +577,7 @@ func (s *Store) run(ctx context.Context, verb, key string, sc *script, keys []st
 	if err != nil {
 		return nil, s.fail(ctx, verb+" "+key, err)
 	}
-	// Bare answers (see scripts.go) become tables like the others.
-	switch v := v.(type) {
-	case int64:
-		return reply{"OK", v}, nil
-	case string:
-		return reply{"HELD", v}, nil
-	case []any:
-		if len(v) > 0 {
-			return reply(v), nil
-		}
-	}
-	return nil, s.fail(ctx, verb+" "+key, fmt.Errorf("unexpected script reply %v", v))
+	return s.toReply(ctx, verb, key, v)
 }
 
 func (s *Store) unexpected(ctx context.Context, verb, key string, r reply) error {
@@ -510,7 +625,16 @@ func (s *Store) Acquire(ctx context.Context, rec locks.Lock, now time.Time) (loc
 	if lockkey.IsPattern(k) {
 		keys = append(keys, s.kPat)
 	}
-	r, err := s.run(ctx, "acquire", k, acquireScript, keys, args...)
+	run := func() (reply, error) { return s.run(ctx, "acquire", k, acquireScript, keys, args...) }
+	var acked int64
+	var waitErr error
+	if s.minReplicas > 0 {
+		run = func() (r reply, err error) {
+			r, acked, waitErr = s.runReplicated(ctx, "acquire", k, acquireScript, keys, args...)
+			return r, err
+		}
+	}
+	r, err := run()
 	// The counters have no floor (a new server, or one that lost its
 	// data): nothing was written. Set it and ask again; a server that
 	// keeps losing it is not asked forever.
@@ -520,7 +644,7 @@ func (s *Store) Acquire(ctx context.Context, rec locks.Lock, now time.Time) (loc
 				Reason: fmt.Sprintf("the fence floor in %s was lost again each time it was set", s.kFences)}}
 		}
 		if err = s.setFloor(ctx, k); err == nil {
-			r, err = s.run(ctx, "acquire", k, acquireScript, keys, args...)
+			r, err = run()
 		}
 	}
 	if err != nil {
@@ -528,6 +652,11 @@ func (s *Store) Acquire(ctx context.Context, rec locks.Lock, now time.Time) (loc
 	}
 	switch r.status() {
 	case "OK":
+		if s.minReplicas > 0 && (waitErr != nil || acked < int64(s.minReplicas)) {
+			// A failover now could promote a replica without the grant and
+			// give the key to another worker: refuse it.
+			return locks.Lock{}, nil, s.undoGrant(ctx, rec, m, acked, waitErr)
+		}
 		rec.Fence = uint64(r.int(1))
 		var prev *locks.Lock
 		if v := r.str(2); v != "" {

@@ -1,0 +1,80 @@
+package main
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/lockgate/lockgate/internal/redistest"
+)
+
+// TestSentinelNoPrimaryFailsClosed: through Sentinel, with no primary
+// reachable (the primary and its only replica are down), the pre-commit
+// hook and lock acquire fail with exit 3 and name the store.
+func TestSentinelNoPrimaryFailsClosed(t *testing.T) {
+	t.Parallel()
+	primary := redistest.Start(t, redistest.Options{})
+	replica := redistest.StartReplica(t, primary, redistest.Options{})
+	sentinels := redistest.StartSentinels(t, primary, "lockgate", 3, 1)
+	url := redistest.SentinelURL("lockgate", sentinels)
+	c := newCLIRepo(t)
+	c.repo.Write("src/a.go", "a\n")
+	c.repo.Commit("base")
+	if code, out := c.run("alice", "store", "use", url); code != 0 {
+		t.Fatalf("store use %s: %d %s", url, code, out)
+	}
+	if code, out := c.run("alice", "lock", "acquire", "src/a.go"); code != 0 {
+		t.Fatalf("acquire through Sentinel: %d %s", code, out)
+	}
+	c.repo.Write("src/a.go", "b\n")
+	c.repo.Git("add", "src/a.go")
+	// With the primary up the hook judges: bob's change touches alice's
+	// lock.
+	if code, out := c.run("bob", "hook", "pre-commit"); code != 1 || !strings.Contains(out, "alice") {
+		t.Fatalf("hook pre-commit with the primary up: %d %s; want 1 naming alice", code, out)
+	}
+	replica.Kill()
+	primary.Kill()
+	for _, args := range [][]string{{"hook", "pre-commit"}, {"lock", "acquire", "src/b.go"}} {
+		code, out := c.run("bob", args...)
+		t.Logf("%s: %s", args, out)
+		if code != 3 {
+			t.Errorf("%s with no primary: exit %d, want 3: %s", args, code, out)
+		}
+		if !strings.Contains(out, "unavailable") || !strings.Contains(out, "redis+sentinel://"+sentinels[0].Addr()) {
+			t.Errorf("%s: %q does not say the store %s is unavailable", args, out, url)
+		}
+	}
+}
+
+// TestMinReplicasRefusesUnconfirmedGrant: with locks.redis.min_replicas 1
+// and the only replica stopped, lock acquire exits 3 saying too few
+// replicas confirmed, and the lock is not held afterwards.
+func TestMinReplicasRefusesUnconfirmedGrant(t *testing.T) {
+	t.Parallel()
+	primary := redistest.Start(t, redistest.Options{})
+	replica := redistest.StartReplica(t, primary, redistest.Options{})
+	c := newCLIRepo(t)
+	c.repo.Write(".lockgate.yaml", "version: 1\nlocks:\n  redis:\n    min_replicas: 1\n")
+	c.repo.Commit("policy")
+	if code, out := c.run("alice", "store", "use", primary.URL()); code != 0 {
+		t.Fatalf("store use: %d %s", code, out)
+	}
+	if code, out := c.run("alice", "lock", "acquire", "a.py"); code != 0 {
+		t.Fatalf("acquire with the replica up: %d %s", code, out)
+	}
+	replica.Stop()
+	code, out := c.run("alice", "lock", "acquire", "b.py")
+	if code != 3 {
+		t.Fatalf("acquire with the replica stopped: exit %d, want 3: %s", code, out)
+	}
+	for _, want := range []string{"too few replicas confirmed the grant", "locks.redis.min_replicas", "undone"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("acquire with the replica stopped: %q does not say %q", out, want)
+		}
+	}
+	t.Logf("refused: %s", out)
+	code, out = c.run("alice", "lock", "list")
+	if code != 0 || strings.Contains(out, "b.py") || !strings.Contains(out, "a.py") {
+		t.Fatalf("lock list after the refused grant: %d %s; want a.py only", code, out)
+	}
+}

@@ -1,0 +1,85 @@
+package redisstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/lockgate/lockgate/model/locks"
+)
+
+// ReasonReplicas is the reason of an acquisition that fewer replicas than
+// Options.MinReplicas confirmed in time (the grant was undone).
+const ReasonReplicas = "too few replicas confirmed the grant"
+
+// runReplicated runs sc like run, but on a connection of its own to the
+// server that keeps the store's keys, and after a grant (status "OK")
+// sends WAIT on the same connection: WAIT counts the replicas that have
+// every write of its connection. It returns the reply, the number of
+// replicas that confirmed within the store's timeout, and WAIT's error.
+// The script is not batched with other callers': WAIT would then wait for
+// their writes too, and one slow batch would hold every caller in it.
+func (s *Store) runReplicated(ctx context.Context, verb, key string, sc *script, keys []string, args ...any) (reply, int64, error) {
+	// The script's round trip, then WAIT's, each bounded by the store's
+	// timeout; WAIT itself gives up after it.
+	octx, cancel := context.WithTimeout(ctx, 3*s.opTimeout)
+	defer cancel()
+	home, err := s.home(octx)
+	if err != nil {
+		return nil, 0, s.fail(ctx, verb+" "+key, err)
+	}
+	conn := home.Conn()
+	defer conn.Close()
+	v, err := sc.redisScript().Run(octx, conn, keys, args...).Result()
+	if err != nil {
+		return nil, 0, s.fail(ctx, verb+" "+key, err)
+	}
+	r, err := s.toReply(ctx, verb, key, v)
+	if err != nil || r.status() != "OK" {
+		return r, 0, err
+	}
+	n, err := conn.Wait(octx, s.minReplicas, s.opTimeout).Result()
+	return r, n, err
+}
+
+// undoGrant releases the record an acquisition wrote that too few
+// replicas confirmed, and returns the error that reports it: the store is
+// unavailable for grants that must survive a failover, and nothing is
+// held.
+func (s *Store) undoGrant(ctx context.Context, rec locks.Lock, member string, acked int64, waitErr error) error {
+	c := &Cause{Op: "acquire " + rec.Key, Reason: ReasonReplicas, Err: waitErr,
+		Detail: fmt.Sprintf("%d of the %d replicas locks.redis.min_replicas asks for confirmed it within %s", acked, s.minReplicas, s.opTimeout)}
+	if waitErr != nil {
+		c.Detail = fmt.Sprintf("WAIT for %d replicas (locks.redis.min_replicas) failed: %s", s.minReplicas, reason(waitErr))
+	}
+	// A fresh context: the caller's may be what ended WAIT, and the grant
+	// must not outlive the refusal.
+	uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.opTimeout)
+	defer cancel()
+	_, err := s.releaseAt(uctx, "acquire", rec.Key, member, rec.Token, false)
+	switch {
+	case err == nil, errors.Is(err, locks.ErrNotFound):
+		c.Detail += "; the grant was undone"
+	default:
+		// The record stays until its TTL ends; its holder is told it holds
+		// nothing, so nothing acts under it.
+		c.Detail += fmt.Sprintf("; undoing the grant failed (%v), its record lapses with its TTL", err)
+	}
+	return &locks.UnavailableError{Store: s.display, Err: c}
+}
+
+// toReply turns a script's answer into a reply: bare answers (see
+// scripts.go) become tables like the others.
+func (s *Store) toReply(ctx context.Context, verb, key string, v any) (reply, error) {
+	switch v := v.(type) {
+	case int64:
+		return reply{"OK", v}, nil
+	case string:
+		return reply{"HELD", v}, nil
+	case []any:
+		if len(v) > 0 {
+			return reply(v), nil
+		}
+	}
+	return nil, s.fail(ctx, verb+" "+key, fmt.Errorf("unexpected script reply %v", v))
+}
