@@ -18,8 +18,8 @@ import (
 // apiType is the JSON API's content type.
 const apiType = "application/json; charset=utf-8"
 
-// maxAPIWait bounds the wait of POST /api/v1/locks: the server answers one
-// request at a time, and a wait past WriteTimeout could not be answered.
+// maxAPIWait bounds the wait of POST /api/v1/locks: a wait past the
+// server's WriteTimeout could not be answered.
 const maxAPIWait = 30 * time.Second
 
 // The JSON API's classes for what only HTTP refuses, beside outcome's.
@@ -48,17 +48,14 @@ func (e *routeError) Error() string {
 }
 
 // api wraps h for the JSON API: the content type, the token (always for
-// writes, for reads unless PublicRead), the one service call at a time,
-// and errors as {error: {...}}.
+// writes, for reads unless PublicRead), and errors as {error: {...}}.
 func (s *Server) api(write bool, h handler) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		e, err := s.authenticate(r, write)
 		if err == nil {
-			s.mu.Lock()
 			var status int
 			var body any
 			status, body, err = h(r.Context(), e, r)
-			s.mu.Unlock()
 			if err == nil {
 				w.Header().Set("Content-Type", apiType)
 				w.WriteHeader(status)

@@ -13,7 +13,6 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/lockgate/lockgate/model/locks"
@@ -36,13 +35,14 @@ type Options struct {
 	Log func(format string, args ...any)
 }
 
-// Server answers HTTP requests on one workspace.
+// Server answers HTTP requests on one workspace, many at once: each
+// request works on its own copy of the workspace (As, ActAs), and the
+// copies share the store, journal and lock Manager, which are safe for
+// concurrent use: the store decides between racing requests as it does
+// between processes.
 type Server struct {
 	e    *service.Workspace
 	opts Options
-	// mu runs one request at a time against the workspace's store and
-	// manager, which the MCP server also uses one call at a time.
-	mu sync.Mutex
 	// stopping is closed when the server starts to stop: the web board's
 	// streams end then instead of holding the drain.
 	stopping chan struct{}
@@ -183,19 +183,17 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener, drain time.Duration
 type handler func(ctx context.Context, e *service.Workspace, r *http.Request) (int, any, error)
 
 // lfs wraps h for the git-lfs API: the content type, the token (always
-// for writes, for reads unless PublicRead), the one service call at a
-// time, and errors as {message, request_id}.
+// for writes, for reads unless PublicRead), and errors as {message,
+// request_id}.
 func (s *Server) lfs(write bool, h handler) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		rid := requestIDOf(r)
 		w.Header().Set("Content-Type", lfsType)
 		e, err := s.authenticate(r, write)
 		if err == nil {
-			s.mu.Lock()
 			var status int
 			var body any
 			status, body, err = h(r.Context(), e, r)
-			s.mu.Unlock()
 			if err == nil {
 				w.WriteHeader(status)
 				_ = json.NewEncoder(w).Encode(body) // the client gone: nothing to tell
@@ -206,16 +204,19 @@ func (s *Server) lfs(write bool, h handler) http.HandlerFunc {
 	}
 }
 
-// authenticate is the workspace acting as the request's user; a read
-// without credentials under PublicRead acts as the server's own worker,
-// which takes nothing.
+// authenticate is the request's own copy of the workspace, acting as
+// the request's user; a read without credentials under PublicRead acts
+// as the server's own worker, which takes nothing.
 func (s *Server) authenticate(r *http.Request, write bool) (*service.Workspace, error) {
 	name, token, basic := r.BasicAuth()
 	if !basic {
 		bearer, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 		if !ok {
 			if !write && s.opts.PublicRead {
-				return s.e, nil
+				// A copy: the workspace keeps what it learns on first
+				// need (core.ignorecase, the resolved work tree), and
+				// requests run at once.
+				return s.e.ActAs(service.Identity{})
 			}
 			return nil, &service.AuthError{Msg: "a token is needed: HTTP Basic NAME:TOKEN or Authorization: Bearer TOKEN"}
 		}
