@@ -48,10 +48,14 @@ func (e *routeError) Error() string {
 }
 
 // api wraps h for the JSON API: the content type, the token (always for
-// writes, for reads unless PublicRead), and errors as {error: {...}}.
+// writes, for reads unless PublicRead), the rate limit, and errors as
+// {error: {...}}.
 func (s *Server) api(write bool, h handler) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		e, err := s.authenticate(r, write)
+		if lerr := s.admit(r); lerr != nil {
+			err = lerr
+		}
 		if err == nil {
 			var status int
 			var body any
@@ -94,10 +98,19 @@ func (s *Server) apiFail(w http.ResponseWriter, r *http.Request, err error) {
 	status := statusOf(o.Exit)
 	var (
 		auth   *service.AuthError
-		route  *routeError
-		tooBig *http.MaxBytesError
+		route   *routeError
+		tooBig  *http.MaxBytesError
+		limited *RateLimitedError
+		quota   *locks.RateLimitedError
 	)
 	switch {
+	case errors.As(err, &limited):
+		status, body.Code, body.Class = http.StatusTooManyRequests, outcome.ExitRateLimited, outcome.ClassRateLimited
+		w.Header().Set("Retry-After", retryAfter(limited.Retry))
+	case errors.As(err, &quota):
+		// The Redis store's window slides: within it the session may
+		// acquire again, at the latest once a whole window has passed.
+		w.Header().Set("Retry-After", retryAfter(quota.Window))
 	case errors.As(err, &auth):
 		status, body.Code, body.Class = http.StatusUnauthorized, outcome.ExitNotPermitted, classUnauthorized
 		w.Header().Set("WWW-Authenticate", `Basic realm="lockgate"`)

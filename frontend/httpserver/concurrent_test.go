@@ -21,12 +21,21 @@ import (
 )
 
 // storeServer is a server on a fresh repository whose locks are in store
-// ("file", "redis" or "git"), with users u0…u(n-1), their tokens in order.
-func storeServer(t *testing.T, store string, n int, opts Options) (*httptest.Server, []string) {
+// ("file", "redis" or "git"), with users u0…u(n-1), their tokens in order;
+// env is the server's environment.
+func storeServer(t *testing.T, store string, n int, opts Options, env map[string]string) (*httptest.Server, []string) {
+	srv, _, tokens := storeServerOf(t, store, n, opts, env)
+	return srv, tokens
+}
+
+// storeServerOf is storeServer and its Server.
+func storeServerOf(t *testing.T, store string, n int, opts Options, env map[string]string) (*httptest.Server, *Server, []string) {
 	t.Helper()
 	ctx := context.Background()
 	r := gittest.New(t)
-	env := map[string]string{}
+	if env == nil {
+		env = map[string]string{}
+	}
 	switch store {
 	case "redis":
 		env["LOCK_REDIS_URL"] = redistest.Start(t, redistest.Options{}).URL()
@@ -51,7 +60,8 @@ func storeServer(t *testing.T, store string, n int, opts Options) (*httptest.Ser
 	if err := e.Open(ctx, service.Purpose{TakesLocks: true, Server: true}); err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(New(e, opts).Handler())
+	s := New(e, opts)
+	srv := httptest.NewServer(s.Handler())
 	t.Cleanup(srv.Close)
 	tokens := make([]string, n)
 	for i := range tokens {
@@ -61,7 +71,7 @@ func storeServer(t *testing.T, store string, n int, opts Options) (*httptest.Ser
 		}
 		tokens[i] = res.Token
 	}
-	return srv, tokens
+	return srv, s, tokens
 }
 
 // send is one request as user and its status and body; an error is the
@@ -98,7 +108,7 @@ func TestConcurrentClientsRaceForKeys(t *testing.T) {
 				rounds = 2 // a push a change: slow on a busy machine
 			}
 			keys := []string{"art/a.psd", "art/b.psd", "env:staging"}
-			srv, tokens := storeServer(t, store, clients, Options{})
+			srv, tokens := storeServer(t, store, clients, Options{}, nil)
 			var (
 				holders [3]atomic.Int32
 				grants  [3]atomic.Int32
@@ -217,7 +227,7 @@ func holdOnce(srv *httptest.Server, user, token, key string, lfs bool, holders *
 // requests being answered at once, not in turn.
 func TestWaitEndsOnAnotherRequestsRelease(t *testing.T) {
 	t.Parallel()
-	srv, tokens := storeServer(t, "file", 2, Options{})
+	srv, tokens := storeServer(t, "file", 2, Options{}, nil)
 	if status, body, err := send(srv, "POST", "/api/v1/locks", "u0", tokens[0], `{"keys":["art/a.psd"]}`); err != nil || status != http.StatusOK {
 		t.Fatalf("u0 acquire: %d %v %s", status, err, body)
 	}

@@ -45,7 +45,14 @@ func (s *Server) page() http.Handler {
 	mux.HandleFunc("POST /board/clear", func(w http.ResponseWriter, r *http.Request) { s.boardClear(w, r, csrf) })
 	mux.Handle("/", board)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if _, err := s.authenticate(r, false); err != nil {
+		_, err := s.authenticate(r, false)
+		var limited *RateLimitedError
+		if lerr := s.admit(r); errors.As(lerr, &limited) {
+			w.Header().Set("Retry-After", retryAfter(limited.Retry))
+			http.Error(w, lerr.Error(), http.StatusTooManyRequests)
+			return
+		}
+		if err != nil {
 			w.Header().Set("WWW-Authenticate", `Basic realm="lockgate"`)
 			http.Error(w, err.Error(), http.StatusUnauthorized)
 			return

@@ -29,6 +29,10 @@ const maxBody = 64 << 10
 type Options struct {
 	// PublicRead lets requests that only read the locks in without a token.
 	PublicRead bool
+	// RateLimit bounds the requests of each user, and of each client
+	// address for requests without a valid token; the zero value is no
+	// limit.
+	RateLimit RateLimit
 	// Log receives one line per request (method, path, status, user,
 	// duration, request id) and the error of each the server could not
 	// answer; nil drops them. No token reaches it.
@@ -41,8 +45,9 @@ type Options struct {
 // concurrent use: the store decides between racing requests as it does
 // between processes.
 type Server struct {
-	e    *service.Workspace
-	opts Options
+	e      *service.Workspace
+	opts   Options
+	limits *limiter
 	// stopping is closed when the server starts to stop: the web board's
 	// streams end then instead of holding the drain.
 	stopping chan struct{}
@@ -53,7 +58,7 @@ func New(e *service.Workspace, opts Options) *Server {
 	if opts.Log == nil {
 		opts.Log = func(string, ...any) {}
 	}
-	return &Server{e: e, opts: opts, stopping: make(chan struct{})}
+	return &Server{e: e, opts: opts, limits: newLimiter(opts.RateLimit, time.Now), stopping: make(chan struct{})}
 }
 
 // Handler is the server's routes.
@@ -183,13 +188,16 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener, drain time.Duration
 type handler func(ctx context.Context, e *service.Workspace, r *http.Request) (int, any, error)
 
 // lfs wraps h for the git-lfs API: the content type, the token (always
-// for writes, for reads unless PublicRead), and errors as {message,
-// request_id}.
+// for writes, for reads unless PublicRead), the rate limit, and errors as
+// {message, request_id}.
 func (s *Server) lfs(write bool, h handler) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		rid := requestIDOf(r)
 		w.Header().Set("Content-Type", lfsType)
 		e, err := s.authenticate(r, write)
+		if lerr := s.admit(r); lerr != nil {
+			err = lerr
+		}
 		if err == nil {
 			var status int
 			var body any
@@ -251,8 +259,16 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, rid string, err er
 		notOwner *locks.NotOwnerError
 		notFound *service.LFSNotFoundError
 		tooBig   *http.MaxBytesError
+		limited  *RateLimitedError
+		quota    *locks.RateLimitedError
 	)
 	switch {
+	case errors.As(err, &limited):
+		status = http.StatusTooManyRequests
+		w.Header().Set("Retry-After", retryAfter(limited.Retry))
+	case errors.As(err, &quota):
+		status = http.StatusTooManyRequests
+		w.Header().Set("Retry-After", retryAfter(quota.Window))
 	case errors.As(err, &auth):
 		status = http.StatusUnauthorized
 		w.Header().Set("LFS-Authenticate", `Basic realm="lockgate"`)
