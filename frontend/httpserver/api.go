@@ -97,7 +97,7 @@ func (s *Server) apiFail(w http.ResponseWriter, r *http.Request, err error) {
 	}
 	status := statusOf(o.Exit)
 	var (
-		auth   *service.AuthError
+		auth    *service.AuthError
 		route   *routeError
 		tooBig  *http.MaxBytesError
 		limited *RateLimitedError
