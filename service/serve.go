@@ -227,3 +227,24 @@ func (e *Workspace) LFSUnlock(ctx context.Context, r LFSUnlockRequest) (LFSLock,
 	}
 	return LFSLockOf(l), nil
 }
+
+// EventsFrom is a stream's next events: those the clone's journal holds
+// from byte offset off on that r's Worker, Action and Key keep (its other
+// fields are the backlog's, for Log), in the journal's order, and the
+// offset to read from next. Offset 0 reads the whole journal; an offset
+// the journal cannot have given (it was replaced) reads it again from its
+// start.
+func (e *Workspace) EventsFrom(r LogRequest, off int64) ([]LogEvent, int64, error) {
+	evs, end, err := e.JournalFile().ReadFrom(off)
+	if err != nil {
+		return nil, 0, err
+	}
+	keep := LogRequest{Worker: r.Worker, Action: r.Action, Key: r.Key}
+	out := evs[:0]
+	for _, ev := range evs {
+		if keep.keep(ev) {
+			out = append(out, ev)
+		}
+	}
+	return out, end, nil
+}
