@@ -23,13 +23,13 @@ import (
 // storeServer is a server on a fresh repository whose locks are in store
 // ("file", "redis" or "git"), with users u0…u(n-1), their tokens in order;
 // env is the server's environment.
-func storeServer(t *testing.T, store string, n int, opts Options, env map[string]string) (*httptest.Server, []string) {
+func storeServer(t testing.TB, store string, n int, opts Options, env map[string]string) (*httptest.Server, []string) {
 	srv, _, tokens := storeServerOf(t, store, n, opts, env)
 	return srv, tokens
 }
 
 // storeServerOf is storeServer and its Server.
-func storeServerOf(t *testing.T, store string, n int, opts Options, env map[string]string) (*httptest.Server, *Server, []string) {
+func storeServerOf(t testing.TB, store string, n int, opts Options, env map[string]string) (*httptest.Server, *Server, []string) {
 	t.Helper()
 	ctx := context.Background()
 	r := gittest.New(t)
