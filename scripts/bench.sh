@@ -59,6 +59,9 @@ run -bench 'MCP|Guard' -benchtime 2000x -timeout 30m ./cmd/lockgate
 run -bench 'Verify' -benchtime 10x -timeout 60m ./cmd/lockgate
 run -bench 'GitStore' -benchtime 30x -timeout 60m ./cmd/lockgate
 run -bench 'Frame10k' -benchtime 20x ./frontend/board
+# lockgate serve: acquire+release through the JSON API by 64 concurrent
+# clients against 1, on the file and Redis stores.
+run -bench 'ServeLocks' -benchtime 640x -timeout 60m ./frontend/httpserver
 # The work queue: claim with 100 to 10,000 packages on every store, and a
 # fleet of 13 workers draining 200 packages on the git store and Redis
 # against plain git (LOCKGATE_BENCH_FLEET_PACKAGES and the other
