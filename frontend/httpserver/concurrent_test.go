@@ -21,7 +21,8 @@ import (
 )
 
 // storeServer is a server on a fresh repository whose locks are in store
-// ("file", "redis" or "git"), with users u0…u(n-1), their tokens in order;
+// ("file", "redis" or "git"; with "+workflow" each event is committed to
+// the workflow branch too), with users u0…u(n-1), their tokens in order;
 // env is the server's environment.
 func storeServer(t testing.TB, store string, n int, opts Options, env map[string]string) (*httptest.Server, []string) {
 	srv, _, tokens := storeServerOf(t, store, n, opts, env)
@@ -36,6 +37,7 @@ func storeServerOf(t testing.TB, store string, n int, opts Options, env map[stri
 	if env == nil {
 		env = map[string]string{}
 	}
+	store, workflow, _ := strings.Cut(store, "+")
 	switch store {
 	case "redis":
 		env["LOCK_REDIS_URL"] = redistest.Start(t, redistest.Options{}).URL()
@@ -46,7 +48,7 @@ func storeServerOf(t testing.TB, store string, n int, opts Options, env map[stri
 		}
 		r.Git("remote", "add", "origin", origin)
 	}
-	r.Write(".lockgate.yaml", fmt.Sprintf("version: 1\nlocks: {store: %s}\nworkflow: {auto_commit: false}\n", store))
+	r.Write(".lockgate.yaml", fmt.Sprintf("version: 1\nlocks: {store: %s}\nworkflow: {auto_commit: %t}\n", store, workflow != ""))
 	r.Write("a.bin", "a\n")
 	r.Commit("init")
 	if store == "git" {
@@ -99,11 +101,11 @@ func send(srv *httptest.Server, method, path, user, token, body string) (int, []
 // do two clients hold one key, every grant the clients saw is one
 // lock_acquire and one lock_release in the log, and no lock is left.
 func TestConcurrentClientsRaceForKeys(t *testing.T) {
-	for _, store := range []string{"file", "redis", "git"} {
+	for _, store := range []string{"file", "file+workflow", "redis", "git"} {
 		t.Run(store, func(t *testing.T) {
 			t.Parallel()
-			const clients = 12
-			rounds := 6
+			const clients = 8
+			rounds := 4
 			if store == "git" {
 				rounds = 2 // a push a change: slow on a busy machine
 			}
