@@ -59,6 +59,9 @@ run -bench 'MCP|Guard' -benchtime 2000x -timeout 30m ./cmd/lockgate
 run -bench 'Verify' -benchtime 10x -timeout 60m ./cmd/lockgate
 run -bench 'GitStore' -benchtime 30x -timeout 60m ./cmd/lockgate
 run -bench 'Frame10k' -benchtime 20x ./frontend/board
+# The web board of lockgate serve: 1 and 100 streams and 3 chromium
+# pages, the time until a lock taken with the CLI shows on them.
+run -bench 'ServeBoard' -benchtime 20x -timeout 30m ./cmd/lockgate
 # lockgate serve: acquire+release through the JSON API by 64 concurrent
 # clients against 1, on the file and Redis stores.
 run -bench 'ServeLocks' -benchtime 640x -timeout 60m ./frontend/httpserver

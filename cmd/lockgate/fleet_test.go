@@ -61,6 +61,7 @@ type fleet struct {
 	cancel context.CancelFunc
 	bin    string
 	root   string
+	store  string
 	origin string
 	env    []string // git's hermetic environment and the store's, without fixed dates
 	base   string
@@ -103,7 +104,7 @@ func runFleet(t *testing.T, store string, storeEnv []string) {
 	// with the context.
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute+time.Duration(tasks)*30*time.Second)
 	defer cancel()
-	f := &fleet{t: t, ctx: ctx, cancel: cancel, bin: lockgateBinary(t), root: t.TempDir()}
+	f := &fleet{t: t, ctx: ctx, cancel: cancel, bin: lockgateBinary(t), root: t.TempDir(), store: store}
 	home := filepath.Join(f.root, "home")
 	if err := os.MkdirAll(home, 0o755); err != nil {
 		t.Fatal(err)
@@ -522,6 +523,89 @@ func (f *fleet) checkHarness() {
 	}
 }
 
+// fleetEvent is the part of a lock event on the workflow branch the test
+// reads.
+type fleetEvent struct {
+	Timestamp time.Time  `json:"timestamp"`
+	Worker    string     `json:"worker"`
+	Session   string     `json:"session"`
+	Action    string     `json:"action"`
+	Key       string     `json:"key"`
+	Details   string     `json:"details"`
+	Fence     uint64     `json:"fence"`
+	ExpiresAt *time.Time `json:"expires_at"`
+}
+
+// checkTakeover reads the events of src/f00.go on the workflow branch
+// of the verifier's clone dir: the killed worker's grant was never
+// released, and the key's next grant (the next fence) began after it
+// expired. On the git store that grant is a lock_takeover naming the
+// killed worker. On Redis it may be a plain lock_acquire: a waiter for
+// src/f00.go and a key still held takes the expired record over, finds
+// the other key held and gives src/f00.go back (the store has no
+// transactions: the all-or-nothing rollback releases it), which removes
+// the expired record with it; the next acquisition then finds the key
+// free.
+func (f *fleet) checkTakeover(dir string) {
+	t := f.t
+	file := fleetFile(0)
+	victim := fmt.Sprintf("agent-%d@fleet", fleetVictim)
+	cmd := exec.CommandContext(f.ctx, "git", "grep", "-h", "-F", `"key":"`+file+`"`, "origin/lockgate/workflow", "--", "events")
+	cmd.Dir, cmd.Env = dir, f.env
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("git grep the events of %s on the workflow branch: %v", file, err)
+	}
+	var evs []fleetEvent
+	for line := range strings.Lines(string(out)) {
+		var ev fleetEvent
+		if err := json.Unmarshal([]byte(line), &ev); err != nil {
+			t.Fatalf("an event of %s on the workflow branch: %v: %s", file, err, line)
+		}
+		if ev.Key == file {
+			evs = append(evs, ev)
+		}
+	}
+	// The killed session's grant, and its expiry as last refreshed.
+	var killed *fleetEvent
+	for i, ev := range evs {
+		if ev.Worker == victim && ev.Session == victim && (ev.Action == "lock_acquire" || ev.Action == "lock_takeover") {
+			killed = &evs[i]
+		}
+	}
+	if killed == nil || killed.Fence == 0 || killed.ExpiresAt == nil {
+		t.Fatalf("no lock_acquire of %s by %s's first session with a fence and an expiry among %d events", file, victim, len(evs))
+	}
+	expires := *killed.ExpiresAt
+	var next *fleetEvent
+	for i, ev := range evs {
+		switch {
+		case ev.Fence != killed.Fence:
+		case ev.Action == "lock_refresh" && ev.ExpiresAt != nil && ev.ExpiresAt.After(expires):
+			expires = *ev.ExpiresAt
+		case ev.Action == "lock_release" || ev.Action == "lock_clear":
+			t.Errorf("the killed session's grant of %s (fence %d) was ended by %s of %s", file, ev.Fence, ev.Action, ev.Worker)
+		}
+		if (ev.Action == "lock_acquire" || ev.Action == "lock_takeover") && ev.Fence > killed.Fence && (next == nil || ev.Fence < next.Fence) {
+			next = &evs[i]
+		}
+	}
+	if next == nil {
+		t.Fatalf("no grant of %s after the killed session's (fence %d)", file, killed.Fence)
+	}
+	t.Logf("%s: the killed session's grant (fence %d) expired at %s; next: %s by %s (%s) at %s, fence %d",
+		file, killed.Fence, expires.Format(time.RFC3339Nano), next.Action, next.Worker, next.Session, next.Timestamp.Format(time.RFC3339Nano), next.Fence)
+	if !next.Timestamp.After(expires) {
+		t.Errorf("%s was granted again at %s (%s by %s), before the killed session's lock expired at %s",
+			file, next.Timestamp.Format(time.RFC3339Nano), next.Action, next.Worker, expires.Format(time.RFC3339Nano))
+	}
+	takenOver := next.Action == "lock_takeover" && strings.Contains(next.Details, victim)
+	if f.store == "git" && !takenOver {
+		t.Errorf("the grant of %s after the killed session's is %s by %s (%q), want a lock_takeover naming %s",
+			file, next.Action, next.Worker, next.Details, victim)
+	}
+}
+
 // fleetReport is the part of verify's JSON report the test reads.
 type fleetReport struct {
 	OK         bool `json:"ok"`
@@ -551,12 +635,7 @@ func (f *fleet) verify() {
 	if got := f.git(dir, "rev-list", "--count", f.base+"..origin/main"); got != strconv.Itoa(pushed) {
 		t.Errorf("origin's main has %s commits since the base, the workers pushed %d", got, pushed)
 	}
-	// The killed worker's lock came back by takeover.
-	grep := exec.CommandContext(f.ctx, "git", "grep", "-q", "-F", `"action":"lock_takeover","key":"`+fleetFile(0)+`"`, "origin/lockgate/workflow", "--", "events")
-	grep.Dir, grep.Env = dir, f.env
-	if err := grep.Run(); err != nil {
-		t.Errorf("no lock_takeover of %s on the workflow branch", fleetFile(0))
-	}
+	f.checkTakeover(dir)
 
 	cmd := exec.CommandContext(f.ctx, f.bin, "verify", "--fetch", "--range", f.base+"..origin/main", "--format", "json")
 	cmd.Dir = dir

@@ -14,9 +14,9 @@ import (
 
 // Source gives the board its snapshots: the service's board (through
 // SourceFunc), or any program that has a service.BoardView to show.
-// Snapshot is called for
-// every request and every frame of every stream, from as many goroutines
-// as there are clients: a Source must be safe for concurrent use.
+// Snapshot is called for every /board.json request and by the one poller
+// the open streams share, from as many goroutines as there are clients: a
+// Source must be safe for concurrent use.
 type Source interface {
 	Snapshot(ctx context.Context) (service.BoardView, error)
 }
@@ -29,8 +29,13 @@ type SourceFunc func(ctx context.Context) (service.BoardView, error)
 // Snapshot calls f.
 func (f SourceFunc) Snapshot(ctx context.Context) (service.BoardView, error) { return f(ctx) }
 
-// streamEvery is how often the stream pushes a new snapshot.
+// streamEvery is how often the stream pushes a snapshot when nothing on
+// the board changed (the time left on each lock moves on).
 const streamEvery = 2 * time.Second
+
+// streamPoll is how often the open streams' poller reads the board: a
+// change reaches every open page within about this.
+const streamPoll = 250 * time.Millisecond
 
 // streamSlack is how long past a frame's interval its write may take
 // before the stream is given up as stuck.
@@ -45,11 +50,12 @@ var static embed.FS
 
 // Handler serves the board of src: the page, its snapshot as JSON and the
 // stream of snapshots (the routes are in the package comment).
-func Handler(src Source) http.Handler { return newHandler(src, streamEvery) }
+func Handler(src Source) http.Handler { return newHandler(src, streamEvery, streamPoll) }
 
-// newHandler is Handler with the stream's interval chosen, so that tests
+// newHandler is Handler with the stream's intervals chosen, so that tests
 // of the stream need not wait 2 s a frame.
-func newHandler(src Source, every time.Duration) http.Handler {
+func newHandler(src Source, every, poll time.Duration) http.Handler {
+	frames := newHub(src, every, poll)
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
 		http.ServeFileFS(w, r, static, "static/index.html")
@@ -60,7 +66,7 @@ func newHandler(src Source, every time.Duration) http.Handler {
 		http.ServeFileFS(w, r, static, "static/"+r.PathValue("file"))
 	})
 	mux.HandleFunc("GET /board.json", func(w http.ResponseWriter, r *http.Request) { serveJSON(w, r, src) })
-	mux.HandleFunc("GET /board/stream", func(w http.ResponseWriter, r *http.Request) { serveStream(w, r, src, every) })
+	mux.HandleFunc("GET /board/stream", func(w http.ResponseWriter, r *http.Request) { serveStream(w, r, frames) })
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h := w.Header()
 		h.Set("Content-Security-Policy", csp)
@@ -89,12 +95,12 @@ func serveJSON(w http.ResponseWriter, r *http.Request, src Source) {
 	_ = json.NewEncoder(w).Encode(NewView(s))
 }
 
-// serveStream pushes a snapshot at once and every interval after, as
-// server-sent events, until the request's context ends. A snapshot that
-// cannot be read is sent as a "problem" event (EventSource keeps
-// "error" for its own connection) and the stream goes on: the
-// store may answer the next time.
-func serveStream(w http.ResponseWriter, r *http.Request, src Source, every time.Duration) {
+// serveStream pushes the board's latest snapshot at once and each new
+// one after, as server-sent events, until the request's context ends. A
+// snapshot that cannot be read is sent as a "problem" event (EventSource
+// keeps "error" for its own connection) and the stream goes on: the store
+// may answer the next time.
+func serveStream(w http.ResponseWriter, r *http.Request, frames *hub) {
 	flusher, ok := w.(http.Flusher)
 	if !ok {
 		http.Error(w, "streaming is not supported by this connection", http.StatusInternalServerError)
@@ -106,50 +112,29 @@ func serveStream(w http.ResponseWriter, r *http.Request, src Source, every time.
 	// A proxy (nginx) that buffers would hold the events back.
 	h.Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
+	flusher.Flush()
 	ctx := r.Context()
 	rc := http.NewResponseController(w)
-	tick := time.NewTicker(every)
-	defer tick.Stop()
+	in, leave := frames.subscribe()
+	defer leave()
 	for {
+		var f frame
+		select {
+		case <-ctx.Done():
+			return
+		case f = <-in:
+		}
 		// A server's WriteTimeout bounds a whole response: each frame
 		// moves the deadline on, so that it ends a stuck client, not a
 		// stream that is still being read. A connection without
 		// deadlines (a test's recorder) has nothing to move.
-		if err := rc.SetWriteDeadline(time.Now().Add(every + streamSlack)); err != nil && !errors.Is(err, http.ErrNotSupported) {
+		if err := rc.SetWriteDeadline(time.Now().Add(frames.every + streamSlack)); err != nil && !errors.Is(err, http.ErrNotSupported) {
 			return
 		}
-		if err := writeEvent(w, ctx, src); err != nil {
+		// JSON has no raw newline, so the data is one "data:" line.
+		if _, err := fmt.Fprintf(w, "event: %s\ndata: %s\n\n", f.event, f.data); err != nil {
 			return
 		}
 		flusher.Flush()
-		select {
-		case <-ctx.Done():
-			return
-		case <-tick.C:
-		}
 	}
-}
-
-// writeEvent writes one snapshot as a "board" event, or why it could not
-// be read as a "problem" event; its error is the client's connection's.
-func writeEvent(w http.ResponseWriter, ctx context.Context, src Source) error {
-	event, body := "board", any(nil)
-	s, err := src.Snapshot(ctx)
-	if ctx.Err() != nil {
-		return ctx.Err()
-	}
-	if err != nil {
-		event, body = "problem", errorBody{Error: fmt.Sprintf("read the board: %v", err)}
-	} else {
-		body = NewView(s)
-	}
-	data, err := json.Marshal(body)
-	if err != nil {
-		return fmt.Errorf("encode the %s event: %w", event, err)
-	}
-	// JSON has no raw newline, so the data is one "data:" line.
-	if _, err := fmt.Fprintf(w, "event: %s\ndata: %s\n\n", event, data); err != nil {
-		return fmt.Errorf("write the %s event: %w", event, err)
-	}
-	return nil
 }

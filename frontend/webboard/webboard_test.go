@@ -252,7 +252,7 @@ func readEvent(t *testing.T, r *bufio.Reader) (event, data string) {
 // again every interval, each a "board" event with one line of JSON.
 func TestStream(t *testing.T) {
 	t.Parallel()
-	srv := httptest.NewServer(newHandler(&fakeSource{view: snapshot(fixedNow)}, 10*time.Millisecond))
+	srv := httptest.NewServer(newHandler(&fakeSource{view: snapshot(fixedNow)}, 10*time.Millisecond, 10*time.Millisecond))
 	defer srv.Close()
 	res, err := http.Get(srv.URL + "/board/stream")
 	if err != nil {
@@ -277,7 +277,7 @@ func TestStream(t *testing.T) {
 // stream goes on.
 func TestStreamProblem(t *testing.T) {
 	t.Parallel()
-	srv := httptest.NewServer(newHandler(&fakeSource{err: errors.New("the store is down")}, 10*time.Millisecond))
+	srv := httptest.NewServer(newHandler(&fakeSource{err: errors.New("the store is down")}, 10*time.Millisecond, 10*time.Millisecond))
 	defer srv.Close()
 	res, err := http.Get(srv.URL + "/board/stream")
 	if err != nil {
@@ -293,18 +293,19 @@ func TestStreamProblem(t *testing.T) {
 }
 
 // TestStreamStopsOnCancel: when the request's context ends, the handler
-// returns (and so reads the board no more).
+// returns, and with the last stream gone the poller reads the board no
+// more.
 func TestStreamStopsOnCancel(t *testing.T) {
 	t.Parallel()
 	src := &fakeSource{view: snapshot(fixedNow), read: make(chan struct{}, 1)}
-	h := newHandler(src, time.Millisecond)
+	frames := newHub(src, time.Millisecond, time.Millisecond)
 	ctx, cancel := context.WithCancel(t.Context())
 	req := httptest.NewRequestWithContext(ctx, http.MethodGet, "/board/stream", nil)
 	rec := httptest.NewRecorder()
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		h.ServeHTTP(rec, req)
+		serveStream(rec, req, frames)
 	}()
 	<-src.read
 	<-src.read
@@ -314,8 +315,90 @@ func TestStreamStopsOnCancel(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the stream did not stop when its request's context ended")
 	}
-	if !strings.HasPrefix(rec.Body.String(), "event: board\ndata: {") {
-		t.Fatalf("the stream began %q", rec.Body.String()[:min(rec.Body.Len(), 80)])
+	frames.mu.Lock()
+	open, polling := len(frames.subs), frames.stop != nil
+	frames.mu.Unlock()
+	if open != 0 || polling {
+		t.Fatalf("after the last stream ended: %d streams open, poller running %v", open, polling)
+	}
+}
+
+// TestStreamSendsChangeAtOnce: a change of the board reaches an open
+// stream at the next poll, not at the stream's next interval (an hour
+// here).
+func TestStreamSendsChangeAtOnce(t *testing.T) {
+	t.Parallel()
+	src := &fakeSource{view: snapshot(fixedNow)}
+	srv := httptest.NewServer(newHandler(src, time.Hour, 5*time.Millisecond))
+	defer srv.Close()
+	res, err := http.Get(srv.URL + "/board/stream")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	r := bufio.NewReader(res.Body)
+	if event, _ := readEvent(t, r); event != "board" {
+		t.Fatalf("first event %q", event)
+	}
+	src.mu.Lock()
+	src.view.Locks = src.view.Locks[:1]
+	src.mu.Unlock()
+	event, data := readEvent(t, r)
+	var v View
+	if err := json.Unmarshal([]byte(data), &v); err != nil || event != "board" || len(v.Locks) != 1 {
+		t.Fatalf("after the change: %q %q (%v), want the board with 1 lock", event, data, err)
+	}
+}
+
+// TestStreamsShareOnePoller: many open streams cost one read of the board
+// per poll, not one each.
+func TestStreamsShareOnePoller(t *testing.T) {
+	t.Parallel()
+	src := &fakeSource{view: snapshot(fixedNow)}
+	srv := httptest.NewServer(newHandler(src, 200*time.Millisecond, 200*time.Millisecond))
+	defer srv.Close()
+	const streams, each = 20, 3
+	var wg sync.WaitGroup
+	errs := make(chan error, streams)
+	for range streams {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			res, err := http.Get(srv.URL + "/board/stream")
+			if err != nil {
+				errs <- err
+				return
+			}
+			defer res.Body.Close()
+			r := bufio.NewReader(res.Body)
+			for range each {
+				if _, err := r.ReadString('\n'); err != nil { // event:
+					errs <- err
+					return
+				}
+				if _, err := r.ReadString('\n'); err != nil { // data:
+					errs <- err
+					return
+				}
+				if _, err := r.ReadString('\n'); err != nil { // blank
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	src.mu.Lock()
+	reads := src.reads
+	src.mu.Unlock()
+	// Each stream read its own board every frame before: 60 reads at the
+	// least. Shared, the reads are the polls the streams lasted.
+	if reads >= streams*each {
+		t.Fatalf("%d streams of %d frames read the board %d times", streams, each, reads)
 	}
 }
 
@@ -325,7 +408,7 @@ func TestStreamStopsOnCancel(t *testing.T) {
 func TestStreamOutlivesWriteTimeout(t *testing.T) {
 	t.Parallel()
 	src := SourceFunc(func(context.Context) (service.BoardView, error) { return snapshot(fixedNow), nil })
-	srv := httptest.NewUnstartedServer(newHandler(src, 20*time.Millisecond))
+	srv := httptest.NewUnstartedServer(newHandler(src, 20*time.Millisecond, 20*time.Millisecond))
 	srv.Config.WriteTimeout = 100 * time.Millisecond
 	srv.Start()
 	defer srv.Close()

@@ -67,7 +67,7 @@ const (
 	LogFetch
 	WorkflowAppendOnly
 	WorkflowEventsOnly
-	LockRefGrows
+	LockRefForward
 )
 
 // Table is every hint, by ID.
@@ -128,7 +128,7 @@ var Table = map[ID]string{
 	// branch, or put anything but events on it.
 	WorkflowAppendOnly: "the workflow branch only grows: fetch it, merge it into yours and push without force, as lockgate workflow sync --push does",
 	WorkflowEventsOnly: "push to the workflow branch only the commits lockgate writes there (lockgate workflow sync --push); keep other files and commits off it",
-	LockRefGrows:       "the git store's lock table only grows: lockgate moves it with its own pushes, and a lost state is put back on top of what the remote has, as the git store's error says",
+	LockRefForward:     "the git store's lock table only moves forward: each state lockgate pushes replaces the last with a higher generation, and a lost state is put back on top of what the remote has, as the git store's error says",
 }
 
 // CorruptLine is the hint for the unreadable record at path, of key (""

@@ -135,8 +135,13 @@ func (m *Manager) Acquire(ctx context.Context, req Request) ([]Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	res, at, dirty, err := m.acquire(ctx, req, keys, plan)
+	res, at, dirty, undone, err := m.acquire(ctx, req, keys, plan)
 	if err != nil {
+		if len(undone) > 0 {
+			if rerr := ch.record(undone); rerr != nil {
+				err = errors.Join(err, rerr)
+			}
+		}
 		ch.end(dirty)
 		return nil, err
 	}
@@ -163,23 +168,25 @@ func (m *Manager) Acquire(ctx context.Context, req Request) ([]Result, error) {
 // acquire tries until every key is taken, the wait ends or a try fails
 // otherwise; at is when the try that took them ran. dirty: a failed
 // acquisition may have left a change behind (a renewal, or a lock its
-// rollback could not release).
-func (m *Manager) acquire(ctx context.Context, req Request, keys []string, plan []intentEvent) (_ []Result, at time.Time, dirty bool, _ error) {
+// rollback could not release). undone are the events of the expired locks
+// that failed tries took over and gave back, to be logged either way.
+func (m *Manager) acquire(ctx context.Context, req Request, keys []string, plan []intentEvent) (_ []Result, at time.Time, dirty bool, undone []journal.Event, _ error) {
 	deadline := time.Now().Add(req.Wait)
 	backoff := 500 * time.Microsecond
 	waiter, _ := m.Store.(Waiter)
 	var sub *subscription
 	defer func() { sub.stop() }()
 	for {
-		res, at, d, err := m.tryAcquire(ctx, req, keys, plan)
+		res, at, d, u, err := m.tryAcquire(ctx, req, keys, plan)
 		dirty = dirty || d
+		undone = append(undone, u...)
 		var held *HeldError
 		if err == nil || !errors.As(err, &held) || req.Wait <= 0 {
-			return res, at, dirty, err
+			return res, at, dirty, undone, err
 		}
 		left := time.Until(deadline)
 		if left <= 0 {
-			return nil, at, dirty, &TimeoutError{Held: held, Wait: req.Wait}
+			return nil, at, dirty, undone, &TimeoutError{Held: held, Wait: req.Wait}
 		}
 		if waiter != nil {
 			key := held.Lock.Key
@@ -192,7 +199,7 @@ func (m *Manager) acquire(ctx context.Context, req Request, keys []string, plan 
 					continue
 				}
 				if ctx.Err() != nil {
-					return nil, at, dirty, ctx.Err()
+					return nil, at, dirty, undone, ctx.Err()
 				}
 				// A store that cannot signal now is polled instead.
 				waiter = nil
@@ -202,7 +209,7 @@ func (m *Manager) acquire(ctx context.Context, req Request, keys []string, plan 
 				untilExpiry := held.Lock.ExpiresAt.Sub(m.now()) + time.Millisecond
 				wait := min(m.waitPoll(), left, max(untilExpiry, time.Millisecond))
 				if err := sub.wait(ctx, wait); err != nil {
-					return nil, at, dirty, err
+					return nil, at, dirty, undone, err
 				}
 				continue
 			}
@@ -215,7 +222,7 @@ func (m *Manager) acquire(ctx context.Context, req Request, keys []string, plan 
 		sleep := min(backoff/2+rand.N(backoff), left)
 		select {
 		case <-ctx.Done():
-			return nil, at, dirty, ctx.Err()
+			return nil, at, dirty, undone, ctx.Err()
 		case <-time.After(sleep):
 		}
 		backoff = min(backoff*2, 8*time.Millisecond)
@@ -283,8 +290,11 @@ func (s *subscription) stop() {
 }
 
 // tryAcquire makes one try; now is the time it read, inside the store's
-// change (after a remote table was read): the time of the grant.
-func (m *Manager) tryAcquire(ctx context.Context, req Request, keys []string, plan []intentEvent) (_ []Result, now time.Time, dirty bool, _ error) {
+// change (after a remote table was read): the time of the grant. On a store
+// without transactions a failed try gives back what it took; undone are
+// the events of the expired locks among them, which are gone from the
+// store with their fences spent.
+func (m *Manager) tryAcquire(ctx context.Context, req Request, keys []string, plan []intentEvent) (_ []Result, now time.Time, dirty bool, undone []journal.Event, _ error) {
 	var done []Result
 	atomic, maybe, err := m.apply(ctx, func(s Store) error {
 		now = m.now()
@@ -305,20 +315,44 @@ func (m *Manager) tryAcquire(ctx context.Context, req Request, keys []string, pl
 		return nil
 	})
 	if err == nil {
-		return done, now, false, nil
+		return done, now, false, nil, nil
 	}
 	if atomic {
 		// Nothing was changed, unless the store could not tell whether
 		// its change went through: then the intent stays, and the next
 		// Manager asks the store.
-		return nil, now, maybe, err
+		return nil, now, maybe, nil, err
 	}
 	for _, r := range done {
 		if m.undo(ctx, r) != nil {
 			dirty = true
+			continue
+		}
+		if r.TookOver != nil {
+			undone = append(undone, m.undoneTakeover(req, r, now)...)
 		}
 	}
-	return nil, now, dirty, err
+	return nil, now, dirty, undone, err
+}
+
+// undoneTakeover is what the log says of an expired lock a failed try took
+// over and gave back: without it the expired holder's record vanishes from
+// the store unexplained and the next grant's fence skips one.
+func (m *Manager) undoneTakeover(req Request, r Result, at time.Time) []journal.Event {
+	l := Lock{Key: r.Lock.Key, TaskID: req.TaskID, Reason: req.Reason}
+	take := m.event(req.Owner, journal.ActionTakeover, l)
+	take.Details = fmt.Sprintf("took over expired lock of %s (expired %s)",
+		r.TookOver.Holder, r.TookOver.ExpiresAt.Format(time.RFC3339))
+	give := m.event(req.Owner, journal.ActionRelease, l)
+	give.Details = "given back: the acquisition it was part of was refused"
+	evs := []journal.Event{take, give}
+	for i := range evs {
+		evs[i].ID = journal.NewID()
+		evs[i].Timestamp = at.UTC()
+		evs[i].Fence, evs[i].ExpiresAt = grantOf(r.Lock)
+	}
+	evs[1].ExpiresAt = nil // a release ends the grant, as Release logs it
+	return evs
 }
 
 // apply runs fn on the store. On a Transactor it runs in one Transact, so

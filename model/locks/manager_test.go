@@ -531,3 +531,43 @@ func TestConcludeLockTakenByAnother(t *testing.T) {
 	}
 	_ = j
 }
+
+// A failed all-or-nothing acquisition on a store without transactions that
+// took over an expired lock on the way logs it: the expired record is gone
+// from the store and its key's fence has moved on, so the log says who
+// removed it (a takeover) and that the key was given back (a release).
+func TestFailedAcquireLogsUndoneTakeover(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	m, j := newManager(t)
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	m.Now = func() time.Time { return now }
+	carol := locks.Owner{Holder: "carol", HolderType: "agent", Session: "carol"}
+	if err := acquire(m, carol, time.Minute, "a.py"); err != nil {
+		t.Fatal(err)
+	}
+	if err := acquire(m, bob, time.Hour, "b.py"); err != nil {
+		t.Fatal(err)
+	}
+	now = now.Add(2 * time.Minute) // carol's lock has expired, bob's has not
+	if err := acquire(m, alice, time.Hour, "a.py", "b.py"); err == nil {
+		t.Fatal("acquired b.py held by bob")
+	}
+	if l, err := m.Store.Get(ctx, "a.py"); err == nil {
+		t.Fatalf("a.py after the failed acquisition: %+v, want no record", l)
+	}
+	evs, err := j.Read(time.Time{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, ev := range evs {
+		if ev.Key == "a.py" {
+			got = append(got, ev.Action+" "+ev.Worker)
+		}
+	}
+	want := []string{"lock_acquire carol", "lock_takeover alice", "lock_release alice"}
+	if !slices.Equal(got, want) {
+		t.Errorf("events of a.py: %q, want %q", got, want)
+	}
+}

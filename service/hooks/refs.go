@@ -8,6 +8,7 @@ import (
 
 	"github.com/lockgate/lockgate/internal/gitexec"
 	"github.com/lockgate/lockgate/internal/hint"
+	"github.com/lockgate/lockgate/model/locks/gitstore"
 )
 
 // growOnly returns the rule guarding ref when it is one of lockgate's refs
@@ -27,13 +28,15 @@ func (h *Runner) growOnly(ref string) string {
 
 // guardGrowth judges a push to one of lockgate's refs on remote (rule
 // from growOnly; remote "" in pre-receive, on the server itself): it may create the ref or move it forward,
-// never delete or rewind it. A deleted or rewound lock table starts over
+// never delete or rewind it: the lock table to a later state
+// (gitstore.Follows), the workflow branch to a commit that contains it.
+// A deleted or rewound lock table starts over
 // and hands out fences that live locks hold; a deleted or rewound
 // workflow branch drops events of the lock log. A remote state the clone
 // does not have cannot be judged: the push is refused until it is
 // fetched. ok is false when the push is refused.
 func (h *Runner) guardGrowth(ctx context.Context, rule, remote, ref, localSHA, remoteSHA string, r *Report) (ok bool, err error) {
-	what, hintID := "the lock table of the git store: the locks and fences in it would be lost, and a fresh table would hand out the fences of live locks again", hint.LockRefGrows
+	what, hintID := "the lock table of the git store: the locks and fences in it would be lost, and a fresh table would hand out the fences of live locks again", hint.LockRefForward
 	if rule == RuleWorkflowBranch {
 		what, hintID = "the workflow branch: events of the lock log would be lost", hint.WorkflowAppendOnly
 	}
@@ -53,6 +56,19 @@ func (h *Runner) guardGrowth(ctx context.Context, rule, remote, ref, localSHA, r
 	case !gitexec.ObjectExists(ctx, h.Dir, remoteSHA):
 		return refuse("%s names %s, which this clone does not have: lockgate cannot tell whether the push rewinds it. Fetch it first (git fetch %s %s) and push again",
 			where, shortSHA(remoteSHA), cmp.Or(remote, "REMOTE"), ref)
+	}
+	if rule == RuleLockRef {
+		// Each state of the lock table is a commit without parents: its
+		// stamp, not its history, says whether it is a later one.
+		later, why, err := gitstore.Follows(ctx, h.Dir, remoteSHA, localSHA)
+		if err != nil {
+			return false, fmt.Errorf("%s: %s: %w", r.Hook, ref, err)
+		}
+		if !later {
+			return refuse("the push moves %s from %s to %s, %s: it rewinds %s (lockgate moves it only to a later state)",
+				where, shortSHA(remoteSHA), shortSHA(localSHA), why, what)
+		}
+		return true, nil
 	}
 	ff, err := isAncestor(ctx, h.Dir, remoteSHA, localSHA)
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -16,7 +17,8 @@ import (
 )
 
 // The ref holds one blob per lock at the file store's names, the fence
-// counter, and nothing else; each change is one commit on the last.
+// counter, the stamp, and nothing else; each change is one commit without
+// parents, one generation after the last.
 func TestTreeLayout(t *testing.T) {
 	url := bareRemote(t)
 	s := openClone(t, url, Options{})
@@ -28,7 +30,7 @@ func TestTreeLayout(t *testing.T) {
 		t.Fatal(err)
 	}
 	files := git(t, url, "ls-tree", "-r", "--name-only", DefaultRef)
-	want := "fence\nkeys/db%3Amigration-slot.lock\npatterns/docs%2F%2A%2A.lock\nsrc%2Fa.go.lock"
+	want := "fence\nkeys/db%3Amigration-slot.lock\npatterns/docs%2F%2A%2A.lock\nsrc%2Fa.go.lock\ntable"
 	if files != want {
 		t.Fatalf("tree:\n%s\nwant:\n%s", files, want)
 	}
@@ -45,8 +47,12 @@ func TestTreeLayout(t *testing.T) {
 	if _, err := m.Release(ctx, []string{"src/A.go", "docs/**"}, me, false); err != nil {
 		t.Fatal(err)
 	}
-	if n := git(t, url, "rev-list", "--count", DefaultRef); n != "2" {
-		t.Fatalf("%s commits after one release of two keys, want 2", n)
+	if n := git(t, url, "rev-list", "--count", DefaultRef); n != "1" {
+		t.Fatalf("%s commits after one release of two keys, want 1", n)
+	}
+	stamp := git(t, url, "cat-file", "blob", DefaultRef+":table")
+	if !regexp.MustCompile(`^lockgate lock table\nformat 2\nid [0-9a-f]{32}\ngeneration 2$`).MatchString(stamp) {
+		t.Fatalf("stamp after two changes:\n%s", stamp)
 	}
 	if got := git(t, url, "log", "-1", "--format=%s", DefaultRef); got != "release src/A.go, release docs/**" {
 		t.Fatalf("subject %q", got)
@@ -271,7 +277,7 @@ func TestRefWentBack(t *testing.T) {
 	}
 	var ue *locks.UnavailableError
 	git(t, url, "update-ref", DefaultRef, first) // forced back
-	if _, err := s.List(ctx); !errors.As(err, &ue) || !strings.Contains(err.Error(), "does not contain") {
+	if _, err := s.List(ctx); !errors.As(err, &ue) || !strings.Contains(err.Error(), "(generation 1 of lock table ") || !strings.Contains(err.Error(), "not a later state than") {
 		t.Fatalf("List after a rewind: %v, want unavailable", err)
 	}
 	git(t, url, "update-ref", "-d", DefaultRef) // deleted

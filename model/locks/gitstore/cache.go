@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"errors"
+	"math"
 	"os"
 	"path/filepath"
 	"sort"
@@ -18,13 +19,17 @@ import (
 // without the remote. Records are decoded only when looked at, so loading
 // it costs little more than reading it. A damaged file is not used.
 //
-//	magic "lgsnap", version, commit, fence, confirmed (unix ns),
-//	trees count, (dir, oid)*, records count, (name, oid, data)*
+//	magic "lgsnap", version, commit, fence, format, table, generation,
+//	confirmed (unix ns), trees count, (dir, oid)*, records count,
+//	(name, oid, data)*
 //
-// Strings are a uvarint length and bytes; numbers uvarints.
+// Strings are a uvarint length and bytes; numbers uvarints. Version 1,
+// written by releases before the stamp, has no format, table and
+// generation: its state is of the chained format. Its file is read, so
+// that the state the clone saw last still guards against a rewind.
 const (
 	snapMagic   = "lgsnap"
-	snapVersion = 1
+	snapVersion = 2
 	// maxSnapshot bounds the file read: far above 100,000 locks.
 	maxSnapshot = 256 << 20
 )
@@ -46,6 +51,9 @@ func encodeSnapshot(t *table, confirmed time.Time) []byte {
 	b = binary.AppendUvarint(b, snapVersion)
 	b = str(b, t.commit)
 	b = binary.AppendUvarint(b, t.fence)
+	b = binary.AppendUvarint(b, uint64(t.stamp.Format))
+	b = str(b, t.stamp.Table)
+	b = binary.AppendUvarint(b, t.stamp.Generation)
 	b = binary.AppendUvarint(b, uint64(confirmed.UnixNano()))
 	dirs := make([]string, 0, len(t.trees))
 	for d := range t.trees {
@@ -90,12 +98,20 @@ func decodeSnapshot(data []byte) (*table, time.Time, error) {
 		d = d[n:]
 		return v
 	}
-	if num() != snapVersion {
+	version := num()
+	if version != 1 && version != snapVersion {
 		return nil, time.Time{}, errSnapshot
 	}
 	t := emptyTable()
 	t.commit = string(bytesOf())
 	t.fence = num()
+	t.stamp = Stamp{Format: formatChain}
+	if version == snapVersion {
+		t.stamp = Stamp{Format: int(min(num(), math.MaxInt32)), Table: string(bytesOf()), Generation: num()}
+		if !t.stamp.valid() {
+			return nil, time.Time{}, errSnapshot
+		}
+	}
 	confirmed := time.Unix(0, int64(num()))
 	for n := num(); n > 0 && !bad; n-- {
 		dir := string(bytesOf())

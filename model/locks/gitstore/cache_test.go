@@ -9,6 +9,7 @@ import (
 func TestSnapshotCodec(t *testing.T) {
 	tb := emptyTable()
 	tb.commit, tb.fence = "0123456789012345678901234567890123456789", 42
+	tb.stamp = Stamp{Format: formatFlat, Table: "00112233445566778899aabbccddeeff", Generation: 7}
 	tb.trees["patterns"] = "1111111111111111111111111111111111111111"
 	tb.recs["a.go.lock"] = newRecord("a.go.lock", "2222222222222222222222222222222222222222", []byte(`{"key":"a.go"}`))
 	tb.recs["keys/db%3Ax.lock"] = newRecord("keys/db%3Ax.lock", "3333333333333333333333333333333333333333", nil)
@@ -18,7 +19,7 @@ func TestSnapshotCodec(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !conf.Equal(at) || got.commit != tb.commit || got.fence != 42 || got.trees["patterns"] != tb.trees["patterns"] || len(got.recs) != 2 {
+	if !conf.Equal(at) || got.commit != tb.commit || got.fence != 42 || got.stamp != tb.stamp || got.trees["patterns"] != tb.trees["patterns"] || len(got.recs) != 2 {
 		t.Fatalf("round trip: %+v at %v", got, conf)
 	}
 	if r := got.recs["a.go.lock"]; r.oid != tb.recs["a.go.lock"].oid || !bytes.Equal(r.data, tb.recs["a.go.lock"].data) {

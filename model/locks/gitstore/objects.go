@@ -45,13 +45,15 @@ func (s *Store) load(ctx context.Context, oid string) (*table, error) {
 	}
 	t := &table{commit: oid, recs: make(map[string]*treeRecord, len(es)), trees: map[string]string{}}
 	var need, names []string
-	fenceOID := ""
+	fenceOID, stampOID := "", ""
 	for _, e := range es {
 		switch {
 		case e.Type == "tree" && slices.Contains(subdirs, e.Path):
 			t.trees[e.Path] = e.OID
 		case e.Path == fenceName && e.Type == "blob":
 			fenceOID = e.OID
+		case e.Path == stampName && e.Type == "blob":
+			stampOID = e.OID
 		case e.Type == "blob" && e.Mode == "100644" && validName(e.Path):
 			if r, ok := s.byOID[e.OID]; ok && r.name == e.Path {
 				t.recs[e.Path] = r
@@ -65,13 +67,23 @@ func (s *Store) load(ctx context.Context, oid string) (*table, error) {
 	if fenceOID != "" {
 		need, names = append(need, fenceOID), append(names, fenceName)
 	}
+	t.stamp = Stamp{Format: formatChain}
+	if stampOID != "" {
+		need, names = append(need, stampOID), append(names, stampName)
+	}
 	blobs, err := gitexec.ReadBlobs(ctx, s.repo, need)
 	if err != nil {
 		return nil, s.unavailable("read "+oid, s.gitError(err))
 	}
 	for i, data := range blobs {
-		if names[i] == fenceName {
+		switch names[i] {
+		case fenceName:
 			if t.fence, err = parseFence(data); err != nil {
+				return nil, s.unavailable("read "+oid, err)
+			}
+			continue
+		case stampName:
+			if t.stamp, err = parseStamp(data); err != nil {
 				return nil, s.unavailable("read "+oid, err)
 			}
 			continue
@@ -142,12 +154,20 @@ func (w *objectWriter) encode(o interface {
 }
 
 // commit writes the objects of t with v's changes applied and returns the
-// new table and its commit, whose parent is t's.
+// new table and its commit. The commit has no parent: the ref holds the
+// present only, so that the remote's gc drops the states before it and a
+// fresh clone fetches the live locks, however many changes made them. Its
+// stamp, one generation after t's, tells a later state from an earlier
+// one; the lock log keeps what happened.
 func (s *Store) commit(t *table, v *view) (*table, string, error) {
+	stamp, err := t.stamp.next()
+	if err != nil {
+		return nil, "", err
+	}
 	s.objMu.Lock()
 	defer s.objMu.Unlock()
 	w := s.objects()
-	next := &table{fence: v.fence, recs: maps.Clone(t.recs), trees: map[string]string{}}
+	next := &table{stamp: stamp, fence: v.fence, recs: maps.Clone(t.recs), trees: map[string]string{}}
 	touched := map[string]bool{}
 	for _, name := range v.order {
 		r := v.changed[name]
@@ -190,6 +210,11 @@ func (s *Store) commit(t *table, v *view) (*table, string, error) {
 		}
 		top = append(top, object.TreeEntry{Name: fenceName, Mode: filemode.Regular, Hash: plumbing.NewHash(oid)})
 	}
+	soid, err := w.write(plumbing.BlobObject, stamp.encode())
+	if err != nil {
+		return nil, "", err
+	}
+	top = append(top, object.TreeEntry{Name: stampName, Mode: filemode.Regular, Hash: plumbing.NewHash(soid)})
 	tree, err := w.encode(&object.Tree{Entries: sortEntries(top)})
 	if err != nil {
 		return nil, "", err
@@ -197,9 +222,6 @@ func (s *Store) commit(t *table, v *view) (*table, string, error) {
 	now := time.Now()
 	sig := object.Signature{Name: "lockgate", Email: "lockgate@localhost", When: now}
 	c := &object.Commit{Author: sig, Committer: sig, TreeHash: plumbing.NewHash(tree), Message: message(v.summary)}
-	if t.commit != "" {
-		c.ParentHashes = []plumbing.Hash{plumbing.NewHash(t.commit)}
-	}
 	oid, err := w.encode(c)
 	if err != nil {
 		return nil, "", err

@@ -339,11 +339,12 @@ func (s *Store) fetchTip(ctx context.Context) (string, error) {
 }
 
 // adopt makes t, read from the remote, the snapshot — unless the remote
-// went back: the ref must name the state this clone last saw or one that
-// descends from it. A deleted ref, a forced push of an older state, a
-// mirror push from a clone that never saw the newer one would silently
-// drop every lock taken since and hand out their fences again. The caller
-// holds s.mu.
+// went back: the ref must name the state this clone last saw, a later one
+// of the same table or a commit on top of it (compare; for two states of
+// the chained format, one that contains it). A deleted ref, a forced push
+// of an older state, a mirror push from a clone that never saw the newer
+// one would silently drop every lock taken since and hand out their
+// fences again. The caller holds s.mu.
 func (s *Store) adopt(ctx context.Context, t *table, asked time.Time) error {
 	if s.snap == nil {
 		s.loadCache()
@@ -351,24 +352,38 @@ func (s *Store) adopt(ctx context.Context, t *table, asked time.Time) error {
 	if prev := s.snap; prev != nil && prev.commit != "" && prev.commit != t.commit {
 		gone := t.commit == ""
 		if !gone {
-			ok, err := gitexec.IsAncestor(ctx, s.repo, prev.commit, t.commit)
-			if err != nil {
-				// The state seen last is not in the clone any more (git
-				// gc): nothing to compare with.
-				ok = !gitexec.ObjectExists(ctx, s.repoDir(), prev.commit)
+			v, _ := compare(prev.stamp, t.stamp)
+			ok := v == later
+			if v == chained || v == onTop {
+				var err error
+				ok, err = gitexec.IsAncestor(ctx, s.repo, prev.commit, t.commit)
+				if err != nil {
+					// The state seen last is not in the clone any more (git
+					// gc): nothing to compare with. Two chained states
+					// were taken as they came; a stamp that is not later
+					// is refused, as it says enough.
+					ok = v == chained && !gitexec.ObjectExists(ctx, s.repoDir(), prev.commit)
+				}
 			}
 			if ok {
 				s.setSnap(t, asked)
 				return nil
 			}
 		}
-		what := fmt.Sprintf("names %s, which does not contain", short(t.commit))
+		seen := short(prev.commit)
+		if prev.stamp.Format == formatFlat {
+			seen += " (" + prev.stamp.String() + ")"
+		}
+		what := fmt.Sprintf("names %s (%s), not a later state than", short(t.commit), t.stamp)
+		if prev.stamp.Format != formatFlat && t.stamp.Format != formatFlat {
+			what = fmt.Sprintf("names %s, which does not contain", short(t.commit))
+		}
 		if gone {
 			what = "is gone; it named"
 		}
 		return s.unavailable("read", fmt.Errorf("%s on %s %s %s, the state this clone last saw: the locks taken since would be lost and their fences handed out again. "+
 			"Put it back from this clone: `git push --force-with-lease=%s:%s %s %s:%s`; or, to accept that every lock since is gone, remove %s",
-			s.opts.Ref, s.Remote(), what, short(prev.commit), s.opts.Ref, t.commit, s.Remote(), prev.commit, s.opts.Ref, s.cache))
+			s.opts.Ref, s.Remote(), what, seen, s.opts.Ref, t.commit, s.Remote(), prev.commit, s.opts.Ref, s.cache))
 	}
 	s.setSnap(t, asked)
 	return nil
@@ -547,7 +562,7 @@ func (s *Store) Transact(ctx context.Context, fn func(locks.Store) error) error 
 }
 
 // Seal runs check on a current state and, unless check reports its changes
-// all there, publishes a commit on top of that state: a push the dead
+// all there, publishes the next generation of that state: a push the dead
 // writer sent with a lease on it, still on its way, then fails.
 func (s *Store) Seal(ctx context.Context, check func(locks.Store) (bool, error)) error {
 	return s.Transact(ctx, func(v locks.Store) error {
@@ -609,6 +624,12 @@ func (s *Store) publish(ctx context.Context, t *table, v *view) (won, stale bool
 	}
 	if st.Stale() || remoteBusy(st) {
 		return false, st.Stale(), nil
+	}
+	if st.Flag == '!' && strings.Contains(st.Summary, "non-fast-forward") {
+		// receive.denyNonFastForwards, or a forge's branch protection:
+		// the ref is a branch that may only move forward.
+		return false, false, s.unavailable("push", fmt.Errorf("the remote refused %s: %s: %w. Each change of the lock table replaces the commit the ref names (it keeps no history), which the remote takes for a forced update: allow forced updates of %s (receive.denyNonFastForwards covers branches only; on a forge, lift the branch's protection), or use a ref outside refs/heads/ (locks.git.ref, default %s)",
+			s.opts.Ref, st.Summary, s.gitError(err), s.opts.Ref, DefaultRef))
 	}
 	if st.Flag == '!' {
 		return false, false, s.unavailable("push", fmt.Errorf("the remote refused %s: %s: %w", s.opts.Ref, st.Summary, s.gitError(err)))

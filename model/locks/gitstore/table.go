@@ -42,6 +42,7 @@ type treeRecord struct {
 // table is the lock tree of one commit of the ref.
 type table struct {
 	commit string // "" when the ref does not exist
+	stamp  Stamp  // its place among the table's states
 	fence  uint64
 	recs   map[string]*treeRecord // by name
 	trees  map[string]string      // subtree object names, by directory
