@@ -65,6 +65,9 @@ run -bench 'Frame10k' -benchtime 20x ./frontend/board
 # The web board of lockgate serve: 1 and 100 streams and 3 chromium
 # pages, the time until a lock taken with the CLI shows on them.
 run -bench 'ServeBoard' -benchtime 20x -timeout 30m ./cmd/lockgate
+# lockgate serve: acquire+release through the JSON API by 64 concurrent
+# clients against 1, on the file and Redis stores.
+run -bench 'ServeLocks' -benchtime 640x -timeout 60m ./frontend/httpserver
 # The work queue: claim with 100 to 10,000 packages on every store, and a
 # fleet of 13 workers draining 200 packages on the git store and Redis
 # against plain git (LOCKGATE_BENCH_FLEET_PACKAGES and the other

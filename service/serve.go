@@ -66,9 +66,38 @@ func lfsPath(p string) (string, error) {
 	return p, nil
 }
 
-// LFSCreateRequest is git-lfs's POST /locks.
+// maxLFSRef bounds the ref a git-lfs client names.
+const maxLFSRef = 1024
+
+// lfsRef checks the ref a git-lfs client names (git-lfs 3 sends the
+// branch it works on: "ref" with a lock, an unlock or a verify,
+// "refspec" with a list): "" when it names none, else a full ref name
+// git would accept. lockgate locks are not per branch, so a valid ref
+// changes nothing; a malformed one is a client lockgate cannot judge,
+// and is refused.
+func lfsRef(ref string) error {
+	if ref == "" {
+		return nil
+	}
+	bad := len(ref) > maxLFSRef || !strings.HasPrefix(ref, "refs/") || strings.HasSuffix(ref, "/") ||
+		strings.HasSuffix(ref, ".") || strings.Contains(ref, "..") || strings.Contains(ref, "//") ||
+		strings.Contains(ref, "@{") || strings.ContainsFunc(ref, func(r rune) bool {
+		return r < 0x20 || r == 0x7f || strings.ContainsRune(" ~^:?*[\\", r)
+	})
+	for _, part := range strings.Split(ref, "/") {
+		bad = bad || strings.HasPrefix(part, ".") || strings.HasSuffix(part, ".lock")
+	}
+	if bad {
+		return Usagef("ref %q: not a full git ref name (refs/heads/BRANCH)", ref)
+	}
+	return nil
+}
+
+// LFSCreateRequest is git-lfs's POST /locks. Ref is the branch the
+// client works on: checked, and otherwise unused, since a lockgate lock
+// holds on every branch.
 type LFSCreateRequest struct {
-	Path string
+	Path, Ref string
 }
 
 // LFSCreateLock takes a lockgate path lock on r.Path for the workspace's
@@ -76,6 +105,9 @@ type LFSCreateRequest struct {
 // already is renewed. Held by another worker, the error is a
 // *locks.HeldError naming that lock.
 func (e *Workspace) LFSCreateLock(ctx context.Context, r LFSCreateRequest) (LFSLock, error) {
+	if err := lfsRef(r.Ref); err != nil {
+		return LFSLock{}, err
+	}
 	p, err := lfsPath(r.Path)
 	if err != nil {
 		return LFSLock{}, err
@@ -91,10 +123,12 @@ func (e *Workspace) LFSCreateLock(ctx context.Context, r LFSCreateRequest) (LFSL
 }
 
 // LFSListRequest is git-lfs's GET /locks: the locks on Path, or the one
-// with ID, or all; a page of at most Limit (0 is 100) from Cursor.
+// with ID, or all; a page of at most Limit (0 is 100) from Cursor. Refspec
+// is the branch the client asks about: checked, and otherwise unused, as
+// every lock holds on every branch.
 type LFSListRequest struct {
-	Path, ID, Cursor string
-	Limit            int
+	Path, ID, Cursor, Refspec string
+	Limit                     int
 }
 
 // LFSListResult is one page of locks and the cursor of the next ("" when
@@ -145,6 +179,9 @@ func page(ls []LFSLock, cursor string, limit int) ([]LFSLock, string, error) {
 
 // LFSListLocks lists the live locks as git-lfs shows them.
 func (e *Workspace) LFSListLocks(ctx context.Context, r LFSListRequest) (LFSListResult, error) {
+	if err := lfsRef(r.Refspec); err != nil {
+		return LFSListResult{}, err
+	}
 	live, err := e.lfsLive(ctx)
 	if err != nil {
 		return LFSListResult{}, err
@@ -162,10 +199,11 @@ func (e *Workspace) LFSListLocks(ctx context.Context, r LFSListRequest) (LFSList
 }
 
 // LFSVerifyRequest is git-lfs's POST /locks/verify: a page of the locks,
-// split by holder.
+// split by holder. Ref (the branch being pushed) is checked, and
+// otherwise unused: every lock holds on every branch.
 type LFSVerifyRequest struct {
-	Cursor string
-	Limit  int
+	Cursor, Ref string
+	Limit       int
 }
 
 // LFSVerifyResult is the workspace's worker's locks (Ours) and everyone
@@ -178,7 +216,7 @@ type LFSVerifyResult struct {
 
 // LFSVerifyLocks is a page of the live locks, the worker's apart.
 func (e *Workspace) LFSVerifyLocks(ctx context.Context, r LFSVerifyRequest) (LFSVerifyResult, error) {
-	all, err := e.LFSListLocks(ctx, LFSListRequest{Cursor: r.Cursor, Limit: r.Limit})
+	all, err := e.LFSListLocks(ctx, LFSListRequest{Cursor: r.Cursor, Limit: r.Limit, Refspec: r.Ref})
 	if err != nil {
 		return LFSVerifyResult{}, err
 	}
@@ -193,9 +231,10 @@ func (e *Workspace) LFSVerifyLocks(ctx context.Context, r LFSVerifyRequest) (LFS
 	return out, nil
 }
 
-// LFSUnlockRequest is git-lfs's POST /locks/:id/unlock.
+// LFSUnlockRequest is git-lfs's POST /locks/:id/unlock. Ref is checked,
+// and otherwise unused: a lock holds on every branch.
 type LFSUnlockRequest struct {
-	ID string
+	ID, Ref string
 	// Force removes another worker's lock: a clear, logged as lock_clear.
 	Force bool
 }
@@ -204,6 +243,9 @@ type LFSUnlockRequest struct {
 // anyone's. Another worker's without Force is a *locks.NotOwnerError; an
 // id of no live lock a *LFSNotFoundError.
 func (e *Workspace) LFSUnlock(ctx context.Context, r LFSUnlockRequest) (LFSLock, error) {
+	if err := lfsRef(r.Ref); err != nil {
+		return LFSLock{}, err
+	}
 	live, err := e.lfsLive(ctx)
 	if err != nil {
 		return LFSLock{}, err
@@ -226,4 +268,25 @@ func (e *Workspace) LFSUnlock(ctx context.Context, r LFSUnlockRequest) (LFSLock,
 		return LFSLock{}, err
 	}
 	return LFSLockOf(l), nil
+}
+
+// EventsFrom is a stream's next events: those the clone's journal holds
+// from byte offset off on that r's Worker, Action and Key keep (its other
+// fields are the backlog's, for Log), in the journal's order, and the
+// offset to read from next. Offset 0 reads the whole journal; an offset
+// the journal cannot have given (it was replaced) reads it again from its
+// start.
+func (e *Workspace) EventsFrom(r LogRequest, off int64) ([]LogEvent, int64, error) {
+	evs, end, err := e.JournalFile().ReadFrom(off)
+	if err != nil {
+		return nil, 0, err
+	}
+	keep := LogRequest{Worker: r.Worker, Action: r.Action, Key: r.Key}
+	out := evs[:0]
+	for _, ev := range evs {
+		if keep.keep(ev) {
+			out = append(out, ev)
+		}
+	}
+	return out, end, nil
 }

@@ -22,6 +22,7 @@ func serveCommand() *command {
 		listen          string
 		publicRead      bool
 		tlsCert, tlsKey string
+		limit           = httpserver.DefaultRateLimit
 	)
 	return &command{
 		noArgs:     true,
@@ -33,10 +34,15 @@ func serveCommand() *command {
 			fs.BoolVar(&publicRead, "public-read", false, "let requests that only read the locks in without a token")
 			fs.StringVar(&tlsCert, "tls-cert", "", "serve HTTPS with the PEM certificate (chain) in `FILE` (with --tls-key)")
 			fs.StringVar(&tlsKey, "tls-key", "", "the PEM private key of --tls-cert, in `FILE`")
+			fs.Float64Var(&limit.PerSecond, "rate-limit", limit.PerSecond, "requests a second each user (and each address without a token) may send on average; 0: no limit")
+			fs.IntVar(&limit.Burst, "rate-burst", limit.Burst, "requests each user (and each address without a token) may send at once")
 		},
 		run: func(ctx context.Context, a *app, _ []string) error {
 			if (tlsCert == "") != (tlsKey == "") {
 				return service.Usagef("serve: give --tls-cert and --tls-key together, or neither")
+			}
+			if err := limit.Check(); err != nil {
+				return service.Usagef("serve: %v", err)
 			}
 			a.purpose.Server = true
 			e, err := a.workspace(ctx)
@@ -57,7 +63,7 @@ func serveCommand() *command {
 				ln, scheme = tl, "https"
 			}
 			fmt.Fprintf(a.stdio.Err, "lockgate: serving the locks of %s on %s://%s (git-lfs: %s://NAME:TOKEN@%s/lfs)\n", e.StoreLabel(), scheme, ln.Addr(), scheme, ln.Addr())
-			srv := httpserver.New(e, httpserver.Options{PublicRead: publicRead, Log: func(format string, args ...any) {
+			srv := httpserver.New(e, httpserver.Options{PublicRead: publicRead, RateLimit: limit, Log: func(format string, args ...any) {
 				fmt.Fprintf(a.stdio.Err, "lockgate: %s\n", safetext.Text(fmt.Sprintf(format, args...)))
 			}})
 			if err := srv.Serve(ctx, ln, serveDrain); err != nil {

@@ -18,8 +18,8 @@ import (
 // apiType is the JSON API's content type.
 const apiType = "application/json; charset=utf-8"
 
-// maxAPIWait bounds the wait of POST /api/v1/locks: the server answers one
-// request at a time, and a wait past WriteTimeout could not be answered.
+// maxAPIWait bounds the wait of POST /api/v1/locks: a wait past the
+// server's WriteTimeout could not be answered.
 const maxAPIWait = 30 * time.Second
 
 // The JSON API's classes for what only HTTP refuses, beside outcome's.
@@ -31,9 +31,10 @@ const (
 // apiRoutes adds the JSON API under /api/v1/ to mux.
 func (s *Server) apiRoutes(mux *http.ServeMux) {
 	mux.HandleFunc("GET /api/v1/locks", s.api(false, s.apiLocks))
-	mux.HandleFunc("GET /api/v1/events", s.api(false, s.apiEvents))
+	mux.HandleFunc("GET /api/v1/events", s.events)
 	mux.HandleFunc("GET /api/v1/packages", s.api(false, s.apiPackages))
 	mux.HandleFunc("POST /api/v1/locks", s.api(true, s.apiAcquire))
+	mux.HandleFunc("POST /api/v1/locks/refresh", s.api(true, s.apiRefresh))
 	mux.HandleFunc("DELETE /api/v1/locks/{key...}", s.api(true, s.apiRelease))
 	mux.HandleFunc("/api/v1/", func(w http.ResponseWriter, r *http.Request) {
 		s.apiFail(w, r, &routeError{method: r.Method, path: r.URL.Path})
@@ -48,17 +49,18 @@ func (e *routeError) Error() string {
 }
 
 // api wraps h for the JSON API: the content type, the token (always for
-// writes, for reads unless PublicRead), the one service call at a time,
-// and errors as {error: {...}}.
+// writes, for reads unless PublicRead), the rate limit, and errors as
+// {error: {...}}.
 func (s *Server) api(write bool, h handler) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		e, err := s.authenticate(r, write)
+		if lerr := s.admit(r); lerr != nil {
+			err = lerr
+		}
 		if err == nil {
-			s.mu.Lock()
 			var status int
 			var body any
 			status, body, err = h(r.Context(), e, r)
-			s.mu.Unlock()
 			if err == nil {
 				w.Header().Set("Content-Type", apiType)
 				w.WriteHeader(status)
@@ -96,11 +98,20 @@ func (s *Server) apiFail(w http.ResponseWriter, r *http.Request, err error) {
 	}
 	status := statusOf(o.Exit)
 	var (
-		auth   *service.AuthError
-		route  *routeError
-		tooBig *http.MaxBytesError
+		auth    *service.AuthError
+		route   *routeError
+		tooBig  *http.MaxBytesError
+		limited *RateLimitedError
+		quota   *locks.RateLimitedError
 	)
 	switch {
+	case errors.As(err, &limited):
+		status, body.Code, body.Class = http.StatusTooManyRequests, outcome.ExitRateLimited, outcome.ClassRateLimited
+		w.Header().Set("Retry-After", retryAfter(limited.Retry))
+	case errors.As(err, &quota):
+		// The Redis store's window slides: within it the session may
+		// acquire again, at the latest once a whole window has passed.
+		w.Header().Set("Retry-After", retryAfter(quota.Window))
 	case errors.As(err, &auth):
 		status, body.Code, body.Class = http.StatusUnauthorized, outcome.ExitNotPermitted, classUnauthorized
 		w.Header().Set("WWW-Authenticate", `Basic realm="lockgate"`)
@@ -147,26 +158,35 @@ func (s *Server) apiLocks(ctx context.Context, e *service.Workspace, _ *http.Req
 // shows them: since (a duration back from now, or an RFC 3339 time),
 // until (an RFC 3339 time), key, worker, action, limit (the newest N).
 func (s *Server) apiEvents(ctx context.Context, e *service.Workspace, r *http.Request) (int, any, error) {
+	req, err := logRequestOf(r)
+	if err != nil {
+		return 0, nil, err
+	}
+	evs, err := e.Log(ctx, req)
+	return http.StatusOK, evs, err
+}
+
+// logRequestOf is the query of GET /api/v1/events.
+func logRequestOf(r *http.Request) (service.LogRequest, error) {
 	q := r.URL.Query()
 	req := service.LogRequest{Key: q.Get("key"), Worker: q.Get("worker"), Action: q.Get("action")}
 	var err error
 	if req.Limit, err = limitOf(q.Get("limit")); err != nil {
-		return 0, nil, err
+		return req, err
 	}
 	if since := q.Get("since"); since != "" {
 		if req.From, err = time.Parse(time.RFC3339, since); err != nil {
 			if req.Since, err = duration.Parse(since); err != nil || req.Since < 0 {
-				return 0, nil, fmt.Errorf("%w: since %q is neither an RFC 3339 time nor a duration", errBadRequest, since)
+				return req, fmt.Errorf("%w: since %q is neither an RFC 3339 time nor a duration", errBadRequest, since)
 			}
 		}
 	}
 	if until := q.Get("until"); until != "" {
 		if req.Until, err = time.Parse(time.RFC3339, until); err != nil {
-			return 0, nil, fmt.Errorf("%w: until %q is not an RFC 3339 time", errBadRequest, until)
+			return req, fmt.Errorf("%w: until %q is not an RFC 3339 time", errBadRequest, until)
 		}
 	}
-	evs, err := e.Log(ctx, req)
-	return http.StatusOK, evs, err
+	return req, nil
 }
 
 // apiPackages is the work-package queue, as `lockgate packages --json`
@@ -211,6 +231,32 @@ func (s *Server) apiAcquire(ctx context.Context, e *service.Workspace, r *http.R
 	}
 	res, err := e.AcquireLocks(ctx, req)
 	return http.StatusOK, service.AcquiredViews(res.Locks), err
+}
+
+// refreshBody is POST /api/v1/locks/refresh.
+type refreshBody struct {
+	Keys []string `json:"keys"`
+	TTL  string   `json:"ttl"`
+}
+
+// apiRefresh extends the user's locks on the keys, as `lockgate lock
+// refresh --json` does: without ttl each key's default, never shortening
+// a lock; with it exactly ttl from now.
+func (s *Server) apiRefresh(ctx context.Context, e *service.Workspace, r *http.Request) (int, any, error) {
+	var b refreshBody
+	if err := decode(r, &b); err != nil {
+		return 0, nil, err
+	}
+	if len(b.Keys) == 0 {
+		return 0, nil, fmt.Errorf("%w: keys: give at least one key", errBadRequest)
+	}
+	req := service.RefreshRequest{Keys: b.Keys, Tool: true}
+	var err error
+	if req.TTL, err = durationOf("ttl", b.TTL); err != nil {
+		return 0, nil, err
+	}
+	res, err := e.RefreshLocks(ctx, req)
+	return http.StatusOK, service.ViewsOf(res), err
 }
 
 // durationOf parses field's value, "" as 0.

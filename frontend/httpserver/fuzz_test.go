@@ -1,6 +1,7 @@
 package httpserver
 
 import (
+	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -45,16 +46,50 @@ func FuzzAPIDecode(f *testing.F) {
 				_, err = durationOf("wait", b.Wait)
 			}
 		}
+		refuse(t, r, body, err)
+		// The same body as a refresh.
+		r = httptest.NewRequest("POST", "/api/v1/locks/refresh", strings.NewReader(body))
+		var rb refreshBody
+		if err = decode(r, &rb); err == nil {
+			_, err = durationOf("ttl", rb.TTL)
+		}
+		refuse(t, r, body, err)
+	})
+}
+
+// refuse checks that err, when there is one, is answered as a client's
+// error (400 or 413) with the error object.
+func refuse(t *testing.T, r *http.Request, input string, err error) {
+	t.Helper()
+	if err == nil {
+		return
+	}
+	w := httptest.NewRecorder()
+	(&Server{opts: Options{Log: func(string, ...any) {}}}).apiFail(w, r, err)
+	if w.Code != 400 && w.Code != 413 {
+		t.Fatalf("%q: %v, answered %d; want a client's error", input, err, w.Code)
+	}
+	if !strings.Contains(w.Body.String(), `"error":{`) {
+		t.Fatalf("%q: answered %s, not the error object", input, w.Body)
+	}
+}
+
+// FuzzEventsQuery feeds hostile queries and Accept headers to GET
+// /api/v1/events's parsers: each is a stream or not, its filters read or
+// refused as a client's error, never a panic.
+func FuzzEventsQuery(f *testing.F) {
+	for _, s := range [][2]string{{"since=1h&key=a.bin", "text/event-stream"}, {"stream=true&until=2026-01-01T00:00:00Z", ""},
+		{"stream=maybe", "text/html, text/event-stream;q=0.9"}, {"since=-1h&limit=-1", "*/*"}, {"limit=99999999999999999999", ",,;"}} {
+		f.Add(s[0], s[1])
+	}
+	f.Fuzz(func(t *testing.T, query, accept string) {
+		r := httptest.NewRequest("GET", "/api/v1/events", nil)
+		r.URL.RawQuery = query
+		r.Header.Set("Accept", accept)
+		_, err := wantsStream(r)
 		if err == nil {
-			return
+			_, err = logRequestOf(r)
 		}
-		w := httptest.NewRecorder()
-		(&Server{opts: Options{Log: func(string, ...any) {}}}).apiFail(w, r, err)
-		if w.Code != 400 && w.Code != 413 {
-			t.Fatalf("body %q: %v, answered %d; want a client's error", body, err, w.Code)
-		}
-		if !strings.Contains(w.Body.String(), `"error":{`) {
-			t.Fatalf("body %q: answered %s, not the error object", body, w.Body)
-		}
+		refuse(t, r, query, err)
 	})
 }

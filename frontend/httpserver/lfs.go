@@ -9,27 +9,41 @@ import (
 
 // The git-lfs File Locking API's requests
 // (https://github.com/git-lfs/git-lfs/blob/main/docs/api/locking.md).
-// The ref a client sends is not used: a lockgate lock holds on every
-// branch.
+// The ref a client sends (the service checks it) changes nothing: a
+// lockgate lock holds on every branch.
 type (
+	lfsRef struct {
+		Name string `json:"name"`
+	}
 	createBody struct {
-		Path string `json:"path"`
+		Path string  `json:"path"`
+		Ref  *lfsRef `json:"ref"`
 	}
 	verifyBody struct {
-		Cursor string `json:"cursor"`
-		Limit  int    `json:"limit"`
+		Cursor string  `json:"cursor"`
+		Limit  int     `json:"limit"`
+		Ref    *lfsRef `json:"ref"`
 	}
 	unlockBody struct {
-		Force bool `json:"force"`
+		Force bool    `json:"force"`
+		Ref   *lfsRef `json:"ref"`
 	}
 )
+
+// refName is the name ref gives, "" when the client sent none.
+func refName(ref *lfsRef) string {
+	if ref == nil {
+		return ""
+	}
+	return ref.Name
+}
 
 func (s *Server) createLock(ctx context.Context, e *service.Workspace, r *http.Request) (int, any, error) {
 	var b createBody
 	if err := decode(r, &b); err != nil {
 		return 0, nil, err
 	}
-	l, err := e.LFSCreateLock(ctx, service.LFSCreateRequest{Path: b.Path})
+	l, err := e.LFSCreateLock(ctx, service.LFSCreateRequest{Path: b.Path, Ref: refName(b.Ref)})
 	return http.StatusCreated, map[string]any{"lock": l}, err
 }
 
@@ -39,7 +53,7 @@ func (s *Server) listLocks(ctx context.Context, e *service.Workspace, r *http.Re
 	if err != nil {
 		return 0, nil, err
 	}
-	res, err := e.LFSListLocks(ctx, service.LFSListRequest{Path: q.Get("path"), ID: q.Get("id"), Cursor: q.Get("cursor"), Limit: limit})
+	res, err := e.LFSListLocks(ctx, service.LFSListRequest{Path: q.Get("path"), ID: q.Get("id"), Cursor: q.Get("cursor"), Refspec: q.Get("refspec"), Limit: limit})
 	return http.StatusOK, res, err
 }
 
@@ -48,7 +62,7 @@ func (s *Server) verifyLocks(ctx context.Context, e *service.Workspace, r *http.
 	if err := decode(r, &b); err != nil {
 		return 0, nil, err
 	}
-	res, err := e.LFSVerifyLocks(ctx, service.LFSVerifyRequest{Cursor: b.Cursor, Limit: b.Limit})
+	res, err := e.LFSVerifyLocks(ctx, service.LFSVerifyRequest{Cursor: b.Cursor, Ref: refName(b.Ref), Limit: b.Limit})
 	return http.StatusOK, res, err
 }
 
@@ -57,6 +71,6 @@ func (s *Server) unlock(ctx context.Context, e *service.Workspace, r *http.Reque
 	if err := decode(r, &b); err != nil {
 		return 0, nil, err
 	}
-	l, err := e.LFSUnlock(ctx, service.LFSUnlockRequest{ID: r.PathValue("id"), Force: b.Force})
+	l, err := e.LFSUnlock(ctx, service.LFSUnlockRequest{ID: r.PathValue("id"), Ref: refName(b.Ref), Force: b.Force})
 	return http.StatusOK, map[string]any{"lock": l}, err
 }

@@ -22,19 +22,22 @@ const csrfHeader = "X-Lockgate-CSRF"
 // page serves the web board at "/" (docs/webboard.md): a read, so it
 // needs a token unless PublicRead. A browser without one is asked for it
 // (WWW-Authenticate: Basic), then sends it with every request of the
-// page, the stream included. Each snapshot is one service call, taken in
-// turn with the other requests; a page's requests end when the server
-// starts to stop, so an open stream does not hold the drain.
+// page, the stream included. Each snapshot is one service call, beside
+// the other requests; a page's requests end when the server starts to
+// stop, so an open stream does not hold the drain.
 //
 // A signed-in page may also clear a lock: GET /board/session gives it the
 // user and this server's CSRF token, POST /board/clear clears one key.
 func (s *Server) page() http.Handler {
 	board := webboard.Handler(webboard.SourceFunc(func(ctx context.Context) (service.BoardView, error) {
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		// A Board per snapshot: it caches the packages file unguarded,
-		// and streams of many pages ask at once.
-		return s.e.Board().Snapshot(ctx)
+		// A Board per snapshot, on a copy of the workspace: the Board
+		// caches the packages file unguarded, the workspace what it
+		// learns on first need, and streams of many pages ask at once.
+		e, err := s.e.ActAs(service.Identity{})
+		if err != nil {
+			return service.BoardView{}, err
+		}
+		return e.Board().Snapshot(ctx)
 	}))
 	csrf := newCSRFToken()
 	mux := http.NewServeMux()
@@ -42,7 +45,14 @@ func (s *Server) page() http.Handler {
 	mux.HandleFunc("POST /board/clear", func(w http.ResponseWriter, r *http.Request) { s.boardClear(w, r, csrf) })
 	mux.Handle("/", board)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if _, err := s.authenticate(r, false); err != nil {
+		_, err := s.authenticate(r, false)
+		var limited *RateLimitedError
+		if lerr := s.admit(r); errors.As(lerr, &limited) {
+			w.Header().Set("Retry-After", retryAfter(limited.Retry))
+			http.Error(w, lerr.Error(), http.StatusTooManyRequests)
+			return
+		}
+		if err != nil {
 			w.Header().Set("WWW-Authenticate", `Basic realm="lockgate"`)
 			http.Error(w, err.Error(), http.StatusUnauthorized)
 			return
@@ -120,9 +130,7 @@ func (s *Server) boardClear(w http.ResponseWriter, r *http.Request, csrf string)
 		s.apiFail(w, r, fmt.Errorf("%w: the body names no key", errBadRequest))
 		return
 	}
-	s.mu.Lock()
 	res, err := e.ClearLocks(r.Context(), service.ClearRequest{Target: body.Key, Force: true})
-	s.mu.Unlock()
 	if err != nil {
 		s.apiFail(w, r, err)
 		return

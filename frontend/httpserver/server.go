@@ -13,7 +13,6 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/lockgate/lockgate/model/locks"
@@ -30,19 +29,25 @@ const maxBody = 64 << 10
 type Options struct {
 	// PublicRead lets requests that only read the locks in without a token.
 	PublicRead bool
+	// RateLimit bounds the requests of each user, and of each client
+	// address for requests without a valid token; the zero value is no
+	// limit.
+	RateLimit RateLimit
 	// Log receives one line per request (method, path, status, user,
 	// duration, request id) and the error of each the server could not
 	// answer; nil drops them. No token reaches it.
 	Log func(format string, args ...any)
 }
 
-// Server answers HTTP requests on one workspace.
+// Server answers HTTP requests on one workspace, many at once: each
+// request works on its own copy of the workspace (As, ActAs), and the
+// copies share the store, journal and lock Manager, which are safe for
+// concurrent use: the store decides between racing requests as it does
+// between processes.
 type Server struct {
-	e    *service.Workspace
-	opts Options
-	// mu runs one request at a time against the workspace's store and
-	// manager, which the MCP server also uses one call at a time.
-	mu sync.Mutex
+	e      *service.Workspace
+	opts   Options
+	limits *limiter
 	// stopping is closed when the server starts to stop: the web board's
 	// streams end then instead of holding the drain.
 	stopping chan struct{}
@@ -53,7 +58,7 @@ func New(e *service.Workspace, opts Options) *Server {
 	if opts.Log == nil {
 		opts.Log = func(string, ...any) {}
 	}
-	return &Server{e: e, opts: opts, stopping: make(chan struct{})}
+	return &Server{e: e, opts: opts, limits: newLimiter(opts.RateLimit, time.Now), stopping: make(chan struct{})}
 }
 
 // Handler is the server's routes.
@@ -183,19 +188,20 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener, drain time.Duration
 type handler func(ctx context.Context, e *service.Workspace, r *http.Request) (int, any, error)
 
 // lfs wraps h for the git-lfs API: the content type, the token (always
-// for writes, for reads unless PublicRead), the one service call at a
-// time, and errors as {message, request_id}.
+// for writes, for reads unless PublicRead), the rate limit, and errors as
+// {message, request_id}.
 func (s *Server) lfs(write bool, h handler) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		rid := requestIDOf(r)
 		w.Header().Set("Content-Type", lfsType)
 		e, err := s.authenticate(r, write)
+		if lerr := s.admit(r); lerr != nil {
+			err = lerr
+		}
 		if err == nil {
-			s.mu.Lock()
 			var status int
 			var body any
 			status, body, err = h(r.Context(), e, r)
-			s.mu.Unlock()
 			if err == nil {
 				w.WriteHeader(status)
 				_ = json.NewEncoder(w).Encode(body) // the client gone: nothing to tell
@@ -206,16 +212,19 @@ func (s *Server) lfs(write bool, h handler) http.HandlerFunc {
 	}
 }
 
-// authenticate is the workspace acting as the request's user; a read
-// without credentials under PublicRead acts as the server's own worker,
-// which takes nothing.
+// authenticate is the request's own copy of the workspace, acting as
+// the request's user; a read without credentials under PublicRead acts
+// as the server's own worker, which takes nothing.
 func (s *Server) authenticate(r *http.Request, write bool) (*service.Workspace, error) {
 	name, token, basic := r.BasicAuth()
 	if !basic {
 		bearer, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 		if !ok {
 			if !write && s.opts.PublicRead {
-				return s.e, nil
+				// A copy: the workspace keeps what it learns on first
+				// need (core.ignorecase, the resolved work tree), and
+				// requests run at once.
+				return s.e.ActAs(service.Identity{})
 			}
 			return nil, &service.AuthError{Msg: "a token is needed: HTTP Basic NAME:TOKEN or Authorization: Bearer TOKEN"}
 		}
@@ -250,8 +259,16 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, rid string, err er
 		notOwner *locks.NotOwnerError
 		notFound *service.LFSNotFoundError
 		tooBig   *http.MaxBytesError
+		limited  *RateLimitedError
+		quota    *locks.RateLimitedError
 	)
 	switch {
+	case errors.As(err, &limited):
+		status = http.StatusTooManyRequests
+		w.Header().Set("Retry-After", retryAfter(limited.Retry))
+	case errors.As(err, &quota):
+		status = http.StatusTooManyRequests
+		w.Header().Set("Retry-After", retryAfter(quota.Window))
 	case errors.As(err, &auth):
 		status = http.StatusUnauthorized
 		w.Header().Set("LFS-Authenticate", `Basic realm="lockgate"`)

@@ -1,0 +1,126 @@
+package httpserver
+
+import (
+	"fmt"
+	"math"
+	"net"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"golang.org/x/time/rate"
+)
+
+// RateLimit is a token bucket: each user (and, for requests without a
+// valid token, each client address) may send Burst requests at once and
+// PerSecond a second on average. A PerSecond of 0 is no limit.
+type RateLimit struct {
+	PerSecond float64
+	Burst     int
+}
+
+// DefaultRateLimit is `lockgate serve`'s limit unless --rate-limit and
+// --rate-burst say otherwise: far above what a person or a git-lfs
+// client sends, low enough that one runaway script cannot starve the
+// others.
+var DefaultRateLimit = RateLimit{PerSecond: 50, Burst: 100}
+
+// Check refuses a limit that could never admit a request.
+func (l RateLimit) Check() error {
+	switch {
+	case l.PerSecond < 0 || math.IsNaN(l.PerSecond) || math.IsInf(l.PerSecond, 0):
+		return fmt.Errorf("rate limit %v: give requests a second, 0 or more (0: no limit)", l.PerSecond)
+	case l.PerSecond > 0 && l.Burst < 1:
+		return fmt.Errorf("rate burst %d: give at least 1 request", l.Burst)
+	}
+	return nil
+}
+
+// sweepEvery is how often the buckets of quiet clients are forgotten.
+const sweepEvery = time.Minute
+
+// limiter holds a bucket per user and client address.
+type limiter struct {
+	limit RateLimit
+	now   func() time.Time
+
+	mu      sync.Mutex
+	buckets map[string]*rate.Limiter
+	swept   time.Time
+}
+
+func newLimiter(l RateLimit, now func() time.Time) *limiter {
+	return &limiter{limit: l, now: now, buckets: map[string]*rate.Limiter{}, swept: now()}
+}
+
+// take spends one request of who's bucket; when it is empty, nothing is
+// spent and retry is how long until it holds one again.
+func (l *limiter) take(who string) (retry time.Duration, ok bool) {
+	if l.limit.PerSecond == 0 {
+		return 0, true
+	}
+	now := l.now()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if now.Sub(l.swept) >= sweepEvery {
+		// A full bucket is what a new one would be: forgetting it loses
+		// nothing, and the map does not grow with every address seen.
+		for k, b := range l.buckets {
+			if b.TokensAt(now) >= float64(l.limit.Burst) {
+				delete(l.buckets, k)
+			}
+		}
+		l.swept = now
+	}
+	b, found := l.buckets[who]
+	if !found {
+		b = rate.NewLimiter(rate.Limit(l.limit.PerSecond), l.limit.Burst)
+		l.buckets[who] = b
+	}
+	if b.AllowN(now, 1) {
+		return 0, true
+	}
+	// The bucket fills at PerSecond: the missing part of one request
+	// takes this long.
+	missing := 1 - b.TokensAt(now)
+	return time.Duration(missing / l.limit.PerSecond * float64(time.Second)), false
+}
+
+// RateLimitedError is a request over its user's (or address's) rate.
+type RateLimitedError struct {
+	// Who is "user NAME" or "address HOST".
+	Who   string
+	Limit RateLimit
+	// Retry is how long until the bucket holds a request again.
+	Retry time.Duration
+}
+
+func (e *RateLimitedError) Error() string {
+	return fmt.Sprintf("rate limited: %s sent more than %d requests at once or %s a second; retry in %s",
+		e.Who, e.Limit.Burst, strconv.FormatFloat(e.Limit.PerSecond, 'f', -1, 64), e.Retry.Round(time.Millisecond))
+}
+
+// retryAfter is d as a Retry-After header's whole seconds, at least 1.
+func retryAfter(d time.Duration) string {
+	return strconv.Itoa(max(1, int(math.Ceil(d.Seconds()))))
+}
+
+// admit spends one request of the bucket of r's user, or of its client
+// address when no token named one (a public read, a refused token).
+func (s *Server) admit(r *http.Request) error {
+	who := ""
+	if info, ok := r.Context().Value(reqInfoKey{}).(*reqInfo); ok && info.user != "" {
+		who = "user " + info.user
+	} else {
+		host, _, err := net.SplitHostPort(r.RemoteAddr)
+		if err != nil {
+			host = r.RemoteAddr
+		}
+		who = "address " + host
+	}
+	if retry, ok := s.limits.take(who); !ok {
+		return &RateLimitedError{Who: who, Limit: s.limits.limit, Retry: retry}
+	}
+	return nil
+}
