@@ -64,7 +64,7 @@ func TestServeUsers(t *testing.T) {
 		{name: "not a token", token: "hunter2"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			u, err := e.Authenticate(tc.user, tc.token)
+			u, err := e.Authenticate(tc.user, tc.token, nil)
 			if tc.want == "" {
 				wantErr[*AuthError](t, err)
 				return
@@ -78,7 +78,7 @@ func TestServeUsers(t *testing.T) {
 	if err := e.RemoveUser("alice"); err != nil {
 		t.Fatal(err)
 	}
-	_, err = e.Authenticate("alice", alice.Token)
+	_, err = e.Authenticate("alice", alice.Token, nil)
 	wantErr[*AuthError](t, err)
 	wantErr[*UsageError](t, e.RemoveUser("alice"))
 }
@@ -219,4 +219,39 @@ func mustKeys(t *testing.T, e *Workspace, args ...string) []lockkey.Key {
 		t.Fatal(err)
 	}
 	return ks
+}
+
+// TestAuthenticateAsksBeforeHash: a token not yet verified is checked
+// against its bcrypt hash only after beforeHash agrees, and its refusal
+// stops the check; a verified token is not asked about again, and a token
+// of no user is refused without it.
+func TestAuthenticateAsksBeforeHash(t *testing.T) {
+	f := newLockFixture(t)
+	e := f.as("admin")
+	alice, err := e.AddUser(UserAddRequest{Name: "alice"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	limited := errors.New("too many")
+	asked := 0
+	refuse := func() error { asked++; return limited }
+	allow := func() error { asked++; return nil }
+
+	wrong := alice.Token[:len(alice.Token)-2] + "xx"
+	if _, err := e.Authenticate("alice", wrong, refuse); !errors.Is(err, limited) || asked != 1 {
+		t.Fatalf("a wrong token, the check refused: %v, asked %d; want the refusal, asked once", err, asked)
+	}
+	if _, err := e.Authenticate("alice", alice.Token, refuse); !errors.Is(err, limited) {
+		t.Fatalf("an unverified right token, the check refused: %v", err)
+	}
+	if u, err := e.Authenticate("alice", alice.Token, allow); err != nil || u.Name != "alice" {
+		t.Fatalf("the right token, allowed: %+v %v", u, err)
+	}
+	asked = 0
+	if u, err := e.Authenticate("alice", alice.Token, refuse); err != nil || u.Name != "alice" || asked != 0 {
+		t.Fatalf("a verified token: %+v %v, asked %d; want alice without asking", u, err, asked)
+	}
+	if _, err := e.Authenticate("", tokenPrefix+"nosuchid_secret", refuse); asked != 0 {
+		t.Fatalf("a token of no user: %v, asked %d; want refused without asking", err, asked)
+	}
 }

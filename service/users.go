@@ -207,7 +207,11 @@ var verified sync.Map // [32]byte → string
 
 // Authenticate is the user a token belongs to. name is the user a Basic
 // login names, "" for a bearer token (whose id part names the user).
-func (e *Workspace) Authenticate(name, token string) (ServeUser, error) {
+// beforeHash, when set, is asked before a token not yet verified is
+// checked against its bcrypt hash, which costs tens of milliseconds: its
+// error refuses the token unchecked, so that a flood of wrong tokens can
+// be limited before it costs that.
+func (e *Workspace) Authenticate(name, token string, beforeHash func() error) (ServeUser, error) {
 	refused := &AuthError{Msg: "a valid token is needed (lockgate serve user add NAME)"}
 	rest, ok := strings.CutPrefix(token, tokenPrefix)
 	if !ok {
@@ -229,6 +233,11 @@ func (e *Workspace) Authenticate(name, token string) (ServeUser, error) {
 	sum := sha256.Sum256([]byte(token))
 	if h, ok := verified.Load(sum); ok && subtle.ConstantTimeCompare([]byte(h.(string)), []byte(u.Hash)) == 1 {
 		return u.user(), nil
+	}
+	if beforeHash != nil {
+		if err := beforeHash(); err != nil {
+			return ServeUser{}, err
+		}
 	}
 	if bcrypt.CompareHashAndPassword([]byte(u.Hash), []byte(token)) != nil {
 		return ServeUser{}, refused

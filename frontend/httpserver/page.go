@@ -46,10 +46,13 @@ func (s *Server) page() http.Handler {
 	mux.Handle("/", board)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_, err := s.authenticate(r, false)
-		var limited *RateLimitedError
-		if lerr := s.admit(r); errors.As(lerr, &limited) {
+		if lerr := s.admit(r); lerr != nil {
+			err = lerr
+		}
+		// Over the rate, whether before the token's check or after it.
+		if limited := (*RateLimitedError)(nil); errors.As(err, &limited) {
 			w.Header().Set("Retry-After", retryAfter(limited.Retry))
-			http.Error(w, lerr.Error(), http.StatusTooManyRequests)
+			http.Error(w, err.Error(), http.StatusTooManyRequests)
 			return
 		}
 		if err != nil {

@@ -107,18 +107,30 @@ func retryAfter(d time.Duration) string {
 }
 
 // admit spends one request of the bucket of r's user, or of its client
-// address when no token named one (a public read, a refused token).
+// address when no token named one (a public read, a refused token) and
+// the address has not already paid for checking the token.
 func (s *Server) admit(r *http.Request) error {
-	who := ""
-	if info, ok := r.Context().Value(reqInfoKey{}).(*reqInfo); ok && info.user != "" {
-		who = "user " + info.user
-	} else {
-		host, _, err := net.SplitHostPort(r.RemoteAddr)
-		if err != nil {
-			host = r.RemoteAddr
-		}
-		who = "address " + host
+	info, _ := r.Context().Value(reqInfoKey{}).(*reqInfo)
+	switch {
+	case info != nil && info.user != "":
+		return s.spend("user " + info.user)
+	case info != nil && info.hashed:
+		return nil
 	}
+	return s.admitAddress(r)
+}
+
+// admitAddress spends one request of the bucket of r's client address.
+func (s *Server) admitAddress(r *http.Request) error {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		host = r.RemoteAddr
+	}
+	return s.spend("address " + host)
+}
+
+// spend takes one request from who's bucket.
+func (s *Server) spend(who string) error {
 	if retry, ok := s.limits.take(who); !ok {
 		return &RateLimitedError{Who: who, Limit: s.limits.limit, Retry: retry}
 	}

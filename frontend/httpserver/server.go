@@ -81,6 +81,9 @@ func (s *Server) Handler() http.Handler {
 type reqInfo struct {
 	id   string
 	user string // "" until a token names the user
+	// hashed: the client address's bucket already paid for checking the
+	// request's token against its hash.
+	hashed bool
 }
 
 type reqInfoKey struct{}
@@ -230,7 +233,15 @@ func (s *Server) authenticate(r *http.Request, write bool) (*service.Workspace, 
 		}
 		token = strings.TrimSpace(bearer)
 	}
-	u, err := s.e.Authenticate(name, token)
+	// A token not yet verified costs a bcrypt check: the client
+	// address's bucket pays for it first, so that a flood of wrong
+	// tokens is refused before it costs that.
+	u, err := s.e.Authenticate(name, token, func() error {
+		if info, ok := r.Context().Value(reqInfoKey{}).(*reqInfo); ok {
+			info.hashed = true
+		}
+		return s.admitAddress(r)
+	})
 	if err != nil {
 		return nil, err
 	}
