@@ -188,8 +188,8 @@ func TestReadEventsSameTree(t *testing.T) {
 		t.Fatalf("first read: %d events, %+v", len(evs), st)
 	}
 	for _, ref := range []string{mainRef, remoteRef} {
-		if tree, _, ok := readCache(filepath.Join(r.Dir, ".git"), ref); !ok || tree != r.Git("rev-parse", mainRef+":events") {
-			t.Fatalf("cache of %s: %q, %v", ref, tree, ok)
+		if c, ok := readCache(filepath.Join(r.Dir, ".git"), ref); !ok || c.tree != r.Git("rev-parse", mainRef+":events") {
+			t.Fatalf("cache of %s: %+v, %v", ref, c, ok)
 		}
 	}
 	before := cacheFiles(t, r, mainRef, remoteRef)
@@ -244,8 +244,8 @@ func TestReadEventsAheadBehind(t *testing.T) {
 	}
 	sameEvents(t, "behind", evs, coldRead(t, r, mainRef, remoteRef))
 	// Its cache now holds its tree.
-	if tree, _, ok := readCache(filepath.Join(r.Dir, ".git"), remoteRef); !ok || tree != r.Git("rev-parse", remoteRef+":events") {
-		t.Fatalf("cache of %s: %q, %v", remoteRef, tree, ok)
+	if c, ok := readCache(filepath.Join(r.Dir, ".git"), remoteRef); !ok || c.tree != r.Git("rev-parse", remoteRef+":events") {
+		t.Fatalf("cache of %s: %+v, %v", remoteRef, c, ok)
 	}
 }
 
