@@ -666,10 +666,10 @@ func badNanos(t testing.TB) []byte {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The event starts after the header and the count (one byte each
-	// way); then the id ("\x01x"), the time's length, its version and 8
-	// bytes of seconds.
-	at := len(head) - 4 + 2 + 1 + 1 + 8
+	// The block starts after the header, the count and the number of
+	// blocks (one byte each way); then its count, and its first time:
+	// the time's length, its version and 8 bytes of seconds.
+	at := len(head) - 4 + 1 + 1 + 1 + 8
 	data = data[:len(data)-4]
 	binary.BigEndian.PutUint32(data[at:], 0xffffffff)
 	return binary.BigEndian.AppendUint32(data, crc32.Checksum(data, castagnoli))
