@@ -1,0 +1,158 @@
+package service
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/lockgate/lockgate/internal/gittest"
+	"github.com/lockgate/lockgate/model/locks/journal"
+	"github.com/lockgate/lockgate/model/workflow"
+)
+
+// commitDay is when gittest's commits are made.
+var commitDay = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+
+const verifyReadPolicy = `workflow:
+  auto_commit: false
+hooks:
+  require_lock: true
+scope:
+  profiles:
+    backfill: {}
+    agents: {}
+`
+
+// verifyRepo is a repository whose init commit is followed by five
+// commits of src/a.go, all made at commitDay, and the workspace of
+// worker me in it.
+func verifyRepo(t *testing.T) (*gittest.Repo, *Workspace) {
+	t.Helper()
+	r := gittest.New(t)
+	r.Write(".lockgate.yaml", verifyReadPolicy)
+	r.Write("src/a.go", "package a\n")
+	r.Commit("init")
+	r.Git("tag", "init")
+	for i := range 5 {
+		r.Write("src/a.go", fmt.Sprintf("package a\n\n// %d\n", i))
+		r.Commit(fmt.Sprintf("change %d", i))
+	}
+	e, err := Load(context.Background(), Options{Dir: r.Dir, As: "me", WorkerType: "agent", Session: "me",
+		Clock: func() time.Time { return commitDay.Add(time.Hour) }, Getenv: func(string) string { return "" }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(e.Close)
+	return r, e
+}
+
+// seedBranch commits evs to the workflow branch.
+func seedBranch(t *testing.T, e *Workspace, evs []journal.Event) {
+	t.Helper()
+	w, err := workflow.Open(workflow.Config{GitDir: e.repo.GitDir, CommonDir: e.repo.CommonDir, WorkTree: e.repo.Toplevel, Branch: e.cfg.Workflow.Branch})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	if _, err := w.Commit(context.Background(), evs); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// lockEv is a lock event of worker on key at t, its grant fence, expiring
+// after ttl when ttl is not 0.
+func lockEv(action, worker, key string, fence uint64, t time.Time, ttl time.Duration) journal.Event {
+	ev := journal.Event{ID: journal.NewID(), Timestamp: t, Worker: worker, WorkerType: "agent", Session: worker,
+		Action: action, Key: key, Fence: fence, Store: "file"}
+	if ttl != 0 {
+		exp := t.Add(ttl)
+		ev.ExpiresAt = &exp
+	}
+	return ev
+}
+
+// oldHistory is n events of other workers' hour-long locks on other
+// files, ten seconds apart, from ten days before the commits.
+func oldHistory(n int) []journal.Event {
+	evs := make([]journal.Event, n)
+	for i := range evs {
+		evs[i] = lockEv(journal.ActionAcquire, "other", fmt.Sprintf("src/old/%d.go", i), uint64(i+1),
+			commitDay.Add(-240*time.Hour+time.Duration(i)*10*time.Second), time.Hour)
+	}
+	return evs
+}
+
+// Verify of the last five commits reads about as many events of the lock
+// log with 2,000 or 20,000 older events as with 10: those older than the
+// commits, whose locks had expired, are not read.
+func TestVerifyReadsTheLogOfItsRange(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	reads := map[int]int{}
+	for _, n := range []int{10, 2000, 20000} {
+		_, e := verifyRepo(t)
+		seedBranch(t, e, oldHistory(n))
+		seedBranch(t, e, []journal.Event{lockEv(journal.ActionAcquire, "me", "src/a.go", 1, commitDay.Add(-10*time.Minute), time.Hour)})
+		rep, err := e.Verify(ctx, VerifyRequest{Range: "init..HEAD"})
+		if err != nil || !rep.OK || rep.Commits != 5 || len(rep.Undecided) > 0 {
+			t.Fatalf("%d: verify = %+v, %v", n, rep, err)
+		}
+		// The first read wrote the cache; a lock event since is on the
+		// branch too.
+		seedBranch(t, e, []journal.Event{lockEv(journal.ActionRelease, "me", "src/a.go", 1, commitDay.Add(30*time.Minute), 0)})
+		lr, err := e.readLockLogSince(ctx, e.judgedSince(ctx, []string{"init..HEAD"}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		reads[n] = lr.read
+	}
+	t.Logf("events read: %v", reads)
+	for _, n := range []int{2000, 20000} {
+		if reads[n] > reads[10]+256 {
+			t.Fatalf("events read by verify of 5 commits: %v: the older history was read", reads)
+		}
+	}
+}
+
+// A lock taken three days before the commits and renewed every half hour
+// since counts for them: the log is read back to its take, though the
+// take's own expiry is long past.
+func TestVerifyReadsALongHeldLock(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	for _, holder := range []string{"me", "other"} {
+		t.Run(holder, func(t *testing.T) {
+			_, e := verifyRepo(t)
+			take := lockEv(journal.ActionAcquire, holder, "src/a.go", 7, commitDay.Add(-72*time.Hour), time.Hour)
+			evs := append(oldHistory(2000), take)
+			for at := take.Timestamp.Add(30 * time.Minute); at.Before(commitDay.Add(time.Hour)); at = at.Add(30 * time.Minute) {
+				evs = append(evs, lockEv(journal.ActionRefresh, holder, "src/a.go", 7, at, time.Hour))
+				for i := range 10 { // others' locks between
+					evs = append(evs, lockEv(journal.ActionAcquire, "another", fmt.Sprintf("src/b/%d.go", i), 1, at.Add(time.Duration(i)*time.Second), time.Minute))
+				}
+			}
+			seedBranch(t, e, evs)
+			for round := range 2 { // without, then with the cache
+				rep, err := e.Verify(ctx, VerifyRequest{Range: "init..HEAD"})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(rep.Undecided) > 0 || rep.OK != (holder == "me") || holder == "other" && len(rep.Violations) != 10 {
+					t.Fatalf("round %d: verify = %+v", round, rep)
+				}
+				lr, err := e.readLockLogSince(ctx, e.judgedSince(ctx, []string{"init..HEAD"}))
+				if err != nil {
+					t.Fatal(err)
+				}
+				found := false
+				for _, ev := range lr.events {
+					found = found || ev.ID == take.ID
+				}
+				if !found {
+					t.Fatalf("round %d: the take of the lock was not read (%d events read)", round, lr.read)
+				}
+			}
+		})
+	}
+}
