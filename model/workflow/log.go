@@ -67,9 +67,36 @@ type LogRead struct {
 // (see the service's lock log reader).
 func ReadEventsSince(ctx context.Context, cfg Config, refs []string, since time.Time) (LogRead, error) {
 	var st readStats
-	lr, err := readLog(ctx, cfg, refs, since, &st)
+	lr, err := readLog(ctx, cfg, refs, span{from: since, reach: true}, &st)
 	lr.Read = st.decoded + st.blobs
 	return lr, err
+}
+
+// ReadEventsBetween is ReadEvents for the events at or after from and
+// before until (zero: no bound), exactly those: where the events cache
+// holds a ref's tree, or most of it, the blocks wholly before from or
+// after until are not decoded. Complete says whether every event of the
+// refs was read.
+func ReadEventsBetween(ctx context.Context, cfg Config, refs []string, from, until time.Time) (LogRead, error) {
+	var st readStats
+	lr, err := readLog(ctx, cfg, refs, span{from: from, until: until}, &st)
+	lr.Read = st.decoded + st.blobs
+	kept := lr.Events[:0:0]
+	for _, ev := range lr.Events {
+		if !ev.Timestamp.Before(from) && (until.IsZero() || ev.Timestamp.Before(until)) {
+			kept = append(kept, ev)
+		}
+	}
+	lr.Events = kept
+	return lr, err
+}
+
+// span is the part of the log a read needs: the events at or after from
+// (zero: all), before until (zero: no bound), and with reach those before
+// from that may bear on the locks held then.
+type span struct {
+	from, until time.Time
+	reach       bool
 }
 
 // readStats counts how trees were read, for the tests.
@@ -101,17 +128,17 @@ func newLogReader(cfg Config, stats *readStats) (logReader, error) {
 
 // readEvents reads every event of refs.
 func readEvents(ctx context.Context, cfg Config, refs []string, stats *readStats) ([]journal.Event, []string, error) {
-	lr, err := readLog(ctx, cfg, refs, time.Time{}, stats)
+	lr, err := readLog(ctx, cfg, refs, span{}, stats)
 	return lr.Events, lr.Found, err
 }
 
-// readLog reads the events of refs from since on (zero: all).
-func readLog(ctx context.Context, cfg Config, refs []string, since time.Time, stats *readStats) (LogRead, error) {
+// readLog reads the events of refs that sp needs.
+func readLog(ctx context.Context, cfg Config, refs []string, sp span, stats *readStats) (LogRead, error) {
 	r, err := newLogReader(cfg, stats)
 	if err != nil {
 		return LogRead{}, err
 	}
-	r.since = since
+	r.span = sp
 	for _, ref := range refs {
 		if ref == "" || strings.ContainsAny(ref, "\n\r\x00") || strings.HasPrefix(ref, "-") {
 			return LogRead{}, fmt.Errorf("read events: %q is not a ref name", ref)
@@ -247,7 +274,7 @@ type logReader struct {
 	gitDir, common, dir string
 	cat                 *catFile
 	stats               *readStats
-	since               time.Time // read from then on (ReadEventsSince); zero: all
+	span                span // the part of the log needed
 }
 
 // ctxErr prefers the context's error to what a killed git said.
@@ -263,9 +290,8 @@ func (r *logReader) ctxErr(ctx context.Context, err error) error {
 // tree has every file of t has them all (subsumed: t adds nothing to the
 // union); one whose tree t only adds files to has most of them; else the
 // cache has them when it holds t, or most of them when t only added files
-// to the cached tree; else every file of t is read. With r.since set,
-// partial reports that only the events from then on (as LogRead.Events
-// says) were decoded; a cache is written only from all of t's events, or
+// to the cached tree; else every file of t is read. With r.span set,
+// partial reports that only the events it needs were decoded; a cache is written only from all of t's events, or
 // from the cached blocks kept as they are.
 func (r *logReader) readRef(ctx context.Context, ref, t string, byTree map[string][]journal.Event, partialTree map[string]bool) (evs []journal.Event, subsumed, partial bool, err error) {
 	cacheable := strings.HasPrefix(ref, "refs/") // a bounded set of names, unlike commit ids
@@ -309,15 +335,16 @@ func (r *logReader) readRef(ctx context.Context, ref, t string, byTree map[strin
 			if c.tree == t {
 				r.stats.cached++
 				written = true
-				from := c.start(r.since)
-				evs, err := c.decode(from)
+				from := c.start(r.span.from, r.span.reach)
+				to := max(from, c.end(r.span.until))
+				evs, err := c.decode(from, to)
 				if err != nil {
 					// The head held, a block did not: read t whole.
 					written = false
 					return r.readFull(ctx, ref, t)
 				}
 				r.stats.decoded += len(evs)
-				return evs, false, from > 0, nil
+				return evs, false, from > 0 || to < len(c.blocks), nil
 			}
 			// A file deleted or changed since: read t whole.
 			d, ok, err := r.diff(ctx, ref, c.tree, t)
@@ -352,7 +379,8 @@ func (r *logReader) readFull(ctx context.Context, ref, t string) ([]journal.Even
 
 // readSpliced returns the events of tree t, the cached tree c with the
 // files added: the blocks of c from the first the new events or r.since
-// need are decoded, and the cache of t written from the blocks before the
+// need are decoded (to the end: the new events may be anywhere), and
+// the cache of t written from the blocks before the
 // first new event, copied as they are, and the events from it on. A
 // block that does not decode is an errCache error: t is then read whole.
 func (r *logReader) readSpliced(ref, t string, c *cacheIndex, added []file) (evs []journal.Event, from int, err error) {
@@ -362,8 +390,8 @@ func (r *logReader) readSpliced(ref, t string, c *cacheIndex, added []file) (evs
 		return nil, 0, err
 	}
 	keep := c.before(more[0].Timestamp)
-	from = min(keep, c.start(r.since))
-	old, err := c.decode(from)
+	from = min(keep, c.start(r.span.from, r.span.reach))
+	old, err := c.decode(from, len(c.blocks))
 	if err != nil {
 		return nil, 0, err
 	}

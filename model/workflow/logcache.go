@@ -273,7 +273,7 @@ func decodeCache(data []byte) (ref, tree string, evs []journal.Event, err error)
 	if err != nil {
 		return "", "", nil, err
 	}
-	evs, err = c.decode(0)
+	evs, err = c.decode(0, len(c.blocks))
 	if err != nil {
 		return "", "", nil, err
 	}
@@ -343,16 +343,12 @@ func parseCache(data []byte) (*cacheIndex, error) {
 	return c, nil
 }
 
-// decode returns the events of the blocks from block from on, each
-// block checked against its head.
-func (c *cacheIndex) decode(from int) ([]journal.Event, error) {
-	n := 0
-	for _, bl := range c.blocks[from:] {
-		n += bl.n
-	}
-	evs := make([]journal.Event, n)
+// decode returns the events of blocks[from:to], each block checked
+// against its head.
+func (c *cacheIndex) decode(from, to int) ([]journal.Event, error) {
+	evs := make([]journal.Event, c.events(from, to))
 	i := 0
-	for _, bl := range c.blocks[from:] {
+	for _, bl := range c.blocks[from:to] {
 		d := decoder{s: bl.raw}
 		check := cacheBlock{first: bl.first}
 		for k := range bl.n {
@@ -381,9 +377,9 @@ func (c *cacheIndex) decode(from int) ([]journal.Event, error) {
 
 // start is the first block a read of the events from since on needs:
 // the one with the last event before since (so that the read shows where
-// the log begins), or an earlier one whose events may bear on the locks
-// held at since. With since zero, the first.
-func (c *cacheIndex) start(since time.Time) int {
+// the log begins), or, with reach, an earlier one whose events may bear
+// on the locks held at since. With since zero, the first.
+func (c *cacheIndex) start(since time.Time, reach bool) int {
 	if since.IsZero() {
 		return 0
 	}
@@ -395,11 +391,25 @@ func (c *cacheIndex) start(since time.Time) int {
 		}
 	}
 	for i := range last {
-		if c.blocks[i].reaches(since) {
+		if reach && c.blocks[i].reaches(since) {
 			return i
 		}
 	}
 	return last
+}
+
+// end is one past the last block a read of the events before until
+// needs: the blocks that begin at or after until are not (all of the
+// blocks with until zero).
+func (c *cacheIndex) end(until time.Time) int {
+	if until.IsZero() {
+		return len(c.blocks)
+	}
+	n := len(c.blocks)
+	for n > 0 && !c.blocks[n-1].first.Before(until) {
+		n--
+	}
+	return n
 }
 
 // before is how many leading blocks hold only events that sort before

@@ -135,3 +135,44 @@ func hasID(evs []journal.Event, id string) bool {
 	}
 	return false
 }
+
+// ReadEventsBetween reads exactly the events of [from, until), decoding
+// only the blocks of the cache that hold them; a long lock before from
+// is not among them.
+func TestReadEventsBetween(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	r := newRepo(t)
+	cfg := readCfg(r)
+	long := lockEvent("holder", "src/held.go", now.Add(-239*time.Hour), 300*time.Hour)
+	commitTo(t, r, "lockgate/workflow", append(history(now, 8*blockEvents), long))
+	all := coldRead(t, r, mainRef, remoteRef)
+	read(t, r, mainRef, remoteRef) // writes the cache
+	for _, tc := range []struct{ from, until time.Time }{
+		{all[3*blockEvents+5].Timestamp, all[4*blockEvents+7].Timestamp},
+		{all[7*blockEvents].Timestamp, time.Time{}},
+		{time.Time{}, all[blockEvents].Timestamp},
+		{all[100].Timestamp, all[50].Timestamp},
+	} {
+		lr, err := ReadEventsBetween(context.Background(), cfg, []string{mainRef, remoteRef}, tc.from, tc.until)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var want []journal.Event
+		for _, ev := range all {
+			if !ev.Timestamp.Before(tc.from) && (tc.until.IsZero() || ev.Timestamp.Before(tc.until)) {
+				want = append(want, ev)
+			}
+		}
+		if len(want) == 0 {
+			want = []journal.Event{}
+		}
+		if lr.Events == nil {
+			lr.Events = []journal.Event{}
+		}
+		sameEvents(t, fmt.Sprint(tc.from, "..", tc.until), lr.Events, want)
+		if lr.Read > len(want)+2*blockEvents {
+			t.Fatalf("%v..%v: %d events decoded for %d", tc.from, tc.until, lr.Read, len(want))
+		}
+	}
+}
