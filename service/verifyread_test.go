@@ -156,3 +156,43 @@ func TestVerifyReadsALongHeldLock(t *testing.T) {
 		})
 	}
 }
+
+// `log --since 1h` decodes about as many events with 2,000 older events
+// in the journal and on the workflow branch as with 10.
+func TestLogReadsItsSpan(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	now := commitDay.Add(time.Hour)
+	reads := map[int]int{}
+	for _, n := range []int{10, 2000} {
+		_, e := verifyRepo(t)
+		old := oldHistory(n)
+		if err := e.JournalFile().Append(old...); err != nil {
+			t.Fatal(err)
+		}
+		seedBranch(t, e, old)
+		if _, err := e.Log(ctx, LogRequest{}); err != nil { // writes the events cache
+			t.Fatal(err)
+		}
+		recent := []journal.Event{
+			lockEv(journal.ActionAcquire, "me", "src/a.go", 1, now.Add(-30*time.Minute), time.Hour),
+			lockEv(journal.ActionRelease, "me", "src/a.go", 1, now.Add(-10*time.Minute), 0),
+		}
+		if err := e.JournalFile().Append(recent...); err != nil {
+			t.Fatal(err)
+		}
+		seedBranch(t, e, recent[:1])
+		evs, read, err := e.readAllEvents(ctx, now.Add(-time.Hour), time.Time{})
+		if err != nil || len(evs) != 2 || evs[0].ID != recent[0].ID || evs[1].ID != recent[1].ID {
+			t.Fatalf("%d: %d events, %v", n, len(evs), err)
+		}
+		got, err := e.Log(ctx, LogRequest{Since: time.Hour, UntilAgo: 20 * time.Minute})
+		if err != nil || len(got) != 1 || got[0].ID != recent[0].ID {
+			t.Fatalf("%d: log --since 1h --until 20m = %d events, %v", n, len(got), err)
+		}
+		reads[n] = read
+	}
+	if reads[2000] > reads[10]+256 {
+		t.Fatalf("events decoded by log --since 1h: %v: the older history was read", reads)
+	}
+}

@@ -357,6 +357,26 @@ func (j *Journal) ReadSkipping(since time.Time) ([]Event, []*CorruptLineError, e
 	return out, bad, nil
 }
 
+// ReadRecent is ReadSkipping for a reader of the recent events only: a
+// line that lockgate wrote (its id and timestamp first, nothing that
+// could name the timestamp again; see quickTime) and whose timestamp is
+// before since is passed over without being decoded, nor checked: a
+// damaged line among them is not reported (ReadSkipping reports it).
+// decoded counts the lines decoded.
+func (j *Journal) ReadRecent(since time.Time) (evs []Event, bad []*CorruptLineError, decoded int, err error) {
+	err = j.scanFileBefore(func(_ int, ev Event) error {
+		decoded++
+		if !ev.Timestamp.Before(since) {
+			evs = append(evs, ev)
+		}
+		return nil
+	}, func(ce *CorruptLineError) { bad = append(bad, ce) }, since)
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	return evs, bad, decoded, nil
+}
+
 // Scan calls fn for every event in file order with its 1-based line number.
 // It reads the file as it was when Scan started: events appended meanwhile
 // are not seen, and a write in progress is never seen half done. A corrupt
@@ -368,6 +388,12 @@ func (j *Journal) Scan(fn func(line int, ev Event) error) error {
 
 // scanFile is Scan, or with skip set ScanReaderSkipping, over the file.
 func (j *Journal) scanFile(fn func(line int, ev Event) error, skip func(*CorruptLineError)) error {
+	return j.scanFileBefore(fn, skip, time.Time{})
+}
+
+// scanFileBefore is scanFile that passes over the complete lines quickTime
+// dates before before (zero: none).
+func (j *Journal) scanFileBefore(fn func(line int, ev Event) error, skip func(*CorruptLineError), before time.Time) error {
 	if err := safefs.CheckDirs(filepath.Dir(j.path), 1); err != nil {
 		return fmt.Errorf("read journal: %w", err)
 	}
@@ -396,7 +422,7 @@ func (j *Journal) scanFile(fn func(line int, ev Event) error, skip func(*Corrupt
 			skip(ce)
 		}
 	}
-	err = scan(io.NewSectionReader(f, 0, fi.Size()), fn, named)
+	err = scanBefore(io.NewSectionReader(f, 0, fi.Size()), fn, named, before)
 	var ce *CorruptLineError
 	if errors.As(err, &ce) && ce.Path == "" {
 		ce.Path = j.path
@@ -494,6 +520,12 @@ func ScanReaderSkipping(r io.Reader, fn func(line int, ev Event) error, skip fun
 // scan reads journal lines from r; with skip nil the first corrupt line
 // ends it.
 func scan(r io.Reader, fn func(line int, ev Event) error, skip func(*CorruptLineError)) error {
+	return scanBefore(r, fn, skip, time.Time{})
+}
+
+// scanBefore is scan that passes over the complete lines quickTime dates
+// before before (zero: none).
+func scanBefore(r io.Reader, fn func(line int, ev Event) error, skip func(*CorruptLineError), before time.Time) error {
 	br := bufio.NewReaderSize(r, 64<<10)
 	for line := 1; ; line++ {
 		chunk, tooLong, err := readLine(br)
@@ -503,6 +535,7 @@ func scan(r io.Reader, fn func(line int, ev Event) error, skip func(*CorruptLine
 		eof := err != nil
 		var bad *CorruptLineError
 		switch {
+		case !before.IsZero() && !tooLong && !eof && olderThan(chunk, before):
 		case tooLong:
 			bad = &CorruptLineError{Line: line, Torn: eof, Err: fmt.Errorf("line longer than %d bytes", MaxLineBytes)}
 		case len(bytes.TrimSpace(chunk)) > 0:
@@ -556,6 +589,53 @@ func readLine(br *bufio.Reader) (line []byte, tooLong bool, err error) {
 		}
 		return chunk, false, err
 	}
+}
+
+// olderThan reports whether quickTime dates line before t.
+func olderThan(line []byte, t time.Time) bool {
+	at, ok := quickTime(line)
+	return ok && at.Before(t)
+}
+
+// quickTime reads the timestamp of a journal line as Append writes it,
+// {"id":"…","timestamp":"…",…}, without decoding the rest: ok is false
+// for any line it cannot be sure ParseLine would give the same timestamp
+// for: one not in that form, or with a byte outside ASCII or a \u
+// escape (either can spell a key that encoding/json matches to
+// "timestamp"), or with "timestamp", in any case, a second time.
+func quickTime(line []byte) (time.Time, bool) {
+	const head, mid = `{"id":"`, `","timestamp":"`
+	if !bytes.HasPrefix(line, []byte(head)) || bytes.Contains(line, []byte(`\u`)) {
+		return time.Time{}, false
+	}
+	rest := line[len(head):]
+	end := bytes.IndexByte(rest, '"')
+	if end < 0 || bytes.IndexByte(rest[:end], '\\') >= 0 || !bytes.HasPrefix(rest[end:], []byte(mid)) {
+		return time.Time{}, false
+	}
+	rest = rest[end+len(mid):]
+	end = bytes.IndexByte(rest, '"')
+	if end < 0 {
+		return time.Time{}, false
+	}
+	stamp := rest[:end]
+	names := 0
+	for i, c := range line {
+		if c >= 0x80 {
+			return time.Time{}, false
+		}
+		if i+len("timestamp") <= len(line) && bytes.EqualFold(line[i:i+len("timestamp")], []byte("timestamp")) {
+			names++
+		}
+	}
+	if names != 1 {
+		return time.Time{}, false
+	}
+	t, err := time.Parse(time.RFC3339Nano, string(stamp))
+	if err != nil {
+		return time.Time{}, false
+	}
+	return t, true
 }
 
 // ParseLine decodes one journal line (with or without its line ending). A
