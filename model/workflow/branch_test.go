@@ -578,7 +578,7 @@ func TestCatchUp(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := readOffset(w.syncedFile(j.Path())); got != fi.Size() {
+	if got, _ := readMark(w.syncedFile(j.Path())); got != fi.Size() {
 		t.Fatalf("kept offset %d, want the journal's size %d", got, fi.Size())
 	}
 	if err := j.Append(evs[3]); err != nil {

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
@@ -256,16 +257,26 @@ func (j *Journal) write(buf []byte, sync bool) (err error) {
 	if err := safefs.MkdirAll(filepath.Dir(j.path), 0o777, 1); err != nil {
 		return err
 	}
-	f, err := safefs.OpenFile(j.path, os.O_RDWR|os.O_APPEND|os.O_CREATE, 0o666)
-	if err != nil {
-		return err
+	var f *os.File
+	for {
+		f, err = safefs.OpenFile(j.path, os.O_RDWR|os.O_APPEND|os.O_CREATE, 0o666)
+		if err != nil {
+			return err
+		}
+		err = j.appendLocked(f, buf)
+		if !errors.Is(err, errRotated) {
+			break
+		}
+		// Rotated while this append waited for the lock: the path
+		// names a new file, to append to instead.
+		f.Close()
 	}
 	defer func() {
 		if cerr := f.Close(); err == nil && cerr != nil {
 			err = cerr
 		}
 	}()
-	if err := j.appendLocked(f, buf); err != nil || !sync {
+	if err != nil || !sync {
 		return err
 	}
 	// The lock only has to cover the write: syncing outside it lets
@@ -276,7 +287,12 @@ func (j *Journal) write(buf []byte, sync bool) (err error) {
 	return nil
 }
 
-// appendLocked writes buf at the end of f under an exclusive flock.
+// errRotated says that the file an append opened was rotated away
+// before the append held its lock.
+var errRotated = errors.New("journal rotated")
+
+// appendLocked writes buf at the end of f under an exclusive flock, or
+// returns errRotated, writing nothing, when f is no longer the journal.
 func (j *Journal) appendLocked(f *os.File, buf []byte) error {
 	if err := lockFile(f, true); err != nil {
 		return fmt.Errorf("lock: %w", err)
@@ -286,6 +302,9 @@ func (j *Journal) appendLocked(f *os.File, buf []byte) error {
 	fi, err := f.Stat()
 	if err != nil {
 		return err
+	}
+	if !j.isCurrent(fi) {
+		return errRotated
 	}
 	size := fi.Size()
 	if size > 0 {
@@ -377,7 +396,10 @@ func (j *Journal) ReadRecent(since time.Time) (evs []Event, bad []*CorruptLineEr
 	return evs, bad, decoded, nil
 }
 
-// Scan calls fn for every event in file order with its 1-based line number.
+// Scan calls fn for every event in file order with its 1-based line number:
+// the previous segment's (see Rotate) first, then the current one's, each
+// numbering its lines from 1 (a CorruptLineError names the segment's
+// path).
 // It reads the file as it was when Scan started: events appended meanwhile
 // are not seen, and a write in progress is never seen half done. A corrupt
 // line stops the scan with a *CorruptLineError; an error from fn stops it
@@ -397,76 +419,135 @@ func (j *Journal) scanFileBefore(fn func(line int, ev Event) error, skip func(*C
 	if err := safefs.CheckDirs(filepath.Dir(j.path), 1); err != nil {
 		return fmt.Errorf("read journal: %w", err)
 	}
-	f, err := safefs.OpenFile(j.path, os.O_RDONLY, 0)
+	// The current segment first, then the previous: a rotation between
+	// the two opens makes them one file, read once, where the other
+	// order would miss the file it renamed.
+	cur, err := openSegment(j.path)
+	if err != nil {
+		return err
+	}
+	prev, err := openSegment(j.PreviousPath())
+	if err != nil {
+		cur.close()
+		return err
+	}
+	if cur.f != nil && prev.f != nil && os.SameFile(cur.fi, prev.fi) {
+		prev.close()
+		prev = segment{}
+	}
+	defer cur.close()
+	defer prev.close()
+	for _, sg := range []segment{prev, cur} {
+		if sg.f == nil {
+			continue
+		}
+		if err := sg.scan(fn, skip, before); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// segment is one file of the journal, open, and its size under the
+// journal's lock; f is nil when the file does not exist.
+type segment struct {
+	path string
+	f    *os.File
+	fi   os.FileInfo
+	size int64
+}
+
+// openSegment opens the segment at path to read.
+func openSegment(path string) (segment, error) {
+	f, err := safefs.OpenFile(path, os.O_RDONLY, 0)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil
+		return segment{}, nil
 	}
 	if err != nil {
-		return fmt.Errorf("read journal: %w", err)
+		return segment{}, fmt.Errorf("read journal: %w", err)
 	}
-	defer f.Close()
 	// Writers hold the exclusive lock for the whole write: the size seen
 	// under the shared lock ends at a line boundary.
 	if err := lockFile(f, false); err != nil {
-		return fmt.Errorf("read journal %s: lock: %w", j.path, err)
+		f.Close()
+		return segment{}, fmt.Errorf("read journal %s: lock: %w", path, err)
 	}
 	fi, err := f.Stat()
 	_ = unlockFile(f)
 	if err != nil {
-		return fmt.Errorf("read journal: %w", err)
+		f.Close()
+		return segment{}, fmt.Errorf("read journal: %w", err)
 	}
+	return segment{path: path, f: f, fi: fi, size: fi.Size()}, nil
+}
+
+func (sg segment) close() {
+	if sg.f != nil {
+		sg.f.Close()
+	}
+}
+
+// scan is scanBefore over the segment, its corrupt lines named by its
+// path.
+func (sg segment) scan(fn func(line int, ev Event) error, skip func(*CorruptLineError), before time.Time) error {
 	var named func(*CorruptLineError)
 	if skip != nil {
 		named = func(ce *CorruptLineError) {
-			ce.Path = j.path
+			ce.Path = sg.path
 			skip(ce)
 		}
 	}
-	err = scanBefore(io.NewSectionReader(f, 0, fi.Size()), fn, named, before)
+	err := scanBefore(io.NewSectionReader(sg.f, 0, sg.size), fn, named, before)
 	var ce *CorruptLineError
 	if errors.As(err, &ce) && ce.Path == "" {
-		ce.Path = j.path
+		ce.Path = sg.path
 	}
 	return err
 }
 
-// ReadFrom returns the events of the lines that start at byte offset off
-// or later, and end, the offset just past the last line read that ends
-// with its newline: a caller that keeps end and reads from it next time
-// reads each complete line once, and a last line still without its
-// newline again. Lines that are not events are skipped (Scan and
-// ReadSkipping report them). An offset the journal cannot have given
-// (past its end, or not at the start of a line: the file was replaced
-// or cut) reads the journal from the start.
-func (j *Journal) ReadFrom(off int64) (evs []Event, end int64, err error) {
+// ReadFrom returns the events of the lines of the journal's current
+// segment that start at byte offset off or later, and end, the offset
+// just past the last line read that ends with its newline: a caller that
+// keeps end and reads from it next time reads each complete line once,
+// and a last line still without its newline again. head names the
+// segment the offset is in (a digest of its first line, as ReadFrom
+// returns it: "" reads from the start); an offset of another segment (the
+// journal was rotated since), or one the segment cannot have given (past
+// its end, or not at the start of a line: the file was replaced or cut)
+// reads the segment from the start. Lines that are not events are
+// skipped (Scan and ReadSkipping report them).
+func (j *Journal) ReadFrom(off int64, head string) (evs []Event, end int64, segment string, err error) {
 	if err := safefs.CheckDirs(filepath.Dir(j.path), 1); err != nil {
-		return nil, 0, fmt.Errorf("read journal: %w", err)
+		return nil, 0, "", fmt.Errorf("read journal: %w", err)
 	}
 	f, err := safefs.OpenFile(j.path, os.O_RDONLY, 0)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, 0, nil
+		return nil, 0, "", nil
 	}
 	if err != nil {
-		return nil, 0, fmt.Errorf("read journal: %w", err)
+		return nil, 0, "", fmt.Errorf("read journal: %w", err)
 	}
 	defer f.Close()
 	// As in scanFile: the size seen under the shared lock ends a write.
 	if err := lockFile(f, false); err != nil {
-		return nil, 0, fmt.Errorf("read journal %s: lock: %w", j.path, err)
+		return nil, 0, "", fmt.Errorf("read journal %s: lock: %w", j.path, err)
 	}
 	fi, err := f.Stat()
 	_ = unlockFile(f)
 	if err != nil {
-		return nil, 0, fmt.Errorf("read journal: %w", err)
+		return nil, 0, "", fmt.Errorf("read journal: %w", err)
 	}
 	size := fi.Size()
-	if off < 0 || off > size {
+	if segment, err = firstLineDigest(f, size); err != nil {
+		return nil, 0, "", fmt.Errorf("read journal %s: %w", j.path, err)
+	}
+	if off < 0 || off > size || head != segment {
 		off = 0
 	}
 	if off > 0 {
 		var prev [1]byte
 		if _, err := f.ReadAt(prev[:], off-1); err != nil {
-			return nil, 0, fmt.Errorf("read journal %s: %w", j.path, err)
+			return nil, 0, "", fmt.Errorf("read journal %s: %w", j.path, err)
 		}
 		if prev[0] != '\n' {
 			off = 0
@@ -478,7 +559,7 @@ func (j *Journal) ReadFrom(off int64) (evs []Event, end int64, err error) {
 	for {
 		chunk, tooLong, rerr := readLine(br)
 		if rerr != nil && !errors.Is(rerr, io.EOF) {
-			return nil, 0, fmt.Errorf("read journal %s: %w", j.path, rerr)
+			return nil, 0, "", fmt.Errorf("read journal %s: %w", j.path, rerr)
 		}
 		if !tooLong && len(bytes.TrimSpace(chunk)) > 0 {
 			if ev, perr := ParseLine(chunk); perr == nil {
@@ -486,9 +567,32 @@ func (j *Journal) ReadFrom(off int64) (evs []Event, end int64, err error) {
 			}
 		}
 		if rerr != nil {
-			return evs, end, nil
+			return evs, end, segment, nil
 		}
 		end = off + cr.n - int64(br.Buffered())
+	}
+}
+
+// firstLineDigest names a segment of the journal by its first line (up
+// to MaxLineBytes of it): 16 hex digits of its SHA-256, "" for an empty
+// file. Every event has an id of its own, so two segments do not begin
+// with the same line.
+func firstLineDigest(f *os.File, size int64) (string, error) {
+	if size == 0 {
+		return "", nil
+	}
+	br := bufio.NewReaderSize(io.NewSectionReader(f, 0, min(size, MaxLineBytes+1)), 4096)
+	h := sha256.New()
+	for {
+		chunk, err := br.ReadSlice('\n')
+		h.Write(chunk)
+		if errors.Is(err, bufio.ErrBufferFull) {
+			continue
+		}
+		if err != nil && !errors.Is(err, io.EOF) {
+			return "", err
+		}
+		return hex.EncodeToString(h.Sum(nil)[:8]), nil
 	}
 }
 

@@ -547,13 +547,13 @@ func TestReadFrom(t *testing.T) {
 		}
 		return out
 	}
-	if evs, end, err := j.ReadFrom(0); err != nil || len(evs) != 0 || end != 0 {
+	if evs, end, head, err := j.ReadFrom(0, ""); err != nil || len(evs) != 0 || end != 0 || head != "" {
 		t.Fatalf("no journal: %v, %d, %v", evs, end, err)
 	}
 	if err := j.Append(Event{Worker: "w", Action: "a"}, Event{Worker: "w", Action: "b"}); err != nil {
 		t.Fatal(err)
 	}
-	evs, end, err := j.ReadFrom(0)
+	evs, end, head, err := j.ReadFrom(0, "")
 	if err != nil || !reflect.DeepEqual(actions(evs), []string{"a", "b"}) {
 		t.Fatalf("ReadFrom(0) = %v, %v", actions(evs), err)
 	}
@@ -573,16 +573,19 @@ func TestReadFrom(t *testing.T) {
 	if err := j.Append(Event{Worker: "w", Action: "c"}); err != nil {
 		t.Fatal(err)
 	}
-	evs, end2, err := j.ReadFrom(end)
+	evs, end2, head2, err := j.ReadFrom(end, head)
 	if err != nil || !reflect.DeepEqual(actions(evs), []string{"c"}) {
 		t.Fatalf("ReadFrom(%d) = %v, %v", end, actions(evs), err)
 	}
-	if evs, _, err := j.ReadFrom(end2); err != nil || len(evs) != 0 {
+	if head2 != head {
+		t.Fatalf("the segment's name changed from %q to %q", head, head2)
+	}
+	if evs, _, _, err := j.ReadFrom(end2, head); err != nil || len(evs) != 0 {
 		t.Fatalf("ReadFrom(end) = %v, %v", actions(evs), err)
 	}
 	// An offset the journal cannot have given reads it all.
 	for _, off := range []int64{end2 + 1, end - 3, -1} {
-		if evs, _, err := j.ReadFrom(off); err != nil || !reflect.DeepEqual(actions(evs), []string{"a", "b", "c"}) {
+		if evs, _, _, err := j.ReadFrom(off, head); err != nil || !reflect.DeepEqual(actions(evs), []string{"a", "b", "c"}) {
 			t.Errorf("ReadFrom(%d) = %v, %v; want every event", off, actions(evs), err)
 		}
 	}
@@ -595,7 +598,7 @@ func TestReadFrom(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.Close()
-	evs, end3, err := j.ReadFrom(end2)
+	evs, end3, _, err := j.ReadFrom(end2, head)
 	if err != nil || len(evs) != 1 || end3 != end2 {
 		t.Fatalf("a last line without newline: %v, end %d (want %d), %v", actions(evs), end3, end2, err)
 	}
