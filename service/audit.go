@@ -155,6 +155,22 @@ func (e *Workspace) warnSkipped(path string, lines []int) {
 	}
 }
 
+// warnSkippedLines is warnSkipped for the lines bad names, segment by
+// segment of the journal.
+func (e *Workspace) warnSkippedLines(bad []*journal.CorruptLineError) {
+	var paths []string
+	lines := map[string][]int{}
+	for _, ce := range bad {
+		if _, ok := lines[ce.Path]; !ok {
+			paths = append(paths, ce.Path)
+		}
+		lines[ce.Path] = append(lines[ce.Path], ce.Line)
+	}
+	for _, p := range paths {
+		e.warnSkipped(p, lines[p])
+	}
+}
+
 // allEvents is every event of the clone at or after since and before
 // until (zero: no bound): the workflow branch's (when it can be read)
 // and the journal's not on it yet, by time. The branch is read through
@@ -172,11 +188,7 @@ func (e *Workspace) readAllEvents(ctx context.Context, since, until time.Time) (
 	if err != nil {
 		return nil, 0, err
 	}
-	lines := make([]int, len(skipped))
-	for i, ce := range skipped {
-		lines[i] = ce.Line
-	}
-	e.warnSkipped(e.JournalFile().Path(), lines)
+	e.warnSkippedLines(skipped)
 	if !until.IsZero() {
 		kept := evs[:0]
 		for _, ev := range evs {
@@ -251,7 +263,7 @@ func (e *Workspace) SyncWorkflow(ctx context.Context, req SyncRequest) (*Synced,
 	if err != nil {
 		return nil, fmt.Errorf("workflow sync: %w (the events stay in the journal)", err)
 	}
-	e.warnSkipped(e.journal.Path(), res.Corrupt)
+	e.warnSkippedLines(res.Corrupt)
 	out := &Synced{Already: res.Present, Branch: w.Branch(), Commits: res.Commits, Committed: res.Committed,
 		Journal: res.Journal, Remote: e.cfg.Workflow.Remote}
 	if (e.cfg.Workflow.AutoPush || req.Push) && !req.NoPush {

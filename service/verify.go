@@ -104,14 +104,12 @@ func (e *Workspace) readLockLogSince(ctx context.Context, since time.Time, extra
 	// sync` skip it: the event it began is recorded whole by the next
 	// command (intent recovery). Any other damaged line may be a lost lock
 	// event: the log cannot be judged by.
-	var torn []int
 	for _, ce := range bad {
 		if !ce.Torn {
 			return lockLog{}, fmt.Errorf("read the lock log: %w (fix or remove the line; lockgate never writes one)", ce)
 		}
-		torn = append(torn, ce.Line)
 	}
-	e.warnSkipped(e.JournalFile().Path(), torn)
+	e.warnSkippedLines(bad)
 	out := lockLog{read: len(local)}
 	cfg := workflow.Config{GitDir: e.repo.GitDir, CommonDir: e.repo.CommonDir, WorkTree: e.repo.Toplevel}
 	for {

@@ -277,7 +277,7 @@ func TestSyncRepairsCrash(t *testing.T) {
 	}
 	f.Close()
 	res, err = w.Sync(ctx, j)
-	if err != nil || res.Committed != 1 || len(res.Corrupt) != 1 || res.Corrupt[0] != 6 {
+	if err != nil || res.Committed != 1 || len(res.Corrupt) != 1 || res.Corrupt[0].Line != 6 {
 		t.Fatalf("Sync with a corrupt line = %+v, %v", res, err)
 	}
 	if ok, _ := w.Has(ctx, late.ID); !ok {

@@ -22,7 +22,9 @@ type SyncResult struct {
 	Present   int   // of those, already on the branch
 	Committed int   // committed by this Sync
 	Commits   int   // commits it made (batches of at most SyncBatch events)
-	Corrupt   []int // journal lines skipped because they are not events (1-based)
+	// Corrupt are the journal lines skipped because they are not events,
+	// each with its segment's path and 1-based line.
+	Corrupt []*journal.CorruptLineError
 }
 
 // SyncBatch is the largest number of events Sync puts in one commit, which
@@ -49,7 +51,7 @@ func (w *Writer) Sync(ctx context.Context, j *journal.Journal) (SyncResult, erro
 	}
 	for _, ce := range skipped {
 		if !ce.Torn {
-			res.Corrupt = append(res.Corrupt, ce.Line)
+			res.Corrupt = append(res.Corrupt, ce)
 		}
 	}
 	items, err := prepare(evs)
