@@ -18,10 +18,10 @@ import (
 
 // SyncResult says what Sync found and did.
 type SyncResult struct {
-	Journal   int   // distinct events in the journal
-	Present   int   // of those, already on the branch
-	Committed int   // committed by this Sync
-	Commits   int   // commits it made (batches of at most SyncBatch events)
+	Journal   int // distinct events in the journal
+	Present   int // of those, already on the branch
+	Committed int // committed by this Sync
+	Commits   int // commits it made (batches of at most SyncBatch events)
 	// Corrupt are the journal lines skipped because they are not events,
 	// each with its segment's path and 1-based line.
 	Corrupt []*journal.CorruptLineError
