@@ -2,9 +2,11 @@
 # Times `lockgate verify --range` of 5 commits and `lockgate log --since 1h`
 # against lock logs of 10, 2,000 and 20,000 older events (on the workflow
 # branch and in the journal), with the binary of BASE (default main) and
-# of the work tree, alternately in one run, each in its own copy of the
-# repository (their events caches differ). Prints the median of RUNS runs
-# (default 15) after one warm-up run, and the ratio of the two.
+# of the work tree, in one run, each in its own copy of the repository
+# (their events caches differ). Prints the medians of RUNS runs (default
+# 15) after one warm-up run, wall time and CPU time (user and system, of
+# lockgate and the git it runs: steadier than wall time on a busy
+# machine), and the ratio of the CPU times.
 #
 #   bench/logreads.sh [BASE] [RUNS]
 set -euo pipefail
@@ -62,30 +64,30 @@ PY
 	git -C "$dir" repack -adq
 }
 
-ms() { # ms BIN DIR ARGS...: median milliseconds of RUNS runs
+ms() { # ms BIN DIR ARGS...: median wall and CPU (user+sys, git included) milliseconds of RUNS runs
 	local bin=$1 dir=$2
 	shift 2
 	(cd "$dir" && "$bin" "$@" >/dev/null 2>&1) || true # warm-up
-	local t=()
+	local out="$tmp/time"
+	: >"$out"
 	for _ in $(seq "$runs"); do
-		local s e
-		s=$(date +%s%N)
-		(cd "$dir" && "$bin" "$@" >/dev/null 2>&1) || true
-		e=$(date +%s%N)
-		t+=($(((e - s) / 1000)))
+		(cd "$dir" && /usr/bin/time -a -o "$out" -f '%e %U %S' "$bin" "$@" >/dev/null 2>&1) || true
 	done
-	printf '%s\n' "${t[@]}" | sort -n | awk '{a[NR]=$1} END {printf "%.1f", a[int((NR+1)/2)]/1000}'
+	local w c
+	w=$(awk '{print $1 * 1000}' "$out" | sort -n | awk '{a[NR] = $1} END {printf "%.0f", a[int((NR + 1) / 2)]}')
+	c=$(awk '{print ($2 + $3) * 1000}' "$out" | sort -n | awk '{a[NR] = $1} END {printf "%.0f", a[int((NR + 1) / 2)]}')
+	echo "$w $c"
 }
 
-printf '| command | events before | %s ms | this tree ms | × %s |\n|---|---|---|---|---|\n' "$base" "$base"
+printf '| command | older events | %s: wall ms | CPU ms | this tree: wall ms | CPU ms | CPU × %s |\n|---|---|---|---|---|---|---|\n' "$base" "$base"
 for n in 10 2000 20000; do
 	seed "$tmp/r$n" "$n"
 	cp -r "$tmp/r$n" "$tmp/b$n"
 	for cmd in "verify --range init..HEAD" "log --since 1h"; do
 		# shellcheck disable=SC2086
-		b=$(ms "$tmp/before" "$tmp/b$n" $cmd)
+		read -r bw bc < <(ms "$tmp/before" "$tmp/b$n" $cmd)
 		# shellcheck disable=SC2086
-		a=$(ms "$tmp/after" "$tmp/r$n" $cmd)
-		printf '| `%s` | %s | %s | %s | %s |\n' "$cmd" "$n" "$b" "$a" "$(awk -v a="$a" -v b="$b" 'BEGIN {printf "%.2f", a/b}')"
+		read -r aw ac < <(ms "$tmp/after" "$tmp/r$n" $cmd)
+		printf '| `%s` | %s | %s | %s | %s | %s | %s |\n' "$cmd" "$n" "$bw" "$bc" "$aw" "$ac" "$(awk -v a="$ac" -v b="$bc" 'BEGIN {printf "%.2f", a/b}')"
 	done
 done
