@@ -556,6 +556,7 @@ func (j *Journal) ReadFrom(off int64, head string) (evs []Event, end int64, segm
 	cr := &countingReader{r: io.NewSectionReader(f, off, size-off)}
 	br := bufio.NewReaderSize(cr, 64<<10)
 	end = off
+	stuck := false // past a line that is not an event
 	for {
 		chunk, tooLong, rerr := readLine(br)
 		if rerr != nil && !errors.Is(rerr, io.EOF) {
@@ -564,13 +565,86 @@ func (j *Journal) ReadFrom(off int64, head string) (evs []Event, end int64, segm
 		if !tooLong && len(bytes.TrimSpace(chunk)) > 0 {
 			if ev, perr := ParseLine(chunk); perr == nil {
 				evs = append(evs, ev)
+			} else {
+				stuck = true
 			}
+		} else if tooLong {
+			stuck = true
 		}
 		if rerr != nil {
 			return evs, end, segment, nil
 		}
-		end = off + cr.n - int64(br.Buffered())
+		// end stops before a line that is not an event: a reader that
+		// trusts the lines before end (ReadAfter) reads it again, and
+		// reports it.
+		if !stuck {
+			end = off + cr.n - int64(br.Buffered())
+		}
 	}
+}
+
+// ReadAfter reads the lines of the journal's current segment from a
+// mark ReadFrom gave (off, head), as ReadSkipping reads them: the events,
+// and the lines that are not events (numbered from the segment's start).
+// ok is false, and nothing read, when the mark is not of the current
+// segment or cannot be one: the caller then reads the whole journal.
+// decoded counts the lines decoded.
+func (j *Journal) ReadAfter(off int64, head string) (evs []Event, bad []*CorruptLineError, decoded int, ok bool, err error) {
+	if head == "" || off <= 0 {
+		return nil, nil, 0, false, nil
+	}
+	if err := safefs.CheckDirs(filepath.Dir(j.path), 1); err != nil {
+		return nil, nil, 0, false, fmt.Errorf("read journal: %w", err)
+	}
+	sg, err := openSegment(j.path)
+	if err != nil || sg.f == nil {
+		return nil, nil, 0, false, err
+	}
+	defer sg.close()
+	segment, err := firstLineDigest(sg.f, sg.size)
+	if err != nil {
+		return nil, nil, 0, false, fmt.Errorf("read journal %s: %w", j.path, err)
+	}
+	if segment != head || off > sg.size {
+		return nil, nil, 0, false, nil
+	}
+	// The lines before the mark, counted (not decoded) so that a line
+	// named in a warning has its number in the file.
+	base := 0
+	br := bufio.NewReaderSize(io.NewSectionReader(sg.f, 0, off), 64<<10)
+	last := byte('\n')
+	for {
+		chunk, rerr := br.ReadSlice('\n')
+		if len(chunk) > 0 {
+			last = chunk[len(chunk)-1]
+		}
+		if errors.Is(rerr, bufio.ErrBufferFull) {
+			continue
+		}
+		if rerr == nil {
+			base++
+			continue
+		}
+		if !errors.Is(rerr, io.EOF) {
+			return nil, nil, 0, false, fmt.Errorf("read journal %s: %w", j.path, rerr)
+		}
+		break
+	}
+	if last != '\n' {
+		return nil, nil, 0, false, nil // not at the start of a line
+	}
+	err = scan(io.NewSectionReader(sg.f, off, sg.size-off), func(_ int, ev Event) error {
+		decoded++
+		evs = append(evs, ev)
+		return nil
+	}, func(ce *CorruptLineError) {
+		ce.Path, ce.Line = j.path, ce.Line+base
+		bad = append(bad, ce)
+	})
+	if err != nil {
+		return nil, nil, 0, false, fmt.Errorf("read journal %s: %w", j.path, err)
+	}
+	return evs, bad, decoded, true, nil
 }
 
 // firstLineDigest names a segment of the journal by its first line (up

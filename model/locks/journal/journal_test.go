@@ -563,8 +563,10 @@ func TestReadFrom(t *testing.T) {
 	if fi, _ := os.Stat(j.Path()); end != fi.Size() {
 		t.Fatalf("end %d, want the size %d", end, fi.Size())
 	}
-	// A corrupt line is skipped, a torn last line is read past but not
-	// counted: once completed by the next append it is a line of its own.
+	// A corrupt line is skipped, and end stops before it (it is read
+	// again, so that a reader from end sees it); a torn last line is read
+	// past but not counted: once completed by the next append it is a
+	// line of its own.
 	f, err := os.OpenFile(j.Path(), os.O_WRONLY|os.O_APPEND, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -580,14 +582,23 @@ func TestReadFrom(t *testing.T) {
 	if err != nil || !reflect.DeepEqual(actions(evs), []string{"c"}) {
 		t.Fatalf("ReadFrom(%d) = %v, %v", end, actions(evs), err)
 	}
-	if head2 != head {
-		t.Fatalf("the segment's name changed from %q to %q", head, head2)
+	if head2 != head || end2 != end {
+		t.Fatalf("the segment's name changed from %q to %q, or end moved past the corrupt line (%d, %d)", head, head2, end, end2)
 	}
-	if evs, _, _, err := j.ReadFrom(end2, head); err != nil || len(evs) != 0 {
-		t.Fatalf("ReadFrom(end) = %v, %v", actions(evs), err)
+	if evs, again, _, err := j.ReadFrom(end2, head); err != nil || !reflect.DeepEqual(actions(evs), []string{"c"}) || again != end2 {
+		t.Fatalf("ReadFrom(end) = %v, %d, %v", actions(evs), again, err)
+	}
+	// ReadAfter reads from the mark as ReadSkipping does: the corrupt
+	// lines named by their line in the file.
+	after, bad, decoded, ok, err := j.ReadAfter(end2, head)
+	if err != nil || !ok || decoded != 1 || len(after) != 1 || len(bad) != 2 || bad[0].Line != 3 || bad[0].Path != j.Path() {
+		t.Fatalf("ReadAfter = %v, %+v, %d, %v, %v", actions(after), bad, decoded, ok, err)
+	}
+	if _, _, _, ok, err := j.ReadAfter(end2, "another"); ok || err != nil {
+		t.Fatalf("ReadAfter with another segment's mark: %v, %v", ok, err)
 	}
 	// An offset the journal cannot have given reads it all.
-	for _, off := range []int64{end2 + 1, end - 3, -1} {
+	for _, off := range []int64{end2 + 100, end - 3, -1} {
 		if evs, _, _, err := j.ReadFrom(off, head); err != nil || !reflect.DeepEqual(actions(evs), []string{"a", "b", "c"}) {
 			t.Errorf("ReadFrom(%d) = %v, %v; want every event", off, actions(evs), err)
 		}
@@ -602,7 +613,7 @@ func TestReadFrom(t *testing.T) {
 	}
 	f.Close()
 	evs, end3, _, err := j.ReadFrom(end2, head)
-	if err != nil || len(evs) != 1 || end3 != end2 {
+	if err != nil || len(evs) != 2 || end3 != end2 {
 		t.Fatalf("a last line without newline: %v, end %d (want %d), %v", actions(evs), end3, end2, err)
 	}
 }

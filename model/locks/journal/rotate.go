@@ -32,9 +32,10 @@ func (j *Journal) PreviousPath() string { return j.path + ".1" }
 // least maxBytes (0 or less: never) and onBranch, given every event of
 // it, says that they are all on the workflow branch. It reports whether
 // it did. Appends wait while onBranch runs, and none can slip in between
-// the check and the rename. Lines that are not events do not keep the
-// journal from rotating: they go to the previous segment with the
-// events.
+// the check and the rename. A line that is not an event keeps the
+// journal from rotating, as one not on the branch does: the previous
+// segment holds only events, all on the branch, so that its readers may
+// pass over it (see ReadAfter).
 func (j *Journal) Rotate(maxBytes int64, onBranch func([]Event) (bool, error)) (bool, error) {
 	if maxBytes <= 0 {
 		return false, nil
@@ -62,12 +63,18 @@ func (j *Journal) Rotate(maxBytes int64, onBranch func([]Event) (bool, error)) (
 		return false, err // rotated meanwhile by another process
 	}
 	var evs []Event
+	damaged := false
 	err = scan(io.NewSectionReader(f, 0, fi.Size()), func(_ int, ev Event) error {
 		evs = append(evs, ev)
 		return nil
-	}, func(*CorruptLineError) {})
+	}, func(*CorruptLineError) { damaged = true })
 	if err != nil {
 		return false, fmt.Errorf("rotate journal %s: %w", j.path, err)
+	}
+	if damaged {
+		// A line that is not an event may be a lost lock event: it stays
+		// where verify and workflow sync name it, until it is fixed.
+		return false, nil
 	}
 	ok, err := onBranch(evs)
 	if err != nil || !ok {
