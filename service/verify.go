@@ -96,28 +96,27 @@ type lockLog struct {
 // log was. With since zero, the whole log.
 func (e *Workspace) readLockLogSince(ctx context.Context, since time.Time, extra ...string) (lockLog, error) {
 	refs := e.LogRefs()
-	local, bad, err := e.JournalFile().ReadSkipping(time.Time{})
-	if err != nil {
-		return lockLog{}, fmt.Errorf("read the lock log: %w", err)
-	}
-	// The last line torn by a crash is skipped, as `log` and `workflow
-	// sync` skip it: the event it began is recorded whole by the next
-	// command (intent recovery). Any other damaged line may be a lost lock
-	// event: the log cannot be judged by.
-	for _, ce := range bad {
-		if !ce.Torn {
-			return lockLog{}, fmt.Errorf("read the lock log: %w (fix or remove the line; lockgate never writes one)", ce)
-		}
-	}
-	e.warnSkippedLines(bad)
-	out := lockLog{read: len(local)}
 	cfg := workflow.Config{GitDir: e.repo.GitDir, CommonDir: e.repo.CommonDir, WorkTree: e.repo.Toplevel}
+	var out lockLog
+	var local []journal.Event
+	journalRead := false
 	for {
 		lr, err := workflow.ReadEventsSince(ctx, cfg, append(refs, extra...), since)
 		if err != nil {
 			return lockLog{}, fmt.Errorf("read the lock log: %w", err)
 		}
 		out.read += lr.Read
+		if !journalRead {
+			// Judging from a time on, the journal is read from where
+			// its events stop being on the local branch, which is
+			// read; judging everything, or with no local branch, whole.
+			var n int
+			if local, n, err = e.readJournal(cfg, !since.IsZero() && slices.Contains(lr.Found, refs[0])); err != nil {
+				return lockLog{}, err
+			}
+			out.read += n
+			journalRead = true
+		}
 		if len(lr.Found) == 0 && len(local) == 0 {
 			return lockLog{}, &LogMissingError{Refs: refs, Remote: e.logRemote(), Branch: e.cfg.Workflow.Branch}
 		}
@@ -137,6 +136,38 @@ func (e *Workspace) readLockLogSince(ctx context.Context, since time.Time, extra
 			since = time.Time{} // no nearer start would find them
 		}
 	}
+}
+
+// readJournal reads the journal's events for the lock log, and how many
+// lines it decoded: with afterSync those after the mark CatchUp left
+// (workflow.JournalAfterSync), when there is one; else all. The last
+// line torn by a crash is skipped, as `log` and `workflow sync` skip it:
+// the event it began is recorded whole by the next command (intent
+// recovery). Any other damaged line may be a lost lock event: the log
+// cannot be judged by.
+func (e *Workspace) readJournal(cfg workflow.Config, afterSync bool) ([]journal.Event, int, error) {
+	var evs []journal.Event
+	var bad []*journal.CorruptLineError
+	var n int
+	ok := false
+	var err error
+	if afterSync {
+		evs, bad, n, ok, err = workflow.JournalAfterSync(cfg, e.LogRefs()[0], e.JournalFile())
+	}
+	if err == nil && !ok {
+		evs, bad, err = e.JournalFile().ReadSkipping(time.Time{})
+		n = len(evs) + len(bad)
+	}
+	if err != nil {
+		return nil, 0, fmt.Errorf("read the lock log: %w", err)
+	}
+	for _, ce := range bad {
+		if !ce.Torn {
+			return nil, 0, fmt.Errorf("read the lock log: %w (fix or remove the line; lockgate never writes one)", ce)
+		}
+	}
+	e.warnSkippedLines(bad)
+	return evs, n, nil
 }
 
 // withLocal adds to evs, the workflow branch's, the journal's events it

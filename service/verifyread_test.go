@@ -60,6 +60,23 @@ func seedBranch(t *testing.T, e *Workspace, evs []journal.Event) {
 	}
 }
 
+// record appends evs to the journal and commits them to the workflow
+// branch as a command does (workflow.Writer.CatchUp).
+func record(t *testing.T, e *Workspace, evs []journal.Event) {
+	t.Helper()
+	if err := e.JournalFile().Append(evs...); err != nil {
+		t.Fatal(err)
+	}
+	w, err := workflow.Open(workflow.Config{GitDir: e.repo.GitDir, CommonDir: e.repo.CommonDir, WorkTree: e.repo.Toplevel, Branch: e.cfg.Workflow.Branch})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	if _, err := w.CatchUp(context.Background(), e.JournalFile()); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // lockEv is a lock event of worker on key at t, its grant fence, expiring
 // after ttl when ttl is not 0.
 func lockEv(action, worker, key string, fence uint64, t time.Time, ttl time.Duration) journal.Event {
@@ -84,26 +101,35 @@ func oldHistory(n int) []journal.Event {
 }
 
 // Verify of the last five commits reads about as many events of the lock
-// log with 2,000 or 20,000 older events as with 10: those older than the
-// commits, whose locks had expired, are not read.
+// log with 2,000 or 20,000 older events (in the journal and on the
+// workflow branch) as with 10: those older than the commits, whose locks
+// had expired, are not read, and the journal is read from where its
+// events stop being on the branch.
 func TestVerifyReadsTheLogOfItsRange(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	reads := map[int]int{}
 	for _, n := range []int{10, 2000, 20000} {
 		_, e := verifyRepo(t)
-		seedBranch(t, e, oldHistory(n))
-		seedBranch(t, e, []journal.Event{lockEv(journal.ActionAcquire, "me", "src/a.go", 1, commitDay.Add(-10*time.Minute), time.Hour)})
+		record(t, e, oldHistory(n))
+		record(t, e, []journal.Event{lockEv(journal.ActionAcquire, "me", "src/a.go", 1, commitDay.Add(-10*time.Minute), time.Hour)})
 		rep, err := e.Verify(ctx, VerifyRequest{Range: "init..HEAD"})
 		if err != nil || !rep.OK || rep.Commits != 5 || len(rep.Undecided) > 0 {
 			t.Fatalf("%d: verify = %+v, %v", n, rep, err)
 		}
 		// The first read wrote the cache; a lock event since is on the
 		// branch too.
-		seedBranch(t, e, []journal.Event{lockEv(journal.ActionRelease, "me", "src/a.go", 1, commitDay.Add(30*time.Minute), 0)})
+		record(t, e, []journal.Event{lockEv(journal.ActionRelease, "me", "src/a.go", 1, commitDay.Add(30*time.Minute), 0)})
+		// One not on the branch yet (its commit failed).
+		if err := e.JournalFile().Append(lockEv(journal.ActionAcquire, "me", "src/b.go", 2, commitDay.Add(40*time.Minute), time.Hour)); err != nil {
+			t.Fatal(err)
+		}
 		lr, err := e.readLockLogSince(ctx, e.judgedSince(ctx, []string{"init..HEAD"}))
 		if err != nil {
 			t.Fatal(err)
+		}
+		if got := lr.events[len(lr.events)-1]; got.Key != "src/b.go" {
+			t.Fatalf("%d: the journal's event not on the branch was not read: last %+v", n, got)
 		}
 		reads[n] = lr.read
 	}

@@ -194,8 +194,28 @@ func (w *Writer) CatchUp(ctx context.Context, j *journal.Journal) (int, error) {
 
 // syncedFile is the cache file that says up to which byte of which
 // segment of the journal at path every event is on the branch.
-func (w *Writer) syncedFile(path string) string {
-	return filepath.Join(w.common, "lockgate", "cache", "synced-"+digest16(w.ref.String()+"\x00"+path))
+func (w *Writer) syncedFile(path string) string { return syncedPath(w.common, w.ref.String(), path) }
+
+func syncedPath(common, ref, path string) string {
+	return filepath.Join(common, "lockgate", "cache", "synced-"+digest16(ref+"\x00"+path))
+}
+
+// JournalAfterSync returns the journal's events that CatchUp has not
+// seen on the branch cfg names (a full branch name, refs/heads/…): those
+// of the current segment from the mark CatchUp left on, with the lines
+// that are not events (journal.ReadAfter). The events before the mark,
+// and those of the previous segment, are on that branch: CatchUp
+// committed them, and lockgate's branch only grows. ok is false when
+// there is no mark to read from (CatchUp never ran, the journal was
+// rotated since, the mark is damaged): the caller then reads the whole
+// journal. decoded counts the lines decoded.
+func JournalAfterSync(cfg Config, ref string, j *journal.Journal) (evs []journal.Event, bad []*journal.CorruptLineError, decoded int, ok bool, err error) {
+	common := cfg.CommonDir
+	if common == "" {
+		common = cfg.GitDir
+	}
+	off, head := readMark(syncedPath(common, ref, j.Path()))
+	return j.ReadAfter(off, head)
 }
 
 // readMark reads a syncedFile, "<offset> <segment>": 0 (read the whole
