@@ -93,6 +93,7 @@ for n in 10 2000 20000; do
 		read -r bw bc < <(ms "$tmp/before" "$tmp/b$n" $cmd)
 		# shellcheck disable=SC2086
 		read -r aw ac < <(ms "$tmp/after" "$tmp/r$n" $cmd)
+		# shellcheck disable=SC2016 # the backquotes are Markdown's
 		printf '| `%s` | %s | %s | %s | %s | %s | %s |\n' "$cmd" "$n" "$bw" "$bc" "$aw" "$ac" "$(awk -v a="$ac" -v b="$bc" 'BEGIN {printf "%.2f", a/b}')"
 	done
 done

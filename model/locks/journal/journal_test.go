@@ -402,7 +402,7 @@ const (
 // TestMain lets the test binary act as one appending worker process for
 // the multi-process test and benchmark (with helperEnv set).
 func TestMain(m *testing.M) {
-	if branch := os.Getenv(helperRotateEnv); branch != "" {
+	if branch := os.Getenv(rotatorEnv); branch != "" {
 		os.Exit(appendAndRotate(os.Getenv(helperPathEnv), branch))
 	}
 	if worker := os.Getenv(helperEnv); worker != "" {

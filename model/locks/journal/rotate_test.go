@@ -15,11 +15,11 @@ import (
 	"time"
 )
 
-// helperRotateEnv makes the test binary a process that appends events
+// rotatorEnv makes the test binary a process that appends events
 // and rotates the journal, forever, writing the events of each segment
 // it rotates to the file it names (a stand-in for the workflow branch)
 // first, and the id of each event appended to stdout once appended.
-const helperRotateEnv = "LOCKGATE_JOURNAL_HELPER_ROTATE"
+const rotatorEnv = "LOCKGATE_JOURNAL_HELPER_ROTATE"
 
 func appendAndRotate(path, branch string) int {
 	j := Open(path)
@@ -244,7 +244,7 @@ func TestRotateKilled(t *testing.T) {
 	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 7))
 	for round := range 6 {
 		cmd := exec.Command(os.Args[0], "-test.run=^$")
-		cmd.Env = append(os.Environ(), helperRotateEnv+"="+branch, helperPathEnv+"="+j.Path())
+		cmd.Env = append(os.Environ(), rotatorEnv+"="+branch, helperPathEnv+"="+j.Path())
 		var out, errOut lockedBuffer
 		cmd.Stdout, cmd.Stderr = &out, &errOut
 		if err := cmd.Start(); err != nil {
