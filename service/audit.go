@@ -132,7 +132,7 @@ func (e *Workspace) branchWriter(ctx context.Context) func() (*workflow.Writer, 
 		}
 		w, openErr = workflow.Open(workflow.Config{
 			GitDir: e.repo.GitDir, CommonDir: e.repo.CommonDir, WorkTree: e.repo.Toplevel, Branch: e.cfg.Workflow.Branch, Remote: e.cfg.Workflow.Remote,
-			Lock: lock, RotateJournal: e.cfg.Journal.RotateBytes,
+			Lock: lock, RotateJournal: int64(e.cfg.Journal.RotateBytes),
 		})
 		if openErr == nil {
 			e.closers = append(e.closers, w.Close)

@@ -3,6 +3,8 @@ package service
 import (
 	"context"
 	"fmt"
+	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -220,5 +222,65 @@ func TestLogReadsItsSpan(t *testing.T) {
 	}
 	if reads[2000] > reads[10]+256 {
 		t.Fatalf("events decoded by log --since 1h: %v: the older history was read", reads)
+	}
+}
+
+// With journal.rotate_bytes small, lock commands rotate the journal as
+// they commit to the workflow branch, and log, workflow sync and the
+// board still read every event: the branch's, and those of both
+// segments.
+func TestJournalRotatesUnderCommands(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	r := gittest.New(t)
+	r.Write(".lockgate.yaml", "version: 1\njournal:\n  rotate_bytes: 2048\n")
+	r.Write("src/a.go", "package a\n")
+	r.Commit("init")
+	clock := &lockClock{t: time.Date(2026, 3, 4, 10, 0, 0, 0, time.UTC)}
+	e, err := Load(ctx, Options{Dir: r.Dir, As: "me", WorkerType: "agent", Session: "me", Clock: clock.now, Getenv: func(string) string { return "" }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(e.Close)
+	if err := e.Open(ctx, Purpose{TakesLocks: true}); err != nil {
+		t.Fatal(err)
+	}
+	const rounds = 20
+	for range rounds {
+		if _, err := e.AcquireLocks(ctx, AcquireRequest{Keys: []string{"src/a.go"}}); err != nil {
+			t.Fatal(err)
+		}
+		clock.add(time.Minute)
+		if _, err := e.ReleaseLocks(ctx, ReleaseRequest{Keys: []string{"src/a.go"}}); err != nil {
+			t.Fatal(err)
+		}
+		clock.add(time.Minute)
+	}
+	if _, err := os.Stat(e.JournalFile().PreviousPath()); err != nil {
+		t.Fatalf("the journal was not rotated: %v", err)
+	}
+	evs, err := e.Log(ctx, LogRequest{Key: "src/a.go"})
+	if err != nil || len(evs) != 2*rounds {
+		t.Fatalf("log: %d events, %v; want %d", len(evs), err, 2*rounds)
+	}
+	res, err := e.SyncWorkflow(ctx, SyncRequest{NoPush: true})
+	if err != nil || res.Committed != 0 {
+		t.Fatalf("workflow sync = %+v, %v", res, err)
+	}
+	snap, err := e.Board().Snapshot(ctx)
+	if err != nil || len(snap.Events) != boardEvents {
+		t.Fatalf("board: %d events, %v", len(snap.Events), err)
+	}
+}
+
+// journal.rotate_bytes must be 0 or more.
+func TestJournalRotateBytesNegative(t *testing.T) {
+	t.Parallel()
+	r := gittest.New(t)
+	r.Write(".lockgate.yaml", "version: 1\njournal:\n  rotate_bytes: -1\n")
+	r.Commit("init")
+	_, err := Load(context.Background(), Options{Dir: r.Dir, As: "me", Getenv: func(string) string { return "" }})
+	if err == nil || !strings.Contains(err.Error(), "journal.rotate_bytes") {
+		t.Fatalf("Load = %v, want a problem naming journal.rotate_bytes", err)
 	}
 }

@@ -189,7 +189,7 @@ type PreReceiveConfig struct {
 type JournalConfig struct {
 	// RotateBytes is the size past which the journal is rotated, once
 	// every event of it is on the workflow branch; 0 never.
-	RotateBytes int64 `yaml:"rotate_bytes"`
+	RotateBytes int `yaml:"rotate_bytes"`
 }
 
 // WorkflowConfig is the `workflow:` section (docs/formats.md).
