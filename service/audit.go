@@ -132,7 +132,7 @@ func (e *Workspace) branchWriter(ctx context.Context) func() (*workflow.Writer, 
 		}
 		w, openErr = workflow.Open(workflow.Config{
 			GitDir: e.repo.GitDir, CommonDir: e.repo.CommonDir, WorkTree: e.repo.Toplevel, Branch: e.cfg.Workflow.Branch, Remote: e.cfg.Workflow.Remote,
-			Lock: lock,
+			Lock: lock, RotateJournal: int64(e.cfg.Journal.RotateBytes),
 		})
 		if openErr == nil {
 			e.closers = append(e.closers, w.Close)
@@ -155,37 +155,64 @@ func (e *Workspace) warnSkipped(path string, lines []int) {
 	}
 }
 
-// allEvents is every event of the clone: the workflow branch (when it can
-// be read) and the journal events not on it yet, by time.
-func (e *Workspace) allEvents(ctx context.Context, since time.Time) ([]journal.Event, error) {
-	evs, skipped, err := e.JournalFile().ReadSkipping(since)
+// warnSkippedLines is warnSkipped for the lines bad names, segment by
+// segment of the journal.
+func (e *Workspace) warnSkippedLines(bad []*journal.CorruptLineError) {
+	var paths []string
+	lines := map[string][]int{}
+	for _, ce := range bad {
+		if _, ok := lines[ce.Path]; !ok {
+			paths = append(paths, ce.Path)
+		}
+		lines[ce.Path] = append(lines[ce.Path], ce.Line)
+	}
+	for _, p := range paths {
+		e.warnSkipped(p, lines[p])
+	}
+}
+
+// allEvents is every event of the clone at or after since and before
+// until (zero: no bound): the workflow branch's (when it can be read)
+// and the journal's not on it yet, by time. The branch is read through
+// its events cache, which skips the events outside the span unread.
+func (e *Workspace) allEvents(ctx context.Context, since, until time.Time) ([]journal.Event, error) {
+	evs, _, err := e.readAllEvents(ctx, since, until)
+	return evs, err
+}
+
+// readAllEvents is allEvents, with the number of events it decoded: from
+// the journal (its lines dated before since are not) and from the
+// branch and its cache.
+func (e *Workspace) readAllEvents(ctx context.Context, since, until time.Time) ([]journal.Event, int, error) {
+	evs, skipped, read, err := e.JournalFile().ReadRecent(since)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
-	lines := make([]int, len(skipped))
-	for i, ce := range skipped {
-		lines[i] = ce.Line
+	e.warnSkippedLines(skipped)
+	if !until.IsZero() {
+		kept := evs[:0]
+		for _, ev := range evs {
+			if ev.Timestamp.Before(until) {
+				kept = append(kept, ev)
+			}
+		}
+		evs = kept
 	}
-	e.warnSkipped(e.JournalFile().Path(), lines)
-	w, err := workflow.Open(workflow.Config{GitDir: e.repo.GitDir, CommonDir: e.repo.CommonDir, WorkTree: e.repo.Toplevel, Branch: e.cfg.Workflow.Branch, Remote: e.cfg.Workflow.Remote})
+	cfg := workflow.Config{GitDir: e.repo.GitDir, CommonDir: e.repo.CommonDir, WorkTree: e.repo.Toplevel}
+	lr, err := workflow.ReadEventsBetween(ctx, cfg, []string{"refs/heads/" + e.cfg.Workflow.Branch}, since, until)
+	read += lr.Read
 	if err != nil {
 		if !errors.Is(err, context.Canceled) {
 			e.warn("warning", fmt.Sprintf("workflow branch not read: %v", err))
 		}
-		return evs, nil
-	}
-	defer w.Close()
-	onBranch, err := w.Events(ctx)
-	if err != nil {
-		e.warn("warning", fmt.Sprintf("workflow branch not read: %v", err))
-		return evs, nil
+		return evs, read, nil
 	}
 	seen := make(map[string]bool, len(evs))
 	for _, ev := range evs {
 		seen[ev.ID] = true
 	}
-	for _, ev := range onBranch {
-		if !seen[ev.ID] && !ev.Timestamp.Before(since) {
+	for _, ev := range lr.Events {
+		if !seen[ev.ID] {
 			seen[ev.ID] = true
 			evs = append(evs, ev)
 		}
@@ -196,7 +223,7 @@ func (e *Workspace) allEvents(ctx context.Context, since time.Time) ([]journal.E
 		}
 		return strings.Compare(x.ID, y.ID)
 	})
-	return evs, nil
+	return evs, read, nil
 }
 
 // WithRequest makes ctx one request of its own: the lock records and
@@ -236,7 +263,7 @@ func (e *Workspace) SyncWorkflow(ctx context.Context, req SyncRequest) (*Synced,
 	if err != nil {
 		return nil, fmt.Errorf("workflow sync: %w (the events stay in the journal)", err)
 	}
-	e.warnSkipped(e.journal.Path(), res.Corrupt)
+	e.warnSkippedLines(res.Corrupt)
 	out := &Synced{Already: res.Present, Branch: w.Branch(), Commits: res.Commits, Committed: res.Committed,
 		Journal: res.Journal, Remote: e.cfg.Workflow.Remote}
 	if (e.cfg.Workflow.AutoPush || req.Push) && !req.NoPush {

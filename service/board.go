@@ -62,7 +62,7 @@ func (b *Board) Snapshot(ctx context.Context) (BoardView, error) {
 		return BoardView{}, err
 	}
 	now := b.e.Now()
-	evs, _, err := b.e.JournalFile().ReadSkipping(now.Add(-24 * time.Hour))
+	evs, _, _, err := b.e.JournalFile().ReadRecent(now.Add(-24 * time.Hour))
 	if err != nil {
 		return BoardView{}, err
 	}

@@ -20,7 +20,7 @@ var (
 )
 
 func (e *Workspace) AllEvents(ctx context.Context, since time.Time) ([]journal.Event, error) {
-	return e.allEvents(ctx, since)
+	return e.allEvents(ctx, since, time.Time{})
 }
 
 func (e *Workspace) BranchWriter(ctx context.Context) func() (*workflow.Writer, error) {

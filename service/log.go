@@ -11,11 +11,13 @@ import (
 type LogEvent = journal.Event
 
 // LogRequest is `log`'s filters: events of the last Since (0: all), at
-// or after From and before Until (zero: no bound), of worker Worker, with
-// action Action, on key Key ("" any); of those the newest Limit (0: all).
+// or after From and before Until (zero: no bound), before UntilAgo back
+// from now (0: no bound), of worker Worker, with action Action, on key
+// Key ("" any); of those the newest Limit (0: all).
 type LogRequest struct {
 	Since               time.Duration
 	From, Until         time.Time
+	UntilAgo            time.Duration
 	Worker, Action, Key string
 	Limit               int
 }
@@ -37,11 +39,19 @@ func (e *Workspace) Log(ctx context.Context, r LogRequest) ([]LogEvent, error) {
 	if r.Limit < 0 {
 		return nil, Usagef("log: the limit must not be negative")
 	}
+	if r.Since < 0 || r.UntilAgo < 0 {
+		return nil, Usagef("log: --since and --until must not be negative")
+	}
 	from := r.From
 	if r.Since > 0 {
 		from = maxTime(from, e.Now().Add(-r.Since))
 	}
-	all, err := e.allEvents(ctx, from)
+	if r.UntilAgo > 0 {
+		if ago := e.Now().Add(-r.UntilAgo); r.Until.IsZero() || ago.Before(r.Until) {
+			r.Until = ago
+		}
+	}
+	all, err := e.allEvents(ctx, from, r.Until)
 	if err != nil {
 		return nil, err
 	}

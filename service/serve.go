@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/lockgate/lockgate/model/locks"
+	"github.com/lockgate/lockgate/model/locks/journal"
 )
 
 // LFSLock is a lockgate lock as the git-lfs File Locking API shows it. A
@@ -270,16 +271,35 @@ func (e *Workspace) LFSUnlock(ctx context.Context, r LFSUnlockRequest) (LFSLock,
 	return LFSLockOf(l), nil
 }
 
+// JournalCursor is where a stream of the clone's journal goes on from:
+// a byte offset in a segment named by the digest of its first line. The
+// zero cursor reads the whole journal.
+type JournalCursor struct {
+	Off     int64
+	Segment string
+}
+
 // EventsFrom is a stream's next events: those the clone's journal holds
-// from byte offset off on that r's Worker, Action and Key keep (its other
-// fields are the backlog's, for Log), in the journal's order, and the
-// offset to read from next. Offset 0 reads the whole journal; an offset
-// the journal cannot have given (it was replaced) reads it again from its
-// start.
-func (e *Workspace) EventsFrom(r LogRequest, off int64) ([]LogEvent, int64, error) {
-	evs, end, err := e.JournalFile().ReadFrom(off)
+// past cursor at that r's Worker, Action and Key keep (its other fields
+// are the backlog's, for Log), in the journal's order, and the cursor to
+// read from next. A cursor the journal cannot have given (it was
+// replaced) reads it again from its start. When the journal was rotated
+// since, the rest of the segment the cursor is in (now the previous one)
+// comes first, so that no event is skipped.
+func (e *Workspace) EventsFrom(r LogRequest, at JournalCursor) ([]LogEvent, JournalCursor, error) {
+	j := e.JournalFile()
+	evs, end, segment, err := j.ReadFrom(at.Off, at.Segment)
 	if err != nil {
-		return nil, 0, err
+		return nil, JournalCursor{}, err
+	}
+	if at.Segment != "" && segment != at.Segment {
+		prev, _, prevSegment, err := journal.Open(j.PreviousPath()).ReadFrom(at.Off, at.Segment)
+		if err != nil {
+			return nil, JournalCursor{}, err
+		}
+		if prevSegment == at.Segment {
+			evs = append(prev, evs...)
+		}
 	}
 	keep := LogRequest{Worker: r.Worker, Action: r.Action, Key: r.Key}
 	out := evs[:0]
@@ -288,5 +308,5 @@ func (e *Workspace) EventsFrom(r LogRequest, off int64) ([]LogEvent, int64, erro
 			out = append(out, ev)
 		}
 	}
-	return out, end, nil
+	return out, JournalCursor{Off: end, Segment: segment}, nil
 }

@@ -5,10 +5,13 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/lockgate/lockgate/model/locks"
+	"github.com/lockgate/lockgate/model/locks/journal"
 	"github.com/lockgate/lockgate/model/locks/lockkey"
 )
 
@@ -253,5 +256,48 @@ func TestAuthenticateAsksBeforeHash(t *testing.T) {
 	}
 	if _, err := e.Authenticate("", tokenPrefix+"nosuchid_secret", refuse); asked != 0 {
 		t.Fatalf("a token of no user: %v, asked %d; want refused without asking", err, asked)
+	}
+}
+
+// TestEventsFromAcrossRotation: a stream's cursor in a segment that was
+// rotated away since reads the rest of that segment before the new one:
+// no event recorded before the rotation is skipped, none twice.
+func TestEventsFromAcrossRotation(t *testing.T) {
+	f := newLockFixture(t)
+	e := f.as("admin")
+	j := e.JournalFile()
+	ev := func(key string) journal.Event {
+		return journal.Event{ID: journal.NewID(), Timestamp: time.Now().UTC(), Worker: "w", Action: journal.ActionAcquire, Key: key}
+	}
+	if err := j.Append(ev("a")); err != nil {
+		t.Fatal(err)
+	}
+	first, at, err := e.EventsFrom(LogRequest{}, JournalCursor{})
+	if err != nil || len(first) != 1 {
+		t.Fatalf("the first read: %v %v", first, err)
+	}
+	if err := j.Append(ev("b")); err != nil { // after the cursor, before the rotation
+		t.Fatal(err)
+	}
+	rotated, err := j.Rotate(1, func([]journal.Event) (bool, error) { return true, nil })
+	if err != nil || !rotated {
+		t.Fatalf("rotate: %v %v", rotated, err)
+	}
+	if err := j.Append(ev("c")); err != nil {
+		t.Fatal(err)
+	}
+	next, at, err := e.EventsFrom(LogRequest{}, at)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var keys []string
+	for _, ev := range next {
+		keys = append(keys, ev.Key)
+	}
+	if !slices.Equal(keys, []string{"b", "c"}) {
+		t.Fatalf("after the rotation the stream read %q, want [b c]", keys)
+	}
+	if again, _, err := e.EventsFrom(LogRequest{}, at); err != nil || len(again) != 0 {
+		t.Fatalf("read again from the new cursor: %v %v, want nothing", again, err)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -74,42 +75,181 @@ func (e *Workspace) fetchLockLog(ctx context.Context) error {
 // fetched (and at the extra revisions: a push carrying it), and the
 // journal when the clone has one, each event once.
 func (e *Workspace) readLockLog(ctx context.Context, extra ...string) ([]journal.Event, error) {
+	lr, err := e.readLockLogSince(ctx, time.Time{}, extra...)
+	return lr.events, err
+}
+
+// lockLog is the lock log as readLockLogSince read it.
+type lockLog struct {
+	events []journal.Event
+	// read counts the events decoded from the workflow branch and its
+	// cache, over every pass, and those of the journal.
+	read int
+}
+
+// readLockLogSince is readLockLog for judging what happened from since
+// on: it reads the events from then on, and the earlier ones of the
+// grants that may have been live then (workflow.ReadEventsSince); a
+// grant whose first event read is a renewal, a release or a clear
+// that bears on since has its earlier events read by asking again from
+// that event's time, until each such grant's take is read or the whole
+// log was. With since zero, the whole log.
+func (e *Workspace) readLockLogSince(ctx context.Context, since time.Time, extra ...string) (lockLog, error) {
 	refs := e.LogRefs()
-	evs, found, err := workflow.ReadEvents(ctx, workflow.Config{GitDir: e.repo.GitDir, CommonDir: e.repo.CommonDir, WorkTree: e.repo.Toplevel}, append(refs, extra...))
-	if err != nil {
-		return nil, fmt.Errorf("read the lock log: %w", err)
+	cfg := workflow.Config{GitDir: e.repo.GitDir, CommonDir: e.repo.CommonDir, WorkTree: e.repo.Toplevel}
+	var out lockLog
+	var local []journal.Event
+	journalRead := false
+	for {
+		lr, err := workflow.ReadEventsSince(ctx, cfg, append(refs, extra...), since)
+		if err != nil {
+			return lockLog{}, fmt.Errorf("read the lock log: %w", err)
+		}
+		out.read += lr.Read
+		if !journalRead {
+			// Judging from a time on, the journal is read from where
+			// its events stop being on the local branch, which is
+			// read; judging everything, or with no local branch, whole.
+			var n int
+			if local, n, err = e.readJournal(cfg, !since.IsZero() && slices.Contains(lr.Found, refs[0])); err != nil {
+				return lockLog{}, err
+			}
+			out.read += n
+			journalRead = true
+		}
+		if len(lr.Found) == 0 && len(local) == 0 {
+			return lockLog{}, &LogMissingError{Refs: refs, Remote: e.logRemote(), Branch: e.cfg.Workflow.Branch}
+		}
+		evs := withLocal(lr.Events, local)
+		if lr.Complete || since.IsZero() {
+			out.events = evs
+			return out, nil
+		}
+		earlier := grantsBegunBefore(evs, since)
+		switch {
+		case earlier.IsZero():
+			out.events = evs
+			return out, nil
+		case earlier.Before(since):
+			since = earlier
+		default:
+			since = time.Time{} // no nearer start would find them
+		}
 	}
-	local, bad, err := e.JournalFile().ReadSkipping(time.Time{})
-	if err != nil {
-		return nil, fmt.Errorf("read the lock log: %w", err)
+}
+
+// readJournal reads the journal's events for the lock log, and how many
+// lines it decoded: with afterSync those after the mark CatchUp left
+// (workflow.JournalAfterSync), when there is one; else all. The last
+// line torn by a crash is skipped, as `log` and `workflow sync` skip it:
+// the event it began is recorded whole by the next command (intent
+// recovery). Any other damaged line may be a lost lock event: the log
+// cannot be judged by.
+func (e *Workspace) readJournal(cfg workflow.Config, afterSync bool) ([]journal.Event, int, error) {
+	var evs []journal.Event
+	var bad []*journal.CorruptLineError
+	var n int
+	ok := false
+	var err error
+	if afterSync {
+		evs, bad, n, ok, err = workflow.JournalAfterSync(cfg, e.LogRefs()[0], e.JournalFile())
 	}
-	// The last line torn by a crash is skipped, as `log` and `workflow
-	// sync` skip it: the event it began is recorded whole by the next
-	// command (intent recovery). Any other damaged line may be a lost lock
-	// event: the log cannot be judged by.
-	var torn []int
+	if err == nil && !ok {
+		evs, bad, err = e.JournalFile().ReadSkipping(time.Time{})
+		n = len(evs) + len(bad)
+	}
+	if err != nil {
+		return nil, 0, fmt.Errorf("read the lock log: %w", err)
+	}
 	for _, ce := range bad {
 		if !ce.Torn {
-			return nil, fmt.Errorf("read the lock log: %w (fix or remove the line; lockgate never writes one)", ce)
-		}
-		torn = append(torn, ce.Line)
-	}
-	e.warnSkipped(e.JournalFile().Path(), torn)
-	if len(local) > 0 {
-		seen := make(map[string]bool, len(evs))
-		for _, ev := range evs {
-			seen[ev.ID] = true
-		}
-		for _, ev := range local {
-			if !seen[ev.ID] {
-				evs = append(evs, ev)
-			}
+			return nil, 0, fmt.Errorf("read the lock log: %w (fix or remove the line; lockgate never writes one)", ce)
 		}
 	}
-	if len(found) == 0 && len(local) == 0 {
-		return nil, &LogMissingError{Refs: refs, Remote: e.logRemote(), Branch: e.cfg.Workflow.Branch}
+	e.warnSkippedLines(bad)
+	return evs, n, nil
+}
+
+// withLocal adds to evs, the workflow branch's, the journal's events it
+// lacks.
+func withLocal(evs, local []journal.Event) []journal.Event {
+	if len(local) == 0 {
+		return evs
 	}
-	return evs, nil
+	seen := make(map[string]bool, len(evs))
+	for _, ev := range evs {
+		seen[ev.ID] = true
+	}
+	for _, ev := range local {
+		if !seen[ev.ID] {
+			evs = append(evs, ev)
+		}
+	}
+	return evs
+}
+
+// grantKey names one grant in the lock events: its key, fence and store.
+type grantKey struct {
+	key, store string
+	fence      uint64
+}
+
+// grantsBegunBefore is the time of the earliest event of evs that renews,
+// releases or clears a grant whose take evs lack, and that bears on the
+// locks held at since (a renewal that expires then or later, or names no
+// expiry; a release or clear then or later): the grant was live then,
+// and its take is earlier. Zero when there is none.
+func grantsBegunBefore(evs []journal.Event, since time.Time) time.Time {
+	taken := map[grantKey]bool{}
+	for i := range evs {
+		ev := &evs[i]
+		switch ev.Action {
+		case journal.ActionAcquire, journal.ActionTakeover, journal.ActionPause:
+			taken[grantKey{ev.Key, ev.Store, ev.Fence}] = true
+		}
+	}
+	var earliest time.Time
+	for i := range evs {
+		ev := &evs[i]
+		var bears bool
+		switch ev.Action {
+		case journal.ActionRefresh:
+			bears = ev.ExpiresAt == nil || !ev.ExpiresAt.Before(since)
+		case journal.ActionRelease, journal.ActionClear:
+			bears = !ev.Timestamp.Before(since)
+		}
+		if bears && ev.Key != "" && !taken[grantKey{ev.Key, ev.Store, ev.Fence}] &&
+			(earliest.IsZero() || ev.Timestamp.Before(earliest)) {
+			earliest = ev.Timestamp
+		}
+	}
+	return earliest
+}
+
+// judgedSince is the earliest time verify judges a commit of revArgs at
+// (its commit time, less hooks.Margin): the lock log is read from then
+// on. With revArgs nil, the staged change, judged now. Zero, the whole
+// log, when git cannot list them (verify then says why).
+func (e *Workspace) judgedSince(ctx context.Context, revArgs []string) time.Time {
+	now := e.Now().Add(-hooks.Margin - time.Second)
+	if revArgs == nil {
+		return now
+	}
+	out, err := gitexec.RepoOutput(ctx, e.repo, append([]string{"-c", "log.showSignature=false", "log", "--format=%ct"}, revArgs...)...)
+	if err != nil {
+		return time.Time{}
+	}
+	oldest := now
+	for _, f := range strings.Fields(string(out)) {
+		n, err := strconv.ParseInt(f, 10, 64)
+		if err != nil {
+			return time.Time{}
+		}
+		if t := time.Unix(n, 0).Add(-hooks.Margin); t.Before(oldest) {
+			oldest = t
+		}
+	}
+	return oldest
 }
 
 // FenceFloor is the highest fence an event of the lock log names: the
@@ -251,7 +391,10 @@ func (e *Workspace) Verify(ctx context.Context, req VerifyRequest) (*Report, err
 // commit made now.
 func (e *Workspace) verifyCommits(ctx context.Context, h *hooks.Runner, revArgs []string) (*Report, error) {
 	r := &hooks.Report{Hook: "verify"}
-	readLog := func() ([]journal.Event, error) { return e.readLockLog(ctx) }
+	readLog := func() ([]journal.Event, error) {
+		lr, err := e.readLockLogSince(ctx, e.judgedSince(ctx, revArgs))
+		return lr.events, err
+	}
 	var err error
 	if revArgs == nil {
 		var evs []journal.Event

@@ -4,9 +4,11 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/spf13/pflag"
 
+	"github.com/lockgate/lockgate/internal/duration"
 	"github.com/lockgate/lockgate/service"
 )
 
@@ -44,10 +46,11 @@ func logCommand() *command {
 		noArgs: true,
 		// The log needs no lock store (which may be down).
 		noStore: true,
-		usage:   "log [--since D] [--worker W] [--action A] [--key K] [--json]",
+		usage:   "log [--since D] [--until D|TIME] [--worker W] [--action A] [--key K] [--json]",
 		short:   "lock events, newest last",
 		flags: func(fs *pflag.FlagSet) {
 			durationVar(fs, &req.Since, "since", "only events of the last `D`")
+			fs.Var(&untilValue{ago: &req.UntilAgo, at: &req.Until}, "until", "only events before `D|TIME`: D ago, or an RFC 3339 time")
 			fs.StringVar(&req.Worker, "worker", "", "only events of worker `W`")
 			fs.StringVar(&req.Action, "action", "", "only events with action `A` (lock_acquire, lock_clear, …)")
 			fs.StringVar(&req.Key, "key", "", "only events on lock key `K`")
@@ -69,3 +72,35 @@ func logCommand() *command {
 		},
 	}
 }
+
+// untilValue is --until: a duration back from now (90s, 2h, 1d) or an
+// RFC 3339 time; the one given sets its field and clears the other.
+type untilValue struct {
+	ago *time.Duration
+	at  *time.Time
+}
+
+func (u *untilValue) String() string {
+	switch {
+	case u.at != nil && !u.at.IsZero():
+		return u.at.UTC().Format(time.RFC3339)
+	case u.ago != nil && *u.ago != 0:
+		return duration.Format(*u.ago)
+	}
+	return ""
+}
+
+func (u *untilValue) Set(s string) error {
+	if t, err := time.Parse(time.RFC3339, s); err == nil {
+		*u.at, *u.ago = t, 0
+		return nil
+	}
+	d, err := duration.Parse(s)
+	if err != nil || d < 0 {
+		return fmt.Errorf("%q is neither a duration (90s, 2h, 1d) nor an RFC 3339 time (2026-01-02T15:04:05Z)", s)
+	}
+	*u.ago, *u.at = d, time.Time{}
+	return nil
+}
+
+func (u *untilValue) Type() string { return "D|TIME" }

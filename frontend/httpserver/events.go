@@ -93,7 +93,7 @@ func (s *Server) streamEvents(w http.ResponseWriter, r *http.Request, e *service
 	}()
 	// The journal's end is read before the backlog: an event recorded
 	// between the two reads is in both, and sent once (seen).
-	_, end, err := e.EventsFrom(req, 0)
+	_, end, err := e.EventsFrom(req, service.JournalCursor{})
 	if err != nil {
 		return err
 	}

@@ -48,6 +48,7 @@ type Config struct {
 	Scope        ScopeConfig     `yaml:"scope"`
 	Hooks        HooksConfig     `yaml:"hooks"`
 	Workflow     WorkflowConfig  `yaml:"workflow"`
+	Journal      JournalConfig   `yaml:"journal"`
 	Planner      PlannerConfig   `yaml:"planner"`
 	MCP          MCPConfig       `yaml:"mcp"`
 
@@ -200,6 +201,14 @@ type PreReceiveConfig struct {
 	Verify bool `yaml:"verify"`
 }
 
+// JournalConfig is the `journal:` section: the clone's event journal
+// (.git/lockgate/events.jsonl).
+type JournalConfig struct {
+	// RotateBytes is the size past which the journal is rotated, once
+	// every event of it is on the workflow branch; 0 never.
+	RotateBytes int `yaml:"rotate_bytes"`
+}
+
 // WorkflowConfig is the `workflow:` section (docs/formats.md).
 type WorkflowConfig struct {
 	Branch     string `yaml:"branch"`
@@ -257,6 +266,7 @@ func Default() *Config {
 		IdentityEnv: []string{"GL_USERNAME", "GITEA_PUSHER_NAME", "REMOTE_USER", "USER"},
 	}
 	c.Workflow = WorkflowConfig{Branch: "lockgate/workflow", AutoCommit: true, Remote: "origin"}
+	c.Journal = JournalConfig{RotateBytes: 8 << 20}
 	c.Planner = PlannerConfig{CooldownCycles: 5}
 	return c
 }

@@ -31,6 +31,9 @@ func (c *Config) validate(ps *problems) {
 		ps.add(c.at("version"), 0, "version: unsupported version %d (this lockgate reads version 1)", c.Version)
 	}
 	c.validateLocks(ps)
+	if c.Journal.RotateBytes < 0 {
+		ps.add(c.at("journal.rotate_bytes"), 0, "journal.rotate_bytes: must be 0 (never rotate) or a size in bytes, got %d", c.Journal.RotateBytes)
+	}
 	if strings.TrimSpace(c.WorkPackages) == "" {
 		ps.add(c.at("work_packages"), 0, "work_packages: must name a file")
 	}

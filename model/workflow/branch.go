@@ -58,6 +58,10 @@ type Config struct {
 	// MaxAttempts bounds the compare-and-swap attempts of one write; 10
 	// when zero.
 	MaxAttempts int
+	// RotateJournal is the size in bytes past which CatchUp and Sync
+	// rotate the journal they commit (journal.Rotate), once every event
+	// of it is on the branch; 0 never.
+	RotateJournal int64
 }
 
 // Errors a caller can test with errors.Is.
@@ -89,6 +93,7 @@ type Writer struct {
 	lock        func(context.Context) (func(), error)
 	name, email string
 	attempts    int
+	rotateAt    int64
 
 	mu  sync.Mutex // guards st: go-git's object storage is not goroutine safe
 	st  *filesystem.Storage
@@ -139,6 +144,7 @@ func Open(cfg Config) (*Writer, error) {
 		name:     cfg.Name,
 		email:    cfg.Email,
 		attempts: cfg.MaxAttempts,
+		rotateAt: cfg.RotateJournal,
 	}
 	if w.name == "" {
 		w.name = DefaultName

@@ -277,7 +277,7 @@ func TestSyncRepairsCrash(t *testing.T) {
 	}
 	f.Close()
 	res, err = w.Sync(ctx, j)
-	if err != nil || res.Committed != 1 || len(res.Corrupt) != 1 || res.Corrupt[0] != 6 {
+	if err != nil || res.Committed != 1 || len(res.Corrupt) != 1 || res.Corrupt[0].Line != 6 {
 		t.Fatalf("Sync with a corrupt line = %+v, %v", res, err)
 	}
 	if ok, _ := w.Has(ctx, late.ID); !ok {
@@ -578,7 +578,7 @@ func TestCatchUp(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := readOffset(w.syncedFile(j.Path())); got != fi.Size() {
+	if got, _ := readMark(w.syncedFile(j.Path())); got != fi.Size() {
 		t.Fatalf("kept offset %d, want the journal's size %d", got, fi.Size())
 	}
 	if err := j.Append(evs[3]); err != nil {

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/lockgate/lockgate/internal/gitexec"
 	"github.com/lockgate/lockgate/model/locks/journal"
@@ -38,11 +39,73 @@ func ReadEvents(ctx context.Context, cfg Config, refs []string) (evs []journal.E
 	return readEvents(ctx, cfg, refs, &readStats{})
 }
 
+// LogRead is what ReadEventsSince read.
+type LogRead struct {
+	// Events are sorted by timestamp, then id: every event of the refs at
+	// or after the time asked for, every earlier one that may bear on the
+	// locks held then (see reach in logcache.go), and at least the last
+	// one before it, when there is one; often more.
+	Events []journal.Event
+	// Found lists the refs that exist, as ReadEvents.
+	Found []string
+	// Complete: Events are all the events of the refs.
+	Complete bool
+	// Read counts the events decoded to answer: from the cache, and from
+	// the blobs read.
+	Read int
+}
+
+// ReadEventsSince is ReadEvents for a reader that needs the events from
+// since on, and those before it that may still bear on the locks held
+// then: a lock taken or renewed before since whose expiry is after it,
+// a lock event of an earlier version, which names no expiry, or one of
+// an action this version does not know. Where the events cache holds a
+// ref's tree, or most of it, only the blocks that hold such events are
+// decoded; the others are not read at all. Events that take or renew a
+// grant name its expiry, so the earlier events of a grant still live at
+// since are found by asking again from the time of the first one read
+// (see the service's lock log reader).
+func ReadEventsSince(ctx context.Context, cfg Config, refs []string, since time.Time) (LogRead, error) {
+	var st readStats
+	lr, err := readLog(ctx, cfg, refs, span{from: since, reach: true}, &st)
+	lr.Read = st.decoded + st.blobs
+	return lr, err
+}
+
+// ReadEventsBetween is ReadEvents for the events at or after from and
+// before until (zero: no bound), exactly those: where the events cache
+// holds a ref's tree, or most of it, the blocks wholly before from or
+// after until are not decoded. Complete says whether every event of the
+// refs was read.
+func ReadEventsBetween(ctx context.Context, cfg Config, refs []string, from, until time.Time) (LogRead, error) {
+	var st readStats
+	lr, err := readLog(ctx, cfg, refs, span{from: from, until: until}, &st)
+	lr.Read = st.decoded + st.blobs
+	kept := lr.Events[:0:0]
+	for _, ev := range lr.Events {
+		if !ev.Timestamp.Before(from) && (until.IsZero() || ev.Timestamp.Before(until)) {
+			kept = append(kept, ev)
+		}
+	}
+	lr.Events = kept
+	return lr, err
+}
+
+// span is the part of the log a read needs: the events at or after from
+// (zero: all), before until (zero: no bound), and with reach those before
+// from that may bear on the locks held then.
+type span struct {
+	from, until time.Time
+	reach       bool
+}
+
 // readStats counts how trees were read, for the tests.
 type readStats struct {
 	cached, incremental, full int
 	shared                    int // a tree another ref of the call had
 	subsumed                  int // a tree with no file another's lacks
+	decoded                   int // events decoded from the cache
+	blobs                     int // event blobs read
 }
 
 // newLogReader is a logReader of cfg's repository, not started.
@@ -63,28 +126,37 @@ func newLogReader(cfg Config, stats *readStats) (logReader, error) {
 	return r, nil
 }
 
+// readEvents reads every event of refs.
 func readEvents(ctx context.Context, cfg Config, refs []string, stats *readStats) ([]journal.Event, []string, error) {
+	lr, err := readLog(ctx, cfg, refs, span{}, stats)
+	return lr.Events, lr.Found, err
+}
+
+// readLog reads the events of refs that sp needs.
+func readLog(ctx context.Context, cfg Config, refs []string, sp span, stats *readStats) (LogRead, error) {
 	r, err := newLogReader(cfg, stats)
 	if err != nil {
-		return nil, nil, err
+		return LogRead{}, err
 	}
+	r.span = sp
 	for _, ref := range refs {
 		if ref == "" || strings.ContainsAny(ref, "\n\r\x00") || strings.HasPrefix(ref, "-") {
-			return nil, nil, fmt.Errorf("read events: %q is not a ref name", ref)
+			return LogRead{}, fmt.Errorf("read events: %q is not a ref name", ref)
 		}
 	}
 	if len(refs) == 0 {
-		return nil, nil, nil
+		return LogRead{Complete: true}, nil
 	}
 	if err := r.start(ctx); err != nil {
-		return nil, nil, err
+		return LogRead{}, err
 	}
 	defer r.cat.close()
 	found, trees, err := r.resolve(refs)
 	if err != nil {
-		return nil, nil, r.ctxErr(ctx, err)
+		return LogRead{}, r.ctxErr(ctx, err)
 	}
 	byTree := map[string][]journal.Event{}
+	partial := map[string]bool{} // trees read from since only
 	subsumed := map[string]bool{}
 	var order []string // distinct trees, in the order of found
 	for i, ref := range found {
@@ -92,9 +164,9 @@ func readEvents(ctx context.Context, cfg Config, refs []string, stats *readStats
 		if t == "" || subsumed[t] {
 			continue // no events/ (no events), or nothing new
 		}
-		evs, sub, err := r.readRef(ctx, ref, t, byTree)
+		evs, sub, part, err := r.readRef(ctx, ref, t, byTree, partial)
 		if err != nil {
-			return nil, nil, r.ctxErr(ctx, err)
+			return LogRead{}, r.ctxErr(ctx, err)
 		}
 		if sub {
 			subsumed[t] = true
@@ -104,8 +176,11 @@ func readEvents(ctx context.Context, cfg Config, refs []string, stats *readStats
 			order = append(order, t)
 		}
 		byTree[t] = evs
+		if part {
+			partial[t] = true
+		}
 	}
-	return union(order, byTree), found, nil
+	return LogRead{Events: union(order, byTree), Found: found, Complete: len(partial) == 0}, nil
 }
 
 // union merges the events of trees, in order, keeping the first of each
@@ -199,6 +274,7 @@ type logReader struct {
 	gitDir, common, dir string
 	cat                 *catFile
 	stats               *readStats
+	span                span // the part of the log needed
 }
 
 // ctxErr prefers the context's error to what a killed git said.
@@ -214,19 +290,21 @@ func (r *logReader) ctxErr(ctx context.Context, err error) error {
 // tree has every file of t has them all (subsumed: t adds nothing to the
 // union); one whose tree t only adds files to has most of them; else the
 // cache has them when it holds t, or most of them when t only added files
-// to the cached tree; else every file of t is read.
-func (r *logReader) readRef(ctx context.Context, ref, t string, byTree map[string][]journal.Event) (evs []journal.Event, subsumed bool, err error) {
+// to the cached tree; else every file of t is read. With r.span set,
+// partial reports that only the events it needs were decoded; a cache is written only from all of t's events, or
+// from the cached blocks kept as they are.
+func (r *logReader) readRef(ctx context.Context, ref, t string, byTree map[string][]journal.Event, partialTree map[string]bool) (evs []journal.Event, subsumed, partial bool, err error) {
 	cacheable := strings.HasPrefix(ref, "refs/") // a bounded set of names, unlike commit ids
 	if evs, ok := byTree[t]; ok {
 		r.stats.shared++
-		if cacheable && cachedTree(r.common, ref) != t {
+		if cacheable && !partialTree[t] && cachedTree(r.common, ref) != t {
 			writeCache(r.common, ref, t, evs)
 		}
-		return evs, false, nil
+		return evs, false, partialTree[t], nil
 	}
-	fromCache := false
+	written := false
 	defer func() {
-		if err == nil && !subsumed && !fromCache && cacheable {
+		if err == nil && !subsumed && !written && !partial && cacheable {
 			writeCache(r.common, ref, t, evs)
 		}
 	}()
@@ -243,40 +321,87 @@ func (r *logReader) readRef(ctx context.Context, ref, t string, byTree map[strin
 		d, ok, err := r.diff(ctx, ref, prior, t)
 		switch {
 		case err != nil:
-			return nil, false, err
+			return nil, false, false, err
 		case ok && len(d.added) == 0:
 			r.stats.subsumed++
-			return nil, true, nil
+			return nil, true, false, nil
 		case ok && d.deleted == 0:
 			evs, err := r.readAdded(ref, byTree[prior], d.added)
-			return evs, false, err
+			return evs, false, partialTree[prior], err
 		}
 	}
 	if cacheable {
-		if tree, cached, ok := readCache(r.common, ref); ok {
-			if tree == t {
+		if c, ok := readCache(r.common, ref); ok {
+			if c.tree == t {
 				r.stats.cached++
-				fromCache = true
-				return cached, false, nil
+				written = true
+				from := c.start(r.span.from, r.span.reach)
+				to := max(from, c.end(r.span.until))
+				evs, err := c.decode(from, to)
+				if err != nil {
+					// The head held, a block did not: read t whole.
+					written = false
+					return r.readFull(ctx, ref, t)
+				}
+				r.stats.decoded += len(evs)
+				return evs, false, from > 0 || to < len(c.blocks), nil
 			}
 			// A file deleted or changed since: read t whole.
-			d, ok, err := r.diff(ctx, ref, tree, t)
+			d, ok, err := r.diff(ctx, ref, c.tree, t)
 			if err != nil {
-				return nil, false, err
+				return nil, false, false, err
 			}
-			if ok && d.deleted == 0 {
-				evs, err := r.readAdded(ref, cached, d.added)
-				return evs, false, err
+			if ok && d.deleted == 0 && len(d.added) > 0 {
+				evs, from, err := r.readSpliced(ref, t, c, d.added)
+				switch {
+				case err == nil:
+					written = true
+					return evs, false, from > 0, nil
+				case !errors.Is(err, errCache):
+					return nil, false, false, err
+				}
 			}
 		}
 	}
+	return r.readFull(ctx, ref, t)
+}
+
+// readFull reads every event of tree t on ref.
+func (r *logReader) readFull(ctx context.Context, ref, t string) ([]journal.Event, bool, bool, error) {
 	r.stats.full++
 	files, err := r.lsTree(ctx, ref, t)
 	if err != nil {
-		return nil, false, err
+		return nil, false, false, err
 	}
-	evs, err = r.readBlobs(ref, files)
-	return evs, false, err
+	evs, err := r.readBlobs(ref, files)
+	return evs, false, false, err
+}
+
+// readSpliced returns the events of tree t, the cached tree c with the
+// files added: the blocks of c from the first the new events or r.since
+// need are decoded (to the end: the new events may be anywhere), and
+// the cache of t written from the blocks before the
+// first new event, copied as they are, and the events from it on. A
+// block that does not decode is an errCache error: t is then read whole.
+func (r *logReader) readSpliced(ref, t string, c *cacheIndex, added []file) (evs []journal.Event, from int, err error) {
+	r.stats.incremental++
+	more, err := r.readBlobs(ref, added)
+	if err != nil {
+		return nil, 0, err
+	}
+	keep := c.before(more[0].Timestamp)
+	from = min(keep, c.start(r.span.from, r.span.reach))
+	old, err := c.decode(from, len(c.blocks))
+	if err != nil {
+		return nil, 0, err
+	}
+	r.stats.decoded += len(old)
+	k := c.events(from, keep)
+	tail := union2(old[k:], more)
+	if data, err := encodeSpliced(ref, t, c.blocks[:keep], tail); err == nil && eventCacheable() {
+		writeCacheData(r.common, ref, data)
+	}
+	return append(old[:k:k], tail...), from, nil
 }
 
 // readAdded returns base, the events of a tree, with those of the files
@@ -420,6 +545,7 @@ func (r *logReader) readBlobs(ref string, files []file) ([]journal.Event, error)
 		}
 		return nil
 	})
+	r.stats.blobs += len(evs)
 	if err != nil {
 		return nil, err
 	}

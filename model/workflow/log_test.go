@@ -188,8 +188,8 @@ func TestReadEventsSameTree(t *testing.T) {
 		t.Fatalf("first read: %d events, %+v", len(evs), st)
 	}
 	for _, ref := range []string{mainRef, remoteRef} {
-		if tree, _, ok := readCache(filepath.Join(r.Dir, ".git"), ref); !ok || tree != r.Git("rev-parse", mainRef+":events") {
-			t.Fatalf("cache of %s: %q, %v", ref, tree, ok)
+		if c, ok := readCache(filepath.Join(r.Dir, ".git"), ref); !ok || c.tree != r.Git("rev-parse", mainRef+":events") {
+			t.Fatalf("cache of %s: %+v, %v", ref, c, ok)
 		}
 	}
 	before := cacheFiles(t, r, mainRef, remoteRef)
@@ -244,8 +244,8 @@ func TestReadEventsAheadBehind(t *testing.T) {
 	}
 	sameEvents(t, "behind", evs, coldRead(t, r, mainRef, remoteRef))
 	// Its cache now holds its tree.
-	if tree, _, ok := readCache(filepath.Join(r.Dir, ".git"), remoteRef); !ok || tree != r.Git("rev-parse", remoteRef+":events") {
-		t.Fatalf("cache of %s: %q, %v", remoteRef, tree, ok)
+	if c, ok := readCache(filepath.Join(r.Dir, ".git"), remoteRef); !ok || c.tree != r.Git("rev-parse", remoteRef+":events") {
+		t.Fatalf("cache of %s: %+v, %v", remoteRef, c, ok)
 	}
 }
 
@@ -666,10 +666,10 @@ func badNanos(t testing.TB) []byte {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The event starts after the header and the count (one byte each
-	// way); then the id ("\x01x"), the time's length, its version and 8
-	// bytes of seconds.
-	at := len(head) - 4 + 2 + 1 + 1 + 8
+	// The block starts after the header, the count and the number of
+	// blocks (one byte each way); then its count, and its first time:
+	// the time's length, its version and 8 bytes of seconds.
+	at := len(head) - 4 + 1 + 1 + 1 + 8
 	data = data[:len(data)-4]
 	binary.BigEndian.PutUint32(data[at:], 0xffffffff)
 	return binary.BigEndian.AppendUint32(data, crc32.Checksum(data, castagnoli()))
@@ -693,6 +693,14 @@ func FuzzDecodeCache(f *testing.F) {
 		// exercised, not only the checksum.
 		if len(data) >= 4 {
 			data = binary.BigEndian.AppendUint32(data[:len(data)-4:len(data)-4], crc32.Checksum(data[:len(data)-4], castagnoli()))
+		}
+		// A read of part of the file: the blocks chosen by their heads
+		// alone, whatever they say.
+		if c, err := parseCache(data); err == nil {
+			for _, at := range []time.Time{{}, time.Unix(1, 2), time.Unix(1<<40, 0)} {
+				from := c.start(at, true)
+				_, _ = c.decode(from, max(from, c.end(at)))
+			}
 		}
 		ref, tree, evs, err := decodeCache(data)
 		if err != nil {

@@ -25,24 +25,40 @@ import (
 // and parsing their JSON; deleting it at any time changes nothing but
 // speed.
 //
-// File layout (integers are unsigned varints, strings a length then the
-// bytes):
+// The events are kept in time order, in blocks of blockEvents, each
+// headed by the time of its first event and its reach: the latest time
+// at which one of its events can still bear on a lock (see reach). A
+// reader that needs only the events from some time on (ReadEventsSince)
+// decodes the blocks that can matter then and skips the rest unread; a
+// ref that gained events rewrites only the blocks from the first new
+// event on, copying the earlier ones as they are.
 //
-//	magic "lgevents", version, shape, ref, tree, count,
-//	count × event (see appendEvent),
+// File layout (integers are unsigned varints, strings a length then the
+// bytes, times a string of time.Time's binary form):
+//
+//	magic "lgevents", version, shape, ref, tree, count, blocks,
+//	blocks × (events, first time, reach flag [0: a time, 1: unbounded],
+//	          reach time when flag is 0, length, length bytes of
+//	          events × event (see appendEvent)),
 //	CRC-32C of everything before it (4 bytes, big endian)
 //
 // The checksum catches a torn or damaged file, not a forged one: whoever
 // can write the cache can move the refs it describes.
 const (
 	cacheMagic = "lgevents"
-	// cacheVersion 3: events carry Commit. A file of an earlier version
-	// is rebuilt, never read with the fields shifted.
-	cacheVersion = 3
+	// cacheVersion 4: the events are in blocks with a time index.
+	// Version 3 (events carry Commit, no blocks) and earlier files are
+	// rebuilt, never read with the fields shifted.
+	cacheVersion = 4
 	// minEncodedEvent is the fewest bytes an encoded event takes:
 	// thirteen string lengths, the timestamp's length, the fence and the
 	// expiry flag. It bounds the count a file can claim.
 	minEncodedEvent = 16
+	// blockEvents is how many events a block of the cache holds: a read
+	// from some time on decodes at most this many events it does not
+	// need, and a ref that gained events re-encodes at most this many
+	// old ones.
+	blockEvents = 256
 )
 
 // cacheFile is where the events of ref are cached.
@@ -84,22 +100,134 @@ var eventShape = sync.OnceValue(func() string { return digest16(eventFields(true
 // building it at start cost every lockgate process (a hook too) 0.1-0.2 ms.
 func castagnoli() *crc32.Table { return crc32.MakeTable(crc32.Castagnoli) }
 
-// encodeCache returns the cache file of evs, the events of tree on ref.
+// encodeCache returns the cache file of evs, the events of tree on ref,
+// sorted (compareEvents).
 func encodeCache(ref, tree string, evs []journal.Event) ([]byte, error) {
-	b := make([]byte, 0, 64+len(evs)*200)
+	return encodeSpliced(ref, tree, nil, evs)
+}
+
+// encodeSpliced returns the cache file of tree on ref whose events are
+// those of the blocks keep, as they are, then tail (sorted, and all
+// after the kept ones).
+func encodeSpliced(ref, tree string, keep []cacheBlock, tail []journal.Event) ([]byte, error) {
+	size := 64
+	count := len(tail)
+	for _, bl := range keep {
+		size += len(bl.raw) + 32
+		count += bl.n
+	}
+	b := make([]byte, 0, size+len(tail)*200)
 	b = append(b, cacheMagic...)
 	b = binary.AppendUvarint(b, cacheVersion)
 	b = appendString(b, eventShape())
 	b = appendString(b, ref)
 	b = appendString(b, tree)
-	b = binary.AppendUvarint(b, uint64(len(evs)))
+	b = binary.AppendUvarint(b, uint64(count))
+	b = binary.AppendUvarint(b, uint64(len(keep)+(len(tail)+blockEvents-1)/blockEvents))
 	var err error
-	for i := range evs {
-		if b, err = appendEvent(b, &evs[i]); err != nil {
+	for _, bl := range keep {
+		if b, err = appendBlock(b, bl); err != nil {
+			return nil, err
+		}
+	}
+	var raw []byte
+	for len(tail) > 0 {
+		chunk := tail[:min(blockEvents, len(tail))]
+		tail = tail[len(chunk):]
+		bl := cacheBlock{n: len(chunk), first: chunk[0].Timestamp}
+		raw = raw[:0]
+		for i := range chunk {
+			if raw, err = appendEvent(raw, &chunk[i]); err != nil {
+				return nil, err
+			}
+			bl.widen(&chunk[i])
+		}
+		bl.raw = string(raw)
+		if b, err = appendBlock(b, bl); err != nil {
 			return nil, err
 		}
 	}
 	return binary.BigEndian.AppendUint32(b, crc32.Checksum(b, castagnoli())), nil
+}
+
+// cacheBlock is one block of a cache file: its events still encoded.
+type cacheBlock struct {
+	n         int       // events
+	first     time.Time // the first event's timestamp
+	reach     time.Time // the latest reach of its events (see reach)
+	unbounded bool      // an event of it may bear on a lock at any later time
+	raw       string    // the encoded events
+}
+
+// widen takes ev's reach into the block's.
+func (bl *cacheBlock) widen(ev *journal.Event) {
+	r, ok := reach(ev)
+	switch {
+	case !ok:
+		bl.unbounded = true
+	case r.After(bl.reach):
+		bl.reach = r
+	}
+}
+
+// reaches reports whether an event of the block may bear on the locks
+// held at t or later.
+func (bl *cacheBlock) reaches(t time.Time) bool {
+	return bl.unbounded || !bl.reach.Before(t)
+}
+
+// appendBlock encodes a block: its head, then its events.
+func appendBlock(b []byte, bl cacheBlock) ([]byte, error) {
+	b = binary.AppendUvarint(b, uint64(bl.n))
+	b, err := appendTime(b, bl.first)
+	if err != nil {
+		return nil, err
+	}
+	if bl.unbounded {
+		b = append(b, 1)
+	} else {
+		b = append(b, 0)
+		if b, err = appendTime(b, bl.reach); err != nil {
+			return nil, err
+		}
+	}
+	return appendString(b, bl.raw), nil
+}
+
+// endsGrant are the lock actions that end a grant: they bear on no
+// lock after their own time.
+var endsGrant = map[string]bool{journal.ActionRelease: true, journal.ActionClear: true}
+
+// notLock are the actions of events with a key that neither take nor
+// end a grant (model/locks/history reads them so); every other action
+// with a key and no expiry (one of an earlier version, or one this
+// version does not know) may hold its key for ever.
+var notLock = map[string]bool{
+	journal.ActionClaimedActivity: true, journal.ActionCompletedTask: true, journal.ActionCompletedActivity: true,
+	journal.ActionBlocked: true, journal.ActionUnblocked: true, journal.ActionPivotStarted: true,
+	journal.ActionPivotCompleted: true, journal.ActionRecoveredActivity: true, journal.ActionHookBypass: true,
+	journal.ActionClaim: true, journal.ActionDone: true, journal.ActionUnpause: true, journal.ActionStoreUse: true,
+	journal.ActionPackageFailed: true, journal.ActionPackageReleased: true, journal.ActionPackageTakeover: true,
+	journal.ActionPackageRetried: true, journal.ActionPackageReset: true,
+}
+
+// reach is the latest time at which ev can bear on whether a lock was
+// held: its own time for an event about no lock, or one that ends a
+// grant; the expiry it names for one that takes or renews a grant. ok
+// is false when there is no such time: a lock event without an expiry
+// (an earlier version's) or of an action this version does not know,
+// which holds its key until a later event ends it.
+func reach(ev *journal.Event) (t time.Time, ok bool) {
+	switch {
+	case ev.Key == "" || endsGrant[ev.Action] || notLock[ev.Action]:
+		return ev.Timestamp, true
+	case ev.ExpiresAt != nil:
+		if ev.ExpiresAt.Before(ev.Timestamp) {
+			return ev.Timestamp, true
+		}
+		return *ev.ExpiresAt, true
+	}
+	return time.Time{}, false
 }
 
 func appendString(b []byte, s string) []byte {
@@ -143,36 +271,166 @@ var errCache = errors.New("not a valid events cache")
 // decodeCache reads a cache file back: the ref and tree it describes and
 // their events. Strings of the events share one copy of data.
 func decodeCache(data []byte) (ref, tree string, evs []journal.Event, err error) {
+	c, err := parseCache(data)
+	if err != nil {
+		return "", "", nil, err
+	}
+	evs, err = c.decode(0, len(c.blocks))
+	if err != nil {
+		return "", "", nil, err
+	}
+	return c.ref, c.tree, evs, nil
+}
+
+// cacheIndex is a cache file with its blocks listed, not decoded.
+type cacheIndex struct {
+	ref, tree string
+	count     int
+	blocks    []cacheBlock
+}
+
+// parseCache checks a cache file and lists its blocks.
+func parseCache(data []byte) (*cacheIndex, error) {
 	if len(data) < len(cacheMagic)+4 || string(data[:len(cacheMagic)]) != cacheMagic {
-		return "", "", nil, errCache
+		return nil, errCache
 	}
 	body := data[:len(data)-4]
 	if crc32.Checksum(body, castagnoli()) != binary.BigEndian.Uint32(data[len(body):]) {
-		return "", "", nil, fmt.Errorf("%w: checksum mismatch", errCache)
+		return nil, fmt.Errorf("%w: checksum mismatch", errCache)
 	}
 	d := decoder{s: string(body[len(cacheMagic):])}
 	if v := d.uvarint(); v != cacheVersion {
-		return "", "", nil, fmt.Errorf("%w: version %d", errCache, v)
+		return nil, fmt.Errorf("%w: version %d", errCache, v)
 	}
 	if d.string() != eventShape() {
-		return "", "", nil, fmt.Errorf("%w: written for another journal.Event", errCache)
+		return nil, fmt.Errorf("%w: written for another journal.Event", errCache)
 	}
-	ref, tree = d.string(), d.string()
-	n := d.uvarint()
-	if d.err != nil || n > uint64(len(d.s))/minEncodedEvent {
-		return "", "", nil, errCache
+	c := &cacheIndex{ref: d.string(), tree: d.string()}
+	n, nb := d.uvarint(), d.uvarint()
+	if d.err != nil || n > uint64(len(d.s))/minEncodedEvent || nb > n {
+		return nil, errCache
 	}
-	evs = make([]journal.Event, n)
-	for i := range evs {
-		d.event(&evs[i])
-		if d.err != nil {
-			return "", "", nil, d.err
+	c.count = int(n)
+	c.blocks = make([]cacheBlock, 0, nb)
+	sum := uint64(0)
+	for range nb {
+		var bl cacheBlock
+		k := d.uvarint()
+		bl.first = d.time()
+		switch d.byte1() {
+		case 0:
+			bl.reach = d.time()
+		case 1:
+			bl.unbounded = true
+		default:
+			d.fail()
 		}
+		bl.raw = d.string()
+		if d.err != nil || k == 0 || k > uint64(len(bl.raw))/minEncodedEvent {
+			return nil, fmt.Errorf("%w: a block's head", errCache)
+		}
+		bl.n = int(k)
+		sum += k
+		if len(c.blocks) > 0 && bl.first.Before(c.blocks[len(c.blocks)-1].first) {
+			return nil, fmt.Errorf("%w: blocks out of order", errCache)
+		}
+		c.blocks = append(c.blocks, bl)
+	}
+	if sum != n {
+		return nil, fmt.Errorf("%w: blocks of %d events, %d in all", errCache, sum, n)
 	}
 	if len(d.s) != 0 {
-		return "", "", nil, fmt.Errorf("%w: %d bytes after the last event", errCache, len(d.s))
+		return nil, fmt.Errorf("%w: %d bytes after the last block", errCache, len(d.s))
 	}
-	return ref, tree, evs, nil
+	return c, nil
+}
+
+// decode returns the events of blocks[from:to], each block checked
+// against its head.
+func (c *cacheIndex) decode(from, to int) ([]journal.Event, error) {
+	evs := make([]journal.Event, c.events(from, to))
+	i := 0
+	for _, bl := range c.blocks[from:to] {
+		d := decoder{s: bl.raw}
+		check := cacheBlock{first: bl.first}
+		for k := range bl.n {
+			ev := &evs[i+k]
+			d.event(ev)
+			if d.err != nil {
+				return nil, d.err
+			}
+			check.widen(ev)
+		}
+		if len(d.s) != 0 {
+			return nil, fmt.Errorf("%w: %d bytes after a block's events", errCache, len(d.s))
+		}
+		// The head must say what the events say: a reader that skips the
+		// block trusts it.
+		if !evs[i].Timestamp.Equal(bl.first) || check.unbounded && !bl.unbounded || !bl.reaches(check.reach) {
+			return nil, fmt.Errorf("%w: a block's head does not match its events", errCache)
+		}
+		if i > 0 && compareEvents(evs[i-1], evs[i]) >= 0 {
+			return nil, fmt.Errorf("%w: events out of order", errCache)
+		}
+		i += bl.n
+	}
+	return evs, nil
+}
+
+// start is the first block a read of the events from since on needs:
+// the one with the last event before since (so that the read shows where
+// the log begins), or, with reach, an earlier one whose events may bear
+// on the locks held at since. With since zero, the first.
+func (c *cacheIndex) start(since time.Time, reach bool) int {
+	if since.IsZero() {
+		return 0
+	}
+	last := 0
+	for i := len(c.blocks) - 1; i > 0; i-- {
+		if c.blocks[i].first.Before(since) {
+			last = i
+			break
+		}
+	}
+	for i := range last {
+		if reach && c.blocks[i].reaches(since) {
+			return i
+		}
+	}
+	return last
+}
+
+// end is one past the last block a read of the events before until
+// needs: the blocks that begin at or after until are not (all of the
+// blocks with until zero).
+func (c *cacheIndex) end(until time.Time) int {
+	if until.IsZero() {
+		return len(c.blocks)
+	}
+	n := len(c.blocks)
+	for n > 0 && !c.blocks[n-1].first.Before(until) {
+		n--
+	}
+	return n
+}
+
+// before is how many leading blocks hold only events that sort before
+// an event at t: a block is, when the next one begins before t.
+func (c *cacheIndex) before(t time.Time) int {
+	k := 0
+	for k+1 < len(c.blocks) && c.blocks[k+1].first.Before(t) {
+		k++
+	}
+	return k
+}
+
+// events counts the events of blocks[from:to].
+func (c *cacheIndex) events(from, to int) int {
+	n := 0
+	for _, bl := range c.blocks[from:to] {
+		n += bl.n
+	}
+	return n
 }
 
 // decoder reads from s, once converted from the file's bytes, so that
@@ -259,26 +517,26 @@ func (d *decoder) byte1() byte {
 	return c
 }
 
-// readCache returns the cached events of ref, or ok false when there is
-// no usable cache: absent, unreadable, damaged, of another version or
-// another ref. A symbolic link is not followed.
-func readCache(commonDir, ref string) (tree string, evs []journal.Event, ok bool) {
+// readCache returns the cache of ref, listed but not decoded, or ok
+// false when there is no usable cache: absent, unreadable, damaged, of
+// another version or another ref. A symbolic link is not followed.
+func readCache(commonDir, ref string) (c *cacheIndex, ok bool) {
 	if !eventCacheable() {
-		return "", nil, false
+		return nil, false
 	}
 	file := cacheFile(commonDir, ref)
 	if safefs.CheckDirs(filepath.Dir(file), 2) != nil {
-		return "", nil, false
+		return nil, false
 	}
 	data, err := readFile(file)
 	if err != nil {
-		return "", nil, false
+		return nil, false
 	}
-	cref, tree, evs, err := decodeCache(data)
-	if err != nil || cref != ref {
-		return "", nil, false
+	c, err = parseCache(data)
+	if err != nil || c.ref != ref {
+		return nil, false
 	}
-	return tree, evs, true
+	return c, true
 }
 
 // openCache opens a cache file to read: a regular file, not a symbolic
@@ -353,6 +611,11 @@ func writeCache(commonDir, ref, tree string, evs []journal.Event) {
 	if err != nil {
 		return
 	}
+	writeCacheData(commonDir, ref, data)
+}
+
+// writeCacheData puts a cache file of ref in place, best effort.
+func writeCacheData(commonDir, ref string, data []byte) {
 	file := cacheFile(commonDir, ref)
 	dir := filepath.Dir(file)
 	if safefs.MkdirAll(dir, 0o777, 2) != nil {

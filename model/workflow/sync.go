@@ -18,11 +18,13 @@ import (
 
 // SyncResult says what Sync found and did.
 type SyncResult struct {
-	Journal   int   // distinct events in the journal
-	Present   int   // of those, already on the branch
-	Committed int   // committed by this Sync
-	Commits   int   // commits it made (batches of at most SyncBatch events)
-	Corrupt   []int // journal lines skipped because they are not events (1-based)
+	Journal   int // distinct events in the journal
+	Present   int // of those, already on the branch
+	Committed int // committed by this Sync
+	Commits   int // commits it made (batches of at most SyncBatch events)
+	// Corrupt are the journal lines skipped because they are not events,
+	// each with its segment's path and 1-based line.
+	Corrupt []*journal.CorruptLineError
 }
 
 // SyncBatch is the largest number of events Sync puts in one commit, which
@@ -49,7 +51,7 @@ func (w *Writer) Sync(ctx context.Context, j *journal.Journal) (SyncResult, erro
 	}
 	for _, ce := range skipped {
 		if !ce.Torn {
-			res.Corrupt = append(res.Corrupt, ce.Line)
+			res.Corrupt = append(res.Corrupt, ce)
 		}
 	}
 	items, err := prepare(evs)
@@ -74,7 +76,33 @@ func (w *Writer) Sync(ctx context.Context, j *journal.Journal) (SyncResult, erro
 		return res, fmt.Errorf("sync %s to %s: %d events committed, %d not (they stay in the journal): %w",
 			j.Path(), w.branch, res.Committed, left, err)
 	}
+	if _, err := w.rotate(ctx, j); err != nil {
+		return res, fmt.Errorf("sync %s to %s: %w", j.Path(), w.branch, err)
+	}
 	return res, nil
+}
+
+// rotate rotates the journal (journal.Rotate) when it has grown past
+// w.rotateAt and every event of it is on the branch tip: the check of
+// the tip and the rename happen under the journal's lock, so that an
+// event appended meanwhile keeps the journal whole. After a rotation the
+// journal read by CatchUp begins again: its mark is cleared.
+func (w *Writer) rotate(ctx context.Context, j *journal.Journal) (bool, error) {
+	rotated, err := j.Rotate(w.rotateAt, func(evs []journal.Event) (bool, error) {
+		items, err := prepare(evs)
+		if err != nil {
+			return false, err
+		}
+		missing, err := w.missing(ctx, items)
+		return err == nil && len(missing) == 0, err
+	})
+	if err != nil {
+		return false, fmt.Errorf("rotate the journal: %w", err)
+	}
+	if rotated {
+		writeMark(w.syncedFile(j.Path()), 0, "")
+	}
+	return rotated, nil
 }
 
 // commitInBatches commits items SyncBatch at a time, each batch one commit
@@ -132,16 +160,19 @@ func (w *Writer) missing(ctx context.Context, items []item) ([]item, error) {
 // of this clone: events recorded without a commit to the branch (a hook
 // skipped with LOCKGATE_SKIP, a commit that failed) reach it with the
 // next event that is committed. Where the last CatchUp ended is kept in
-// a cache file (syncedFile); without it, CatchUp reads the whole
-// journal. Lines that are not events are skipped (Sync lists them). It
-// returns how many events it committed.
+// a cache file (syncedFile), with the name of the journal's segment it
+// is in; without it, or after a rotation, CatchUp reads the whole
+// segment. Lines that are not events are skipped (Sync lists them). It
+// then rotates the journal when it has grown past Config.RotateJournal;
+// a rotation that fails is tried again by the next CatchUp. It returns
+// how many events it committed.
 func (w *Writer) CatchUp(ctx context.Context, j *journal.Journal) (int, error) {
 	if j == nil {
 		return 0, errors.New("catch up: no journal")
 	}
 	file := w.syncedFile(j.Path())
-	from := readOffset(file)
-	evs, end, err := j.ReadFrom(from)
+	from, head := readMark(file)
+	evs, end, segment, err := j.ReadFrom(from, head)
 	if err != nil {
 		return 0, fmt.Errorf("catch up %s to %s: %w", j.Path(), w.branch, err)
 	}
@@ -154,38 +185,61 @@ func (w *Writer) CatchUp(ctx context.Context, j *journal.Journal) (int, error) {
 		return committed, fmt.Errorf("catch up %s to %s: %d events not committed (they stay in the journal): %w",
 			j.Path(), w.branch, left, err)
 	}
-	if end != from {
-		writeOffset(file, end)
+	if end != from || segment != head {
+		writeMark(file, end, segment)
 	}
+	_, _ = w.rotate(ctx, j)
 	return committed, nil
 }
 
-// syncedFile is the cache file that says up to which byte of the journal
-// at path every event is on the branch.
-func (w *Writer) syncedFile(path string) string {
-	return filepath.Join(w.common, "lockgate", "cache", "synced-"+digest16(w.ref.String()+"\x00"+path))
+// syncedFile is the cache file that says up to which byte of which
+// segment of the journal at path every event is on the branch.
+func (w *Writer) syncedFile(path string) string { return syncedPath(w.common, w.ref.String(), path) }
+
+func syncedPath(common, ref, path string) string {
+	return filepath.Join(common, "lockgate", "cache", "synced-"+digest16(ref+"\x00"+path))
 }
 
-// readOffset reads a syncedFile: 0 (read the whole journal) when it is
-// missing or not a number.
-func readOffset(file string) int64 {
+// JournalAfterSync returns the journal's events that CatchUp has not
+// seen on the branch cfg names (a full branch name, refs/heads/…): those
+// of the current segment from the mark CatchUp left on, with the lines
+// that are not events (journal.ReadAfter). The events before the mark,
+// and those of the previous segment, are on that branch: CatchUp
+// committed them, and lockgate's branch only grows. ok is false when
+// there is no mark to read from (CatchUp never ran, the journal was
+// rotated since, the mark is damaged): the caller then reads the whole
+// journal. decoded counts the lines decoded.
+func JournalAfterSync(cfg Config, ref string, j *journal.Journal) (evs []journal.Event, bad []*journal.CorruptLineError, decoded int, ok bool, err error) {
+	common := cfg.CommonDir
+	if common == "" {
+		common = cfg.GitDir
+	}
+	off, head := readMark(syncedPath(common, ref, j.Path()))
+	return j.ReadAfter(off, head)
+}
+
+// readMark reads a syncedFile, "<offset> <segment>": 0 (read the whole
+// journal) when it is missing, not of that form, or of an earlier
+// version (an offset alone, which names no segment).
+func readMark(file string) (int64, string) {
 	if safefs.CheckDirs(filepath.Dir(file), 2) != nil {
-		return 0
+		return 0, ""
 	}
 	data, err := readFile(file)
-	if err != nil || len(data) > 32 {
-		return 0
+	if err != nil || len(data) > 64 {
+		return 0, ""
 	}
-	n, err := strconv.ParseInt(strings.TrimSpace(string(data)), 10, 64)
-	if err != nil || n < 0 {
-		return 0
+	off, segment, ok := strings.Cut(strings.TrimSpace(string(data)), " ")
+	n, err := strconv.ParseInt(off, 10, 64)
+	if !ok || err != nil || n < 0 {
+		return 0, ""
 	}
-	return n
+	return n, segment
 }
 
-// writeOffset writes a syncedFile, best effort: one that cannot be
+// writeMark writes a syncedFile, best effort: one that cannot be
 // written costs a longer read next time, nothing more.
-func writeOffset(file string, off int64) {
+func writeMark(file string, off int64, segment string) {
 	dir := filepath.Dir(file)
 	if safefs.MkdirAll(dir, 0o777, 2) != nil {
 		return
@@ -194,7 +248,7 @@ func writeOffset(file string, off int64) {
 	if err != nil {
 		return
 	}
-	_, werr := tmp.WriteString(strconv.FormatInt(off, 10) + "\n")
+	_, werr := tmp.WriteString(strconv.FormatInt(off, 10) + " " + segment + "\n")
 	if cerr := tmp.Close(); werr != nil || cerr != nil || os.Rename(tmp.Name(), file) != nil {
 		_ = os.Remove(tmp.Name())
 	}

@@ -71,3 +71,22 @@ func FuzzScan(f *testing.F) {
 		}
 	})
 }
+
+// FuzzQuickTime: whatever the line, a timestamp quickTime reads is the
+// one ParseLine decodes, when it decodes the line at all.
+func FuzzQuickTime(f *testing.F) {
+	f.Add([]byte(goodLine))
+	f.Add([]byte(`{"id":"a","timestamp":"2026-01-02T03:04:05Z","action":"x","Timestamp":"2030-01-01T00:00:00Z"}`))
+	f.Add([]byte(`{"id":"a","timestamp":"2026-01-02T03:04:05Z","action":"x","times\u0074amp":"2030-01-01T00:00:00Z"}`))
+	f.Add([]byte(`{"id":"a","timestamp":"2026-01-02T03:04:05.123456789+02:00","action":"x"}`))
+	f.Fuzz(func(t *testing.T, line []byte) {
+		at, ok := quickTime(line)
+		if !ok {
+			return
+		}
+		ev, err := ParseLine(line)
+		if err == nil && !ev.Timestamp.Equal(at) {
+			t.Fatalf("%q: quickTime %v, ParseLine %v", line, at, ev.Timestamp)
+		}
+	})
+}

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
@@ -256,16 +257,26 @@ func (j *Journal) write(buf []byte, sync bool) (err error) {
 	if err := safefs.MkdirAll(filepath.Dir(j.path), 0o777, 1); err != nil {
 		return err
 	}
-	f, err := safefs.OpenFile(j.path, os.O_RDWR|os.O_APPEND|os.O_CREATE, 0o666)
-	if err != nil {
-		return err
+	var f *os.File
+	for {
+		f, err = safefs.OpenFile(j.path, os.O_RDWR|os.O_APPEND|os.O_CREATE, 0o666)
+		if err != nil {
+			return err
+		}
+		err = j.appendLocked(f, buf)
+		if !errors.Is(err, errRotated) {
+			break
+		}
+		// Rotated while this append waited for the lock: the path
+		// names a new file, to append to instead.
+		f.Close()
 	}
 	defer func() {
 		if cerr := f.Close(); err == nil && cerr != nil {
 			err = cerr
 		}
 	}()
-	if err := j.appendLocked(f, buf); err != nil || !sync {
+	if err != nil || !sync {
 		return err
 	}
 	// The lock only has to cover the write: syncing outside it lets
@@ -276,7 +287,12 @@ func (j *Journal) write(buf []byte, sync bool) (err error) {
 	return nil
 }
 
-// appendLocked writes buf at the end of f under an exclusive flock.
+// errRotated says that the file an append opened was rotated away
+// before the append held its lock.
+var errRotated = errors.New("journal rotated")
+
+// appendLocked writes buf at the end of f under an exclusive flock, or
+// returns errRotated, writing nothing, when f is no longer the journal.
 func (j *Journal) appendLocked(f *os.File, buf []byte) error {
 	if err := lockFile(f, true); err != nil {
 		return fmt.Errorf("lock: %w", err)
@@ -286,6 +302,9 @@ func (j *Journal) appendLocked(f *os.File, buf []byte) error {
 	fi, err := f.Stat()
 	if err != nil {
 		return err
+	}
+	if !j.isCurrent(fi) {
+		return errRotated
 	}
 	size := fi.Size()
 	if size > 0 {
@@ -357,7 +376,30 @@ func (j *Journal) ReadSkipping(since time.Time) ([]Event, []*CorruptLineError, e
 	return out, bad, nil
 }
 
-// Scan calls fn for every event in file order with its 1-based line number.
+// ReadRecent is ReadSkipping for a reader of the recent events only: a
+// line that lockgate wrote (its id and timestamp first, nothing that
+// could name the timestamp again; see quickTime) and whose timestamp is
+// before since is passed over without being decoded, nor checked: a
+// damaged line among them is not reported (ReadSkipping reports it).
+// decoded counts the lines decoded.
+func (j *Journal) ReadRecent(since time.Time) (evs []Event, bad []*CorruptLineError, decoded int, err error) {
+	err = j.scanFileBefore(func(_ int, ev Event) error {
+		decoded++
+		if !ev.Timestamp.Before(since) {
+			evs = append(evs, ev)
+		}
+		return nil
+	}, func(ce *CorruptLineError) { bad = append(bad, ce) }, since)
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	return evs, bad, decoded, nil
+}
+
+// Scan calls fn for every event in file order with its 1-based line number:
+// the previous segment's (see Rotate) first, then the current one's, each
+// numbering its lines from 1 (a CorruptLineError names the segment's
+// path).
 // It reads the file as it was when Scan started: events appended meanwhile
 // are not seen, and a write in progress is never seen half done. A corrupt
 // line stops the scan with a *CorruptLineError; an error from fn stops it
@@ -368,79 +410,144 @@ func (j *Journal) Scan(fn func(line int, ev Event) error) error {
 
 // scanFile is Scan, or with skip set ScanReaderSkipping, over the file.
 func (j *Journal) scanFile(fn func(line int, ev Event) error, skip func(*CorruptLineError)) error {
+	return j.scanFileBefore(fn, skip, time.Time{})
+}
+
+// scanFileBefore is scanFile that passes over the complete lines quickTime
+// dates before before (zero: none).
+func (j *Journal) scanFileBefore(fn func(line int, ev Event) error, skip func(*CorruptLineError), before time.Time) error {
 	if err := safefs.CheckDirs(filepath.Dir(j.path), 1); err != nil {
 		return fmt.Errorf("read journal: %w", err)
 	}
-	f, err := safefs.OpenFile(j.path, os.O_RDONLY, 0)
+	// The current segment first, then the previous: a rotation between
+	// the two opens makes them one file, read once, where the other
+	// order would miss the file it renamed.
+	cur, err := openSegment(j.path)
+	if err != nil {
+		return err
+	}
+	prev, err := openSegment(j.PreviousPath())
+	if err != nil {
+		cur.close()
+		return err
+	}
+	if cur.f != nil && prev.f != nil && os.SameFile(cur.fi, prev.fi) {
+		prev.close()
+		prev = segment{}
+	}
+	defer cur.close()
+	defer prev.close()
+	for _, sg := range []segment{prev, cur} {
+		if sg.f == nil {
+			continue
+		}
+		if err := sg.scan(fn, skip, before); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// segment is one file of the journal, open, and its size under the
+// journal's lock; f is nil when the file does not exist.
+type segment struct {
+	path string
+	f    *os.File
+	fi   os.FileInfo
+	size int64
+}
+
+// openSegment opens the segment at path to read.
+func openSegment(path string) (segment, error) {
+	f, err := safefs.OpenFile(path, os.O_RDONLY, 0)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil
+		return segment{}, nil
 	}
 	if err != nil {
-		return fmt.Errorf("read journal: %w", err)
+		return segment{}, fmt.Errorf("read journal: %w", err)
 	}
-	defer f.Close()
 	// Writers hold the exclusive lock for the whole write: the size seen
 	// under the shared lock ends at a line boundary.
 	if err := lockFile(f, false); err != nil {
-		return fmt.Errorf("read journal %s: lock: %w", j.path, err)
+		f.Close()
+		return segment{}, fmt.Errorf("read journal %s: lock: %w", path, err)
 	}
 	fi, err := f.Stat()
 	_ = unlockFile(f)
 	if err != nil {
-		return fmt.Errorf("read journal: %w", err)
+		f.Close()
+		return segment{}, fmt.Errorf("read journal: %w", err)
 	}
+	return segment{path: path, f: f, fi: fi, size: fi.Size()}, nil
+}
+
+func (sg segment) close() {
+	if sg.f != nil {
+		sg.f.Close()
+	}
+}
+
+// scan is scanBefore over the segment, its corrupt lines named by its
+// path.
+func (sg segment) scan(fn func(line int, ev Event) error, skip func(*CorruptLineError), before time.Time) error {
 	var named func(*CorruptLineError)
 	if skip != nil {
 		named = func(ce *CorruptLineError) {
-			ce.Path = j.path
+			ce.Path = sg.path
 			skip(ce)
 		}
 	}
-	err = scan(io.NewSectionReader(f, 0, fi.Size()), fn, named)
+	err := scanBefore(io.NewSectionReader(sg.f, 0, sg.size), fn, named, before)
 	var ce *CorruptLineError
 	if errors.As(err, &ce) && ce.Path == "" {
-		ce.Path = j.path
+		ce.Path = sg.path
 	}
 	return err
 }
 
-// ReadFrom returns the events of the lines that start at byte offset off
-// or later, and end, the offset just past the last line read that ends
-// with its newline: a caller that keeps end and reads from it next time
-// reads each complete line once, and a last line still without its
-// newline again. Lines that are not events are skipped (Scan and
-// ReadSkipping report them). An offset the journal cannot have given
-// (past its end, or not at the start of a line: the file was replaced
-// or cut) reads the journal from the start.
-func (j *Journal) ReadFrom(off int64) (evs []Event, end int64, err error) {
+// ReadFrom returns the events of the lines of the journal's current
+// segment that start at byte offset off or later, and end, the offset
+// just past the last line read that ends with its newline: a caller that
+// keeps end and reads from it next time reads each complete line once,
+// and a last line still without its newline again. head names the
+// segment the offset is in (a digest of its first line, as ReadFrom
+// returns it: "" reads from the start); an offset of another segment (the
+// journal was rotated since), or one the segment cannot have given (past
+// its end, or not at the start of a line: the file was replaced or cut)
+// reads the segment from the start. Lines that are not events are
+// skipped (Scan and ReadSkipping report them).
+func (j *Journal) ReadFrom(off int64, head string) (evs []Event, end int64, segment string, err error) {
 	if err := safefs.CheckDirs(filepath.Dir(j.path), 1); err != nil {
-		return nil, 0, fmt.Errorf("read journal: %w", err)
+		return nil, 0, "", fmt.Errorf("read journal: %w", err)
 	}
 	f, err := safefs.OpenFile(j.path, os.O_RDONLY, 0)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, 0, nil
+		return nil, 0, "", nil
 	}
 	if err != nil {
-		return nil, 0, fmt.Errorf("read journal: %w", err)
+		return nil, 0, "", fmt.Errorf("read journal: %w", err)
 	}
 	defer f.Close()
 	// As in scanFile: the size seen under the shared lock ends a write.
 	if err := lockFile(f, false); err != nil {
-		return nil, 0, fmt.Errorf("read journal %s: lock: %w", j.path, err)
+		return nil, 0, "", fmt.Errorf("read journal %s: lock: %w", j.path, err)
 	}
 	fi, err := f.Stat()
 	_ = unlockFile(f)
 	if err != nil {
-		return nil, 0, fmt.Errorf("read journal: %w", err)
+		return nil, 0, "", fmt.Errorf("read journal: %w", err)
 	}
 	size := fi.Size()
-	if off < 0 || off > size {
+	if segment, err = firstLineDigest(f, size); err != nil {
+		return nil, 0, "", fmt.Errorf("read journal %s: %w", j.path, err)
+	}
+	if off < 0 || off > size || head != segment {
 		off = 0
 	}
 	if off > 0 {
 		var prev [1]byte
 		if _, err := f.ReadAt(prev[:], off-1); err != nil {
-			return nil, 0, fmt.Errorf("read journal %s: %w", j.path, err)
+			return nil, 0, "", fmt.Errorf("read journal %s: %w", j.path, err)
 		}
 		if prev[0] != '\n' {
 			off = 0
@@ -449,20 +556,117 @@ func (j *Journal) ReadFrom(off int64) (evs []Event, end int64, err error) {
 	cr := &countingReader{r: io.NewSectionReader(f, off, size-off)}
 	br := bufio.NewReaderSize(cr, 64<<10)
 	end = off
+	stuck := false // past a line that is not an event
 	for {
 		chunk, tooLong, rerr := readLine(br)
 		if rerr != nil && !errors.Is(rerr, io.EOF) {
-			return nil, 0, fmt.Errorf("read journal %s: %w", j.path, rerr)
+			return nil, 0, "", fmt.Errorf("read journal %s: %w", j.path, rerr)
 		}
 		if !tooLong && len(bytes.TrimSpace(chunk)) > 0 {
 			if ev, perr := ParseLine(chunk); perr == nil {
 				evs = append(evs, ev)
+			} else {
+				stuck = true
 			}
+		} else if tooLong {
+			stuck = true
 		}
 		if rerr != nil {
-			return evs, end, nil
+			return evs, end, segment, nil
 		}
-		end = off + cr.n - int64(br.Buffered())
+		// end stops before a line that is not an event: a reader that
+		// trusts the lines before end (ReadAfter) reads it again, and
+		// reports it.
+		if !stuck {
+			end = off + cr.n - int64(br.Buffered())
+		}
+	}
+}
+
+// ReadAfter reads the lines of the journal's current segment from a
+// mark ReadFrom gave (off, head), as ReadSkipping reads them: the events,
+// and the lines that are not events (numbered from the segment's start).
+// ok is false, and nothing read, when the mark is not of the current
+// segment or cannot be one: the caller then reads the whole journal.
+// decoded counts the lines decoded.
+func (j *Journal) ReadAfter(off int64, head string) (evs []Event, bad []*CorruptLineError, decoded int, ok bool, err error) {
+	if head == "" || off <= 0 {
+		return nil, nil, 0, false, nil
+	}
+	if err := safefs.CheckDirs(filepath.Dir(j.path), 1); err != nil {
+		return nil, nil, 0, false, fmt.Errorf("read journal: %w", err)
+	}
+	sg, err := openSegment(j.path)
+	if err != nil || sg.f == nil {
+		return nil, nil, 0, false, err
+	}
+	defer sg.close()
+	segment, err := firstLineDigest(sg.f, sg.size)
+	if err != nil {
+		return nil, nil, 0, false, fmt.Errorf("read journal %s: %w", j.path, err)
+	}
+	if segment != head || off > sg.size {
+		return nil, nil, 0, false, nil
+	}
+	// The lines before the mark, counted (not decoded) so that a line
+	// named in a warning has its number in the file.
+	base := 0
+	br := bufio.NewReaderSize(io.NewSectionReader(sg.f, 0, off), 64<<10)
+	last := byte('\n')
+	for {
+		chunk, rerr := br.ReadSlice('\n')
+		if len(chunk) > 0 {
+			last = chunk[len(chunk)-1]
+		}
+		if errors.Is(rerr, bufio.ErrBufferFull) {
+			continue
+		}
+		if rerr == nil {
+			base++
+			continue
+		}
+		if !errors.Is(rerr, io.EOF) {
+			return nil, nil, 0, false, fmt.Errorf("read journal %s: %w", j.path, rerr)
+		}
+		break
+	}
+	if last != '\n' {
+		return nil, nil, 0, false, nil // not at the start of a line
+	}
+	err = scan(io.NewSectionReader(sg.f, off, sg.size-off), func(_ int, ev Event) error {
+		decoded++
+		evs = append(evs, ev)
+		return nil
+	}, func(ce *CorruptLineError) {
+		ce.Path, ce.Line = j.path, ce.Line+base
+		bad = append(bad, ce)
+	})
+	if err != nil {
+		return nil, nil, 0, false, fmt.Errorf("read journal %s: %w", j.path, err)
+	}
+	return evs, bad, decoded, true, nil
+}
+
+// firstLineDigest names a segment of the journal by its first line (up
+// to MaxLineBytes of it): 16 hex digits of its SHA-256, "" for an empty
+// file. Every event has an id of its own, so two segments do not begin
+// with the same line.
+func firstLineDigest(f *os.File, size int64) (string, error) {
+	if size == 0 {
+		return "", nil
+	}
+	br := bufio.NewReaderSize(io.NewSectionReader(f, 0, min(size, MaxLineBytes+1)), 4096)
+	h := sha256.New()
+	for {
+		chunk, err := br.ReadSlice('\n')
+		h.Write(chunk)
+		if errors.Is(err, bufio.ErrBufferFull) {
+			continue
+		}
+		if err != nil && !errors.Is(err, io.EOF) {
+			return "", err
+		}
+		return hex.EncodeToString(h.Sum(nil)[:8]), nil
 	}
 }
 
@@ -494,6 +698,12 @@ func ScanReaderSkipping(r io.Reader, fn func(line int, ev Event) error, skip fun
 // scan reads journal lines from r; with skip nil the first corrupt line
 // ends it.
 func scan(r io.Reader, fn func(line int, ev Event) error, skip func(*CorruptLineError)) error {
+	return scanBefore(r, fn, skip, time.Time{})
+}
+
+// scanBefore is scan that passes over the complete lines quickTime dates
+// before before (zero: none).
+func scanBefore(r io.Reader, fn func(line int, ev Event) error, skip func(*CorruptLineError), before time.Time) error {
 	br := bufio.NewReaderSize(r, 64<<10)
 	for line := 1; ; line++ {
 		chunk, tooLong, err := readLine(br)
@@ -503,6 +713,7 @@ func scan(r io.Reader, fn func(line int, ev Event) error, skip func(*CorruptLine
 		eof := err != nil
 		var bad *CorruptLineError
 		switch {
+		case !before.IsZero() && !tooLong && !eof && olderThan(chunk, before):
 		case tooLong:
 			bad = &CorruptLineError{Line: line, Torn: eof, Err: fmt.Errorf("line longer than %d bytes", MaxLineBytes)}
 		case len(bytes.TrimSpace(chunk)) > 0:
@@ -556,6 +767,53 @@ func readLine(br *bufio.Reader) (line []byte, tooLong bool, err error) {
 		}
 		return chunk, false, err
 	}
+}
+
+// olderThan reports whether quickTime dates line before t.
+func olderThan(line []byte, t time.Time) bool {
+	at, ok := quickTime(line)
+	return ok && at.Before(t)
+}
+
+// quickTime reads the timestamp of a journal line as Append writes it,
+// {"id":"…","timestamp":"…",…}, without decoding the rest: ok is false
+// for any line it cannot be sure ParseLine would give the same timestamp
+// for: one not in that form, or with a byte outside ASCII or a \u
+// escape (either can spell a key that encoding/json matches to
+// "timestamp"), or with "timestamp", in any case, a second time.
+func quickTime(line []byte) (time.Time, bool) {
+	const head, mid = `{"id":"`, `","timestamp":"`
+	if !bytes.HasPrefix(line, []byte(head)) || bytes.Contains(line, []byte(`\u`)) {
+		return time.Time{}, false
+	}
+	rest := line[len(head):]
+	end := bytes.IndexByte(rest, '"')
+	if end < 0 || bytes.IndexByte(rest[:end], '\\') >= 0 || !bytes.HasPrefix(rest[end:], []byte(mid)) {
+		return time.Time{}, false
+	}
+	rest = rest[end+len(mid):]
+	end = bytes.IndexByte(rest, '"')
+	if end < 0 {
+		return time.Time{}, false
+	}
+	stamp := rest[:end]
+	names := 0
+	for i, c := range line {
+		if c >= 0x80 {
+			return time.Time{}, false
+		}
+		if i+len("timestamp") <= len(line) && bytes.EqualFold(line[i:i+len("timestamp")], []byte("timestamp")) {
+			names++
+		}
+	}
+	if names != 1 {
+		return time.Time{}, false
+	}
+	t, err := time.Parse(time.RFC3339Nano, string(stamp))
+	if err != nil {
+		return time.Time{}, false
+	}
+	return t, true
 }
 
 // ParseLine decodes one journal line (with or without its line ending). A

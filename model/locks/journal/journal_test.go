@@ -402,6 +402,9 @@ const (
 // TestMain lets the test binary act as one appending worker process for
 // the multi-process test and benchmark (with helperEnv set).
 func TestMain(m *testing.M) {
+	if branch := os.Getenv(rotatorEnv); branch != "" {
+		os.Exit(appendAndRotate(os.Getenv(helperPathEnv), branch))
+	}
 	if worker := os.Getenv(helperEnv); worker != "" {
 		os.Exit(appendAsWorker(worker))
 	}
@@ -547,21 +550,23 @@ func TestReadFrom(t *testing.T) {
 		}
 		return out
 	}
-	if evs, end, err := j.ReadFrom(0); err != nil || len(evs) != 0 || end != 0 {
+	if evs, end, head, err := j.ReadFrom(0, ""); err != nil || len(evs) != 0 || end != 0 || head != "" {
 		t.Fatalf("no journal: %v, %d, %v", evs, end, err)
 	}
 	if err := j.Append(Event{Worker: "w", Action: "a"}, Event{Worker: "w", Action: "b"}); err != nil {
 		t.Fatal(err)
 	}
-	evs, end, err := j.ReadFrom(0)
+	evs, end, head, err := j.ReadFrom(0, "")
 	if err != nil || !reflect.DeepEqual(actions(evs), []string{"a", "b"}) {
 		t.Fatalf("ReadFrom(0) = %v, %v", actions(evs), err)
 	}
 	if fi, _ := os.Stat(j.Path()); end != fi.Size() {
 		t.Fatalf("end %d, want the size %d", end, fi.Size())
 	}
-	// A corrupt line is skipped, a torn last line is read past but not
-	// counted: once completed by the next append it is a line of its own.
+	// A corrupt line is skipped, and end stops before it (it is read
+	// again, so that a reader from end sees it); a torn last line is read
+	// past but not counted: once completed by the next append it is a
+	// line of its own.
 	f, err := os.OpenFile(j.Path(), os.O_WRONLY|os.O_APPEND, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -573,16 +578,28 @@ func TestReadFrom(t *testing.T) {
 	if err := j.Append(Event{Worker: "w", Action: "c"}); err != nil {
 		t.Fatal(err)
 	}
-	evs, end2, err := j.ReadFrom(end)
+	evs, end2, head2, err := j.ReadFrom(end, head)
 	if err != nil || !reflect.DeepEqual(actions(evs), []string{"c"}) {
 		t.Fatalf("ReadFrom(%d) = %v, %v", end, actions(evs), err)
 	}
-	if evs, _, err := j.ReadFrom(end2); err != nil || len(evs) != 0 {
-		t.Fatalf("ReadFrom(end) = %v, %v", actions(evs), err)
+	if head2 != head || end2 != end {
+		t.Fatalf("the segment's name changed from %q to %q, or end moved past the corrupt line (%d, %d)", head, head2, end, end2)
+	}
+	if evs, again, _, err := j.ReadFrom(end2, head); err != nil || !reflect.DeepEqual(actions(evs), []string{"c"}) || again != end2 {
+		t.Fatalf("ReadFrom(end) = %v, %d, %v", actions(evs), again, err)
+	}
+	// ReadAfter reads from the mark as ReadSkipping does: the corrupt
+	// lines named by their line in the file.
+	after, bad, decoded, ok, err := j.ReadAfter(end2, head)
+	if err != nil || !ok || decoded != 1 || len(after) != 1 || len(bad) != 2 || bad[0].Line != 3 || bad[0].Path != j.Path() {
+		t.Fatalf("ReadAfter = %v, %+v, %d, %v, %v", actions(after), bad, decoded, ok, err)
+	}
+	if _, _, _, ok, err := j.ReadAfter(end2, "another"); ok || err != nil {
+		t.Fatalf("ReadAfter with another segment's mark: %v, %v", ok, err)
 	}
 	// An offset the journal cannot have given reads it all.
-	for _, off := range []int64{end2 + 1, end - 3, -1} {
-		if evs, _, err := j.ReadFrom(off); err != nil || !reflect.DeepEqual(actions(evs), []string{"a", "b", "c"}) {
+	for _, off := range []int64{end2 + 100, end - 3, -1} {
+		if evs, _, _, err := j.ReadFrom(off, head); err != nil || !reflect.DeepEqual(actions(evs), []string{"a", "b", "c"}) {
 			t.Errorf("ReadFrom(%d) = %v, %v; want every event", off, actions(evs), err)
 		}
 	}
@@ -595,8 +612,8 @@ func TestReadFrom(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.Close()
-	evs, end3, err := j.ReadFrom(end2)
-	if err != nil || len(evs) != 1 || end3 != end2 {
+	evs, end3, _, err := j.ReadFrom(end2, head)
+	if err != nil || len(evs) != 2 || end3 != end2 {
 		t.Fatalf("a last line without newline: %v, end %d (want %d), %v", actions(evs), end3, end2, err)
 	}
 }
