@@ -111,7 +111,7 @@ func (e *Workspace) readLockLogSince(ctx context.Context, since time.Time, extra
 			// its events stop being on the local branch, which is
 			// read; judging everything, or with no local branch, whole.
 			var n int
-			if local, n, err = e.readJournal(cfg, !since.IsZero() && slices.Contains(lr.Found, refs[0])); err != nil {
+			if local, n, err = e.readJournal(ctx, cfg, !since.IsZero() && slices.Contains(lr.Found, refs[0])); err != nil {
 				return lockLog{}, err
 			}
 			out.read += n
@@ -145,14 +145,14 @@ func (e *Workspace) readLockLogSince(ctx context.Context, since time.Time, extra
 // the event it began is recorded whole by the next command (intent
 // recovery). Any other damaged line may be a lost lock event: the log
 // cannot be judged by.
-func (e *Workspace) readJournal(cfg workflow.Config, afterSync bool) ([]journal.Event, int, error) {
+func (e *Workspace) readJournal(ctx context.Context, cfg workflow.Config, afterSync bool) ([]journal.Event, int, error) {
 	var evs []journal.Event
 	var bad []*journal.CorruptLineError
 	var n int
 	ok := false
 	var err error
 	if afterSync {
-		evs, bad, n, ok, err = workflow.JournalAfterSync(cfg, e.LogRefs()[0], e.JournalFile())
+		evs, bad, n, ok, err = workflow.JournalAfterSync(ctx, cfg, e.LogRefs()[0], e.JournalFile())
 	}
 	if err == nil && !ok {
 		evs, bad, err = e.JournalFile().ReadSkipping(time.Time{})

@@ -578,7 +578,7 @@ func TestCatchUp(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, _ := readMark(w.syncedFile(j.Path())); got != fi.Size() {
+	if got := readMark(w.syncedFile(j.Path())).off; got != fi.Size() {
 		t.Fatalf("kept offset %d, want the journal's size %d", got, fi.Size())
 	}
 	if err := j.Append(evs[3]); err != nil {
@@ -601,4 +601,40 @@ func TestCatchUp(t *testing.T) {
 		t.Fatalf("CatchUp of a new journal = %d, %v", n, err)
 	}
 	equalIDs(t, "branch", branchIDs(t, w), idsOf(append(evs, other...)))
+}
+
+// TestJournalAfterSyncTrustsOnlyAHeldTip: the journal is read from
+// CatchUp's mark only while the branch still holds the tip the mark was
+// taken on; a branch rewound by hand past it lacks events the mark says
+// are on it, and the whole journal is read instead.
+func TestJournalAfterSyncTrustsOnlyAHeldTip(t *testing.T) {
+	t.Parallel()
+	r := newRepo(t)
+	repo := repoOf(r)
+	w := openWriter(t, repo)
+	ctx := context.Background()
+	cfg := Config{GitDir: repo.GitDir, CommonDir: repo.CommonDir, WorkTree: repo.Toplevel}
+	j := journal.Open(filepath.Join(t.TempDir(), "events.jsonl"))
+	evs := events("w", 3)
+	if err := j.Append(evs[:1]...); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.CatchUp(ctx, j); err != nil {
+		t.Fatal(err)
+	}
+	first := strings.TrimSpace(r.Git("rev-parse", w.Ref()))
+	if err := j.Append(evs[1:]...); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.CatchUp(ctx, j); err != nil {
+		t.Fatal(err)
+	}
+	after, _, _, ok, err := JournalAfterSync(ctx, cfg, w.Ref(), j)
+	if err != nil || !ok || len(after) != 0 {
+		t.Fatalf("after CatchUp: %d events, ok %v, %v; want none past the mark", len(after), ok, err)
+	}
+	r.Git("update-ref", w.Ref(), first)
+	if _, _, _, ok, err := JournalAfterSync(ctx, cfg, w.Ref(), j); err != nil || ok {
+		t.Fatalf("after the branch was rewound: ok %v, %v; want the mark not trusted", ok, err)
+	}
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 
+	"github.com/lockgate/lockgate/internal/gitexec"
 	"github.com/lockgate/lockgate/internal/safefs"
 	"github.com/lockgate/lockgate/model/locks/journal"
 )
@@ -100,7 +101,7 @@ func (w *Writer) rotate(ctx context.Context, j *journal.Journal) (bool, error) {
 		return false, fmt.Errorf("rotate the journal: %w", err)
 	}
 	if rotated {
-		writeMark(w.syncedFile(j.Path()), 0, "")
+		writeMark(w.syncedFile(j.Path()), mark{})
 	}
 	return rotated, nil
 }
@@ -171,8 +172,8 @@ func (w *Writer) CatchUp(ctx context.Context, j *journal.Journal) (int, error) {
 		return 0, errors.New("catch up: no journal")
 	}
 	file := w.syncedFile(j.Path())
-	from, head := readMark(file)
-	evs, end, segment, err := j.ReadFrom(from, head)
+	was := readMark(file)
+	evs, end, segment, err := j.ReadFrom(was.off, was.segment)
 	if err != nil {
 		return 0, fmt.Errorf("catch up %s to %s: %w", j.Path(), w.branch, err)
 	}
@@ -185,8 +186,12 @@ func (w *Writer) CatchUp(ctx context.Context, j *journal.Journal) (int, error) {
 		return committed, fmt.Errorf("catch up %s to %s: %d events not committed (they stay in the journal): %w",
 			j.Path(), w.branch, left, err)
 	}
-	if end != from || segment != head {
-		writeMark(file, end, segment)
+	// The tip the events were seen on goes with the mark: a reader
+	// trusts the mark only while the branch still holds that tip.
+	if tip, err := w.tip(); err == nil && !tip.IsZero() && segment != "" {
+		if now := (mark{off: end, segment: segment, tip: tip.String()}); now != was {
+			writeMark(file, now)
+		}
 	}
 	_, _ = w.rotate(ctx, j)
 	return committed, nil
@@ -205,41 +210,68 @@ func syncedPath(common, ref, path string) string {
 // of the current segment from the mark CatchUp left on, with the lines
 // that are not events (journal.ReadAfter). The events before the mark,
 // and those of the previous segment, are on that branch: CatchUp
-// committed them, and lockgate's branch only grows. ok is false when
-// there is no mark to read from (CatchUp never ran, the journal was
-// rotated since, the mark is damaged): the caller then reads the whole
-// journal. decoded counts the lines decoded.
-func JournalAfterSync(cfg Config, ref string, j *journal.Journal) (evs []journal.Event, bad []*journal.CorruptLineError, decoded int, ok bool, err error) {
+// committed them to the tip it names with the mark, and the branch still
+// holds that tip (checked: a branch rewound by hand does not). ok is
+// false when there is no mark to read from (CatchUp never ran, the
+// journal was rotated since, the mark is damaged or of an earlier
+// version, the branch no longer holds its tip): the caller then reads the
+// whole journal. decoded counts the lines decoded.
+func JournalAfterSync(ctx context.Context, cfg Config, ref string, j *journal.Journal) (evs []journal.Event, bad []*journal.CorruptLineError, decoded int, ok bool, err error) {
 	common := cfg.CommonDir
 	if common == "" {
 		common = cfg.GitDir
 	}
-	off, head := readMark(syncedPath(common, ref, j.Path()))
-	return j.ReadAfter(off, head)
+	m := readMark(syncedPath(common, ref, j.Path()))
+	if m.tip == "" {
+		return nil, nil, 0, false, nil
+	}
+	repo := gitexec.Repo{Toplevel: cfg.WorkTree, GitDir: cfg.GitDir, CommonDir: cfg.CommonDir}
+	if held, err := gitexec.IsAncestor(ctx, &repo, m.tip, ref); err != nil || !held {
+		// Not an answer to trust either way: read the whole journal.
+		return nil, nil, 0, false, nil //nolint:nilerr // reading it all is the safe answer
+	}
+	return j.ReadAfter(m.off, m.segment)
 }
 
-// readMark reads a syncedFile, "<offset> <segment>": 0 (read the whole
-// journal) when it is missing, not of that form, or of an earlier
-// version (an offset alone, which names no segment).
-func readMark(file string) (int64, string) {
+// mark is a syncedFile: up to byte off of the journal's segment named
+// segment, every event is on the branch, and tip is a commit of the
+// branch that holds them.
+type mark struct {
+	off     int64
+	segment string
+	tip     string
+}
+
+// readMark reads a syncedFile, "<offset> <segment> <tip>": the zero mark
+// (read the whole journal) when it is missing or not of that form; a mark
+// of an earlier version (without a tip, or an offset alone) keeps its
+// offset for CatchUp but is not trusted by JournalAfterSync.
+func readMark(file string) mark {
 	if safefs.CheckDirs(filepath.Dir(file), 2) != nil {
-		return 0, ""
+		return mark{}
 	}
 	data, err := readFile(file)
-	if err != nil || len(data) > 64 {
-		return 0, ""
+	if err != nil || len(data) > 128 {
+		return mark{}
 	}
-	off, segment, ok := strings.Cut(strings.TrimSpace(string(data)), " ")
-	n, err := strconv.ParseInt(off, 10, 64)
-	if !ok || err != nil || n < 0 {
-		return 0, ""
+	f := strings.Fields(string(data))
+	if len(f) < 2 || len(f) > 3 {
+		return mark{}
 	}
-	return n, segment
+	n, err := strconv.ParseInt(f[0], 10, 64)
+	if err != nil || n < 0 {
+		return mark{}
+	}
+	m := mark{off: n, segment: f[1]}
+	if len(f) == 3 && plumbing.IsHash(f[2]) {
+		m.tip = f[2]
+	}
+	return m
 }
 
 // writeMark writes a syncedFile, best effort: one that cannot be
 // written costs a longer read next time, nothing more.
-func writeMark(file string, off int64, segment string) {
+func writeMark(file string, m mark) {
 	dir := filepath.Dir(file)
 	if safefs.MkdirAll(dir, 0o777, 2) != nil {
 		return
@@ -248,7 +280,7 @@ func writeMark(file string, off int64, segment string) {
 	if err != nil {
 		return
 	}
-	_, werr := tmp.WriteString(strconv.FormatInt(off, 10) + " " + segment + "\n")
+	_, werr := tmp.WriteString(strconv.FormatInt(m.off, 10) + " " + m.segment + " " + m.tip + "\n")
 	if cerr := tmp.Close(); werr != nil || cerr != nil || os.Rename(tmp.Name(), file) != nil {
 		_ = os.Remove(tmp.Name())
 	}
