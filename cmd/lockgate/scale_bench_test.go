@@ -55,7 +55,10 @@ func scaleEnv(name, def string) []string {
 // to the 10^3 figure. Run it once (-benchtime 1x); it takes minutes.
 // LOCKGATE_BENCH_SCALE_SIZES (default 1000,10000,100000),
 // LOCKGATE_BENCH_SCALE_STORES (default file,git,redis) and
-// LOCKGATE_BENCH_SCALE_RUNS (timed runs per figure, default 5) change it.
+// LOCKGATE_BENCH_SCALE_RUNS (timed runs per figure, default 5) change it;
+// LOCKGATE_BENCH_SCALE_GIT_SEED=store writes the git store's history with
+// the store's own code, a push per operation, instead of git fast-import
+// (to compare the two at a small size).
 func BenchmarkScale(b *testing.B) {
 	var sizes []int
 	for _, s := range scaleEnv("LOCKGATE_BENCH_SCALE_SIZES", "1000,10000,100000") {
@@ -264,7 +267,7 @@ func newScaleFixture(b *testing.B, bin, store string, n int) *scaleFixture {
 	}
 	store0 := ws.LockStore()
 	var chain *refChain
-	if store == "git" {
+	if store == "git" && os.Getenv("LOCKGATE_BENCH_SCALE_GIT_SEED") != "store" {
 		// A push per operation would take hours at 10^5: the history runs
 		// on a file store of its own, and what the git store would have
 		// written for each operation goes to the remote's ref with git
@@ -288,6 +291,9 @@ func newScaleFixture(b *testing.B, bin, store string, n int) *scaleFixture {
 		}
 	}
 	f.how = "the store's own code"
+	if store == "git" && chain == nil {
+		f.how = "the store's own code, a push per change"
+	}
 	if chain != nil {
 		f.how = chain.write(b, f.remote)
 		// The clone saw no state of the ref yet: forget the one the
