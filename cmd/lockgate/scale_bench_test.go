@@ -228,6 +228,7 @@ func newScaleFixture(b *testing.B, bin, store string, n int) *scaleFixture {
 	f := &scaleFixture{bin: bin, store: store, n: n}
 	r := gittest.New(b)
 	f.repo = r
+	waitGC(b, filepath.Join(r.Dir, ".git"))
 	r.Write(".lockgate.yaml", scaleConfig[store])
 	r.Write("README.md", "scale\n")
 	r.Commit("init")
@@ -235,6 +236,7 @@ func newScaleFixture(b *testing.B, bin, store string, n int) *scaleFixture {
 	switch store {
 	case "git":
 		f.remote = filepath.Join(b.TempDir(), "remote.git")
+		waitGC(b, f.remote)
 		if out, err := exec.Command("git", "init", "-q", "--bare", "-b", "main", f.remote).CombinedOutput(); err != nil {
 			b.Fatalf("git init: %v: %s", err, out)
 		}
@@ -476,6 +478,7 @@ func (f *scaleFixture) freshClone(b *testing.B, put func(what, unit string, v fl
 	var fetched []float64
 	for i := -1; i < runs; i++ {
 		dir := filepath.Join(b.TempDir(), "clone")
+		waitGC(b, filepath.Join(dir, ".git"))
 		// file://, not a path: a clone of a local path links the remote's
 		// objects instead of fetching them.
 		cmd := exec.Command("git", "clone", "-q", "-c", "transfer.unpackLimit=1", "file://"+f.remote, dir)
@@ -560,6 +563,20 @@ func dirSize(b *testing.B, dir string) int64 {
 		b.Fatal(err)
 	}
 	return n
+}
+
+// waitGC holds the removal of a test's directories until the `git gc
+// --auto` that a command of lockgate's may have left running in the
+// background in gitDir is done (it removes gc.pid when it ends), so that
+// it does not write into a directory being removed.
+func waitGC(b *testing.B, gitDir string) {
+	b.Cleanup(func() {
+		for deadline := time.Now().Add(2 * time.Minute); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+			if _, err := os.Stat(filepath.Join(gitDir, "gc.pid")); errors.Is(err, fs.ErrNotExist) {
+				return
+			}
+		}
+	})
 }
 
 // newScratchStore is a file store of its own, that the git store's
