@@ -259,14 +259,19 @@ func newScaleFixture(b *testing.B, bin, store string, n int) *scaleFixture {
 	var at time.Time
 	clock := func() time.Time { return at }
 	start := time.Now()
-	ws, err := service.Load(ctx, service.Options{Dir: r.Dir, As: "other", WorkerType: "agent", Getenv: getenv, Clock: time.Now})
-	if err != nil {
-		b.Fatal(err)
+	openWS := func() *service.Workspace {
+		ws, err := service.Load(ctx, service.Options{Dir: r.Dir, As: "other", WorkerType: "agent", Getenv: getenv, Clock: time.Now})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := ws.Open(ctx, service.Purpose{TakesLocks: true}); err != nil {
+			ws.Close()
+			b.Fatal(err)
+		}
+		return ws
 	}
-	defer ws.Close()
-	if err := ws.Open(ctx, service.Purpose{TakesLocks: true}); err != nil {
-		b.Fatal(err)
-	}
+	ws := openWS()
+	defer func() { ws.Close() }() // the workspace open at the end
 	store0 := ws.LockStore()
 	var chain *refChain
 	if store == "git" && os.Getenv("LOCKGATE_BENCH_SCALE_GIT_SEED") != "store" {
@@ -304,13 +309,7 @@ func newScaleFixture(b *testing.B, bin, store string, n int) *scaleFixture {
 			b.Fatal(err)
 		}
 		ws.Close()
-		if ws, err = service.Load(ctx, service.Options{Dir: r.Dir, As: "other", WorkerType: "agent", Getenv: getenv, Clock: time.Now}); err != nil {
-			b.Fatal(err)
-		}
-		defer ws.Close()
-		if err := ws.Open(ctx, service.Purpose{TakesLocks: true}); err != nil {
-			b.Fatal(err)
-		}
+		ws = openWS()
 	}
 	// The live locks, now, through the clone's store.
 	live := &locks.Manager{Store: ws.LockStore(), Events: ws.JournalFile(), Host: "bench", PID: os.Getpid(), StoreName: ws.StoreName()}
