@@ -7,7 +7,7 @@
 # Usage: scripts/bench.sh [output file]   (default: bench.out)
 #        scripts/bench.sh scale [output file]   (default: scale.out) only
 #        the costs as history grows, ending in the markdown table of
-#        BENCHMARKS.md's "Costs as history grows" (about half an hour).
+#        BENCHMARKS.md's "Costs as history grows" (most of an hour).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scale() {

@@ -52,7 +52,8 @@ func scaleEnv(name, def string) []string {
 // BenchmarkScale prints one markdown table: the costs of the commands a
 // clone runs every day, at histories of 10^3, 10^4 and 10^5 lock
 // operations, on the file store, the git store and Redis, each as a ratio
-// to the 10^3 figure. Run it once (-benchtime 1x); it takes minutes.
+// to the 10^3 figure. Run it once (-benchtime 1x); it takes most of an
+// hour, seeding the 10^5 histories.
 // LOCKGATE_BENCH_SCALE_SIZES (default 1000,10000,100000),
 // LOCKGATE_BENCH_SCALE_STORES (default file,git,redis) and
 // LOCKGATE_BENCH_SCALE_RUNS (timed runs per figure, default 5) change it;
