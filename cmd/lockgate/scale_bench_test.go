@@ -6,9 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -282,7 +284,8 @@ func newScaleFixture(b *testing.B, bin, store string, n int) *scaleFixture {
 		// fast-import, in the layout probeGitLayout found the store's
 		// own code writes. The live locks are then taken by the store's
 		// own code, on top of that history.
-		chain = &refChain{Store: newScratchStore(b), withParents: probeGitLayout(b)}
+		withParents, extra := probeGitLayout(b)
+		chain = &refChain{Store: newScratchStore(b), withParents: withParents, extra: extra}
 		store0 = chain
 	}
 	m := &locks.Manager{Store: store0, Events: ws.JournalFile(), Now: clock, Host: "bench", PID: os.Getpid(), StoreName: ws.StoreName()}
@@ -608,10 +611,13 @@ func newScratchStore(b *testing.B) locks.Store {
 // probeGitLayout runs the git store's own code on a remote of its own —
 // one acquisition, then its release — and checks that what it wrote is
 // what refChain writes: the record at record.Name(key) as record.Encode
-// makes it, the fence counter in a blob "fence" and nothing else. It
-// reports whether the store's second commit has the first as its parent
-// (the ref keeps its history) or none (only the current state).
-func probeGitLayout(b *testing.B) (withParents bool) {
+// makes it and the fence counter in a blob "fence". Any other blob of the
+// state after the release (a stamp that places the state among the
+// table's states) is returned in extra, to be written with the last state
+// with its "generation N" line, if any, counting the history's changes.
+// withParents reports whether the store's second commit has the first as
+// its parent (the ref keeps its history) or none (only the current state).
+func probeGitLayout(b *testing.B) (withParents bool, extra map[string][]byte) {
 	ctx := context.Background()
 	remote := filepath.Join(b.TempDir(), "probe.git")
 	if out, err := exec.Command("git", "init", "-q", "--bare", remote).CombinedOutput(); err != nil {
@@ -635,28 +641,47 @@ func probeGitLayout(b *testing.B) (withParents bool) {
 		if err != nil {
 			b.Fatalf("git %s: %v", strings.Join(args, " "), err)
 		}
-		return strings.TrimSpace(string(out))
+		return string(out)
 	}
 	want, err := record.Encode(stored)
 	if err != nil {
 		b.Fatal(err)
 	}
-	files := strings.Fields(git("ls-tree", "-r", "--name-only", gitstore.DefaultRef))
 	name := record.Name(key)
-	if !slices.Equal(files, []string{"fence", name}) && !slices.Equal(files, []string{name, "fence"}) {
-		b.Fatalf("the git store wrote %q for one lock; the seeding writes %q and %q: make refChain write what the store writes", files, name, "fence")
+	held := strings.Fields(git("ls-tree", "-r", "--name-only", gitstore.DefaultRef))
+	if !slices.Contains(held, name) || !slices.Contains(held, "fence") {
+		b.Fatalf("the git store wrote %q for one lock, without %q or %q: make refChain write what the store writes", held, name, "fence")
 	}
-	if got := git("cat-file", "blob", gitstore.DefaultRef+":"+name); got != strings.TrimSpace(string(want)) {
+	if got := git("cat-file", "blob", gitstore.DefaultRef+":"+name); strings.TrimSpace(got) != strings.TrimSpace(string(want)) {
 		b.Fatalf("the git store's record is\n%s\nthe seeding writes\n%s", got, want)
 	}
-	if got := git("cat-file", "blob", gitstore.DefaultRef+":fence"); got != strconv.FormatUint(stored.Fence, 10) {
+	if got := strings.TrimSpace(git("cat-file", "blob", gitstore.DefaultRef+":fence")); got != strconv.FormatUint(stored.Fence, 10) {
 		b.Fatalf("the git store's fence blob is %q, the seeding writes %d", got, stored.Fence)
 	}
 	if err := s.Release(ctx, key, stored.Token); err != nil {
 		b.Fatalf("probe release: %v", err)
 	}
-	parents := strings.Fields(git("rev-list", "--parents", "-n", "1", gitstore.DefaultRef))
-	return len(parents) > 1
+	extra = map[string][]byte{}
+	for _, f := range strings.Fields(git("ls-tree", "-r", "--name-only", gitstore.DefaultRef)) {
+		if f != "fence" {
+			extra[f] = []byte(git("cat-file", "blob", gitstore.DefaultRef+":"+f))
+		}
+	}
+	for f := range extra {
+		if !slices.Contains(held, f) {
+			b.Fatalf("the git store's state after a release holds %q, which the state before did not", f)
+		}
+	}
+	if len(held) != len(extra)+2 {
+		b.Fatalf("the git store wrote %q for one lock and %q after its release: make refChain write what the store writes", held, slices.Sorted(maps.Keys(extra)))
+	}
+	withParents = len(strings.Fields(git("rev-list", "--parents", "-n", "1", gitstore.DefaultRef))) > 1
+	if withParents && len(extra) > 0 {
+		// Blobs beside the records and the fence that change with every
+		// state would need writing commit by commit.
+		b.Fatalf("the git store chains its states and writes %q beside records and fence: make refChain write them", slices.Sorted(maps.Keys(extra)))
+	}
+	return withParents, extra
 }
 
 // refChain is a lock store that runs on another (a scratch file store)
@@ -666,6 +691,7 @@ func probeGitLayout(b *testing.B) (withParents bool) {
 type refChain struct {
 	locks.Store
 	withParents bool
+	extra       map[string][]byte // blobs of the last state beside records and fence (see probeGitLayout)
 	fence       uint64
 	state       map[string][]byte // record name → record
 	stream      strings.Builder
@@ -730,6 +756,10 @@ func (c *refChain) Remove(context.Context, string) (locks.Lock, error) {
 	return locks.Lock{}, errors.New("scale seeding: Remove is not recorded")
 }
 
+// generationLine is the line of a state's stamp that counts the changes
+// of its table.
+var generationLine = regexp.MustCompile(`(?m)^(generation )[0-9]+$`)
+
 // write puts the history on remote's lock ref with git fast-import and
 // says how.
 func (c *refChain) write(b *testing.B, remote string) string {
@@ -748,6 +778,10 @@ func (c *refChain) write(b *testing.B, remote string) string {
 		}
 		fence := strconv.FormatUint(c.fence, 10) + "\n"
 		fmt.Fprintf(w, "M 100644 inline fence\ndata %d\n%s\n", len(fence), fence)
+		for _, name := range slices.Sorted(maps.Keys(c.extra)) {
+			data := generationLine.ReplaceAll(c.extra[name], fmt.Appendf(nil, "${1}%d", c.commits))
+			fmt.Fprintf(w, "M 100644 inline %s\ndata %d\n%s\n", name, len(data), data)
+		}
 		w.Flush()
 	}
 	cmd := exec.Command("git", "-C", remote, "fast-import", "--quiet")
@@ -757,6 +791,9 @@ func (c *refChain) write(b *testing.B, remote string) string {
 	}
 	if c.withParents {
 		return fmt.Sprintf("git fast-import: %d commits, one per change, as the store chains them", c.commits)
+	}
+	if len(c.extra) > 0 {
+		return fmt.Sprintf("git fast-import: the last state, one commit without parents, as the store writes it, with %s as the store wrote it after %d changes", strings.Join(slices.Sorted(maps.Keys(c.extra)), ", "), c.commits)
 	}
 	return "git fast-import: the last state, one commit without parents, as the store writes it"
 }
