@@ -5,8 +5,20 @@
 # the Go module proxy, the pre-commit tool) are timed for the record when
 # they can be installed; without them the lockgate numbers still run.
 # Usage: scripts/bench.sh [output file]   (default: bench.out)
+#        scripts/bench.sh scale [output file]   (default: scale.out) only
+#        the costs as history grows, ending in the markdown table of
+#        BENCHMARKS.md's "Costs as history grows" (most of an hour).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+scale() {
+  go test -run '^$' -bench '^BenchmarkScale$' -benchtime 1x -timeout 120m ./cmd/lockgate
+}
+if [ "${1:-}" = scale ]; then
+  out=${2:-scale.out}
+  echo "== go test -run '^\$' -bench '^BenchmarkScale\$' -benchtime 1x -timeout 120m ./cmd/lockgate" | tee "$out"
+  scale 2>&1 | tee -a "$out"
+  exit
+fi
 out=${1:-bench.out}
 case $out in /*) ;; *) out=$PWD/$out ;; esac
 tools=$PWD/.cache/bench
@@ -74,4 +86,9 @@ run -bench 'ServeLocks' -benchtime 640x -timeout 60m ./frontend/httpserver
 # LOCKGATE_BENCH_FLEET_* variables resize it).
 run -bench 'ClaimQueue' -benchtime 20x -timeout 60m ./cmd/lockgate
 run -bench 'QueueFleet' -benchtime 1x -timeout 120m ./cmd/lockgate
+# Costs as history grows: the everyday commands at 10^3, 10^4 and 10^5
+# lock operations of history on every store, printed as one markdown
+# table (BENCHMARKS.md; `scripts/bench.sh scale` runs only this).
+echo "== go test -run '^\$' -bench '^BenchmarkScale\$' -benchtime 1x -timeout 120m ./cmd/lockgate" | tee -a "$out"
+scale 2>&1 | tee -a "$out"
 echo "results in $out" >&2
