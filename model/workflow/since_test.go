@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -242,15 +243,19 @@ func TestReadEventsSinceNamesDoNotDate(t *testing.T) {
 	}
 	for _, from := range []string{"no cache", "cache"} {
 		lr := readSince(t, cfg, since)
-		checkSince(t, from, lr, all, since)
 		got := map[string]journal.Event{}
 		for _, ev := range lr.Events {
 			got[ev.ID] = ev
 		}
+		var missed []string
 		for _, want := range bearing {
 			if ev, ok := got[want.ID]; !ok || !reflect.DeepEqual(ev, want) {
-				t.Fatalf("%s: event %s (%s %s at %s) bears on %s and was not read as it is", from, want.ID, want.Action, want.Key, want.Timestamp, since)
+				missed = append(missed, fmt.Sprintf("%s (%s %s at %s)", want.ID, want.Action, want.Key, want.Timestamp))
 			}
 		}
+		if len(missed) > 0 {
+			t.Fatalf("%s: events that bear on %s not read as they are:\n%s", from, since, strings.Join(missed, "\n"))
+		}
+		checkSince(t, from, lr, all, since)
 	}
 }
