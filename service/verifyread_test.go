@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -282,5 +283,53 @@ func TestJournalRotateBytesNegative(t *testing.T) {
 	_, err := Load(context.Background(), Options{Dir: r.Dir, As: "me", Getenv: func(string) string { return "" }})
 	if err == nil || !strings.Contains(err.Error(), "journal.rotate_bytes") {
 		t.Fatalf("Load = %v, want a problem naming journal.rotate_bytes", err)
+	}
+}
+
+// A clone with no events cache (a fresh CI clone) judges the commits by
+// every lock held then, whatever the file names of their events say: an
+// event's id carries the time it was planned, not when its grant began
+// (an acquire that waited hours) nor until when it holds (a human's
+// eight-hour lock taken hours before, never renewed).
+func TestVerifyWithoutCacheReadsLocksTheirNamesDoNotDate(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	idAt := func(at time.Time, n int) string { return fmt.Sprintf("%016x%016x", at.UnixNano(), n) }
+	for _, tc := range []struct {
+		name         string
+		planned, got time.Time
+		ttl          time.Duration
+	}{
+		{"long ttl", commitDay.Add(-4 * time.Hour), commitDay.Add(-4 * time.Hour), 8 * time.Hour},
+		{"waited", commitDay.Add(-3 * time.Hour), commitDay.Add(-30 * time.Minute), time.Hour},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, e := verifyRepo(t)
+			evs := oldHistory(2000)
+			for i := range evs {
+				evs[i].ID = idAt(evs[i].Timestamp, i)
+			}
+			// Others' short locks on other files after the take was
+			// planned and before the commits.
+			for i := range 10 {
+				at := commitDay.Add(-2*time.Hour + time.Duration(i)*5*time.Minute)
+				ev := lockEv(journal.ActionAcquire, "another", fmt.Sprintf("src/c/%d.go", i), 1, at, time.Minute)
+				ev.ID = idAt(at, len(evs))
+				evs = append(evs, ev)
+			}
+			take := lockEv(journal.ActionAcquire, "other", "src/a.go", 7, tc.got, tc.ttl)
+			take.ID = idAt(tc.planned, len(evs))
+			seedBranch(t, e, append(evs, take))
+			if err := os.RemoveAll(filepath.Join(e.repo.CommonDir, "lockgate", "cache")); err != nil {
+				t.Fatal(err)
+			}
+			rep, err := e.Verify(ctx, VerifyRequest{Range: "init..HEAD"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rep.OK || len(rep.Undecided) > 0 || len(rep.Violations) != 10 {
+				t.Fatalf("verify under another's lock = %+v", rep)
+			}
+		})
 	}
 }

@@ -3,6 +3,8 @@ package workflow
 import (
 	"context"
 	"fmt"
+	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -174,5 +176,86 @@ func TestReadEventsBetween(t *testing.T) {
 		if lr.Read > len(want)+2*blockEvents {
 			t.Fatalf("%v..%v: %d events decoded for %d", tc.from, tc.until, lr.Read, len(want))
 		}
+	}
+}
+
+// idAt is an id as journal.NewID makes one at t: the time in unix
+// nanoseconds, then 16 hex digits.
+func idAt(t time.Time, n int) string { return fmt.Sprintf("%016x%016x", t.UnixNano(), n) }
+
+// A clone with no events cache reads every event that bears on the
+// locks held at since, whatever its file name says: an id's time is
+// when its event was planned, not when its grant began (a lock acquire
+// --wait is granted long after) nor until when it holds (a take of a long
+// TTL, an earlier version's take with no expiry, a lock renewed for
+// days). Foreign ids, hashed names and ids of implausible times are read
+// too. The read is the same from the cache.
+func TestReadEventsSinceNamesDoNotDate(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	since := now.Add(-time.Hour)
+	var evs []journal.Event
+	for i, ev := range history(now, 2000) {
+		ev.ID = idAt(ev.Timestamp, i)
+		evs = append(evs, ev)
+	}
+	dated := func(worker, action, key string, planned, at time.Time, ttl time.Duration, n int) journal.Event {
+		ev := lockEvent(worker, key, at, ttl)
+		ev.ID, ev.Action = idAt(planned, n), action
+		if ttl == 0 {
+			ev.ExpiresAt = nil
+		}
+		return ev
+	}
+	silent := dated("human", journal.ActionAcquire, "src/silent.go", now.Add(-4*time.Hour), now.Add(-4*time.Hour), 8*time.Hour, 1)
+	waited := dated("patient", journal.ActionAcquire, "src/waited.go", now.Add(-3*time.Hour), now.Add(-30*time.Minute), time.Hour, 2)
+	forever := dated("ancient", journal.ActionAcquire, "src/ancient.go", now.Add(-216*time.Hour), now.Add(-216*time.Hour), 0, 3)
+	evs = append(evs, silent, waited, forever)
+	// A lock taken five days back and renewed every half hour since.
+	for i, at := 0, now.Add(-120*time.Hour); at.Before(now); i, at = i+1, at.Add(30*time.Minute) {
+		action := journal.ActionRefresh
+		if i == 0 {
+			action = journal.ActionAcquire
+		}
+		evs = append(evs, dated("keeper", action, "src/kept.go", at, at, time.Hour, 100+i))
+	}
+	foreign := []journal.Event{
+		{ID: "ci-run-7", Timestamp: now.Add(-20 * time.Minute), Worker: "ci", Action: journal.ActionAcquire, Key: "src/ci.go"},
+		{ID: "a name with spaces", Timestamp: now.Add(-15 * time.Minute), Worker: "ci", Action: journal.ActionRelease, Key: "src/ci.go"},
+		{ID: idAt(time.Unix(0, 0), 9), Timestamp: now.Add(-10 * time.Minute), Worker: "odd", Action: journal.ActionClaim},
+		{ID: "ffffffffffffffff0000000000000009", Timestamp: now.Add(-5 * time.Minute), Worker: "odd", Action: journal.ActionDone},
+	}
+	evs = append(evs, foreign...)
+	r := newRepo(t)
+	cfg := readCfg(r)
+	commitTo(t, r, "lockgate/workflow", evs)
+	all := coldRead(t, r, mainRef, remoteRef)
+	var bearing []journal.Event
+	for i := range all {
+		if at, ok := reach(&all[i]); !ok || !at.Before(since) || !all[i].Timestamp.Before(since) {
+			bearing = append(bearing, all[i])
+		}
+	}
+	for _, want := range append([]journal.Event{silent, waited, forever}, foreign...) {
+		if !hasID(bearing, want.ID) {
+			t.Fatalf("event %s does not bear on since: the test is wrong", want.ID)
+		}
+	}
+	for _, from := range []string{"no cache", "cache"} {
+		lr := readSince(t, cfg, since)
+		got := map[string]journal.Event{}
+		for _, ev := range lr.Events {
+			got[ev.ID] = ev
+		}
+		var missed []string
+		for _, want := range bearing {
+			if ev, ok := got[want.ID]; !ok || !reflect.DeepEqual(ev, want) {
+				missed = append(missed, fmt.Sprintf("%s (%s %s at %s)", want.ID, want.Action, want.Key, want.Timestamp))
+			}
+		}
+		if len(missed) > 0 {
+			t.Fatalf("%s: events that bear on %s not read as they are:\n%s", from, since, strings.Join(missed, "\n"))
+		}
+		checkSince(t, from, lr, all, since)
 	}
 }
