@@ -32,7 +32,7 @@ type BoardView struct {
 	QueueProblem string
 }
 
-// EventView is an event of the journal as the board shows it.
+// EventView is an event of the lock log as the board shows it.
 type EventView struct {
 	Timestamp time.Time
 	Worker    string
@@ -55,14 +55,20 @@ type Board struct {
 func (e *Workspace) Board() *Board { return &Board{e: e} }
 
 // Snapshot reads one frame: the store listed, the last events of the
-// day, and the work queue computed from the same listing.
+// day in the lock log (the journal and the workflow branch), and the work
+// queue computed from the same listing.
 func (b *Board) Snapshot(ctx context.Context) (BoardView, error) {
 	entries, err := b.e.store.List(ctx)
 	if err != nil {
 		return BoardView{}, err
 	}
 	now := b.e.Now()
-	evs, _, _, err := b.e.JournalFile().ReadRecent(now.Add(-24 * time.Hour))
+	// The lock log as `lockgate log --since 24h` reads it: the journal and
+	// the workflow branch, so that the events of other clones that reached
+	// the branch show too. Both reads skip what lies before the day: the
+	// journal's older lines are not decoded, the branch's events cache
+	// leaves older blocks unread.
+	evs, err := b.e.allEvents(ctx, now.Add(-24*time.Hour), time.Time{})
 	if err != nil {
 		return BoardView{}, err
 	}
