@@ -63,22 +63,52 @@ func (b *Board) Snapshot(ctx context.Context) (BoardView, error) {
 		return BoardView{}, err
 	}
 	now := b.e.Now()
-	// The lock log as `lockgate log --since 24h` reads it: the journal and
-	// the workflow branch, so that the events of other clones that reached
-	// the branch show too. Both reads skip what lies before the day: the
-	// journal's older lines are not decoded, the branch's events cache
-	// leaves older blocks unread.
-	evs, err := b.e.allEvents(ctx, now.Add(-24*time.Hour), time.Time{})
+	evs, err := b.lastEvents(ctx, now.Add(-24*time.Hour))
 	if err != nil {
 		return BoardView{}, err
 	}
-	evs = evs[max(len(evs)-boardEvents, 0):]
-	s := BoardView{Store: b.e.StoreLabel(), Now: now, Locks: entries, StaleAfter: b.e.cfg.StaleAfter()}
-	for _, ev := range evs {
-		s.Events = append(s.Events, EventView{Timestamp: ev.Timestamp, Worker: ev.Worker, Action: ev.Action, Key: ev.Key})
-	}
+	s := BoardView{Store: b.e.StoreLabel(), Now: now, Locks: entries, StaleAfter: b.e.cfg.StaleAfter(), Events: evs}
 	s.QueueFile, s.Queue, s.QueueProblem = b.QueueOf(entries)
 	return s, nil
+}
+
+// lastEvents is the lock log's events since day, as `lockgate log`
+// reads them (the journal and the workflow branch, so that other clones'
+// events that reached the branch show too), of which the frame shows the
+// last boardEvents. Only their span is read: when the journal holds
+// boardEvents events at or after some time, no older event can be among
+// the last ones, so the log is read from then on, and the branch's events
+// cache leaves the blocks before it undecoded.
+func (b *Board) lastEvents(ctx context.Context, day time.Time) ([]EventView, error) {
+	journaled, skipped, _, err := b.e.JournalFile().ReadRecent(day)
+	if err != nil {
+		return nil, err
+	}
+	b.e.warnSkippedLines(skipped)
+	from := day
+	if n := len(journaled); n >= boardEvents {
+		// The journal is in the order events were written, which clocks
+		// of processes may not keep: the earliest of its last lines.
+		from = journaled[n-1].Timestamp
+		for _, ev := range journaled[n-boardEvents:] {
+			if ev.Timestamp.Before(from) {
+				from = ev.Timestamp
+			}
+		}
+		kept := journaled[:0]
+		for _, ev := range journaled {
+			if !ev.Timestamp.Before(from) {
+				kept = append(kept, ev)
+			}
+		}
+		journaled = kept
+	}
+	evs, _ := b.e.withBranchEvents(ctx, journaled, from, time.Time{})
+	var out []EventView
+	for _, ev := range evs[max(len(evs)-boardEvents, 0):] {
+		out = append(out, EventView{Timestamp: ev.Timestamp, Worker: ev.Worker, Action: ev.Action, Key: ev.Key})
+	}
+	return out, nil
 }
 
 // QueueOf is the work queue computed from entries, a listing of the whole
