@@ -1,10 +1,13 @@
 package main
 
 import (
+	"bufio"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -143,5 +146,59 @@ func TestServeLFSStoredFiles(t *testing.T) {
 	}
 	if out, err := git(bob, "bob", "commit", "-qm", "bob's hero"); err != nil {
 		t.Fatalf("bob's commit once alice unlocked: %v: %s", err, out)
+	}
+}
+
+// TestServeWarnsOfTheFileStore: served from the file store, whose locks
+// only the server's clone reads, the server says so when it starts and
+// names the shared stores; served from the git store, it does not.
+func TestServeWarnsOfTheFileStore(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		policy string
+		warns  bool
+	}{
+		{"version: 1\nlocks:\n  store: file\n", true},
+		{"version: 1\nlocks:\n  store: git\n", false},
+	} {
+		c := newCLIRepo(t)
+		root := t.TempDir()
+		c.repo.Write(".lockgate.yaml", tt.policy)
+		c.repo.Commit("init")
+		c.repo.Git("init", "-q", "--bare", "-b", "main", filepath.Join(root, "origin.git"))
+		c.repo.Git("remote", "add", "origin", filepath.Join(root, "origin.git"))
+		c.repo.Git("push", "-q", "origin", "main")
+		// The start: every line before the first request's log line.
+		cmd := c.cmd("server", "serve", "--listen", "127.0.0.1:0")
+		stderr, err := cmd.StderrPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		var start []string
+		for lines := bufio.NewScanner(stderr); lines.Scan(); {
+			line := lines.Text()
+			if _, rest, ok := strings.Cut(line, " on http://"); ok {
+				addr, _, _ := strings.Cut(rest, " ")
+				go func() {
+					if res, err := http.Get("http://" + addr + "/healthz"); err == nil {
+						res.Body.Close()
+					}
+				}()
+			}
+			if strings.Contains(line, "GET /healthz") {
+				break
+			}
+			start = append(start, line)
+		}
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		_ = cmd.Wait() // its exit is TestServeGitLFS's to check
+		said := strings.Join(start, "\n")
+		warned := strings.Contains(said, "warning: the file store keeps its locks in this clone") && strings.Contains(said, "locks.store: git")
+		if warned != tt.warns || !strings.Contains(said, "serving the locks of") {
+			t.Errorf("%q: the server's start said\n%s\nwant the file store's warning: %v", tt.policy, said, tt.warns)
+		}
 	}
 }

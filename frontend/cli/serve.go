@@ -62,7 +62,7 @@ func serveCommand() *command {
 				}
 				ln, scheme = tl, "https"
 			}
-			fmt.Fprintf(a.stdio.Err, "lockgate: serving the locks of %s on %s://%s (git-lfs: %s://NAME:TOKEN@%s/lfs)\n", e.StoreLabel(), scheme, ln.Addr(), scheme, ln.Addr())
+			fmt.Fprintf(a.stdio.Err, "lockgate: serving the locks of %s on %s://%s (git-lfs: lfs.url or remote.NAME.lfsurl %s://%s/lfs, the token in a credential helper: docs/serve.md)\n", e.StoreLabel(), scheme, ln.Addr(), scheme, ln.Addr())
 			if e.StoreName() == service.KindFile {
 				// The file store lives in this clone's git directory: a lock
 				// taken through the server binds no other clone's hooks.
