@@ -189,6 +189,14 @@ func (e *Workspace) readAllEvents(ctx context.Context, since, until time.Time) (
 		return nil, 0, err
 	}
 	e.warnSkippedLines(skipped)
+	evs, n := e.withBranchEvents(ctx, evs, since, until)
+	return evs, read + n, nil
+}
+
+// withBranchEvents is evs, the journal's events at or after since, before
+// until, with the workflow branch's of that span that evs lack, by time,
+// and the number of events the branch read decoded.
+func (e *Workspace) withBranchEvents(ctx context.Context, evs []journal.Event, since, until time.Time) ([]journal.Event, int) {
 	if !until.IsZero() {
 		kept := evs[:0]
 		for _, ev := range evs {
@@ -200,12 +208,11 @@ func (e *Workspace) readAllEvents(ctx context.Context, since, until time.Time) (
 	}
 	cfg := workflow.Config{GitDir: e.repo.GitDir, CommonDir: e.repo.CommonDir, WorkTree: e.repo.Toplevel}
 	lr, err := workflow.ReadEventsBetween(ctx, cfg, []string{"refs/heads/" + e.cfg.Workflow.Branch}, since, until)
-	read += lr.Read
 	if err != nil {
 		if !errors.Is(err, context.Canceled) {
 			e.warn("warning", fmt.Sprintf("workflow branch not read: %v", err))
 		}
-		return evs, read, nil
+		return evs, lr.Read
 	}
 	seen := make(map[string]bool, len(evs))
 	for _, ev := range evs {
@@ -223,7 +230,7 @@ func (e *Workspace) readAllEvents(ctx context.Context, since, until time.Time) (
 		}
 		return strings.Compare(x.ID, y.ID)
 	})
-	return evs, read, nil
+	return evs, lr.Read
 }
 
 // WithRequest makes ctx one request of its own: the lock records and

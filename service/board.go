@@ -32,7 +32,7 @@ type BoardView struct {
 	QueueProblem string
 }
 
-// EventView is an event of the journal as the board shows it.
+// EventView is an event of the lock log as the board shows it.
 type EventView struct {
 	Timestamp time.Time
 	Worker    string
@@ -55,24 +55,60 @@ type Board struct {
 func (e *Workspace) Board() *Board { return &Board{e: e} }
 
 // Snapshot reads one frame: the store listed, the last events of the
-// day, and the work queue computed from the same listing.
+// day in the lock log (the journal and the workflow branch), and the work
+// queue computed from the same listing.
 func (b *Board) Snapshot(ctx context.Context) (BoardView, error) {
 	entries, err := b.e.store.List(ctx)
 	if err != nil {
 		return BoardView{}, err
 	}
 	now := b.e.Now()
-	evs, _, _, err := b.e.JournalFile().ReadRecent(now.Add(-24 * time.Hour))
+	evs, err := b.lastEvents(ctx, now.Add(-24*time.Hour))
 	if err != nil {
 		return BoardView{}, err
 	}
-	evs = evs[max(len(evs)-boardEvents, 0):]
-	s := BoardView{Store: b.e.StoreLabel(), Now: now, Locks: entries, StaleAfter: b.e.cfg.StaleAfter()}
-	for _, ev := range evs {
-		s.Events = append(s.Events, EventView{Timestamp: ev.Timestamp, Worker: ev.Worker, Action: ev.Action, Key: ev.Key})
-	}
+	s := BoardView{Store: b.e.StoreLabel(), Now: now, Locks: entries, StaleAfter: b.e.cfg.StaleAfter(), Events: evs}
 	s.QueueFile, s.Queue, s.QueueProblem = b.QueueOf(entries)
 	return s, nil
+}
+
+// lastEvents is the lock log's events since day, as `lockgate log`
+// reads them (the journal and the workflow branch, so that other clones'
+// events that reached the branch show too), of which the frame shows the
+// last boardEvents. Only their span is read: when the journal holds
+// boardEvents events at or after some time, no older event can be among
+// the last ones, so the log is read from then on, and the branch's events
+// cache leaves the blocks before it undecoded.
+func (b *Board) lastEvents(ctx context.Context, day time.Time) ([]EventView, error) {
+	journaled, skipped, _, err := b.e.JournalFile().ReadRecent(day)
+	if err != nil {
+		return nil, err
+	}
+	b.e.warnSkippedLines(skipped)
+	from := day
+	if n := len(journaled); n >= boardEvents {
+		// The journal is in the order events were written, which clocks
+		// of processes may not keep: the earliest of its last lines.
+		from = journaled[n-1].Timestamp
+		for _, ev := range journaled[n-boardEvents:] {
+			if ev.Timestamp.Before(from) {
+				from = ev.Timestamp
+			}
+		}
+		kept := journaled[:0]
+		for _, ev := range journaled {
+			if !ev.Timestamp.Before(from) {
+				kept = append(kept, ev)
+			}
+		}
+		journaled = kept
+	}
+	evs, _ := b.e.withBranchEvents(ctx, journaled, from, time.Time{})
+	var out []EventView
+	for _, ev := range evs[max(len(evs)-boardEvents, 0):] {
+		out = append(out, EventView{Timestamp: ev.Timestamp, Worker: ev.Worker, Action: ev.Action, Key: ev.Key})
+	}
+	return out, nil
 }
 
 // QueueOf is the work queue computed from entries, a listing of the whole

@@ -495,22 +495,24 @@ func (e *Workspace) storeProblems(s *storeSetup, say func(level, msg string)) er
 	}
 	// The clone's store at odds with the policy read: what it says, how to
 	// follow the policy, and which setting to change for everyone.
-	drift, follow, key := "", "", ""
+	// setting is what the policy would say to follow this clone instead.
+	drift, follow, key, setting := "", "", "", ""
 	switch {
 	case s.recorded != nil && s.policy != nil && s.policyNamed && s.recorded.id() != s.policy.id() && (s.policy.Kind != KindRedis || s.policy.URL != ""):
 		drift = fmt.Sprintf("this clone uses %s (%s), but %s says %s", s.recorded.label(), s.recorded.source(), s.policy.Origin, s.policy.label())
-		follow, key = s.policy.name(), "locks.store"
+		follow, key, setting = s.policy.name(), "locks.store", "locks.store: "+s.recorded.name()
 	case s.gitDrift != "":
 		drift = fmt.Sprintf("this clone keeps its git store's locks on %s (%s and %s in %s), but %s says %s",
 			s.recorded.where(), CloneGitRemoteKey, CloneGitRefKey, s.recorded.Origin, s.policy.Origin, s.gitDrift)
 		follow, key = KindGit, "locks.git"
+		setting = fmt.Sprintf("locks.git.remote: %s and locks.git.ref: %s", s.recorded.Remote, s.recorded.Ref)
 	case s.recordedPrefix && s.policyPrefix != "" && s.policyPrefix != s.clonePrefix:
 		origin := config.DefaultFile
 		if e.judging && s.policy != nil {
 			origin = s.policy.Origin // the base's: origin/main:.lockgate.yaml
 		}
 		drift = fmt.Sprintf("this clone uses Redis key prefix %q (%s), but locks.redis_prefix in %s says %q", s.clonePrefix, s.clonePrefixFrom, origin, s.policyPrefix)
-		follow, key = s.clone.name(), "locks.redis_prefix"
+		follow, key, setting = s.clone.name(), "locks.redis_prefix", fmt.Sprintf("locks.redis_prefix: %q", s.clonePrefix)
 	}
 	switch {
 	case drift == "":
@@ -519,7 +521,10 @@ func (e *Workspace) storeProblems(s *storeSetup, say func(level, msg string)) er
 		// another could pass what its locks forbid.
 		return &StoreMismatchError{fmt.Sprintf("%s, so a change judged by either could pass what the other's locks forbid.\nFollow the policy with `lockgate store use %s` (or `lockgate store use --unset`), or name the policy with -c FILE", drift, hint.Quote(follow))}
 	case e.purpose.Gate:
-		return &StoreMismatchError{fmt.Sprintf("%s: a push is refused while they differ, as locks taken in one do not stop commits checked against the other.\nRestore %s in %s, or move this clone there with `lockgate store use %s`", drift, key, s.policy.Origin, hint.Quote(follow))}
+		// Either side may be the one to move: the team, by committing the
+		// clone's store as its policy, or the clone, back to the policy's.
+		return &StoreMismatchError{fmt.Sprintf("%s: a push is refused while they differ, as locks taken in one do not stop commits checked against the other.\nMove everyone to this clone's store: set %s in %s and commit it (`git commit -m 'lockgate: one lock store for everyone' -- %s`); or move this clone back to the policy's with `lockgate store use %s`",
+			drift, setting, s.policy.Origin, hint.Quote(s.policy.Origin), hint.Quote(follow))}
 	default:
 		say("warning", fmt.Sprintf("%s: clones that follow the policy lock elsewhere.\nFollow the policy with `lockgate store use --unset`, or change %s for everyone", drift, key))
 	}

@@ -62,7 +62,13 @@ func serveCommand() *command {
 				}
 				ln, scheme = tl, "https"
 			}
-			fmt.Fprintf(a.stdio.Err, "lockgate: serving the locks of %s on %s://%s (git-lfs: %s://NAME:TOKEN@%s/lfs)\n", e.StoreLabel(), scheme, ln.Addr(), scheme, ln.Addr())
+			fmt.Fprintf(a.stdio.Err, "lockgate: serving the locks of %s on %s://%s (git-lfs: lfs.url or remote.NAME.lfsurl %s://%s/lfs, the token in a credential helper: docs/serve.md)\n", e.StoreLabel(), scheme, ln.Addr(), scheme, ln.Addr())
+			if e.StoreName() == service.KindFile {
+				// The file store lives in this clone's git directory: a lock
+				// taken through the server binds no other clone's hooks.
+				fmt.Fprintln(a.stdio.Err, "lockgate: warning: the file store keeps its locks in this clone: only this clone's hooks see the locks taken through the server, other clones' commits are not refused.\n"+
+					"Share one store with every clone: set locks.store: git (on the remote) or locks.store: redis://HOST:PORT/DB in .lockgate.yaml and commit it, then restart the server (docs/stores.md)")
+			}
 			srv := httpserver.New(e, httpserver.Options{PublicRead: publicRead, RateLimit: limit, Log: func(format string, args ...any) {
 				fmt.Fprintf(a.stdio.Err, "lockgate: %s\n", safetext.Text(fmt.Sprintf(format, args...)))
 			}})
@@ -103,7 +109,11 @@ func serveUserAddCommand() *command {
 				return err
 			}
 			return a.reply(map[string]any{"name": res.User.Name, "type": res.User.Type, "token": res.Token}, func() {
-				fmt.Fprintf(a.stdio.Out, "added %s (%s); its token, shown only now:\n%s\n", safetext.Field(res.User.Name), res.User.Type, res.Token)
+				// The token is the last line, for scripts; before it, how the
+				// person's own hooks come to act as the user, or the user's
+				// git-lfs locks would bind the person's own commits.
+				fmt.Fprintf(a.stdio.Out, "added %s (%s); where that person runs git, lockgate must act as the same worker (put this in their shell profile):\n  %s\nits token, shown only now:\n%s\n",
+					safetext.Field(res.User.Name), res.User.Type, service.WorkerSetup(res.User), res.Token)
 			})
 		},
 	}

@@ -72,6 +72,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /lfs/locks", s.lfs(false, s.listLocks))
 	mux.HandleFunc("POST /lfs/locks/verify", s.lfs(false, s.verifyLocks))
 	mux.HandleFunc("POST /lfs/locks/{id}/unlock", s.lfs(true, s.unlock))
+	mux.HandleFunc("/lfs/objects/", s.objects)
 	s.apiRoutes(mux)
 	mux.Handle("/", s.page())
 	return s.logged(mux)
