@@ -251,12 +251,10 @@ func TestWaitEndsOnAnotherRequestsRelease(t *testing.T) {
 		status, body, err := send(srv, "DELETE", "/api/v1/locks/art/a.psd", "u0", tokens[0], "")
 		released <- answer{status, body, err}
 	}()
-	var rel answer
-	select {
-	case rel = <-released:
-	case a := <-waited:
-		t.Fatalf("the waiting request was answered before the release: %d %v %s", a.status, a.err, a.body)
-	}
+	// A waiter answered before the release (its wait refused, 409) fails
+	// below; one granted because it came after the release is fine, and
+	// both answers may be in by the time they are read.
+	rel := <-released
 	if rel.err != nil || rel.status != http.StatusOK {
 		t.Fatalf("u0 release: %d %v %s", rel.status, rel.err, rel.body)
 	}
