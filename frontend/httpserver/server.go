@@ -154,10 +154,18 @@ func requestIDOf(r *http.Request) string {
 	return requestID()
 }
 
-// Serve answers on ln until ctx is done, then stops taking connections
-// and waits up to drain for the requests under way.
+// Serve answers on ln until ctx is done, then stops taking connections,
+// tells every request under way that the server stops (their context
+// ends: a lock wait answers 503 interrupted at once instead of holding
+// the drain to its end), and waits up to drain for their answers.
 func (s *Server) Serve(ctx context.Context, ln net.Listener, drain time.Duration) error {
+	// Every request's context derives from base, which ends when the
+	// server starts to stop; ctx itself may not end then (a caller's
+	// signal context), so the requests get their own.
+	base, stop := context.WithCancel(context.Background())
+	defer stop()
 	hs := &http.Server{
+		BaseContext:       func(net.Listener) context.Context { return base },
 		Handler:           s.Handler(),
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       30 * time.Second,
@@ -173,6 +181,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener, drain time.Duration
 	case <-ctx.Done():
 	}
 	close(s.stopping)
+	stop()
 	sctx, cancel := context.WithTimeout(context.Background(), drain)
 	defer cancel()
 	if err := hs.Shutdown(sctx); err != nil {
