@@ -17,6 +17,7 @@ import (
 
 	"github.com/lockgate/lockgate/model/locks"
 	"github.com/lockgate/lockgate/service"
+	"github.com/lockgate/lockgate/service/outcome"
 )
 
 // lfsType is the git-lfs API's content type, on every answer under /lfs.
@@ -271,7 +272,10 @@ type lfsError struct {
 // lock in the way for a conflict.
 func (s *Server) fail(w http.ResponseWriter, r *http.Request, rid string, err error) {
 	body := lfsError{Message: err.Error(), RequestID: rid}
-	status := http.StatusInternalServerError
+	// What no case below names is classified as the JSON API classifies
+	// it (an invalid key is a usage error, 422 here as git-lfs expects);
+	// only what lockgate cannot classify is the server's failure.
+	status := lfsStatusOf(outcome.Of(err, outcome.Context{}).Exit)
 	var (
 		auth     *service.AuthError
 		usage    *service.UsageError
@@ -306,11 +310,20 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, rid string, err er
 	case errors.As(err, &usage), errors.Is(err, errBadRequest):
 		status = http.StatusUnprocessableEntity
 	}
-	if status == http.StatusInternalServerError {
+	if status >= http.StatusInternalServerError {
 		s.opts.Log("%s %s (request %s): %v", r.Method, r.URL.Path, rid, err)
 	}
 	w.WriteHeader(status)
 	_ = json.NewEncoder(w).Encode(body) // the client gone: nothing to tell
+}
+
+// lfsStatusOf is the git-lfs API's status of an exit code: as statusOf,
+// but a usage error is 422, the status git-lfs shows the message of.
+func lfsStatusOf(exit int) int {
+	if exit == outcome.ExitUsage {
+		return http.StatusUnprocessableEntity
+	}
+	return statusOf(exit)
 }
 
 // errBadRequest is a body that is not the JSON the route takes.
