@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lockgate/lockgate/frontend/webboard"
 	"github.com/lockgate/lockgate/model/locks"
 	"github.com/lockgate/lockgate/service"
 	"github.com/lockgate/lockgate/service/outcome"
@@ -128,6 +129,9 @@ func (s *Server) logged(h http.Handler) http.Handler {
 		start := time.Now()
 		info := &reqInfo{id: requestID()}
 		sw := &statusWriter{ResponseWriter: w}
+		// Every answer, a refusal before any handler included, is one a
+		// browser may show: the board's headers go on all of them.
+		webboard.SecurityHeaders(w.Header())
 		h.ServeHTTP(sw, r.WithContext(context.WithValue(r.Context(), reqInfoKey{}, info)))
 		user := info.user
 		if user == "" {
