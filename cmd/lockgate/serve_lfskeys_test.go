@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -37,21 +38,38 @@ func TestServeGitLFSFileLooksLikeKey(t *testing.T) {
 	}
 	lines := strings.Split(strings.TrimSpace(out), "\n")
 	alice := lines[len(lines)-1]
+
+	code, out = c.run("admin", "serve", "user", "add", "bob")
+	if code != 0 {
+		t.Fatalf("serve user add: exit %d: %s", code, out)
+	}
+	lines = strings.Split(strings.TrimSpace(out), "\n")
+	bob := lines[len(lines)-1]
 	addr := startServe(t, c)
 
-	dir := filepath.Join(t.TempDir(), "alice")
-	if out, err := exec.Command("git", "clone", "-q", c.repo.Dir, dir).CombinedOutput(); err != nil {
-		t.Fatalf("git clone: %v: %s", err, out)
+	// clone is a clone of the user's, git-lfs pointed at the server, and
+	// its git and sh.
+	clone := func(user, token string) (git, sh func(args ...string) (string, error)) {
+		dir := filepath.Join(t.TempDir(), user)
+		if out, err := exec.Command("git", "clone", "-q", c.repo.Dir, dir).CombinedOutput(); err != nil {
+			t.Fatalf("git clone: %v: %s", err, out)
+		}
+		run := func(name string) func(args ...string) (string, error) {
+			return func(args ...string) (string, error) {
+				cmd := exec.Command(name, args...)
+				cmd.Dir, cmd.Env = dir, c.repo.Env
+				out, err := cmd.CombinedOutput()
+				return string(out), err
+			}
+		}
+		git, sh = run("git"), run("sh")
+		if out, err := git("config", "lfs.url", "http://"+user+":"+token+"@"+addr+"/lfs"); err != nil {
+			t.Fatalf("git config: %v: %s", err, out)
+		}
+		return git, sh
 	}
-	git := func(args ...string) (string, error) {
-		cmd := exec.Command("git", args...)
-		cmd.Dir, cmd.Env = dir, c.repo.Env
-		out, err := cmd.CombinedOutput()
-		return string(out), err
-	}
-	if out, err := git("config", "lfs.url", "http://alice:"+alice+"@"+addr+"/lfs"); err != nil {
-		t.Fatalf("git config: %v: %s", err, out)
-	}
+	git, aliceSh := clone("alice", alice)
+	bobGit, _ := clone("bob", bob)
 	for _, f := range files {
 		if out, err := git("lfs", "lock", "--", f); err != nil {
 			t.Fatalf("git lfs lock %q: %v: %s", f, err, out)
@@ -85,6 +103,22 @@ func TestServeGitLFSFileLooksLikeKey(t *testing.T) {
 	if out, err := commit.CombinedOutput(); err == nil || !strings.Contains(string(out), "locked through [d]b:dump.psd by alice") {
 		t.Fatalf("bob's commit of alice's git-lfs lock on db:dump.psd: %v: %s", err, out)
 	}
+
+	// bob's git lfs lock is refused, naming alice and the command that
+	// ends her lock, which runs in her clone.
+	out, err = bobGit("lfs", "lock", "--", "queue:x")
+	if err == nil || !strings.Contains(out, "locked by alice") {
+		t.Fatalf("bob's git lfs lock of alice's queue:x: %v: %s", err, out)
+	}
+	_, rest, _ := strings.Cut(out, "ask alice to run `")
+	command, _, ok := strings.Cut(rest, "`")
+	if !ok || !strings.HasPrefix(command, "git lfs unlock ") {
+		t.Fatalf("bob's refusal names no command for alice: %s", out)
+	}
+	if out, err := aliceSh("-c", command); err != nil {
+		t.Fatalf("alice runs %s: %v: %s", command, err, out)
+	}
+	files = slices.DeleteFunc(files, func(f string) bool { return f == "queue:x" })
 
 	for _, f := range files {
 		if out, err := git("lfs", "unlock", "--", f); err != nil {

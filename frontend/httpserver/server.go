@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/lockgate/lockgate/frontend/webboard"
+	"github.com/lockgate/lockgate/internal/hint"
 	"github.com/lockgate/lockgate/model/locks"
 	"github.com/lockgate/lockgate/service"
 	"github.com/lockgate/lockgate/service/outcome"
@@ -304,9 +305,15 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, rid string, err er
 		status = http.StatusConflict
 		l := service.LFSLockOf(held.Lock)
 		body.Lock = &l
+		// git-lfs shows the message alone: it names the holder and the
+		// commands that end the lock, as the path git-lfs knows it by.
+		body.Message = fmt.Sprintf("%s is locked by %s (%s) until %s: ask %s to run `git lfs unlock %s`; an operator can remove it with `git lfs unlock --force %s` (logged)",
+			l.Path, held.Lock.Holder, held.Lock.HolderType, held.Lock.ExpiresAt.UTC().Format(time.RFC3339), held.Lock.Holder,
+			lfsArg(l.Path), lfsArg(l.Path))
 	case errors.As(err, &notOwner):
 		status = http.StatusForbidden
-		body.Message = fmt.Sprintf("%s is locked by %s: unlock it with --force to clear another worker's lock", notOwner.Lock.Key, notOwner.Lock.Holder)
+		p := service.LFSLockOf(notOwner.Lock).Path
+		body.Message = fmt.Sprintf("%s is locked by %s: `git lfs unlock --force %s` clears another worker's lock (logged)", p, notOwner.Lock.Holder, lfsArg(p))
 	case errors.As(err, &notFound):
 		status = http.StatusNotFound
 	case errors.As(err, &tooBig):
@@ -319,6 +326,15 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, rid string, err er
 	}
 	w.WriteHeader(status)
 	_ = json.NewEncoder(w).Encode(body) // the client gone: nothing to tell
+}
+
+// lfsArg is path p as an argument of a git lfs command in a message:
+// quoted for a shell, after "--" when it would read as an option.
+func lfsArg(p string) string {
+	if strings.HasPrefix(p, "-") {
+		return "-- " + hint.Quote(p)
+	}
+	return hint.Quote(p)
 }
 
 // lfsStatusOf is the git-lfs API's status of an exit code: as statusOf,
