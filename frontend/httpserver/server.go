@@ -87,6 +87,9 @@ type reqInfo struct {
 	// hashed: the client address's bucket already paid for checking the
 	// request's token against its hash.
 	hashed bool
+	// wait renders the command that waits for a held lock, for the hints
+	// of a request that could have waited (an acquire); nil otherwise.
+	wait func(d string) string
 }
 
 type reqInfoKey struct{}
