@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/lockgate/lockgate/internal/duration"
@@ -242,6 +244,16 @@ func (s *Server) apiAcquire(ctx context.Context, e *service.Workspace, r *http.R
 	if req.Wait > maxAPIWait {
 		return 0, nil, fmt.Errorf("%w: wait %s: at most %s through the server", errBadRequest, b.Wait, duration.Format(maxAPIWait))
 	}
+	if slices.ContainsFunc(b.Keys, lockkey.IsPause) {
+		// A pause is `lockgate pause`'s, journaled as pause, not as a
+		// lock; Pause waits for nothing and takes one feature.
+		if len(b.Keys) != 1 || req.Wait > 0 {
+			return 0, nil, fmt.Errorf("%w: keys: a pause key (feature:F:pause) is taken alone and without wait, as `lockgate pause F` takes it", errBadRequest)
+		}
+		feature := strings.TrimSuffix(strings.TrimPrefix(b.Keys[0], "feature:"), ":pause")
+		res, err := e.Pause(ctx, service.PauseRequest{Feature: feature, Reason: b.Reason, TTL: req.TTL})
+		return http.StatusOK, service.AcquiredViews(res), err
+	}
 	if info, ok := r.Context().Value(reqInfoKey{}).(*reqInfo); ok {
 		// A held key is waited for as the CLI waits: its hint is the CLI's.
 		info.wait = func(d string) string { return hint.Line(hint.WaitAcquire, d, b.Keys) }
@@ -300,6 +312,11 @@ func (s *Server) apiRelease(ctx context.Context, e *service.Workspace, r *http.R
 	if force {
 		res, err := e.ClearLocks(ctx, service.ClearRequest{Target: key, Force: true})
 		return http.StatusOK, res, err
+	}
+	if lockkey.IsPause(key) {
+		// A pause ends as `lockgate unpause F` ends it, journaled as unpause.
+		res, err := e.Unpause(ctx, service.UnpauseRequest{Feature: strings.TrimSuffix(strings.TrimPrefix(key, "feature:"), ":pause")})
+		return http.StatusOK, releasedBody(e, res), err
 	}
 	res, err := e.ReleaseLocks(ctx, service.ReleaseRequest{Keys: []string{key}, Tool: true})
 	return http.StatusOK, releasedBody(e, res), err
