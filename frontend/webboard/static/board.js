@@ -184,12 +184,27 @@
     problem.textContent = q.problem || "";
     document.getElementById("queue-counts").textContent = ["ready", "claimed", "done", "failed"]
       .map((s) => (q.counts[s] || 0) + " " + s).join(", ");
+    const stateOf = new Map(q.packages.map((p) => [p.id, p.state]));
     document.querySelector("#queue tbody").replaceChildren(...q.packages.map((p) => {
       const tr = el("tr", null, "package " + p.state);
       tr.append(el("td", p.title ? p.id + " — " + p.title : p.id), el("td", p.state), el("td", p.priority),
-        el("td", p.holder), el("td", p.waits_for.join(", ")));
+        el("td", p.holder), el("td", waitsFor(p, stateOf), "waits"));
       return tr;
     }));
+  }
+
+  // waitsFor says why a package waits, as the terminal board says it:
+  // its dependencies not done (with their states) and the locks in its
+  // way (with their holders).
+  function waitsFor(p, stateOf) {
+    const why = [];
+    if (p.waits_for.length > 0) {
+      why.push("after " + p.waits_for.map((d) => d + " (" + (stateOf.get(d) || "unknown") + ")").join(", "));
+    }
+    if ((p.held_by || []).length > 0) {
+      why.push(p.held_by.map((l) => l.key + " held by " + l.holder).join(", "));
+    }
+    return why.join("; ");
   }
 
   function renderEvents() {
