@@ -107,7 +107,7 @@ func TestServeGitLFSFileLooksLikeKey(t *testing.T) {
 	// bob's git lfs lock is refused, naming alice and the command that
 	// ends her lock, which runs in her clone.
 	out, err = bobGit("lfs", "lock", "--", "queue:x")
-	if err == nil || !strings.Contains(out, "locked by alice") {
+	if err == nil || !strings.Contains(out, "is held by alice") {
 		t.Fatalf("bob's git lfs lock of alice's queue:x: %v: %s", err, out)
 	}
 	_, rest, _ := strings.Cut(out, "ask alice to run `")

@@ -310,7 +310,7 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, rid string, err er
 		body.Lock = &l
 		// git-lfs shows the message alone: it names the holder and the
 		// commands that end the lock, as the path git-lfs knows it by.
-		body.Message = fmt.Sprintf("%s is locked by %s (%s) until %s: ask %s to run `git lfs unlock %s`; an operator can remove it with `git lfs unlock --force %s` (logged)",
+		body.Message = fmt.Sprintf("cannot lock %s: it is held by %s (%s) until %s: ask %s to run `git lfs unlock %s`; an operator can remove it with `git lfs unlock --force %s` (logged)",
 			l.Path, held.Lock.Holder, held.Lock.HolderType, held.Lock.ExpiresAt.UTC().Format(time.RFC3339), held.Lock.Holder,
 			lfsArg(l.Path), lfsArg(l.Path))
 	case errors.As(err, &notOwner):
