@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"path"
 	"slices"
 	"strconv"
@@ -14,11 +15,13 @@ import (
 
 	"github.com/lockgate/lockgate/model/locks"
 	"github.com/lockgate/lockgate/model/locks/journal"
+	"github.com/lockgate/lockgate/model/locks/lockkey"
 )
 
 // LFSLock is a lockgate lock as the git-lfs File Locking API shows it. A
-// path lock's path is its key; a logical key or a pattern shows as a
-// lock whose path is the key.
+// path lock's path is its key, and a file lfsKey wrote as a pattern shows
+// as its file; a logical key or another pattern shows as a lock whose
+// path is the key.
 type LFSLock struct {
 	ID       string    `json:"id"`
 	Path     string    `json:"path"`
@@ -46,7 +49,83 @@ func LFSLockID(l locks.Lock) string {
 
 // LFSLockOf is l as the git-lfs API shows it.
 func LFSLockOf(l locks.Lock) LFSLock {
-	return LFSLock{ID: LFSLockID(l), Path: l.Key, LockedAt: l.CreatedAt.UTC(), Owner: LFSOwner{Name: l.Holder}}
+	return LFSLock{ID: LFSLockID(l), Path: lfsFileOf(l.Key), LockedAt: l.CreatedAt.UTC(), Owner: LFSOwner{Name: l.Holder}}
+}
+
+// lfsGlob are the characters that make a lock key a pattern and that a
+// one-character class can name; '[' and '{' cannot be named so
+// (lockgate reads "[[]" and "[{]" as unbalanced).
+const lfsGlob = "*?"
+
+// lfsKey is the lock key of the file at path p, which a git-lfs client
+// always means as a file: p itself when lockgate reads it as that path,
+// else p with its first character and every '*' and '?' each written as a
+// one-character class (docs/keys.md): `db:dump.psd` is `[d]b:dump.psd`,
+// `a*.psd` is `[a][*].psd`, a pattern that covers exactly that file. A
+// path lockgate cannot lock even so (inside .git, holding '[' or '{',
+// too long) is a usage error naming it.
+func lfsKey(p string, opts *lockkey.Options) (string, error) {
+	k, err := lockkey.Parse(p, opts)
+	if err == nil && k.Kind == lockkey.KindPath && k.Canonical == p {
+		return p, nil
+	}
+	if strings.ContainsAny(p, "[{") {
+		return "", Usagef("%s: lockgate cannot lock this file: '[' and '{' in a lock key are pattern syntax, and no key names a file with them", lockkey.Shorten(p))
+	}
+	// The rules of a path (not inside .git, no whitespace at a segment's
+	// end ...) still hold past a start that reads as a key: checked on p
+	// as a path under a directory, its glob characters made plain.
+	plain := "x/" + strings.NewReplacer("*", "_", "?", "_").Replace(p)
+	if pk, perr := lockkey.Parse(plain, opts); perr != nil || pk.Kind != lockkey.KindPath || pk.Canonical != plain {
+		if err == nil {
+			err = perr
+		}
+		if err == nil {
+			err = errors.New("it is no clean path")
+		}
+		return "", Usagef("%s: lockgate cannot lock this file: %v", lockkey.Shorten(p), err)
+	}
+	var b strings.Builder
+	for i, r := range p {
+		if i == 0 || strings.ContainsRune(lfsGlob, r) {
+			b.WriteString("[" + string(r) + "]")
+		} else {
+			b.WriteRune(r)
+		}
+	}
+	q := b.String()
+	kq, qerr := lockkey.Parse(q, opts)
+	if qerr == nil && kq.Kind == lockkey.KindPattern && kq.Canonical == q && lockkey.MatchPath(q, p) {
+		return q, nil
+	}
+	if qerr == nil {
+		qerr = fmt.Errorf("lockgate reads %s as the %s key %s", lockkey.Shorten(q), kq.Kind, lockkey.Shorten(kq.Canonical))
+	}
+	return "", Usagef("%s: lockgate cannot lock this file: %v", lockkey.Shorten(p), qerr)
+}
+
+// lfsFileOf is the file path a git-lfs client sees for lock key k: the
+// path lfsKey wrote as one-character classes, else k itself (a path, or
+// a pattern or logical key taken with lockgate).
+func lfsFileOf(k string) string {
+	if !strings.HasPrefix(k, "[") {
+		return k
+	}
+	var b strings.Builder
+	rs := []rune(k)
+	for i := 0; i < len(rs); i++ {
+		if rs[i] == '[' && i+2 < len(rs) && rs[i+2] == ']' {
+			b.WriteRune(rs[i+1])
+			i += 2
+			continue
+		}
+		b.WriteRune(rs[i])
+	}
+	p := b.String()
+	if q, err := lfsKey(p, nil); err == nil && q == k {
+		return p
+	}
+	return k
 }
 
 // LFSNotFoundError is a git-lfs lock id that names no live lock.
@@ -113,7 +192,11 @@ func (e *Workspace) LFSCreateLock(ctx context.Context, r LFSCreateRequest) (LFSL
 	if err != nil {
 		return LFSLock{}, err
 	}
-	res, err := e.AcquireLocks(ctx, AcquireRequest{Keys: []string{p}, Tool: true, Reason: "git lfs lock"})
+	key, err := lfsKey(p, e.keyOptions())
+	if err != nil {
+		return LFSLock{}, err
+	}
+	res, err := e.AcquireLocks(ctx, AcquireRequest{Keys: []string{key}, Tool: true, Reason: "git lfs lock"})
 	if err != nil {
 		return LFSLock{}, err
 	}

@@ -16,10 +16,12 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode"
 
 	"golang.org/x/crypto/bcrypt"
 
 	"github.com/lockgate/lockgate/internal/safefs"
+	"github.com/lockgate/lockgate/model/locks/lockkey"
 	"github.com/lockgate/lockgate/model/scope"
 )
 
@@ -132,8 +134,11 @@ func (e *Workspace) AddUser(r UserAddRequest) (UserAddResult, error) {
 	if r.Type != scope.WorkerHuman && r.Type != scope.WorkerAgent {
 		return UserAddResult{}, Usagef("serve user add: --type must be human or agent, not %q", r.Type)
 	}
-	if _, err := newOwner(r.Name, r.Type, r.Name); err != nil {
+	if err := checkUserName(r.Name); err != nil {
 		return UserAddResult{}, err
+	}
+	if _, err := newOwner(r.Name, r.Type, r.Name); err != nil {
+		return UserAddResult{}, Usagef("serve user add: the name is the worker id of the user's locks: %v", err)
 	}
 	usersMu.Lock()
 	defer usersMu.Unlock()
@@ -164,6 +169,18 @@ func (e *Workspace) AddUser(r UserAddRequest) (UserAddResult, error) {
 		return UserAddResult{}, err
 	}
 	return UserAddResult{User: su.user(), Token: token}, nil
+}
+
+// checkUserName refuses a name HTTP Basic auth cannot log in with: the
+// name ends at the first ':' of NAME:TOKEN, and a name with whitespace
+// does not survive the URLs git-lfs is given (NAME:TOKEN@HOST). The
+// worker-id rule (newOwner) is checked beside it.
+func checkUserName(name string) error {
+	if i := strings.IndexFunc(name, func(r rune) bool { return r == ':' || unicode.IsSpace(r) || unicode.IsControl(r) }); i >= 0 {
+		return Usagef("serve user add: name %q: a user logs in with HTTP Basic NAME:TOKEN, so a name holds no ':', whitespace or control character (found %q)",
+			lockkey.Shorten(name), string([]rune(name[i:])[0]))
+	}
+	return nil
 }
 
 func (s storedUser) user() ServeUser {

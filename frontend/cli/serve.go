@@ -4,9 +4,11 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"strings"
 	"text/tabwriter"
 	"time"
 
+	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/lockgate/lockgate/frontend/httpserver"
@@ -25,10 +27,14 @@ func serveCommand() *command {
 		limit           = httpserver.DefaultRateLimit
 	)
 	return &command{
-		noArgs:     true,
 		takesLocks: true,
 		usage:      "serve",
-		short:      "serve the lock table over HTTP: the git-lfs File Locking API under /lfs (docs/serve.md)",
+		short:      "serve the lock table over HTTP: git-lfs locking (/lfs), the JSON API (/api/v1), the web board (docs/serve.md)",
+		long: "serve the lock table over HTTP (docs/serve.md):\n" +
+			"  /lfs      the git-lfs File Locking API: git lfs lock, locks, unlock and the push-time verify\n" +
+			"  /api/v1   the JSON API: locks, events (also as a stream), work packages\n" +
+			"  /         the web board (docs/webboard.md), which a signed-in user may clear locks from\n" +
+			"Every request but /healthz needs a user's token (lockgate serve user add); --public-read lets reads in without one.",
 		flags: func(fs *pflag.FlagSet) {
 			fs.StringVar(&listen, "listen", "127.0.0.1:7480", "address to listen on, HOST:PORT")
 			fs.BoolVar(&publicRead, "public-read", false, "let requests that only read the locks in without a token")
@@ -37,7 +43,10 @@ func serveCommand() *command {
 			fs.Float64Var(&limit.PerSecond, "rate-limit", limit.PerSecond, "requests a second each user (and each address without a token) may send on average; 0: no limit")
 			fs.IntVar(&limit.Burst, "rate-burst", limit.Burst, "requests each user (and each address without a token) may send at once")
 		},
-		run: func(ctx context.Context, a *app, _ []string) error {
+		run: func(ctx context.Context, a *app, args []string) error {
+			if len(args) > 0 {
+				return unknownServeCommand(args[0])
+			}
 			if (tlsCert == "") != (tlsKey == "") {
 				return service.Usagef("serve: give --tls-cert and --tls-key together, or neither")
 			}
@@ -86,6 +95,19 @@ func serveCommand() *command {
 			}},
 		},
 	}
+}
+
+// unknownServeCommand is the error of `lockgate serve ARG`: serve runs
+// without arguments, so an argument is a mistyped subcommand, and cobra's
+// suggestions (as for every other command group) name the closest.
+func unknownServeCommand(arg string) error {
+	c := &cobra.Command{Use: "serve", SuggestionsMinimumDistance: 2}
+	c.AddCommand(&cobra.Command{Use: "user", Run: func(*cobra.Command, []string) {}})
+	msg := fmt.Sprintf("unknown command %q for %q", arg, "lockgate serve")
+	if s := c.SuggestionsFor(arg); len(s) > 0 {
+		msg += "; did you mean " + strings.Join(s, " or ") + "?"
+	}
+	return service.Usagef("%s (see `lockgate serve --help`)", msg)
 }
 
 func serveUserAddCommand() *command {

@@ -6,11 +6,16 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/lockgate/lockgate/internal/duration"
+	"github.com/lockgate/lockgate/internal/hint"
 	"github.com/lockgate/lockgate/model/locks"
+	"github.com/lockgate/lockgate/model/locks/lockkey"
 	"github.com/lockgate/lockgate/service"
 	"github.com/lockgate/lockgate/service/outcome"
 )
@@ -89,7 +94,11 @@ type apiError struct {
 // apiFail answers err as {error: apiError} with the status its exit code
 // maps to (docs/serve.md), and logs what the server could not classify.
 func (s *Server) apiFail(w http.ResponseWriter, r *http.Request, err error) {
-	o := outcome.Of(err, outcome.Context{})
+	var octx outcome.Context
+	if info, ok := r.Context().Value(reqInfoKey{}).(*reqInfo); ok {
+		octx.Wait = info.wait
+	}
+	o := outcome.Of(err, octx)
 	body := apiError{Code: o.Exit, Class: o.Class, Reason: o.Reason, Message: err.Error(), Hints: append([]string{}, o.Hints...),
 		Expected: o.Expected, RequestID: requestIDOf(r)}
 	if o.Held != nil {
@@ -98,13 +107,19 @@ func (s *Server) apiFail(w http.ResponseWriter, r *http.Request, err error) {
 	}
 	status := statusOf(o.Exit)
 	var (
-		auth    *service.AuthError
-		route   *routeError
-		tooBig  *http.MaxBytesError
-		limited *RateLimitedError
-		quota   *locks.RateLimitedError
+		auth     *service.AuthError
+		route    *routeError
+		tooBig   *http.MaxBytesError
+		limited  *RateLimitedError
+		quota    *locks.RateLimitedError
+		notOwner *locks.NotOwnerError
 	)
 	switch {
+	case errors.As(err, &notOwner) && r.Method == http.MethodDelete && len(body.Hints) == 1 && !lockkey.IsPause(notOwner.Lock.Key):
+		// The API's own force, where the CLI's names `lock release --force`.
+		l := notOwner.Lock
+		body.Hints[0] = fmt.Sprintf("only %s (session %s) may release it; to override: `DELETE %s?force=true` (logged as lock_clear)",
+			l.Holder, l.Session, (&url.URL{Path: "/api/v1/locks/" + l.Key}).EscapedPath())
 	case errors.As(err, &limited):
 		status, body.Code, body.Class = http.StatusTooManyRequests, outcome.ExitRateLimited, outcome.ClassRateLimited
 		w.Header().Set("Retry-After", retryAfter(limited.Retry))
@@ -229,6 +244,20 @@ func (s *Server) apiAcquire(ctx context.Context, e *service.Workspace, r *http.R
 	if req.Wait > maxAPIWait {
 		return 0, nil, fmt.Errorf("%w: wait %s: at most %s through the server", errBadRequest, b.Wait, duration.Format(maxAPIWait))
 	}
+	if slices.ContainsFunc(b.Keys, lockkey.IsPause) {
+		// A pause is `lockgate pause`'s, journaled as pause, not as a
+		// lock; Pause waits for nothing and takes one feature.
+		if len(b.Keys) != 1 || req.Wait > 0 {
+			return 0, nil, fmt.Errorf("%w: keys: a pause key (feature:F:pause) is taken alone and without wait, as `lockgate pause F` takes it", errBadRequest)
+		}
+		feature := strings.TrimSuffix(strings.TrimPrefix(b.Keys[0], "feature:"), ":pause")
+		res, err := e.Pause(ctx, service.PauseRequest{Feature: feature, Reason: b.Reason, TTL: req.TTL})
+		return http.StatusOK, service.AcquiredViews(res), err
+	}
+	if info, ok := r.Context().Value(reqInfoKey{}).(*reqInfo); ok {
+		// A held key is waited for as the CLI waits: its hint is the CLI's.
+		info.wait = func(d string) string { return hint.Line(hint.WaitAcquire, d, b.Keys) }
+	}
 	res, err := e.AcquireLocks(ctx, req)
 	return http.StatusOK, service.AcquiredViews(res.Locks), err
 }
@@ -283,6 +312,11 @@ func (s *Server) apiRelease(ctx context.Context, e *service.Workspace, r *http.R
 	if force {
 		res, err := e.ClearLocks(ctx, service.ClearRequest{Target: key, Force: true})
 		return http.StatusOK, res, err
+	}
+	if lockkey.IsPause(key) {
+		// A pause ends as `lockgate unpause F` ends it, journaled as unpause.
+		res, err := e.Unpause(ctx, service.UnpauseRequest{Feature: strings.TrimSuffix(strings.TrimPrefix(key, "feature:"), ":pause")})
+		return http.StatusOK, releasedBody(e, res), err
 	}
 	res, err := e.ReleaseLocks(ctx, service.ReleaseRequest{Keys: []string{key}, Tool: true})
 	return http.StatusOK, releasedBody(e, res), err

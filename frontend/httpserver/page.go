@@ -92,9 +92,12 @@ func (s *Server) boardSession(w http.ResponseWriter, r *http.Request, csrf strin
 		if !s.opts.PublicRead {
 			w.Header().Set("WWW-Authenticate", `Basic realm="lockgate"`)
 		}
+		// The JSON API's error object, as its own 401s give it; only the
+		// challenge differs (none under PublicRead).
 		w.Header().Set("Content-Type", apiType)
 		w.WriteHeader(http.StatusUnauthorized)
-		_ = json.NewEncoder(w).Encode(map[string]any{"error": map[string]string{"message": err.Error()}}) // the client gone: nothing to tell
+		_ = json.NewEncoder(w).Encode(map[string]any{"error": apiError{Code: outcome.ExitNotPermitted, Class: classUnauthorized, Message: err.Error(),
+			Hints: []string{}, RequestID: requestIDOf(r)}}) // the client gone: nothing to tell
 		return
 	}
 	w.Header().Set("Content-Type", apiType)

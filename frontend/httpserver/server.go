@@ -15,8 +15,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lockgate/lockgate/frontend/webboard"
+	"github.com/lockgate/lockgate/internal/hint"
 	"github.com/lockgate/lockgate/model/locks"
 	"github.com/lockgate/lockgate/service"
+	"github.com/lockgate/lockgate/service/outcome"
 )
 
 // lfsType is the git-lfs API's content type, on every answer under /lfs.
@@ -85,6 +88,9 @@ type reqInfo struct {
 	// hashed: the client address's bucket already paid for checking the
 	// request's token against its hash.
 	hashed bool
+	// wait renders the command that waits for a held lock, for the hints
+	// of a request that could have waited (an acquire); nil otherwise.
+	wait func(d string) string
 }
 
 type reqInfoKey struct{}
@@ -128,6 +134,9 @@ func (s *Server) logged(h http.Handler) http.Handler {
 		start := time.Now()
 		info := &reqInfo{id: requestID()}
 		sw := &statusWriter{ResponseWriter: w}
+		// Every answer, a refusal before any handler included, is one a
+		// browser may show: the board's headers go on all of them.
+		webboard.SecurityHeaders(w.Header())
 		h.ServeHTTP(sw, r.WithContext(context.WithValue(r.Context(), reqInfoKey{}, info)))
 		user := info.user
 		if user == "" {
@@ -155,10 +164,18 @@ func requestIDOf(r *http.Request) string {
 	return requestID()
 }
 
-// Serve answers on ln until ctx is done, then stops taking connections
-// and waits up to drain for the requests under way.
+// Serve answers on ln until ctx is done, then stops taking connections,
+// tells every request under way that the server stops (their context
+// ends: a lock wait answers 503 interrupted at once instead of holding
+// the drain to its end), and waits up to drain for their answers.
 func (s *Server) Serve(ctx context.Context, ln net.Listener, drain time.Duration) error {
+	// Every request's context derives from base, which ends when the
+	// server starts to stop; ctx itself may not end then (a caller's
+	// signal context), so the requests get their own.
+	base, stop := context.WithCancel(context.Background())
+	defer stop()
 	hs := &http.Server{
+		BaseContext:       func(net.Listener) context.Context { return base },
 		Handler:           s.Handler(),
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       30 * time.Second,
@@ -174,6 +191,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener, drain time.Duration
 	case <-ctx.Done():
 	}
 	close(s.stopping)
+	stop()
 	sctx, cancel := context.WithTimeout(context.Background(), drain)
 	defer cancel()
 	if err := hs.Shutdown(sctx); err != nil {
@@ -263,7 +281,10 @@ type lfsError struct {
 // lock in the way for a conflict.
 func (s *Server) fail(w http.ResponseWriter, r *http.Request, rid string, err error) {
 	body := lfsError{Message: err.Error(), RequestID: rid}
-	status := http.StatusInternalServerError
+	// What no case below names is classified as the JSON API classifies
+	// it (an invalid key is a usage error, 422 here as git-lfs expects);
+	// only what lockgate cannot classify is the server's failure.
+	status := lfsStatusOf(outcome.Of(err, outcome.Context{}).Exit)
 	var (
 		auth     *service.AuthError
 		usage    *service.UsageError
@@ -288,9 +309,15 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, rid string, err er
 		status = http.StatusConflict
 		l := service.LFSLockOf(held.Lock)
 		body.Lock = &l
+		// git-lfs shows the message alone: it names the holder and the
+		// commands that end the lock, as the path git-lfs knows it by.
+		body.Message = fmt.Sprintf("cannot lock %s: it is held by %s (%s) until %s: ask %s to run `git lfs unlock %s`; an operator can remove it with `git lfs unlock --force %s` (logged)",
+			l.Path, held.Lock.Holder, held.Lock.HolderType, held.Lock.ExpiresAt.UTC().Format(time.RFC3339), held.Lock.Holder,
+			lfsArg(l.Path), lfsArg(l.Path))
 	case errors.As(err, &notOwner):
 		status = http.StatusForbidden
-		body.Message = fmt.Sprintf("%s is locked by %s: unlock it with --force to clear another worker's lock", notOwner.Lock.Key, notOwner.Lock.Holder)
+		p := service.LFSLockOf(notOwner.Lock).Path
+		body.Message = fmt.Sprintf("%s is locked by %s: `git lfs unlock --force %s` clears another worker's lock (logged)", p, notOwner.Lock.Holder, lfsArg(p))
 	case errors.As(err, &notFound):
 		status = http.StatusNotFound
 	case errors.As(err, &tooBig):
@@ -298,11 +325,29 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, rid string, err er
 	case errors.As(err, &usage), errors.Is(err, errBadRequest):
 		status = http.StatusUnprocessableEntity
 	}
-	if status == http.StatusInternalServerError {
+	if status >= http.StatusInternalServerError {
 		s.opts.Log("%s %s (request %s): %v", r.Method, r.URL.Path, rid, err)
 	}
 	w.WriteHeader(status)
 	_ = json.NewEncoder(w).Encode(body) // the client gone: nothing to tell
+}
+
+// lfsArg is path p as an argument of a git lfs command in a message:
+// quoted for a shell, after "--" when it would read as an option.
+func lfsArg(p string) string {
+	if strings.HasPrefix(p, "-") {
+		return "-- " + hint.Quote(p)
+	}
+	return hint.Quote(p)
+}
+
+// lfsStatusOf is the git-lfs API's status of an exit code: as statusOf,
+// but a usage error is 422, the status git-lfs shows the message of.
+func lfsStatusOf(exit int) int {
+	if exit == outcome.ExitUsage {
+		return http.StatusUnprocessableEntity
+	}
+	return statusOf(exit)
 }
 
 // errBadRequest is a body that is not the JSON the route takes.

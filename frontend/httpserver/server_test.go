@@ -19,7 +19,7 @@ type fixture struct {
 	publicServer *httptest.Server
 }
 
-func newFixture(t *testing.T) *fixture {
+func newFixture(t testing.TB) *fixture {
 	t.Helper()
 	ctx := context.Background()
 	r := gittest.New(t)

@@ -69,6 +69,15 @@ type PackageView struct {
 	Priority int      `json:"priority"`
 	Holder   string   `json:"holder"`
 	WaitsFor []string `json:"waits_for"`
+	// HeldBy are the live locks of others on a ready package's files
+	// and keys: why it waits, as the terminal board says ("held by").
+	HeldBy []HoldView `json:"held_by"`
+}
+
+// HoldView is a lock in a package's way: its key and holder.
+type HoldView struct {
+	Key    string `json:"key"`
+	Holder string `json:"holder"`
 }
 
 // EventView is one of the last events of the journal, oldest first.
@@ -149,8 +158,12 @@ func queueView(s service.BoardView) *QueueView {
 			// An array in the JSON either way: the page need not test for null.
 			waits = []string{}
 		}
+		held := make([]HoldView, 0, len(p.HeldBy))
+		for _, l := range p.HeldBy {
+			held = append(held, HoldView{Key: l.Key, Holder: l.Holder})
+		}
 		q.Packages = append(q.Packages, PackageView{ID: p.ID, Title: p.Title, State: string(p.State), Priority: p.Priority,
-			Holder: p.Holder, WaitsFor: waits})
+			Holder: p.Holder, WaitsFor: waits, HeldBy: held})
 	}
 	return q
 }

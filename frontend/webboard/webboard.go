@@ -68,12 +68,19 @@ func newHandler(src Source, every, poll time.Duration) http.Handler {
 	mux.HandleFunc("GET /board.json", func(w http.ResponseWriter, r *http.Request) { serveJSON(w, r, src) })
 	mux.HandleFunc("GET /board/stream", func(w http.ResponseWriter, r *http.Request) { serveStream(w, r, frames) })
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		h := w.Header()
-		h.Set("Content-Security-Policy", csp)
-		h.Set("X-Content-Type-Options", "nosniff")
-		h.Set("Referrer-Policy", "no-referrer")
+		SecurityHeaders(w.Header())
 		mux.ServeHTTP(w, r)
 	})
+}
+
+// SecurityHeaders sets the headers every answer of the board carries
+// (docs/webboard.md): its Content-Security-Policy, nosniff and
+// no-referrer. A server in front of the board sets them on its own
+// answers too, a 401 or 429 included, which a browser shows as a page.
+func SecurityHeaders(h http.Header) {
+	h.Set("Content-Security-Policy", csp)
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Referrer-Policy", "no-referrer")
 }
 
 // errorBody is the JSON of a snapshot that could not be read.

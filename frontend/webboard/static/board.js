@@ -14,6 +14,18 @@
   // then it shows no clear buttons.
   let session = null;
   const filterBox = document.getElementById("filter");
+  // failed is the last read that failed while no snapshot is shown: it
+  // stays on the page until a snapshot arrives, so that an empty table
+  // never reads as "live".
+  let failed = null;
+
+  // at is the address of a request of the page, built on location.origin:
+  // a page opened at http://NAME:TOKEN@host/ resolves relative addresses
+  // with the credentials in them, which fetch refuses; the browser sends
+  // the credentials it learned on loading the page by itself.
+  function at(path) {
+    return new URL(path, location.origin).href;
+  }
 
   // el makes an element holding text (as text).
   function el(tag, text, cls) {
@@ -123,7 +135,7 @@
 
   // clear asks the server to clear key, then reads the board again.
   function clear(key) {
-    fetch("/board/clear", {
+    fetch(at("/board/clear"), {
       method: "POST",
       cache: "no-store",
       headers: { "Content-Type": "application/json", "X-Lockgate-CSRF": session.csrf },
@@ -146,7 +158,7 @@
       document.getElementById("locks").dataset.session = body ? "signed-in" : "read-only";
       render();
     };
-    fetch("/board/session", { cache: "no-store" })
+    fetch(at("/board/session"), { cache: "no-store" })
       .then((r) => (r.ok ? r.json() : null))
       .then(learned, () => learned(null));
   }
@@ -172,12 +184,27 @@
     problem.textContent = q.problem || "";
     document.getElementById("queue-counts").textContent = ["ready", "claimed", "done", "failed"]
       .map((s) => (q.counts[s] || 0) + " " + s).join(", ");
+    const stateOf = new Map(q.packages.map((p) => [p.id, p.state]));
     document.querySelector("#queue tbody").replaceChildren(...q.packages.map((p) => {
       const tr = el("tr", null, "package " + p.state);
       tr.append(el("td", p.title ? p.id + " — " + p.title : p.id), el("td", p.state), el("td", p.priority),
-        el("td", p.holder), el("td", p.waits_for.join(", ")));
+        el("td", p.holder), el("td", waitsFor(p, stateOf), "waits"));
       return tr;
     }));
+  }
+
+  // waitsFor says why a package waits, as the terminal board says it:
+  // its dependencies not done (with their states) and the locks in its
+  // way (with their holders).
+  function waitsFor(p, stateOf) {
+    const why = [];
+    if (p.waits_for.length > 0) {
+      why.push("after " + p.waits_for.map((d) => d + " (" + (stateOf.get(d) || "unknown") + ")").join(", "));
+    }
+    if ((p.held_by || []).length > 0) {
+      why.push(p.held_by.map((l) => l.key + " held by " + l.holder).join(", "));
+    }
+    return why.join("; ");
   }
 
   function renderEvents() {
@@ -198,6 +225,7 @@
 
   function show(snapshot) {
     data = snapshot;
+    failed = null;
     receivedAt = performance.now();
     render();
   }
@@ -208,13 +236,16 @@
 
   let polling = null;
   function poll() {
-    fetch("/board.json", { cache: "no-store" })
+    fetch(at("/board.json"), { cache: "no-store" })
       .then((r) => r.json().then((body) => {
         if (!r.ok) throw new Error(body.error || r.statusText);
         show(body);
         if (polling) status("updating every " + pollEvery / 1000 + " s");
       }))
-      .catch((err) => status("cannot read the board: " + err.message));
+      .catch((err) => {
+        if (!data) failed = "cannot read the board: " + err.message;
+        status("cannot read the board: " + err.message);
+      });
   }
 
   // The stream, or polling while the browser cannot keep it open: the
@@ -222,8 +253,9 @@
   // is back.
   function connect() {
     if (typeof EventSource === "undefined") { startPolling(); return; }
-    const es = new EventSource("/board/stream");
-    es.addEventListener("open", () => { stopPolling(); status("live"); });
+    const es = new EventSource(at("/board/stream"));
+    // Open is not read: while no snapshot came, a failed read stays shown.
+    es.addEventListener("open", () => { stopPolling(); status(failed || (data ? "live" : "connected, waiting for the board…")); });
     es.addEventListener("board", (ev) => { show(JSON.parse(ev.data)); status("live"); });
     es.addEventListener("problem", (ev) => status(JSON.parse(ev.data).error));
     es.addEventListener("error", () => { es.close(); startPolling(); setTimeout(connect, retryEvery); });
