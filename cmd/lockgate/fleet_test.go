@@ -98,15 +98,17 @@ type fleetWorker struct {
 	log   bytes.Buffer
 }
 
-func runFleet(t *testing.T, store string, storeEnv []string) {
-	tasks := gittest.Rounds(t, 16)
-	// A hang fails the run rather than stalling it: every process dies
-	// with the context.
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute+time.Duration(tasks)*30*time.Second)
-	defer cancel()
+// newFleet is a fleet of rounds rounds on store, in a directory of its
+// own with a home of its own. A hang fails the run rather than stalling
+// it: every process dies with the fleet's context, which the caller
+// cancels when done.
+func newFleet(t *testing.T, store string, storeEnv []string, rounds int) *fleet {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute+time.Duration(rounds)*30*time.Second)
 	f := &fleet{t: t, ctx: ctx, cancel: cancel, bin: lockgateBinary(t), root: t.TempDir(), store: store}
 	home := filepath.Join(f.root, "home")
 	if err := os.MkdirAll(home, 0o755); err != nil {
+		cancel()
 		t.Fatal(err)
 	}
 	// Commits get the real time: verify judges each at its committer time.
@@ -116,6 +118,13 @@ func runFleet(t *testing.T, store string, storeEnv []string) {
 		}
 	}
 	f.env = append(f.env, storeEnv...)
+	return f
+}
+
+func runFleet(t *testing.T, store string, storeEnv []string) {
+	tasks := gittest.Rounds(t, 16)
+	f := newFleet(t, store, storeEnv, tasks)
+	defer f.cancel()
 	f.setup(store)
 	seed := uint64(time.Now().UnixNano())
 	t.Logf("%s store: %d workers × %d tasks, seed %d", store, fleetWorkers, tasks, seed)
@@ -132,8 +141,8 @@ func runFleet(t *testing.T, store string, storeEnv []string) {
 		}()
 	}
 	wg.Wait()
-	if ctx.Err() != nil && len(f.errs) == 0 {
-		f.fail(fmt.Errorf("the fleet did not finish in time: %w", ctx.Err()))
+	if f.ctx.Err() != nil && len(f.errs) == 0 {
+		f.fail(fmt.Errorf("the fleet did not finish in time: %w", f.ctx.Err()))
 	}
 	if len(f.errs) > 0 {
 		f.dumpLogs()

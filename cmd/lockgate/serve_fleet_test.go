@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -76,20 +75,8 @@ type servePerson struct {
 
 func runServeFleet(t *testing.T, store string, storeEnv []string) {
 	rounds := gittest.Rounds(t, 16)
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute+time.Duration(rounds)*30*time.Second)
-	defer cancel()
-	f := &fleet{t: t, ctx: ctx, cancel: cancel, bin: lockgateBinary(t), root: t.TempDir(), store: store}
-	home := filepath.Join(f.root, "home")
-	if err := os.MkdirAll(home, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	// Commits get the real time: verify judges each at its committer time.
-	for _, kv := range gittest.Env(home) {
-		if !strings.HasPrefix(kv, "GIT_AUTHOR_DATE=") && !strings.HasPrefix(kv, "GIT_COMMITTER_DATE=") {
-			f.env = append(f.env, kv)
-		}
-	}
-	f.env = append(f.env, storeEnv...)
+	f := newFleet(t, store, storeEnv, rounds)
+	defer f.cancel()
 	people, workDir := serveFleetSetup(f, store, rounds)
 	seed := uint64(time.Now().UnixNano())
 	t.Logf("%s store: %d people × %d rounds through lockgate serve, %d agents × %d tasks, lockgate work × %d packages, seed %d",
@@ -131,8 +118,8 @@ func runServeFleet(t *testing.T, store string, storeEnv []string) {
 		})
 	}
 	wg.Wait()
-	if ctx.Err() != nil && len(f.errs) == 0 {
-		f.fail(fmt.Errorf("the team did not finish in time: %w", ctx.Err()))
+	if f.ctx.Err() != nil && len(f.errs) == 0 {
+		f.fail(fmt.Errorf("the team did not finish in time: %w", f.ctx.Err()))
 	}
 	// The agents' logs come with every failure (checkHarness and verify
 	// show them too); the people's here.
