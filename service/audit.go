@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/lockgate/lockgate/internal/hint"
@@ -98,15 +99,12 @@ const BranchWriterAction = "workflow"
 // moves by compare-and-swap whatever happens, so a writer that cannot get
 // the lock within a second (someone holds it, or the store is down) writes
 // without it rather than wait.
+//
+// The opener is shared by the copies of a workspace that a server's
+// requests work on, at once: it opens the branch once, whichever asks
+// first, and every caller gets that writer.
 func (e *Workspace) branchWriter(ctx context.Context) func() (*workflow.Writer, error) {
-	var w *workflow.Writer
-	var openErr error
-	opened := false
-	return func() (*workflow.Writer, error) {
-		if opened {
-			return w, openErr
-		}
-		opened = true
+	return sync.OnceValues(func() (*workflow.Writer, error) {
 		// One owner per process: two commands of one session must not
 		// renew (and then release) each other's workflow lock.
 		writer := locks.Owner{Holder: e.me.Holder, HolderType: e.me.HolderType,
@@ -130,15 +128,15 @@ func (e *Workspace) branchWriter(ctx context.Context) func() (*workflow.Writer, 
 			// the branch's file lock.
 			lock = nil
 		}
-		w, openErr = workflow.Open(workflow.Config{
+		w, err := workflow.Open(workflow.Config{
 			GitDir: e.repo.GitDir, CommonDir: e.repo.CommonDir, WorkTree: e.repo.Toplevel, Branch: e.cfg.Workflow.Branch, Remote: e.cfg.Workflow.Remote,
 			Lock: lock, RotateJournal: int64(e.cfg.Journal.RotateBytes),
 		})
-		if openErr == nil {
+		if err == nil {
 			e.closers = append(e.closers, w.Close)
 		}
-		return w, openErr
-	}
+		return w, err
+	})
 }
 
 // maxSkipWarnings bounds the journal lines named one by one in warnings.
