@@ -121,6 +121,30 @@ func newFleet(t *testing.T, store string, storeEnv []string, rounds int) *fleet 
 	return f
 }
 
+// publish commits the seed's tree as the base of main and pushes it to
+// the fleet's origin.
+func (f *fleet) publish(seed string) {
+	f.git(seed, "add", "-A")
+	f.git(seed, "commit", "-q", "-m", "base")
+	f.git(seed, "remote", "add", "origin", f.origin)
+	f.git(seed, "push", "-q", "origin", "main")
+	f.base = f.git(seed, "rev-parse", "HEAD")
+}
+
+// clone is a clone of the fleet's origin named name, lockgate's hooks
+// installed.
+func (f *fleet) clone(name string) string {
+	dir := filepath.Join(f.root, name)
+	f.git(f.root, "clone", "-q", f.origin, dir)
+	// No background gc or maintenance racing the workers' own git runs.
+	f.git(dir, "config", "gc.auto", "0")
+	f.git(dir, "config", "maintenance.auto", "false")
+	if out, err := f.lockgate(dir, "installer", "install"); err != nil {
+		f.t.Fatalf("lockgate install in %s: %v\n%s", name, err, out)
+	}
+	return dir
+}
+
 func runFleet(t *testing.T, store string, storeEnv []string) {
 	tasks := gittest.Rounds(t, 16)
 	f := newFleet(t, store, storeEnv, tasks)
@@ -181,23 +205,8 @@ workflow:
 	for i := range fleetFiles {
 		write(t, filepath.Join(seed, fleetFile(i)), fmt.Sprintf("package src\n\n// file %d\n", i))
 	}
-	f.git(seed, "add", "-A")
-	f.git(seed, "commit", "-q", "-m", "base")
-	f.git(seed, "remote", "add", "origin", f.origin)
-	f.git(seed, "push", "-q", "origin", "main")
-	f.base = f.git(seed, "rev-parse", "HEAD")
-
-	clone := func(name string) string {
-		dir := filepath.Join(f.root, name)
-		f.git(f.root, "clone", "-q", f.origin, dir)
-		// No background gc or maintenance racing the workers' own git runs.
-		f.git(dir, "config", "gc.auto", "0")
-		f.git(dir, "config", "maintenance.auto", "false")
-		if out, err := f.lockgate(dir, "installer", "install"); err != nil {
-			t.Fatalf("lockgate install in %s: %v\n%s", name, err, out)
-		}
-		return dir
-	}
+	f.publish(seed)
+	clone := f.clone
 	shared := clone("shared")
 	for n := range fleetWorkers {
 		w := &fleetWorker{f: f, n: n, id: fmt.Sprintf("agent-%d@fleet", n)}

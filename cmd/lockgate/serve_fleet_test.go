@@ -175,22 +175,8 @@ workflow:
 		fmt.Fprintf(&pkgs, "  - id: WP-%d\n    title: package %d\n    locks:\n      files: [%s]\n", i, i, serveFleetWorkFile(i))
 	}
 	write(t, filepath.Join(seed, "work-packages.yaml"), pkgs.String())
-	f.git(seed, "add", "-A")
-	f.git(seed, "commit", "-q", "-m", "base")
-	f.git(seed, "remote", "add", "origin", f.origin)
-	f.git(seed, "push", "-q", "origin", "main")
-	f.base = f.git(seed, "rev-parse", "HEAD")
-
-	clone := func(name string) string {
-		dir := filepath.Join(f.root, name)
-		f.git(f.root, "clone", "-q", f.origin, dir)
-		f.git(dir, "config", "gc.auto", "0")
-		f.git(dir, "config", "maintenance.auto", "false")
-		if out, err := f.lockgate(dir, "installer", "install"); err != nil {
-			t.Fatalf("lockgate install in %s: %v\n%s", name, err, out)
-		}
-		return dir
-	}
+	f.publish(seed)
+	clone := f.clone
 
 	server := clone("server")
 	tokens := map[string]string{}
