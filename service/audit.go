@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/lockgate/lockgate/internal/hint"
@@ -104,6 +105,16 @@ const BranchWriterAction = "workflow"
 // requests work on, at once: it opens the branch once, whichever asks
 // first, and every caller gets that writer.
 func (e *Workspace) branchWriter(ctx context.Context) func() (*workflow.Writer, error) {
+	// The writer is closed with the workspace: registered here, by the
+	// goroutine that opens the workspace, not by whichever request opens
+	// the branch while others copy the workspace.
+	var opened atomic.Pointer[workflow.Writer]
+	e.closers = append(e.closers, func() error {
+		if w := opened.Load(); w != nil {
+			return w.Close()
+		}
+		return nil
+	})
 	return sync.OnceValues(func() (*workflow.Writer, error) {
 		// One owner per process: two commands of one session must not
 		// renew (and then release) each other's workflow lock.
@@ -133,7 +144,7 @@ func (e *Workspace) branchWriter(ctx context.Context) func() (*workflow.Writer, 
 			Lock: lock, RotateJournal: int64(e.cfg.Journal.RotateBytes),
 		})
 		if err == nil {
-			e.closers = append(e.closers, w.Close)
+			opened.Store(w)
 		}
 		return w, err
 	})
