@@ -155,11 +155,19 @@ func TestWaitPause(t *testing.T) {
 		})
 	}
 	// Lifted while waiting: the wait ends with the pause gone.
+	// The unpause is joined before the test ends: the wait may end as soon
+	// as the lock is gone, while the unpause still writes its event to the
+	// repository the test's cleanup removes.
+	unpaused := make(chan error, 1)
 	go func() {
 		time.Sleep(50 * time.Millisecond)
-		_, _ = alice.Unpause(ctx, service.UnpauseRequest{Feature: "FEAT-1"})
+		_, err := alice.Unpause(ctx, service.UnpauseRequest{Feature: "FEAT-1"})
+		unpaused <- err
 	}()
 	w, err := bob.WaitPause(ctx, service.PauseWaitRequest{Feature: "FEAT-1"})
+	if uerr := <-unpaused; uerr != nil {
+		t.Fatalf("unpause: %v", uerr)
+	}
 	if err != nil || w.TimedOut || w.State.Paused {
 		t.Fatalf("wait ended with %+v, %v; want the pause lifted", w, err)
 	}

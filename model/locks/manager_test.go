@@ -128,16 +128,20 @@ func TestManager(t *testing.T) {
 			if err := acquire(m, bob, time.Hour, "a.py"); err != nil {
 				t.Fatal(err)
 			}
-			released := make(chan time.Time, 1)
+			// The release is joined before the case ends: the wait may be
+			// granted while the release still writes its event.
+			released := make(chan error, 1)
 			go func() {
 				time.Sleep(50 * time.Millisecond)
-				released <- time.Now()
-				_, _ = m.Release(ctx, []string{"a.py"}, bob, false)
+				_, err := m.Release(ctx, []string{"a.py"}, bob, false)
+				released <- err
 			}()
 			if _, err := m.Acquire(ctx, locks.Request{Keys: []string{"a.py"}, Owner: alice, TTL: time.Hour, Wait: 10 * time.Second}); err != nil {
 				t.Fatal(err)
 			}
-			<-released
+			if err := <-released; err != nil {
+				t.Fatalf("release: %v", err)
+			}
 		}},
 		{"wait runs out with a TimeoutError", func(t *testing.T, m *locks.Manager) {
 			if err := acquire(m, bob, time.Hour, "a.py"); err != nil {
