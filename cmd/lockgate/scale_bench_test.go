@@ -358,7 +358,39 @@ func newScaleFixture(b *testing.B, bin, store string, n int) *scaleFixture {
 		}
 	}
 	f.seeded = time.Since(start)
+	f.keep(b)
 	return f
+}
+
+// keep copies the seeded clone (and the git store's remote, which the copy
+// then names as origin) to $LOCKGATE_BENCH_SCALE_KEEP/<store>-<n>/, so that
+// a command can be profiled on a history without seeding it again. The
+// Redis store's fixture is not kept: its server ends with the benchmark.
+func (f *scaleFixture) keep(b *testing.B) {
+	root := os.Getenv("LOCKGATE_BENCH_SCALE_KEEP")
+	if root == "" || f.store == "redis" {
+		return
+	}
+	dst := filepath.Join(root, fmt.Sprintf("%s-%d", f.store, f.n))
+	if err := os.RemoveAll(dst); err != nil {
+		b.Fatal(err)
+	}
+	if err := os.MkdirAll(dst, 0o755); err != nil {
+		b.Fatal(err)
+	}
+	copyDir := func(src, to string) {
+		if out, err := exec.Command("cp", "-a", src, to).CombinedOutput(); err != nil {
+			b.Fatalf("keep: cp %s: %v: %s", src, err, out)
+		}
+	}
+	copyDir(f.repo.Dir, filepath.Join(dst, "clone"))
+	if f.remote != "" {
+		copyDir(f.remote, filepath.Join(dst, "remote.git"))
+		if out, err := exec.Command("git", "-C", filepath.Join(dst, "clone"), "remote", "set-url", "origin", filepath.Join(dst, "remote.git")).CombinedOutput(); err != nil {
+			b.Fatalf("keep: %v: %s", err, out)
+		}
+	}
+	b.Logf("kept the %s store's fixture of %d operations in %s", f.store, f.n, dst)
 }
 
 // commitRange adds the commits `verify` judges to main: one file each,
