@@ -213,11 +213,33 @@ func (a *app) cobraCommand(ctx context.Context, parent, name string, c *command)
 		cc.RunE = func(cmd *cobra.Command, args []string) error {
 			return a.noCommand(cmd, args, strings.TrimPrefix(cmd.CommandPath(), "lockgate ")+": missing subcommand")
 		}
+		cc.SetUsageFunc(groupUsage(cc))
 	}
 	for _, n := range slices.Sorted(maps.Keys(c.sub)) {
 		cc.AddCommand(a.cobraCommand(ctx, strings.TrimSpace(parent+" "+name), n, c.sub[n]))
 	}
 	return cc
+}
+
+// cobraUsage is cobra's own usage text, of whichever command it is given.
+var cobraUsage = (&cobra.Command{}).UsageFunc()
+
+// groupUsage is the usage of the command group g, which runs nothing
+// itself: one line, "lockgate lock [command]". Cobra would print the
+// group's own use line too, since the group has a run function (it
+// reports a missing or mistyped subcommand); the usage is printed as if it
+// had none. The group's subcommands inherit the function, and get cobra's
+// usage unchanged.
+func groupUsage(g *cobra.Command) func(*cobra.Command) error {
+	return func(c *cobra.Command) error {
+		if c != g {
+			return cobraUsage(c)
+		}
+		run := c.RunE
+		c.RunE = nil
+		defer func() { c.RunE = run }()
+		return cobraUsage(c)
+	}
 }
 
 // getenv is os.Getenv; one place so tests can see what is read.
