@@ -4,6 +4,8 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/bmatcuk/doublestar/v4"
 )
 
 // fuzzOptions exercise the configured code paths next to the nil defaults.
@@ -80,12 +82,43 @@ func checkInsideRepo(t *testing.T, in, c string) {
 		if alt == "" || strings.HasPrefix(alt, "/") {
 			t.Fatalf("Parse(%q) = %q: alternative %q is empty or absolute", in, c, alt)
 		}
+		depth := 0 // as checkSegments counts: each segment that can match .. climbs
 		for _, seg := range strings.Split(alt, "/") {
 			if seg == "" || seg == "." || seg == ".." || strings.EqualFold(seg, ".git") {
 				t.Fatalf("Parse(%q) = %q: alternative %q has segment %q", in, c, alt, seg)
 			}
+			if seg == "**" {
+				continue
+			}
+			if seg == "*" || !hasMeta(seg) {
+				depth++
+				continue
+			}
+			for _, name := range gitNames {
+				if strings.Contains(name, ":") && !strings.Contains(seg, ":") {
+					continue // a stream is named by a colon written out (see wildcard)
+				}
+				if ok, _ := doublestar.Match(seg, name); ok {
+					t.Fatalf("Parse(%q) = %q: segment %q matches %q, a name of git's directory", in, c, seg, name)
+				}
+			}
+			if ok, _ := doublestar.Match(seg, ".."); ok {
+				depth--
+			} else {
+				depth++
+			}
+			if depth < 0 {
+				t.Fatalf("Parse(%q) = %q: alternative %q can climb out of the repository", in, c, alt)
+			}
 		}
 	}
+}
+
+// gitNames are names of git's own directory, as IsGitDir reports them,
+// that no accepted pattern's segment may match (doublestar decides).
+var gitNames = []string{
+	".git", ".GIT", ".Git", ".gIt", ".giT", "git~1", "GIT~1", "Git~1",
+	".git.", ".git ", ".git. .", ".GIT..", ".git::$INDEX_ALLOCATION", ".git:x", "git~1.",
 }
 
 // FuzzOverlap checks that Overlap never panics and is symmetric, and that

@@ -98,14 +98,15 @@ func (p *parser) suggestPath(cand string) string {
 }
 
 // checkPattern validates a pattern already cleaned segment-wise: doublestar
-// must accept it, and no brace alternative may smuggle in what the
-// segment-wise cleaning refuses (`{..,a}`, `{,/x}`, `{.git,src}`).
+// must accept it, no brace alternative may smuggle in what the
+// segment-wise cleaning refuses (`{..,a}`, `{,/x}`, `{.git,src}`), and no
+// segment may match it either (`[.]git`, `[.][.]`).
 func checkPattern(pat string) *fail {
 	if !doublestar.ValidatePattern(pat) {
 		return refuse("invalid pattern (unbalanced [ ] or { }, or an empty character class)", "a doublestar pattern such as src/api/**", "")
 	}
 	if !strings.Contains(pat, "{") {
-		return nil
+		return checkSegments(pat)
 	}
 	alts, ok := expandBraces(pat, maxParseAlternatives)
 	if !ok {
@@ -122,6 +123,9 @@ func checkPattern(pat string) *fail {
 			case isGitDir(seg):
 				return refuse(".git is git's own directory and cannot be locked", "", "")
 			}
+		}
+		if f := checkSegments(alt); f != nil {
+			return f
 		}
 	}
 	return nil
