@@ -15,8 +15,14 @@ import (
 // are not part of its API: these names exist for the tests alone.
 
 var (
+	Canonicals      = canonicals
+	CheckID         = checkID
+	IsBookkeeping   = isBookkeeping
 	IsPathArg       = isPathArg
+	Owner           = owner
+	PortKey         = portKey
 	ResolveExisting = resolveExisting
+	Within          = within
 )
 
 func (e *Workspace) AllEvents(ctx context.Context, since time.Time) ([]journal.Event, error) {

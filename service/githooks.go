@@ -353,7 +353,7 @@ func bypassJournal(ctx context.Context, e *Workspace, opts Options) (*journal.Jo
 	if err != nil {
 		return nil, locks.Owner{}, err
 	}
-	me, err := Owner(opts)
+	me, err := owner(opts)
 	if err != nil {
 		return nil, locks.Owner{}, err
 	}

@@ -140,7 +140,7 @@ func (e *Workspace) ReleaseLocks(ctx context.Context, r ReleaseRequest) (locks.R
 	if err != nil {
 		return locks.ReleaseResult{}, err
 	}
-	return e.mgr.Release(ctx, Canonicals(keys), e.me, r.Force)
+	return e.mgr.Release(ctx, canonicals(keys), e.me, r.Force)
 }
 
 // RefreshRequest is `lock refresh` and refresh_lock.
@@ -199,7 +199,7 @@ func (e *Workspace) CheckLocks(ctx context.Context, r CheckRequest) (CheckResult
 	if err != nil {
 		return CheckResult{}, err
 	}
-	sts, err := e.mgr.Check(ctx, Canonicals(keys), e.me)
+	sts, err := e.mgr.Check(ctx, canonicals(keys), e.me)
 	out := CheckResult{Statuses: []KeyStatus{}}
 	for _, s := range sts {
 		out.Statuses = append(out.Statuses, KeyStatus{Key: s.Key, State: s.State, Locks: ViewsOf(s.Locks)})
@@ -287,7 +287,7 @@ func (e *Workspace) ListLocks(ctx context.Context, r ListRequest) (ListResult, e
 	for _, en := range entries {
 		row := LockRow{LockView: ViewOf(en.Lock), Action: en.Action, PID: en.PID, Host: en.Host,
 			TaskAcquired: en.TaskAcquired, RequestID: en.RequestID, TraceID: en.TraceID,
-			Location: e.store.Where(en.Key), Bookkeeping: IsBookkeeping(en.Lock)}
+			Location: e.store.Where(en.Key), Bookkeeping: isBookkeeping(en.Lock)}
 		if row.Bookkeeping && !r.All {
 			continue
 		}

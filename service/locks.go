@@ -14,7 +14,7 @@ import (
 // completeRequest fills in what every lock acquisition shares: the
 // canonical keys, the default TTL, and the task sub-lock of an activity.
 func (e *Workspace) completeRequest(req *locks.Request, keys []lockkey.Key) error {
-	req.Keys = Canonicals(keys)
+	req.Keys = canonicals(keys)
 	if req.TTL == 0 {
 		ttl, err := e.DefaultTTL(keys)
 		if err != nil {
@@ -25,7 +25,7 @@ func (e *Workspace) completeRequest(req *locks.Request, keys []lockkey.Key) erro
 	if req.TaskID == "" {
 		return nil
 	}
-	if err := CheckID("task", req.TaskID); err != nil {
+	if err := checkID("task", req.TaskID); err != nil {
 		return err
 	}
 	for _, k := range keys {
@@ -59,9 +59,9 @@ func (e *Workspace) DefaultTTL(keys []lockkey.Key) (time.Duration, error) {
 	return ttl, nil
 }
 
-// CheckID refuses an id of a task or package (what) that would not
+// checkID refuses an id of a task or package (what) that would not
 // print or parse as one: empty, with a space, '/' or ':', or unsafe text.
-func CheckID(what, id string) error {
+func checkID(what, id string) error {
 	if id == "" || strings.ContainsAny(id, " /:") {
 		return Usagef("invalid %s id %q", what, id)
 	}

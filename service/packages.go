@@ -137,7 +137,7 @@ func (e *Workspace) claimLocks(ctx context.Context, wp *config.WorkPackage, o Cl
 	}
 	ttl := e.claimTTL(wp, o)
 	req := locks.Request{
-		Keys: Canonicals(append([]lockkey.Key{taskKey}, keys...)), Owner: e.me, TTL: ttl,
+		Keys: canonicals(append([]lockkey.Key{taskKey}, keys...)), Owner: e.me, TTL: ttl,
 		Reason: cmp.Or(wp.Locks.Reason, wp.Title), Action: ClaimAction, TaskID: wp.ID, Wait: o.Wait,
 		ExactTTL: o.TTL > 0, KeepHeld: true, Settled: IsFinishedPackage,
 		Events: []journal.Event{{Worker: e.me.Holder, WorkerType: e.me.HolderType, Session: e.me.Session,

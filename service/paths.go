@@ -150,17 +150,17 @@ func (e *Workspace) UserDir() string {
 // as written or with symbolic links resolved. Links inside the worktree
 // are left to throughLinks.
 func (e *Workspace) inWorktree(abs string) (string, bool) {
-	if rel, ok := Within(e.repo.Toplevel, abs); ok {
+	if rel, ok := within(e.repo.Toplevel, abs); ok {
 		return rel, true
 	}
 	top := e.realTopDir()
-	if rel, ok := Within(top, abs); ok {
+	if rel, ok := within(top, abs); ok {
 		return rel, true
 	}
 	// The last element as written: a link there is a file of the
 	// repository.
 	if real, err := resolveExisting(filepath.Dir(abs)); err == nil {
-		return Within(top, filepath.Join(real, filepath.Base(abs)))
+		return within(top, filepath.Join(real, filepath.Base(abs)))
 	}
 	return "", false
 }
@@ -191,7 +191,7 @@ func (e *Workspace) throughLinks(rel string) (string, error) {
 	if real == abs {
 		return rel, nil
 	}
-	r, ok := Within(top, real)
+	r, ok := within(top, real)
 	if !ok {
 		return "", Usagef("%s leads through a symbolic link to %s, outside the worktree %s: lockgate cannot vouch for it", rel, real, e.repo.Toplevel)
 	}
@@ -279,7 +279,7 @@ func (e *Workspace) ttlFor(k lockkey.Key) time.Duration {
 	return e.cfg.TTL(e.me.HolderType, k.Kind)
 }
 
-func Canonicals(keys []lockkey.Key) []string {
+func canonicals(keys []lockkey.Key) []string {
 	out := make([]string, len(keys))
 	for i, k := range keys {
 		out[i] = k.Canonical
@@ -336,8 +336,8 @@ func (e *Workspace) repoPath(p, base string) (string, error) {
 	return rel, nil
 }
 
-// Within returns abs relative to root when abs lies inside root.
-func Within(root, abs string) (string, bool) {
+// within returns abs relative to root when abs lies inside root.
+func within(root, abs string) (string, bool) {
 	rel, err := filepath.Rel(root, abs)
 	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
 		return "", false

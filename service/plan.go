@@ -229,7 +229,7 @@ func (e *Workspace) acquireTask(ctx context.Context, plan *Plan, id string, ttl 
 				return nil, err
 			}
 		}
-		return e.mgr.Acquire(ctx, locks.Request{Keys: Canonicals(keys), Owner: e.me, TTL: ttl,
+		return e.mgr.Acquire(ctx, locks.Request{Keys: canonicals(keys), Owner: e.me, TTL: ttl,
 			Action: "plan", TaskID: t.ID, Reason: "task " + t.ID, ExactTTL: exact})
 	}
 	return nil, Usagef("plan --acquire: no task %q in the plan", id)

@@ -19,8 +19,8 @@ import (
 // only handed out by `ports allocate`, after checking them free by binding.
 const PortNS = "port"
 
-// PortKey is the key of port p's lease.
-func PortKey(p int) string { return PortNS + ":" + strconv.Itoa(p) }
+// portKey is the key of port p's lease.
+func portKey(p int) string { return PortNS + ":" + strconv.Itoa(p) }
 
 // freePort asks the kernel for a TCP port that is free on this machine.
 func freePort() (int, error) {
@@ -63,7 +63,7 @@ func (e *Workspace) AllocatePorts(ctx context.Context, req PortsRequest) ([]lock
 		if err != nil {
 			return leased, err
 		}
-		res, err := e.mgr.Acquire(ctx, locks.Request{Keys: []string{PortKey(p)}, Owner: e.me, TTL: ttl,
+		res, err := e.mgr.Acquire(ctx, locks.Request{Keys: []string{portKey(p)}, Owner: e.me, TTL: ttl,
 			Action: "port", Reason: "port lease"})
 		var held *locks.HeldError
 		if errors.As(err, &held) {
@@ -145,7 +145,7 @@ func (e *Workspace) myPorts(ctx context.Context, args []string) ([]string, error
 		if err != nil || p < 1 || p > 65535 {
 			return nil, Usagef("invalid port %q", s)
 		}
-		keys = append(keys, PortKey(p))
+		keys = append(keys, portKey(p))
 	}
 	if len(keys) > 0 {
 		return keys, nil

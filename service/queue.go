@@ -266,7 +266,7 @@ func heldBy(q *Queue, all []locks.Entry, now time.Time, mine func(locks.Lock) bo
 	}
 	var patterns []int
 	for i, en := range all {
-		if en.Err != nil || mine != nil && mine(en.Lock) || en.Expired(now) || IsBookkeeping(en.Lock) {
+		if en.Err != nil || mine != nil && mine(en.Lock) || en.Expired(now) || isBookkeeping(en.Lock) {
 			continue
 		}
 		id := lockkey.FoldCase(en.Key)
@@ -572,7 +572,7 @@ func (e *Workspace) FinishPackage(ctx context.Context, r FinishRequest) (Finishe
 		// A branch without a commit yet: done at no commit.
 	}
 	var f Finished
-	give, err := e.claimedKeys(ctx, wps, wp, Canonicals(keys), &f)
+	give, err := e.claimedKeys(ctx, wps, wp, canonicals(keys), &f)
 	if err != nil {
 		return Finished{}, err
 	}
@@ -652,7 +652,7 @@ func (e *Workspace) ReleasePackage(ctx context.Context, r PackageRequest) (Finis
 		return Finished{}, Usagef("release-package %s: the package is not claimed", wp.ID)
 	}
 	var f Finished
-	give, err := e.claimedKeys(ctx, wps, wp, Canonicals(keys), &f)
+	give, err := e.claimedKeys(ctx, wps, wp, canonicals(keys), &f)
 	if err != nil {
 		return Finished{}, err
 	}

@@ -210,7 +210,7 @@ func TestWorkPackage(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := Canonicals(keys); wp.ID != tt.id || !slices.Equal(got, tt.wantKeys) {
+			if got := canonicals(keys); wp.ID != tt.id || !slices.Equal(got, tt.wantKeys) {
 				t.Fatalf("%s with keys %v, want %s with %v", wp.ID, got, tt.id, tt.wantKeys)
 			}
 			if got := e.claimTTL(wp, tt.claim); got != tt.wantTTL {

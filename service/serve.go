@@ -34,11 +34,11 @@ type LFSOwner struct {
 	Name string `json:"name"`
 }
 
-// LFSLockID is the git-lfs id of lockgate lock l: the first 20 bytes, in
+// lfsLockID is the git-lfs id of lockgate lock l: the first 20 bytes, in
 // hex, of SHA-256 over its key, a zero byte and its fence. A grant keeps
 // its fence for its life (renewals and refreshes included) and a new
 // grant of the key gets a higher one, so the id names one grant.
-func LFSLockID(l locks.Lock) string {
+func lfsLockID(l locks.Lock) string {
 	h := sha256.New()
 	h.Write([]byte(l.Key))
 	var b [9]byte
@@ -49,7 +49,7 @@ func LFSLockID(l locks.Lock) string {
 
 // LFSLockOf is l as the git-lfs API shows it.
 func LFSLockOf(l locks.Lock) LFSLock {
-	return LFSLock{ID: LFSLockID(l), Path: lfsFileOf(l.Key), LockedAt: l.CreatedAt.UTC(), Owner: LFSOwner{Name: l.Holder}}
+	return LFSLock{ID: lfsLockID(l), Path: lfsFileOf(l.Key), LockedAt: l.CreatedAt.UTC(), Owner: LFSOwner{Name: l.Holder}}
 }
 
 // lfsGlob are the characters that make a lock key a pattern and that a
@@ -334,7 +334,7 @@ func (e *Workspace) LFSUnlock(ctx context.Context, r LFSUnlockRequest) (LFSLock,
 	if err != nil {
 		return LFSLock{}, err
 	}
-	i := slices.IndexFunc(live, func(l locks.Lock) bool { return LFSLockID(l) == r.ID })
+	i := slices.IndexFunc(live, func(l locks.Lock) bool { return lfsLockID(l) == r.ID })
 	if i < 0 {
 		return LFSLock{}, &LFSNotFoundError{ID: r.ID}
 	}

@@ -202,15 +202,15 @@ func TestLFSLockIDNamesAGrant(t *testing.T) {
 	a := locks.Lock{Key: "src/a.go", Fence: 7}
 	b := a
 	b.Holder, b.ExpiresAt = "someone else", b.ExpiresAt.Add(1)
-	if LFSLockID(a) != LFSLockID(b) {
+	if lfsLockID(a) != lfsLockID(b) {
 		t.Error("the id changed with the holder or expiry of one grant")
 	}
 	b.Fence = 8
-	if LFSLockID(a) == LFSLockID(b) {
+	if lfsLockID(a) == lfsLockID(b) {
 		t.Error("two grants of one key share an id")
 	}
 	c := locks.Lock{Key: "src/a.go\x00", Fence: 7}
-	if LFSLockID(a) == LFSLockID(c) {
+	if lfsLockID(a) == lfsLockID(c) {
 		t.Error("two keys share an id")
 	}
 }

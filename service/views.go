@@ -73,14 +73,14 @@ const (
 	PlanCycleKey = "plan:cycle"
 )
 
-// IsBookkeeping reports records lockgate keeps for itself rather than
+// isBookkeeping reports records lockgate keeps for itself rather than
 // locks anyone works under: the planner's state (plan:cycle and the
 // cooldown: records of scope rejections) and the reserved `workflow` lock
 // while a branch writer holds it for the milliseconds of a commit (a
 // `workflow` lock a person took stays in view), and the task records that
 // keep finished work packages' states. `lock list` shows them
 // with --all; `lock clear KEY --force` removes them like any record.
-func IsBookkeeping(l locks.Lock) bool {
+func isBookkeeping(l locks.Lock) bool {
 	ns := lockkey.Namespace(l.Key)
 	return ns == CooldownNS || l.Key == PlanCycleKey || l.Key == lockkey.WorkflowKey && l.Action == BranchWriterAction || IsFinishedPackage(l)
 }

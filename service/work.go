@@ -356,8 +356,8 @@ func (w *WorkLoop) env(wp *config.WorkPackage) ([]string, error) {
 	return []string{
 		"LOCKGATE_PACKAGE=" + wp.ID,
 		"LOCKGATE_PACKAGE_TITLE=" + wp.Title,
-		"LOCKGATE_PACKAGE_FILES=" + strings.Join(Canonicals(files), "\n"),
-		"LOCKGATE_PACKAGE_KEYS=" + strings.Join(Canonicals(keys), "\n"),
+		"LOCKGATE_PACKAGE_FILES=" + strings.Join(canonicals(files), "\n"),
+		"LOCKGATE_PACKAGE_KEYS=" + strings.Join(canonicals(keys), "\n"),
 		"LOCKGATE_WORKER=" + me.Holder,
 		"LOCKGATE_WORKER_TYPE=" + me.HolderType,
 		"LOCKGATE_SESSION=" + me.Session,

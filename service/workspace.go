@@ -377,9 +377,9 @@ func TraceID(tp string) string {
 	return id
 }
 
-// Owner resolves the worker, worker type and session opts name
+// owner resolves the worker, worker type and session opts name
 // (docs/config.md, Identity), without a repository.
-func Owner(opts Options) (locks.Owner, error) {
+func owner(opts Options) (locks.Owner, error) {
 	if opts.Getenv == nil {
 		opts.Getenv = os.Getenv
 	}
