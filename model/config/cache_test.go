@@ -305,3 +305,75 @@ func TestLoadWorkPackagesCached(t *testing.T) {
 		t.Fatalf("unusable cache: %v", err)
 	}
 }
+
+// TestCacheSeesSameSizeSameTime: a file rewritten in place to the same
+// size, with its modification time restored (two writes within the file
+// system's timestamp granularity, a checkout that restores it), is parsed
+// afresh: the cache entry is keyed by the bytes read, not by the file's
+// size and time.
+func TestCacheSeesSameSizeSameTime(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	cache := filepath.Join(dir, "cache")
+	// rewrite replaces path's bytes in place, keeping its size and times.
+	rewrite := func(path, from, to string) {
+		t.Helper()
+		fi, err := os.Stat(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		nb := strings.Replace(string(b), from, to, 1)
+		if len(from) != len(to) || nb == string(b) {
+			t.Fatalf("rewrite %q to %q in %s", from, to, b)
+		}
+		f, err := os.OpenFile(path, os.O_WRONLY, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.WriteAt([]byte(nb), 0); err != nil {
+			t.Fatal(err)
+		}
+		if err := f.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chtimes(path, fi.ModTime(), fi.ModTime()); err != nil {
+			t.Fatal(err)
+		}
+		after, err := os.Stat(path)
+		if err != nil || after.Size() != fi.Size() || !after.ModTime().Equal(fi.ModTime()) {
+			t.Fatalf("size and time not kept: %v, %v", fi, after)
+		}
+	}
+
+	cfg := filepath.Join(dir, ".lockgate.yaml")
+	if err := os.WriteFile(cfg, []byte("version: 1\nplanner: {cooldown_cycles: 3}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []int{3, 3} { // a miss, then a hit
+		if c, err := LoadCached(cfg, cache); err != nil || c.Planner.CooldownCycles != want {
+			t.Fatalf("before the rewrite: %v, %+v", err, c)
+		}
+	}
+	rewrite(cfg, "cooldown_cycles: 3", "cooldown_cycles: 8")
+	if c, err := LoadCached(cfg, cache); err != nil || c.Planner.CooldownCycles != 8 {
+		t.Fatalf("after the rewrite: %v, %+v, want cooldown_cycles 8", err, c)
+	}
+
+	wps := filepath.Join(dir, "work-packages.yaml")
+	if err := os.WriteFile(wps, []byte("packages:\n  - id: A\n    title: first\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		if w, err := LoadWorkPackagesCached(wps, cache); err != nil || w.Packages[0].Title != "first" {
+			t.Fatalf("before the rewrite: %v, %+v", err, w)
+		}
+	}
+	rewrite(wps, "first", "again")
+	if w, err := LoadWorkPackagesCached(wps, cache); err != nil || w.Packages[0].Title != "again" {
+		t.Fatalf("after the rewrite: %v, %+v, want the title again", err, w)
+	}
+}
