@@ -82,7 +82,7 @@ func checkInsideRepo(t *testing.T, in, c string) {
 		if alt == "" || strings.HasPrefix(alt, "/") {
 			t.Fatalf("Parse(%q) = %q: alternative %q is empty or absolute", in, c, alt)
 		}
-		depth := 0 // as checkSegments counts: each segment that can match .. climbs
+		depth := 0 // as checkSegments counts: each segment that only matches .. climbs
 		for _, seg := range strings.Split(alt, "/") {
 			if seg == "" || seg == "." || seg == ".." || strings.EqualFold(seg, ".git") {
 				t.Fatalf("Parse(%q) = %q: alternative %q has segment %q", in, c, alt, seg)
@@ -90,35 +90,75 @@ func checkInsideRepo(t *testing.T, in, c string) {
 			if seg == "**" {
 				continue
 			}
-			if seg == "*" || !hasMeta(seg) {
-				depth++
+			names, ok := segmentNames(seg)
+			if !ok {
+				depth++ // a wildcard or too many names: it matches ordinary ones
 				continue
 			}
-			for _, name := range gitNames {
-				if strings.Contains(name, ":") && !strings.Contains(seg, ":") {
-					continue // a stream is named by a colon written out (see wildcard)
-				}
-				if ok, _ := doublestar.Match(seg, name); ok {
-					t.Fatalf("Parse(%q) = %q: segment %q matches %q, a name of git's directory", in, c, seg, name)
-				}
+			allGit, allParent := true, true
+			for _, n := range names {
+				allGit = allGit && IsGitDir(n)
+				allParent = allParent && n == ".."
 			}
-			if ok, _ := doublestar.Match(seg, ".."); ok {
+			if allGit {
+				t.Fatalf("Parse(%q) = %q: segment %q matches only names of git's directory (%q)", in, c, seg, names)
+			}
+			if allParent {
 				depth--
 			} else {
 				depth++
 			}
 			if depth < 0 {
-				t.Fatalf("Parse(%q) = %q: alternative %q can climb out of the repository", in, c, alt)
+				t.Fatalf("Parse(%q) = %q: alternative %q climbs out of the repository", in, c, alt)
 			}
 		}
 	}
 }
 
-// gitNames are names of git's own directory, as IsGitDir reports them,
-// that no accepted pattern's segment may match (doublestar decides).
-var gitNames = []string{
-	".git", ".GIT", ".Git", ".gIt", ".giT", "git~1", "GIT~1", "Git~1",
-	".git.", ".git ", ".git. .", ".GIT..", ".git::$INDEX_ALLOCATION", ".git:x", "git~1.",
+// segmentNames is every name a segment without `*` or `?` matches, when
+// they are few and ASCII: each position's characters, a literal's or
+// those doublestar's class lets through, multiplied out. ok is false for
+// a segment with a wildcard, a character outside ASCII or too many names.
+func segmentNames(seg string) (names []string, ok bool) {
+	names = []string{""}
+	for i := 0; i < len(seg); i++ {
+		var chars []byte
+		switch c := seg[i]; {
+		case c == '*' || c == '?' || c >= 0x80:
+			return nil, false
+		case c == '[':
+			end := classEnd(seg, i)
+			if end < 0 {
+				return nil, false
+			}
+			class := seg[i : end+1]
+			if strings.IndexFunc(class, func(r rune) bool { return r >= 0x80 }) >= 0 {
+				return nil, false
+			}
+			for b := 1; b < 0x80; b++ {
+				if m, err := doublestar.Match(class, string(rune(b))); m && err == nil {
+					chars = append(chars, byte(b))
+				}
+			}
+			i = end
+		case c == '\\' && i+1 < len(seg):
+			i++
+			chars = []byte{seg[i]}
+		default:
+			chars = []byte{c}
+		}
+		if len(names)*len(chars) > 4096 {
+			return nil, false
+		}
+		var next []string
+		for _, n := range names {
+			for _, ch := range chars {
+				next = append(next, n+string(ch))
+			}
+		}
+		names = next
+	}
+	return names, true
 }
 
 // FuzzOverlap checks that Overlap never panics and is symmetric, and that

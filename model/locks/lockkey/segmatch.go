@@ -1,17 +1,21 @@
 package lockkey
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/bmatcuk/doublestar/v4"
 )
 
-// A pattern may spell a name the literal rules refuse: `[.]git/x` and
-// `.gi?/x` match `.git/x`, `[.][.]/x` matches `../x`. segmentReach decides
-// what one segment of a pattern can match by running the segment over a
-// small automaton of the refused names, the way doublestar would match the
-// segment against them, so that such a pattern is refused as its literal
-// is.
+// A pattern may spell a name the literal rules refuse in disguise:
+// `[.]git/x` and `.GI[T]/x` match only `.git/x`-like paths, `[.][.]/x`
+// only `../x`. segmentOnly decides whether every name one segment of a
+// pattern matches is such a name, by running the segment over a small
+// automaton of the refused names, so that such a pattern is refused as
+// its literal is. A segment that can also match an ordinary name (`.gi?`,
+// `.*`, `??`, `*git`) is allowed: a pattern is matched only against
+// paths inside the repository, where it finds those ordinary names, and
+// nothing inside `.git` is ever staged.
 
 // The states of the automaton of refused names. gitDir and gitStream
 // accept every name IsGitDir reports; dotDot accepts "..".
@@ -88,39 +92,85 @@ func nameNext(s int, c byte) int {
 	return -1
 }
 
-// segmentReach reports whether the pattern segment seg (no slash, no
-// braces, a valid doublestar pattern) can match a name that IsGitDir
-// reports, and whether it can match "..".
-func segmentReach(seg string) (gitName, parent bool) {
+// segmentOnly reports whether every name seg matches is a name of git's
+// directory (gitName), or is ".." (parent). It runs the segment over the
+// automaton for all of its matches at once: a character class, `?` or
+// `*` that lets one character through on which some state has no move
+// means some match is an ordinary name. A class with a character outside
+// ASCII is taken to match an ordinary name too (the automaton's names are
+// ASCII).
+func segmentOnly(seg string) (gitName, parent bool) {
 	var states [nameStates]bool
 	states[nameStart] = true
 	for i := 0; i < len(seg); i++ {
 		var allows func(c byte) bool
 		switch seg[i] {
 		case '*':
-			states = starClosure(states)
+			// Zero characters leave the states as they are; one or more
+			// must keep every state alive on every character.
+			if !everyCharMoves(states, wildcard) {
+				return false, false
+			}
 			continue
 		case '?':
 			allows = wildcard
 		case '[':
 			end := classEnd(seg, i)
 			if end < 0 {
-				// ValidatePattern refused it before; fail closed anyway.
-				return true, true
+				return false, false // doublestar refused it already
 			}
 			class := seg[i : end+1]
+			for j := 0; j < len(class); j++ {
+				if class[j] >= 0x80 {
+					return false, false
+				}
+			}
 			allows = func(c byte) bool {
 				ok, err := doublestar.Match(class, string(rune(c)))
-				return ok || err != nil
+				return ok && err == nil
 			}
 			i = end
+		case '\\':
+			if i+1 < len(seg) {
+				i++
+			}
+			lit := seg[i]
+			allows = func(c byte) bool { return c == lit }
 		default:
 			lit := seg[i]
 			allows = func(c byte) bool { return c == lit }
 		}
+		if !everyCharMoves(states, allows) {
+			return false, false
+		}
 		states = step(states, allows)
 	}
-	return states[gitDir] || states[gitStream], states[dotDot]
+	only := func(accept ...int) bool {
+		for s, on := range states {
+			if on && !slices.Contains(accept, s) {
+				return false
+			}
+		}
+		return true
+	}
+	return only(gitDir, gitStream), only(dotDot)
+}
+
+// everyCharMoves reports whether every state of states has a move on
+// every ASCII character allows lets through: a character without one
+// ends a match that is not a refused name.
+func everyCharMoves(states [nameStates]bool, allows func(c byte) bool) bool {
+	for c := 1; c < 0x80; c++ {
+		if !allows(byte(c)) {
+			continue
+		}
+		for s, on := range states {
+			if on && s != gitStream && nameNext(s, byte(c)) < 0 {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // step is the set of states after one character that allows accepts.
@@ -131,8 +181,7 @@ func step(states [nameStates]bool, allows func(c byte) bool) [nameStates]bool {
 			continue
 		}
 		if s == gitStream {
-			// Every pattern character matches some character, and any
-			// may follow the stream's colon.
+			// Any character may follow the stream's colon.
 			next[gitStream] = true
 			continue
 		}
@@ -147,33 +196,12 @@ func step(states [nameStates]bool, allows func(c byte) bool) [nameStates]bool {
 	return next
 }
 
-// wildcard is the characters `*` and `?` stand for here: all but the colon
-// of an NTFS stream. A stream is named by a colon written out; were `*` to
-// stand for it, every segment ending in `*` and anything (`*.py` matches
-// `.git:.py`) would be refused.
-func wildcard(c byte) bool { return c != ':' }
-
-// starClosure is the set of states after any number of characters.
-func starClosure(states [nameStates]bool) [nameStates]bool {
-	for {
-		next := step(states, wildcard)
-		grown := false
-		for s, on := range next {
-			if on && !states[s] {
-				states[s], grown = true, true
-			}
-		}
-		if !grown {
-			return states
-		}
-	}
-}
+// wildcard is the characters `*` and `?` stand for: any.
+func wildcard(byte) bool { return true }
 
 // checkSegments refuses a pattern alternative (braces expanded) one of
-// whose segments can match what the literal rules refuse: a name of git's
-// own directory, or a ".." that climbs out of the repository. A segment
-// that is only `*` or `**` matches every name and is not one of them:
-// `**` locks the whole worktree, and nothing inside .git is ever staged.
+// whose segments matches only what the literal rules refuse: a name of
+// git's own directory, or a ".." that climbs out of the repository.
 func checkSegments(alt string) *fail {
 	depth := 0 // segments below the root, with each ".." the pattern may match taken as one
 	for _, seg := range strings.Split(alt, "/") {
@@ -187,7 +215,7 @@ func checkSegments(alt string) *fail {
 			depth++
 			continue
 		}
-		gitName, parent := segmentReach(seg)
+		gitName, parent := segmentOnly(seg)
 		if gitName {
 			return refuse(".git is git's own directory and cannot be locked", "", "")
 		}
