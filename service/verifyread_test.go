@@ -104,15 +104,16 @@ func oldHistory(n int) []journal.Event {
 }
 
 // Verify of the last five commits reads about as many events of the lock
-// log with 2,000 or 20,000 older events (in the journal and on the
-// workflow branch) as with 10: those older than the commits, whose locks
-// had expired, are not read, and the journal is read from where its
-// events stop being on the branch.
+// log with 1,000 or 4,000 older events (in the journal and on the
+// workflow branch: 4 and 16 blocks of the events cache) as with 10:
+// those older than the commits, whose locks had expired, are not read,
+// and the journal is read from where its events stop being on the
+// branch.
 func TestVerifyReadsTheLogOfItsRange(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	reads := map[int]int{}
-	for _, n := range []int{10, 2000, 20000} {
+	for _, n := range []int{10, 1000, 4000} {
 		_, e := verifyRepo(t)
 		record(t, e, oldHistory(n))
 		record(t, e, []journal.Event{lockEv(journal.ActionAcquire, "me", "src/a.go", 1, commitDay.Add(-10*time.Minute), time.Hour)})
@@ -137,7 +138,7 @@ func TestVerifyReadsTheLogOfItsRange(t *testing.T) {
 		reads[n] = lr.read
 	}
 	t.Logf("events read: %v", reads)
-	for _, n := range []int{2000, 20000} {
+	for _, n := range []int{1000, 4000} {
 		if reads[n] > reads[10]+256 {
 			t.Fatalf("events read by verify of 5 commits: %v: the older history was read", reads)
 		}
@@ -154,7 +155,7 @@ func TestVerifyReadsALongHeldLock(t *testing.T) {
 		t.Run(holder, func(t *testing.T) {
 			_, e := verifyRepo(t)
 			take := lockEv(journal.ActionAcquire, holder, "src/a.go", 7, commitDay.Add(-72*time.Hour), time.Hour)
-			evs := append(oldHistory(2000), take)
+			evs := append(oldHistory(600), take)
 			for at := take.Timestamp.Add(30 * time.Minute); at.Before(commitDay.Add(time.Hour)); at = at.Add(30 * time.Minute) {
 				evs = append(evs, lockEv(journal.ActionRefresh, holder, "src/a.go", 7, at, time.Hour))
 				for i := range 10 { // others' locks between
@@ -186,14 +187,14 @@ func TestVerifyReadsALongHeldLock(t *testing.T) {
 	}
 }
 
-// `log --since 1h` decodes about as many events with 2,000 older events
+// `log --since 1h` decodes about as many events with 1,000 older events
 // in the journal and on the workflow branch as with 10.
 func TestLogReadsItsSpan(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	now := commitDay.Add(time.Hour)
 	reads := map[int]int{}
-	for _, n := range []int{10, 2000} {
+	for _, n := range []int{10, 1000} {
 		_, e := verifyRepo(t)
 		old := oldHistory(n)
 		if err := e.JournalFile().Append(old...); err != nil {
@@ -221,7 +222,7 @@ func TestLogReadsItsSpan(t *testing.T) {
 		}
 		reads[n] = read
 	}
-	if reads[2000] > reads[10]+256 {
+	if reads[1000] > reads[10]+256 {
 		t.Fatalf("events decoded by log --since 1h: %v: the older history was read", reads)
 	}
 }
@@ -305,7 +306,7 @@ func TestVerifyWithoutCacheReadsLocksTheirNamesDoNotDate(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, e := verifyRepo(t)
-			evs := oldHistory(2000)
+			evs := oldHistory(600)
 			for i := range evs {
 				evs[i].ID = idAt(evs[i].Timestamp, i)
 			}
