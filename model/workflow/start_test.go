@@ -124,3 +124,42 @@ func TestFirstCommitTrackingRefNotEvents(t *testing.T) {
 		t.Fatalf("the branch's tree holds %q, want events/ alone", got)
 	}
 }
+
+// TestPushFetchRunsNoGC: the fetch before a merge starts no automatic gc
+// (which would repack the whole clone in the background of a lock
+// command); the clone's own git commands pack what lockgate wrote. The
+// clone is set so that any gc --auto would run at once and repack: two
+// packs where one is too many.
+func TestPushFetchRunsNoGC(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	remote := newBare(t)
+	a, b := cloneOf(t, remote), cloneOf(t, remote)
+	wa, wb := openWriter(t, repoOf(a)), openWriter(t, repoOf(b))
+	if _, err := wa.Commit(ctx, events("a", 3)); err != nil {
+		t.Fatal(err)
+	}
+	if err := wa.Push(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for _, kv := range [][2]string{{"gc.autoPackLimit", "1"}, {"gc.autoDetach", "false"}, {"transfer.unpackLimit", "1"}} {
+		b.Git("config", kv[0], kv[1])
+	}
+	b.Git("repack", "-q", "-d")
+	if _, err := wb.Commit(ctx, events("b", 2)); err != nil {
+		t.Fatal(err)
+	}
+	if err := wb.Push(ctx); err != nil { // rejected, fetched, merged, pushed
+		t.Fatal(err)
+	}
+	if n := b.Git("rev-list", "--merges", "--count", "lockgate/workflow"); n != "1" {
+		t.Fatalf("%s merges: the push did not fetch and merge", n)
+	}
+	packs, err := filepath.Glob(filepath.Join(b.Dir, ".git", "objects", "pack", "*.pack"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(packs) != 2 {
+		t.Fatalf("%d packs, want 2 (the clone's and the fetched one): a gc ran", len(packs))
+	}
+}
