@@ -41,7 +41,9 @@ func prepare(evs []journal.Event) ([]item, error) {
 // Commit commits the events of evs whose id is not on the branch yet, in
 // one commit, and returns how many it committed: committing the same
 // events again commits nothing. Events without an id get one derived from
-// their content. The branch is created (as a root commit) when missing.
+// their content. A missing branch is created on the remote branch as the
+// clone last fetched it (its remote-tracking ref), or as a root commit
+// when the clone has none.
 // On error nothing was committed; the events are still in the journal, and
 // Sync commits them later.
 func (w *Writer) Commit(ctx context.Context, evs []journal.Event) (committed int, err error) {
@@ -82,7 +84,11 @@ func (w *Writer) commitLocked(ctx context.Context, items []item) (int, error) {
 		if err != nil {
 			return 0, err
 		}
-		c, added, err := w.build(parent, items)
+		base := parent
+		if parent.IsZero() {
+			base = w.startingPoint()
+		}
+		c, added, err := w.build(base, items)
 		if errors.Is(err, plumbing.ErrObjectNotFound) && !reindexed {
 			// Another git process may have packed or fetched objects
 			// since the pack index was read: read it again, once.
@@ -108,6 +114,31 @@ func (w *Writer) commitLocked(ctx context.Context, items []item) (int, error) {
 		lost, took = err, time.Since(start)
 	}
 	return 0, fmt.Errorf("%w: gave up after %d attempts (last: %v)", ErrContention, w.attempts, lost)
+}
+
+// startingPoint is the commit a branch this clone does not have yet
+// starts from: the remote's branch as the clone last fetched it
+// (TrackingRef; a fresh clone has it), so that the first push is a
+// fast-forward of the events added on top, not a root commit that the
+// push must fetch and merge with the whole remote branch, reading every
+// tree of it. The zero hash (a root commit, merged at the push) when the
+// clone has no remote-tracking ref, or one that is not an event commit's
+// root (events/ alone) this clone can read: the push's merge then reports
+// what is wrong with it.
+func (w *Writer) startingPoint() plumbing.Hash {
+	tracking, err := w.readRef(plumbing.ReferenceName(w.TrackingRef()))
+	if err != nil || tracking.IsZero() {
+		return plumbing.ZeroHash
+	}
+	root, err := w.commitTree(tracking)
+	if err != nil {
+		return plumbing.ZeroHash
+	}
+	tr, err := w.trees().get(root)
+	if err != nil || len(tr.Entries) != 1 || tr.Entries[0].Name != eventsDir || tr.Entries[0].Mode != filemode.Dir {
+		return plumbing.ZeroHash
+	}
+	return tracking
 }
 
 // build writes the objects of a commit on parent (zero: a root commit)

@@ -36,6 +36,13 @@
 // events), and writes loose objects in git's format, stored uncompressed
 // (git's core.looseCompression=0; git compresses them when it packs).
 //
+// A clone that does not have the branch yet starts it on its
+// remote-tracking ref (`refs/remotes/<remote>/<branch>`, which a clone of
+// a remote with the branch has), when that names an event commit: its
+// first push is then a fast-forward, whatever the length of the log,
+// where a root commit would have to be merged with the whole remote
+// branch. Without one, the first commit is a root commit.
+//
 // The ref is moved with `git update-ref REF NEW OLD`, a compare-and-swap
 // under git's own `.lock` file: it holds against the git binary and every
 // other writer, which go-git's CheckAndSetReference does not. A lost swap

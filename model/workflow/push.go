@@ -90,7 +90,12 @@ func (w *Writer) Push(ctx context.Context) error {
 			last = st.Summary
 		case st.Rejected():
 			last = st.Summary
-			if err := gitexec.Fetch(ctx, w.repo, w.remote, "+"+w.ref.String()+":"+w.TrackingRef()); err != nil {
+			// FetchRef runs no automatic gc: git's gc --auto, started by
+			// the fetch, would repack the whole clone (every event the
+			// branch ever had, once its loose objects pass gc.auto) in
+			// the background of the command that happened to fetch. The
+			// clone's own git commands still pack what lockgate wrote.
+			if err := gitexec.FetchRef(ctx, w.repo, w.remote, w.ref.String(), w.TrackingRef()); err != nil {
 				if ctx.Err() != nil {
 					return fail(ctx.Err())
 				}
