@@ -217,6 +217,19 @@ func syncedPath(common, ref, path string) string {
 // version, the branch no longer holds its tip): the caller then reads the
 // whole journal. decoded counts the lines decoded.
 func JournalAfterSync(ctx context.Context, cfg Config, ref string, j *journal.Journal) (evs []journal.Event, bad []*journal.CorruptLineError, decoded int, ok bool, err error) {
+	return RecentJournalAfterSync(ctx, cfg, ref, j, time.Time{})
+}
+
+// RecentJournalAfterSync is JournalAfterSync for a reader of the events
+// at or after since (zero: all), who reads the branch's of that span:
+// of the lines after the mark, it returns what journal.ReadRecent
+// returns of them (journal.ReadRecentAfter). Together with the branch's
+// events of the span, read after this call (a branch that moves on
+// meanwhile still holds the mark's tip), they are the journal's events of
+// the span and its lines that are not events, as ReadRecent reads them
+// all: the lines before the mark are events CatchUp read as Append
+// writes them (journal.ReadFrom), which the branch holds as they are.
+func RecentJournalAfterSync(ctx context.Context, cfg Config, ref string, j *journal.Journal, since time.Time) (evs []journal.Event, bad []*journal.CorruptLineError, decoded int, ok bool, err error) {
 	common := cfg.CommonDir
 	if common == "" {
 		common = cfg.GitDir
@@ -230,7 +243,7 @@ func JournalAfterSync(ctx context.Context, cfg Config, ref string, j *journal.Jo
 		// Not an answer to trust either way: read the whole journal.
 		return nil, nil, 0, false, nil //nolint:nilerr // reading it all is the safe answer
 	}
-	return j.ReadAfter(m.off, m.segment)
+	return j.ReadRecentAfter(m.off, m.segment, since)
 }
 
 // mark is a syncedFile: up to byte off of the journal's segment named

@@ -509,7 +509,10 @@ func (sg segment) scan(fn func(line int, ev Event) error, skip func(*CorruptLine
 // segment that start at byte offset off or later, and end, the offset
 // just past the last line read that ends with its newline: a caller that
 // keeps end and reads from it next time reads each complete line once,
-// and a last line still without its newline again. head names the
+// and a last line still without its newline again. end stops before the
+// first line that is not an event as Append writes it (see asWritten),
+// so that the lines before end are events the workflow branch holds as
+// they are written here, once committed. head names the
 // segment the offset is in (a digest of its first line, as ReadFrom
 // returns it: "" reads from the start); an offset of another segment (the
 // journal was rotated since), or one the segment cannot have given (past
@@ -565,6 +568,7 @@ func (j *Journal) ReadFrom(off int64, head string) (evs []Event, end int64, segm
 		if !tooLong && len(bytes.TrimSpace(chunk)) > 0 {
 			if ev, perr := ParseLine(chunk); perr == nil {
 				evs = append(evs, ev)
+				stuck = stuck || !asWritten(chunk, ev)
 			} else {
 				stuck = true
 			}
@@ -576,7 +580,11 @@ func (j *Journal) ReadFrom(off int64, head string) (evs []Event, end int64, segm
 		}
 		// end stops before a line that is not an event: a reader that
 		// trusts the lines before end (ReadAfter) reads it again, and
-		// reports it.
+		// reports it. It stops too before an event not written as Append
+		// writes it (without an id, in another time zone, with fields in
+		// another order or of a newer version): the workflow branch holds
+		// such an event as Append would write it, which a reader of the
+		// branch decodes to another event than this line's.
 		if !stuck {
 			end = off + cr.n - int64(br.Buffered())
 		}
@@ -590,6 +598,14 @@ func (j *Journal) ReadFrom(off int64, head string) (evs []Event, end int64, segm
 // segment or cannot be one: the caller then reads the whole journal.
 // decoded counts the lines decoded.
 func (j *Journal) ReadAfter(off int64, head string) (evs []Event, bad []*CorruptLineError, decoded int, ok bool, err error) {
+	return j.ReadRecentAfter(off, head, time.Time{})
+}
+
+// ReadRecentAfter is ReadAfter as ReadRecent reads: the events at or
+// after since (zero: all), the lines quickTime dates before since passed
+// over undecoded and unchecked. Of the lines from the mark on, it returns
+// what ReadRecent returns of them.
+func (j *Journal) ReadRecentAfter(off int64, head string, since time.Time) (evs []Event, bad []*CorruptLineError, decoded int, ok bool, err error) {
 	if head == "" || off <= 0 {
 		return nil, nil, 0, false, nil
 	}
@@ -633,18 +649,37 @@ func (j *Journal) ReadAfter(off int64, head string) (evs []Event, bad []*Corrupt
 	if last != '\n' {
 		return nil, nil, 0, false, nil // not at the start of a line
 	}
-	err = scan(io.NewSectionReader(sg.f, off, sg.size-off), func(_ int, ev Event) error {
+	err = scanBefore(io.NewSectionReader(sg.f, off, sg.size-off), func(_ int, ev Event) error {
 		decoded++
-		evs = append(evs, ev)
+		if since.IsZero() || !ev.Timestamp.Before(since) {
+			evs = append(evs, ev)
+		}
 		return nil
 	}, func(ce *CorruptLineError) {
 		ce.Path, ce.Line = j.path, ce.Line+base
 		bad = append(bad, ce)
-	})
+	}, since)
 	if err != nil {
 		return nil, nil, 0, false, fmt.Errorf("read journal %s: %w", j.path, err)
 	}
 	return evs, bad, decoded, true, nil
+}
+
+// asWritten reports whether line is ev as Append writes it, byte for
+// byte, newline included.
+func asWritten(line []byte, ev Event) bool {
+	if ev.ID == "" {
+		return false
+	}
+	ev.Timestamp = ev.Timestamp.UTC()
+	if ev.ExpiresAt != nil {
+		exp := ev.ExpiresAt.UTC()
+		ev.ExpiresAt = &exp
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	return enc.Encode(ev) == nil && bytes.Equal(buf.Bytes(), line)
 }
 
 // firstLineDigest names a segment of the journal by its first line (up
