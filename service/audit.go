@@ -193,7 +193,7 @@ func (e *Workspace) allEvents(ctx context.Context, since, until time.Time) ([]jo
 // the journal (its lines dated before since are not, nor those before the
 // sync mark; see recentJournal) and from the branch and its cache.
 func (e *Workspace) readAllEvents(ctx context.Context, since, until time.Time) ([]journal.Event, int, error) {
-	jr, err := e.recentJournal(ctx, since)
+	jr, err := e.recentJournal(ctx, since, 0)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -203,29 +203,30 @@ func (e *Workspace) readAllEvents(ctx context.Context, since, until time.Time) (
 // journalRead is what recentJournal read of the journal: its events at
 // or after since, the lines that are not events, and how many lines were
 // decoded. afterSync says that only the lines after the sync mark were
-// read, whose earlier ones are on the workflow branch.
+// read, whose earlier ones are on the workflow branch; last are then the
+// events of the last lines before the mark.
 type journalRead struct {
 	since     time.Time
 	evs       []journal.Event
 	bad       []*journal.CorruptLineError
 	decoded   int
 	afterSync bool
+	last      []journal.Event
 }
 
 // recentJournal reads the journal's events at or after since, as
 // journal.ReadRecent reads them, for a reader who then reads the
 // workflow branch's of that span: only the lines after the mark the last
-// catch-up left (workflow.RecentJournalAfterSync), when the branch still
-// holds its tip, for the lines before it are events on the branch; the
-// whole journal otherwise. Either way the journal's events and the
-// branch's together are the same.
-func (e *Workspace) recentJournal(ctx context.Context, since time.Time) (journalRead, error) {
+// catch-up left (workflow.RecentJournalAfterSync), and the events of up
+// to last lines before it, when the branch still holds the mark's tip,
+// for the lines before the mark are events on the branch; the whole
+// journal otherwise. Either way the journal's events and the branch's
+// together are the same.
+func (e *Workspace) recentJournal(ctx context.Context, since time.Time, last int) (journalRead, error) {
 	jr := journalRead{since: since}
-	var ok bool
-	var err error
-	jr.evs, jr.bad, jr.decoded, ok, err = workflow.RecentJournalAfterSync(ctx, e.workflowReadConfig(), e.LogRefs()[0], e.JournalFile(), since)
+	as, ok, err := workflow.RecentJournalAfterSync(ctx, e.workflowReadConfig(), e.branchRef(), e.JournalFile(), since, last)
 	if err == nil && ok {
-		jr.afterSync = true
+		jr.evs, jr.bad, jr.decoded, jr.afterSync, jr.last = as.Events, as.Bad, as.Decoded, true, as.Last
 		return jr, nil
 	}
 	// A mark that cannot be read from is no answer: the journal whole,
@@ -233,6 +234,9 @@ func (e *Workspace) recentJournal(ctx context.Context, since time.Time) (journal
 	jr.evs, jr.bad, jr.decoded, err = e.JournalFile().ReadRecent(since)
 	return jr, err
 }
+
+// branchRef is the local workflow branch's full name.
+func (e *Workspace) branchRef() string { return "refs/heads/" + e.cfg.Workflow.Branch }
 
 // workflowReadConfig names the workflow branch's repository to its
 // readers.
@@ -247,7 +251,7 @@ func (e *Workspace) workflowReadConfig() workflow.Config {
 // read whole: the events before the mark are the branch's to give. The
 // lines of the journal that are not events are warned of.
 func (e *Workspace) withBranchEvents(ctx context.Context, jr journalRead, from, until time.Time) ([]journal.Event, int, error) {
-	lr, err := workflow.ReadEventsBetween(ctx, e.workflowReadConfig(), []string{e.LogRefs()[0]}, from, until)
+	lr, err := workflow.ReadEventsBetween(ctx, e.workflowReadConfig(), []string{e.branchRef()}, from, until)
 	if err != nil && jr.afterSync {
 		whole := journalRead{since: jr.since}
 		var rerr error

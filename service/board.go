@@ -77,20 +77,33 @@ func (b *Board) Snapshot(ctx context.Context) (BoardView, error) {
 // events that reached the branch show too), of which the frame shows the
 // last boardEvents. Only their span is read: the journal from the sync
 // mark when the branch holds it (recentJournal); and when the journal's
-// lines read hold boardEvents events at or after some time, no older
-// event can be among the last ones, so the branch is read from then on,
-// its events cache leaving the blocks before it undecoded.
+// last lines (those before the mark included, whose events are on the
+// branch) hold boardEvents events at or after some time, no older event
+// can be among the last ones, so the branch is read from then on, its
+// events cache leaving the blocks before it undecoded.
 func (b *Board) lastEvents(ctx context.Context, day time.Time) ([]EventView, error) {
-	jr, err := b.e.recentJournal(ctx, day)
+	jr, err := b.e.recentJournal(ctx, day, boardEvents)
 	if err != nil {
 		return nil, err
 	}
+	// The journal's last events of the day: those read, after those of
+	// the lines before the sync mark, which are on the branch.
+	tail := jr.evs
+	if len(tail) < boardEvents {
+		tail = nil
+		for _, ev := range jr.last {
+			if !ev.Timestamp.Before(day) {
+				tail = append(tail, ev)
+			}
+		}
+		tail = append(tail, jr.evs...)
+	}
 	from := day
-	if n := len(jr.evs); n >= boardEvents {
+	if n := len(tail); n >= boardEvents {
 		// The journal is in the order events were written, which clocks
 		// of processes may not keep: the earliest of its last lines.
-		from = jr.evs[n-1].Timestamp
-		for _, ev := range jr.evs[n-boardEvents:] {
+		from = tail[n-1].Timestamp
+		for _, ev := range tail[n-boardEvents:] {
 			if ev.Timestamp.Before(from) {
 				from = ev.Timestamp
 			}

@@ -211,7 +211,7 @@ func TestLogAndBoardReadTheJournalAfterTheSyncMark(t *testing.T) {
 				want := wholeJournalReading(ctx, t, e, &said, sp.since, sp.until)
 				wantSaid := said
 				said = nil
-				jr, err := e.recentJournal(ctx, sp.since)
+				jr, err := e.recentJournal(ctx, sp.since, 0)
 				if err != nil {
 					t.Fatal(err)
 				}

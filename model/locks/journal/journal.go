@@ -624,29 +624,11 @@ func (j *Journal) ReadRecentAfter(off int64, head string, since time.Time) (evs 
 	if segment != head || off > sg.size {
 		return nil, nil, 0, false, nil
 	}
-	// The lines before the mark, counted (not decoded) so that a line
-	// named in a warning has its number in the file.
-	base := 0
-	br := bufio.NewReaderSize(io.NewSectionReader(sg.f, 0, off), 64<<10)
-	last := byte('\n')
-	for {
-		chunk, rerr := br.ReadSlice('\n')
-		if len(chunk) > 0 {
-			last = chunk[len(chunk)-1]
-		}
-		if errors.Is(rerr, bufio.ErrBufferFull) {
-			continue
-		}
-		if rerr == nil {
-			base++
-			continue
-		}
-		if !errors.Is(rerr, io.EOF) {
-			return nil, nil, 0, false, fmt.Errorf("read journal %s: %w", j.path, rerr)
-		}
-		break
+	var prev [1]byte
+	if _, err := sg.f.ReadAt(prev[:], off-1); err != nil {
+		return nil, nil, 0, false, fmt.Errorf("read journal %s: %w", j.path, err)
 	}
-	if last != '\n' {
+	if prev[0] != '\n' {
 		return nil, nil, 0, false, nil // not at the start of a line
 	}
 	err = scanBefore(io.NewSectionReader(sg.f, off, sg.size-off), func(_ int, ev Event) error {
@@ -656,13 +638,105 @@ func (j *Journal) ReadRecentAfter(off int64, head string, since time.Time) (evs 
 		}
 		return nil
 	}, func(ce *CorruptLineError) {
-		ce.Path, ce.Line = j.path, ce.Line+base
+		ce.Path = j.path
 		bad = append(bad, ce)
 	}, since)
 	if err != nil {
 		return nil, nil, 0, false, fmt.Errorf("read journal %s: %w", j.path, err)
 	}
+	if len(bad) > 0 {
+		// A line named in a warning has its number in the file: the
+		// lines before the mark are counted, only then.
+		base, err := countLines(io.NewSectionReader(sg.f, 0, off))
+		if err != nil {
+			return nil, nil, 0, false, fmt.Errorf("read journal %s: %w", j.path, err)
+		}
+		for _, ce := range bad {
+			ce.Line += base
+		}
+	}
 	return evs, bad, decoded, true, nil
+}
+
+// tailBytes bounds how far back from a mark LastBefore reads.
+const tailBytes = 1 << 20
+
+// LastBefore returns the events of the last n lines of the journal's
+// current segment before a mark ReadFrom gave (off, head), in file
+// order: lines CatchUp saw committed, which the workflow branch holds as
+// they are written here. It returns fewer when the segment has fewer
+// lines before the mark, when they take more than tailBytes, or when one
+// of them is not an event (then only those after it): a reader who
+// narrows a read by them reads more then, never less. It returns nothing
+// when the mark is not of the current segment.
+func (j *Journal) LastBefore(off int64, head string, n int) ([]Event, error) {
+	if head == "" || off <= 0 || n <= 0 {
+		return nil, nil
+	}
+	if err := safefs.CheckDirs(filepath.Dir(j.path), 1); err != nil {
+		return nil, fmt.Errorf("read journal: %w", err)
+	}
+	sg, err := openSegment(j.path)
+	if err != nil || sg.f == nil {
+		return nil, err
+	}
+	defer sg.close()
+	segment, err := firstLineDigest(sg.f, sg.size)
+	if err != nil {
+		return nil, fmt.Errorf("read journal %s: %w", j.path, err)
+	}
+	if segment != head || off > sg.size {
+		return nil, nil
+	}
+	// Back from the mark, four times as far each time, until n lines
+	// are read whole.
+	for size := int64(16 << 10); ; size *= 4 {
+		start := max(0, off-min(size, tailBytes))
+		buf := make([]byte, off-start)
+		if _, err := sg.f.ReadAt(buf, start); err != nil {
+			return nil, fmt.Errorf("read journal %s: %w", j.path, err)
+		}
+		if buf[len(buf)-1] != '\n' {
+			return nil, nil // not at the start of a line
+		}
+		body := buf[:len(buf)-1]
+		if bytes.Count(body, []byte{'\n'}) < n && start > 0 && size < tailBytes {
+			continue
+		}
+		lines := bytes.Split(body, []byte{'\n'})
+		if start > 0 {
+			lines = lines[1:] // begun before what was read
+		}
+		var evs []Event
+		for _, line := range lines[max(0, len(lines)-n):] {
+			if len(bytes.TrimSpace(line)) == 0 {
+				continue
+			}
+			ev, err := ParseLine(line)
+			if err != nil {
+				evs = nil
+				continue
+			}
+			evs = append(evs, ev)
+		}
+		return evs, nil
+	}
+}
+
+// countLines counts the newlines r reads.
+func countLines(r io.Reader) (int, error) {
+	buf := make([]byte, 64<<10)
+	n := 0
+	for {
+		m, err := r.Read(buf)
+		n += bytes.Count(buf[:m], []byte{'\n'})
+		if errors.Is(err, io.EOF) {
+			return n, nil
+		}
+		if err != nil {
+			return n, err
+		}
+	}
 }
 
 // asWritten reports whether line is ev as Append writes it, byte for
