@@ -906,16 +906,7 @@ func quickTime(line []byte) (time.Time, bool) {
 		return time.Time{}, false
 	}
 	stamp := rest[:end]
-	names := 0
-	for i, c := range line {
-		if c >= 0x80 {
-			return time.Time{}, false
-		}
-		if i+len("timestamp") <= len(line) && bytes.EqualFold(line[i:i+len("timestamp")], []byte("timestamp")) {
-			names++
-		}
-	}
-	if names != 1 {
+	if !isASCII(line) || foldCount(line, "timestamp") != 1 {
 		return time.Time{}, false
 	}
 	t, err := time.Parse(time.RFC3339Nano, string(stamp))
@@ -923,6 +914,43 @@ func quickTime(line []byte) (time.Time, bool) {
 		return time.Time{}, false
 	}
 	return t, true
+}
+
+// isASCII reports whether b holds no byte outside ASCII, eight bytes at
+// a time: every line a reader of recent events passes over is checked.
+func isASCII(b []byte) bool {
+	for len(b) >= 8 {
+		if binary.LittleEndian.Uint64(b)&0x8080808080808080 != 0 {
+			return false
+		}
+		b = b[8:]
+	}
+	for _, c := range b {
+		if c >= 0x80 {
+			return false
+		}
+	}
+	return true
+}
+
+// foldCount counts where in b the lower-case ASCII word name begins, in
+// any case: at each byte that is its first letter in either case
+// (bytes.IndexByte), compared there alone.
+func foldCount(b []byte, name string) int {
+	n := 0
+	for _, first := range []byte{name[0], name[0] - 'a' + 'A'} {
+		for rest := b; ; {
+			i := bytes.IndexByte(rest, first)
+			if i < 0 {
+				break
+			}
+			if len(rest)-i >= len(name) && bytes.EqualFold(rest[i:i+len(name)], []byte(name)) {
+				n++
+			}
+			rest = rest[i+1:]
+		}
+	}
+	return n
 }
 
 // ParseLine decodes one journal line (with or without its line ending). A
