@@ -183,6 +183,12 @@ func TestLogAndBoardReadTheJournalAfterTheSyncMark(t *testing.T) {
 		}},
 		{"lines written by hand", true, func(t *testing.T, _ *gittest.Repo, e *Workspace) {
 			record(t, e, spanEvents("a", 20, now.Add(-5*time.Hour)))
+			// Lines not as Append writes them whose events the branch
+			// gives back the same: the mark passes them.
+			appendLines(t, e,
+				fmt.Sprintf(`{"timestamp":"%s","id":"reordered","worker":"hand","action":"lock_acquire","key":"src/r.go","newer":1}`+"\n", now.Add(-3*time.Hour).Format(time.RFC3339)),
+				fmt.Sprintf(`{"id":"bytes","timestamp":"%s","worker":"hand","action":"lock_release","details":"\xff"}`+"\n", now.Add(-3*time.Hour).Format(time.RFC3339)))
+			record(t, e, spanEvents("m", 2, now.Add(-150*time.Minute)))
 			// Events, but not as Append writes them: the branch holds
 			// them otherwise (an id derived, the time in UTC).
 			appendLines(t, e,

@@ -14,6 +14,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"time"
 
@@ -510,9 +511,9 @@ func (sg segment) scan(fn func(line int, ev Event) error, skip func(*CorruptLine
 // just past the last line read that ends with its newline: a caller that
 // keeps end and reads from it next time reads each complete line once,
 // and a last line still without its newline again. end stops before the
-// first line that is not an event as Append writes it (see asWritten),
-// so that the lines before end are events the workflow branch holds as
-// they are written here, once committed. head names the
+// first line whose event the workflow branch holds otherwise than it
+// reads here (see asWritten), so that the lines before end are events
+// the branch gives back as they are, once committed. head names the
 // segment the offset is in (a digest of its first line, as ReadFrom
 // returns it: "" reads from the start); an offset of another segment (the
 // journal was rotated since), or one the segment cannot have given (past
@@ -568,7 +569,7 @@ func (j *Journal) ReadFrom(off int64, head string) (evs []Event, end int64, segm
 		if !tooLong && len(bytes.TrimSpace(chunk)) > 0 {
 			if ev, perr := ParseLine(chunk); perr == nil {
 				evs = append(evs, ev)
-				stuck = stuck || !asWritten(chunk, ev)
+				stuck = stuck || !asWritten(ev)
 			} else {
 				stuck = true
 			}
@@ -580,11 +581,10 @@ func (j *Journal) ReadFrom(off int64, head string) (evs []Event, end int64, segm
 		}
 		// end stops before a line that is not an event: a reader that
 		// trusts the lines before end (ReadAfter) reads it again, and
-		// reports it. It stops too before an event not written as Append
-		// writes it (without an id, in another time zone, with fields in
-		// another order or of a newer version): the workflow branch holds
-		// such an event as Append would write it, which a reader of the
-		// branch decodes to another event than this line's.
+		// reports it. It stops too before an event the workflow branch
+		// holds otherwise (asWritten: one without an id, or dated in
+		// another time zone), which a reader of the branch reads as
+		// another event than this line's.
 		if !stuck {
 			end = off + cr.n - int64(br.Buffered())
 		}
@@ -739,21 +739,28 @@ func countLines(r io.Reader) (int, error) {
 	}
 }
 
-// asWritten reports whether line is ev as Append writes it, byte for
-// byte, newline included.
-func asWritten(line []byte, ev Event) bool {
+// asWritten reports whether ev, read from a journal line, is what a
+// reader of the workflow branch reads back of it: the branch holds the
+// event as Append writes it (with its id, its times in UTC), which must
+// decode to ev itself.
+func asWritten(ev Event) bool {
 	if ev.ID == "" {
 		return false
 	}
-	ev.Timestamp = ev.Timestamp.UTC()
-	if ev.ExpiresAt != nil {
-		exp := ev.ExpiresAt.UTC()
-		ev.ExpiresAt = &exp
+	w := ev
+	w.Timestamp = w.Timestamp.UTC()
+	if w.ExpiresAt != nil {
+		exp := w.ExpiresAt.UTC()
+		w.ExpiresAt = &exp
 	}
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
-	return enc.Encode(ev) == nil && bytes.Equal(buf.Bytes(), line)
+	if enc.Encode(w) != nil {
+		return false
+	}
+	back, err := ParseLine(buf.Bytes())
+	return err == nil && reflect.DeepEqual(back, ev)
 }
 
 // firstLineDigest names a segment of the journal by its first line (up
