@@ -190,38 +190,88 @@ func (e *Workspace) allEvents(ctx context.Context, since, until time.Time) ([]jo
 }
 
 // readAllEvents is allEvents, with the number of events it decoded: from
-// the journal (its lines dated before since are not) and from the
-// branch and its cache.
+// the journal (its lines dated before since are not, nor those before the
+// sync mark; see recentJournal) and from the branch and its cache.
 func (e *Workspace) readAllEvents(ctx context.Context, since, until time.Time) ([]journal.Event, int, error) {
-	evs, skipped, read, err := e.JournalFile().ReadRecent(since)
+	jr, err := e.recentJournal(ctx, since, 0)
 	if err != nil {
 		return nil, 0, err
 	}
-	e.warnSkippedLines(skipped)
-	evs, n := e.withBranchEvents(ctx, evs, since, until)
-	return evs, read + n, nil
+	return e.withBranchEvents(ctx, jr, since, until)
 }
 
-// withBranchEvents is evs, the journal's events at or after since, before
-// until, with the workflow branch's of that span that evs lack, by time,
-// and the number of events the branch read decoded.
-func (e *Workspace) withBranchEvents(ctx context.Context, evs []journal.Event, since, until time.Time) ([]journal.Event, int) {
-	if !until.IsZero() {
-		kept := evs[:0]
-		for _, ev := range evs {
-			if ev.Timestamp.Before(until) {
-				kept = append(kept, ev)
-			}
-		}
-		evs = kept
+// journalRead is what recentJournal read of the journal: its events at
+// or after since, the lines that are not events, and how many lines were
+// decoded. afterSync says that only the lines after the sync mark were
+// read, whose earlier ones are on the workflow branch; last are then the
+// events of the last lines before the mark.
+type journalRead struct {
+	since     time.Time
+	evs       []journal.Event
+	bad       []*journal.CorruptLineError
+	decoded   int
+	afterSync bool
+	last      []journal.Event
+}
+
+// recentJournal reads the journal's events at or after since, as
+// journal.ReadRecent reads them, for a reader who then reads the
+// workflow branch's of that span: only the lines after the mark the last
+// catch-up left (workflow.RecentJournalAfterSync), and the events of up
+// to last lines before it, when the branch still holds the mark's tip,
+// for the lines before the mark are events on the branch; the whole
+// journal otherwise. Either way the journal's events and the branch's
+// together are the same.
+func (e *Workspace) recentJournal(ctx context.Context, since time.Time, last int) (journalRead, error) {
+	jr := journalRead{since: since}
+	as, ok, err := workflow.RecentJournalAfterSync(ctx, e.workflowReadConfig(), e.branchRef(), e.JournalFile(), since, last)
+	if err == nil && ok {
+		jr.evs, jr.bad, jr.decoded, jr.afterSync, jr.last = as.Events, as.Bad, as.Decoded, true, as.Last
+		return jr, nil
 	}
-	cfg := workflow.Config{GitDir: e.repo.GitDir, CommonDir: e.repo.CommonDir, WorkTree: e.repo.Toplevel}
-	lr, err := workflow.ReadEventsBetween(ctx, cfg, []string{"refs/heads/" + e.cfg.Workflow.Branch}, since, until)
+	// A mark that cannot be read from is no answer: the journal whole,
+	// which says what is wrong with it, if anything.
+	jr.evs, jr.bad, jr.decoded, err = e.JournalFile().ReadRecent(since)
+	return jr, err
+}
+
+// branchRef is the local workflow branch's full name.
+func (e *Workspace) branchRef() string { return "refs/heads/" + e.cfg.Workflow.Branch }
+
+// workflowReadConfig names the workflow branch's repository to its
+// readers.
+func (e *Workspace) workflowReadConfig() workflow.Config {
+	return workflow.Config{GitDir: e.repo.GitDir, CommonDir: e.repo.CommonDir, WorkTree: e.repo.Toplevel}
+}
+
+// withBranchEvents is jr's events at or after from (not before jr.since),
+// before until, with the workflow branch's of that span that they lack,
+// by time, and the number of events decoded. When the branch cannot be
+// read and jr holds only the journal after the sync mark, the journal is
+// read whole: the events before the mark are the branch's to give. The
+// lines of the journal that are not events are warned of.
+func (e *Workspace) withBranchEvents(ctx context.Context, jr journalRead, from, until time.Time) ([]journal.Event, int, error) {
+	lr, err := workflow.ReadEventsBetween(ctx, e.workflowReadConfig(), []string{e.branchRef()}, from, until)
+	if err != nil && jr.afterSync {
+		whole := journalRead{since: jr.since}
+		var rerr error
+		if whole.evs, whole.bad, whole.decoded, rerr = e.JournalFile().ReadRecent(jr.since); rerr != nil {
+			return nil, 0, rerr
+		}
+		jr = whole
+	}
+	e.warnSkippedLines(jr.bad)
+	evs := jr.evs[:0:0]
+	for _, ev := range jr.evs {
+		if !ev.Timestamp.Before(from) && (until.IsZero() || ev.Timestamp.Before(until)) {
+			evs = append(evs, ev)
+		}
+	}
 	if err != nil {
 		if !errors.Is(err, context.Canceled) {
 			e.warn("warning", fmt.Sprintf("workflow branch not read: %v", err))
 		}
-		return evs, lr.Read
+		return evs, jr.decoded + lr.Read, nil
 	}
 	seen := make(map[string]bool, len(evs))
 	for _, ev := range evs {
@@ -239,7 +289,7 @@ func (e *Workspace) withBranchEvents(ctx context.Context, evs []journal.Event, s
 		}
 		return strings.Compare(x.ID, y.ID)
 	})
-	return evs, lr.Read
+	return evs, jr.decoded + lr.Read, nil
 }
 
 // WithRequest makes ctx one request of its own: the lock records and

@@ -75,35 +75,44 @@ func (b *Board) Snapshot(ctx context.Context) (BoardView, error) {
 // lastEvents is the lock log's events since day, as `lockgate log`
 // reads them (the journal and the workflow branch, so that other clones'
 // events that reached the branch show too), of which the frame shows the
-// last boardEvents. Only their span is read: when the journal holds
-// boardEvents events at or after some time, no older event can be among
-// the last ones, so the log is read from then on, and the branch's events
-// cache leaves the blocks before it undecoded.
+// last boardEvents. Only their span is read: the journal from the sync
+// mark when the branch holds it (recentJournal); and when the journal's
+// last lines (those before the mark included, whose events are on the
+// branch) hold boardEvents events at or after some time, no older event
+// can be among the last ones, so the branch is read from then on, its
+// events cache leaving the blocks before it undecoded.
 func (b *Board) lastEvents(ctx context.Context, day time.Time) ([]EventView, error) {
-	journaled, skipped, _, err := b.e.JournalFile().ReadRecent(day)
+	jr, err := b.e.recentJournal(ctx, day, boardEvents)
 	if err != nil {
 		return nil, err
 	}
-	b.e.warnSkippedLines(skipped)
+	// The journal's last events of the day: those read, after those of
+	// the lines before the sync mark, which are on the branch.
+	tail := jr.evs
+	if len(tail) < boardEvents {
+		tail = nil
+		for _, ev := range jr.last {
+			if !ev.Timestamp.Before(day) {
+				tail = append(tail, ev)
+			}
+		}
+		tail = append(tail, jr.evs...)
+	}
 	from := day
-	if n := len(journaled); n >= boardEvents {
+	if n := len(tail); n >= boardEvents {
 		// The journal is in the order events were written, which clocks
 		// of processes may not keep: the earliest of its last lines.
-		from = journaled[n-1].Timestamp
-		for _, ev := range journaled[n-boardEvents:] {
+		from = tail[n-1].Timestamp
+		for _, ev := range tail[n-boardEvents:] {
 			if ev.Timestamp.Before(from) {
 				from = ev.Timestamp
 			}
 		}
-		kept := journaled[:0]
-		for _, ev := range journaled {
-			if !ev.Timestamp.Before(from) {
-				kept = append(kept, ev)
-			}
-		}
-		journaled = kept
 	}
-	evs, _ := b.e.withBranchEvents(ctx, journaled, from, time.Time{})
+	evs, _, err := b.e.withBranchEvents(ctx, jr, from, time.Time{})
+	if err != nil {
+		return nil, err
+	}
 	var out []EventView
 	for _, ev := range evs[max(len(evs)-boardEvents, 0):] {
 		out = append(out, EventView{Timestamp: ev.Timestamp, Worker: ev.Worker, Action: ev.Action, Key: ev.Key})

@@ -217,20 +217,59 @@ func syncedPath(common, ref, path string) string {
 // version, the branch no longer holds its tip): the caller then reads the
 // whole journal. decoded counts the lines decoded.
 func JournalAfterSync(ctx context.Context, cfg Config, ref string, j *journal.Journal) (evs []journal.Event, bad []*journal.CorruptLineError, decoded int, ok bool, err error) {
+	as, ok, err := RecentJournalAfterSync(ctx, cfg, ref, j, time.Time{}, 0)
+	return as.Events, as.Bad, as.Decoded, ok, err
+}
+
+// AfterSync is what RecentJournalAfterSync read of the journal.
+type AfterSync struct {
+	// Events are the events after the mark at or after the time asked
+	// for, Bad the lines after it that are not events, Decoded how many
+	// lines were decoded (journal.ReadRecentAfter).
+	Events  []journal.Event
+	Bad     []*journal.CorruptLineError
+	Decoded int
+	// Last are the events of the last lines before the mark, as many as
+	// asked for or fewer (journal.LastBefore): events on the branch.
+	Last []journal.Event
+}
+
+// RecentJournalAfterSync is JournalAfterSync for a reader of the events
+// at or after since (zero: all), who reads the branch's of that span
+// after this call (a branch that moves on meanwhile still holds the
+// mark's tip): of the lines after the mark, it returns what
+// journal.ReadRecent returns of them (journal.ReadRecentAfter), and with
+// them, the events of the last lines before the mark (last of them at
+// most). With the branch's events of the span they are the journal's
+// events of the span and its lines that are not events, as ReadRecent
+// reads them all: the lines before the mark are events CatchUp read as
+// Append writes them (journal.ReadFrom), which the branch holds as they
+// are.
+func RecentJournalAfterSync(ctx context.Context, cfg Config, ref string, j *journal.Journal, since time.Time, last int) (AfterSync, bool, error) {
 	common := cfg.CommonDir
 	if common == "" {
 		common = cfg.GitDir
 	}
 	m := readMark(syncedPath(common, ref, j.Path()))
 	if m.tip == "" {
-		return nil, nil, 0, false, nil
+		return AfterSync{}, false, nil
 	}
 	repo := gitexec.Repo{Toplevel: cfg.WorkTree, GitDir: cfg.GitDir, CommonDir: cfg.CommonDir}
 	if held, err := gitexec.IsAncestor(ctx, &repo, m.tip, ref); err != nil || !held {
 		// Not an answer to trust either way: read the whole journal.
-		return nil, nil, 0, false, nil //nolint:nilerr // reading it all is the safe answer
+		return AfterSync{}, false, nil //nolint:nilerr // reading it all is the safe answer
 	}
-	return j.ReadAfter(m.off, m.segment)
+	var as AfterSync
+	var ok bool
+	var err error
+	as.Events, as.Bad, as.Decoded, ok, err = j.ReadRecentAfter(m.off, m.segment, since)
+	if err != nil || !ok {
+		return AfterSync{}, false, err
+	}
+	if as.Last, err = j.LastBefore(m.off, m.segment, last); err != nil {
+		return AfterSync{}, false, err
+	}
+	return as, true, nil
 }
 
 // mark is a syncedFile: up to byte off of the journal's segment named

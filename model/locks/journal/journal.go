@@ -14,6 +14,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"time"
 
@@ -509,7 +510,10 @@ func (sg segment) scan(fn func(line int, ev Event) error, skip func(*CorruptLine
 // segment that start at byte offset off or later, and end, the offset
 // just past the last line read that ends with its newline: a caller that
 // keeps end and reads from it next time reads each complete line once,
-// and a last line still without its newline again. head names the
+// and a last line still without its newline again. end stops before the
+// first line whose event the workflow branch holds otherwise than it
+// reads here (see asWritten), so that the lines before end are events
+// the branch gives back as they are, once committed. head names the
 // segment the offset is in (a digest of its first line, as ReadFrom
 // returns it: "" reads from the start); an offset of another segment (the
 // journal was rotated since), or one the segment cannot have given (past
@@ -565,6 +569,7 @@ func (j *Journal) ReadFrom(off int64, head string) (evs []Event, end int64, segm
 		if !tooLong && len(bytes.TrimSpace(chunk)) > 0 {
 			if ev, perr := ParseLine(chunk); perr == nil {
 				evs = append(evs, ev)
+				stuck = stuck || !asWritten(ev)
 			} else {
 				stuck = true
 			}
@@ -576,7 +581,10 @@ func (j *Journal) ReadFrom(off int64, head string) (evs []Event, end int64, segm
 		}
 		// end stops before a line that is not an event: a reader that
 		// trusts the lines before end (ReadAfter) reads it again, and
-		// reports it.
+		// reports it. It stops too before an event the workflow branch
+		// holds otherwise (asWritten: one without an id, or dated in
+		// another time zone), which a reader of the branch reads as
+		// another event than this line's.
 		if !stuck {
 			end = off + cr.n - int64(br.Buffered())
 		}
@@ -590,6 +598,14 @@ func (j *Journal) ReadFrom(off int64, head string) (evs []Event, end int64, segm
 // segment or cannot be one: the caller then reads the whole journal.
 // decoded counts the lines decoded.
 func (j *Journal) ReadAfter(off int64, head string) (evs []Event, bad []*CorruptLineError, decoded int, ok bool, err error) {
+	return j.ReadRecentAfter(off, head, time.Time{})
+}
+
+// ReadRecentAfter is ReadAfter as ReadRecent reads: the events at or
+// after since (zero: all), the lines quickTime dates before since passed
+// over undecoded and unchecked. Of the lines from the mark on, it returns
+// what ReadRecent returns of them.
+func (j *Journal) ReadRecentAfter(off int64, head string, since time.Time) (evs []Event, bad []*CorruptLineError, decoded int, ok bool, err error) {
 	if head == "" || off <= 0 {
 		return nil, nil, 0, false, nil
 	}
@@ -608,43 +624,143 @@ func (j *Journal) ReadAfter(off int64, head string) (evs []Event, bad []*Corrupt
 	if segment != head || off > sg.size {
 		return nil, nil, 0, false, nil
 	}
-	// The lines before the mark, counted (not decoded) so that a line
-	// named in a warning has its number in the file.
-	base := 0
-	br := bufio.NewReaderSize(io.NewSectionReader(sg.f, 0, off), 64<<10)
-	last := byte('\n')
-	for {
-		chunk, rerr := br.ReadSlice('\n')
-		if len(chunk) > 0 {
-			last = chunk[len(chunk)-1]
-		}
-		if errors.Is(rerr, bufio.ErrBufferFull) {
-			continue
-		}
-		if rerr == nil {
-			base++
-			continue
-		}
-		if !errors.Is(rerr, io.EOF) {
-			return nil, nil, 0, false, fmt.Errorf("read journal %s: %w", j.path, rerr)
-		}
-		break
+	var prev [1]byte
+	if _, err := sg.f.ReadAt(prev[:], off-1); err != nil {
+		return nil, nil, 0, false, fmt.Errorf("read journal %s: %w", j.path, err)
 	}
-	if last != '\n' {
+	if prev[0] != '\n' {
 		return nil, nil, 0, false, nil // not at the start of a line
 	}
-	err = scan(io.NewSectionReader(sg.f, off, sg.size-off), func(_ int, ev Event) error {
+	err = scanBefore(io.NewSectionReader(sg.f, off, sg.size-off), func(_ int, ev Event) error {
 		decoded++
-		evs = append(evs, ev)
+		if since.IsZero() || !ev.Timestamp.Before(since) {
+			evs = append(evs, ev)
+		}
 		return nil
 	}, func(ce *CorruptLineError) {
-		ce.Path, ce.Line = j.path, ce.Line+base
+		ce.Path = j.path
 		bad = append(bad, ce)
-	})
+	}, since)
 	if err != nil {
 		return nil, nil, 0, false, fmt.Errorf("read journal %s: %w", j.path, err)
 	}
+	if len(bad) > 0 {
+		// A line named in a warning has its number in the file: the
+		// lines before the mark are counted, only then.
+		base, err := countLines(io.NewSectionReader(sg.f, 0, off))
+		if err != nil {
+			return nil, nil, 0, false, fmt.Errorf("read journal %s: %w", j.path, err)
+		}
+		for _, ce := range bad {
+			ce.Line += base
+		}
+	}
 	return evs, bad, decoded, true, nil
+}
+
+// tailBytes bounds how far back from a mark LastBefore reads.
+const tailBytes = 1 << 20
+
+// LastBefore returns the events of the last n lines of the journal's
+// current segment before a mark ReadFrom gave (off, head), in file
+// order: lines CatchUp saw committed, which the workflow branch holds as
+// they are written here. It returns fewer when the segment has fewer
+// lines before the mark, when they take more than tailBytes, or when one
+// of them is not an event (then only those after it): a reader who
+// narrows a read by them reads more then, never less. It returns nothing
+// when the mark is not of the current segment.
+func (j *Journal) LastBefore(off int64, head string, n int) ([]Event, error) {
+	if head == "" || off <= 0 || n <= 0 {
+		return nil, nil
+	}
+	if err := safefs.CheckDirs(filepath.Dir(j.path), 1); err != nil {
+		return nil, fmt.Errorf("read journal: %w", err)
+	}
+	sg, err := openSegment(j.path)
+	if err != nil || sg.f == nil {
+		return nil, err
+	}
+	defer sg.close()
+	segment, err := firstLineDigest(sg.f, sg.size)
+	if err != nil {
+		return nil, fmt.Errorf("read journal %s: %w", j.path, err)
+	}
+	if segment != head || off > sg.size {
+		return nil, nil
+	}
+	// Back from the mark, four times as far each time, until n lines
+	// are read whole.
+	for size := int64(16 << 10); ; size *= 4 {
+		start := max(0, off-min(size, tailBytes))
+		buf := make([]byte, off-start)
+		if _, err := sg.f.ReadAt(buf, start); err != nil {
+			return nil, fmt.Errorf("read journal %s: %w", j.path, err)
+		}
+		if buf[len(buf)-1] != '\n' {
+			return nil, nil // not at the start of a line
+		}
+		body := buf[:len(buf)-1]
+		if bytes.Count(body, []byte{'\n'}) < n && start > 0 && size < tailBytes {
+			continue
+		}
+		lines := bytes.Split(body, []byte{'\n'})
+		if start > 0 {
+			lines = lines[1:] // begun before what was read
+		}
+		var evs []Event
+		for _, line := range lines[max(0, len(lines)-n):] {
+			if len(bytes.TrimSpace(line)) == 0 {
+				continue
+			}
+			ev, err := ParseLine(line)
+			if err != nil {
+				evs = nil
+				continue
+			}
+			evs = append(evs, ev)
+		}
+		return evs, nil
+	}
+}
+
+// countLines counts the newlines r reads.
+func countLines(r io.Reader) (int, error) {
+	buf := make([]byte, 64<<10)
+	n := 0
+	for {
+		m, err := r.Read(buf)
+		n += bytes.Count(buf[:m], []byte{'\n'})
+		if errors.Is(err, io.EOF) {
+			return n, nil
+		}
+		if err != nil {
+			return n, err
+		}
+	}
+}
+
+// asWritten reports whether ev, read from a journal line, is what a
+// reader of the workflow branch reads back of it: the branch holds the
+// event as Append writes it (with its id, its times in UTC), which must
+// decode to ev itself.
+func asWritten(ev Event) bool {
+	if ev.ID == "" {
+		return false
+	}
+	w := ev
+	w.Timestamp = w.Timestamp.UTC()
+	if w.ExpiresAt != nil {
+		exp := w.ExpiresAt.UTC()
+		w.ExpiresAt = &exp
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if enc.Encode(w) != nil {
+		return false
+	}
+	back, err := ParseLine(buf.Bytes())
+	return err == nil && reflect.DeepEqual(back, ev)
 }
 
 // firstLineDigest names a segment of the journal by its first line (up
@@ -797,16 +913,7 @@ func quickTime(line []byte) (time.Time, bool) {
 		return time.Time{}, false
 	}
 	stamp := rest[:end]
-	names := 0
-	for i, c := range line {
-		if c >= 0x80 {
-			return time.Time{}, false
-		}
-		if i+len("timestamp") <= len(line) && bytes.EqualFold(line[i:i+len("timestamp")], []byte("timestamp")) {
-			names++
-		}
-	}
-	if names != 1 {
+	if !isASCII(line) || foldCount(line, "timestamp") != 1 {
 		return time.Time{}, false
 	}
 	t, err := time.Parse(time.RFC3339Nano, string(stamp))
@@ -814,6 +921,43 @@ func quickTime(line []byte) (time.Time, bool) {
 		return time.Time{}, false
 	}
 	return t, true
+}
+
+// isASCII reports whether b holds no byte outside ASCII, eight bytes at
+// a time: every line a reader of recent events passes over is checked.
+func isASCII(b []byte) bool {
+	for len(b) >= 8 {
+		if binary.LittleEndian.Uint64(b)&0x8080808080808080 != 0 {
+			return false
+		}
+		b = b[8:]
+	}
+	for _, c := range b {
+		if c >= 0x80 {
+			return false
+		}
+	}
+	return true
+}
+
+// foldCount counts where in b the lower-case ASCII word name begins, in
+// any case: at each byte that is its first letter in either case
+// (bytes.IndexByte), compared there alone.
+func foldCount(b []byte, name string) int {
+	n := 0
+	for _, first := range []byte{name[0], name[0] - 'a' + 'A'} {
+		for rest := b; ; {
+			i := bytes.IndexByte(rest, first)
+			if i < 0 {
+				break
+			}
+			if len(rest)-i >= len(name) && bytes.EqualFold(rest[i:i+len(name)], []byte(name)) {
+				n++
+			}
+			rest = rest[i+1:]
+		}
+	}
+	return n
 }
 
 // ParseLine decodes one journal line (with or without its line ending). A
