@@ -30,15 +30,23 @@ func TestVerifyReadingTellsTheKeysOfTheCommits(t *testing.T) {
 	}{{"judged", 0, true}, {"past the limit", 1, false}} {
 		t.Run(tc.name, func(t *testing.T) {
 			h := &Runner{GitDir: r.Dir + "/.git", Dir: r.Dir, Checker: &Checker{Me: bob}, MaxPaths: tc.max}
-			var keys *history.Keys
-			var ok bool
+			type told struct {
+				keys *history.Keys
+				ok   bool
+			}
+			// Past the limit the reader may still run when VerifyReading
+			// returns: what it was told comes on a channel.
+			toldc := make(chan told, 1)
 			read := func(bearing func() (*history.Keys, bool)) ([]journal.Event, error) {
-				keys, ok = bearing()
+				keys, ok := bearing()
+				toldc <- told{keys, ok}
 				return nil, nil
 			}
 			if err := h.VerifyReading(context.Background(), []string{"HEAD~1..HEAD"}, "", read, &Report{Hook: "verify"}); err != nil {
 				t.Fatal(err)
 			}
+			got := <-toldc
+			keys, ok := got.keys, got.ok
 			if !tc.judged {
 				if ok {
 					t.Fatalf("past the limit the reader was told keys %+v", keys)
