@@ -95,6 +95,15 @@ type lockLog struct {
 // that event's time, until each such grant's take is read or the whole
 // log was. With since zero, the whole log.
 func (e *Workspace) readLockLogSince(ctx context.Context, since time.Time, extra ...string) (lockLog, error) {
+	return e.readLockLogFor(ctx, since, func() (*history.Keys, bool) { return nil, true }, extra...)
+}
+
+// readLockLogFor is readLockLogSince for judging changes: it asks again
+// only for the grants of keys that bear on them (bearing, asked only
+// then; history.BuildFor leaves the others out), so that a release
+// whose take is missing, of a key no change touches, does not make it
+// read the whole log.
+func (e *Workspace) readLockLogFor(ctx context.Context, since time.Time, bearing func() (*history.Keys, bool), extra ...string) (lockLog, error) {
 	refs := e.LogRefs()
 	cfg := workflow.Config{GitDir: e.repo.GitDir, CommonDir: e.repo.CommonDir, WorkTree: e.repo.Toplevel}
 	var out lockLog
@@ -125,7 +134,11 @@ func (e *Workspace) readLockLogSince(ctx context.Context, since time.Time, extra
 			out.events = evs
 			return out, nil
 		}
-		earlier := grantsBegunBefore(evs, since)
+		keys, ok := bearing()
+		if !ok {
+			return lockLog{}, errors.New("read the lock log: no commits to read it for")
+		}
+		earlier := grantsBegunBefore(evs, since, keys)
 		switch {
 		case earlier.IsZero():
 			out.events = evs
@@ -195,11 +208,12 @@ type grantKey struct {
 }
 
 // grantsBegunBefore is the time of the earliest event of evs that renews,
-// releases or clears a grant whose take evs lack, and that bears on the
-// locks held at since (a renewal that expires then or later, or names no
-// expiry; a release or clear then or later): the grant was live then,
-// and its take is earlier. Zero when there is none.
-func grantsBegunBefore(evs []journal.Event, since time.Time) time.Time {
+// releases or clears a grant of a key that keys bear on whose take evs
+// lack, and that bears on the locks held at since (a renewal that
+// expires then or later, or names no expiry; a release or clear then or
+// later): the grant was live then, and its take is earlier. Zero when
+// there is none.
+func grantsBegunBefore(evs []journal.Event, since time.Time, keys *history.Keys) time.Time {
 	taken := map[grantKey]bool{}
 	for i := range evs {
 		ev := &evs[i]
@@ -218,7 +232,7 @@ func grantsBegunBefore(evs []journal.Event, since time.Time) time.Time {
 		case journal.ActionRelease, journal.ActionClear:
 			bears = !ev.Timestamp.Before(since)
 		}
-		if bears && ev.Key != "" && !taken[grantKey{ev.Key, ev.Store, ev.Fence}] &&
+		if bears && ev.Key != "" && keys.Bear(ev.Key) && !taken[grantKey{ev.Key, ev.Store, ev.Fence}] &&
 			(earliest.IsZero() || ev.Timestamp.Before(earliest)) {
 			earliest = ev.Timestamp
 		}
@@ -391,18 +405,18 @@ func (e *Workspace) Verify(ctx context.Context, req VerifyRequest) (*Report, err
 // commit made now.
 func (e *Workspace) verifyCommits(ctx context.Context, h *hooks.Runner, revArgs []string) (*Report, error) {
 	r := &hooks.Report{Hook: "verify"}
-	readLog := func() ([]journal.Event, error) {
-		lr, err := e.readLockLogSince(ctx, e.judgedSince(ctx, revArgs))
+	readLog := func(bearing func() (*history.Keys, bool)) ([]journal.Event, error) {
+		lr, err := e.readLockLogFor(ctx, e.judgedSince(ctx, revArgs), bearing)
 		return lr.events, err
 	}
 	var err error
 	if revArgs == nil {
-		var evs []journal.Event
-		if evs, err = readLog(); err == nil {
-			err = h.VerifyStaged(ctx, e.Now(), history.Build(evs), r)
+		var lr lockLog
+		if lr, err = e.readLockLogSince(ctx, e.judgedSince(ctx, nil)); err == nil {
+			err = h.VerifyStaged(ctx, e.Now(), history.Build(lr.events), r)
 		}
 	} else {
-		err = h.Verify(ctx, revArgs, "", readLog, r)
+		err = h.VerifyReading(ctx, revArgs, "", readLog, r)
 	}
 	if err != nil {
 		return nil, err

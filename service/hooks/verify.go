@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/lockgate/lockgate/internal/gitexec"
@@ -51,13 +52,35 @@ func span(t time.Time) (from, to time.Time) { return t.Add(-Margin), t.Add(time.
 // readLog is called at once, and runs while git lists the commits; the
 // grants are then built for the paths the commits touch.
 func (h *Runner) Verify(ctx context.Context, revArgs []string, branch string, readLog func() ([]journal.Event, error), r *Report) error {
+	return h.VerifyReading(ctx, revArgs, branch, func(func() (*history.Keys, bool)) ([]journal.Event, error) { return readLog() }, r)
+}
+
+// LogReader reads the lock log for VerifyReading, while git lists the
+// commits. bearing, which it calls only when it needs to, waits for
+// them and returns the keys whose grants can bear on them (the grants
+// VerifyReading builds): a reader that would read further back only for
+// grants of other keys need not. It is false when the commits were not
+// listed: nothing the reader returns is then used.
+type LogReader func(bearing func() (*history.Keys, bool)) ([]journal.Event, error)
+
+// VerifyReading is Verify with a reader of the lock log that is told,
+// when it asks, which keys bear on the commits.
+func (h *Runner) VerifyReading(ctx context.Context, revArgs []string, branch string, readLog LogReader, r *Report) error {
 	type result struct {
 		evs []journal.Event
 		err error
 	}
+	// keysc gets the keys once the commits are listed; closed without
+	// them when Verify returns first.
+	keysc := make(chan *history.Keys, 1)
+	defer close(keysc)
+	bearing := sync.OnceValues(func() (*history.Keys, bool) {
+		k, ok := <-keysc
+		return k, ok
+	})
 	logc := make(chan result, 1)
 	go func() {
-		evs, err := readLog()
+		evs, err := readLog(bearing)
 		logc <- result{evs, err}
 	}()
 	var seen rangeSeen
@@ -85,16 +108,17 @@ func (h *Runner) Verify(ctx context.Context, revArgs []string, branch string, re
 		}
 		at[c.sha] = c.when
 	}
-	res := <-logc
-	if res.err != nil {
-		return res.err
-	}
 	var paths []string
 	for _, c := range commits {
 		paths = append(paths, c.paths...)
 		for _, hl := range c.held {
 			paths = append(paths, hl.Key) // the grants its trailers name
 		}
+	}
+	keysc <- history.KeysFor(paths)
+	res := <-logc
+	if res.err != nil {
+		return res.err
 	}
 	log := history.BuildFor(res.evs, paths)
 	for i := len(commits) - 1; i >= 0; i-- { // oldest first, as rev-list --reverse

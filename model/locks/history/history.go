@@ -116,18 +116,37 @@ func Build(evs []journal.Event) *Log { return build(evs, nil) }
 // path keys are left out (they cover none of them), those of patterns and
 // of other keys kept. A log of many events builds much faster so.
 func BuildFor(evs []journal.Event, paths []string) *Log {
-	keep := make(map[string]bool, len(paths))
-	for _, p := range paths {
-		keep[lockkey.FoldPath(p)] = true
-	}
-	return build(evs, keep)
+	return build(evs, KeysFor(paths))
 }
 
-func build(evs []journal.Event, keep map[string]bool) *Log {
+// Keys are the lock keys whose grants can bear on changes of some paths,
+// as BuildFor keeps them: a path key among the paths, any pattern, any
+// key that is not a path. The nil Keys has every key.
+type Keys struct {
+	paths map[string]bool // by lock identity (lockkey.FoldPath)
+}
+
+// KeysFor is the Keys of changes of paths (the paths a change touches
+// and the keys its trailers name).
+func KeysFor(paths []string) *Keys {
+	k := &Keys{paths: make(map[string]bool, len(paths))}
+	for _, p := range paths {
+		k.paths[lockkey.FoldPath(p)] = true
+	}
+	return k
+}
+
+// Bear reports whether grants of key can bear on the changes: a path
+// key that is none of their paths covers none of them.
+func (k *Keys) Bear(key string) bool {
+	return k == nil || !lockkey.IsPathLike(key) || lockkey.IsPattern(key) || k.paths[lockkey.FoldCase(key)]
+}
+
+func build(evs []journal.Event, keep *Keys) *Log {
 	evs = sorted(evs)
 	n := len(evs) / 2
 	if keep != nil {
-		n = min(n, 4*len(keep))
+		n = min(n, 4*len(keep.paths))
 	}
 	l := &Log{byKey: make(map[string][]*Grant, n), byNS: map[string][]*Grant{}, Events: len(evs),
 		grants: make([]*Grant, 0, n)}
@@ -139,7 +158,7 @@ func build(evs []journal.Event, keep map[string]bool) *Log {
 		if ev.Key == "" {
 			continue
 		}
-		if keep != nil && lockkey.IsPathLike(ev.Key) && !lockkey.IsPattern(ev.Key) && !keep[lockkey.FoldCase(ev.Key)] {
+		if !keep.Bear(ev.Key) {
 			continue
 		}
 		switch ev.Action {
