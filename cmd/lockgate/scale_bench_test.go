@@ -726,6 +726,7 @@ type refChain struct {
 	extra       map[string][]byte // blobs of the last state beside records and fence (see probeGitLayout)
 	fence       uint64
 	state       map[string][]byte // record name → record
+	fences      map[string]uint64 // key → the fence the git store gave its grant
 	stream      strings.Builder
 	commits     int
 }
@@ -758,8 +759,9 @@ func (c *refChain) Acquire(ctx context.Context, rec locks.Lock, now time.Time) (
 		return stored, prev, err
 	}
 	if c.state == nil {
-		c.state = map[string][]byte{}
+		c.state, c.fences = map[string][]byte{}, map[string]uint64{}
 	}
+	c.fences[stored.Key] = stored.Fence
 	name := record.Name(stored.Key)
 	c.state[name] = data
 	c.change(func(w *bufio.Writer) {
@@ -775,8 +777,57 @@ func (c *refChain) Release(ctx context.Context, key, token string) error {
 	}
 	name := record.Name(key)
 	delete(c.state, name)
+	delete(c.fences, key)
 	c.change(func(w *bufio.Writer) { fmt.Fprintf(w, "D %s\n", name) }, "release "+key)
 	return nil
+}
+
+// The reads give each record the fence the git store gave it, not the
+// scratch store's, so that the events of a grant's release and takeover
+// name the fence of its take, as the git store's would.
+
+// Get is the scratch store's record with the git store's fence.
+func (c *refChain) Get(ctx context.Context, key string) (locks.Lock, error) {
+	l, err := c.Store.Get(ctx, key)
+	return c.refenced(l), err
+}
+
+// List is the scratch store's records with the git store's fences.
+func (c *refChain) List(ctx context.Context) ([]locks.Entry, error) {
+	es, err := c.Store.List(ctx)
+	return c.refencedAll(es), err
+}
+
+// Overlapping is the scratch store's with the git store's fences.
+func (c *refChain) Overlapping(ctx context.Context, key string) ([]locks.Entry, error) {
+	es, err := c.Store.Overlapping(ctx, key)
+	return c.refencedAll(es), err
+}
+
+// Covering is the scratch store's with the git store's fences.
+func (c *refChain) Covering(ctx context.Context, paths []string) ([]locks.Entry, error) {
+	es, err := c.Store.Covering(ctx, paths)
+	return c.refencedAll(es), err
+}
+
+// InNamespace is the scratch store's with the git store's fences.
+func (c *refChain) InNamespace(ctx context.Context, ns string) ([]locks.Entry, error) {
+	es, err := c.Store.InNamespace(ctx, ns)
+	return c.refencedAll(es), err
+}
+
+func (c *refChain) refenced(l locks.Lock) locks.Lock {
+	if f, ok := c.fences[l.Key]; ok {
+		l.Fence = f
+	}
+	return l
+}
+
+func (c *refChain) refencedAll(es []locks.Entry) []locks.Entry {
+	for i := range es {
+		es[i].Lock = c.refenced(es[i].Lock)
+	}
+	return es
 }
 
 // Update and Remove are not part of the history the benchmark writes.
