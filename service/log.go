@@ -42,6 +42,9 @@ func (e *Workspace) Log(ctx context.Context, r LogRequest) ([]LogEvent, error) {
 	if r.Since < 0 || r.UntilAgo < 0 {
 		return nil, Usagef("log: --since and --until must not be negative")
 	}
+	if err := checkLogAction(r.Action); err != nil {
+		return nil, err
+	}
 	from := r.From
 	if r.Since > 0 {
 		from = maxTime(from, e.Now().Add(-r.Since))

@@ -53,7 +53,7 @@ func logCommand() *command {
 			fs.Var(&untilValue{ago: &req.UntilAgo, at: &req.Until}, "until", "only events before `D|TIME`: D ago, or an RFC 3339 time")
 			fs.StringVar(&req.Worker, "worker", "", "only events of worker `W`")
 			fs.StringVar(&req.Action, "action", "", "only events with action `A` (lock_acquire, lock_clear, …)")
-			fs.StringVar(&req.Key, "key", "", "only events on lock key `K`")
+			fs.StringVar(&req.Key, "key", "", "only events on lock key `K`, exactly as it was locked: a pattern (src/**) finds the events of that pattern's locks, not of the paths it matches")
 		},
 		run: func(ctx context.Context, a *app, _ []string) error {
 			if req.Since < 0 {

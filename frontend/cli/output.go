@@ -30,9 +30,21 @@ import (
 // are escaped here too: the JSON means the same and cannot steer a
 // terminal it is printed on.
 func writeJSON(w io.Writer, v any) error {
+	return encodeJSON(w, v, "  ")
+}
+
+// writeJSONLine prints v as JSON on one line, escaped as writeJSON escapes
+// it: one document of a newline-delimited stream.
+func writeJSONLine(w io.Writer, v any) error {
+	return encodeJSON(w, v, "")
+}
+
+// encodeJSON prints v as JSON, indented by indent (on one line when it is
+// empty), and escapes what writeJSON says it escapes.
+func encodeJSON(w io.Writer, v any, indent string) error {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
-	enc.SetIndent("", "  ")
+	enc.SetIndent("", indent)
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(v); err != nil {
 		return err

@@ -2,6 +2,7 @@ package lockkey_test
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -173,9 +174,9 @@ func TestParseInvalid(t *testing.T) {
 		{name: "db uppercase table", in: "db:schema:Users", reason: "table must be lowercase", expected: "db:schema:users"},
 		{name: "db bad table", in: "db:schema:user-accounts", reason: "table must be lowercase", form: "db:schema:<table>"},
 		{name: "db empty table", in: "db:schema:", reason: "table must be lowercase", form: "db:schema:<table>"},
-		{name: "db slot spelling", in: "db:MIGRATION_SLOT", reason: "db:migration-slot or db:schema:<table>", expected: "db:migration-slot"},
-		{name: "db schema case", in: "db:SCHEMA:users", reason: "db:migration-slot or db:schema:<table>", expected: "db:schema:users"},
-		{name: "db other", in: "db:users", reason: "db:migration-slot or db:schema:<table>", form: "db:schema:<table>"},
+		{name: "db slot spelling", in: "db:MIGRATION_SLOT", reason: "unknown db key", expected: "db:migration-slot"},
+		{name: "db schema case", in: "db:SCHEMA:users", reason: "unknown db key", expected: "db:schema:users"},
+		{name: "db other", in: "db:users", reason: "unknown db key", form: "db:migration-slot or db:schema:<table>"},
 		{name: "event uppercase", in: "event:User.Created", reason: "dot-separated lowercase", expected: "event:user.created"},
 		{name: "event empty segment", in: "event:user..created", reason: "dot-separated lowercase", expected: "event:user.created"},
 		{name: "event slash", in: "event:user/created", reason: "dot-separated lowercase", form: "event:user.created"},
@@ -248,6 +249,11 @@ func TestParseInvalid(t *testing.T) {
 			}
 			if e.NotPermitted != tt.notPermitted {
 				t.Errorf("NotPermitted = %v, want %v", e.NotPermitted, tt.notPermitted)
+			}
+			if reason, form, ok := strings.Cut(e.Reason, "; expected "); ok {
+				if same := sharedPhrase(reason, form); same != "" {
+					t.Errorf("message %q says %q in its reason and again in the expected form", msg, same)
+				}
 			}
 			if e.Expected != "" {
 				// A suggestion is itself a valid, canonical key.
@@ -328,4 +334,33 @@ func TestPauseKeyParses(t *testing.T) {
 			}
 		}
 	}
+}
+
+// sharedPhrase returns what a refusal's reason and its expected form both
+// say, "" when nothing: two words in a row, or one word that is a key
+// form, a character class or a compound (db:schema:<table>, [a-z0-9_]+,
+// repo-relative).
+func sharedPhrase(reason, form string) string {
+	words := func(s string) []string {
+		f := strings.Fields(s)
+		for i, w := range f {
+			f[i] = strings.Trim(w, ",;()")
+		}
+		return f
+	}
+	r, f := words(reason), words(form)
+	for i, w := range r {
+		if strings.ContainsAny(w, "[<:-") && slices.Contains(f, w) {
+			return w
+		}
+		if i+1 < len(r) {
+			pair := w + " " + r[i+1]
+			for j := 0; j+1 < len(f); j++ {
+				if f[j]+" "+f[j+1] == pair {
+					return pair
+				}
+			}
+		}
+	}
+	return ""
 }

@@ -13,16 +13,17 @@ import (
 const (
 	apiForm      = "api:<METHOD> <PATH>, e.g. api:GET /v1/users"
 	dbForm       = "db:migration-slot or db:schema:<table> with <table> matching [a-z0-9_]+, e.g. db:schema:users"
-	eventForm    = "event:<channel>, dot-separated lowercase segments of [a-z0-9_-], e.g. event:user.created"
-	flagForm     = "flag:<namespace>, slash-delimited lowercase segments of [a-z0-9_-] or *, e.g. flag:billing/*"
-	envForm      = "env:<resource> matching [A-Za-z0-9._/-]+, e.g. env:shared-fixtures"
+	tableForm    = "db:schema:<table>, e.g. db:schema:users"
+	eventForm    = "event:<channel>, e.g. event:user.created"
+	flagForm     = "flag:<namespace>, e.g. flag:billing/*"
+	envForm      = "env:<resource>, e.g. env:shared-fixtures"
 	contractForm = "contract:<path>, e.g. contract:openapi/v1.yaml"
 	featureForm  = "feature:<id>:<purpose>, e.g. feature:FEAT-123:pause"
 	taskForm     = "task:<id> with <id> matching [A-Za-z0-9][A-Za-z0-9._-]*, e.g. task:TASK-001"
 	activityForm = "activity:<id> with <id> matching [A-Za-z0-9][A-Za-z0-9._-]*, e.g. activity:WI-001-A1"
 	hotForm      = "hot:<basename>, e.g. hot:api.py"
-	fileForm     = "file:<basename>:<hash> with a lowercase hex hash, e.g. file:api.py:3f2a9c1e"
-	backfillForm = "backfill:type:<type> with <type> matching [a-z0-9_-]+, e.g. backfill:type:lint"
+	fileForm     = "file:<basename>:<hash>, e.g. file:api.py:3f2a9c1e"
+	backfillForm = "backfill:type:<type>, e.g. backfill:type:lint"
 )
 
 // maxHashLen bounds the hash of file:<basename>:<hash> (a SHA-512 in hex).
@@ -206,16 +207,16 @@ func (p *parser) parseDB(v string) *fail {
 		if isTable(table) {
 			return nil
 		}
-		return refuse("table must be lowercase [a-z0-9_]+", dbForm, p.suggest("db:schema:"+strings.ToLower(table)))
+		return refuse("table must be lowercase [a-z0-9_]+", tableForm, p.suggest("db:schema:"+strings.ToLower(table)))
 	}
 	lv := strings.ToLower(v)
 	if strings.ReplaceAll(lv, "_", "-") == "migration-slot" {
-		return refuse("db key must be db:migration-slot or db:schema:<table>", dbForm, "db:migration-slot")
+		return refuse("unknown db key", dbForm, "db:migration-slot")
 	}
 	if table, ok := strings.CutPrefix(lv, "schema:"); ok {
-		return refuse("db key must be db:migration-slot or db:schema:<table>", dbForm, p.suggest("db:schema:"+table))
+		return refuse("unknown db key", dbForm, p.suggest("db:schema:"+table))
 	}
-	return refuse("db key must be db:migration-slot or db:schema:<table>", dbForm, "")
+	return refuse("unknown db key", dbForm, "")
 }
 
 func isTable(s string) bool {

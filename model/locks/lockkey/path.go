@@ -20,13 +20,13 @@ func (p *parser) canonPath(s string) (string, *fail) {
 		return "", refuse("empty path", pathForm, "")
 	}
 	if isDrive(s) {
-		return "", refuse("absolute Windows path; lock keys are repo-relative", pathForm, "")
+		return "", refuse("absolute Windows path", pathForm, "")
 	}
 	if strings.ContainsRune(s, '\\') {
 		return "", refuse("backslashes are not path separators; use /", pathForm, p.suggestPath(strings.ReplaceAll(s, `\`, "/")))
 	}
 	if s[0] == '/' {
-		return "", refuse("absolute path; lock keys are repo-relative", pathForm, p.suggestPath(strings.TrimLeft(s, "/")))
+		return "", refuse("absolute path", pathForm, p.suggestPath(strings.TrimLeft(s, "/")))
 	}
 	segs, f := splitSegments(s)
 	if f != nil {
@@ -119,7 +119,7 @@ func checkPattern(pat string) *fail {
 		for _, seg := range strings.Split(alt, "/") {
 			switch {
 			case seg == "", seg == ".", seg == "..":
-				return refuse(fmt.Sprintf("brace alternative %q is not a clean repo-relative path (empty, . or .. segment)", alt), "a pattern whose alternatives are repo-relative paths", "")
+				return refuse(fmt.Sprintf("brace alternative %q has an empty, . or .. segment", alt), "a pattern whose alternatives are repo-relative paths", "")
 			case isGitDir(seg):
 				return refuse(".git is git's own directory and cannot be locked", "", "")
 			}
