@@ -699,7 +699,8 @@ func FuzzDecodeCache(f *testing.F) {
 		if c, err := parseCache(data); err == nil {
 			for _, at := range []time.Time{{}, time.Unix(1, 2), time.Unix(1<<40, 0)} {
 				from := c.start(at, true)
-				_, _ = c.decode(from, max(from, c.end(at)))
+				_, _, _ = c.decode(from, max(from, c.end(at)), Match{})
+				_, _, _ = c.decode(from, max(from, c.end(at)), Match{Key: "k", Worker: "w"})
 			}
 		}
 		ref, tree, evs, err := decodeCache(data)

@@ -1,6 +1,8 @@
 package workflow
 
 import (
+	"bytes"
+	"compress/flate"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -9,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -26,33 +29,40 @@ import (
 // speed.
 //
 // The events are kept in time order, in blocks of blockEvents, each
-// headed by the time of its first event and its reach: the latest time
-// at which one of its events can still bear on a lock (see reach). A
-// reader that needs only the events from some time on (ReadEventsSince)
-// decodes the blocks that can matter then and skips the rest unread; a
-// ref that gained events rewrites only the blocks from the first new
-// event on, copying the earlier ones as they are.
+// headed by the time of its first event, its reach: the latest time at
+// which one of its events can still bear on a lock (see reach), and a
+// Bloom filter of the keys and workers its events name. A reader that
+// needs only the events from some time on (ReadEventsSince), or only
+// those of a key or a worker (ReadEventsMatching), decodes the blocks
+// that can matter and skips the rest unread; a ref that gained events
+// rewrites only the blocks from the first new event on, copying the
+// earlier ones as they are. Each block's events are compressed (raw
+// DEFLATE): the file is a copy of the whole history, and uncompressed
+// it grew by some 140 bytes an event.
 //
 // File layout (integers are unsigned varints, strings a length then the
 // bytes, times a string of time.Time's binary form):
 //
 //	magic "lgevents", version, shape, ref, tree, count, blocks,
 //	blocks × (events, first time, reach flag [0: a time, 1: unbounded],
-//	          reach time when flag is 0, length, length bytes of
-//	          events × event (see appendEvent)),
+//	          reach time when flag is 0, filter hashes, filter bits
+//	          (a string), decoded length, the DEFLATE stream of the
+//	          decoded length's bytes of events × event (see
+//	          appendEvent), as a string),
 //	CRC-32C of everything before it (4 bytes, big endian)
 //
 // The checksum catches a torn or damaged file, not a forged one: whoever
 // can write the cache can move the refs it describes.
 const (
 	cacheMagic = "lgevents"
-	// cacheVersion 4: the events are in blocks with a time index.
-	// Version 3 (events carry Commit, no blocks) and earlier files are
-	// rebuilt, never read with the fields shifted.
-	cacheVersion = 4
+	// cacheVersion 5: each block has a filter of its keys and workers,
+	// and its events are compressed. Version 4 (plain blocks), 3 (events
+	// carry Commit, no blocks) and earlier files are rebuilt, never read
+	// with the fields shifted.
+	cacheVersion = 5
 	// minEncodedEvent is the fewest bytes an encoded event takes:
 	// thirteen string lengths, the timestamp's length, the fence and the
-	// expiry flag. It bounds the count a file can claim.
+	// expiry flag. It bounds the count a block can claim.
 	minEncodedEvent = 16
 	// blockEvents is how many events a block of the cache holds: a read
 	// from some time on decodes at most this many events it does not
@@ -113,10 +123,10 @@ func encodeSpliced(ref, tree string, keep []cacheBlock, tail []journal.Event) ([
 	size := 64
 	count := len(tail)
 	for _, bl := range keep {
-		size += len(bl.raw) + 32
+		size += len(bl.raw) + len(bl.filter.bits) + 32
 		count += bl.n
 	}
-	b := make([]byte, 0, size+len(tail)*200)
+	b := make([]byte, 0, size+len(tail)*64)
 	b = append(b, cacheMagic...)
 	b = binary.AppendUvarint(b, cacheVersion)
 	b = appendString(b, eventShape())
@@ -131,10 +141,12 @@ func encodeSpliced(ref, tree string, keep []cacheBlock, tail []journal.Event) ([
 		}
 	}
 	var raw []byte
+	var packed bytes.Buffer
+	var zw *flate.Writer
 	for len(tail) > 0 {
 		chunk := tail[:min(blockEvents, len(tail))]
 		tail = tail[len(chunk):]
-		bl := cacheBlock{n: len(chunk), first: chunk[0].Timestamp}
+		bl := cacheBlock{n: len(chunk), first: chunk[0].Timestamp, filter: newBloom(chunk)}
 		raw = raw[:0]
 		for i := range chunk {
 			if raw, err = appendEvent(raw, &chunk[i]); err != nil {
@@ -142,7 +154,25 @@ func encodeSpliced(ref, tree string, keep []cacheBlock, tail []journal.Event) ([
 			}
 			bl.widen(&chunk[i])
 		}
-		bl.raw = string(raw)
+		bl.size = len(raw)
+		packed.Reset()
+		if zw == nil {
+			// BestSpeed: a first read writes every block, and the
+			// smaller output of a slower level saved little (measured
+			// on the events of lock operations).
+			if zw, err = flate.NewWriter(&packed, flate.BestSpeed); err != nil {
+				return nil, err
+			}
+		} else {
+			zw.Reset(&packed)
+		}
+		if _, err := zw.Write(raw); err != nil {
+			return nil, err
+		}
+		if err := zw.Close(); err != nil {
+			return nil, err
+		}
+		bl.raw = packed.String()
 		if b, err = appendBlock(b, bl); err != nil {
 			return nil, err
 		}
@@ -156,7 +186,9 @@ type cacheBlock struct {
 	first     time.Time // the first event's timestamp
 	reach     time.Time // the latest reach of its events (see reach)
 	unbounded bool      // an event of it may bear on a lock at any later time
-	raw       string    // the encoded events
+	filter    bloom     // the keys and workers its events name
+	size      int       // the length of the encoded events
+	raw       string    // the encoded events, compressed
 }
 
 // widen takes ev's reach into the block's.
@@ -191,6 +223,9 @@ func appendBlock(b []byte, bl cacheBlock) ([]byte, error) {
 			return nil, err
 		}
 	}
+	b = append(b, bl.filter.hashes)
+	b = appendString(b, bl.filter.bits)
+	b = binary.AppendUvarint(b, uint64(bl.size))
 	return appendString(b, bl.raw), nil
 }
 
@@ -269,13 +304,13 @@ func appendEvent(b []byte, ev *journal.Event) ([]byte, error) {
 var errCache = errors.New("not a valid events cache")
 
 // decodeCache reads a cache file back: the ref and tree it describes and
-// their events. Strings of the events share one copy of data.
+// their events. Strings of the events share one copy of each block.
 func decodeCache(data []byte) (ref, tree string, evs []journal.Event, err error) {
 	c, err := parseCache(data)
 	if err != nil {
 		return "", "", nil, err
 	}
-	evs, err = c.decode(0, len(c.blocks))
+	evs, _, err = c.decode(0, len(c.blocks), Match{})
 	if err != nil {
 		return "", "", nil, err
 	}
@@ -288,6 +323,11 @@ type cacheIndex struct {
 	count     int
 	blocks    []cacheBlock
 }
+
+// maxInflate bounds how many times its compressed length a block's
+// events may claim: DEFLATE encodes at most 258 bytes in a length code of
+// two bits at best, about 1032 to 1.
+const maxInflate = 1032
 
 // parseCache checks a cache file and lists its blocks.
 func parseCache(data []byte) (*cacheIndex, error) {
@@ -307,10 +347,11 @@ func parseCache(data []byte) (*cacheIndex, error) {
 	}
 	c := &cacheIndex{ref: d.string(), tree: d.string()}
 	n, nb := d.uvarint(), d.uvarint()
-	if d.err != nil || n > uint64(len(d.s))/minEncodedEvent || nb > n {
+	// A block's head takes more than 16 bytes: the count bounds the
+	// list made for the blocks.
+	if d.err != nil || nb > n || nb > uint64(len(d.s))/16 {
 		return nil, errCache
 	}
-	c.count = int(n)
 	c.blocks = make([]cacheBlock, 0, nb)
 	sum := uint64(0)
 	for range nb {
@@ -325,11 +366,15 @@ func parseCache(data []byte) (*cacheIndex, error) {
 		default:
 			d.fail()
 		}
+		bl.filter.hashes = d.byte1()
+		bl.filter.bits = d.string()
+		size := d.uvarint()
 		bl.raw = d.string()
-		if d.err != nil || k == 0 || k > uint64(len(bl.raw))/minEncodedEvent {
+		if d.err != nil || k == 0 || size/minEncodedEvent < k || size/maxInflate > uint64(len(bl.raw)) ||
+			bl.filter.hashes == 0 || bl.filter.hashes > maxBloomHashes || bl.filter.bits == "" {
 			return nil, fmt.Errorf("%w: a block's head", errCache)
 		}
-		bl.n = int(k)
+		bl.n, bl.size = int(k), int(size)
 		sum += k
 		if len(c.blocks) > 0 && bl.first.Before(c.blocks[len(c.blocks)-1].first) {
 			return nil, fmt.Errorf("%w: blocks out of order", errCache)
@@ -342,39 +387,83 @@ func parseCache(data []byte) (*cacheIndex, error) {
 	if len(d.s) != 0 {
 		return nil, fmt.Errorf("%w: %d bytes after the last block", errCache, len(d.s))
 	}
+	c.count = int(n)
 	return c, nil
 }
 
-// decode returns the events of blocks[from:to], each block checked
-// against its head.
-func (c *cacheIndex) decode(from, to int) ([]journal.Event, error) {
-	evs := make([]journal.Event, c.events(from, to))
-	i := 0
+// decode returns the events of blocks[from:to] whose filter says they
+// may hold an event of m, each block checked against its head, and how
+// many blocks it decoded. The events are all those of the blocks
+// decoded, m's or not.
+func (c *cacheIndex) decode(from, to int, m Match) ([]journal.Event, int, error) {
+	var evs []journal.Event
+	if m.any() {
+		evs = make([]journal.Event, 0, c.events(from, to))
+	}
+	var inflater io.ReadCloser
+	var buf []byte
+	decoded := 0
 	for _, bl := range c.blocks[from:to] {
-		d := decoder{s: bl.raw}
+		if !m.mayHold(bl.filter) {
+			continue
+		}
+		decoded++
+		var err error
+		if buf, err = inflate(&inflater, bl, buf); err != nil {
+			return nil, decoded, err
+		}
+		d := decoder{s: string(buf)}
+		i := len(evs)
+		evs = slices.Grow(evs, bl.n)[:i+bl.n]
 		check := cacheBlock{first: bl.first}
 		for k := range bl.n {
 			ev := &evs[i+k]
 			d.event(ev)
 			if d.err != nil {
-				return nil, d.err
+				return nil, decoded, d.err
 			}
 			check.widen(ev)
+			// The filter must hold what the events name: a reader that
+			// skips the block trusts it.
+			if ev.Key != "" && !bl.filter.has(keyName+ev.Key) || ev.Worker != "" && !bl.filter.has(workerName+ev.Worker) {
+				return nil, decoded, fmt.Errorf("%w: a block's filter lacks a name of its events", errCache)
+			}
 		}
 		if len(d.s) != 0 {
-			return nil, fmt.Errorf("%w: %d bytes after a block's events", errCache, len(d.s))
+			return nil, decoded, fmt.Errorf("%w: %d bytes after a block's events", errCache, len(d.s))
 		}
 		// The head must say what the events say: a reader that skips the
 		// block trusts it.
 		if !evs[i].Timestamp.Equal(bl.first) || check.unbounded && !bl.unbounded || !bl.reaches(check.reach) {
-			return nil, fmt.Errorf("%w: a block's head does not match its events", errCache)
+			return nil, decoded, fmt.Errorf("%w: a block's head does not match its events", errCache)
 		}
 		if i > 0 && compareEvents(evs[i-1], evs[i]) >= 0 {
-			return nil, fmt.Errorf("%w: events out of order", errCache)
+			return nil, decoded, fmt.Errorf("%w: events out of order", errCache)
 		}
-		i += bl.n
 	}
-	return evs, nil
+	return evs, decoded, nil
+}
+
+// inflate returns the events of bl decompressed, in buf's storage: exactly
+// the length its head gives. zr is the decompressor of the previous
+// block, reset for this one.
+func inflate(zr *io.ReadCloser, bl cacheBlock, buf []byte) ([]byte, error) {
+	src := strings.NewReader(bl.raw)
+	if *zr == nil {
+		*zr = flate.NewReader(src)
+	} else if err := (*zr).(flate.Resetter).Reset(src, nil); err != nil {
+		return nil, fmt.Errorf("%w: %w", errCache, err)
+	}
+	buf = slices.Grow(buf[:0], bl.size+1)[:bl.size+1]
+	// One byte more than the head gives, to tell a longer stream.
+	n, err := io.ReadFull(*zr, buf)
+	switch {
+	case n != bl.size || !errors.Is(err, io.ErrUnexpectedEOF):
+		return nil, fmt.Errorf("%w: a block's events are not the %d bytes its head gives", errCache, bl.size)
+	case src.Len() != 0:
+		return nil, fmt.Errorf("%w: bytes after a block's compressed events", errCache)
+	}
+	return buf[:n], nil
 }
 
 // start is the first block a read of the events from since on needs:
