@@ -1,8 +1,6 @@
 package workflow
 
 import (
-	"hash/fnv"
-
 	"github.com/lockgate/lockgate/model/locks/journal"
 )
 
@@ -28,25 +26,29 @@ const (
 // Names are filtered under a prefix of their field: a worker named as a
 // key does not make the block hold that key.
 const (
-	keyName    = "k"
-	workerName = "w"
+	keyName    = 'k'
+	workerName = 'w'
 )
 
 // newBloom is the filter of evs' keys and workers.
 func newBloom(evs []journal.Event) bloom {
-	names := map[string]bool{}
+	type name struct {
+		field byte
+		s     string
+	}
+	names := map[name]bool{}
 	for i := range evs {
 		if evs[i].Key != "" {
-			names[keyName+evs[i].Key] = true
+			names[name{keyName, evs[i].Key}] = true
 		}
 		if evs[i].Worker != "" {
-			names[workerName+evs[i].Worker] = true
+			names[name{workerName, evs[i].Worker}] = true
 		}
 	}
 	bits := make([]byte, max(8, (len(names)*bloomBitsPerName+7)/8))
 	f := bloom{hashes: bloomHashes}
-	for name := range names {
-		f.positions(name, len(bits)*8, func(i uint64) bool {
+	for n := range names {
+		f.positions(n.field, n.s, len(bits)*8, func(i uint64) bool {
 			bits[i/8] |= 1 << (i % 8)
 			return true
 		})
@@ -55,15 +57,25 @@ func newBloom(evs []journal.Event) bloom {
 	return f
 }
 
-// positions calls fn with the bits of name in a filter of m bits, while
-// fn returns true, and reports whether it always did. The bits are
-// h1 + i·h2 of a 64-bit FNV-1a hash split in two (Kirsch and
-// Mitzenmacher): a hash that is the same in every process, as the file
-// outlives them.
-func (f bloom) positions(name string, m int, fn func(uint64) bool) bool {
-	h := fnv.New64a()
-	_, _ = h.Write([]byte(name))
-	sum := h.Sum64()
+// FNV-1a, 64 bits: a hash that is the same in every process, as the
+// file outlives them.
+const (
+	fnvOffset = 14695981039346656037
+	fnvPrime  = 1099511628211
+)
+
+// positions calls fn with the bits of name of field in a filter of m
+// bits, while fn returns true, and reports whether it always did. The
+// bits are h1 + i·h2 of the FNV-1a hash of field then name split in two
+// (Kirsch and Mitzenmacher). The hash is computed here rather than with
+// hash/fnv: a decoded block checks every event's names, and the
+// interface and the bytes of the name cost an allocation each.
+func (f bloom) positions(field byte, name string, m int, fn func(uint64) bool) bool {
+	sum := uint64(fnvOffset)
+	sum = (sum ^ uint64(field)) * fnvPrime
+	for i := range len(name) {
+		sum = (sum ^ uint64(name[i])) * fnvPrime
+	}
 	h1, h2 := sum&0xffffffff, sum>>32|1
 	for i := range uint64(f.hashes) {
 		if !fn((h1 + i*h2) % uint64(m)) {
@@ -75,8 +87,8 @@ func (f bloom) positions(name string, m int, fn func(uint64) bool) bool {
 
 // has reports whether the filter may hold name; false is certain. The
 // filter has bits (parseCache refuses one without).
-func (f bloom) has(name string) bool {
-	return f.positions(name, len(f.bits)*8, func(i uint64) bool {
+func (f bloom) has(field byte, name string) bool {
+	return f.positions(field, name, len(f.bits)*8, func(i uint64) bool {
 		return f.bits[i/8]&(1<<(i%8)) != 0
 	})
 }
@@ -98,5 +110,5 @@ func (m Match) keeps(ev *journal.Event) bool {
 // mayHold reports whether the block filtered by f may hold an event m
 // keeps.
 func (m Match) mayHold(f bloom) bool {
-	return (m.Key == "" || f.has(keyName+m.Key)) && (m.Worker == "" || f.has(workerName+m.Worker))
+	return (m.Key == "" || f.has(keyName, m.Key)) && (m.Worker == "" || f.has(workerName, m.Worker))
 }

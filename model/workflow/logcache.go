@@ -425,7 +425,7 @@ func (c *cacheIndex) decode(from, to int, m Match) ([]journal.Event, int, error)
 			check.widen(ev)
 			// The filter must hold what the events name: a reader that
 			// skips the block trusts it.
-			if ev.Key != "" && !bl.filter.has(keyName+ev.Key) || ev.Worker != "" && !bl.filter.has(workerName+ev.Worker) {
+			if ev.Key != "" && !bl.filter.has(keyName, ev.Key) || ev.Worker != "" && !bl.filter.has(workerName, ev.Worker) {
 				return nil, decoded, fmt.Errorf("%w: a block's filter lacks a name of its events", errCache)
 			}
 		}
@@ -446,7 +446,9 @@ func (c *cacheIndex) decode(from, to int, m Match) ([]journal.Event, int, error)
 
 // inflate returns the events of bl decompressed, in buf's storage: exactly
 // the length its head gives. zr is the decompressor of the previous
-// block, reset for this one.
+// block, reset for this one. The buffer grows with what the stream
+// gives, not to what the head claims: a damaged head costs no more
+// memory than its stream.
 func inflate(zr *io.ReadCloser, bl cacheBlock, buf []byte) ([]byte, error) {
 	src := strings.NewReader(bl.raw)
 	if *zr == nil {
@@ -454,16 +456,16 @@ func inflate(zr *io.ReadCloser, bl cacheBlock, buf []byte) ([]byte, error) {
 	} else if err := (*zr).(flate.Resetter).Reset(src, nil); err != nil {
 		return nil, fmt.Errorf("%w: %w", errCache, err)
 	}
-	buf = slices.Grow(buf[:0], bl.size+1)[:bl.size+1]
+	out := bytes.NewBuffer(buf[:0])
 	// One byte more than the head gives, to tell a longer stream.
-	n, err := io.ReadFull(*zr, buf)
+	n, err := io.Copy(out, io.LimitReader(*zr, int64(bl.size)+1))
 	switch {
-	case n != bl.size || !errors.Is(err, io.ErrUnexpectedEOF):
+	case err != nil || n != int64(bl.size):
 		return nil, fmt.Errorf("%w: a block's events are not the %d bytes its head gives", errCache, bl.size)
 	case src.Len() != 0:
 		return nil, fmt.Errorf("%w: bytes after a block's compressed events", errCache)
 	}
-	return buf[:n], nil
+	return out.Bytes(), nil
 }
 
 // start is the first block a read of the events from since on needs:
