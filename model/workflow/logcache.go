@@ -416,6 +416,9 @@ func (c *cacheIndex) decode(from, to int, m Match) ([]journal.Event, int, error)
 		i := len(evs)
 		evs = slices.Grow(evs, bl.n)[:i+bl.n]
 		check := cacheBlock{first: bl.first}
+		// The names last found in the filter: a worker's events, a take
+		// and its release, come in runs.
+		var key, worker string
 		for k := range bl.n {
 			ev := &evs[i+k]
 			d.event(ev)
@@ -425,8 +428,17 @@ func (c *cacheIndex) decode(from, to int, m Match) ([]journal.Event, int, error)
 			check.widen(ev)
 			// The filter must hold what the events name: a reader that
 			// skips the block trusts it.
-			if ev.Key != "" && !bl.filter.has(keyName, ev.Key) || ev.Worker != "" && !bl.filter.has(workerName, ev.Worker) {
-				return nil, decoded, fmt.Errorf("%w: a block's filter lacks a name of its events", errCache)
+			if ev.Key != key && ev.Key != "" {
+				if !bl.filter.has(keyName, ev.Key) {
+					return nil, decoded, fmt.Errorf("%w: a block's filter lacks a key of its events", errCache)
+				}
+				key = ev.Key
+			}
+			if ev.Worker != worker && ev.Worker != "" {
+				if !bl.filter.has(workerName, ev.Worker) {
+					return nil, decoded, fmt.Errorf("%w: a block's filter lacks a worker of its events", errCache)
+				}
+				worker = ev.Worker
 			}
 		}
 		if len(d.s) != 0 {
