@@ -78,12 +78,20 @@ func ReadEventsSince(ctx context.Context, cfg Config, refs []string, since time.
 // after until are not decoded. Complete says whether every event of the
 // refs was read.
 func ReadEventsBetween(ctx context.Context, cfg Config, refs []string, from, until time.Time) (LogRead, error) {
+	return ReadEventsMatching(ctx, cfg, refs, from, until, Match{})
+}
+
+// ReadEventsMatching is ReadEventsBetween for the events m keeps only,
+// exactly those: where the events cache holds a ref's tree, or most of
+// it, a block whose filter shows it names neither m's key nor m's
+// worker is not decoded either.
+func ReadEventsMatching(ctx context.Context, cfg Config, refs []string, from, until time.Time, m Match) (LogRead, error) {
 	var st readStats
-	lr, err := readLog(ctx, cfg, refs, span{from: from, until: until}, &st)
+	lr, err := readLog(ctx, cfg, refs, span{from: from, until: until, match: m}, &st)
 	lr.Read = st.decoded + st.blobs
 	kept := lr.Events[:0:0]
-	for _, ev := range lr.Events {
-		if !ev.Timestamp.Before(from) && (until.IsZero() || ev.Timestamp.Before(until)) {
+	for i, ev := range lr.Events {
+		if !ev.Timestamp.Before(from) && (until.IsZero() || ev.Timestamp.Before(until)) && m.keeps(&lr.Events[i]) {
 			kept = append(kept, ev)
 		}
 	}
@@ -93,10 +101,12 @@ func ReadEventsBetween(ctx context.Context, cfg Config, refs []string, from, unt
 
 // span is the part of the log a read needs: the events at or after from
 // (zero: all), before until (zero: no bound), and with reach those before
-// from that may bear on the locks held then.
+// from that may bear on the locks held then; of those, the ones match
+// keeps (and, read with them, others).
 type span struct {
 	from, until time.Time
 	reach       bool
+	match       Match
 }
 
 // readStats counts how trees were read, for the tests.
@@ -105,6 +115,7 @@ type readStats struct {
 	shared                    int // a tree another ref of the call had
 	subsumed                  int // a tree with no file another's lacks
 	decoded                   int // events decoded from the cache
+	blocks                    int // blocks of the cache decoded
 	blobs                     int // event blobs read
 }
 
@@ -337,14 +348,15 @@ func (r *logReader) readRef(ctx context.Context, ref, t string, byTree map[strin
 				written = true
 				from := c.start(r.span.from, r.span.reach)
 				to := max(from, c.end(r.span.until))
-				evs, err := c.decode(from, to)
+				evs, n, err := c.decode(from, to, r.span.match)
+				r.stats.blocks += n
 				if err != nil {
 					// The head held, a block did not: read t whole.
 					written = false
 					return r.readFull(ctx, ref, t)
 				}
 				r.stats.decoded += len(evs)
-				return evs, false, from > 0 || to < len(c.blocks), nil
+				return evs, false, from > 0 || to < len(c.blocks) || n < to-from, nil
 			}
 			// A file deleted or changed since: read t whole.
 			d, ok, err := r.diff(ctx, ref, c.tree, t)
@@ -352,11 +364,11 @@ func (r *logReader) readRef(ctx context.Context, ref, t string, byTree map[strin
 				return nil, false, false, err
 			}
 			if ok && d.deleted == 0 && len(d.added) > 0 {
-				evs, from, err := r.readSpliced(ref, t, c, d.added)
+				evs, part, err := r.readSpliced(ref, t, c, d.added)
 				switch {
 				case err == nil:
 					written = true
-					return evs, false, from > 0, nil
+					return evs, false, part, nil
 				case !errors.Is(err, errCache):
 					return nil, false, false, err
 				}
@@ -378,30 +390,37 @@ func (r *logReader) readFull(ctx context.Context, ref, t string) ([]journal.Even
 }
 
 // readSpliced returns the events of tree t, the cached tree c with the
-// files added: the blocks of c from the first the new events or r.since
-// need are decoded (to the end: the new events may be anywhere), and
-// the cache of t written from the blocks before the
-// first new event, copied as they are, and the events from it on. A
-// block that does not decode is an errCache error: t is then read whole.
-func (r *logReader) readSpliced(ref, t string, c *cacheIndex, added []file) (evs []journal.Event, from int, err error) {
+// files added: the blocks of c from the first the new events or r.span
+// need are decoded (to the end: the new events may be anywhere; before
+// the first new event, only those that may hold r.span's match), and
+// the cache of t written from the blocks before the first new event,
+// copied as they are, and the events from it on. A block that does not
+// decode is an errCache error: t is then read whole. partial reports
+// that blocks were skipped.
+func (r *logReader) readSpliced(ref, t string, c *cacheIndex, added []file) (evs []journal.Event, partial bool, err error) {
 	r.stats.incremental++
 	more, err := r.readBlobs(ref, added)
 	if err != nil {
-		return nil, 0, err
+		return nil, false, err
 	}
 	keep := c.before(more[0].Timestamp)
-	from = min(keep, c.start(r.span.from, r.span.reach))
-	old, err := c.decode(from, len(c.blocks))
+	from := min(keep, c.start(r.span.from, r.span.reach))
+	old, n, err := c.decode(from, keep, r.span.match)
+	r.stats.blocks += n
 	if err != nil {
-		return nil, 0, err
+		return nil, false, err
 	}
-	r.stats.decoded += len(old)
-	k := c.events(from, keep)
-	tail := union2(old[k:], more)
+	rest, n2, err := c.decode(keep, len(c.blocks), Match{})
+	r.stats.blocks += n2
+	if err != nil {
+		return nil, false, err
+	}
+	r.stats.decoded += len(old) + len(rest)
+	tail := union2(rest, more)
 	if data, err := encodeSpliced(ref, t, c.blocks[:keep], tail); err == nil && eventCacheable() {
 		writeCacheData(r.common, ref, data)
 	}
-	return append(old[:k:k], tail...), from, nil
+	return append(old, tail...), from > 0 || n < keep-from, nil
 }
 
 // readAdded returns base, the events of a tree, with those of the files

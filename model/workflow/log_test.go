@@ -406,6 +406,7 @@ func TestReadEventsDamagedCache(t *testing.T) {
 	}
 	tests := map[string][]byte{
 		"version 2":         version(2),
+		"version 4":         version(4),
 		"truncated":         good[:len(good)/2],
 		"empty":             {},
 		"flipped in events": flip(len(good) / 2),
@@ -685,6 +686,12 @@ func FuzzDecodeCache(f *testing.F) {
 	}
 	f.Add(good)
 	f.Add(good[:len(good)-5])
+	// Two blocks, with filters of many names.
+	if two, err := encodeCache(mainRef, "tree", matchHistory(time.Unix(1<<31, 0).UTC(), 2)); err == nil {
+		f.Add(two)
+	} else {
+		f.Fatal(err)
+	}
 	f.Add([]byte(cacheMagic))
 	f.Add([]byte{})
 	f.Fuzz(func(t *testing.T, data []byte) {
@@ -699,7 +706,8 @@ func FuzzDecodeCache(f *testing.F) {
 		if c, err := parseCache(data); err == nil {
 			for _, at := range []time.Time{{}, time.Unix(1, 2), time.Unix(1<<40, 0)} {
 				from := c.start(at, true)
-				_, _ = c.decode(from, max(from, c.end(at)))
+				_, _, _ = c.decode(from, max(from, c.end(at)), Match{})
+				_, _, _ = c.decode(from, max(from, c.end(at)), Match{Key: "k", Worker: "w"})
 			}
 		}
 		ref, tree, evs, err := decodeCache(data)

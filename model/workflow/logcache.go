@@ -9,10 +9,13 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/klauspost/compress/zstd"
 
 	"github.com/lockgate/lockgate/internal/safefs"
 	"github.com/lockgate/lockgate/model/locks/journal"
@@ -26,33 +29,40 @@ import (
 // speed.
 //
 // The events are kept in time order, in blocks of blockEvents, each
-// headed by the time of its first event and its reach: the latest time
-// at which one of its events can still bear on a lock (see reach). A
-// reader that needs only the events from some time on (ReadEventsSince)
-// decodes the blocks that can matter then and skips the rest unread; a
-// ref that gained events rewrites only the blocks from the first new
-// event on, copying the earlier ones as they are.
+// headed by the time of its first event, its reach: the latest time at
+// which one of its events can still bear on a lock (see reach), and a
+// Bloom filter of the keys and workers its events name. A reader that
+// needs only the events from some time on (ReadEventsSince), or only
+// those of a key or a worker (ReadEventsMatching), decodes the blocks
+// that can matter and skips the rest unread; a ref that gained events
+// rewrites only the blocks from the first new event on, copying the
+// earlier ones as they are. Each block's events are compressed (a
+// Zstandard frame): the file is a copy of the whole history, and
+// uncompressed it grew by some 140 bytes an event.
 //
 // File layout (integers are unsigned varints, strings a length then the
 // bytes, times a string of time.Time's binary form):
 //
 //	magic "lgevents", version, shape, ref, tree, count, blocks,
 //	blocks × (events, first time, reach flag [0: a time, 1: unbounded],
-//	          reach time when flag is 0, length, length bytes of
-//	          events × event (see appendEvent)),
+//	          reach time when flag is 0, filter hashes, filter bits
+//	          (a string), decoded length, the Zstandard frame of the
+//	          decoded length's bytes of events × event (see
+//	          appendEvent), as a string),
 //	CRC-32C of everything before it (4 bytes, big endian)
 //
 // The checksum catches a torn or damaged file, not a forged one: whoever
 // can write the cache can move the refs it describes.
 const (
 	cacheMagic = "lgevents"
-	// cacheVersion 4: the events are in blocks with a time index.
-	// Version 3 (events carry Commit, no blocks) and earlier files are
-	// rebuilt, never read with the fields shifted.
-	cacheVersion = 4
+	// cacheVersion 5: each block has a filter of its keys and workers,
+	// and its events are compressed. Version 4 (plain blocks), 3 (events
+	// carry Commit, no blocks) and earlier files are rebuilt, never read
+	// with the fields shifted.
+	cacheVersion = 5
 	// minEncodedEvent is the fewest bytes an encoded event takes:
 	// thirteen string lengths, the timestamp's length, the fence and the
-	// expiry flag. It bounds the count a file can claim.
+	// expiry flag. It bounds the count a block can claim.
 	minEncodedEvent = 16
 	// blockEvents is how many events a block of the cache holds: a read
 	// from some time on decodes at most this many events it does not
@@ -113,10 +123,10 @@ func encodeSpliced(ref, tree string, keep []cacheBlock, tail []journal.Event) ([
 	size := 64
 	count := len(tail)
 	for _, bl := range keep {
-		size += len(bl.raw) + 32
+		size += len(bl.raw) + len(bl.filter.bits) + 32
 		count += bl.n
 	}
-	b := make([]byte, 0, size+len(tail)*200)
+	b := make([]byte, 0, size+len(tail)*64)
 	b = append(b, cacheMagic...)
 	b = binary.AppendUvarint(b, cacheVersion)
 	b = appendString(b, eventShape())
@@ -130,11 +140,11 @@ func encodeSpliced(ref, tree string, keep []cacheBlock, tail []journal.Event) ([
 			return nil, err
 		}
 	}
-	var raw []byte
+	var raw, packed []byte
 	for len(tail) > 0 {
 		chunk := tail[:min(blockEvents, len(tail))]
 		tail = tail[len(chunk):]
-		bl := cacheBlock{n: len(chunk), first: chunk[0].Timestamp}
+		bl := cacheBlock{n: len(chunk), first: chunk[0].Timestamp, filter: newBloom(chunk)}
 		raw = raw[:0]
 		for i := range chunk {
 			if raw, err = appendEvent(raw, &chunk[i]); err != nil {
@@ -142,7 +152,13 @@ func encodeSpliced(ref, tree string, keep []cacheBlock, tail []journal.Event) ([
 			}
 			bl.widen(&chunk[i])
 		}
-		bl.raw = string(raw)
+		bl.size = len(raw)
+		zw, err := blockEncoder()
+		if err != nil {
+			return nil, err
+		}
+		packed = zw.EncodeAll(raw, packed[:0])
+		bl.raw = string(packed)
 		if b, err = appendBlock(b, bl); err != nil {
 			return nil, err
 		}
@@ -156,7 +172,9 @@ type cacheBlock struct {
 	first     time.Time // the first event's timestamp
 	reach     time.Time // the latest reach of its events (see reach)
 	unbounded bool      // an event of it may bear on a lock at any later time
-	raw       string    // the encoded events
+	filter    bloom     // the keys and workers its events name
+	size      int       // the length of the encoded events
+	raw       string    // the encoded events, compressed
 }
 
 // widen takes ev's reach into the block's.
@@ -191,6 +209,9 @@ func appendBlock(b []byte, bl cacheBlock) ([]byte, error) {
 			return nil, err
 		}
 	}
+	b = append(b, bl.filter.hashes)
+	b = appendString(b, bl.filter.bits)
+	b = binary.AppendUvarint(b, uint64(bl.size))
 	return appendString(b, bl.raw), nil
 }
 
@@ -269,13 +290,13 @@ func appendEvent(b []byte, ev *journal.Event) ([]byte, error) {
 var errCache = errors.New("not a valid events cache")
 
 // decodeCache reads a cache file back: the ref and tree it describes and
-// their events. Strings of the events share one copy of data.
+// their events. Strings of the events share one copy of each block.
 func decodeCache(data []byte) (ref, tree string, evs []journal.Event, err error) {
 	c, err := parseCache(data)
 	if err != nil {
 		return "", "", nil, err
 	}
-	evs, err = c.decode(0, len(c.blocks))
+	evs, _, err = c.decode(0, len(c.blocks), Match{})
 	if err != nil {
 		return "", "", nil, err
 	}
@@ -288,6 +309,11 @@ type cacheIndex struct {
 	count     int
 	blocks    []cacheBlock
 }
+
+// maxInflate bounds how many times its compressed length a block's
+// events may claim: events, each with an id of its own, compress far
+// less (some 4 to 1).
+const maxInflate = 1 << 10
 
 // parseCache checks a cache file and lists its blocks.
 func parseCache(data []byte) (*cacheIndex, error) {
@@ -307,10 +333,11 @@ func parseCache(data []byte) (*cacheIndex, error) {
 	}
 	c := &cacheIndex{ref: d.string(), tree: d.string()}
 	n, nb := d.uvarint(), d.uvarint()
-	if d.err != nil || n > uint64(len(d.s))/minEncodedEvent || nb > n {
+	// A block's head takes more than 16 bytes: the count bounds the
+	// list made for the blocks.
+	if d.err != nil || nb > n || nb > uint64(len(d.s))/16 {
 		return nil, errCache
 	}
-	c.count = int(n)
 	c.blocks = make([]cacheBlock, 0, nb)
 	sum := uint64(0)
 	for range nb {
@@ -325,11 +352,15 @@ func parseCache(data []byte) (*cacheIndex, error) {
 		default:
 			d.fail()
 		}
+		bl.filter.hashes = d.byte1()
+		bl.filter.bits = d.string()
+		size := d.uvarint()
 		bl.raw = d.string()
-		if d.err != nil || k == 0 || k > uint64(len(bl.raw))/minEncodedEvent {
+		if d.err != nil || k == 0 || k > blockEvents || size/minEncodedEvent < k || size > maxBlockBytes || size/maxInflate > uint64(len(bl.raw)) ||
+			bl.filter.hashes == 0 || bl.filter.hashes > maxBloomHashes || bl.filter.bits == "" {
 			return nil, fmt.Errorf("%w: a block's head", errCache)
 		}
-		bl.n = int(k)
+		bl.n, bl.size = int(k), int(size)
 		sum += k
 		if len(c.blocks) > 0 && bl.first.Before(c.blocks[len(c.blocks)-1].first) {
 			return nil, fmt.Errorf("%w: blocks out of order", errCache)
@@ -342,39 +373,112 @@ func parseCache(data []byte) (*cacheIndex, error) {
 	if len(d.s) != 0 {
 		return nil, fmt.Errorf("%w: %d bytes after the last block", errCache, len(d.s))
 	}
+	c.count = int(n)
 	return c, nil
 }
 
-// decode returns the events of blocks[from:to], each block checked
-// against its head.
-func (c *cacheIndex) decode(from, to int) ([]journal.Event, error) {
-	evs := make([]journal.Event, c.events(from, to))
-	i := 0
+// decode returns the events of blocks[from:to] whose filter says they
+// may hold an event of m, each block checked against its head, and how
+// many blocks it decoded. The events are all those of the blocks
+// decoded, m's or not.
+func (c *cacheIndex) decode(from, to int, m Match) ([]journal.Event, int, error) {
+	var evs []journal.Event
+	if m.any() {
+		evs = make([]journal.Event, 0, c.events(from, to))
+	}
+	var buf []byte
+	decoded := 0
 	for _, bl := range c.blocks[from:to] {
-		d := decoder{s: bl.raw}
+		if !m.mayHold(bl.filter) {
+			continue
+		}
+		decoded++
+		var err error
+		if buf, err = inflate(bl, buf); err != nil {
+			return nil, decoded, err
+		}
+		d := decoder{s: string(buf)}
+		i := len(evs)
+		evs = slices.Grow(evs, bl.n)[:i+bl.n]
 		check := cacheBlock{first: bl.first}
+		// The names last found in the filter: a worker's events, a take
+		// and its release, come in runs.
+		var key, worker string
 		for k := range bl.n {
 			ev := &evs[i+k]
 			d.event(ev)
 			if d.err != nil {
-				return nil, d.err
+				return nil, decoded, d.err
 			}
 			check.widen(ev)
+			// The filter must hold what the events name: a reader that
+			// skips the block trusts it.
+			if ev.Key != key && ev.Key != "" {
+				if !bl.filter.has(keyName, ev.Key) {
+					return nil, decoded, fmt.Errorf("%w: a block's filter lacks a key of its events", errCache)
+				}
+				key = ev.Key
+			}
+			if ev.Worker != worker && ev.Worker != "" {
+				if !bl.filter.has(workerName, ev.Worker) {
+					return nil, decoded, fmt.Errorf("%w: a block's filter lacks a worker of its events", errCache)
+				}
+				worker = ev.Worker
+			}
 		}
 		if len(d.s) != 0 {
-			return nil, fmt.Errorf("%w: %d bytes after a block's events", errCache, len(d.s))
+			return nil, decoded, fmt.Errorf("%w: %d bytes after a block's events", errCache, len(d.s))
 		}
 		// The head must say what the events say: a reader that skips the
 		// block trusts it.
 		if !evs[i].Timestamp.Equal(bl.first) || check.unbounded && !bl.unbounded || !bl.reaches(check.reach) {
-			return nil, fmt.Errorf("%w: a block's head does not match its events", errCache)
+			return nil, decoded, fmt.Errorf("%w: a block's head does not match its events", errCache)
 		}
 		if i > 0 && compareEvents(evs[i-1], evs[i]) >= 0 {
-			return nil, fmt.Errorf("%w: events out of order", errCache)
+			return nil, decoded, fmt.Errorf("%w: events out of order", errCache)
 		}
-		i += bl.n
 	}
-	return evs, nil
+	return evs, decoded, nil
+}
+
+// blockEncoder and blockDecoder compress and decompress the events of
+// a block, made on first use (a hook that reads no cache pays nothing)
+// and shared: their EncodeAll and DecodeAll may run at once. Zstandard
+// at its fastest level: it decompresses several times faster than
+// DEFLATE, which a read pays for every block it decodes, and compresses
+// the events smaller. One segment: the frame's header then always gives
+// the size of its content, which inflate checks before decoding.
+var (
+	blockEncoder = sync.OnceValues(func() (*zstd.Encoder, error) {
+		return zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithEncoderConcurrency(1),
+			zstd.WithEncoderCRC(false), zstd.WithSingleSegment(true))
+	})
+	blockDecoder = sync.OnceValues(func() (*zstd.Decoder, error) {
+		return zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(maxBlockBytes))
+	})
+)
+
+// maxBlockBytes bounds a block's decoded events: as many as it may hold,
+// each of the most a journal line may take.
+const maxBlockBytes = blockEvents * (journal.MaxLineBytes + 1)
+
+// inflate returns the events of bl decompressed, in buf's storage:
+// exactly the length its head gives, which the frame's header must give
+// too, so that a damaged head costs no more memory than its frame.
+func inflate(bl cacheBlock, buf []byte) ([]byte, error) {
+	var h zstd.Header
+	if err := h.Decode([]byte(bl.raw)); err != nil || !h.HasFCS || h.FrameContentSize != uint64(bl.size) || h.Skippable {
+		return nil, fmt.Errorf("%w: a block's compressed events do not say the %d bytes its head gives", errCache, bl.size)
+	}
+	zr, err := blockDecoder()
+	if err != nil {
+		return nil, err
+	}
+	out, err := zr.DecodeAll([]byte(bl.raw), buf[:0])
+	if err != nil || len(out) != bl.size {
+		return nil, fmt.Errorf("%w: a block's events are not the %d bytes its head gives", errCache, bl.size)
+	}
+	return out, nil
 }
 
 // start is the first block a read of the events from since on needs:
