@@ -197,7 +197,7 @@ func (e *Workspace) readAllEvents(ctx context.Context, since, until time.Time) (
 	if err != nil {
 		return nil, 0, err
 	}
-	return e.withBranchEvents(ctx, jr, since, until)
+	return e.withBranchEvents(ctx, jr, since, until, workflow.Match{})
 }
 
 // journalRead is what recentJournal read of the journal: its events at
@@ -246,12 +246,13 @@ func (e *Workspace) workflowReadConfig() workflow.Config {
 
 // withBranchEvents is jr's events at or after from (not before jr.since),
 // before until, with the workflow branch's of that span that they lack,
-// by time, and the number of events decoded. When the branch cannot be
-// read and jr holds only the journal after the sync mark, the journal is
-// read whole: the events before the mark are the branch's to give. The
+// by time, and the number of events decoded; of the branch's, only
+// those m may keep are read (the journal's are all kept). When the
+// branch cannot be read and jr holds only the journal after the sync
+// mark, the journal is read whole: the events before the mark are the branch's to give. The
 // lines of the journal that are not events are warned of.
-func (e *Workspace) withBranchEvents(ctx context.Context, jr journalRead, from, until time.Time) ([]journal.Event, int, error) {
-	lr, err := workflow.ReadEventsBetween(ctx, e.workflowReadConfig(), []string{e.branchRef()}, from, until)
+func (e *Workspace) withBranchEvents(ctx context.Context, jr journalRead, from, until time.Time, m workflow.Match) ([]journal.Event, int, error) {
+	lr, err := workflow.ReadEventsMatching(ctx, e.workflowReadConfig(), []string{e.branchRef()}, from, until, m)
 	if err != nil && jr.afterSync {
 		whole := journalRead{since: jr.since}
 		var rerr error

@@ -11,6 +11,7 @@ import (
 
 	"github.com/lockgate/lockgate/model/config"
 	"github.com/lockgate/lockgate/model/locks"
+	"github.com/lockgate/lockgate/model/workflow"
 )
 
 // boardEvents is how many of the last events the board shows.
@@ -109,7 +110,7 @@ func (b *Board) lastEvents(ctx context.Context, day time.Time) ([]EventView, err
 			}
 		}
 	}
-	evs, _, err := b.e.withBranchEvents(ctx, jr, from, time.Time{})
+	evs, _, err := b.e.withBranchEvents(ctx, jr, from, time.Time{}, workflow.Match{})
 	if err != nil {
 		return nil, err
 	}

@@ -2,10 +2,6 @@ package service
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"slices"
-	"strings"
 	"time"
 
 	"github.com/lockgate/lockgate/model/locks/journal"
@@ -86,44 +82,11 @@ func maxTime(a, b time.Time) time.Time {
 // logEvents is readAllEvents for `log`, the branch read narrowed to the
 // events of m's key and worker: the blocks of its events cache that name
 // neither are not decoded. The answer holds every event of the span m
-// keeps, as readAllEvents does, and others besides (the journal's all:
-// an id the journal has stays the journal's, as there).
+// keeps, as readAllEvents does, and others besides (the journal's).
 func (e *Workspace) logEvents(ctx context.Context, since, until time.Time, m workflow.Match) ([]journal.Event, int, error) {
-	if m == (workflow.Match{}) {
-		return e.readAllEvents(ctx, since, until)
-	}
-	evs, skipped, read, err := e.JournalFile().ReadRecent(since)
+	jr, err := e.recentJournal(ctx, since, 0)
 	if err != nil {
 		return nil, 0, err
 	}
-	e.warnSkippedLines(skipped)
-	if !until.IsZero() {
-		evs = slices.DeleteFunc(evs, func(ev journal.Event) bool { return !ev.Timestamp.Before(until) })
-	}
-	cfg := workflow.Config{GitDir: e.repo.GitDir, CommonDir: e.repo.CommonDir, WorkTree: e.repo.Toplevel}
-	lr, err := workflow.ReadEventsMatching(ctx, cfg, []string{"refs/heads/" + e.cfg.Workflow.Branch}, since, until, m)
-	read += lr.Read
-	if err != nil {
-		if !errors.Is(err, context.Canceled) {
-			e.warn("warning", fmt.Sprintf("workflow branch not read: %v", err))
-		}
-		return evs, read, nil
-	}
-	seen := make(map[string]bool, len(evs))
-	for _, ev := range evs {
-		seen[ev.ID] = true
-	}
-	for _, ev := range lr.Events {
-		if !seen[ev.ID] {
-			seen[ev.ID] = true
-			evs = append(evs, ev)
-		}
-	}
-	slices.SortStableFunc(evs, func(x, y journal.Event) int {
-		if c := x.Timestamp.Compare(y.Timestamp); c != 0 {
-			return c
-		}
-		return strings.Compare(x.ID, y.ID)
-	})
-	return evs, read, nil
+	return e.withBranchEvents(ctx, jr, since, until, m)
 }
