@@ -37,6 +37,10 @@ const (
 	scaleStep  = 36 * time.Second
 	scaleQuiet = 5 * time.Minute
 	scaleLive  = 100
+	// scaleSyncEvery is how many acquisitions (each with its release) of
+	// the history go by between two commits of the journal to the
+	// workflow branch.
+	scaleSyncEvery = 500
 	// scaleCommits is the range `verify` judges: the newest commits of
 	// main, made within the last hour, after the history began.
 	scaleCommits = 100
@@ -299,6 +303,15 @@ func newScaleFixture(b *testing.B, bin, store string, n int) *scaleFixture {
 		at = at.Add(scaleStep)
 		if _, err := m.Release(ctx, []string{key}, who, false); err != nil {
 			b.Fatalf("seed release %d: %v", j, err)
+		}
+		// The journal goes to the workflow branch as the history is
+		// made, as a clone's commands commit it, so that the journal is
+		// rotated as it would be in use (not one segment of the whole
+		// history).
+		if j%scaleSyncEvery == scaleSyncEvery-1 {
+			if _, err := ws.SyncWorkflow(ctx, service.SyncRequest{NoPush: true}); err != nil {
+				b.Fatalf("workflow sync after %d operations: %v", 2*(j+1), err)
+			}
 		}
 	}
 	f.how = "the store's own code"

@@ -266,7 +266,7 @@ func Default() *Config {
 		IdentityEnv: []string{"GL_USERNAME", "GITEA_PUSHER_NAME", "REMOTE_USER", "USER"},
 	}
 	c.Workflow = WorkflowConfig{Branch: "lockgate/workflow", AutoCommit: true, Remote: "origin"}
-	c.Journal = JournalConfig{RotateBytes: 8 << 20}
+	c.Journal = JournalConfig{RotateBytes: 1 << 20}
 	c.Planner = PlannerConfig{CooldownCycles: 5}
 	return c
 }
