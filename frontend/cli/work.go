@@ -127,7 +127,7 @@ func (a *app) runWork(ctx context.Context, w *service.WorkLoop, argv []string) e
 			return service.Usagef("work: %v", err)
 		}
 		stop := func() { c.stop(workStopGrace) }
-		status, lost, err := runKept(c, job.Every, func() error { return w.Keep(ctx, job) }, stop, toCMD, func(os.Signal) { stop() })
+		status, lost, err := runKept(c, func() time.Duration { return job.Every }, func() error { return w.Keep(ctx, job) }, stop, toCMD, func(os.Signal) { stop() })
 		if err := w.Conclude(ctx, job, service.CommandResult{Status: status, Lost: lost, Err: err}); err != nil {
 			return err
 		}
