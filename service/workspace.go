@@ -58,8 +58,9 @@ type Purpose struct {
 	// TakesLocks: the request takes locks, so a store the clone's hooks do
 	// not read is refused. Judges: it judges changes against the locks
 	// (hooks, check, guards), so it must read the clone's own. Server: it
-	// answers requests until stopped (mcp), so a slow store is not given
-	// up on after one timeout.
+	// answers requests until stopped (mcp), or keeps locks while a command
+	// runs (lock hold), so a slow store is not given up on after one
+	// timeout.
 	TakesLocks, Judges, Server bool
 	// Cached: a pre-commit or commit-msg hook, which may judge by a git
 	// store's state younger than locks.git.max_age without asking the

@@ -43,6 +43,10 @@ func holdCommand() *command {
 			if req.TTL < 0 || req.Wait < 0 {
 				return service.Usagef("--ttl and --wait must not be negative")
 			}
+			// CMD may run for hours: a store that did not answer once (a
+			// failover, a paused server) is asked again at the next
+			// renewal, not given up on for the rest of the command.
+			a.purpose.Server = true
 			e, err := a.workspace(ctx)
 			if err != nil {
 				return err
