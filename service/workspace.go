@@ -58,10 +58,13 @@ type Purpose struct {
 	// TakesLocks: the request takes locks, so a store the clone's hooks do
 	// not read is refused. Judges: it judges changes against the locks
 	// (hooks, check, guards), so it must read the clone's own. Server: it
-	// answers requests until stopped (mcp), or keeps locks while a command
-	// runs (lock hold), so a slow store is not given up on after one
-	// timeout.
+	// answers requests until stopped (mcp), so a slow store is not given
+	// up on after one timeout.
 	TakesLocks, Judges, Server bool
+	// KeepsLocks: it renews locks while a command runs (lock hold, work),
+	// maybe for hours, so a store that did not answer once (a failover, a
+	// paused server) is asked again at the next renewal.
+	KeepsLocks bool
 	// Cached: a pre-commit or commit-msg hook, which may judge by a git
 	// store's state younger than locks.git.max_age without asking the
 	// remote again.
@@ -345,7 +348,7 @@ func (e *Workspace) openStore(ctx context.Context, c storeChoice, prefix string)
 		opts.PoolSize = 4 // one CLI process: a few connections for parallel reads
 		// One timeout per command: a server that did not answer in time is
 		// not asked again.
-		opts.OneTimeout = !e.purpose.Server
+		opts.OneTimeout = !e.purpose.Server && !e.purpose.KeepsLocks
 		opts.FenceFloor = e.FenceFloor
 		opts.MinReplicas = e.cfg.Locks.Redis.MinReplicas
 		return redisstore.Open(context.Background(), c.URL, opts)

@@ -46,7 +46,7 @@ func holdCommand() *command {
 			// CMD may run for hours: a store that did not answer once (a
 			// failover, a paused server) is asked again at the next
 			// renewal, not given up on for the rest of the command.
-			a.purpose.Server = true
+			a.purpose.KeepsLocks = true
 			e, err := a.workspace(ctx)
 			if err != nil {
 				return err
