@@ -284,6 +284,10 @@ func TestMinReplicasWithoutReplica(t *testing.T) {
 	prefix := freshPrefix(t)
 	s := open(t, primary.URL(), Options{Prefix: prefix, MinReplicas: 1, OpTimeout: 300 * time.Millisecond})
 	ctx := context.Background()
+	// A replica still syncing confirms nothing: wait until it follows.
+	if err := redistest.WaitReplicated(primary, replica); err != nil {
+		t.Fatal(err)
+	}
 	rec := locktest.NewLock("task:T-1", "alice", time.Now(), time.Minute)
 	got, _, err := s.Acquire(ctx, rec, time.Now())
 	if err != nil {
