@@ -88,7 +88,7 @@ func (a *app) runHeld(ctx context.Context, h *service.Hold, argv []string) (int,
 		// again.
 		switch u := h.Unconfirmed(); {
 		case u != nil && !warned:
-			fmt.Fprintf(a.stdio.Err, "lockgate: warning: lock hold: could not renew the locks (held until %s; trying again until shortly before): %v\n",
+			fmt.Fprintf(a.stdio.Err, "lockgate: warning: lock hold: could not renew the locks (they are held until %s; trying again until shortly before then): %v\n",
 				h.Expires().UTC().Format(time.RFC3339), u)
 			warned = true
 		case u == nil && warned:
