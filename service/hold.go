@@ -51,9 +51,10 @@ func holdMargin(ttl time.Duration) time.Duration {
 	return min(max(ttl/10, 500*time.Millisecond), 5*time.Second)
 }
 
-// ExpiringError is a hold whose locks could not be renewed before their
-// expiry (less a margin): the store stayed unavailable, so they may lapse
-// and be taken by another while the command runs.
+// ExpiringError is a hold's locks, or a work loop's claim, that could not
+// be renewed before their expiry (less a margin): the store stayed
+// unavailable, so they may lapse and be taken by another while the
+// command runs.
 type ExpiringError struct {
 	// Expires is the locks' last confirmed expiry.
 	Expires time.Time

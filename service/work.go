@@ -415,8 +415,10 @@ func (w *WorkLoop) Keep(ctx context.Context, j *WorkJob) error {
 	case gerr == nil && IsFinishedPackage(cur) && cur.OwnedBy(w.e.me):
 		j.finishedByCMD = true // the command ran `lockgate done` itself
 		return nil
-	case claimLost(err), !w.e.Now().Before(deadline):
+	case claimLost(err):
 		return err
+	case !w.e.Now().Before(deadline):
+		return &ExpiringError{Expires: j.expires, Err: err}
 	}
 	if j.backoff == 0 {
 		w.say("could not renew the claim of %s (trying again before it expires at %s): %v", j.ID, stampOf(&j.expires), err)
@@ -448,6 +450,9 @@ func (w *WorkLoop) Conclude(ctx context.Context, j *WorkJob, r CommandResult) er
 	took := w.e.Now().Sub(j.start)
 	run := WorkRun{Package: j.ID, Seconds: took.Round(time.Millisecond).Seconds()}
 	switch {
+	case errors.As(r.Lost, new(*ExpiringError)):
+		w.lose(bg, j, run, fmt.Sprintf("the lock store did not confirm a renewal of the claim while %s ran, stopped it after %s, before the claim expires", w.req.Command, roundDuration(took)), r.Lost)
+		return nil
 	case r.Lost != nil:
 		w.lose(bg, j, run, fmt.Sprintf("lost the claim while %s ran, stopped it after %s", w.req.Command, roundDuration(took)), r.Lost)
 		return nil

@@ -700,7 +700,15 @@ func TestWorkLoopKeepRidesOutUnavailableStore(t *testing.T) {
 	}
 	store.n = 1000
 	clock.add(j.expires.Sub(clock.now()) - time.Second)
-	if err := w.Keep(ctx, j); !errors.As(err, new(*locks.UnavailableError)) {
-		t.Fatalf("keep a second before the claim expires, the store down: %v; want the store's error", err)
+	err = w.Keep(ctx, j)
+	if !errors.As(err, new(*ExpiringError)) || !errors.As(err, new(*locks.UnavailableError)) {
+		t.Fatalf("keep a second before the claim expires, the store down: %v; want an *ExpiringError with the store's", err)
+	}
+	alice.mgr.Store = store.Store
+	if err := w.Conclude(ctx, j, CommandResult{Status: 143, Lost: err}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(strings.Join(*said, "\n"), "did not confirm a renewal of the claim while make ran") {
+		t.Errorf("said %q; want that the claim was not renewed in time", *said)
 	}
 }
