@@ -2,6 +2,8 @@ package service
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"time"
 
 	"github.com/lockgate/lockgate/model/locks"
@@ -18,14 +20,54 @@ type HoldRequest struct {
 }
 
 // Hold is locks kept for a command the front end runs: it calls Refresh
-// every Interval while the command runs, and Release once it has exited.
+// after each Next while the command runs, and Release once it has exited.
 type Hold struct {
 	e     *Workspace
 	req   locks.Request
 	taken []string
+	// expires is the earliest expiry of the hold's locks the store last
+	// confirmed: a renewal not confirmed by then (less holdMargin) ends
+	// the hold.
+	expires time.Time
+	// unconfirmed is the error of the renewals that failed since the last
+	// one that was confirmed; backoff the wait before the next attempt.
+	unconfirmed error
+	backoff     time.Duration
 	// Dir is the directory the command runs in.
 	Dir string
 }
+
+// The first retry of a renewal the store could not confirm comes after
+// holdRetryFirst, each next one after twice as long, at most holdRetryMax.
+const (
+	holdRetryFirst = 250 * time.Millisecond
+	holdRetryMax   = 2 * time.Second
+)
+
+// holdMargin is how long before the locks' expiry a hold whose renewals
+// were not confirmed gives up: the command is stopped before another can
+// take a lapsed lock, even with the clocks of the hosts a little apart.
+func holdMargin(ttl time.Duration) time.Duration {
+	return min(max(ttl/10, 500*time.Millisecond), 5*time.Second)
+}
+
+// ExpiringError is a hold's locks, or a work loop's claim, that could not
+// be renewed before their expiry (less a margin): the store stayed
+// unavailable, so they may lapse and be taken by another while the
+// command runs.
+type ExpiringError struct {
+	// Expires is the locks' last confirmed expiry.
+	Expires time.Time
+	// Err is the last renewal's error.
+	Err error
+}
+
+func (e *ExpiringError) Error() string {
+	return fmt.Sprintf("could not renew the locks before they expire at %s: %v",
+		e.Expires.UTC().Format(time.RFC3339), e.Err)
+}
+
+func (e *ExpiringError) Unwrap() error { return e.Err }
 
 // HoldLocks takes the locks r names for a command about to run. A lock
 // held before the hold is renewed, never shortened, and outlives it: the
@@ -44,12 +86,27 @@ func (e *Workspace) HoldLocks(ctx context.Context, r HoldRequest) (*Hold, error)
 		return nil, err
 	}
 	h := &Hold{e: e, req: req, Dir: e.cwd}
-	for _, r := range res {
+	held := make([]locks.Lock, len(res))
+	for i, r := range res {
 		if !r.Renewed {
 			h.taken = append(h.taken, r.Lock.Key)
 		}
+		held[i] = r.Lock
 	}
+	h.confirm(held)
 	return h, nil
+}
+
+// confirm notes the renewal the store confirmed for the hold's locks:
+// their earliest expiry, and no failed attempt since.
+func (h *Hold) confirm(held []locks.Lock) {
+	h.expires = time.Time{}
+	for _, l := range held {
+		if h.expires.IsZero() || l.ExpiresAt.Before(h.expires) {
+			h.expires = l.ExpiresAt
+		}
+	}
+	h.unconfirmed, h.backoff = nil, 0
 }
 
 // Keys are the keys held, canonical.
@@ -59,11 +116,72 @@ func (h *Hold) Keys() []string { return h.req.Keys }
 // so that two refreshes may fail to arrive before a lock lapses.
 func (h *Hold) Interval() time.Duration { return h.req.TTL / 3 }
 
-// Refresh renews every lock of the hold for its lifetime from now. Its
-// error means a lock was lost: the command no longer runs under it.
+// Next is how long to wait before the next Refresh: Interval after a
+// confirmed renewal; after one the store could not confirm, a backoff
+// that grows from holdRetryFirst to holdRetryMax, never past the instant
+// the hold gives up (Refresh then says so).
+func (h *Hold) Next() time.Duration {
+	if h.unconfirmed == nil {
+		return h.Interval()
+	}
+	left := h.deadline().Sub(h.e.Now())
+	return max(min(h.backoff, left), 0)
+}
+
+// Unconfirmed is the error of the renewals that failed since the last one
+// the store confirmed (nil when the last was): the locks are held until
+// their expiry, and Refresh is trying again.
+func (h *Hold) Unconfirmed() error { return h.unconfirmed }
+
+// Expires is the earliest expiry of the hold's locks the store last
+// confirmed.
+func (h *Hold) Expires() time.Time { return h.expires }
+
+// deadline is when a hold whose renewals were not confirmed gives up.
+func (h *Hold) deadline() time.Time { return h.expires.Add(-holdMargin(h.req.TTL)) }
+
+// Refresh renews every lock of the hold for its lifetime from now. When
+// the store is unavailable (a failover, a restart, a lost connection) the
+// locks are still held until their expiry: Refresh returns nil, notes the
+// error (Unconfirmed) and is to be called again after Next. Its error
+// means the command no longer runs under the locks: one was lost (another
+// holds it, its record is gone, its fence changed: the store's error), or
+// none could be renewed before their expiry less a margin
+// (*ExpiringError).
 func (h *Hold) Refresh(ctx context.Context) error {
-	_, err := h.e.mgr.Refresh(ctx, h.req.Keys, h.e.me, h.req.TTL, 0, false)
-	return err
+	deadline := h.deadline()
+	rctx := ctx
+	if left := deadline.Sub(h.e.Now()); left > 0 {
+		// An attempt that hangs must not outlast the locks either. The
+		// deadline is on the workspace's clock, the context's on the
+		// system's: the time left carries over.
+		var cancel context.CancelFunc
+		rctx, cancel = context.WithTimeout(ctx, left)
+		defer cancel()
+	} else if h.unconfirmed != nil {
+		return &ExpiringError{Expires: h.expires, Err: h.unconfirmed}
+	}
+	// Past the deadline with no failure before (this process was not
+	// running, say) the store is asked all the same: it tells a lock
+	// another took from one still held.
+	ls, err := h.e.mgr.Refresh(rctx, h.req.Keys, h.e.me, h.req.TTL, 0, false)
+	if err == nil {
+		h.confirm(ls)
+		return nil
+	}
+	var unavailable *locks.UnavailableError
+	if !errors.As(err, &unavailable) && !errors.Is(err, context.DeadlineExceeded) {
+		return err // lost, or an answer lockgate cannot judge: stop
+	}
+	if ctx.Err() != nil {
+		return err
+	}
+	h.unconfirmed = err
+	if !h.e.Now().Before(deadline) {
+		return &ExpiringError{Expires: h.expires, Err: err}
+	}
+	h.backoff = min(max(2*h.backoff, holdRetryFirst), holdRetryMax)
+	return nil
 }
 
 // Release gives back the locks the hold took, even when ctx was

@@ -2,6 +2,7 @@ package service
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -100,4 +101,107 @@ func TestHoldLocksRefused(t *testing.T) {
 	wantErr[*locks.HeldError](t, err)
 	_, err = me.HoldLocks(ctx, HoldRequest{Keys: []string{"api:get /v1/users"}})
 	wantErr[*lockkey.Error](t, err)
+}
+
+// downFor is a store that is unavailable for its next n reads and writes
+// of a record, then answers again: a failover, a restart.
+type downFor struct {
+	locks.Store
+	n int
+}
+
+func (s *downFor) down() error {
+	if s.n == 0 {
+		return nil
+	}
+	s.n--
+	return &locks.UnavailableError{Store: "test", Err: errors.New("connection refused")}
+}
+
+func (s *downFor) Get(ctx context.Context, key string) (locks.Lock, error) {
+	if err := s.down(); err != nil {
+		return locks.Lock{}, err
+	}
+	return s.Store.Get(ctx, key)
+}
+
+func (s *downFor) Update(ctx context.Context, l locks.Lock) (locks.Lock, error) {
+	if err := s.down(); err != nil {
+		return locks.Lock{}, err
+	}
+	return s.Store.Update(ctx, l)
+}
+
+// A renewal the store cannot confirm is tried again, sooner each time up
+// to a bound, while the locks' expiry is ahead: the hold goes on, and the
+// store back, the locks are renewed.
+func TestHoldOutlivesAnUnavailableStore(t *testing.T) {
+	ctx := context.Background()
+	f := newLockFixture(t)
+	me := f.as("me")
+	h, err := me.HoldLocks(ctx, HoldRequest{Keys: []string{"src/a.go"}, TTL: 9 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	store := &downFor{Store: me.mgr.Store, n: 3}
+	me.mgr.Store = store
+	f.clock.add(3 * time.Second)
+	for i, want := range []time.Duration{250 * time.Millisecond, 500 * time.Millisecond, time.Second} {
+		if err := h.Refresh(ctx); err != nil {
+			t.Fatalf("refresh %d with the store down: %v; want it tried again", i+1, err)
+		}
+		if h.Unconfirmed() == nil || h.Next() != want {
+			t.Fatalf("refresh %d: unconfirmed %v, next %s; want the error and %s", i+1, h.Unconfirmed(), h.Next(), want)
+		}
+		f.clock.add(h.Next())
+	}
+	if err := h.Refresh(ctx); err != nil || h.Unconfirmed() != nil || h.Next() != 3*time.Second {
+		t.Fatalf("refresh with the store back: %v, unconfirmed %v, next %s", err, h.Unconfirmed(), h.Next())
+	}
+	l, err := store.Store.Get(ctx, "src/a.go")
+	if err != nil || !l.ExpiresAt.Equal(f.clock.now().Add(9*time.Second)) || !h.Expires().Equal(l.ExpiresAt) {
+		t.Fatalf("%+v, %v: want the lock renewed for 9s from now", l, err)
+	}
+}
+
+// A store that stays unavailable ends the hold before the locks expire,
+// and says so; a lock found lost meanwhile ends it at once.
+func TestHoldEndsBeforeTheLocksExpire(t *testing.T) {
+	ctx := context.Background()
+	f := newLockFixture(t)
+	me, other := f.as("me"), f.as("other")
+	h, err := me.HoldLocks(ctx, HoldRequest{Keys: []string{"src/a.go"}, TTL: 9 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	expires := h.Expires()
+	me.mgr.Store = &downFor{Store: me.mgr.Store, n: 1000}
+	f.clock.add(3 * time.Second)
+	for h.Refresh(ctx) == nil {
+		if h.Next() <= 0 && !f.clock.now().Before(expires) {
+			t.Fatal("the hold went on past its locks' expiry")
+		}
+		f.clock.add(max(h.Next(), time.Millisecond))
+	}
+	err = h.Refresh(ctx)
+	var expiring *ExpiringError
+	if !errors.As(err, &expiring) || !expiring.Expires.Equal(expires) || !errors.As(err, new(*locks.UnavailableError)) {
+		t.Fatalf("refresh = %v; want an *ExpiringError at %s wrapping the store's", err, expires)
+	}
+	if now := f.clock.now(); !now.Before(expires) || now.Before(expires.Add(-time.Second)) {
+		t.Fatalf("gave up at %s; want within a second before the expiry %s", now, expires)
+	}
+
+	h, err = other.HoldLocks(ctx, HoldRequest{Keys: []string{"src/b.go"}, TTL: 9 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	other.mgr.Store = &downFor{Store: other.mgr.Store, n: 1}
+	if err := h.Refresh(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.as("third").ClearLocks(ctx, ClearRequest{Target: "src/b.go", Force: true}); err != nil {
+		t.Fatal(err)
+	}
+	wantErr[*locks.LostError](t, h.Refresh(ctx))
 }

@@ -121,6 +121,9 @@ type WorkJob struct {
 	start         time.Time
 	try           int
 	finishedByCMD bool
+	// backoff is the wait before the next renewal after one the store
+	// could not confirm (0 after one it did).
+	backoff time.Duration
 }
 
 // CommandResult is how the command run for a job ended: its exit
@@ -364,17 +367,38 @@ func (w *WorkLoop) env(wp *config.WorkPackage) ([]string, error) {
 	}, nil
 }
 
+// KeepAfter is how long to wait before the next Keep: j.Every after a
+// confirmed renewal; after one the store could not confirm, a backoff
+// that grows as lock hold's does, never past the instant Keep gives up.
+func (w *WorkLoop) KeepAfter(j *WorkJob) time.Duration {
+	if j.backoff == 0 {
+		return j.Every
+	}
+	left := j.expires.Add(-holdMargin(j.ttl)).Sub(w.e.Now())
+	return max(min(j.backoff, left), 0)
+}
+
 // Keep renews j's claim while the command runs. A renewal that cannot
-// reach the store is tried again at the next call while the claim has not
-// expired: only a claim found lost, or not renewed before its expiry, is
-// an error, and the command must then be stopped.
+// reach the store is tried again (after KeepAfter) while the claim's
+// expiry, less a margin, is ahead: only a claim found lost, or not renewed
+// before then, is an error, and the command must then be stopped before
+// the claim can lapse and be taken by another.
 func (w *WorkLoop) Keep(ctx context.Context, j *WorkJob) error {
 	if j.finishedByCMD {
 		return nil
 	}
 	bg := context.WithoutCancel(ctx)
-	ls, err := w.e.mgr.Refresh(bg, j.keys, w.e.me, j.ttl, 0, false)
+	deadline := j.expires.Add(-holdMargin(j.ttl))
+	rctx := bg
+	if left := deadline.Sub(w.e.Now()); left > 0 {
+		// An attempt that hangs must not outlast the claim either.
+		var cancel context.CancelFunc
+		rctx, cancel = context.WithTimeout(bg, left)
+		defer cancel()
+	}
+	ls, err := w.e.mgr.Refresh(rctx, j.keys, w.e.me, j.ttl, 0, false)
 	if err == nil {
+		j.backoff = 0
 		for _, l := range ls {
 			if l.Key != j.task.Key {
 				continue
@@ -391,10 +415,15 @@ func (w *WorkLoop) Keep(ctx context.Context, j *WorkJob) error {
 	case gerr == nil && IsFinishedPackage(cur) && cur.OwnedBy(w.e.me):
 		j.finishedByCMD = true // the command ran `lockgate done` itself
 		return nil
-	case claimLost(err), !w.e.Now().Before(j.expires):
+	case claimLost(err):
 		return err
+	case !w.e.Now().Before(deadline):
+		return &ExpiringError{Expires: j.expires, Err: err}
 	}
-	w.say("could not renew the claim of %s (trying again before it expires at %s): %v", j.ID, stampOf(&j.expires), err)
+	if j.backoff == 0 {
+		w.say("could not renew the claim of %s (trying again before it expires at %s): %v", j.ID, stampOf(&j.expires), err)
+	}
+	j.backoff = min(max(2*j.backoff, holdRetryFirst), holdRetryMax)
 	return nil
 }
 
@@ -421,6 +450,9 @@ func (w *WorkLoop) Conclude(ctx context.Context, j *WorkJob, r CommandResult) er
 	took := w.e.Now().Sub(j.start)
 	run := WorkRun{Package: j.ID, Seconds: took.Round(time.Millisecond).Seconds()}
 	switch {
+	case errors.As(r.Lost, new(*ExpiringError)):
+		w.lose(bg, j, run, fmt.Sprintf("the lock store did not confirm a renewal of the claim while %s ran, stopped it after %s, before the claim expires", w.req.Command, roundDuration(took)), r.Lost)
+		return nil
 	case r.Lost != nil:
 		w.lose(bg, j, run, fmt.Sprintf("lost the claim while %s ran, stopped it after %s", w.req.Command, roundDuration(took)), r.Lost)
 		return nil

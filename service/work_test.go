@@ -672,3 +672,43 @@ func TestListPackagesUnreadable(t *testing.T) {
 		t.Errorf("hints %q, want the one that clears task:WP-1", l.Hints)
 	}
 }
+
+// A renewal of the claim the store cannot confirm is tried again sooner
+// while the claim's expiry, less a margin, is ahead; past that margin the
+// command must be stopped, before the claim can lapse.
+func TestWorkLoopKeepRidesOutUnavailableStore(t *testing.T) {
+	_, clock, open := queueRepo(t, queuePackages)
+	ctx := context.Background()
+	alice := open("alice")
+	w, said := workLoop(alice, WorkRequest{})
+	j, _, err := w.Next(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	store := &downFor{Store: alice.mgr.Store, n: 2}
+	alice.mgr.Store = store
+	for i, want := range []time.Duration{250 * time.Millisecond, 500 * time.Millisecond} {
+		if err := w.Keep(ctx, j); err != nil || w.KeepAfter(j) != want {
+			t.Fatalf("keep %d with the store down: %v, next after %s; want nil and %s", i+1, err, w.KeepAfter(j), want)
+		}
+	}
+	if err := w.Keep(ctx, j); err != nil || w.KeepAfter(j) != j.Every {
+		t.Fatalf("keep with the store back: %v, next after %s", err, w.KeepAfter(j))
+	}
+	if n := strings.Count(strings.Join(*said, "\n"), "could not renew the claim"); n != 1 {
+		t.Errorf("said the renewal failed %d times, want once: %q", n, *said)
+	}
+	store.n = 1000
+	clock.add(j.expires.Sub(clock.now()) - time.Second)
+	err = w.Keep(ctx, j)
+	if !errors.As(err, new(*ExpiringError)) || !errors.As(err, new(*locks.UnavailableError)) {
+		t.Fatalf("keep a second before the claim expires, the store down: %v; want an *ExpiringError with the store's", err)
+	}
+	alice.mgr.Store = store.Store
+	if err := w.Conclude(ctx, j, CommandResult{Status: 143, Lost: err}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(strings.Join(*said, "\n"), "did not confirm a renewal of the claim while make ran") {
+		t.Errorf("said %q; want that the claim was not renewed in time", *said)
+	}
+}

@@ -61,6 +61,10 @@ type Purpose struct {
 	// answers requests until stopped (mcp), so a slow store is not given
 	// up on after one timeout.
 	TakesLocks, Judges, Server bool
+	// KeepsLocks: it renews locks while a command runs (lock hold, work),
+	// maybe for hours, so a store that did not answer once (a failover, a
+	// paused server) is asked again at the next renewal.
+	KeepsLocks bool
 	// Cached: a pre-commit or commit-msg hook, which may judge by a git
 	// store's state younger than locks.git.max_age without asking the
 	// remote again.
@@ -344,7 +348,7 @@ func (e *Workspace) openStore(ctx context.Context, c storeChoice, prefix string)
 		opts.PoolSize = 4 // one CLI process: a few connections for parallel reads
 		// One timeout per command: a server that did not answer in time is
 		// not asked again.
-		opts.OneTimeout = !e.purpose.Server
+		opts.OneTimeout = !e.purpose.Server && !e.purpose.KeepsLocks
 		opts.FenceFloor = e.FenceFloor
 		opts.MinReplicas = e.cfg.Locks.Redis.MinReplicas
 		return redisstore.Open(context.Background(), c.URL, opts)

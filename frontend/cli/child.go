@@ -70,15 +70,17 @@ func (c *child) stop(grace time.Duration) {
 	c.kill = time.After(grace)
 }
 
-// runKept waits for c, started, calling refresh every interval while it
-// runs to keep its locks. A refresh that fails means they were lost: lost
-// stops CMD, which must not run unprotected, and runKept returns the
-// refresh's error once CMD has exited. A signal on sigs goes to onSignal.
-// status is CMD's exit code, 128+N when a signal N ended it.
-func runKept(c *child, interval time.Duration, refresh func() error, lost func(), sigs <-chan os.Signal, onSignal func(os.Signal)) (status int, lostErr, err error) {
+// runKept waits for c, started, calling refresh while it runs to keep its
+// locks, each time after the wait next returns (asked again after each
+// refresh: a refresh the store could not confirm is tried again sooner).
+// A refresh that fails means they were lost: lost stops CMD, which must
+// not run unprotected, and runKept returns the refresh's error once CMD
+// has exited. A signal on sigs goes to onSignal. status is CMD's exit
+// code, 128+N when a signal N ended it.
+func runKept(c *child, next func() time.Duration, refresh func() error, lost func(), sigs <-chan os.Signal, onSignal func(os.Signal)) (status int, lostErr, err error) {
 	done := make(chan error, 1)
 	go func() { done <- c.cmd.Wait() }()
-	tick := time.NewTicker(max(interval, 10*time.Millisecond))
+	tick := time.NewTimer(max(next(), 10*time.Millisecond))
 	defer tick.Stop()
 	for {
 		select {
@@ -97,7 +99,9 @@ func runKept(c *child, interval time.Duration, refresh func() error, lost func()
 			if err := refresh(); err != nil {
 				lostErr = err
 				lost()
+				continue
 			}
+			tick.Reset(max(next(), 10*time.Millisecond))
 		}
 	}
 }

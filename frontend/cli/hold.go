@@ -3,12 +3,14 @@ package cli
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/signal"
 	"slices"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/spf13/pflag"
 
@@ -41,6 +43,10 @@ func holdCommand() *command {
 			if req.TTL < 0 || req.Wait < 0 {
 				return service.Usagef("--ttl and --wait must not be negative")
 			}
+			// CMD may run for hours: a store that did not answer once (a
+			// failover, a paused server) is asked again at the next
+			// renewal, not given up on for the rest of the command.
+			a.purpose.KeepsLocks = true
 			e, err := a.workspace(ctx)
 			if err != nil {
 				return err
@@ -61,8 +67,10 @@ func holdCommand() *command {
 	}
 }
 
-// runHeld runs CMD, refreshing the hold's locks. A refresh that fails
-// (the lock was lost) stops CMD: it would otherwise run unprotected.
+// runHeld runs CMD, refreshing the hold's locks. A refresh the store
+// could not confirm is tried again while the locks' expiry is ahead; one
+// that fails (a lock was lost, or not renewed in time) stops CMD: it would
+// otherwise run unprotected.
 func (a *app) runHeld(ctx context.Context, h *service.Hold, argv []string) (int, error) {
 	c := newChild(argv, h.Dir, nil, a.stdio, false)
 	if err := c.start(); err != nil {
@@ -71,10 +79,30 @@ func (a *app) runHeld(ctx context.Context, h *service.Hold, argv []string) (int,
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	defer signal.Stop(sigs)
-	refresh := func() error { return h.Refresh(ctx) }
+	warned := false
+	refresh := func() error {
+		if err := h.Refresh(ctx); err != nil {
+			return err
+		}
+		// Once per outage: that the store did not answer, and that it did
+		// again.
+		switch u := h.Unconfirmed(); {
+		case u != nil && !warned:
+			fmt.Fprintf(a.stdio.Err, "lockgate: warning: lock hold: could not renew the locks (they are held until %s; trying again until shortly before then): %v\n",
+				h.Expires().UTC().Format(time.RFC3339), u)
+			warned = true
+		case u == nil && warned:
+			fmt.Fprintf(a.stdio.Err, "lock hold: renewed the locks again\n")
+			warned = false
+		}
+		return nil
+	}
 	stop := func() { c.signal(syscall.SIGTERM) }
-	code, lost, err := runKept(c, h.Interval(), refresh, stop, sigs, c.signal) // let CMD decide; we release when it exits
+	code, lost, err := runKept(c, h.Next, refresh, stop, sigs, c.signal) // let CMD decide; we release when it exits
+	var expiring *service.ExpiringError
 	switch {
+	case errors.As(lost, &expiring):
+		return 0, fmt.Errorf("lock hold: the lock store did not confirm a renewal while %s ran, stopped it before the locks expire: %w", argv[0], lost)
 	case lost != nil:
 		return 0, fmt.Errorf("lock hold: lost the lock while %s ran, stopped it: %w", argv[0], lost)
 	case err != nil:

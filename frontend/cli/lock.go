@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -340,7 +341,18 @@ func sessionCommand() *command {
 					for _, k := range res.Restored {
 						fmt.Fprintf(a.stdio.Err, "restored %s\n", k)
 					}
-					fmt.Fprintf(a.stdio.Err, "session %s: %d restored, %d skipped, in %s\n", res.Session, len(res.Restored), len(res.Skipped), e.StoreLabel())
+					if err == nil {
+						fmt.Fprintf(a.stdio.Err, "session %s: %d restored, %d skipped, in %s\n", res.Session, len(res.Restored), len(res.Skipped), e.StoreLabel())
+						return
+					}
+					// A count of nothing beside an error would read as an
+					// empty history: say the restore failed, and what the
+					// history keeps for the next run.
+					fmt.Fprintf(a.stdio.Err, "session %s: restore failed, in %s: %d restored, %d skipped", res.Session, e.StoreLabel(), len(res.Restored), len(res.Skipped))
+					if len(res.Pending) > 0 {
+						fmt.Fprintf(a.stdio.Err, ", not restored (kept in the history; run it again): %s", safetext.Field(strings.Join(res.Pending, ", ")))
+					}
+					fmt.Fprintln(a.stdio.Err)
 				}); jerr != nil {
 					return jerr
 				}

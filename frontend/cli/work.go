@@ -65,6 +65,9 @@ Without --session or LOCKGATE_SESSION each loop has a session of its own.`,
 			// The workspace records events with the context it is opened
 			// with: what the loop does after a signal (giving the package
 			// back) must reach the workflow branch too.
+			// Like lock hold's: a store that did not answer once is asked
+			// again at the next renewal of a claim.
+			a.purpose.KeepsLocks = true
 			e, err := a.workspace(context.WithoutCancel(ctx))
 			if err != nil {
 				return err
@@ -127,7 +130,7 @@ func (a *app) runWork(ctx context.Context, w *service.WorkLoop, argv []string) e
 			return service.Usagef("work: %v", err)
 		}
 		stop := func() { c.stop(workStopGrace) }
-		status, lost, err := runKept(c, job.Every, func() error { return w.Keep(ctx, job) }, stop, toCMD, func(os.Signal) { stop() })
+		status, lost, err := runKept(c, func() time.Duration { return w.KeepAfter(job) }, func() error { return w.Keep(ctx, job) }, stop, toCMD, func(os.Signal) { stop() })
 		if err := w.Conclude(ctx, job, service.CommandResult{Status: status, Lost: lost, Err: err}); err != nil {
 			return err
 		}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -283,6 +284,10 @@ func TestMinReplicasWithoutReplica(t *testing.T) {
 	prefix := freshPrefix(t)
 	s := open(t, primary.URL(), Options{Prefix: prefix, MinReplicas: 1, OpTimeout: 300 * time.Millisecond})
 	ctx := context.Background()
+	// A replica still syncing confirms nothing: wait until it follows.
+	if err := redistest.WaitReplicated(primary, replica); err != nil {
+		t.Fatal(err)
+	}
 	rec := locktest.NewLock("task:T-1", "alice", time.Now(), time.Minute)
 	got, _, err := s.Acquire(ctx, rec, time.Now())
 	if err != nil {
@@ -445,5 +450,46 @@ func TestFailoverLostFenceNotRepeated(t *testing.T) {
 	// there: the floor is raised once per new primary.
 	if next := grant(open(t, h.url, Options{Prefix: s.p})); next != f+1 {
 		t.Fatalf("fence %d from a second store after the failover, want %d", next, f+1)
+	}
+}
+
+// A restore whose grant too few replicas confirm is undone, and leaves the
+// session's history as it was: run again with the replicas back, it
+// restores the lock (the undone grant's fence does not count as another
+// holder's).
+func TestRestoreRefusedByReplicasKeepsHistory(t *testing.T) {
+	t.Parallel()
+	primary := redistest.Start(t, redistest.Options{})
+	replica := redistest.StartReplica(t, primary, redistest.Options{})
+	prefix := freshPrefix(t)
+	s := open(t, primary.URL(), Options{Prefix: prefix, MinReplicas: 1, OpTimeout: 300 * time.Millisecond})
+	s0 := open(t, primary.URL(), Options{Prefix: prefix})
+	ctx := context.Background()
+	got, _, err := s0.Acquire(ctx, lockFor("src/x.py", "alice", time.Hour), time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The record is gone (Redis dropped it), its history entry stays.
+	if err := raw(t, primary.URL()).Del(ctx, s.recKey(s.id(got.Key))).Err(); err != nil {
+		t.Fatal(err)
+	}
+	replica.Stop()
+	acquire := func(st *Store) func(context.Context, RestoreRequest) error {
+		return func(ctx context.Context, req RestoreRequest) error {
+			_, _, err := st.Acquire(ctx, lockFor(req.Lock.Key, "alice", req.TTL), time.Now())
+			return err
+		}
+	}
+	res, err := s.Restore(ctx, "alice", acquire(s))
+	if kind, reason := Classify(err); kind != KindUnavailable || reason != ReasonReplicas {
+		t.Fatalf("restore with the replica stopped = %+v, %v; want %s", res, err, ReasonReplicas)
+	}
+	if h := historyKeys(t, s, "alice"); !slices.Equal(h, []string{"src/x.py"}) {
+		t.Fatalf("history after the refused restore = %q, want src/x.py", h)
+	}
+	// The replica back (here: a store that needs none), the lock is restored.
+	res, err = s0.Restore(ctx, "alice", acquire(s0))
+	if err != nil || !slices.Equal(res.Restored, []string{"src/x.py"}) || len(res.Skipped) != 0 {
+		t.Fatalf("restore after the refusal = %+v, %v; want src/x.py restored", res, err)
 	}
 }

@@ -88,6 +88,9 @@ type Skip struct {
 type RestoreResult struct {
 	Restored []string `json:"restored"`
 	Skipped  []Skip   `json:"skipped"`
+	// Pending are the keys a failed Restore did not get to: they stay in
+	// the history for the next one.
+	Pending []string `json:"pending,omitempty"`
 }
 
 // ErrInvalid marks an entry that can never be restored (say, a key the
@@ -109,7 +112,9 @@ var ErrInvalid = errors.New("invalid history entry")
 //     stay in the history unless the error wraps ErrInvalid.
 //
 // An unavailable store, a rate limit or the end of ctx stops Restore: it
-// returns what it did so far and the error. The history lives in Redis, so
+// returns what it did so far, the keys it did not get to (Pending; they
+// stay in the history, as does the entry whose acquisition failed) and
+// the error. The history lives in Redis, so
 // Restore after a restart of Redis finds it only when Redis persists its
 // data (appendonly yes); without persistence there is nothing to restore.
 func (s *Store) Restore(ctx context.Context, session string, acquire func(context.Context, RestoreRequest) error) (RestoreResult, error) {
@@ -153,6 +158,14 @@ func (s *Store) Restore(ctx context.Context, session string, acquire func(contex
 		_, _ = p.Exec(octx) // each command keeps its own error
 	}
 	now := time.Now()
+	// pending keeps the keys from i on, when Restore stops at entry i.
+	pending := func(i int) []string {
+		keys := make([]string, 0, len(valid)-i)
+		for _, e := range valid[i:] {
+			keys = append(keys, e.Lock.Key)
+		}
+		return keys
+	}
 	for i, e := range valid {
 		rec := e.Lock
 		v, err := recs[i].Result()
@@ -161,6 +174,7 @@ func (s *Store) Restore(ctx context.Context, session string, acquire func(contex
 		switch {
 		case errors.Is(err, redis.Nil), isWrongType(err):
 		case err != nil:
+			res.Pending = pending(i)
 			return res, s.fail(ctx, "restore "+session, err)
 		default:
 			if cur, err = parseValue(members[i], v); err != nil {
@@ -169,6 +183,7 @@ func (s *Store) Restore(ctx context.Context, session string, acquire func(contex
 		}
 		counter, err := fences[i].Int64()
 		if err != nil && !errors.Is(err, redis.Nil) {
+			res.Pending = pending(i)
 			return res, s.fail(ctx, "restore "+session, err)
 		}
 		mine := found && cur.Token == rec.Token
@@ -191,6 +206,7 @@ func (s *Store) Restore(ctx context.Context, session string, acquire func(contex
 		case err == nil:
 			res.Restored = append(res.Restored, rec.Key)
 		case stops(ctx, err):
+			res.Pending = pending(i)
 			return res, err
 		case errors.Is(err, ErrInvalid):
 			res.Skipped = append(res.Skipped, Skip{Key: rec.Key, Reason: err.Error() + "; dropped from the history"})

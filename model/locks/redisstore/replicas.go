@@ -5,48 +5,71 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/lockgate/lockgate/model/locks"
+	"github.com/lockgate/lockgate/model/locks/lockkey"
 )
 
 // ReasonReplicas is the reason of an acquisition that fewer replicas than
 // Options.MinReplicas confirmed in time (the grant was undone).
 const ReasonReplicas = "too few replicas confirmed the grant"
 
+// replicated is what runReplicated learnt: the script's reply, the
+// session's history entry of the key before the script ran (nil when it
+// had none), the replicas that confirmed and WAIT's error.
+type replicated struct {
+	reply   reply
+	prev    *string
+	acked   int64
+	waitErr error
+}
+
 // runReplicated runs sc like run, but on a connection of its own to the
 // server that keeps the store's keys, and after a grant (status "OK")
 // sends WAIT on the same connection: WAIT counts the replicas that have
-// every write of its connection. It returns the reply, the number of
-// replicas that confirmed within the store's timeout, and WAIT's error.
-// The script is not batched with other callers': WAIT would then wait for
-// their writes too, and one slow batch would hold every caller in it.
-func (s *Store) runReplicated(ctx context.Context, verb, key string, sc *script, keys []string, args ...any) (reply, int64, error) {
-	// The script's round trip, then WAIT's, each bounded by the store's
-	// timeout; WAIT itself gives up after it.
-	octx, cancel := context.WithTimeout(ctx, 3*s.opTimeout)
+// every write of its connection. Before the script it reads field of the
+// history hist, which the grant overwrites: undoing the grant puts it
+// back. The script is not batched with other callers': WAIT would then
+// wait for their writes too, and one slow batch would hold every caller
+// in it.
+func (s *Store) runReplicated(ctx context.Context, verb, key, hist, field string, sc *script, keys []string, args ...any) (replicated, error) {
+	var out replicated
+	// The history's, the script's and WAIT's round trips, each bounded by
+	// the store's timeout; WAIT itself gives up after it.
+	octx, cancel := context.WithTimeout(ctx, 4*s.opTimeout)
 	defer cancel()
 	home, err := s.home(octx)
 	if err != nil {
-		return nil, 0, s.fail(ctx, verb+" "+key, err)
+		return out, s.fail(ctx, verb+" "+key, err)
 	}
 	conn := home.Conn()
 	defer conn.Close()
+	prev, err := conn.HGet(octx, hist, field).Result()
+	switch {
+	case err == nil:
+		out.prev = &prev
+	case !errors.Is(err, redis.Nil) && !isWrongType(err):
+		return out, s.fail(ctx, verb+" "+key, err)
+	}
 	v, err := sc.redisScript().Run(octx, conn, keys, args...).Result()
 	if err != nil {
-		return nil, 0, s.fail(ctx, verb+" "+key, err)
+		return out, s.fail(ctx, verb+" "+key, err)
 	}
-	r, err := s.toReply(ctx, verb, key, v)
-	if err != nil || r.status() != "OK" {
-		return r, 0, err
+	if out.reply, err = s.toReply(ctx, verb, key, v); err != nil || out.reply.status() != "OK" {
+		return out, err
 	}
-	n, err := conn.Wait(octx, s.minReplicas, s.opTimeout).Result()
-	return r, n, err
+	out.acked, out.waitErr = conn.Wait(octx, s.minReplicas, s.opTimeout).Result()
+	return out, nil
 }
 
 // undoGrant releases the record an acquisition wrote that too few
-// replicas confirmed, and returns the error that reports it: the store is
-// unavailable for grants that must survive a failover, and nothing is
-// held.
-func (s *Store) undoGrant(ctx context.Context, rec locks.Lock, member string, acked int64, waitErr error) error {
+// replicas confirmed, puts back the session's history entry prev the grant
+// replaced (or drops the grant's, without one), and returns the error that
+// reports it: the store is unavailable for grants that must survive a
+// failover, and nothing is held. The history keeps what it had, so that
+// `session restore` refused this way can be run again.
+func (s *Store) undoGrant(ctx context.Context, rec locks.Lock, member string, prev *string, acked int64, waitErr error) error {
 	c := &Cause{Op: "acquire " + rec.Key, Reason: ReasonReplicas, Err: waitErr,
 		Detail: fmt.Sprintf("%d of the %d replicas locks.redis.min_replicas asks for confirmed it within %s", acked, s.minReplicas, s.opTimeout)}
 	if waitErr != nil {
@@ -56,11 +79,26 @@ func (s *Store) undoGrant(ctx context.Context, rec locks.Lock, member string, ac
 	// must not outlive the refusal.
 	uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.opTimeout)
 	defer cancel()
-	_, err := s.releaseAt(uctx, "acquire", rec.Key, member, rec.Token, false)
+	args := []any{member, rec.Token, s.histPrefix(), s.channel(s.id(rec.Key)), "undo"}
+	if prev != nil {
+		args = append(args, *prev)
+	}
+	keys := append(make([]string, 0, 3), s.recKey(member), s.kKeys)
+	if lockkey.IsPattern(rec.Key) {
+		keys = append(keys, s.kPat)
+	}
+	r, err := s.run(uctx, "acquire", rec.Key, releaseScript, keys, args...)
 	switch {
-	case err == nil, errors.Is(err, locks.ErrNotFound):
-		c.Detail += "; the grant was undone"
+	case err != nil:
+	case r.status() == "OK", r.status() == "NOTFOUND":
+	case r.status() == "MISMATCH":
+		err = locks.ErrTokenMismatch
 	default:
+		err = s.unexpected(uctx, "acquire", rec.Key, r)
+	}
+	if err == nil {
+		c.Detail += "; the grant was undone"
+	} else {
 		// The record stays until its TTL ends; its holder is told it holds
 		// nothing, so nothing acts under it.
 		c.Detail += fmt.Sprintf("; undoing the grant failed (%v), its record lapses with its TTL", err)

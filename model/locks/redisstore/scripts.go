@@ -186,12 +186,17 @@ return 1
 `}
 
 // releaseScript deletes a record whose token matches, or any record when
-// ARGV[5] is "force" (Remove).
+// ARGV[5] is "force" (Remove). With "undo" (a grant too few replicas
+// confirmed) the session's history entry becomes ARGV[6], the one the grant
+// replaced, with the grant's fence: that grant was the session's, and
+// `session restore` must not take it for another holder's. Without
+// ARGV[6] the entry is dropped, as by a release.
 //
 //	KEYS: 1 record, 2 index of keys; 3 index of patterns (for a pattern
 //	      key only)
 //	ARGV: 1 lock key, 2 token, 3 history key prefix (+ session), 4 release
 //	      channel; 5 "force" to delete whatever is there (only for Remove)
+//	      or "undo"; 6 with "undo", the history entry to put back
 //
 // Replies: 1 ({"OK", record} with force), {"NOTFOUND"}, {"MISMATCH"},
 // {"CORRUPT", reason} (with force the corrupt record is deleted first).
@@ -228,7 +233,15 @@ redis.call('PUBLISH', ARGV[4], ARGV[1])
 if why then return {'CORRUPT', why} end
 -- the record is its session's latest acquisition of the key (a later one
 -- would have replaced it), so the session's history entry is this record
-redis.call('HDEL', ARGV[3] .. sess, ARGV[1])
+if ARGV[5] == 'undo' and ARGV[6] then
+  local fence = string.match(cur, '^%-?%d+\n(%d+)\n')
+  local prev, n = string.gsub(ARGV[6], '^(%-?%d+\n)%d+\n', '%1' .. fence .. '\n', 1)
+  -- an entry that is not a record goes back as it was: restore drops it
+  if n == 0 then prev = ARGV[6] end
+  redis.call('HSET', ARGV[3] .. sess, ARGV[1], prev)
+else
+  redis.call('HDEL', ARGV[3] .. sess, ARGV[1])
+end
 if force then return {'OK', cur} end
 return 1
 `}

@@ -188,8 +188,13 @@ func TestRestoreStopsWhenUnavailable(t *testing.T) {
 		}
 		return nil
 	})
-	if !errors.As(err, new(*locks.UnavailableError)) || calls != 2 || !slices.Equal(res.Restored, []string{"task:T-1"}) {
-		t.Fatalf("Restore = %+v, %v after %d calls", res, err, calls)
+	if !errors.As(err, new(*locks.UnavailableError)) || calls != 2 || !slices.Equal(res.Restored, []string{"task:T-1"}) ||
+		!slices.Equal(res.Pending, []string{"task:T-2", "task:T-3"}) {
+		t.Fatalf("Restore = %+v, %v after %d calls; want T-1 restored, T-2 and T-3 pending", res, err, calls)
+	}
+	// What it did not get to stays in the history.
+	if got := historyKeys(t, s, "s1"); len(got) != 3 {
+		t.Fatalf("history after the stopped restore = %q", got)
 	}
 	// A refusal is a skip that stays in the history.
 	res, err = s.Restore(ctx, "s1", func(context.Context, RestoreRequest) error {

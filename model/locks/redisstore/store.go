@@ -626,12 +626,12 @@ func (s *Store) Acquire(ctx context.Context, rec locks.Lock, now time.Time) (loc
 		keys = append(keys, s.kPat)
 	}
 	run := func() (reply, error) { return s.run(ctx, "acquire", k, acquireScript, keys, args...) }
-	var acked int64
-	var waitErr error
+	var rep replicated
 	if s.minReplicas > 0 {
-		run = func() (r reply, err error) {
-			r, acked, waitErr = s.runReplicated(ctx, "acquire", k, acquireScript, keys, args...)
-			return r, err
+		run = func() (reply, error) {
+			var err error
+			rep, err = s.runReplicated(ctx, "acquire", k, keys[3], m, acquireScript, keys, args...)
+			return rep.reply, err
 		}
 	}
 	r, err := run()
@@ -652,10 +652,10 @@ func (s *Store) Acquire(ctx context.Context, rec locks.Lock, now time.Time) (loc
 	}
 	switch r.status() {
 	case "OK":
-		if s.minReplicas > 0 && (waitErr != nil || acked < int64(s.minReplicas)) {
+		if s.minReplicas > 0 && (rep.waitErr != nil || rep.acked < int64(s.minReplicas)) {
 			// A failover now could promote a replica without the grant and
 			// give the key to another worker: refuse it.
-			return locks.Lock{}, nil, s.undoGrant(ctx, rec, m, acked, waitErr)
+			return locks.Lock{}, nil, s.undoGrant(ctx, rec, m, rep.prev, rep.acked, rep.waitErr)
 		}
 		rec.Fence = uint64(r.int(1))
 		var prev *locks.Lock
