@@ -243,7 +243,8 @@ func (s *Store) newClient(rawURL string, opts Options) (redis.UniversalClient, i
 			return nil, 0, err
 		}
 		q := maps(m.query)
-		su, sp, hasSentinelAuth := q.Get("sentinel_username"), q.Get("sentinel_password"), q.Has("sentinel_username") || q.Has("sentinel_password")
+		// parseMultiURL refused these options on a cluster URL.
+		su, sp := q.Get("sentinel_username"), q.Get("sentinel_password")
 		q.Del("sentinel_username")
 		q.Del("sentinel_password")
 		m.query = q
@@ -260,9 +261,6 @@ func (s *Store) newClient(rawURL string, opts Options) (redis.UniversalClient, i
 			c = clientOpts{&fo.DialTimeout, &fo.ReadTimeout, &fo.WriteTimeout, &fo.PoolTimeout,
 				&fo.MaxRetries, &fo.DialerRetries, &fo.Protocol, &fo.PoolSize, &fo.ContextTimeoutEnabled, &fo.DisableIdentity}
 		} else {
-			if hasSentinelAuth {
-				return nil, 0, errors.New("sentinel_username and sentinel_password are options of a redis+sentinel:// URL")
-			}
 			if co, err = redis.ParseClusterURL(m.base()); err != nil {
 				return nil, 0, err
 			}

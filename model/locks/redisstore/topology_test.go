@@ -1,7 +1,6 @@
 package redisstore
 
 import (
-	"context"
 	"slices"
 	"strings"
 	"testing"
@@ -79,11 +78,18 @@ func TestParseMultiURLRefuses(t *testing.T) {
 		"redis+sentinel://h\xd7:1/m":                         "not host:port",
 		"redis+sentinel://[zz]:1/m":                          "not host:port",
 		"rediss+cluster://n1:7000,n2:7000?read_only=perhaps": "read_only",
+		"redis+cluster://127.0.0.1:17400?foo=1":              "redis: unexpected option: foo",
+		"redis+sentinel://127.0.0.1:26379/locks?foo=1":       "redis: unexpected option: foo",
 	} {
-		var err error
-		if _, err = parseMultiURL(url); err == nil {
-			// Options are go-redis's to read: Open reports them.
-			_, err = Open(context.Background(), url, Options{})
+		_, err := parseMultiURL(url)
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: error %v, want one saying %q", url, err, want)
+		}
+		// ServerID, which the service asks before it opens a store to
+		// tell a malformed URL (exit 2) from a server that cannot be
+		// used, refuses it too.
+		if _, idErr := ServerID(url); url != "redis://h:1" && (idErr == nil || !strings.Contains(idErr.Error(), want)) {
+			t.Errorf("ServerID(%s): error %v, want one saying %q", url, idErr, want)
 		}
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: error %v, want one saying %q", url, err, want)
