@@ -238,18 +238,20 @@ func (m *multiURL) scheme() string {
 	return s
 }
 
-// serverID names the deployment and database: the servers, sorted and
-// lowercased, the master and the database (see ServerID).
+// serverID names the deployment and database (see ServerID). Through
+// Sentinel that is the master and the database: the Sentinels are only
+// how to find the primary, so URLs that name others of them, or spell
+// them otherwise, reach the same locks. A cluster is its servers, sorted
+// and lowercased.
 func (m *multiURL) serverID() string {
+	if m.kind == sentinel {
+		return m.scheme() + ":///" + url.PathEscape(m.master) + "/" + strconv.Itoa(m.db)
+	}
 	addrs := make([]string, len(m.addrs))
 	for i, a := range m.addrs {
 		addrs[i] = strings.ToLower(a)
 	}
 	slices.Sort(addrs)
 	addrs = slices.Compact(addrs)
-	id := m.scheme() + "://" + strings.Join(addrs, ",")
-	if m.kind == sentinel {
-		id += "/" + url.PathEscape(m.master) + "/" + strconv.Itoa(m.db)
-	}
-	return id
+	return m.scheme() + "://" + strings.Join(addrs, ",")
 }

@@ -18,11 +18,11 @@ func TestParseMultiURL(t *testing.T) {
 		shown  string
 	}{
 		{url: "redis+sentinel://s1:26379,s2:26380/mymaster", kind: sentinel, addrs: []string{"s1:26379", "s2:26380"}, master: "mymaster",
-			id: "redis+sentinel://s1:26379,s2:26380/mymaster/0", shown: "redis+sentinel://s1:26379,s2:26380/mymaster/0"},
+			id: "redis+sentinel:///mymaster/0", shown: "redis+sentinel://s1:26379,s2:26380/mymaster/0"},
 		{url: "redis+sentinel://:pw@S2:26380,s1:26379/mymaster/3?dial_timeout=1s", kind: sentinel, addrs: []string{"S2:26380", "s1:26379"}, master: "mymaster", db: 3,
-			id: "redis+sentinel://s1:26379,s2:26380/mymaster/3", shown: "redis+sentinel://:xxxxx@S2:26380,s1:26379/mymaster/3?dial_timeout=1s"},
+			id: "redis+sentinel:///mymaster/3", shown: "redis+sentinel://:xxxxx@S2:26380,s1:26379/mymaster/3?dial_timeout=1s"},
 		{url: "rediss+sentinel://u:pw@[::1]:26379/m?sentinel_password=spw", kind: sentinel, addrs: []string{"[::1]:26379"}, master: "m", tls: true,
-			id: "rediss+sentinel://[::1]:26379/m/0", shown: "rediss+sentinel://u:xxxxx@[::1]:26379/m/0?sentinel_password=xxxxx"},
+			id: "rediss+sentinel:///m/0", shown: "rediss+sentinel://u:xxxxx@[::1]:26379/m/0?sentinel_password=xxxxx"},
 		{url: "redis+cluster://n1:7000,n2:7001,n3:7002", kind: cluster, addrs: []string{"n1:7000", "n2:7001", "n3:7002"},
 			id: "redis+cluster://n1:7000,n2:7001,n3:7002", shown: "redis+cluster://n1:7000,n2:7001,n3:7002"},
 		{url: "REDISS+CLUSTER://user:pw@n1:7000/", kind: cluster, addrs: []string{"n1:7000"}, tls: true,
@@ -44,6 +44,35 @@ func TestParseMultiURL(t *testing.T) {
 		}
 		if !IsURL(tc.url) {
 			t.Errorf("IsURL(%q) = false", tc.url)
+		}
+	}
+}
+
+// TestSentinelServerID: through Sentinel the master and database name the
+// store, not the Sentinels asked for it: a URL that spells them otherwise,
+// or names a subset of them, reaches the same locks.
+func TestSentinelServerID(t *testing.T) {
+	want, err := ServerID("redis+sentinel://localhost:26379,localhost:26380/locks")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, same := range []string{
+		"redis+sentinel://127.0.0.1:26379,127.0.0.1:26380/locks",
+		"redis+sentinel://127.0.0.1:26380/locks/0",
+		"redis+sentinel://:pw@other:26381/locks?dial_timeout=1s",
+	} {
+		if id, err := ServerID(same); err != nil || id != want {
+			t.Errorf("ServerID(%q) = %q, %v; want %q, the same store", same, id, err, want)
+		}
+	}
+	for _, other := range []string{
+		"redis+sentinel://localhost:26379/locks/1",
+		"redis+sentinel://localhost:26379/other",
+		"rediss+sentinel://localhost:26379/locks",
+		"redis+cluster://localhost:26379",
+	} {
+		if id, err := ServerID(other); err != nil || id == want {
+			t.Errorf("ServerID(%q) = %q, %v; want another store than %q", other, id, err, want)
 		}
 	}
 }
