@@ -585,8 +585,11 @@ type StoreReport struct {
 	Policy     *StoreView    `json:"policy"`
 	Prefix     string        `json:"prefix"`
 	PrefixFrom string        `json:"prefix_from"`
-	Warnings   []string      `json:"warnings"`
-	Notes      []string      `json:"notes"`
+	// KeyPrefix is what the store's Redis keys start with: Prefix, in
+	// braces on a cluster (a hash tag).
+	KeyPrefix string   `json:"key_prefix,omitempty"`
+	Warnings  []string `json:"warnings"`
+	Notes     []string `json:"notes"`
 }
 
 // ShowStore reports how the store is picked, without opening it.
@@ -599,6 +602,9 @@ func (e *Workspace) ShowStore(ctx context.Context) (*StoreReport, error) {
 		Prefix: s.prefix, PrefixFrom: s.prefixFrom, Warnings: []string{}, Notes: []string{}}
 	if s.policyNamed {
 		r.Policy = storeViewOf(s.policy)
+	}
+	if s.use.Kind == KindRedis {
+		r.KeyPrefix = redisstore.KeyPrefix(s.use.URL, s.prefix)
 	}
 	if s.use.Kind == KindGit {
 		g := e.cfg.Locks.Git

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 
@@ -55,7 +56,9 @@ func (a *app) showStore(_ *service.Workspace, r *service.StoreReport) error {
 	return a.reply(r, func() {
 		fmt.Fprintf(a.stdio.Out, "store:  %s\nfrom:   %s\n", r.Store.Store, r.Store.SourceText)
 		if r.Store.Kind == service.KindRedis {
-			fmt.Fprintf(a.stdio.Out, "prefix: %s (%s)\n", r.Prefix, r.PrefixFrom)
+			// The keys' prefix, braces and all on a cluster: what a
+			// look at the server's keys finds.
+			fmt.Fprintf(a.stdio.Out, "prefix: %s (%s)\n", cmp.Or(r.KeyPrefix, r.Prefix), r.PrefixFrom)
 		}
 		if g := r.Git; g != nil {
 			remote := g.Remote

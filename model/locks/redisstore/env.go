@@ -170,5 +170,18 @@ func ServerID(rawURL string) (string, error) {
 	return fmt.Sprintf("redis://%s/%d", strings.ToLower(o.Addr), o.DB), nil
 }
 
+// KeyPrefix is the prefix the keys of rawURL's store start with, given
+// the configured prefix ("" for DefaultPrefix): on a cluster the prefix
+// in braces, a hash tag (see Options.Prefix), elsewhere the prefix as it
+// is. A prefix a cluster refuses is returned as it is; opening the store
+// reports it.
+func KeyPrefix(rawURL, prefix string) string {
+	s := &Store{topo: topologyOf(rawURL)}
+	if err := s.setPrefix(prefix); err != nil {
+		return prefix
+	}
+	return s.p
+}
+
 // Redact is rawURL without its password, for messages.
 func Redact(rawURL string) string { return redactURL(rawURL) }
