@@ -27,6 +27,9 @@ const (
 	FromClone   = "git-config" // lockgate.store
 	FromPolicy  = "config"     // locks.store in .lockgate.yaml (or -c FILE)
 	FromDefault = "default"
+	// fromArgument is the store `store use` was given, before it is
+	// recorded; no view shows it.
+	fromArgument = "argument"
 )
 
 // Store kinds. Another kind is a constant here, a case in parseStore, one
@@ -122,6 +125,8 @@ func (c storeChoice) source() string {
 		return CloneStoreKey + " in " + c.Origin
 	case FromPolicy:
 		return "locks.store in " + c.Origin
+	case fromArgument:
+		return "as given to store use"
 	}
 	return "the default: no " + CloneStoreKey + ", no " + config.DefaultFile
 }
@@ -641,6 +646,9 @@ type UseResult struct {
 	Store    *StoreView `json:"store"`
 	Previous *StoreView `json:"previous"`
 	Prefix   string     `json:"prefix"`
+	// Policy, after --unset, is the store the policy names (locks.store),
+	// which the clone follows again; nil when it names none.
+	Policy *StoreView `json:"policy,omitempty"`
 }
 
 // UseRequest is `store use`: the store to record as the clone's (file,
@@ -666,6 +674,7 @@ func (e *Workspace) UseStore(ctx context.Context, req UseRequest) (*UseResult, e
 		if err != nil {
 			return nil, err
 		}
+		c.From = fromArgument
 		// The URL as resolved now: `redis` alone would follow each
 		// process's LOCK_REDIS_URL to other locks.
 		record = cmp.Or(c.URL, c.Kind)
@@ -699,6 +708,9 @@ func (e *Workspace) UseStore(ctx context.Context, req UseRequest) (*UseResult, e
 	}
 	now := e.setup.clone
 	r.Store = storeViewOf(&now)
+	if spec == "" && e.setup.policyNamed {
+		r.Policy = storeViewOf(e.setup.policy)
+	}
 	details := fmt.Sprintf("%s (%s); was %s", now.name(), now.source(), was)
 	if err := e.mgr.Record(ctx, journal.Event{Worker: e.me.Holder, WorkerType: e.me.HolderType, Session: e.me.Session,
 		Action: journal.ActionStoreUse, Details: details}); err != nil {

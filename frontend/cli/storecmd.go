@@ -84,8 +84,14 @@ func (a *app) showStore(_ *service.Workspace, r *service.StoreReport) error {
 
 // usedStore says which store the clone now locks in.
 func (a *app) usedStore(req service.UseRequest, r *service.UseResult) {
-	if req.Store == "" {
-		fmt.Fprintf(a.stdio.Err, "this clone follows %s again: %s\n", r.Store.SourceText, r.Store.Label)
+	switch {
+	case req.Store == "" && r.Policy != nil:
+		// The clone may have recorded the policy's store again (a Redis
+		// or git store is pinned): what it follows is the policy.
+		fmt.Fprintf(a.stdio.Err, "this clone follows %s again: %s\n", r.Policy.SourceText, r.Policy.Label)
+		return
+	case req.Store == "":
+		fmt.Fprintf(a.stdio.Err, "this clone no longer chooses a store: it locks in %s, as neither %s nor locks.store names one\n", r.Store.Label, service.CloneStoreKey)
 		return
 	}
 	fmt.Fprintf(a.stdio.Err, "this clone now locks in %s (%s): every command and hook of its worktrees uses it\n", r.Store.Label, r.Store.SourceText)
