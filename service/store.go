@@ -592,9 +592,19 @@ type StoreReport struct {
 	PrefixFrom string        `json:"prefix_from"`
 	// KeyPrefix is what the store's Redis keys start with: Prefix, in
 	// braces on a cluster (a hash tag).
-	KeyPrefix string   `json:"key_prefix,omitempty"`
-	Warnings  []string `json:"warnings"`
-	Notes     []string `json:"notes"`
+	KeyPrefix string `json:"key_prefix,omitempty"`
+	// Replicas, when locks.redis.min_replicas asks for any, is how many
+	// replicas the server that keeps the keys has now.
+	Replicas *ReplicasView `json:"replicas,omitempty"`
+	Warnings []string      `json:"warnings"`
+	Notes    []string      `json:"notes"`
+}
+
+// ReplicasView is the replicas a Redis store's primary has now (connected,
+// -1 when they could not be counted) against locks.redis.min_replicas.
+type ReplicasView struct {
+	Connected int `json:"connected"`
+	Min       int `json:"min"`
 }
 
 // ShowStore reports how the store is picked, without opening it.
@@ -627,7 +637,36 @@ func (e *Workspace) ShowStore(ctx context.Context) (*StoreReport, error) {
 	}); err != nil {
 		return nil, err
 	}
+	if want := e.cfg.Locks.Redis.MinReplicas; s.use.Kind == KindRedis && s.use.URL != "" && want > 0 {
+		r.Replicas = &ReplicasView{Connected: -1, Min: want}
+		n, err := e.countReplicas(ctx, s)
+		switch {
+		case err != nil:
+			r.Warnings = append(r.Warnings, fmt.Sprintf("could not count the replicas locks.redis.min_replicas (%d) asks for: %v", want, err))
+		case n < want:
+			r.Replicas.Connected = n
+			r.Warnings = append(r.Warnings, fmt.Sprintf("the primary of %s has %d replicas connected, fewer than locks.redis.min_replicas (%d): every acquisition waits for them and fails (exit 3).\n%s",
+				s.use.name(), n, want, hint.Line(hint.TooFewReplicas)))
+		default:
+			r.Replicas.Connected = n
+		}
+	}
 	return r, nil
+}
+
+// countReplicas opens the Redis store s uses and counts the replicas of
+// the server that keeps its keys.
+func (e *Workspace) countReplicas(ctx context.Context, s *storeSetup) (int, error) {
+	st, err := e.openStore(ctx, s.use, s.prefix)
+	if err != nil {
+		return 0, err
+	}
+	defer st.Close()
+	rs, ok := st.(*redisstore.Store)
+	if !ok {
+		return 0, fmt.Errorf("store %s is no Redis store", s.use.name())
+	}
+	return rs.Replicas(ctx)
 }
 
 // GitStoreView is where the git store keeps the locks and how it talks to

@@ -60,6 +60,9 @@ func (a *app) showStore(_ *service.Workspace, r *service.StoreReport) error {
 			// look at the server's keys finds.
 			fmt.Fprintf(a.stdio.Out, "prefix: %s (%s)\n", cmp.Or(r.KeyPrefix, r.Prefix), r.PrefixFrom)
 		}
+		if rp := r.Replicas; rp != nil && rp.Connected >= 0 {
+			fmt.Fprintf(a.stdio.Out, "replicas: %d connected (locks.redis.min_replicas: %d)\n", rp.Connected, rp.Min)
+		}
 		if g := r.Git; g != nil {
 			remote := g.Remote
 			if g.URL != "" && g.URL != g.Remote {

@@ -291,8 +291,22 @@ func TestMinReplicasWithoutReplica(t *testing.T) {
 	if err := s.Release(ctx, got.Key, got.Token); err != nil {
 		t.Fatal(err)
 	}
+	if n, err := s.Replicas(ctx); err != nil || n != 1 {
+		t.Fatalf("Replicas with the replica up = %d, %v; want 1", n, err)
+	}
 
 	replica.Stop()
+	// The primary drops the replica when its connection closes, which
+	// Stop waits for; a busy machine may take a moment more.
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		n, err := s.Replicas(ctx)
+		if err == nil && n == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("Replicas with the replica stopped = %d, %v; want 0", n, err)
+		}
+	}
 	rec = locktest.NewLock("task:T-1", "alice", time.Now(), time.Minute)
 	_, _, err = s.Acquire(ctx, rec, time.Now())
 	var un *locks.UnavailableError
@@ -391,6 +405,15 @@ func TestClusterConformance(t *testing.T) {
 	}
 	if total == 0 {
 		t.Fatal("found no key of the suite's stores on the cluster")
+	}
+	// The cluster has no replicas: the primary of the store's slot says so.
+	s, err := Open(ctx, c.URL(), Options{Prefix: freshPrefix(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if n, err := s.Replicas(ctx); err != nil || n != 0 {
+		t.Fatalf("Replicas on a cluster without replicas = %d, %v; want 0", n, err)
 	}
 }
 

@@ -180,3 +180,24 @@ func FuzzParseMultiURL(f *testing.F) {
 		}
 	})
 }
+
+func TestConnectedReplicas(t *testing.T) {
+	if n, err := connectedReplicas("# Replication\r\nrole:master\r\nconnected_slaves:2\r\nslave0:ip=127.0.0.1\r\n"); err != nil || n != 2 {
+		t.Errorf("connectedReplicas = %d, %v; want 2", n, err)
+	}
+	for _, bad := range []string{"", "role:master\r\n", "connected_slaves:-1\r\n", "connected_slaves:two\r\n"} {
+		if n, err := connectedReplicas(bad); err == nil {
+			t.Errorf("connectedReplicas(%q) = %d, want an error", bad, n)
+		}
+	}
+}
+
+func FuzzConnectedReplicas(f *testing.F) {
+	f.Add("# Replication\r\nrole:master\r\nconnected_slaves:2\r\n")
+	f.Add("connected_slaves:x")
+	f.Fuzz(func(t *testing.T, info string) {
+		if n, err := connectedReplicas(info); err == nil && n < 0 {
+			t.Fatalf("connectedReplicas(%q) = %d: a negative count", info, n)
+		}
+	})
+}
