@@ -32,6 +32,12 @@ func TestSentinelNoPrimaryFailsClosed(t *testing.T) {
 	if code, out := c.run("bob", "hook", "pre-commit"); code != 1 || !strings.Contains(out, "alice") {
 		t.Fatalf("hook pre-commit with the primary up: %d %s; want 1 naming alice", code, out)
 	}
+	// A master name the Sentinels do not know is a configuration error
+	// (exit 2) that names them.
+	nosuch := redistest.SentinelURL("nosuch", sentinels)
+	if code, out := c.run("bob", "--store", nosuch, "lock", "list"); code != 2 || !strings.Contains(out, "the sentinels at "+sentinels[0].Addr()) || !strings.Contains(out, `know no master "nosuch"`) {
+		t.Errorf("lock list through Sentinel with an unknown master name: %d %s; want 2, the sentinels know no master nosuch", code, out)
+	}
 	replica.Kill()
 	primary.Kill()
 	for _, args := range [][]string{{"hook", "pre-commit"}, {"lock", "acquire", "src/b.go"}} {
@@ -42,6 +48,9 @@ func TestSentinelNoPrimaryFailsClosed(t *testing.T) {
 		}
 		if !strings.Contains(out, "unavailable") || !strings.Contains(out, "redis+sentinel://"+sentinels[0].Addr()) {
 			t.Errorf("%s: %q does not say the store %s is unavailable", args, out, url)
+		}
+		if !strings.Contains(out, "primary "+primary.Addr()) {
+			t.Errorf("%s: %q does not name the primary %s that failed", args, out, primary.Addr())
 		}
 	}
 }

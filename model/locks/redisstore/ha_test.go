@@ -470,3 +470,72 @@ func TestFailoverLostFenceNotRepeated(t *testing.T) {
 		t.Fatalf("fence %d from a second store after the failover, want %d", next, f+1)
 	}
 }
+
+// TestSentinelErrorsNameTheServer: a failure through Sentinel says which
+// server failed in which role: the primary the Sentinels named, or the
+// Sentinels themselves; a master name the Sentinels do not know is a
+// configuration error naming them, not an outage.
+func TestSentinelErrorsNameTheServer(t *testing.T) {
+	t.Parallel()
+	h := startSentinelSet(t, 0)
+	ctx := context.Background()
+
+	_, err := Open(ctx, redistest.SentinelURL("nosuch", h.sentinels), Options{})
+	var unknown *UnknownMasterError
+	if !errors.As(err, &unknown) || len(unknown.Sentinels) != len(h.sentinels) {
+		t.Fatalf("Open with an unknown master name: %v, want an *UnknownMasterError naming every Sentinel", err)
+	}
+	var un *locks.UnavailableError
+	if errors.As(err, &un) {
+		t.Errorf("an unknown master name is unavailable: %v", err)
+	}
+	for _, want := range append([]string{`know no master "nosuch"`}, h.sentinels[0].Addr(), h.sentinels[2].Addr()) {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not say %q", err, want)
+		}
+	}
+
+	h.primary.Kill()
+	_, err = Open(ctx, h.url, Options{})
+	if !errors.As(err, &un) || !strings.Contains(err.Error(), "open: primary "+h.primary.Addr()+" (master "+haMaster+"): connection refused") {
+		t.Errorf("Open with the primary killed: %v, want unavailable naming the primary %s", err, h.primary.Addr())
+	}
+
+	for _, s := range h.sentinels {
+		s.Kill()
+	}
+	_, err = Open(ctx, h.url, Options{})
+	if !errors.As(err, &un) || !strings.Contains(err.Error(), "open: sentinels ") || !strings.Contains(err.Error(), "connection refused") {
+		t.Fatalf("Open with every Sentinel down: %v, want unavailable naming the sentinels", err)
+	}
+	for _, s := range h.sentinels {
+		if !strings.Contains(err.Error(), s.Addr()) {
+			t.Errorf("error %q does not name the sentinel %s", err, s.Addr())
+		}
+	}
+}
+
+// TestClusterErrorNamesTheNode: with the node that keeps a store's keys
+// down, opening the store names that node.
+func TestClusterErrorNamesTheNode(t *testing.T) {
+	t.Parallel()
+	c := redistest.StartCluster(t, 3)
+	ctx := context.Background()
+	prefix := freshPrefix(t)
+	s := open(t, c.URL(), Options{Prefix: prefix})
+	home, err := s.home(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := home.Options().Addr
+	for _, n := range c.Nodes {
+		if n.Addr() == addr {
+			n.Kill()
+		}
+	}
+	_, err = Open(ctx, c.URL(), Options{Prefix: prefix})
+	var un *locks.UnavailableError
+	if !errors.As(err, &un) || !strings.Contains(err.Error(), "open: cluster node "+addr+": connection refused") {
+		t.Fatalf("Open with the node of the store's slot down: %v, want unavailable naming the cluster node %s", err, addr)
+	}
+}
