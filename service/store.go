@@ -607,7 +607,9 @@ type ReplicasView struct {
 	Min       int `json:"min"`
 }
 
-// ShowStore reports how the store is picked, without opening it.
+// ShowStore reports how the store is picked. It opens the store only to
+// count a Redis primary's replicas when locks.redis.min_replicas asks for
+// some.
 func (e *Workspace) ShowStore(ctx context.Context) (*StoreReport, error) {
 	s, err := e.resolveStore(ctx)
 	if err != nil {
