@@ -27,6 +27,9 @@ const (
 	FromClone   = "git-config" // lockgate.store
 	FromPolicy  = "config"     // locks.store in .lockgate.yaml (or -c FILE)
 	FromDefault = "default"
+	// fromArgument is the store `store use` was given, before it is
+	// recorded; no view shows it.
+	fromArgument = "argument"
 )
 
 // Store kinds. Another kind is a constant here, a case in parseStore, one
@@ -122,6 +125,8 @@ func (c storeChoice) source() string {
 		return CloneStoreKey + " in " + c.Origin
 	case FromPolicy:
 		return "locks.store in " + c.Origin
+	case fromArgument:
+		return "as given to store use"
 	}
 	return "the default: no " + CloneStoreKey + ", no " + config.DefaultFile
 }
@@ -585,11 +590,26 @@ type StoreReport struct {
 	Policy     *StoreView    `json:"policy"`
 	Prefix     string        `json:"prefix"`
 	PrefixFrom string        `json:"prefix_from"`
-	Warnings   []string      `json:"warnings"`
-	Notes      []string      `json:"notes"`
+	// KeyPrefix is what the store's Redis keys start with: Prefix, in
+	// braces on a cluster (a hash tag).
+	KeyPrefix string `json:"key_prefix,omitempty"`
+	// Replicas, when locks.redis.min_replicas asks for any, is how many
+	// replicas the server that keeps the keys has now.
+	Replicas *ReplicasView `json:"replicas,omitempty"`
+	Warnings []string      `json:"warnings"`
+	Notes    []string      `json:"notes"`
 }
 
-// ShowStore reports how the store is picked, without opening it.
+// ReplicasView is the replicas a Redis store's primary has now (connected,
+// -1 when they could not be counted) against locks.redis.min_replicas.
+type ReplicasView struct {
+	Connected int `json:"connected"`
+	Min       int `json:"min"`
+}
+
+// ShowStore reports how the store is picked. It opens the store only to
+// count a Redis primary's replicas when locks.redis.min_replicas asks for
+// some.
 func (e *Workspace) ShowStore(ctx context.Context) (*StoreReport, error) {
 	s, err := e.resolveStore(ctx)
 	if err != nil {
@@ -599,6 +619,9 @@ func (e *Workspace) ShowStore(ctx context.Context) (*StoreReport, error) {
 		Prefix: s.prefix, PrefixFrom: s.prefixFrom, Warnings: []string{}, Notes: []string{}}
 	if s.policyNamed {
 		r.Policy = storeViewOf(s.policy)
+	}
+	if s.use.Kind == KindRedis {
+		r.KeyPrefix = redisstore.KeyPrefix(s.use.URL, s.prefix)
 	}
 	if s.use.Kind == KindGit {
 		g := e.cfg.Locks.Git
@@ -616,7 +639,36 @@ func (e *Workspace) ShowStore(ctx context.Context) (*StoreReport, error) {
 	}); err != nil {
 		return nil, err
 	}
+	if want := e.cfg.Locks.Redis.MinReplicas; s.use.Kind == KindRedis && s.use.URL != "" && want > 0 {
+		r.Replicas = &ReplicasView{Connected: -1, Min: want}
+		n, err := e.countReplicas(ctx, s)
+		switch {
+		case err != nil:
+			r.Warnings = append(r.Warnings, fmt.Sprintf("could not count the replicas locks.redis.min_replicas (%d) asks for: %v", want, err))
+		case n < want:
+			r.Replicas.Connected = n
+			r.Warnings = append(r.Warnings, fmt.Sprintf("the primary of %s has %d replicas connected, fewer than locks.redis.min_replicas (%d): every acquisition waits for them and fails (exit 3).\n%s",
+				s.use.name(), n, want, hint.Line(hint.TooFewReplicas)))
+		default:
+			r.Replicas.Connected = n
+		}
+	}
 	return r, nil
+}
+
+// countReplicas opens the Redis store s uses and counts the replicas of
+// the server that keeps its keys.
+func (e *Workspace) countReplicas(ctx context.Context, s *storeSetup) (int, error) {
+	st, err := e.openStore(ctx, s.use, s.prefix)
+	if err != nil {
+		return 0, err
+	}
+	defer st.Close()
+	rs, ok := st.(*redisstore.Store)
+	if !ok {
+		return 0, fmt.Errorf("store %s is no Redis store", s.use.name())
+	}
+	return rs.Replicas(ctx)
 }
 
 // GitStoreView is where the git store keeps the locks and how it talks to
@@ -635,6 +687,9 @@ type UseResult struct {
 	Store    *StoreView `json:"store"`
 	Previous *StoreView `json:"previous"`
 	Prefix   string     `json:"prefix"`
+	// Policy, after --unset, is the store the policy names (locks.store),
+	// which the clone follows again; nil when it names none.
+	Policy *StoreView `json:"policy,omitempty"`
 }
 
 // UseRequest is `store use`: the store to record as the clone's (file,
@@ -660,6 +715,7 @@ func (e *Workspace) UseStore(ctx context.Context, req UseRequest) (*UseResult, e
 		if err != nil {
 			return nil, err
 		}
+		c.From = fromArgument
 		// The URL as resolved now: `redis` alone would follow each
 		// process's LOCK_REDIS_URL to other locks.
 		record = cmp.Or(c.URL, c.Kind)
@@ -693,6 +749,9 @@ func (e *Workspace) UseStore(ctx context.Context, req UseRequest) (*UseResult, e
 	}
 	now := e.setup.clone
 	r.Store = storeViewOf(&now)
+	if spec == "" && e.setup.policyNamed {
+		r.Policy = storeViewOf(e.setup.policy)
+	}
 	details := fmt.Sprintf("%s (%s); was %s", now.name(), now.source(), was)
 	if err := e.mgr.Record(ctx, journal.Event{Worker: e.me.Holder, WorkerType: e.me.HolderType, Session: e.me.Session,
 		Action: journal.ActionStoreUse, Details: details}); err != nil {

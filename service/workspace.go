@@ -3,6 +3,7 @@ package service
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/user"
@@ -351,7 +352,17 @@ func (e *Workspace) openStore(ctx context.Context, c storeChoice, prefix string)
 		opts.OneTimeout = !e.purpose.Server && !e.purpose.KeepsLocks
 		opts.FenceFloor = e.FenceFloor
 		opts.MinReplicas = e.cfg.Locks.Redis.MinReplicas
-		return redisstore.Open(context.Background(), c.URL, opts)
+		st, err := redisstore.Open(context.Background(), c.URL, opts)
+		var unknown *redisstore.UnknownMasterError
+		if errors.As(err, &unknown) {
+			// The Sentinels answered: the URL names a master they do not
+			// have, which no retry mends.
+			return nil, Usagef("%v (%s)", err, c.source())
+		}
+		if err != nil {
+			return nil, err
+		}
+		return st, nil
 	}
 	return nil, fmt.Errorf("store kind %q not built in", c.Kind)
 }

@@ -32,6 +32,12 @@ func TestSentinelNoPrimaryFailsClosed(t *testing.T) {
 	if code, out := c.run("bob", "hook", "pre-commit"); code != 1 || !strings.Contains(out, "alice") {
 		t.Fatalf("hook pre-commit with the primary up: %d %s; want 1 naming alice", code, out)
 	}
+	// A master name the Sentinels do not know is a configuration error
+	// (exit 2) that names them.
+	nosuch := redistest.SentinelURL("nosuch", sentinels)
+	if code, out := c.run("bob", "--store", nosuch, "lock", "list"); code != 2 || !strings.Contains(out, "the sentinels at "+sentinels[0].Addr()) || !strings.Contains(out, `know no master "nosuch"`) {
+		t.Errorf("lock list through Sentinel with an unknown master name: %d %s; want 2, the sentinels know no master nosuch", code, out)
+	}
 	replica.Kill()
 	primary.Kill()
 	for _, args := range [][]string{{"hook", "pre-commit"}, {"lock", "acquire", "src/b.go"}} {
@@ -42,6 +48,9 @@ func TestSentinelNoPrimaryFailsClosed(t *testing.T) {
 		}
 		if !strings.Contains(out, "unavailable") || !strings.Contains(out, "redis+sentinel://"+sentinels[0].Addr()) {
 			t.Errorf("%s: %q does not say the store %s is unavailable", args, out, url)
+		}
+		if !strings.Contains(out, "primary "+primary.Addr()) {
+			t.Errorf("%s: %q does not name the primary %s that failed", args, out, primary.Addr())
 		}
 	}
 }
@@ -62,17 +71,28 @@ func TestMinReplicasRefusesUnconfirmedGrant(t *testing.T) {
 	if code, out := c.run("alice", "lock", "acquire", "a.py"); code != 0 {
 		t.Fatalf("acquire with the replica up: %d %s", code, out)
 	}
+	if code, out := c.run("alice", "store", "show"); code != 0 || !strings.Contains(out, "replicas: 1 connected (locks.redis.min_replicas: 1)") || strings.Contains(out, "warning") {
+		t.Errorf("store show with the replica up: %d %s; want 1 replica against min_replicas 1, no warning", code, out)
+	}
 	replica.Stop()
 	code, out := c.run("alice", "lock", "acquire", "b.py")
 	if code != 3 {
 		t.Fatalf("acquire with the replica stopped: exit %d, want 3: %s", code, out)
 	}
-	for _, want := range []string{"too few replicas confirmed the grant", "locks.redis.min_replicas", "undone"} {
+	for _, want := range []string{"too few replicas confirmed the grant", "locks.redis.min_replicas", "undone",
+		"hint: bring a replica of the primary back (store show counts them), or lower locks.redis.min_replicas"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("acquire with the replica stopped: %q does not say %q", out, want)
 		}
 	}
 	t.Logf("refused: %s", out)
+	// store show counts the replicas against min_replicas, so the cost is
+	// visible before an acquisition pays it.
+	code, out = c.run("alice", "store", "show")
+	if code != 0 || !strings.Contains(out, "replicas: 0 connected (locks.redis.min_replicas: 1)") ||
+		!strings.Contains(out, "has 0 replicas connected, fewer than locks.redis.min_replicas (1)") {
+		t.Errorf("store show with the replica stopped: %d %s; want 0 replicas against min_replicas 1, and a warning", code, out)
+	}
 	code, out = c.run("alice", "lock", "list")
 	if code != 0 || strings.Contains(out, "b.py") || !strings.Contains(out, "a.py") {
 		t.Fatalf("lock list after the refused grant: %d %s; want a.py only", code, out)

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 
@@ -55,7 +56,12 @@ func (a *app) showStore(_ *service.Workspace, r *service.StoreReport) error {
 	return a.reply(r, func() {
 		fmt.Fprintf(a.stdio.Out, "store:  %s\nfrom:   %s\n", r.Store.Store, r.Store.SourceText)
 		if r.Store.Kind == service.KindRedis {
-			fmt.Fprintf(a.stdio.Out, "prefix: %s (%s)\n", r.Prefix, r.PrefixFrom)
+			// The keys' prefix, braces and all on a cluster: what a
+			// look at the server's keys finds.
+			fmt.Fprintf(a.stdio.Out, "prefix: %s (%s)\n", cmp.Or(r.KeyPrefix, r.Prefix), r.PrefixFrom)
+		}
+		if rp := r.Replicas; rp != nil && rp.Connected >= 0 {
+			fmt.Fprintf(a.stdio.Out, "replicas: %d connected (locks.redis.min_replicas: %d)\n", rp.Connected, rp.Min)
 		}
 		if g := r.Git; g != nil {
 			remote := g.Remote
@@ -81,8 +87,14 @@ func (a *app) showStore(_ *service.Workspace, r *service.StoreReport) error {
 
 // usedStore says which store the clone now locks in.
 func (a *app) usedStore(req service.UseRequest, r *service.UseResult) {
-	if req.Store == "" {
-		fmt.Fprintf(a.stdio.Err, "this clone follows %s again: %s\n", r.Store.SourceText, r.Store.Label)
+	switch {
+	case req.Store == "" && r.Policy != nil:
+		// The clone may have recorded the policy's store again (a Redis
+		// or git store is pinned): what it follows is the policy.
+		fmt.Fprintf(a.stdio.Err, "this clone follows %s again: %s\n", r.Policy.SourceText, r.Policy.Label)
+		return
+	case req.Store == "":
+		fmt.Fprintf(a.stdio.Err, "this clone no longer chooses a store: it locks in %s, as neither %s nor locks.store names one\n", r.Store.Label, service.CloneStoreKey)
 		return
 	}
 	fmt.Fprintf(a.stdio.Err, "this clone now locks in %s (%s): every command and hook of its worktrees uses it\n", r.Store.Label, r.Store.SourceText)

@@ -68,6 +68,7 @@ const (
 	WorkflowAppendOnly
 	WorkflowEventsOnly
 	LockRefForward
+	TooFewReplicas
 )
 
 // Table is every hint, by ID.
@@ -128,7 +129,10 @@ var Table = map[ID]string{
 	// branch, or put anything but events on it.
 	WorkflowAppendOnly: "the workflow branch only grows: fetch it, merge it into yours and push without force, as lockgate workflow sync --push does",
 	WorkflowEventsOnly: "push to the workflow branch only the commits lockgate writes there (lockgate workflow sync --push); keep other files and commits off it",
-	LockRefForward:     "the git store's lock table only moves forward: each state lockgate pushes replaces the last with a higher generation, and a lost state is put back on top of what the remote has, as the git store's error says",
+	// A grant fewer replicas confirmed than locks.redis.min_replicas
+	// asks for was undone.
+	TooFewReplicas: "bring a replica of the primary back (store show counts them), or lower locks.redis.min_replicas in .lockgate.yaml",
+	LockRefForward: "the git store's lock table only moves forward: each state lockgate pushes replaces the last with a higher generation, and a lost state is put back on top of what the remote has, as the git store's error says",
 }
 
 // CorruptLine is the hint for the unreadable record at path, of key (""

@@ -14,6 +14,7 @@ import (
 	"github.com/lockgate/lockgate/model/config"
 	"github.com/lockgate/lockgate/model/locks"
 	"github.com/lockgate/lockgate/model/locks/lockkey"
+	"github.com/lockgate/lockgate/model/locks/redisstore"
 	"github.com/lockgate/lockgate/service"
 	"github.com/lockgate/lockgate/service/agentsetup"
 )
@@ -272,7 +273,11 @@ func (o *Outcome) failed(err error) {
 		journalE *locks.JournalError
 		gitErr   *gitexec.Error
 	)
+	var cause *redisstore.Cause
 	switch {
+	case errors.As(err, &cause) && cause.Reason == redisstore.ReasonReplicas:
+		o.Class = ClassUnavailable
+		o.Hints = []string{hint.Line(hint.TooFewReplicas)}
 	case errors.As(err, &unavail), errors.As(err, &journalE), errors.As(err, &gitErr), errors.Is(err, gitexec.ErrNotRepo):
 		o.Class = ClassUnavailable
 	case errors.Is(err, context.Canceled):

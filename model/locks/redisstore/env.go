@@ -145,9 +145,10 @@ func NormalizeRemote(remote string) string {
 // "redis://:pw@H/0?dial_timeout=3"): two URLs with the same ServerID reach
 // the same locks, given the same key prefix.
 //
-// For Sentinel and Cluster URLs it is the scheme, the servers (sorted,
-// lowercased) and, for Sentinel, the master and database:
-// "redis+sentinel://h1:26379,h2:26379/mymaster/0".
+// For a Sentinel URL it is the scheme, the master and the database,
+// whichever Sentinels the URL names: "redis+sentinel:///mymaster/0". For
+// a Cluster URL it is the scheme and the servers, sorted and lowercased:
+// "redis+cluster://h1:7000,h2:7001".
 func ServerID(rawURL string) (string, error) {
 	if topologyOf(rawURL) != single {
 		m, err := parseMultiURL(rawURL)
@@ -167,6 +168,19 @@ func ServerID(rawURL string) (string, error) {
 		return fmt.Sprintf("rediss://%s/%d", strings.ToLower(o.Addr), o.DB), nil
 	}
 	return fmt.Sprintf("redis://%s/%d", strings.ToLower(o.Addr), o.DB), nil
+}
+
+// KeyPrefix is the prefix the keys of rawURL's store start with, given
+// the configured prefix ("" for DefaultPrefix): on a cluster the prefix
+// in braces, a hash tag (see Options.Prefix), elsewhere the prefix as it
+// is. A prefix a cluster refuses is returned as it is; opening the store
+// reports it.
+func KeyPrefix(rawURL, prefix string) string {
+	s := &Store{topo: topologyOf(rawURL)}
+	if err := s.setPrefix(prefix); err != nil {
+		return prefix
+	}
+	return s.p
 }
 
 // Redact is rawURL without its password, for messages.

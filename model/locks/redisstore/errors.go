@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -37,15 +38,112 @@ type Cause struct {
 	Op     string
 	Reason string
 	Err    error
+	// Where names the servers that failed, by role, when the URL names
+	// more than one: "sentinels 127.0.0.1:26379, 127.0.0.1:26380",
+	// "primary 127.0.0.1:6380 (master locks)", "cluster node 127.0.0.1:7001".
+	Where string
 	// Detail says more for people (how long the server was waited for).
 	Detail string
 }
 
 func (c *Cause) Error() string {
-	if c.Detail != "" {
-		return c.Op + ": " + c.Reason + " (" + c.Detail + ")"
+	msg := c.Op + ": "
+	if c.Where != "" {
+		msg += c.Where + ": "
 	}
-	return c.Op + ": " + c.Reason
+	msg += c.Reason
+	if c.Detail != "" {
+		msg += " (" + c.Detail + ")"
+	}
+	return msg
+}
+
+// UnknownMasterError is a Sentinel URL whose master name the Sentinels
+// that answered do not know: a configuration error, not an outage.
+type UnknownMasterError struct {
+	Store     string   // the URL without its password
+	Master    string   // the master name the URL gives
+	Sentinels []string // host:port of the Sentinels that answered
+}
+
+func (e *UnknownMasterError) Error() string {
+	return fmt.Sprintf("redis store %s: the sentinels at %s know no master %q", e.Store, strings.Join(e.Sentinels, ", "), e.Master)
+}
+
+// errSentinels starts go-redis's error when no Sentinel named a primary:
+// each Sentinel's own error is joined under it.
+const errSentinels = "redis: all sentinels specified in configuration are unreachable"
+
+// where names the servers err failed on, by role (see Cause.Where): the
+// addresses of the connections that failed, or, when no Sentinel named a
+// primary, the Sentinels. A single server is named by the URL already.
+func (s *Store) where(err error) string {
+	addrs := opAddrs(err, nil)
+	role := ""
+	switch {
+	case s.topo == sentinel && strings.Contains(err.Error(), errSentinels):
+		role = "sentinel"
+		if len(addrs) == 0 {
+			addrs = s.sentinelAddrs
+		}
+	case len(addrs) == 0, s.topo == single:
+		return ""
+	case s.topo == sentinel:
+		return fmt.Sprintf("primary %s (master %s)", strings.Join(addrs, ", "), s.master)
+	default:
+		role = "cluster node"
+	}
+	if len(addrs) > 1 {
+		role += "s"
+	}
+	return role + " " + strings.Join(addrs, ", ")
+}
+
+// opAddrs adds to addrs the remote address of each connection err says
+// failed, in each of the errors it joins.
+func opAddrs(err error, addrs []string) []string {
+	var multi interface{ Unwrap() []error }
+	if errors.As(err, &multi) {
+		for _, e := range multi.Unwrap() {
+			addrs = opAddrs(e, addrs)
+		}
+		return addrs
+	}
+	var op *net.OpError
+	if errors.As(err, &op) && op.Addr != nil && !slices.Contains(addrs, op.Addr.String()) {
+		addrs = append(addrs, op.Addr.String())
+	}
+	return addrs
+}
+
+// unknownMaster asks the Sentinels for the master when no Sentinel named
+// a primary and each said it knows none (go-redis's error joins a
+// redis.Nil of each): if those that answer still know no master of the
+// URL's name, the URL is wrong, and the error says so. Otherwise, or for
+// any other error, it returns nil.
+func (s *Store) unknownMaster(ctx context.Context, err error) error {
+	if s.topo != sentinel || s.failover == nil || !strings.Contains(err.Error(), errSentinels) || !errors.Is(err, redis.Nil) {
+		return nil
+	}
+	fo := s.failover
+	var answered []string
+	for _, addr := range s.sentinelAddrs {
+		sc := redis.NewSentinelClient(&redis.Options{Addr: addr, Username: fo.SentinelUsername, Password: fo.SentinelPassword,
+			TLSConfig: fo.TLSConfig, DialTimeout: s.dialTimeout, ReadTimeout: s.opTimeout, WriteTimeout: s.opTimeout,
+			MaxRetries: -1, Protocol: 2, DisableIdentity: true})
+		_, aerr := sc.GetMasterAddrByName(ctx, fo.MasterName).Result()
+		_ = sc.Close()
+		switch {
+		case aerr == nil:
+			return nil // one knows it now: not the URL's fault
+		case errors.Is(aerr, redis.Nil):
+			answered = append(answered, addr)
+		}
+	}
+	if len(answered) == 0 {
+		return nil
+	}
+	return &UnknownMasterError{Store: s.display, Master: fo.MasterName, Sentinels: answered}
 }
 
 func (c *Cause) Unwrap() error { return c.Err }
@@ -61,7 +159,7 @@ func (s *Store) fail(ctx context.Context, op string, err error) error {
 	if dl, ok := ctx.Deadline(); ok && !time.Now().Before(dl) {
 		return fmt.Errorf("%s: %w", op, context.DeadlineExceeded)
 	}
-	c := &Cause{Op: op, Reason: reason(err), Err: err}
+	c := &Cause{Op: op, Reason: reason(err), Err: err, Where: s.where(err)}
 	switch {
 	case errors.Is(err, errGaveUp):
 		c.Detail = fmt.Sprintf("no answer within %s earlier in this command; not asked again", s.opTimeout)

@@ -296,8 +296,22 @@ func TestMinReplicasWithoutReplica(t *testing.T) {
 	if err := s.Release(ctx, got.Key, got.Token); err != nil {
 		t.Fatal(err)
 	}
+	if n, err := s.Replicas(ctx); err != nil || n != 1 {
+		t.Fatalf("Replicas with the replica up = %d, %v; want 1", n, err)
+	}
 
 	replica.Stop()
+	// The primary drops the replica when its connection closes, which
+	// Stop waits for; a busy machine may take a moment more.
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		n, err := s.Replicas(ctx)
+		if err == nil && n == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("Replicas with the replica stopped = %d, %v; want 0", n, err)
+		}
+	}
 	rec = locktest.NewLock("task:T-1", "alice", time.Now(), time.Minute)
 	_, _, err = s.Acquire(ctx, rec, time.Now())
 	var un *locks.UnavailableError
@@ -397,6 +411,15 @@ func TestClusterConformance(t *testing.T) {
 	if total == 0 {
 		t.Fatal("found no key of the suite's stores on the cluster")
 	}
+	// The cluster has no replicas: the primary of the store's slot says so.
+	s, err := Open(ctx, c.URL(), Options{Prefix: freshPrefix(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if n, err := s.Replicas(ctx); err != nil || n != 0 {
+		t.Fatalf("Replicas on a cluster without replicas = %d, %v; want 0", n, err)
+	}
 }
 
 // TestFailoverLostFenceNotRepeated: with min_replicas 0 a replica that
@@ -491,5 +514,74 @@ func TestRestoreRefusedByReplicasKeepsHistory(t *testing.T) {
 	res, err = s0.Restore(ctx, "alice", acquire(s0))
 	if err != nil || !slices.Equal(res.Restored, []string{"src/x.py"}) || len(res.Skipped) != 0 {
 		t.Fatalf("restore after the refusal = %+v, %v; want src/x.py restored", res, err)
+	}
+}
+
+// TestSentinelErrorsNameTheServer: a failure through Sentinel says which
+// server failed in which role: the primary the Sentinels named, or the
+// Sentinels themselves; a master name the Sentinels do not know is a
+// configuration error naming them, not an outage.
+func TestSentinelErrorsNameTheServer(t *testing.T) {
+	t.Parallel()
+	h := startSentinelSet(t, 0)
+	ctx := context.Background()
+
+	_, err := Open(ctx, redistest.SentinelURL("nosuch", h.sentinels), Options{})
+	var unknown *UnknownMasterError
+	if !errors.As(err, &unknown) || len(unknown.Sentinels) != len(h.sentinels) {
+		t.Fatalf("Open with an unknown master name: %v, want an *UnknownMasterError naming every Sentinel", err)
+	}
+	var un *locks.UnavailableError
+	if errors.As(err, &un) {
+		t.Errorf("an unknown master name is unavailable: %v", err)
+	}
+	for _, want := range append([]string{`know no master "nosuch"`}, h.sentinels[0].Addr(), h.sentinels[2].Addr()) {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not say %q", err, want)
+		}
+	}
+
+	h.primary.Kill()
+	_, err = Open(ctx, h.url, Options{})
+	if !errors.As(err, &un) || !strings.Contains(err.Error(), "open: primary "+h.primary.Addr()+" (master "+haMaster+"): connection refused") {
+		t.Errorf("Open with the primary killed: %v, want unavailable naming the primary %s", err, h.primary.Addr())
+	}
+
+	for _, s := range h.sentinels {
+		s.Kill()
+	}
+	_, err = Open(ctx, h.url, Options{})
+	if !errors.As(err, &un) || !strings.Contains(err.Error(), "open: sentinels ") || !strings.Contains(err.Error(), "connection refused") {
+		t.Fatalf("Open with every Sentinel down: %v, want unavailable naming the sentinels", err)
+	}
+	for _, s := range h.sentinels {
+		if !strings.Contains(err.Error(), s.Addr()) {
+			t.Errorf("error %q does not name the sentinel %s", err, s.Addr())
+		}
+	}
+}
+
+// TestClusterErrorNamesTheNode: with the node that keeps a store's keys
+// down, opening the store names that node.
+func TestClusterErrorNamesTheNode(t *testing.T) {
+	t.Parallel()
+	c := redistest.StartCluster(t, 3)
+	ctx := context.Background()
+	prefix := freshPrefix(t)
+	s := open(t, c.URL(), Options{Prefix: prefix})
+	home, err := s.home(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := home.Options().Addr
+	for _, n := range c.Nodes {
+		if n.Addr() == addr {
+			n.Kill()
+		}
+	}
+	_, err = Open(ctx, c.URL(), Options{Prefix: prefix})
+	var un *locks.UnavailableError
+	if !errors.As(err, &un) || !strings.Contains(err.Error(), "open: cluster node "+addr+": connection refused") {
+		t.Fatalf("Open with the node of the store's slot down: %v, want unavailable naming the cluster node %s", err, addr)
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 
 	"github.com/redis/go-redis/v9"
 
@@ -120,4 +122,47 @@ func (s *Store) toReply(ctx context.Context, verb, key string, v any) (reply, er
 		}
 	}
 	return nil, s.fail(ctx, verb+" "+key, fmt.Errorf("unexpected script reply %v", v))
+}
+
+// MinReplicas is the number of replicas that must confirm each grant
+// (Options.MinReplicas).
+func (s *Store) MinReplicas() int { return s.minReplicas }
+
+// Replicas returns the number of replicas connected now to the server
+// that keeps the store's keys (INFO replication's connected_slaves):
+// through Sentinel the primary's, on a cluster those of the primary of
+// the store's slot. With fewer than MinReplicas every acquisition waits
+// the store's timeout and fails.
+func (s *Store) Replicas(ctx context.Context) (int, error) {
+	octx, cancel := context.WithTimeout(ctx, max(s.dialTimeout, s.opTimeout))
+	defer cancel()
+	home, err := s.home(octx)
+	if err != nil {
+		return 0, s.fail(ctx, "count replicas", err)
+	}
+	info, err := home.Info(octx, "replication").Result()
+	if err != nil {
+		return 0, s.fail(ctx, "count replicas", err)
+	}
+	n, err := connectedReplicas(info)
+	if err != nil {
+		return 0, s.fail(ctx, "count replicas", err)
+	}
+	return n, nil
+}
+
+// connectedReplicas reads connected_slaves from INFO replication. An
+// answer without it, or with a value that is no count, is an error: a
+// server lockgate cannot read is not taken for one without replicas.
+func connectedReplicas(info string) (int, error) {
+	for line := range strings.SplitSeq(info, "\n") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "connected_slaves:"); ok {
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 0 {
+				return 0, fmt.Errorf("INFO replication: connected_slaves %q is not a count", v)
+			}
+			return n, nil
+		}
+	}
+	return 0, errors.New("INFO replication names no connected_slaves")
 }

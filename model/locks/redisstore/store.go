@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -115,6 +116,12 @@ type Store struct {
 	// minReplicas is the number of replicas that must confirm a grant
 	// (Options.MinReplicas).
 	minReplicas int
+	// failover is the options of a Sentinel URL's client, for asking its
+	// Sentinels directly (unknownMaster); sentinelAddrs and master name
+	// them in messages.
+	failover      *redis.FailoverOptions
+	sentinelAddrs []string
+	master        string
 
 	p       string // key prefix
 	kFences string
@@ -215,7 +222,10 @@ func Open(ctx context.Context, rawURL string, opts Options) (*Store, error) {
 		err = s.migrate(octx)
 	}
 	if err != nil {
-		uerr := s.fail(ctx, "open", err)
+		uerr := s.unknownMaster(octx, err)
+		if uerr == nil {
+			uerr = s.fail(ctx, "open", err)
+		}
 		_ = s.rdb.Close()
 		return nil, uerr
 	}
@@ -243,7 +253,8 @@ func (s *Store) newClient(rawURL string, opts Options) (redis.UniversalClient, i
 			return nil, 0, err
 		}
 		q := maps(m.query)
-		su, sp, hasSentinelAuth := q.Get("sentinel_username"), q.Get("sentinel_password"), q.Has("sentinel_username") || q.Has("sentinel_password")
+		// parseMultiURL refused these options on a cluster URL.
+		su, sp := q.Get("sentinel_username"), q.Get("sentinel_password")
 		q.Del("sentinel_username")
 		q.Del("sentinel_password")
 		m.query = q
@@ -252,6 +263,7 @@ func (s *Store) newClient(rawURL string, opts Options) (redis.UniversalClient, i
 				return nil, 0, err
 			}
 			fo.MasterName, fo.DB, fo.SentinelAddrs = m.master, m.db, m.addrs
+			s.failover, s.sentinelAddrs, s.master = fo, slices.Clone(m.addrs), m.master
 			fo.Username, fo.Password = m.user, m.pass
 			fo.SentinelUsername, fo.SentinelPassword = su, sp
 			// Each connection first makes sure the primary it reaches
@@ -260,9 +272,6 @@ func (s *Store) newClient(rawURL string, opts Options) (redis.UniversalClient, i
 			c = clientOpts{&fo.DialTimeout, &fo.ReadTimeout, &fo.WriteTimeout, &fo.PoolTimeout,
 				&fo.MaxRetries, &fo.DialerRetries, &fo.Protocol, &fo.PoolSize, &fo.ContextTimeoutEnabled, &fo.DisableIdentity}
 		} else {
-			if hasSentinelAuth {
-				return nil, 0, errors.New("sentinel_username and sentinel_password are options of a redis+sentinel:// URL")
-			}
 			if co, err = redis.ParseClusterURL(m.base()); err != nil {
 				return nil, 0, err
 			}

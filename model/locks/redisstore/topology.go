@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/redis/go-redis/v9"
 )
 
 // Schemes of the URLs that name a Redis deployment of more than one
@@ -112,6 +114,9 @@ func parseMultiURL(rawURL string) (*multiURL, error) {
 		}
 	}
 	m.query = q
+	if err := m.checkOptions(); err != nil {
+		return nil, err
+	}
 	segs := strings.Split(path, "/")
 	if path == "" {
 		segs = nil
@@ -140,6 +145,27 @@ func parseMultiURL(rawURL string) (*multiURL, error) {
 		}
 	}
 	return m, nil
+}
+
+// checkOptions has go-redis read the options, so that an unknown or
+// malformed one is refused with the URL, as redis.ParseURL refuses one of
+// a redis:// URL, not only when the store is opened.
+func (m *multiURL) checkOptions() error {
+	q := maps(m.query)
+	if m.kind == cluster && (q.Has("sentinel_username") || q.Has("sentinel_password")) {
+		return errors.New("sentinel_username and sentinel_password are options of a redis+sentinel:// URL")
+	}
+	q.Del("sentinel_username")
+	q.Del("sentinel_password")
+	c := *m
+	c.query = q
+	var err error
+	if m.kind == sentinel {
+		_, err = redis.ParseFailoverURL(c.base())
+	} else {
+		_, err = redis.ParseClusterURL(c.base())
+	}
+	return err
 }
 
 // nameChars are the characters of a host name and a master name: a
@@ -212,18 +238,20 @@ func (m *multiURL) scheme() string {
 	return s
 }
 
-// serverID names the deployment and database: the servers, sorted and
-// lowercased, the master and the database (see ServerID).
+// serverID names the deployment and database (see ServerID). Through
+// Sentinel that is the master and the database: the Sentinels are only
+// how to find the primary, so URLs that name others of them, or spell
+// them otherwise, reach the same locks. A cluster is its servers, sorted
+// and lowercased.
 func (m *multiURL) serverID() string {
+	if m.kind == sentinel {
+		return m.scheme() + ":///" + url.PathEscape(m.master) + "/" + strconv.Itoa(m.db)
+	}
 	addrs := make([]string, len(m.addrs))
 	for i, a := range m.addrs {
 		addrs[i] = strings.ToLower(a)
 	}
 	slices.Sort(addrs)
 	addrs = slices.Compact(addrs)
-	id := m.scheme() + "://" + strings.Join(addrs, ",")
-	if m.kind == sentinel {
-		id += "/" + url.PathEscape(m.master) + "/" + strconv.Itoa(m.db)
-	}
-	return id
+	return m.scheme() + "://" + strings.Join(addrs, ",")
 }

@@ -1,7 +1,6 @@
 package redisstore
 
 import (
-	"context"
 	"slices"
 	"strings"
 	"testing"
@@ -19,11 +18,11 @@ func TestParseMultiURL(t *testing.T) {
 		shown  string
 	}{
 		{url: "redis+sentinel://s1:26379,s2:26380/mymaster", kind: sentinel, addrs: []string{"s1:26379", "s2:26380"}, master: "mymaster",
-			id: "redis+sentinel://s1:26379,s2:26380/mymaster/0", shown: "redis+sentinel://s1:26379,s2:26380/mymaster/0"},
+			id: "redis+sentinel:///mymaster/0", shown: "redis+sentinel://s1:26379,s2:26380/mymaster/0"},
 		{url: "redis+sentinel://:pw@S2:26380,s1:26379/mymaster/3?dial_timeout=1s", kind: sentinel, addrs: []string{"S2:26380", "s1:26379"}, master: "mymaster", db: 3,
-			id: "redis+sentinel://s1:26379,s2:26380/mymaster/3", shown: "redis+sentinel://:xxxxx@S2:26380,s1:26379/mymaster/3?dial_timeout=1s"},
+			id: "redis+sentinel:///mymaster/3", shown: "redis+sentinel://:xxxxx@S2:26380,s1:26379/mymaster/3?dial_timeout=1s"},
 		{url: "rediss+sentinel://u:pw@[::1]:26379/m?sentinel_password=spw", kind: sentinel, addrs: []string{"[::1]:26379"}, master: "m", tls: true,
-			id: "rediss+sentinel://[::1]:26379/m/0", shown: "rediss+sentinel://u:xxxxx@[::1]:26379/m/0?sentinel_password=xxxxx"},
+			id: "rediss+sentinel:///m/0", shown: "rediss+sentinel://u:xxxxx@[::1]:26379/m/0?sentinel_password=xxxxx"},
 		{url: "redis+cluster://n1:7000,n2:7001,n3:7002", kind: cluster, addrs: []string{"n1:7000", "n2:7001", "n3:7002"},
 			id: "redis+cluster://n1:7000,n2:7001,n3:7002", shown: "redis+cluster://n1:7000,n2:7001,n3:7002"},
 		{url: "REDISS+CLUSTER://user:pw@n1:7000/", kind: cluster, addrs: []string{"n1:7000"}, tls: true,
@@ -45,6 +44,35 @@ func TestParseMultiURL(t *testing.T) {
 		}
 		if !IsURL(tc.url) {
 			t.Errorf("IsURL(%q) = false", tc.url)
+		}
+	}
+}
+
+// TestSentinelServerID: through Sentinel the master and database name the
+// store, not the Sentinels asked for it: a URL that spells them otherwise,
+// or names a subset of them, reaches the same locks.
+func TestSentinelServerID(t *testing.T) {
+	want, err := ServerID("redis+sentinel://localhost:26379,localhost:26380/locks")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, same := range []string{
+		"redis+sentinel://127.0.0.1:26379,127.0.0.1:26380/locks",
+		"redis+sentinel://127.0.0.1:26380/locks/0",
+		"redis+sentinel://:pw@other:26381/locks?dial_timeout=1s",
+	} {
+		if id, err := ServerID(same); err != nil || id != want {
+			t.Errorf("ServerID(%q) = %q, %v; want %q, the same store", same, id, err, want)
+		}
+	}
+	for _, other := range []string{
+		"redis+sentinel://localhost:26379/locks/1",
+		"redis+sentinel://localhost:26379/other",
+		"rediss+sentinel://localhost:26379/locks",
+		"redis+cluster://localhost:26379",
+	} {
+		if id, err := ServerID(other); err != nil || id == want {
+			t.Errorf("ServerID(%q) = %q, %v; want another store than %q", other, id, err, want)
 		}
 	}
 }
@@ -79,11 +107,18 @@ func TestParseMultiURLRefuses(t *testing.T) {
 		"redis+sentinel://h\xd7:1/m":                         "not host:port",
 		"redis+sentinel://[zz]:1/m":                          "not host:port",
 		"rediss+cluster://n1:7000,n2:7000?read_only=perhaps": "read_only",
+		"redis+cluster://127.0.0.1:17400?foo=1":              "redis: unexpected option: foo",
+		"redis+sentinel://127.0.0.1:26379/locks?foo=1":       "redis: unexpected option: foo",
 	} {
-		var err error
-		if _, err = parseMultiURL(url); err == nil {
-			// Options are go-redis's to read: Open reports them.
-			_, err = Open(context.Background(), url, Options{})
+		_, err := parseMultiURL(url)
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: error %v, want one saying %q", url, err, want)
+		}
+		// ServerID, which the service asks before it opens a store to
+		// tell a malformed URL (exit 2) from a server that cannot be
+		// used, refuses it too.
+		if _, idErr := ServerID(url); url != "redis://h:1" && (idErr == nil || !strings.Contains(idErr.Error(), want)) {
+			t.Errorf("ServerID(%s): error %v, want one saying %q", url, idErr, want)
 		}
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: error %v, want one saying %q", url, err, want)
@@ -142,6 +177,27 @@ func FuzzParseMultiURL(f *testing.F) {
 		}
 		if again.serverID() != m.serverID() {
 			t.Fatalf("redacted %q names %q, the URL %q names %q", shown, again.serverID(), raw, m.serverID())
+		}
+	})
+}
+
+func TestConnectedReplicas(t *testing.T) {
+	if n, err := connectedReplicas("# Replication\r\nrole:master\r\nconnected_slaves:2\r\nslave0:ip=127.0.0.1\r\n"); err != nil || n != 2 {
+		t.Errorf("connectedReplicas = %d, %v; want 2", n, err)
+	}
+	for _, bad := range []string{"", "role:master\r\n", "connected_slaves:-1\r\n", "connected_slaves:two\r\n"} {
+		if n, err := connectedReplicas(bad); err == nil {
+			t.Errorf("connectedReplicas(%q) = %d, want an error", bad, n)
+		}
+	}
+}
+
+func FuzzConnectedReplicas(f *testing.F) {
+	f.Add("# Replication\r\nrole:master\r\nconnected_slaves:2\r\n")
+	f.Add("connected_slaves:x")
+	f.Fuzz(func(t *testing.T, info string) {
+		if n, err := connectedReplicas(info); err == nil && n < 0 {
+			t.Fatalf("connectedReplicas(%q) = %d: a negative count", info, n)
 		}
 	})
 }
