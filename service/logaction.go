@@ -34,6 +34,11 @@ func checkLogAction(action string) error {
 			best, dist = a, d
 		}
 	}
+	// A name far from every action is no typo of one: suggesting the
+	// nearest would only mislead.
+	if dist > max(2, len(action)/3) {
+		return Usagef("log: --action %q is not an action lockgate writes (every action: docs/formats.md, the journal)", action)
+	}
 	return Usagef("log: --action %q is not an action lockgate writes; did you mean %s? (every action: docs/formats.md, the journal)", action, best)
 }
 

@@ -63,6 +63,14 @@ func TestLogRefusesAnUnknownAction(t *testing.T) {
 			t.Fatalf("--action %s: %v, %v; want a usage error naming %s", action, evs, err, nearest)
 		}
 	}
+	// Far from every action: refused, with no action suggested.
+	for _, action := range []string{"bogus", "nosuch"} {
+		_, err := e.Log(context.Background(), LogRequest{Action: action})
+		var usage *UsageError
+		if !errors.As(err, &usage) || strings.Contains(err.Error(), "did you mean") {
+			t.Fatalf("--action %s: %v; want a usage error suggesting nothing", action, err)
+		}
+	}
 	for _, action := range logActions {
 		if _, err := e.Log(context.Background(), LogRequest{Action: action}); err != nil {
 			t.Fatalf("--action %s: %v", action, err)

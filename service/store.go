@@ -3,6 +3,7 @@ package service
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -642,12 +643,18 @@ func (e *Workspace) ShowStore(ctx context.Context) (*StoreReport, error) {
 	if want := e.cfg.Locks.Redis.MinReplicas; s.use.Kind == KindRedis && s.use.URL != "" && want > 0 {
 		r.Replicas = &ReplicasView{Connected: -1, Min: want}
 		n, err := e.countReplicas(ctx, s)
+		var usage *UsageError
 		switch {
+		case errors.As(err, &usage):
+			// Not an outage: a mistake in the configuration, such as a
+			// master the Sentinels do not know (exit 2), as every other
+			// command says.
+			return nil, err
 		case err != nil:
 			r.Warnings = append(r.Warnings, fmt.Sprintf("could not count the replicas locks.redis.min_replicas (%d) asks for: %v", want, err))
 		case n < want:
 			r.Replicas.Connected = n
-			r.Warnings = append(r.Warnings, fmt.Sprintf("the primary of %s has %d replicas connected, fewer than locks.redis.min_replicas (%d): every acquisition waits for them and fails (exit 3).\n%s",
+			r.Warnings = append(r.Warnings, fmt.Sprintf("the primary of %s has %d replicas connected, fewer than locks.redis.min_replicas (%d): every acquisition waits for them and fails (exit 3).\nhint: %s",
 				s.use.name(), n, want, hint.Line(hint.TooFewReplicas)))
 		default:
 			r.Replicas.Connected = n

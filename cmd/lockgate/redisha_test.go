@@ -53,6 +53,13 @@ func TestSentinelNoPrimaryFailsClosed(t *testing.T) {
 			t.Errorf("%s: %q does not name the primary %s that failed", args, out, primary.Addr())
 		}
 	}
+	// store show, which counts the replicas min_replicas asks for, says
+	// the same of a master name the Sentinels do not know: exit 2.
+	c.repo.Write(".lockgate.yaml", "version: 1\nlocks:\n  redis:\n    min_replicas: 1\n")
+	c.repo.Commit("min_replicas")
+	if code, out := c.run("bob", "--store", nosuch, "store", "show"); code != 2 || !strings.Contains(out, `know no master "nosuch"`) {
+		t.Errorf("store show through Sentinel with an unknown master name: %d %s; want 2, the sentinels know no master nosuch", code, out)
+	}
 }
 
 // TestMinReplicasRefusesUnconfirmedGrant: with locks.redis.min_replicas 1

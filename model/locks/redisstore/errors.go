@@ -96,6 +96,11 @@ func (s *Store) where(err error) string {
 	if len(addrs) > 1 {
 		role += "s"
 	}
+	// In one order whatever order the failures came in, so that the same
+	// outage reads the same each time.
+	addrs = slices.Clone(addrs)
+	slices.Sort(addrs)
+	addrs = slices.Compact(addrs)
 	return role + " " + strings.Join(addrs, ", ")
 }
 

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -357,8 +358,7 @@ func redactURL(raw string) string {
 	if topologyOf(raw) != single {
 		m, err := parseMultiURL(raw)
 		if err != nil {
-			scheme, _, _ := strings.Cut(raw, "://")
-			return strings.ToLower(scheme)
+			return redactUnparsed(raw)
 		}
 		return m.redacted()
 	}
@@ -367,6 +367,28 @@ func redactURL(raw string) string {
 		return "redis"
 	}
 	return u.Redacted()
+}
+
+// passwordOption is a URL option that holds a password.
+var passwordOption = regexp.MustCompile(`(?i)((?:^|[?&])(?:sentinel_)?password=)[^&#]*`)
+
+// redactUnparsed is a URL that did not parse, as it was written (so that
+// its message shows what is wrong with it) but for its passwords: the
+// user information before the servers, and password options.
+func redactUnparsed(raw string) string {
+	scheme, rest, ok := strings.Cut(raw, "://")
+	if !ok {
+		return strings.ToLower(scheme)
+	}
+	hosts, tail := rest, ""
+	if i := strings.IndexAny(rest, "/?#"); i >= 0 {
+		hosts, tail = rest[:i], rest[i:]
+	}
+	if i := strings.LastIndex(hosts, "@"); i >= 0 {
+		user, _, _ := strings.Cut(hosts[:i], ":")
+		hosts = user + ":xxxxx@" + hosts[i+1:]
+	}
+	return strings.ToLower(scheme) + "://" + hosts + passwordOption.ReplaceAllString(tail, "${1}xxxxx")
 }
 
 // setPrefix sets the key prefix. On a cluster it becomes a hash tag,
