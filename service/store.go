@@ -654,7 +654,7 @@ func (e *Workspace) ShowStore(ctx context.Context) (*StoreReport, error) {
 			r.Warnings = append(r.Warnings, fmt.Sprintf("could not count the replicas locks.redis.min_replicas (%d) asks for: %v", want, err))
 		case n < want:
 			r.Replicas.Connected = n
-			r.Warnings = append(r.Warnings, fmt.Sprintf("the primary of %s has %d replicas connected, fewer than locks.redis.min_replicas (%d): every acquisition waits for them and fails (exit 3).\nhint: %s",
+			r.Warnings = append(r.Warnings, fmt.Sprintf("the primary of %s has %d replicas connected, fewer than locks.redis.min_replicas (%d): every acquisition waits for them and fails (exit 3).\n%s",
 				s.use.name(), n, want, hint.Line(hint.TooFewReplicas)))
 		default:
 			r.Replicas.Connected = n
