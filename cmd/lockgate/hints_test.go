@@ -457,6 +457,7 @@ func everyHintRuns(t *testing.T, sc hintScenario, u hintUser, seen map[hint.ID]b
 		}
 		seen[h.id] = true
 		t.Run(sc.name+"/"+h.text, func(t *testing.T) {
+			t.Parallel() // each in a repository of its own
 			r := newHintRepo(t, sc.config)
 			sc.setup(r)
 			_, stderr, _ := trigger(r)

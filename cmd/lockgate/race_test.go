@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -167,27 +168,35 @@ func TestRaceJournal(t *testing.T) {
 	for err := range errs {
 		t.Fatal(err)
 	}
-	f, err := os.Open(filepath.Join(c.repo.Dir, ".git", "lockgate", "events.jsonl"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
 	ids := map[string]bool{}
 	perWorker := map[string]int{}
-	sc := bufio.NewScanner(f)
-	for n := 1; sc.Scan(); n++ {
-		var ev struct{ ID, Worker, Action string }
-		if err := json.Unmarshal(sc.Bytes(), &ev); err != nil {
-			t.Fatalf("line %d is torn: %v: %q", n, err, sc.Text())
+	// Both segments: the journal may have been rotated on the way
+	// (journal.rotate_bytes).
+	for _, name := range []string{"events.jsonl.1", "events.jsonl"} {
+		f, err := os.Open(filepath.Join(c.repo.Dir, ".git", "lockgate", name))
+		if errors.Is(err, fs.ErrNotExist) && name != "events.jsonl" {
+			continue
 		}
-		if ids[ev.ID] {
-			t.Fatalf("line %d: duplicate event id %s", n, ev.ID)
+		if err != nil {
+			t.Fatal(err)
 		}
-		ids[ev.ID] = true
-		perWorker[ev.Worker]++
-	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
+		sc := bufio.NewScanner(f)
+		for n := 1; sc.Scan(); n++ {
+			var ev struct{ ID, Worker, Action string }
+			if err := json.Unmarshal(sc.Bytes(), &ev); err != nil {
+				t.Fatalf("%s line %d is torn: %v: %q", name, n, err, sc.Text())
+			}
+			if ids[ev.ID] {
+				t.Fatalf("%s line %d: duplicate event id %s", name, n, ev.ID)
+			}
+			ids[ev.ID] = true
+			perWorker[ev.Worker]++
+		}
+		err = sc.Err()
+		f.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
 	}
 	if want := 16 * pairs * 2; len(ids) != want {
 		t.Fatalf("%d events, want %d", len(ids), want)

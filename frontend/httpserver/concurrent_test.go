@@ -105,10 +105,9 @@ func TestConcurrentClientsRaceForKeys(t *testing.T) {
 		t.Run(store, func(t *testing.T) {
 			t.Parallel()
 			const clients = 8
-			rounds := 4
-			if store == "git" {
-				rounds = 2 // a push a change: slow on a busy machine
-			}
+			// A share of the full rounds (LOCKGATE_TEST_ROUNDS; `make
+			// stress` runs them all).
+			rounds := gittest.Rounds(t, 8)
 			keys := []string{"art/a.psd", "art/b.psd", "env:staging"}
 			srv, tokens := storeServer(t, store, clients, Options{}, nil)
 			var (
