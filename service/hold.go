@@ -44,6 +44,32 @@ const (
 	holdRetryMax   = 2 * time.Second
 )
 
+// nextBackoff is the wait before the next renewal after one more the
+// store could not confirm, b the wait before it (0: none failed yet).
+func nextBackoff(b time.Duration) time.Duration {
+	return min(max(2*b, holdRetryFirst), holdRetryMax)
+}
+
+// retryWait is how long to wait before the next renewal: every after a
+// confirmed one (backoff 0), else backoff, never past deadline.
+func retryWait(every, backoff time.Duration, deadline, now time.Time) time.Duration {
+	if backoff == 0 {
+		return every
+	}
+	return max(min(backoff, deadline.Sub(now)), 0)
+}
+
+// untilDeadline bounds a renewal attempt by deadline, read on the
+// workspace's clock (now): an attempt that hangs must not outlast the
+// locks. The time left carries over to the system's clock, which the
+// context reads. Past the deadline ctx is left as it is.
+func untilDeadline(ctx context.Context, deadline, now time.Time) (context.Context, context.CancelFunc) {
+	if left := deadline.Sub(now); left > 0 {
+		return context.WithTimeout(ctx, left)
+	}
+	return ctx, func() {}
+}
+
 // holdMargin is how long before the locks' expiry a hold whose renewals
 // were not confirmed gives up: the command is stopped before another can
 // take a lapsed lock, even with the clocks of the hosts a little apart.
@@ -121,11 +147,7 @@ func (h *Hold) Interval() time.Duration { return h.req.TTL / 3 }
 // that grows from holdRetryFirst to holdRetryMax, never past the instant
 // the hold gives up (Refresh then says so).
 func (h *Hold) Next() time.Duration {
-	if h.unconfirmed == nil {
-		return h.Interval()
-	}
-	left := h.deadline().Sub(h.e.Now())
-	return max(min(h.backoff, left), 0)
+	return retryWait(h.Interval(), h.backoff, h.deadline(), h.e.Now())
 }
 
 // Unconfirmed is the error of the renewals that failed since the last one
@@ -150,17 +172,11 @@ func (h *Hold) deadline() time.Time { return h.expires.Add(-holdMargin(h.req.TTL
 // (*ExpiringError).
 func (h *Hold) Refresh(ctx context.Context) error {
 	deadline := h.deadline()
-	rctx := ctx
-	if left := deadline.Sub(h.e.Now()); left > 0 {
-		// An attempt that hangs must not outlast the locks either. The
-		// deadline is on the workspace's clock, the context's on the
-		// system's: the time left carries over.
-		var cancel context.CancelFunc
-		rctx, cancel = context.WithTimeout(ctx, left)
-		defer cancel()
-	} else if h.unconfirmed != nil {
+	if h.unconfirmed != nil && !h.e.Now().Before(deadline) {
 		return &ExpiringError{Expires: h.expires, Err: h.unconfirmed}
 	}
+	rctx, cancel := untilDeadline(ctx, deadline, h.e.Now())
+	defer cancel()
 	// Past the deadline with no failure before (this process was not
 	// running, say) the store is asked all the same: it tells a lock
 	// another took from one still held.
@@ -180,7 +196,7 @@ func (h *Hold) Refresh(ctx context.Context) error {
 	if !h.e.Now().Before(deadline) {
 		return &ExpiringError{Expires: h.expires, Err: err}
 	}
-	h.backoff = min(max(2*h.backoff, holdRetryFirst), holdRetryMax)
+	h.backoff = nextBackoff(h.backoff)
 	return nil
 }
 

@@ -371,11 +371,7 @@ func (w *WorkLoop) env(wp *config.WorkPackage) ([]string, error) {
 // confirmed renewal; after one the store could not confirm, a backoff
 // that grows as lock hold's does, never past the instant Keep gives up.
 func (w *WorkLoop) KeepAfter(j *WorkJob) time.Duration {
-	if j.backoff == 0 {
-		return j.Every
-	}
-	left := j.expires.Add(-holdMargin(j.ttl)).Sub(w.e.Now())
-	return max(min(j.backoff, left), 0)
+	return retryWait(j.Every, j.backoff, j.expires.Add(-holdMargin(j.ttl)), w.e.Now())
 }
 
 // Keep renews j's claim while the command runs. A renewal that cannot
@@ -389,13 +385,8 @@ func (w *WorkLoop) Keep(ctx context.Context, j *WorkJob) error {
 	}
 	bg := context.WithoutCancel(ctx)
 	deadline := j.expires.Add(-holdMargin(j.ttl))
-	rctx := bg
-	if left := deadline.Sub(w.e.Now()); left > 0 {
-		// An attempt that hangs must not outlast the claim either.
-		var cancel context.CancelFunc
-		rctx, cancel = context.WithTimeout(bg, left)
-		defer cancel()
-	}
+	rctx, cancel := untilDeadline(bg, deadline, w.e.Now())
+	defer cancel()
 	ls, err := w.e.mgr.Refresh(rctx, j.keys, w.e.me, j.ttl, 0, false)
 	if err == nil {
 		j.backoff = 0
@@ -423,7 +414,7 @@ func (w *WorkLoop) Keep(ctx context.Context, j *WorkJob) error {
 	if j.backoff == 0 {
 		w.say("could not renew the claim of %s (trying again before it expires at %s): %v", j.ID, stampOf(&j.expires), err)
 	}
-	j.backoff = min(max(2*j.backoff, holdRetryFirst), holdRetryMax)
+	j.backoff = nextBackoff(j.backoff)
 	return nil
 }
 
