@@ -2,6 +2,8 @@ package service
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"os"
 	"path/filepath"
@@ -9,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"golang.org/x/crypto/bcrypt"
 
 	"github.com/lockgate/lockgate/model/locks"
 	"github.com/lockgate/lockgate/model/locks/journal"
@@ -256,6 +260,50 @@ func TestAuthenticateAsksBeforeHash(t *testing.T) {
 	}
 	if _, err := e.Authenticate("", tokenPrefix+"nosuchid_secret", refuse); asked != 0 {
 		t.Fatalf("a token of no user: %v, asked %d; want refused without asking", err, asked)
+	}
+}
+
+// TestTokenHashes: the users file keeps a token's SHA-256 hash, never the
+// token; a user added by an earlier version, whose file holds a bcrypt
+// hash, still logs in with its token; a wrong token matches neither.
+func TestTokenHashes(t *testing.T) {
+	f := newLockFixture(t)
+	e := f.as("admin")
+	alice, err := e.AddUser(UserAddRequest{Name: "alice"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(e.usersPath())
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256([]byte(alice.Token))
+	if !strings.Contains(string(data), `"hash": "sha256:`+hex.EncodeToString(sum[:])+`"`) || strings.Contains(string(data), alice.Token) {
+		t.Fatalf("the users file holds no SHA-256 hash of the token, or the token itself:\n%s", data)
+	}
+
+	// A user as an earlier version wrote it.
+	old := tokenPrefix + "0123456789abcdef_" + strings.Repeat("s", 43)
+	hash, err := bcrypt.GenerateFromPassword([]byte(old), bcrypt.MinCost)
+	if err != nil {
+		t.Fatal(err)
+	}
+	us, err := e.readUsers()
+	if err != nil {
+		t.Fatal(err)
+	}
+	us = append(us, storedUser{Name: "bob", Type: "human", Created: time.Now().UTC(), ID: "0123456789abcdef", Hash: string(hash)})
+	if err := e.writeUsers(us); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ name, token string }{{"alice", alice.Token}, {"bob", old}} {
+		if u, err := e.Authenticate(c.name, c.token, nil); err != nil || u.Name != c.name {
+			t.Errorf("%s's token: %+v %v", c.name, u, err)
+		}
+		wrong := c.token[:len(c.token)-1] + "x"
+		if _, err := e.Authenticate(c.name, wrong, nil); !errors.As(err, new(*AuthError)) {
+			t.Errorf("%s's token with its last character changed: %v, want refused", c.name, err)
+		}
 	}
 }
 

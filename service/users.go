@@ -36,7 +36,7 @@ const tokenPrefix = "lgs_"
 
 // ServeUser is one user of `lockgate serve`, as `serve user list` shows
 // it: the name is the worker id of every lock the user takes, the type
-// its worker type. Only a bcrypt hash of the token is kept.
+// its worker type. Only a hash of the token is kept (tokenHash).
 type ServeUser struct {
 	Name    string    `json:"name"`
 	Type    string    `json:"type"`
@@ -160,15 +160,34 @@ func (e *Workspace) AddUser(r UserAddRequest) (UserAddResult, error) {
 		return UserAddResult{}, fmt.Errorf("making a token: %w", err)
 	}
 	token := tokenPrefix + hex.EncodeToString(id[:]) + "_" + base64.RawURLEncoding.EncodeToString(secret[:])
-	hash, err := bcrypt.GenerateFromPassword([]byte(token), bcrypt.DefaultCost)
-	if err != nil {
-		return UserAddResult{}, fmt.Errorf("hashing the token: %w", err)
-	}
-	su := storedUser{Name: r.Name, Type: r.Type, Created: e.Now().UTC(), ID: hex.EncodeToString(id[:]), Hash: string(hash)}
+	su := storedUser{Name: r.Name, Type: r.Type, Created: e.Now().UTC(), ID: hex.EncodeToString(id[:]), Hash: tokenHash(token)}
 	if err := e.writeUsers(append(us, su)); err != nil {
 		return UserAddResult{}, err
 	}
 	return UserAddResult{User: su.user(), Token: token}, nil
+}
+
+// sha256Hash starts the hash of a token written by this version.
+const sha256Hash = "sha256:"
+
+// tokenHash is what the users file keeps of a token: its SHA-256. A
+// token's secret is 256 random bits, which no one guesses, so a slow hash
+// (bcrypt, made for passwords people choose) would add nothing but its
+// cost to every new token the server checks. Files of earlier versions
+// keep bcrypt hashes; matches still checks them.
+func tokenHash(token string) string {
+	sum := sha256.Sum256([]byte(token))
+	return sha256Hash + hex.EncodeToString(sum[:])
+}
+
+// matches reports whether token is the one hash was made of: a SHA-256
+// hash (tokenHash) or an earlier version's bcrypt hash.
+func matches(hash, token string) bool {
+	if want, ok := strings.CutPrefix(hash, sha256Hash); ok {
+		got := strings.TrimPrefix(tokenHash(token), sha256Hash)
+		return subtle.ConstantTimeCompare([]byte(got), []byte(want)) == 1
+	}
+	return bcrypt.CompareHashAndPassword([]byte(hash), []byte(token)) == nil
 }
 
 // checkUserName refuses a name HTTP Basic auth cannot log in with: the
@@ -216,18 +235,19 @@ func (e *Workspace) RemoveUser(name string) error {
 	return e.writeUsers(slices.Delete(us, i, i+1))
 }
 
-// verified remembers tokens already checked against their bcrypt hash,
-// by the token's SHA-256 and the hash it matched, so that each request
-// does not pay bcrypt's cost again; a removed or re-added user's hash
-// differs, so its old token is checked (and refused) afresh.
+// verified remembers tokens already checked against their hash, by the
+// token's SHA-256 and the hash it matched, so that each request does not
+// ask beforeHash (nor pay an earlier version's bcrypt check) again; a
+// removed or re-added user's hash differs, so its old token is checked
+// (and refused) afresh.
 var verified sync.Map // [32]byte → string
 
 // Authenticate is the user a token belongs to. name is the user a Basic
 // login names, "" for a bearer token (whose id part names the user).
 // beforeHash, when set, is asked before a token not yet verified is
-// checked against its bcrypt hash, which costs tens of milliseconds: its
-// error refuses the token unchecked, so that a flood of wrong tokens can
-// be limited before it costs that.
+// checked against its hash: its error refuses the token unchecked, so
+// that a flood of wrong tokens can be limited (a bcrypt hash of an
+// earlier version costs tens of milliseconds to check).
 func (e *Workspace) Authenticate(name, token string, beforeHash func() error) (ServeUser, error) {
 	refused := &AuthError{Msg: "a valid token is needed (lockgate serve user add NAME)"}
 	rest, ok := strings.CutPrefix(token, tokenPrefix)
@@ -256,7 +276,7 @@ func (e *Workspace) Authenticate(name, token string, beforeHash func() error) (S
 			return ServeUser{}, err
 		}
 	}
-	if bcrypt.CompareHashAndPassword([]byte(u.Hash), []byte(token)) != nil {
+	if !matches(u.Hash, token) {
 		return ServeUser{}, refused
 	}
 	verified.Store(sum, u.Hash)

@@ -35,7 +35,7 @@ func BenchmarkServeLocks(b *testing.B) {
 func benchServe(b *testing.B, store string, clients int, shared bool) {
 	srv, tokens := storeServer(b, store, clients, Options{}, nil)
 	srv.Client().Transport.(*http.Transport).MaxIdleConnsPerHost = clients
-	// The first request of each user pays its token's bcrypt check.
+	// The first request of each user has its token checked.
 	for c := range clients {
 		if status, body, err := send(srv, "GET", "/api/v1/locks", fmt.Sprintf("u%d", c), tokens[c], ""); err != nil || status != http.StatusOK {
 			b.Fatalf("warm-up: %d %v %s", status, err, body)

@@ -252,9 +252,9 @@ func (s *Server) authenticate(r *http.Request, write bool) (*service.Workspace, 
 		}
 		token = strings.TrimSpace(bearer)
 	}
-	// A token not yet verified costs a bcrypt check: the client
-	// address's bucket pays for it first, so that a flood of wrong
-	// tokens is refused before it costs that.
+	// A token not yet verified is checked against its hash: the client
+	// address's bucket pays for the check first, so that a flood of
+	// wrong tokens is refused before it is checked.
 	u, err := s.e.Authenticate(name, token, func() error {
 		if info, ok := r.Context().Value(reqInfoKey{}).(*reqInfo); ok {
 			info.hashed = true
