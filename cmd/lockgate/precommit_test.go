@@ -61,7 +61,10 @@ func TestPreCommitFramework(t *testing.T) {
 	env := append(append([]string(nil), r.Env...),
 		"PRE_COMMIT_HOME="+filepath.Join(t.TempDir(), "pre-commit-home"),
 		"GOMODCACHE="+strings.TrimSpace(string(modcache)), // reuse downloaded modules
-		"GOFLAGS=-mod=mod",
+		// Built as lockgateBinary builds it (static, -trimpath), so
+		// that the framework's `go install` finds every package in the
+		// build cache and only links.
+		"GOFLAGS=-mod=mod -trimpath", "CGO_ENABLED=0",
 		"LOCKGATE_WORKER=alice",
 	)
 	for _, k := range []string{"GOPROXY", "GOCACHE", "GOROOT"} {
