@@ -2,7 +2,6 @@ package service
 
 import (
 	"context"
-	"path/filepath"
 	"testing"
 )
 
@@ -59,65 +58,4 @@ func TestLoadStartsStagedListing(t *testing.T) {
 	}
 	rep, err = load(t, r, "alice").PreCommit(ctx, HookInput{Getenv: env()})
 	wantOutcome(t, rep, err, []string{"locked"}, nil)
-}
-
-// TestStartListing: a hook's listing started before the workspace loads
-// is the one the hook judges when it ran at the work tree's top (where
-// git runs hooks); one started elsewhere is stopped and the change listed
-// again. Hooks that judge no staged change, or that LOCKGATE_SKIP may
-// skip, start none.
-func TestStartListing(t *testing.T) {
-	ctx := context.Background()
-	r := testRepo(t, "")
-	r.Write(freePath, "package src // changed\n")
-	r.Git("add", freePath)
-	t.Chdir(r.Dir)
-	for _, tc := range []struct {
-		hook, skip string
-		started    bool
-	}{
-		{hook: "pre-commit", started: true},
-		{hook: "pre-merge-commit", started: true},
-		{hook: "pre-commit", skip: "yes"},
-		{hook: "commit-msg"},
-		{hook: "pre-receive"},
-	} {
-		l := StartListing(ctx, tc.hook, env("LOCKGATE_SKIP="+tc.skip))
-		if (l != nil) != tc.started {
-			t.Errorf("hook %q, LOCKGATE_SKIP=%q: listing started %v, want %v", tc.hook, tc.skip, l != nil, tc.started)
-		}
-		l.Stop()
-	}
-
-	for _, tc := range []struct {
-		name, cwd string
-		rules     []string
-	}{
-		// Listed before lockedPath was staged, and judged.
-		{name: "at the top", cwd: r.Dir},
-		// Stopped: the hook lists the change again, lockedPath included.
-		{name: "in a subdirectory", cwd: filepath.Join(r.Dir, "src"), rules: []string{"locked"}},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			r.Git("reset", "-q", lockedPath)
-			t.Chdir(tc.cwd)
-			l := StartListing(ctx, "pre-commit", env())
-			if l == nil {
-				t.Fatal("no listing started")
-			}
-			defer l.Stop()
-			if _, err := l.wait(); err != nil { // git is done listing
-				t.Fatal(err)
-			}
-			r.Write(lockedPath, "package src // changed\n")
-			r.Git("add", lockedPath)
-			e, err := Load(ctx, Options{Dir: r.Dir, As: "alice", Hook: "pre-commit", Listing: l, Getenv: env(), Clock: now.Local})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer e.Close()
-			rep, err := e.PreCommit(ctx, HookInput{Getenv: env()})
-			wantOutcome(t, rep, err, tc.rules, nil)
-		})
-	}
 }

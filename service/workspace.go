@@ -48,10 +48,8 @@ type Options struct {
 	// hooks that judge the staged change (pre-commit, pre-merge-commit)
 	// Load starts git listing it as soon as the repository is found, so
 	// that git works while the config loads: git is most of a hook's
-	// time. Listing, when set, is that listing started earlier still
-	// (StartListing); Load takes it or stops it.
-	Hook    string
-	Listing *StagedListing
+	// time.
+	Hook string
 }
 
 // Purpose is what a request does with the lock store it opens.
@@ -150,8 +148,7 @@ func Load(ctx context.Context, opts Options) (*Workspace, error) {
 	}
 	e := &Workspace{opts: opts}
 	defer func() {
-		if e.repo == nil { // not loaded (e.repo is set last): no one reads a listing
-			opts.Listing.Stop()
+		if e.repo == nil { // not loaded (e.repo is set last)
 			e.Close()
 		}
 	}()

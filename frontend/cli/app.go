@@ -31,18 +31,14 @@ type app struct {
 	// style is stderr's colour, decided once (styled).
 	style  termstyle.Style
 	styled bool
-	// hook is the git hook the command runs ("" for other commands);
-	// listing, git's listing of the staged change started for it before
-	// the command line was read, until the workspace's load takes it.
-	hook    string
-	listing *service.StagedListing
+	// hook is the git hook the command runs ("" for other commands).
+	hook string
 }
 
 // load loads the workspace the command works on, once.
 func (a *app) load(ctx context.Context) (*service.Workspace, error) {
 	if a.env == nil {
 		e, err := service.Load(ctx, a.options())
-		a.listing = nil // Load took it or stopped it
 		if err != nil {
 			return nil, err
 		}
@@ -57,7 +53,7 @@ func (a *app) options() service.Options {
 	return service.Options{
 		Dir: g.Dir, ConfigFile: g.ConfigFile, As: g.As, WorkerType: g.WorkerType, Session: g.Session,
 		Store: g.Store, AllowStoreMismatch: g.AllowStoreMismatch, Getenv: getenv, Notify: a.notify,
-		Hook: a.hook, Listing: a.listing,
+		Hook: a.hook,
 	}
 }
 

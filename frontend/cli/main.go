@@ -26,13 +26,6 @@ type Stdio struct {
 // exit code.
 func Main(ctx context.Context, args []string, stdio Stdio) int {
 	a := &app{stdio: stdio}
-	if len(args) == 2 && args[0] == "hook" {
-		// What git calls on every commit, without options: git lists the
-		// staged change from now on, while the command line is read and
-		// the workspace loads (service.StartListing; nil for other hooks).
-		a.listing = service.StartListing(ctx, args[1], getenv)
-		defer a.listing.Stop()
-	}
 	// One run is one request: its records and events carry its id.
 	ctx = service.WithRequest(ctx, service.TraceID(getenv("TRACEPARENT")))
 	err := a.main(ctx, args)
