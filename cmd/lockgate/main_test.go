@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -15,28 +14,18 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
-	"github.com/lockgate/lockgate/frontend/cli"
 	"github.com/lockgate/lockgate/internal/gittest"
 	"github.com/lockgate/lockgate/internal/redistest"
 )
 
-// TestMain lets the test binary act as lockgate in testscript scripts (as
-// the `lockgate` command), so every lockgate run there is a real process.
+// TestMain removes the binary built for the multi-process tests and the
+// scripts (lockgateBinary) when the tests end.
 func TestMain(m *testing.M) {
-	testscript.Main(exitHook{m}, map[string]func(){
-		"lockgate": func() { os.Exit(runCLI()) },
-	})
-}
-
-// exitHook removes the binary built for the multi-process tests.
-type exitHook struct{ m *testing.M }
-
-func (h exitHook) Run() int {
-	code := h.m.Run()
+	code := m.Run()
 	if builtDir != "" {
 		os.RemoveAll(builtDir)
 	}
-	return code
+	os.Exit(code)
 }
 
 var (
@@ -69,15 +58,12 @@ func lockgateBinary(t testing.TB) string {
 	return builtBin
 }
 
-func runCLI() int {
-	return cli.Main(context.Background(), os.Args[1:], cli.Stdio{In: os.Stdin, Out: os.Stdout, Err: os.Stderr})
-}
-
 func TestScripts(t *testing.T) {
 	t.Parallel()
 	// One real Redis for every script; each repository gets its own key
 	// prefix (derived from its path), so scripts in parallel stay apart.
 	redis := redistest.Start(t, redistest.Options{})
+	bin := filepath.Dir(lockgateBinary(t))
 	testscript.Run(t, testscript.Params{
 		Dir:                 filepath.Join("..", "..", "testdata", "script"),
 		RequireExplicitExec: true,
@@ -91,6 +77,12 @@ func TestScripts(t *testing.T) {
 				k, v, _ := strings.Cut(kv, "=")
 				env.Setenv(k, v)
 			}
+			// `exec lockgate` runs the binary as built for users: the
+			// scripts start over a thousand lockgate processes, and the
+			// race-instrumented test binary costs several times a plain
+			// one to start and run (the packages' own tests run under
+			// the race detector).
+			env.Setenv("PATH", bin+string(os.PathListSeparator)+env.Getenv("PATH"))
 			env.Setenv("LOCKGATE_WORKER", "alice@test")
 			env.Setenv("REDIS", redis.URL())
 			env.Setenv("LOCKGATE_WORKER_TYPE", "human")
