@@ -27,11 +27,15 @@ test-deps:
 # (LOCKGATE_TEST_ROUNDS, a percentage; see internal/gittest/rounds.go);
 # `make stress` runs them in full.
 # GORACE: a -race binary sleeps a second before it exits; tests start many.
+# -parallel: many tests mostly wait (for processes they start, a lock's
+# expiry, a Redis failover), so each package runs four at a time, not one
+# per core.
 TEST_TIMEOUT ?= 20m
+TEST_PARALLEL ?= 4
 RACE_ENV := GORACE="atexit_sleep_ms=0 $(GORACE)"
 test: test-deps
 	@$(MAKE) --no-print-directory lint
-	$(RACE_ENV) $(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) $(PKGS)
+	$(RACE_ENV) $(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) -parallel $(TEST_PARALLEL) $(PKGS)
 
 # stress runs the multi-process races (lock grants, takeovers, kills, the
 # workflow branch, Redis across machines, the fleet verified) at their
