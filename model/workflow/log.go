@@ -618,6 +618,7 @@ type catFile struct {
 	out    *bufio.Reader
 	stderr bytes.Buffer
 	dead   bool
+	waited bool
 }
 
 func (r *logReader) start(ctx context.Context) error {
@@ -680,11 +681,24 @@ func (c *catFile) kill() {
 
 func (c *catFile) close() {
 	c.in.Close()
-	_ = c.cmd.Wait()
+	c.wait()
 }
 
-// failed says what git said, if anything, about a broken pipe.
+// wait waits for git to end, once. Only then is c.stderr whole and
+// still: until Wait returns, exec's goroutine may be copying into it.
+func (c *catFile) wait() {
+	if !c.waited {
+		c.waited = true
+		_ = c.cmd.Wait()
+	}
+}
+
+// failed says what git said, if anything, about a broken pipe. It stops
+// git first, so as to read what git wrote once it is all written; the
+// reader is of no more use after a broken pipe.
 func (c *catFile) failed(err error) error {
+	c.kill()
+	c.wait()
 	if msg := strings.TrimSpace(c.stderr.String()); msg != "" {
 		return fmt.Errorf("git cat-file: %s", msg)
 	}

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -792,5 +793,61 @@ func TestReadEventsBareAndWorktree(t *testing.T) {
 	sameEvents(t, "worktree", got, want)
 	if _, err := os.Stat(cacheFile(common, mainRef)); err != nil {
 		t.Fatalf("worktree: no cache in the common directory: %v", err)
+	}
+}
+
+// TestReadEventsSaysWhatGitSaid: an event git cannot read (its loose
+// object is corrupt) fails the read with git's own message. The message is
+// read once git has ended: until then exec's goroutine may still be
+// copying it (a race the race detector reports).
+func TestReadEventsSaysWhatGitSaid(t *testing.T) {
+	t.Parallel()
+	r := newRepo(t)
+	ev := event("corrupt", 0)
+	commitTo(t, r, "lockgate/workflow", []journal.Event{ev})
+	blob := strings.TrimSpace(r.Git("rev-parse", mainRef+":"+EventPath(ev.ID)))
+	// Packed, then the blob's compressed data overwritten: git finds the
+	// object in the pack's index and dies reading it.
+	r.Git("repack", "-adq")
+	idx, err := filepath.Glob(filepath.Join(r.Dir, ".git", "objects", "pack", "*.idx"))
+	if err != nil || len(idx) != 1 {
+		t.Fatalf("one pack index: %v %v", idx, err)
+	}
+	idxData, err := os.ReadFile(idx[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var off int64 = -1
+	for _, line := range strings.Split(gitIn(t, r.Dir, r.Env, string(idxData), "show-index"), "\n") {
+		if f := strings.Fields(line); len(f) >= 2 && f[1] == blob {
+			off, _ = strconv.ParseInt(f[0], 10, 64)
+		}
+	}
+	if off < 0 {
+		t.Fatalf("%s is not in the pack", blob)
+	}
+	pack := strings.TrimSuffix(idx[0], ".idx") + ".pack"
+	if err := os.Chmod(pack, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.OpenFile(pack, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The header is a few bytes; the zlib stream follows.
+	if _, err := f.WriteAt([]byte("\xff\xff\xff\xff\xff\xff\xff\xff"), off+4); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for range 5 {
+		_, _, err := ReadEvents(context.Background(), readCfg(r), []string{mainRef})
+		if err == nil {
+			t.Fatal("a corrupt event object was read without an error")
+		}
+		if !strings.Contains(err.Error(), "git cat-file: ") || !strings.Contains(err.Error(), blob) {
+			t.Fatalf("the error does not give git's message naming %s: %v", blob, err)
+		}
 	}
 }
