@@ -1,8 +1,14 @@
 package main
 
 import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/lockgate/lockgate/internal/redistest"
 )
@@ -104,4 +110,119 @@ func TestMinReplicasRefusesUnconfirmedGrant(t *testing.T) {
 	if code != 0 || strings.Contains(out, "b.py") || !strings.Contains(out, "a.py") {
 		t.Fatalf("lock list after the refused grant: %d %s; want a.py only", code, out)
 	}
+}
+
+// TestSentinelFailoverUnderLockHold: `lock hold` through Sentinel rides
+// out the SIGKILL of the primary. The grant, confirmed by the replica
+// (min_replicas 1), is on the replica Sentinel promotes; the renewals that
+// fail while no primary answers are tried again and reach it; CMD runs to
+// its end and its exit 0 is the command's; alice holds the lock
+// throughout, and it is given back after.
+func TestSentinelFailoverUnderLockHold(t *testing.T) {
+	t.Parallel()
+	primary := redistest.Start(t, redistest.Options{})
+	replica := redistest.StartReplica(t, primary, redistest.Options{})
+	sentinels := redistest.StartSentinels(t, primary, "lockgate", 3, 1)
+	url := redistest.SentinelURL("lockgate", sentinels)
+	c := newCLIRepo(t)
+	c.repo.Write(".lockgate.yaml", "version: 1\nlocks:\n  redis:\n    min_replicas: 1\n")
+	c.repo.Commit("policy")
+	if code, out := c.run("alice", "store", "use", url); code != 0 {
+		t.Fatalf("store use %s: %d %s", url, code, out)
+	}
+	// A 20s lock is renewed every 6-7s: an outage of several seconds
+	// meets a renewal or delays the next, and stays well within the TTL.
+	cmd := c.cmd("alice", "lock", "hold", "a.py", "--ttl", "20s", "--",
+		"sh", "-c", "touch started; until [ -e finish ]; do sleep 0.1; done")
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var holdErr error
+	exited := make(chan struct{})
+	go func() { holdErr = cmd.Wait(); close(exited) }()
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		<-exited
+	})
+	waitFile(t, filepath.Join(c.repo.Dir, "started"))
+
+	// held is alice's lock on a.py as the store (its current primary)
+	// shows it; a lock list that fails (no primary yet) is nil, nil.
+	held := func() (*time.Time, error) {
+		code, list := c.run("bob", "lock", "list", "--json")
+		if code != 0 {
+			return nil, nil
+		}
+		var ls []struct {
+			Key, Holder string
+			ExpiresAt   time.Time `json:"expires_at"`
+		}
+		if err := json.Unmarshal([]byte(list), &ls); err != nil {
+			return nil, fmt.Errorf("lock list --json: %v: %s", err, list)
+		}
+		for _, l := range ls {
+			if l.Key == "a.py" && l.Holder == "alice" {
+				return &l.ExpiresAt, nil
+			}
+		}
+		return nil, fmt.Errorf("a.py is not held by alice: %s", list)
+	}
+	before, err := held()
+	if err != nil || before == nil {
+		t.Fatalf("before the failover: %v, %v", before, err)
+	}
+	primary.Kill()
+	deadline := time.Now().Add(90 * time.Second)
+	for {
+		if time.Now().After(deadline) {
+			t.Fatalf("no renewal of a.py reached the promoted replica %s in 90s\n%s", replica.Addr(), &out)
+		}
+		select {
+		case <-exited:
+			t.Fatalf("lock hold ended during the failover: %v\n%s", holdErr, &out)
+		case <-time.After(200 * time.Millisecond):
+		}
+		now, err := primaryOfAll(sentinels)
+		if err != nil || now != replica.Addr() {
+			continue // not promoted yet
+		}
+		exp, err := held()
+		if err != nil {
+			t.Fatalf("after the promotion: %v\n%s", err, &out)
+		}
+		if exp != nil && exp.After(*before) {
+			break // renewed on the promoted replica
+		}
+	}
+	if err := os.WriteFile(filepath.Join(c.repo.Dir, "finish"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	<-exited
+	if holdErr != nil {
+		t.Fatalf("lock hold: %v, want CMD's exit 0\n%s", holdErr, &out)
+	}
+	t.Logf("lock hold through the failover:\n%s", &out)
+	if exp, err := held(); exp != nil || err == nil {
+		t.Errorf("after the hold a.py is still held (expiry %v, %v)", exp, err)
+	}
+}
+
+// primaryOfAll is the primary every one of sentinels names, or an error
+// while they disagree.
+func primaryOfAll(sentinels []*redistest.Server) (string, error) {
+	var first string
+	for i, s := range sentinels {
+		p, err := redistest.PrimaryOf(s, "lockgate")
+		if err != nil {
+			return "", err
+		}
+		if i == 0 {
+			first = p
+		} else if p != first {
+			return "", fmt.Errorf("sentinels disagree: %s and %s", first, p)
+		}
+	}
+	return first, nil
 }
