@@ -343,6 +343,7 @@ func (r *logReader) readRef(ctx context.Context, ref, t string, byTree map[strin
 	}
 	if cacheable {
 		if c, ok := readCache(r.common, ref); ok {
+			defer c.close()
 			if c.tree == t {
 				r.stats.cached++
 				written = true
@@ -417,8 +418,13 @@ func (r *logReader) readSpliced(ref, t string, c *cacheIndex, added []file) (evs
 	}
 	r.stats.decoded += len(old) + len(rest)
 	tail := union2(rest, more)
-	if data, err := encodeSpliced(ref, t, c.blocks[:keep], tail); err == nil && eventCacheable() {
-		writeCacheData(r.common, ref, data)
+	// The new file copies the blocks before the first new event: their
+	// compressed events are read, not decoded. A block that does not
+	// read back leaves the cache as it is.
+	if c.load(keep) == nil {
+		if data, err := encodeSpliced(ref, t, c.blocks[:keep], tail); err == nil && eventCacheable() {
+			writeCacheData(r.common, ref, data)
+		}
 	}
 	return append(old, tail...), from > 0 || n < keep-from, nil
 }

@@ -1,11 +1,13 @@
 package workflow
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -656,25 +658,87 @@ func TestCacheCodec(t *testing.T) {
 	}
 }
 
-// badNanos is a cache file, checksum and all, of one event whose
+// badNanos is a cache file, checksums and all, of one event whose
 // timestamp has -1 for nanoseconds.
 func badNanos(t testing.TB) []byte {
 	t.Helper()
-	head, err := encodeCache(mainRef, "tree", nil)
+	at := time.Unix(1, 2).UTC()
+	data, err := encodeCache(mainRef, "tree", []journal.Event{{ID: "x", Timestamp: at, Action: "a"}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	data, err := encodeCache(mainRef, "tree", []journal.Event{{ID: "x", Timestamp: time.Unix(1, 2).UTC(), Action: "a"}})
+	tb, err := at.MarshalBinary()
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The block starts after the header, the count and the number of
-	// blocks (one byte each way); then its count, and its first time:
-	// the time's length, its version and 8 bytes of seconds.
-	at := len(head) - 4 + 1 + 1 + 1 + 8
-	data = data[:len(data)-4]
-	binary.BigEndian.PutUint32(data[at:], 0xffffffff)
-	return binary.BigEndian.AppendUint32(data, crc32.Checksum(data, castagnoli()))
+	// The block's head holds its first time, the event's: version, 8
+	// bytes of seconds, then the nanoseconds.
+	heads, crc := cacheHeads(t, data)
+	i := bytes.Index(heads, tb)
+	if i < 0 {
+		t.Fatal("the block's first time is not in the heads")
+	}
+	binary.BigEndian.PutUint32(heads[i+9:], 0xffffffff)
+	binary.BigEndian.PutUint32(crc, crc32.Checksum(heads, castagnoli()))
+	return data
+}
+
+// cacheHeads returns the heads of a cache file and its 4 checksum bytes,
+// as slices of data.
+func cacheHeads(t testing.TB, data []byte) (heads, crc []byte) {
+	t.Helper()
+	start := len(cacheMagic) + 1 // the version takes a byte
+	n, k := binary.Uvarint(data[start:])
+	start += k
+	if k <= 0 || uint64(len(data)-start) < n+4 {
+		t.Fatalf("not a cache file: %q", data)
+	}
+	end := start + int(n)
+	return data[start:end], data[end : end+4]
+}
+
+// resign makes the checksums of data hold, as far as its heads can be
+// read: each block's over the bytes where its head puts it, then the
+// heads'. The fuzzer then reaches the decoder behind them.
+func resign(data []byte) []byte {
+	if len(data) < len(cacheMagic)+1 || string(data[:len(cacheMagic)]) != cacheMagic {
+		return data
+	}
+	start := len(cacheMagic) + 1
+	n, k := binary.Uvarint(data[start:])
+	if k <= 0 || n > uint64(len(data)) || uint64(len(data)-start-k) < n+4 {
+		return data
+	}
+	start += k
+	end := start + int(n)
+	heads := data[start:end]
+	d := decoder{s: string(heads)}
+	d.string()
+	d.string()
+	d.string()
+	d.uvarint()
+	nb := d.uvarint()
+	off := end + 4
+	for i := uint64(0); i < nb && d.err == nil; i++ {
+		d.uvarint()
+		d.time()
+		if d.byte1() == 0 {
+			d.time()
+		}
+		d.byte1()
+		d.string()
+		d.uvarint()
+		packed := d.uvarint()
+		at := len(heads) - len(d.s)
+		d.fixed32()
+		if d.err != nil || packed > uint64(len(data)-off) {
+			break
+		}
+		binary.BigEndian.PutUint32(heads[at:], crc32.Checksum(data[off:off+int(packed)], castagnoli()))
+		off += int(packed)
+	}
+	binary.BigEndian.PutUint32(data[end:], crc32.Checksum(heads, castagnoli()))
+	return data
 }
 
 // FuzzDecodeCache: a cache file is read from disk, where anything may
@@ -697,11 +761,9 @@ func FuzzDecodeCache(f *testing.F) {
 	f.Add([]byte{})
 	f.Fuzz(func(t *testing.T, data []byte) {
 		_, _, _, _ = decodeCache(data)
-		// With a checksum that holds, so that the decoder itself is
-		// exercised, not only the checksum.
-		if len(data) >= 4 {
-			data = binary.BigEndian.AppendUint32(data[:len(data)-4:len(data)-4], crc32.Checksum(data[:len(data)-4], castagnoli()))
-		}
+		// With checksums that hold, so that the decoder itself is
+		// exercised, not only the checksums.
+		data = resign(bytes.Clone(data))
 		// A read of part of the file: the blocks chosen by their heads
 		// alone, whatever they say.
 		if c, err := parseCache(data); err == nil {
@@ -849,5 +911,60 @@ func TestReadEventsSaysWhatGitSaid(t *testing.T) {
 		if !strings.Contains(err.Error(), "git cat-file: ") || !strings.Contains(err.Error(), blob) {
 			t.Fatalf("the error does not give git's message naming %s: %v", blob, err)
 		}
+	}
+}
+
+// countingReader counts the bytes read through it.
+type countingReader struct {
+	r io.ReaderAt
+	n int64
+}
+
+func (c *countingReader) ReadAt(p []byte, off int64) (int, error) {
+	n, err := c.r.ReadAt(p, off)
+	c.n += int64(n)
+	return n, err
+}
+
+// TestCacheReadsTheBlocksItDecodes: a read of the last block of a cache
+// reads the heads and that block, not the file (version 6; version 5
+// read and checked it whole). A block damaged on disk fails the read that
+// decodes it, and only that one.
+func TestCacheReadsTheBlocksItDecodes(t *testing.T) {
+	t.Parallel()
+	data, err := encodeCache(mainRef, "tree", matchHistory(time.Unix(1<<31, 0).UTC(), 40))
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := &countingReader{r: bytes.NewReader(data)}
+	c, err := parseCacheAt(src, int64(len(data)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := len(c.blocks) - 1
+	evs, n, err := c.decode(last, last+1, Match{})
+	if err != nil || n != 1 || len(evs) != c.blocks[last].n {
+		t.Fatalf("the last block: %d events, %d blocks, %v", len(evs), n, err)
+	}
+	heads, _ := cacheHeads(t, data)
+	if limit := int64(64<<10 + len(heads) + 4 + c.blocks[last].packed); src.n > limit || src.n >= int64(len(data))/2 {
+		t.Fatalf("read %d of the file's %d bytes for one block (heads %d, block %d)", src.n, len(data), len(heads), c.blocks[last].packed)
+	}
+
+	// A damaged first block: the last still reads, the first does not.
+	bad := bytes.Clone(data)
+	bad[c.blocks[0].off+int64(c.blocks[0].packed)/2] ^= 0xff
+	c, err = parseCacheAt(bytes.NewReader(bad), int64(len(bad)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := c.decode(last, last+1, Match{}); err != nil {
+		t.Fatalf("the last block, the first damaged: %v", err)
+	}
+	if _, _, err := c.decode(0, 1, Match{}); !errors.Is(err, errCache) {
+		t.Fatalf("the damaged block: %v, want errCache", err)
+	}
+	if _, _, _, err := decodeCache(bad); !errors.Is(err, errCache) {
+		t.Fatalf("decodeCache of a damaged file: %v", err)
 	}
 }

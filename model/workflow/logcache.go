@@ -1,6 +1,7 @@
 package workflow
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -40,26 +41,34 @@ import (
 // Zstandard frame): the file is a copy of the whole history, and
 // uncompressed it grew by some 140 bytes an event.
 //
+// The blocks' heads come first, together, and their events after: a
+// reader reads the heads and then only the blocks it decodes, so that
+// what a read of the last hour costs does not grow with the history.
+//
 // File layout (integers are unsigned varints, strings a length then the
-// bytes, times a string of time.Time's binary form):
+// bytes, times a string of time.Time's binary form, checksums CRC-32C
+// in 4 bytes, big endian):
 //
-//	magic "lgevents", version, shape, ref, tree, count, blocks,
-//	blocks × (events, first time, reach flag [0: a time, 1: unbounded],
-//	          reach time when flag is 0, filter hashes, filter bits
-//	          (a string), decoded length, the Zstandard frame of the
-//	          decoded length's bytes of events × event (see
-//	          appendEvent), as a string),
-//	CRC-32C of everything before it (4 bytes, big endian)
+//	magic "lgevents", version, the heads' length, the heads:
+//	  shape, ref, tree, count, blocks,
+//	  blocks × (events, first time, reach flag [0: a time, 1:
+//	            unbounded], reach time when flag is 0, filter hashes,
+//	            filter bits (a string), decoded length, compressed
+//	            length, checksum of the compressed events),
+//	the checksum of the heads,
+//	blocks × the Zstandard frame of the decoded length's bytes of
+//	         events × event (see appendEvent), of the compressed length.
 //
-// The checksum catches a torn or damaged file, not a forged one: whoever
-// can write the cache can move the refs it describes.
+// The file ends where the last block does. The checksums catch a torn or
+// damaged file, not a forged one: whoever can write the cache can move
+// the refs it describes.
 const (
 	cacheMagic = "lgevents"
-	// cacheVersion 5: each block has a filter of its keys and workers,
-	// and its events are compressed. Version 4 (plain blocks), 3 (events
-	// carry Commit, no blocks) and earlier files are rebuilt, never read
-	// with the fields shifted.
-	cacheVersion = 5
+	// cacheVersion 6: the blocks' heads first, each block checked on
+	// its own. Version 5 (heads between the blocks, one checksum), 4
+	// (plain blocks), 3 (events carry Commit, no blocks) and earlier
+	// files are rebuilt, never read with the fields shifted.
+	cacheVersion = 6
 	// minEncodedEvent is the fewest bytes an encoded event takes:
 	// thirteen string lengths, the timestamp's length, the fence and the
 	// expiry flag. It bounds the count a block can claim.
@@ -117,30 +126,35 @@ func encodeCache(ref, tree string, evs []journal.Event) ([]byte, error) {
 }
 
 // encodeSpliced returns the cache file of tree on ref whose events are
-// those of the blocks keep, as they are, then tail (sorted, and all
-// after the kept ones).
+// those of the blocks keep, as they are (each with its compressed events
+// read: cacheIndex.load), then tail (sorted, and all after the kept
+// ones).
 func encodeSpliced(ref, tree string, keep []cacheBlock, tail []journal.Event) ([]byte, error) {
-	size := 64
 	count := len(tail)
+	size := 0
 	for _, bl := range keep {
-		size += len(bl.raw) + len(bl.filter.bits) + 32
+		if bl.raw == nil {
+			return nil, fmt.Errorf("%w: a kept block's events were not read", errCache)
+		}
+		size += len(bl.raw)
 		count += bl.n
 	}
-	b := make([]byte, 0, size+len(tail)*64)
-	b = append(b, cacheMagic...)
-	b = binary.AppendUvarint(b, cacheVersion)
-	b = appendString(b, eventShape())
-	b = appendString(b, ref)
-	b = appendString(b, tree)
-	b = binary.AppendUvarint(b, uint64(count))
-	b = binary.AppendUvarint(b, uint64(len(keep)+(len(tail)+blockEvents-1)/blockEvents))
+	heads := make([]byte, 0, 64+(len(keep)+len(tail)/blockEvents+1)*128)
+	heads = appendString(heads, eventShape())
+	heads = appendString(heads, ref)
+	heads = appendString(heads, tree)
+	heads = binary.AppendUvarint(heads, uint64(count))
+	heads = binary.AppendUvarint(heads, uint64(len(keep)+(len(tail)+blockEvents-1)/blockEvents))
+	data := make([]byte, 0, size+len(tail)*32)
 	var err error
 	for _, bl := range keep {
-		if b, err = appendBlock(b, bl); err != nil {
+		bl.packed, bl.crc = len(bl.raw), crc32.Checksum(bl.raw, castagnoli())
+		if heads, err = appendHead(heads, bl); err != nil {
 			return nil, err
 		}
+		data = append(data, bl.raw...)
 	}
-	var raw, packed []byte
+	var raw []byte
 	for len(tail) > 0 {
 		chunk := tail[:min(blockEvents, len(tail))]
 		tail = tail[len(chunk):]
@@ -157,13 +171,19 @@ func encodeSpliced(ref, tree string, keep []cacheBlock, tail []journal.Event) ([
 		if err != nil {
 			return nil, err
 		}
-		packed = zw.EncodeAll(raw, packed[:0])
-		bl.raw = string(packed)
-		if b, err = appendBlock(b, bl); err != nil {
+		at := len(data)
+		data = zw.EncodeAll(raw, data)
+		bl.packed, bl.crc = len(data)-at, crc32.Checksum(data[at:], castagnoli())
+		if heads, err = appendHead(heads, bl); err != nil {
 			return nil, err
 		}
 	}
-	return binary.BigEndian.AppendUint32(b, crc32.Checksum(b, castagnoli())), nil
+	b := make([]byte, 0, len(cacheMagic)+24+len(heads)+len(data))
+	b = append(b, cacheMagic...)
+	b = binary.AppendUvarint(b, cacheVersion)
+	b = appendString(b, string(heads))
+	b = binary.BigEndian.AppendUint32(b, crc32.Checksum(heads, castagnoli()))
+	return append(b, data...), nil
 }
 
 // cacheBlock is one block of a cache file: its events still encoded.
@@ -174,7 +194,10 @@ type cacheBlock struct {
 	unbounded bool      // an event of it may bear on a lock at any later time
 	filter    bloom     // the keys and workers its events name
 	size      int       // the length of the encoded events
-	raw       string    // the encoded events, compressed
+	packed    int       // the length of the compressed events
+	crc       uint32    // the compressed events' CRC-32C
+	off       int64     // where the compressed events are in the file
+	raw       []byte    // the compressed events, once read (load)
 }
 
 // widen takes ev's reach into the block's.
@@ -194,8 +217,8 @@ func (bl *cacheBlock) reaches(t time.Time) bool {
 	return bl.unbounded || !bl.reach.Before(t)
 }
 
-// appendBlock encodes a block: its head, then its events.
-func appendBlock(b []byte, bl cacheBlock) ([]byte, error) {
+// appendHead encodes a block's head.
+func appendHead(b []byte, bl cacheBlock) ([]byte, error) {
 	b = binary.AppendUvarint(b, uint64(bl.n))
 	b, err := appendTime(b, bl.first)
 	if err != nil {
@@ -212,7 +235,8 @@ func appendBlock(b []byte, bl cacheBlock) ([]byte, error) {
 	b = append(b, bl.filter.hashes)
 	b = appendString(b, bl.filter.bits)
 	b = binary.AppendUvarint(b, uint64(bl.size))
-	return appendString(b, bl.raw), nil
+	b = binary.AppendUvarint(b, uint64(bl.packed))
+	return binary.BigEndian.AppendUint32(b, bl.crc), nil
 }
 
 // endsGrant are the lock actions that end a grant: they bear on no
@@ -303,11 +327,21 @@ func decodeCache(data []byte) (ref, tree string, evs []journal.Event, err error)
 	return c.ref, c.tree, evs, nil
 }
 
-// cacheIndex is a cache file with its blocks listed, not decoded.
+// cacheIndex is a cache file with its blocks listed, not decoded; the
+// blocks' compressed events are read from src when they are decoded.
 type cacheIndex struct {
 	ref, tree string
 	count     int
 	blocks    []cacheBlock
+	src       io.ReaderAt
+	closer    io.Closer // the file src reads, closed by close
+}
+
+// close closes the file the blocks are read from.
+func (c *cacheIndex) close() {
+	if c.closer != nil {
+		_ = c.closer.Close()
+	}
 }
 
 // maxInflate bounds how many times its compressed length a block's
@@ -315,31 +349,66 @@ type cacheIndex struct {
 // less (some 4 to 1).
 const maxInflate = 1 << 10
 
-// parseCache checks a cache file and lists its blocks.
+// parseCache checks a cache file held in memory, lists its blocks and
+// reads each one's compressed events (load).
 func parseCache(data []byte) (*cacheIndex, error) {
-	if len(data) < len(cacheMagic)+4 || string(data[:len(cacheMagic)]) != cacheMagic {
+	c, err := parseCacheAt(bytes.NewReader(data), int64(len(data)))
+	if err != nil {
+		return nil, err
+	}
+	if err := c.load(len(c.blocks)); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// maxHeads bounds the heads' length: some 250 bytes a block of 256
+// events, for ten million events.
+const maxHeads = 64 << 20
+
+// parseCacheAt checks the heads of the cache file src, size bytes long,
+// and lists its blocks, their events unread: a block is checked when it
+// is read.
+func parseCacheAt(src io.ReaderAt, size int64) (*cacheIndex, error) {
+	head := make([]byte, min(size, 64<<10))
+	if _, err := src.ReadAt(head, 0); err != nil || len(head) < len(cacheMagic) || string(head[:len(cacheMagic)]) != cacheMagic {
 		return nil, errCache
 	}
-	body := data[:len(data)-4]
-	if crc32.Checksum(body, castagnoli()) != binary.BigEndian.Uint32(data[len(body):]) {
-		return nil, fmt.Errorf("%w: checksum mismatch", errCache)
-	}
-	d := decoder{s: string(body[len(cacheMagic):])}
-	if v := d.uvarint(); v != cacheVersion {
+	d := decoder{s: string(head[len(cacheMagic):])}
+	if v := d.uvarint(); d.err != nil || v != cacheVersion {
 		return nil, fmt.Errorf("%w: version %d", errCache, v)
 	}
+	n := d.uvarint()
+	start := int64(len(head) - len(d.s))
+	if d.err != nil || n > maxHeads || start+int64(n)+4 > size {
+		return nil, fmt.Errorf("%w: the heads' length", errCache)
+	}
+	end := start + int64(n) + 4
+	hb := head[min(int64(len(head)), start):min(int64(len(head)), end)]
+	if int64(len(hb)) < end-start {
+		hb = make([]byte, end-start)
+		if _, err := src.ReadAt(hb, start); err != nil {
+			return nil, errCache
+		}
+	}
+	heads := hb[:n]
+	if crc32.Checksum(heads, castagnoli()) != binary.BigEndian.Uint32(hb[n:]) {
+		return nil, fmt.Errorf("%w: checksum mismatch", errCache)
+	}
+	d = decoder{s: string(heads)}
 	if d.string() != eventShape() {
 		return nil, fmt.Errorf("%w: written for another journal.Event", errCache)
 	}
-	c := &cacheIndex{ref: d.string(), tree: d.string()}
-	n, nb := d.uvarint(), d.uvarint()
+	c := &cacheIndex{ref: d.string(), tree: d.string(), src: src}
+	count, nb := d.uvarint(), d.uvarint()
 	// A block's head takes more than 16 bytes: the count bounds the
 	// list made for the blocks.
-	if d.err != nil || nb > n || nb > uint64(len(d.s))/16 {
+	if d.err != nil || nb > count || nb > uint64(len(d.s))/16 {
 		return nil, errCache
 	}
 	c.blocks = make([]cacheBlock, 0, nb)
 	sum := uint64(0)
+	off := end
 	for range nb {
 		var bl cacheBlock
 		k := d.uvarint()
@@ -354,27 +423,62 @@ func parseCache(data []byte) (*cacheIndex, error) {
 		}
 		bl.filter.hashes = d.byte1()
 		bl.filter.bits = d.string()
-		size := d.uvarint()
-		bl.raw = d.string()
-		if d.err != nil || k == 0 || k > blockEvents || size/minEncodedEvent < k || size > maxBlockBytes || size/maxInflate > uint64(len(bl.raw)) ||
+		dsize, packed := d.uvarint(), d.uvarint()
+		bl.crc = d.fixed32()
+		if d.err != nil || k == 0 || k > blockEvents || dsize/minEncodedEvent < k || dsize > maxBlockBytes ||
+			packed == 0 || packed > uint64(size-off) || dsize/maxInflate > packed ||
 			bl.filter.hashes == 0 || bl.filter.hashes > maxBloomHashes || bl.filter.bits == "" {
 			return nil, fmt.Errorf("%w: a block's head", errCache)
 		}
-		bl.n, bl.size = int(k), int(size)
+		bl.n, bl.size, bl.packed, bl.off = int(k), int(dsize), int(packed), off
+		off += int64(packed)
 		sum += k
 		if len(c.blocks) > 0 && bl.first.Before(c.blocks[len(c.blocks)-1].first) {
 			return nil, fmt.Errorf("%w: blocks out of order", errCache)
 		}
 		c.blocks = append(c.blocks, bl)
 	}
-	if sum != n {
-		return nil, fmt.Errorf("%w: blocks of %d events, %d in all", errCache, sum, n)
+	if sum != count {
+		return nil, fmt.Errorf("%w: blocks of %d events, %d in all", errCache, sum, count)
 	}
 	if len(d.s) != 0 {
-		return nil, fmt.Errorf("%w: %d bytes after the last block", errCache, len(d.s))
+		return nil, fmt.Errorf("%w: %d bytes after the last head", errCache, len(d.s))
 	}
-	c.count = int(n)
+	if off != size {
+		return nil, fmt.Errorf("%w: the blocks end at %d, the file at %d", errCache, off, size)
+	}
+	c.count = int(count)
 	return c, nil
+}
+
+// packedEvents returns block i's compressed events, read into buf's
+// storage unless they were read before, and checked.
+func (c *cacheIndex) packedEvents(i int, buf []byte) ([]byte, error) {
+	bl := &c.blocks[i]
+	if bl.raw != nil {
+		return bl.raw, nil
+	}
+	buf = slices.Grow(buf[:0], bl.packed)[:bl.packed]
+	if _, err := c.src.ReadAt(buf, bl.off); err != nil {
+		return nil, fmt.Errorf("%w: reading a block: %v", errCache, err)
+	}
+	if crc32.Checksum(buf, castagnoli()) != bl.crc {
+		return nil, fmt.Errorf("%w: a block's checksum mismatch", errCache)
+	}
+	return buf, nil
+}
+
+// load reads and checks the compressed events of the first n blocks and
+// keeps them, for a file that copies them (encodeSpliced).
+func (c *cacheIndex) load(n int) error {
+	for i := range n {
+		raw, err := c.packedEvents(i, nil)
+		if err != nil {
+			return err
+		}
+		c.blocks[i].raw = raw
+	}
+	return nil
 }
 
 // decode returns the events of blocks[from:to] whose filter says they
@@ -386,15 +490,22 @@ func (c *cacheIndex) decode(from, to int, m Match) ([]journal.Event, int, error)
 	if m.any() {
 		evs = make([]journal.Event, 0, c.events(from, to))
 	}
-	var buf []byte
+	var buf, pbuf []byte
 	decoded := 0
-	for _, bl := range c.blocks[from:to] {
+	for b := from; b < to; b++ {
+		bl := c.blocks[b]
 		if !m.mayHold(bl.filter) {
 			continue
 		}
 		decoded++
-		var err error
-		if buf, err = inflate(bl, buf); err != nil {
+		packed, err := c.packedEvents(b, pbuf)
+		if err != nil {
+			return nil, decoded, err
+		}
+		if bl.raw == nil {
+			pbuf = packed
+		}
+		if buf, err = inflate(bl, packed, buf); err != nil {
 			return nil, decoded, err
 		}
 		d := decoder{s: string(buf)}
@@ -462,19 +573,20 @@ var (
 // each of the most a journal line may take.
 const maxBlockBytes = blockEvents * (journal.MaxLineBytes + 1)
 
-// inflate returns the events of bl decompressed, in buf's storage:
-// exactly the length its head gives, which the frame's header must give
-// too, so that a damaged head costs no more memory than its frame.
-func inflate(bl cacheBlock, buf []byte) ([]byte, error) {
+// inflate returns the events of bl, packed, decompressed, in buf's
+// storage: exactly the length its head gives, which the frame's header
+// must give too, so that a damaged head costs no more memory than its
+// frame.
+func inflate(bl cacheBlock, packed, buf []byte) ([]byte, error) {
 	var h zstd.Header
-	if err := h.Decode([]byte(bl.raw)); err != nil || !h.HasFCS || h.FrameContentSize != uint64(bl.size) || h.Skippable {
+	if err := h.Decode(packed); err != nil || !h.HasFCS || h.FrameContentSize != uint64(bl.size) || h.Skippable {
 		return nil, fmt.Errorf("%w: a block's compressed events do not say the %d bytes its head gives", errCache, bl.size)
 	}
 	zr, err := blockDecoder()
 	if err != nil {
 		return nil, err
 	}
-	out, err := zr.DecodeAll([]byte(bl.raw), buf[:0])
+	out, err := zr.DecodeAll(packed, buf[:0])
 	if err != nil || len(out) != bl.size {
 		return nil, fmt.Errorf("%w: a block's events are not the %d bytes its head gives", errCache, bl.size)
 	}
@@ -610,6 +722,17 @@ func (d *decoder) event(ev *journal.Event) {
 	ev.Store = d.string()
 }
 
+// fixed32 reads 4 bytes, big endian.
+func (d *decoder) fixed32() uint32 {
+	if len(d.s) < 4 {
+		d.fail()
+		return 0
+	}
+	v := binary.BigEndian.Uint32([]byte(d.s[:4]))
+	d.s = d.s[4:]
+	return v
+}
+
 // byte1 reads one byte.
 func (d *decoder) byte1() byte {
 	if len(d.s) == 0 {
@@ -632,14 +755,19 @@ func readCache(commonDir, ref string) (c *cacheIndex, ok bool) {
 	if safefs.CheckDirs(filepath.Dir(file), 2) != nil {
 		return nil, false
 	}
-	data, err := readFile(file)
+	f, err := openCache(file)
 	if err != nil {
 		return nil, false
 	}
-	c, err = parseCache(data)
+	fi, err := f.Stat()
+	if err == nil {
+		c, err = parseCacheAt(f, fi.Size())
+	}
 	if err != nil || c.ref != ref {
+		f.Close()
 		return nil, false
 	}
+	c.closer = f
 	return c, true
 }
 
@@ -695,7 +823,7 @@ func cachedTree(commonDir, ref string) string {
 		return ""
 	}
 	d := decoder{s: string(head[len(cacheMagic):n])}
-	if d.uvarint() != cacheVersion || d.string() != eventShape() || d.string() != ref {
+	if d.uvarint() != cacheVersion || d.uvarint() == 0 || d.string() != eventShape() || d.string() != ref {
 		return ""
 	}
 	if tree := d.string(); d.err == nil {
