@@ -425,13 +425,11 @@ func TestAliasBomb(t *testing.T) {
 	for i := 1; i <= 30; i++ {
 		fmt.Fprintf(&b, "    p%d: &a%d {<<: [*a%d, *a%d]}\n", i, i, i-1, i-1)
 	}
-	start := time.Now()
+	// Refused, not expanded: a decoder that expanded it would not end
+	// (the package's -timeout fails it) or run out of memory.
 	_, err := LoadBytes(name, []byte(b.String()))
 	if err == nil {
 		t.Fatal("alias bomb accepted")
-	}
-	if d := time.Since(start); d > 5*time.Second {
-		t.Errorf("alias bomb took %v", d)
 	}
 	if !strings.Contains(err.Error(), "too deeply aliased") {
 		t.Errorf("error = %.300v", err)
