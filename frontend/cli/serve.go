@@ -134,7 +134,7 @@ func serveUserAddCommand() *command {
 				// The token is the last line, for scripts; before it, how the
 				// person's own hooks come to act as the user, or the user's
 				// git-lfs locks would bind the person's own commits.
-				fmt.Fprintf(a.stdio.Out, "added %s (%s); where that person runs git, lockgate must act as the same worker (put this in their shell profile):\n  %s\nits token, shown only now:\n%s\n",
+				fmt.Fprintf(a.stdio.Out, "added %s (%s); where this user runs git, lockgate must act as the same worker (put this in the shell profile or the environment there):\n  %s\nits token, shown only now:\n%s\n",
 					safetext.Field(res.User.Name), res.User.Type, service.WorkerSetup(res.User), res.Token)
 			})
 		},

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 	"net/url"
 
 	"github.com/lockgate/lockgate/frontend/webboard"
@@ -49,7 +50,14 @@ func (s *Server) page() http.Handler {
 		if lerr := s.admit(r); lerr != nil {
 			err = lerr
 		}
-		// Over the rate, whether before the token's check or after it.
+		if err != nil && !pageFile(r.URL.Path) {
+			// The board's JSON routes answer as the JSON API does: 401
+			// with its error object and a Basic challenge, 429 (over the
+			// rate, before the token's check or after it) with
+			// Retry-After.
+			s.apiFail(w, r, err)
+			return
+		}
 		if limited := (*RateLimitedError)(nil); errors.As(err, &limited) {
 			w.Header().Set("Retry-After", retryAfter(limited.Retry))
 			http.Error(w, err.Error(), http.StatusTooManyRequests)
@@ -71,6 +79,13 @@ func (s *Server) page() http.Handler {
 		}()
 		mux.ServeHTTP(w, r.WithContext(ctx))
 	})
+}
+
+// pageFile reports whether path is the board's page or one of its
+// files, which a browser shows: their refusals are plain text, the JSON
+// routes' the JSON API's error object.
+func pageFile(path string) bool {
+	return path == "/" || strings.HasPrefix(path, "/static/")
 }
 
 // newCSRFToken is a server's CSRF token: random, so that only a page the

@@ -40,8 +40,11 @@ func TestPageAuth(t *testing.T) {
 		status                  int
 		body                    string
 	}{
-		{name: "no token", path: "/", status: 401},
-		{name: "wrong token", path: "/board.json", user: "alice", token: "lgs_x_y", status: 401},
+		{name: "no token", path: "/", status: 401, body: "a token is needed"},
+		// The JSON routes refuse with the JSON API's error object.
+		{name: "wrong token", path: "/board.json", user: "alice", token: "lgs_x_y", status: 401, body: `{"error":{"code":6,"class":"unauthorized"`},
+		{name: "session, no token", path: "/board/session", status: 401, body: `{"error":{"code":6,"class":"unauthorized"`},
+		{name: "stream, no token", path: "/board/stream", status: 401, body: `"class":"unauthorized"`},
 		{name: "the page", path: "/", user: "alice", token: f.alice, status: 200, body: "<html"},
 		{name: "the snapshot", path: "/board.json", user: "bob", token: f.bob, status: 200, body: `"locks"`},
 		{name: "public read", path: "/board.json", public: true, status: 200, body: `"locks"`},

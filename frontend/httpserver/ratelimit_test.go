@@ -25,7 +25,7 @@ func TestRateLimit(t *testing.T) {
 			t.Fatalf("u0's request %d: %d %v %s", i+1, status, err, body)
 		}
 	}
-	for _, path := range []string{"/api/v1/locks", "/lfs/locks"} {
+	for _, path := range []string{"/api/v1/locks", "/lfs/locks", "/board.json"} {
 		req, _ := http.NewRequest("GET", srv.URL+path, nil)
 		req.SetBasicAuth("u0", tokens[0])
 		res, err := srv.Client().Do(req)
