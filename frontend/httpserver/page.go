@@ -9,8 +9,8 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"strings"
 	"net/url"
+	"strings"
 
 	"github.com/lockgate/lockgate/frontend/webboard"
 	"github.com/lockgate/lockgate/service"
