@@ -13,21 +13,39 @@ import (
 	"github.com/lockgate/lockgate/internal/redistest"
 )
 
+// sentinelSet is a primary with one replica behind three Sentinels, and
+// the store's URL through them.
+type sentinelSet struct {
+	primary, replica *redistest.Server
+	sentinels        []*redistest.Server
+	url              string
+}
+
+// sentinelClone starts a sentinelSet and a clone that commits path with
+// content and uses the set as its store.
+func sentinelClone(t *testing.T, path, content string) (*cliRepo, sentinelSet) {
+	t.Helper()
+	var h sentinelSet
+	h.primary = redistest.Start(t, redistest.Options{})
+	h.replica = redistest.StartReplica(t, h.primary, redistest.Options{})
+	h.sentinels = redistest.StartSentinels(t, h.primary, "lockgate", 3, 1)
+	h.url = redistest.SentinelURL("lockgate", h.sentinels)
+	c := newCLIRepo(t)
+	c.repo.Write(path, content)
+	c.repo.Commit("add " + path)
+	if code, out := c.run("alice", "store", "use", h.url); code != 0 {
+		t.Fatalf("store use %s: %d %s", h.url, code, out)
+	}
+	return c, h
+}
+
 // TestSentinelNoPrimaryFailsClosed: through Sentinel, with no primary
 // reachable (the primary and its only replica are down), the pre-commit
 // hook and lock acquire fail with exit 3 and name the store.
 func TestSentinelNoPrimaryFailsClosed(t *testing.T) {
 	t.Parallel()
-	primary := redistest.Start(t, redistest.Options{})
-	replica := redistest.StartReplica(t, primary, redistest.Options{})
-	sentinels := redistest.StartSentinels(t, primary, "lockgate", 3, 1)
-	url := redistest.SentinelURL("lockgate", sentinels)
-	c := newCLIRepo(t)
-	c.repo.Write("src/a.go", "a\n")
-	c.repo.Commit("base")
-	if code, out := c.run("alice", "store", "use", url); code != 0 {
-		t.Fatalf("store use %s: %d %s", url, code, out)
-	}
+	c, h := sentinelClone(t, "src/a.go", "a\n")
+	primary, replica, sentinels, url := h.primary, h.replica, h.sentinels, h.url
 	if code, out := c.run("alice", "lock", "acquire", "src/a.go"); code != 0 {
 		t.Fatalf("acquire through Sentinel: %d %s", code, out)
 	}
@@ -120,16 +138,8 @@ func TestMinReplicasRefusesUnconfirmedGrant(t *testing.T) {
 // throughout, and it is given back after.
 func TestSentinelFailoverUnderLockHold(t *testing.T) {
 	t.Parallel()
-	primary := redistest.Start(t, redistest.Options{})
-	replica := redistest.StartReplica(t, primary, redistest.Options{})
-	sentinels := redistest.StartSentinels(t, primary, "lockgate", 3, 1)
-	url := redistest.SentinelURL("lockgate", sentinels)
-	c := newCLIRepo(t)
-	c.repo.Write(".lockgate.yaml", "version: 1\nlocks:\n  redis:\n    min_replicas: 1\n")
-	c.repo.Commit("policy")
-	if code, out := c.run("alice", "store", "use", url); code != 0 {
-		t.Fatalf("store use %s: %d %s", url, code, out)
-	}
+	c, h := sentinelClone(t, ".lockgate.yaml", "version: 1\nlocks:\n  redis:\n    min_replicas: 1\n")
+	primary, replica, sentinels := h.primary, h.replica, h.sentinels
 	// A 20s lock is renewed every 6-7s: an outage of several seconds
 	// meets a renewal or delays the next, and stays well within the TTL.
 	cmd := c.cmd("alice", "lock", "hold", "a.py", "--ttl", "20s", "--",
