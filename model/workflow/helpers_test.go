@@ -247,3 +247,30 @@ func writeFile(t testing.TB, name, content string, mode os.FileMode) {
 		t.Fatal(err)
 	}
 }
+
+// decodeCache reads a cache file back: the ref and tree it describes and
+// their events. Strings of the events share one copy of each block.
+func decodeCache(data []byte) (ref, tree string, evs []journal.Event, err error) {
+	c, err := parseCache(data)
+	if err != nil {
+		return "", "", nil, err
+	}
+	evs, _, err = c.decode(0, len(c.blocks), Match{})
+	if err != nil {
+		return "", "", nil, err
+	}
+	return c.ref, c.tree, evs, nil
+}
+
+// parseCache checks a cache file held in memory, lists its blocks and
+// reads each one's compressed events (load).
+func parseCache(data []byte) (*cacheIndex, error) {
+	c, err := parseCacheAt(bytes.NewReader(data), int64(len(data)))
+	if err != nil {
+		return nil, err
+	}
+	if err := c.load(len(c.blocks)); err != nil {
+		return nil, err
+	}
+	return c, nil
+}

@@ -1,7 +1,6 @@
 package workflow
 
 import (
-	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -313,20 +312,6 @@ func appendEvent(b []byte, ev *journal.Event) ([]byte, error) {
 
 var errCache = errors.New("not a valid events cache")
 
-// decodeCache reads a cache file back: the ref and tree it describes and
-// their events. Strings of the events share one copy of each block.
-func decodeCache(data []byte) (ref, tree string, evs []journal.Event, err error) {
-	c, err := parseCache(data)
-	if err != nil {
-		return "", "", nil, err
-	}
-	evs, _, err = c.decode(0, len(c.blocks), Match{})
-	if err != nil {
-		return "", "", nil, err
-	}
-	return c.ref, c.tree, evs, nil
-}
-
 // cacheIndex is a cache file with its blocks listed, not decoded; the
 // blocks' compressed events are read from src when they are decoded.
 type cacheIndex struct {
@@ -348,19 +333,6 @@ func (c *cacheIndex) close() {
 // events may claim: events, each with an id of its own, compress far
 // less (some 4 to 1).
 const maxInflate = 1 << 10
-
-// parseCache checks a cache file held in memory, lists its blocks and
-// reads each one's compressed events (load).
-func parseCache(data []byte) (*cacheIndex, error) {
-	c, err := parseCacheAt(bytes.NewReader(data), int64(len(data)))
-	if err != nil {
-		return nil, err
-	}
-	if err := c.load(len(c.blocks)); err != nil {
-		return nil, err
-	}
-	return c, nil
-}
 
 // maxHeads bounds the heads' length: some 250 bytes a block of 256
 // events, for ten million events.
