@@ -525,7 +525,7 @@ func (e *Workspace) logRunner(ctx context.Context, profile string) (*hooks.Runne
 		Now: e.Now(), WarnUnavailable: e.cfg.Hooks.OnStoreUnavailable == "warn",
 		Dir: e.UserDir(),
 	}
-	return &hooks.Runner{GitDir: e.repo.GitDir, Dir: e.Root(), Checker: ck,
+	return &hooks.Runner{GitDir: e.repo.GitDir, CommonDir: e.repo.CommonDir, Dir: e.Root(), Checker: ck,
 		MaxCommits: e.cfg.Hooks.PrePush.MaxCommits, MaxPaths: e.cfg.Hooks.PrePush.MaxPaths}, nil
 }
 

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/lockgate/lockgate/internal/gitexec"
 	"github.com/lockgate/lockgate/internal/hint"
@@ -39,6 +40,65 @@ type HookInput struct {
 	// Environ is the whole environment as KEY=VALUE: git merge names the
 	// merged commits only in the names of GITHEAD_<commit> variables.
 	Environ []string
+	// Transaction is the reference-transaction hook's stdin as the front
+	// end read it (ReadRefTransaction) to see whether anything needs
+	// judging; nil reads Stdin.
+	Transaction *hooks.RefTransaction
+}
+
+// RefTransaction is what a reference-transaction hook judges.
+type RefTransaction = hooks.RefTransaction
+
+// ReadRefTransaction reads the reference-transaction hook's state
+// argument and stdin, with no config or store: most transactions
+// (fetches, tags, checkouts, deletions, and the commit the commit hooks
+// just judged) need nothing more, and come back Empty. dir is where the
+// hook runs, in the repository.
+func ReadRefTransaction(ctx context.Context, dir string, args []string, stdin io.Reader) (*RefTransaction, error) {
+	tx, err := hooks.ReadRefTransaction(args, stdin)
+	if err != nil {
+		return nil, &HookError{Hook: "reference-transaction", Err: err}
+	}
+	if len(tx.Branches) == 1 {
+		if dir == "" {
+			dir = "."
+		}
+		repo, err := gitexec.Discover(ctx, dir)
+		if err != nil {
+			return nil, &HookError{Hook: "reference-transaction", Err: err}
+		}
+		if hooks.TakePass(repo.GitDir, time.Now(), tx) {
+			tx.Branches = nil
+		}
+	}
+	return tx, nil
+}
+
+// ReferenceTransaction is git's reference-transaction hook (git 2.28 and
+// later): in the "prepared" state it judges the commits a branch update
+// adds that no lockgate commit hook judged (`commit --no-verify`, a
+// cherry-pick, a rebase, plumbing), as pre-commit and pre-push would; a
+// refusal makes git abort the update.
+func (e *Workspace) ReferenceTransaction(ctx context.Context, in HookInput) (*Report, error) {
+	tx := in.Transaction
+	if tx == nil {
+		var err error
+		if tx, err = ReadRefTransaction(ctx, e.cwd, in.Args, in.stdin()); err != nil {
+			return nil, err
+		}
+	}
+	if tx.Empty() {
+		r := &Report{Hook: "reference-transaction"}
+		r.Finish()
+		return r, nil
+	}
+	h, err := e.hookRunner(ctx, "reference-transaction", e.hookEnv(in), Purpose{Cached: true})
+	if err != nil {
+		return nil, err
+	}
+	h.WorkflowRef = "refs/heads/" + e.cfg.Workflow.Branch
+	r, err := h.ReferenceTransaction(ctx, tx)
+	return e.finishHook("reference-transaction", r, err)
 }
 
 // stdin is the hook's standard input, empty when there is none.
@@ -87,6 +147,8 @@ func HookArgs(hook string, args []string) error {
 		return Usagef("hook commit-msg: want the message FILE as the only argument")
 	case hook == "pre-push" && len(args) > 2:
 		return Usagef("hook pre-push: want REMOTE and URL")
+	case hook == "reference-transaction" && len(args) != 1:
+		return Usagef("hook reference-transaction: want the state (prepared, committed or aborted) as the only argument")
 	case hook == "pre-receive" && len(args) > 0:
 		return Usagef("hook pre-receive takes no arguments (refs come on stdin)")
 	case len(args) > 0 && (hook == "pre-commit" || hook == "pre-merge-commit"):
@@ -143,6 +205,7 @@ func (e *Workspace) commitHook(ctx context.Context, name string, in HookInput) (
 		return nil, &HookError{Hook: name, Err: err}
 	}
 	r.Hook = name
+	h.RecordPass(r.OK)
 	if note := e.stateAgeNote(); note != "" && name != "commit-msg" {
 		r.Warnings = append(r.Warnings, note) // once per commit: pre-commit said it
 	}
@@ -384,7 +447,23 @@ func (e *Workspace) InstallHooks(ctx context.Context, req HookInstall) ([]Instal
 	if err != nil {
 		return nil, err
 	}
-	return hooks.Install(dir, req.Command, names)
+	var skipped []InstallResult
+	if slices.Contains(names, hooks.RefTxHook) {
+		major, minor, err := gitexec.Version(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if major < 2 || major == 2 && minor < 28 {
+			why := fmt.Sprintf("git %d.%d does not run the reference-transaction hook (git 2.28 and later do): commits made with --no-verify are caught only by pre-push, pre-receive and CI; upgrade git", major, minor)
+			if len(req.Hooks) > 0 {
+				return nil, Usagef("install --hook %s: %s", hooks.RefTxHook, why)
+			}
+			names = slices.DeleteFunc(slices.Clone(names), func(n string) bool { return n == hooks.RefTxHook })
+			skipped = append(skipped, InstallResult{Hook: hooks.RefTxHook, Skipped: why})
+		}
+	}
+	res, err := hooks.Install(dir, req.Command, names)
+	return append(res, skipped...), err
 }
 
 // UninstallHooks removes lockgate's shims for the hooks req names and

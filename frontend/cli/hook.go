@@ -52,6 +52,7 @@ func hookCommand() *command {
 		{"pre-merge-commit", "", "git pre-merge-commit hook: the pre-commit checks on what a merge changes beyond its parents", (*service.Workspace).PreMergeCommit},
 		{"commit-msg", " FILE", "git commit-msg hook: refuse while paused; with require_task, the message must name a held task; add the Lockgate-* trailers", (*service.Workspace).CommitMsg},
 		{"pre-push", " [REMOTE [URL]]", "git pre-push hook: check every commit no remote-tracking ref has, as its trailers' worker (refs on stdin)", (*service.Workspace).PrePush},
+		{"reference-transaction", " STATE", "git reference-transaction hook: refuse a branch update that adds commits no lockgate hook judged (commit --no-verify, cherry-pick, rebase) and that break locks or scope", (*service.Workspace).ReferenceTransaction},
 		{"pre-receive", "", "server-side hook: check each pushed ref (identity from hooks.identity_env)", (*service.Workspace).PreReceive},
 	} {
 		sub[h.name] = &command{usage: "hook " + h.name + h.usage, short: h.short,
@@ -67,6 +68,20 @@ func (a *app) runHook(ctx context.Context, name string, args []string, run hookC
 		return err
 	}
 	a.hook = name
+	in := service.HookInput{Args: args, Stdin: a.stdio.In, Getenv: getenv, Environ: os.Environ()}
+	if name == "reference-transaction" {
+		// Most transactions (fetches, tags, checkouts, the commits the
+		// commit hooks judged) need no repository, config or store: they
+		// are let through before any is read, and no bypass is logged.
+		tx, err := service.ReadRefTransaction(ctx, a.globals.Dir, args, a.stdio.In)
+		if err != nil {
+			return err
+		}
+		if tx.Empty() {
+			return nil
+		}
+		in.Transaction = tx
+	}
 	e, loadErr := a.load(ctx)
 	switch b := service.BypassHook(ctx, e, a.options(), name); {
 	case b.Invalid != "":
@@ -80,7 +95,7 @@ func (a *app) runHook(ctx context.Context, name string, args []string, run hookC
 	if loadErr != nil {
 		return &service.HookError{Hook: name, Err: loadErr}
 	}
-	r, err := run(e, ctx, service.HookInput{Args: args, Stdin: a.stdio.In, Getenv: getenv, Environ: os.Environ()})
+	r, err := run(e, ctx, in)
 	if err != nil {
 		return err
 	}

@@ -12,7 +12,7 @@ import (
 
 // hookFlags registers the options of install and uninstall on fs.
 func hookFlags(fs *pflag.FlagSet, req *service.HookInstall) {
-	fs.StringArrayVar(&req.Hooks, "hook", nil, "hook `NAME` to (un)install; repeatable (default: pre-commit, pre-merge-commit, commit-msg, pre-push)")
+	fs.StringArrayVar(&req.Hooks, "hook", nil, "hook `NAME` to (un)install; repeatable (default: pre-commit, pre-merge-commit, commit-msg, pre-push, reference-transaction)")
 	globalHooksFlag(fs, req)
 }
 
@@ -59,6 +59,10 @@ func (a *app) install(ctx context.Context, req service.HookInstall) error {
 		return writeJSON(a.stdio.Out, res)
 	}
 	for _, r := range res {
+		if r.Skipped != "" {
+			fmt.Fprintf(a.stdio.Err, "lockgate: warning: %s hook not installed: %s\n", r.Hook, r.Skipped)
+			continue
+		}
 		fmt.Fprintf(a.stdio.Err, "%s %s hook: %s\n", map[bool]string{false: "installed", true: "updated"}[r.Updated], r.Hook, r.Path)
 		if r.Chained != "" {
 			fmt.Fprintf(a.stdio.Err, "  the previous hook is kept as %s and runs first\n", r.Chained)

@@ -470,3 +470,40 @@ func logMessages(ctx context.Context, dir string, logArgs []string, stdin io.Rea
 	}
 	return nil
 }
+
+// BranchTip returns the commit refs/heads/branch of the repository whose
+// common git directory is commonDir names, read from its loose ref file
+// or packed-refs: no git process on the hook path. ok is false when the
+// branch does not exist; an error when the refs cannot be read as files
+// (a reftable repository among them), which callers treat as "not known".
+func BranchTip(commonDir, branch string) (sha string, ok bool, err error) {
+	ref := "refs/heads/" + branch
+	b, err := os.ReadFile(filepath.Join(commonDir, filepath.FromSlash(ref)))
+	switch {
+	case err == nil:
+		s := strings.TrimSpace(string(b))
+		if !IsObjectName(s) {
+			return "", false, fmt.Errorf("read %s: not an object name", ref)
+		}
+		return s, true, nil
+	case !errors.Is(err, fs.ErrNotExist):
+		return "", false, fmt.Errorf("read %s: %w", ref, err)
+	}
+	if _, err := os.Stat(filepath.Join(commonDir, "reftable")); err == nil {
+		return "", false, errors.New("refs are kept in a reftable, not in files")
+	}
+	packed, err := os.ReadFile(filepath.Join(commonDir, "packed-refs"))
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", false, nil
+	}
+	if err != nil {
+		return "", false, fmt.Errorf("read packed-refs: %w", err)
+	}
+	for _, line := range strings.Split(string(packed), "\n") {
+		sha, name, found := strings.Cut(strings.TrimSpace(line), " ")
+		if found && name == ref && IsObjectName(sha) {
+			return sha, true, nil
+		}
+	}
+	return "", false, nil
+}

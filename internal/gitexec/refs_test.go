@@ -120,3 +120,25 @@ func TestUpdateRefIgnoresInheritedGitDir(t *testing.T) {
 		t.Fatalf("RemoteURL = %q, %v, %v", url, ok, err)
 	}
 }
+
+func TestParseVersion(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		in           string
+		major, minor int
+		bad          bool
+	}{
+		{in: "git version 2.39.5\n", major: 2, minor: 39},
+		{in: "git version 2.28.0 (Apple Git-143)", major: 2, minor: 28},
+		{in: "git version 2.45.0.windows.1", major: 2, minor: 45},
+		{in: "git version 2", bad: true},
+		{in: "hub version 2.39", bad: true},
+		{in: "", bad: true},
+		{in: "git version x.y", bad: true},
+	} {
+		major, minor, err := parseVersion(tc.in)
+		if (err != nil) != tc.bad || major != tc.major || minor != tc.minor {
+			t.Errorf("parseVersion(%q) = %d, %d, %v", tc.in, major, minor, err)
+		}
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 )
 
@@ -170,4 +171,33 @@ func Output(ctx context.Context, dir string, env []string, args ...string) ([]by
 		return nil, &Error{Args: args, Stderr: stderr.String(), Err: err}
 	}
 	return stdout.Bytes(), nil
+}
+
+// Version is git's version as `git version` prints it: major and minor.
+func Version(ctx context.Context) (major, minor int, err error) {
+	out, err := Output(ctx, "", nil, "version")
+	if err != nil {
+		return 0, 0, err
+	}
+	return parseVersion(string(out))
+}
+
+// parseVersion reads "git version 2.39.5" (and vendor suffixes such as
+// "2.39.5 (Apple Git-143)" or "2.45.0.windows.1").
+func parseVersion(s string) (major, minor int, err error) {
+	f := strings.Fields(s)
+	if len(f) < 3 || f[0] != "git" || f[1] != "version" {
+		return 0, 0, fmt.Errorf("git version: cannot read %q", strings.TrimSpace(s))
+	}
+	parts := strings.SplitN(f[2], ".", 3)
+	if len(parts) < 2 {
+		return 0, 0, fmt.Errorf("git version: cannot read %q", f[2])
+	}
+	if major, err = strconv.Atoi(parts[0]); err == nil {
+		minor, err = strconv.Atoi(parts[1])
+	}
+	if err != nil {
+		return 0, 0, fmt.Errorf("git version: cannot read %q", f[2])
+	}
+	return major, minor, nil
 }

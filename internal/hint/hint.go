@@ -156,6 +156,9 @@ var BypassGit = map[string]string{
 	"commit-msg":       "commit",
 	"pre-merge-commit": "merge",
 	"pre-push":         "push",
+	// The reference-transaction hook judges what a commit, merge,
+	// cherry-pick or rebase puts on a branch.
+	"reference-transaction": "commit",
 }
 
 // Line renders hint id with args: strings, []string, or values printed

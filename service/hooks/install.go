@@ -11,10 +11,14 @@ import (
 )
 
 // DefaultHooks are the hooks `lockgate install` installs.
-var DefaultHooks = []string{"pre-commit", "pre-merge-commit", "commit-msg", "pre-push"}
+var DefaultHooks = []string{"pre-commit", "pre-merge-commit", "commit-msg", "pre-push", RefTxHook}
 
 // Known hooks lockgate implements.
-var Known = []string{"pre-commit", "pre-merge-commit", "commit-msg", "pre-push", "pre-receive"}
+var Known = []string{"pre-commit", "pre-merge-commit", "commit-msg", "pre-push", RefTxHook, "pre-receive"}
+
+// RefTxHook is git's reference-transaction hook, run by git 2.28 and
+// later for every change of refs.
+const RefTxHook = "reference-transaction"
 
 // shimMarker identifies a hook file lockgate wrote.
 const shimMarker = "# lockgate-shim"
@@ -30,18 +34,28 @@ const prevSuffix = ".pre-lockgate"
 func Shim(name, bin string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "#!/bin/sh\n%s v1: installed by `lockgate install`; `lockgate uninstall` removes it and restores any previous hook.\n", shimMarker)
+	if name == RefTxHook {
+		// git runs it three times a transaction (prepared, committed,
+		// aborted) and only "prepared" can refuse: the others cost a
+		// shell, not a lockgate, unless a previous hook wants them.
+		fmt.Fprintf(&b, "[ \"$1\" = prepared ] || [ -x \"$(dirname \"$0\")/%s%s\" ] || exit 0\n", name, prevSuffix)
+	}
 	fmt.Fprintf(&b, "lockgate=${LOCKGATE_BIN:-%s}\n", safetext.ShellQuote(bin))
 	b.WriteString(`if [ ! -x "$lockgate" ]; then
   lockgate=$(command -v lockgate) || { echo "lockgate: binary not found; reinstall it, or remove this hook with 'lockgate uninstall'" >&2; exit 1; }
 fi
 `)
 	fmt.Fprintf(&b, "prev=\"$(dirname \"$0\")/%s%s\"\n", name, prevSuffix)
-	if name == "pre-push" || name == "pre-receive" {
-		// Both hooks read the refs on stdin: keep a copy for each.
-		fmt.Fprintf(&b, `if [ -x "$prev" ]; then
+	if name == "pre-push" || name == "pre-receive" || name == RefTxHook {
+		// These hooks read the refs on stdin: keep a copy for each.
+		b.WriteString(`if [ -x "$prev" ]; then
   refs=$(cat)
-  printf '%%s\n' "$refs" | "$prev" "$@" || exit $?
-  printf '%%s\n' "$refs" | "$lockgate" hook %s "$@"
+  printf '%s\n' "$refs" | "$prev" "$@" || exit $?
+`)
+		if name == RefTxHook {
+			b.WriteString("  [ \"$1\" = prepared ] || exit 0\n")
+		}
+		fmt.Fprintf(&b, `  printf '%%s\n' "$refs" | "$lockgate" hook %s "$@"
   exit $?
 fi
 `, name)
@@ -64,6 +78,9 @@ type InstallResult struct {
 	Path    string `json:"path"`
 	Chained string `json:"chained,omitempty"` // the previous hook, kept and run first
 	Updated bool   `json:"updated"`           // a lockgate shim was already there
+	// Skipped says why the hook was not installed (a git too old to run
+	// it); nothing was written.
+	Skipped string `json:"skipped,omitempty"`
 }
 
 // Install writes shims for names into dir. An existing hook that is not a

@@ -161,7 +161,7 @@ func (r *Report) WriteStyled(w io.Writer, what string, paint func(role, text str
 				reason = strings.Replace(reason, exp, paint("expiry", exp), 1)
 			}
 		}
-		fmt.Fprintf(w, "  %s: %s: %s%s\n", paint("path", safetext.Field(safetext.Shorten(where))), paint("rule", v.Rule), reason, v.commitText())
+		fmt.Fprintf(w, "  %s: %s: %s%s\n", paint("path", safetext.Field(safetext.Shorten(where))), paint("rule", v.Rule), reason, v.commitText(r.Hook))
 	}
 	seen := map[string]bool{}
 	prefix := paint("hint", "hint:")
@@ -225,7 +225,7 @@ func (r *Report) WriteGitHub(w io.Writer) {
 		fmt.Fprintf(w, "::warning title=lockgate::%s\n", ghEscape(safetext.Text(wn)))
 	}
 	for _, v := range r.Violations {
-		msg := safetext.Text(v.Reason) + v.commitText()
+		msg := safetext.Text(v.Reason) + v.commitText(r.Hook)
 		if v.Hint != "" {
 			msg += " — " + safetext.Text(v.Hint)
 		}
@@ -238,12 +238,15 @@ func (r *Report) WriteGitHub(w io.Writer) {
 }
 
 // commitText names the violation's commit, for WriteText and WriteGitHub.
-func (v Violation) commitText() string {
+func (v Violation) commitText(hook string) string {
 	if v.Commit == "" {
 		return ""
 	}
 	s := fmt.Sprintf(" (commit %s \"%s\"", v.Commit, safetext.Field(v.Subject))
-	if v.AsPusher {
+	switch {
+	case v.AsPusher && hook == RefTxHook:
+		s += ", made without lockgate's commit hooks: judged as the committer"
+	case v.AsPusher:
 		s += ", no lockgate trailers: judged as the pusher"
 	}
 	return s + ")"

@@ -26,9 +26,12 @@ import (
 type Runner struct {
 	// GitDir is the worktree's git directory: HEAD names the branch a
 	// commit lands on.
-	GitDir  string
-	Dir     string // where git runs: the worktree root, or the git dir when bare
-	Checker *Checker
+	GitDir string
+	// CommonDir is the git directory every worktree shares (refs live
+	// there).
+	CommonDir string
+	Dir       string // where git runs: the worktree root, or the git dir when bare
+	Checker   *Checker
 	// Staged, when set, yields the staged change that PreCommit would
 	// otherwise ask git for (see gitexec.StartStaged).
 	Staged func() ([]byte, error)
