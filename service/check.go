@@ -1,10 +1,8 @@
 package service
 
 import (
-	"bytes"
 	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -407,80 +405,6 @@ func (e *Workspace) CheckPaths(ctx context.Context, req PathCheck) (*PathCheckRe
 		r.Hook = "guard"
 	}
 	return &PathCheckResult{Report: r, Paths: paths}, nil
-}
-
-// EditPayload is what a coding agent's pre-edit hook (Claude Code's
-// PreToolUse) asks about: a tool about to run, and the file it would edit.
-type EditPayload struct {
-	Tool string
-	// Path is the file the tool would write; "" when the tool does not
-	// write files, and so needs no guard.
-	Path string
-	// Cwd is the agent's working directory, absolute; "" when not given.
-	Cwd string
-}
-
-// claudeEditTools are the Claude Code tools that write files.
-var claudeEditTools = map[string]bool{"Edit": true, "MultiEdit": true, "Write": true, "NotebookEdit": true}
-
-// MaxEditPayload bounds the payload: a Write carries the whole new file.
-const MaxEditPayload = 64 << 20
-
-// ReadEditPayload reads Claude Code's PreToolUse payload from r. A payload
-// that is not one, or an edit that names no file, is an error: the guard
-// cannot vouch for it.
-func ReadEditPayload(r io.Reader) (*EditPayload, error) {
-	if r == nil {
-		return nil, errors.New("no hook payload on stdin")
-	}
-	data, err := io.ReadAll(io.LimitReader(r, MaxEditPayload+1))
-	if err != nil {
-		return nil, fmt.Errorf("read hook payload: %w", err)
-	}
-	if len(data) > MaxEditPayload {
-		return nil, fmt.Errorf("hook payload larger than %d bytes", MaxEditPayload)
-	}
-	if len(bytes.TrimSpace(data)) == 0 {
-		return nil, errors.New("empty hook payload on stdin: want Claude Code's PreToolUse JSON")
-	}
-	var in struct {
-		HookEventName string `json:"hook_event_name"`
-		ToolName      string `json:"tool_name"`
-		Cwd           string `json:"cwd"`
-		ToolInput     *struct {
-			FilePath     *string `json:"file_path"`
-			NotebookPath *string `json:"notebook_path"`
-		} `json:"tool_input"`
-	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	if err := dec.Decode(&in); err != nil {
-		return nil, fmt.Errorf("hook payload is not Claude Code's PreToolUse JSON: %w", err)
-	}
-	if dec.More() {
-		return nil, errors.New("hook payload has trailing data after the JSON object")
-	}
-	if in.HookEventName != "" && in.HookEventName != "PreToolUse" {
-		return nil, fmt.Errorf("hook_event_name %q: this guard answers PreToolUse", in.HookEventName)
-	}
-	if in.ToolName == "" {
-		return nil, errors.New("hook payload has no tool_name")
-	}
-	p := &EditPayload{Tool: in.ToolName, Cwd: in.Cwd}
-	if !claudeEditTools[in.ToolName] {
-		return p, nil // not an edit: nothing to guard
-	}
-	if in.ToolInput != nil {
-		for _, f := range []*string{in.ToolInput.FilePath, in.ToolInput.NotebookPath} {
-			if f != nil && *f != "" {
-				p.Path = *f
-				break
-			}
-		}
-	}
-	if p.Path == "" {
-		return nil, fmt.Errorf("%s payload has no tool_input.file_path: cannot tell what would be edited", in.ToolName)
-	}
-	return p, nil
 }
 
 // Runner builds the hook runner for this repository: compiled policy,

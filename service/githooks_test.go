@@ -340,34 +340,6 @@ func TestCheckPaths(t *testing.T) {
 	}
 }
 
-func TestEditPayload(t *testing.T) {
-	for _, tc := range []struct {
-		name, in string
-		want     *EditPayload
-	}{
-		{name: "an edit", in: `{"hook_event_name":"PreToolUse","tool_name":"Edit","cwd":"/r","tool_input":{"file_path":"/r/a.go"}}`,
-			want: &EditPayload{Tool: "Edit", Path: "/r/a.go", Cwd: "/r"}},
-		{name: "a notebook edit", in: `{"tool_name":"NotebookEdit","tool_input":{"notebook_path":"nb.ipynb"}}`,
-			want: &EditPayload{Tool: "NotebookEdit", Path: "nb.ipynb"}},
-		{name: "not an edit", in: `{"tool_name":"Bash"}`, want: &EditPayload{Tool: "Bash"}},
-		{name: "an edit of no file", in: `{"tool_name":"Write","tool_input":{}}`},
-		{name: "another event", in: `{"hook_event_name":"PostToolUse","tool_name":"Edit"}`},
-		{name: "empty", in: " \n"},
-		{name: "trailing data", in: `{"tool_name":"Bash"} {}`},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			got, err := ReadEditPayload(strings.NewReader(tc.in))
-			switch {
-			case tc.want == nil && err == nil:
-				t.Fatalf("accepted as %+v", got)
-			case tc.want != nil && err != nil:
-				t.Fatal(err)
-			case tc.want != nil && *got != *tc.want:
-				t.Fatalf("got %+v, want %+v", got, tc.want)
-			}
-		})
-	}
-}
 
 func TestInstallHooks(t *testing.T) {
 	var usage *UsageError

@@ -9,6 +9,8 @@ import (
 )
 
 func commands() map[string]*command {
+	guard := map[string]*command{"edit": guardEditCommand()}
+	guardHarnessCommands(guard)
 	return map[string]*command{
 		"lock": {usage: "lock <command>", short: "take, release, refresh, list, check, clear, prune and hold locks", sub: map[string]*command{
 			"acquire": acquireCommand(),
@@ -48,13 +50,10 @@ func commands() map[string]*command {
 			"release":  portsReleaseCommand(),
 			"list":     portsListCommand(),
 		}},
-		"plan":  planCommand(),
-		"mcp":   mcpCommand(),
-		"serve": serveCommand(),
-		"guard": {usage: "guard <command>", short: "checks coding agents run before they edit a file", sub: map[string]*command{
-			"edit":        guardEditCommand(),
-			"claude-code": guardClaudeCodeCommand(),
-		}},
+		"plan":    planCommand(),
+		"mcp":     mcpCommand(),
+		"serve":   serveCommand(),
+		"guard":   {usage: "guard <command>", short: "checks coding agents run before they edit a file", sub: guard},
 		"version": {usage: "version", short: "print the version", noArgs: true, run: runVersion},
 	}
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/lockgate/lockgate/internal/hint"
 	"github.com/lockgate/lockgate/internal/safetext"
 	"github.com/lockgate/lockgate/service"
 	"github.com/lockgate/lockgate/service/outcome"
@@ -214,61 +215,105 @@ func guardEditCommand() *command {
 	}
 }
 
-func guardClaudeCodeCommand() *command {
+// guardShort describes `guard NAME` for each harness.
+var guardShort = map[string]string{
+	"claude-code": "Claude Code PreToolUse hook: reads the payload on stdin; exit 2 blocks the edit with the reason on stderr",
+	"codex":       "Codex CLI PreToolUse hook (apply_patch, shell): exit 2 blocks with the reason on stderr",
+	"gemini":      "Gemini CLI BeforeTool hook (write_file, replace, run_shell_command): a deny decision and exit 2",
+	"opencode":    "what lockgate's opencode plugin runs before a tool: exit 2 blocks, the plugin throws the reason",
+	"cursor":      "Cursor preToolUse/beforeShellExecution hook: answers {\"permission\": \"allow\"|\"deny\"}",
+	"copilot":     "GitHub Copilot preToolUse hook: answers {\"permissionDecision\": \"deny\"} with the reason",
+	"cline":       "Cline PreToolUse hook: answers {\"cancel\": true} with the reason (Cline ends the task)",
+	"goose":       "Goose PreToolUse hook: exit 2 blocks with the reason on stderr",
+}
+
+// guardHarnessCommands are `guard NAME` for every harness lockgate answers.
+func guardHarnessCommands(sub map[string]*command) {
+	for _, name := range service.Harnesses {
+		sub[name] = guardHarnessCommand(name)
+	}
+}
+
+// guardHarnessCommand reads harness's pre-tool payload on stdin, judges
+// every file the tool would write (and the write targets of its shell
+// command) as the pre-commit hook would, and answers in the harness's
+// convention. Anything it cannot vouch for — a payload it cannot read, a
+// store it cannot open — is a denial.
+func guardHarnessCommand(harness string) *command {
 	return &command{
-		usage: "guard claude-code",
-		short: "Claude Code PreToolUse hook: reads the payload on stdin; exit 2 blocks the edit with the reason on stderr",
+		usage: "guard " + harness,
+		short: guardShort[harness],
 		run: func(ctx context.Context, a *app, args []string) error {
 			if len(args) > 0 {
-				return a.blockEdit(service.Usagef("guard claude-code takes no arguments (the payload comes on stdin)"))
+				return a.denyCall(harness, service.Usagef("guard %s takes no arguments (the payload comes on stdin)", harness))
 			}
 			// The caller is a coding agent unless told otherwise.
 			if a.globals.WorkerType == "" && getenv("LOCKGATE_WORKER_TYPE") == "" {
 				a.globals.WorkerType = "agent"
 			}
-			in, err := service.ReadEditPayload(a.stdio.In)
+			call, err := service.ReadToolCall(harness, a.stdio.In)
 			if err != nil {
-				return a.blockEdit(err)
+				return a.denyCall(harness, err)
 			}
-			if in.Path == "" {
-				return nil // not an edit: nothing to guard
+			if !call.Guards() {
+				return a.answerCall(harness, false, "") // writes nothing
 			}
-			if in.Cwd != "" && a.globals.Dir == "" {
-				if !filepath.IsAbs(in.Cwd) {
-					return a.blockEdit(fmt.Errorf("payload cwd %q is not absolute", in.Cwd))
+			if call.Cwd != "" && a.globals.Dir == "" {
+				if !filepath.IsAbs(call.Cwd) {
+					return a.denyCall(harness, fmt.Errorf("payload cwd %q is not absolute", call.Cwd))
 				}
-				a.globals.Dir = in.Cwd
+				a.globals.Dir = call.Cwd
 			}
 			e, err := a.load(ctx)
 			if err != nil {
-				return a.blockEdit(err)
+				return a.denyCall(harness, err)
 			}
-			res, err := e.CheckPaths(ctx, service.PathCheck{Paths: []string{in.Path}})
+			res, err := e.GuardToolCall(ctx, call)
 			if err != nil {
-				return a.blockEdit(err)
+				return a.denyCall(harness, err)
 			}
 			r := res.Report
 			for _, w := range r.Warnings {
 				fmt.Fprintf(a.stdio.Err, "lockgate: warning: %s\n", w)
 			}
 			if r.OK {
-				return nil
+				return a.answerCall(harness, false, "")
 			}
 			a.carryReport(r)
-			r.WriteStyled(a.stdio.Err, in.Tool+" of "+safetext.Field(safetext.Shorten(res.Paths[0])), a.paintRole)
-			return &outcome.ExitError{Code: claudeBlock}
+			r.Warnings = nil // said above, on stderr
+			var b strings.Builder
+			shown := make([]string, len(res.Paths))
+			for i, p := range res.Paths {
+				shown[i] = safetext.Field(safetext.Shorten(p))
+			}
+			r.WriteStyled(&b, service.DescribeCall(call, shown), func(_, text string) string { return text })
+			return a.answerCall(harness, true, b.String())
 		},
 	}
 }
 
-// claudeBlock is the exit code with which a Claude Code hook blocks a tool
-// call; any other non-zero code lets the call go ahead.
-const claudeBlock = 2
-
-// blockEdit refuses an edit the guard could not vouch for: in Claude Code's
-// protocol only exit 2 blocks, so every failure must end there.
-func (a *app) blockEdit(err error) error {
-	fmt.Fprintf(a.stdio.Err, "lockgate: edit blocked: %s\n", safetext.Text(err.Error()))
-	a.printOutcome(a.outcome(err))
-	return &outcome.ExitError{Code: claudeBlock}
+// answerCall prints the guard's decision in harness's convention and
+// exits as it asks.
+func (a *app) answerCall(harness string, deny bool, reason string) error {
+	rep := service.GuardAnswer(harness, deny, reason)
+	fmt.Fprint(a.stdio.Out, rep.Stdout)
+	fmt.Fprint(a.stdio.Err, rep.Stderr)
+	if rep.Exit != 0 {
+		return &outcome.ExitError{Code: rep.Exit}
+	}
+	return nil
 }
+
+// denyCall refuses a tool call the guard could not vouch for, saying why
+// and how to resolve it, in harness's convention.
+func (a *app) denyCall(harness string, err error) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "lockgate: edit blocked: %s\n", safetext.Text(err.Error()))
+	o := a.outcome(err)
+	if o.Detail != "" {
+		hint.PrintAs(&b, "hint:", o.Detail)
+	}
+	hint.PrintAs(&b, "hint:", a.carry(o.Hints)...)
+	return a.answerCall(harness, true, b.String())
+}
+
