@@ -6,7 +6,7 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo deve
 LDFLAGS := -s -w -X github.com/lockgate/lockgate/frontend/cli.Version=$(VERSION)
 FUZZTIME ?= 30s
 
-.PHONY: all build install test stress test-deps lint cover bench fuzz release-check clean
+.PHONY: all build install test test-agents stress test-deps lint cover bench fuzz release-check clean
 
 all: build
 
@@ -36,6 +36,18 @@ RACE_ENV := GORACE="atexit_sleep_ms=0 $(GORACE)"
 test: test-deps
 	@$(MAKE) --no-print-directory lint
 	$(RACE_ENV) $(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) -parallel $(TEST_PARALLEL) $(PKGS)
+
+# test-agents runs the real coding-agent CLIs (Claude Code, Codex, Gemini
+# CLI, opencode, Copilot CLI: npm packages, pinned, installed once by
+# scripts/test-agents-deps.sh into a cache outside the repository, about
+# 1.5 GB) headless against a scripted model, in repositories set up by
+# `lockgate init --agent NAME`. Kept out of `make test` for the download;
+# CI runs both. AGENTS_RUN=TestCapture also runs the rig's own checks of
+# each harness's hook conventions.
+AGENTS_RUN ?= TestRealHarnesses
+test-agents:
+	@scripts/test-agents-deps.sh >/dev/null
+	$(GO) test -tags agents -count=1 -timeout 30m -run '$(AGENTS_RUN)' ./cmd/lockgate ./internal/agenttest
 
 # stress runs the multi-process races (lock grants, takeovers, kills, the
 # workflow branch, Redis across machines, the fleet verified) at their

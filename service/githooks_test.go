@@ -340,7 +340,6 @@ func TestCheckPaths(t *testing.T) {
 	}
 }
 
-
 func TestInstallHooks(t *testing.T) {
 	var usage *UsageError
 	for _, tc := range []struct {

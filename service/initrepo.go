@@ -18,11 +18,11 @@ import (
 var starterConfig []byte
 
 // InitRequest is `init`: whether an existing .lockgate.yaml is replaced
-// (Force), and the coding agent to be set up after the hooks are
-// installed ("" none), checked before anything is written.
+// (Force), and the coding agents to be set up after the hooks are
+// installed, checked before anything is written.
 type InitRequest struct {
-	Force bool
-	Agent string
+	Force  bool
+	Agents []string
 }
 
 // Initialized is what `init` did with the policy: the file, whether an
@@ -42,8 +42,8 @@ func (e *Workspace) Init(req InitRequest) (*Initialized, error) {
 	if e.repo.Toplevel == "" {
 		return nil, Usagef("init: needs a working tree (this is a bare repository)")
 	}
-	if req.Agent != "" {
-		if err := agentsetup.Check(req.Agent); err != nil {
+	for _, a := range req.Agents {
+		if err := agentsetup.Check(a); err != nil {
 			return nil, err
 		}
 	}
@@ -75,9 +75,15 @@ func (e *Workspace) Init(req InitRequest) (*Initialized, error) {
 // settings files.
 type AgentStep = agentsetup.Step
 
+// Agents are the coding agents lockgate sets up.
+var Agents = agentsetup.Agents
+
 // SetupAgent writes lockgate's entries into the settings of agent in the
-// working tree at root, returning what it did with each, even on error.
-func SetupAgent(root, agent string) ([]AgentStep, error) { return agentsetup.Setup(root, agent) }
+// working tree at root, returning what it did with each, even on error;
+// with dryRun it writes nothing, and each step carries its diff.
+func SetupAgent(root, agent string, dryRun bool) ([]AgentStep, error) {
+	return agentsetup.Setup(root, agent, dryRun)
+}
 
 // RemoveAgent takes lockgate's entries out of the settings of agent in the
 // working tree at root, returning those it removed, even on error.

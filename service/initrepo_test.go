@@ -1,8 +1,10 @@
 package service_test
 
 import (
+	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/lockgate/lockgate/service"
@@ -21,10 +23,10 @@ func TestInit(t *testing.T) {
 		wantKept bool
 		wantErr  any
 	}{
-		{name: "writes the starter file", req: service.InitRequest{Agent: "claude-code"}},
+		{name: "writes the starter file", req: service.InitRequest{Agents: []string{"claude-code"}}},
 		{name: "keeps the repository's policy", before: func() { r.Write(".lockgate.yaml", "version: 1\n") }, wantKept: true},
 		{name: "replaces it with force", req: service.InitRequest{Force: true}},
-		{name: "unknown agent, nothing written", req: service.InitRequest{Force: true, Agent: "vim"}, before: func() { r.Write(".lockgate.yaml", "version: 1\n") },
+		{name: "unknown agent, nothing written", req: service.InitRequest{Force: true, Agents: []string{"vim"}}, before: func() { r.Write(".lockgate.yaml", "version: 1\n") },
 			wantErr: new(*agentsetup.Error)},
 		{name: "never through a link", req: service.InitRequest{Force: true}, before: func() {
 			if err := os.Remove(policy); err != nil {
@@ -83,32 +85,53 @@ func TestAgentSettings(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
-	root := t.TempDir()
-	tests := []struct {
-		name        string
-		do          func(root, agent string) ([]service.AgentStep, error)
-		agent       string
-		wantChanged bool
-		wantErr     any
-	}{
-		{name: "set up", do: service.SetupAgent, agent: "claude-code", wantChanged: true},
-		{name: "set up again", do: service.SetupAgent, agent: "claude-code"},
-		{name: "remove", do: service.RemoveAgent, agent: "claude-code", wantChanged: true},
-		{name: "unknown agent", do: service.SetupAgent, agent: "vim", wantErr: new(*agentsetup.Error)},
-	}
-	for _, tt := range tests {
-		steps, err := tt.do(root, tt.agent)
-		wantError(t, err, tt.wantErr)
-		if tt.wantErr != nil {
-			continue
-		}
-		if len(steps) == 0 {
-			t.Fatalf("%s: no step", tt.name)
-		}
-		for _, s := range steps {
-			if s.Changed != tt.wantChanged {
-				t.Fatalf("%s: %+v, want changed %v", tt.name, s, tt.wantChanged)
+	for _, agent := range service.Agents {
+		t.Run(agent, func(t *testing.T) {
+			root := t.TempDir()
+			steps, err := service.SetupAgent(root, agent, true)
+			if err != nil || len(steps) == 0 {
+				t.Fatalf("dry run: %v, %v", steps, err)
 			}
-		}
+			for _, s := range steps {
+				if !s.Changed || !strings.Contains(s.Diff, "+++ "+s.Path) || !strings.Contains(s.Diff, "\n+") {
+					t.Fatalf("dry run step %+v", s)
+				}
+				if _, err := os.Stat(s.Path); err == nil {
+					t.Fatalf("dry run wrote %s", s.Path)
+				}
+			}
+			for round, wantChanged := range []bool{true, false} {
+				steps, err := service.SetupAgent(root, agent, false)
+				if err != nil || len(steps) == 0 {
+					t.Fatalf("set up %d: %v, %v", round, steps, err)
+				}
+				for _, s := range steps {
+					if s.Changed != wantChanged || s.Diff != "" {
+						t.Fatalf("set up %d: %+v, want changed %v", round, s, wantChanged)
+					}
+					if _, err := os.Stat(s.Path); err != nil {
+						t.Fatalf("set up %d: %v", round, err)
+					}
+				}
+			}
+			steps, err = service.RemoveAgent(root, agent)
+			if err != nil || len(steps) == 0 {
+				t.Fatalf("remove: %v, %v", steps, err)
+			}
+			if steps, err = service.RemoveAgent(root, agent); err != nil || len(steps) != 0 {
+				t.Fatalf("remove again: %v, %v", steps, err)
+			}
+			err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+				if err == nil && !d.IsDir() {
+					t.Errorf("left %s behind", path)
+				}
+				return err
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+		})
 	}
+	_, err := service.SetupAgent(t.TempDir(), "vim", false)
+	wantError(t, err, new(*agentsetup.Error))
 }

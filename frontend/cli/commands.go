@@ -53,6 +53,7 @@ func commands() map[string]*command {
 		"plan":    planCommand(),
 		"mcp":     mcpCommand(),
 		"serve":   serveCommand(),
+		"agent":   agentCommand(),
 		"guard":   {usage: "guard <command>", short: "checks coding agents run before they edit a file", sub: guard},
 		"version": {usage: "version", short: "print the version", noArgs: true, run: runVersion},
 	}

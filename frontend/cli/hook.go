@@ -316,4 +316,3 @@ func (a *app) denyCall(harness string, err error) error {
 	hint.PrintAs(&b, "hint:", a.carry(o.Hints)...)
 	return a.answerCall(harness, true, b.String())
 }
-

@@ -3,6 +3,8 @@ package cli
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/spf13/pflag"
 
@@ -16,10 +18,10 @@ func initCommand() *command {
 	return &command{
 		noArgs:  true,
 		noStore: true,
-		usage:   "init [--force] [--no-install] [--agent claude-code]",
+		usage:   "init [--force] [--no-install] [--agent NAME]...",
 		short:   "write a starter .lockgate.yaml at the repository root and install the hooks (and an agent's guard)",
 		flags: func(fs *pflag.FlagSet) {
-			fs.StringVar(&req.Agent, "agent", "", "also set up coding agent `NAME` (claude-code: pre-edit guard in .claude/settings.json, MCP server in .mcp.json)")
+			fs.StringArrayVar(&req.Agents, "agent", nil, "also set up coding agent `NAME` (repeatable): "+strings.Join(service.Agents, ", "))
 			fs.BoolVar(&req.Force, "force", false, "overwrite an existing .lockgate.yaml")
 			fs.BoolVar(&noInstall, "no-install", false, "do not install the git hooks")
 			globalHooksFlag(fs, &hooks)
@@ -37,10 +39,12 @@ func initCommand() *command {
 							return err
 						}
 					}
-					if req.Agent == "" {
-						return nil
+					for _, agent := range req.Agents {
+						if err := a.setupAgent(r.Root, agent, false); err != nil {
+							return err
+						}
 					}
-					return a.setupAgent(r.Root, req.Agent)
+					return nil
 				})
 		},
 	}
@@ -71,4 +75,39 @@ func validateCommand() *command {
 			return a.reply(map[string]any{"ok": true, "files": files, "defaults": len(v.Valid) == 0}, func() {})
 		},
 	}
+}
+
+func agentCommand() *command {
+	var dryRun bool
+	return &command{usage: "agent <command>", short: "set up coding agents: the pre-edit guard and the MCP server in each harness's project settings", sub: map[string]*command{
+		"setup": {
+			noStore:  true,
+			usage:    "agent setup NAME... [--dry-run]",
+			short:    "merge lockgate's guard (and MCP server) into coding agent NAME's project settings: " + strings.Join(service.Agents, ", "),
+			someArgs: "NAME",
+			flags: func(fs *pflag.FlagSet) {
+				fs.BoolVar(&dryRun, "dry-run", false, "print the change to each file instead of writing it")
+			},
+			run: func(ctx context.Context, a *app, args []string) error {
+				for _, agent := range args {
+					if !slices.Contains(service.Agents, agent) {
+						return service.Usagef("unknown agent %q: want one of %s", agent, strings.Join(service.Agents, ", "))
+					}
+				}
+				e, err := a.workspace(ctx)
+				if err != nil {
+					return err
+				}
+				if e.WorkTree() == "" {
+					return service.Usagef("agent setup: needs a working tree")
+				}
+				for _, agent := range args {
+					if err := a.setupAgent(e.WorkTree(), agent, dryRun); err != nil {
+						return err
+					}
+				}
+				return nil
+			},
+		},
+	}}
 }

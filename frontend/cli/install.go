@@ -77,7 +77,7 @@ func uninstallCommand() *command {
 	return &command{
 		noArgs:  true,
 		noStore: true,
-		usage:   "uninstall [--hook NAME]... | --agent claude-code",
+		usage:   "uninstall [--hook NAME]... | --agent NAME",
 		short:   "remove lockgate's hook shims and restore the hooks they chained (or, with --agent, its entries in the agent's settings)",
 		flags: func(fs *pflag.FlagSet) {
 			hookFlags(fs, &req)
@@ -121,11 +121,20 @@ func uninstallCommand() *command {
 }
 
 // setupAgent writes agent's settings in the worktree at root and says what
-// it did with each entry.
-func (a *app) setupAgent(root, agent string) error {
-	steps, err := service.SetupAgent(root, agent)
+// it did with each entry; with dryRun it prints the diff of each change
+// on stdout instead.
+func (a *app) setupAgent(root, agent string, dryRun bool) error {
+	steps, err := service.SetupAgent(root, agent, dryRun)
 	for _, s := range steps {
-		fmt.Fprintf(a.stdio.Err, "%s: %s %s\n", s.Path, s.What, map[bool]string{true: "added", false: "already there"}[s.Changed])
+		switch {
+		case dryRun && s.Changed:
+			fmt.Fprint(a.stdio.Out, s.Diff)
+			fmt.Fprintf(a.stdio.Err, "%s: %s would be added\n", s.Path, s.What)
+		case dryRun:
+			fmt.Fprintf(a.stdio.Err, "%s: %s already there\n", s.Path, s.What)
+		default:
+			fmt.Fprintf(a.stdio.Err, "%s: %s %s\n", s.Path, s.What, map[bool]string{true: "added", false: "already there"}[s.Changed])
+		}
 	}
 	return err
 }

@@ -25,21 +25,22 @@ func FuzzClaudeSettings(f *testing.F) {
 			return
 		}
 		before := userCommands(doc)
-		file := &agentFile{path: "settings.json", doc: doc}
-		if _, err := mergeClaudeSettings(file, claudeGuardCommand("lockgate")); err != nil {
+		l := hookList{section: "hooks", event: "PreToolUse", mark: "guard claude-code"}
+		want := map[string]any{"matcher": claudeMatcher, "hooks": []any{map[string]any{"type": "command", "command": claudeGuardCommand("lockgate")}}}
+		if _, err := l.merge(doc, want); err != nil {
 			return // a shape lockgate refuses to touch
 		}
-		if n := ourCommands(file.doc); n != 1 {
+		if n := ourCommands(doc); n != 1 {
 			t.Fatalf("%d guard entries after merge of %s", n, s)
 		}
-		if got := userCommands(file.doc); !equalCounts(got, before) {
+		if got := userCommands(doc); !equalCounts(got, before) {
 			t.Fatalf("merge changed the user's hooks of %s: %v -> %v", s, before, got)
 		}
-		removeClaudeSettings(file)
-		if n := ourCommands(file.doc); n != 0 {
+		l.remove(doc)
+		if n := ourCommands(doc); n != 0 {
 			t.Fatalf("%d guard entries left after remove of %s", n, s)
 		}
-		if got := userCommands(file.doc); !equalCounts(got, before) {
+		if got := userCommands(doc); !equalCounts(got, before) {
 			t.Fatalf("remove changed the user's hooks of %s: %v -> %v", s, before, got)
 		}
 	})
@@ -54,7 +55,7 @@ func preToolCommands(doc map[string]any, ours bool) map[string]int {
 		gm, _ := g.(map[string]any)
 		hs, _ := gm["hooks"].([]any)
 		for _, h := range hs {
-			if isOurHook(h) == ours {
+			if mentions(h, "guard claude-code") == ours {
 				b, _ := json.Marshal(h)
 				out[string(b)]++
 			}
