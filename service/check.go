@@ -415,6 +415,9 @@ func (e *Workspace) Runner(ctx context.Context, p Purpose, profile string) (*hoo
 	if err != nil {
 		return nil, err
 	}
+	if err := e.judgeByCommitted(ctx, h.Checker); err != nil {
+		return nil, err
+	}
 	p.Judges = true
 	if err := e.Open(ctx, p); err != nil {
 		var ue *locks.UnavailableError
@@ -447,7 +450,8 @@ func (e *Workspace) logRunner(ctx context.Context, profile string) (*hooks.Runne
 	ck := &hooks.Checker{
 		Policy: policy, Me: e.me, Profile: profile, RequireLock: e.cfg.Hooks.RequireLock,
 		Now: e.Now(), WarnUnavailable: e.cfg.Hooks.OnStoreUnavailable == "warn",
-		Dir: e.UserDir(),
+		Dir:         e.UserDir(),
+		PolicyFiles: policyFiles(e.cfg), AgentEditable: e.cfg.Scope.AgentEditable, IgnoreCase: ignoreCase,
 	}
 	return &hooks.Runner{GitDir: e.repo.GitDir, CommonDir: e.repo.CommonDir, Dir: e.Root(), Checker: ck,
 		MaxCommits: e.cfg.Hooks.PrePush.MaxCommits, MaxPaths: e.cfg.Hooks.PrePush.MaxPaths}, nil

@@ -166,6 +166,9 @@ type OpenAPIConfig struct {
 type ScopeConfig struct {
 	scope.Policy `yaml:",inline"`
 	HotFiles     []string `yaml:"hot_files"`
+	// AgentEditable names lockgate's own files (this file, the work
+	// packages) that agents may change; by default they may not.
+	AgentEditable []string `yaml:"agent_editable"`
 }
 
 // HooksConfig is the `hooks:` section.

@@ -1,6 +1,9 @@
-// Package agentsetup merges lockgate's entries into a coding agent's
-// settings files and takes them out again: for Claude Code, the pre-edit
-// guard in .claude/settings.json and the MCP server in .mcp.json. The
-// user's own entries are never changed, and a file lockgate cannot read as
-// a JSON object is left alone with an error.
+// Package agentsetup merges lockgate's entries into coding agents'
+// project settings and takes them out again: the pre-edit guard each
+// harness runs before a tool call (Claude Code, Codex CLI, Gemini CLI,
+// Cursor, GitHub Copilot and Goose read it from JSON files; opencode from
+// a plugin and Cline from a hook script that lockgate writes whole), the
+// MCP server where a harness reads one from the project, and Aider's
+// .aider.conf.yml. The user's own entries are never changed, and a file
+// lockgate cannot read is left alone with an error.
 package agentsetup

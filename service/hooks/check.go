@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -20,6 +21,19 @@ import (
 // store, read once for the whole set.
 type Checker struct {
 	Policy *scope.Compiled
+	// Committed is the policy committed on HEAD when the worktree's
+	// .lockgate.yaml differs from it (nil when they are the same): a
+	// change is judged by both, so that editing the policy file, staged
+	// or not, relaxes nothing before the edit is committed — and
+	// committing it is refused to agents (PolicyFiles).
+	Committed *scope.Compiled
+	// PolicyFiles are lockgate's own files (the policy, the work
+	// packages), repo-relative: an agent may not change them
+	// (RulePolicyFile) unless AgentEditable names them.
+	PolicyFiles   []string
+	AgentEditable []string
+	// IgnoreCase compares PolicyFiles as core.ignorecase says.
+	IgnoreCase bool
 	// Store is where locks are read; nil when it could not be opened, with
 	// StoreErr saying why.
 	Store    locks.Store
@@ -81,11 +95,23 @@ func (c *Checker) Check(ctx context.Context, paths []string, branch string, r *R
 	if policy == nil {
 		policy = &scope.Compiled{}
 	}
-	for _, v := range policy.Evaluate(paths, scope.Subject{
-		WorkerType: c.Me.HolderType, Profile: c.Profile, Branch: branch, HasKey: hasKey,
-	}) {
+	subject := scope.Subject{WorkerType: c.Me.HolderType, Profile: c.Profile, Branch: branch, HasKey: hasKey}
+	found := policy.Evaluate(paths, subject)
+	if c.Committed != nil {
+		seen := map[scope.Violation]bool{}
+		for _, v := range found {
+			seen[v] = true
+		}
+		for _, v := range c.Committed.Evaluate(paths, subject) {
+			if !seen[v] {
+				found = append(found, v)
+			}
+		}
+	}
+	for _, v := range found {
 		r.Add(c.scopeViolation(v, others[v.Key]))
 	}
+	c.checkPolicyFiles(paths, r)
 	if err := c.storeOK(r); err != nil || c.Store == nil {
 		return err
 	}
@@ -296,3 +322,30 @@ func pauseFeature(key string) string {
 }
 
 func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339) }
+
+// RulePolicyFile refuses an agent's change of lockgate's own files.
+const RulePolicyFile = "policy_file"
+
+// checkPolicyFiles refuses an agent's change of the policy or the work
+// packages, unless scope.agent_editable names the file: an agent must not
+// relax the rules it is judged by, nor hand itself work.
+func (c *Checker) checkPolicyFiles(paths []string, r *Report) {
+	if c.Me.HolderType == scope.WorkerHuman || len(c.PolicyFiles) == 0 {
+		return
+	}
+	same := func(a, b string) bool {
+		if c.IgnoreCase {
+			return strings.EqualFold(a, b)
+		}
+		return a == b
+	}
+	for _, p := range paths {
+		for _, f := range c.PolicyFiles {
+			if !same(p, f) || slices.ContainsFunc(c.AgentEditable, func(e string) bool { return same(p, e) }) {
+				continue
+			}
+			r.Add(Violation{Path: p, Rule: RulePolicyFile,
+				Reason: fmt.Sprintf("%s is lockgate's policy: agents may not change it; a person may, or name it in scope.agent_editable of the committed .lockgate.yaml", p)})
+		}
+	}
+}
