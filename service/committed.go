@@ -72,7 +72,6 @@ func intersect(a, b []string) []string {
 	return out
 }
 
-
 // committedConfig is the policy committed on HEAD, nil when HEAD has none
 // or it is byte for byte the worktree's. It is read through git once per
 // HEAD commit and kept in the clone's cache, keyed by that commit: the
