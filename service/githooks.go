@@ -74,6 +74,40 @@ func ReadRefTransaction(ctx context.Context, dir string, args []string, stdin io
 	return tx, nil
 }
 
+// PostCheckout, PostMerge and PostRewrite are git's hooks after a
+// checkout, a merge and a rewrite (amend, rebase): they bring the files'
+// modes up to date for locks.read_only (SyncReadOnly), since git writes
+// the files of a checkout with the modes of the index. They never refuse:
+// what they cannot do is a warning.
+func (e *Workspace) PostCheckout(ctx context.Context, in HookInput) (*Report, error) {
+	return e.syncHook(ctx, "post-checkout", in)
+}
+
+// PostMerge is git's post-merge hook (see PostCheckout).
+func (e *Workspace) PostMerge(ctx context.Context, in HookInput) (*Report, error) {
+	return e.syncHook(ctx, "post-merge", in)
+}
+
+// PostRewrite is git's post-rewrite hook (see PostCheckout).
+func (e *Workspace) PostRewrite(ctx context.Context, in HookInput) (*Report, error) {
+	if in.Stdin != nil {
+		_, _ = io.Copy(io.Discard, in.Stdin) // the rewritten commits: not needed
+	}
+	return e.syncHook(ctx, "post-rewrite", in)
+}
+
+func (e *Workspace) syncHook(ctx context.Context, name string, in HookInput) (*Report, error) {
+	if err := HookArgs(name, in.Args); err != nil {
+		return nil, err
+	}
+	r := &Report{Hook: name}
+	if _, err := e.SyncReadOnly(ctx); err != nil {
+		r.Warnings = append(r.Warnings, "locks.read_only: the files' modes were not brought up to date: "+err.Error())
+	}
+	r.Finish()
+	return r, nil
+}
+
 // ReferenceTransaction is git's reference-transaction hook (git 2.28 and
 // later): in the "prepared" state it judges the commits a branch update
 // adds that no lockgate commit hook judged (`commit --no-verify`, a
@@ -147,6 +181,10 @@ func HookArgs(hook string, args []string) error {
 		return Usagef("hook commit-msg: want the message FILE as the only argument")
 	case hook == "pre-push" && len(args) > 2:
 		return Usagef("hook pre-push: want REMOTE and URL")
+	case hook == "post-checkout" && len(args) != 3:
+		return Usagef("hook post-checkout: want the previous HEAD, the new HEAD and the branch flag")
+	case (hook == "post-merge" || hook == "post-rewrite") && len(args) != 1:
+		return Usagef("hook %s: want one argument, as git gives it", hook)
 	case hook == "reference-transaction" && len(args) != 1:
 		return Usagef("hook reference-transaction: want the state (prepared, committed or aborted) as the only argument")
 	case hook == "pre-receive" && len(args) > 0:

@@ -87,6 +87,7 @@ func (e *Workspace) AcquireLocks(ctx context.Context, r AcquireRequest) (Acquire
 		return AcquireResult{}, err
 	}
 	res, err := e.mgr.Acquire(ctx, req)
+	e.syncAfterLocks(ctx)
 	out := AcquireResult{Locks: res}
 	if err == nil && r.WarnPaths {
 		out.Dirs, out.Missing = e.unnamedPaths(ctx, res)
@@ -140,7 +141,21 @@ func (e *Workspace) ReleaseLocks(ctx context.Context, r ReleaseRequest) (locks.R
 	if err != nil {
 		return locks.ReleaseResult{}, err
 	}
-	return e.mgr.Release(ctx, canonicals(keys), e.me, r.Force)
+	res, err := e.mgr.Release(ctx, canonicals(keys), e.me, r.Force)
+	e.syncAfterLocks(ctx)
+	return res, err
+}
+
+// syncAfterLocks brings the worktree's read-only files up to date after
+// locks changed (locks.read_only); failing to is a warning: the locks
+// changed.
+func (e *Workspace) syncAfterLocks(ctx context.Context) {
+	if !e.cfg.Locks.ReadOnly || e.repo.Toplevel == "" {
+		return
+	}
+	if _, err := e.SyncReadOnly(ctx); err != nil {
+		e.notify("warning", "locks.read_only: the files' modes were not brought up to date: "+err.Error(), "lockgate guard watch")
+	}
 }
 
 // RefreshRequest is `lock refresh` and refresh_lock.

@@ -9,7 +9,7 @@ import (
 )
 
 func commands() map[string]*command {
-	guard := map[string]*command{"edit": guardEditCommand()}
+	guard := map[string]*command{"edit": guardEditCommand(), "watch": guardWatchCommand()}
 	guardHarnessCommands(guard)
 	return map[string]*command{
 		"lock": {usage: "lock <command>", short: "take, release, refresh, list, check, clear, prune and hold locks", sub: map[string]*command{

@@ -4,8 +4,11 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"strings"
+	"syscall"
+	"time"
 
 	"github.com/spf13/pflag"
 
@@ -54,6 +57,9 @@ func hookCommand() *command {
 		{"commit-msg", " FILE", "git commit-msg hook: refuse while paused; with require_task, the message must name a held task; add the Lockgate-* trailers", (*service.Workspace).CommitMsg},
 		{"pre-push", " [REMOTE [URL]]", "git pre-push hook: check every commit no remote-tracking ref has, as its trailers' worker (refs on stdin)", (*service.Workspace).PrePush},
 		{"reference-transaction", " STATE", "git reference-transaction hook: refuse a branch update that adds commits no lockgate hook judged (commit --no-verify, cherry-pick, rebase) and that break locks or scope", (*service.Workspace).ReferenceTransaction},
+		{"post-checkout", " PREV NEW FLAG", "git post-checkout hook: keep the modes of held files current (locks.read_only)", (*service.Workspace).PostCheckout},
+		{"post-merge", " SQUASH", "git post-merge hook: keep the modes of held files current (locks.read_only)", (*service.Workspace).PostMerge},
+		{"post-rewrite", " COMMAND", "git post-rewrite hook: keep the modes of held files current (locks.read_only)", (*service.Workspace).PostRewrite},
 		{"pre-receive", "", "server-side hook: check each pushed ref (identity from hooks.identity_env)", (*service.Workspace).PreReceive},
 	} {
 		sub[h.name] = &command{usage: "hook " + h.name + h.usage, short: h.short,
@@ -84,6 +90,23 @@ func (a *app) runHook(ctx context.Context, name string, args []string, run hookC
 		in.Transaction = tx
 	}
 	e, loadErr := a.load(ctx)
+	if strings.HasPrefix(name, "post-") {
+		// After the fact: nothing to refuse, and git would report a
+		// failure as the checkout's or merge's own.
+		if loadErr != nil {
+			fmt.Fprintf(a.stdio.Err, "lockgate: warning: %s: %v\n", name, loadErr)
+			return nil
+		}
+		r, err := run(e, ctx, in)
+		if err != nil {
+			fmt.Fprintf(a.stdio.Err, "lockgate: warning: %s: %v\n", name, err)
+			return nil
+		}
+		for _, w := range r.Warnings {
+			fmt.Fprintf(a.stdio.Err, "lockgate: warning: %s\n", w)
+		}
+		return nil
+	}
 	switch b := service.BypassHook(ctx, e, a.options(), name); {
 	case b.Invalid != "":
 		fmt.Fprintf(a.stdio.Err, "lockgate: LOCKGATE_SKIP=%q is not 1, true or yes: the checks run\n", b.Invalid)
@@ -315,4 +338,40 @@ func (a *app) denyCall(harness string, err error) error {
 	}
 	hint.PrintAs(&b, "hint:", a.carry(o.Hints)...)
 	return a.answerCall(harness, true, b.String())
+}
+
+func guardWatchCommand() *command {
+	interval := 2 * time.Second
+	return &command{
+		noArgs: true,
+		usage:  "guard watch [--interval D]",
+		short:  "keep the files other workers hold read-only in this worktree while it runs (locks.read_only)",
+		flags: func(fs *pflag.FlagSet) {
+			durationVar(fs, &interval, "interval", "how often to read the lock store again (the file store is also followed as it changes)")
+		},
+		run: func(ctx context.Context, a *app, _ []string) error {
+			ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			e, err := a.load(ctx)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(a.stdio.Err, "lockgate: keeping held files read-only in %s (every %s; Ctrl-C stops)\n", e.WorkTree(), interval)
+			return e.WatchReadOnly(ctx, interval, func(res *service.ReadOnlySync, err error) {
+				if err != nil {
+					fmt.Fprintf(a.stdio.Err, "lockgate: warning: %v\n", err)
+					return
+				}
+				if a.globals.JSON && (len(res.ReadOnly) > 0 || len(res.Writable) > 0) {
+					_ = writeJSONLine(a.stdio.Out, res)
+				}
+				for _, p := range res.ReadOnly {
+					fmt.Fprintf(a.stdio.Err, "read-only: %s\n", p)
+				}
+				for _, p := range res.Writable {
+					fmt.Fprintf(a.stdio.Err, "writable: %s\n", p)
+				}
+			})
+		},
+	}
 }

@@ -195,3 +195,24 @@ func lsTracked(ctx context.Context, r *Repo, paths []string) ([]byte, error) {
 	}
 	return out, nil
 }
+
+// WorktreeFiles lists the files of the index, repo-relative; with
+// attr set, only those git's attributes give that attribute
+// (`:(attr:NAME)`, as .gitattributes' `lockable`).
+func WorktreeFiles(ctx context.Context, r *Repo, attr string) ([]string, error) {
+	args := []string{"ls-files", "-z", "--cached"}
+	if attr != "" {
+		args = append(args, "--", ":(attr:"+attr+")")
+	}
+	out, err := RepoOutput(ctx, r, args...)
+	if err != nil {
+		return nil, fmt.Errorf("list the index's files: %w", err)
+	}
+	var files []string
+	for _, f := range bytes.Split(out, []byte{0}) {
+		if len(f) > 0 {
+			files = append(files, string(f))
+		}
+	}
+	return files, nil
+}

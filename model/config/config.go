@@ -65,6 +65,10 @@ type LocksConfig struct {
 	// redis+sentinel://, redis+cluster://, rediss+ of either).
 	Store        string `yaml:"store"`
 	StaleMinutes int    `yaml:"stale_minutes"`
+	// ReadOnly keeps the files another worker holds read-only in each
+	// worktree, and .gitattributes' lockable files unless locked by the
+	// worker (docs/locks.md).
+	ReadOnly bool `yaml:"read_only"`
 	// UseGlobalClaimLock is the file's use_global_claim_lock: see
 	// GlobalClaimLock for the default, which depends on the store.
 	UseGlobalClaimLock bool     `yaml:"use_global_claim_lock"`

@@ -11,10 +11,10 @@ import (
 )
 
 // DefaultHooks are the hooks `lockgate install` installs.
-var DefaultHooks = []string{"pre-commit", "pre-merge-commit", "commit-msg", "pre-push", RefTxHook}
+var DefaultHooks = []string{"pre-commit", "pre-merge-commit", "commit-msg", "pre-push", RefTxHook, "post-checkout", "post-merge", "post-rewrite"}
 
 // Known hooks lockgate implements.
-var Known = []string{"pre-commit", "pre-merge-commit", "commit-msg", "pre-push", RefTxHook, "pre-receive"}
+var Known = []string{"pre-commit", "pre-merge-commit", "commit-msg", "pre-push", RefTxHook, "post-checkout", "post-merge", "post-rewrite", "pre-receive"}
 
 // RefTxHook is git's reference-transaction hook, run by git 2.28 and
 // later for every change of refs.
@@ -46,7 +46,7 @@ func Shim(name, bin string) string {
 fi
 `)
 	fmt.Fprintf(&b, "prev=\"$(dirname \"$0\")/%s%s\"\n", name, prevSuffix)
-	if name == "pre-push" || name == "pre-receive" || name == RefTxHook {
+	if name == "pre-push" || name == "pre-receive" || name == RefTxHook || name == "post-rewrite" {
 		// These hooks read the refs on stdin: keep a copy for each.
 		b.WriteString(`if [ -x "$prev" ]; then
   refs=$(cat)

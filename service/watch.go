@@ -1,0 +1,114 @@
+package service
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+)
+
+// WatchReadOnly keeps the worktree's read-only files current
+// (SyncReadOnly) until ctx ends: a sync at once, then one after each
+// change of the file store's records, which it follows with the file
+// system's notifications, and one every interval whatever the store (the
+// only trigger for the git store and Redis). each is told what every
+// sync changed, or why it failed; a failed sync is tried again at the
+// next trigger.
+func (e *Workspace) WatchReadOnly(ctx context.Context, interval time.Duration, each func(*ReadOnlySync, error)) error {
+	if e.repo.Toplevel == "" {
+		return Usagef("guard watch: needs a working tree")
+	}
+	if !e.cfg.Locks.ReadOnly {
+		return Usagef("guard watch: locks.read_only is off in %s: nothing to keep read-only", e.cfg.Path)
+	}
+	if interval <= 0 {
+		return Usagef("guard watch: --interval must be positive")
+	}
+	if err := e.Open(ctx, Purpose{}); err != nil {
+		return err
+	}
+	changes := make(chan struct{}, 1)
+	if e.setup.use.Kind == KindFile {
+		w, err := fsnotify.NewWatcher()
+		if err == nil {
+			defer w.Close()
+			watchTree(w, filepath.Join(e.stateDir(), "locks"), 3)
+			go forward(ctx, w, changes)
+		}
+		// Without notifications the interval still keeps the modes.
+	}
+	tick := time.NewTicker(interval)
+	defer tick.Stop()
+	for {
+		res, err := e.SyncReadOnly(ctx)
+		if ctx.Err() != nil {
+			return nil
+		}
+		each(res, err)
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-tick.C:
+		case <-changes:
+			// A lock write is a few file operations: let them settle.
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-time.After(50 * time.Millisecond):
+			}
+		}
+	}
+}
+
+// watchTree adds dir and its directories, depth levels down, to w.
+func watchTree(w *fsnotify.Watcher, dir string, depth int) {
+	if err := w.Add(dir); err != nil || depth == 0 {
+		return
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, en := range entries {
+		if en.IsDir() {
+			watchTree(w, filepath.Join(dir, en.Name()), depth-1)
+		}
+	}
+}
+
+// forward signals changes for every event of w, at most one pending;
+// a directory created under a watched one is watched too.
+func forward(ctx context.Context, w *fsnotify.Watcher, changes chan<- struct{}) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case ev, ok := <-w.Events:
+			if !ok {
+				return
+			}
+			if ev.Has(fsnotify.Create) {
+				if fi, err := os.Stat(ev.Name); err == nil && fi.IsDir() {
+					watchTree(w, ev.Name, 2)
+				}
+			}
+			select {
+			case changes <- struct{}{}:
+			default:
+			}
+		case err, ok := <-w.Errors:
+			if !ok || errors.Is(err, fsnotify.ErrEventOverflow) {
+				select {
+				case changes <- struct{}{}:
+				default:
+				}
+			}
+			if !ok {
+				return
+			}
+		}
+	}
+}
