@@ -74,8 +74,8 @@ func ReadRefTransaction(ctx context.Context, dir string, args []string, stdin io
 	return tx, nil
 }
 
-// PostCheckout, PostMerge and PostRewrite are git's hooks after a
-// checkout, a merge and a rewrite (amend, rebase): they bring the files'
+// PostCheckout is git's hook after a checkout; with PostMerge and
+// PostRewrite (after a merge, an amend, a rebase) it brings the files'
 // modes up to date for locks.read_only (SyncReadOnly), since git writes
 // the files of a checkout with the modes of the index. They never refuse:
 // what they cannot do is a warning.
