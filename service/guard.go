@@ -80,13 +80,13 @@ func (e *Workspace) shellTargets(call *ToolCall) ([]string, error) {
 	var out []string
 	for _, t := range pretool.ShellWrites(call.Shell) {
 		p := resolveFrom(resolveFrom(start, t.Dir), t.Path)
-		if _, inside := e.inWorktree(p); !inside && !e.inGitDir(p) {
-			continue // /tmp, another repository: not this worktree's files
-		}
 		if !t.Patch {
-			out = append(out, p)
+			if _, inside := e.inWorktree(p); inside || e.inGitDir(p) {
+				out = append(out, p)
+			} // else /tmp, another repository: not this worktree's files
 			continue
 		}
+		// A patch file may be anywhere: the files it changes are here.
 		files, err := e.patchFiles(p)
 		if err != nil {
 			return nil, fmt.Errorf("%s: `git apply %s`: %w", call.Tool, t.Path, err)

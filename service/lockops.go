@@ -150,8 +150,11 @@ func (e *Workspace) ReleaseLocks(ctx context.Context, r ReleaseRequest) (locks.R
 // locks changed (locks.read_only); failing to is a warning: the locks
 // changed.
 func (e *Workspace) syncAfterLocks(ctx context.Context) {
-	if !e.cfg.Locks.ReadOnly || e.repo.Toplevel == "" {
+	if e.repo.Toplevel == "" {
 		return
+	}
+	if _, err := os.Stat(e.readOnlyFile()); !e.cfg.Locks.ReadOnly && err != nil {
+		return // off, and nothing of lockgate's to give back
 	}
 	if _, err := e.SyncReadOnly(ctx); err != nil {
 		e.notify("warning", "locks.read_only: the files' modes were not brought up to date: "+err.Error(), "lockgate guard watch")

@@ -1,6 +1,7 @@
 package service
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"os"
@@ -8,6 +9,8 @@ import (
 	"time"
 
 	"github.com/fsnotify/fsnotify"
+
+	"github.com/lockgate/lockgate/model/config"
 )
 
 // WatchReadOnly keeps the worktree's read-only files current
@@ -18,14 +21,8 @@ import (
 // sync changed, or why it failed; a failed sync is tried again at the
 // next trigger.
 func (e *Workspace) WatchReadOnly(ctx context.Context, interval time.Duration, each func(*ReadOnlySync, error)) error {
-	if e.repo.Toplevel == "" {
-		return Usagef("guard watch: needs a working tree")
-	}
-	if !e.cfg.Locks.ReadOnly {
-		return Usagef("guard watch: locks.read_only is off in %s: nothing to keep read-only", e.cfg.Path)
-	}
-	if interval <= 0 {
-		return Usagef("guard watch: --interval must be positive")
+	if err := e.CanWatchReadOnly(interval); err != nil {
+		return err
 	}
 	if err := e.Open(ctx, Purpose{}); err != nil {
 		return err
@@ -43,6 +40,13 @@ func (e *Workspace) WatchReadOnly(ctx context.Context, interval time.Duration, e
 	tick := time.NewTicker(interval)
 	defer tick.Stop()
 	for {
+		if !e.readOnlyStillOn() {
+			// Turned off while watching: give every mode back, and stop.
+			e.cfg.Locks.ReadOnly = false
+			res, err := e.SyncReadOnly(ctx)
+			each(res, err)
+			return ErrReadOnlyOff
+		}
 		res, err := e.SyncReadOnly(ctx)
 		if ctx.Err() != nil {
 			return nil
@@ -61,6 +65,37 @@ func (e *Workspace) WatchReadOnly(ctx context.Context, interval time.Duration, e
 			}
 		}
 	}
+}
+
+// ErrReadOnlyOff ends a watch whose locks.read_only was turned off.
+var ErrReadOnlyOff = errors.New("locks.read_only was turned off: the modes lockgate changed are given back")
+
+// CanWatchReadOnly refuses a watch that has nothing to do: no working
+// tree, locks.read_only off, or an interval that is not positive.
+func (e *Workspace) CanWatchReadOnly(interval time.Duration) error {
+	switch {
+	case e.repo.Toplevel == "":
+		return Usagef("guard watch: needs a working tree")
+	case !e.cfg.Locks.ReadOnly:
+		return Usagef("guard watch: locks.read_only is off in %s: nothing to keep read-only", cmp.Or(e.cfg.Path, "the built-in defaults"))
+	case interval <= 0:
+		return Usagef("guard watch: --interval must be positive")
+	}
+	return nil
+}
+
+// readOnlyStillOn reads the policy file again (through the decoded-config
+// cache): a watch started with read_only on follows it being turned off.
+// A file that cannot be read now keeps the watch as it was.
+func (e *Workspace) readOnlyStillOn() bool {
+	if e.cfg.Path == "" {
+		return e.cfg.Locks.ReadOnly
+	}
+	cfg, err := config.LoadCached(e.cfg.Path, filepath.Join(e.repo.CommonDir, "lockgate", "cache"))
+	if err != nil {
+		return true
+	}
+	return cfg.Locks.ReadOnly
 }
 
 // watchTree adds dir and its directories, depth levels down, to w.

@@ -373,3 +373,44 @@ func runCmd(t *testing.T, cmd *exec.Cmd) (int, string, string) {
 	t.Fatalf("run %v: %v", cmd.Args, err)
 	return -1, "", ""
 }
+
+// TestGuardResolvesAsTheHarness: what a payload names is found where the
+// harness means it, not where the hook happens to run: a patch file
+// outside the worktree given to `git apply`, Cline's paths relative to its
+// workspace root with the hook started elsewhere.
+func TestGuardResolvesAsTheHarness(t *testing.T) {
+	t.Parallel()
+	r := gittest.New(t)
+	r.Write("src/held.py", "x\n")
+	r.Commit("init")
+	bob := &cliRepo{t: t, repo: r}
+	if code, out := bob.run("bob", "lock", "acquire", "src/held.py"); code != 0 {
+		t.Fatal(out)
+	}
+	patch := filepath.Join(t.TempDir(), "fix.patch")
+	if err := os.WriteFile(patch, []byte("--- a/src/held.py\n+++ b/src/held.py\n@@ -1 +1 @@\n-x\n+y\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	elsewhere := t.TempDir()
+	for _, tc := range []struct {
+		name, harness, dir string
+		payload            any
+	}{
+		{"git apply of a patch in /tmp", "claude-code", r.Dir, claudePayload(r.Dir, "Bash", map[string]any{"command": "git apply " + patch})},
+		{"git apply from a subdirectory", "claude-code", r.Dir, claudePayload(filepath.Join(r.Dir, "src"), "Bash", map[string]any{"command": "cd .. && git apply " + patch})},
+		{"Cline, the hook started outside the workspace", "cline", elsewhere, clinePayload(r.Dir, "write_to_file", map[string]any{"path": "src/held.py", "content": "y"})},
+		{"Codex's apply_patch as a shell command", "codex", r.Dir, codexPayload(r.Dir, "Bash", "apply_patch <<'EOF'\n*** Begin Patch\n*** Update File: src/held.py\n@@\n-x\n+y\n*** End Patch\nEOF\n")},
+	} {
+		payload, err := json.Marshal(tc.payload)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cmd := exec.Command(lockgateBinary(t), "guard", tc.harness)
+		cmd.Dir, cmd.Env, cmd.Stdin = tc.dir, append(append([]string(nil), r.Env...), "LOCKGATE_WORKER=agent-1"), bytes.NewReader(payload)
+		code, stdout, stderr := runCmd(t, cmd)
+		v := readVerdict(t, tc.harness, code, stdout, stderr)
+		if !v.denied || !strings.Contains(v.reason, "locked by bob") {
+			t.Errorf("%s: %+v (exit %d, %s%s)", tc.name, v, code, stdout, stderr)
+		}
+	}
+}

@@ -2,10 +2,12 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -305,8 +307,13 @@ func guardHarnessCommand(harness string) *command {
 			a.carryReport(r)
 			r.Warnings = nil // said above, on stderr
 			var b strings.Builder
-			shown := make([]string, len(res.Paths))
-			for i, p := range res.Paths {
+			// The headline names a refused file first.
+			paths := slices.Clone(res.Paths)
+			if v := r.Violations[0].Path; v != "" {
+				paths = append([]string{v}, slices.DeleteFunc(paths, func(p string) bool { return p == v })...)
+			}
+			shown := make([]string, len(paths))
+			for i, p := range paths {
 				shown[i] = safetext.Field(safetext.Shorten(p))
 			}
 			r.WriteStyled(&b, service.DescribeCall(call, shown), func(_, text string) string { return text })
@@ -356,8 +363,11 @@ func guardWatchCommand() *command {
 			if err != nil {
 				return err
 			}
+			if err := e.CanWatchReadOnly(interval); err != nil {
+				return err
+			}
 			fmt.Fprintf(a.stdio.Err, "lockgate: keeping held files read-only in %s (every %s; Ctrl-C stops)\n", e.WorkTree(), interval)
-			return e.WatchReadOnly(ctx, interval, func(res *service.ReadOnlySync, err error) {
+			err = e.WatchReadOnly(ctx, interval, func(res *service.ReadOnlySync, err error) {
 				if err != nil {
 					fmt.Fprintf(a.stdio.Err, "lockgate: warning: %v\n", err)
 					return
@@ -372,6 +382,11 @@ func guardWatchCommand() *command {
 					fmt.Fprintf(a.stdio.Err, "writable: %s\n", p)
 				}
 			})
+			if errors.Is(err, service.ErrReadOnlyOff) {
+				fmt.Fprintf(a.stdio.Err, "lockgate: %v\n", err)
+				return nil
+			}
+			return err
 		},
 	}
 }

@@ -39,12 +39,7 @@ func initCommand() *command {
 							return err
 						}
 					}
-					for _, agent := range req.Agents {
-						if err := a.setupAgent(r.Root, agent, false); err != nil {
-							return err
-						}
-					}
-					return nil
+					return a.eachAgent(req.Agents, func(agent string) error { return a.setupAgent(r.Root, agent, false) })
 				})
 		},
 	}
@@ -101,12 +96,7 @@ func agentCommand() *command {
 				if e.WorkTree() == "" {
 					return service.Usagef("agent setup: needs a working tree")
 				}
-				for _, agent := range args {
-					if err := a.setupAgent(e.WorkTree(), agent, dryRun); err != nil {
-						return err
-					}
-				}
-				return nil
+				return a.eachAgent(args, func(agent string) error { return a.setupAgent(e.WorkTree(), agent, dryRun) })
 			},
 		},
 	}}

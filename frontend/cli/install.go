@@ -7,6 +7,8 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/lockgate/lockgate/frontend/termstyle"
+	"github.com/lockgate/lockgate/internal/safetext"
 	"github.com/lockgate/lockgate/service"
 )
 
@@ -73,7 +75,7 @@ func (a *app) install(ctx context.Context, req service.HookInstall) error {
 
 func uninstallCommand() *command {
 	var req service.HookInstall
-	var agent string
+	var agents []string
 	return &command{
 		noArgs:  true,
 		noStore: true,
@@ -81,10 +83,10 @@ func uninstallCommand() *command {
 		short:   "remove lockgate's hook shims and restore the hooks they chained (or, with --agent, its entries in the agent's settings)",
 		flags: func(fs *pflag.FlagSet) {
 			hookFlags(fs, &req)
-			fs.StringVar(&agent, "agent", "", "remove only lockgate's entries from coding agent `NAME`'s settings")
+			fs.StringArrayVar(&agents, "agent", nil, "remove only lockgate's entries from coding agent `NAME`'s settings (repeatable)")
 		},
 		run: func(ctx context.Context, a *app, _ []string) error {
-			if agent != "" && len(req.Hooks) > 0 {
+			if len(agents) > 0 && len(req.Hooks) > 0 {
 				return service.Usagef("uninstall: --agent and --hook are separate steps")
 			}
 			req.Command = shimCommand()
@@ -95,11 +97,11 @@ func uninstallCommand() *command {
 			if err != nil {
 				return err
 			}
-			if agent != "" {
+			if len(agents) > 0 {
 				if e.WorkTree() == "" {
 					return service.Usagef("uninstall --agent: needs a working tree")
 				}
-				return a.removeAgent(e.WorkTree(), agent)
+				return a.eachAgent(agents, func(agent string) error { return a.removeAgent(e.WorkTree(), agent) })
 			}
 			res, err := e.UninstallHooks(ctx, req)
 			if a.globals.JSON && err == nil {
@@ -125,6 +127,12 @@ func uninstallCommand() *command {
 // on stdout instead.
 func (a *app) setupAgent(root, agent string, dryRun bool) error {
 	steps, err := service.SetupAgent(root, agent, dryRun)
+	if a.globals.JSON {
+		if werr := writeJSONLine(a.stdio.Out, map[string]any{"agent": agent, "dry_run": dryRun, "steps": steps}); err == nil {
+			err = werr
+		}
+		return err
+	}
 	for _, s := range steps {
 		switch {
 		case dryRun && s.Changed:
@@ -139,9 +147,33 @@ func (a *app) setupAgent(root, agent string, dryRun bool) error {
 	return err
 }
 
+// eachAgent runs do for every agent, going on past one that fails and
+// returning the first error (the others are said here): one harness's
+// unreadable file does not leave the others undone.
+func (a *app) eachAgent(agents []string, do func(string) error) error {
+	var first error
+	for _, agent := range agents {
+		err := do(agent)
+		switch {
+		case err == nil:
+		case first == nil:
+			first = err
+		default:
+			fmt.Fprintf(a.stdio.Err, "%s %s\n", a.paint(termstyle.Error, "lockgate:"), safetext.Text(err.Error()))
+		}
+	}
+	return first
+}
+
 // removeAgent takes lockgate's entries out of agent's settings.
 func (a *app) removeAgent(root, agent string) error {
 	steps, err := service.RemoveAgent(root, agent)
+	if a.globals.JSON {
+		if werr := writeJSONLine(a.stdio.Out, map[string]any{"agent": agent, "removed": steps}); err == nil {
+			err = werr
+		}
+		return err
+	}
 	for _, s := range steps {
 		fmt.Fprintf(a.stdio.Err, "%s: %s removed\n", s.Path, s.What)
 	}

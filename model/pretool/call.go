@@ -91,6 +91,13 @@ func Parse(harness string, data []byte) (*Call, error) {
 		}
 		return fail("%v", err)
 	}
+	if strings.Contains(c.Shell, applyPatchBegin) {
+		// Codex's model also runs apply_patch as a command (`apply_patch
+		// <<'EOF'`, or its argv): the patch in it is what it writes.
+		if err := c.shellPatch(); err != nil {
+			return fail("%v", err)
+		}
+	}
 	for _, w := range c.Writes {
 		if w == "" || strings.IndexByte(w, 0) >= 0 {
 			return fail("%s payload names an empty file path or one with a NUL byte", c.Tool)
@@ -186,4 +193,33 @@ func shellQuote(s string) string {
 		return s
 	}
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+const (
+	applyPatchBegin = "*** Begin Patch"
+	applyPatchEnd   = "*** End Patch"
+)
+
+// shellPatch adds the files of every apply_patch patch written out in the
+// shell command: from "*** Begin Patch" to "*** End Patch", as a heredoc
+// or a quoted argument carries it.
+func (c *Call) shellPatch() error {
+	rest := c.Shell
+	for {
+		i := strings.Index(rest, applyPatchBegin)
+		if i < 0 {
+			return nil
+		}
+		j := strings.Index(rest[i:], applyPatchEnd)
+		if j < 0 {
+			return fmt.Errorf("%s: the command holds an apply_patch patch without %q: cannot tell what it writes", c.Tool, applyPatchEnd)
+		}
+		patch := rest[i : i+j+len(applyPatchEnd)]
+		// A quoted argument escapes the quote it is in.
+		patch = strings.ReplaceAll(patch, `'\''`, "'")
+		if err := c.patch(patch + "\n"); err != nil {
+			return err
+		}
+		rest = rest[i+j+len(applyPatchEnd):]
+	}
 }

@@ -48,8 +48,10 @@ func (d fields) head(c *Call, toolKey, inputKey, cwdKey string) (fields, error) 
 		return nil, fmt.Errorf("hook payload has no %s", toolKey)
 	}
 	c.Tool = tool
-	if c.Cwd, _, err = d.str(cwdKey); err != nil {
-		return nil, err
+	if cwdKey != "" {
+		if c.Cwd, _, err = d.str(cwdKey); err != nil {
+			return nil, err
+		}
 	}
 	switch v := d[inputKey].(type) {
 	case nil:

@@ -158,6 +158,7 @@ func TestShellWrites(t *testing.T) {
 		{"git checkout -- a.py b.py", []tg{{Path: "a.py"}, {Path: "b.py"}}},
 		{"git checkout main -- a.py", []tg{{Path: "a.py"}}},
 		{"git checkout main", nil},
+		{"git checkout HEAD src/a.py b.py", []tg{{Path: "src/a.py"}, {Path: "b.py"}}},
 		{"git restore --source HEAD~1 --staged a.py", []tg{{Path: "a.py"}}},
 		{"git -C sub rm -q x", []tg{{Path: "x", Dir: "sub"}}},
 		{"git mv a b", []tg{{Path: "b"}, {Path: "a"}, {Path: "b/a"}}},
@@ -251,4 +252,36 @@ func FuzzShellWrites(f *testing.F) {
 			}
 		}
 	})
+}
+
+func TestParseShellApplyPatch(t *testing.T) {
+	t.Parallel()
+	heredoc := "apply_patch <<'EOF'\n*** Begin Patch\n*** Update File: src/a.py\n@@\n-x\n+y\n*** End Patch\nEOF\n"
+	argv := []any{"apply_patch", "*** Begin Patch\n*** Add File: it's.txt\n+x\n*** Delete File: b.py\n*** End Patch\n"}
+	for _, tc := range []struct {
+		name, in string
+		want     []string
+	}{
+		{"a heredoc", `{"tool_name":"Bash","tool_input":{"command":` + jsonString(heredoc) + `}}`, []string{"src/a.py"}},
+		{"an argv", `{"tool_name":"shell","tool_input":{"command":` + jsonValue(argv) + `}}`, []string{"it's.txt", "b.py"}},
+	} {
+		c, err := Parse("codex", []byte(tc.in))
+		if err != nil || fmt.Sprint(c.Writes) != fmt.Sprint(tc.want) {
+			t.Errorf("%s: %+v, %v; want writes %v", tc.name, c, err, tc.want)
+		}
+	}
+	truncated := `{"tool_name":"Bash","tool_input":{"command":"apply_patch '*** Begin Patch\n*** Add File: a\n+x'"}}`
+	if c, err := Parse("codex", []byte(truncated)); err == nil {
+		t.Errorf("a patch without its end passed: %+v", c)
+	}
+}
+
+func jsonString(s string) string { return jsonValue(s) }
+
+func jsonValue(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err)
+	}
+	return string(b)
 }

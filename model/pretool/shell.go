@@ -21,7 +21,7 @@ type ShellTarget struct {
 // redirections (`>`, `>>`, `&>`, `N>`, `>|`), `tee`, `sed -i`,
 // `perl -i`, `mv` (both sides), `cp`, `install` and `ln` (the target),
 // `rm`, `rmdir`, `touch`, `truncate`, `chmod`, `dd of=`, `git checkout
-// … -- PATHS`, `git restore`, `git rm`, `git mv` and `git apply PATCH`,
+// REV [--] PATHS`, `git restore`, `git rm`, `git mv` and `git apply PATCH`,
 // also inside `sh -c`/`bash -c` and after `cd DIR`. It reads the command
 // as a POSIX shell would split it into words (quotes, escapes, `;`, `&&`,
 // `||`, `|`, `&`, newlines, here-documents), and skips words it cannot
@@ -459,7 +459,15 @@ func (s *shellScan) git(rest []word, dir string) {
 	}
 	switch sub {
 	case "checkout":
-		s.addAll(afterDash(), dir)
+		// `git checkout REV -- PATHS`, or without `--` `git checkout
+		// REV PATHS` (one word alone is a branch to switch to).
+		paths := afterDash()
+		if paths == nil {
+			if ws := plain(); len(ws) > 1 {
+				paths = ws[1:]
+			}
+		}
+		s.addAll(paths, dir)
 	case "restore", "rm":
 		s.addAll(plain(), dir)
 	case "mv":

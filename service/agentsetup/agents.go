@@ -33,7 +33,7 @@ func jsonDenyCommand(bin, harness, deny string) string {
 // file or run a shell command.
 const (
 	claudeMatcher = "Edit|MultiEdit|Write|NotebookEdit|Bash|PowerShell|Monitor"
-	codexMatcher  = "^(apply_patch|Bash|shell|exec_command|Write|Edit)$"
+	codexMatcher  = "^(apply_patch|Bash|shell|shell_command|exec_command|local_shell|Write|Edit)$"
 	geminiMatcher = "write_file|replace|run_shell_command"
 	gooseMatcher  = "^developer__(write|edit|shell|text_editor)$"
 )

@@ -63,12 +63,12 @@ const maxAgentFileBytes = 1 << 20
 // the entry is, whether it changed (added, updated or removed) or was
 // already as wanted, and with a dry run the change it would make.
 type Step struct {
-	Path    string
-	What    string
-	Changed bool
+	Path    string `json:"path"`
+	What    string `json:"what"`
+	Changed bool   `json:"changed"`
 	// Diff is the change to Path, as lines prefixed "-" and "+" between
 	// "--- PATH" and "+++ PATH"; set by a dry run only.
-	Diff string
+	Diff string `json:"diff,omitempty"`
 }
 
 // entry is one piece of an agent's set-up in one file: merge returns the
@@ -131,11 +131,17 @@ func Remove(root, agent string) ([]Step, error) {
 
 func apply(root string, es []entry, dryRun bool, change func(entry, []byte) ([]byte, error)) ([]Step, error) {
 	var steps []Step
+	// A dry run writes nothing: the next entry of the same file starts
+	// from what the last one would have written.
+	pending := map[string][]byte{}
 	for _, e := range es {
 		path := filepath.Join(root, filepath.FromSlash(e.path))
-		old, err := readFile(path)
-		if err != nil {
-			return steps, err
+		old, seen := pending[path]
+		if !seen {
+			var err error
+			if old, err = readFile(path); err != nil {
+				return steps, err
+			}
 		}
 		data, err := change(e, old)
 		if err != nil {
@@ -146,6 +152,7 @@ func apply(root string, es []entry, dryRun bool, change func(entry, []byte) ([]b
 			return steps, fmt.Errorf("%s: %w", path, err)
 		}
 		step := Step{Path: path, What: e.what, Changed: !bytes.Equal(old, data) || (old == nil) != (data == nil)}
+		pending[path] = data
 		switch {
 		case !step.Changed:
 		case dryRun:
@@ -154,6 +161,7 @@ func apply(root string, es []entry, dryRun bool, change func(entry, []byte) ([]b
 			if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
 				return steps, fmt.Errorf("remove %s: %w", path, err)
 			}
+			removeEmptyDirs(root, filepath.Dir(path))
 		default:
 			if err := writeFile(path, data, e.exec); err != nil {
 				return steps, err
@@ -162,6 +170,17 @@ func apply(root string, es []entry, dryRun bool, change func(entry, []byte) ([]b
 		steps = append(steps, step)
 	}
 	return steps, nil
+}
+
+// removeEmptyDirs removes dir and its parents up to root while they are
+// empty: the directories an agent's set-up created for its files.
+func removeEmptyDirs(root, dir string) {
+	for dir != root && strings.HasPrefix(dir, root+string(filepath.Separator)) {
+		if err := os.Remove(dir); err != nil {
+			return // not empty, or not ours to remove
+		}
+		dir = filepath.Dir(dir)
+	}
 }
 
 // writeFile replaces path atomically, keeping its mode.
@@ -241,11 +260,15 @@ func jsonEntry(path, what string, merge func(doc map[string]any) (bool, error), 
 		if len(doc) == 0 {
 			return nil, nil
 		}
-		data, err := json.MarshalIndent(doc, "", "  ")
-		if err != nil {
+		// As people write JSON: `>` and `&` in commands stay as they are.
+		var b bytes.Buffer
+		enc := json.NewEncoder(&b)
+		enc.SetEscapeHTML(false)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(doc); err != nil {
 			return nil, fmt.Errorf("encode: %w", err)
 		}
-		return append(data, '\n'), nil
+		return b.Bytes(), nil
 	}
 	return entry{path: path, what: what,
 		merge: func(old []byte) ([]byte, error) {

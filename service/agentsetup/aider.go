@@ -3,6 +3,7 @@ package agentsetup
 import (
 	"bytes"
 	"fmt"
+	"strings"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -11,21 +12,40 @@ import (
 // edited, and reads the refusal if the edit touched what another holds.
 func aiderLint(bin string) string { return shellBin(bin) + " --worker-type agent guard edit" }
 
+// aiderMark is the comment on what lockgate adds to .aider.conf.yml: what
+// removing its set-up takes out again, and only that.
+const aiderMark = "added by lockgate agent setup"
+
 // aiderEntry sets .aider.conf.yml so that Aider's commits run the git
-// hooks (git-commit-verify: true; Aider passes --no-verify otherwise) and
-// its lint step asks the guard about each file it edited. The user's other
-// keys, comments and lint commands stay; removing it takes out the lint
-// command and git-commit-verify.
+// hooks (git-commit-verify: true; Aider passes --no-verify otherwise)
+// and, when the file has no lint-cmd, its lint step asks the guard about
+// each file it edited. Aider runs a language-less lint command in place
+// of every other one, so a lint-cmd of the user's is left as it is. The
+// user's keys and comments stay; what lockgate adds carries aiderMark.
 func aiderEntry(bin string) entry {
 	lint := aiderLint(bin)
-	return entry{path: ".aider.conf.yml", what: "git-commit-verify: true and a lint-cmd running the guard",
+	return entry{path: ".aider.conf.yml", what: "git-commit-verify: true (and a lint-cmd running the guard where there is none)",
 		merge: func(old []byte) ([]byte, error) {
 			doc, top, err := aiderDoc(old)
 			if err != nil {
 				return nil, err
 			}
-			changed := setScalar(top, "git-commit-verify", "true", "!!bool")
-			if addLint(top, lint) {
+			changed := false
+			switch n := value(top, "git-commit-verify"); {
+			case n == nil:
+				top.Content = append(top.Content, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: "git-commit-verify"},
+					&yaml.Node{Kind: yaml.ScalarNode, Tag: "!!bool", Value: "true", LineComment: "# " + aiderMark})
+				changed = true
+			case n.Kind != yaml.ScalarNode:
+				return nil, &Error{Msg: "git-commit-verify is not true or false: fix it by hand"}
+			case n.Value != "true":
+				*n = yaml.Node{Kind: yaml.ScalarNode, Tag: "!!bool", Value: "true", LineComment: "# " + aiderMark + " (was " + n.Value + ")"}
+				changed = true
+			}
+			if value(top, "lint-cmd") == nil {
+				top.Content = append(top.Content, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: "lint-cmd"},
+					&yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq", Content: []*yaml.Node{
+						{Kind: yaml.ScalarNode, Tag: "!!str", Value: lint, LineComment: "# " + aiderMark}}})
 				changed = true
 			}
 			if !changed {
@@ -38,12 +58,33 @@ func aiderEntry(bin string) entry {
 			if err != nil {
 				return nil, err
 			}
-			if !removeLint(top, lint) {
+			changed := false
+			if n := value(top, "git-commit-verify"); n != nil && strings.Contains(n.LineComment, aiderMark) {
+				if was, ok := strings.CutPrefix(n.LineComment, "# "+aiderMark+" (was "); ok {
+					*n = yaml.Node{Kind: yaml.ScalarNode, Tag: "!!bool", Value: strings.TrimSuffix(was, ")")}
+				} else {
+					removeKey(top, "git-commit-verify")
+				}
+				changed = true
+			}
+			if n := value(top, "lint-cmd"); n != nil && n.Kind == yaml.SequenceNode {
+				kept := n.Content[:0]
+				for _, c := range n.Content {
+					if !strings.Contains(c.LineComment, aiderMark) {
+						kept = append(kept, c)
+					}
+				}
+				if len(kept) != len(n.Content) {
+					n.Content = kept
+					changed = true
+					if len(kept) == 0 {
+						removeKey(top, "lint-cmd")
+					}
+				}
+			}
+			if !changed {
 				return old, nil
 			}
-			// The hooks were run because lockgate asked: its setting goes
-			// with its lint command.
-			removeKey(top, "git-commit-verify")
 			if len(top.Content) == 0 {
 				return nil, nil
 			}
@@ -91,81 +132,8 @@ func value(m *yaml.Node, key string) *yaml.Node {
 	return nil
 }
 
-// setScalar sets key to a scalar, reporting whether it changed.
-func setScalar(m *yaml.Node, key, v, tag string) bool {
-	if n := value(m, key); n != nil {
-		if n.Kind == yaml.ScalarNode && n.Value == v {
-			return false
-		}
-		*n = yaml.Node{Kind: yaml.ScalarNode, Tag: tag, Value: v}
-		return true
-	}
-	m.Content = append(m.Content, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: key}, &yaml.Node{Kind: yaml.ScalarNode, Tag: tag, Value: v})
-	return true
-}
 
-// addLint adds cmd to lint-cmd (a string or a list), reporting whether it
-// changed.
-func addLint(m *yaml.Node, cmd string) bool {
-	entry := &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: cmd}
-	n := value(m, "lint-cmd")
-	switch {
-	case n == nil:
-		m.Content = append(m.Content, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: "lint-cmd"},
-			&yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq", Content: []*yaml.Node{entry}})
-		return true
-	case n.Kind == yaml.ScalarNode:
-		if n.Value == cmd {
-			return false
-		}
-		old := *n
-		*n = yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq", Content: []*yaml.Node{&old, entry}}
-		return true
-	case n.Kind == yaml.SequenceNode:
-		for _, c := range n.Content {
-			if c.Value == cmd {
-				return false
-			}
-		}
-		n.Content = append(n.Content, entry)
-		return true
-	}
-	return false
-}
 
-// removeLint takes cmd out of lint-cmd, and lint-cmd when that empties it.
-func removeLint(m *yaml.Node, cmd string) bool {
-	for i := 0; i+1 < len(m.Content); i += 2 {
-		if m.Content[i].Value != "lint-cmd" {
-			continue
-		}
-		n := m.Content[i+1]
-		switch n.Kind {
-		case yaml.ScalarNode:
-			if n.Value != cmd {
-				return false
-			}
-			m.Content = append(m.Content[:i], m.Content[i+2:]...)
-			return true
-		case yaml.SequenceNode:
-			kept := n.Content[:0]
-			for _, c := range n.Content {
-				if c.Value != cmd {
-					kept = append(kept, c)
-				}
-			}
-			if len(kept) == len(n.Content) {
-				return false
-			}
-			n.Content = kept
-			if len(kept) == 0 {
-				m.Content = append(m.Content[:i], m.Content[i+2:]...)
-			}
-			return true
-		}
-	}
-	return false
-}
 
 // removeKey deletes key from mapping m.
 func removeKey(m *yaml.Node, key string) {

@@ -3,6 +3,8 @@ package agentsetup
 import (
 	"encoding/json"
 	"testing"
+
+	"go.yaml.in/yaml/v3"
 )
 
 // FuzzClaudeSettings: merging the guard into any settings object and
@@ -84,4 +86,47 @@ func equalCounts(a, b map[string]int) bool {
 		}
 	}
 	return true
+}
+
+func TestAiderKeepsTheUsers(t *testing.T) {
+	t.Parallel()
+	e := aiderEntry("lockgate")
+	for _, tc := range []struct{ name, in, merged string }{
+		{"nothing", "", "git-commit-verify: true # added by lockgate agent setup\nlint-cmd:\n  - lockgate --worker-type agent guard edit # added by lockgate agent setup\n"},
+		{"the user's lint and verify", "# mine\ngit-commit-verify: true  # I want hooks\nlint-cmd: flake8\n", "# mine\ngit-commit-verify: true # I want hooks\nlint-cmd: flake8\n"},
+		{"verify off", "git-commit-verify: false\nmodel: x\n", "git-commit-verify: true # added by lockgate agent setup (was false)\nmodel: x\nlint-cmd:\n  - lockgate --worker-type agent guard edit # added by lockgate agent setup\n"},
+	} {
+		var old []byte
+		if tc.in != "" {
+			old = []byte(tc.in)
+		}
+		got, err := e.merge(old)
+		if err != nil || string(got) != tc.merged && !(tc.name == "the user's lint and verify" && string(got) == tc.in) {
+			t.Errorf("%s: merge = %q, %v; want %q", tc.name, got, err, tc.merged)
+			continue
+		}
+		again, err := e.merge(got)
+		if err != nil || string(again) != string(got) {
+			t.Errorf("%s: a second merge changed %q to %q (%v)", tc.name, got, again, err)
+		}
+		back, err := e.remove(got)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tc.in == "" && back != nil || tc.in != "" && !equalYAML(t, back, old) {
+			t.Errorf("%s: remove = %q, want %q", tc.name, back, tc.in)
+		}
+	}
+}
+
+func equalYAML(t *testing.T, a, b []byte) bool {
+	t.Helper()
+	var x, y any
+	if err := yaml.Unmarshal(a, &x); err != nil {
+		t.Fatal(err)
+	}
+	if err := yaml.Unmarshal(b, &y); err != nil {
+		t.Fatal(err)
+	}
+	return jsonEqual(x, y)
 }

@@ -70,14 +70,16 @@ func ReadRefTransaction(args []string, stdin io.Reader) (*RefTransaction, error)
 }
 
 // ReferenceTransaction judges the commits a transaction adds to branches
-// as pre-commit and pre-push would: the commits of NEW that no branch, tag
-// or remote-tracking ref had before (nor this transaction's fetch brings),
-// each as the worker its trailers name, else as this worker. A branch
+// as pre-commit would: the commits of NEW that no branch, tag or
+// remote-tracking ref had before (nor this transaction's fetch brings),
+// each as this worker, who is putting them on the branch — whatever their
+// trailers say (a trailer is text anyone can write). A branch
 // update that follows a commit whose pre-commit and commit-msg hooks
 // passed (TakePass, which the caller asks first) is not judged again. The workflow branch
 // (WorkflowRef) holds events, not work, and is not judged.
 func (h *Runner) ReferenceTransaction(ctx context.Context, tx *RefTransaction) (*Report, error) {
 	r := &Report{Hook: "reference-transaction"}
+	h.AsCommitter = true
 	var judge []RefUpdate
 	for _, u := range tx.Branches {
 		if u.Ref != h.WorkflowRef {

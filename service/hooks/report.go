@@ -245,7 +245,7 @@ func (v Violation) commitText(hook string) string {
 	s := fmt.Sprintf(" (commit %s \"%s\"", v.Commit, safetext.Field(v.Subject))
 	switch {
 	case v.AsPusher && hook == RefTxHook:
-		s += ", made without lockgate's commit hooks: judged as the committer"
+		s += ", not judged by lockgate's commit hooks: judged as its committer"
 	case v.AsPusher:
 		s += ", no lockgate trailers: judged as the pusher"
 	}

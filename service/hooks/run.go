@@ -81,6 +81,10 @@ type Runner struct {
 	// branch, the git store's lock table: events and lock records, not
 	// work, so pre-receive does not judge them as changes.
 	Bookkeeping []string
+	// AsCommitter judges every commit as Checker.Me, whatever its
+	// trailers say: the reference-transaction hook runs where the commit
+	// is made, and knows who makes it.
+	AsCommitter bool
 }
 
 // PreCommit checks the staged change.
@@ -214,6 +218,9 @@ func (h *Runner) judge(ctx context.Context, commits []rangeCommit, branch string
 		i++
 		c.subject = subject(msg)
 		c.author, c.trailers = CommitAuthor(msg, h.CommentString)
+		if h.AsCommitter {
+			c.trailers = false
+		}
 		if !c.trailers {
 			c.author = h.Checker.Me
 			r.AsPusher++
