@@ -418,17 +418,27 @@ func (e *Workspace) Runner(ctx context.Context, p Purpose, profile string) (*hoo
 	if err := e.judgeByCommitted(ctx, h.Checker); err != nil {
 		return nil, err
 	}
+	if err := e.attachStore(ctx, h, p); err != nil {
+		return nil, err
+	}
+	return h, nil
+}
+
+// attachStore opens the lock store for purpose p, judging changes, and
+// gives it to h's checker — or why it could not be opened, which the
+// checks report as the policy says (hooks.on_store_unavailable).
+func (e *Workspace) attachStore(ctx context.Context, h *hooks.Runner, p Purpose) error {
 	p.Judges = true
 	if err := e.Open(ctx, p); err != nil {
 		var ue *locks.UnavailableError
 		if !errors.As(err, &ue) {
-			return nil, err
+			return err
 		}
 		h.Checker.StoreErr = err
-	} else {
-		h.Checker.Store = e.store
+		return nil
 	}
-	return h, nil
+	h.Checker.Store = e.store
+	return nil
 }
 
 // logRunner is Runner without a lock store: for judging against the lock

@@ -121,17 +121,32 @@ func (e *Workspace) ReferenceTransaction(ctx context.Context, in HookInput) (*Re
 			return nil, err
 		}
 	}
+	workflowRef := "refs/heads/" + e.cfg.Workflow.Branch
+	// lockgate's own commits of events: not work, and not worth a store.
+	tx.Branches = slices.DeleteFunc(tx.Branches, func(u hooks.RefUpdate) bool { return u.Ref == workflowRef })
 	if tx.Empty() {
 		r := &Report{Hook: "reference-transaction"}
 		r.Finish()
 		return r, nil
 	}
-	h, err := e.hookRunner(ctx, "reference-transaction", e.hookEnv(in), Purpose{Cached: true})
-	if err != nil {
-		return nil, err
+	getenv := e.hookEnv(in)
+	h, err := e.logRunner(ctx, getenv("LOCKGATE_PROFILE"))
+	var up *UnknownProfileError
+	if errors.As(err, &up) {
+		return nil, Usagef("LOCKGATE_PROFILE: %v: set it to one of them, or unset it", up.Err)
 	}
-	h.WorkflowRef = "refs/heads/" + e.cfg.Workflow.Branch
-	r, err := h.ReferenceTransaction(ctx, tx)
+	if err == nil {
+		err = e.judgeByCommitted(ctx, h.Checker)
+	}
+	if err != nil {
+		return nil, &HookError{Hook: "reference-transaction", Err: err}
+	}
+	h.WorkflowRef = workflowRef
+	// The store is opened only when there are commits to judge: a branch
+	// made or reset on existing work needs none.
+	r, err := h.ReferenceTransaction(ctx, tx, func(ctx context.Context) error {
+		return e.attachStore(ctx, h, Purpose{Cached: true})
+	})
 	return e.finishHook("reference-transaction", r, err)
 }
 

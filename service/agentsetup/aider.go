@@ -132,9 +132,6 @@ func value(m *yaml.Node, key string) *yaml.Node {
 	return nil
 }
 
-
-
-
 // removeKey deletes key from mapping m.
 func removeKey(m *yaml.Node, key string) {
 	for i := 0; i+1 < len(m.Content); i += 2 {

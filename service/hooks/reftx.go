@@ -77,7 +77,8 @@ func ReadRefTransaction(args []string, stdin io.Reader) (*RefTransaction, error)
 // update that follows a commit whose pre-commit and commit-msg hooks
 // passed (TakePass, which the caller asks first) is not judged again. The workflow branch
 // (WorkflowRef) holds events, not work, and is not judged.
-func (h *Runner) ReferenceTransaction(ctx context.Context, tx *RefTransaction) (*Report, error) {
+// openStore is called once, before the first commit is judged.
+func (h *Runner) ReferenceTransaction(ctx context.Context, tx *RefTransaction, openStore func(context.Context) error) (*Report, error) {
 	r := &Report{Hook: "reference-transaction"}
 	h.AsCommitter = true
 	var judge []RefUpdate
@@ -108,6 +109,12 @@ func (h *Runner) ReferenceTransaction(ctx context.Context, tx *RefTransaction) (
 			return nil, err
 		}
 		if len(commits) > 0 {
+			if openStore != nil {
+				if err := openStore(ctx); err != nil {
+					return nil, err
+				}
+				openStore = nil
+			}
 			if err := h.judge(ctx, commits, branchOf(u.Ref), r); err != nil {
 				return nil, err
 			}
