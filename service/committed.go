@@ -20,8 +20,12 @@ import (
 )
 
 // policyFiles are lockgate's own files in the repository, repo-relative:
-// the policy and the work packages.
+// the policy and the work packages — none while no policy file judges
+// (the built-in defaults): a change that adopts lockgate loosens nothing.
 func policyFiles(cfg *config.Config) []string {
+	if cfg.Path == "" {
+		return nil
+	}
 	files := []string{config.DefaultFile}
 	if wp := cfg.WorkPackages; wp != "" && !filepath.IsAbs(wp) {
 		files = append(files, path.Clean(filepath.ToSlash(wp)))
@@ -37,8 +41,10 @@ func policyFiles(cfg *config.Config) []string {
 // by both. hooks.require_lock holds when either says so, and
 // hooks.on_store_unavailable warns only when both say warn.
 func (e *Workspace) judgeByCommitted(ctx context.Context, ck *hooks.Checker) error {
-	if e.repo.Toplevel == "" || e.opts.ConfigFile != "" {
-		return nil // a server judges by HEAD's already; -c names the policy
+	if e.repo.Toplevel == "" || e.opts.ConfigFile != "" || e.judging {
+		// A server judges by HEAD's already, -c names the policy, and
+		// check judges by the base it read.
+		return nil
 	}
 	committed, err := e.committedConfig(ctx)
 	if err != nil || committed == nil {

@@ -32,30 +32,19 @@ const prevSuffix = ".pre-lockgate"
 // both. bin is the lockgate binary to run; when it is gone the shim looks
 // for lockgate on PATH, and fails (refusing the commit) when it finds none.
 func Shim(name, bin string) string {
+	if name == RefTxHook {
+		return refTxShim(bin)
+	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "#!/bin/sh\n%s v1: installed by `lockgate install`; `lockgate uninstall` removes it and restores any previous hook.\n", shimMarker)
-	if name == RefTxHook {
-		// git runs it three times a transaction (prepared, committed,
-		// aborted) and only "prepared" can refuse: the others cost a
-		// shell, not a lockgate, unless a previous hook wants them.
-		fmt.Fprintf(&b, "[ \"$1\" = prepared ] || [ -x \"$(dirname \"$0\")/%s%s\" ] || exit 0\n", name, prevSuffix)
-	}
-	fmt.Fprintf(&b, "lockgate=${LOCKGATE_BIN:-%s}\n", safetext.ShellQuote(bin))
-	b.WriteString(`if [ ! -x "$lockgate" ]; then
-  lockgate=$(command -v lockgate) || { echo "lockgate: binary not found; reinstall it, or remove this hook with 'lockgate uninstall'" >&2; exit 1; }
-fi
-`)
+	writeFindLockgate(&b, bin)
 	fmt.Fprintf(&b, "prev=\"$(dirname \"$0\")/%s%s\"\n", name, prevSuffix)
-	if name == "pre-push" || name == "pre-receive" || name == RefTxHook || name == "post-rewrite" {
-		// These hooks read the refs on stdin: keep a copy for each.
-		b.WriteString(`if [ -x "$prev" ]; then
+	if name == "pre-push" || name == "pre-receive" || name == "post-rewrite" {
+		// These hooks read stdin: keep a copy for each.
+		fmt.Fprintf(&b, `if [ -x "$prev" ]; then
   refs=$(cat)
-  printf '%s\n' "$refs" | "$prev" "$@" || exit $?
-`)
-		if name == RefTxHook {
-			b.WriteString("  [ \"$1\" = prepared ] || exit 0\n")
-		}
-		fmt.Fprintf(&b, `  printf '%%s\n' "$refs" | "$lockgate" hook %s "$@"
+  printf '%%s\n' "$refs" | "$prev" "$@" || exit $?
+  printf '%%s\n' "$refs" | "$lockgate" hook %s "$@"
   exit $?
 fi
 `, name)
@@ -63,6 +52,51 @@ fi
 		b.WriteString("if [ -x \"$prev\" ]; then\n  \"$prev\" \"$@\" || exit $?\nfi\n")
 	}
 	fmt.Fprintf(&b, "exec \"$lockgate\" hook %s \"$@\"\n", name)
+	return b.String()
+}
+
+// writeFindLockgate writes the lines that find the lockgate to run: bin,
+// else lockgate on PATH, else the hook fails (refusing what it guards).
+func writeFindLockgate(b *strings.Builder, bin string) {
+	fmt.Fprintf(b, "lockgate=${LOCKGATE_BIN:-%s}\n", safetext.ShellQuote(bin))
+	b.WriteString(`if [ ! -x "$lockgate" ]; then
+  lockgate=$(command -v lockgate) || { echo "lockgate: binary not found; reinstall it, or remove this hook with 'lockgate uninstall'" >&2; exit 1; }
+fi
+`)
+}
+
+// refTxShim is the reference-transaction hook. git runs it for every
+// change of refs, three times a transaction (prepared, committed,
+// aborted), and only a "prepared" update of a branch can add commits to
+// judge: everything else — fetches, tags, remote-tracking refs, the
+// other states, lockgate's own workflow branch — is let through by the
+// shell, without starting lockgate.
+func refTxShim(bin string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "#!/bin/sh\n%s v1: installed by `lockgate install`; `lockgate uninstall` removes it and restores any previous hook.\n", shimMarker)
+	// No process is started on the way to "nothing to judge": no
+	// dirname, no cat.
+	fmt.Fprintf(&b, "prev=\"${0%%/*}/%s%s\"\n", RefTxHook, prevSuffix)
+	b.WriteString(`[ "$1" = prepared ] || [ -x "$prev" ] || exit 0
+refs=
+judge=
+while IFS= read -r line; do
+  refs="$refs$line
+"
+  case "$line" in
+    *" refs/heads/lockgate/workflow") ;;
+    *" refs/heads/"*) judge=1 ;;
+  esac
+done
+if [ -x "$prev" ]; then
+  printf '%s' "$refs" | "$prev" "$@" || exit $?
+  [ "$1" = prepared ] || exit 0
+fi
+[ -n "$judge" ] || exit 0
+`)
+	writeFindLockgate(&b, bin)
+	b.WriteString(`printf '%s' "$refs" | "$lockgate" hook reference-transaction "$@"
+`)
 	return b.String()
 }
 

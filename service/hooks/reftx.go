@@ -16,6 +16,10 @@ import (
 	"github.com/lockgate/lockgate/internal/gitexec"
 )
 
+// defaultWorkflowRef is workflow.branch's default: the reference-
+// transaction shim skips its updates without starting lockgate.
+const defaultWorkflowRef = "refs/heads/lockgate/workflow"
+
 // RefUpdate is one line of the reference-transaction hook's stdin:
 // `<old-value> SP <new-value> SP <ref-name> LF`.
 type RefUpdate struct{ Old, New, Ref string }
@@ -89,10 +93,13 @@ func (h *Runner) ReferenceTransaction(ctx context.Context, tx *RefTransaction, o
 	}
 	for _, u := range judge {
 		args := []string{u.New, "--not"}
-		if h.WorkflowRef != "" {
-			// A commit on the workflow branch is an event, not judged
-			// work: moving a branch onto it is judged.
-			args = append(args, "--exclude="+h.WorkflowRef)
+		// A commit on the workflow branch is an event, not judged work:
+		// moving a branch onto it is judged. The default name too, which
+		// the hook's shim lets through unjudged.
+		for _, ref := range []string{h.WorkflowRef, defaultWorkflowRef} {
+			if ref != "" {
+				args = append(args, "--exclude="+ref)
+			}
 		}
 		args = append(args, "--branches", "--tags", "--remotes")
 		args = append(args, tx.Known...)
