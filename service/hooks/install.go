@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/lockgate/lockgate/internal/safetext"
 )
@@ -69,33 +70,52 @@ fi
 // change of refs, three times a transaction (prepared, committed,
 // aborted), and only a "prepared" update of a branch can add commits to
 // judge: everything else — fetches, tags, remote-tracking refs, the
-// other states, lockgate's own workflow branch — is let through by the
-// shell, without starting lockgate.
+// other states, lockgate's own update of its workflow branch — is let
+// through by the shell, without starting lockgate.
 func refTxShim(bin string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "#!/bin/sh\n%s v1: installed by `lockgate install`; `lockgate uninstall` removes it and restores any previous hook.\n", shimMarker)
-	// No process is started on the way to "nothing to judge": no
-	// dirname, no cat.
+	// One process (cat) on the way to "nothing to judge", whatever the
+	// number of refs: the tests are patterns on the whole input.
 	fmt.Fprintf(&b, "prev=\"${0%%/*}/%s%s\"\n", RefTxHook, prevSuffix)
 	b.WriteString(`[ "$1" = prepared ] || [ -x "$prev" ] || exit 0
-refs=
-judge=
-while IFS= read -r line; do
-  refs="$refs$line
-"
-  case "$line" in
-    *" refs/heads/lockgate/workflow") ;;
-    *" refs/heads/"*) judge=1 ;;
-  esac
-done
+refs=$(cat)
 if [ -x "$prev" ]; then
-  printf '%s' "$refs" | "$prev" "$@" || exit $?
+  printf '%s\n' "$refs" | "$prev" "$@" || exit $?
   [ "$1" = prepared ] || exit 0
 fi
-[ -n "$judge" ] || exit 0
+case "$refs" in
+  *" refs/heads/"*) ;;
+  *) exit 0 ;;
+esac
+heads=0
+while read -r o n r; do
+  case "$r" in
+    refs/heads/lockgate/workflow) ;;
+    refs/heads/*) heads=$((heads + 1)); ho=$o; hr=$r ;;
+  esac
+done <<EOF
+$refs
+EOF
+[ "$heads" != 0 ] || exit 0
+# One branch moved: a commit the commit hooks just judged is vouched for
+# by their record (see hooks.RecordPass), taken once.
+gd=.git
+if [ -f .git ]; then read -r _ gd < .git; fi
+pass="$gd/lockgate/commit-pass"
+if [ "$heads" = 1 ] && [ -s "$pass" ]; then
+  read -r pv pref pold ptime < "$pass"
+  : > "$pass"
+  case "$ho" in *[!0]*) ;; *) [ "$pold" = - ] && pold=$ho ;; esac
+  case "$ptime" in ""|*[!0-9]*) ptime=0 ;; esac
+  if [ "$pv" = ` + passVersion + ` ] && [ "$hr" = "$pref" ] && [ "$ho" = "$pold" ] &&
+    [ $(( $(date +%s) - ptime )) -le ` + fmt.Sprint(int(passMaxAge/time.Second)) + ` ]; then
+    exit 0
+  fi
+fi
 `)
 	writeFindLockgate(&b, bin)
-	b.WriteString(`printf '%s' "$refs" | "$lockgate" hook reference-transaction "$@"
+	b.WriteString(`printf '%s\n' "$refs" | "$lockgate" hook reference-transaction "$@"
 `)
 	return b.String()
 }

@@ -4,9 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"hash/crc32"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -139,9 +137,13 @@ func (h *Runner) ReferenceTransaction(ctx context.Context, tx *RefTransaction, o
 // judged as it was made. A commit made with --no-verify, or by a command
 // that runs no commit hooks (cherry-pick, rebase, am, commit-tree and
 // update-ref), finds no fresh record and is judged in full.
+//
+// It is one line of text, `VERSION REF OLD UNIX-SECONDS` (OLD is "-" for a
+// branch not born yet), so that the hook's shell script can take it
+// without starting lockgate (refTxShim); TakePass is the same test for a
+// transaction the script hands on.
 const (
-	passVersion = "lockgate-commit-pass-1"
-	passEnd     = "end"
+	passVersion = "lockgate-commit-pass-2"
 	// passMaxAge covers the time from commit-msg to the ref update (git
 	// writes the commit object in between), and from pre-commit to it for
 	// `git commit -m` where no commit-msg hook is installed.
@@ -166,26 +168,39 @@ func (h *Runner) RecordPass(ok bool) {
 		return
 	}
 	if !found {
-		tip = ""
+		tip = "-"
 	}
-	body := strings.Join([]string{passVersion, "refs/heads/" + branch, tip, strconv.FormatInt(time.Now().UnixNano(), 10)}, "\x00") + "\x00"
-	data := []byte(body + strconv.FormatUint(uint64(crc32.ChecksumIEEE([]byte(body))), 16) + "\x00" + passEnd)
-	err = overwrite(file, data, true)
-	if errors.Is(err, fs.ErrNotExist) {
-		if err = os.MkdirAll(filepath.Dir(file), 0o755); err == nil {
-			err = overwrite(file, data, true)
-		}
-	}
-	if err != nil {
+	line := fmt.Sprintf("%s refs/heads/%s %s %d\n", passVersion, branch, tip, time.Now().Unix())
+	if err := writeAtomic(file, []byte(line)); err != nil {
 		_ = os.Remove(file)
 	}
 }
 
+// writeAtomic replaces file with data through a temporary file.
+func writeAtomic(file string, data []byte) error {
+	if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(file), ".commit-pass-*")
+	if err != nil {
+		return err
+	}
+	_, err = tmp.Write(data)
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), file)
+	}
+	if err != nil {
+		_ = os.Remove(tmp.Name())
+	}
+	return err
+}
+
 // TakePass reports whether a fresh pass record in the worktree's git
 // directory covers tx, a transaction that moves one branch, removing the
-// record either way: it vouches for one ref update only. It reads one
-// file: a commit made through the commit hooks costs the
-// reference-transaction hook no repository, config or store.
+// record either way: it vouches for one ref update only.
 func TakePass(gitDir string, now time.Time, tx *RefTransaction) bool {
 	if len(tx.Branches) != 1 {
 		return false
@@ -199,26 +214,17 @@ func TakePass(gitDir string, now time.Time, tx *RefTransaction) bool {
 	if err := os.Remove(file); err != nil {
 		return false // another transaction took it
 	}
-	s := string(data)
-	i := strings.LastIndexByte(strings.TrimSuffix(s, "\x00"+passEnd), 0)
-	if !strings.HasSuffix(s, "\x00"+passEnd) || i < 0 {
+	f := strings.Fields(string(data))
+	if len(f) != 4 || f[0] != passVersion || f[1] != u.Ref || strings.Count(string(data), "\n") != 1 {
 		return false
 	}
-	sum, err := strconv.ParseUint(s[i+1:len(s)-len(passEnd)-1], 16, 32)
-	if err != nil || uint32(sum) != crc32.ChecksumIEEE([]byte(s[:i+1])) {
-		return false
-	}
-	f := strings.Split(s[:i], "\x00")
-	if len(f) != 4 || f[0] != passVersion || f[1] != u.Ref {
-		return false
-	}
-	if old := f[2]; old != u.Old && !(old == "" && zeroSHA(u.Old)) {
+	if old := f[2]; old != u.Old && !(old == "-" && zeroSHA(u.Old)) {
 		return false
 	}
 	written, err := strconv.ParseInt(f[3], 10, 64)
 	if err != nil {
 		return false
 	}
-	age := now.Sub(time.Unix(0, written))
-	return age >= 0 && age <= passMaxAge
+	age := now.Sub(time.Unix(written, 0))
+	return age >= -time.Second && age <= passMaxAge
 }
