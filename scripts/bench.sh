@@ -70,7 +70,8 @@ run -bench 'AcquireMinReplicas' -benchtime 20000x -timeout 30m ./model/locks/red
 (cd bench/peers && run -bench 'AcquireRelease' -benchtime 20000x -timeout 30m .)
 run -bench 'CLI' -benchtime 300x -timeout 60m ./cmd/lockgate
 run -bench 'Hook' -benchtime 30x -timeout 60m ./cmd/lockgate
-run -bench 'MCP|Guard' -benchtime 2000x -timeout 30m ./cmd/lockgate
+run -bench 'MCP|GuardClaudeCode' -benchtime 2000x -timeout 30m ./cmd/lockgate
+run -bench 'GuardHarnesses|RefTx' -benchtime 20x -timeout 30m ./cmd/lockgate
 run -bench 'Verify' -benchtime 10x -timeout 60m ./cmd/lockgate
 run -bench 'GitStore' -benchtime 30x -timeout 60m ./cmd/lockgate
 run -bench 'Frame10k' -benchtime 20x ./frontend/board
