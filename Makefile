@@ -41,10 +41,11 @@ test: test-deps
 # CLI, opencode, Copilot CLI: npm packages, pinned, installed once by
 # scripts/test-agents-deps.sh into a cache outside the repository, about
 # 1.5 GB) headless against a scripted model, in repositories set up by
-# `lockgate init --agent NAME`. Kept out of `make test` for the download;
-# CI runs both. AGENTS_RUN=TestCapture also runs the rig's own checks of
+# `lockgate init --agent NAME`; and a rogue agent among honest ones on the
+# git store (TestRogueAgentFleet), run alone rather than beside the other
+# fleets. Kept out of `make test` for the download; CI runs both. AGENTS_RUN=TestCapture also runs the rig's own checks of
 # each harness's hook conventions.
-AGENTS_RUN ?= TestRealHarnesses
+AGENTS_RUN ?= TestRealHarnesses|TestRogueAgentFleet
 test-agents:
 	@scripts/test-agents-deps.sh >/dev/null
 	$(GO) test -tags agents -count=1 -timeout 30m -run '$(AGENTS_RUN)' ./cmd/lockgate ./internal/agenttest

@@ -507,3 +507,20 @@ func BranchTip(commonDir, branch string) (sha string, ok bool, err error) {
 	}
 	return "", false, nil
 }
+
+// Equivalent returns the commits of head that are not in upstream but
+// whose change upstream has (`git cherry upstream head`, marked "-"): a
+// rebase's replays of commits the branch had.
+func Equivalent(ctx context.Context, dir, upstream, head string) (map[string]bool, error) {
+	out, err := Output(ctx, dir, nil, "cherry", upstream, head)
+	if err != nil {
+		return nil, fmt.Errorf("compare %s with %s: %w", head, upstream, err)
+	}
+	same := map[string]bool{}
+	for _, line := range strings.Split(string(out), "\n") {
+		if sha, ok := strings.CutPrefix(line, "- "); ok {
+			same[strings.TrimSpace(sha)] = true
+		}
+	}
+	return same, nil
+}

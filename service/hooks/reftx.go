@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -112,6 +113,15 @@ func (h *Runner) ReferenceTransaction(ctx context.Context, tx *RefTransaction, o
 		}
 		if err != nil {
 			return nil, err
+		}
+		if len(commits) > 0 && !zeroSHA(u.Old) {
+			// A rebase replays the branch's own commits: one whose change
+			// the old tip already had was judged when it got there.
+			same, err := gitexec.Equivalent(ctx, h.Dir, u.Old, u.New)
+			if err != nil {
+				return nil, err
+			}
+			commits = slices.DeleteFunc(commits, func(c rangeCommit) bool { return same[c.sha] })
 		}
 		if len(commits) > 0 {
 			if openStore != nil {
