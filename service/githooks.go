@@ -547,6 +547,9 @@ func (e *Workspace) hookTargets(ctx context.Context, req HookInstall) (dir strin
 	names = req.Hooks
 	if len(names) == 0 {
 		names = hooks.DefaultHooks
+		if e.cfg.Locks.ReadOnly {
+			names = append(slices.Clone(names), hooks.ReadOnlyHooks...)
+		}
 	}
 	dir, err = e.hooksDir(ctx, req.GlobalHooksPath)
 	return dir, names, err

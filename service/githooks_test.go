@@ -349,9 +349,9 @@ func TestInstallHooks(t *testing.T) {
 		installed []string
 		want      any
 	}{
-		{name: "the default hooks", installed: []string{"pre-commit", "pre-merge-commit", "commit-msg", "pre-push", "reference-transaction", "post-checkout", "post-merge", "post-rewrite"}},
+		{name: "the default hooks", installed: []string{"pre-commit", "pre-merge-commit", "commit-msg", "pre-push", "reference-transaction"}},
 		{name: "the hooks asked for", req: HookInstall{Hooks: []string{"pre-receive"}}, installed: []string{"pre-receive"}},
-		{name: "an unknown hook is invalid input", req: HookInstall{Hooks: []string{"post-merge"}}, want: &usage},
+		{name: "an unknown hook is invalid input", req: HookInstall{Hooks: []string{"post-applypatch"}}, want: &usage},
 		{name: "a global core.hooksPath is refused", hooksPath: "global", want: &usage},
 		{name: "a global core.hooksPath, when allowed", hooksPath: "global", req: HookInstall{Hooks: []string{"pre-push"}, GlobalHooksPath: true}, installed: []string{"pre-push"}},
 	} {

@@ -12,7 +12,11 @@ import (
 )
 
 // DefaultHooks are the hooks `lockgate install` installs.
-var DefaultHooks = []string{"pre-commit", "pre-merge-commit", "commit-msg", "pre-push", RefTxHook, "post-checkout", "post-merge", "post-rewrite"}
+var DefaultHooks = []string{"pre-commit", "pre-merge-commit", "commit-msg", "pre-push", RefTxHook}
+
+// ReadOnlyHooks keep files' modes current after git writes the worktree
+// (locks.read_only): installed by default when the policy turns it on.
+var ReadOnlyHooks = []string{"post-checkout", "post-merge", "post-rewrite"}
 
 // Known hooks lockgate implements.
 var Known = []string{"pre-commit", "pre-merge-commit", "commit-msg", "pre-push", RefTxHook, "post-checkout", "post-merge", "post-rewrite", "pre-receive"}
