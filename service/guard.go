@@ -22,9 +22,6 @@ type GuardReply = pretool.Reply
 // Harnesses are the coding harnesses `lockgate guard NAME` answers.
 var Harnesses = pretool.Harnesses
 
-// KnownHarness reports whether name is one of Harnesses.
-func KnownHarness(name string) bool { return pretool.Known(name) }
-
 // ReadToolCall reads harness's pre-tool payload from r. A payload lockgate
 // cannot read is an error: the guard denies it.
 func ReadToolCall(harness string, r io.Reader) (*ToolCall, error) {

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/lockgate/lockgate/model/diffpath"
@@ -14,9 +13,6 @@ import (
 // Harnesses are the harness names lockgate answers, as `lockgate guard
 // NAME` and `lockgate agent setup NAME` take them.
 var Harnesses = []string{"claude-code", "codex", "gemini", "opencode", "cursor", "copilot", "cline", "goose"}
-
-// Known reports whether name is one of Harnesses.
-func Known(name string) bool { return slices.Contains(Harnesses, name) }
 
 // MaxPayload bounds a payload: a write carries the whole new file.
 const MaxPayload = 64 << 20
