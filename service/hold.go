@@ -120,6 +120,23 @@ func (e *Workspace) HoldLocks(ctx context.Context, r HoldRequest) (*Hold, error)
 		held[i] = r.Lock
 	}
 	h.confirm(held)
+	// The grant returns only once its event is recorded (and, with
+	// workflow.auto_push, pushed), which on a slow remote can outlast a
+	// short lock: a renewal due by now is made before the command starts,
+	// so that it never starts under a lock that lapsed meanwhile and
+	// another worker took.
+	if !h.e.Now().Before(h.expires.Add(-2 * h.Interval())) {
+		if err := h.Refresh(ctx); err != nil {
+			_ = h.Release(ctx)
+			// Taken by another: the lock is held (exit 4), as if the
+			// grant had never been made, not another's to refuse.
+			var no *locks.NotOwnerError
+			if errors.As(err, &no) {
+				err = &locks.HeldError{Lock: no.Lock}
+			}
+			return nil, fmt.Errorf("the locks lapsed before the command could start (recording the grant took longer than a third of --ttl): %w", err)
+		}
+	}
 	return h, nil
 }
 

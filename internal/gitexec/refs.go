@@ -71,6 +71,17 @@ func repoRun(ctx context.Context, r *Repo, args ...string) (stdout []byte, stder
 	return out.Bytes(), errb.String(), nil
 }
 
+// ownRefs is the command line of a git command that writes only
+// lockgate's own refs (the lock table, the workflow branch, their fetched
+// copies), run with no hooks: the reference-transaction hook lockgate
+// installs has nothing to judge there, and git would start it twice for
+// each ref it writes (prepared, committed), which costs every lock
+// command several process starts. The user's hooks are not asked about
+// these refs either, as `push --no-verify` does not ask pre-push.
+func ownRefs(args ...string) []string {
+	return append([]string{"-c", "core.hooksPath=/dev/null"}, args...)
+}
+
 // UpdateRef moves ref from oldSHA to newSHA with `git update-ref`, which
 // takes git's own `<ref>.lock` and checks the old value under it: a
 // compare-and-swap that holds against every git command and every other
@@ -88,7 +99,7 @@ func UpdateRef(ctx context.Context, r *Repo, ref, newSHA, oldSHA, msg string) er
 	if oldSHA == "" {
 		oldSHA = ZeroSHA
 	}
-	args := []string{"update-ref"}
+	args := ownRefs("update-ref")
 	if msg != "" {
 		args = append(args, "-m", msg)
 	}
@@ -127,7 +138,7 @@ func Push(ctx context.Context, r *Repo, remote string, refspecs ...string) ([]Pu
 			return nil, fmt.Errorf("gitexec: refusing forced refspec %q", rs)
 		}
 	}
-	args := append([]string{"push", "--porcelain", "--no-verify", "--", remote}, refspecs...)
+	args := append(ownRefs("push", "--porcelain", "--no-verify", "--", remote), refspecs...)
 	out, _, err := repoRun(ctx, r, args...)
 	return parsePorcelain(out), err
 }
@@ -151,7 +162,7 @@ func parsePorcelain(out []byte) []PushStatus {
 // Fetch runs `git fetch --no-tags --no-write-fetch-head REMOTE REFSPEC...`:
 // only the refs the refspecs name are written, FETCH_HEAD is left alone.
 func Fetch(ctx context.Context, r *Repo, remote string, refspecs ...string) error {
-	args := append([]string{"fetch", "--quiet", "--no-tags", "--no-write-fetch-head", "--", remote}, refspecs...)
+	args := append(ownRefs("fetch", "--quiet", "--no-tags", "--no-write-fetch-head", "--", remote), refspecs...)
 	_, err := RepoOutput(ctx, r, args...)
 	return err
 }

@@ -142,3 +142,48 @@ func TestParseVersion(t *testing.T) {
 		}
 	}
 }
+
+// TestOwnRefWritesRunNoHooks: lockgate's own ref writes (UpdateRef,
+// Fetch, FetchRef, Push, LeasePush) start no reference-transaction hook,
+// while the same write made by git directly does (the hook is live).
+func TestOwnRefWritesRunNoHooks(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	origin := gittest.New(t)
+	origin.Write("a", "a\n")
+	origin.Commit("one")
+	head := origin.Git("rev-parse", "HEAD")
+	origin.Git("update-ref", "refs/lockgate/locks", head)
+	r := gittest.New(t)
+	r.Git("remote", "add", "origin", origin.Dir)
+	logFile := filepath.Join(t.TempDir(), "hook.log")
+	hook := "#!/bin/sh\necho \"$1\" >> '" + logFile + "'\ncat >> '" + logFile + "'\n"
+	if err := os.WriteFile(filepath.Join(r.Dir, ".git", "hooks", "reference-transaction"), []byte(hook), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	repo := &Repo{Toplevel: r.Dir, GitDir: filepath.Join(r.Dir, ".git"), CommonDir: filepath.Join(r.Dir, ".git")}
+
+	if err := FetchRef(ctx, repo, "origin", "refs/lockgate/locks", "refs/lockgate/fetched/x"); err != nil {
+		t.Fatal(err)
+	}
+	if err := Fetch(ctx, repo, "origin", "+refs/lockgate/locks:refs/lockgate/fetched/y"); err != nil {
+		t.Fatal(err)
+	}
+	if err := UpdateRef(ctx, repo, "refs/lockgate/mine", head, "", "test"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Push(ctx, repo, "origin", "refs/lockgate/mine:refs/lockgate/pushed"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := LeasePush(ctx, repo, "origin", head, "refs/lockgate/leased", ""); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := os.ReadFile(logFile); err == nil || !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("lockgate's own ref writes ran the reference-transaction hook:\n%s", b)
+	}
+	r.Git("update-ref", "refs/lockgate/direct", head)
+	b, err := os.ReadFile(logFile)
+	if err != nil || !strings.Contains(string(b), "refs/lockgate/direct") {
+		t.Fatalf("git update-ref did not run the hook (%v): %q", err, b)
+	}
+}

@@ -63,8 +63,8 @@ func LsRemote(ctx context.Context, r *Repo, remote, ref string) (string, error) 
 // is a private copy), with no tags, no FETCH_HEAD, no submodules and no
 // automatic gc. A remote without ref is ErrNoRemoteRef.
 func FetchRef(ctx context.Context, r *Repo, remote, ref, into string) error {
-	_, stderr, err := networkRun(ctx, r, "-c", "gc.auto=0", "-c", "maintenance.auto=false", "fetch", "--quiet",
-		"--no-tags", "--no-write-fetch-head", "--no-recurse-submodules", "--", remote, "+"+ref+":"+into)
+	_, stderr, err := networkRun(ctx, r, ownRefs("-c", "gc.auto=0", "-c", "maintenance.auto=false", "fetch", "--quiet",
+		"--no-tags", "--no-write-fetch-head", "--no-recurse-submodules", "--", remote, "+"+ref+":"+into)...)
 	if err != nil && strings.Contains(stderr, "couldn't find remote ref") {
 		return ErrNoRemoteRef
 	}
@@ -77,8 +77,8 @@ func FetchRef(ctx context.Context, r *Repo, remote, ref, into string) error {
 // It returns the status of dst, also when git fails; a push the remote
 // refused has the remote's messages in the *Error's Stderr.
 func LeasePush(ctx context.Context, r *Repo, remote, src, dst, expect string) (PushStatus, error) {
-	out, _, err := networkRun(ctx, r, "push", "--porcelain", "--no-verify", "--quiet",
-		"--force-with-lease="+dst+":"+expect, "--", remote, src+":"+dst)
+	out, _, err := networkRun(ctx, r, ownRefs("push", "--porcelain", "--no-verify", "--quiet",
+		"--force-with-lease="+dst+":"+expect, "--", remote, src+":"+dst)...)
 	for _, st := range parsePorcelain(out) {
 		if st.To == dst {
 			return st, err

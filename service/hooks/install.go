@@ -117,6 +117,33 @@ if [ "$heads" = 1 ] && [ -s "$pass" ]; then
     exit 0
   fi
 fi
+# A branch moved only onto commits a remote-tracking ref or a tag already
+# has (a fast-forward after a fetch, a branch made on pushed work) adds
+# nothing to judge: one rev-list says so without starting lockgate. Local
+# branches do not count as known here (one may be lockgate's workflow
+# branch under another name): lockgate decides those.
+known=
+while read -r o n r; do
+  case "$r" in refs/remotes/*|refs/tags/*) case "$n" in *[!0]*) known="$known $n" ;; esac ;; esac
+done <<EOF
+$refs
+EOF
+judge=0
+while read -r o n r; do
+  case "$r" in refs/heads/lockgate/workflow) continue ;; refs/heads/*) ;; *) continue ;; esac
+  case "$n" in *[!0]*) ;; *) continue ;; esac
+  [ "$o" != "$n" ] || continue
+  not=$known
+  case "$o" in *[!0]*) not="$not $o" ;; esac
+  if added=$(git rev-list -n 1 "$n" --not --tags --remotes $not 2>/dev/null) && [ -z "$added" ]; then
+    continue
+  fi
+  judge=1
+  break
+done <<EOF
+$refs
+EOF
+[ "$judge" = 1 ] || exit 0
 `)
 	writeFindLockgate(&b, bin)
 	b.WriteString(`printf '%s\n' "$refs" | "$lockgate" hook reference-transaction "$@"
