@@ -128,12 +128,6 @@ func (e *Workspace) HoldLocks(ctx context.Context, r HoldRequest) (*Hold, error)
 	if !h.e.Now().Before(h.expires.Add(-2 * h.Interval())) {
 		if err := h.Refresh(ctx); err != nil {
 			_ = h.Release(ctx)
-			// Taken by another: the lock is held (exit 4), as if the
-			// grant had never been made, not another's to refuse.
-			var no *locks.NotOwnerError
-			if errors.As(err, &no) {
-				err = &locks.HeldError{Lock: no.Lock}
-			}
 			return nil, fmt.Errorf("the locks lapsed before the command could start (recording the grant took longer than a third of --ttl): %w", err)
 		}
 	}
@@ -203,7 +197,13 @@ func (h *Hold) Refresh(ctx context.Context) error {
 		return nil
 	}
 	var unavailable *locks.UnavailableError
-	if !errors.As(err, &unavailable) && !errors.Is(err, context.DeadlineExceeded) {
+	var taken *locks.NotOwnerError
+	switch {
+	case errors.As(err, &taken):
+		// Lapsed and taken by another: a lock lost (exit 4) that names
+		// its holder, not another's lock this worker may not touch.
+		return &locks.HeldError{Lock: taken.Lock}
+	case !errors.As(err, &unavailable) && !errors.Is(err, context.DeadlineExceeded):
 		return err // lost, or an answer lockgate cannot judge: stop
 	}
 	if ctx.Err() != nil {
