@@ -463,6 +463,19 @@ func (w *fleetWorker) push() error {
 // TTL, and is killed with SIGKILL (its command too) while it does. The
 // lock stays until it expires; then a waiting worker takes it over.
 func (w *fleetWorker) killedHold() error {
+	// On a busy machine the grant's event can take longer to push than
+	// the short lock lives: lock hold then does not start its command
+	// (the lock lapsed before it could), and the worker tries again.
+	for try := 1; ; try++ {
+		err := w.killedHoldOnce()
+		if err == nil || try == 5 || !strings.Contains(err.Error(), "lapsed before the command could start") {
+			return err
+		}
+		w.logf(time.Now(), "lock hold: the lock lapsed before sleep started; again (try %d)", try+1)
+	}
+}
+
+func (w *fleetWorker) killedHoldOnce() error {
 	file := fleetFile(0)
 	cmd := exec.CommandContext(w.f.ctx, w.f.bin, "lock", "hold", file, "--ttl", fleetVictimTTL, "--wait", fleetWait, "--", "sleep", "60")
 	cmd.Dir = w.dir
