@@ -94,9 +94,9 @@ func BenchmarkGuardHarnesses(b *testing.B) {
 // refTxRepos are two clones of one repository, each with a remote of
 // 1,000 branches: one with every hook lockgate install installs, one with
 // all of them but reference-transaction.
-func refTxRepos(b *testing.B) (with, without *gittest.Repo, env []string) {
+func refTxRepos(b *testing.B) (with, without, origin *gittest.Repo, env []string) {
 	b.Helper()
-	origin := gittest.New(b)
+	origin = gittest.New(b)
 	origin.Write("a.txt", "a\n")
 	origin.Commit("init")
 	var refs strings.Builder
@@ -127,7 +127,7 @@ func refTxRepos(b *testing.B) (with, without *gittest.Repo, env []string) {
 	if _, err := os.Stat(filepath.Join(without.Dir, ".git", "hooks", "reference-transaction")); err == nil {
 		b.Fatal("the clone without the hook has it")
 	}
-	return with, without, env
+	return with, without, origin, env
 }
 
 // BenchmarkRefTxCommit: `git commit -qam` of a one-line change through
@@ -135,7 +135,7 @@ func refTxRepos(b *testing.B) (with, without *gittest.Repo, env []string) {
 // The commit hooks pass and leave the record the reference-transaction
 // hook takes: what it adds is a process that reads its stdin and one file.
 func BenchmarkRefTxCommit(b *testing.B) {
-	with, without, env := refTxRepos(b)
+	with, without, _, env := refTxRepos(b)
 	commit := func(r *gittest.Repo, i int) time.Duration {
 		r.Write("a.txt", fmt.Sprintf("%d\n", i))
 		return runTimed(b, r.Dir, env, "", nil, "git", "commit", "-qam", fmt.Sprintf("c%d", i))
@@ -161,8 +161,8 @@ func BenchmarkRefTxCommit(b *testing.B) {
 // ref a fetch updates, twice, so that any hook at all sets the floor.
 // With --atomic, one transaction for all of them.
 func BenchmarkRefTxFetch(b *testing.B) {
-	with, without, env := refTxRepos(b)
-	_, floor, _ := refTxRepos(b)
+	with, without, _, env := refTxRepos(b)
+	_, floor, _, _ := refTxRepos(b)
 	hook := filepath.Join(floor.Dir, ".git", "hooks", "reference-transaction")
 	if err := os.WriteFile(hook, []byte("#!/bin/sh\ncat >/dev/null\n"), 0o755); err != nil {
 		b.Fatal(err)
@@ -192,4 +192,41 @@ func BenchmarkRefTxFetch(b *testing.B) {
 			b.ReportMetric(float64(w)/float64(fl), "with-x-cat-hook")
 		})
 	}
+}
+
+// BenchmarkRefTxFastForward: `git pull --ff-only` of one new commit (a
+// fetch, then main moved onto the fetched commit), with the
+// reference-transaction hook, without it, and with a hook that only reads
+// its stdin. The shim lets the fast-forward through after one rev-list
+// finds nothing that a remote-tracking ref lacks; lockgate is not started.
+func BenchmarkRefTxFastForward(b *testing.B) {
+	with, without, origin, env := refTxRepos(b)
+	floor := gittest.New(b)
+	floor.Git("remote", "add", "origin", origin.Dir)
+	floor.Git("fetch", "-q", "origin", "main")
+	floor.Git("reset", "-q", "--hard", "origin/main")
+	hook := filepath.Join(floor.Dir, ".git", "hooks", "reference-transaction")
+	if err := os.WriteFile(hook, []byte("#!/bin/sh\ncat >/dev/null\n"), 0o755); err != nil {
+		b.Fatal(err)
+	}
+	pull := func(r *gittest.Repo) time.Duration {
+		return runTimed(b, r.Dir, env, "", nil, "git", "-c", "gc.auto=0", "pull", "-q", "--ff-only", "origin", "main")
+	}
+	var w, wo, fl time.Duration
+	b.ResetTimer()
+	for i := range b.N {
+		b.StopTimer()
+		origin.Write("a.txt", fmt.Sprintf("ff %d\n", i))
+		origin.Commit(fmt.Sprintf("ff %d", i))
+		b.StartTimer()
+		w += pull(with)
+		wo += pull(without)
+		fl += pull(floor)
+	}
+	b.StopTimer()
+	b.ReportMetric(ms(wo, b.N), "without-ms/op")
+	b.ReportMetric(ms(fl, b.N), "cat-hook-ms/op")
+	b.ReportMetric(ms(w, b.N), "with-ms/op")
+	b.ReportMetric(float64(w)/float64(wo), "with-x-without")
+	b.ReportMetric(float64(w)/float64(fl), "with-x-cat-hook")
 }
