@@ -34,6 +34,7 @@ import (
 // violation and nothing undecided. It runs on the git store and on Redis.
 func TestFleetVerify(t *testing.T) {
 	t.Parallel()
+	oneFleetAtATime(t)
 	lockgateBinary(t)
 	t.Run("git", func(t *testing.T) {
 		runFleet(t, "git", nil)
@@ -49,8 +50,8 @@ const (
 	fleetFiles     = 12
 	fleetHotFiles  = 5 // tasks pick from the first few files, so that they collide
 	fleetVictim    = fleetWorkers - 1
-	fleetWait      = "2m"  // a waiter may be passed over a few times on a busy machine
-	fleetTTL       = "10m" // longer than any task: a live worker's lock never expires
+	fleetWait      = "8m"  // a waiter may be passed over several times on a busy machine, each task taking a minute there
+	fleetTTL       = "30m" // longer than any task: a live worker's lock never expires
 	fleetVictimTTL = "5s"  // the killed worker's lock comes back soon
 )
 
@@ -104,7 +105,7 @@ type fleetWorker struct {
 // cancels when done.
 func newFleet(t *testing.T, store string, storeEnv []string, rounds int) *fleet {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute+time.Duration(rounds)*30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute+time.Duration(rounds)*time.Minute)
 	f := &fleet{t: t, ctx: ctx, cancel: cancel, bin: lockgateBinary(t), root: t.TempDir(), store: store}
 	home := filepath.Join(f.root, "home")
 	if err := os.MkdirAll(home, 0o755); err != nil {
@@ -219,6 +220,17 @@ workflow:
 		}
 		f.workers = append(f.workers, w)
 	}
+}
+
+// fleetSlot lets one fleet run at a time: each keeps both cores busy, and
+// two at once (beside the other tests) make every worker's git and lock
+// commands wait on the CPU, not on each other.
+var fleetSlot = make(chan struct{}, 1)
+
+func oneFleetAtATime(t *testing.T) {
+	t.Helper()
+	fleetSlot <- struct{}{}
+	t.Cleanup(func() { <-fleetSlot })
 }
 
 func fleetFile(i int) string { return fmt.Sprintf("src/f%02d.go", i) }

@@ -40,6 +40,7 @@ func TestServeFleet(t *testing.T) {
 	if _, err := exec.LookPath("git-lfs"); err != nil {
 		t.Fatal("git-lfs is not installed: `make test` installs it (apt-get install git-lfs)")
 	}
+	oneFleetAtATime(t)
 	lockgateBinary(t)
 	t.Run("git", func(t *testing.T) {
 		runServeFleet(t, "git", nil)

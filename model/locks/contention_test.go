@@ -56,7 +56,7 @@ func contend(dir, id string, n int, storeSpec string) error {
 	ctx := context.Background()
 	for range n {
 		start := time.Now().UnixNano()
-		if _, err := m.Acquire(ctx, locks.Request{Keys: []string{"contended"}, Owner: me, TTL: time.Minute, Wait: time.Minute}); err != nil {
+		if _, err := m.Acquire(ctx, locks.Request{Keys: []string{"contended"}, Owner: me, TTL: 10 * time.Minute, Wait: 10 * time.Minute}); err != nil {
 			return err
 		}
 		got := time.Now().UnixNano()
