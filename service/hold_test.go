@@ -43,7 +43,7 @@ func TestHoldLocks(t *testing.T) {
 				f.clock.add(2 * time.Minute)
 				f.take(other, "src/a.go")
 			},
-			check: func(t *testing.T, _ *lockFixture, _ *Hold, err error) { wantErr[*locks.NotOwnerError](t, err) }},
+			check: func(t *testing.T, _ *lockFixture, _ *Hold, err error) { wantErr[*locks.HeldError](t, err) }}, // exit 4, naming the holder
 		{name: "cleared", req: HoldRequest{Keys: []string{"src/a.go"}},
 			during: func(_ *lockFixture, _, other *Workspace) {
 				if _, err := other.ClearLocks(ctx, ClearRequest{Target: "src/a.go", Force: true}); err != nil {
