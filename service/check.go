@@ -90,6 +90,11 @@ func (e *Workspace) CheckChange(ctx context.Context, req ChangeRequest) (*Change
 	switch {
 	case req.Range != "":
 		r = &Report{Hook: "check"}
+		var p *hooks.Pusher
+		if p, err = e.ciPusher(); err != nil {
+			return nil, err
+		}
+		e.bindPusher(h, p, e.base)
 		if err = h.Range(ctx, []string{req.Range}, "", r); err == nil {
 			r.Finish()
 		}

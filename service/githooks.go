@@ -298,6 +298,9 @@ func (e *Workspace) PrePush(ctx context.Context, in HookInput) (*Report, error) 
 	// lockgate's refs only grow, whichever store this clone uses.
 	h.LockRef = e.cfg.Locks.Git.Ref
 	h.WorkflowRef = "refs/heads/" + e.cfg.Workflow.Branch
+	// The clone's own worker pushes: a commit naming another is judged
+	// as it, unless that worker signed it (or trust.pushers lets it).
+	e.bindPusher(h, e.pusherOf(e.me.Holder, false), e.localSignersBase(ctx, remote))
 	r, err := h.PrePush(ctx, remote, in.stdin(), getenv)
 	return e.finishHook("pre-push", r, err)
 }
@@ -310,17 +313,20 @@ func (e *Workspace) PreReceive(ctx context.Context, in HookInput) (*Report, erro
 		return nil, err
 	}
 	getenv := e.hookEnv(in)
-	if err := e.pusher(getenv); err != nil {
+	p, err := e.pusher(getenv)
+	if err != nil {
 		return nil, &HookError{Hook: "pre-receive", Err: err}
 	}
 	h, err := e.hookRunner(ctx, "pre-receive", getenv, Purpose{})
 	if err != nil {
 		return nil, err
 	}
+	e.bindPusher(h, p, e.serverBase(ctx))
 	h.LockRef = e.cfg.Locks.Git.Ref
+	h.WorkflowRef = "refs/heads/" + e.cfg.Workflow.Branch
+	h.ProtectLog = e.cfg.Hooks.PreReceive.ProtectLog
 	h.Bookkeeping = append(e.LogRefs(), e.cfg.Locks.Git.Ref)
 	if e.cfg.Hooks.PreReceive.Verify {
-		h.WorkflowRef = "refs/heads/" + e.cfg.Workflow.Branch
 		h.VerifyLog = func(ctx context.Context, pushed map[string]string) ([]journal.Event, error) {
 			var extra []string
 			if tip, ok := pushed[h.WorkflowRef]; ok {
@@ -336,19 +342,33 @@ func (e *Workspace) PreReceive(ctx context.Context, in HookInput) (*Report, erro
 }
 
 // pusher makes the worker a server judges a push as the one the first set
-// variable of hooks.identity_env names (the server's authenticated user).
-func (e *Workspace) pusher(getenv func(string) string) error {
+// variable of hooks.identity_env names (the server's authenticated user),
+// as trust.pushers maps it, and binds the pushed commits' trailers to
+// that user; without one, to the server's own worker.
+func (e *Workspace) pusher(getenv func(string) string) (*hooks.Pusher, error) {
 	for _, v := range e.cfg.Hooks.IdentityEnv {
 		if id := getenv(v); id != "" {
-			me, err := e.identity(id)
+			p := e.pusherOf(id, true)
+			me, err := e.identity(p.Workers[0])
 			if err != nil {
-				return fmt.Errorf("%s: %w", v, err)
+				return nil, fmt.Errorf("%s: %w", v, err)
 			}
 			e.me = me
-			return nil
+			return p, nil
 		}
 	}
-	return nil
+	return e.pusherOf(e.me.Holder, true), nil
+}
+
+// serverBase is the default branch's commit a server reads its policy
+// and allowed signers from ("" in an empty repository, or when the
+// operator's own policy file judges).
+func (e *Workspace) serverBase(ctx context.Context) string {
+	out, err := gitexec.RepoOutput(ctx, e.repo, "rev-parse", "-q", "--verify", "HEAD^{commit}")
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(out))
 }
 
 // hookRunner is the runner of hook name, its store opened for p. An

@@ -89,6 +89,7 @@ func (e *Workspace) judgeBy(ctx context.Context, what, name string, bases []stri
 		}
 		data, found = d, f
 	}
+	e.base = bases[0]
 	if name == "" {
 		name = short(bases[0])
 	}

@@ -377,6 +377,13 @@ func (e *Workspace) Verify(ctx context.Context, req VerifyRequest) (*Report, err
 	if err != nil {
 		return nil, err
 	}
+	if !req.Staged {
+		p, err := e.ciPusher()
+		if err != nil {
+			return nil, err
+		}
+		e.bindPusher(h, p, e.base)
+	}
 	if req.Fetch {
 		if err := e.fetchLockLog(ctx); err != nil {
 			return nil, err

@@ -87,6 +87,9 @@ type Workspace struct {
 	// at its base, or -c FILE), not the checkout's: the clone's store is
 	// held to it (judgeByBase).
 	judging bool
+	// base is the commit the judged policy was read from ("" for the
+	// checkout's, HEAD on a server): the allowed signers are read there too.
+	base    string
 	repo    *gitexec.Repo
 	cwd     string // absolute working directory (after -C)
 	cfg     *config.Config

@@ -12,7 +12,9 @@
 #
 # Who is judged: commits without lockgate trailers are judged as the
 # worker running the check (LOCKGATE_WORKER, LOCKGATE_WORKER_TYPE; in CI,
-# an agent, the stricter type).
+# an agent, the stricter type). Commits whose trailers name another worker
+# than the pusher (LOCKGATE_PUSHER, mapped by trust.pushers) are refused
+# unless that worker signed them.
 #
 # Exit: 0 when both pass; otherwise the exit code of the first of check and
 # verify that failed (1 violations, 2 usage, 3 undecided: docs/exit-codes.md).

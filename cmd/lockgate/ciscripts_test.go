@@ -6,8 +6,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"go.yaml.in/yaml/v3"
 
@@ -46,6 +48,25 @@ func ciRepo(t *testing.T) *gittest.Repo {
 		r.Git("checkout", "-q", "-b", branch, "main")
 		r.Write(file, "changed\n")
 		r.Commit("change " + file)
+	}
+	// "forged" changes b.txt with hooks off, its trailers naming alice and
+	// her lock's fence, as anyone can type them.
+	code, out := runCI(t, r, alice, "lockgate", "--json", "lock", "list")
+	m := regexp.MustCompile(`"fence": (\d+)`).FindStringSubmatch(out)
+	if code != 0 || m == nil {
+		t.Fatalf("lock list: exit %d, no fence: %s", code, out)
+	}
+	r.Git("checkout", "-q", "-b", "forged", "main")
+	r.Write("b.txt", "forged\n")
+	r.Git("add", "b.txt")
+	// Dated now, under alice's lock, as a forger would date it.
+	now := time.Now().UTC().Format(time.RFC3339)
+	forge := exec.Command("git", "-c", "core.hooksPath=/dev/null", "commit", "-q", "-m", "change b.txt\n\nLockgate-Worker: alice@test\nLockgate-Worker-Type: human\n"+
+		"Lockgate-Session: alice@test\nLockgate-Lock: b.txt fence="+m[1])
+	forge.Dir = r.Dir
+	forge.Env = append(append([]string(nil), r.Env...), "GIT_AUTHOR_DATE="+now, "GIT_COMMITTER_DATE="+now)
+	if out, err := forge.CombinedOutput(); err != nil {
+		t.Fatalf("forge a commit: %v: %s", err, out)
 	}
 	r.Git("checkout", "-q", "main")
 	return r
@@ -160,6 +181,9 @@ func TestCIScriptsAction(t *testing.T) {
 		!strings.Contains(steps[2].Run, "$GITHUB_ACTION_PATH/"+prCheck) {
 		t.Fatalf("action.yml: want setup-go, go install of cmd/lockgate, then %s; got %+v", prCheck, steps)
 	}
+	if p := steps[2].Env["LOCKGATE_PUSHER"]; !strings.Contains(p, "github.event.pull_request.user.login") {
+		t.Fatalf("action.yml: the check step's LOCKGATE_PUSHER is %q, want the pull request's author", p)
+	}
 
 	r := ciRepo(t)
 	for _, c := range []struct {
@@ -170,6 +194,11 @@ func TestCIScriptsAction(t *testing.T) {
 		{[]string{"RANGE=main..locked"}, 1},
 		{[]string{"RANGE=", "PR_BASE=main", "PR_HEAD=locked"}, 1},
 		{[]string{"RANGE=", "PR_BASE=", "PR_HEAD="}, 2},
+		// Forged trailers pass only when no pusher is known; the
+		// action always names one (the pull request's author).
+		{[]string{"RANGE=main..forged"}, 0},
+		{[]string{"RANGE=main..forged", "LOCKGATE_PUSHER=mal@test"}, 1},
+		{[]string{"RANGE=main..forged", "LOCKGATE_PUSHER=alice@test"}, 0},
 	} {
 		env := append([]string{"GITHUB_ACTION_PATH=" + root}, c.env...)
 		if code, out := runCI(t, r, env, "bash", "-e", "-c", steps[2].Run); code != c.want {

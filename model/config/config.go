@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"reflect"
+	"strings"
 	"time"
 
 	"github.com/lockgate/lockgate/model/locks/lockkey"
@@ -51,6 +52,7 @@ type Config struct {
 	Journal      JournalConfig   `yaml:"journal"`
 	Planner      PlannerConfig   `yaml:"planner"`
 	MCP          MCPConfig       `yaml:"mcp"`
+	Trust        TrustConfig     `yaml:"trust"`
 
 	// Path is the file the configuration was loaded from; "" for defaults.
 	Path string `yaml:"-"`
@@ -206,6 +208,9 @@ type PreReceiveConfig struct {
 	// Verify: pre-receive also verifies the pushed commits against the
 	// lock log the server holds, as `lockgate verify` does.
 	Verify bool `yaml:"verify"`
+	// ProtectLog: pre-receive refuses deleting or rewinding the workflow
+	// branch and the git store's lock ref, whatever Verify says.
+	ProtectLog bool `yaml:"protect_log"`
 }
 
 // JournalConfig is the `journal:` section: the clone's event journal
@@ -222,9 +227,42 @@ type WorkflowConfig struct {
 	AutoCommit bool   `yaml:"auto_commit"`
 	AutoPush   bool   `yaml:"auto_push"`
 	Remote     string `yaml:"remote"`
+	// Signed is "off" or "required": with required, every commit of the
+	// workflow branch and of the lock table, and every commit whose
+	// trailers name a worker, must carry that worker's signature
+	// (docs/verify.md, Signatures).
+	Signed string `yaml:"signed"`
 	// AutoPushSet: the file names workflow.auto_push. Without it, a clone
 	// on the git store pushes its events: its remote is there by choice.
 	AutoPushSet bool `yaml:"-"`
+}
+
+// Signing modes of workflow.signed.
+const (
+	SignedOff      = "off"
+	SignedRequired = "required"
+)
+
+// TrustConfig is the `trust:` section: who a server believes.
+type TrustConfig struct {
+	// Pushers maps the user name a forge or web server reports for a push
+	// to the workers that user may push commits of: the first is the
+	// pusher's own worker id. A user not named is the worker of that name.
+	Pushers map[string]WorkerList `yaml:"pushers"`
+}
+
+// WorkerList is one worker id, or a list of them; an entry ending in "*"
+// names every worker id starting with what comes before it.
+type WorkerList []string
+
+// Matches reports whether worker is one the list names.
+func (l WorkerList) Matches(worker string) bool {
+	for _, w := range l {
+		if prefix, ok := strings.CutSuffix(w, "*"); ok && strings.HasPrefix(worker, prefix) || w == worker {
+			return true
+		}
+	}
+	return false
 }
 
 // PlannerConfig is the `planner:` section.
@@ -270,9 +308,10 @@ func Default() *Config {
 		PrePush:            PrePushConfig{MaxCommits: 10000, MaxPaths: 100000},
 		// Who pushes, as GitLab, Gitea/Forgejo, a web server (smart HTTP)
 		// and ssh report it.
-		IdentityEnv: []string{"GL_USERNAME", "GITEA_PUSHER_NAME", "REMOTE_USER", "USER"},
+		IdentityEnv: []string{"LOCKGATE_PUSHER", "GL_USERNAME", "GITEA_PUSHER_NAME", "REMOTE_USER", "USER"},
+		PreReceive:  PreReceiveConfig{ProtectLog: true},
 	}
-	c.Workflow = WorkflowConfig{Branch: "lockgate/workflow", AutoCommit: true, Remote: "origin"}
+	c.Workflow = WorkflowConfig{Branch: "lockgate/workflow", AutoCommit: true, Remote: "origin", Signed: SignedOff}
 	c.Journal = JournalConfig{RotateBytes: 1 << 20}
 	c.Planner = PlannerConfig{CooldownCycles: 5}
 	return c

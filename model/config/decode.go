@@ -186,7 +186,10 @@ func newDecoder(ps *problems, limit int) *decoder {
 	return &decoder{ps: ps, pos: map[string]int{}, budget: limit, limit: limit, active: map[*yaml.Node]bool{}}
 }
 
-var durationType = reflect.TypeOf(Duration(0))
+var (
+	durationType   = reflect.TypeOf(Duration(0))
+	workerListType = reflect.TypeOf(WorkerList(nil))
+)
 
 // where names a path for messages.
 func where(path string) string {
@@ -282,6 +285,13 @@ func (d *decoder) decode(n *yaml.Node, v reflect.Value, path string) {
 	}
 	if v.Type() == durationType {
 		d.decodeDuration(n, v, path)
+		return
+	}
+	if v.Type() == workerListType && n.Kind == yaml.ScalarNode {
+		// One worker id stands for a list of one.
+		if s, ok := d.scalar(n, path, "a worker id or a list of them"); ok {
+			v.Set(reflect.ValueOf(WorkerList{s}))
+		}
 		return
 	}
 	switch v.Kind() {

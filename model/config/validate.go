@@ -47,6 +47,10 @@ func (c *Config) validate(ps *problems) {
 	if strings.TrimSpace(c.Workflow.Remote) == "" {
 		ps.add(c.at("workflow.remote"), 0, "workflow.remote: must name a remote")
 	}
+	if s := c.Workflow.Signed; s != SignedOff && s != SignedRequired {
+		ps.add(c.at("workflow.signed"), 0, `workflow.signed: must be "off" or "required", got %s`, quote(s))
+	}
+	c.validateTrust(ps)
 	if c.Planner.CooldownCycles < 0 {
 		ps.add(c.at("planner.cooldown_cycles"), 0, "planner.cooldown_cycles: must not be negative, got %d", c.Planner.CooldownCycles)
 	}
@@ -173,6 +177,38 @@ func (c *Config) validateHooks(ps *problems) {
 	for i, name := range c.Hooks.IdentityEnv {
 		if !envNameRE().MatchString(name) {
 			ps.add(c.at(fmt.Sprintf("hooks.identity_env[%d]", i)), 0, "hooks.identity_env: invalid environment variable name %s", quote(name))
+		}
+	}
+}
+
+// validateTrust adds a problem for every invalid entry of trust.pushers:
+// a forge user or worker id lockgate could never match (empty, with
+// whitespace or control characters).
+func (c *Config) validateTrust(ps *problems) {
+	bad := func(s string) bool {
+		return s == "" || strings.ContainsFunc(s, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) })
+	}
+	users := make([]string, 0, len(c.Trust.Pushers))
+	for u := range c.Trust.Pushers {
+		users = append(users, u)
+	}
+	slices.Sort(users)
+	for _, u := range users {
+		p := "trust.pushers." + u
+		if bad(u) {
+			ps.add(c.at(p), 0, "trust.pushers: invalid user name %s", quote(u))
+		}
+		ws := c.Trust.Pushers[u]
+		if len(ws) == 0 {
+			ps.add(c.at(p), 0, "%s: must name a worker", p)
+		}
+		for i, w := range ws {
+			switch {
+			case bad(w):
+				ps.add(c.at(p), 0, "%s[%d]: invalid worker id %s", p, i, quote(w))
+			case i == 0 && strings.HasSuffix(w, "*"):
+				ps.add(c.at(p), 0, "%s[0]: %s is a pattern; the first entry is the worker the user pushes as", p, quote(w))
+			}
 		}
 	}
 }

@@ -46,6 +46,10 @@ type Violation struct {
 	Commit   string `json:"commit,omitempty"`
 	Subject  string `json:"subject,omitempty"`
 	AsPusher bool   `json:"as_pusher,omitempty"`
+	// Named is the worker the commit's trailers name when they were not
+	// believed (another worker than the pusher, unsigned): it was judged
+	// as the pusher.
+	Named string `json:"trailers_name,omitempty"`
 }
 
 // Report is the outcome of one hook or check run. Its JSON form is the
@@ -246,6 +250,8 @@ func (v Violation) commitText(hook string) string {
 	switch {
 	case v.AsPusher && hook == RefTxHook:
 		s += ", not judged by lockgate's commit hooks: judged as its committer"
+	case v.AsPusher && v.Named != "":
+		s += fmt.Sprintf(", its trailers name %s, who did not push or sign it: judged as the pusher", safetext.Field(v.Named))
 	case v.AsPusher:
 		s += ", no lockgate trailers: judged as the pusher"
 	}

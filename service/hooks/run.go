@@ -77,6 +77,10 @@ type Runner struct {
 	// grow: pre-push refuses to delete or rewind either, and pre-receive
 	// the lock table (the workflow branch under VerifyLog).
 	LockRef string
+	// ProtectLog (hooks.pre_receive.protect_log): pre-receive refuses
+	// deleting or rewinding LockRef and WorkflowRef; without it such a
+	// push goes through with a warning.
+	ProtectLog bool
 	// Bookkeeping are lockgate's own refs on a server — the workflow
 	// branch, the git store's lock table: events and lock records, not
 	// work, so pre-receive does not judge them as changes.
@@ -85,6 +89,12 @@ type Runner struct {
 	// trailers say: the reference-transaction hook runs where the commit
 	// is made, and knows who makes it.
 	AsCommitter bool
+	// Pusher, when set, binds commits' trailers to who pushes them
+	// (bindPusher); Signers finds, of commits, the worker whose good
+	// signature each carries, by the allowed signers of the base (nil:
+	// none is allowed).
+	Pusher  *Pusher
+	Signers func(ctx context.Context, shas []string) (map[string]string, error)
 }
 
 // PreCommit checks the staged change.
@@ -196,6 +206,7 @@ type rangeCommit struct {
 	paths        []string
 	author       locks.Owner
 	trailers     bool       // author is from the commit's trailers
+	named        string     // the worker its trailers name, not believed (bindPusher)
 	when         time.Time  // committer time, or a later parent's (verify)
 	authored     time.Time  // author time (verify)
 	backdated    time.Time  // its own committer time, when before a parent's
@@ -227,6 +238,9 @@ func (h *Runner) judge(ctx context.Context, commits []rangeCommit, branch string
 		}
 	})
 	if err != nil {
+		return err
+	}
+	if err := h.bindPusher(ctx, commits, r); err != nil {
 		return err
 	}
 	type group struct {
@@ -271,7 +285,7 @@ func (h *Runner) judge(ctx context.Context, commits []rangeCommit, branch string
 				by = cs[:1]
 			}
 			for _, c := range by {
-				v.Commit, v.Subject, v.AsPusher = shortSHA(c.sha), c.subject, !g.trailers
+				v.Commit, v.Subject, v.AsPusher, v.Named = shortSHA(c.sha), c.subject, !g.trailers, c.named
 				r.Add(v)
 			}
 		}
@@ -399,10 +413,14 @@ func (h *Runner) PreReceive(ctx context.Context, stdin io.Reader) (*Report, erro
 	err := readRefLines(stdin, "pre-receive", "<old-value> <new-value> <ref-name>", 0, 1, func(f []string) error {
 		oldSHA, newSHA, ref := f[0], f[1], f[2]
 		if h.LockRef != "" && ref == h.LockRef {
-			// The lock table only grows, whatever the policy: lockgate's
-			// lease pushes move it forward or create it.
-			_, err := h.guardGrowth(ctx, RuleLockRef, "", ref, newSHA, oldSHA, r)
-			return err // lock records, not work
+			// lockgate's lease pushes move the lock table forward or
+			// create it.
+			return h.protectLog(ctx, RuleLockRef, ref, oldSHA, newSHA, r) // lock records, not work
+		}
+		if h.VerifyLog == nil && ref == h.WorkflowRef {
+			if err := h.protectLog(ctx, RuleWorkflowBranch, ref, oldSHA, newSHA, r); err != nil {
+				return err
+			}
 		}
 		if h.VerifyLog != nil && h.logRef(ref) {
 			ok, err := h.guardWorkflow(ctx, ref, oldSHA, newSHA, r)
@@ -442,6 +460,26 @@ func (h *Runner) PreReceive(ctx context.Context, stdin io.Reader) (*Report, erro
 	}
 	r.Finish()
 	return r, nil
+}
+
+// protectLog guards, in pre-receive, a push to one of lockgate's refs
+// (rule says which) as guardGrowth does: refused when it deletes or
+// rewinds the ref, or, with ProtectLog off, let through with a warning
+// that says what it did.
+func (h *Runner) protectLog(ctx context.Context, rule, ref, oldSHA, newSHA string, r *Report) error {
+	if h.ProtectLog {
+		_, err := h.guardGrowth(ctx, rule, "", ref, newSHA, oldSHA, r)
+		return err
+	}
+	var scratch Report
+	ok, err := h.guardGrowth(ctx, rule, "", ref, newSHA, oldSHA, &scratch)
+	if err != nil || ok {
+		return err
+	}
+	for _, v := range scratch.Violations {
+		r.Warnings = append(r.Warnings, v.Reason+": let through, since hooks.pre_receive.protect_log is false")
+	}
+	return nil
 }
 
 // readRefLines reads the ref updates git writes on a hook's stdin, one a

@@ -95,6 +95,9 @@ func (h *Runner) VerifyReading(ctx context.Context, revArgs []string, branch str
 	if err != nil {
 		return err
 	}
+	if err := h.bindPusher(ctx, commits, r); err != nil {
+		return err
+	}
 	// A commit was made after its parents, whatever its date says: one
 	// dated before a parent of the range is judged at that parent's time.
 	// git log lists children first: parents are judged first, from the end.
@@ -259,7 +262,7 @@ func (h *Runner) verifyOne(ctx context.Context, c *rangeCommit, branch string, l
 	}
 	for j := mark; j < len(r.Violations); j++ {
 		v := &r.Violations[j]
-		v.Commit, v.Subject, v.AsPusher = shortSHA(c.sha), c.subject, !c.trailers
+		v.Commit, v.Subject, v.AsPusher, v.Named = shortSHA(c.sha), c.subject, !c.trailers, c.named
 		h.historical(v, c, view)
 	}
 	for _, g := range view.Unshown(c.paths) {

@@ -1,0 +1,75 @@
+package hooks
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/lockgate/lockgate/internal/hint"
+	"github.com/lockgate/lockgate/model/config"
+)
+
+// RulePusher: a pushed commit whose trailers name a worker the pusher may
+// not push for, without that worker's signature.
+const RulePusher = "pusher"
+
+// Pusher is who pushes the commits a check judges, as the server, the CI
+// system or the clone knows it. A commit's trailers are the committer's
+// own claim: believed only for a worker the pusher may push for, or when
+// that worker's signature vouches for the commit.
+type Pusher struct {
+	// Name is the user the push came from, as the server reported it.
+	Name string
+	// Workers are the worker ids whose commits the pusher may carry: its
+	// own, and those trust.pushers gives it.
+	Workers config.WorkerList
+	// Refuse: a commit naming another worker is refused (a server or CI:
+	// the push is someone else's claim); otherwise it is judged as the
+	// pusher (pre-push: the clone's own worker pushes it).
+	Refuse bool
+}
+
+// bindPusher holds the trailers of commits to h.Pusher: a commit naming a
+// worker the pusher may not push for, whose signature (h.Signers) is not
+// that worker's, is judged as Checker.Me, and refused when the pusher
+// binding says so. Without a Pusher the trailers are believed.
+func (h *Runner) bindPusher(ctx context.Context, commits []rangeCommit, r *Report) error {
+	if h.Pusher == nil {
+		return nil
+	}
+	var foreign []int
+	for i, c := range commits {
+		if c.trailers && c.sha != "" && !h.Pusher.Workers.Matches(c.author.Holder) {
+			foreign = append(foreign, i)
+		}
+	}
+	if len(foreign) == 0 {
+		return nil
+	}
+	var signer map[string]string
+	if h.Signers != nil {
+		shas := make([]string, len(foreign))
+		for j, i := range foreign {
+			shas[j] = commits[i].sha
+		}
+		var err error
+		if signer, err = h.Signers(ctx, shas); err != nil {
+			return fmt.Errorf("%s: check the signatures of commits naming other workers: %w", r.Hook, err)
+		}
+	}
+	for _, i := range foreign {
+		c := &commits[i]
+		if s, ok := signer[c.sha]; ok && s == c.author.Holder {
+			continue // its worker's signature vouches for it
+		}
+		if h.Pusher.Refuse {
+			r.Add(Violation{Rule: RulePusher, Commit: shortSHA(c.sha), Subject: c.subject, Holder: c.author.Holder,
+				Reason: fmt.Sprintf("its trailers name %s, and %s pushed it: a commit may name only its pusher's worker (trust.pushers) unless %s signed it",
+					c.author.Holder, h.Pusher.Name, c.author.Holder),
+				Hint: hint.Line(hint.PusherTrailers)})
+		}
+		c.named = c.author.Holder
+		c.author, c.trailers, c.held = h.Checker.Me, false, nil
+		r.AsPusher++
+	}
+	return nil
+}
