@@ -21,6 +21,7 @@ command -v pre-commit >/dev/null 2>&1 || need+=(pre-commit)
 command -v redis-server >/dev/null 2>&1 || need+=(redis-server)
 command -v redis-benchmark >/dev/null 2>&1 || need+=(redis-tools)
 command -v tmux >/dev/null 2>&1 || need+=(tmux)
+command -v ssh-keygen >/dev/null 2>&1 || need+=(openssh-client)
 command -v git-lfs >/dev/null 2>&1 || need+=(git-lfs)
 # The web board's tests drive a real headless browser (internal/browsertest).
 command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || need+=(chromium)
@@ -42,7 +43,7 @@ if ! { $sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $sudo apt-get 
   echo "test-deps: could not install ${need[*]} with apt-get (need root or sudo); install them and rerun make test" >&2
   exit 1
 fi
-for p in git pre-commit redis-server tmux git-lfs; do
+for p in git pre-commit redis-server tmux git-lfs ssh-keygen; do
   command -v "$p" >/dev/null 2>&1 || { echo "test-deps: $p still missing after apt-get" >&2; exit 1; }
 done
 command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || { echo "test-deps: chromium still missing after apt-get" >&2; exit 1; }

@@ -227,21 +227,10 @@ type WorkflowConfig struct {
 	AutoCommit bool   `yaml:"auto_commit"`
 	AutoPush   bool   `yaml:"auto_push"`
 	Remote     string `yaml:"remote"`
-	// Signed is "off" or "required": with required, every commit of the
-	// workflow branch and of the lock table, and every commit whose
-	// trailers name a worker, must carry that worker's signature
-	// (docs/verify.md, Signatures).
-	Signed string `yaml:"signed"`
 	// AutoPushSet: the file names workflow.auto_push. Without it, a clone
 	// on the git store pushes its events: its remote is there by choice.
 	AutoPushSet bool `yaml:"-"`
 }
-
-// Signing modes of workflow.signed.
-const (
-	SignedOff      = "off"
-	SignedRequired = "required"
-)
 
 // TrustConfig is the `trust:` section: who a server believes.
 type TrustConfig struct {
@@ -311,7 +300,7 @@ func Default() *Config {
 		IdentityEnv: []string{"LOCKGATE_PUSHER", "GL_USERNAME", "GITEA_PUSHER_NAME", "REMOTE_USER", "USER"},
 		PreReceive:  PreReceiveConfig{ProtectLog: true},
 	}
-	c.Workflow = WorkflowConfig{Branch: "lockgate/workflow", AutoCommit: true, Remote: "origin", Signed: SignedOff}
+	c.Workflow = WorkflowConfig{Branch: "lockgate/workflow", AutoCommit: true, Remote: "origin"}
 	c.Journal = JournalConfig{RotateBytes: 1 << 20}
 	c.Planner = PlannerConfig{CooldownCycles: 5}
 	return c
