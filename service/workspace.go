@@ -329,6 +329,7 @@ func (e *Workspace) openStore(ctx context.Context, c storeChoice, prefix string)
 			opts.Reuse = -1 // every call of a long-lived server asks
 		}
 		opts.FenceFloor = e.FenceFloor
+		opts.Warn = func(msg string) { e.warn("warning", msg) }
 		s, err := gitstore.Open(opts)
 		if err != nil {
 			return nil, Usagef("%v (locks.git in %s)", err, cmp.Or(e.cfg.Path, config.DefaultFile))

@@ -125,6 +125,21 @@ func ListTree(ctx context.Context, r *Repo, treeish string) ([]TreeEntry, error)
 	if err != nil {
 		return nil, err
 	}
+	return parseTree(out, treeish)
+}
+
+// ListTreeIn is ListTree in the repository git finds from dir, in this
+// process's environment: a pre-receive hook sees the objects of the push
+// it judges only through the environment git gives it.
+func ListTreeIn(ctx context.Context, dir, treeish string) ([]TreeEntry, error) {
+	out, err := Output(ctx, dir, nil, "ls-tree", "-r", "-t", "-z", "--full-tree", "--end-of-options", treeish)
+	if err != nil {
+		return nil, err
+	}
+	return parseTree(out, treeish)
+}
+
+func parseTree(out []byte, treeish string) ([]TreeEntry, error) {
 	var es []TreeEntry
 	for _, rec := range bytes.Split(out, []byte{0}) {
 		if len(rec) == 0 {
@@ -158,8 +173,32 @@ func ReadBlobs(ctx context.Context, r *Repo, oids []string) ([][]byte, error) {
 		in.WriteString(o)
 		in.WriteByte('\n')
 	}
-	cmd := ReadCommand(ctx, r.GitDir, dirOf(r), "cat-file", "--batch")
-	cmd.Stdin = &in
+	return readBatch(ReadCommand(ctx, r.GitDir, dirOf(r), "cat-file", "--batch"), &in, oids)
+}
+
+// ReadBlobsIn is ReadBlobs in the repository git finds from dir, in this
+// process's environment (see ListTreeIn).
+func ReadBlobsIn(ctx context.Context, dir string, oids []string) ([][]byte, error) {
+	if len(oids) == 0 {
+		return nil, nil
+	}
+	var in bytes.Buffer
+	for _, o := range oids {
+		if !IsObjectName(o) {
+			return nil, fmt.Errorf("cat-file: %q is not an object name", o)
+		}
+		in.WriteString(o)
+		in.WriteByte('\n')
+	}
+	cmd := exec.CommandContext(ctx, "git", "cat-file", "--batch")
+	cmd.Dir = dir
+	return readBatch(cmd, &in, oids)
+}
+
+// readBatch runs cmd, a `git cat-file --batch` given in, and reads the
+// blobs oids in order.
+func readBatch(cmd *exec.Cmd, in io.Reader, oids []string) ([][]byte, error) {
+	cmd.Stdin = in
 	var errb bytes.Buffer
 	cmd.Stderr = &errb
 	stdout, err := cmd.StdoutPipe()

@@ -70,6 +70,7 @@ const (
 	LockRefForward
 	TooFewReplicas
 	PusherTrailers
+	LockRefLogged
 )
 
 // Table is every hint, by ID.
@@ -133,6 +134,8 @@ var Table = map[ID]string{
 	// A grant fewer replicas confirmed than locks.redis.min_replicas
 	// asks for was undone.
 	TooFewReplicas: "bring a replica of the primary back (store show counts them), or lower locks.redis.min_replicas in .lockgate.yaml",
+	// A state of the lock table that ends a live lock unannounced.
+	LockRefLogged: "change the lock table only with lockgate's commands (lockgate lock release, lockgate lock clear): each state they write names the locks it ends",
 	// A commit's trailers name another worker than its pusher.
 	PusherTrailers: "let that worker push its own commits, have it sign them (git commit -S with its key in .lockgate/allowed_signers), or name the pusher in trust.pushers of .lockgate.yaml on the default branch",
 	LockRefForward: "the git store's lock table only moves forward: each state lockgate pushes replaces the last with a higher generation, and a lost state is put back on top of what the remote has, as the git store's error says",

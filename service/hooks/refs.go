@@ -68,6 +68,17 @@ func (h *Runner) guardGrowth(ctx context.Context, rule, remote, ref, localSHA, r
 			return refuse("the push moves %s from %s to %s, %s: it rewinds %s (lockgate moves it only to a later state)",
 				where, shortSHA(remoteSHA), shortSHA(localSHA), why, what)
 		}
+		// A later state all the same may drop a live lock unannounced:
+		// lockgate's states say which locks they end, and why.
+		reasons, err := gitstore.Unlogged(ctx, h.Dir, remoteSHA, localSHA, h.Checker.Now)
+		if err != nil {
+			return false, fmt.Errorf("%s: %s: %w", r.Hook, ref, err)
+		}
+		if len(reasons) > 0 {
+			r.Add(Violation{Rule: rule, Reason: fmt.Sprintf("the push moves %s to %s, a state lockgate did not write: %s",
+				where, shortSHA(localSHA), strings.Join(reasons, "; ")), Hint: hint.Line(hint.LockRefLogged)})
+			return false, nil
+		}
 		return true, nil
 	}
 	ff, err := isAncestor(ctx, h.Dir, remoteSHA, localSHA)

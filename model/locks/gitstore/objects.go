@@ -221,7 +221,7 @@ func (s *Store) commit(t *table, v *view) (*table, string, error) {
 	}
 	now := time.Now()
 	sig := object.Signature{Name: "lockgate", Email: "lockgate@localhost", When: now}
-	c := &object.Commit{Author: sig, Committer: sig, TreeHash: plumbing.NewHash(tree), Message: message(v.summary)}
+	c := &object.Commit{Author: sig, Committer: sig, TreeHash: plumbing.NewHash(tree), Message: message(v.summary, v.changes)}
 	oid, err := w.encode(c)
 	if err != nil {
 		return nil, "", err
@@ -245,7 +245,7 @@ func sortEntries(es []object.TreeEntry) []object.TreeEntry {
 
 // message is the commit message of a change: what it did, the first
 // lines in the subject.
-func message(summary []string) string {
+func message(summary []string, changes []change) string {
 	var b bytes.Buffer
 	subject := strings.Join(summary, ", ")
 	if len(summary) > 3 {
@@ -257,6 +257,13 @@ func message(summary []string) string {
 		b.WriteString("\n")
 		for _, l := range summary {
 			b.WriteString(strings.ToValidUTF8(strings.ReplaceAll(l, "\n", " "), "?"))
+			b.WriteString("\n")
+		}
+	}
+	if len(changes) > 0 {
+		b.WriteString("\n")
+		for _, l := range changeLines(changes) {
+			b.WriteString(l)
 			b.WriteString("\n")
 		}
 	}

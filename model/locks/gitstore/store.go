@@ -63,6 +63,9 @@ type Options struct {
 	// table that starts over never hands out a fence a live lock of the
 	// lost table holds. An error fails the change.
 	FenceFloor func(ctx context.Context) (uint64, error)
+	// Warn, when set, is told of a state of the remote that dropped live
+	// locks without saying why (checkLogged).
+	Warn func(msg string)
 }
 
 var (
@@ -365,6 +368,13 @@ func (s *Store) adopt(ctx context.Context, t *table, asked time.Time) error {
 					ok = v == chained && !gitexec.ObjectExists(ctx, s.repoDir(), prev.commit)
 				}
 			}
+			if ok && v == later && t.stamp.Generation == prev.stamp.Generation+1 {
+				// The next state after the one seen last: it must say why
+				// any live lock of that one is gone.
+				if err := s.checkLogged(ctx, prev, t, asked); err != nil {
+					return err
+				}
+			}
 			if ok {
 				s.setSnap(t, asked)
 				return nil
@@ -386,6 +396,35 @@ func (s *Store) adopt(ctx context.Context, t *table, asked time.Time) error {
 			s.opts.Ref, s.Remote(), what, seen, s.opts.Ref, t.commit, s.Remote(), prev.commit, s.opts.Ref, s.cache))
 	}
 	s.setSnap(t, asked)
+	return nil
+}
+
+// checkLogged judges t, the state after prev: when it ends or hands over
+// a lock live in prev (at asked, less the clock skew) without a change
+// line saying so (unlogged), lockgate did not write it, and a lock it
+// dropped would be handed out again. Such locks are kept as prev had
+// them — this clone's next change writes them back — and Options.Warn is
+// told. The caller holds s.mu.
+func (s *Store) checkLogged(ctx context.Context, prev, t *table, asked time.Time) error {
+	reasons, dropped, err := unloggedNames(prev, t, func() (string, error) {
+		msg, err := gitexec.RepoOutput(ctx, s.repo, "cat-file", "commit", t.commit)
+		return string(msg), err
+	}, asked.Add(-s.opts.ClockSkew))
+	if err != nil {
+		return s.unavailable("read", err)
+	}
+	if len(dropped) == 0 {
+		return nil
+	}
+	for _, name := range dropped {
+		t.recs[name] = prev.recs[name]
+		delete(t.trees, dirOf(name)) // written anew with it
+	}
+	t.fence = max(t.fence, prev.fence)
+	if s.opts.Warn != nil {
+		s.opts.Warn(fmt.Sprintf("%s on %s names %s (%s), a state lockgate did not write: %s. Those locks are kept as held; this clone's next lock change writes them back",
+			s.opts.Ref, s.Remote(), short(t.commit), t.stamp, strings.Join(reasons, "; ")))
+	}
 	return nil
 }
 

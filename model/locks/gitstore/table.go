@@ -126,6 +126,7 @@ type view struct {
 	skew    time.Duration
 	where   func(name string) string
 	summary []string // what changed, for the commit message
+	changes []change // the locks it ended or took over, for the message
 	sealed  bool     // publish even without a change (seal)
 }
 
@@ -240,6 +241,7 @@ func (v *view) Acquire(_ context.Context, rec locks.Lock, now time.Time) (locks.
 	what := "acquire " + rec.Key
 	if prev != nil {
 		what = "take over " + rec.Key
+		v.changes = append(v.changes, change{Op: opTakeOver, Key: prev.Key, Fence: prev.Fence, Holder: prev.Holder})
 	}
 	stored, err := v.put(rec, what)
 	return stored, prev, err
@@ -267,6 +269,7 @@ func (v *view) Release(_ context.Context, key, token string) error {
 		return locks.ErrTokenMismatch
 	}
 	v.set(r.name, nil, "release "+l.Key)
+	v.changes = append(v.changes, change{Op: opRelease, Key: l.Key, Fence: l.Fence, Holder: l.Holder})
 	return nil
 }
 
@@ -301,6 +304,7 @@ func (v *view) Remove(_ context.Context, key string) (locks.Lock, error) {
 		return locks.Lock{}, err
 	default:
 		v.set(r.name, nil, "clear "+l.Key)
+		v.changes = append(v.changes, change{Op: opClear, Key: l.Key, Fence: l.Fence, Holder: l.Holder})
 	}
 	for _, s := range v.misplaced(record.Name(key)) {
 		_, serr := v.read(s)
