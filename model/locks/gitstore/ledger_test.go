@@ -41,7 +41,9 @@ func TestUnlogged(t *testing.T) {
 	taken := lock("src/x.txt", "mal", "t2", 3, now.Add(time.Hour))
 	lowered := lock("src/x.txt", "bob", "t1", 1, now.Add(time.Hour))
 	msg := func(cs ...change) func() (string, error) {
-		return func() (string, error) { return "tree x\n\nchange\n\n" + strings.Join(changeLines(cs), "\n") + "\n", nil }
+		return func() (string, error) {
+			return "tree x\n\nchange\n\n" + strings.Join(changeLines(cs), "\n") + "\n", nil
+		}
 	}
 	for _, tc := range []struct {
 		name         string
