@@ -139,9 +139,13 @@ func (e *Workspace) branchWriter(ctx context.Context) func() (*workflow.Writer, 
 			// the branch's file lock.
 			lock = nil
 		}
+		sign, err := e.signer(ctx)
+		if err != nil {
+			return nil, err
+		}
 		w, err := workflow.Open(workflow.Config{
 			GitDir: e.repo.GitDir, CommonDir: e.repo.CommonDir, WorkTree: e.repo.Toplevel, Branch: e.cfg.Workflow.Branch, Remote: e.cfg.Workflow.Remote,
-			Lock: lock, RotateJournal: int64(e.cfg.Journal.RotateBytes),
+			Lock: lock, RotateJournal: int64(e.cfg.Journal.RotateBytes), Sign: sign,
 		})
 		if err == nil {
 			opened.Store(w)

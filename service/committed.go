@@ -20,13 +20,13 @@ import (
 )
 
 // policyFiles are lockgate's own files in the repository, repo-relative:
-// the policy and the work packages — none while no policy file judges
+// the policy, the allowed signers and the work packages — none while no policy file judges
 // (the built-in defaults): a change that adopts lockgate loosens nothing.
 func policyFiles(cfg *config.Config) []string {
 	if cfg.Path == "" {
 		return nil
 	}
-	files := []string{config.DefaultFile}
+	files := []string{config.DefaultFile, SignersFile}
 	if wp := cfg.WorkPackages; wp != "" && !filepath.IsAbs(wp) {
 		files = append(files, path.Clean(filepath.ToSlash(wp)))
 	}

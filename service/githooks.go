@@ -16,6 +16,7 @@ import (
 	"github.com/lockgate/lockgate/internal/hint"
 	"github.com/lockgate/lockgate/model/locks"
 	"github.com/lockgate/lockgate/model/locks/journal"
+	"github.com/lockgate/lockgate/model/workflow"
 	"github.com/lockgate/lockgate/service/hooks"
 )
 
@@ -321,7 +322,13 @@ func (e *Workspace) PreReceive(ctx context.Context, in HookInput) (*Report, erro
 	if err != nil {
 		return nil, err
 	}
-	e.bindPusher(h, p, e.serverBase(ctx))
+	base := e.serverBase(ctx)
+	e.bindPusher(h, p, base)
+	if h.RequireSigned {
+		h.EventsAdded = func(ctx context.Context, commits []string) (map[string][]journal.Event, error) {
+			return workflow.AddedEvents(ctx, e.Root(), commits)
+		}
+	}
 	h.LockRef = e.cfg.Locks.Git.Ref
 	h.WorkflowRef = "refs/heads/" + e.cfg.Workflow.Branch
 	h.ProtectLog = e.cfg.Hooks.PreReceive.ProtectLog

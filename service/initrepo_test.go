@@ -1,6 +1,7 @@
 package service_test
 
 import (
+	"context"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -42,7 +43,7 @@ func TestInit(t *testing.T) {
 			if tt.before != nil {
 				tt.before()
 			}
-			in, err := loadAs(t, r.Dir, "alice", nil).Init(tt.req)
+			in, err := loadAs(t, r.Dir, "alice", nil).Init(context.Background(), tt.req)
 			wantError(t, err, tt.wantErr)
 			data, rerr := os.ReadFile(policy)
 			if tt.wantErr != nil {
@@ -73,7 +74,7 @@ func TestInitBare(t *testing.T) {
 	r := repoWith(t, nil)
 	bare := filepath.Join(t.TempDir(), "bare.git")
 	r.Git("clone", "-q", "--bare", r.Dir, bare)
-	_, err := loadAs(t, bare, "alice", nil).Init(service.InitRequest{})
+	_, err := loadAs(t, bare, "alice", nil).Init(context.Background(), service.InitRequest{})
 	wantError(t, err, new(*service.UsageError))
 }
 

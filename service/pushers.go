@@ -7,6 +7,8 @@ import (
 
 	"github.com/lockgate/lockgate/internal/gitexec"
 	"github.com/lockgate/lockgate/model/config"
+	"github.com/lockgate/lockgate/model/locks/journal"
+	"github.com/lockgate/lockgate/model/workflow"
 	"github.com/lockgate/lockgate/model/scope"
 	"github.com/lockgate/lockgate/service/hooks"
 )
@@ -65,14 +67,17 @@ func (e *Workspace) signersAt(rev string) func(ctx context.Context, shas []strin
 	}
 }
 
-// bindPusher makes h hold commits' trailers to p, with signatures checked
-// by the allowed signers committed at base.
+// bindPusher makes h hold commits' trailers to p (nil: no pusher known)
+// and, under workflow.signed: required, to their signatures, checked by
+// the allowed signers committed at base.
 func (e *Workspace) bindPusher(h *hooks.Runner, p *hooks.Pusher, base string) {
-	if p == nil {
+	h.RequireSigned = e.cfg.Workflow.Signed == config.SignedRequired
+	if p == nil && !h.RequireSigned {
 		return
 	}
 	h.Pusher = p
 	h.Signers = e.signersAt(base)
+	h.Trust = e.cfg.Trust.Pushers
 }
 
 // localSignersBase is where pre-push reads the allowed signers: the
@@ -86,4 +91,74 @@ func (e *Workspace) localSignersBase(ctx context.Context, remote string) string 
 		}
 	}
 	return ""
+}
+
+// signer signs the commits lockgate writes under workflow.signed:
+// required, with the worker's SSH key; nil when signing is off. A
+// required signature without a key is invalid setup, never an unsigned
+// commit.
+func (e *Workspace) signer(ctx context.Context) (gitexec.Signer, error) {
+	if e.cfg.Workflow.Signed != config.SignedRequired {
+		return nil, nil
+	}
+	s, err := gitexec.SSHSigner(ctx, e.repo)
+	if err != nil {
+		return nil, Usagef("workflow.signed is required: %v", err)
+	}
+	return s, nil
+}
+
+// vouchedEvents keeps, under workflow.signed: required, the events of the
+// workflow branch (read from refs) whose adding commit carries a good
+// signature, by the allowed signers of the base, that vouches for the
+// event's worker; the others are dropped, and said so: an unsigned event
+// could say anything, a release that never happened among them.
+func (e *Workspace) vouchedEvents(ctx context.Context, refs []string, evs []journal.Event) ([]journal.Event, error) {
+	if e.cfg.Workflow.Signed != config.SignedRequired || len(evs) == 0 {
+		return evs, nil
+	}
+	base := e.base
+	if base == "" {
+		base = e.serverBase(ctx)
+	}
+	var signers []byte
+	if base != "" {
+		data, found, err := gitexec.CommitFile(ctx, e.repo, base, SignersFile)
+		if err != nil {
+			return nil, fmt.Errorf("read the allowed signers: %w", err)
+		}
+		if found {
+			signers = data
+		}
+	}
+	paths := make([]string, len(evs))
+	for i, ev := range evs {
+		paths[i] = workflow.EventPath(ev.ID)
+	}
+	var tips []string
+	for _, ref := range refs {
+		if out, err := gitexec.RepoOutput(ctx, e.repo, "rev-parse", "-q", "--verify", ref+"^{commit}"); err == nil {
+			tips = append(tips, strings.TrimSpace(string(out)))
+		}
+	}
+	by, err := gitexec.AddedSignedBy(ctx, e.Root(), signers, tips, paths)
+	if err != nil {
+		return nil, fmt.Errorf("read the lock log: %w", err)
+	}
+	h := hooks.Runner{Trust: e.cfg.Trust.Pushers}
+	kept := evs[:0:0]
+	var dropped []journal.Event
+	for i, ev := range evs {
+		if h.Vouches(by[paths[i]], ev.Worker) {
+			kept = append(kept, ev)
+		} else {
+			dropped = append(dropped, ev)
+		}
+	}
+	if len(dropped) > 0 {
+		ev := dropped[0]
+		e.warn("warning", fmt.Sprintf("%d event(s) of the lock log carry no good signature of their worker (workflow.signed: required): not believed, e.g. %s's %s of %s (event %s)",
+			len(dropped), ev.Worker, ev.Action, ev.Key, ev.ID))
+	}
+	return kept, nil
 }

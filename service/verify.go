@@ -129,7 +129,11 @@ func (e *Workspace) readLockLogFor(ctx context.Context, since time.Time, bearing
 		if len(lr.Found) == 0 && len(local) == 0 {
 			return lockLog{}, &LogMissingError{Refs: refs, Remote: e.logRemote(), Branch: e.cfg.Workflow.Branch}
 		}
-		evs := withLocal(lr.Events, local)
+		branch, err := e.vouchedEvents(ctx, append(refs, extra...), lr.Events)
+		if err != nil {
+			return lockLog{}, err
+		}
+		evs := withLocal(branch, local)
 		if lr.Complete || since.IsZero() {
 			out.events = evs
 			return out, nil

@@ -330,6 +330,11 @@ func (e *Workspace) openStore(ctx context.Context, c storeChoice, prefix string)
 		}
 		opts.FenceFloor = e.FenceFloor
 		opts.Warn = func(msg string) { e.warn("warning", msg) }
+		sign, err := e.signer(ctx)
+		if err != nil {
+			return nil, err
+		}
+		opts.Sign = sign
 		s, err := gitstore.Open(opts)
 		if err != nil {
 			return nil, Usagef("%v (locks.git in %s)", err, cmp.Or(e.cfg.Path, config.DefaultFile))

@@ -18,21 +18,26 @@ func initCommand() *command {
 	return &command{
 		noArgs:  true,
 		noStore: true,
-		usage:   "init [--force] [--no-install] [--agent NAME]...",
+		usage:   "init [--force] [--no-install] [--agent NAME]... [--signed [--signer WORKER=KEY.pub]...]",
 		short:   "write a starter .lockgate.yaml at the repository root and install the hooks (and an agent's guard)",
 		flags: func(fs *pflag.FlagSet) {
 			fs.StringArrayVar(&req.Agents, "agent", nil, "also set up coding agent `NAME` (repeatable): "+strings.Join(service.Agents, ", "))
 			fs.BoolVar(&req.Force, "force", false, "overwrite an existing .lockgate.yaml")
 			fs.BoolVar(&noInstall, "no-install", false, "do not install the git hooks")
+			fs.BoolVar(&req.Signed, "signed", false, "require signatures (workflow.signed: required): write .lockgate/allowed_signers with your user.signingkey and have git sign your commits")
+			fs.StringArrayVar(&req.Signers, "signer", nil, "with --signed, also allow `WORKER=FILE`, a worker's SSH public key (repeatable)")
 			globalHooksFlag(fs, &hooks)
 		},
 		run: func(ctx context.Context, a *app, _ []string) error {
-			return run(ctx, a, func(e *service.Workspace) (*service.Initialized, error) { return e.Init(req) },
+			return run(ctx, a, func(e *service.Workspace) (*service.Initialized, error) { return e.Init(ctx, req) },
 				func(_ *service.Workspace, r *service.Initialized) error {
 					if r.Kept {
 						fmt.Fprintf(a.stdio.Err, "kept %s (the repository's policy; `lockgate init --force` replaces it with the starter file)\n", r.Path)
 					} else {
 						fmt.Fprintf(a.stdio.Err, "wrote %s; check it with `lockgate validate`\n", r.Path)
+					}
+					if r.Signers != "" {
+						fmt.Fprintf(a.stdio.Err, "wrote %s; commit it with .lockgate.yaml: signatures are checked by the allowed signers of the base\n", r.Signers)
 					}
 					if !noInstall {
 						if err := a.install(ctx, hooks); err != nil {

@@ -71,6 +71,7 @@ const (
 	TooFewReplicas
 	PusherTrailers
 	LockRefLogged
+	SignCommits
 )
 
 // Table is every hint, by ID.
@@ -134,6 +135,8 @@ var Table = map[ID]string{
 	// A grant fewer replicas confirmed than locks.redis.min_replicas
 	// asks for was undone.
 	TooFewReplicas: "bring a replica of the primary back (store show counts them), or lower locks.redis.min_replicas in .lockgate.yaml",
+	// Signed mode: a commit, event or state lacks its worker's signature.
+	SignCommits: "sign with the worker's SSH key listed in .lockgate/allowed_signers: git config gpg.format ssh, git config user.signingkey KEY, git config commit.gpgsign true (lockgate init --signed sets them), then make the commit again",
 	// A state of the lock table that ends a live lock unannounced.
 	LockRefLogged: "change the lock table only with lockgate's commands (lockgate lock release, lockgate lock clear): each state they write names the locks it ends",
 	// A commit's trailers name another worker than its pusher.

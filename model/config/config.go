@@ -227,10 +227,21 @@ type WorkflowConfig struct {
 	AutoCommit bool   `yaml:"auto_commit"`
 	AutoPush   bool   `yaml:"auto_push"`
 	Remote     string `yaml:"remote"`
+	// Signed is "off" or "required": with required, lockgate signs the
+	// commits it writes (the workflow branch, the lock table) with the
+	// worker's SSH key, and the checks believe only what the allowed
+	// signers of the base vouch for (docs/verify.md, Signatures).
+	Signed string `yaml:"signed"`
 	// AutoPushSet: the file names workflow.auto_push. Without it, a clone
 	// on the git store pushes its events: its remote is there by choice.
 	AutoPushSet bool `yaml:"-"`
 }
+
+// Signing modes of workflow.signed.
+const (
+	SignedOff      = "off"
+	SignedRequired = "required"
+)
 
 // TrustConfig is the `trust:` section: who a server believes.
 type TrustConfig struct {
@@ -300,7 +311,7 @@ func Default() *Config {
 		IdentityEnv: []string{"LOCKGATE_PUSHER", "GL_USERNAME", "GITEA_PUSHER_NAME", "REMOTE_USER", "USER"},
 		PreReceive:  PreReceiveConfig{ProtectLog: true},
 	}
-	c.Workflow = WorkflowConfig{Branch: "lockgate/workflow", AutoCommit: true, Remote: "origin"}
+	c.Workflow = WorkflowConfig{Branch: "lockgate/workflow", AutoCommit: true, Remote: "origin", Signed: SignedOff}
 	c.Journal = JournalConfig{RotateBytes: 1 << 20}
 	c.Planner = PlannerConfig{CooldownCycles: 5}
 	return c

@@ -47,6 +47,9 @@ func (c *Config) validate(ps *problems) {
 	if strings.TrimSpace(c.Workflow.Remote) == "" {
 		ps.add(c.at("workflow.remote"), 0, "workflow.remote: must name a remote")
 	}
+	if s := c.Workflow.Signed; s != SignedOff && s != SignedRequired {
+		ps.add(c.at("workflow.signed"), 0, `workflow.signed: must be "off" or "required", got %s`, quote(s))
+	}
 	c.validateTrust(ps)
 	if c.Planner.CooldownCycles < 0 {
 		ps.add(c.at("planner.cooldown_cycles"), 0, "planner.cooldown_cycles: must not be negative, got %d", c.Planner.CooldownCycles)

@@ -55,6 +55,9 @@ type Config struct {
 	// Name and Email sign the commits; "lockgate" and
 	// "lockgate@localhost" when empty.
 	Name, Email string
+	// Sign, when set, signs every commit the Writer makes, as git's
+	// commit -S does (workflow.signed: required).
+	Sign gitexec.Signer
 	// MaxAttempts bounds the compare-and-swap attempts of one write; 10
 	// when zero.
 	MaxAttempts int
@@ -92,6 +95,7 @@ type Writer struct {
 	remote      string
 	lock        func(context.Context) (func(), error)
 	name, email string
+	sign        gitexec.Signer
 	attempts    int
 	rotateAt    int64
 
@@ -143,6 +147,7 @@ func Open(cfg Config) (*Writer, error) {
 		lock:     cfg.Lock,
 		name:     cfg.Name,
 		email:    cfg.Email,
+		sign:     cfg.Sign,
 		attempts: cfg.MaxAttempts,
 		rotateAt: cfg.RotateJournal,
 	}

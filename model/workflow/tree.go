@@ -1,6 +1,7 @@
 package workflow
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -12,6 +13,8 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
+
+	"github.com/lockgate/lockgate/internal/gitexec"
 )
 
 // trees decodes each tree once during one operation. Only names and
@@ -191,6 +194,11 @@ func (w *Writer) writeCommit(tree plumbing.Hash, parents []plumbing.Hash, msg st
 		TreeHash:     tree,
 		ParentHashes: parents,
 	}
+	if w.sign != nil {
+		if err := signCommit(c, w.sign); err != nil {
+			return plumbing.ZeroHash, err
+		}
+	}
 	obj := &plumbing.MemoryObject{}
 	if err := c.Encode(obj); err != nil {
 		return plumbing.ZeroHash, fmt.Errorf("encode commit: %w", err)
@@ -322,4 +330,28 @@ func (t *trees) count(e object.TreeEntry) (int, error) {
 		n += k
 	}
 	return n, nil
+}
+
+// signTimeout bounds one signature: ssh-keygen may wait on an agent.
+const signTimeout = 30 * time.Second
+
+// signCommit signs c as git signs a commit: the signature covers the
+// commit encoded without one, and goes in its gpgsig header.
+func signCommit(c *object.Commit, sign gitexec.Signer) error {
+	payload := &plumbing.MemoryObject{}
+	if err := c.EncodeWithoutSignature(payload); err != nil {
+		return fmt.Errorf("encode commit: %w", err)
+	}
+	data, err := content(payload)
+	if err != nil {
+		return fmt.Errorf("encode commit: %w", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), signTimeout)
+	defer cancel()
+	sig, err := sign(ctx, data)
+	if err != nil {
+		return fmt.Errorf("sign the workflow commit: %w", err)
+	}
+	c.PGPSignature = sig
+	return nil
 }

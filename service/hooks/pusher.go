@@ -28,40 +28,65 @@ type Pusher struct {
 	Refuse bool
 }
 
-// bindPusher holds the trailers of commits to h.Pusher: a commit naming a
-// worker the pusher may not push for, whose signature (h.Signers) is not
-// that worker's, is judged as Checker.Me, and refused when the pusher
-// binding says so. Without a Pusher the trailers are believed.
+// RuleSignature: under workflow.signed: required, a commit whose trailers,
+// an event or a lock table state lacks a good signature of the worker it
+// names.
+const RuleSignature = "signature"
+
+// Vouches reports whether a good signature by signer speaks for worker:
+// the signer's own, or one trust.pushers lets the signer push for.
+func (h *Runner) Vouches(signer, worker string) bool {
+	if signer == "" {
+		return false
+	}
+	if ws, ok := h.Trust[signer]; ok {
+		return ws.Matches(worker)
+	}
+	return signer == worker
+}
+
+// bindPusher holds the trailers of commits to who pushes them and, under
+// RequireSigned, to their signatures: a commit naming a worker the pusher
+// may not push for (or, signed mode, any commit with trailers) whose good
+// signature (h.Signers) does not vouch for that worker is judged as
+// Checker.Me, and refused when the pusher binding or signed mode says so.
+// Without either the trailers are believed.
 func (h *Runner) bindPusher(ctx context.Context, commits []rangeCommit, r *Report) error {
-	if h.Pusher == nil {
+	if h.Pusher == nil && !h.RequireSigned {
 		return nil
 	}
-	var foreign []int
+	var doubt []int
 	for i, c := range commits {
-		if c.trailers && c.sha != "" && !h.Pusher.Workers.Matches(c.author.Holder) {
-			foreign = append(foreign, i)
+		if c.trailers && c.sha != "" && (h.RequireSigned || !h.Pusher.Workers.Matches(c.author.Holder)) {
+			doubt = append(doubt, i)
 		}
 	}
-	if len(foreign) == 0 {
+	if len(doubt) == 0 {
 		return nil
 	}
 	var signer map[string]string
 	if h.Signers != nil {
-		shas := make([]string, len(foreign))
-		for j, i := range foreign {
+		shas := make([]string, len(doubt))
+		for j, i := range doubt {
 			shas[j] = commits[i].sha
 		}
 		var err error
 		if signer, err = h.Signers(ctx, shas); err != nil {
-			return fmt.Errorf("%s: check the signatures of commits naming other workers: %w", r.Hook, err)
+			return fmt.Errorf("%s: check the signatures of commits naming workers: %w", r.Hook, err)
 		}
 	}
-	for _, i := range foreign {
+	for _, i := range doubt {
 		c := &commits[i]
-		if s, ok := signer[c.sha]; ok && s == c.author.Holder {
+		if h.Vouches(signer[c.sha], c.author.Holder) {
 			continue // its worker's signature vouches for it
 		}
-		if h.Pusher.Refuse {
+		switch {
+		case h.RequireSigned:
+			r.Add(Violation{Rule: RuleSignature, Commit: shortSHA(c.sha), Subject: c.subject, Holder: c.author.Holder,
+				Reason: fmt.Sprintf("its trailers name %s, and it carries no good signature of %s by the allowed signers of the base (workflow.signed: required)",
+					c.author.Holder, c.author.Holder),
+				Hint: hint.Line(hint.SignCommits)})
+		case h.Pusher.Refuse:
 			r.Add(Violation{Rule: RulePusher, Commit: shortSHA(c.sha), Subject: c.subject, Holder: c.author.Holder,
 				Reason: fmt.Sprintf("its trailers name %s, and %s pushed it: a commit may name only its pusher's worker (trust.pushers) unless %s signed it",
 					c.author.Holder, h.Pusher.Name, c.author.Holder),

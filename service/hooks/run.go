@@ -16,6 +16,7 @@ import (
 
 	"github.com/lockgate/lockgate/internal/gitexec"
 	"github.com/lockgate/lockgate/internal/hint"
+	"github.com/lockgate/lockgate/model/config"
 	"github.com/lockgate/lockgate/model/diffpath"
 	"github.com/lockgate/lockgate/model/locks"
 	"github.com/lockgate/lockgate/model/locks/journal"
@@ -95,6 +96,15 @@ type Runner struct {
 	// none is allowed).
 	Pusher  *Pusher
 	Signers func(ctx context.Context, shas []string) (map[string]string, error)
+	// RequireSigned (workflow.signed: required): every commit's trailers
+	// must carry a good signature that vouches for the worker they name,
+	// and so must lockgate's refs' new commits (pre-receive). Trust is
+	// trust.pushers: whom a signer or pusher may speak for besides itself.
+	RequireSigned bool
+	Trust         map[string]config.WorkerList
+	// EventsAdded reads, for commits of the workflow branch, the events
+	// each adds (RequireSigned in pre-receive).
+	EventsAdded func(ctx context.Context, commits []string) (map[string][]journal.Event, error)
 }
 
 // PreCommit checks the staged change.
@@ -415,7 +425,17 @@ func (h *Runner) PreReceive(ctx context.Context, stdin io.Reader) (*Report, erro
 		if h.LockRef != "" && ref == h.LockRef {
 			// lockgate's lease pushes move the lock table forward or
 			// create it.
+			if h.RequireSigned && !zeroSHA(newSHA) {
+				if err := h.guardSignedState(ctx, ref, newSHA, r); err != nil {
+					return err
+				}
+			}
 			return h.protectLog(ctx, RuleLockRef, ref, oldSHA, newSHA, r) // lock records, not work
+		}
+		if h.RequireSigned && ref == h.WorkflowRef && !zeroSHA(newSHA) {
+			if err := h.guardSignedEvents(ctx, ref, newSHA, r); err != nil {
+				return err
+			}
 		}
 		if h.VerifyLog == nil && ref == h.WorkflowRef {
 			if err := h.protectLog(ctx, RuleWorkflowBranch, ref, oldSHA, newSHA, r); err != nil {

@@ -228,3 +228,25 @@ func treeOf(ctx context.Context, dir, commit string) (*table, error) {
 	}
 	return t, nil
 }
+
+// Released names the holders of the locks the state commit releases, as
+// its change lines say (read in the repository git finds from dir, in
+// this process's environment): a signed state must be signed by them.
+func Released(ctx context.Context, dir, commit string) ([]string, error) {
+	msg, err := gitexec.Output(ctx, dir, nil, "cat-file", "commit", commit)
+	if err != nil {
+		return nil, fmt.Errorf("read lock table %s: %w", short(commit), err)
+	}
+	_, body, _ := strings.Cut(string(msg), "\n\n")
+	cs, err := parseChanges(body)
+	if err != nil {
+		return nil, fmt.Errorf("lock table %s: %w", short(commit), err)
+	}
+	var holders []string
+	for _, c := range cs {
+		if c.Op == opRelease && !slices.Contains(holders, c.Holder) {
+			holders = append(holders, c.Holder)
+		}
+	}
+	return holders, nil
+}

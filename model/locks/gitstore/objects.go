@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"maps"
 	"path"
 	"slices"
@@ -222,6 +223,11 @@ func (s *Store) commit(t *table, v *view) (*table, string, error) {
 	now := time.Now()
 	sig := object.Signature{Name: "lockgate", Email: "lockgate@localhost", When: now}
 	c := &object.Commit{Author: sig, Committer: sig, TreeHash: plumbing.NewHash(tree), Message: message(v.summary, v.changes)}
+	if s.opts.Sign != nil {
+		if err := s.signCommit(c); err != nil {
+			return nil, "", err
+		}
+	}
 	oid, err := w.encode(c)
 	if err != nil {
 		return nil, "", err
@@ -268,4 +274,30 @@ func message(summary []string, changes []change) string {
 		}
 	}
 	return b.String()
+}
+
+// signCommit signs a state's commit as git's commit -S does: the
+// signature covers the commit encoded without one (workflow.signed).
+func (s *Store) signCommit(c *object.Commit) error {
+	payload := &plumbing.MemoryObject{}
+	if err := c.EncodeWithoutSignature(payload); err != nil {
+		return fmt.Errorf("encode the lock table's commit: %w", err)
+	}
+	rd, err := payload.Reader()
+	if err != nil {
+		return fmt.Errorf("encode the lock table's commit: %w", err)
+	}
+	defer rd.Close()
+	data, err := io.ReadAll(rd)
+	if err != nil {
+		return fmt.Errorf("encode the lock table's commit: %w", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), s.opts.Timeout)
+	defer cancel()
+	sig, err := s.opts.Sign(ctx, data)
+	if err != nil {
+		return fmt.Errorf("sign the lock table's state: %w", err)
+	}
+	c.PGPSignature = sig
+	return nil
 }

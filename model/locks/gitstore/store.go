@@ -66,6 +66,8 @@ type Options struct {
 	// Warn, when set, is told of a state of the remote that dropped live
 	// locks without saying why (checkLogged).
 	Warn func(msg string)
+	// Sign, when set, signs every state's commit (workflow.signed).
+	Sign gitexec.Signer
 }
 
 var (
