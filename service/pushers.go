@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
 
 	"github.com/lockgate/lockgate/internal/gitexec"
 	"github.com/lockgate/lockgate/model/config"
@@ -94,18 +95,24 @@ func (e *Workspace) localSignersBase(ctx context.Context, remote string) string 
 }
 
 // signer signs the commits lockgate writes under workflow.signed:
-// required, with the worker's SSH key; nil when signing is off. A
-// required signature without a key is invalid setup, never an unsigned
-// commit.
-func (e *Workspace) signer(ctx context.Context) (gitexec.Signer, error) {
+// required, with the worker's SSH key; nil when signing is off. The key
+// is looked up at the first signature: a server's hook that only reads
+// the lock table needs none. A required signature without a key is an
+// error then, never an unsigned commit.
+func (e *Workspace) signer(context.Context) (gitexec.Signer, error) {
 	if e.cfg.Workflow.Signed != config.SignedRequired {
 		return nil, nil
 	}
-	s, err := gitexec.SSHSigner(ctx, e.repo)
-	if err != nil {
-		return nil, Usagef("workflow.signed is required: %v", err)
-	}
-	return s, nil
+	var once sync.Once
+	var sign gitexec.Signer
+	var err error
+	return func(ctx context.Context, payload []byte) (string, error) {
+		once.Do(func() { sign, err = gitexec.SSHSigner(ctx, e.repo) })
+		if err != nil {
+			return "", Usagef("workflow.signed is required: %v", err)
+		}
+		return sign(ctx, payload)
+	}, nil
 }
 
 // vouchedEvents keeps, under workflow.signed: required, the events of the
