@@ -355,6 +355,11 @@ func (e *Workspace) SyncWorkflow(ctx context.Context, req SyncRequest) (*Synced,
 	if err != nil {
 		return nil, err
 	}
+	// Whether to push is the request's to say (NoPush), not left to the
+	// push of pending events that ends other commands.
+	if s, ok := e.pushingSink(); ok {
+		s.settled()
+	}
 	res, err := w.Sync(ctx, e.journal)
 	if err != nil {
 		return nil, fmt.Errorf("workflow sync: %w (the events stay in the journal)", err)

@@ -95,6 +95,10 @@ func TestNextCommandPushesPendingEvents(t *testing.T) {
 		t.Fatalf("the remote took the workflow branch while closed: %s", tip)
 	}
 	r.set("")
+	// workflow sync --no-push is told not to push: it does not.
+	if code, out := r.c.run("alice", "workflow", "sync", "--no-push"); code != 0 || r.remoteTip() != "" {
+		t.Fatalf("workflow sync --no-push: exit %d, remote at %q, want 0 and nothing pushed:\n%s", code, r.remoteTip(), out)
+	}
 	if code, out := r.c.run("alice", "lock", "list"); code != 0 {
 		t.Fatalf("lock list: exit %d:\n%s", code, out)
 	}
@@ -190,4 +194,19 @@ func TestDoneRetriesLostPush(t *testing.T) {
 	if r.remoteTip() == r.localTip() {
 		t.Fatal("the remote took the workflow branch while closed")
 	}
+
+	// The worker loop pushes its events (and those done left behind)
+	// before it ends, pushing again a push that lost, and says so.
+	r.c.writePackages("packages:\n  - id: WP-1\n    title: one\n    locks: {files: [a.txt]}\n  - id: WP-2\n    title: two\n    locks: {files: [b.txt]}\n" +
+		"  - id: WP-3\n    title: three\n    locks: {files: [c.txt]}\n")
+	r.set("racing")
+	code, out = r.c.runOut("alice", "work", "--json", "--", "true")
+	if code != 0 {
+		t.Fatalf("work: exit %d:\n%s", code, out)
+	}
+	rep.Pushed, rep.Error = nil, ""
+	if err := json.Unmarshal([]byte(out), &rep); err != nil || rep.Pushed == nil || !*rep.Pushed || rep.Error != "" {
+		t.Fatalf("work --json = %v, want events_pushed true:\n%s", err, out)
+	}
+	r.requirePushed("after work")
 }
