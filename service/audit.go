@@ -33,6 +33,29 @@ type auditSink struct {
 	// journal unflushed, and flushes it (the MCP server, off the call's
 	// path).
 	flushLater func()
+	// quietPush: a push that fails is not warned of here; the command's
+	// SettleEvents tries it again and says what is left.
+	quietPush bool
+
+	mu sync.Mutex
+	// tried: the command pushed (or tried to); unsettled: it did since
+	// its last SettleEvents; missed: a commit to the branch failed, its
+	// events are in the journal alone.
+	tried, unsettled, missed bool
+}
+
+// state reports tried, unsettled and missed.
+func (s *auditSink) state() (tried, unsettled, missed bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.tried, s.unsettled, s.missed
+}
+
+// settled notes that SettleEvents took care of what was left.
+func (s *auditSink) settled() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.tried, s.unsettled, s.missed = true, false, false
 }
 
 // Intend writes a change down before it is made (see locks.EventSink),
@@ -69,12 +92,18 @@ func (s *auditSink) Append(evs ...journal.Event) error {
 		_, err = w.Commit(s.ctx, evs)
 	}
 	if err != nil {
+		s.mu.Lock()
+		s.missed, s.unsettled = true, true
+		s.mu.Unlock()
 		s.notify("warning", "event kept in the journal, not yet on the workflow branch: "+err.Error(), hint.Line(hint.WorkflowSync))
 		return nil
 	}
 	catchUp(s.ctx, w, s.journal, s.notify)
 	if s.autoPush {
-		if err := w.Push(s.ctx); err != nil {
+		s.mu.Lock()
+		s.tried, s.unsettled = true, true
+		s.mu.Unlock()
+		if err := w.Push(s.ctx); err != nil && !s.quietPush {
 			s.notify("warning", err.Error())
 		}
 	}
@@ -329,6 +358,11 @@ func (e *Workspace) SyncWorkflow(ctx context.Context, req SyncRequest) (*Synced,
 	w, err := e.branchWriter(ctx)()
 	if err != nil {
 		return nil, err
+	}
+	// Whether to push is the request's to say (NoPush), not left to the
+	// push of pending events that ends other commands.
+	if s, ok := e.pushingSink(); ok {
+		s.settled()
 	}
 	res, err := w.Sync(ctx, e.journal)
 	if err != nil {

@@ -296,6 +296,7 @@ func (e *Workspace) PrePush(ctx context.Context, in HookInput) (*Report, error) 
 	if err != nil {
 		return nil, err
 	}
+	e.pushBeforeJudging(ctx)
 	// lockgate's refs only grow, whichever store this clone uses.
 	h.LockRef = e.cfg.Locks.Git.Ref
 	h.WorkflowRef = "refs/heads/" + e.cfg.Workflow.Branch

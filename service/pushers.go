@@ -9,8 +9,8 @@ import (
 	"github.com/lockgate/lockgate/internal/gitexec"
 	"github.com/lockgate/lockgate/model/config"
 	"github.com/lockgate/lockgate/model/locks/journal"
-	"github.com/lockgate/lockgate/model/workflow"
 	"github.com/lockgate/lockgate/model/scope"
+	"github.com/lockgate/lockgate/model/workflow"
 	"github.com/lockgate/lockgate/service/hooks"
 )
 

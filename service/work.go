@@ -82,6 +82,11 @@ type WorkSummary struct {
 	Unfinishable []PackageStatus      `json:"unfinishable,omitempty"`
 	Counts       map[PackageState]int `json:"counts,omitempty"`
 	Store        string               `json:"store"`
+	// EventsPushed says whether the loop's events are on the remote when
+	// it ends (only when the clone pushes them: workflow.auto_push);
+	// EventsPushError why not.
+	EventsPushed    *bool  `json:"events_pushed,omitempty"`
+	EventsPushError string `json:"events_push_error,omitempty"`
 }
 
 // WorkRun is one run of the command on a package.
@@ -197,10 +202,10 @@ func (w *WorkLoop) Next(ctx context.Context) (*WorkJob, *WorkEnd, error) {
 	bg := context.WithoutCancel(ctx) // what the loop does after a signal still gets done
 	for {
 		if w.interrupted(ctx) {
-			return nil, w.end(WorkInterrupted, nil, nil), nil
+			return nil, w.end(bg, WorkInterrupted, nil, nil), nil
 		}
 		if w.req.Max > 0 && w.finished >= w.req.Max {
-			return nil, w.end(WorkMax, nil, nil), nil
+			return nil, w.end(bg, WorkMax, nil, nil), nil
 		}
 		// Read each time: the file may change while the loop runs.
 		wps, err := w.e.LoadPackages(w.req.Packages)
@@ -214,10 +219,10 @@ func (w *WorkLoop) Next(ctx context.Context) (*WorkJob, *WorkEnd, error) {
 			if err == nil && next.Package != nil {
 				w.giveBack(bg, next.Package.ID, WorkRun{Package: next.Package.ID}, "interrupted")
 			}
-			return nil, w.end(WorkInterrupted, nil, nil), nil
+			return nil, w.end(bg, WorkInterrupted, nil, nil), nil
 		case errors.As(err, &none):
 			if unfinishable(wps, next.Queue) != nil {
-				return nil, w.end(WorkFailed, wps, next.Queue), nil
+				return nil, w.end(bg, WorkFailed, wps, next.Queue), nil
 			}
 			if reason := strings.TrimPrefix(none.Error(), "claim: "); reason != w.waiting {
 				w.waiting = reason
@@ -229,9 +234,9 @@ func (w *WorkLoop) Next(ctx context.Context) (*WorkJob, *WorkEnd, error) {
 			return nil, nil, err
 		case next.Drained:
 			if unfinishable(wps, next.Queue) != nil {
-				return nil, w.end(WorkFailed, wps, next.Queue), nil
+				return nil, w.end(bg, WorkFailed, wps, next.Queue), nil
 			}
-			return nil, w.end(WorkDrained, wps, next.Queue), nil
+			return nil, w.end(bg, WorkDrained, wps, next.Queue), nil
 		}
 		w.waiting, w.poll = "", 0
 		job, err := w.job(bg, next.Package, next.Results)
@@ -503,7 +508,26 @@ func (w *WorkLoop) finish(ctx context.Context, j *WorkJob, run WorkRun, how Fini
 	run.Commit = f.Record.Commit
 	w.sum.Done = append(w.sum.Done, run)
 	w.say("%s done in %s%s", j.ID, roundDuration(took), AtCommit(run.Commit))
+	// The package's commits are verified against these events: they go
+	// to the remote now, not with the next package's.
+	w.settle(ctx)
 	return nil
+}
+
+// settle pushes the loop's events the remote lacks (SettleEvents),
+// trying a lost push again; what is left is said, and goes in the
+// summary.
+func (w *WorkLoop) settle(ctx context.Context) {
+	st := w.e.SettleEvents(ctx)
+	if !st.Pushes {
+		return
+	}
+	pushed := st.Pushed()
+	w.sum.EventsPushed, w.sum.EventsPushError = &pushed, ""
+	if st.Err != nil {
+		w.sum.EventsPushError = st.Err.Error()
+		w.e.notify("warning", st.Err.Error())
+	}
 }
 
 // AtCommit says at which commit a package was marked done.
@@ -549,8 +573,9 @@ func (w *WorkLoop) giveBack(ctx context.Context, id string, run WorkRun, why str
 }
 
 // end says how the loop ended and returns its summary.
-func (w *WorkLoop) end(status WorkStatus, wps *config.WorkPackages, q *Queue) *WorkEnd {
+func (w *WorkLoop) end(ctx context.Context, status WorkStatus, wps *config.WorkPackages, q *Queue) *WorkEnd {
 	w.sum.Status = status
+	w.settle(ctx)
 	end := &WorkEnd{}
 	mine := fmt.Sprintf("this loop: %d done, %d failed, %d given back, %d lost", len(w.sum.Done), len(w.sum.Failed), len(w.sum.GivenBack), len(w.sum.Lost))
 	switch status {

@@ -72,6 +72,11 @@ type Purpose struct {
 	// checkout whose policy names another lock store than the clone's is
 	// refused there, not only warned about.
 	Gate bool
+	// Settles: its events must be on the remote before it exits (claim,
+	// done, release, work): it calls SettleEvents, which tries a lost
+	// push again and says what is left, so the push after each event
+	// does not warn on its own.
+	Settles bool
 }
 
 // Workspace is what a request works on: the repository, its config, the
@@ -252,7 +257,7 @@ func (e *Workspace) Open(ctx context.Context, p Purpose) error {
 	e.journal = e.JournalFile()
 	host, _ := os.Hostname()
 	e.mgr = &locks.Manager{Store: store, Host: host, PID: os.Getpid(), Now: e.opts.Clock, StoreName: storeName(setup.use, store)}
-	sink := &auditSink{ctx: ctx, journal: e.journal, autoPush: e.cfg.Workflow.AutoPush, notify: e.notify}
+	sink := &auditSink{ctx: ctx, journal: e.journal, autoPush: e.cfg.Workflow.AutoPush, notify: e.notify, quietPush: p.Settles}
 	if e.cfg.Workflow.AutoCommit {
 		sink.branch = e.branchWriter(ctx)
 	}

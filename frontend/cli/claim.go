@@ -31,6 +31,7 @@ func claimCommand() *command {
 				req.ID = args[0]
 				a.waitHint = func(d string) string { return hint.Line(hint.WaitClaim, d, req.ID) }
 			}
+			a.purpose.Settles = true
 			return run(ctx, a, func(e *service.Workspace) (service.Claimed, error) {
 				c, err := e.ClaimWork(ctx, req)
 				var none *service.NoFreePackageError
@@ -40,7 +41,7 @@ func claimCommand() *command {
 					a.waitHint = func(d string) string { return hint.Line(hint.WaitClaim, d, none.Last) }
 				}
 				return c, err
-			}, a.showClaim)
+			}, func(e *service.Workspace, c service.Claimed) error { return a.showClaim(ctx, e, c) })
 		},
 	}
 }
@@ -48,13 +49,19 @@ func claimCommand() *command {
 // showClaim prints the id of the package claimed on stdout, for a loop
 // to read, and what the claim took on stderr. With nothing left to claim
 // (every package done or failed) it prints no id, so that the loop stops.
-func (a *app) showClaim(e *service.Workspace, c service.Claimed) error {
+// The claim's events are on the remote first (a.settle): a worker's
+// commits are verified against them.
+func (a *app) showClaim(ctx context.Context, e *service.Workspace, c service.Claimed) error {
 	if q := c.Queue; c.Drained {
-		return a.reply(map[string]any{"package": "", "status": "drained", "counts": q.Counts, "store": e.StoreName()}, func() {
+		out := map[string]any{"package": "", "status": "drained", "counts": q.Counts, "store": e.StoreName()}
+		a.settle(ctx, e, out)
+		return a.reply(out, func() {
 			fmt.Fprintf(a.stdio.Err, "claim: nothing left to claim in %s: %d done, %d failed\n", q.Path, q.Counts[service.PackageDone], q.Counts[service.PackageFailed])
 		})
 	}
-	return a.reply(map[string]any{"package": c.ID, "status": "claimed", "locks": service.AcquiredViews(c.Locks), "store": e.StoreName()}, func() {
+	out := map[string]any{"package": c.ID, "status": "claimed", "locks": service.AcquiredViews(c.Locks), "store": e.StoreName()}
+	a.settle(ctx, e, out)
+	return a.reply(out, func() {
 		fmt.Fprintf(a.stdio.Out, "%s\n", safetext.Field(c.ID))
 		fmt.Fprintf(a.stdio.Err, "claimed %s: %d locks in %s until %s\n", safetext.Field(service.PackageLabel(c.ID, c.Title)), len(c.Locks), e.StoreLabel(), stamp(c.Locks[0].Lock.ExpiresAt))
 	})

@@ -34,6 +34,8 @@ func Main(ctx context.Context, args []string, stdio Stdio) int {
 		a.reportError(err, o)
 	}
 	if a.env != nil {
+		// Events an earlier command left unpushed go with this one.
+		a.env.PushPendingEvents(ctx)
 		a.env.Close()
 	}
 	return o.Exit

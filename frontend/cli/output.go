@@ -93,7 +93,9 @@ func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339) }
 // release makes a request that releases locks and reports what it did
 // even when it fails part way: the locks it keeps, then (done, when set
 // and the request succeeded) what else it did, then what it released.
+// Its events are on the remote before it reports (a.settle).
 func (a *app) release(ctx context.Context, do func(*service.Workspace) (service.Finished, error), done func(service.Finished)) error {
+	a.purpose.Settles = true
 	e, err := a.workspace(ctx)
 	if err != nil {
 		return err
@@ -105,8 +107,26 @@ func (a *app) release(ctx context.Context, do func(*service.Workspace) (service.
 	if err == nil && done != nil {
 		done(f)
 	}
-	a.reportRelease(e, f.ReleaseResult, err)
+	events := map[string]any{}
+	a.settle(ctx, e, events)
+	a.reportRelease(e, f.ReleaseResult, events, err)
 	return err
+}
+
+// settle waits until the command's events are on the remote
+// (service.SettleEvents) and says loudly when they are not: a warning
+// naming the command that sends them, and, when the clone pushes its
+// events, events_pushed (with events_push_error) in out for --json.
+func (a *app) settle(ctx context.Context, e *service.Workspace, out map[string]any) {
+	st := e.SettleEvents(ctx)
+	if !st.Pushes {
+		return
+	}
+	out["events_pushed"] = st.Pushed()
+	if st.Err != nil {
+		out["events_push_error"] = st.Err.Error()
+		a.notify("warning", st.Err.Error())
+	}
 }
 
 // released is what a request that only releases did, as release takes it.
@@ -116,10 +136,11 @@ func released(r locks.ReleaseResult, err error) (service.Finished, error) {
 
 // reportRelease says what a release did; under --json, when err ends the
 // command, what was released goes with the error object.
-func (a *app) reportRelease(e *service.Workspace, res locks.ReleaseResult, err error) {
+func (a *app) reportRelease(e *service.Workspace, res locks.ReleaseResult, events map[string]any, err error) {
 	if a.globals.JSON {
 		out := map[string]any{"released": service.ViewsOf(res.Removed), "forced": service.ViewsOf(res.Forced),
 			"missing": append([]string{}, res.Missing...), "store": e.StoreName()}
+		maps.Copy(out, events)
 		if err != nil {
 			a.partial = out
 		} else {

@@ -68,6 +68,9 @@ Without --session or LOCKGATE_SESSION each loop has a session of its own.`,
 			// Like lock hold's: a store that did not answer once is asked
 			// again at the next renewal of a claim.
 			a.purpose.KeepsLocks = true
+			// Each package's events are on the remote before the next
+			// (service.WorkLoop settles them), and the summary says so.
+			a.purpose.Settles = true
 			e, err := a.workspace(context.WithoutCancel(ctx))
 			if err != nil {
 				return err

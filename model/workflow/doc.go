@@ -79,6 +79,14 @@
 // ErrUnreachable or ErrRejected; the events stay in the journal and on
 // the local branch. Sync never talks to the remote.
 //
+// A successful push leaves `refs/remotes/<remote>/<branch>` at the tip it
+// sent (git's push moves it; Push does when the remote's fetch refspec
+// does not cover the branch), so Unpushed tells from two local refs
+// whether the branch holds commits no push has sent: a push that gave
+// up, a remote that was down, a process killed before it pushed.
+// PushPending pushes them, in up to PushRounds rounds of Push with a
+// growing wait between them.
+//
 // # Reading
 //
 // ReadEvents reads the whole log of one or more refs (the branch and its

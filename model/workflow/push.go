@@ -75,6 +75,7 @@ func (w *Writer) Push(ctx context.Context) error {
 		}
 		sts, err := gitexec.Push(ctx, w.repo, w.remote, spec)
 		if err == nil {
+			w.trackPushed(ctx, local)
 			return nil
 		}
 		if ctx.Err() != nil {
