@@ -85,7 +85,7 @@ func (s *Store) undoGrant(ctx context.Context, rec locks.Lock, member string, pr
 	if prev != nil {
 		args = append(args, *prev)
 	}
-	keys := append(make([]string, 0, 3), s.recKey(member), s.kKeys)
+	keys := append(make([]string, 0, 4), s.recKey(member), s.kKeys, s.kCleared)
 	if lockkey.IsPattern(rec.Key) {
 		keys = append(keys, s.kPat)
 	}

@@ -192,8 +192,12 @@ return 1
 // `session restore` must not take it for another holder's. Without
 // ARGV[6] the entry is dropped, as by a release.
 //
-//	KEYS: 1 record, 2 index of keys; 3 index of patterns (for a pattern
-//	      key only)
+// A forced removal (Remove: lock clear, release --force) is written to the
+// store's clear log, KEYS[3], by the script itself: a client that clears a
+// lock cannot leave it out of the log, whatever it journals.
+//
+//	KEYS: 1 record, 2 index of keys, 3 the clear log (a stream); 4 index
+//	      of patterns (for a pattern key only)
 //	ARGV: 1 lock key, 2 token, 3 history key prefix (+ session), 4 release
 //	      channel; 5 "force" to delete whatever is there (only for Remove)
 //	      or "undo"; 6 with "undo", the history entry to put back
@@ -228,7 +232,10 @@ if why and not force then return {'CORRUPT', why} end
 if not why and not force and tok ~= ARGV[2] then return {'MISMATCH'} end
 redis.call('DEL', KEYS[1])
 redis.call('ZREM', KEYS[2], ARGV[1])
-if KEYS[3] then redis.call('SREM', KEYS[3], ARGV[1]) end
+if KEYS[4] then redis.call('SREM', KEYS[4], ARGV[1]) end
+if force then
+  redis.call('XADD', KEYS[3], 'MAXLEN', '~', '100000', '*', 'key', ARGV[1], 'record', type(cur) == 'string' and cur or '', 'corrupt', why or '')
+end
 redis.call('PUBLISH', ARGV[4], ARGV[1])
 if why then return {'CORRUPT', why} end
 -- the record is its session's latest acquisition of the key (a later one

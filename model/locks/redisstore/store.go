@@ -129,6 +129,9 @@ type Store struct {
 	kKeys   string
 	kPat    string
 	kHist   string // prefix of the session histories
+	// kCleared is the clear log: a stream of every record Remove
+	// deleted, written by the script that deleted it.
+	kCleared string
 
 	graceMS     int64
 	historyTTL  int64 // ms
@@ -411,6 +414,7 @@ func (s *Store) setPrefix(p string) error {
 	s.kFences = p + "fence"
 	s.kKeys = p + "i:keys"
 	s.kPat = p + "i:pat"
+	s.kCleared = p + "log:cleared"
 	s.kHist = p + "h:"
 	return nil
 }
@@ -769,7 +773,7 @@ func (s *Store) release(ctx context.Context, verb, key, token string, force bool
 
 // releaseAt runs releaseScript on member's record.
 func (s *Store) releaseAt(ctx context.Context, verb, key, member, token string, force bool) (locks.Lock, error) {
-	keys := append(make([]string, 0, 3), s.recKey(member), s.kKeys)
+	keys := append(make([]string, 0, 4), s.recKey(member), s.kKeys, s.kCleared)
 	if lockkey.IsPattern(key) {
 		keys = append(keys, s.kPat)
 	}
