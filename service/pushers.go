@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/lockgate/lockgate/internal/gitexec"
+	"github.com/lockgate/lockgate/internal/signature"
 	"github.com/lockgate/lockgate/model/config"
 	"github.com/lockgate/lockgate/model/locks/journal"
 	"github.com/lockgate/lockgate/model/scope"
@@ -50,22 +51,51 @@ func (e *Workspace) ciPusher() (*hooks.Pusher, error) {
 	return nil, nil
 }
 
-// signersAt checks commits' signatures by the allowed signers committed at
-// rev (SignersFile); a rev without the file allows no signer.
-func (e *Workspace) signersAt(rev string) func(ctx context.Context, shas []string) (map[string]string, error) {
-	return func(ctx context.Context, shas []string) (map[string]string, error) {
-		if rev == "" {
-			return map[string]string{}, nil
-		}
-		data, found, err := gitexec.CommitFile(ctx, e.repo, rev, SignersFile)
+// signersAt checks commits' signatures by the allowed signers committed
+// at rev (SignersFile), read and parsed once; a rev without the file
+// allows no signer. A file that cannot be read or parsed is an error: a
+// signature cannot be judged by it.
+func (e *Workspace) signersAt(rev string) func(ctx context.Context, shas []string) (map[string][]string, error) {
+	var once sync.Once
+	var signers *signature.Signers
+	var err error
+	return func(ctx context.Context, shas []string) (map[string][]string, error) {
+		once.Do(func() { signers, err = e.readSigners(ctx, rev) })
 		if err != nil {
-			return nil, fmt.Errorf("read the allowed signers: %w", err)
+			return nil, err
 		}
-		if !found {
-			return map[string]string{}, nil
+		raw, err := gitexec.ReadCommitsIn(ctx, e.Root(), shas)
+		if err != nil {
+			return nil, fmt.Errorf("read the commits to check their signatures: %w", err)
 		}
-		return gitexec.SignedBy(ctx, e.Root(), data, shas)
+		out := make(map[string][]string, len(shas))
+		for i, sha := range shas {
+			if p := signers.CommitSigners(raw[i]); len(p) > 0 {
+				out[sha] = p
+			}
+		}
+		return out, nil
 	}
+}
+
+// readSigners parses the allowed signers committed at rev; none when rev
+// is "" or has no such file.
+func (e *Workspace) readSigners(ctx context.Context, rev string) (*signature.Signers, error) {
+	if rev == "" {
+		return &signature.Signers{}, nil
+	}
+	data, found, err := gitexec.CommitFile(ctx, e.repo, rev, SignersFile)
+	if err != nil {
+		return nil, fmt.Errorf("read the allowed signers: %w", err)
+	}
+	if !found {
+		return &signature.Signers{}, nil
+	}
+	s, err := signature.Parse(data)
+	if err != nil {
+		return nil, Usagef("%s:%s: %v", short(rev), SignersFile, err)
+	}
+	return s, nil
 }
 
 // bindPusher makes h hold commits' trailers to p (nil: no pusher known)
@@ -128,16 +158,6 @@ func (e *Workspace) vouchedEvents(ctx context.Context, refs []string, evs []jour
 	if base == "" {
 		base = e.serverBase(ctx)
 	}
-	var signers []byte
-	if base != "" {
-		data, found, err := gitexec.CommitFile(ctx, e.repo, base, SignersFile)
-		if err != nil {
-			return nil, fmt.Errorf("read the allowed signers: %w", err)
-		}
-		if found {
-			signers = data
-		}
-	}
 	paths := make([]string, len(evs))
 	for i, ev := range evs {
 		paths[i] = workflow.EventPath(ev.ID)
@@ -148,9 +168,25 @@ func (e *Workspace) vouchedEvents(ctx context.Context, refs []string, evs []jour
 			tips = append(tips, strings.TrimSpace(string(out)))
 		}
 	}
-	by, err := gitexec.AddedSignedBy(ctx, e.Root(), signers, tips, paths)
+	added, err := gitexec.AddedBy(ctx, e.Root(), tips, paths)
 	if err != nil {
 		return nil, fmt.Errorf("read the lock log: %w", err)
+	}
+	var commits []string
+	seen := map[string]bool{}
+	for _, c := range added {
+		if !seen[c] {
+			seen[c] = true
+			commits = append(commits, c)
+		}
+	}
+	signed, err := e.signersAt(base)(ctx, commits)
+	if err != nil {
+		return nil, fmt.Errorf("read the lock log: %w", err)
+	}
+	by := make(map[string][]string, len(paths))
+	for p, c := range added {
+		by[p] = signed[c]
 	}
 	h := hooks.Runner{Trust: e.cfg.Trust.Pushers}
 	kept := evs[:0:0]

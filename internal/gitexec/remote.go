@@ -173,12 +173,21 @@ func ReadBlobs(ctx context.Context, r *Repo, oids []string) ([][]byte, error) {
 		in.WriteString(o)
 		in.WriteByte('\n')
 	}
-	return readBatch(ReadCommand(ctx, r.GitDir, dirOf(r), "cat-file", "--batch"), &in, oids)
+	return readBatch(ReadCommand(ctx, r.GitDir, dirOf(r), "cat-file", "--batch"), &in, "blob", oids)
 }
 
 // ReadBlobsIn is ReadBlobs in the repository git finds from dir, in this
 // process's environment (see ListTreeIn).
 func ReadBlobsIn(ctx context.Context, dir string, oids []string) ([][]byte, error) {
+	return readObjectsIn(ctx, dir, "blob", oids)
+}
+
+// ReadCommitsIn is ReadBlobsIn for commits: each raw commit object.
+func ReadCommitsIn(ctx context.Context, dir string, oids []string) ([][]byte, error) {
+	return readObjectsIn(ctx, dir, "commit", oids)
+}
+
+func readObjectsIn(ctx context.Context, dir, typ string, oids []string) ([][]byte, error) {
 	if len(oids) == 0 {
 		return nil, nil
 	}
@@ -192,12 +201,12 @@ func ReadBlobsIn(ctx context.Context, dir string, oids []string) ([][]byte, erro
 	}
 	cmd := exec.CommandContext(ctx, "git", "cat-file", "--batch")
 	cmd.Dir = dir
-	return readBatch(cmd, &in, oids)
+	return readBatch(cmd, &in, typ, oids)
 }
 
 // readBatch runs cmd, a `git cat-file --batch` given in, and reads the
-// blobs oids in order.
-func readBatch(cmd *exec.Cmd, in io.Reader, oids []string) ([][]byte, error) {
+// objects oids, each of type typ, in order.
+func readBatch(cmd *exec.Cmd, in io.Reader, typ string, oids []string) ([][]byte, error) {
 	cmd.Stdin = in
 	var errb bytes.Buffer
 	cmd.Stderr = &errb
@@ -217,8 +226,8 @@ func readBatch(cmd *exec.Cmd, in io.Reader, oids []string) ([][]byte, error) {
 				return fmt.Errorf("cat-file %s: %w", o, err)
 			}
 			f := strings.Fields(head)
-			if len(f) != 3 || f[0] != o || f[1] != "blob" {
-				return fmt.Errorf("cat-file %s: not a blob here: %q", o, strings.TrimSpace(head))
+			if len(f) != 3 || f[0] != o || f[1] != typ {
+				return fmt.Errorf("cat-file %s: not a %s here: %q", o, typ, strings.TrimSpace(head))
 			}
 			n, err := strconv.Atoi(f[2])
 			if err != nil || n < 0 || n > MaxBlob {

@@ -11,47 +11,6 @@ import (
 	"strings"
 )
 
-// SignedBy finds, for each of commits, the principal of allowedSigners
-// (git's gpg.ssh.allowedSignersFile format) whose key made a good SSH
-// signature of it, as git itself checks one (`git verify-commit`). A
-// commit without a signature, with a bad one, or one by a key the file
-// does not list is left out. allowedSigners comes from a commit, not a
-// file of the clone: it is written to a temporary file for git to read.
-func SignedBy(ctx context.Context, dir string, allowedSigners []byte, commits []string) (map[string]string, error) {
-	out := make(map[string]string, len(commits))
-	if len(commits) == 0 || len(bytes.TrimSpace(allowedSigners)) == 0 {
-		return out, nil
-	}
-	tmp, err := os.MkdirTemp("", "lockgate-signers-")
-	if err != nil {
-		return nil, fmt.Errorf("check signatures: %w", err)
-	}
-	defer os.RemoveAll(tmp)
-	file := filepath.Join(tmp, "allowed_signers")
-	if err := os.WriteFile(file, allowedSigners, 0o600); err != nil {
-		return nil, fmt.Errorf("check signatures: %w", err)
-	}
-	args := []string{"-c", "gpg.ssh.allowedSignersFile=" + file, "-c", "log.showSignature=false",
-		"log", "--no-walk=unsorted", "--format=%H%x00%G?%x00%GS%x00", "--stdin"}
-	cmd := exec.CommandContext(ctx, "git", args...)
-	cmd.Dir = dir
-	cmd.Stdin = strings.NewReader(strings.Join(commits, "\n") + "\n")
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	stdout, err := cmd.Output()
-	if err != nil {
-		return nil, fmt.Errorf("check signatures: %w", &Error{Args: args, Stderr: stderr.String(), Err: err})
-	}
-	f := strings.Split(string(stdout), "\x00")
-	for i := 0; i+2 < len(f); i += 3 {
-		sha := strings.TrimSpace(f[i])
-		if f[i+1] == "G" && f[i+2] != "" {
-			out[sha] = f[i+2]
-		}
-	}
-	return out, nil
-}
-
 // Signer signs a commit's payload as `git commit -S` does with
 // gpg.format=ssh: an SSH signature in git's namespace, armored, by the key
 // user.signingkey names (a key file, a public key whose private half the
@@ -133,48 +92,32 @@ func configGet(ctx context.Context, r *Repo, key string) (string, error) {
 // for a few thousand.
 const maxPathspecs = 2000
 
-// AddedSignedBy finds, for each of paths (files of the history of tips),
-// the principal of allowedSigners whose good SSH signature is on the
-// commit that added it; a path added by a commit without one, or only in
-// a merge, is left out. Commits are read with git log in dir, in this
-// process's environment.
-func AddedSignedBy(ctx context.Context, dir string, allowedSigners []byte, tips, paths []string) (map[string]string, error) {
+// AddedBy finds, for each of paths (files of the history of tips), the
+// commit that added it: the newest commit of git log --diff-filter=A
+// naming it, merges left out (a file that first appears in a merge was
+// added by no commit of its own). Read in dir, in this process's
+// environment.
+func AddedBy(ctx context.Context, dir string, tips, paths []string) (map[string]string, error) {
 	out := make(map[string]string, len(paths))
-	if len(paths) == 0 || len(tips) == 0 || len(bytes.TrimSpace(allowedSigners)) == 0 {
+	if len(paths) == 0 || len(tips) == 0 {
 		return out, nil
-	}
-	tmp, err := os.MkdirTemp("", "lockgate-signers-")
-	if err != nil {
-		return nil, fmt.Errorf("check signatures: %w", err)
-	}
-	defer os.RemoveAll(tmp)
-	file := filepath.Join(tmp, "allowed_signers")
-	if err := os.WriteFile(file, allowedSigners, 0o600); err != nil {
-		return nil, fmt.Errorf("check signatures: %w", err)
 	}
 	for from := 0; from < len(paths); from += maxPathspecs {
 		chunk := paths[from:min(len(paths), from+maxPathspecs)]
-		args := append([]string{"-c", "gpg.ssh.allowedSignersFile=" + file, "-c", "log.showSignature=false",
-			"log", "--format=%x01%H%x00%G?%x00%GS", "--name-only", "--diff-filter=A", "--no-renames"}, tips...)
+		args := append([]string{"log", "--format=%x01%H", "--name-only", "--diff-filter=A", "--no-renames", "--no-merges"}, tips...)
 		args = append(append(args, "--"), chunk...)
 		stdout, err := Output(ctx, dir, nil, args...)
 		if err != nil {
-			return nil, fmt.Errorf("check signatures: %w", err)
+			return nil, fmt.Errorf("find the commits that added events: %w", err)
 		}
-		principal := ""
+		commit := ""
 		for _, line := range strings.Split(string(stdout), "\n") {
 			if h, ok := strings.CutPrefix(line, "\x01"); ok {
-				f := strings.Split(h, "\x00")
-				principal = ""
-				if len(f) == 3 && f[1] == "G" {
-					principal = f[2]
-				}
+				commit = h
 				continue
 			}
-			if line != "" && principal != "" {
-				if _, seen := out[line]; !seen {
-					out[line] = principal
-				}
+			if _, seen := out[line]; line != "" && commit != "" && !seen {
+				out[line] = commit
 			}
 		}
 	}

@@ -33,16 +33,16 @@ type Pusher struct {
 // names.
 const RuleSignature = "signature"
 
-// Vouches reports whether a good signature by signer speaks for worker:
-// the signer's own, or one trust.pushers lets the signer push for.
-func (h *Runner) Vouches(signer, worker string) bool {
-	if signer == "" {
-		return false
+// Vouches reports whether a good signature by signers (the principals of
+// the key that made it) speaks for worker: one of them is the worker, or
+// one trust.pushers lets push for it.
+func (h *Runner) Vouches(signers []string, worker string) bool {
+	for _, s := range signers {
+		if ws, ok := h.Trust[s]; ok && ws.Matches(worker) || s == worker {
+			return true
+		}
 	}
-	if ws, ok := h.Trust[signer]; ok {
-		return ws.Matches(worker)
-	}
-	return signer == worker
+	return false
 }
 
 // bindPusher holds the trailers of commits to who pushes them and, under
@@ -64,7 +64,7 @@ func (h *Runner) bindPusher(ctx context.Context, commits []rangeCommit, r *Repor
 	if len(doubt) == 0 {
 		return nil
 	}
-	var signer map[string]string
+	var signer map[string][]string
 	if h.Signers != nil {
 		shas := make([]string, len(doubt))
 		for j, i := range doubt {

@@ -95,7 +95,7 @@ type Runner struct {
 	// signature each carries, by the allowed signers of the base (nil:
 	// none is allowed).
 	Pusher  *Pusher
-	Signers func(ctx context.Context, shas []string) (map[string]string, error)
+	Signers func(ctx context.Context, shas []string) (map[string][]string, error)
 	// RequireSigned (workflow.signed: required): every commit's trailers
 	// must carry a good signature that vouches for the worker they name,
 	// and so must lockgate's refs' new commits (pre-receive). Trust is

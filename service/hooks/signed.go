@@ -41,7 +41,7 @@ func (h *Runner) guardSignedEvents(ctx context.Context, ref, newSHA string, r *R
 	}
 	for _, c := range commits {
 		p := signer[c]
-		if p == "" {
+		if len(p) == 0 {
 			r.Add(Violation{Rule: RuleSignature, Commit: shortSHA(c),
 				Reason: fmt.Sprintf("commit %s of %s carries no good signature by the allowed signers of the base (workflow.signed: required)", shortSHA(c), ref),
 				Hint:   hint.Line(hint.SignCommits)})
@@ -50,7 +50,7 @@ func (h *Runner) guardSignedEvents(ctx context.Context, ref, newSHA string, r *R
 		for _, ev := range added[c] {
 			if !h.Vouches(p, ev.Worker) {
 				r.Add(Violation{Rule: RuleSignature, Commit: shortSHA(c), Key: ev.Key, Holder: ev.Worker,
-					Reason: fmt.Sprintf("commit %s of %s adds %s's %s event %s, and %s signed it: an event must be signed by its worker", shortSHA(c), ref, ev.Worker, ev.Action, ev.ID, p),
+					Reason: fmt.Sprintf("commit %s of %s adds %s's %s event %s, and %s signed it: an event must be signed by its worker", shortSHA(c), ref, ev.Worker, ev.Action, ev.ID, strings.Join(p, ",")),
 					Hint:   hint.Line(hint.SignCommits)})
 			}
 		}
@@ -71,7 +71,7 @@ func (h *Runner) guardSignedState(ctx context.Context, ref, newSHA string, r *Re
 		return fmt.Errorf("%s: check the signature of %s: %w", r.Hook, ref, err)
 	}
 	p := signer[newSHA]
-	if p == "" {
+	if len(p) == 0 {
 		r.Add(Violation{Rule: RuleSignature, Commit: shortSHA(newSHA),
 			Reason: fmt.Sprintf("the state %s of %s carries no good signature by the allowed signers of the base (workflow.signed: required)", shortSHA(newSHA), ref),
 			Hint:   hint.Line(hint.SignCommits)})
@@ -84,7 +84,7 @@ func (h *Runner) guardSignedState(ctx context.Context, ref, newSHA string, r *Re
 	for _, w := range holders {
 		if !h.Vouches(p, w) {
 			r.Add(Violation{Rule: RuleSignature, Commit: shortSHA(newSHA), Holder: w,
-				Reason: fmt.Sprintf("the state %s of %s releases %s's locks, and %s signed it: only %s may release them (lock clear is logged as such)", shortSHA(newSHA), ref, w, p, w),
+				Reason: fmt.Sprintf("the state %s of %s releases %s's locks, and %s signed it: only %s may release them (lock clear is logged as such)", shortSHA(newSHA), ref, w, strings.Join(p, ","), w),
 				Hint:   hint.Line(hint.SignCommits)})
 		}
 	}
