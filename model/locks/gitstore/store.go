@@ -15,6 +15,7 @@ import (
 	"github.com/lockgate/lockgate/internal/gitexec"
 	"github.com/lockgate/lockgate/internal/hint"
 	"github.com/lockgate/lockgate/model/locks"
+	"github.com/lockgate/lockgate/model/locks/record"
 )
 
 // Defaults of Options.
@@ -63,6 +64,10 @@ type Options struct {
 	// table that starts over never hands out a fence a live lock of the
 	// lost table holds. An error fails the change.
 	FenceFloor func(ctx context.Context) (uint64, error)
+
+	// legacyASCII names records as versions that folded A-Z only did
+	// (record.LegacyName); tests use it to write such tables.
+	legacyASCII bool
 }
 
 var (
@@ -205,7 +210,7 @@ func (s *Store) read(ctx context.Context) (*view, error) {
 	if err != nil {
 		return nil, err
 	}
-	return newView(t, s.opts.ClockSkew, s.where), nil
+	return s.newView(t), nil
 }
 
 // current returns the state, asking the remote unless the one held was
@@ -522,7 +527,7 @@ func (s *Store) Transact(ctx context.Context, fn func(locks.Store) error) error 
 			return s.unavailable("push", fmt.Errorf("the remote refused the change as out of date, yet %s on %s still names the state it was decided on: do its fetch and push URLs (remote.%s.pushurl) reach the same repository?",
 				s.opts.Ref, s.Remote(), s.Remote()))
 		}
-		v := newView(t, s.opts.ClockSkew, s.where)
+		v := s.newView(t)
 		if t.commit == "" && s.opts.FenceFloor != nil {
 			floor, err := s.opts.FenceFloor(ctx)
 			if err != nil {
@@ -750,4 +755,13 @@ func (s *Store) RemoveRecord(ctx context.Context, name string) (locks.Entry, err
 		return nil
 	})
 	return e, err
+}
+
+// newView is a view of t as this Store decides on it.
+func (s *Store) newView(t *table) *view {
+	v := newView(t, s.opts.ClockSkew, s.where)
+	if s.opts.legacyASCII {
+		v.name = record.LegacyName
+	}
+	return v
 }

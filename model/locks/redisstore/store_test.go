@@ -586,8 +586,12 @@ func TestConformanceIgnoreCase(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		legacyASCII, err := Open(context.Background(), srv.URL(), Options{Prefix: prefix, legacyASCII: true})
+		if err != nil {
+			t.Fatal(err)
+		}
 		// The prefix as an earlier version left it: not marked folded.
-		if err := legacy.rdb.Del(context.Background(), legacy.foldedKey()).Err(); err != nil {
+		if err := legacy.rdb.Del(context.Background(), legacy.foldedKey(), legacy.unicodeKey()).Err(); err != nil {
 			t.Fatal(err)
 		}
 		reopen := func(t *testing.T) locks.Store {
@@ -598,7 +602,7 @@ func TestConformanceIgnoreCase(t *testing.T) {
 			t.Cleanup(func() { s.Close() })
 			return s
 		}
-		return locktest.Views{Folded: folded, Exact: exact, Legacy: legacy, Reopen: reopen}
+		return locktest.Views{Folded: folded, Exact: exact, Legacy: legacy, LegacyASCII: legacyASCII, Reopen: reopen}
 	})
 }
 
