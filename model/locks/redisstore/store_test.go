@@ -137,6 +137,7 @@ func TestLayout(t *testing.T) {
 		"lockgate:abc:i:keys",
 		"lockgate:abc:i:pat",
 		"lockgate:abc:meta:folded",
+		"lockgate:abc:meta:folded-unicode",
 		"lockgate:abc:r:claim",
 		"lockgate:abc:r:flag:billing/*",
 		"lockgate:abc:r:src/**",
