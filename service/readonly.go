@@ -185,7 +185,7 @@ func keyCovers(key, path string, fold bool) bool {
 	}
 	if fold {
 		if g, ok := lockkey.FoldedGlob(key); ok {
-			return lockkey.MatchPath(g, lockkey.LowerASCII(path))
+			return lockkey.MatchPath(g, lockkey.Folded(path))
 		}
 	}
 	return lockkey.MatchPath(key, path)

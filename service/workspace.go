@@ -114,8 +114,8 @@ type Workspace struct {
 }
 
 // IgnoreCase reports core.ignorecase, read once per run: scope patterns
-// and protected branches follow it. Lock keys do not: they compare with
-// A-Z folded in every clone (lockkey.FoldCase).
+// and protected branches follow it. Lock keys do not: they compare folded
+// (case and Unicode normal form) in every clone (lockkey.FoldCase).
 func (e *Workspace) IgnoreCase(ctx context.Context) (bool, error) {
 	if e.fold == nil {
 		v, err := gitexec.IgnoreCase(ctx, e.repo)

@@ -262,8 +262,8 @@ func (c *Checker) coverage(paths []string, entries []locks.Entry) [][]string {
 		case e.Key == "":
 			out[n] = []string{""}
 		case lockkey.IsPattern(e.Key):
-			// Lock keys compare as the store compares them, with A-Z
-			// folded whatever core.ignorecase says (lockkey.FoldCase).
+			// Lock keys compare as the store compares them, folded
+			// whatever core.ignorecase says (lockkey.FoldCase).
 			p, _ := lockkey.FoldedGlob(e.Key)
 			pats, patEntry = append(pats, p), append(patEntry, n)
 		default:
@@ -277,7 +277,7 @@ func (c *Checker) coverage(paths []string, entries []locks.Entry) [][]string {
 	}
 	var buf []int
 	for _, p := range paths {
-		k, mp := lockkey.FoldPath(p), lockkey.LowerASCII(p)
+		k, mp := lockkey.FoldPath(p), lockkey.Folded(p)
 		for _, n := range exact[k] {
 			out[n] = append(out[n], p)
 		}
@@ -335,7 +335,9 @@ func (c *Checker) checkPolicyFiles(paths []string, r *Report) {
 	}
 	same := func(a, b string) bool {
 		if c.IgnoreCase {
-			return strings.EqualFold(a, b)
+			// As lock keys compare: the file system folds more than
+			// strings.EqualFold does (ß, NFD spellings).
+			return lockkey.Folded(a) == lockkey.Folded(b)
 		}
 		return a == b
 	}

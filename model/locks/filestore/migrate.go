@@ -15,23 +15,28 @@ import (
 	"github.com/lockgate/lockgate/model/locks/record"
 )
 
-// foldedMarker, in the store's directory, says that every path and pattern
-// record is kept under its folded identity. Versions before keys were
-// always folded kept them under their spelling in a repository without
-// core.ignorecase; Open moves such records once, so that lookups need no
+// unicodeMarker, in the store's directory, says that every path and
+// pattern record is kept under its folded identity (lockkey.FoldCase).
+// Versions before keys were always folded kept them under their spelling
+// in a repository without core.ignorecase, and versions that folded A-Z
+// only under that identity (lockkey.FoldCaseASCII), marking the store
+// with foldedMarker; Open moves such records once, so that lookups need no
 // more than the identity's file (a hook's probes stay one per path).
-const foldedMarker = ".folded"
+const (
+	unicodeMarker = ".folded-unicode"
+	foldedMarker  = ".folded"
+)
 
-// migrate moves records an earlier version kept under a spelling to the
-// file of their identity, unless the store is marked folded already (one
-// stat on every open). A new store (no guard file yet, so no lock ever
+// migrate moves records an earlier version kept under a spelling or an
+// A-Z-folded identity to the file of their identity, unless the store is
+// marked folded already (one stat on every open). A new store (no guard file yet, so no lock ever
 // taken) is only marked. Otherwise it holds every guard stripe meanwhile,
 // so no acquisition runs in between. A record whose identity's file is taken
 // (two spellings locked by earlier versions) stays where it is, in
 // s.leftovers, and both stay visible and held; the store is marked only
 // once none is left, so a later open moves it when the other is gone.
 func (s *Store) migrate() error {
-	marker := filepath.Join(s.dir, foldedMarker)
+	marker := filepath.Join(s.dir, unicodeMarker)
 	if _, err := os.Lstat(marker); err == nil {
 		return nil
 	} else if !errors.Is(err, fs.ErrNotExist) {
@@ -114,21 +119,26 @@ func (s *Store) fresh() (bool, error) {
 	return true, nil
 }
 
-// mark creates the marker file that says the store is folded.
+// mark creates the marker file that says the store is folded, and the
+// one versions that folded A-Z only look for, so that they do not look
+// for records under a spelling again.
 func (s *Store) mark(marker string) error {
-	f, err := safefs.OpenFile(marker, os.O_WRONLY|os.O_CREATE, 0o644)
-	if err != nil {
-		return s.unavailable("open", err)
-	}
-	if err := f.Close(); err != nil {
-		return s.unavailable("open", err)
+	for _, m := range []string{filepath.Join(s.dir, foldedMarker), marker} {
+		f, err := safefs.OpenFile(m, os.O_WRONLY|os.O_CREATE, 0o644)
+		if err != nil {
+			return s.unavailable("open", err)
+		}
+		if err := f.Close(); err != nil {
+			return s.unavailable("open", err)
+		}
 	}
 	return s.syncDirOf(marker)
 }
 
 // spelledKey returns the key of the record file named n at path when it is
-// kept under a spelling that is not its identity: the name says so, or,
-// for a hashed name, the record inside does.
+// kept under a spelling or an A-Z-folded identity that is not its
+// identity: the name says so, or, for a hashed name, the record inside
+// does.
 func (s *Store) spelledKey(path, n string) (string, bool) {
 	stem := strings.TrimSuffix(n, record.Suffix)
 	key, ok := record.KeyOfStem(stem)
@@ -146,8 +156,11 @@ func (s *Store) spelledKey(path, n string) (string, bool) {
 		}
 		key = rec.Key
 	}
-	if !lockkey.IsPathLike(key) || lockkey.FoldCase(key) == key || path != s.fileOf(key, key) {
+	if !lockkey.IsPathLike(key) || path == s.fileOf(key, lockkey.FoldCase(key)) {
 		return "", false
+	}
+	if path != s.fileOf(key, key) && path != s.fileOf(key, lockkey.FoldCaseASCII(key)) {
+		return "", false // not where any version put it: listed, blocks nothing
 	}
 	return key, true
 }

@@ -54,6 +54,8 @@ type Store struct {
 
 	// fold: path and pattern keys are one key per lockkey.FoldCase.
 	fold bool
+	// ascii: identities are lockkey.FoldCaseASCII (Options.legacyASCII).
+	ascii bool
 	// leftovers maps an identity to the files of records an earlier
 	// version wrote under a spelling of it that could not be moved to the
 	// identity's file, taken by another record (see migrate). Lookups of
@@ -73,6 +75,9 @@ type Options struct {
 	// spelling, as versions before keys were folded did; tests use it to
 	// write such stores.
 	legacyExact bool
+	// legacyASCII keeps them under their identity as versions that folded
+	// A-Z only computed it (lockkey.FoldCaseASCII); tests use it too.
+	legacyASCII bool
 }
 
 // Open opens the store in dir with the default options.
@@ -94,6 +99,7 @@ func OpenWith(dir string, opts Options) (*Store, error) {
 		guards:   filepath.Join(abs, guardDir),
 		dirFiles: map[string]*os.File{},
 		fold:     !opts.legacyExact,
+		ascii:    opts.legacyASCII,
 	}
 	// The store's directories, and the one that holds it, must be real
 	// directories of this user: a symbolic link planted there would make
@@ -107,7 +113,7 @@ func OpenWith(dir string, opts Options) (*Store, error) {
 		}
 	}
 	s.removeStaleTemps(time.Now())
-	if s.fold {
+	if s.fold && !s.ascii {
 		if err := s.migrate(); err != nil {
 			return nil, err
 		}
@@ -195,20 +201,27 @@ func (s *Store) fileOf(key, name string) string {
 }
 
 // belongs reports whether a record of key may live at path: the file of its
-// spelling or of its folded identity, whichever rule wrote it.
+// spelling, of its folded identity or of the identity versions that
+// folded A-Z only gave it, whichever rule wrote it.
 func (s *Store) belongs(key, path string) bool {
 	if path == s.fileOf(key, key) {
 		return true
 	}
-	id := lockkey.FoldCase(key)
-	return id != key && path == s.fileOf(key, id)
+	if id := lockkey.FoldCase(key); id != key && path == s.fileOf(key, id) {
+		return true
+	}
+	old := lockkey.FoldCaseASCII(key)
+	return old != key && path == s.fileOf(key, old)
 }
 
 // id is the identity key's record is kept under: the folded key
 // (lockkey.FoldCase), whatever core.ignorecase says, so that clones with
 // and without it agree on every key.
 func (s *Store) id(key string) string {
-	if s.fold {
+	switch {
+	case s.ascii:
+		return lockkey.FoldCaseASCII(key)
+	case s.fold:
 		return lockkey.FoldCase(key)
 	}
 	return key

@@ -458,9 +458,15 @@ func TestConformanceIgnoreCase(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		// The store as an earlier version left it: not marked folded.
-		if err := os.Remove(filepath.Join(dir, foldedMarker)); err != nil {
+		legacyASCII, err := OpenWith(dir, Options{legacyASCII: true})
+		if err != nil {
 			t.Fatal(err)
+		}
+		// The store as an earlier version left it: not marked folded.
+		for _, m := range []string{foldedMarker, unicodeMarker} {
+			if err := os.Remove(filepath.Join(dir, m)); err != nil {
+				t.Fatal(err)
+			}
 		}
 		reopen := func(t *testing.T) locks.Store {
 			s, err := OpenWith(dir, Options{})
@@ -470,7 +476,7 @@ func TestConformanceIgnoreCase(t *testing.T) {
 			t.Cleanup(func() { s.Close() })
 			return s
 		}
-		return locktest.Views{Folded: folded, Exact: exact, Legacy: legacy, Reopen: reopen}
+		return locktest.Views{Folded: folded, Exact: exact, Legacy: legacy, LegacyASCII: legacyASCII, Reopen: reopen}
 	})
 }
 
@@ -480,7 +486,7 @@ func TestConformanceIgnoreCase(t *testing.T) {
 func TestMigrateMarks(t *testing.T) {
 	ctx := context.Background()
 	dir := filepath.Join(t.TempDir(), "locks")
-	marker := filepath.Join(dir, foldedMarker)
+	marker := filepath.Join(dir, unicodeMarker)
 	legacy, err := OpenWith(dir, Options{legacyExact: true})
 	if err != nil {
 		t.Fatal(err)

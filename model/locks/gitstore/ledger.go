@@ -151,6 +151,8 @@ func unloggedNames(older, newer *table, message func() (string, error), now time
 			if l, err := n.get(); err == nil {
 				is = &l
 			}
+		} else if moved := movedTo(older, newer, was.Token); moved != nil {
+			is = moved // the same grant under another name (record names of an older release)
 		}
 		if is != nil && is.Token == was.Token && is.Holder == was.Holder && is.Session == was.Session && is.Fence == was.Fence {
 			continue // renewed
@@ -186,6 +188,20 @@ func unloggedNames(older, newer *table, message func() (string, error), now time
 		}
 	}
 	return reasons, dropped, nil
+}
+
+// movedTo finds, among the records newer has at names older lacks, the
+// one of the grant with token; nil when there is none.
+func movedTo(older, newer *table, token string) *locks.Lock {
+	for name, r := range newer.recs {
+		if _, ok := older.recs[name]; ok {
+			continue
+		}
+		if l, err := r.get(); err == nil && l.Token == token {
+			return &l
+		}
+	}
+	return nil
 }
 
 // announced reports whether changes name l, as it was, under one of ops.

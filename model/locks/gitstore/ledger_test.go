@@ -61,6 +61,14 @@ func TestUnlogged(t *testing.T) {
 		{"taken unannounced", ledgerTable(t, 2, live), ledgerTable(t, 3, taken), msg(), "gives bob's live lock on src/x.txt (fence 2) to mal without a take-over"},
 		{"taken over", ledgerTable(t, 2, live), ledgerTable(t, 3, taken), msg(change{opTakeOver, "src/x.txt", 2, "bob"}), ""},
 		{"fence of a lock lowered", ledgerTable(t, 2, live), ledgerTable(t, 2, lowered), msg(change{opTakeOver, "src/x.txt", 2, "bob"}), "lowers the fence of src/x.txt from 2 to 1"},
+		{"moved to another name", ledgerTable(t, 2, live), func() *table {
+			tb := ledgerTable(t, 2, renewed)
+			for name, r := range tb.recs {
+				delete(tb.recs, name)
+				tb.recs["legacy/"+name] = r
+			}
+			return tb
+		}(), msg(), ""},
 		{"fence counter lowered", ledgerTable(t, 5), ledgerTable(t, 4), msg(), "lowers the fence counter from 5 to 4"},
 		{"unreadable change line", ledgerTable(t, 2, live), ledgerTable(t, 2), func() (string, error) { return "x\n\n" + changeTrailer + "{\n", nil }, "error"},
 	} {

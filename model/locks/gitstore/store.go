@@ -15,6 +15,7 @@ import (
 	"github.com/lockgate/lockgate/internal/gitexec"
 	"github.com/lockgate/lockgate/internal/hint"
 	"github.com/lockgate/lockgate/model/locks"
+	"github.com/lockgate/lockgate/model/locks/record"
 )
 
 // Defaults of Options.
@@ -68,6 +69,10 @@ type Options struct {
 	Warn func(msg string)
 	// Sign, when set, signs every state's commit (workflow.signed).
 	Sign gitexec.Signer
+
+	// legacyASCII names records as versions that folded A-Z only did
+	// (record.LegacyName); tests use it to write such tables.
+	legacyASCII bool
 }
 
 var (
@@ -210,7 +215,7 @@ func (s *Store) read(ctx context.Context) (*view, error) {
 	if err != nil {
 		return nil, err
 	}
-	return newView(t, s.opts.ClockSkew, s.where), nil
+	return s.newView(t), nil
 }
 
 // current returns the state, asking the remote unless the one held was
@@ -563,7 +568,7 @@ func (s *Store) Transact(ctx context.Context, fn func(locks.Store) error) error 
 			return s.unavailable("push", fmt.Errorf("the remote refused the change as out of date, yet %s on %s still names the state it was decided on: do its fetch and push URLs (remote.%s.pushurl) reach the same repository?",
 				s.opts.Ref, s.Remote(), s.Remote()))
 		}
-		v := newView(t, s.opts.ClockSkew, s.where)
+		v := s.newView(t)
 		if t.commit == "" && s.opts.FenceFloor != nil {
 			floor, err := s.opts.FenceFloor(ctx)
 			if err != nil {
@@ -791,4 +796,13 @@ func (s *Store) RemoveRecord(ctx context.Context, name string) (locks.Entry, err
 		return nil
 	})
 	return e, err
+}
+
+// newView is a view of t as this Store decides on it.
+func (s *Store) newView(t *table) *view {
+	v := newView(t, s.opts.ClockSkew, s.where)
+	if s.opts.legacyASCII {
+		v.name = record.LegacyName
+	}
+	return v
 }

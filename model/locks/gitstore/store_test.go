@@ -113,9 +113,16 @@ func (c *twoClones) Close() error { return errors.Join(c.Store.Close(), c.other.
 func TestConformanceIgnoreCase(t *testing.T) {
 	locktest.RunIgnoreCase(t, func(t *testing.T) locktest.Views {
 		url := bareRemote(t)
+		reopen := func(t *testing.T) locks.Store {
+			s := openClone(t, url, Options{Reuse: -1})
+			t.Cleanup(func() { s.Close() })
+			return s
+		}
 		return locktest.Views{
-			Folded: openClone(t, url, Options{Reuse: -1}),
-			Exact:  openClone(t, url, Options{Reuse: -1}),
+			Folded:      openClone(t, url, Options{Reuse: -1}),
+			Exact:       openClone(t, url, Options{Reuse: -1}),
+			LegacyASCII: openClone(t, url, Options{Reuse: -1, legacyASCII: true}),
+			Reopen:      reopen,
 		}
 	})
 }

@@ -52,18 +52,22 @@ type table struct {
 }
 
 // misplaced returns the records at another spelling of name (a key's
-// record.Name): another directory or other letter case. Every reader of
-// that key sees them; they are never free.
+// record.Name): another directory or other letter case, or the name an
+// earlier version gave the record of a spelling of the key
+// (record.LegacyName: those folded A-Z only). Every reader of that key
+// sees them; they are never free. A legacy record is valid, its key's
+// own; any other is corrupt (see get).
 func (t *table) misplaced(name string) []*treeRecord {
 	t.strayOnce.Do(func() {
 		for _, r := range t.recs {
-			if r.misplaced {
-				if t.strays == nil {
-					t.strays = map[string][]*treeRecord{}
-				}
-				own := nameOf(r.key)
-				t.strays[own] = append(t.strays[own], r)
+			own, ok := r.stray()
+			if !ok {
+				continue
 			}
+			if t.strays == nil {
+				t.strays = map[string][]*treeRecord{}
+			}
+			t.strays[own] = append(t.strays[own], r)
 		}
 		for _, rs := range t.strays {
 			slices.SortFunc(rs, func(a, b *treeRecord) int { return strings.Compare(a.name, b.name) })
@@ -81,6 +85,24 @@ func newRecord(name, oid string, data []byte) *treeRecord {
 	return r
 }
 
+// stray returns the name of the key's record that r is a misplaced
+// record of. A hashed name says no key: such a record is decoded, and is
+// a stray when it is valid at another name than its key's (a legacy
+// name); hashed names are only those of very long keys.
+func (r *treeRecord) stray() (string, bool) {
+	if r.misplaced {
+		return nameOf(r.key), true
+	}
+	if !record.IsHashedName(r.name) || dirOf(r.name) == record.KeyDir {
+		return "", false
+	}
+	l, err := r.get()
+	if err != nil || nameOf(l.Key) == r.name {
+		return "", false
+	}
+	return nameOf(l.Key), true
+}
+
 // written is the record of rec, encoded as data, made by this process.
 func written(name, oid string, data []byte, rec locks.Lock) *treeRecord {
 	r := &treeRecord{name: name, oid: oid, data: data}
@@ -89,11 +111,12 @@ func written(name, oid string, data []byte, rec locks.Lock) *treeRecord {
 }
 
 // get returns the record, or its *locks.CorruptError with the lock's Key
-// when the name tells it. A record not at its key's name is corrupt.
+// when the name tells it. A record not at its key's name, nor at the name
+// an earlier version gave it (record.LegacyName), is corrupt.
 func (r *treeRecord) get() (locks.Lock, error) {
 	r.once.Do(func() {
 		lock, err := record.Parse(r.data)
-		if err == nil && record.Name(lock.Key) != r.name {
+		if err == nil && record.Name(lock.Key) != r.name && record.LegacyName(lock.Key) != r.name {
 			err = fmt.Errorf("record for %q belongs at %s", lock.Key, record.Name(lock.Key))
 		}
 		if err != nil {
@@ -128,12 +151,15 @@ type view struct {
 	summary []string // what changed, for the commit message
 	changes []change // the locks it ended or took over, for the message
 	sealed  bool     // publish even without a change (seal)
+	// name is where a key's record is written: record.Name, but for
+	// tests that write as earlier versions did.
+	name func(key string) string
 }
 
 var _ locks.Store = (*view)(nil)
 
 func newView(t *table, skew time.Duration, where func(string) string) *view {
-	return &view{base: t, fence: t.fence, changed: map[string]*treeRecord{}, skew: skew, where: where}
+	return &view{base: t, fence: t.fence, changed: map[string]*treeRecord{}, skew: skew, where: where, name: record.Name}
 }
 
 func (v *view) get(name string) *treeRecord {
@@ -155,8 +181,8 @@ func (v *view) misplaced(name string) []*treeRecord {
 	return out
 }
 
-// strayErr is the error of the first record at another spelling of name,
-// nil when there is none. Such a record is corrupt (record.get).
+// strayErr is the error of the first corrupt record at another spelling
+// of name, nil when there is none (see table.misplaced).
 func (v *view) strayErr(name string) error {
 	for _, r := range v.misplaced(name) {
 		if _, err := v.read(r); err != nil {
@@ -202,7 +228,7 @@ func (v *view) put(rec locks.Lock, what string) (locks.Lock, error) {
 	if err != nil {
 		return locks.Lock{}, err
 	}
-	name := record.Name(rec.Key)
+	name := v.name(rec.Key)
 	v.set(name, written(name, "", data, rec), what)
 	return rec, nil
 }
@@ -216,21 +242,26 @@ func (v *view) Acquire(_ context.Context, rec locks.Lock, now time.Time) (locks.
 	if rec.Token == "" {
 		rec.Token = locks.NewToken()
 	}
-	name := record.Name(rec.Key)
+	name := v.name(rec.Key)
 	if err := v.strayErr(name); err != nil {
 		return locks.Lock{}, nil, err
 	}
 	var prev *locks.Lock
-	if cur := v.get(name); cur != nil {
+	for _, cur := range v.records(name) {
 		p, err := v.read(cur)
 		if err != nil {
 			return locks.Lock{}, nil, err
 		}
 		if !p.ExpiresAt.Add(v.skew).Before(now) {
-			return locks.Lock{}, nil, &locks.HeldError{Lock: p, Where: v.where(name)}
+			return locks.Lock{}, nil, &locks.HeldError{Lock: p, Where: v.where(cur.name)}
 		}
-		prev = &p
+		if prev == nil {
+			prev = &p
+		}
 		v.fence = max(v.fence, p.Fence)
+		if cur.name != name {
+			v.set(cur.name, nil, "drop expired "+p.Key) // the new record replaces it
+		}
 	}
 	if v.fence == math.MaxUint64 {
 		// The next fence would wrap to 0, below fences already handed out.
@@ -247,13 +278,38 @@ func (v *view) Acquire(_ context.Context, rec locks.Lock, now time.Time) (locks.
 	return stored, prev, err
 }
 
-// find returns the record at key's name and its lock, locks.ErrNotFound
-// or its *locks.CorruptError. Records at other spellings of the name are
-// not the holder's: Release and Update leave them, Get and Remove see them.
-func (v *view) find(key string) (*treeRecord, locks.Lock, error) {
-	r := v.get(record.Name(key))
-	if r == nil {
+// records returns the records of the key whose record is name: the one at
+// name, then the valid ones an earlier version left at its legacy names
+// (see table.misplaced).
+func (v *view) records(name string) []*treeRecord {
+	var out []*treeRecord
+	if r := v.get(name); r != nil {
+		out = append(out, r)
+	}
+	for _, r := range v.misplaced(name) {
+		if _, err := r.get(); err == nil {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// find returns key's record and its lock, locks.ErrNotFound or its
+// *locks.CorruptError: the record at key's name, else one an earlier
+// version left at a legacy name (see records); with a token, the one
+// holding it when there are several. Corrupt records at other spellings
+// of the name are not the holder's: Release and Update leave them, Get
+// and Remove see them.
+func (v *view) find(key, token string) (*treeRecord, locks.Lock, error) {
+	rs := v.records(v.name(key))
+	if len(rs) == 0 {
 		return nil, locks.Lock{}, locks.ErrNotFound
+	}
+	r := rs[0]
+	for _, c := range rs[1:] {
+		if l, _ := c.get(); token != "" && l.Token == token {
+			r = c
+		}
 	}
 	l, err := v.read(r)
 	return r, l, err
@@ -261,7 +317,7 @@ func (v *view) find(key string) (*treeRecord, locks.Lock, error) {
 
 // Release removes key's record if its token is token.
 func (v *view) Release(_ context.Context, key, token string) error {
-	r, l, err := v.find(key)
+	r, l, err := v.find(key, token)
 	if err != nil {
 		return err
 	}
@@ -278,7 +334,7 @@ func (v *view) Update(_ context.Context, rec locks.Lock) (locks.Lock, error) {
 	if err := rec.Validate(); err != nil {
 		return locks.Lock{}, err
 	}
-	_, l, err := v.find(rec.Key)
+	r, l, err := v.find(rec.Key, rec.Token)
 	if err != nil {
 		return locks.Lock{}, err
 	}
@@ -286,6 +342,9 @@ func (v *view) Update(_ context.Context, rec locks.Lock) (locks.Lock, error) {
 		return locks.Lock{}, locks.ErrTokenMismatch
 	}
 	rec.Fence = l.Fence
+	if r.name != v.name(rec.Key) {
+		v.set(r.name, nil, "move "+l.Key) // from its legacy name to its own
+	}
 	return v.put(rec, "refresh "+rec.Key)
 }
 
@@ -293,7 +352,7 @@ func (v *view) Update(_ context.Context, rec locks.Lock) (locks.Lock, error) {
 // spellings of its name; when one of them was corrupt, that is reported
 // as its *locks.CorruptError.
 func (v *view) Remove(_ context.Context, key string) (locks.Lock, error) {
-	r, l, err := v.find(key)
+	r, l, err := v.find(key, "")
 	var corrupt *locks.CorruptError
 	switch {
 	case errors.As(err, &corrupt):
@@ -306,8 +365,15 @@ func (v *view) Remove(_ context.Context, key string) (locks.Lock, error) {
 		v.set(r.name, nil, "clear "+l.Key)
 		v.changes = append(v.changes, change{Op: opClear, Key: l.Key, Fence: l.Fence, Holder: l.Holder})
 	}
-	for _, s := range v.misplaced(record.Name(key)) {
-		_, serr := v.read(s)
+	for _, s := range v.misplaced(v.name(key)) {
+		if s == r {
+			continue
+		}
+		sl, serr := v.read(s)
+		if serr == nil {
+			v.set(s.name, nil, "clear "+sl.Key) // a legacy record of the key
+			continue
+		}
 		if corrupt == nil {
 			errors.As(serr, &corrupt)
 		}
@@ -325,9 +391,9 @@ func (v *view) Remove(_ context.Context, key string) (locks.Lock, error) {
 // Get returns key's record; a record at another spelling of its name
 // makes it corrupt.
 func (v *view) Get(_ context.Context, key string) (locks.Lock, error) {
-	_, l, err := v.find(key)
+	_, l, err := v.find(key, "")
 	if err == nil || errors.Is(err, locks.ErrNotFound) {
-		if serr := v.strayErr(record.Name(key)); serr != nil {
+		if serr := v.strayErr(v.name(key)); serr != nil {
 			return locks.Lock{Key: key}, serr
 		}
 	}

@@ -3,6 +3,7 @@ package history_test
 import (
 	"context"
 	"errors"
+	"slices"
 	"testing"
 	"time"
 
@@ -281,5 +282,36 @@ func TestFencesOrderGrants(t *testing.T) {
 	})
 	if rec, ok := shown(t, l, carol, 11, 14, "a.go"); !ok || rec.Holder != "alice" {
 		t.Errorf("file stores: a.go at 11-14: %+v, want alice's grant, not hidden by another clone's fence", rec)
+	}
+}
+
+// Every spelling of one file is one key in the log too: a lock taken on
+// one spelling covers commits of the others, and a forced release through
+// another spelling ends it, as in the stores.
+func TestUnicodeSpellings(t *testing.T) {
+	t.Parallel()
+	l := history.Build([]journal.Event{
+		ev(0, bob, journal.ActionAcquire, "Été.txt", 1, 60),
+		ev(0, bob, journal.ActionAcquire, "\u212Aelvin2.txt", 2, 60),
+		ev(30, alice, journal.ActionRelease, "e\u0301te\u0301.txt", 1, -1), // forced
+	})
+	covered := func(from, to int, path, key string) bool {
+		t.Helper()
+		es, err := l.During(at(from), at(to), alice).Covering(context.Background(), []string{path})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return slices.ContainsFunc(es, func(e locks.Entry) bool { return e.Key == key })
+	}
+	for p, key := range map[string]string{"été.txt": "Été.txt", "e\u0301te\u0301.txt": "Été.txt", "ÉTÉ.TXT": "Été.txt", "kelvin2.txt": "\u212Aelvin2.txt"} {
+		if !covered(1, 2, p, key) {
+			t.Errorf("bob's lock on %q does not cover %q", key, p)
+		}
+	}
+	if covered(40, 41, "été.txt", "Été.txt") {
+		t.Errorf("été.txt still covered after the release through its NFD spelling")
+	}
+	if _, err := l.During(at(1), at(2), alice).Get(context.Background(), "E\u0301TE\u0301.txt"); err != nil {
+		t.Errorf("Get through another spelling: %v", err)
 	}
 }

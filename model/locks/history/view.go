@@ -260,7 +260,7 @@ func (v *View) Unshown(paths []string) []*Grant {
 	hit := make([]bool, len(pats))
 	var buf []int
 	for _, p := range paths {
-		buf = m.AppendMatches(buf[:0], lockkey.LowerASCII(p))
+		buf = m.AppendMatches(buf[:0], lockkey.Folded(p))
 		for _, i := range buf {
 			hit[i] = true
 		}

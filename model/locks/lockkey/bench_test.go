@@ -41,3 +41,30 @@ func BenchmarkOverlap(b *testing.B) {
 		}
 	}
 }
+
+// foldKeys are the paths a pre-commit hook folds, one lookup each: mostly
+// ASCII (the fast path), some with accents.
+var foldKeys = []string{
+	"src/api/users.py",
+	"src/API/Users.py",
+	"docs/README.md",
+	"internal/gitexec/diff.go",
+	"docs/Été.md",
+	"src/ça/naïve.go",
+}
+
+func BenchmarkFoldCase(b *testing.B) {
+	for b.Loop() {
+		for _, k := range foldKeys {
+			lockkey.FoldCase(k)
+		}
+	}
+}
+
+func BenchmarkFoldCaseASCII(b *testing.B) {
+	for b.Loop() {
+		for _, k := range foldKeys[:4] {
+			lockkey.FoldCase(k)
+		}
+	}
+}

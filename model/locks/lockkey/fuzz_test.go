@@ -4,8 +4,11 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/bmatcuk/doublestar/v4"
+	"golang.org/x/text/unicode/norm"
 )
 
 // fuzzOptions exercise the configured code paths next to the nil defaults.
@@ -201,7 +204,7 @@ func isPathKind(k Kind) bool { return k == KindPath || k == KindPattern }
 // FuzzFoldCase checks the rules of case-insensitive keys: FoldCase is
 // idempotent and keeps kinds apart, OverlapFoldCase is symmetric, agrees
 // with FoldCase on keys that cover nothing else, and is conservative: keys
-// that match a common path with A-Z folded overlap.
+// that match a common path once folded overlap.
 func FuzzFoldCase(f *testing.F) {
 	f.Fuzz(func(t *testing.T, a, b, x string) {
 		if FoldCase(FoldCase(a)) != FoldCase(a) {
@@ -231,10 +234,51 @@ func FuzzFoldCase(f *testing.F) {
 		if isPathKind(ka.Kind) && isPathKind(kb.Kind) && x != "" {
 			ga, _ := FoldedGlob(ca)
 			gb, _ := FoldedGlob(cb)
-			lx := LowerASCII(x)
+			lx := Folded(x)
 			if (ga == lx || MatchPath(ga, lx)) && (gb == lx || MatchPath(gb, lx)) && !OverlapFoldCase(ca, cb) {
 				t.Fatalf("%q and %q both match %q with case folded but do not overlap", ca, cb, x)
 			}
 		}
 	})
+}
+
+// FuzzFold checks folding on any text: it never panics, Fold refuses
+// exactly the text that is not valid UTF-8, folding is idempotent and
+// takes every spelling of one name to one text — canonically equivalent
+// ones (NFC, NFD) and ones that differ in case (each letter swapped for
+// another of its case orbit, as unicode.SimpleFold walks it) — and the
+// shortcuts of Folded agree with the definition, NFC(casefold(NFD(s))).
+func FuzzFold(f *testing.F) {
+	f.Fuzz(func(t *testing.T, s string) {
+		got, err := Fold(s)
+		if valid := utf8.ValidString(s); valid != (err == nil) {
+			t.Fatalf("Fold(%q): error %v for valid UTF-8 %v", s, err, valid)
+		}
+		folded := Folded(s)
+		if again := Folded(folded); again != folded {
+			t.Fatalf("Folded(%q) = %q, folded again %q", s, folded, again)
+		}
+		if FoldCase(FoldCase(s)) != FoldCase(s) {
+			t.Fatalf("FoldCase(%q) = %q is not idempotent", s, FoldCase(s))
+		}
+		if err != nil {
+			return
+		}
+		if got != folded {
+			t.Fatalf("Fold(%q) = %q, Folded %q", s, got, folded)
+		}
+		if want := foldCanonical(s); got != want {
+			t.Fatalf("Fold(%q) = %q, want NFC(casefold(NFD)) %q", s, got, want)
+		}
+		for _, v := range []string{norm.NFC.String(s), norm.NFD.String(s), swapCase(s)} {
+			if fv := Folded(v); fv != got {
+				t.Fatalf("%q folds to %q, its spelling %q to %q", s, got, v, fv)
+			}
+		}
+	})
+}
+
+// swapCase replaces every rune of s by the next of its case orbit.
+func swapCase(s string) string {
+	return strings.Map(unicode.SimpleFold, s)
 }

@@ -3,6 +3,7 @@ package lockkey
 import (
 	"fmt"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/bmatcuk/doublestar/v4"
@@ -105,6 +106,9 @@ func checkPattern(pat string) *fail {
 	if !doublestar.ValidatePattern(pat) {
 		return refuse("invalid pattern (unbalanced [ ] or { }, or an empty character class)", "a doublestar pattern such as src/api/**", "")
 	}
+	if f := checkFoldable(pat); f != nil {
+		return f
+	}
 	if !strings.Contains(pat, "{") {
 		return checkSegments(pat)
 	}
@@ -129,6 +133,41 @@ func checkPattern(pat string) *fail {
 		}
 	}
 	return nil
+}
+
+// checkFoldable refuses the patterns whose meaning folding would change
+// (patterns are matched folded, see Fold): a character class matches one
+// character, so every character in it must fold to one character
+// (`[ß]` would become `[ss]`), and a combining mark must follow a
+// character it may compose with, not a metacharacter (`[e]\u0301` would
+// never match the composed é every path folds to).
+func checkFoldable(pat string) *fail {
+	prev := rune(-1)
+	for i := 0; i < len(pat); {
+		r, n := utf8.DecodeRuneInString(pat[i:])
+		if unicode.In(r, unicode.Mn, unicode.Mc, unicode.Me) && strings.ContainsRune("[]*?{},", prev) {
+			return refuse(fmt.Sprintf("combining mark %U follows %q", r, prev), "the mark written on the character before it, as in é", "")
+		}
+		if r == '[' {
+			if end := classEnd(pat, i); end > i+1 && !foldsByRune(pat[i+1:end]) {
+				return refuse("a character class may only hold characters that fold to one character", "alternatives such as {straße,strasse}", "")
+			}
+		}
+		prev = r
+		i += n
+	}
+	return nil
+}
+
+// foldsByRune reports text whose folding keeps one character for each
+// of its characters, each folded alone.
+func foldsByRune(s string) bool {
+	for _, r := range s {
+		if utf8.RuneCountInString(Folded(string(r))) != 1 {
+			return false
+		}
+	}
+	return utf8.RuneCountInString(Folded(s)) == utf8.RuneCountInString(s)
 }
 
 func isGitDir(seg string) bool { return IsGitDir(seg) }

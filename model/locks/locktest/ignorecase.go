@@ -22,10 +22,13 @@ import (
 // another Folded view, as the next lockgate command does, after Legacy
 // wrote. A store that no earlier version wrote (the git store) has no
 // Legacy: the cases of records written without the rule do not apply to it
-// and are not run.
+// and are not run. LegacyASCII writes as versions that folded A-Z only
+// did: path and pattern records under that identity
+// (lockkey.FoldCaseASCII); the cases named LegacyASCII run on it, reading
+// with Reopen.
 type Views struct {
-	Folded, Exact, Legacy locks.Store
-	Reopen                func(t *testing.T) locks.Store
+	Folded, Exact, Legacy, LegacyASCII locks.Store
+	Reopen                             func(t *testing.T) locks.Store
 }
 
 // RunIgnoreCase runs the conformance cases of core.ignorecase: spellings
@@ -55,10 +58,13 @@ func RunIgnoreCase(t *testing.T, open func(t *testing.T) Views) {
 		{"LegacyOtherSpelling", testLegacyOtherSpelling},
 		{"LegacyCollision", testLegacyCollision},
 		{"LegacyFence", testLegacyFence},
+		{"LegacyASCII", testLegacyASCII},
+		{"LegacyASCIIExpired", testLegacyASCIIExpired},
+		{"LegacyASCIICollision", testLegacyASCIICollision},
 	}
 	probe := open(t)
-	legacy := probe.Legacy != nil
-	for _, s := range []locks.Store{probe.Folded, probe.Exact, probe.Legacy} {
+	legacy, legacyASCII := probe.Legacy != nil, probe.LegacyASCII != nil
+	for _, s := range []locks.Store{probe.Folded, probe.Exact, probe.Legacy, probe.LegacyASCII} {
 		if s != nil {
 			if err := s.Close(); err != nil {
 				t.Fatalf("Close: %v", err)
@@ -66,13 +72,18 @@ func RunIgnoreCase(t *testing.T, open func(t *testing.T) Views) {
 		}
 	}
 	for _, tc := range tests {
-		if !legacy && strings.Contains(tc.name, "Legacy") {
+		switch {
+		case strings.HasPrefix(tc.name, "LegacyASCII"):
+			if !legacyASCII {
+				continue
+			}
+		case !legacy && strings.Contains(tc.name, "Legacy"):
 			continue
 		}
 		t.Run(tc.name, func(t *testing.T) {
 			v := open(t)
 			t.Cleanup(func() {
-				for _, s := range []locks.Store{v.Folded, v.Exact, v.Legacy} {
+				for _, s := range []locks.Store{v.Folded, v.Exact, v.Legacy, v.LegacyASCII} {
 					if s == nil {
 						continue
 					}
@@ -169,12 +180,13 @@ func testFoldUpdateRemove(t *testing.T, v Views) {
 }
 
 // Logical keys keep their case, reserved keys are not the files that fold
-// to their names, and letters outside A-Z are not folded (as in git).
+// to their names, and letters that fold apart stay apart (dotless ı is
+// not i).
 func testFoldKindsApart(t *testing.T, v Views) {
 	s := v.Folded
 	pairs := [][2]string{
 		{"task:ABC", "task:abc"}, {"workflow", "Workflow"}, {"claim", "CLAIM"},
-		{"docs/Ä.md", "docs/ä.md"}, {"flag:Billing", "flag:billing"},
+		{"docs/ı.md", "docs/i.md"}, {"flag:Billing", "flag:billing"},
 	}
 	for _, p := range pairs {
 		a := mustAcquire(t, s, NewLock(p[0], "alice", now(), time.Hour), now())
@@ -521,5 +533,105 @@ func testLegacyFence(t *testing.T, v Views) {
 	got := mustAcquire(t, v.Reopen(t), NewLock("src/fence.go", "new", now(), time.Hour), now())
 	if got.Fence <= last {
 		t.Fatalf("fence after the move %d, want > %d (granted before it)", got.Fence, last)
+	}
+}
+
+// longAccented is a path whose escaped name is too long to keep: its
+// record's name is hashed, from the identity.
+var longAccented = "docs/" + strings.Repeat("É", 40) + ".md"
+
+// Records written by versions that folded A-Z only, under that identity,
+// are found through every spelling of their key once the store is opened
+// again: listed, held, covering, refreshed and released as before.
+func testLegacyASCII(t *testing.T, v Views) {
+	ctx := context.Background()
+	bob := mustAcquire(t, v.LegacyASCII, NewLock("Été.txt", "bob", now(), time.Hour), now())
+	pat := mustAcquire(t, v.LegacyASCII, NewLock("Ça/**", "bob", now(), time.Hour), now())
+	long := mustAcquire(t, v.LegacyASCII, NewLock(longAccented, "bob", now(), time.Hour), now())
+	s := v.Reopen(t)
+	if got, want := keysOf(mustList(t, s)), []string{"docs/" + strings.Repeat("É", 40) + ".md", "Ça/**", "Été.txt"}; !slices.Equal(got, want) {
+		t.Fatalf("List = %q, want %q", got, want)
+	}
+	for _, k := range []string{"été.txt", "e\u0301te\u0301.txt", "ÉTÉ.TXT", "E\u0301te\u0301.txt"} {
+		mustHeldBy(t, s, NewLock(k, "mal", now(), time.Hour), bob)
+		mustGetAs(t, s, k, bob)
+	}
+	mustHeldBy(t, s, NewLock("ça/**", "mal", now(), time.Hour), pat)
+	mustHeldBy(t, s, NewLock(strings.ToLower(longAccented), "mal", now(), time.Hour), long)
+	mustCover(t, s, []string{"e\u0301te\u0301.txt"}, "Été.txt")
+	mustCover(t, s, []string{"c\u0327a/x.go"}, "Ça/**")
+	mustCover(t, s, []string{strings.ToLower(longAccented)}, long.Key)
+	mustOverlap(t, s, "ÉTÉ.txt", "Été.txt")
+	mustOverlap(t, s, "ÇA/X", "Ça/**")
+	upd := bob
+	upd.ExpiresAt = upd.ExpiresAt.Add(time.Hour)
+	if _, err := s.Update(ctx, upd); err != nil {
+		t.Fatalf("Update: %v", err)
+	}
+	mustGetAs(t, s, "été.txt", upd)
+	if err := s.Release(ctx, "e\u0301te\u0301.txt", bob.Token); err != nil {
+		t.Fatalf("Release through another spelling: %v", err)
+	}
+	mustBeGone(t, s, "Été.txt")
+	if err := s.Release(ctx, strings.ToLower(longAccented), long.Token); err != nil {
+		t.Fatalf("Release of a hashed record through another spelling: %v", err)
+	}
+	if _, err := s.Remove(ctx, "ÇA/**"); err != nil {
+		t.Fatalf("Remove: %v", err)
+	}
+	if entries := mustList(t, s); len(entries) != 0 {
+		t.Fatalf("List after Release and Remove: %q", keysOf(entries))
+	}
+	mustAcquire(t, s, NewLock("été.txt", "mal", now(), time.Hour), now())
+}
+
+// An expired record written under the A-Z-folded identity is taken over
+// through another spelling like any other: it is the takeover's prev, and
+// it does not linger.
+func testLegacyASCIIExpired(t *testing.T, v Views) {
+	t0 := now()
+	old := mustAcquire(t, v.LegacyASCII, NewLock("\u212Aelvin/Été.md", "old", t0, time.Minute), t0)
+	later := t0.Add(2 * time.Minute)
+	s := v.Reopen(t)
+	got, prev, err := s.Acquire(context.Background(), NewLock("kelvin/e\u0301te\u0301.md", "new", later, time.Hour), later)
+	if err != nil {
+		t.Fatalf("takeover of an expired record: %v", err)
+	}
+	if prev == nil || prev.Token != old.Token {
+		t.Fatalf("takeover prev = %+v, want the expired record", prev)
+	}
+	if got.Fence <= old.Fence {
+		t.Fatalf("takeover fence %d, want > %d", got.Fence, old.Fence)
+	}
+	entries := mustList(t, s)
+	if len(entries) != 1 || entries[0].Token != got.Token {
+		t.Fatalf("List after takeover = %q, want the new record only", keysOf(entries))
+	}
+	mustGetAs(t, s, "KELVIN/ÉTÉ.md", got)
+}
+
+// Two spellings versions that folded A-Z only kept apart both stay held
+// until one is released; then the other holds every spelling.
+func testLegacyASCIICollision(t *testing.T, v Views) {
+	bob := mustAcquire(t, v.LegacyASCII, NewLock("Été.txt", "bob", now(), time.Hour), now())
+	mal := mustAcquire(t, v.LegacyASCII, NewLock("été.txt", "mal", now(), time.Hour), now())
+	s := v.Reopen(t)
+	if got := keysOf(mustList(t, s)); !slices.Equal(got, []string{"Été.txt", "été.txt"}) {
+		t.Fatalf("List = %q, want both records", got)
+	}
+	_, _, err := s.Acquire(context.Background(), NewLock("ÉTÉ.txt", "carol", now(), time.Hour), now())
+	var held *locks.HeldError
+	if !errors.As(err, &held) || DiffLock(bob, held.Lock) != "" && DiffLock(mal, held.Lock) != "" {
+		t.Fatalf("Acquire while both are held: %v; want *HeldError with one of them", err)
+	}
+	mustCover(t, s, []string{"été.txt"}, "Été.txt", "été.txt")
+	if err := s.Release(context.Background(), "Été.txt", bob.Token); err != nil {
+		t.Fatalf("Release: %v", err)
+	}
+	if err := s.Release(context.Background(), "été.txt", mal.Token); err != nil {
+		t.Fatalf("Release of the other: %v", err)
+	}
+	if entries := mustList(t, v.Reopen(t)); len(entries) != 0 {
+		t.Fatalf("List after both were released: %q", keysOf(entries))
 	}
 }

@@ -595,13 +595,14 @@ func testAwkwardKeys(t *testing.T, s locks.Store) {
 	}
 }
 
-// Logical keys, and paths differing in letters beyond A-Z, are case
-// distinct; paths and patterns that differ only in the case of A-Z are one
-// key in every store, whatever core.ignorecase says: a store may be shared
-// by clones whose file systems fold them.
+// Logical keys are case distinct, and so are paths that fold apart (the
+// Turkish dotless i is not i); paths and patterns that differ only in case
+// or in Unicode normal form are one key in every store, whatever
+// core.ignorecase says: a store may be shared by clones whose file systems
+// fold them.
 func testCaseDistinct(t *testing.T, s locks.Store) {
 	ctx := context.Background()
-	pairs := [][2]string{{"task:ABC", "task:abc"}, {"docs/Ä.md", "docs/ä.md"}}
+	pairs := [][2]string{{"task:ABC", "task:abc"}, {"docs/ı.md", "docs/i.md"}, {"task:É", "task:e\u0301"}}
 	for _, p := range pairs {
 		upper := mustAcquire(t, s, NewLock(p[0], "upper", now(), time.Hour), now())
 		lower := mustAcquire(t, s, NewLock(p[1], "lower", now(), time.Hour), now())
@@ -613,7 +614,11 @@ func testCaseDistinct(t *testing.T, s locks.Store) {
 		mustBeGone(t, s, p[0])
 		mustGet(t, s, lower)
 	}
-	for _, p := range [][2]string{{"Src/A.go", "src/a.go"}, {"README.md", "readme.md"}, {"Docs/**", "docs/**"}} {
+	for _, p := range [][2]string{
+		{"Src/A.go", "src/a.go"}, {"README.md", "readme.md"}, {"Docs/**", "docs/**"},
+		{"docs/Ä.md", "docs/ä.md"}, {"Été.txt", "e\u0301te\u0301.txt"}, {"\u212Aelvin2.txt", "kelvin2.txt"},
+		{"Straße/**", "STRASSE/**"},
+	} {
 		upper := mustAcquire(t, s, NewLock(p[0], "upper", now(), time.Hour), now())
 		_, _, err := s.Acquire(ctx, NewLock(p[1], "lower", now(), time.Hour), now())
 		var held *locks.HeldError

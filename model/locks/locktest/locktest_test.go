@@ -117,7 +117,7 @@ func (m *memStore) Covering(_ context.Context, paths []string) ([]locks.Entry, e
 			if !lockkey.IsPathLike(k) {
 				return false // files named like keys are not those keys
 			}
-			if lockkey.FoldCase(k) == lockkey.FoldPath(p) || (lockkey.IsPattern(k) && lockkey.MatchPath(lockkey.LowerASCII(k), lockkey.LowerASCII(p))) {
+			if lockkey.FoldCase(k) == lockkey.FoldPath(p) || (lockkey.IsPattern(k) && lockkey.MatchPath(lockkey.Folded(k), lockkey.Folded(p))) {
 				return true
 			}
 		}

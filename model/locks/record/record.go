@@ -30,8 +30,18 @@ func Logical(key string) bool {
 // for a pattern, "keys/<name>.lock" for a namespaced or reserved key, the
 // name escaped from key's identity (lockkey.FoldCase). The file store keeps
 // its records at these names in its directory, the git store in its tree.
-func Name(key string) string {
-	name := Stem(lockkey.FoldCase(key)) + Suffix
+func Name(key string) string { return nameAs(key, lockkey.FoldCase(key)) }
+
+// LegacyName is where versions that folded A-Z only (lockkey.FoldCaseASCII)
+// kept key's record; Name(key) for a key whose identity did not change
+// (every key of ASCII letters only). Stores read a record found there as
+// key's own.
+func LegacyName(key string) string { return nameAs(key, lockkey.FoldCaseASCII(key)) }
+
+// nameAs is the name of key's record kept under identity id, in the
+// directory of key's kind.
+func nameAs(key, id string) string {
+	name := Stem(id) + Suffix
 	switch {
 	case lockkey.IsPattern(key):
 		return path.Join(PatternDir, name)

@@ -42,6 +42,11 @@ return 'MOVED'
 // lookups need no more than the identity.
 func (s *Store) foldedKey() string { return s.p + "meta:folded" }
 
+// unicodeKey names the key that says so for this version's identities:
+// versions that folded A-Z only set foldedKey with records under that
+// identity (lockkey.FoldCaseASCII), which migrate moves too.
+func (s *Store) unicodeKey() string { return s.p + "meta:folded-unicode" }
+
 // migrate moves records kept under a spelling to their identity, each
 // atomically. A record whose identity has one of its own (two spellings
 // locked by earlier versions) stays, in s.leftovers, read by every lookup
@@ -89,7 +94,12 @@ func (s *Store) migrate(ctx context.Context) error {
 	if len(s.leftovers) > 0 {
 		return nil
 	}
-	if err := s.rdb.Set(ctx, s.foldedKey(), "1", 0).Err(); err != nil {
+	_, err = s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		p.Set(ctx, s.foldedKey(), "1", 0) // earlier versions look no further
+		p.Set(ctx, s.unicodeKey(), "1", 0)
+		return nil
+	})
+	if err != nil {
 		return s.fail(ctx, "open: migrate", err)
 	}
 	return nil

@@ -60,7 +60,10 @@ end
 //
 // Under case folding the record keeps the spelling that was locked, which
 // folds (A-Z lowered, as string.lower does in Redis's C locale) to the
-// member, or to the member without its leading "/" (lockkey.FoldCase).
+// member, or to the member without its leading "/" (lockkey.FoldCase). A
+// spelling beyond ASCII folds by Unicode's rules, which Lua does not
+// know: such a record counts as the key's when it names a key and its
+// token, as every record must.
 // A record an earlier version kept under a spelling (a leftover of
 // migrate) counts as the key's too: a live one holds it, an expired one is
 // taken over (removed).
@@ -94,7 +97,7 @@ if cur then
   local named = ok and type(j) == 'table' and j['key'] == ARGV[1]
   if not named and ARGV[9] and ok and type(j) == 'table' and type(j['key']) == 'string' then
     local k = string.lower(j['key'])
-    named = k == ARGV[1] or '/' .. k == ARGV[1]
+    named = k == ARGV[1] or '/' .. k == ARGV[1] or string.find(j['key'], '[\128-\255]') ~= nil
   end
   if not named or j['token'] ~= tok then
     return {'CORRUPT', 'expired record is not a whole lock record of this key'}

@@ -104,6 +104,9 @@ type Options struct {
 	// spelling, as versions before keys were folded did; tests use it to
 	// write such stores.
 	legacyExact bool
+	// legacyASCII keeps them under their identity as versions that folded
+	// A-Z only computed it (lockkey.FoldCaseASCII); tests use it too.
+	legacyASCII bool
 }
 
 // Store is the Redis lock store. Its methods are safe for concurrent use;
@@ -142,6 +145,8 @@ type Store struct {
 	dialTimeout time.Duration
 	// fold: path and pattern keys are one key per lockkey.FoldCase.
 	fold bool
+	// ascii: identities are lockkey.FoldCaseASCII (Options.legacyASCII).
+	ascii bool
 	// leftovers maps an identity to the member of a record an earlier
 	// version kept under a spelling of it that migrate could not move.
 	leftovers map[string]string
@@ -180,6 +185,7 @@ func Open(ctx context.Context, rawURL string, opts Options) (*Store, error) {
 	s.rateWinMS = max(s.rateWindow.Milliseconds(), 1)
 	s.historyTTL = opts.HistoryTTL.Milliseconds()
 	s.fold = !opts.legacyExact
+	s.ascii = opts.legacyASCII
 	s.fenceFloor = opts.FenceFloor
 	s.minReplicas = opts.MinReplicas
 	switch {
@@ -218,11 +224,11 @@ func Open(ctx context.Context, rawURL string, opts Options) (*Store, error) {
 			for _, sc := range allScripts {
 				p.ScriptLoad(octx, sc.src)
 			}
-			folded = p.Exists(octx, s.foldedKey())
+			folded = p.Exists(octx, s.unicodeKey())
 			return nil
 		})
 	}
-	if err == nil && s.fold && folded.Val() == 0 {
+	if err == nil && s.fold && !s.ascii && folded.Val() == 0 {
 		err = s.migrate(octx)
 	}
 	if err != nil {
@@ -445,23 +451,30 @@ func (s *Store) at(member string) string { return s.display + " " + s.recKey(mem
 // (lockkey.FoldCase), whatever core.ignorecase says, so that clones with
 // and without it agree on every key.
 func (s *Store) id(key string) string {
-	if s.fold {
+	switch {
+	case s.ascii:
+		return lockkey.FoldCaseASCII(key)
+	case s.fold:
 		return lockkey.FoldCase(key)
 	}
 	return key
 }
 
 // legacy returns the member of a record an earlier version kept under a
-// spelling of key's identity: one migrate left (see leftovers), else key's
-// own spelling when it is not its identity (a record written since by an
-// earlier version on another machine: a server is shared by clones that
-// may not all run this one), else "". Such records stay valid, so lookups
-// look there too, in the same round trip.
+// spelling of key's identity: one migrate left (see leftovers), else the
+// identity versions that folded A-Z only gave key, else key's own spelling
+// when it is not its identity (a record written since by an earlier
+// version on another machine: a server is shared by clones that may not
+// all run this one), else "". Such records stay valid, so lookups look
+// there too, in the same round trip.
 func (s *Store) legacy(key string) string {
 	if !s.fold || !lockkey.IsPathLike(key) {
 		return ""
 	}
 	if old := s.leftovers[s.id(key)]; old != "" {
+		return old
+	}
+	if old := lockkey.FoldCaseASCII(key); old != s.id(key) {
 		return old
 	}
 	if s.id(key) != key {
@@ -535,7 +548,8 @@ func encodeValue(rec locks.Lock) (head, tail string, err error) {
 
 // parseValue decodes a record's Redis value and checks that it is whole and
 // belongs under member: its key is member, or folds to it (a record written
-// under case folding; see lockkey.FoldCase).
+// under case folding; see lockkey.FoldCase, and lockkey.FoldCaseASCII for
+// versions that folded A-Z only).
 func parseValue(member, v string) (locks.Lock, error) {
 	f := strings.SplitN(v, "\n", 5)
 	if len(f) != 5 {
@@ -553,7 +567,7 @@ func parseValue(member, v string) (locks.Lock, error) {
 		return locks.Lock{}, fmt.Errorf("invalid record: %w", err)
 	}
 	switch {
-	case rec.Key != member && lockkey.FoldCase(rec.Key) != member:
+	case rec.Key != member && lockkey.FoldCase(rec.Key) != member && lockkey.FoldCaseASCII(rec.Key) != member:
 		return locks.Lock{}, fmt.Errorf("record names key %q, not %q", rec.Key, member)
 	case rec.Token != f[2] || rec.Session != sess || rec.ExpiresAt.UnixMilli() != exp:
 		return locks.Lock{}, errors.New("record's token, session or expiry disagree with its JSON")
@@ -765,8 +779,13 @@ func (s *Store) Remove(ctx context.Context, key string) (locks.Lock, error) {
 
 func (s *Store) release(ctx context.Context, verb, key, token string, force bool) (locks.Lock, error) {
 	rec, err := s.releaseAt(ctx, verb, key, s.id(key), token, force)
-	if old := s.legacy(key); old != "" && errors.Is(err, locks.ErrNotFound) {
-		return s.releaseAt(ctx, verb, key, old, token, force)
+	// A legacy record of another spelling (see legacy) may be the one
+	// token holds, next to the identity's own.
+	if old := s.legacy(key); old != "" && (errors.Is(err, locks.ErrNotFound) || errors.Is(err, locks.ErrTokenMismatch)) {
+		orec, oerr := s.releaseAt(ctx, verb, key, old, token, force)
+		if !errors.Is(oerr, locks.ErrNotFound) || errors.Is(err, locks.ErrNotFound) {
+			return orec, oerr
+		}
 	}
 	return rec, err
 }
@@ -818,9 +837,12 @@ func (s *Store) Update(ctx context.Context, rec locks.Lock) (locks.Lock, error) 
 		return locks.Lock{}, err
 	}
 	got, err := s.updateAt(ctx, rec, s.id(rec.Key), head, tail)
-	if old := s.legacy(rec.Key); old != "" && errors.Is(err, locks.ErrNotFound) {
+	if old := s.legacy(rec.Key); old != "" && (errors.Is(err, locks.ErrNotFound) || errors.Is(err, locks.ErrTokenMismatch)) {
 		// A leftover of an earlier version: rec has its spelling.
-		return s.updateAt(ctx, rec, old, head, tail)
+		ogot, oerr := s.updateAt(ctx, rec, old, head, tail)
+		if !errors.Is(oerr, locks.ErrNotFound) || errors.Is(err, locks.ErrNotFound) {
+			return ogot, oerr
+		}
 	}
 	return got, err
 }

@@ -137,6 +137,7 @@ func TestLayout(t *testing.T) {
 		"lockgate:abc:i:keys",
 		"lockgate:abc:i:pat",
 		"lockgate:abc:meta:folded",
+		"lockgate:abc:meta:folded-unicode",
 		"lockgate:abc:r:claim",
 		"lockgate:abc:r:flag:billing/*",
 		"lockgate:abc:r:src/**",
@@ -586,8 +587,12 @@ func TestConformanceIgnoreCase(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		legacyASCII, err := Open(context.Background(), srv.URL(), Options{Prefix: prefix, legacyASCII: true})
+		if err != nil {
+			t.Fatal(err)
+		}
 		// The prefix as an earlier version left it: not marked folded.
-		if err := legacy.rdb.Del(context.Background(), legacy.foldedKey()).Err(); err != nil {
+		if err := legacy.rdb.Del(context.Background(), legacy.foldedKey(), legacy.unicodeKey()).Err(); err != nil {
 			t.Fatal(err)
 		}
 		reopen := func(t *testing.T) locks.Store {
@@ -598,7 +603,7 @@ func TestConformanceIgnoreCase(t *testing.T) {
 			t.Cleanup(func() { s.Close() })
 			return s
 		}
-		return locktest.Views{Folded: folded, Exact: exact, Legacy: legacy, Reopen: reopen}
+		return locktest.Views{Folded: folded, Exact: exact, Legacy: legacy, LegacyASCII: legacyASCII, Reopen: reopen}
 	})
 }
 
