@@ -7,6 +7,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/bmatcuk/doublestar/v4"
+
+	"github.com/lockgate/lockgate/model/locks/lockkey"
 )
 
 // PatternError reports a pattern that doublestar.ValidatePattern refuses.
@@ -37,7 +39,7 @@ func (m *Matcher) Naive() *Matcher {
 //
 // For every pattern p and path s, the Matcher reports a match exactly when
 // doublestar.Match(p, s) returns (true, nil); with ignoreCase, exactly when
-// doublestar.Match(strings.ToLower(p), strings.ToLower(s)) does.
+// doublestar.Match(lockkey.Folded(p), lockkey.Folded(s)) does.
 //
 // Patterns are sorted at construction into shapes that need little work per
 // path:
@@ -132,7 +134,9 @@ func (s *lengthSet) has(n int) bool {
 
 // NewMatcher compiles patterns. It fails with a *PatternError for the first
 // pattern doublestar.ValidatePattern refuses. With ignoreCase, patterns and
-// paths are compared after strings.ToLower (core.ignorecase).
+// paths are compared folded as lock keys are (lockkey.Folded: Unicode case
+// folding and normal form, core.ignorecase), so that a policy and the
+// locks agree on which spellings are one file.
 func NewMatcher(patterns []string, ignoreCase bool) (*Matcher, error) {
 	m := &Matcher{
 		patterns:   slices.Clone(patterns),
@@ -149,9 +153,9 @@ func NewMatcher(patterns []string, ignoreCase bool) (*Matcher, error) {
 	hard := map[string]int{} // pattern -> index into m.hard
 	for i, p := range patterns {
 		if ignoreCase {
-			p = strings.ToLower(p)
+			p = lockkey.Folded(p)
 		}
-		// Validate both forms: lowercasing cannot change validity today, but
+		// Validate both forms: folding cannot change validity today, but
 		// the matcher relies on it, so do not assume it.
 		if !doublestar.ValidatePattern(patterns[i]) || !doublestar.ValidatePattern(p) {
 			return nil, &PatternError{Index: i, Pattern: patterns[i]}
@@ -286,7 +290,7 @@ func (m *Matcher) appendMatches(dst []int, name string) []int {
 		return dst
 	}
 	if m.ignoreCase {
-		name = strings.ToLower(name)
+		name = lockkey.Folded(name)
 	}
 	if name == "" {
 		return append(dst, m.empty...)

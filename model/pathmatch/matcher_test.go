@@ -8,12 +8,14 @@ import (
 	"testing"
 
 	"github.com/bmatcuk/doublestar/v4"
+
+	"github.com/lockgate/lockgate/model/locks/lockkey"
 )
 
 // refMatch is the definition the Matcher must agree with.
 func refMatch(pattern, path string, ignoreCase bool) bool {
 	if ignoreCase {
-		pattern, path = strings.ToLower(pattern), strings.ToLower(path)
+		pattern, path = lockkey.Folded(pattern), lockkey.Folded(path)
 	}
 	ok, err := doublestar.Match(pattern, path)
 	return ok && err == nil
@@ -27,7 +29,7 @@ func checkAgainstDoublestar(t *testing.T, patterns []string, path string, ignore
 	m, err := NewMatcher(patterns, ignoreCase)
 	invalid := -1
 	for i, p := range patterns {
-		if !doublestar.ValidatePattern(p) || (ignoreCase && !doublestar.ValidatePattern(strings.ToLower(p))) {
+		if !doublestar.ValidatePattern(p) || (ignoreCase && !doublestar.ValidatePattern(lockkey.Folded(p))) {
 			invalid = i
 			break
 		}

@@ -13,7 +13,7 @@
 // go.mod); FuzzMatcher and TestMatcherProperty hold it to that, and are the
 // first thing to run after upgrading doublestar.
 //
-// Matching with IgnoreCase (core.ignorecase) lowercases pattern and path
-// with strings.ToLower. Branch names are always matched case-sensitively, as
+// Matching with IgnoreCase (core.ignorecase) folds pattern and path as
+// lock keys are folded (lockkey.Folded). Branch names are always matched case-sensitively, as
 // git compares ref names.
 package scope

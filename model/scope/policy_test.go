@@ -375,3 +375,19 @@ func TestProtectedBranchIgnoreCase(t *testing.T) {
 		}
 	}
 }
+
+// TestUserOwnedUnicodeSpellings: under core.ignorecase every spelling of
+// a people's file is that file — other case, decomposed accents, the
+// Kelvin sign — as lock keys fold; without it only the exact spelling is.
+func TestUserOwnedUnicodeSpellings(t *testing.T) {
+	t.Parallel()
+	for _, fold := range []bool{false, true} {
+		c := mustCompile(t, Policy{UserOwned: []string{"docs/Été.md", "kelvin/**"}, IgnoreCase: fold})
+		for _, p := range []string{"docs/été.md", "docs/E\u0301te\u0301.md", "docs/ÉTÉ.MD", "\u212Aelvin/a.txt"} {
+			got := c.Evaluate([]string{p}, Subject{WorkerType: WorkerAgent})
+			if (len(got) == 1) != fold {
+				t.Errorf("ignorecase %v, %q: got %+v", fold, p, got)
+			}
+		}
+	}
+}
