@@ -8,7 +8,7 @@ import (
 	"github.com/lockgate/lockgate/model/config"
 )
 
-// RulePusher: a pushed commit whose trailers name a worker the pusher may
+// RulePusher is the rule of a pushed commit whose trailers name a worker the pusher may
 // not push for, without that worker's signature.
 const RulePusher = "pusher"
 
@@ -28,7 +28,7 @@ type Pusher struct {
 	Refuse bool
 }
 
-// RuleSignature: under workflow.signed: required, a commit whose trailers,
+// RuleSignature is the rule, under workflow.signed: required, of a commit whose trailers,
 // an event or a lock table state lacks a good signature of the worker it
 // names.
 const RuleSignature = "signature"
