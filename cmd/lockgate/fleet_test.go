@@ -609,10 +609,14 @@ func (f *fleet) checkTakeover(dir string) {
 			evs = append(evs, ev)
 		}
 	}
-	// The killed session's grant, and its expiry as last refreshed.
+	// The killed session's grant, and its expiry as last refreshed: its
+	// last grant (the highest fence), as lock hold may have been tried
+	// again (a grant that lapsed before its command started is released).
+	// git grep lists the events by path, not in time.
 	var killed *fleetEvent
 	for i, ev := range evs {
-		if ev.Worker == victim && ev.Session == victim && (ev.Action == "lock_acquire" || ev.Action == "lock_takeover") {
+		if ev.Worker == victim && ev.Session == victim && (ev.Action == "lock_acquire" || ev.Action == "lock_takeover") &&
+			(killed == nil || ev.Fence > killed.Fence) {
 			killed = &evs[i]
 		}
 	}
