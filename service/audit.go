@@ -174,7 +174,7 @@ func (e *Workspace) branchWriter(ctx context.Context) func() (*workflow.Writer, 
 		}
 		w, err := workflow.Open(workflow.Config{
 			GitDir: e.repo.GitDir, CommonDir: e.repo.CommonDir, WorkTree: e.repo.Toplevel, Branch: e.cfg.Workflow.Branch, Remote: e.cfg.Workflow.Remote,
-			Lock: lock, RotateJournal: int64(e.cfg.Journal.RotateBytes), Sign: sign,
+			Lock: lock, RotateJournal: int64(e.cfg.Journal.RotateBytes), Sign: sign, Vouches: e.signsFor(sign),
 		})
 		if err == nil {
 			opened.Store(w)
@@ -347,8 +347,11 @@ type Synced struct {
 	Commits   int    `json:"commits"`
 	Committed int    `json:"committed"`
 	Journal   int    `json:"journal"`
-	Pushed    bool   `json:"pushed"`
-	Remote    string `json:"-"`
+	// Others: events of other workers, left in the journal for them to
+	// commit under their own signature (workflow.signed: required).
+	Others int    `json:"others,omitempty"`
+	Pushed bool   `json:"pushed"`
+	Remote string `json:"-"`
 }
 
 // SyncWorkflow commits the journal's events that are not on the workflow
@@ -370,7 +373,7 @@ func (e *Workspace) SyncWorkflow(ctx context.Context, req SyncRequest) (*Synced,
 	}
 	e.warnSkippedLines(res.Corrupt)
 	out := &Synced{Already: res.Present, Branch: w.Branch(), Commits: res.Commits, Committed: res.Committed,
-		Journal: res.Journal, Remote: e.cfg.Workflow.Remote}
+		Journal: res.Journal, Others: res.Others, Remote: e.cfg.Workflow.Remote}
 	if (e.cfg.Workflow.AutoPush || req.Push) && !req.NoPush {
 		if err := w.Push(ctx); err != nil {
 			return nil, err

@@ -145,6 +145,21 @@ func (e *Workspace) signer(context.Context) (gitexec.Signer, error) {
 	}, nil
 }
 
+// signsFor is, when lockgate signs its commits (sign is not nil), whether
+// this worker's signature speaks for an event's worker: its own events,
+// and those trust.pushers lets it push for. The branch writer commits
+// only those of the journal, which the worktrees of a clone share: a
+// commit of this worker's adding another's event is refused by the
+// server, and that worker's own commands commit it.
+func (e *Workspace) signsFor(sign gitexec.Signer) func(worker string) bool {
+	if sign == nil {
+		return nil
+	}
+	me := e.me.Holder
+	h := hooks.Runner{Trust: e.cfg.Trust.Pushers}
+	return func(worker string) bool { return h.Vouches(me, worker) }
+}
+
 // vouchedEvents keeps, under workflow.signed: required, the events of the
 // workflow branch (read from refs) whose adding commit carries a good
 // signature, by the allowed signers of the base, that vouches for the

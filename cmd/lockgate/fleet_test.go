@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -24,6 +25,27 @@ import (
 	"github.com/lockgate/lockgate/internal/redistest"
 )
 
+// TestFleetVerifySigned runs the fleet of TestFleetVerify in signed mode
+// (workflow.signed: required) on the git store, as a team runs it: each
+// worker signs with an SSH key of its own, listed in
+// .lockgate/allowed_signers on main before the fleet starts, and the
+// remote runs lockgate's pre-receive, so the server judges every push —
+// the workers' commits, their events and the lock table's states — bound
+// to the worker pushing it. Once the fleet is done, one worker pushes a
+// commit whose trailers name another worker, signed with its own key, and
+// the server refuses it. A fresh clone then verifies every pushed commit,
+// and every commit of main since the base, of the workflow branch and the
+// lock table's tip carries a good signature by the allowed signers.
+func TestFleetVerifySigned(t *testing.T) {
+	t.Parallel()
+	if _, err := exec.LookPath("ssh-keygen"); err != nil {
+		t.Fatal("ssh-keygen is not installed: signed mode signs and checks with it (apt-get install openssh-client)")
+	}
+	oneFleetAtATime(t)
+	lockgateBinary(t)
+	runFleet(t, "git", nil, fleetOptions{workers: 4, rounds: 12, signed: true})
+}
+
 // TestFleetVerify runs a team as it works: agents in clones of their own
 // and in worktrees of one shared clone take locks on a few shared files
 // (waiting for each other), commit through the installed hooks, push to
@@ -37,12 +59,25 @@ func TestFleetVerify(t *testing.T) {
 	oneFleetAtATime(t)
 	lockgateBinary(t)
 	t.Run("git", func(t *testing.T) {
-		runFleet(t, "git", nil)
+		runFleet(t, "git", nil, fleetOptions{})
 	})
 	t.Run("redis", func(t *testing.T) {
 		srv := redistest.Start(t, redistest.Options{})
-		runFleet(t, "redis", []string{"LOCK_REDIS_URL=" + srv.URL()})
+		runFleet(t, "redis", []string{"LOCK_REDIS_URL=" + srv.URL()}, fleetOptions{})
 	})
+}
+
+// fleetOptions vary a fleet run; the zero value is TestFleetVerify's.
+type fleetOptions struct {
+	workers int // fleetWorkers when zero; the last is the one killed
+	// rounds is the full count of tasks per worker, scaled by
+	// gittest.Rounds; 16 when zero.
+	rounds int
+	// signed runs the fleet in signed mode (workflow.signed: required):
+	// each worker signs with an SSH key of its own, listed in
+	// .lockgate/allowed_signers on the base, and the remote runs
+	// lockgate's pre-receive, told the pusher by each push's environment.
+	signed bool
 }
 
 const (
@@ -53,19 +88,27 @@ const (
 	fleetWait      = "8m"  // a waiter may be passed over several times on a busy machine, each task taking a minute there
 	fleetTTL       = "30m" // longer than any task: a live worker's lock never expires
 	fleetVictimTTL = "5s"  // the killed worker's lock comes back soon
+	// fleetSignedVictimTTL is the killed worker's TTL in signed mode, where
+	// a grant takes longer to reach the remote (every push of the lock
+	// table and of the event is checked by the server's hook): long
+	// enough that lock hold starts its command before the lock lapses.
+	fleetSignedVictimTTL = "20s"
 )
 
 // fleet is one run: the remote, the base commit and what every worker did.
 type fleet struct {
-	t      *testing.T
-	ctx    context.Context
-	cancel context.CancelFunc
-	bin    string
-	root   string
-	store  string
-	origin string
-	env    []string // git's hermetic environment and the store's, without fixed dates
-	base   string
+	t         *testing.T
+	ctx       context.Context
+	cancel    context.CancelFunc
+	bin       string
+	root      string
+	store     string
+	origin    string
+	env       []string // git's hermetic environment and the store's, without fixed dates
+	base      string
+	victim    int    // the worker killed while it holds a lock (fleetVictim unless the run has fewer workers)
+	victimTTL string // its lock's TTL
+	signed    bool   // signed mode: every worker signs, the remote checks every push
 
 	mu      sync.Mutex
 	holds   []fleetHold // every hold, in the order its acquisition returned
@@ -97,6 +140,8 @@ type fleetWorker struct {
 
 	logMu sync.Mutex
 	log   bytes.Buffer
+
+	key string // signed mode: the worker's private SSH key
 }
 
 // newFleet is a fleet of rounds rounds on store, in a directory of its
@@ -106,7 +151,8 @@ type fleetWorker struct {
 func newFleet(t *testing.T, store string, storeEnv []string, rounds int) *fleet {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute+time.Duration(rounds)*time.Minute)
-	f := &fleet{t: t, ctx: ctx, cancel: cancel, bin: lockgateBinary(t), root: t.TempDir(), store: store}
+	f := &fleet{t: t, ctx: ctx, cancel: cancel, bin: lockgateBinary(t), root: t.TempDir(), store: store,
+		victim: fleetVictim, victimTTL: fleetVictimTTL}
 	home := filepath.Join(f.root, "home")
 	if err := os.MkdirAll(home, 0o755); err != nil {
 		cancel()
@@ -146,13 +192,17 @@ func (f *fleet) clone(name string) string {
 	return dir
 }
 
-func runFleet(t *testing.T, store string, storeEnv []string) {
-	tasks := gittest.Rounds(t, 16)
+func runFleet(t *testing.T, store string, storeEnv []string, opts fleetOptions) {
+	tasks := gittest.Rounds(t, cmp.Or(opts.rounds, 16))
 	f := newFleet(t, store, storeEnv, tasks)
 	defer f.cancel()
-	f.setup(store)
+	f.setup(store, opts)
 	seed := uint64(time.Now().UnixNano())
-	t.Logf("%s store: %d workers × %d tasks, seed %d", store, fleetWorkers, tasks, seed)
+	mode := ""
+	if f.signed {
+		mode = ", signed"
+	}
+	t.Logf("%s store%s: %d workers × %d tasks, seed %d", store, mode, len(f.workers), tasks, seed)
 
 	var wg sync.WaitGroup
 	for _, w := range f.workers {
@@ -182,13 +232,27 @@ func runFleet(t *testing.T, store string, storeEnv []string) {
 		}
 	}
 	f.checkHarness()
-	f.verify()
+	if f.signed {
+		f.rogue()
+	}
+	dir := f.verify()
+	if f.signed {
+		f.checkSigned(dir)
+	}
 }
 
 // setup makes the remote with the base commit, the clones and worktrees,
-// and installs the hooks.
-func (f *fleet) setup(store string) {
+// and installs the hooks. Signed, the remote runs lockgate's pre-receive,
+// the base lists every worker's key, and every clone and worktree signs
+// with its worker's key.
+func (f *fleet) setup(store string, opts fleetOptions) {
 	t := f.t
+	workers := cmp.Or(opts.workers, fleetWorkers)
+	f.victim = workers - 1
+	f.signed = opts.signed
+	if f.signed {
+		f.victimTTL = fleetSignedVictimTTL
+	}
 	f.origin = filepath.Join(f.root, "origin.git")
 	f.git(f.root, "init", "-q", "--bare", "-b", "main", f.origin)
 	seed := filepath.Join(f.root, "seed")
@@ -202,24 +266,72 @@ hooks:
 workflow:
   auto_push: true
 `, store)
+	if f.signed {
+		cfg += "  signed: required\n"
+	}
 	write(t, filepath.Join(seed, ".lockgate.yaml"), cfg)
 	for i := range fleetFiles {
 		write(t, filepath.Join(seed, fleetFile(i)), fmt.Sprintf("package src\n\n// file %d\n", i))
 	}
+	for n := range workers {
+		f.workers = append(f.workers, &fleetWorker{f: f, n: n, id: fmt.Sprintf("agent-%d@fleet", n)})
+	}
+	if f.signed {
+		f.signers(seed)
+		if out, err := f.lockgate(f.origin, "installer", "install", "--hook", "pre-receive"); err != nil {
+			t.Fatalf("lockgate install --hook pre-receive in the remote: %v\n%s", err, out)
+		}
+	}
 	f.publish(seed)
 	clone := f.clone
 	shared := clone("shared")
-	for n := range fleetWorkers {
-		w := &fleetWorker{f: f, n: n, id: fmt.Sprintf("agent-%d@fleet", n)}
-		w.session = w.id
-		if n < 2 {
-			w.dir = clone(fmt.Sprintf("clone-%d", n))
-		} else {
-			w.dir = filepath.Join(f.root, fmt.Sprintf("worktree-%d", n))
-			f.git(shared, "worktree", "add", "-q", "-b", fmt.Sprintf("agent-%d", n), w.dir, "origin/main")
-		}
-		f.workers = append(f.workers, w)
+	if f.signed {
+		// Each worktree signs with its own worker's key: the clone's
+		// config is shared, the worktrees' own are not.
+		f.git(shared, "config", "extensions.worktreeConfig", "true")
 	}
+	for _, w := range f.workers {
+		w.session = w.id
+		if w.n < 2 {
+			w.dir = clone(fmt.Sprintf("clone-%d", w.n))
+		} else {
+			w.dir = filepath.Join(f.root, fmt.Sprintf("worktree-%d", w.n))
+			f.git(shared, "worktree", "add", "-q", "-b", fmt.Sprintf("agent-%d", w.n), w.dir, "origin/main")
+		}
+		if f.signed {
+			scope := "--local"
+			if w.n >= 2 {
+				scope = "--worktree"
+			}
+			f.git(w.dir, "config", scope, "gpg.format", "ssh")
+			f.git(w.dir, "config", scope, "user.signingkey", w.key)
+			f.git(w.dir, "config", scope, "commit.gpgsign", "true")
+		}
+	}
+}
+
+// signers makes each worker's SSH key and lists them in the seed's
+// .lockgate/allowed_signers, the worker id as the principal.
+func (f *fleet) signers(seed string) {
+	keys := filepath.Join(f.root, "keys")
+	if err := os.MkdirAll(keys, 0o700); err != nil {
+		f.t.Fatal(err)
+	}
+	var list strings.Builder
+	for _, w := range f.workers {
+		w.key = filepath.Join(keys, fmt.Sprintf("agent-%d", w.n))
+		cmd := exec.CommandContext(f.ctx, "ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", w.id, "-f", w.key)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			f.t.Fatalf("ssh-keygen for %s: %v\n%s", w.id, err, out)
+		}
+		pub, err := os.ReadFile(w.key + ".pub")
+		if err != nil {
+			f.t.Fatal(err)
+		}
+		fields := strings.Fields(string(pub))
+		fmt.Fprintf(&list, "%s %s %s\n", w.id, fields[0], fields[1])
+	}
+	write(f.t, filepath.Join(seed, ".lockgate", "allowed_signers"), list.String())
 }
 
 // fleetSlot lets one fleet run at a time: each keeps both cores busy, and
@@ -299,8 +411,7 @@ func (w *fleetWorker) logf(at time.Time, format string, args ...any) {
 func (w *fleetWorker) run(name string, args ...string) (string, int) {
 	cmd := exec.CommandContext(w.f.ctx, name, args...)
 	cmd.Dir = w.dir
-	cmd.Env = append(append([]string(nil), w.f.env...),
-		"LOCKGATE_WORKER="+w.id, "LOCKGATE_WORKER_TYPE=agent", "LOCKGATE_SESSION="+w.session)
+	cmd.Env = w.environ()
 	cmd.WaitDelay = 5 * time.Second
 	start := time.Now()
 	out, err := cmd.CombinedOutput()
@@ -321,6 +432,19 @@ func (w *fleetWorker) run(name string, args ...string) (string, int) {
 	return string(out), code
 }
 
+// environ is the environment of the worker's commands. Signed, it names
+// the worker as the pusher too: over a file remote the server's
+// pre-receive runs in the pushing process's environment, where a forge
+// would set GL_USERNAME to the user it authenticated.
+func (w *fleetWorker) environ() []string {
+	env := append(append([]string(nil), w.f.env...),
+		"LOCKGATE_WORKER="+w.id, "LOCKGATE_WORKER_TYPE=agent", "LOCKGATE_SESSION="+w.session)
+	if w.f.signed {
+		env = append(env, "GL_USERNAME="+w.id)
+	}
+	return env
+}
+
 func indent(s string) string {
 	s = strings.TrimRight(s, "\n")
 	if s == "" {
@@ -332,7 +456,7 @@ func indent(s string) string {
 // work runs the worker's tasks. The last worker is first killed while it
 // holds a lock, and comes back as a new session (an agent restarted).
 func (w *fleetWorker) work(tasks int) error {
-	if w.n == fleetVictim {
+	if w.n == w.f.victim {
 		if err := w.killedHold(); err != nil {
 			return err
 		}
@@ -354,7 +478,7 @@ func (w *fleetWorker) work(tasks int) error {
 // task wants the file its killed session held, so that some worker takes
 // it over.
 func (w *fleetWorker) pick(i int) []string {
-	if w.n == fleetVictim && i == 0 {
+	if w.n == w.f.victim && i == 0 {
 		return []string{fleetFile(0)}
 	}
 	n := 1 + w.rng.IntN(2)
@@ -489,10 +613,9 @@ func (w *fleetWorker) killedHold() error {
 
 func (w *fleetWorker) killedHoldOnce() error {
 	file := fleetFile(0)
-	cmd := exec.CommandContext(w.f.ctx, w.f.bin, "lock", "hold", file, "--ttl", fleetVictimTTL, "--wait", fleetWait, "--", "sleep", "60")
+	cmd := exec.CommandContext(w.f.ctx, w.f.bin, "lock", "hold", file, "--ttl", w.f.victimTTL, "--wait", fleetWait, "--", "sleep", "60")
 	cmd.Dir = w.dir
-	cmd.Env = append(append([]string(nil), w.f.env...),
-		"LOCKGATE_WORKER="+w.id, "LOCKGATE_WORKER_TYPE=agent", "LOCKGATE_SESSION="+w.session)
+	cmd.Env = w.environ()
 	// Its own process group, so that the kill takes `sleep` too.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
@@ -504,7 +627,7 @@ func (w *fleetWorker) killedHoldOnce() error {
 	if err := cmd.Start(); err != nil {
 		return err
 	}
-	w.logf(time.Now(), "lockgate lock hold %s --ttl %s -- sleep 60: started, pid %d", file, fleetVictimTTL, cmd.Process.Pid)
+	w.logf(time.Now(), "lockgate lock hold %s --ttl %s -- sleep 60: started, pid %d", file, w.f.victimTTL, cmd.Process.Pid)
 	var seen bytes.Buffer
 	holding := false
 	sc := bufio.NewScanner(stderr)
@@ -592,7 +715,7 @@ type fleetEvent struct {
 func (f *fleet) checkTakeover(dir string) {
 	t := f.t
 	file := fleetFile(0)
-	victim := fmt.Sprintf("agent-%d@fleet", fleetVictim)
+	victim := fmt.Sprintf("agent-%d@fleet", f.victim)
 	cmd := exec.CommandContext(f.ctx, "git", "grep", "-h", "-F", `"key":"`+file+`"`, "origin/lockgate/workflow", "--", "events")
 	cmd.Dir, cmd.Env = dir, f.env
 	out, err := cmd.Output()
@@ -609,10 +732,14 @@ func (f *fleet) checkTakeover(dir string) {
 			evs = append(evs, ev)
 		}
 	}
-	// The killed session's grant, and its expiry as last refreshed.
+	// The killed session's grant, and its expiry as last refreshed: its
+	// last grant (the highest fence), as lock hold may have been tried
+	// again (a grant that lapsed before its command started is released).
+	// git grep lists the events by path, not in time.
 	var killed *fleetEvent
 	for i, ev := range evs {
-		if ev.Worker == victim && ev.Session == victim && (ev.Action == "lock_acquire" || ev.Action == "lock_takeover") {
+		if ev.Worker == victim && ev.Session == victim && (ev.Action == "lock_acquire" || ev.Action == "lock_takeover") &&
+			(killed == nil || ev.Fence > killed.Fence) {
 			killed = &evs[i]
 		}
 	}
@@ -664,8 +791,8 @@ type fleetReport struct {
 }
 
 // verify runs `lockgate verify` in a fresh clone of the remote, as CI
-// would, and requires every pushed commit proven.
-func (f *fleet) verify() {
+// would, and requires every pushed commit proven. It returns the clone.
+func (f *fleet) verify() string {
 	t := f.t
 	pushed := 0
 	for _, h := range f.holds {
@@ -715,8 +842,14 @@ func (f *fleet) verify() {
 		t.Errorf("verify judged %d commits as the pusher: every commit went through the hooks and carries trailers", rep.AsPusher)
 		failed = true
 	}
+	for _, w := range rep.Warnings {
+		if f.signed && strings.Contains(w, "signature") {
+			t.Errorf("verify, signed: %s", w)
+			failed = true
+		}
+	}
 	if !failed {
-		return
+		return dir
 	}
 	holds := map[string]fleetHold{}
 	for _, h := range f.holds {
@@ -762,4 +895,94 @@ func (f *fleet) verify() {
 	}
 	t.Logf("verify exited %d; findings:\n%s\nstderr:\n%s", code, b.String(), stderr.String())
 	f.dumpLogs()
+	return dir
+}
+
+// rogue: the first worker, signing with its own key, commits a change
+// whose trailers name the second worker (past the hooks of its clone, as
+// a rogue agent can) and pushes it past pre-push. The server's
+// pre-receive must refuse it: the pushed commit carries no signature of
+// the worker it names, and another worker pushes it.
+func (f *fleet) rogue() {
+	t := f.t
+	w, other := f.workers[0], f.workers[1]
+	mustRun := func(name string, args ...string) string {
+		out, code := w.run(name, args...)
+		if code != 0 {
+			f.dumpLogs()
+			t.Fatalf("rogue %s: %s %s: exit %d: %s", w.id, name, strings.Join(args, " "), code, out)
+		}
+		return out
+	}
+	mustRun("git", "fetch", "-q", "origin")
+	mustRun("git", "reset", "-q", "--hard", "origin/main")
+	before := strings.TrimSpace(mustRun("git", "rev-parse", "origin/main"))
+	file := fleetFile(fleetFiles - 1) // a file nobody locks
+	p := filepath.Join(w.dir, file)
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, fmt.Appendf(b, "// %s, as %s\n", w.id, other.id), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	msg := filepath.Join(f.root, "rogue-msg")
+	write(t, msg, fmt.Sprintf("%s's change, made by %s\n\nLockgate-Worker: %s\nLockgate-Worker-Type: agent\nLockgate-Session: %s\n",
+		other.id, w.id, other.id, other.id))
+	mustRun("git", "-c", "core.hooksPath=/dev/null", "commit", "-q", "-a", "-F", msg)
+	if c := mustRun("git", "cat-file", "commit", "HEAD"); !strings.Contains(c, "BEGIN SSH SIGNATURE") {
+		t.Fatalf("rogue %s: the commit is not signed (commit.gpgsign):\n%s", w.id, c)
+	}
+	out, code := w.run("git", "push", "--no-verify", "origin", "HEAD:main")
+	switch {
+	case code == 0:
+		f.dumpLogs()
+		t.Fatalf("%s pushed a commit naming %s, signed with its own key: the server accepted it\n%s", w.id, other.id, out)
+	case !strings.Contains(out, "pre-receive hook declined") && !strings.Contains(out, "[remote rejected]"):
+		t.Fatalf("%s's push of a commit naming %s failed, but not by the server's refusal:\n%s", w.id, other.id, out)
+	case !strings.Contains(out, "signature: ") && !strings.Contains(out, "pusher: "):
+		t.Fatalf("the server refused %s's commit naming %s without the rule signature or pusher:\n%s", w.id, other.id, out)
+	case !strings.Contains(out, other.id):
+		t.Errorf("the server's refusal of %s's commit does not name %s:\n%s", w.id, other.id, out)
+	}
+	t.Logf("the server refused %s's commit naming %s:\n%s", w.id, other.id, indent(out))
+	mustRun("git", "fetch", "-q", "origin")
+	if after := strings.TrimSpace(mustRun("git", "rev-parse", "origin/main")); after != before {
+		t.Fatalf("origin's main moved from %s to %s with the refused push", before, after)
+	}
+	mustRun("git", "reset", "-q", "--hard", "origin/main")
+}
+
+// checkSigned requires, in the verifier's clone dir, a good signature by
+// the allowed signers of the base on every commit of main since the base
+// (its worker's, as its trailers name it), on every commit of the
+// workflow branch and on the lock table's tip, as git checks them.
+func (f *fleet) checkSigned(dir string) {
+	t := f.t
+	signers := filepath.Join(f.root, "allowed_signers")
+	write(t, signers, f.git(dir, "show", f.base+":.lockgate/allowed_signers")+"\n")
+	f.git(dir, "fetch", "-q", "origin", "+refs/lockgate/locks:refs/remotes/origin/lockgate-locks")
+	log := func(args ...string) []string {
+		args = append([]string{"-c", "gpg.ssh.allowedSignersFile=" + signers, "log"}, args...)
+		return strings.Split(f.git(dir, args...), "\n")
+	}
+	check := func(what string, lines []string, wantSigner bool) {
+		for _, line := range lines {
+			fs := strings.Split(line, " ")
+			if len(fs) < 3 || fs[1] != "G" {
+				t.Errorf("%s: commit %s is not signed good by the allowed signers (%%G? %%GS: %q)", what, fs[0], strings.Join(fs[1:], " "))
+				continue
+			}
+			if wantSigner && (len(fs) < 4 || fs[2] != fs[3]) {
+				t.Errorf("%s: commit %s is signed by %s, its trailers name %q", what, fs[0], fs[2], strings.Join(fs[3:], " "))
+			}
+		}
+		t.Logf("%s: %d commit(s), each signed", what, len(lines))
+	}
+	check("main since the base", log("--format=%H %G? %GS %(trailers:key=Lockgate-Worker,valueonly,separator=%x2C)", f.base+"..origin/main"), true)
+	check("the workflow branch", log("--format=%H %G? %GS", "origin/lockgate/workflow"), false)
+	check("the lock table's tip", log("-1", "--format=%H %G? %GS", "refs/remotes/origin/lockgate-locks"), false)
+	if t.Failed() {
+		f.dumpLogs()
+	}
 }

@@ -30,6 +30,9 @@ func workflowSyncCommand() *command {
 				func(_ *service.Workspace, r *service.Synced) error {
 					return a.reply(r, func() {
 						fmt.Fprintf(a.stdio.Err, "%s: %d events committed (%d already there)", r.Branch, r.Committed, r.Already)
+						if r.Others > 0 {
+							fmt.Fprintf(a.stdio.Err, "; %d of other workers left in the journal for them to sign", r.Others)
+						}
 						if r.Pushed {
 							fmt.Fprintf(a.stdio.Err, "; pushed to %s", r.Remote)
 						}

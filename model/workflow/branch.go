@@ -58,6 +58,15 @@ type Config struct {
 	// Sign, when set, signs every commit the Writer makes, as git's
 	// commit -S does (workflow.signed: required).
 	Sign gitexec.Signer
+	// Vouches, when set (workflow.signed: required), says whether the
+	// writer's signature speaks for an event's worker. CatchUp and Sync
+	// commit only the journal's events it vouches for: the journal of a
+	// clone is shared by its worktrees, whose workers sign with keys of
+	// their own, and a commit adding another worker's event under this
+	// writer's signature is refused by the server (and would stay on the
+	// branch, refused with every later push). The others are left in the
+	// journal for their own worker's commands to commit.
+	Vouches func(worker string) bool
 	// MaxAttempts bounds the compare-and-swap attempts of one write; 10
 	// when zero.
 	MaxAttempts int
@@ -96,6 +105,7 @@ type Writer struct {
 	lock        func(context.Context) (func(), error)
 	name, email string
 	sign        gitexec.Signer
+	vouches     func(worker string) bool
 	attempts    int
 	rotateAt    int64
 
@@ -148,6 +158,7 @@ func Open(cfg Config) (*Writer, error) {
 		name:     cfg.Name,
 		email:    cfg.Email,
 		sign:     cfg.Sign,
+		vouches:  cfg.Vouches,
 		attempts: cfg.MaxAttempts,
 		rotateAt: cfg.RotateJournal,
 	}

@@ -26,6 +26,9 @@ type SyncResult struct {
 	// Corrupt are the journal lines skipped because they are not events,
 	// each with its segment's path and 1-based line.
 	Corrupt []*journal.CorruptLineError
+	// Others are the events missing from the branch that are other
+	// workers' (Config.Vouches): left in the journal for them.
+	Others int
 }
 
 // SyncBatch is the largest number of events Sync puts in one commit, which
@@ -66,6 +69,8 @@ func (w *Writer) Sync(ctx context.Context, j *journal.Journal) (SyncResult, erro
 		return res, fmt.Errorf("sync %s to %s: %w", j.Path(), w.branch, err)
 	}
 	res.Present = len(items) - len(missing)
+	missing, others := w.vouched(missing)
+	res.Others = len(others)
 	left, err := w.commitInBatches(ctx, missing, func(batch, n int) {
 		res.Committed += n
 		res.Present += batch - n // committed by someone else meanwhile
@@ -181,6 +186,14 @@ func (w *Writer) CatchUp(ctx context.Context, j *journal.Journal) (int, error) {
 	if err != nil {
 		return 0, fmt.Errorf("catch up %s to %s: %w", j.Path(), w.branch, err)
 	}
+	// Other workers' events wait for them: the mark stays before those
+	// not on the branch yet.
+	items, others := w.vouched(items)
+	if len(others) > 0 {
+		if others, err = w.missing(ctx, others); err != nil {
+			return 0, fmt.Errorf("catch up %s to %s: %w", j.Path(), w.branch, err)
+		}
+	}
 	committed := 0
 	if left, err := w.commitInBatches(ctx, items, func(_, n int) { committed += n }); err != nil {
 		return committed, fmt.Errorf("catch up %s to %s: %d events not committed (they stay in the journal): %w",
@@ -188,13 +201,30 @@ func (w *Writer) CatchUp(ctx context.Context, j *journal.Journal) (int, error) {
 	}
 	// The tip the events were seen on goes with the mark: a reader
 	// trusts the mark only while the branch still holds that tip.
-	if tip, err := w.tip(); err == nil && !tip.IsZero() && segment != "" {
+	if tip, err := w.tip(); err == nil && !tip.IsZero() && segment != "" && len(others) == 0 {
 		if now := (mark{off: end, segment: segment, tip: tip.String()}); now != was {
 			writeMark(file, now)
 		}
 	}
 	_, _ = w.rotate(ctx, j)
 	return committed, nil
+}
+
+// vouched splits items, in order, into those whose worker the writer's
+// signature vouches for (Config.Vouches; all of them when it is nil) and
+// the others.
+func (w *Writer) vouched(items []item) (mine, others []item) {
+	if w.vouches == nil {
+		return items, nil
+	}
+	for _, it := range items {
+		if w.vouches(it.ev.Worker) {
+			mine = append(mine, it)
+		} else {
+			others = append(others, it)
+		}
+	}
+	return mine, others
 }
 
 // syncedFile is the cache file that says up to which byte of which

@@ -8,8 +8,8 @@ import (
 	"github.com/lockgate/lockgate/model/config"
 )
 
-// RulePusher is the rule of a pushed commit whose trailers name a worker the pusher may
-// not push for, without that worker's signature.
+// RulePusher refuses a pushed commit whose trailers name a worker the
+// pusher may not push for, without that worker's signature.
 const RulePusher = "pusher"
 
 // Pusher is who pushes the commits a check judges, as the server, the CI
@@ -28,9 +28,9 @@ type Pusher struct {
 	Refuse bool
 }
 
-// RuleSignature is the rule, under workflow.signed: required, of a commit whose trailers,
-// an event or a lock table state lacks a good signature of the worker it
-// names.
+// RuleSignature refuses, under workflow.signed: required, a commit whose
+// trailers, an event or a lock table state lacks a good signature of the
+// worker it names.
 const RuleSignature = "signature"
 
 // Vouches reports whether a good signature by signers (the principals of
