@@ -157,7 +157,7 @@ func (e *Workspace) signsFor(sign gitexec.Signer) func(worker string) bool {
 	}
 	me := e.me.Holder
 	h := hooks.Runner{Trust: e.cfg.Trust.Pushers}
-	return func(worker string) bool { return h.Vouches(me, worker) }
+	return func(worker string) bool { return h.Vouches([]string{me}, worker) }
 }
 
 // vouchedEvents keeps, under workflow.signed: required, the events of the
