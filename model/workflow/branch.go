@@ -57,7 +57,7 @@ type Config struct {
 	Name, Email string
 	// Sign, when set, signs every commit the Writer makes, as git's
 	// commit -S does (workflow.signed: required).
-	Sign gitexec.Signer
+	Sign func(ctx context.Context, payload []byte) (string, error)
 	// Vouches, when set (workflow.signed: required), says whether the
 	// writer's signature speaks for an event's worker. CatchUp and Sync
 	// commit only the journal's events it vouches for: the journal of a
@@ -104,7 +104,7 @@ type Writer struct {
 	remote      string
 	lock        func(context.Context) (func(), error)
 	name, email string
-	sign        gitexec.Signer
+	sign        func(ctx context.Context, payload []byte) (string, error)
 	vouches     func(worker string) bool
 	attempts    int
 	rotateAt    int64

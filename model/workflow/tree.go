@@ -13,8 +13,6 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
-
-	"github.com/lockgate/lockgate/internal/gitexec"
 )
 
 // trees decodes each tree once during one operation. Only names and
@@ -337,7 +335,7 @@ const signTimeout = 30 * time.Second
 
 // signCommit signs c as git signs a commit: the signature covers the
 // commit encoded without one, and goes in its gpgsig header.
-func signCommit(c *object.Commit, sign gitexec.Signer) error {
+func signCommit(c *object.Commit, sign func(ctx context.Context, payload []byte) (string, error)) error {
 	payload := &plumbing.MemoryObject{}
 	if err := c.EncodeWithoutSignature(payload); err != nil {
 		return fmt.Errorf("encode commit: %w", err)

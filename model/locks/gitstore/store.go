@@ -68,7 +68,7 @@ type Options struct {
 	// locks without saying why (checkLogged).
 	Warn func(msg string)
 	// Sign, when set, signs every state's commit (workflow.signed).
-	Sign gitexec.Signer
+	Sign func(ctx context.Context, payload []byte) (string, error)
 
 	// legacyASCII names records as versions that folded A-Z only did
 	// (record.LegacyName); tests use it to write such tables.
