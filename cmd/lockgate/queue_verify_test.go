@@ -15,6 +15,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/lockgate/lockgate/internal/gittest"
 )
 
 // TestQueueFleetVerify: a fleet drains a work queue with claim and done
@@ -24,7 +26,8 @@ import (
 // (a push race lost, made certain): each clone must push its events
 // again itself, before the commits that need them are verified. One
 // worker is killed in the middle of its first package and comes back as
-// a new session; its claim expires and is taken over.
+// a new session; its claim expires and is taken over. The fleet reaches
+// the remote through git daemon.
 func TestQueueFleetVerify(t *testing.T) {
 	t.Parallel()
 	oneFleetAtATime(t)
@@ -62,6 +65,14 @@ workflow:
 		write(t, filepath.Join(seed, fleetFile(i)), fmt.Sprintf("package src\n\n// file %d\n", i))
 	}
 	f.publish(seed)
+	// The workers and the verifier reach the remote through git daemon
+	// (the events tests beside this one use the file remote).
+	daemon, url, err := startGitDaemon(f.root, gittest.Env(t.TempDir()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { stopDaemon(daemon) })
+	f.origin = url + "origin.git"
 	shared := f.clone("shared")
 	for n := range workers {
 		w := &fleetWorker{f: f, n: n, id: fmt.Sprintf("agent-%d@fleet", n), rng: rand.New(rand.NewPCG(uint64(n), 11))}
@@ -119,7 +130,7 @@ workflow:
 	cmd.Env = append(append([]string(nil), f.env...), "LOCKGATE_WORKER=ci@fleet", "LOCKGATE_WORKER_TYPE=agent")
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
+	err = cmd.Run()
 	var rep fleetReport
 	jerr := json.Unmarshal(stdout.Bytes(), &rep)
 	if err != nil || jerr != nil || !rep.OK || len(rep.Undecided) > 0 || len(rep.Violations) > 0 || rep.Commits != packages {
