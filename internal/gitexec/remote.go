@@ -165,15 +165,7 @@ func ReadBlobs(ctx context.Context, r *Repo, oids []string) ([][]byte, error) {
 	if len(oids) == 0 {
 		return nil, nil
 	}
-	var in bytes.Buffer
-	for _, o := range oids {
-		if !IsObjectName(o) {
-			return nil, fmt.Errorf("cat-file: %q is not an object name", o)
-		}
-		in.WriteString(o)
-		in.WriteByte('\n')
-	}
-	return readBatch(ReadCommand(ctx, r.GitDir, dirOf(r), "cat-file", "--batch"), &in, "blob", oids)
+	return readBatch(ReadCommand(ctx, r.GitDir, dirOf(r), "cat-file", "--batch"), "blob", oids)
 }
 
 // ReadBlobsIn is ReadBlobs in the repository git finds from dir, in this
@@ -191,6 +183,14 @@ func readObjectsIn(ctx context.Context, dir, typ string, oids []string) ([][]byt
 	if len(oids) == 0 {
 		return nil, nil
 	}
+	cmd := exec.CommandContext(ctx, "git", "cat-file", "--batch")
+	cmd.Dir = dir
+	return readBatch(cmd, typ, oids)
+}
+
+// readBatch runs cmd, a `git cat-file --batch`, asks it for oids, and reads the
+// objects oids, each of type typ, in order.
+func readBatch(cmd *exec.Cmd, typ string, oids []string) ([][]byte, error) {
 	var in bytes.Buffer
 	for _, o := range oids {
 		if !IsObjectName(o) {
@@ -199,15 +199,7 @@ func readObjectsIn(ctx context.Context, dir, typ string, oids []string) ([][]byt
 		in.WriteString(o)
 		in.WriteByte('\n')
 	}
-	cmd := exec.CommandContext(ctx, "git", "cat-file", "--batch")
-	cmd.Dir = dir
-	return readBatch(cmd, &in, typ, oids)
-}
-
-// readBatch runs cmd, a `git cat-file --batch` given in, and reads the
-// objects oids, each of type typ, in order.
-func readBatch(cmd *exec.Cmd, in io.Reader, typ string, oids []string) ([][]byte, error) {
-	cmd.Stdin = in
+	cmd.Stdin = &in
 	var errb bytes.Buffer
 	cmd.Stderr = &errb
 	stdout, err := cmd.StdoutPipe()
