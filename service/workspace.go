@@ -256,7 +256,8 @@ func (e *Workspace) Open(ctx context.Context, p Purpose) error {
 	e.redis, _ = store.(*redisstore.Store)
 	e.journal = e.JournalFile()
 	host, _ := os.Hostname()
-	e.mgr = &locks.Manager{Store: store, Host: host, PID: os.Getpid(), Now: e.opts.Clock, StoreName: storeName(setup.use, store)}
+	e.mgr = &locks.Manager{Store: store, Host: host, PID: os.Getpid(), Now: e.opts.Clock, StoreName: storeName(setup.use, store),
+		PerBranch: e.cfg.Locks.PerBranch}
 	sink := &auditSink{ctx: ctx, journal: e.journal, autoPush: e.cfg.Workflow.AutoPush, notify: e.notify, quietPush: p.Settles}
 	if e.cfg.Workflow.AutoCommit {
 		sink.branch = e.branchWriter(ctx)

@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/lockgate/lockgate/model/locks/lockkey"
 	"math/rand/v2"
 	"slices"
 	"sync/atomic"
@@ -42,6 +43,12 @@ type Manager struct {
 	// expires, which no store signals. Other stores are polled every few
 	// milliseconds.
 	WaitPoll time.Duration
+	// PerBranch (locks.per_branch) compares every path or pattern key
+	// with the branch locks (lockkey.BranchKey) of its paths too: a lock
+	// without a branch holds on every branch, so it and a branch lock of
+	// a common path exclude each other. A branch lock's key is always
+	// compared with the locks without a branch.
+	PerBranch bool
 
 	recovered atomic.Bool // the intents of dead writers were settled
 }
@@ -436,7 +443,7 @@ func setTask(l *Lock, req Request, now time.Time) {
 }
 
 func (m *Manager) checkOverlap(ctx context.Context, s Store, key string, me Owner, now time.Time) error {
-	entries, err := s.Overlapping(ctx, key)
+	entries, err := m.overlapping(ctx, s, key)
 	if err != nil {
 		return err
 	}
@@ -452,6 +459,37 @@ func (m *Manager) checkOverlap(ctx context.Context, s Store, key string, me Owne
 		}
 	}
 	return nil
+}
+
+// overlapping is s.Overlapping(key) and, across the line between
+// branch locks and locks without a branch (PerBranch), the records of
+// the other side whose paths overlap key's.
+func (m *Manager) overlapping(ctx context.Context, s Store, key string) ([]Entry, error) {
+	entries, err := s.Overlapping(ctx, key)
+	if err != nil {
+		return nil, err
+	}
+	if _, inner, ok := lockkey.SplitBranch(key); ok {
+		more, err := s.Overlapping(ctx, inner)
+		if err != nil {
+			return nil, err
+		}
+		return append(entries, more...), nil
+	}
+	if !m.PerBranch || !lockkey.IsPathLike(key) {
+		return entries, nil
+	}
+	branched, err := s.InNamespace(ctx, lockkey.BranchNamespace)
+	if err != nil {
+		return nil, err
+	}
+	for _, e := range branched {
+		_, inner, ok := lockkey.SplitBranch(e.Key)
+		if e.Err != nil || !ok || lockkey.OverlapFoldCase(inner, key) {
+			entries = append(entries, e)
+		}
+	}
+	return entries, nil
 }
 
 // acquireEvents are the events of a successful acquisition made at at:
@@ -943,7 +981,7 @@ func (m *Manager) Check(ctx context.Context, keys []string, me Owner) ([]Status,
 	}
 	var out []Status
 	for _, key := range keys {
-		entries, err := m.Store.Overlapping(ctx, key)
+		entries, err := m.overlapping(ctx, m.Store, key)
 		if err != nil {
 			return nil, err
 		}
