@@ -69,7 +69,12 @@ func (e *Workspace) RangeBranch(ctx context.Context, rng, explicit string) (stri
 	if base, _, ok := strings.Cut(rng, ".."); ok && base != "" {
 		out, err := gitexec.RepoOutput(ctx, e.repo, "rev-parse", "--symbolic-full-name", "--end-of-options", strings.TrimSuffix(base, "."))
 		if err == nil {
-			ref := strings.TrimSpace(string(out))
+			// git 2.39 echoes --end-of-options first: the name is last.
+			lines := strings.Fields(string(out))
+			ref := ""
+			if len(lines) > 0 {
+				ref = lines[len(lines)-1]
+			}
 			if b, ok := strings.CutPrefix(ref, "refs/heads/"); ok {
 				return b, nil
 			}

@@ -27,6 +27,14 @@ type LFSLock struct {
 	Path     string    `json:"path"`
 	LockedAt time.Time `json:"locked_at"`
 	Owner    LFSOwner  `json:"owner"`
+	// Ref is the branch a branch lock holds on (locks.per_branch), as the
+	// protocol names refs; absent for a lock that holds on every branch.
+	Ref *LFSRef `json:"ref,omitempty"`
+}
+
+// LFSRef is a ref of the git-lfs API: a full ref name.
+type LFSRef struct {
+	Name string `json:"name"`
 }
 
 // LFSOwner is a git-lfs lock's owner: the worker holding the lockgate lock.
@@ -49,7 +57,36 @@ func lfsLockID(l locks.Lock) string {
 
 // LFSLockOf is l as the git-lfs API shows it.
 func LFSLockOf(l locks.Lock) LFSLock {
-	return LFSLock{ID: lfsLockID(l), Path: lfsFileOf(l.Key), LockedAt: l.CreatedAt.UTC(), Owner: LFSOwner{Name: l.Holder}}
+	v := LFSLock{ID: lfsLockID(l), Path: lfsFileOf(lockkey.Unbranched(l.Key)), LockedAt: l.CreatedAt.UTC(), Owner: LFSOwner{Name: l.Holder}}
+	if b, _, ok := lockkey.SplitBranch(l.Key); ok {
+		v.Ref = &LFSRef{Name: "refs/heads/" + b}
+	}
+	return v
+}
+
+// lfsBranch is the branch whose locks a git-lfs request means: the
+// branch ref names under locks.per_branch, else "" (every lock holds on
+// every branch). A ref other than a branch's (a tag) names none.
+func (e *Workspace) lfsBranch(ref string) (string, error) {
+	if err := lfsRef(ref); err != nil {
+		return "", err
+	}
+	b, ok := strings.CutPrefix(ref, "refs/heads/")
+	if !ok || !e.cfg.Locks.PerBranch {
+		return "", nil
+	}
+	if r := lockkey.BranchProblem(b); r != "" {
+		return "", Usagef("ref %q: lockgate cannot lock on this branch: %s", ref, r)
+	}
+	return b, nil
+}
+
+// holdsOn reports whether the lock on key holds on branch: a lock
+// without a branch holds on every one, a branch lock on its own; with
+// branch "" every lock is shown.
+func holdsOn(key, branch string) bool {
+	b, _, ok := lockkey.SplitBranch(key)
+	return branch == "" || !ok || b == branch
 }
 
 // lfsGlob are the characters that make a lock key a pattern and that a
@@ -152,8 +189,8 @@ const maxLFSRef = 1024
 // lfsRef checks the ref a git-lfs client names (git-lfs 3 sends the
 // branch it works on: "ref" with a lock, an unlock or a verify,
 // "refspec" with a list): "" when it names none, else a full ref name
-// git would accept. lockgate locks are not per branch, so a valid ref
-// changes nothing; a malformed one is a client lockgate cannot judge,
+// git would accept. Under locks.per_branch a branch's ref picks its
+// locks (lfsBranch); a malformed ref is a client lockgate cannot judge,
 // and is refused.
 func lfsRef(ref string) error {
 	if ref == "" {
@@ -174,8 +211,8 @@ func lfsRef(ref string) error {
 }
 
 // LFSCreateRequest is git-lfs's POST /locks. Ref is the branch the
-// client works on: checked, and otherwise unused, since a lockgate lock
-// holds on every branch.
+// client works on: under locks.per_branch the lock holds on that branch
+// only, else on every branch.
 type LFSCreateRequest struct {
 	Path, Ref string
 }
@@ -185,7 +222,8 @@ type LFSCreateRequest struct {
 // already is renewed. Held by another worker, the error is a
 // *locks.HeldError naming that lock.
 func (e *Workspace) LFSCreateLock(ctx context.Context, r LFSCreateRequest) (LFSLock, error) {
-	if err := lfsRef(r.Ref); err != nil {
+	branch, err := e.lfsBranch(r.Ref)
+	if err != nil {
 		return LFSLock{}, err
 	}
 	p, err := lfsPath(r.Path)
@@ -196,7 +234,7 @@ func (e *Workspace) LFSCreateLock(ctx context.Context, r LFSCreateRequest) (LFSL
 	if err != nil {
 		return LFSLock{}, err
 	}
-	res, err := e.AcquireLocks(ctx, AcquireRequest{Keys: []string{key}, Tool: true, Reason: "git lfs lock"})
+	res, err := e.AcquireLocks(ctx, AcquireRequest{Keys: []string{key}, Tool: true, Reason: "git lfs lock", Branch: branch})
 	if err != nil {
 		return LFSLock{}, err
 	}
@@ -208,8 +246,8 @@ func (e *Workspace) LFSCreateLock(ctx context.Context, r LFSCreateRequest) (LFSL
 
 // LFSListRequest is git-lfs's GET /locks: the locks on Path, or the one
 // with ID, or all; a page of at most Limit (0 is 100) from Cursor. Refspec
-// is the branch the client asks about: checked, and otherwise unused, as
-// every lock holds on every branch.
+// is the branch the client asks about: under locks.per_branch only the
+// locks that hold on it are listed.
 type LFSListRequest struct {
 	Path, ID, Cursor, Refspec string
 	Limit                     int
@@ -263,7 +301,8 @@ func page(ls []LFSLock, cursor string, limit int) ([]LFSLock, string, error) {
 
 // LFSListLocks lists the live locks as git-lfs shows them.
 func (e *Workspace) LFSListLocks(ctx context.Context, r LFSListRequest) (LFSListResult, error) {
-	if err := lfsRef(r.Refspec); err != nil {
+	branch, err := e.lfsBranch(r.Refspec)
+	if err != nil {
 		return LFSListResult{}, err
 	}
 	live, err := e.lfsLive(ctx)
@@ -272,19 +311,43 @@ func (e *Workspace) LFSListLocks(ctx context.Context, r LFSListRequest) (LFSList
 	}
 	all := []LFSLock{}
 	for _, l := range live {
+		if !holdsOn(l.Key, branch) {
+			continue
+		}
 		v := LFSLockOf(l)
 		if (r.Path != "" && v.Path != r.Path) || (r.ID != "" && v.ID != r.ID) {
 			continue
 		}
 		all = append(all, v)
 	}
+	if r.Path != "" && r.Refspec == "" && len(all) > 1 {
+		all = e.ownFirst(all)
+	}
 	got, next, err := page(all, r.Cursor, r.Limit)
 	return LFSListResult{Locks: got, NextCursor: next}, err
 }
 
+// ownFirst is the locks of one path on several branches as `git lfs
+// unlock PATH` needs them: it looks its lock up by path alone, without
+// the branch, and gives up on more than one. The caller's own locks are
+// the ones such an unlock means; when the caller holds none of them, all
+// (git-lfs then asks for `--id`).
+func (e *Workspace) ownFirst(ls []LFSLock) []LFSLock {
+	var mine []LFSLock
+	for _, l := range ls {
+		if l.Owner.Name == e.me.Holder {
+			mine = append(mine, l)
+		}
+	}
+	if len(mine) == 0 {
+		return ls
+	}
+	return mine
+}
+
 // LFSVerifyRequest is git-lfs's POST /locks/verify: a page of the locks,
-// split by holder. Ref (the branch being pushed) is checked, and
-// otherwise unused: every lock holds on every branch.
+// split by holder. Ref is the branch being pushed: under
+// locks.per_branch only the locks that hold on it count.
 type LFSVerifyRequest struct {
 	Cursor, Ref string
 	Limit       int
@@ -315,8 +378,8 @@ func (e *Workspace) LFSVerifyLocks(ctx context.Context, r LFSVerifyRequest) (LFS
 	return out, nil
 }
 
-// LFSUnlockRequest is git-lfs's POST /locks/:id/unlock. Ref is checked,
-// and otherwise unused: a lock holds on every branch.
+// LFSUnlockRequest is git-lfs's POST /locks/:id/unlock. Ref is checked;
+// the id alone names the lock, on its branch or on every one.
 type LFSUnlockRequest struct {
 	ID, Ref string
 	// Force removes another worker's lock: a clear, logged as lock_clear.
