@@ -571,6 +571,43 @@ func activityID(key string) (string, bool) {
 // looked at before any is released, so a refused key leaves all of them
 // held. extra events are recorded with the releases when there is one.
 func (m *Manager) Release(ctx context.Context, keys []string, me Owner, force bool, extra ...journal.Event) (ReleaseResult, error) {
+	return m.release(ctx, keys, me, force, nil, extra)
+}
+
+// Landed is a grant whose holder's work is on the branch the lock
+// protects: its key and fence, and the commit that brought it there.
+type Landed struct {
+	Key     string
+	Fence   uint64
+	Commit  string
+	Details string
+}
+
+// ReleaseLanded releases, as me, each grant of landed that still holds
+// (the same key under the same fence: a lock taken anew since is left
+// alone), whoever holds it; each is logged as lock_release naming its
+// commit and details. A grant gone or replaced is reported in Missing.
+func (m *Manager) ReleaseLanded(ctx context.Context, landed []Landed, me Owner) (ReleaseResult, error) {
+	byKey := make(map[string]Landed, len(landed))
+	keys := make([]string, 0, len(landed))
+	for _, l := range landed {
+		byKey[l.Key] = l
+		keys = append(keys, l.Key)
+	}
+	return m.release(ctx, keys, me, true, func(cur Lock, ev *journal.Event) bool {
+		l := byKey[cur.Key]
+		if cur.Fence != l.Fence {
+			return false
+		}
+		ev.Commit, ev.Details = l.Commit, l.Details
+		return true
+	}, nil)
+}
+
+// release is Release; keep, when set, decides for each lock found
+// whether to release it (false: reported missing) and completes its
+// event.
+func (m *Manager) release(ctx context.Context, keys []string, me Owner, force bool, keep func(Lock, *journal.Event) bool, extra []journal.Event) (ReleaseResult, error) {
 	var out ReleaseResult
 	var locks []Lock // Key only: a corrupt record, removed with force
 	var plan []intentEvent
@@ -597,6 +634,10 @@ func (m *Manager) Release(ctx context.Context, keys []string, me Owner, force bo
 		if !cur.OwnedBy(me) {
 			ev.Details = fmt.Sprintf("forced: was held by %s (%s, session %s) since %s",
 				cur.Holder, cur.HolderType, cur.Session, cur.CreatedAt.Format(time.RFC3339))
+		}
+		if keep != nil && !keep(cur, &ev) {
+			out.Missing = append(out.Missing, key)
+			continue
 		}
 		locks = append(locks, cur)
 		plan = append(plan, intentEvent{Event: ev, Proof: &proof{Key: key, Token: cur.Token, Gone: true}})
