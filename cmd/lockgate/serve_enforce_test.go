@@ -214,7 +214,19 @@ func testEnforcedAtTheServer(t *testing.T, store string) {
 	edit(alice, "hero v2\n", "hero v2")
 	out, err = alice("push", readURL, "main")
 	refused("alice's push over git://", out, err, before)
-	// Over HTTP her login is her worker, and git-lfs's own check passes.
+	// Her login is not her worker's name: without trust.pushers (an
+	// operator's policy in the repository's directory, which overrides
+	// the committed one) she pushes as another worker.
+	override := filepath.Join(bare, ".lockgate.yaml")
+	if err := os.WriteFile(override, []byte("version: 1\nlocks:\n  store: "+store+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err = alice("push", "origin", "main")
+	refused("alice's push over HTTP, her login mapped to no worker", out, err, before)
+	if err := os.Remove(override); err != nil {
+		t.Fatal(err)
+	}
+	// Mapped, her login is her worker, and git-lfs's own check passes.
 	if out, err := alice("push", "origin", "main"); err != nil {
 		t.Fatalf("alice's push under her own lock: %v: %s", err, out)
 	}
