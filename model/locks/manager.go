@@ -7,13 +7,13 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"github.com/lockgate/lockgate/model/locks/lockkey"
 	"math/rand/v2"
 	"slices"
 	"sync/atomic"
 	"time"
 
 	"github.com/lockgate/lockgate/model/locks/journal"
+	"github.com/lockgate/lockgate/model/locks/lockkey"
 )
 
 // EventSink records lock events; *journal.Journal is one. A change to
