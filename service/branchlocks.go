@@ -102,3 +102,26 @@ func (e *Workspace) RangeBranch(ctx context.Context, rng, explicit string) (stri
 	}
 	return b, nil
 }
+
+// HeldOnBranches is the branches on which the caller holds a branch lock
+// of key (a path or pattern key): what `lock release KEY` without
+// --branch did not release. Nil when locks.per_branch is off or the
+// store cannot say.
+func (e *Workspace) HeldOnBranches(ctx context.Context, key string) []string {
+	if !e.cfg.Locks.PerBranch || !lockkey.IsPathLike(key) || e.store == nil {
+		return nil
+	}
+	entries, err := e.store.InNamespace(ctx, lockkey.BranchNamespace)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	id := lockkey.FoldCase(key)
+	for _, en := range entries {
+		b, inner, ok := lockkey.SplitBranch(en.Key)
+		if en.Err == nil && ok && lockkey.FoldCase(inner) == id && en.OwnedBy(e.me) && !en.Expired(e.Now()) {
+			out = append(out, b)
+		}
+	}
+	return out
+}
