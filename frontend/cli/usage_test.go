@@ -62,7 +62,7 @@ func TestRunnableUsage(t *testing.T) {
 		want string
 	}{
 		{[]string{"pause", "--help"}, "\nUsage:\n  lockgate pause FEATURE [--reason R] [--ttl D]\n  lockgate pause [command]\n\n"},
-		{[]string{"lock", "release", "--help"}, "\nUsage:\n  lockgate lock release KEY... [--force]\n\n"},
+		{[]string{"lock", "release", "--help"}, "\nUsage:\n  lockgate lock release KEY... [--force] [--branch B]\n\n"},
 		{[]string{"serve", "user", "add", "--help"}, "\nUsage:\n  lockgate serve user add NAME\n\n"},
 	}
 	for _, tt := range tests {
