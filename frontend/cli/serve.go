@@ -79,7 +79,7 @@ func serveCommand() *command {
 					"Share one store with every clone: set locks.store: git (on the remote) or locks.store: redis://HOST:PORT/DB in .lockgate.yaml and commit it, then restart the server (docs/stores.md)")
 			}
 			srv := httpserver.New(e, httpserver.Options{PublicRead: publicRead, RateLimit: limit, Log: func(format string, args ...any) {
-				fmt.Fprintf(a.stdio.Err, "lockgate: %s\n", safetext.Text(fmt.Sprintf(format, args...)))
+				fmt.Fprintf(a.stdio.Err, "lockgate: %s\n", safetext.Field(fmt.Sprintf(format, args...)))
 			}})
 			if err := srv.Serve(ctx, ln, serveDrain); err != nil {
 				return err

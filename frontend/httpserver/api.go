@@ -14,6 +14,7 @@ import (
 
 	"github.com/lockgate/lockgate/internal/duration"
 	"github.com/lockgate/lockgate/internal/hint"
+	"github.com/lockgate/lockgate/internal/safetext"
 	"github.com/lockgate/lockgate/model/locks"
 	"github.com/lockgate/lockgate/model/locks/lockkey"
 	"github.com/lockgate/lockgate/service"
@@ -138,7 +139,7 @@ func (s *Server) apiFail(w http.ResponseWriter, r *http.Request, err error) {
 		status, body.Code, body.Class = http.StatusBadRequest, outcome.ExitUsage, outcome.ClassInvalidArgument
 	}
 	if status >= http.StatusInternalServerError {
-		s.opts.Log("%s %s (request %s): %v", r.Method, r.URL.Path, body.RequestID, err)
+		s.opts.Log("%s %s (request %s): %s", logField(r.Method), logField(r.URL.Path), body.RequestID, safetext.Field(err.Error()))
 	}
 	w.Header().Set("Content-Type", apiType)
 	w.WriteHeader(status)

@@ -14,9 +14,12 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/lockgate/lockgate/frontend/webboard"
 	"github.com/lockgate/lockgate/internal/hint"
+	"github.com/lockgate/lockgate/internal/safetext"
 	"github.com/lockgate/lockgate/model/locks"
 	"github.com/lockgate/lockgate/service"
 	"github.com/lockgate/lockgate/service/outcome"
@@ -142,9 +145,27 @@ func (s *Server) logged(h http.Handler) http.Handler {
 		if user == "" {
 			user = "-"
 		}
-		s.opts.Log("%s %s %d user=%s %s request=%s", r.Method, r.URL.Path, answered(sw.status), user,
+		s.opts.Log("%s %s %d user=%s %s request=%s", logField(r.Method), logField(r.URL.Path), answered(sw.status), logField(user),
 			time.Since(start).Round(time.Microsecond), info.id)
 	})
+}
+
+// logField is a value a client chose (the method, the decoded path, the
+// user), written so that it stays one field of one log line: as it is
+// when it holds only printable characters other than space, '"' and
+// '\', else quoted as Go quotes it. A path whose escapes decode to a
+// newline, or to spaces and a status, would otherwise write lines or
+// fields of the client's choosing (`/x%0APOST /api/v1/locks 200 user=op`).
+func logField(s string) string {
+	for _, r := range s {
+		if r == utf8.RuneError || r == ' ' || r == '"' || r == '\\' || !unicode.IsPrint(r) {
+			return strconv.Quote(s)
+		}
+	}
+	if s == "" {
+		return `""`
+	}
+	return s
 }
 
 // answered is the status a handler answered, 200 when it wrote nothing.
@@ -326,7 +347,7 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, rid string, err er
 		status = http.StatusUnprocessableEntity
 	}
 	if status >= http.StatusInternalServerError {
-		s.opts.Log("%s %s (request %s): %v", r.Method, r.URL.Path, rid, err)
+		s.opts.Log("%s %s (request %s): %s", logField(r.Method), logField(r.URL.Path), rid, safetext.Field(err.Error()))
 	}
 	w.WriteHeader(status)
 	_ = json.NewEncoder(w).Encode(body) // the client gone: nothing to tell

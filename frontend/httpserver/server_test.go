@@ -34,9 +34,7 @@ func newFixture(t testing.TB) *fixture {
 	if err := e.Open(ctx, service.Purpose{TakesLocks: true, Server: true}); err != nil {
 		t.Fatal(err)
 	}
-	f := &fixture{srv: httptest.NewServer(New(e, Options{}).Handler()), publicServer: httptest.NewServer(New(e, Options{PublicRead: true}).Handler())}
-	t.Cleanup(f.srv.Close)
-	t.Cleanup(f.publicServer.Close)
+	f := &fixture{srv: startServer(t, e, Options{}), publicServer: startServer(t, e, Options{PublicRead: true})}
 	for _, u := range []struct {
 		name string
 		tok  *string
@@ -48,6 +46,15 @@ func newFixture(t testing.TB) *fixture {
 		*u.tok = res.Token
 	}
 	return f
+}
+
+// startServer serves e with opts on a test server of its own, closed
+// when the test ends.
+func startServer(t testing.TB, e *service.Workspace, opts Options) *httptest.Server {
+	t.Helper()
+	srv := httptest.NewServer(New(e, opts).Handler())
+	t.Cleanup(srv.Close)
+	return srv
 }
 
 // do sends one request and returns its status, headers and decoded body.
