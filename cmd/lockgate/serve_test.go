@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -137,6 +138,23 @@ func TestServeGitLFS(t *testing.T) {
 // end, which it must survive with exit 0. It returns HOST:PORT.
 func startServe(t *testing.T, c *cliRepo, args ...string) string {
 	t.Helper()
+	addr, _ := startServeLogged(t, c, args...)
+	return addr
+}
+
+// startServeLogged is startServe, with what the server has written to
+// stderr so far (one entry a line) at every call of logged.
+func startServeLogged(t *testing.T, c *cliRepo, args ...string) (addr string, logged func() []string) {
+	t.Helper()
+	var (
+		mu    sync.Mutex
+		lines []string
+	)
+	logged = func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		return append([]string(nil), lines...)
+	}
 	cmd := c.cmd("server", append([]string{"serve", "--listen", "127.0.0.1:0"}, args...)...)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
@@ -146,16 +164,22 @@ func startServe(t *testing.T, c *cliRepo, args ...string) string {
 		t.Fatal(err)
 	}
 	exited := make(chan error, 1)
-	lines := bufio.NewScanner(stderr)
-	addr := ""
-	for addr == "" && lines.Scan() {
-		if _, rest, ok := strings.Cut(lines.Text(), " on http://"); ok {
+	scan := bufio.NewScanner(stderr)
+	keep := func(line string) {
+		mu.Lock()
+		defer mu.Unlock()
+		lines = append(lines, line)
+	}
+	for addr == "" && scan.Scan() {
+		keep(scan.Text())
+		if _, rest, ok := strings.Cut(scan.Text(), " on http://"); ok {
 			addr, _, _ = strings.Cut(rest, " ")
 		}
 	}
 	go func() {
-		for lines.Scan() {
-			t.Log("serve:", lines.Text())
+		for scan.Scan() {
+			keep(scan.Text())
+			t.Log("serve:", scan.Text())
 		}
 		exited <- cmd.Wait()
 	}()
@@ -179,7 +203,7 @@ func startServe(t *testing.T, c *cliRepo, args ...string) string {
 		if err == nil {
 			res.Body.Close()
 			if res.StatusCode == http.StatusOK {
-				return addr
+				return addr, logged
 			}
 		}
 		if time.Now().After(deadline) {

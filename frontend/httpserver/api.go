@@ -54,11 +54,15 @@ func (e *routeError) Error() string {
 	return fmt.Sprintf("%s %s: the JSON API serves no such request (docs/serve.md)", e.method, e.path)
 }
 
-// api wraps h for the JSON API: the content type, the token (always for
-// writes, for reads unless PublicRead), the rate limit, and errors as
-// {error: {...}}.
+// api wraps h for the JSON API: the content type, what a write must show
+// (guardWrite), the token (always for writes, for reads unless
+// PublicRead), the rate limit, and errors as {error: {...}}.
 func (s *Server) api(write bool, h handler) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
+		if err := s.guardWrite(r); err != nil {
+			s.apiFail(w, r, err)
+			return
+		}
 		e, err := s.authenticate(r, write)
 		if lerr := s.admit(r); lerr != nil {
 			err = lerr
@@ -114,8 +118,14 @@ func (s *Server) apiFail(w http.ResponseWriter, r *http.Request, err error) {
 		limited  *RateLimitedError
 		quota    *locks.RateLimitedError
 		notOwner *locks.NotOwnerError
+		site     *CrossSiteError
+		media    *MediaTypeError
 	)
 	switch {
+	case errors.As(err, &site):
+		status, body.Code, body.Class = http.StatusForbidden, outcome.ExitNotPermitted, outcome.ClassNotPermitted
+	case errors.As(err, &media):
+		status, body.Code, body.Class = http.StatusUnsupportedMediaType, outcome.ExitUsage, outcome.ClassInvalidArgument
 	case errors.As(err, &notOwner) && r.Method == http.MethodDelete && len(body.Hints) == 1 && !lockkey.IsPause(notOwner.Lock.Key):
 		// The API's own force, where the CLI's names `lock release --force`.
 		l := notOwner.Lock

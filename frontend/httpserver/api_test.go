@@ -39,6 +39,9 @@ func apiDo(t *testing.T, srv *httptest.Server, method, path, token, body string)
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
 	}
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
 	res, err := srv.Client().Do(req)
 	if err != nil {
 		t.Fatal(err)

@@ -86,6 +86,9 @@ func send(srv *httptest.Server, method, path, user, token, body string) (int, []
 	if user != "" {
 		req.SetBasicAuth(user, token)
 	}
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
 	res, err := srv.Client().Do(req)
 	if err != nil {
 		return 0, nil, err

@@ -133,6 +133,7 @@ func TestStoreQuotaIs429(t *testing.T) {
 	for _, req := range [][2]string{{"/lfs/locks", `{"path":"b.bin"}`}, {"/api/v1/locks", `{"keys":["c.bin"]}`}} {
 		r, _ := http.NewRequest("POST", srv.URL+req[0], strings.NewReader(req[1]))
 		r.SetBasicAuth("u0", tokens[0])
+		r.Header.Set("Content-Type", "application/json")
 		res, err := srv.Client().Do(r)
 		if err != nil {
 			t.Fatal(err)

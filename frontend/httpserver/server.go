@@ -1,6 +1,7 @@
 package httpserver
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"crypto/tls"
@@ -230,13 +231,17 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener, drain time.Duration
 // the status and the body to encode.
 type handler func(ctx context.Context, e *service.Workspace, r *http.Request) (int, any, error)
 
-// lfs wraps h for the git-lfs API: the content type, the token (always
-// for writes, for reads unless PublicRead), the rate limit, and errors as
-// {message, request_id}.
+// lfs wraps h for the git-lfs API: the content type, what a write must
+// show (guardWrite), the token (always for writes, for reads unless
+// PublicRead), the rate limit, and errors as {message, request_id}.
 func (s *Server) lfs(write bool, h handler) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		rid := requestIDOf(r)
 		w.Header().Set("Content-Type", lfsType)
+		if err := s.guardWrite(r); err != nil {
+			s.fail(w, r, rid, err)
+			return
+		}
 		e, err := s.authenticate(r, write)
 		if lerr := s.admit(r); lerr != nil {
 			err = lerr
@@ -315,8 +320,14 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, rid string, err er
 		tooBig   *http.MaxBytesError
 		limited  *RateLimitedError
 		quota    *locks.RateLimitedError
+		site     *CrossSiteError
+		media    *MediaTypeError
 	)
 	switch {
+	case errors.As(err, &site):
+		status = http.StatusForbidden
+	case errors.As(err, &media):
+		status = http.StatusUnsupportedMediaType
 	case errors.As(err, &limited):
 		status = http.StatusTooManyRequests
 		w.Header().Set("Retry-After", retryAfter(limited.Retry))
@@ -374,16 +385,31 @@ func lfsStatusOf(exit int) int {
 // errBadRequest is a body that is not the JSON the route takes.
 var errBadRequest = errors.New("bad request")
 
-// decode reads r's JSON body into v, bounded by maxBody; an empty body
-// is an empty object.
+// decode reads r's body, bounded by maxBody, into v: exactly one JSON
+// object, with no field v does not take and nothing after it. A client
+// that sends more than the request takes is refused rather than half
+// understood: the fields and bytes around a form's field (a text/plain
+// form posts `{"force":true,"x":"="}`) are how a page of another site
+// writes JSON, and a field ignored today could mean something tomorrow.
 func decode(r *http.Request, v any) error {
-	dec := json.NewDecoder(http.MaxBytesReader(nil, r.Body, maxBody))
-	if err := dec.Decode(v); err != nil && !errors.Is(err, io.EOF) {
+	data, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, maxBody))
+	if err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
 			return err
 		}
+		return fmt.Errorf("%w: reading the body: %v", errBadRequest, err)
+	}
+	if t := bytes.TrimLeft(data, " \t\r\n"); len(t) == 0 || t[0] != '{' {
+		return fmt.Errorf("%w: the body must be one JSON object", errBadRequest)
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
 		return fmt.Errorf("%w: the body is not the JSON this request takes: %v", errBadRequest, err)
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return fmt.Errorf("%w: the body holds more than one JSON object", errBadRequest)
 	}
 	return nil
 }

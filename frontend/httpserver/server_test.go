@@ -70,6 +70,9 @@ func do(t *testing.T, srv *httptest.Server, method, path, user, token, body stri
 	case token != "":
 		req.Header.Set("Authorization", "Bearer "+token)
 	}
+	if body != "" {
+		req.Header.Set("Content-Type", lfsType)
+	}
 	res, err := srv.Client().Do(req)
 	if err != nil {
 		t.Fatal(err)
