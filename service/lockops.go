@@ -259,6 +259,9 @@ type LockRow struct {
 	LookAlike string `json:"look_alike,omitempty"`
 	// Hint resolves a corrupt record: the command that removes it.
 	Hint string `json:"-"`
+	// token is the lock's owner token, which no listing shows: the
+	// git-lfs id is made from it (lfsLockID).
+	token string
 }
 
 // ListResult is the records asked for, in the store's order, and how many
@@ -305,7 +308,7 @@ func (e *Workspace) ListLocks(ctx context.Context, r ListRequest) (ListResult, e
 	for _, en := range entries {
 		row := LockRow{LockView: ViewOf(en.Lock), Action: en.Action, PID: en.PID, Host: en.Host,
 			TaskAcquired: en.TaskAcquired, RequestID: en.RequestID, TraceID: en.TraceID,
-			Location: e.store.Where(en.Key), Bookkeeping: isBookkeeping(en.Lock)}
+			Location: e.store.Where(en.Key), Bookkeeping: isBookkeeping(en.Lock), token: en.Token}
 		if row.Bookkeeping && !r.All {
 			continue
 		}

@@ -109,6 +109,8 @@ func TestLFSAPI(t *testing.T) {
 		{name: "bad limit", method: "GET", path: "/lfs/locks?limit=x", token: f.bob, status: 422},
 		{name: "verify", method: "POST", path: "/lfs/locks/verify", token: f.bob, body: `{}`, status: 200, has: "theirs"},
 		{name: "unlock unknown", method: "POST", path: "/lfs/locks/00/unlock", token: f.bob, body: `{}`, status: 404},
+		{name: "unlock no id", method: "POST", path: "/lfs/locks/%21%21%2E" + strings.Repeat("z", 32) + "/unlock", token: f.bob, body: `{"force":true}`, status: 404},
+		{name: "unlock a key's id of no lock", method: "POST", path: "/lfs/locks/Yi5iaW4." + strings.Repeat("0", 32) + "/unlock", token: f.bob, body: `{"force":true}`, status: 404},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			srv := tc.srv
