@@ -141,7 +141,12 @@ func (e *Workspace) ReleaseLocks(ctx context.Context, r ReleaseRequest) (locks.R
 	if err != nil {
 		return locks.ReleaseResult{}, err
 	}
-	res, err := e.mgr.Release(ctx, canonicals(keys), e.me, r.Force)
+	var res locks.ReleaseResult
+	if r.Force {
+		res, err = e.mgr.ReleaseChecked(ctx, canonicals(keys), e.me, e.forceCheck(ctx))
+	} else {
+		res, err = e.mgr.Release(ctx, canonicals(keys), e.me, false)
+	}
 	e.syncAfterLocks(ctx)
 	return res, err
 }
@@ -419,7 +424,8 @@ type ClearResult struct {
 	Age time.Duration `json:"-"`
 }
 
-// ClearLocks removes any lock, or unreadable record, whoever holds it.
+// ClearLocks removes any lock, or unreadable record, whoever holds it,
+// unless a rule of ForceCheck refuses it (a *ForceRefusedError).
 func (e *Workspace) ClearLocks(ctx context.Context, r ClearRequest) (ClearResult, error) {
 	if err := r.Check(); err != nil {
 		return ClearResult{}, err
@@ -431,7 +437,7 @@ func (e *Workspace) ClearLocks(ctx context.Context, r ClearRequest) (ClearResult
 	if err != nil {
 		return ClearResult{}, err
 	}
-	removed, err := e.mgr.Clear(ctx, key, e.me)
+	removed, err := e.mgr.ClearChecked(ctx, key, e.me, e.forceCheck(ctx))
 	var corrupt *locks.CorruptError
 	if errors.As(err, &corrupt) {
 		return ClearResult{Key: key, Corrupt: true, Record: corrupt.Path, Store: e.StoreName()}, nil

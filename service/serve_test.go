@@ -180,8 +180,15 @@ func TestLFSLocks(t *testing.T) {
 	if _, err := alice.LFSUnlock(ctx, LFSUnlockRequest{ID: l.ID}); err != nil {
 		t.Fatal(err)
 	}
-	// Forced: another worker's lock cleared, and logged as a clear.
+	// Forced: another worker's lock cleared by an admin, and logged as a
+	// clear; a user who is no admin is refused.
 	carols := list.Locks[1]
+	_, err = bob.LFSUnlock(ctx, LFSUnlockRequest{ID: carols.ID, Force: true})
+	wantErr[*ForceRefusedError](t, err)
+	bob, err = f.as("server").As(ServeUser{Name: "bob", Type: "agent", Admin: true})
+	if err != nil {
+		t.Fatal(err)
+	}
 	if _, err := bob.LFSUnlock(ctx, LFSUnlockRequest{ID: carols.ID, Force: true}); err != nil {
 		t.Fatal(err)
 	}

@@ -84,6 +84,10 @@ func TestServeGitLFS(t *testing.T) {
 	if out, err := bobGit("lfs", "unlock", "art/model.bin"); err == nil || !strings.Contains(out, "alice") {
 		t.Fatalf("bob's git lfs unlock: %v: %s", err, out)
 	}
+	// bob is no admin of the server: --force does not clear alice's lock.
+	if out, err := bobGit("lfs", "unlock", "--force", "art/model.bin"); err == nil || !strings.Contains(out, "only an admin") {
+		t.Fatalf("bob's git lfs unlock --force: %v: %s", err, out)
+	}
 
 	// A lock taken with lockgate is a git-lfs lock.
 	if code, out := c.run("carol", "lock", "acquire", "docs/x.md"); code != 0 {

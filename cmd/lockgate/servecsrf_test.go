@@ -25,8 +25,9 @@ func hostileForm(action, body string) string {
 }
 
 // TestServeRefusesHostilePages opens, in a real headless chromium signed
-// in to `lockgate serve` as bob (its every request carries bob's
-// credentials, as a browser that was given them sends them), a page of
+// in to `lockgate serve` as bob, an admin, who may clear anyone's lock
+// (its every request carries bob's credentials, as a browser that was
+// given them sends them), a page of
 // another site that posts text/plain forms to the server: one force-
 // unlocks alice's lock through git-lfs's API, one takes a lock through
 // the JSON API. Each post reaches the server, which logs its refusal
@@ -40,7 +41,7 @@ func TestServeRefusesHostilePages(t *testing.T) {
 	}
 	c.repo.Git("add", "-A")
 	c.repo.Git("commit", "-qm", "init")
-	code, out := c.run("admin", "serve", "user", "add", "bob")
+	code, out := c.run("admin", "serve", "user", "add", "bob", "--admin")
 	if code != 0 {
 		t.Fatalf("serve user add bob: exit %d: %s", code, out)
 	}

@@ -119,6 +119,7 @@ func serveUserAddCommand() *command {
 		short:   "add a user of lockgate serve; its token is the last line printed, shown once",
 		flags: func(fs *pflag.FlagSet) {
 			fs.StringVar(&req.Type, "type", "human", "the user's worker type: human or agent")
+			fs.BoolVar(&req.Admin, "admin", false, "let the user clear other users' locks through the server (git lfs unlock --force, DELETE ?force=true, the board's clear)")
 		},
 		run: func(ctx context.Context, a *app, args []string) error {
 			e, err := a.workspace(ctx)
@@ -130,12 +131,16 @@ func serveUserAddCommand() *command {
 			if err != nil {
 				return err
 			}
-			return a.reply(map[string]any{"name": res.User.Name, "type": res.User.Type, "token": res.Token}, func() {
+			return a.reply(map[string]any{"name": res.User.Name, "type": res.User.Type, "admin": res.User.Admin, "token": res.Token}, func() {
 				// The token is the last line, for scripts; before it, how the
 				// person's own hooks come to act as the user, or the user's
 				// git-lfs locks would bind the person's own commits.
+				role := res.User.Type
+				if res.User.Admin {
+					role += ", admin"
+				}
 				fmt.Fprintf(a.stdio.Out, "added %s (%s); where this user runs git, lockgate must act as the same worker (put this in the shell profile or the environment there):\n  %s\nits token, shown only now:\n%s\n",
-					safetext.Field(res.User.Name), res.User.Type, service.WorkerSetup(res.User), res.Token)
+					safetext.Field(res.User.Name), role, service.WorkerSetup(res.User), res.Token)
 			})
 		},
 	}
@@ -158,9 +163,13 @@ func serveUserListCommand() *command {
 			}
 			return a.reply(us, func() {
 				tw := tabwriter.NewWriter(a.stdio.Out, 0, 4, 2, ' ', 0)
-				fmt.Fprintln(tw, "NAME\tTYPE\tADDED")
+				fmt.Fprintln(tw, "NAME\tTYPE\tADMIN\tADDED")
 				for _, u := range us {
-					fmt.Fprintf(tw, "%s\t%s\t%s\n", safetext.Field(u.Name), u.Type, u.Created.UTC().Format(time.RFC3339))
+					admin := "no"
+					if u.Admin {
+						admin = "yes"
+					}
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", safetext.Field(u.Name), u.Type, admin, u.Created.UTC().Format(time.RFC3339))
 				}
 				tw.Flush()
 			})

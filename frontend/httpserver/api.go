@@ -129,7 +129,7 @@ func (s *Server) apiFail(w http.ResponseWriter, r *http.Request, err error) {
 	case errors.As(err, &notOwner) && r.Method == http.MethodDelete && len(body.Hints) == 1 && !lockkey.IsPause(notOwner.Lock.Key):
 		// The API's own force, where the CLI's names `lock release --force`.
 		l := notOwner.Lock
-		body.Hints[0] = fmt.Sprintf("only %s (session %s) may release it; to override: `DELETE %s?force=true` (logged as lock_clear)",
+		body.Hints[0] = fmt.Sprintf("only %s (session %s) may release it; an admin of the server may override: `DELETE %s?force=true` (logged as lock_clear)",
 			l.Holder, l.Session, (&url.URL{Path: "/api/v1/locks/" + l.Key}).EscapedPath())
 	case errors.As(err, &limited):
 		status, body.Code, body.Class = http.StatusTooManyRequests, outcome.ExitRateLimited, outcome.ClassRateLimited

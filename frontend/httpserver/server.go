@@ -322,6 +322,7 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, rid string, err er
 		quota    *locks.RateLimitedError
 		site     *CrossSiteError
 		media    *MediaTypeError
+		forced   *service.ForceRefusedError
 	)
 	switch {
 	case errors.As(err, &site):
@@ -343,13 +344,22 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, rid string, err er
 		body.Lock = &l
 		// git-lfs shows the message alone: it names the holder and the
 		// commands that end the lock, as the path git-lfs knows it by.
-		body.Message = fmt.Sprintf("cannot lock %s: it is held by %s (%s) until %s: ask %s to run `git lfs unlock %s`; an operator can remove it with `git lfs unlock --force %s` (logged)",
+		body.Message = fmt.Sprintf("cannot lock %s: it is held by %s (%s) until %s: ask %s to run `git lfs unlock %s`; an admin of the server can remove it with `git lfs unlock --force %s` (logged)",
 			l.Path, held.Lock.Holder, held.Lock.HolderType, held.Lock.ExpiresAt.UTC().Format(time.RFC3339), held.Lock.Holder,
 			lfsArg(l.Path), lfsArg(l.Path))
 	case errors.As(err, &notOwner):
 		status = http.StatusForbidden
 		p := service.LFSLockOf(notOwner.Lock).Path
-		body.Message = fmt.Sprintf("%s is locked by %s: `git lfs unlock --force %s` clears another worker's lock (logged)", p, notOwner.Lock.Holder, lfsArg(p))
+		body.Message = fmt.Sprintf("%s is locked by %s: an admin of the server can clear another worker's lock with `git lfs unlock --force %s` (logged)", p, notOwner.Lock.Holder, lfsArg(p))
+	case errors.As(err, &forced):
+		// git-lfs shows the message alone: the rule, and how it is met.
+		status = http.StatusForbidden
+		p := service.LFSLockOf(forced.Lock).Path
+		how := fmt.Sprintf("ask %s to run `git lfs unlock %s`; an operator of the server can add an admin, who may: `lockgate serve user add NAME --admin`", forced.Lock.Holder, lfsArg(p))
+		if forced.Rule == service.ForceRuleAgentsClearHuman {
+			how = fmt.Sprintf("ask %s to run `git lfs unlock %s`, or let agents clear people's locks: locks.agents_clear_human: true in the committed .lockgate.yaml", forced.Lock.Holder, lfsArg(p))
+		}
+		body.Message = err.Error() + ": " + how
 	case errors.As(err, &notFound):
 		status = http.StatusNotFound
 	case errors.As(err, &tooBig):

@@ -12,11 +12,12 @@ import (
 	"github.com/lockgate/lockgate/service"
 )
 
-// fixture is a server on a fresh repository with users alice and bob.
+// fixture is a server on a fresh repository with users alice and bob,
+// people, the admin root, and the agent admin bot.
 type fixture struct {
-	srv          *httptest.Server
-	alice, bob   string // tokens
-	publicServer *httptest.Server
+	srv                   *httptest.Server
+	alice, bob, root, bot string // tokens
+	publicServer          *httptest.Server
 }
 
 func newFixture(t testing.TB) *fixture {
@@ -38,8 +39,11 @@ func newFixture(t testing.TB) *fixture {
 	for _, u := range []struct {
 		name string
 		tok  *string
-	}{{"alice", &f.alice}, {"bob", &f.bob}} {
-		res, err := e.AddUser(service.UserAddRequest{Name: u.name})
+		req  service.UserAddRequest
+	}{{"alice", &f.alice, service.UserAddRequest{}}, {"bob", &f.bob, service.UserAddRequest{}},
+		{"root", &f.root, service.UserAddRequest{Admin: true}}, {"bot", &f.bot, service.UserAddRequest{Type: "agent", Admin: true}}} {
+		u.req.Name = u.name
+		res, err := e.AddUser(u.req)
 		if err != nil {
 			t.Fatal(err)
 		}

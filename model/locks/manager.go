@@ -527,12 +527,29 @@ func activityID(key string) (string, bool) {
 	return "", false
 }
 
+// ForceCheck judges a forced removal of a lock another owner holds before
+// anything is removed: its error refuses the whole request. Who may force
+// whose lock is the caller's policy (roles, worker types); the Manager
+// only makes sure that the record judged is the record removed.
+type ForceCheck func(Lock) error
+
 // Release removes the owner's locks on keys. With force, another's lock is
 // removed too and the removed record returned. A key that holds no lock is
 // reported in Missing, not as an error: release is idempotent. Every key is
 // looked at before any is released, so a refused key leaves all of them
 // held. extra events are recorded with the releases when there is one.
 func (m *Manager) Release(ctx context.Context, keys []string, me Owner, force bool, extra ...journal.Event) (ReleaseResult, error) {
+	return m.release(ctx, keys, me, force, nil, extra)
+}
+
+// ReleaseChecked is Release with force, each lock another owner holds
+// judged by check first. The removal compares the record's token, so a
+// lock taken by someone else after it was judged is not removed.
+func (m *Manager) ReleaseChecked(ctx context.Context, keys []string, me Owner, check ForceCheck, extra ...journal.Event) (ReleaseResult, error) {
+	return m.release(ctx, keys, me, true, check, extra)
+}
+
+func (m *Manager) release(ctx context.Context, keys []string, me Owner, force bool, check ForceCheck, extra []journal.Event) (ReleaseResult, error) {
 	var out ReleaseResult
 	var locks []Lock // Key only: a corrupt record, removed with force
 	var plan []intentEvent
@@ -554,6 +571,11 @@ func (m *Manager) Release(ctx context.Context, keys []string, me Owner, force bo
 		}
 		if !cur.OwnedBy(me) && !force {
 			return out, &NotOwnerError{Lock: cur, Op: "release"}
+		}
+		if !cur.OwnedBy(me) && check != nil {
+			if err := check(cur); err != nil {
+				return out, err
+			}
 		}
 		ev := m.event(me, journal.ActionRelease, cur)
 		if !cur.OwnedBy(me) {
@@ -884,10 +906,24 @@ func (m *Manager) Conclude(ctx context.Context, c Conclusion) (Lock, ReleaseResu
 
 // Clear removes whatever lock is on key (forced, logged) and returns it.
 func (m *Manager) Clear(ctx context.Context, key string, me Owner) (Lock, error) {
+	return m.ClearChecked(ctx, key, me, nil)
+}
+
+// ClearChecked is Clear, a lock another owner holds judged by check first
+// (an unreadable record, which names no owner, is not). With a check the
+// removal compares the record's token: a lock taken after it was judged
+// is left alone, and the clear fails as a lock that changed.
+func (m *Manager) ClearChecked(ctx context.Context, key string, me Owner, check ForceCheck) (Lock, error) {
 	cur, err := m.Store.Get(ctx, key)
 	var corrupt *CorruptError
 	if err != nil && !errors.As(err, &corrupt) {
 		return Lock{}, err
+	}
+	judged := check != nil && corrupt == nil
+	if judged && !cur.OwnedBy(me) {
+		if err := check(cur); err != nil {
+			return Lock{}, err
+		}
 	}
 	ev := m.event(me, journal.ActionClear, Lock{Key: key, Fence: cur.Fence})
 	if corrupt != nil {
@@ -901,8 +937,13 @@ func (m *Manager) Clear(ctx context.Context, key string, me Owner) (Lock, error)
 		return Lock{}, err
 	}
 	ev.Timestamp = m.now().UTC()
-	removed, err := m.Store.Remove(ctx, key)
-	if err != nil && !errors.As(err, &corrupt) {
+	var removed Lock
+	if judged {
+		if err = m.Store.Release(ctx, key, cur.Token); err != nil {
+			return Lock{}, ch.fail(nil, fmt.Errorf("clear %s: the lock changed while it was cleared; nothing was removed: %w", key, err))
+		}
+		removed = cur
+	} else if removed, err = m.Store.Remove(ctx, key); err != nil && !errors.As(err, &corrupt) {
 		return Lock{}, ch.fail(nil, err)
 	}
 	if rerr := ch.record([]journal.Event{ev}); rerr != nil {
