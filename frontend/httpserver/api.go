@@ -120,8 +120,11 @@ func (s *Server) apiFail(w http.ResponseWriter, r *http.Request, err error) {
 		notOwner *locks.NotOwnerError
 		site     *CrossSiteError
 		media    *MediaTypeError
+		tooMany  *TooManyKeysError
 	)
 	switch {
+	case errors.As(err, &tooMany):
+		status, body.Code, body.Class = http.StatusRequestEntityTooLarge, outcome.ExitUsage, outcome.ClassInvalidArgument
 	case errors.As(err, &site):
 		status, body.Code, body.Class = http.StatusForbidden, outcome.ExitNotPermitted, outcome.ClassNotPermitted
 	case errors.As(err, &media):
@@ -244,6 +247,9 @@ func (s *Server) apiAcquire(ctx context.Context, e *service.Workspace, r *http.R
 	if len(b.Keys) == 0 {
 		return 0, nil, fmt.Errorf("%w: keys: give at least one key", errBadRequest)
 	}
+	if err := s.spendKeys(r, len(b.Keys)); err != nil {
+		return 0, nil, err
+	}
 	req := service.AcquireRequest{Keys: b.Keys, Tool: true, Reason: b.Reason}
 	var err error
 	if req.TTL, err = durationOf("ttl", b.TTL); err != nil {
@@ -289,6 +295,9 @@ func (s *Server) apiRefresh(ctx context.Context, e *service.Workspace, r *http.R
 	}
 	if len(b.Keys) == 0 {
 		return 0, nil, fmt.Errorf("%w: keys: give at least one key", errBadRequest)
+	}
+	if err := s.spendKeys(r, len(b.Keys)); err != nil {
+		return 0, nil, err
 	}
 	req := service.RefreshRequest{Keys: b.Keys, Tool: true}
 	var err error
