@@ -32,6 +32,7 @@ const maxAPIWait = 30 * time.Second
 const (
 	classUnauthorized = "unauthorized"
 	classNotFound     = "not_found"
+	classMisdirected  = "misdirected"
 )
 
 // apiRoutes adds the JSON API under /api/v1/ to mux.
@@ -121,8 +122,11 @@ func (s *Server) apiFail(w http.ResponseWriter, r *http.Request, err error) {
 		site     *CrossSiteError
 		media    *MediaTypeError
 		tooMany  *TooManyKeysError
+		misdir   *MisdirectedError
 	)
 	switch {
+	case errors.As(err, &misdir):
+		status, body.Code, body.Class = http.StatusMisdirectedRequest, outcome.ExitNotPermitted, classMisdirected
 	case errors.As(err, &tooMany):
 		status, body.Code, body.Class = http.StatusRequestEntityTooLarge, outcome.ExitUsage, outcome.ClassInvalidArgument
 	case errors.As(err, &site):

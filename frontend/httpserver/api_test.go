@@ -163,12 +163,11 @@ func TestRequestLog(t *testing.T) {
 		mu    sync.Mutex
 		lines []string
 	)
-	srv := httptest.NewServer(New(e, Options{Log: func(format string, args ...any) {
+	srv := startServer(t, e, Options{Log: func(format string, args ...any) {
 		mu.Lock()
 		defer mu.Unlock()
 		lines = append(lines, fmt.Sprintf(format, args...))
-	}}).Handler())
-	defer srv.Close()
+	}})
 
 	apiDo(t, srv, "POST", "/api/v1/locks?token="+added.Token, added.Token, `{"keys":["a.bin"],"reason":"`+added.Token+`"}`)
 	status, _, _ := apiDo(t, srv, "GET", "/api/v1/locks", "wrong-"+added.Token, "")
@@ -218,7 +217,7 @@ func TestTLS(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The untrusting client's handshake fails on purpose: not logged.
-	srv := &http.Server{Handler: f.srv.Config.Handler, ReadHeaderTimeout: 5 * time.Second, ErrorLog: log.New(io.Discard, "", 0)}
+	srv := &http.Server{Handler: New(f.e, Options{Addr: ln.Addr().String()}).Handler(), ReadHeaderTimeout: 5 * time.Second, ErrorLog: log.New(io.Discard, "", 0)}
 	go func() { _ = srv.Serve(tl) }()
 	t.Cleanup(func() { _ = srv.Close() })
 

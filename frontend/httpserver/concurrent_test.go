@@ -62,9 +62,7 @@ func storeServerOf(t testing.TB, store string, n int, opts Options, env map[stri
 	if err := e.Open(ctx, service.Purpose{TakesLocks: true, Server: true}); err != nil {
 		t.Fatal(err)
 	}
-	s := New(e, opts)
-	srv := httptest.NewServer(s.Handler())
-	t.Cleanup(srv.Close)
+	srv, s := startServerOf(t, e, opts)
 	tokens := make([]string, n)
 	for i := range tokens {
 		res, err := e.AddUser(service.UserAddRequest{Name: fmt.Sprintf("u%d", i)})

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -25,13 +26,20 @@ func TestGitLFSRefs(t *testing.T) {
 	if _, err := exec.LookPath("git-lfs"); err != nil {
 		t.Fatal("git-lfs is not installed: `make test` installs it (apt-get install git-lfs)")
 	}
-	_, s, tokens := storeServerOf(t, "file", 2, Options{}, nil)
+	// The server is reached through a recorder in front of it, as
+	// through a proxy: the recorder's URL is a public URL of the server.
+	srv := httptest.NewUnstartedServer(nil)
+	_, port, err := net.SplitHostPort(srv.Listener.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, s, tokens := storeServerOf(t, "file", 2, Options{PublicURLs: []PublicURL{{Scheme: "http", Host: "127.0.0.1", Port: port}}}, nil)
 	var (
 		mu   sync.Mutex
 		sent []string // METHOD URI BODY of each request
 	)
 	h := s.Handler()
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	srv.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		b, err := io.ReadAll(r.Body)
 		if err != nil {
 			t.Error(err)
@@ -41,7 +49,8 @@ func TestGitLFSRefs(t *testing.T) {
 		sent = append(sent, r.Method+" "+r.URL.RequestURI()+" "+string(b))
 		mu.Unlock()
 		h.ServeHTTP(w, r)
-	}))
+	})
+	srv.Start()
 	t.Cleanup(srv.Close)
 	origin := gittest.New(t)
 	origin.Write("a.bin", "a\n")

@@ -44,6 +44,14 @@ type Options struct {
 	// duration, request id) and the error of each the server could not
 	// answer; nil drops them. No token reaches it.
 	Log func(format string, args ...any)
+	// Addr is the address the server listens on, HOST:PORT as bound;
+	// Serve takes it from its listener when it is empty. With PublicURLs
+	// it names the hosts the server answers to (hosts.go): a handler of
+	// a server that knows neither answers every request but /healthz 421.
+	Addr string
+	// PublicURLs are the URLs the server is reached by besides its
+	// listen address (--public-url).
+	PublicURLs []PublicURL
 }
 
 // Server answers HTTP requests on one workspace, many at once: each
@@ -55,6 +63,9 @@ type Server struct {
 	e      *service.Workspace
 	opts   Options
 	limits *limiter
+	// origins are where the server is reached (serverOrigins), hosts
+	// what a request's Host header may name (allowedHosts).
+	origins, hosts []hostPort
 	// stopping is closed when the server starts to stop: the web board's
 	// streams end then instead of holding the drain.
 	stopping chan struct{}
@@ -65,7 +76,16 @@ func New(e *service.Workspace, opts Options) *Server {
 	if opts.Log == nil {
 		opts.Log = func(string, ...any) {}
 	}
-	return &Server{e: e, opts: opts, limits: newLimiter(opts.RateLimit, time.Now), stopping: make(chan struct{})}
+	s := &Server{e: e, opts: opts, limits: newLimiter(opts.RateLimit, time.Now), stopping: make(chan struct{})}
+	s.knowHosts()
+	return s
+}
+
+// knowHosts derives the hosts the server answers to from its address and
+// public URLs.
+func (s *Server) knowHosts() {
+	s.origins = serverOrigins(s.opts.Addr, s.opts.PublicURLs)
+	s.hosts = allowedHosts(s.origins)
 }
 
 // Handler is the server's routes.
@@ -82,7 +102,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("/lfs/objects/", s.objects)
 	s.apiRoutes(mux)
 	mux.Handle("/", s.page())
-	return s.logged(mux)
+	return s.logged(s.hostChecked(mux))
 }
 
 // reqInfo is what a request's log line says that only its handler learns.
@@ -196,6 +216,10 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener, drain time.Duration
 	// signal context), so the requests get their own.
 	base, stop := context.WithCancel(context.Background())
 	defer stop()
+	if s.opts.Addr == "" {
+		s.opts.Addr = ln.Addr().String()
+		s.knowHosts()
+	}
 	hs := &http.Server{
 		BaseContext:       func(net.Listener) context.Context { return base },
 		Handler:           s.Handler(),
@@ -323,8 +347,11 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, rid string, err er
 		site     *CrossSiteError
 		media    *MediaTypeError
 		forced   *service.ForceRefusedError
+		misdir   *MisdirectedError
 	)
 	switch {
+	case errors.As(err, &misdir):
+		status = http.StatusMisdirectedRequest
 	case errors.As(err, &site):
 		status = http.StatusForbidden
 	case errors.As(err, &media):

@@ -15,6 +15,7 @@ import (
 // fixture is a server on a fresh repository with users alice and bob,
 // people, the admin root, and the agent admin bot.
 type fixture struct {
+	e                     *service.Workspace
 	srv                   *httptest.Server
 	alice, bob, root, bot string // tokens
 	publicServer          *httptest.Server
@@ -35,7 +36,7 @@ func newFixture(t testing.TB) *fixture {
 	if err := e.Open(ctx, service.Purpose{TakesLocks: true, Server: true}); err != nil {
 		t.Fatal(err)
 	}
-	f := &fixture{srv: startServer(t, e, Options{}), publicServer: startServer(t, e, Options{PublicRead: true})}
+	f := &fixture{e: e, srv: startServer(t, e, Options{}), publicServer: startServer(t, e, Options{PublicRead: true})}
 	for _, u := range []struct {
 		name string
 		tok  *string
@@ -56,9 +57,22 @@ func newFixture(t testing.TB) *fixture {
 // when the test ends.
 func startServer(t testing.TB, e *service.Workspace, opts Options) *httptest.Server {
 	t.Helper()
-	srv := httptest.NewServer(New(e, opts).Handler())
-	t.Cleanup(srv.Close)
+	srv, _ := startServerOf(t, e, opts)
 	return srv
+}
+
+// startServerOf is startServer, and the Server: one that knows the
+// address it listens on (Options.Addr), as Serve tells it, so that it
+// answers requests for that host.
+func startServerOf(t testing.TB, e *service.Workspace, opts Options) (*httptest.Server, *Server) {
+	t.Helper()
+	srv := httptest.NewUnstartedServer(nil)
+	opts.Addr = srv.Listener.Addr().String()
+	s := New(e, opts)
+	srv.Config.Handler = s.Handler()
+	srv.Start()
+	t.Cleanup(srv.Close)
+	return srv, s
 }
 
 // do sends one request and returns its status, headers and decoded body.
