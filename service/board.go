@@ -169,8 +169,9 @@ func problemLine(err error) string {
 	return err.Error()
 }
 
-// Clear removes the lock on key, whoever holds it (logged).
+// Clear removes the lock on key, whoever holds it (logged), unless a
+// rule of ForceCheck refuses it.
 func (b *Board) Clear(ctx context.Context, key string) error {
-	_, err := b.e.mgr.Clear(ctx, key, b.e.me)
+	_, err := b.e.mgr.ClearChecked(ctx, key, b.e.me, b.e.forceCheck(ctx))
 	return err
 }

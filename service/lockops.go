@@ -152,7 +152,12 @@ func (e *Workspace) ReleaseLocks(ctx context.Context, r ReleaseRequest) (locks.R
 	if keys, err = e.onBranch(keys, r.Branch, false); err != nil {
 		return locks.ReleaseResult{}, err
 	}
-	res, err := e.mgr.Release(ctx, canonicals(keys), e.me, r.Force)
+	var res locks.ReleaseResult
+	if r.Force {
+		res, err = e.mgr.ReleaseChecked(ctx, canonicals(keys), e.me, e.forceCheck(ctx))
+	} else {
+		res, err = e.mgr.Release(ctx, canonicals(keys), e.me, false)
+	}
 	e.syncAfterLocks(ctx)
 	return res, err
 }
@@ -270,6 +275,9 @@ type LockRow struct {
 	LookAlike string `json:"look_alike,omitempty"`
 	// Hint resolves a corrupt record: the command that removes it.
 	Hint string `json:"-"`
+	// token is the lock's owner token, which no listing shows: the
+	// git-lfs id is made from it (lfsLockID).
+	token string
 }
 
 // ListResult is the records asked for, in the store's order, and how many
@@ -316,7 +324,7 @@ func (e *Workspace) ListLocks(ctx context.Context, r ListRequest) (ListResult, e
 	for _, en := range entries {
 		row := LockRow{LockView: ViewOf(en.Lock), Action: en.Action, PID: en.PID, Host: en.Host,
 			TaskAcquired: en.TaskAcquired, RequestID: en.RequestID, TraceID: en.TraceID,
-			Location: e.store.Where(en.Key), Bookkeeping: isBookkeeping(en.Lock)}
+			Location: e.store.Where(en.Key), Bookkeeping: isBookkeeping(en.Lock), token: en.Token}
 		if row.Bookkeeping && !r.All {
 			continue
 		}
@@ -427,7 +435,8 @@ type ClearResult struct {
 	Age time.Duration `json:"-"`
 }
 
-// ClearLocks removes any lock, or unreadable record, whoever holds it.
+// ClearLocks removes any lock, or unreadable record, whoever holds it,
+// unless a rule of ForceCheck refuses it (a *ForceRefusedError).
 func (e *Workspace) ClearLocks(ctx context.Context, r ClearRequest) (ClearResult, error) {
 	if err := r.Check(); err != nil {
 		return ClearResult{}, err
@@ -439,7 +448,7 @@ func (e *Workspace) ClearLocks(ctx context.Context, r ClearRequest) (ClearResult
 	if err != nil {
 		return ClearResult{}, err
 	}
-	removed, err := e.mgr.Clear(ctx, key, e.me)
+	removed, err := e.mgr.ClearChecked(ctx, key, e.me, e.forceCheck(ctx))
 	var corrupt *locks.CorruptError
 	if errors.As(err, &corrupt) {
 		return ClearResult{Key: key, Corrupt: true, Record: corrupt.Path, Store: e.StoreName()}, nil

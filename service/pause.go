@@ -149,7 +149,9 @@ func (e *Workspace) Unpause(ctx context.Context, req UnpauseRequest) (locks.Rele
 	if err != nil {
 		return locks.ReleaseResult{}, err
 	}
-	return e.mgr.Release(ctx, []string{key}, e.me, req.Force,
-		journal.Event{Worker: e.me.Holder, WorkerType: e.me.HolderType, Session: e.me.Session,
-			Action: journal.ActionUnpause, Key: key})
+	ev := journal.Event{Worker: e.me.Holder, WorkerType: e.me.HolderType, Session: e.me.Session, Action: journal.ActionUnpause, Key: key}
+	if req.Force {
+		return e.mgr.ReleaseChecked(ctx, []string{key}, e.me, e.forceCheck(ctx), ev)
+	}
+	return e.mgr.Release(ctx, []string{key}, e.me, false, ev)
 }

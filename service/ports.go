@@ -117,7 +117,10 @@ func (e *Workspace) ReleasePorts(ctx context.Context, req PortsReleaseRequest) (
 	if err != nil {
 		return locks.ReleaseResult{}, err
 	}
-	return e.mgr.Release(ctx, keys, e.me, req.Force)
+	if req.Force {
+		return e.mgr.ReleaseChecked(ctx, keys, e.me, e.forceCheck(ctx))
+	}
+	return e.mgr.Release(ctx, keys, e.me, false)
 }
 
 // ListPorts is every live port lease, by port.

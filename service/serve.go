@@ -3,7 +3,8 @@ package service
 import (
 	"context"
 	"crypto/sha256"
-	"encoding/binary"
+	"crypto/subtle"
+	"encoding/base64"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -42,17 +43,38 @@ type LFSOwner struct {
 	Name string `json:"name"`
 }
 
-// lfsLockID is the git-lfs id of lockgate lock l: the first 20 bytes, in
-// hex, of SHA-256 over its key, a zero byte and its fence. A grant keeps
-// its fence for its life (renewals and refreshes included) and a new
-// grant of the key gets a higher one, so the id names one grant.
+// lfsLockID is the git-lfs id of lockgate lock l: its key in base64url
+// (unpadded), a '.', and the first 16 bytes, in hex, of SHA-256 over the
+// key, a zero byte and the lock's owner token. The token is random for
+// each grant and kept by its renewals and refreshes, so the id names one
+// grant, and no one who has not been shown the id can make it: the key
+// and the fence are in every listing, the token in none (and the hash
+// gives none of it back). The key part lets an unlock find the one
+// record the id names (lfsIDKey) instead of reading the whole table.
 func lfsLockID(l locks.Lock) string {
 	h := sha256.New()
 	h.Write([]byte(l.Key))
-	var b [9]byte
-	binary.BigEndian.PutUint64(b[1:], l.Fence)
-	h.Write(b[:])
-	return hex.EncodeToString(h.Sum(nil)[:20])
+	h.Write([]byte{0})
+	h.Write([]byte(l.Token))
+	return base64.RawURLEncoding.EncodeToString([]byte(l.Key)) + "." + hex.EncodeToString(h.Sum(nil)[:16])
+}
+
+// lfsIDKey is the key a git-lfs lock id (lfsLockID) names; ok is false
+// for a string that is no such id.
+func lfsIDKey(id string) (key string, ok bool) {
+	k, sum, found := strings.Cut(id, ".")
+	if !found || len(sum) != 32 || k == "" {
+		return "", false
+	}
+	if _, err := hex.DecodeString(sum); err != nil {
+		return "", false
+	}
+	// Strict: one key, one spelling of its id.
+	b, err := base64.RawURLEncoding.Strict().DecodeString(k)
+	if err != nil {
+		return "", false
+	}
+	return string(b), true
 }
 
 // LFSLockOf is l as the git-lfs API shows it.
@@ -271,7 +293,7 @@ func (e *Workspace) lfsLive(ctx context.Context) ([]locks.Lock, error) {
 		if row.Corrupt || row.Expired || row.Bookkeeping {
 			continue
 		}
-		out = append(out, locks.Lock{Key: row.Key, Holder: row.Holder, HolderType: row.HolderType, CreatedAt: row.CreatedAt, Fence: row.Fence})
+		out = append(out, locks.Lock{Key: row.Key, Holder: row.Holder, HolderType: row.HolderType, CreatedAt: row.CreatedAt, Fence: row.Fence, Token: row.token})
 	}
 	slices.SortFunc(out, func(a, b locks.Lock) int { return strings.Compare(a.Key, b.Key) })
 	return out, nil
@@ -393,15 +415,10 @@ func (e *Workspace) LFSUnlock(ctx context.Context, r LFSUnlockRequest) (LFSLock,
 	if err := lfsRef(r.Ref); err != nil {
 		return LFSLock{}, err
 	}
-	live, err := e.lfsLive(ctx)
+	l, err := e.lfsLockByID(ctx, r.ID)
 	if err != nil {
 		return LFSLock{}, err
 	}
-	i := slices.IndexFunc(live, func(l locks.Lock) bool { return lfsLockID(l) == r.ID })
-	if i < 0 {
-		return LFSLock{}, &LFSNotFoundError{ID: r.ID}
-	}
-	l := live[i]
 	if l.Holder != e.me.Holder {
 		if !r.Force {
 			return LFSLock{}, &locks.NotOwnerError{Lock: l, Op: "unlock"}
@@ -415,6 +432,29 @@ func (e *Workspace) LFSUnlock(ctx context.Context, r LFSUnlockRequest) (LFSLock,
 		return LFSLock{}, err
 	}
 	return LFSLockOf(l), nil
+}
+
+// lfsLockByID is the live lock whose git-lfs id is id: the one record
+// the id's key names, read alone, its id compared in constant time. An
+// id of no live lock, or no id at all, is a *LFSNotFoundError.
+func (e *Workspace) lfsLockByID(ctx context.Context, id string) (locks.Lock, error) {
+	notFound := &LFSNotFoundError{ID: lockkey.Shorten(id)}
+	key, ok := lfsIDKey(id)
+	if !ok {
+		return locks.Lock{}, notFound
+	}
+	l, err := e.store.Get(ctx, key)
+	var corrupt *locks.CorruptError
+	switch {
+	case errors.Is(err, locks.ErrNotFound), errors.As(err, &corrupt):
+		return locks.Lock{}, notFound
+	case err != nil:
+		return locks.Lock{}, err
+	}
+	if l.Expired(e.Now()) || isBookkeeping(l) || subtle.ConstantTimeCompare([]byte(lfsLockID(l)), []byte(id)) != 1 {
+		return locks.Lock{}, notFound
+	}
+	return l, nil
 }
 
 // JournalCursor is where a stream of the clone's journal goes on from:

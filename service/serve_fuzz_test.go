@@ -5,6 +5,8 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
+
+	"github.com/lockgate/lockgate/model/locks"
 )
 
 // FuzzLFSRef: a ref a git-lfs client names is refused with a usage error
@@ -41,4 +43,31 @@ func TestLFSRefAsGit(t *testing.T) {
 			t.Errorf("%q: lfsRef accepts %v, git check-ref-format %v", ref, ours, gitOK)
 		}
 	}
+}
+
+// FuzzLFSLockID: any string sent as a git-lfs lock id is read as a key
+// or refused, never a panic; the id of any lock names its key again, and
+// no other string than that id does.
+func FuzzLFSLockID(f *testing.F) {
+	for _, s := range [][2]string{{"src/a.go", "t"}, {"é/ü.psd", ""}, {"a.b.c", "tok.en"}, {"", "x"}, {"\x00\xff", "\n"}} {
+		f.Add(s[0], s[1])
+	}
+	f.Fuzz(func(t *testing.T, key, token string) {
+		// Read as an id, the string names a key whose ids start as it does.
+		if k, ok := lfsIDKey(key); ok {
+			if prefix, _, _ := strings.Cut(lfsLockID(locks.Lock{Key: k, Token: token}), "."); !strings.HasPrefix(key, prefix+".") {
+				t.Fatalf("lfsIDKey(%q) = %q, whose ids start %q", key, k, prefix)
+			}
+		}
+		if key == "" {
+			return
+		}
+		id := lfsLockID(locks.Lock{Key: key, Token: token})
+		if k, ok := lfsIDKey(id); !ok || k != key {
+			t.Fatalf("the id %q of %q names %q, %v", id, key, k, ok)
+		}
+		if id == lfsLockID(locks.Lock{Key: key, Token: token + "x"}) {
+			t.Fatalf("two tokens of %q share the id %q", key, id)
+		}
+	})
 }

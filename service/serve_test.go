@@ -110,7 +110,7 @@ func TestLFSLocks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if l.Path != "src/a.go" || l.Owner.Name != "alice" || len(l.ID) != 40 {
+	if l.Path != "src/a.go" || l.Owner.Name != "alice" || !strings.HasPrefix(l.ID, lfsKeyID("src/a.go")+".") {
 		t.Fatalf("created %+v", l)
 	}
 	// A git-lfs lock is a lockgate path lock of the user, with its type's TTL.
@@ -180,8 +180,15 @@ func TestLFSLocks(t *testing.T) {
 	if _, err := alice.LFSUnlock(ctx, LFSUnlockRequest{ID: l.ID}); err != nil {
 		t.Fatal(err)
 	}
-	// Forced: another worker's lock cleared, and logged as a clear.
+	// Forced: another worker's lock cleared by an admin, and logged as a
+	// clear; a user who is no admin is refused.
 	carols := list.Locks[1]
+	_, err = bob.LFSUnlock(ctx, LFSUnlockRequest{ID: carols.ID, Force: true})
+	wantErr[*ForceRefusedError](t, err)
+	bob, err = f.as("server").As(ServeUser{Name: "bob", Type: "agent", Admin: true})
+	if err != nil {
+		t.Fatal(err)
+	}
 	if _, err := bob.LFSUnlock(ctx, LFSUnlockRequest{ID: carols.ID, Force: true}); err != nil {
 		t.Fatal(err)
 	}
@@ -203,19 +210,24 @@ func TestLFSLocks(t *testing.T) {
 }
 
 func TestLFSLockIDNamesAGrant(t *testing.T) {
-	a := locks.Lock{Key: "src/a.go", Fence: 7}
+	a := locks.Lock{Key: "src/a.go", Fence: 7, Token: "t1"}
 	b := a
-	b.Holder, b.ExpiresAt = "someone else", b.ExpiresAt.Add(1)
+	b.Holder, b.ExpiresAt, b.Fence = "someone else", b.ExpiresAt.Add(1), 8
 	if lfsLockID(a) != lfsLockID(b) {
-		t.Error("the id changed with the holder or expiry of one grant")
+		t.Error("the id changed with the holder, expiry or fence of one grant")
 	}
-	b.Fence = 8
+	b.Token = "t2"
 	if lfsLockID(a) == lfsLockID(b) {
 		t.Error("two grants of one key share an id")
 	}
-	c := locks.Lock{Key: "src/a.go\x00", Fence: 7}
+	c := locks.Lock{Key: "src/a.go\x00", Fence: 7, Token: "t1"}
 	if lfsLockID(a) == lfsLockID(c) {
 		t.Error("two keys share an id")
+	}
+	for _, l := range []locks.Lock{a, c, {Key: "é/ü.psd", Token: "t"}} {
+		if k, ok := lfsIDKey(lfsLockID(l)); !ok || k != l.Key {
+			t.Errorf("the id of %q names %q, %v", l.Key, k, ok)
+		}
 	}
 }
 

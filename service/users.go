@@ -36,18 +36,25 @@ const tokenPrefix = "lgs_"
 
 // ServeUser is one user of `lockgate serve`, as `serve user list` shows
 // it: the name is the worker id of every lock the user takes, the type
-// its worker type. Only a hash of the token is kept (tokenHash).
+// its worker type. Only a hash of the token is kept (tokenHash). Admin
+// lets the user clear another user's lock through the server (ForceCheck):
+// a token is handed to tools and scripts, and most of them should only
+// ever end their own locks.
 type ServeUser struct {
 	Name    string    `json:"name"`
 	Type    string    `json:"type"`
+	Admin   bool      `json:"admin"`
 	Created time.Time `json:"created"`
 }
 
 // storedUser is ServeUser as the users file holds it, with the token's
-// public part (ID: a bearer token names its user by it) and its hash.
+// public part (ID: a bearer token names its user by it) and its hash. A
+// file written before admins existed has no admin field: its users are
+// not admins.
 type storedUser struct {
 	Name    string    `json:"name"`
 	Type    string    `json:"type"`
+	Admin   bool      `json:"admin,omitempty"`
 	Created time.Time `json:"created"`
 	ID      string    `json:"id"`
 	Hash    string    `json:"hash"`
@@ -58,9 +65,10 @@ type AuthError struct{ Msg string }
 
 func (e *AuthError) Error() string { return e.Msg }
 
-// UserAddRequest is `serve user add NAME [--type human|agent]`.
+// UserAddRequest is `serve user add NAME [--type human|agent] [--admin]`.
 type UserAddRequest struct {
 	Name, Type string
+	Admin      bool
 }
 
 // UserAddResult is the user added and its token, which is shown once and
@@ -160,7 +168,7 @@ func (e *Workspace) AddUser(r UserAddRequest) (UserAddResult, error) {
 		return UserAddResult{}, fmt.Errorf("making a token: %w", err)
 	}
 	token := tokenPrefix + hex.EncodeToString(id[:]) + "_" + base64.RawURLEncoding.EncodeToString(secret[:])
-	su := storedUser{Name: r.Name, Type: r.Type, Created: e.Now().UTC(), ID: hex.EncodeToString(id[:]), Hash: tokenHash(token)}
+	su := storedUser{Name: r.Name, Type: r.Type, Admin: r.Admin, Created: e.Now().UTC(), ID: hex.EncodeToString(id[:]), Hash: tokenHash(token)}
 	if err := e.writeUsers(append(us, su)); err != nil {
 		return UserAddResult{}, err
 	}
@@ -203,7 +211,7 @@ func checkUserName(name string) error {
 }
 
 func (s storedUser) user() ServeUser {
-	return ServeUser{Name: s.Name, Type: s.Type, Created: s.Created}
+	return ServeUser{Name: s.Name, Type: s.Type, Admin: s.Admin, Created: s.Created}
 }
 
 // ListUsers is every user of `lockgate serve`, in the order added.
@@ -284,13 +292,14 @@ func (e *Workspace) Authenticate(name, token string, beforeHash func() error) (S
 }
 
 // As is the workspace acting as user u, who becomes the worker id and
-// type of every lock it takes; the store and the manager are shared.
+// type of every lock it takes, and whose role decides whose locks it may
+// force (ForceCheck); the store and the manager are shared.
 func (e *Workspace) As(u ServeUser) (*Workspace, error) {
 	o, err := newOwner(u.Name, u.Type, u.Name)
 	if err != nil {
 		return nil, err
 	}
 	c := *e
-	c.me = o
+	c.me, c.serveUser = o, &u
 	return &c, nil
 }

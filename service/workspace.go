@@ -102,9 +102,12 @@ type Workspace struct {
 	journal *journal.Journal
 	mgr     *locks.Manager
 	me      locks.Owner
-	closers []func() error
-	redis   *redisstore.Store // set when the store is Redis
-	realTop string            // the worktree with symbolic links resolved, once needed
+	// serveUser is the user of lockgate serve the workspace acts as (As),
+	// nil on the command line.
+	serveUser *ServeUser
+	closers   []func() error
+	redis     *redisstore.Store // set when the store is Redis
+	realTop   string            // the worktree with symbolic links resolved, once needed
 	// fold is core.ignorecase, once read (see ignoreCase).
 	fold  *bool
 	setup *storeSetup // how the store was picked

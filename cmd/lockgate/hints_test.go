@@ -174,6 +174,9 @@ var hintScenarios = []hintScenario{
 	{name: "unpause not owner", config: plainConfig,
 		setup:   func(r *hintRepo) { r.must(alice, "lockgate pause FEAT-1") },
 		trigger: "lockgate unpause FEAT-1", retrigger: true},
+	{name: "agent clears a person's lock", config: plainConfig,
+		setup:   func(r *hintRepo) { r.must(alice, "lockgate lock acquire a.py") },
+		trigger: "lockgate --worker-type agent lock clear --force a.py"},
 	{name: "ports release not owner", config: plainConfig,
 		setup:   func(r *hintRepo) { r.must(alice, "lockgate ports allocate > ../port") },
 		trigger: "lockgate ports release $(cat ../port)", retrigger: true},
@@ -344,7 +347,7 @@ func runHint(t *testing.T, r *hintRepo, sc hintScenario, u hintUser, h hintLine)
 		return c
 	}
 	switch h.id {
-	case hint.AskRelease, hint.AskUnpause:
+	case hint.AskRelease, hint.AskUnpause, hint.ForceAgentHuman:
 		r.must(alice, line(0))
 	case hint.PathLocked: // "wait for alice to run `release`, or take it when free: `acquire --wait`"
 		r.must(alice, line(0))

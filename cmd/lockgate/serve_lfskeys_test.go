@@ -140,6 +140,7 @@ func TestServeGitLFSFileLooksLikeKey(t *testing.T) {
 			t.Fatal(err)
 		}
 		req.SetBasicAuth("alice", alice)
+		req.Header.Set("Content-Type", "application/vnd.git-lfs+json")
 		res, err := http.DefaultClient.Do(req)
 		if err != nil {
 			t.Fatal(err)

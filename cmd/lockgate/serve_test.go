@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -83,6 +84,10 @@ func TestServeGitLFS(t *testing.T) {
 	if out, err := bobGit("lfs", "unlock", "art/model.bin"); err == nil || !strings.Contains(out, "alice") {
 		t.Fatalf("bob's git lfs unlock: %v: %s", err, out)
 	}
+	// bob is no admin of the server: --force does not clear alice's lock.
+	if out, err := bobGit("lfs", "unlock", "--force", "art/model.bin"); err == nil || !strings.Contains(out, "only an admin") {
+		t.Fatalf("bob's git lfs unlock --force: %v: %s", err, out)
+	}
 
 	// A lock taken with lockgate is a git-lfs lock.
 	if code, out := c.run("carol", "lock", "acquire", "docs/x.md"); code != 0 {
@@ -137,6 +142,23 @@ func TestServeGitLFS(t *testing.T) {
 // end, which it must survive with exit 0. It returns HOST:PORT.
 func startServe(t *testing.T, c *cliRepo, args ...string) string {
 	t.Helper()
+	addr, _ := startServeLogged(t, c, args...)
+	return addr
+}
+
+// startServeLogged is startServe, with what the server has written to
+// stderr so far (one entry a line) at every call of logged.
+func startServeLogged(t *testing.T, c *cliRepo, args ...string) (addr string, logged func() []string) {
+	t.Helper()
+	var (
+		mu    sync.Mutex
+		lines []string
+	)
+	logged = func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		return append([]string(nil), lines...)
+	}
 	cmd := c.cmd("server", append([]string{"serve", "--listen", "127.0.0.1:0"}, args...)...)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
@@ -146,16 +168,22 @@ func startServe(t *testing.T, c *cliRepo, args ...string) string {
 		t.Fatal(err)
 	}
 	exited := make(chan error, 1)
-	lines := bufio.NewScanner(stderr)
-	addr := ""
-	for addr == "" && lines.Scan() {
-		if _, rest, ok := strings.Cut(lines.Text(), " on http://"); ok {
+	scan := bufio.NewScanner(stderr)
+	keep := func(line string) {
+		mu.Lock()
+		defer mu.Unlock()
+		lines = append(lines, line)
+	}
+	for addr == "" && scan.Scan() {
+		keep(scan.Text())
+		if _, rest, ok := strings.Cut(scan.Text(), " on http://"); ok {
 			addr, _, _ = strings.Cut(rest, " ")
 		}
 	}
 	go func() {
-		for lines.Scan() {
-			t.Log("serve:", lines.Text())
+		for scan.Scan() {
+			keep(scan.Text())
+			t.Log("serve:", scan.Text())
 		}
 		exited <- cmd.Wait()
 	}()
@@ -179,7 +207,7 @@ func startServe(t *testing.T, c *cliRepo, args ...string) string {
 		if err == nil {
 			res.Body.Close()
 			if res.StatusCode == http.StatusOK {
-				return addr
+				return addr, logged
 			}
 		}
 		if time.Now().After(deadline) {

@@ -40,6 +40,9 @@ func TestServeJSONAPI(t *testing.T) {
 			t.Fatal(err)
 		}
 		req.SetBasicAuth("alice", alice)
+		if body != "" {
+			req.Header.Set("Content-Type", "application/json")
+		}
 		res, err := http.DefaultClient.Do(req)
 		if err != nil {
 			t.Fatal(err)

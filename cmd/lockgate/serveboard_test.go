@@ -54,7 +54,7 @@ func TestServeWebBoard(t *testing.T) {
 }
 
 // TestServeWebBoardClear clears a lock from the web board of `lockgate
-// serve` in a real headless chromium, signed in as bob: the confirmation
+// serve` in a real headless chromium, signed in as bob, an admin: the confirmation
 // is answered yes, the lock leaves the page and the store, and the
 // journal records bob's lock_clear.
 func TestServeWebBoardClear(t *testing.T) {
@@ -66,7 +66,7 @@ func TestServeWebBoardClear(t *testing.T) {
 	}
 	c.repo.Git("add", "-A")
 	c.repo.Git("commit", "-qm", "init")
-	code, out := c.run("admin", "serve", "user", "add", "bob")
+	code, out := c.run("admin", "serve", "user", "add", "bob", "--admin")
 	if code != 0 {
 		t.Fatalf("serve user add bob: exit %d: %s", code, out)
 	}

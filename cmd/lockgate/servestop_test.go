@@ -96,6 +96,7 @@ func TestServeStopAnswersWaiters(t *testing.T) {
 			return
 		}
 		req.SetBasicAuth("alice", alice)
+		req.Header.Set("Content-Type", "application/json")
 		res, err := client.Do(req)
 		if err != nil {
 			answered <- answer{err: err}

@@ -24,6 +24,7 @@ func serveCommand() *command {
 		listen          string
 		publicRead      bool
 		tlsCert, tlsKey string
+		publicURLs      []string
 		limit           = httpserver.DefaultRateLimit
 	)
 	return &command{
@@ -34,7 +35,9 @@ func serveCommand() *command {
 			"  /lfs      the git-lfs File Locking API: git lfs lock, locks, unlock and the push-time verify\n" +
 			"  /api/v1   the JSON API: locks, events (also as a stream), work packages\n" +
 			"  /         the web board (docs/webboard.md), which a signed-in user may clear locks from\n" +
-			"Every request but /healthz needs a user's token (lockgate serve user add); --public-read lets reads in without one.",
+			"Every request but /healthz needs a user's token (lockgate serve user add); --public-read lets reads in without one.\n" +
+			"The server answers only to its listen address (and the loopback names when it listens on loopback) and to the hosts of\n" +
+			"--public-url; a request naming another host is 421, so that a page under a name rebound to this address reads nothing.",
 		flags: func(fs *pflag.FlagSet) {
 			fs.StringVar(&listen, "listen", "127.0.0.1:7480", "address to listen on, HOST:PORT")
 			fs.BoolVar(&publicRead, "public-read", false, "let requests that only read the locks in without a token")
@@ -42,6 +45,7 @@ func serveCommand() *command {
 			fs.StringVar(&tlsKey, "tls-key", "", "the PEM private key of --tls-cert, in `FILE`")
 			fs.Float64Var(&limit.PerSecond, "rate-limit", limit.PerSecond, "requests a second each user (and each address without a token) may send on average; 0: no limit")
 			fs.IntVar(&limit.Burst, "rate-burst", limit.Burst, "requests each user (and each address without a token) may send at once")
+			fs.StringArrayVar(&publicURLs, "public-url", nil, "a `URL` the server is reached by besides its listen address (a DNS name, a proxy in front, another port); repeatable")
 		},
 		run: func(ctx context.Context, a *app, args []string) error {
 			if len(args) > 0 {
@@ -52,6 +56,14 @@ func serveCommand() *command {
 			}
 			if err := limit.Check(); err != nil {
 				return service.Usagef("serve: %v", err)
+			}
+			var public []httpserver.PublicURL
+			for _, s := range publicURLs {
+				u, err := httpserver.ParsePublicURL(s)
+				if err != nil {
+					return service.Usagef("serve --public-url %s: %v", s, err)
+				}
+				public = append(public, u)
 			}
 			a.purpose.Server = true
 			e, err := a.workspace(ctx)
@@ -85,9 +97,16 @@ func serveCommand() *command {
 				fmt.Fprintln(a.stdio.Err, "lockgate: warning: the file store keeps its locks in this clone: only this clone's hooks see the locks taken through the server, other clones' commits are not refused.\n"+
 					"Share one store with every clone: set locks.store: git (on the remote) or locks.store: redis://HOST:PORT/DB in .lockgate.yaml and commit it, then restart the server (docs/stores.md)")
 			}
-			srv := httpserver.New(e, httpserver.Options{PublicRead: publicRead, RateLimit: limit, Log: func(format string, args ...any) {
-				fmt.Fprintf(a.stdio.Err, "lockgate: %s\n", safetext.Text(fmt.Sprintf(format, args...)))
-			}})
+			srv := httpserver.New(e, httpserver.Options{PublicRead: publicRead, RateLimit: limit, Addr: ln.Addr().String(), PublicURLs: public,
+				Log: func(format string, args ...any) {
+					fmt.Fprintf(a.stdio.Err, "lockgate: %s\n", safetext.Field(fmt.Sprintf(format, args...)))
+				}})
+			fmt.Fprintf(a.stdio.Err, "lockgate: answering to the hosts %s; other hosts are 421 (name more with --public-url URL)\n", strings.Join(srv.Hosts(), ", "))
+			if ip, ok := ln.Addr().(*net.TCPAddr); ok && ip.IP.IsUnspecified() && len(public) == 0 {
+				// Every interface, but the names and addresses clients use
+				// for it are not known: only the loopback ones are answered.
+				fmt.Fprintf(a.stdio.Err, "lockgate: warning: --listen %s takes connections on every interface, but requests for this machine's other names and addresses are refused (421): name each one clients use with --public-url http://HOST:PORT\n", listen)
+			}
 			if err := srv.Serve(ctx, ln, serveDrain); err != nil {
 				return err
 			}
@@ -126,6 +145,7 @@ func serveUserAddCommand() *command {
 		short:   "add a user of lockgate serve; its token is the last line printed, shown once",
 		flags: func(fs *pflag.FlagSet) {
 			fs.StringVar(&req.Type, "type", "human", "the user's worker type: human or agent")
+			fs.BoolVar(&req.Admin, "admin", false, "let the user clear other users' locks through the server (git lfs unlock --force, DELETE ?force=true, the board's clear)")
 		},
 		run: func(ctx context.Context, a *app, args []string) error {
 			e, err := a.workspace(ctx)
@@ -137,12 +157,16 @@ func serveUserAddCommand() *command {
 			if err != nil {
 				return err
 			}
-			return a.reply(map[string]any{"name": res.User.Name, "type": res.User.Type, "token": res.Token}, func() {
+			return a.reply(map[string]any{"name": res.User.Name, "type": res.User.Type, "admin": res.User.Admin, "token": res.Token}, func() {
 				// The token is the last line, for scripts; before it, how the
 				// person's own hooks come to act as the user, or the user's
 				// git-lfs locks would bind the person's own commits.
+				role := res.User.Type
+				if res.User.Admin {
+					role += ", admin"
+				}
 				fmt.Fprintf(a.stdio.Out, "added %s (%s); where this user runs git, lockgate must act as the same worker (put this in the shell profile or the environment there):\n  %s\nits token, shown only now:\n%s\n",
-					safetext.Field(res.User.Name), res.User.Type, service.WorkerSetup(res.User), res.Token)
+					safetext.Field(res.User.Name), role, service.WorkerSetup(res.User), res.Token)
 			})
 		},
 	}
@@ -165,9 +189,13 @@ func serveUserListCommand() *command {
 			}
 			return a.reply(us, func() {
 				tw := tabwriter.NewWriter(a.stdio.Out, 0, 4, 2, ' ', 0)
-				fmt.Fprintln(tw, "NAME\tTYPE\tADDED")
+				fmt.Fprintln(tw, "NAME\tTYPE\tADMIN\tADDED")
 				for _, u := range us {
-					fmt.Fprintf(tw, "%s\t%s\t%s\n", safetext.Field(u.Name), u.Type, u.Created.UTC().Format(time.RFC3339))
+					admin := "no"
+					if u.Admin {
+						admin = "yes"
+					}
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", safetext.Field(u.Name), u.Type, admin, u.Created.UTC().Format(time.RFC3339))
 				}
 				tw.Flush()
 			})

@@ -14,6 +14,7 @@ import (
 
 	"github.com/lockgate/lockgate/internal/duration"
 	"github.com/lockgate/lockgate/internal/hint"
+	"github.com/lockgate/lockgate/internal/safetext"
 	"github.com/lockgate/lockgate/model/locks"
 	"github.com/lockgate/lockgate/model/locks/lockkey"
 	"github.com/lockgate/lockgate/service"
@@ -31,6 +32,7 @@ const maxAPIWait = 30 * time.Second
 const (
 	classUnauthorized = "unauthorized"
 	classNotFound     = "not_found"
+	classMisdirected  = "misdirected"
 )
 
 // apiRoutes adds the JSON API under /api/v1/ to mux.
@@ -53,11 +55,15 @@ func (e *routeError) Error() string {
 	return fmt.Sprintf("%s %s: the JSON API serves no such request (docs/serve.md)", e.method, e.path)
 }
 
-// api wraps h for the JSON API: the content type, the token (always for
-// writes, for reads unless PublicRead), the rate limit, and errors as
-// {error: {...}}.
+// api wraps h for the JSON API: the content type, what a write must show
+// (guardWrite), the token (always for writes, for reads unless
+// PublicRead), the rate limit, and errors as {error: {...}}.
 func (s *Server) api(write bool, h handler) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
+		if err := s.guardWrite(r); err != nil {
+			s.apiFail(w, r, err)
+			return
+		}
 		e, err := s.authenticate(r, write)
 		if lerr := s.admit(r); lerr != nil {
 			err = lerr
@@ -113,12 +119,24 @@ func (s *Server) apiFail(w http.ResponseWriter, r *http.Request, err error) {
 		limited  *RateLimitedError
 		quota    *locks.RateLimitedError
 		notOwner *locks.NotOwnerError
+		site     *CrossSiteError
+		media    *MediaTypeError
+		tooMany  *TooManyKeysError
+		misdir   *MisdirectedError
 	)
 	switch {
+	case errors.As(err, &misdir):
+		status, body.Code, body.Class = http.StatusMisdirectedRequest, outcome.ExitNotPermitted, classMisdirected
+	case errors.As(err, &tooMany):
+		status, body.Code, body.Class = http.StatusRequestEntityTooLarge, outcome.ExitUsage, outcome.ClassInvalidArgument
+	case errors.As(err, &site):
+		status, body.Code, body.Class = http.StatusForbidden, outcome.ExitNotPermitted, outcome.ClassNotPermitted
+	case errors.As(err, &media):
+		status, body.Code, body.Class = http.StatusUnsupportedMediaType, outcome.ExitUsage, outcome.ClassInvalidArgument
 	case errors.As(err, &notOwner) && r.Method == http.MethodDelete && len(body.Hints) == 1 && !lockkey.IsPause(notOwner.Lock.Key):
 		// The API's own force, where the CLI's names `lock release --force`.
 		l := notOwner.Lock
-		body.Hints[0] = fmt.Sprintf("only %s (session %s) may release it; to override: `DELETE %s?force=true` (logged as lock_clear)",
+		body.Hints[0] = fmt.Sprintf("only %s (session %s) may release it; an admin of the server may override: `DELETE %s?force=true` (logged as lock_clear)",
 			l.Holder, l.Session, (&url.URL{Path: "/api/v1/locks/" + l.Key}).EscapedPath())
 	case errors.As(err, &limited):
 		status, body.Code, body.Class = http.StatusTooManyRequests, outcome.ExitRateLimited, outcome.ClassRateLimited
@@ -138,7 +156,7 @@ func (s *Server) apiFail(w http.ResponseWriter, r *http.Request, err error) {
 		status, body.Code, body.Class = http.StatusBadRequest, outcome.ExitUsage, outcome.ClassInvalidArgument
 	}
 	if status >= http.StatusInternalServerError {
-		s.opts.Log("%s %s (request %s): %v", r.Method, r.URL.Path, body.RequestID, err)
+		s.opts.Log("%s %s (request %s): %s", logField(r.Method), logField(r.URL.Path), body.RequestID, safetext.Field(err.Error()))
 	}
 	w.Header().Set("Content-Type", apiType)
 	w.WriteHeader(status)
@@ -233,6 +251,9 @@ func (s *Server) apiAcquire(ctx context.Context, e *service.Workspace, r *http.R
 	if len(b.Keys) == 0 {
 		return 0, nil, fmt.Errorf("%w: keys: give at least one key", errBadRequest)
 	}
+	if err := s.spendKeys(r, len(b.Keys)); err != nil {
+		return 0, nil, err
+	}
 	req := service.AcquireRequest{Keys: b.Keys, Tool: true, Reason: b.Reason}
 	var err error
 	if req.TTL, err = durationOf("ttl", b.TTL); err != nil {
@@ -278,6 +299,9 @@ func (s *Server) apiRefresh(ctx context.Context, e *service.Workspace, r *http.R
 	}
 	if len(b.Keys) == 0 {
 		return 0, nil, fmt.Errorf("%w: keys: give at least one key", errBadRequest)
+	}
+	if err := s.spendKeys(r, len(b.Keys)); err != nil {
+		return 0, nil, err
 	}
 	req := service.RefreshRequest{Keys: b.Keys, Tool: true}
 	var err error

@@ -39,6 +39,9 @@ func apiDo(t *testing.T, srv *httptest.Server, method, path, token, body string)
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
 	}
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
 	res, err := srv.Client().Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -88,8 +91,9 @@ func TestJSONAPI(t *testing.T) {
 		{name: "packages", method: "GET", path: "/api/v1/packages", token: f.bob, status: 200, has: `"id":"WP-1"`},
 		{name: "release a key not locked", method: "DELETE", path: "/api/v1/locks/b.bin", token: f.bob, status: 200, has: `"missing":["b.bin"]`},
 		{name: "release", method: "DELETE", path: "/api/v1/locks/env:staging", token: f.alice, status: 200, has: `"released":[{`},
-		{name: "clear another's lock", method: "DELETE", path: "/api/v1/locks/a.bin?force=true", token: f.bob, status: 200, has: `"cleared":{`},
-		{name: "events: the clear", method: "GET", path: "/api/v1/events?since=1h&limit=1", token: f.bob, status: 200, has: `"action":"lock_clear"`},
+		{name: "clear another's lock, no admin", method: "DELETE", path: "/api/v1/locks/a.bin?force=true", token: f.bob, status: 403, class: "operation_not_permitted", has: "serve user add NAME --admin"},
+		{name: "clear another's lock", method: "DELETE", path: "/api/v1/locks/a.bin?force=true", token: f.root, status: 200, has: `"cleared":{`},
+		{name: "events: the clear", method: "GET", path: "/api/v1/events?since=1h&limit=1", token: f.bob, status: 200, has: `"worker":"root"`},
 		{name: "nothing left", method: "GET", path: "/api/v1/locks", token: f.alice, status: 200, has: `[]`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -159,12 +163,11 @@ func TestRequestLog(t *testing.T) {
 		mu    sync.Mutex
 		lines []string
 	)
-	srv := httptest.NewServer(New(e, Options{Log: func(format string, args ...any) {
+	srv := startServer(t, e, Options{Log: func(format string, args ...any) {
 		mu.Lock()
 		defer mu.Unlock()
 		lines = append(lines, fmt.Sprintf(format, args...))
-	}}).Handler())
-	defer srv.Close()
+	}})
 
 	apiDo(t, srv, "POST", "/api/v1/locks?token="+added.Token, added.Token, `{"keys":["a.bin"],"reason":"`+added.Token+`"}`)
 	status, _, _ := apiDo(t, srv, "GET", "/api/v1/locks", "wrong-"+added.Token, "")
@@ -214,7 +217,7 @@ func TestTLS(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The untrusting client's handshake fails on purpose: not logged.
-	srv := &http.Server{Handler: f.srv.Config.Handler, ReadHeaderTimeout: 5 * time.Second, ErrorLog: log.New(io.Discard, "", 0)}
+	srv := &http.Server{Handler: New(f.e, Options{Addr: ln.Addr().String()}).Handler(), ReadHeaderTimeout: 5 * time.Second, ErrorLog: log.New(io.Discard, "", 0)}
 	go func() { _ = srv.Serve(tl) }()
 	t.Cleanup(func() { _ = srv.Close() })
 

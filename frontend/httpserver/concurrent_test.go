@@ -72,9 +72,7 @@ func storeServerWith(t testing.TB, store string, n int, opts Options, env map[st
 	if err := e.Open(ctx, service.Purpose{TakesLocks: true, Server: true}); err != nil {
 		t.Fatal(err)
 	}
-	s := New(e, opts)
-	srv := httptest.NewServer(s.Handler())
-	t.Cleanup(srv.Close)
+	srv, s := startServerOf(t, e, opts)
 	tokens := make([]string, n)
 	for i := range tokens {
 		res, err := e.AddUser(service.UserAddRequest{Name: fmt.Sprintf("u%d", i)})
@@ -95,6 +93,9 @@ func send(srv *httptest.Server, method, path, user, token, body string) (int, []
 	}
 	if user != "" {
 		req.SetBasicAuth(user, token)
+	}
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
 	}
 	res, err := srv.Client().Do(req)
 	if err != nil {

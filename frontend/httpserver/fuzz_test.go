@@ -93,3 +93,35 @@ func FuzzEventsQuery(f *testing.F) {
 		refuse(t, r, query, err)
 	})
 }
+
+// FuzzPublicURL feeds hostile --public-url values to its parser: each is
+// refused or is an http(s) URL of a host, never a panic; a server given
+// one answers to its host at its port, and the origin of its pages.
+func FuzzPublicURL(f *testing.F) {
+	for _, s := range []string{"https://locks.example.com", "http://[::1]:7480/", "HTTP://X:80", "http://a@b", "http://x/y", "http://%zz", "http://[::1%25eth0]:1",
+		"http://x:65536", "https://xn--bcher-kva.example", "http:///x", "http://1.2.3.4:080"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, in string) {
+		u, err := ParsePublicURL(in)
+		if err != nil {
+			return
+		}
+		if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.Host != strings.ToLower(u.Host) {
+			t.Fatalf("ParsePublicURL(%q) = %+v", in, u)
+		}
+		s := &Server{}
+		s.opts.PublicURLs = []PublicURL{u}
+		s.knowHosts()
+		h := hostPort{host: u.Host, port: u.Port}
+		if h.port == "" {
+			h.port = defaultPort(u.Scheme)
+		}
+		if !s.ownHost(h.String()) {
+			t.Fatalf("a server of %q does not answer to %q (it answers to %v)", in, h.String(), s.Hosts())
+		}
+		if !s.ownOrigin(u.Scheme + "://" + h.String()) {
+			t.Fatalf("a server of %q does not take the origin %s://%s", in, u.Scheme, h.String())
+		}
+	})
+}

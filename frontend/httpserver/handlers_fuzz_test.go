@@ -35,6 +35,9 @@ func FuzzHandlersAnswerClients(f *testing.F) {
 				continue // no request a client could send
 			}
 			req.SetBasicAuth("alice", fx.alice)
+			if rq.body != "" {
+				req.Header.Set("Content-Type", "application/json")
+			}
 			res, err := fx.srv.Client().Do(req)
 			if err != nil {
 				t.Fatal(err)

@@ -28,8 +28,7 @@ func TestSecurityHeadersOnEveryAnswer(t *testing.T) {
 	if err := e.Open(t.Context(), service.Purpose{TakesLocks: true, Server: true}); err != nil {
 		t.Fatal(err)
 	}
-	limited := httptest.NewServer(New(e, Options{RateLimit: RateLimit{PerSecond: 1.0 / 3600, Burst: 1}}).Handler())
-	t.Cleanup(limited.Close)
+	limited := startServer(t, e, Options{RateLimit: RateLimit{PerSecond: 1.0 / 3600, Burst: 1}})
 
 	check := func(srv *httptest.Server, method, path, user, token string, want int) *http.Response {
 		t.Helper()

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -18,21 +19,29 @@ import (
 	"github.com/lockgate/lockgate/service"
 )
 
-// lfsClones serves s, recording every request, beside an origin on
-// branches main and feature; clone makes a clone on a branch whose
-// git-lfs talks to s as user, and sent is every request so far (METHOD
-// URI BODY, one a line).
-func lfsClones(t *testing.T, s *Server) (clone func(user, token, branch string) func(args ...string) (string, error), sent func() string) {
+// lfsClones serves the server serve makes, recording every request,
+// beside an origin on branches main and feature; clone makes a clone on
+// a branch whose git-lfs talks to it as user, and sent is every request
+// so far (METHOD URI BODY, one a line). The server is reached through
+// the recorder, as through a proxy: serve is given the recorder's URL
+// as a public URL of the server.
+func lfsClones(t *testing.T, serve func(Options) *Server) (clone func(user, token, branch string) func(args ...string) (string, error), sent func() string) {
 	t.Helper()
 	if _, err := exec.LookPath("git-lfs"); err != nil {
 		t.Fatal("git-lfs is not installed: `make test` installs it (apt-get install git-lfs)")
 	}
+	srv := httptest.NewUnstartedServer(nil)
+	_, port, err := net.SplitHostPort(srv.Listener.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := serve(Options{PublicURLs: []PublicURL{{Scheme: "http", Host: "127.0.0.1", Port: port}}})
 	var (
 		mu  sync.Mutex
 		got []string
 	)
 	h := s.Handler()
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	srv.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		b, err := io.ReadAll(r.Body)
 		if err != nil {
 			t.Error(err)
@@ -42,7 +51,8 @@ func lfsClones(t *testing.T, s *Server) (clone func(user, token, branch string) 
 		got = append(got, r.Method+" "+r.URL.RequestURI()+" "+string(b))
 		mu.Unlock()
 		h.ServeHTTP(w, r)
-	}))
+	})
+	srv.Start()
 	t.Cleanup(srv.Close)
 	origin := gittest.New(t)
 	origin.Write("a.bin", "a\n")
@@ -87,8 +97,12 @@ func lfsStep(t *testing.T, git func(...string) (string, error), wantErr bool, wa
 // holds on the other.
 func TestGitLFSRefs(t *testing.T) {
 	t.Parallel()
-	_, s, tokens := storeServerOf(t, "file", 2, Options{}, nil)
-	clone, sent := lfsClones(t, s)
+	var tokens []string
+	clone, sent := lfsClones(t, func(o Options) *Server {
+		_, s, tk := storeServerOf(t, "file", 2, o, nil)
+		tokens = tk
+		return s
+	})
 	mainGit, featureGit := clone("u0", tokens[0], "main"), clone("u1", tokens[1], "feature")
 	lfsStep(t, mainGit, false, "Locked a.bin", "lfs", "lock", "a.bin")
 	lfsStep(t, featureGit, false, "a.bin\tu0", "lfs", "locks")
@@ -118,8 +132,14 @@ func TestGitLFSRefs(t *testing.T) {
 // lockgate) still holds on both.
 func TestGitLFSPerBranch(t *testing.T) {
 	t.Parallel()
-	_, s, tokens := storeServerWith(t, "file", 3, Options{}, nil, "per_branch: true")
-	clone, sent := lfsClones(t, s)
+	var (
+		s      *Server
+		tokens []string
+	)
+	clone, sent := lfsClones(t, func(o Options) *Server {
+		_, s, tokens = storeServerWith(t, "file", 3, o, nil, "per_branch: true")
+		return s
+	})
 	alice, bob := clone("u0", tokens[0], "main"), clone("u1", tokens[1], "feature")
 	carol := clone("u2", tokens[2], "main")
 	lfsStep(t, alice, false, "Locked a.bin", "lfs", "lock", "a.bin")

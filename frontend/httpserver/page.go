@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"net/url"
 	"strings"
 
 	"github.com/lockgate/lockgate/frontend/webboard"
@@ -133,7 +132,7 @@ func (s *Server) boardClear(w http.ResponseWriter, r *http.Request, csrf string)
 		s.apiFail(w, r, err)
 		return
 	}
-	if !sameOrigin(r) || subtle.ConstantTimeCompare([]byte(r.Header.Get(csrfHeader)), []byte(csrf)) != 1 {
+	if !s.sameOrigin(r) || subtle.ConstantTimeCompare([]byte(r.Header.Get(csrfHeader)), []byte(csrf)) != 1 {
 		w.Header().Set("Content-Type", apiType)
 		w.WriteHeader(http.StatusForbidden)
 		_ = json.NewEncoder(w).Encode(map[string]any{"error": apiError{Code: outcome.ExitNotPermitted, Class: outcome.ClassNotPermitted, Message: errCrossSite.Error(),
@@ -161,17 +160,14 @@ func (s *Server) boardClear(w http.ResponseWriter, r *http.Request, csrf string)
 }
 
 // sameOrigin is whether r comes from a page of this server: the browser's
-// Sec-Fetch-Site when it sends one, else its Origin's host. Only the host
-// is compared: behind a proxy that ends TLS the scheme the browser used
-// is not the one the server sees.
-func sameOrigin(r *http.Request) bool {
+// Sec-Fetch-Site when it sends one, else its Origin, which must name a
+// host the server answers to (ownOrigin). The request's own Host is no
+// proof: a page served under a name rebound to the server's address
+// sends that name.
+func (s *Server) sameOrigin(r *http.Request) bool {
 	if site := r.Header.Get("Sec-Fetch-Site"); site != "" {
 		return site == "same-origin"
 	}
 	origin := r.Header.Get("Origin")
-	if origin == "" {
-		return false
-	}
-	u, err := url.Parse(origin)
-	return err == nil && u.Host == r.Host
+	return origin != "" && s.ownOrigin(origin)
 }

@@ -57,7 +57,13 @@ func newLimiter(l RateLimit, now func() time.Time) *limiter {
 // take spends one request of who's bucket; when it is empty, nothing is
 // spent and retry is how long until it holds one again.
 func (l *limiter) take(who string) (retry time.Duration, ok bool) {
-	if l.limit.PerSecond == 0 {
+	return l.takeN(who, 1)
+}
+
+// takeN spends n requests of who's bucket, all or none; retry is how long
+// until it holds n again (n is at most the burst: see maxKeys).
+func (l *limiter) takeN(who string, n int) (retry time.Duration, ok bool) {
+	if l.limit.PerSecond == 0 || n <= 0 {
 		return 0, true
 	}
 	now := l.now()
@@ -78,12 +84,12 @@ func (l *limiter) take(who string) (retry time.Duration, ok bool) {
 		b = rate.NewLimiter(rate.Limit(l.limit.PerSecond), l.limit.Burst)
 		l.buckets[who] = b
 	}
-	if b.AllowN(now, 1) {
+	if b.AllowN(now, n) {
 		return 0, true
 	}
-	// The bucket fills at PerSecond: the missing part of one request
+	// The bucket fills at PerSecond: the missing part of n requests
 	// takes this long.
-	missing := 1 - b.TokensAt(now)
+	missing := float64(n) - b.TokensAt(now)
 	return time.Duration(missing / l.limit.PerSecond * float64(time.Second)), false
 }
 
@@ -97,7 +103,7 @@ type RateLimitedError struct {
 }
 
 func (e *RateLimitedError) Error() string {
-	return fmt.Sprintf("rate limited: %s sent more than %d requests at once or %s a second; retry in %s",
+	return fmt.Sprintf("rate limited: %s sent more than %d requests (each key of an acquire or refresh counts as one) at once or %s a second; retry in %s",
 		e.Who, e.Limit.Burst, strconv.FormatFloat(e.Limit.PerSecond, 'f', -1, 64), e.Retry.Round(time.Millisecond))
 }
 
@@ -131,8 +137,52 @@ func (s *Server) admitAddress(r *http.Request) error {
 
 // spend takes one request from who's bucket.
 func (s *Server) spend(who string) error {
-	if retry, ok := s.limits.take(who); !ok {
+	return s.spendN(who, 1)
+}
+
+// spendN takes n requests from who's bucket, all or none.
+func (s *Server) spendN(who string, n int) error {
+	if retry, ok := s.limits.takeN(who, n); !ok {
 		return &RateLimitedError{Who: who, Limit: s.limits.limit, Retry: retry}
 	}
 	return nil
+}
+
+// maxAPIKeys bounds the keys of one acquire or refresh of the JSON API:
+// each key is a read and a write of the store (and an event), so one
+// request of thousands would hold the server for seconds and take as
+// many locks as thousands of requests, past the rate limit.
+const maxAPIKeys = 100
+
+// TooManyKeysError is an acquire or refresh of more keys than one request
+// takes.
+type TooManyKeysError struct {
+	Keys, Max int
+	// Burst: Max is the rate limit's burst, below maxAPIKeys.
+	Burst bool
+}
+
+func (e *TooManyKeysError) Error() string {
+	if e.Burst {
+		return fmt.Sprintf("%d keys in one request: at most %d keys, as many as this server's --rate-burst lets one user send at once; send them in several requests", e.Keys, e.Max)
+	}
+	return fmt.Sprintf("%d keys in one request: at most %d keys a request; send them in several requests", e.Keys, e.Max)
+}
+
+// spendKeys admits the n keys of r's acquire or refresh: at most
+// maxAPIKeys (and the burst), each spending one request of the user's
+// bucket, of which admit spent the first.
+func (s *Server) spendKeys(r *http.Request, n int) error {
+	limit := s.limits.limit
+	if limit.PerSecond > 0 && limit.Burst < maxAPIKeys && n > limit.Burst {
+		return &TooManyKeysError{Keys: n, Max: limit.Burst, Burst: true}
+	}
+	if n > maxAPIKeys {
+		return &TooManyKeysError{Keys: n, Max: maxAPIKeys}
+	}
+	info, _ := r.Context().Value(reqInfoKey{}).(*reqInfo)
+	if info == nil || info.user == "" {
+		return nil // writes have a user; no bucket to spend otherwise
+	}
+	return s.spendN("user "+info.user, n-1)
 }

@@ -2,6 +2,7 @@ package httpserver
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -133,6 +134,7 @@ func TestStoreQuotaIs429(t *testing.T) {
 	for _, req := range [][2]string{{"/lfs/locks", `{"path":"b.bin"}`}, {"/api/v1/locks", `{"keys":["c.bin"]}`}} {
 		r, _ := http.NewRequest("POST", srv.URL+req[0], strings.NewReader(req[1]))
 		r.SetBasicAuth("u0", tokens[0])
+		r.Header.Set("Content-Type", "application/json")
 		res, err := srv.Client().Do(r)
 		if err != nil {
 			t.Fatal(err)
@@ -144,4 +146,65 @@ func TestStoreQuotaIs429(t *testing.T) {
 			t.Errorf("POST %s over the store's quota: %d Retry-After %q %v %v", req[0], res.StatusCode, res.Header.Get("Retry-After"), err, body)
 		}
 	}
+}
+
+// keysBody is the JSON body of an acquire or refresh of keys k0…k(n-1).
+func keysBody(n int) string {
+	keys := make([]string, n)
+	for i := range keys {
+		keys[i] = fmt.Sprintf("%q", fmt.Sprintf("k/%d.bin", i))
+	}
+	return `{"keys":[` + strings.Join(keys, ",") + `]}`
+}
+
+// TestRateCountsKeys: each key of an acquire or refresh spends one
+// request of its user's bucket, so one request of many keys costs what
+// as many requests would; a request of more keys than the bucket holds
+// at once is refused whole (413), as it could never be admitted.
+func TestRateCountsKeys(t *testing.T) {
+	t.Parallel()
+	limit := RateLimit{PerSecond: 1.0 / 3600, Burst: 10}
+	srv, _, tokens := storeServerOf(t, "file", 1, Options{RateLimit: limit}, nil)
+	if status, body, err := send(srv, "POST", "/api/v1/locks", "u0", tokens[0], keysBody(6)); err != nil || status != http.StatusOK {
+		t.Fatalf("6 keys: %d %v %s", status, err, cut(body))
+	}
+	// 4 of 10 left: a refresh of 5 keys is over the rate.
+	if status, body, err := send(srv, "POST", "/api/v1/locks/refresh", "u0", tokens[0], keysBody(5)); err != nil || status != http.StatusTooManyRequests ||
+		!strings.Contains(string(body), "rate limited: user u0") {
+		t.Fatalf("5 more keys: %d %v %s, want 429", status, err, cut(body))
+	}
+	if status, body, err := send(srv, "GET", "/api/v1/locks", "u0", tokens[0], ""); err != nil || status != http.StatusOK {
+		t.Fatalf("a read within the rate: %d %v %s", status, err, cut(body))
+	}
+	if status, body, err := send(srv, "POST", "/api/v1/locks", "u0", tokens[0], keysBody(11)); err != nil || status != http.StatusRequestEntityTooLarge ||
+		!strings.Contains(string(body), "--rate-burst") {
+		t.Fatalf("11 keys: %d %v %s, want 413 naming the burst", status, err, cut(body))
+	}
+}
+
+// TestKeysPerRequestCapped: one acquire or refresh takes at most
+// maxAPIKeys keys; more is refused whole (413), nothing taken.
+func TestKeysPerRequestCapped(t *testing.T) {
+	t.Parallel()
+	srv, _, tokens := storeServerOf(t, "file", 1, Options{}, nil)
+	for _, path := range []string{"/api/v1/locks", "/api/v1/locks/refresh"} {
+		status, body, err := send(srv, "POST", path, "u0", tokens[0], keysBody(maxAPIKeys+1))
+		if err != nil || status != http.StatusRequestEntityTooLarge || !strings.Contains(string(body), fmt.Sprintf("at most %d keys", maxAPIKeys)) {
+			t.Fatalf("POST %s of %d keys: %d %v %s, want 413", path, maxAPIKeys+1, status, err, cut(body))
+		}
+	}
+	if status, body, err := send(srv, "GET", "/api/v1/locks", "u0", tokens[0], ""); err != nil || status != http.StatusOK || string(body) != "[]\n" {
+		t.Fatalf("after the refusals: %d %v %s, want no lock", status, err, cut(body))
+	}
+	if status, body, err := send(srv, "POST", "/api/v1/locks", "u0", tokens[0], keysBody(maxAPIKeys)); err != nil || status != http.StatusOK {
+		t.Fatalf("%d keys: %d %v %s", maxAPIKeys, status, err, cut(body))
+	}
+}
+
+// cut is the start of a body, for a message.
+func cut(b []byte) string {
+	if len(b) > 300 {
+		return string(b[:300]) + "…"
+	}
+	return string(b)
 }

@@ -1,6 +1,7 @@
 package httpserver
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"crypto/tls"
@@ -14,9 +15,12 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/lockgate/lockgate/frontend/webboard"
 	"github.com/lockgate/lockgate/internal/hint"
+	"github.com/lockgate/lockgate/internal/safetext"
 	"github.com/lockgate/lockgate/model/locks"
 	"github.com/lockgate/lockgate/service"
 	"github.com/lockgate/lockgate/service/outcome"
@@ -40,6 +44,14 @@ type Options struct {
 	// duration, request id) and the error of each the server could not
 	// answer; nil drops them. No token reaches it.
 	Log func(format string, args ...any)
+	// Addr is the address the server listens on, HOST:PORT as bound;
+	// Serve takes it from its listener when it is empty. With PublicURLs
+	// it names the hosts the server answers to (hosts.go): a handler of
+	// a server that knows neither answers every request but /healthz 421.
+	Addr string
+	// PublicURLs are the URLs the server is reached by besides its
+	// listen address (--public-url).
+	PublicURLs []PublicURL
 }
 
 // Server answers HTTP requests on one workspace, many at once: each
@@ -51,6 +63,9 @@ type Server struct {
 	e      *service.Workspace
 	opts   Options
 	limits *limiter
+	// origins are where the server is reached (serverOrigins), hosts
+	// what a request's Host header may name (allowedHosts).
+	origins, hosts []hostPort
 	// stopping is closed when the server starts to stop: the web board's
 	// streams end then instead of holding the drain.
 	stopping chan struct{}
@@ -61,7 +76,16 @@ func New(e *service.Workspace, opts Options) *Server {
 	if opts.Log == nil {
 		opts.Log = func(string, ...any) {}
 	}
-	return &Server{e: e, opts: opts, limits: newLimiter(opts.RateLimit, time.Now), stopping: make(chan struct{})}
+	s := &Server{e: e, opts: opts, limits: newLimiter(opts.RateLimit, time.Now), stopping: make(chan struct{})}
+	s.knowHosts()
+	return s
+}
+
+// knowHosts derives the hosts the server answers to from its address and
+// public URLs.
+func (s *Server) knowHosts() {
+	s.origins = serverOrigins(s.opts.Addr, s.opts.PublicURLs)
+	s.hosts = allowedHosts(s.origins)
 }
 
 // Handler is the server's routes.
@@ -78,7 +102,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("/lfs/objects/", s.objects)
 	s.apiRoutes(mux)
 	mux.Handle("/", s.page())
-	return s.logged(mux)
+	return s.logged(s.hostChecked(mux))
 }
 
 // reqInfo is what a request's log line says that only its handler learns.
@@ -142,9 +166,27 @@ func (s *Server) logged(h http.Handler) http.Handler {
 		if user == "" {
 			user = "-"
 		}
-		s.opts.Log("%s %s %d user=%s %s request=%s", r.Method, r.URL.Path, answered(sw.status), user,
+		s.opts.Log("%s %s %d user=%s %s request=%s", logField(r.Method), logField(r.URL.Path), answered(sw.status), logField(user),
 			time.Since(start).Round(time.Microsecond), info.id)
 	})
+}
+
+// logField is a value a client chose (the method, the decoded path, the
+// user), written so that it stays one field of one log line: as it is
+// when it holds only printable characters other than space, '"' and
+// '\', else quoted as Go quotes it. A path whose escapes decode to a
+// newline, or to spaces and a status, would otherwise write lines or
+// fields of the client's choosing (`/x%0APOST /api/v1/locks 200 user=op`).
+func logField(s string) string {
+	for _, r := range s {
+		if r == utf8.RuneError || r == ' ' || r == '"' || r == '\\' || !unicode.IsPrint(r) {
+			return strconv.Quote(s)
+		}
+	}
+	if s == "" {
+		return `""`
+	}
+	return s
 }
 
 // answered is the status a handler answered, 200 when it wrote nothing.
@@ -174,6 +216,10 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener, drain time.Duration
 	// signal context), so the requests get their own.
 	base, stop := context.WithCancel(context.Background())
 	defer stop()
+	if s.opts.Addr == "" {
+		s.opts.Addr = ln.Addr().String()
+		s.knowHosts()
+	}
 	hs := &http.Server{
 		BaseContext:       func(net.Listener) context.Context { return base },
 		Handler:           s.Handler(),
@@ -209,13 +255,17 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener, drain time.Duration
 // the status and the body to encode.
 type handler func(ctx context.Context, e *service.Workspace, r *http.Request) (int, any, error)
 
-// lfs wraps h for the git-lfs API: the content type, the token (always
-// for writes, for reads unless PublicRead), the rate limit, and errors as
-// {message, request_id}.
+// lfs wraps h for the git-lfs API: the content type, what a write must
+// show (guardWrite), the token (always for writes, for reads unless
+// PublicRead), the rate limit, and errors as {message, request_id}.
 func (s *Server) lfs(write bool, h handler) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		rid := requestIDOf(r)
 		w.Header().Set("Content-Type", lfsType)
+		if err := s.guardWrite(r); err != nil {
+			s.fail(w, r, rid, err)
+			return
+		}
 		e, err := s.authenticate(r, write)
 		if lerr := s.admit(r); lerr != nil {
 			err = lerr
@@ -294,8 +344,18 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, rid string, err er
 		tooBig   *http.MaxBytesError
 		limited  *RateLimitedError
 		quota    *locks.RateLimitedError
+		site     *CrossSiteError
+		media    *MediaTypeError
+		forced   *service.ForceRefusedError
+		misdir   *MisdirectedError
 	)
 	switch {
+	case errors.As(err, &misdir):
+		status = http.StatusMisdirectedRequest
+	case errors.As(err, &site):
+		status = http.StatusForbidden
+	case errors.As(err, &media):
+		status = http.StatusUnsupportedMediaType
 	case errors.As(err, &limited):
 		status = http.StatusTooManyRequests
 		w.Header().Set("Retry-After", retryAfter(limited.Retry))
@@ -311,13 +371,22 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, rid string, err er
 		body.Lock = &l
 		// git-lfs shows the message alone: it names the holder and the
 		// commands that end the lock, as the path git-lfs knows it by.
-		body.Message = fmt.Sprintf("cannot lock %s: it is held by %s (%s) until %s: ask %s to run `git lfs unlock %s`; an operator can remove it with `git lfs unlock --force %s` (logged)",
+		body.Message = fmt.Sprintf("cannot lock %s: it is held by %s (%s) until %s: ask %s to run `git lfs unlock %s`; an admin of the server can remove it with `git lfs unlock --force %s` (logged)",
 			l.Path, held.Lock.Holder, held.Lock.HolderType, held.Lock.ExpiresAt.UTC().Format(time.RFC3339), held.Lock.Holder,
 			lfsArg(l.Path), lfsArg(l.Path))
 	case errors.As(err, &notOwner):
 		status = http.StatusForbidden
 		p := service.LFSLockOf(notOwner.Lock).Path
-		body.Message = fmt.Sprintf("%s is locked by %s: `git lfs unlock --force %s` clears another worker's lock (logged)", p, notOwner.Lock.Holder, lfsArg(p))
+		body.Message = fmt.Sprintf("%s is locked by %s: an admin of the server can clear another worker's lock with `git lfs unlock --force %s` (logged)", p, notOwner.Lock.Holder, lfsArg(p))
+	case errors.As(err, &forced):
+		// git-lfs shows the message alone: the rule, and how it is met.
+		status = http.StatusForbidden
+		p := service.LFSLockOf(forced.Lock).Path
+		how := fmt.Sprintf("ask %s to run `git lfs unlock %s`; an operator of the server can add an admin, who may: `lockgate serve user add NAME --admin`", forced.Lock.Holder, lfsArg(p))
+		if forced.Rule == service.ForceRuleAgentsClearHuman {
+			how = fmt.Sprintf("ask %s to run `git lfs unlock %s`, or let agents clear people's locks: locks.agents_clear_human: true in the committed .lockgate.yaml", forced.Lock.Holder, lfsArg(p))
+		}
+		body.Message = err.Error() + ": " + how
 	case errors.As(err, &notFound):
 		status = http.StatusNotFound
 	case errors.As(err, &tooBig):
@@ -326,7 +395,7 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, rid string, err er
 		status = http.StatusUnprocessableEntity
 	}
 	if status >= http.StatusInternalServerError {
-		s.opts.Log("%s %s (request %s): %v", r.Method, r.URL.Path, rid, err)
+		s.opts.Log("%s %s (request %s): %s", logField(r.Method), logField(r.URL.Path), rid, safetext.Field(err.Error()))
 	}
 	w.WriteHeader(status)
 	_ = json.NewEncoder(w).Encode(body) // the client gone: nothing to tell
@@ -353,16 +422,31 @@ func lfsStatusOf(exit int) int {
 // errBadRequest is a body that is not the JSON the route takes.
 var errBadRequest = errors.New("bad request")
 
-// decode reads r's JSON body into v, bounded by maxBody; an empty body
-// is an empty object.
+// decode reads r's body, bounded by maxBody, into v: exactly one JSON
+// object, with no field v does not take and nothing after it. A client
+// that sends more than the request takes is refused rather than half
+// understood: the fields and bytes around a form's field (a text/plain
+// form posts `{"force":true,"x":"="}`) are how a page of another site
+// writes JSON, and a field ignored today could mean something tomorrow.
 func decode(r *http.Request, v any) error {
-	dec := json.NewDecoder(http.MaxBytesReader(nil, r.Body, maxBody))
-	if err := dec.Decode(v); err != nil && !errors.Is(err, io.EOF) {
+	data, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, maxBody))
+	if err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
 			return err
 		}
+		return fmt.Errorf("%w: reading the body: %v", errBadRequest, err)
+	}
+	if t := bytes.TrimLeft(data, " \t\r\n"); len(t) == 0 || t[0] != '{' {
+		return fmt.Errorf("%w: the body must be one JSON object", errBadRequest)
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
 		return fmt.Errorf("%w: the body is not the JSON this request takes: %v", errBadRequest, err)
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return fmt.Errorf("%w: the body holds more than one JSON object", errBadRequest)
 	}
 	return nil
 }

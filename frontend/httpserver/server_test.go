@@ -12,11 +12,13 @@ import (
 	"github.com/lockgate/lockgate/service"
 )
 
-// fixture is a server on a fresh repository with users alice and bob.
+// fixture is a server on a fresh repository with users alice and bob,
+// people, the admin root, and the agent admin bot.
 type fixture struct {
-	srv          *httptest.Server
-	alice, bob   string // tokens
-	publicServer *httptest.Server
+	e                     *service.Workspace
+	srv                   *httptest.Server
+	alice, bob, root, bot string // tokens
+	publicServer          *httptest.Server
 }
 
 func newFixture(t testing.TB) *fixture {
@@ -34,20 +36,43 @@ func newFixture(t testing.TB) *fixture {
 	if err := e.Open(ctx, service.Purpose{TakesLocks: true, Server: true}); err != nil {
 		t.Fatal(err)
 	}
-	f := &fixture{srv: httptest.NewServer(New(e, Options{}).Handler()), publicServer: httptest.NewServer(New(e, Options{PublicRead: true}).Handler())}
-	t.Cleanup(f.srv.Close)
-	t.Cleanup(f.publicServer.Close)
+	f := &fixture{e: e, srv: startServer(t, e, Options{}), publicServer: startServer(t, e, Options{PublicRead: true})}
 	for _, u := range []struct {
 		name string
 		tok  *string
-	}{{"alice", &f.alice}, {"bob", &f.bob}} {
-		res, err := e.AddUser(service.UserAddRequest{Name: u.name})
+		req  service.UserAddRequest
+	}{{"alice", &f.alice, service.UserAddRequest{}}, {"bob", &f.bob, service.UserAddRequest{}},
+		{"root", &f.root, service.UserAddRequest{Admin: true}}, {"bot", &f.bot, service.UserAddRequest{Type: "agent", Admin: true}}} {
+		u.req.Name = u.name
+		res, err := e.AddUser(u.req)
 		if err != nil {
 			t.Fatal(err)
 		}
 		*u.tok = res.Token
 	}
 	return f
+}
+
+// startServer serves e with opts on a test server of its own, closed
+// when the test ends.
+func startServer(t testing.TB, e *service.Workspace, opts Options) *httptest.Server {
+	t.Helper()
+	srv, _ := startServerOf(t, e, opts)
+	return srv
+}
+
+// startServerOf is startServer, and the Server: one that knows the
+// address it listens on (Options.Addr), as Serve tells it, so that it
+// answers requests for that host.
+func startServerOf(t testing.TB, e *service.Workspace, opts Options) (*httptest.Server, *Server) {
+	t.Helper()
+	srv := httptest.NewUnstartedServer(nil)
+	opts.Addr = srv.Listener.Addr().String()
+	s := New(e, opts)
+	srv.Config.Handler = s.Handler()
+	srv.Start()
+	t.Cleanup(srv.Close)
+	return srv, s
 }
 
 // do sends one request and returns its status, headers and decoded body.
@@ -62,6 +87,9 @@ func do(t *testing.T, srv *httptest.Server, method, path, user, token, body stri
 		req.SetBasicAuth(user, token)
 	case token != "":
 		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	if body != "" {
+		req.Header.Set("Content-Type", lfsType)
 	}
 	res, err := srv.Client().Do(req)
 	if err != nil {
@@ -99,6 +127,8 @@ func TestLFSAPI(t *testing.T) {
 		{name: "bad limit", method: "GET", path: "/lfs/locks?limit=x", token: f.bob, status: 422},
 		{name: "verify", method: "POST", path: "/lfs/locks/verify", token: f.bob, body: `{}`, status: 200, has: "theirs"},
 		{name: "unlock unknown", method: "POST", path: "/lfs/locks/00/unlock", token: f.bob, body: `{}`, status: 404},
+		{name: "unlock no id", method: "POST", path: "/lfs/locks/%21%21%2E" + strings.Repeat("z", 32) + "/unlock", token: f.bob, body: `{"force":true}`, status: 404},
+		{name: "unlock a key's id of no lock", method: "POST", path: "/lfs/locks/Yi5iaW4." + strings.Repeat("0", 32) + "/unlock", token: f.bob, body: `{"force":true}`, status: 404},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			srv := tc.srv

@@ -72,6 +72,8 @@ const (
 	PusherTrailers
 	LockRefLogged
 	SignCommits
+	ForceNeedsAdmin
+	ForceAgentHuman
 )
 
 // Table is every hint, by ID.
@@ -141,7 +143,10 @@ var Table = map[ID]string{
 	LockRefLogged: "change the lock table only with lockgate's commands (lockgate lock release, lockgate lock clear): each state they write names the locks it ends",
 	// A commit's trailers name another worker than its pusher.
 	PusherTrailers: "let that worker push its own commits, have it sign them (git commit -S with its key in .lockgate/allowed_signers), or name the pusher in trust.pushers of .lockgate.yaml on the default branch",
-	LockRefForward: "the git store's lock table only moves forward: each state lockgate pushes replaces the last with a higher generation, and a lost state is put back on top of what the remote has, as the git store's error says",
+	// A forced removal a rule of the roles refused.
+	ForceNeedsAdmin: "an operator of the server can add an admin, who may clear it: `lockgate serve user add NAME --admin`; or ask %s to release it",
+	ForceAgentHuman: "ask %s to run `lockgate lock release %k`, or let agents clear people's locks with locks.agents_clear_human: true in the committed .lockgate.yaml",
+	LockRefForward:  "the git store's lock table only moves forward: each state lockgate pushes replaces the last with a higher generation, and a lost state is put back on top of what the remote has, as the git store's error says",
 }
 
 // CorruptLine is the hint for the unreadable record at path, of key (""

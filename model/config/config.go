@@ -77,6 +77,11 @@ type LocksConfig struct {
 	// ReleaseOnMerge releases a branch's locks once its holder's commits
 	// that touched the locked paths are on the branch it protects.
 	ReleaseOnMerge bool `yaml:"release_on_merge"`
+	// AgentsClearHuman lets an agent force away a lock a person (a human
+	// worker) holds: off, a person's lock ends only by the person, a
+	// person forcing it, or its expiry, so that no agent undoes a
+	// person's claim on its own (docs/locks.md).
+	AgentsClearHuman bool `yaml:"agents_clear_human"`
 	// UseGlobalClaimLock is the file's use_global_claim_lock: see
 	// GlobalClaimLock for the default, which depends on the store.
 	UseGlobalClaimLock bool     `yaml:"use_global_claim_lock"`

@@ -565,13 +565,19 @@ func activityID(key string) (string, bool) {
 	return "", false
 }
 
+// ForceCheck judges a forced removal of a lock another owner holds before
+// anything is removed: its error refuses the whole request. Who may force
+// whose lock is the caller's policy (roles, worker types); the Manager
+// only makes sure that the record judged is the record removed.
+type ForceCheck func(Lock) error
+
 // Release removes the owner's locks on keys. With force, another's lock is
 // removed too and the removed record returned. A key that holds no lock is
 // reported in Missing, not as an error: release is idempotent. Every key is
 // looked at before any is released, so a refused key leaves all of them
 // held. extra events are recorded with the releases when there is one.
 func (m *Manager) Release(ctx context.Context, keys []string, me Owner, force bool, extra ...journal.Event) (ReleaseResult, error) {
-	return m.release(ctx, keys, me, force, nil, extra)
+	return m.release(ctx, keys, me, force, nil, nil, extra)
 }
 
 // Landed is a grant whose holder's work is on the branch the lock
@@ -594,7 +600,7 @@ func (m *Manager) ReleaseLanded(ctx context.Context, landed []Landed, me Owner) 
 		byKey[l.Key] = l
 		keys = append(keys, l.Key)
 	}
-	return m.release(ctx, keys, me, true, func(cur Lock, ev *journal.Event) bool {
+	return m.release(ctx, keys, me, true, nil, func(cur Lock, ev *journal.Event) bool {
 		l := byKey[cur.Key]
 		if cur.Fence != l.Fence {
 			return false
@@ -604,10 +610,17 @@ func (m *Manager) ReleaseLanded(ctx context.Context, landed []Landed, me Owner) 
 	}, nil)
 }
 
-// release is Release; keep, when set, decides for each lock found
-// whether to release it (false: reported missing) and completes its
-// event.
-func (m *Manager) release(ctx context.Context, keys []string, me Owner, force bool, keep func(Lock, *journal.Event) bool, extra []journal.Event) (ReleaseResult, error) {
+// ReleaseChecked is Release with force, each lock another owner holds
+// judged by check first. The removal compares the record's token, so a
+// lock taken by someone else after it was judged is not removed.
+func (m *Manager) ReleaseChecked(ctx context.Context, keys []string, me Owner, check ForceCheck, extra ...journal.Event) (ReleaseResult, error) {
+	return m.release(ctx, keys, me, true, check, nil, extra)
+}
+
+// release is Release; check, when set, judges each lock of another
+// owner first; keep, when set, decides for each lock found whether to
+// release it (false: reported missing) and completes its event.
+func (m *Manager) release(ctx context.Context, keys []string, me Owner, force bool, check ForceCheck, keep func(Lock, *journal.Event) bool, extra []journal.Event) (ReleaseResult, error) {
 	var out ReleaseResult
 	var locks []Lock // Key only: a corrupt record, removed with force
 	var plan []intentEvent
@@ -629,6 +642,11 @@ func (m *Manager) release(ctx context.Context, keys []string, me Owner, force bo
 		}
 		if !cur.OwnedBy(me) && !force {
 			return out, &NotOwnerError{Lock: cur, Op: "release"}
+		}
+		if !cur.OwnedBy(me) && check != nil {
+			if err := check(cur); err != nil {
+				return out, err
+			}
 		}
 		ev := m.event(me, journal.ActionRelease, cur)
 		if !cur.OwnedBy(me) {
@@ -963,10 +981,24 @@ func (m *Manager) Conclude(ctx context.Context, c Conclusion) (Lock, ReleaseResu
 
 // Clear removes whatever lock is on key (forced, logged) and returns it.
 func (m *Manager) Clear(ctx context.Context, key string, me Owner) (Lock, error) {
+	return m.ClearChecked(ctx, key, me, nil)
+}
+
+// ClearChecked is Clear, a lock another owner holds judged by check first
+// (an unreadable record, which names no owner, is not). With a check the
+// removal compares the record's token: a lock taken after it was judged
+// is left alone, and the clear fails as a lock that changed.
+func (m *Manager) ClearChecked(ctx context.Context, key string, me Owner, check ForceCheck) (Lock, error) {
 	cur, err := m.Store.Get(ctx, key)
 	var corrupt *CorruptError
 	if err != nil && !errors.As(err, &corrupt) {
 		return Lock{}, err
+	}
+	judged := check != nil && corrupt == nil
+	if judged && !cur.OwnedBy(me) {
+		if err := check(cur); err != nil {
+			return Lock{}, err
+		}
 	}
 	ev := m.event(me, journal.ActionClear, Lock{Key: key, Fence: cur.Fence})
 	if corrupt != nil {
@@ -980,8 +1012,13 @@ func (m *Manager) Clear(ctx context.Context, key string, me Owner) (Lock, error)
 		return Lock{}, err
 	}
 	ev.Timestamp = m.now().UTC()
-	removed, err := m.Store.Remove(ctx, key)
-	if err != nil && !errors.As(err, &corrupt) {
+	var removed Lock
+	if judged {
+		if err = m.Store.Release(ctx, key, cur.Token); err != nil {
+			return Lock{}, ch.fail(nil, fmt.Errorf("clear %s: the lock changed while it was cleared; nothing was removed: %w", key, err))
+		}
+		removed = cur
+	} else if removed, err = m.Store.Remove(ctx, key); err != nil && !errors.As(err, &corrupt) {
 		return Lock{}, ch.fail(nil, err)
 	}
 	if rerr := ch.record([]journal.Event{ev}); rerr != nil {

@@ -198,6 +198,7 @@ func (o *Outcome) refused(err error, c Context) bool {
 		agentErr *agentsetup.Error
 		ident    *service.IdentityError
 		notOwner *locks.NotOwnerError
+		forced   *service.ForceRefusedError
 	)
 	switch {
 	case errors.As(err, &keyErr):
@@ -216,6 +217,15 @@ func (o *Outcome) refused(err error, c Context) bool {
 		o.Exit, o.Class = ExitUsage, ClassInvalidArgument
 	case errors.As(err, &ident):
 		o.Exit, o.Class = ExitNotPermitted, ClassNotPermitted
+	case errors.As(err, &forced):
+		o.Exit, o.Class = ExitNotPermitted, ClassNotPermitted
+		o.held(forced.Lock)
+		if forced.Rule == service.ForceRuleAdmin {
+			o.Hints = []string{hint.Line(hint.ForceNeedsAdmin, forced.Lock.Holder)}
+		} else {
+			o.Hints = []string{hint.Line(hint.ForceAgentHuman, forced.Lock.Holder, lockkey.RelArg(forced.Lock.Key, c.UserDir))}
+		}
+		o.AgentHint = o.Hints[0]
 	case errors.As(err, &notOwner):
 		o.Exit, o.Class = ExitNotPermitted, ClassNotOwner
 		o.held(notOwner.Lock)
