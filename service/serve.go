@@ -3,13 +3,13 @@ package service
 import (
 	"context"
 	"crypto/sha256"
+	"encoding/base64"
 	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"path"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -207,9 +207,9 @@ func (e *Workspace) LFSCreateLock(ctx context.Context, r LFSCreateRequest) (LFSL
 }
 
 // LFSListRequest is git-lfs's GET /locks: the locks on Path, or the one
-// with ID, or all; a page of at most Limit (0 is 100) from Cursor. Refspec
-// is the branch the client asks about: checked, and otherwise unused, as
-// every lock holds on every branch.
+// with ID, or all; a page of at most Limit (0, or above MaxLFSPage, is
+// MaxLFSPage) from Cursor. Refspec is the branch the client asks about:
+// checked, and otherwise unused, as every lock holds on every branch.
 type LFSListRequest struct {
 	Path, ID, Cursor, Refspec string
 	Limit                     int
@@ -221,6 +221,12 @@ type LFSListResult struct {
 	Locks      []LFSLock `json:"locks"`
 	NextCursor string    `json:"next_cursor,omitempty"`
 }
+
+// MaxLFSPage is the most locks one answer of git-lfs's list or verify
+// holds, and what an answer to a request without a limit holds: git-lfs
+// sends no limit, and follows next_cursor one request after another, so
+// a table of up to this many locks costs it one round trip.
+const MaxLFSPage = 10000
 
 // lfsLive is every live lock of the store, by key.
 func (e *Workspace) lfsLive(ctx context.Context) ([]locks.Lock, error) {
@@ -239,46 +245,149 @@ func (e *Workspace) lfsLive(ctx context.Context) ([]locks.Lock, error) {
 	return out, nil
 }
 
-// page is ls[cursor:cursor+limit] and the next page's cursor. The
-// cursor is the offset in the list sorted by key.
-func page(ls []LFSLock, cursor string, limit int) ([]LFSLock, string, error) {
-	from := 0
-	if cursor != "" {
-		n, err := strconv.Atoi(cursor)
-		if err != nil || n < 0 {
-			return nil, "", Usagef("cursor %s: not one this server gave", cursor)
-		}
-		from = min(n, len(ls))
-	}
-	if limit <= 0 {
-		limit = 100
-	}
-	to := min(from+limit, len(ls))
-	next := ""
-	if to < len(ls) {
-		next = strconv.Itoa(to)
-	}
-	return ls[from:to], next, nil
+// lfsCursorMark starts every cursor this server gives, so that one it
+// did not give (an offset of earlier versions) is told apart.
+const lfsCursorMark = "k"
+
+// maxLFSCursor bounds the cursor a client sends back.
+const maxLFSCursor = 4096
+
+// LFSCursorOf is the cursor a client gets for store position pos (see
+// locks.Store.Page): opaque to it, URL-safe.
+func LFSCursorOf(pos string) string {
+	return base64.RawURLEncoding.EncodeToString([]byte(lfsCursorMark + pos))
 }
 
-// LFSListLocks lists the live locks as git-lfs shows them.
+// LFSPositionOf is the store position of cursor c, "" for none; a cursor
+// this server cannot have given is a usage error (422 for git-lfs).
+func LFSPositionOf(c string) (string, error) {
+	if c == "" {
+		return "", nil
+	}
+	if len(c) > maxLFSCursor {
+		return "", Usagef("cursor of %d bytes: not one this server gave (at most %d); list again without a cursor", len(c), maxLFSCursor)
+	}
+	if strings.Trim(c, "0123456789") == "" {
+		return "", Usagef("cursor %q is an offset, as earlier versions of lockgate serve gave: pages now go on from the last lock of the page before; list again without a cursor", c)
+	}
+	b, err := base64.RawURLEncoding.DecodeString(c)
+	pos, ok := strings.CutPrefix(string(b), lfsCursorMark)
+	if err != nil || !ok || pos == "" {
+		return "", Usagef("cursor %q: not one this server gave; list again without a cursor", lockkey.Shorten(c))
+	}
+	return pos, nil
+}
+
+// lfsLimit is the page size of a request's limit (see LFSListRequest).
+func lfsLimit(limit int) int {
+	if limit <= 0 || limit > MaxLFSPage {
+		return MaxLFSPage
+	}
+	return limit
+}
+
+// lfsShown reports whether the store's entry en is a lock git-lfs sees:
+// readable, live, and no bookkeeping record (as `lock list` leaves out).
+func (e *Workspace) lfsShown(en locks.Entry, now time.Time) bool {
+	return en.Err == nil && !en.Expired(now) && !isBookkeeping(en.Lock)
+}
+
+// lfsPage is a page of at most limit live locks that keep accepts (nil:
+// all), from cursor, and the next page's cursor ("" after the last). It
+// reads the store a page at a time (locks.Store.Page): the records of
+// the page, not the whole table, beside the store's listing of names.
+// The cursor is the store's position of the last record the page looked
+// at, so a lock that stays in the store while a client pages is listed
+// once, whatever is locked or unlocked between its requests.
+func (e *Workspace) lfsPage(ctx context.Context, cursor string, limit int, keep func(LFSLock) bool) ([]LFSLock, string, error) {
+	after, err := LFSPositionOf(cursor)
+	if err != nil {
+		return nil, "", err
+	}
+	limit = lfsLimit(limit)
+	now := e.Now()
+	out := []LFSLock{}
+	for {
+		entries, next, err := e.store.Page(ctx, after, limit-len(out))
+		if err != nil {
+			return nil, "", fmt.Errorf("list locks: %w", err)
+		}
+		for _, en := range entries {
+			if !e.lfsShown(en, now) {
+				continue
+			}
+			if v := LFSLockOf(en.Lock); keep == nil || keep(v) {
+				out = append(out, v)
+			}
+		}
+		if next == "" {
+			return out, "", nil
+		}
+		if len(out) >= limit {
+			return out, LFSCursorOf(next), nil
+		}
+		after = next
+	}
+}
+
+// lfsLocksOn is the live locks git-lfs sees at path p: the lock of the
+// key lfsKey makes of p, and a lock whose key is p itself (a logical
+// key or pattern shows as a lock whose path is its key). Their records
+// are read by key, so that `git lfs locks --path` (and git-lfs's check
+// before a lock) costs the same with any number of locks.
+func (e *Workspace) lfsLocksOn(ctx context.Context, p string) ([]LFSLock, error) {
+	var keys []string
+	if k, err := lockkey.Parse(p, e.keyOptions()); err == nil && k.Canonical == p {
+		keys = append(keys, p)
+	}
+	if q, err := lfsKey(p, e.keyOptions()); err == nil && q != p {
+		keys = append(keys, q)
+	}
+	now := e.Now()
+	out := []LFSLock{}
+	for _, k := range keys {
+		l, err := e.store.Get(ctx, k)
+		var corrupt *locks.CorruptError
+		if errors.Is(err, locks.ErrNotFound) || errors.As(err, &corrupt) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("read the lock on %s: %w", lockkey.Shorten(k), err)
+		}
+		if v := LFSLockOf(l); e.lfsShown(locks.Entry{Lock: l}, now) && v.Path == p {
+			out = append(out, v)
+		}
+	}
+	return out, nil
+}
+
+// LFSListLocks lists the live locks as git-lfs shows them: a page of
+// r.Limit (MaxLFSPage without one) from r.Cursor, or the locks on r.Path.
 func (e *Workspace) LFSListLocks(ctx context.Context, r LFSListRequest) (LFSListResult, error) {
 	if err := lfsRef(r.Refspec); err != nil {
 		return LFSListResult{}, err
 	}
-	live, err := e.lfsLive(ctx)
-	if err != nil {
-		return LFSListResult{}, err
-	}
-	all := []LFSLock{}
-	for _, l := range live {
-		v := LFSLockOf(l)
-		if (r.Path != "" && v.Path != r.Path) || (r.ID != "" && v.ID != r.ID) {
-			continue
+	if r.Path != "" {
+		if _, err := LFSPositionOf(r.Cursor); err != nil {
+			return LFSListResult{}, err
 		}
-		all = append(all, v)
+		on, err := e.lfsLocksOn(ctx, r.Path)
+		if err != nil {
+			return LFSListResult{}, err
+		}
+		out := on[:0]
+		for _, v := range on {
+			if r.ID == "" || v.ID == r.ID {
+				out = append(out, v)
+			}
+		}
+		return LFSListResult{Locks: out}, nil
 	}
-	got, next, err := page(all, r.Cursor, r.Limit)
+	var keep func(LFSLock) bool
+	if r.ID != "" {
+		keep = func(v LFSLock) bool { return v.ID == r.ID }
+	}
+	got, next, err := e.lfsPage(ctx, r.Cursor, r.Limit, keep)
 	return LFSListResult{Locks: got, NextCursor: next}, err
 }
 
