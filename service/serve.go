@@ -207,8 +207,8 @@ func (e *Workspace) LFSCreateLock(ctx context.Context, r LFSCreateRequest) (LFSL
 }
 
 // LFSListRequest is git-lfs's GET /locks: the locks on Path, or the one
-// with ID, or all; a page of at most Limit (0, or above MaxLFSPage, is
-// MaxLFSPage) from Cursor. Refspec is the branch the client asks about:
+// with ID, or all; a page of at most Limit (0, or above MaxPage, is
+// MaxPage) from Cursor. Refspec is the branch the client asks about:
 // checked, and otherwise unused, as every lock holds on every branch.
 type LFSListRequest struct {
 	Path, ID, Cursor, Refspec string
@@ -222,11 +222,12 @@ type LFSListResult struct {
 	NextCursor string    `json:"next_cursor,omitempty"`
 }
 
-// MaxLFSPage is the most locks one answer of git-lfs's list or verify
-// holds, and what an answer to a request without a limit holds: git-lfs
-// sends no limit, and follows next_cursor one request after another, so
-// a table of up to this many locks costs it one round trip.
-const MaxLFSPage = 10000
+// MaxPage is the most locks one page holds (git-lfs's list and verify,
+// the JSON API's list, the board's snapshot), and what a page of git-lfs
+// or the JSON API without a limit holds: git-lfs sends no limit, and
+// follows next_cursor one request after another, so a table of up to
+// this many locks costs it one round trip.
+const MaxPage = 10000
 
 // lfsLive is every live lock of the store, by key.
 func (e *Workspace) lfsLive(ctx context.Context) ([]locks.Lock, error) {
@@ -245,43 +246,45 @@ func (e *Workspace) lfsLive(ctx context.Context) ([]locks.Lock, error) {
 	return out, nil
 }
 
-// lfsCursorMark starts every cursor this server gives, so that one it
-// did not give (an offset of earlier versions) is told apart.
-const lfsCursorMark = "k"
+// cursorMark starts every cursor of a page this server gives, so that
+// one it did not give (an offset of earlier versions) is told apart.
+const cursorMark = "k"
 
-// maxLFSCursor bounds the cursor a client sends back.
-const maxLFSCursor = 4096
+// maxCursor bounds the cursor a client sends back.
+const maxCursor = 4096
 
-// LFSCursorOf is the cursor a client gets for store position pos (see
-// locks.Store.Page): opaque to it, URL-safe.
-func LFSCursorOf(pos string) string {
-	return base64.RawURLEncoding.EncodeToString([]byte(lfsCursorMark + pos))
+// PageCursor is the cursor a client gets for store position pos (see
+// locks.Store.Page), to ask for the page after it: opaque to it,
+// URL-safe. git-lfs's list and verify, the JSON API's list and the
+// board's snapshot all page with it.
+func PageCursor(pos string) string {
+	return base64.RawURLEncoding.EncodeToString([]byte(cursorMark + pos))
 }
 
-// LFSPositionOf is the store position of cursor c, "" for none; a cursor
+// PagePosition is the store position of cursor c, "" for none; a cursor
 // this server cannot have given is a usage error (422 for git-lfs).
-func LFSPositionOf(c string) (string, error) {
+func PagePosition(c string) (string, error) {
 	if c == "" {
 		return "", nil
 	}
-	if len(c) > maxLFSCursor {
-		return "", Usagef("cursor of %d bytes: not one this server gave (at most %d); list again without a cursor", len(c), maxLFSCursor)
+	if len(c) > maxCursor {
+		return "", Usagef("cursor of %d bytes: not one this server gave (at most %d); list again without a cursor", len(c), maxCursor)
 	}
 	if strings.Trim(c, "0123456789") == "" {
 		return "", Usagef("cursor %q is an offset, as earlier versions of lockgate serve gave: pages now go on from the last lock of the page before; list again without a cursor", c)
 	}
 	b, err := base64.RawURLEncoding.DecodeString(c)
-	pos, ok := strings.CutPrefix(string(b), lfsCursorMark)
+	pos, ok := strings.CutPrefix(string(b), cursorMark)
 	if err != nil || !ok || pos == "" {
 		return "", Usagef("cursor %q: not one this server gave; list again without a cursor", lockkey.Shorten(c))
 	}
 	return pos, nil
 }
 
-// lfsLimit is the page size of a request's limit (see LFSListRequest).
-func lfsLimit(limit int) int {
-	if limit <= 0 || limit > MaxLFSPage {
-		return MaxLFSPage
+// pageLimit is the page size of a request's limit (see LFSListRequest).
+func pageLimit(limit int) int {
+	if limit <= 0 || limit > MaxPage {
+		return MaxPage
 	}
 	return limit
 }
@@ -300,11 +303,11 @@ func (e *Workspace) lfsShown(en locks.Entry, now time.Time) bool {
 // at, so a lock that stays in the store while a client pages is listed
 // once, whatever is locked or unlocked between its requests.
 func (e *Workspace) lfsPage(ctx context.Context, cursor string, limit int, keep func(LFSLock) bool) ([]LFSLock, string, error) {
-	after, err := LFSPositionOf(cursor)
+	after, err := PagePosition(cursor)
 	if err != nil {
 		return nil, "", err
 	}
-	limit = lfsLimit(limit)
+	limit = pageLimit(limit)
 	now := e.Now()
 	out := []LFSLock{}
 	for {
@@ -324,7 +327,7 @@ func (e *Workspace) lfsPage(ctx context.Context, cursor string, limit int, keep 
 			return out, "", nil
 		}
 		if len(out) >= limit {
-			return out, LFSCursorOf(next), nil
+			return out, PageCursor(next), nil
 		}
 		after = next
 	}
@@ -362,13 +365,13 @@ func (e *Workspace) lfsLocksOn(ctx context.Context, p string) ([]LFSLock, error)
 }
 
 // LFSListLocks lists the live locks as git-lfs shows them: a page of
-// r.Limit (MaxLFSPage without one) from r.Cursor, or the locks on r.Path.
+// r.Limit (MaxPage without one) from r.Cursor, or the locks on r.Path.
 func (e *Workspace) LFSListLocks(ctx context.Context, r LFSListRequest) (LFSListResult, error) {
 	if err := lfsRef(r.Refspec); err != nil {
 		return LFSListResult{}, err
 	}
 	if r.Path != "" {
-		if _, err := LFSPositionOf(r.Cursor); err != nil {
+		if _, err := PagePosition(r.Cursor); err != nil {
 			return LFSListResult{}, err
 		}
 		on, err := e.lfsLocksOn(ctx, r.Path)
