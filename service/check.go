@@ -25,6 +25,9 @@ type ChangeRequest struct {
 	// Range is every commit of A..B (as git rev-list), judged by the
 	// policy and store of its base.
 	Range string
+	// Branch is the branch the change lands on, for branch locks
+	// (locks.per_branch); "" finds it (RangeBranch).
+	Branch string
 	// Patch is a file holding a unified diff, "-" for Stdin.
 	Patch string
 	Stdin io.Reader
@@ -95,7 +98,11 @@ func (e *Workspace) CheckChange(ctx context.Context, req ChangeRequest) (*Change
 			return nil, err
 		}
 		e.bindPusher(h, p, e.base)
-		if err = h.Range(ctx, []string{req.Range}, "", r); err == nil {
+		var branch string
+		if branch, err = e.RangeBranch(ctx, req.Range, req.Branch); err != nil {
+			return nil, err
+		}
+		if err = h.Range(ctx, []string{req.Range}, branch, r); err == nil {
 			r.Finish()
 		}
 	case req.Patch != "":
@@ -464,7 +471,8 @@ func (e *Workspace) logRunner(ctx context.Context, profile string) (*hooks.Runne
 	}
 	ck := &hooks.Checker{
 		Policy: policy, Me: e.me, Profile: profile, RequireLock: e.cfg.Hooks.RequireLock,
-		Now: e.Now(), WarnUnavailable: e.cfg.Hooks.OnStoreUnavailable == "warn",
+		PerBranch: e.cfg.Locks.PerBranch,
+		Now:       e.Now(), WarnUnavailable: e.cfg.Hooks.OnStoreUnavailable == "warn",
 		Dir:         e.UserDir(),
 		PolicyFiles: policyFiles(e.cfg), AgentEditable: e.cfg.Scope.AgentEditable, IgnoreCase: ignoreCase,
 	}

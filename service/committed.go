@@ -58,6 +58,7 @@ func (e *Workspace) judgeByCommitted(ctx context.Context, ck *hooks.Checker) err
 	}
 	ck.Committed = compiled
 	ck.RequireLock = ck.RequireLock || committed.Hooks.RequireLock
+	ck.PerBranch = ck.PerBranch || committed.Locks.PerBranch
 	ck.WarnUnavailable = ck.WarnUnavailable && committed.Hooks.OnStoreUnavailable == "warn"
 	ck.AgentEditable = intersect(ck.AgentEditable, committed.Scope.AgentEditable)
 	for _, f := range policyFiles(committed) {

@@ -84,9 +84,34 @@ func (e *Workspace) PostCheckout(ctx context.Context, in HookInput) (*Report, er
 	return e.syncHook(ctx, "post-checkout", in)
 }
 
-// PostMerge is git's post-merge hook (see PostCheckout).
+// PostMerge is git's post-merge hook (see PostCheckout). Under
+// locks.release_on_merge it also releases the locks whose holder's work
+// the merge (or pull) brought onto the branch: ReleaseMerged over
+// ORIG_HEAD..HEAD, which git sets for it. A failure to is a warning: the
+// merge is done.
 func (e *Workspace) PostMerge(ctx context.Context, in HookInput) (*Report, error) {
-	return e.syncHook(ctx, "post-merge", in)
+	r, err := e.syncHook(ctx, "post-merge", in)
+	if err != nil || !e.cfg.Locks.ReleaseOnMerge || len(in.Args) > 0 && in.Args[0] == "1" {
+		return r, err // a squash merge commits later, as a commit of its own
+	}
+	branch, err := gitexec.HeadBranch(e.repo.GitDir)
+	if err != nil || branch == "" {
+		r.Warnings = append(r.Warnings, "locks.release_on_merge: no lock released: HEAD is on no branch")
+		return r, nil
+	}
+	res, err := e.ReleaseMerged(ctx, ReleaseMergedRequest{Range: "ORIG_HEAD..HEAD", Branch: branch})
+	if err != nil {
+		r.Warnings = append(r.Warnings, "locks.release_on_merge: no lock released: "+err.Error())
+		return r, nil
+	}
+	for _, m := range res.Released {
+		e.notify("", fmt.Sprintf("released %s of %s: its work is on %s (%s)", m.Key, m.Holder, branch, short(m.Merge)))
+	}
+	for _, m := range res.Kept {
+		r.Warnings = append(r.Warnings, fmt.Sprintf("locks.release_on_merge: kept %s of %s: %s has commits on it that %s does not have yet (%s)",
+			m.Key, m.Holder, m.Holder, branch, shortList(m.Unmerged)))
+	}
+	return r, nil
 }
 
 // PostRewrite is git's post-rewrite hook (see PostCheckout).
@@ -577,6 +602,9 @@ func (e *Workspace) hookTargets(ctx context.Context, req HookInstall) (dir strin
 		names = hooks.DefaultHooks
 		if e.cfg.Locks.ReadOnly {
 			names = append(slices.Clone(names), hooks.ReadOnlyHooks...)
+		}
+		if e.cfg.Locks.ReleaseOnMerge && !slices.Contains(names, "post-merge") {
+			names = append(slices.Clone(names), "post-merge")
 		}
 	}
 	dir, err = e.hooksDir(ctx, req.GlobalHooksPath)

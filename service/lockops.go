@@ -46,6 +46,8 @@ type AcquireRequest struct {
 	// even shorter. Wait is how long to wait for held keys.
 	TTL, Wait    time.Duration
 	Reason, Task string
+	// Branch takes the locks on that branch only (locks.per_branch).
+	Branch string
 	// WarnPaths looks for path keys that name no file (AcquireResult's
 	// Dirs and Missing).
 	WarnPaths bool
@@ -82,6 +84,10 @@ func (e *Workspace) AcquireLocks(ctx context.Context, r AcquireRequest) (Acquire
 		if keys, err = e.requestKeys(r.Keys, r.Tool); err != nil {
 			return AcquireResult{}, err
 		}
+	}
+	keys, err := e.onBranch(keys, r.Branch, true)
+	if err != nil {
+		return AcquireResult{}, err
 	}
 	if err := e.completeRequest(&req, keys); err != nil {
 		return AcquireResult{}, err
@@ -132,6 +138,8 @@ type ReleaseRequest struct {
 	Tool bool
 	// Force releases another worker's locks too (logged).
 	Force bool
+	// Branch releases the locks of r.Keys on that branch (locks.per_branch).
+	Branch string
 }
 
 // ReleaseLocks releases the caller's locks on r.Keys; a key not locked is
@@ -139,6 +147,9 @@ type ReleaseRequest struct {
 func (e *Workspace) ReleaseLocks(ctx context.Context, r ReleaseRequest) (locks.ReleaseResult, error) {
 	keys, err := e.requestKeys(r.Keys, r.Tool)
 	if err != nil {
+		return locks.ReleaseResult{}, err
+	}
+	if keys, err = e.onBranch(keys, r.Branch, false); err != nil {
 		return locks.ReleaseResult{}, err
 	}
 	res, err := e.mgr.Release(ctx, canonicals(keys), e.me, r.Force)

@@ -27,6 +27,14 @@ type LFSLock struct {
 	Path     string    `json:"path"`
 	LockedAt time.Time `json:"locked_at"`
 	Owner    LFSOwner  `json:"owner"`
+	// Ref is the branch a branch lock holds on (locks.per_branch), as the
+	// protocol names refs; absent for a lock that holds on every branch.
+	Ref *LFSRef `json:"ref,omitempty"`
+}
+
+// LFSRef is a ref of the git-lfs API: a full ref name.
+type LFSRef struct {
+	Name string `json:"name"`
 }
 
 // LFSOwner is a git-lfs lock's owner: the worker holding the lockgate lock.
@@ -49,7 +57,36 @@ func lfsLockID(l locks.Lock) string {
 
 // LFSLockOf is l as the git-lfs API shows it.
 func LFSLockOf(l locks.Lock) LFSLock {
-	return LFSLock{ID: lfsLockID(l), Path: lfsFileOf(l.Key), LockedAt: l.CreatedAt.UTC(), Owner: LFSOwner{Name: l.Holder}}
+	v := LFSLock{ID: lfsLockID(l), Path: lfsFileOf(lockkey.Unbranched(l.Key)), LockedAt: l.CreatedAt.UTC(), Owner: LFSOwner{Name: l.Holder}}
+	if b, _, ok := lockkey.SplitBranch(l.Key); ok {
+		v.Ref = &LFSRef{Name: "refs/heads/" + b}
+	}
+	return v
+}
+
+// lfsBranch is the branch whose locks a git-lfs request means: the
+// branch ref names under locks.per_branch, else "" (every lock holds on
+// every branch). A ref other than a branch's (a tag) names none.
+func (e *Workspace) lfsBranch(ref string) (string, error) {
+	if err := lfsRef(ref); err != nil {
+		return "", err
+	}
+	b, ok := strings.CutPrefix(ref, "refs/heads/")
+	if !ok || !e.cfg.Locks.PerBranch {
+		return "", nil
+	}
+	if r := lockkey.BranchProblem(b); r != "" {
+		return "", Usagef("ref %q: lockgate cannot lock on this branch: %s", ref, r)
+	}
+	return b, nil
+}
+
+// holdsOn reports whether the lock on key holds on branch: a lock
+// without a branch holds on every one, a branch lock on its own; with
+// branch "" every lock is shown.
+func holdsOn(key, branch string) bool {
+	b, _, ok := lockkey.SplitBranch(key)
+	return branch == "" || !ok || b == branch
 }
 
 // lfsGlob are the characters that make a lock key a pattern and that a
@@ -152,8 +189,8 @@ const maxLFSRef = 1024
 // lfsRef checks the ref a git-lfs client names (git-lfs 3 sends the
 // branch it works on: "ref" with a lock, an unlock or a verify,
 // "refspec" with a list): "" when it names none, else a full ref name
-// git would accept. lockgate locks are not per branch, so a valid ref
-// changes nothing; a malformed one is a client lockgate cannot judge,
+// git would accept. Under locks.per_branch a branch's ref picks its
+// locks (lfsBranch); a malformed ref is a client lockgate cannot judge,
 // and is refused.
 func lfsRef(ref string) error {
 	if ref == "" {
@@ -174,8 +211,8 @@ func lfsRef(ref string) error {
 }
 
 // LFSCreateRequest is git-lfs's POST /locks. Ref is the branch the
-// client works on: checked, and otherwise unused, since a lockgate lock
-// holds on every branch.
+// client works on: under locks.per_branch the lock holds on that branch
+// only, else on every branch.
 type LFSCreateRequest struct {
 	Path, Ref string
 }
@@ -185,7 +222,8 @@ type LFSCreateRequest struct {
 // already is renewed. Held by another worker, the error is a
 // *locks.HeldError naming that lock.
 func (e *Workspace) LFSCreateLock(ctx context.Context, r LFSCreateRequest) (LFSLock, error) {
-	if err := lfsRef(r.Ref); err != nil {
+	branch, err := e.lfsBranch(r.Ref)
+	if err != nil {
 		return LFSLock{}, err
 	}
 	p, err := lfsPath(r.Path)
@@ -196,7 +234,7 @@ func (e *Workspace) LFSCreateLock(ctx context.Context, r LFSCreateRequest) (LFSL
 	if err != nil {
 		return LFSLock{}, err
 	}
-	res, err := e.AcquireLocks(ctx, AcquireRequest{Keys: []string{key}, Tool: true, Reason: "git lfs lock"})
+	res, err := e.AcquireLocks(ctx, AcquireRequest{Keys: []string{key}, Tool: true, Reason: "git lfs lock", Branch: branch})
 	if err != nil {
 		return LFSLock{}, err
 	}
@@ -209,7 +247,7 @@ func (e *Workspace) LFSCreateLock(ctx context.Context, r LFSCreateRequest) (LFSL
 // LFSListRequest is git-lfs's GET /locks: the locks on Path, or the one
 // with ID, or all; a page of at most Limit (0, or above MaxPage, is
 // MaxPage) from Cursor. Refspec is the branch the client asks about:
-// checked, and otherwise unused, as every lock holds on every branch.
+// under locks.per_branch only the locks that hold on it are listed.
 type LFSListRequest struct {
 	Path, ID, Cursor, Refspec string
 	Limit                     int
@@ -295,14 +333,14 @@ func (e *Workspace) lfsShown(en locks.Entry, now time.Time) bool {
 	return en.Err == nil && !en.Expired(now) && !isBookkeeping(en.Lock)
 }
 
-// lfsPage is a page of at most limit live locks that keep accepts (nil:
-// all), from cursor, and the next page's cursor ("" after the last). It
+// lfsPage is a page of at most limit live locks that hold on branch
+// (holdsOn) and that keep accepts (nil: all), from cursor, and the next page's cursor ("" after the last). It
 // reads the store a page at a time (locks.Store.Page): the records of
 // the page, not the whole table, beside the store's listing of names.
 // The cursor is the store's position of the last record the page looked
 // at, so a lock that stays in the store while a client pages is listed
 // once, whatever is locked or unlocked between its requests.
-func (e *Workspace) lfsPage(ctx context.Context, cursor string, limit int, keep func(LFSLock) bool) ([]LFSLock, string, error) {
+func (e *Workspace) lfsPage(ctx context.Context, cursor string, limit int, branch string, keep func(LFSLock) bool) ([]LFSLock, string, error) {
 	after, err := PagePosition(cursor)
 	if err != nil {
 		return nil, "", err
@@ -316,7 +354,7 @@ func (e *Workspace) lfsPage(ctx context.Context, cursor string, limit int, keep 
 			return nil, "", fmt.Errorf("list locks: %w", err)
 		}
 		for _, en := range entries {
-			if !e.lfsShown(en, now) {
+			if !e.lfsShown(en, now) || !holdsOn(en.Key, branch) {
 				continue
 			}
 			if v := LFSLockOf(en.Lock); keep == nil || keep(v) {
@@ -333,12 +371,15 @@ func (e *Workspace) lfsPage(ctx context.Context, cursor string, limit int, keep 
 	}
 }
 
-// lfsLocksOn is the live locks git-lfs sees at path p: the lock of the
-// key lfsKey makes of p, and a lock whose key is p itself (a logical
-// key or pattern shows as a lock whose path is its key). Their records
-// are read by key, so that `git lfs locks --path` (and git-lfs's check
-// before a lock) costs the same with any number of locks.
-func (e *Workspace) lfsLocksOn(ctx context.Context, p string) ([]LFSLock, error) {
+// lfsLocksOn is the live locks git-lfs sees at path p that hold on
+// branch (holdsOn): the lock of the key lfsKey makes of p, and a lock
+// whose key is p itself (a logical key or pattern shows as a lock whose
+// path is its key), each also as a branch lock under locks.per_branch.
+// Their records are read by key, so that `git lfs locks --path` (and
+// `git lfs unlock PATH`, which looks its lock up so) costs the same with
+// any number of locks; only a request without a branch under
+// locks.per_branch reads the branch locks, all of them, for the path's.
+func (e *Workspace) lfsLocksOn(ctx context.Context, p, branch string) ([]LFSLock, error) {
 	var keys []string
 	if k, err := lockkey.Parse(p, e.keyOptions()); err == nil && k.Canonical == p {
 		keys = append(keys, p)
@@ -348,6 +389,30 @@ func (e *Workspace) lfsLocksOn(ctx context.Context, p string) ([]LFSLock, error)
 	}
 	now := e.Now()
 	out := []LFSLock{}
+	add := func(l locks.Lock) {
+		if v := LFSLockOf(l); e.lfsShown(locks.Entry{Lock: l}, now) && holdsOn(l.Key, branch) && v.Path == p {
+			out = append(out, v)
+		}
+	}
+	if e.cfg.Locks.PerBranch {
+		if branch != "" {
+			var branched []string
+			for _, k := range keys {
+				branched = append(branched, lockkey.BranchKey(branch, k))
+			}
+			keys = append(keys, branched...)
+		} else {
+			entries, err := e.store.InNamespace(ctx, lockkey.BranchNamespace)
+			if err != nil {
+				return nil, fmt.Errorf("read the branch locks: %w", err)
+			}
+			for _, en := range entries {
+				if en.Err == nil {
+					add(en.Lock)
+				}
+			}
+		}
+	}
 	for _, k := range keys {
 		l, err := e.store.Get(ctx, k)
 		var corrupt *locks.CorruptError
@@ -357,9 +422,7 @@ func (e *Workspace) lfsLocksOn(ctx context.Context, p string) ([]LFSLock, error)
 		if err != nil {
 			return nil, fmt.Errorf("read the lock on %s: %w", lockkey.Shorten(k), err)
 		}
-		if v := LFSLockOf(l); e.lfsShown(locks.Entry{Lock: l}, now) && v.Path == p {
-			out = append(out, v)
-		}
+		add(l)
 	}
 	return out, nil
 }
@@ -367,14 +430,15 @@ func (e *Workspace) lfsLocksOn(ctx context.Context, p string) ([]LFSLock, error)
 // LFSListLocks lists the live locks as git-lfs shows them: a page of
 // r.Limit (MaxPage without one) from r.Cursor, or the locks on r.Path.
 func (e *Workspace) LFSListLocks(ctx context.Context, r LFSListRequest) (LFSListResult, error) {
-	if err := lfsRef(r.Refspec); err != nil {
+	branch, err := e.lfsBranch(r.Refspec)
+	if err != nil {
 		return LFSListResult{}, err
 	}
 	if r.Path != "" {
 		if _, err := PagePosition(r.Cursor); err != nil {
 			return LFSListResult{}, err
 		}
-		on, err := e.lfsLocksOn(ctx, r.Path)
+		on, err := e.lfsLocksOn(ctx, r.Path, branch)
 		if err != nil {
 			return LFSListResult{}, err
 		}
@@ -384,19 +448,40 @@ func (e *Workspace) LFSListLocks(ctx context.Context, r LFSListRequest) (LFSList
 				out = append(out, v)
 			}
 		}
+		if r.Refspec == "" && len(out) > 1 {
+			out = e.ownFirst(out)
+		}
 		return LFSListResult{Locks: out}, nil
 	}
 	var keep func(LFSLock) bool
 	if r.ID != "" {
 		keep = func(v LFSLock) bool { return v.ID == r.ID }
 	}
-	got, next, err := e.lfsPage(ctx, r.Cursor, r.Limit, keep)
+	got, next, err := e.lfsPage(ctx, r.Cursor, r.Limit, branch, keep)
 	return LFSListResult{Locks: got, NextCursor: next}, err
 }
 
+// ownFirst is the locks of one path on several branches as `git lfs
+// unlock PATH` needs them: it looks its lock up by path alone, without
+// the branch, and gives up on more than one. The caller's own locks are
+// the ones such an unlock means; when the caller holds none of them, all
+// (git-lfs then asks for `--id`).
+func (e *Workspace) ownFirst(ls []LFSLock) []LFSLock {
+	var mine []LFSLock
+	for _, l := range ls {
+		if l.Owner.Name == e.me.Holder {
+			mine = append(mine, l)
+		}
+	}
+	if len(mine) == 0 {
+		return ls
+	}
+	return mine
+}
+
 // LFSVerifyRequest is git-lfs's POST /locks/verify: a page of the locks,
-// split by holder. Ref (the branch being pushed) is checked, and
-// otherwise unused: every lock holds on every branch.
+// split by holder. Ref is the branch being pushed: under
+// locks.per_branch only the locks that hold on it count.
 type LFSVerifyRequest struct {
 	Cursor, Ref string
 	Limit       int
@@ -427,8 +512,8 @@ func (e *Workspace) LFSVerifyLocks(ctx context.Context, r LFSVerifyRequest) (LFS
 	return out, nil
 }
 
-// LFSUnlockRequest is git-lfs's POST /locks/:id/unlock. Ref is checked,
-// and otherwise unused: a lock holds on every branch.
+// LFSUnlockRequest is git-lfs's POST /locks/:id/unlock. Ref is checked;
+// the id alone names the lock, on its branch or on every one.
 type LFSUnlockRequest struct {
 	ID, Ref string
 	// Force removes another worker's lock: a clear, logged as lock_clear.

@@ -336,6 +336,9 @@ type VerifyRequest struct {
 	Staged bool
 	// Fetch fetches the workflow branch from workflow.remote first.
 	Fetch bool
+	// Branch is the branch the commits land on, for branch locks
+	// (locks.per_branch); "" finds it (RangeBranch).
+	Branch string
 	// AllowEmpty accepts commits (or a staged change) that change no
 	// file; without it they are invalid input, so that a CI job fed
 	// nothing cannot pass.
@@ -393,7 +396,13 @@ func (e *Workspace) Verify(ctx context.Context, req VerifyRequest) (*Report, err
 			return nil, err
 		}
 	}
-	r, err := e.verifyCommits(ctx, h, revArgs)
+	branch := req.Branch
+	if branch == "" && revArgs != nil {
+		if branch, err = e.RangeBranch(ctx, req.Range, ""); err != nil {
+			return nil, err
+		}
+	}
+	r, err := e.verifyCommits(ctx, h, revArgs, branch)
 	if err != nil {
 		return nil, err
 	}
@@ -414,7 +423,7 @@ func (e *Workspace) Verify(ctx context.Context, req VerifyRequest) (*Report, err
 // verifyCommits judges the commits revArgs name against the lock log,
 // read while git lists them; with revArgs nil, the staged change as a
 // commit made now.
-func (e *Workspace) verifyCommits(ctx context.Context, h *hooks.Runner, revArgs []string) (*Report, error) {
+func (e *Workspace) verifyCommits(ctx context.Context, h *hooks.Runner, revArgs []string, branch string) (*Report, error) {
 	r := &hooks.Report{Hook: "verify"}
 	readLog := func(bearing func() (*history.Keys, bool)) ([]journal.Event, error) {
 		lr, err := e.readLockLogFor(ctx, e.judgedSince(ctx, revArgs), bearing)
@@ -427,7 +436,7 @@ func (e *Workspace) verifyCommits(ctx context.Context, h *hooks.Runner, revArgs 
 			err = h.VerifyStaged(ctx, e.Now(), history.Build(lr.events), r)
 		}
 	} else {
-		err = h.VerifyReading(ctx, revArgs, "", readLog, r)
+		err = h.VerifyReading(ctx, revArgs, branch, readLog, r)
 	}
 	if err != nil {
 		return nil, err

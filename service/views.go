@@ -9,7 +9,10 @@ import (
 
 // LockView is a lock as tools show it: without the owner token.
 type LockView struct {
-	Key        string     `json:"key"`
+	Key string `json:"key"`
+	// Branch is the branch a branch lock holds on (locks.per_branch), ""
+	// for a lock that holds on every branch.
+	Branch     string     `json:"branch,omitempty"`
 	Holder     string     `json:"holder"`
 	HolderType string     `json:"holder_type"`
 	Session    string     `json:"session"`
@@ -25,7 +28,8 @@ type LockView struct {
 
 // ViewOf is l as tools show it.
 func ViewOf(l locks.Lock) LockView {
-	return LockView{Key: l.Key, Holder: l.Holder, HolderType: l.HolderType, Session: l.Session, Reason: l.Reason,
+	branch, _, _ := lockkey.SplitBranch(l.Key)
+	return LockView{Key: l.Key, Branch: branch, Holder: l.Holder, HolderType: l.HolderType, Session: l.Session, Reason: l.Reason,
 		TaskID: l.TaskID, CreatedAt: l.CreatedAt, ExpiresAt: l.ExpiresAt, TaskExpire: l.TaskExpires, Fence: l.Fence}
 }
 

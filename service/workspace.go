@@ -248,15 +248,19 @@ func (e *Workspace) Open(ctx context.Context, p Purpose) error {
 		return err
 	}
 	e.store, e.setup = store, setup
-	if setup.use.Kind == KindGit && !e.cfg.Workflow.AutoPushSet {
+	if setup.use.Kind == KindGit && !e.cfg.Workflow.AutoPushSet && setup.use.Remote != "." {
 		// Locks shared through the remote: so are their events, or
-		// verify in another clone could not see them.
+		// verify in another clone could not see them. A store that is
+		// the repository's own ref (the server's bare repository, where
+		// lockgate serve and pre-receive run) is the remote: its events
+		// are on its own workflow branch, with nowhere to push them.
 		e.cfg.Workflow.AutoPush = true
 	}
 	e.redis, _ = store.(*redisstore.Store)
 	e.journal = e.JournalFile()
 	host, _ := os.Hostname()
-	e.mgr = &locks.Manager{Store: store, Host: host, PID: os.Getpid(), Now: e.opts.Clock, StoreName: storeName(setup.use, store)}
+	e.mgr = &locks.Manager{Store: store, Host: host, PID: os.Getpid(), Now: e.opts.Clock, StoreName: storeName(setup.use, store),
+		PerBranch: e.cfg.Locks.PerBranch}
 	sink := &auditSink{ctx: ctx, journal: e.journal, autoPush: e.cfg.Workflow.AutoPush, notify: e.notify, quietPush: p.Settles}
 	if e.cfg.Workflow.AutoCommit {
 		sink.branch = e.branchWriter(ctx)

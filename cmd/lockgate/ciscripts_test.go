@@ -51,7 +51,7 @@ func ciRepo(t *testing.T) *gittest.Repo {
 	}
 	// "forged" changes b.txt with hooks off, its trailers naming alice and
 	// her lock's fence, as anyone can type them.
-	code, out := runCI(t, r, alice, "lockgate", "--json", "lock", "list")
+	code, out := runCI(t, r, alice, lockgateBinary(t), "--json", "lock", "list")
 	m := regexp.MustCompile(`"fence": (\d+)`).FindStringSubmatch(out)
 	if code != 0 || m == nil {
 		t.Fatalf("lock list: exit %d, no fence: %s", code, out)
@@ -299,5 +299,89 @@ func TestCIScriptsPreReceiveRecipe(t *testing.T) {
 	}
 	if code, out := runCI(t, r, []string{"GL_USERNAME=alice"}, "git", "push", "origin", "main"); code != 0 {
 		t.Fatalf("GL_USERNAME=alice: exit %d, want 0:\n%s", code, out)
+	}
+}
+
+// TestCIScriptsReleaseMerged: on a push, the action's step runs
+// release-merged.sh in a fresh clone (the git store: the locks live on
+// the remote). alice's lock on a.txt stays while her second pull request
+// on it is open, and is released, as the CI job, once that lands too.
+func TestCIScriptsReleaseMerged(t *testing.T) {
+	t.Parallel()
+	root := repoRoot(t)
+	data, err := os.ReadFile(filepath.Join(root, "action.yml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var a actionFile
+	if err := yaml.Unmarshal(data, &a); err != nil {
+		t.Fatalf("action.yml: %v", err)
+	}
+	step := a.Runs.Steps[len(a.Runs.Steps)-1].Run
+
+	r := gittest.New(t)
+	origin := filepath.Join(filepath.Dir(r.Dir), "origin.git")
+	r.Git("init", "-q", "--bare", "-b", "main", origin)
+	r.Git("remote", "add", "origin", origin)
+	r.Write("a.txt", "a\n")
+	r.Write(".lockgate.yaml", "version: 1\nlocks: {store: git, release_on_merge: true}\n")
+	r.Commit("init")
+	r.Git("push", "-q", "origin", "main")
+	alice := []string{"LOCKGATE_WORKER=alice@test", "LOCKGATE_WORKER_TYPE=human"}
+	if code, out := runIn(t, r, "", alice, "lock", "acquire", "a.txt"); code != 0 {
+		t.Fatalf("lock acquire: exit %d: %s", code, out)
+	}
+	// alice's two pull requests on a.txt, the second on the first, made
+	// now (under her lock) with her trailers.
+	commit := func(branch, content string) {
+		r.Git("checkout", "-q", "-B", branch)
+		r.Write("a.txt", content)
+		r.Git("add", "a.txt")
+		now := time.Now().UTC().Format(time.RFC3339)
+		c := exec.Command("git", "commit", "-q", "--no-verify", "-m", branch+"\n\nLockgate-Worker: alice@test\nLockgate-Worker-Type: human\nLockgate-Session: alice@test")
+		c.Dir, c.Env = r.Dir, append(append([]string(nil), r.Env...), "GIT_AUTHOR_DATE="+now, "GIT_COMMITTER_DATE="+now)
+		if out, err := c.CombinedOutput(); err != nil {
+			t.Fatalf("commit: %v: %s", err, out)
+		}
+		r.Git("push", "-q", "origin", branch)
+	}
+	commit("pr1", "one\n")
+	commit("pr2", "two\n")
+	ci := filepath.Join(filepath.Dir(r.Dir), "ci")
+	r.Git("clone", "-q", origin, ci)
+	ciRepo := &gittest.Repo{Dir: ci, Env: r.Env}
+	land := func(branch string) (code int, out string) {
+		t.Helper()
+		before := strings.TrimSpace(r.Git("rev-parse", "main"))
+		r.Git("checkout", "-q", "main")
+		r.Git("merge", "-q", "--ff-only", branch)
+		r.Git("push", "-q", "origin", "main")
+		after := strings.TrimSpace(r.Git("rev-parse", "main"))
+		cmd := exec.Command("git", "pull", "-q", "--ff-only")
+		cmd.Dir, cmd.Env = ci, r.Env
+		if o, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git pull: %v: %s", err, o)
+		}
+		return runCI(t, ciRepo, []string{"GITHUB_ACTION_PATH=" + root, "RANGE=", "EVENT=push",
+			"PUSH_BEFORE=" + before, "PUSH_AFTER=" + after, "PUSH_BRANCH=main"}, "bash", "-e", "-c", step)
+	}
+	code, out := land("pr1")
+	if code != 0 || !strings.Contains(out, "kept a.txt of alice@test") {
+		t.Fatalf("pr1 landed: exit %d, want 0 and a.txt kept (pr2 is open):\n%s", code, out)
+	}
+	code, out = land("pr2")
+	if code != 0 || !strings.Contains(out, "released a.txt of alice@test") {
+		t.Fatalf("pr2 landed: exit %d, want 0 and a.txt released:\n%s", code, out)
+	}
+	if code, out := runCI(t, ciRepo, nil, lockgateBinary(t), "log", "--json", "--action", "lock_release"); code != 0 || !strings.Contains(out, `"worker": "ci@test"`) {
+		t.Fatalf("the release is not logged as the CI job's: exit %d:\n%s", code, out)
+	}
+	if code, out := runIn(t, r, "", alice, "lock", "list"); code != 0 || strings.Contains(out, "a.txt") {
+		t.Fatalf("alice's clone still lists the lock: exit %d:\n%s", code, out)
+	}
+	// A new branch's push names no earlier value: nothing landed.
+	code, out = runCI(t, ciRepo, nil, filepath.Join(root, "ci", "scripts", "release-merged.sh"), strings.Repeat("0", 40), "HEAD", "main")
+	if code != 0 || !strings.Contains(out, "new branch") {
+		t.Fatalf("new branch: exit %d:\n%s", code, out)
 	}
 }

@@ -789,3 +789,35 @@ func TestMCPRequestIDPerCall(t *testing.T) {
 		t.Errorf("lock records do not carry their call's request id %v:\n%s", ids, out)
 	}
 }
+
+// TestMCPBranchLocks: under locks.per_branch, acquire_lock and
+// release_lock take a branch: two agents hold one path on two branches,
+// and the CLI sees both.
+func TestMCPBranchLocks(t *testing.T) {
+	t.Parallel()
+	r := gittest.New(t)
+	r.Write(".lockgate.yaml", "version: 1\nlocks: {per_branch: true}\n")
+	r.Commit("policy")
+	a := startMCP(t, r, "agent-1", "LOCKGATE_WORKER_TYPE=agent")
+	b := startMCP(t, r, "agent-2", "LOCKGATE_WORKER_TYPE=agent")
+	out, isErr := a.call("acquire_lock", map[string]any{"file_path": "art/a.psd", "branch": "main"})
+	if isErr || out["acquired"] != true {
+		t.Fatalf("acquire on main: %v", out)
+	}
+	l := out["locks"].([]any)[0].(map[string]any)
+	if l["key"] != "branch:main:art/a.psd" || l["branch"] != "main" {
+		t.Fatalf("lock = %v", l)
+	}
+	if out, isErr := b.call("acquire_lock", map[string]any{"file_path": "art/a.psd", "branch": "release"}); isErr || out["acquired"] != true {
+		t.Fatalf("acquire on release: %v", out)
+	}
+	if out, isErr := b.call("acquire_lock", map[string]any{"file_path": "art/a.psd"}); !isErr || errClass(out) != "busy" {
+		t.Fatalf("acquire on every branch = %v, want busy", out)
+	}
+	if code, outp := run(t, r, "agent-3", "--json", "lock", "list"); code != 0 || !strings.Contains(outp, `"branch": "main"`) || !strings.Contains(outp, `"branch": "release"`) {
+		t.Fatalf("lock list = %d %s", code, outp)
+	}
+	if out, isErr := a.call("release_lock", map[string]any{"file_path": "art/a.psd", "branch": "main"}); isErr || fmt.Sprint(out["released"]) != "[branch:main:art/a.psd]" {
+		t.Fatalf("release = %v", out)
+	}
+}

@@ -27,6 +27,7 @@ func commands() map[string]*command {
 		"done":            doneCommand(),
 		"packages":        packagesCommand(),
 		"release-package": releasePackageCommand(),
+		"release-merged":  releaseMergedCommand(),
 		"retry":           retryCommand(),
 		"work":            workCommand(),
 		"pause":           pauseCommand(),

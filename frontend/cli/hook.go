@@ -134,11 +134,12 @@ func checkChangeCommand() *command {
 	format := "text"
 	return &command{
 		noStore: true,
-		usage:   "check [--staged | --range A..B | --patch FILE | -] [--allow-empty] [--profile P [--record-cooldown [--task-type T]]] [--format text|json|github]",
+		usage:   "check [--staged | --range A..B [--branch B] | --patch FILE | -] [--allow-empty] [--profile P [--record-cooldown [--task-type T]]] [--format text|json|github]",
 		short:   "check a change against locks and scope, for CI (exit 1 on violations)",
 		flags: func(fs *pflag.FlagSet) {
 			fs.BoolVar(&staged, "staged", false, "check the staged change (the default)")
 			fs.Var(once(&req.Range), "range", "check every commit of `A..B` (as git rev-list)")
+			fs.Var(once(&req.Branch), "branch", "with --range: the branch `B` the commits land on, whose branch locks hold (locks.per_branch; default: the range's base branch, else the CI's target branch)")
 			fs.Var(once(&req.Patch), "patch", "check the paths of a unified diff `FILE` (- for stdin)")
 			fs.Var(once(&req.Profile), "profile", "scope profile to enforce (e.g. backfill)")
 			fs.Var(once(&format), "format", "output: text, json or github (workflow annotations)")
@@ -160,6 +161,9 @@ func checkChangeCommand() *command {
 			}
 			if rng, patch := req.Range != "", req.Patch != ""; staged && rng || staged && patch || rng && patch {
 				return service.Usagef("check: give one of --staged, --range, --patch")
+			}
+			if req.Branch != "" && req.Range == "" {
+				return service.Usagef("check: --branch names where the commits of --range land; the staged change lands on HEAD's branch")
 			}
 			if err := reportFormat("check", format); err != nil {
 				return err
@@ -194,12 +198,13 @@ func verifyCommand() *command {
 	format := "text"
 	return &command{
 		noStore: true,
-		usage:   "verify [--range A..B | --staged] [--fetch] [--format text|json|github]",
+		usage:   "verify [--range A..B | --staged] [--branch B] [--fetch] [--format text|json|github]",
 		short:   "prove commits against the lock log: made by their authors under no one else's lock (exit 1 violations, 3 log incomplete)",
 		flags: func(fs *pflag.FlagSet) {
 			fs.Var(once(&req.Range), "range", "verify every commit of `A..B` (as git rev-list; default: HEAD's commits on no remote-tracking ref)")
 			fs.BoolVar(&req.Staged, "staged", false, "verify the staged change as a commit made now")
 			fs.BoolVar(&req.Fetch, "fetch", false, "fetch the workflow branch from workflow.remote first")
+			fs.Var(once(&req.Branch), "branch", "the branch `B` the commits land on, whose branch locks hold (locks.per_branch; default: the range's base branch, else the CI's target branch, else HEAD's)")
 			fs.Var(once(&format), "format", "output: text, json or github (workflow annotations)")
 			fs.BoolVar(&req.AllowEmpty, "allow-empty", false, "accept a range with no commit that changes a file instead of exit 2")
 		},

@@ -15,6 +15,7 @@ import (
 	"github.com/lockgate/lockgate/internal/hint"
 	"github.com/lockgate/lockgate/internal/safetext"
 	"github.com/lockgate/lockgate/model/locks"
+	"github.com/lockgate/lockgate/model/locks/lockkey"
 	"github.com/lockgate/lockgate/service"
 	"github.com/lockgate/lockgate/service/outcome"
 )
@@ -23,13 +24,14 @@ func acquireCommand() *command {
 	var req service.AcquireRequest
 	return &command{
 		takesLocks: true,
-		usage:      "lock acquire KEY... [--ttl D] [--reason R] [--task ID] [--wait D] | --package WP",
+		usage:      "lock acquire KEY... [--ttl D] [--reason R] [--task ID] [--wait D] [--branch B] | --package WP",
 		short:      "take locks, all or nothing (exit 4 when one is held by another)",
 		flags: func(fs *pflag.FlagSet) {
 			durationVar(fs, &req.TTL, "ttl", "lock lifetime (default by worker type: human 8h activity / 4h otherwise, agent 1h / 30m); sets a lock you hold exactly, even shorter (without it a renewal never shortens)")
 			fs.StringVar(&req.Reason, "reason", "", "why the lock is taken (shown to others)")
 			fs.StringVar(&req.Task, "task", "", "task `ID` the lock serves; on an activity: key, takes its task sub-lock")
 			durationVar(fs, &req.Wait, "wait", "wait up to `D` for held keys to become free")
+			fs.StringVar(&req.Branch, "branch", "", "hold the locks on branch `B` only (locks.per_branch; without it a lock holds on every branch)")
 			fs.Var(once(&req.Package), "package", "acquire work package `WP`'s files and keys")
 			packagesFlag(fs, &req.PackagesFile)
 		},
@@ -58,6 +60,13 @@ func (a *app) acquireWait(req service.AcquireRequest) error {
 		a.waitHint = func(d string) string { return hint.Line(hint.WaitPackage, d, req.Package) }
 	case len(req.Keys) == 0:
 		return service.Usagef("lock acquire: give at least one KEY (or --package WP)")
+	case req.Branch != "":
+		// A branch lock's key names it whole: the command needs no flag.
+		keys := make([]string, len(req.Keys))
+		for i, k := range req.Keys {
+			keys[i] = lockkey.BranchKey(req.Branch, k)
+		}
+		a.waitHint = func(d string) string { return hint.Line(hint.WaitAcquire, d, keys) }
 	default:
 		a.waitHint = func(d string) string { return hint.Line(hint.WaitAcquire, d, req.Keys) }
 	}
@@ -94,10 +103,11 @@ func (a *app) showAcquired(e *service.Workspace, res service.AcquireResult) erro
 func releaseCommand() *command {
 	var req service.ReleaseRequest
 	return &command{
-		usage: "lock release KEY... [--force]",
+		usage: "lock release KEY... [--force] [--branch B]",
 		short: "release your locks (another's only with --force, which is logged)",
 		flags: func(fs *pflag.FlagSet) {
 			fs.BoolVar(&req.Force, "force", false, "release even if another worker holds it")
+			fs.StringVar(&req.Branch, "branch", "", "release the locks held on branch `B` (locks.per_branch)")
 		},
 		someArgs: "KEY",
 		run: func(ctx context.Context, a *app, args []string) error {

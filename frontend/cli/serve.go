@@ -72,7 +72,14 @@ func serveCommand() *command {
 				ln, scheme = tl, "https"
 			}
 			fmt.Fprintf(a.stdio.Err, "lockgate: serving the locks of %s on %s://%s (git-lfs: lfs.url or remote.NAME.lfsurl %s://%s/lfs, the token in a credential helper: docs/serve.md)\n", e.StoreLabel(), scheme, ln.Addr(), scheme, ln.Addr())
-			if e.StoreName() == service.KindFile {
+			switch {
+			case e.StoreName() == service.KindFile && e.WorkTree() == "":
+				// The server's bare repository: its pre-receive hook reads
+				// this store, so pushes are held to the locks; clones' hooks
+				// are not, and say so only at the push.
+				fmt.Fprintln(a.stdio.Err, "lockgate: note: the file store keeps its locks in this bare repository: lockgate's pre-receive hook in it (lockgate install --hook pre-receive) refuses pushes over them, but clones' own hooks do not see them, so their commits are refused only when pushed.\n"+
+					"For clones' hooks to see them too: set locks.store: git (this repository's own ref) or locks.store: redis://HOST:PORT/DB in .lockgate.yaml, commit it on the default branch, then restart the server (docs/serve.md)")
+			case e.StoreName() == service.KindFile:
 				// The file store lives in this clone's git directory: a lock
 				// taken through the server binds no other clone's hooks.
 				fmt.Fprintln(a.stdio.Err, "lockgate: warning: the file store keeps its locks in this clone: only this clone's hooks see the locks taken through the server, other clones' commits are not refused.\n"+

@@ -32,6 +32,16 @@ func storeServer(t testing.TB, store string, n int, opts Options, env map[string
 // storeServerOf is storeServer and its Server.
 func storeServerOf(t testing.TB, store string, n int, opts Options, env map[string]string) (*httptest.Server, *Server, []string) {
 	t.Helper()
+	return storeServerWith(t, store, n, opts, env, "")
+}
+
+// storeServerWith is storeServerOf with locks settings of the policy
+// besides the store (a YAML flow mapping's inside, e.g. "per_branch: true").
+func storeServerWith(t testing.TB, store string, n int, opts Options, env map[string]string, lockSettings string) (*httptest.Server, *Server, []string) {
+	t.Helper()
+	if lockSettings != "" {
+		lockSettings = ", " + lockSettings
+	}
 	ctx := context.Background()
 	r := gittest.New(t)
 	if env == nil {
@@ -48,7 +58,7 @@ func storeServerOf(t testing.TB, store string, n int, opts Options, env map[stri
 		}
 		r.Git("remote", "add", "origin", origin)
 	}
-	r.Write(".lockgate.yaml", fmt.Sprintf("version: 1\nlocks: {store: %s}\nworkflow: {auto_commit: %t}\n", store, workflow != ""))
+	r.Write(".lockgate.yaml", fmt.Sprintf("version: 1\nlocks: {store: %s%s}\nworkflow: {auto_commit: %t}\n", store, lockSettings, workflow != ""))
 	r.Write("a.bin", "a\n")
 	r.Commit("init")
 	if store == "git" {

@@ -9,8 +9,8 @@ import (
 
 // The git-lfs File Locking API's requests
 // (https://github.com/git-lfs/git-lfs/blob/main/docs/api/locking.md).
-// The ref a client sends (the service checks it) changes nothing: a
-// lockgate lock holds on every branch.
+// The ref a client sends picks the branch of a lock under
+// locks.per_branch (the service decides).
 type (
 	lfsRef struct {
 		Name string `json:"name"`

@@ -2,6 +2,7 @@ package httpserver
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -14,21 +15,21 @@ import (
 	"testing"
 
 	"github.com/lockgate/lockgate/internal/gittest"
+	"github.com/lockgate/lockgate/service"
 )
 
-// TestGitLFSRefs drives git-lfs's client from clones on two branches:
-// it names its branch with every lock, list, verify and unlock (ref,
-// refspec), and a lock taken on one branch holds on the other, since
-// lockgate locks are not per branch.
-func TestGitLFSRefs(t *testing.T) {
-	t.Parallel()
+// lfsClones serves s, recording every request, beside an origin on
+// branches main and feature; clone makes a clone on a branch whose
+// git-lfs talks to s as user, and sent is every request so far (METHOD
+// URI BODY, one a line).
+func lfsClones(t *testing.T, s *Server) (clone func(user, token, branch string) func(args ...string) (string, error), sent func() string) {
+	t.Helper()
 	if _, err := exec.LookPath("git-lfs"); err != nil {
 		t.Fatal("git-lfs is not installed: `make test` installs it (apt-get install git-lfs)")
 	}
-	_, s, tokens := storeServerOf(t, "file", 2, Options{}, nil)
 	var (
-		mu   sync.Mutex
-		sent []string // METHOD URI BODY of each request
+		mu  sync.Mutex
+		got []string
 	)
 	h := s.Handler()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -38,7 +39,7 @@ func TestGitLFSRefs(t *testing.T) {
 		}
 		r.Body = io.NopCloser(bytes.NewReader(b))
 		mu.Lock()
-		sent = append(sent, r.Method+" "+r.URL.RequestURI()+" "+string(b))
+		got = append(got, r.Method+" "+r.URL.RequestURI()+" "+string(b))
 		mu.Unlock()
 		h.ServeHTTP(w, r)
 	}))
@@ -47,7 +48,7 @@ func TestGitLFSRefs(t *testing.T) {
 	origin.Write("a.bin", "a\n")
 	origin.Commit("init")
 	origin.Git("branch", "feature")
-	clone := func(user, token, branch string) func(args ...string) (string, error) {
+	clone = func(user, token, branch string) func(args ...string) (string, error) {
 		dir := filepath.Join(t.TempDir(), user)
 		if out, err := exec.Command("git", "clone", "-q", "-b", branch, origin.Dir, dir).CombinedOutput(); err != nil {
 			t.Fatalf("git clone: %v: %s", err, out)
@@ -63,23 +64,41 @@ func TestGitLFSRefs(t *testing.T) {
 		}
 		return git
 	}
-	mainGit, featureGit := clone("u0", tokens[0], "main"), clone("u1", tokens[1], "feature")
-	step := func(git func(...string) (string, error), wantErr bool, want string, args ...string) {
-		t.Helper()
-		out, err := git(args...)
-		if (err != nil) != wantErr || !strings.Contains(out, want) {
-			t.Fatalf("git %s: %v: %s", strings.Join(args, " "), err, out)
-		}
+	sent = func() string {
+		mu.Lock()
+		defer mu.Unlock()
+		return strings.Join(got, "\n")
 	}
-	step(mainGit, false, "Locked a.bin", "lfs", "lock", "a.bin")
-	step(featureGit, false, "a.bin\tu0", "lfs", "locks")
-	step(featureGit, false, "a.bin\tu0", "lfs", "locks", "--verify")
-	step(featureGit, true, "u0", "lfs", "lock", "a.bin")
-	step(mainGit, false, "O a.bin\tu0", "lfs", "locks", "--verify")
-	step(mainGit, false, "Unlocked a.bin", "lfs", "unlock", "a.bin")
-	step(featureGit, false, "Locked a.bin", "lfs", "lock", "a.bin")
+	return clone, sent
+}
 
-	all := strings.Join(sent, "\n")
+// lfsStep runs git in a clone and wants it to fail or not, saying want.
+func lfsStep(t *testing.T, git func(...string) (string, error), wantErr bool, want string, args ...string) {
+	t.Helper()
+	out, err := git(args...)
+	if (err != nil) != wantErr || !strings.Contains(out, want) {
+		t.Fatalf("git %s: %v: %s", strings.Join(args, " "), err, out)
+	}
+}
+
+// TestGitLFSRefs drives git-lfs's client from clones on two branches:
+// it names its branch with every lock, list, verify and unlock (ref,
+// refspec), and without locks.per_branch a lock taken on one branch
+// holds on the other.
+func TestGitLFSRefs(t *testing.T) {
+	t.Parallel()
+	_, s, tokens := storeServerOf(t, "file", 2, Options{}, nil)
+	clone, sent := lfsClones(t, s)
+	mainGit, featureGit := clone("u0", tokens[0], "main"), clone("u1", tokens[1], "feature")
+	lfsStep(t, mainGit, false, "Locked a.bin", "lfs", "lock", "a.bin")
+	lfsStep(t, featureGit, false, "a.bin\tu0", "lfs", "locks")
+	lfsStep(t, featureGit, false, "a.bin\tu0", "lfs", "locks", "--verify")
+	lfsStep(t, featureGit, true, "u0", "lfs", "lock", "a.bin")
+	lfsStep(t, mainGit, false, "O a.bin\tu0", "lfs", "locks", "--verify")
+	lfsStep(t, mainGit, false, "Unlocked a.bin", "lfs", "unlock", "a.bin")
+	lfsStep(t, featureGit, false, "Locked a.bin", "lfs", "lock", "a.bin")
+
+	all := sent()
 	for _, want := range []string{
 		`POST /lfs/locks {"path":"a.bin","ref":{"name":"refs/heads/main"}}`,
 		`GET /lfs/locks?refspec=refs%2Fheads%2Ffeature `,
@@ -90,6 +109,46 @@ func TestGitLFSRefs(t *testing.T) {
 			t.Errorf("git-lfs did not send %s; it sent:\n%s", want, all)
 		}
 	}
+}
+
+// TestGitLFSPerBranch: under locks.per_branch the ref git-lfs sends
+// picks the branch a lock holds on. alice's lock on main does not stop
+// bob on feature, nor shows in his `git lfs locks`; each branch's
+// locks show on their own branch; a lock without a branch (taken with
+// lockgate) still holds on both.
+func TestGitLFSPerBranch(t *testing.T) {
+	t.Parallel()
+	_, s, tokens := storeServerWith(t, "file", 3, Options{}, nil, "per_branch: true")
+	clone, sent := lfsClones(t, s)
+	alice, bob := clone("u0", tokens[0], "main"), clone("u1", tokens[1], "feature")
+	carol := clone("u2", tokens[2], "main")
+	lfsStep(t, alice, false, "Locked a.bin", "lfs", "lock", "a.bin")
+	if out, _ := bob("lfs", "locks"); strings.Contains(out, "a.bin") {
+		t.Fatalf("bob on feature sees main's lock: %s", out)
+	}
+	lfsStep(t, bob, false, "Locked a.bin", "lfs", "lock", "a.bin")
+	lfsStep(t, carol, true, "u0", "lfs", "lock", "a.bin") // main's is alice's
+	lfsStep(t, alice, false, "O a.bin\tu0", "lfs", "locks", "--verify")
+	out, err := bob("lfs", "locks", "--verify")
+	if err != nil || !strings.Contains(out, "O a.bin\tu1") || strings.Contains(out, "u0") {
+		t.Fatalf("bob's verify on feature: %v: %s", err, out)
+	}
+	// The JSON answer names the branch; git-lfs itself drops it.
+	if !strings.Contains(sent(), `POST /lfs/locks {"path":"a.bin","ref":{"name":"refs/heads/feature"}}`) {
+		t.Fatalf("git-lfs sent no ref for feature:\n%s", sent())
+	}
+	if out, err := bob("lfs", "unlock", "a.bin"); err != nil {
+		t.Fatalf("%v: %s\n%s", err, out, sent())
+	}
+	lfsStep(t, alice, false, "Unlocked a.bin", "lfs", "unlock", "a.bin")
+
+	// A lock without a branch holds on both.
+	if _, err := s.e.AcquireLocks(context.Background(), service.AcquireRequest{Keys: []string{"a.bin"}}); err != nil {
+		t.Fatal(err)
+	}
+	lfsStep(t, bob, true, "server", "lfs", "lock", "a.bin")
+	lfsStep(t, alice, true, "server", "lfs", "lock", "a.bin")
+	lfsStep(t, bob, false, "a.bin\tserver", "lfs", "locks")
 }
 
 // TestLFSRefRefused: a ref that is not a full git ref name is refused

@@ -186,6 +186,7 @@ type acquireIn struct {
 	TTLMinutes  float64  `json:"ttl_minutes,omitempty" jsonschema:"lifetime in minutes (default by worker type)"`
 	TaskID      string   `json:"task_id,omitempty" jsonschema:"task the lock serves"`
 	WaitSeconds float64  `json:"wait_seconds,omitempty" jsonschema:"wait up to this long for held keys to become free"`
+	Branch      string   `json:"branch,omitempty" jsonschema:"hold the locks on this branch only (locks.per_branch); without it a lock holds on every branch"`
 	identityArgs
 }
 
@@ -203,7 +204,7 @@ func acquireLock(ctx context.Context, e *service.Workspace, in acquireIn, out *a
 		return err
 	}
 	res, err := e.AcquireLocks(ctx, service.AcquireRequest{Keys: keyArgs(in.FilePath, in.Keys), Tool: true,
-		TTL: ttl, Wait: wait, Reason: in.Reason, Task: in.TaskID})
+		TTL: ttl, Wait: wait, Reason: in.Reason, Task: in.TaskID, Branch: in.Branch})
 	for _, r := range res.Locks {
 		out.Locks = append(out.Locks, service.ViewOf(r.Lock))
 	}
@@ -223,6 +224,7 @@ type releaseIn struct {
 	FilePath string   `json:"file_path,omitempty" jsonschema:"the key to release"`
 	Keys     []string `json:"keys,omitempty" jsonschema:"several keys to release"`
 	Force    bool     `json:"force,omitempty" jsonschema:"release even when another worker holds it (logged)"`
+	Branch   string   `json:"branch,omitempty" jsonschema:"release the locks held on this branch (locks.per_branch)"`
 	identityArgs
 }
 
@@ -236,7 +238,7 @@ type releaseOut struct {
 func (o *releaseOut) refuse(te *outcome.ErrorObject) { o.Error = te }
 
 func releaseLock(ctx context.Context, e *service.Workspace, in releaseIn, out *releaseOut) error {
-	res, err := e.ReleaseLocks(ctx, service.ReleaseRequest{Keys: keyArgs(in.FilePath, in.Keys), Tool: true, Force: in.Force})
+	res, err := e.ReleaseLocks(ctx, service.ReleaseRequest{Keys: keyArgs(in.FilePath, in.Keys), Tool: true, Force: in.Force, Branch: in.Branch})
 	out.fill(res)
 	return err
 }

@@ -43,7 +43,9 @@ type PauseView struct {
 // LockView is one live lock, or a record that could not be read
 // (Corrupt: then only Key and Error say anything).
 type LockView struct {
-	Key         string     `json:"key"`
+	Key string `json:"key"`
+	// Branch is the branch a branch lock holds on, "" on every branch.
+	Branch      string     `json:"branch"`
 	Holder      string     `json:"holder"`
 	HolderType  string     `json:"holder_type"`
 	Reason      string     `json:"reason"`
@@ -141,7 +143,8 @@ func boolRank(b bool) int {
 // lockView is the JSON of the live lock l.
 func lockView(l locks.Lock, s service.BoardView) LockView {
 	created, expires := l.CreatedAt.UTC(), l.ExpiresAt.UTC()
-	return LockView{Key: l.Key, Holder: l.Holder, HolderType: l.HolderType, Reason: l.Reason,
+	branch, _, _ := lockkey.SplitBranch(l.Key)
+	return LockView{Key: l.Key, Branch: branch, Holder: l.Holder, HolderType: l.HolderType, Reason: l.Reason,
 		CreatedAt: &created, ExpiresAt: &expires, SecondsLeft: secondsLeft(l.ExpiresAt, s.Now),
 		Stale: l.Stale(s.Now, s.StaleAfter)}
 }

@@ -71,6 +71,12 @@ type LocksConfig struct {
 	// worktree, and .gitattributes' lockable files unless locked by the
 	// worker (docs/locks.md).
 	ReadOnly bool `yaml:"read_only"`
+	// PerBranch lets a lock name the branch it holds on (lockkey.BranchKey);
+	// a lock without one holds on every branch (docs/locks.md).
+	PerBranch bool `yaml:"per_branch"`
+	// ReleaseOnMerge releases a branch's locks once its holder's commits
+	// that touched the locked paths are on the branch it protects.
+	ReleaseOnMerge bool `yaml:"release_on_merge"`
 	// UseGlobalClaimLock is the file's use_global_claim_lock: see
 	// GlobalClaimLock for the default, which depends on the store.
 	UseGlobalClaimLock bool     `yaml:"use_global_claim_lock"`

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/lockgate/lockgate/model/locks/journal"
+	"github.com/lockgate/lockgate/model/locks/lockkey"
 )
 
 // EventSink records lock events; *journal.Journal is one. A change to
@@ -42,6 +43,12 @@ type Manager struct {
 	// expires, which no store signals. Other stores are polled every few
 	// milliseconds.
 	WaitPoll time.Duration
+	// PerBranch (locks.per_branch) compares every path or pattern key
+	// with the branch locks (lockkey.BranchKey) of its paths too: a lock
+	// without a branch holds on every branch, so it and a branch lock of
+	// a common path exclude each other. A branch lock's key is always
+	// compared with the locks without a branch.
+	PerBranch bool
 
 	recovered atomic.Bool // the intents of dead writers were settled
 }
@@ -436,7 +443,7 @@ func setTask(l *Lock, req Request, now time.Time) {
 }
 
 func (m *Manager) checkOverlap(ctx context.Context, s Store, key string, me Owner, now time.Time) error {
-	entries, err := s.Overlapping(ctx, key)
+	entries, err := m.overlapping(ctx, s, key)
 	if err != nil {
 		return err
 	}
@@ -452,6 +459,37 @@ func (m *Manager) checkOverlap(ctx context.Context, s Store, key string, me Owne
 		}
 	}
 	return nil
+}
+
+// overlapping is s.Overlapping(key) and, across the line between
+// branch locks and locks without a branch (PerBranch), the records of
+// the other side whose paths overlap key's.
+func (m *Manager) overlapping(ctx context.Context, s Store, key string) ([]Entry, error) {
+	entries, err := s.Overlapping(ctx, key)
+	if err != nil {
+		return nil, err
+	}
+	if _, inner, ok := lockkey.SplitBranch(key); ok {
+		more, err := s.Overlapping(ctx, inner)
+		if err != nil {
+			return nil, err
+		}
+		return append(entries, more...), nil
+	}
+	if !m.PerBranch || !lockkey.IsPathLike(key) {
+		return entries, nil
+	}
+	branched, err := s.InNamespace(ctx, lockkey.BranchNamespace)
+	if err != nil {
+		return nil, err
+	}
+	for _, e := range branched {
+		_, inner, ok := lockkey.SplitBranch(e.Key)
+		if e.Err != nil || !ok || lockkey.OverlapFoldCase(inner, key) {
+			entries = append(entries, e)
+		}
+	}
+	return entries, nil
 }
 
 // acquireEvents are the events of a successful acquisition made at at:
@@ -533,6 +571,43 @@ func activityID(key string) (string, bool) {
 // looked at before any is released, so a refused key leaves all of them
 // held. extra events are recorded with the releases when there is one.
 func (m *Manager) Release(ctx context.Context, keys []string, me Owner, force bool, extra ...journal.Event) (ReleaseResult, error) {
+	return m.release(ctx, keys, me, force, nil, extra)
+}
+
+// Landed is a grant whose holder's work is on the branch the lock
+// protects: its key and fence, and the commit that brought it there.
+type Landed struct {
+	Key     string
+	Fence   uint64
+	Commit  string
+	Details string
+}
+
+// ReleaseLanded releases, as me, each grant of landed that still holds
+// (the same key under the same fence: a lock taken anew since is left
+// alone), whoever holds it; each is logged as lock_release naming its
+// commit and details. A grant gone or replaced is reported in Missing.
+func (m *Manager) ReleaseLanded(ctx context.Context, landed []Landed, me Owner) (ReleaseResult, error) {
+	byKey := make(map[string]Landed, len(landed))
+	keys := make([]string, 0, len(landed))
+	for _, l := range landed {
+		byKey[l.Key] = l
+		keys = append(keys, l.Key)
+	}
+	return m.release(ctx, keys, me, true, func(cur Lock, ev *journal.Event) bool {
+		l := byKey[cur.Key]
+		if cur.Fence != l.Fence {
+			return false
+		}
+		ev.Commit, ev.Details = l.Commit, l.Details
+		return true
+	}, nil)
+}
+
+// release is Release; keep, when set, decides for each lock found
+// whether to release it (false: reported missing) and completes its
+// event.
+func (m *Manager) release(ctx context.Context, keys []string, me Owner, force bool, keep func(Lock, *journal.Event) bool, extra []journal.Event) (ReleaseResult, error) {
 	var out ReleaseResult
 	var locks []Lock // Key only: a corrupt record, removed with force
 	var plan []intentEvent
@@ -559,6 +634,10 @@ func (m *Manager) Release(ctx context.Context, keys []string, me Owner, force bo
 		if !cur.OwnedBy(me) {
 			ev.Details = fmt.Sprintf("forced: was held by %s (%s, session %s) since %s",
 				cur.Holder, cur.HolderType, cur.Session, cur.CreatedAt.Format(time.RFC3339))
+		}
+		if keep != nil && !keep(cur, &ev) {
+			out.Missing = append(out.Missing, key)
+			continue
 		}
 		locks = append(locks, cur)
 		plan = append(plan, intentEvent{Event: ev, Proof: &proof{Key: key, Token: cur.Token, Gone: true}})
@@ -943,7 +1022,7 @@ func (m *Manager) Check(ctx context.Context, keys []string, me Owner) ([]Status,
 	}
 	var out []Status
 	for _, key := range keys {
-		entries, err := m.Store.Overlapping(ctx, key)
+		entries, err := m.overlapping(ctx, m.Store, key)
 		if err != nil {
 			return nil, err
 		}

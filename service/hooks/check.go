@@ -43,6 +43,10 @@ type Checker struct {
 	WarnUnavailable bool
 	Me              locks.Owner
 	Profile         string
+	// PerBranch (locks.per_branch): the branch locks of the branch a
+	// change lands on hold too, besides the locks without a branch; those
+	// of every branch when the branch is not known.
+	PerBranch bool
 	// RequireLock: every touched path must be covered by a lock of Me.
 	RequireLock bool
 	Now         time.Time
@@ -122,13 +126,35 @@ func (c *Checker) Check(ctx context.Context, paths []string, branch string, r *R
 		r.locksRead = true
 		return nil
 	}
-	entries, err := c.Store.Covering(ctx, paths)
+	entries, err := c.covering(ctx, paths, branch)
 	if err != nil {
 		return c.unavailable(r, err)
 	}
 	c.checkLocks(paths, entries, r)
 	r.locksRead, r.held = true, c.held(entries)
 	return nil
+}
+
+// covering is the records of the locks that may cover paths on branch:
+// the store's Covering and, under PerBranch, the branch locks of branch
+// (of every branch when branch is "") and the records of that namespace
+// that cannot be read, which are never free.
+func (c *Checker) covering(ctx context.Context, paths []string, branch string) ([]locks.Entry, error) {
+	entries, err := c.Store.Covering(ctx, paths)
+	if err != nil || !c.PerBranch {
+		return entries, err
+	}
+	branched, err := c.Store.InNamespace(ctx, lockkey.BranchNamespace)
+	if err != nil {
+		return nil, err
+	}
+	for _, e := range branched {
+		b, _, ok := lockkey.SplitBranch(e.Key)
+		if e.Err != nil || !ok || branch == "" || b == branch {
+			entries = append(entries, e)
+		}
+	}
+	return entries, nil
 }
 
 // storeOK handles a store that could not be opened.
@@ -258,16 +284,21 @@ func (c *Checker) coverage(paths []string, entries []locks.Entry) [][]string {
 	var pats []string
 	var patEntry []int
 	for n, e := range entries {
+		key := lockkey.Unbranched(e.Key) // a branch lock covers its path
 		switch {
 		case e.Key == "":
 			out[n] = []string{""}
-		case lockkey.IsPattern(e.Key):
+		case !lockkey.IsPathLike(key):
+			// A record of the branch namespace that names no path: only
+			// an unreadable one gets here, and it covers every path.
+			out[n] = slices.Clone(paths)
+		case lockkey.IsPattern(key):
 			// Lock keys compare as the store compares them, folded
 			// whatever core.ignorecase says (lockkey.FoldCase).
-			p, _ := lockkey.FoldedGlob(e.Key)
+			p, _ := lockkey.FoldedGlob(key)
 			pats, patEntry = append(pats, p), append(patEntry, n)
 		default:
-			k := lockkey.FoldCase(e.Key)
+			k := lockkey.FoldCase(key)
 			exact[k] = append(exact[k], n)
 		}
 	}

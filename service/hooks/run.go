@@ -392,6 +392,9 @@ func (h *Runner) PrePush(ctx context.Context, remote string, stdin io.Reader, ge
 		args := []string{localSHA, "--not", "--remotes"}
 		if !zeroSHA(remoteSHA) && gitexec.ObjectExists(ctx, h.Dir, remoteSHA) {
 			args = append(args, remoteSHA)
+			if h.Checker.PerBranch {
+				args = onBranch(localSHA, remoteSHA)
+			}
 		}
 		return h.Range(ctx, args, branchOf(remoteRef), r)
 	})
@@ -409,7 +412,8 @@ func (h *Runner) PrePush(ctx context.Context, remote string, stdin io.Reader, ge
 // `<old-value> <new-value> <ref-name>`. Only the commits the server has on
 // no ref yet are checked (`NEW --not --all`: git updates the refs after
 // this hook), so that a commit judged when it was first pushed is not
-// judged again when another branch takes it in. With VerifyLog set it
+// judged again when another branch takes it in; under locks.per_branch
+// an update judges every commit new to its branch (onBranch). With VerifyLog set it
 // also verifies those commits against the lock log, and guards the
 // workflow branch (guardWorkflow).
 func (h *Runner) PreReceive(ctx context.Context, stdin io.Reader) (*Report, error) {
@@ -456,6 +460,9 @@ func (h *Runner) PreReceive(ctx context.Context, stdin io.Reader) (*Report, erro
 			return nil
 		}
 		args := []string{newSHA, "--not", "--all"}
+		if h.Checker.PerBranch && !zeroSHA(oldSHA) {
+			args = onBranch(newSHA, oldSHA)
+		}
 		if err := h.Range(ctx, args, branchOf(ref), r); err != nil {
 			return err
 		}
@@ -528,6 +535,14 @@ func readRefLines(stdin io.Reader, hook, layout string, a, b int, each func(f []
 		return fmt.Errorf("%s: read stdin: %w", hook, err)
 	}
 	return nil
+}
+
+// onBranch is what an update of a branch from old to new brings onto
+// it, under locks.per_branch: every commit new to the branch, including
+// those already on another branch, since a branch lock holds against a
+// change landing on its branch whichever branch it was made on.
+func onBranch(newSHA, oldSHA string) []string {
+	return []string{newSHA, "--not", oldSHA}
 }
 
 // branchOf is the branch a ref names, "" for tags and other refs.

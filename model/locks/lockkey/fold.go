@@ -19,7 +19,8 @@ import (
 // and a key's identity must come out the same in each: FoldCase gives the
 // identity a store keeps them under, OverlapFoldCase compares them.
 // Namespaced and reserved keys stay case-sensitive: their values name no
-// file.
+// file; a branch lock's key (BranchKey) folds its path and keeps its
+// branch, as git keeps the case of refs.
 
 // folder is Unicode full case folding; it is stateless, so one serves
 // every goroutine.
@@ -34,6 +35,9 @@ var ErrInvalidUTF8 = errors.New("not valid UTF-8")
 // are distinct keys, and no identity of a path equals one of another kind.
 func FoldCase(key string) string {
 	if !IsPathLike(key) {
+		if id, ok := foldBranch(key); ok {
+			return id
+		}
 		return key
 	}
 	return FoldPath(key)

@@ -268,6 +268,9 @@ func (p *parser) parse(s string) (Key, *fail) {
 		return Key{Canonical: s, Kind: KindReserved, Value: s}, nil
 	}
 	if ns, v, ok := splitNS(s); ok {
+		if ns == BranchNamespace {
+			return p.parseBranch(v)
+		}
 		if !contains(p.namespaces, ns) {
 			return Key{}, &fail{
 				reason:       fmt.Sprintf("namespace %q is not permitted; permitted namespaces (locks.namespaces): %s", ns, strings.Join(p.namespaces, ", ")),

@@ -48,6 +48,9 @@ func Overlap(a, b string) bool {
 	if okA != okB || nsA != nsB {
 		return false
 	}
+	if nsA == BranchNamespace {
+		return overlapBranch(a, b)
+	}
 	if !okA {
 		return globOverlap(a, b)
 	}

@@ -1,0 +1,104 @@
+package service
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/lockgate/lockgate/internal/gitexec"
+	"github.com/lockgate/lockgate/model/locks/lockkey"
+)
+
+// onBranch is keys as locks on branch (locks.per_branch): each path or
+// pattern key becomes its branch lock's key (lockkey.BranchKey); with no
+// branch, keys as they are. take says the keys are to be taken: a branch
+// lock then needs locks.per_branch, while one may always be released,
+// checked or cleared (left from a time the setting was on).
+func (e *Workspace) onBranch(keys []lockkey.Key, branch string, take bool) ([]lockkey.Key, error) {
+	if branch == "" {
+		if take && !e.cfg.Locks.PerBranch {
+			for _, k := range keys {
+				if k.Kind == lockkey.KindBranch {
+					return nil, Usagef("%s: locks on one branch are off: set locks.per_branch: true in .lockgate.yaml", lockkey.Shorten(k.Canonical))
+				}
+			}
+		}
+		return keys, nil
+	}
+	if take && !e.cfg.Locks.PerBranch {
+		return nil, Usagef("--branch %s: locks on one branch are off: set locks.per_branch: true in .lockgate.yaml", branch)
+	}
+	if r := lockkey.BranchProblem(branch); r != "" {
+		return nil, Usagef("--branch %q: %s", branch, r)
+	}
+	out := make([]lockkey.Key, 0, len(keys))
+	for _, k := range keys {
+		if k.Kind != lockkey.KindPath && k.Kind != lockkey.KindPattern {
+			return nil, Usagef("%s: only a path or pattern is locked on one branch (--branch %s)", lockkey.Shorten(k.Canonical), branch)
+		}
+		bk, err := lockkey.Parse(lockkey.BranchKey(branch, k.Canonical), e.keyOptions())
+		if err != nil {
+			return nil, Usagef("--branch %s: %v", branch, err)
+		}
+		out = append(out, bk)
+	}
+	return out, nil
+}
+
+// ciBranchVars name, in order, the branch a CI job's commits land on: a
+// pull or merge request's target first, then the branch pushed.
+var ciBranchVars = []string{"GITHUB_BASE_REF", "CI_MERGE_REQUEST_TARGET_BRANCH_NAME", "CI_COMMIT_BRANCH"}
+
+// RangeBranch is the branch the commits of rng ("" for HEAD's own)
+// land on, for branch locks: explicit when given; else the branch rng's
+// base names (origin/main..HEAD: main); else the target a CI job names
+// (GITHUB_BASE_REF, CI_MERGE_REQUEST_TARGET_BRANCH_NAME,
+// CI_COMMIT_BRANCH, GITHUB_REF_NAME of a branch push); else HEAD's
+// branch. "" when none is known: every branch's locks then hold, the
+// strictest reading.
+func (e *Workspace) RangeBranch(ctx context.Context, rng, explicit string) (string, error) {
+	if explicit != "" {
+		if r := lockkey.BranchProblem(explicit); r != "" {
+			return "", Usagef("--branch %q: %s", explicit, r)
+		}
+		return explicit, nil
+	}
+	if !e.cfg.Locks.PerBranch {
+		return "", nil // nothing depends on it
+	}
+	if base, _, ok := strings.Cut(rng, ".."); ok && base != "" {
+		out, err := gitexec.RepoOutput(ctx, e.repo, "rev-parse", "--symbolic-full-name", "--end-of-options", strings.TrimSuffix(base, "."))
+		if err == nil {
+			// git 2.39 echoes --end-of-options first: the name is last.
+			lines := strings.Fields(string(out))
+			ref := ""
+			if len(lines) > 0 {
+				ref = lines[len(lines)-1]
+			}
+			if b, ok := strings.CutPrefix(ref, "refs/heads/"); ok {
+				return b, nil
+			}
+			if rest, ok := strings.CutPrefix(ref, "refs/remotes/"); ok {
+				if _, b, ok := strings.Cut(rest, "/"); ok && b != "HEAD" {
+					return b, nil
+				}
+			}
+		}
+	}
+	for _, v := range ciBranchVars {
+		if b := e.getenv(v); b != "" {
+			return b, nil
+		}
+	}
+	if strings.HasPrefix(e.getenv("GITHUB_REF"), "refs/heads/") {
+		return e.getenv("GITHUB_REF_NAME"), nil
+	}
+	if e.repo.GitDir == "" {
+		return "", nil
+	}
+	b, err := gitexec.HeadBranch(e.repo.GitDir)
+	if err != nil {
+		return "", fmt.Errorf("the branch of the commits: %w", err)
+	}
+	return b, nil
+}
