@@ -13,12 +13,16 @@
 #             without bindata reads (default ~/.cache/lockgate/gitea/src)
 # LOCKGATE_BIN  lockgate (default: built from this checkout)
 # LOCKS_FEW, LOCKS_MANY  the two table sizes (default 10 and 1000)
+# AUTO_COMMIT  lockgate's workflow.auto_commit (default true, as
+#             `lockgate init` writes it: each lock and unlock also
+#             commits its event to the workflow branch)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rounds=${1:-15}
 cache=${XDG_CACHE_HOME:-$HOME/.cache}/lockgate/gitea
 gitea=${GITEA_BIN:-$cache/gitea-1.27.3}
 gsrc=${GITEA_SRC:-$cache/src}
+auto_commit=${AUTO_COMMIT:-true}
 few=${LOCKS_FEW:-10}
 many=${LOCKS_MANY:-1000}
 
@@ -150,6 +154,8 @@ for n in $few $many; do
   echo x >"$r/README.md"
   git -C "$r" add -A && git -C "$r" commit -qm init
   (cd "$r" && LOCKGATE_WORKER=admin "$lockgate" init >/dev/null 2>&1)
+  sed -i "s/^\(  auto_commit: \)[a-z]*/\1$auto_commit/" "$r/.lockgate.yaml"
+  grep -q "^  auto_commit: $auto_commit" "$r/.lockgate.yaml" || { echo "bench-gitea: cannot set workflow.auto_commit" >&2; exit 1; }
   git -C "$r" add -A && git -C "$r" commit -qm lockgate
   ltoken[$n]=$(cd "$r" && LOCKGATE_WORKER=admin "$lockgate" serve user add bench | tail -n 1)
   # shellcheck disable=SC2046 # one key a word
@@ -173,23 +179,30 @@ for n in $few $many; do
   client "$work/c-gt$n" "http://bench:$gtoken@127.0.0.1:$gport/bench/r$n.git/info/lfs"
 done
 
-# The floor: a stub that answers git-lfs's list and verify at once, with
-# no lock, so that a command's time is git-lfs's own.
+# The floor: a stub that answers git-lfs's lock, unlock, list and verify
+# at once (no lock listed, one lock taken and given back), so that a
+# command's time is git-lfs's own.
 sport=$(freeport)
 python3 - "$sport" >"$work/stub.log" 2>&1 <<'PY' &
-import http.server, sys
+import http.server, json, sys
+LOCK = {"id": "1", "path": "art/bench.psd", "locked_at": "2026-01-01T00:00:00Z", "owner": {"name": "bench"}}
 class H(http.server.BaseHTTPRequestHandler):
-    def answer(self, body):
-        self.send_response(200)
+    def answer(self, status, body):
+        data = json.dumps(body).encode()
+        self.send_response(status)
         self.send_header("Content-Type", "application/vnd.git-lfs+json")
-        self.send_header("Content-Length", str(len(body)))
+        self.send_header("Content-Length", str(len(data)))
         self.end_headers()
-        self.wfile.write(body)
+        self.wfile.write(data)
     def do_GET(self):
-        self.answer(b'{"locks":[]}' if "/locks" in self.path else b"ok")
+        # git lfs unlock PATH looks its lock up by path first.
+        self.answer(200, {"locks": [LOCK] if "path=" in self.path else []})
     def do_POST(self):
         self.rfile.read(int(self.headers.get("Content-Length", 0)))
-        self.answer(b'{"ours":[],"theirs":[]}')
+        if self.path.endswith("/verify"):
+            self.answer(200, {"ours": [], "theirs": []})
+        else:
+            self.answer(201 if self.path.endswith("/locks") else 200, {"lock": LOCK})
     def log_message(self, *args):
         pass
 http.server.ThreadingHTTPServer(("127.0.0.1", int(sys.argv[1])), H).serve_forever()
@@ -231,22 +244,25 @@ pair() {
     "$(med "${rs[@]}")" "$(lo "${rs[@]}")" "$(hi "${rs[@]}")"
 }
 
-echo "git-lfs $(git lfs version | cut -d' ' -f1), $rounds rounds a row, $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "git-lfs $(git lfs version | cut -d' ' -f1), lockgate workflow.auto_commit: $auto_commit, $rounds rounds a row, $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
 echo
 echo "| git-lfs command | lockgate serve p50 | Gitea 1.27.3 p50 | lockgate/Gitea, median of pairs (min–max) |"
 echo "|---|---|---|---|"
-floor() { # NAME CMD…: the median of rounds runs against the stub
-  local name=$1 i
-  local -a ts=()
-  shift
-  "$@" >/dev/null 2>&1
-  for i in $(seq "$rounds"); do ts+=("$(ms "$@")"); done
-  printf '%s\n' "${ts[@]}" | sort -g | awk -v n="$name" '{v[NR]=$1} END{printf "| %s, against a stub that answers at once (git-lfs alone) | %s ms | | |\n", n, (NR%2)?v[(NR+1)/2]:(v[NR/2]+v[NR/2+1])/2}'
-}
 pair "\`git lfs lock\` + \`git lfs unlock\`, $few locks held" "lockunlock $work/c-lg$few" "lockunlock $work/c-gt$few"
 pair "\`git lfs locks\`, $few locks" "git -C $work/c-lg$few lfs locks" "git -C $work/c-gt$few lfs locks"
 pair "\`git lfs locks\`, $many locks" "git -C $work/c-lg$many lfs locks" "git -C $work/c-gt$many lfs locks"
 pair "\`git lfs locks --verify\`, $few locks" "git -C $work/c-lg$few lfs locks --verify" "git -C $work/c-gt$few lfs locks --verify"
 pair "\`git lfs locks --verify\`, $many locks" "git -C $work/c-lg$many lfs locks --verify" "git -C $work/c-gt$many lfs locks --verify"
-floor "\`git lfs locks\`" git -C "$work/c-stub" lfs locks
-floor "\`git lfs locks --verify\`" git -C "$work/c-stub" lfs locks --verify
+# The floor: git-lfs alone, against a stub that answers at once, paired
+# with Gitea as the servers are: the lowest ratio any server can reach.
+pair "floor: \`git lfs lock\` + \`git lfs unlock\` against a stub that answers at once, vs Gitea, $few locks" "lockunlock $work/c-stub" "lockunlock $work/c-gt$few"
+pair "floor: \`git lfs locks\` against the stub, vs Gitea, $few locks" "git -C $work/c-stub lfs locks" "git -C $work/c-gt$few lfs locks"
+pair "floor: \`git lfs locks --verify\` against the stub, vs Gitea, $few locks" "git -C $work/c-stub lfs locks --verify" "git -C $work/c-gt$few lfs locks --verify"
+
+# lockgate's own share: the server's time per request, from its log.
+served() { # LOG PATTERN: the median of the matching requests' times, ms
+  grep -E "$2" "$1" | awk '{d=$(NF-1); if (d ~ /µs$/) v=d/1000; else if (d ~ /ms$/) v=d+0; else v=d*1000; print v}' |
+    sort -g | awk '{v[NR]=$1} END{if (NR) printf "%.2f ms (%d requests)", (NR%2)?v[(NR+1)/2]:(v[NR/2]+v[NR/2+1])/2, NR; else printf "none"}'
+}
+echo
+echo "lockgate serve's own time a request (its log), median: lock $(served "$work/serve$few.log" 'POST /lfs/locks 201'), unlock $(served "$work/serve$few.log" 'POST /lfs/locks/[0-9a-f]+/unlock 200'), list of $few $(served "$work/serve$few.log" 'GET /lfs/locks 200'), list of $many $(served "$work/serve$many.log" 'GET /lfs/locks 200'), verify of $many $(served "$work/serve$many.log" 'POST /lfs/locks/verify 200')"
