@@ -382,6 +382,7 @@ func (e *Workspace) listEntries(ctx context.Context, r ListRequest) ([]locks.Ent
 	if next != "" {
 		next = PageCursor(next)
 	}
+	sortByKey(entries)
 	return entries, next, nil
 }
 

@@ -1,6 +1,7 @@
 package service
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/base64"
@@ -353,6 +354,7 @@ func (e *Workspace) lfsPage(ctx context.Context, cursor string, limit int, branc
 		if err != nil {
 			return nil, "", fmt.Errorf("list locks: %w", err)
 		}
+		sortByKey(entries)
 		for _, en := range entries {
 			if !e.lfsShown(en, now) || !holdsOn(en.Key, branch) {
 				continue
@@ -369,6 +371,15 @@ func (e *Workspace) lfsPage(ctx context.Context, cursor string, limit int, branc
 		}
 		after = next
 	}
+}
+
+// sortByKey orders a page's records by key, as a whole listing is
+// (locks.Store.List): a table of up to MaxPage locks, one page, is
+// listed in the order it always was; pages follow the store's order.
+func sortByKey(entries []locks.Entry) {
+	slices.SortFunc(entries, func(a, b locks.Entry) int {
+		return cmp.Or(strings.Compare(a.Key, b.Key), strings.Compare(a.Name, b.Name))
+	})
 }
 
 // lfsLocksOn is the live locks git-lfs sees at path p that hold on
