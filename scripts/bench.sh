@@ -78,6 +78,9 @@ run -bench 'Frame10k' -benchtime 20x ./frontend/board
 # The web board of lockgate serve: 1 and 100 streams and 3 chromium
 # pages, the time until a lock taken with the CLI shows on them.
 run -bench 'ServeBoard' -benchtime 20x -timeout 30m ./cmd/lockgate
+# lockgate serve: one page of git-lfs's list (100 locks) with 10, 1,000
+# and 10,000 locks in the file store, as a ratio to the 10-lock page.
+run -bench 'LFSPage' -benchtime 200x -timeout 30m ./service
 # lockgate serve: acquire+release through the JSON API by 64 concurrent
 # clients against 1, on the file and Redis stores.
 run -bench 'ServeLocks' -benchtime 640x -timeout 60m ./frontend/httpserver

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"time"
 
@@ -31,6 +32,9 @@ type BoardView struct {
 	QueueFile    string
 	Queue        *Queue
 	QueueProblem string
+	// NextCursor is, for a page (SnapshotPage), the cursor of the next
+	// one; "" after the last, and for a whole snapshot.
+	NextCursor string
 }
 
 // EventView is an event of the lock log as the board shows it.
@@ -70,6 +74,39 @@ func (b *Board) Snapshot(ctx context.Context) (BoardView, error) {
 	}
 	s := BoardView{Store: b.e.StoreLabel(), Now: now, Locks: entries, StaleAfter: b.e.cfg.StaleAfter(), Events: evs}
 	s.QueueFile, s.Queue, s.QueueProblem = b.QueueOf(entries)
+	return s, nil
+}
+
+// SnapshotPage is Snapshot with a page of the store's records in place
+// of all of them: at most limit (0, or above MaxPage, is MaxPage) from
+// cursor (PageCursor's), in the store's order. The store reads only the
+// page's records; a work packages file, whose queue names the locks in
+// each package's way, still has the whole store read for the queue.
+func (b *Board) SnapshotPage(ctx context.Context, cursor string, limit int) (BoardView, error) {
+	after, err := PagePosition(cursor)
+	if err != nil {
+		return BoardView{}, err
+	}
+	entries, next, err := b.e.store.Page(ctx, after, pageLimit(limit))
+	if err != nil {
+		return BoardView{}, fmt.Errorf("read a page of the board: %w", err)
+	}
+	now := b.e.Now()
+	evs, err := b.lastEvents(ctx, now.Add(-24*time.Hour))
+	if err != nil {
+		return BoardView{}, err
+	}
+	s := BoardView{Store: b.e.StoreLabel(), Now: now, Locks: entries, StaleAfter: b.e.cfg.StaleAfter(), Events: evs}
+	if next != "" {
+		s.NextCursor = PageCursor(next)
+	}
+	if _, err := os.Stat(b.e.packagesFile("")); !errors.Is(err, fs.ErrNotExist) {
+		all, err := b.e.store.List(ctx)
+		if err != nil {
+			return BoardView{}, err
+		}
+		s.QueueFile, s.Queue, s.QueueProblem = b.QueueOf(all)
+	}
 	return s, nil
 }
 

@@ -251,6 +251,13 @@ type ListRequest struct {
 	// (recoverInterrupted), as a command showing the locks to a person
 	// does.
 	Recover bool
+	// Limit or Cursor ask for one page of the store's records
+	// (locks.Store.Page) instead of all: at most Limit (0, or above
+	// MaxPage, is MaxPage) from Cursor (PageCursor's), so that a
+	// server's page costs the same with any number of locks. Look-alike
+	// keys are then marked among the page's keys.
+	Cursor string
+	Limit  int
 }
 
 // LockRow is one record of the store as `lock list --json` shows it: the
@@ -285,6 +292,9 @@ type LockRow struct {
 type ListResult struct {
 	Rows    []LockRow
 	Expired int
+	// Next is the cursor of the page after this one, "" after the last
+	// (and when the whole store was listed).
+	Next string
 }
 
 // Live is every live lock of the rows, by key: the corrupt records left out.
@@ -309,7 +319,7 @@ func (e *Workspace) ListLocks(ctx context.Context, r ListRequest) (ListResult, e
 	if r.Recover {
 		e.recoverInterrupted(ctx)
 	}
-	entries, err := e.store.List(ctx)
+	entries, next, err := e.listEntries(ctx, r)
 	if err != nil {
 		return ListResult{}, err
 	}
@@ -320,7 +330,7 @@ func (e *Workspace) ListLocks(ctx context.Context, r ListRequest) (ListResult, e
 		keys = append(keys, en.Key)
 	}
 	alike := lockkey.LookAlikes(keys)
-	out := ListResult{Rows: []LockRow{}}
+	out := ListResult{Rows: []LockRow{}, Next: next}
 	for _, en := range entries {
 		row := LockRow{LockView: ViewOf(en.Lock), Action: en.Action, PID: en.PID, Host: en.Host,
 			TaskAcquired: en.TaskAcquired, RequestID: en.RequestID, TraceID: en.TraceID,
@@ -360,6 +370,28 @@ func (e *Workspace) ListLocks(ctx context.Context, r ListRequest) (ListResult, e
 		out.Rows = append(out.Rows, row)
 	}
 	return out, nil
+}
+
+// listEntries is the records ListLocks shows: every one, or the page r
+// asks for and the next page's cursor.
+func (e *Workspace) listEntries(ctx context.Context, r ListRequest) ([]locks.Entry, string, error) {
+	if r.Limit <= 0 && r.Cursor == "" {
+		entries, err := e.store.List(ctx)
+		return entries, "", err
+	}
+	after, err := PagePosition(r.Cursor)
+	if err != nil {
+		return nil, "", err
+	}
+	entries, next, err := e.store.Page(ctx, after, pageLimit(r.Limit))
+	if err != nil {
+		return nil, "", fmt.Errorf("list a page of locks: %w", err)
+	}
+	if next != "" {
+		next = PageCursor(next)
+	}
+	sortByKey(entries)
+	return entries, next, nil
 }
 
 // PruneLocks removes the records whose locks have expired. Each is taken

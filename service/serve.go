@@ -1,6 +1,7 @@
 package service
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"crypto/subtle"
@@ -10,7 +11,6 @@ import (
 	"fmt"
 	"path"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -267,9 +267,9 @@ func (e *Workspace) LFSCreateLock(ctx context.Context, r LFSCreateRequest) (LFSL
 }
 
 // LFSListRequest is git-lfs's GET /locks: the locks on Path, or the one
-// with ID, or all; a page of at most Limit (0 is 100) from Cursor. Refspec
-// is the branch the client asks about: under locks.per_branch only the
-// locks that hold on it are listed.
+// with ID, or all; a page of at most Limit (0, or above MaxPage, is
+// MaxPage) from Cursor. Refspec is the branch the client asks about:
+// under locks.per_branch only the locks that hold on it are listed.
 type LFSListRequest struct {
 	Path, ID, Cursor, Refspec string
 	Limit                     int
@@ -282,70 +282,197 @@ type LFSListResult struct {
 	NextCursor string    `json:"next_cursor,omitempty"`
 }
 
-// lfsLive is every live lock of the store, by key.
-func (e *Workspace) lfsLive(ctx context.Context) ([]locks.Lock, error) {
-	res, err := e.ListLocks(ctx, ListRequest{})
-	if err != nil {
-		return nil, err
+// MaxPage is the most locks one page holds (git-lfs's list and verify,
+// the JSON API's list, the board's snapshot), and what a page of git-lfs
+// or the JSON API without a limit holds: git-lfs sends no limit, and
+// follows next_cursor one request after another, so a table of up to
+// this many locks costs it one round trip.
+const MaxPage = 10000
+
+// cursorMark starts every cursor of a page this server gives, so that
+// one it did not give (an offset of earlier versions) is told apart.
+const cursorMark = "k"
+
+// maxCursor bounds the cursor a client sends back.
+const maxCursor = 4096
+
+// PageCursor is the cursor a client gets for store position pos (see
+// locks.Store.Page), to ask for the page after it: opaque to it,
+// URL-safe. git-lfs's list and verify, the JSON API's list and the
+// board's snapshot all page with it.
+func PageCursor(pos string) string {
+	return base64.RawURLEncoding.EncodeToString([]byte(cursorMark + pos))
+}
+
+// PagePosition is the store position of cursor c, "" for none; a cursor
+// this server cannot have given is a usage error (422 for git-lfs).
+func PagePosition(c string) (string, error) {
+	if c == "" {
+		return "", nil
 	}
-	var out []locks.Lock
-	for _, row := range res.Rows {
-		if row.Corrupt || row.Expired || row.Bookkeeping {
+	if len(c) > maxCursor {
+		return "", Usagef("cursor of %d bytes: not one this server gave (at most %d); list again without a cursor", len(c), maxCursor)
+	}
+	if strings.Trim(c, "0123456789") == "" {
+		return "", Usagef("cursor %q is an offset, as earlier versions of lockgate serve gave: pages now go on from the last lock of the page before; list again without a cursor", c)
+	}
+	b, err := base64.RawURLEncoding.DecodeString(c)
+	pos, ok := strings.CutPrefix(string(b), cursorMark)
+	if err != nil || !ok || pos == "" {
+		return "", Usagef("cursor %q: not one this server gave; list again without a cursor", lockkey.Shorten(c))
+	}
+	return pos, nil
+}
+
+// pageLimit is the page size of a request's limit (see LFSListRequest).
+func pageLimit(limit int) int {
+	if limit <= 0 || limit > MaxPage {
+		return MaxPage
+	}
+	return limit
+}
+
+// lfsShown reports whether the store's entry en is a lock git-lfs sees:
+// readable, live, and no bookkeeping record (as `lock list` leaves out).
+func (e *Workspace) lfsShown(en locks.Entry, now time.Time) bool {
+	return en.Err == nil && !en.Expired(now) && !isBookkeeping(en.Lock)
+}
+
+// lfsPage is a page of at most limit live locks that hold on branch
+// (holdsOn) and that keep accepts (nil: all), from cursor, and the next page's cursor ("" after the last). It
+// reads the store a page at a time (locks.Store.Page): the records of
+// the page, not the whole table, beside the store's listing of names.
+// The cursor is the store's position of the last record the page looked
+// at, so a lock that stays in the store while a client pages is listed
+// once, whatever is locked or unlocked between its requests.
+func (e *Workspace) lfsPage(ctx context.Context, cursor string, limit int, branch string, keep func(LFSLock) bool) ([]LFSLock, string, error) {
+	after, err := PagePosition(cursor)
+	if err != nil {
+		return nil, "", err
+	}
+	limit = pageLimit(limit)
+	now := e.Now()
+	out := []LFSLock{}
+	for {
+		entries, next, err := e.store.Page(ctx, after, limit-len(out))
+		if err != nil {
+			return nil, "", fmt.Errorf("list locks: %w", err)
+		}
+		sortByKey(entries)
+		for _, en := range entries {
+			if !e.lfsShown(en, now) || !holdsOn(en.Key, branch) {
+				continue
+			}
+			if v := LFSLockOf(en.Lock); keep == nil || keep(v) {
+				out = append(out, v)
+			}
+		}
+		if next == "" {
+			return out, "", nil
+		}
+		if len(out) >= limit {
+			return out, PageCursor(next), nil
+		}
+		after = next
+	}
+}
+
+// sortByKey orders a page's records by key, as a whole listing is
+// (locks.Store.List): a table of up to MaxPage locks, one page, is
+// listed in the order it always was; pages follow the store's order.
+func sortByKey(entries []locks.Entry) {
+	slices.SortFunc(entries, func(a, b locks.Entry) int {
+		return cmp.Or(strings.Compare(a.Key, b.Key), strings.Compare(a.Name, b.Name))
+	})
+}
+
+// lfsLocksOn is the live locks git-lfs sees at path p that hold on
+// branch (holdsOn): the lock of the key lfsKey makes of p, and a lock
+// whose key is p itself (a logical key or pattern shows as a lock whose
+// path is its key), each also as a branch lock under locks.per_branch.
+// Their records are read by key, so that `git lfs locks --path` (and
+// `git lfs unlock PATH`, which looks its lock up so) costs the same with
+// any number of locks; only a request without a branch under
+// locks.per_branch reads the branch locks, all of them, for the path's.
+func (e *Workspace) lfsLocksOn(ctx context.Context, p, branch string) ([]LFSLock, error) {
+	var keys []string
+	if k, err := lockkey.Parse(p, e.keyOptions()); err == nil && k.Canonical == p {
+		keys = append(keys, p)
+	}
+	if q, err := lfsKey(p, e.keyOptions()); err == nil && q != p {
+		keys = append(keys, q)
+	}
+	now := e.Now()
+	out := []LFSLock{}
+	add := func(l locks.Lock) {
+		if v := LFSLockOf(l); e.lfsShown(locks.Entry{Lock: l}, now) && holdsOn(l.Key, branch) && v.Path == p {
+			out = append(out, v)
+		}
+	}
+	if e.cfg.Locks.PerBranch {
+		if branch != "" {
+			var branched []string
+			for _, k := range keys {
+				branched = append(branched, lockkey.BranchKey(branch, k))
+			}
+			keys = append(keys, branched...)
+		} else {
+			entries, err := e.store.InNamespace(ctx, lockkey.BranchNamespace)
+			if err != nil {
+				return nil, fmt.Errorf("read the branch locks: %w", err)
+			}
+			for _, en := range entries {
+				if en.Err == nil {
+					add(en.Lock)
+				}
+			}
+		}
+	}
+	for _, k := range keys {
+		l, err := e.store.Get(ctx, k)
+		var corrupt *locks.CorruptError
+		if errors.Is(err, locks.ErrNotFound) || errors.As(err, &corrupt) {
 			continue
 		}
-		out = append(out, locks.Lock{Key: row.Key, Holder: row.Holder, HolderType: row.HolderType, CreatedAt: row.CreatedAt, Fence: row.Fence, Token: row.token})
+		if err != nil {
+			return nil, fmt.Errorf("read the lock on %s: %w", lockkey.Shorten(k), err)
+		}
+		add(l)
 	}
-	slices.SortFunc(out, func(a, b locks.Lock) int { return strings.Compare(a.Key, b.Key) })
 	return out, nil
 }
 
-// page is ls[cursor:cursor+limit] and the next page's cursor. The
-// cursor is the offset in the list sorted by key.
-func page(ls []LFSLock, cursor string, limit int) ([]LFSLock, string, error) {
-	from := 0
-	if cursor != "" {
-		n, err := strconv.Atoi(cursor)
-		if err != nil || n < 0 {
-			return nil, "", Usagef("cursor %s: not one this server gave", cursor)
-		}
-		from = min(n, len(ls))
-	}
-	if limit <= 0 {
-		limit = 100
-	}
-	to := min(from+limit, len(ls))
-	next := ""
-	if to < len(ls) {
-		next = strconv.Itoa(to)
-	}
-	return ls[from:to], next, nil
-}
-
-// LFSListLocks lists the live locks as git-lfs shows them.
+// LFSListLocks lists the live locks as git-lfs shows them: a page of
+// r.Limit (MaxPage without one) from r.Cursor, or the locks on r.Path.
 func (e *Workspace) LFSListLocks(ctx context.Context, r LFSListRequest) (LFSListResult, error) {
 	branch, err := e.lfsBranch(r.Refspec)
 	if err != nil {
 		return LFSListResult{}, err
 	}
-	live, err := e.lfsLive(ctx)
-	if err != nil {
-		return LFSListResult{}, err
-	}
-	all := []LFSLock{}
-	for _, l := range live {
-		if !holdsOn(l.Key, branch) {
-			continue
+	if r.Path != "" {
+		if _, err := PagePosition(r.Cursor); err != nil {
+			return LFSListResult{}, err
 		}
-		v := LFSLockOf(l)
-		if (r.Path != "" && v.Path != r.Path) || (r.ID != "" && v.ID != r.ID) {
-			continue
+		on, err := e.lfsLocksOn(ctx, r.Path, branch)
+		if err != nil {
+			return LFSListResult{}, err
 		}
-		all = append(all, v)
+		out := on[:0]
+		for _, v := range on {
+			if r.ID == "" || v.ID == r.ID {
+				out = append(out, v)
+			}
+		}
+		if r.Refspec == "" && len(out) > 1 {
+			out = e.ownFirst(out)
+		}
+		return LFSListResult{Locks: out}, nil
 	}
-	if r.Path != "" && r.Refspec == "" && len(all) > 1 {
-		all = e.ownFirst(all)
+	var keep func(LFSLock) bool
+	if r.ID != "" {
+		keep = func(v LFSLock) bool { return v.ID == r.ID }
 	}
-	got, next, err := page(all, r.Cursor, r.Limit)
+	got, next, err := e.lfsPage(ctx, r.Cursor, r.Limit, branch, keep)
 	return LFSListResult{Locks: got, NextCursor: next}, err
 }
 

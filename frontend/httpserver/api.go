@@ -1,6 +1,7 @@
 package httpserver
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -74,6 +75,9 @@ func (s *Server) api(write bool, h handler) http.HandlerFunc {
 			status, body, err = h(r.Context(), e, r)
 			if err == nil {
 				w.Header().Set("Content-Type", apiType)
+				if h, ok := body.(interface{ setHeaders(http.Header) }); ok {
+					h.setHeaders(w.Header())
+				}
 				w.WriteHeader(status)
 				_ = json.NewEncoder(w).Encode(body) // the client gone: nothing to tell
 				return
@@ -181,10 +185,43 @@ func statusOf(exit int) int {
 	}
 }
 
-// apiLocks is every live lock, as `lockgate lock list --json` shows it.
-func (s *Server) apiLocks(ctx context.Context, e *service.Workspace, _ *http.Request) (int, any, error) {
-	res, err := e.ListLocks(ctx, service.ListRequest{Recover: true})
-	return http.StatusOK, res.Rows, err
+// apiLocks is the live locks, as `lockgate lock list --json` shows them:
+// a page of at most limit (default and most service.MaxPage) from
+// cursor, the store reading only the page's records. The body stays the
+// array of rows it always was; the next page's URL is in the Link
+// header (rel="next"), its cursor in Lockgate-Next-Cursor.
+func (s *Server) apiLocks(ctx context.Context, e *service.Workspace, r *http.Request) (int, any, error) {
+	q := r.URL.Query()
+	limit, err := limitOf(q.Get("limit"))
+	if err != nil {
+		return 0, nil, err
+	}
+	res, err := e.ListLocks(ctx, service.ListRequest{Recover: true, Cursor: q.Get("cursor"), Limit: cmp.Or(limit, service.MaxPage)})
+	return http.StatusOK, rowsPage{rows: res.Rows, next: res.Next, limit: limit}, err
+}
+
+// rowsPage is a page of GET /api/v1/locks: the rows as the body, the
+// next page in the headers (see apiLocks).
+type rowsPage struct {
+	rows  []service.LockRow
+	next  string
+	limit int
+}
+
+// MarshalJSON is the rows alone, as the body has always been.
+func (p rowsPage) MarshalJSON() ([]byte, error) { return json.Marshal(p.rows) }
+
+// setHeaders names the next page, if any.
+func (p rowsPage) setHeaders(h http.Header) {
+	if p.next == "" {
+		return
+	}
+	q := url.Values{"cursor": {p.next}}
+	if p.limit > 0 {
+		q.Set("limit", strconv.Itoa(p.limit))
+	}
+	h.Set("Link", fmt.Sprintf(`</api/v1/locks?%s>; rel="next"`, q.Encode()))
+	h.Set("Lockgate-Next-Cursor", p.next)
 }
 
 // apiEvents is the journal's events, newest last, as `lockgate log --json`

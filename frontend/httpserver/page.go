@@ -29,16 +29,7 @@ const csrfHeader = "X-Lockgate-CSRF"
 // A signed-in page may also clear a lock: GET /board/session gives it the
 // user and this server's CSRF token, POST /board/clear clears one key.
 func (s *Server) page() http.Handler {
-	board := webboard.Handler(webboard.SourceFunc(func(ctx context.Context) (service.BoardView, error) {
-		// A Board per snapshot, on a copy of the workspace: the Board
-		// caches the packages file unguarded, the workspace what it
-		// learns on first need, and streams of many pages ask at once.
-		e, err := s.e.ActAs(service.Identity{})
-		if err != nil {
-			return service.BoardView{}, err
-		}
-		return e.Board().Snapshot(ctx)
-	}))
+	board := webboard.Handler(boardSource{s})
 	csrf := newCSRFToken()
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /board/session", func(w http.ResponseWriter, r *http.Request) { s.boardSession(w, r, csrf) })
@@ -78,6 +69,38 @@ func (s *Server) page() http.Handler {
 		}()
 		mux.ServeHTTP(w, r.WithContext(ctx))
 	})
+}
+
+// boardSource gives the board its snapshots and pages (webboard.Pager):
+// a Board per snapshot, on a copy of the workspace, since the Board
+// caches the packages file unguarded, the workspace what it learns on
+// first need, and streams of many pages ask at once.
+type boardSource struct{ s *Server }
+
+func (b boardSource) board() (*service.Board, error) {
+	e, err := b.s.e.ActAs(service.Identity{})
+	if err != nil {
+		return nil, err
+	}
+	return e.Board(), nil
+}
+
+// Snapshot is the whole board.
+func (b boardSource) Snapshot(ctx context.Context) (service.BoardView, error) {
+	bd, err := b.board()
+	if err != nil {
+		return service.BoardView{}, err
+	}
+	return bd.Snapshot(ctx)
+}
+
+// SnapshotPage is the board with a page of the locks.
+func (b boardSource) SnapshotPage(ctx context.Context, cursor string, limit int) (service.BoardView, error) {
+	bd, err := b.board()
+	if err != nil {
+		return service.BoardView{}, err
+	}
+	return bd.SnapshotPage(ctx, cursor, limit)
 }
 
 // pageFile reports whether path is the board's page or one of its

@@ -24,6 +24,9 @@ type View struct {
 	Locks             []LockView  `json:"locks"`
 	Queue             *QueueView  `json:"queue"` // null: no work packages file
 	Events            []EventView `json:"events"`
+	// NextCursor is, on a page (?limit=&cursor=), the cursor of the next
+	// page of locks; "" after the last, and on the whole board.
+	NextCursor string `json:"next_cursor"`
 }
 
 // PauseView is a paused feature (a live feature:<id>:pause lock).
@@ -96,7 +99,7 @@ type EventView struct {
 // under), and pauses are listed apart. Locks are in order of expiry.
 func NewView(s service.BoardView) View {
 	v := View{Store: s.Store, Now: s.Now.UTC(), StaleAfterSeconds: int64(s.StaleAfter / time.Second),
-		Pauses: []PauseView{}, Locks: []LockView{}, Events: []EventView{}}
+		Pauses: []PauseView{}, Locks: []LockView{}, Events: []EventView{}, NextCursor: s.NextCursor}
 	for _, e := range s.Locks {
 		if e.Err != nil {
 			v.Locks = append(v.Locks, LockView{Key: cmp.Or(e.Key, e.Name), Corrupt: true, Error: e.Err.Error()})

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strconv"
 	"time"
 
 	"github.com/lockgate/lockgate/service"
@@ -19,6 +20,15 @@ import (
 // Source must be safe for concurrent use.
 type Source interface {
 	Snapshot(ctx context.Context) (service.BoardView, error)
+}
+
+// Pager is a Source that also reads a page of the board: the snapshot
+// with a page of the store's records in place of all of them (see
+// service.Board.SnapshotPage), what GET /board.json?limit=&cursor=
+// answers. A Source that is no Pager answers those with the whole
+// snapshot.
+type Pager interface {
+	SnapshotPage(ctx context.Context, cursor string, limit int) (service.BoardView, error)
 }
 
 // SourceFunc is a function as a Source: one that reads each snapshot
@@ -92,14 +102,37 @@ type errorBody struct {
 func serveJSON(w http.ResponseWriter, r *http.Request, src Source) {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")
-	s, err := src.Snapshot(r.Context())
+	s, err := snapshotOf(r, src)
 	if err != nil {
-		w.WriteHeader(http.StatusInternalServerError)
+		status := http.StatusInternalServerError
+		if errors.As(err, new(*service.UsageError)) {
+			status = http.StatusBadRequest
+		}
+		w.WriteHeader(status)
 		_ = json.NewEncoder(w).Encode(errorBody{Error: fmt.Sprintf("read the board: %v", err)})
 		return
 	}
 	// A write error is the client gone: there is no one left to tell.
 	_ = json.NewEncoder(w).Encode(NewView(s))
+}
+
+// snapshotOf is the snapshot r asks for: a page of the locks when it
+// names a limit or a cursor and src is a Pager, else the whole board.
+func snapshotOf(r *http.Request, src Source) (service.BoardView, error) {
+	q := r.URL.Query()
+	p, ok := src.(Pager)
+	if !ok || !q.Has("limit") && !q.Has("cursor") {
+		return src.Snapshot(r.Context())
+	}
+	limit := 0
+	if l := q.Get("limit"); l != "" {
+		n, err := strconv.Atoi(l)
+		if err != nil || n < 0 {
+			return service.BoardView{}, service.Usagef("limit %q is not a count", l)
+		}
+		limit = n
+	}
+	return p.SnapshotPage(r.Context(), q.Get("cursor"), limit)
 }
 
 // serveStream pushes the board's latest snapshot at once and each new

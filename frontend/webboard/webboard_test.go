@@ -105,7 +105,7 @@ func TestBoardJSON(t *testing.T) {
 		keys = append(keys, k)
 	}
 	slices.Sort(keys)
-	if want := []string{"events", "locks", "now", "pauses", "queue", "stale_after_seconds", "store"}; !slices.Equal(keys, want) {
+	if want := []string{"events", "locks", "next_cursor", "now", "pauses", "queue", "stale_after_seconds", "store"}; !slices.Equal(keys, want) {
 		t.Fatalf("top-level fields = %v, want %v", keys, want)
 	}
 	var v View
@@ -156,7 +156,7 @@ func TestBoardJSONEmpty(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := `{"store":"the file store","now":"2026-03-04T05:06:07Z","stale_after_seconds":0,"pauses":[],"locks":[],"queue":null,"events":[]}`
+	want := `{"store":"the file store","now":"2026-03-04T05:06:07Z","stale_after_seconds":0,"pauses":[],"locks":[],"queue":null,"events":[],"next_cursor":""}`
 	if string(data) != want {
 		t.Fatalf("empty board:\n got %s\nwant %s", data, want)
 	}

@@ -2,6 +2,8 @@ package locks
 
 import (
 	"context"
+	"slices"
+	"strings"
 	"time"
 )
 
@@ -42,6 +44,18 @@ type Store interface {
 	// InNamespace returns every record whose key is in namespace ns (the
 	// part before the first ':'), sorted by key.
 	InNamespace(ctx context.Context, ns string) ([]Entry, error)
+	// Page returns, in the store's own order of its records, at most
+	// limit records (below 1 counts as 1), corrupt ones included, that
+	// come after position after ("" starts at the first), and next: the
+	// position of the last record the page took, to pass as after for
+	// the next page, "" when no record follows. A position is a string
+	// the store gave (its name for a record); any other string is read
+	// as a place in that order. A record kept through a whole walk of
+	// pages is returned exactly once, whatever is added or removed
+	// meanwhile. A page reads the records it returns, beside at most a
+	// listing of the store's record names: so that a server's page of
+	// 100 costs about the same with 10 or 10,000 locks.
+	Page(ctx context.Context, after string, limit int) (page []Entry, next string, err error)
 	// Where names the store and the place a key lives, for messages.
 	Where(key string) string
 	Close() error
@@ -104,4 +118,22 @@ type Transactor interface {
 // Recovery of an interrupted command settles its intent under Seal.
 type Sealer interface {
 	Seal(ctx context.Context, check func(Store) (settled bool, err error)) error
+}
+
+// PageOf is Store.Page over entries, a listing of every record, for a
+// store whose records are all read anyway (an in-memory view): pos is a
+// record's position, and entries are taken in its order.
+func PageOf(entries []Entry, pos func(Entry) string, after string, limit int) (page []Entry, next string) {
+	limit = max(limit, 1)
+	rest := make([]Entry, 0, len(entries))
+	for _, e := range entries {
+		if pos(e) > after {
+			rest = append(rest, e)
+		}
+	}
+	slices.SortStableFunc(rest, func(a, b Entry) int { return strings.Compare(pos(a), pos(b)) })
+	if len(rest) > limit {
+		return rest[:limit], pos(rest[limit-1])
+	}
+	return rest, ""
 }

@@ -452,6 +452,46 @@ func (s *Store) List(ctx context.Context) ([]locks.Entry, error) {
 	return entries, nil
 }
 
+// Page returns the records whose names, relative to the store's
+// directory ("art%2Fa.psd.lock", "keys/…", "patterns/…"), come after
+// after, at most limit of them in the order of those names (see
+// locks.Store): the three directories' names are listed, and only the
+// page's record files are read.
+func (s *Store) Page(ctx context.Context, after string, limit int) ([]locks.Entry, string, error) {
+	if err := s.begin(ctx); err != nil {
+		return nil, "", err
+	}
+	defer s.end()
+	limit = max(limit, 1)
+	var names []string
+	for _, d := range []struct{ dir, rel string }{{s.dir, ""}, {s.keyDir, record.KeyDir + "/"}, {s.patDir, record.PatternDir + "/"}} {
+		ns, err := readNames(d.dir)
+		if err != nil {
+			return nil, "", s.unavailable("page", err)
+		}
+		for _, n := range ns {
+			if rel := d.rel + n; rel > after {
+				names = append(names, rel)
+			}
+		}
+	}
+	slices.Sort(names)
+	next := ""
+	if len(names) > limit {
+		names, next = names[:limit], names[limit-1]
+	}
+	files := make([]string, len(names))
+	for i, n := range names {
+		files[i] = filepath.Join(s.dir, filepath.FromSlash(n))
+	}
+	// readEntries keeps the files' order: the page's.
+	entries, err := s.readEntries(ctx, files)
+	if err != nil {
+		return nil, "", err
+	}
+	return entries, next, nil
+}
+
 // Overlapping returns key's own record and every record whose key may
 // overlap key. For a key that is not a pattern this reads key's own file,
 // the names in patterns/ and only the pattern records whose key (decoded

@@ -743,6 +743,15 @@ func (s *Store) List(ctx context.Context) ([]locks.Entry, error) {
 	return v.List(ctx)
 }
 
+// Page returns a page of the records, in the order of their names.
+func (s *Store) Page(ctx context.Context, after string, limit int) ([]locks.Entry, string, error) {
+	v, err := s.read(ctx)
+	if err != nil {
+		return nil, "", err
+	}
+	return v.Page(ctx, after, limit)
+}
+
 // Overlapping returns the records that may overlap key.
 func (s *Store) Overlapping(ctx context.Context, key string) ([]locks.Entry, error) {
 	v, err := s.read(ctx)

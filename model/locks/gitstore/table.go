@@ -437,6 +437,30 @@ func (v *view) List(context.Context) ([]locks.Entry, error) {
 	return v.collect(func(*treeRecord) bool { return true }), nil
 }
 
+// Page returns the records whose names in the lock tree come after
+// after, at most limit of them in the order of those names (see
+// locks.Store): the tree's names are all at hand, and only the page's
+// records are decoded.
+func (v *view) Page(_ context.Context, after string, limit int) ([]locks.Entry, string, error) {
+	limit = max(limit, 1)
+	var recs []*treeRecord
+	v.each(func(r *treeRecord) {
+		if r.name > after {
+			recs = append(recs, r)
+		}
+	})
+	slices.SortFunc(recs, func(a, b *treeRecord) int { return strings.Compare(a.name, b.name) })
+	next := ""
+	if len(recs) > limit {
+		recs, next = recs[:limit], recs[limit-1].name
+	}
+	out := make([]locks.Entry, len(recs))
+	for i, r := range recs {
+		out[i] = v.entryOf(r)
+	}
+	return out, next, nil
+}
+
 // Overlapping returns key's record and every record that may overlap it:
 // by the key it names or, when corrupt, the key its name says (see
 // record.KeyOfName). A corrupt record under a hashed name may be of any

@@ -195,6 +195,17 @@ func (v *View) List(context.Context) ([]locks.Entry, error) {
 	return v.entriesOf(v.filter(v.log.grants, v.shows, nil)), nil
 }
 
+// Page returns a page of the grants shown, in the order of their keys:
+// the log is read whole anyway.
+func (v *View) Page(ctx context.Context, after string, limit int) ([]locks.Entry, string, error) {
+	all, err := v.List(ctx)
+	if err != nil {
+		return nil, "", err
+	}
+	page, next := locks.PageOf(all, func(e locks.Entry) string { return e.Key }, after, limit)
+	return page, next, nil
+}
+
 // Where names the log.
 func (v *View) Where(string) string { return "the lock log" }
 

@@ -35,6 +35,8 @@ func Run(t *testing.T, open func(t *testing.T) locks.Store) {
 		{"UpdateExtendsKeepsFence", testUpdate},
 		{"Remove", testRemove},
 		{"ListSorted", testListSorted},
+		{"Page", testPage},
+		{"PageThroughChanges", testPageThroughChanges},
 		{"Overlapping", testOverlapping},
 		{"Covering", testCovering},
 		{"InNamespace", testInNamespace},
@@ -419,6 +421,128 @@ func testListSorted(t *testing.T, s locks.Store) {
 	want := slices.Sorted(slices.Values(keys))
 	if !slices.Equal(got, want) {
 		t.Fatalf("List keys\n got %q\nwant %q", got, want)
+	}
+}
+
+// walk pages through s, limit records a page, calling between(i) after
+// page i, and returns the keys in the order the pages gave them.
+func walk(t *testing.T, s locks.Store, limit int, between func(i int)) []string {
+	t.Helper()
+	var got []string
+	after := ""
+	for i := 0; ; i++ {
+		page, next, err := s.Page(context.Background(), after, limit)
+		if err != nil {
+			t.Fatalf("Page(%q, %d): %v", after, limit, err)
+		}
+		if len(page) > limit {
+			t.Fatalf("Page(%q, %d) returned %d records", after, limit, len(page))
+		}
+		for _, e := range page {
+			if e.Err != nil {
+				t.Fatalf("Page: entry %q (%s): %v", e.Key, e.Name, e.Err)
+			}
+			got = append(got, e.Key)
+		}
+		if next == "" {
+			return got
+		}
+		if next <= after {
+			t.Fatalf("Page(%q, %d): next %q does not move on", after, limit, next)
+		}
+		if i > 1000 {
+			t.Fatalf("Page never ended: %q", got)
+		}
+		after = next
+		if between != nil {
+			between(i)
+		}
+	}
+}
+
+// testPage: pages of any size give every record once, and a page past
+// the last gives none.
+func testPage(t *testing.T, s locks.Store) {
+	if page, next, err := s.Page(context.Background(), "", 10); err != nil || len(page) != 0 || next != "" {
+		t.Fatalf("Page of an empty store = %v, %q, %v", keysOf(page), next, err)
+	}
+	keys := []string{
+		"workflow", "task:TASK-001", "claim", "src/b.go", "api:GET /v1/users", "Docs/Guide.md",
+		"docs/**", "activity:WI-001-A1", "src/a.go", "db:schema:users", "feature:FEAT-123:pause", "art/" + strings.Repeat("x", 300) + ".psd",
+	}
+	for i, k := range keys {
+		mustAcquire(t, s, NewLock(k, fmt.Sprintf("w%d", i), now(), time.Hour), now())
+	}
+	want := slices.Sorted(slices.Values(keys))
+	for _, limit := range []int{1, 3, len(keys) - 1, len(keys), 100} {
+		got := walk(t, s, limit, nil)
+		if !slices.Equal(slices.Sorted(slices.Values(got)), want) {
+			t.Fatalf("pages of %d gave\n %q\nwant each of\n %q once", limit, got, want)
+		}
+	}
+	page, next, err := s.Page(context.Background(), "", len(keys))
+	if err != nil || len(page) != len(keys) || next != "" {
+		t.Fatalf("Page of all %d: %d records, next %q, %v", len(keys), len(page), next, err)
+	}
+	for _, e := range page {
+		if e.Fence == 0 || e.Holder == "" {
+			t.Fatalf("Page gave a record without its fields: %+v", e.Lock)
+		}
+	}
+	if page, next, err := s.Page(context.Background(), "\U0010FFFF", 10); err != nil || len(page) != 0 || next != "" {
+		t.Fatalf("Page past every record = %v, %q, %v", keysOf(page), next, err)
+	}
+}
+
+// testPageThroughChanges: records added and removed between pages do not
+// make a walk skip or repeat a record that was there throughout.
+func testPageThroughChanges(t *testing.T, s locks.Store) {
+	ctx := context.Background()
+	var stay []string
+	held := map[string]locks.Lock{}
+	for i := range 12 {
+		k := fmt.Sprintf("src/s%02d.go", i)
+		stay = append(stay, k)
+		mustAcquire(t, s, NewLock(k, "alice", now(), time.Hour), now())
+	}
+	var churn []string
+	for i := range 12 {
+		k := fmt.Sprintf("src/s%02d-gone.go", i)
+		churn = append(churn, k)
+		held[k] = mustAcquire(t, s, NewLock(k, "bob", now(), time.Hour), now())
+	}
+	got := walk(t, s, 3, func(i int) {
+		// One record gone and two new, one before and one after every
+		// record in the store, between each two pages.
+		gone := churn[(i*5)%len(churn)]
+		if l, ok := held[gone]; ok {
+			if err := s.Release(ctx, gone, l.Token); err != nil {
+				t.Fatalf("Release(%q): %v", gone, err)
+			}
+			delete(held, gone)
+		}
+		for _, k := range []string{fmt.Sprintf("src/a%02d.go", i), fmt.Sprintf("src/z%02d.go", i)} {
+			mustAcquire(t, s, NewLock(k, "carol", now(), time.Hour), now())
+		}
+	})
+	seen := map[string]int{}
+	for _, k := range got {
+		seen[k]++
+	}
+	for k, n := range seen {
+		if n > 1 {
+			t.Errorf("%s came %d times", k, n)
+		}
+	}
+	for _, k := range stay {
+		if seen[k] != 1 {
+			t.Errorf("%s, there throughout, came %d times: %q", k, seen[k], got)
+		}
+	}
+	for k := range held {
+		if seen[k] != 1 {
+			t.Errorf("%s, there throughout, came %d times", k, seen[k])
+		}
 	}
 }
 

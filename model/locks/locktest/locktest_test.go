@@ -107,6 +107,11 @@ func (m *memStore) List(context.Context) ([]locks.Entry, error) {
 	return m.list(func(string) bool { return true }), nil
 }
 
+func (m *memStore) Page(_ context.Context, after string, limit int) ([]locks.Entry, string, error) {
+	page, next := locks.PageOf(m.list(func(string) bool { return true }), func(e locks.Entry) string { return e.Name }, after, limit)
+	return page, next, nil
+}
+
 func (m *memStore) Overlapping(_ context.Context, key string) ([]locks.Entry, error) {
 	return m.list(func(k string) bool { return lockkey.SameFoldCase(k, key) || lockkey.OverlapFoldCase(k, key) }), nil
 }

@@ -164,6 +164,37 @@ func (s *Store) List(ctx context.Context) ([]locks.Entry, error) {
 	return entries, nil
 }
 
+// Page returns the records whose members (the keys' identities, as the
+// index of keys holds them) come after after, at most limit of them in
+// the index's order (see locks.Store): one ZRANGEBYLEX of the index for
+// the page's members and one MGET of their records, so that a page costs
+// the same however many locks the store holds.
+func (s *Store) Page(ctx context.Context, after string, limit int) ([]locks.Entry, string, error) {
+	limit = max(limit, 1)
+	lo := "-"
+	if after != "" {
+		lo = "(" + after
+	}
+	octx, cancel := s.opCtx(ctx)
+	//nolint:staticcheck // ZRANGEBYLEX runs on every Redis; ZRANGE … BYLEX needs 6.2.
+	members, err := s.rdb.ZRangeByLex(octx, s.kKeys, &redis.ZRangeBy{Min: lo, Max: "+", Count: int64(limit) + 1}).Result()
+	cancel()
+	if err != nil {
+		return nil, "", s.fail(ctx, "page", err)
+	}
+	next := ""
+	if len(members) > limit {
+		members, next = members[:limit], members[limit-1]
+	}
+	entries, err := s.fetch(ctx, "page", members, true, nil)
+	if err != nil {
+		return nil, "", err
+	}
+	// Corrupt records found by the index's prune come last from fetch.
+	slices.SortFunc(entries, func(a, b locks.Entry) int { return strings.Compare(a.Name, b.Name) })
+	return entries, next, nil
+}
+
 // candidatePrefix is the prefix every key a pattern may overlap starts
 // with, unless it is itself a pattern: the pattern's literal prefix. An
 // invalid pattern may overlap anything in its namespace (lockkey.Overlap is
