@@ -137,21 +137,33 @@ func (e *Workspace) ReleaseMerged(ctx context.Context, r ReleaseMergedRequest) (
 
 // mergeOf is the commit of base..tip's first-parent line that brought
 // commit c onto the branch: c itself when it is on that line (a
-// fast-forward or a rebase), else the first merge after it.
+// fast-forward or a rebase), else the oldest commit of that line that
+// has c as an ancestor (the merge that brought it).
 func (e *Workspace) mergeOf(ctx context.Context, base, tip, c string) (string, error) {
-	line, err := gitexec.RepoOutput(ctx, e.repo, "rev-list", "--first-parent", base+".."+tip)
+	out, err := gitexec.RepoOutput(ctx, e.repo, "rev-list", "--first-parent", base+".."+tip)
 	if err != nil {
 		return "", fmt.Errorf("release-merged: %w", err)
 	}
-	if slices.Contains(strings.Fields(string(line)), c) {
+	line := strings.Fields(string(out)) // newest first
+	if slices.Contains(line, c) {
 		return c, nil
 	}
-	after, err := gitexec.RepoOutput(ctx, e.repo, "rev-list", "--first-parent", "--ancestry-path", "--reverse", c+".."+tip)
+	// Every descendant of c up to tip, by any parent: with --first-parent,
+	// --ancestry-path walks first-parent edges only and finds no path from
+	// a commit below a merge's second parent (c followed by more work on
+	// its branch before the merge).
+	out, err = gitexec.RepoOutput(ctx, e.repo, "rev-list", "--ancestry-path", c+".."+tip)
 	if err != nil {
 		return "", fmt.Errorf("release-merged: %w", err)
 	}
-	if f := strings.Fields(string(after)); len(f) > 0 {
-		return f[0], nil
+	after := map[string]bool{}
+	for _, sha := range strings.Fields(string(out)) {
+		after[sha] = true
+	}
+	for i := len(line) - 1; i >= 0; i-- {
+		if after[line[i]] {
+			return line[i], nil
+		}
 	}
 	return c, nil
 }

@@ -109,6 +109,16 @@ type fleet struct {
 	victim    int    // the worker killed while it holds a lock (fleetVictim unless the run has fewer workers)
 	victimTTL string // its lock's TTL
 	signed    bool   // signed mode: every worker signs, the remote checks every push
+	// server: the remote runs lockgate's pre-receive, told the pusher by
+	// each push's environment (signed mode's too).
+	server bool
+	// perBranch (locks.per_branch): each worker takes its locks on the
+	// branch it pushes to, and only holds of one branch exclude each
+	// other.
+	perBranch bool
+	// releaseOnMerge (locks.release_on_merge): another clone's pull may
+	// release a lock once its holder's commit is on origin.
+	releaseOnMerge bool
 
 	mu      sync.Mutex
 	holds   []fleetHold // every hold, in the order its acquisition returned
@@ -128,7 +138,14 @@ type fleetHold struct {
 	commit   string // the commit as pushed; empty for the killed worker's hold
 	ct       int64  // its committer time (%ct)
 	killed   bool
+	branch   string // the branch it was pushed to: "" is main
+	// merged are the files whose lock another clone released on merge
+	// before its holder did (releaseOnMerge).
+	merged []string
 }
+
+// onBranch is the branch the hold's commit was pushed to.
+func (h fleetHold) onBranch() string { return cmp.Or(h.branch, "main") }
 
 type fleetWorker struct {
 	f       *fleet
@@ -142,6 +159,31 @@ type fleetWorker struct {
 	log   bytes.Buffer
 
 	key string // signed mode: the worker's private SSH key
+
+	branch    string     // the branch it works on and pushes to: "" is main
+	pushStart time.Time  // when its last push began
+	meet      *fleetMeet // a task at which it waits, holding its lock, for a worker of another branch to hold the same file
+}
+
+// target is the branch the worker works on and pushes to.
+func (w *fleetWorker) target() string { return cmp.Or(w.branch, "main") }
+
+// lockArgs are args (keys, or the options of lock acquire and release)
+// with the worker's branch, when the fleet locks per branch.
+func (w *fleetWorker) lockArgs(args ...string) []string {
+	if w.f.perBranch {
+		args = append(args, "--branch", w.target())
+	}
+	return args
+}
+
+// lockKey is the key of the worker's lock on file: its branch's, when the
+// fleet locks per branch.
+func (w *fleetWorker) lockKey(file string) string {
+	if w.f.perBranch {
+		return "branch:" + w.target() + ":" + file
+	}
+	return file
 }
 
 // newFleet is a fleet of rounds rounds on store, in a directory of its
@@ -197,12 +239,29 @@ func runFleet(t *testing.T, store string, storeEnv []string, opts fleetOptions) 
 	f := newFleet(t, store, storeEnv, tasks)
 	defer f.cancel()
 	f.setup(store, opts)
+	f.run(tasks)
+	if f.signed {
+		f.rogue()
+	}
+	dir := f.verify()
+	if f.signed {
+		f.checkSigned(dir)
+	}
+}
+
+// run runs every worker's tasks at once and checks what the harness saw:
+// a failed worker or an unfaithful hold fails the test.
+func (f *fleet) run(tasks int) {
+	t := f.t
 	seed := uint64(time.Now().UnixNano())
 	mode := ""
 	if f.signed {
 		mode = ", signed"
 	}
-	t.Logf("%s store%s: %d workers × %d tasks, seed %d", store, mode, len(f.workers), tasks, seed)
+	if f.perBranch {
+		mode += ", locks per branch"
+	}
+	t.Logf("%s store%s: %d workers × %d tasks, seed %d", f.store, mode, len(f.workers), tasks, seed)
 
 	var wg sync.WaitGroup
 	for _, w := range f.workers {
@@ -232,13 +291,6 @@ func runFleet(t *testing.T, store string, storeEnv []string, opts fleetOptions) 
 		}
 	}
 	f.checkHarness()
-	if f.signed {
-		f.rogue()
-	}
-	dir := f.verify()
-	if f.signed {
-		f.checkSigned(dir)
-	}
 }
 
 // setup makes the remote with the base commit, the clones and worktrees,
@@ -252,6 +304,7 @@ func (f *fleet) setup(store string, opts fleetOptions) {
 	f.signed = opts.signed
 	if f.signed {
 		f.victimTTL = fleetSignedVictimTTL
+		f.server = true
 	}
 	f.origin = filepath.Join(f.root, "origin.git")
 	f.git(f.root, "init", "-q", "--bare", "-b", "main", f.origin)
@@ -439,10 +492,28 @@ func (w *fleetWorker) run(name string, args ...string) (string, int) {
 func (w *fleetWorker) environ() []string {
 	env := append(append([]string(nil), w.f.env...),
 		"LOCKGATE_WORKER="+w.id, "LOCKGATE_WORKER_TYPE=agent", "LOCKGATE_SESSION="+w.session)
-	if w.f.signed {
+	switch {
+	case w.f.signed:
 		env = append(env, "GL_USERNAME="+w.id)
+	case w.f.server:
+		env = append(env, "LOCKGATE_PUSHER="+w.id)
 	}
 	return env
+}
+
+// must runs one of the worker's commands for the harness: a failure fails
+// the test, with every worker's log.
+func (w *fleetWorker) must(name string, args ...string) string {
+	w.f.t.Helper()
+	out, code := w.run(name, args...)
+	if code != 0 {
+		w.f.dumpLogs()
+		if name == w.f.bin {
+			name = "lockgate"
+		}
+		w.f.t.Fatalf("%s: %s %s: exit %d: %s", w.id, name, strings.Join(args, " "), code, out)
+	}
+	return out
 }
 
 func indent(s string) string {
@@ -476,10 +547,14 @@ func (w *fleetWorker) work(tasks int) error {
 
 // pick chooses one or two of the hot files. The restarted worker's first
 // task wants the file its killed session held, so that some worker takes
-// it over.
+// it over; a task at which the worker meets another wants the meeting's
+// file.
 func (w *fleetWorker) pick(i int) []string {
 	if w.n == w.f.victim && i == 0 {
 		return []string{fleetFile(0)}
+	}
+	if w.meet != nil && i == w.meet.task {
+		return []string{w.meet.file}
 	}
 	n := 1 + w.rng.IntN(2)
 	var files []string
@@ -495,13 +570,20 @@ func (w *fleetWorker) pick(i int) []string {
 func (w *fleetWorker) task(i int, files []string) error {
 	args := append([]string{"lock", "acquire"}, files...)
 	args = append(args, "--wait", fleetWait, "--ttl", fleetTTL, "--reason", fmt.Sprintf("task %d", i))
-	if out, code := w.run(w.f.bin, args...); code != 0 {
+	if out, code := w.run(w.f.bin, w.lockArgs(args...)...); code != 0 {
 		return fmt.Errorf("lock acquire: exit %d: %s", code, out)
 	}
-	h := fleetHold{worker: w.id, task: i, files: files, acquired: time.Now()}
+	h := fleetHold{worker: w.id, task: i, files: files, acquired: time.Now(), branch: w.branch}
+	releaseArgs := w.lockArgs(append([]string{"lock", "release"}, files...)...)
 	release := func() {
 		h.released = time.Now()
-		w.run(w.f.bin, append([]string{"lock", "release"}, files...)...)
+		w.run(w.f.bin, releaseArgs...)
+	}
+	if w.meet != nil && i == w.meet.task {
+		if err := w.meet.wait(w); err != nil {
+			release()
+			return err
+		}
 	}
 	// The previous holder pushed before it released: this brings its change.
 	if err := w.pull(); err != nil {
@@ -543,22 +625,36 @@ func (w *fleetWorker) task(i int, files []string) error {
 	h.commit = sha
 	h.ct, _ = strconv.ParseInt(ct, 10, 64)
 	h.released = time.Now()
-	out, code = w.run(w.f.bin, append([]string{"lock", "release"}, files...)...)
+	out, code = w.run(w.f.bin, releaseArgs...)
 	if code != 0 {
 		return fmt.Errorf("lock release: exit %d: %s", code, out)
+	}
+	if w.f.releaseOnMerge {
+		// Another clone's pull (the post-merge hook) may have released a
+		// lock once the commit was on origin: it was held at least until
+		// the push that brought it there began.
+		for _, file := range files {
+			if strings.Contains(out, w.lockKey(file)+" was not locked") {
+				h.merged = append(h.merged, file)
+			}
+		}
+		if len(h.merged) > 0 {
+			h.released = w.pushStart
+		}
 	}
 	w.f.record(h)
 	return nil
 }
 
-// pull rebases the worker's branch onto origin's main. Worktrees of one
+// pull rebases the worker's branch onto origin's (main, or the branch the
+// worker works on). Worktrees of one
 // clone fetch into the same remote-tracking refs, and git refuses a fetch
 // while another holds the ref's lock: that is retried.
 func (w *fleetWorker) pull() error {
 	var out string
 	for range 10 {
 		var code int
-		out, code = w.run("git", "pull", "-q", "--rebase", "origin", "main")
+		out, code = w.run("git", "pull", "-q", "--rebase", "origin", w.target())
 		if code == 0 {
 			return nil
 		}
@@ -570,12 +666,14 @@ func (w *fleetWorker) pull() error {
 	return fmt.Errorf("git pull --rebase kept failing: %s", out)
 }
 
-// push pushes to origin's main, rebasing onto what others pushed first;
+// push pushes to origin's main (or the worker's branch), rebasing onto
+// what others pushed first;
 // the pre-push hook judges it each time. A refusal other than the remote
 // having moved is an error.
 func (w *fleetWorker) push() error {
 	for range 30 {
-		out, code := w.run("git", "push", "-q", "origin", "HEAD:main")
+		w.pushStart = time.Now()
+		out, code := w.run("git", "push", "-q", "origin", "HEAD:"+w.target())
 		if code == 0 {
 			return nil
 		}
@@ -613,7 +711,7 @@ func (w *fleetWorker) killedHold() error {
 
 func (w *fleetWorker) killedHoldOnce() error {
 	file := fleetFile(0)
-	cmd := exec.CommandContext(w.f.ctx, w.f.bin, "lock", "hold", file, "--ttl", w.f.victimTTL, "--wait", fleetWait, "--", "sleep", "60")
+	cmd := exec.CommandContext(w.f.ctx, w.f.bin, "lock", "hold", w.lockKey(file), "--ttl", w.f.victimTTL, "--wait", fleetWait, "--", "sleep", "60")
 	cmd.Dir = w.dir
 	cmd.Env = w.environ()
 	// Its own process group, so that the kill takes `sleep` too.
@@ -627,7 +725,7 @@ func (w *fleetWorker) killedHoldOnce() error {
 	if err := cmd.Start(); err != nil {
 		return err
 	}
-	w.logf(time.Now(), "lockgate lock hold %s --ttl %s -- sleep 60: started, pid %d", file, w.f.victimTTL, cmd.Process.Pid)
+	w.logf(time.Now(), "lockgate lock hold %s --ttl %s -- sleep 60: started, pid %d", w.lockKey(file), w.f.victimTTL, cmd.Process.Pid)
 	var seen bytes.Buffer
 	holding := false
 	sc := bufio.NewScanner(stderr)
@@ -652,18 +750,22 @@ func (w *fleetWorker) killedHoldOnce() error {
 	if killErr != nil {
 		return fmt.Errorf("kill lock hold: %w", killErr)
 	}
-	w.f.record(fleetHold{worker: w.id, task: -1, files: []string{file}, acquired: acquired, released: killed, killed: true})
+	w.f.record(fleetHold{worker: w.id, task: -1, files: []string{file}, acquired: acquired, released: killed, killed: true, branch: w.branch})
 	return nil
 }
 
 // checkHarness makes sure the fleet was honest before verify is asked to
-// prove it: no two holds of one file overlapped (as the harness saw them),
-// and every commit was made and pushed while its author held its files.
+// prove it: no two holds of one file overlapped (as the harness saw them;
+// per branch, no two of one branch), and every commit was made and pushed
+// while its author held its files.
 func (f *fleet) checkHarness() {
 	t := f.t
 	byFile := map[string][]fleetHold{}
 	for _, h := range f.holds {
 		for _, file := range h.files {
+			if f.perBranch {
+				file = h.onBranch() + ":" + file
+			}
 			byFile[file] = append(byFile[file], h)
 		}
 		if h.killed {
@@ -702,8 +804,9 @@ type fleetEvent struct {
 	ExpiresAt *time.Time `json:"expires_at"`
 }
 
-// checkTakeover reads the events of src/f00.go on the workflow branch
-// of the verifier's clone dir: the killed worker's grant was never
+// checkTakeover reads the events of src/f00.go (the killed worker's key:
+// on its branch, per branch) on the workflow branch of the verifier's
+// clone dir: the killed worker's grant was never
 // released, and the key's next grant (the next fence) began after it
 // expired. On the git store that grant is a lock_takeover naming the
 // killed worker. On Redis it may be a plain lock_acquire: a waiter for
@@ -715,6 +818,11 @@ type fleetEvent struct {
 func (f *fleet) checkTakeover(dir string) {
 	t := f.t
 	file := fleetFile(0)
+	for _, w := range f.workers {
+		if w.n == f.victim {
+			file = w.lockKey(file)
+		}
+	}
 	victim := fmt.Sprintf("agent-%d@fleet", f.victim)
 	cmd := exec.CommandContext(f.ctx, "git", "grep", "-h", "-F", `"key":"`+file+`"`, "origin/lockgate/workflow", "--", "events")
 	cmd.Dir, cmd.Env = dir, f.env
@@ -791,23 +899,43 @@ type fleetReport struct {
 }
 
 // verify runs `lockgate verify` in a fresh clone of the remote, as CI
-// would, and requires every pushed commit proven. It returns the clone.
+// would, and requires every pushed commit proven, on each branch the
+// workers pushed to. It returns the clone.
 func (f *fleet) verify() string {
+	dir := filepath.Join(f.root, "verifier")
+	f.git(f.root, "clone", "-q", f.origin, dir)
+	f.checkTakeover(dir)
+	branches := []string{"main"}
+	for _, h := range f.holds {
+		if !h.killed && !slices.Contains(branches, h.onBranch()) {
+			branches = append(branches, h.onBranch())
+		}
+	}
+	for _, b := range branches {
+		f.verifyBranch(dir, b)
+	}
+	return dir
+}
+
+// verifyBranch runs `lockgate verify` in the verifier's clone dir on the
+// commits of branch since the base (judged by the locks of branch, per
+// branch) and requires every one proven.
+func (f *fleet) verifyBranch(dir, branch string) {
 	t := f.t
 	pushed := 0
 	for _, h := range f.holds {
-		if !h.killed {
+		if !h.killed && h.onBranch() == branch {
 			pushed++
 		}
 	}
-	dir := filepath.Join(f.root, "verifier")
-	f.git(f.root, "clone", "-q", f.origin, dir)
-	if got := f.git(dir, "rev-list", "--count", f.base+"..origin/main"); got != strconv.Itoa(pushed) {
-		t.Errorf("origin's main has %s commits since the base, the workers pushed %d", got, pushed)
+	if got := f.git(dir, "rev-list", "--count", f.base+"..origin/"+branch); got != strconv.Itoa(pushed) {
+		t.Errorf("origin's %s has %s commits since the base, the workers pushed %d", branch, got, pushed)
 	}
-	f.checkTakeover(dir)
-
-	cmd := exec.CommandContext(f.ctx, f.bin, "verify", "--fetch", "--range", f.base+"..origin/main", "--format", "json")
+	args := []string{"verify", "--fetch", "--range", f.base + "..origin/" + branch, "--format", "json"}
+	if f.perBranch {
+		args = append(args, "--branch", branch)
+	}
+	cmd := exec.CommandContext(f.ctx, f.bin, args...)
 	cmd.Dir = dir
 	cmd.Env = append(append([]string(nil), f.env...), "LOCKGATE_WORKER=ci@fleet", "LOCKGATE_WORKER_TYPE=agent")
 	var stdout, stderr bytes.Buffer
@@ -823,23 +951,23 @@ func (f *fleet) verify() string {
 	}
 	var rep fleetReport
 	if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil {
-		t.Fatalf("verify exited %d without a JSON report: %v\nstdout:\n%s\nstderr:\n%s", code, err, stdout.String(), stderr.String())
+		t.Fatalf("verify of %s exited %d without a JSON report: %v\nstdout:\n%s\nstderr:\n%s", branch, code, err, stdout.String(), stderr.String())
 	}
 	failed := false
 	if code != 0 {
-		t.Errorf("verify exited %d, want 0 (an honest fleet is proven): %d violations, %d undecided", code, len(rep.Violations), len(rep.Undecided))
+		t.Errorf("verify of %s exited %d, want 0 (an honest fleet is proven): %d violations, %d undecided", branch, code, len(rep.Violations), len(rep.Undecided))
 		failed = true
 	}
 	if len(rep.Violations) > 0 || len(rep.Undecided) > 0 || !rep.OK {
-		t.Errorf("verify: ok=%v, %d violations, %d undecided, want none of either", rep.OK, len(rep.Violations), len(rep.Undecided))
+		t.Errorf("verify of %s: ok=%v, %d violations, %d undecided, want none of either", branch, rep.OK, len(rep.Violations), len(rep.Undecided))
 		failed = true
 	}
 	if rep.Commits != pushed {
-		t.Errorf("verify judged %d commits, the workers pushed %d", rep.Commits, pushed)
+		t.Errorf("verify of %s judged %d commits, the workers pushed %d", branch, rep.Commits, pushed)
 		failed = true
 	}
 	if rep.AsPusher != 0 {
-		t.Errorf("verify judged %d commits as the pusher: every commit went through the hooks and carries trailers", rep.AsPusher)
+		t.Errorf("verify of %s judged %d commits as the pusher: every commit went through the hooks and carries trailers", branch, rep.AsPusher)
 		failed = true
 	}
 	for _, w := range rep.Warnings {
@@ -849,7 +977,8 @@ func (f *fleet) verify() string {
 		}
 	}
 	if !failed {
-		return dir
+		t.Logf("verify of %s: %d commits proven", branch, rep.Commits)
+		return
 	}
 	holds := map[string]fleetHold{}
 	for _, h := range f.holds {
@@ -893,9 +1022,8 @@ func (f *fleet) verify() string {
 		}
 		fmt.Fprintf(&b, "\nwarning: %s", w)
 	}
-	t.Logf("verify exited %d; findings:\n%s\nstderr:\n%s", code, b.String(), stderr.String())
+	t.Logf("verify of %s exited %d; findings:\n%s\nstderr:\n%s", branch, code, b.String(), stderr.String())
 	f.dumpLogs()
-	return dir
 }
 
 // rogue: the first worker, signing with its own key, commits a change
@@ -906,14 +1034,7 @@ func (f *fleet) verify() string {
 func (f *fleet) rogue() {
 	t := f.t
 	w, other := f.workers[0], f.workers[1]
-	mustRun := func(name string, args ...string) string {
-		out, code := w.run(name, args...)
-		if code != 0 {
-			f.dumpLogs()
-			t.Fatalf("rogue %s: %s %s: exit %d: %s", w.id, name, strings.Join(args, " "), code, out)
-		}
-		return out
-	}
+	mustRun := w.must
 	mustRun("git", "fetch", "-q", "origin")
 	mustRun("git", "reset", "-q", "--hard", "origin/main")
 	before := strings.TrimSpace(mustRun("git", "rev-parse", "origin/main"))

@@ -228,6 +228,16 @@ var hintScenarios = []hintScenario{
 			r.git("add", "a.py")
 		},
 		trigger: "git commit -q -m change", gitArgs: "-q -m change", retrigger: true},
+	// Under locks.per_branch the lock to take is the branch's: one on
+	// every branch is refused while another branch's lock of the path is
+	// held.
+	{name: "commit without lock, held on another branch", config: "version: 1\nlocks: {per_branch: true}\nhooks: {require_lock: true}\n",
+		setup: func(r *hintRepo) {
+			r.must(alice, "lockgate lock acquire a.py --branch release")
+			r.write("a.py", "changed\n")
+			r.git("add", "a.py")
+		},
+		trigger: "git commit -q -m change", gitArgs: "-q -m change", retrigger: true},
 	{name: "commit without key", config: "version: 1\nscope:\n  key_rules:\n    - {paths: [migrations/**], keys: [\"db:migration-slot\"]}\n",
 		setup: func(r *hintRepo) {
 			r.write("migrations/1.sql", "create\n")

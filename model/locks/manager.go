@@ -672,15 +672,22 @@ func (m *Manager) release(ctx context.Context, keys []string, me Owner, force bo
 	}
 	var evs []journal.Event
 	var at time.Time // when the store made the change: the events' time
+	missing := out.Missing
 	atomic, maybe, err := m.apply(ctx, func(s Store) error {
 		at = m.now().UTC()
-		evs, out.Removed, out.Forced = nil, nil, nil
+		evs, out.Removed, out.Forced, out.Missing = nil, nil, nil, slices.Clone(missing)
 		for i, l := range locks {
 			if l.Token == "" { // corrupt
 				if _, err := s.Remove(ctx, l.Key); err != nil && !errors.As(err, new(*CorruptError)) {
 					return err
 				}
-			} else if err := s.Release(ctx, l.Key, l.Token); err != nil {
+			} else if err := s.Release(ctx, l.Key, l.Token); errors.Is(err, ErrNotFound) || errors.Is(err, ErrTokenMismatch) {
+				// Gone since it was read (released by another, on merge
+				// or by force; taken over after it expired): missing, as
+				// when it was gone before, and no reason to keep the rest.
+				out.Missing = append(out.Missing, l.Key)
+				continue
+			} else if err != nil {
 				return fmt.Errorf("release %s: %w", l.Key, err)
 			}
 			out.Removed = append(out.Removed, l)

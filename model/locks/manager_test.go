@@ -502,6 +502,54 @@ func TestConcludeLockGoneMeanwhile(t *testing.T) {
 	}
 }
 
+// A release of several locks, one of which another released just before
+// (on merge, when its holder's work landed): the others are released,
+// that one is missing, and the log names what was done. The same for
+// the release on merge racing its holder's own release.
+func TestReleaseLockGoneMeanwhile(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	m, j := newManager(t)
+	if err := acquire(m, alice, time.Hour, "a.go", "b.go"); err != nil {
+		t.Fatal(err)
+	}
+	gone := &locks.Manager{Store: vanishing{m.Store, "a.go"}, Events: j, Host: m.Host, PID: m.PID}
+	res, err := gone.Release(ctx, []string{"a.go", "b.go"}, alice, false)
+	if err != nil {
+		t.Fatalf("release: %v", err)
+	}
+	if len(res.Removed) != 1 || res.Removed[0].Key != "b.go" || len(res.Missing) != 1 || res.Missing[0] != "a.go" {
+		t.Fatalf("release = %+v: want b.go released, a.go missing", res)
+	}
+	if _, err := m.Store.Get(ctx, "b.go"); !errors.Is(err, locks.ErrNotFound) {
+		t.Fatalf("b.go: %v, want released", err)
+	}
+	want := []string{"lock_acquire a.go", "lock_acquire b.go", "lock_release b.go"}
+	if got := actions(t, j); !slices.Equal(got, want) {
+		t.Fatalf("journal %v, want %v", got, want)
+	}
+
+	if err := acquire(m, alice, time.Hour, "c.go", "d.go"); err != nil {
+		t.Fatal(err)
+	}
+	var landed []locks.Landed
+	for _, k := range []string{"c.go", "d.go"} {
+		l, err := m.Store.Get(ctx, k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		landed = append(landed, locks.Landed{Key: k, Fence: l.Fence, Commit: "c0ffee", Details: "released on merge"})
+	}
+	gone = &locks.Manager{Store: vanishing{m.Store, "c.go"}, Events: j, Host: m.Host, PID: m.PID}
+	res, err = gone.ReleaseLanded(ctx, landed, bob)
+	if err != nil {
+		t.Fatalf("release on merge: %v", err)
+	}
+	if len(res.Removed) != 1 || res.Removed[0].Key != "d.go" || len(res.Missing) != 1 || res.Missing[0] != "c.go" {
+		t.Fatalf("release on merge = %+v: want d.go released, c.go missing", res)
+	}
+}
+
 // A conclusion whose claimer let one of its locks lapse, and another took
 // it over, is still made: that lock is another's now, left alone and
 // reported missing, the rest given back.

@@ -130,7 +130,7 @@ func (c *Checker) Check(ctx context.Context, paths []string, branch string, r *R
 	if err != nil {
 		return c.unavailable(r, err)
 	}
-	c.checkLocks(paths, entries, r)
+	c.checkLocks(paths, entries, branch, r)
 	r.locksRead, r.held = true, c.held(entries)
 	return nil
 }
@@ -224,7 +224,7 @@ func (c *Checker) checkPauses(ctx context.Context, r *Report) error {
 	return nil
 }
 
-func (c *Checker) checkLocks(paths []string, entries []locks.Entry, r *Report) {
+func (c *Checker) checkLocks(paths []string, entries []locks.Entry, branch string, r *Report) {
 	covered := c.coverage(paths, entries)
 	mine := map[string]bool{} // paths covered by a lock of Me
 	for n, e := range entries {
@@ -260,7 +260,7 @@ func (c *Checker) checkLocks(paths []string, entries []locks.Entry, r *Report) {
 			if e.Reason != "" {
 				v.Reason += ": " + e.Reason
 			}
-			v.Hint = hint.Line(hint.PathLocked, e.Holder, e.Key, c.waitFor(e.Lock), lockkey.RelArg(e.Key, c.Dir))
+			v.Hint = hint.Line(hint.PathLocked, e.Holder, e.Key, c.waitFor(e.Lock), c.takeArg(e.Key, branch))
 			r.Add(v)
 		}
 	}
@@ -269,7 +269,7 @@ func (c *Checker) checkLocks(paths []string, entries []locks.Entry, r *Report) {
 			if !mine[p] {
 				r.Add(Violation{Rule: RuleNotLocked, Path: p,
 					Reason: "hooks.require_lock is on and you hold no lock on it",
-					Hint:   hint.Line(hint.PathNotLocked, lockkey.RelArg(p, c.Dir))})
+					Hint:   hint.Line(hint.PathNotLocked, c.takeArg(p, branch))})
 			}
 		}
 	}
@@ -320,6 +320,18 @@ func (c *Checker) coverage(paths []string, entries []locks.Entry) [][]string {
 		}
 	}
 	return out
+}
+
+// takeArg is the key a hint tells to take for key (a path, a pattern, or
+// another's lock) on branch, as typed where the hook runs: under
+// PerBranch with the branch known, a path or pattern is taken on that
+// branch only — a lock on every branch would block the other branches'
+// work and is refused while one of them holds the path.
+func (c *Checker) takeArg(key, branch string) string {
+	if c.PerBranch && branch != "" && lockkey.IsPathLike(key) {
+		return lockkey.BranchKey(branch, key)
+	}
+	return lockkey.RelArg(key, c.Dir)
 }
 
 // waitFor is how long to wait for l: until it expires, at least a minute.

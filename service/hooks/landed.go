@@ -25,6 +25,21 @@ type WorkCommit struct {
 	Paths  []string
 	// When is the commit's committer time.
 	When time.Time
+	// Fences are the grants its Lockgate-Lock trailers say it was made
+	// under: the fence of each lock, by its key's identity (FoldCase).
+	Fences map[string]uint64
+}
+
+// madeUnder reports whether the commit is work under grant l: when its
+// trailers name l's key, made under that very grant (its fence), however
+// close in time another grant of it was; else made since the grant, as
+// its committer time says (since: the grant, less a margin for two
+// machines' clocks).
+func (c WorkCommit) madeUnder(l locks.Lock, since time.Time) bool {
+	if fence, ok := c.Fences[lockkey.FoldCase(l.Key)]; ok {
+		return fence == l.Fence
+	}
+	return !c.When.Before(since)
 }
 
 // WorkCommits lists the commits `git rev-list revArgs` names, oldest
@@ -57,6 +72,13 @@ func (h *Runner) WorkCommits(ctx context.Context, revArgs []string) ([]WorkCommi
 		if i < len(commits) {
 			if me, ok := CommitAuthor(ci.Message, h.CommentString); ok {
 				commits[i].Worker = me.Holder
+				_, _, held := parseTrailers(ci.Message, h.comment())
+				for _, l := range held {
+					if commits[i].Fences == nil {
+						commits[i].Fences = map[string]uint64{}
+					}
+					commits[i].Fences[lockkey.FoldCase(l.Key)] = l.Fence
+				}
 			}
 			commits[i].When = ci.Committed
 		}
@@ -101,11 +123,10 @@ func Landed(ls []locks.Lock, branch string, merged, unmerged []WorkCommit) ([]La
 		}
 		landing := Landing{Lock: l}
 		// Work made before the grant is not work under it: a lock taken
-		// anew after its holder's work landed stays. Margin allows for
-		// the clocks of two machines.
+		// anew after its holder's work landed stays.
 		since := l.CreatedAt.Add(-Margin)
 		for _, c := range merged {
-			if c.Worker == l.Holder && !c.When.Before(since) && slices.ContainsFunc(c.Paths, covers) {
+			if c.Worker == l.Holder && c.madeUnder(l, since) && slices.ContainsFunc(c.Paths, covers) {
 				landing.Merged = append(landing.Merged, c.SHA)
 			}
 		}
