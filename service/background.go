@@ -200,29 +200,46 @@ func (f *journalFlusher) kick() {
 // many requests: a request is done once its events are written to the
 // journal, where they survive the process; the flush to disk starts at
 // once, beside the next request rather than in front of it; and events
-// reach the workflow branch in batches, a moment after a burst (a commit
-// per request would cost more than the request). stop commits and flushes
-// what is left and waits for it.
+// reach the workflow branch in batches (CommitInBackground). stop commits
+// and flushes what is left and waits for it.
 func (e *Workspace) Background() (stop func()) {
-	if e.mgr == nil { // not opened: nothing is written
-		return func() {}
-	}
-	sink, ok := e.mgr.Events.(*auditSink)
-	if !ok {
+	sink := e.auditSink()
+	if sink == nil {
 		return func() {}
 	}
 	flusher := newJournalFlusher(e.journal, e.notify)
 	sink.flushLater = flusher.kick
-	var syncer *branchSyncer
-	if sink.branch != nil {
-		syncer = newBranchSyncer(e, sink.branch)
-		sink.branch = nil
-		sink.later = syncer.add
-	}
+	commits := e.CommitInBackground()
 	return func() {
-		if syncer != nil {
-			syncer.close()
-		}
+		commits()
 		flusher.close()
 	}
+}
+
+// CommitInBackground takes the workspace's events to the workflow branch
+// in batches, a moment after a burst of requests, instead of a commit in
+// each request (the commit costs more than the request: git processes).
+// A request is done once its events are in the journal, flushed to disk
+// as a command flushes them; what the branch has not got yet is in the
+// journal, which the next commit catches up (as `lockgate workflow sync`
+// does). stop commits what is left and waits for it.
+func (e *Workspace) CommitInBackground() (stop func()) {
+	sink := e.auditSink()
+	if sink == nil || sink.branch == nil {
+		return func() {}
+	}
+	syncer := newBranchSyncer(e, sink.branch)
+	sink.branch = nil
+	sink.later = syncer.add
+	return syncer.close
+}
+
+// auditSink is the workspace's audit trail, nil when it keeps none (not
+// opened).
+func (e *Workspace) auditSink() *auditSink {
+	if e.mgr == nil {
+		return nil
+	}
+	sink, _ := e.mgr.Events.(*auditSink)
+	return sink
 }

@@ -107,7 +107,13 @@ func serveCommand() *command {
 				// for it are not known: only the loopback ones are answered.
 				fmt.Fprintf(a.stdio.Err, "lockgate: warning: --listen %s takes connections on every interface, but requests for this machine's other names and addresses are refused (421): name each one clients use with --public-url http://HOST:PORT\n", listen)
 			}
-			if err := srv.Serve(ctx, ln, serveDrain); err != nil {
+			// The events of what the server changes reach the workflow
+			// branch in batches after it answers (docs/serve.md); the
+			// rest is committed when it stops.
+			stopCommits := e.CommitInBackground()
+			err = srv.Serve(ctx, ln, serveDrain)
+			stopCommits()
+			if err != nil {
 				return err
 			}
 			fmt.Fprintln(a.stdio.Err, "lockgate: stopped")
