@@ -265,4 +265,4 @@ served() { # LOG PATTERN: the median of the matching requests' times, ms
     sort -g | awk '{v[NR]=$1} END{if (NR) printf "%.2f ms (%d requests)", (NR%2)?v[(NR+1)/2]:(v[NR/2]+v[NR/2+1])/2, NR; else printf "none"}'
 }
 echo
-echo "lockgate serve's own time a request (its log), median: lock $(served "$work/serve$few.log" 'POST /lfs/locks 201'), unlock $(served "$work/serve$few.log" 'POST /lfs/locks/[0-9a-f]+/unlock 200'), list of $few $(served "$work/serve$few.log" 'GET /lfs/locks 200'), list of $many $(served "$work/serve$many.log" 'GET /lfs/locks 200'), verify of $many $(served "$work/serve$many.log" 'POST /lfs/locks/verify 200')"
+echo "lockgate serve's own time a request (its log), median: lock $(served "$work/serve$few.log" 'POST /lfs/locks 201'), unlock $(served "$work/serve$few.log" 'POST /lfs/locks/[A-Za-z0-9_.-]+/unlock 200'), list of $few $(served "$work/serve$few.log" 'GET /lfs/locks 200'), list of $many $(served "$work/serve$many.log" 'GET /lfs/locks 200'), verify of $many $(served "$work/serve$many.log" 'POST /lfs/locks/verify 200')"
