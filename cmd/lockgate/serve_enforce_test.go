@@ -27,21 +27,32 @@ import (
 // binds git-lfs's own push-time check alone; a push that skips it
 // (--no-verify, and locksverify off) must still be refused by the server,
 // naming the holder and the lock, without moving the branch. Both stores
-// the recipe allows are run: the repository's own ref and its file store.
+// the recipe allows are run: the repository's own ref and its file store,
+// and the file store with locks per branch, where git-lfs's lock holds on
+// the branch its clone tracks and a push to another branch goes in.
 func TestServeEnforcedAtTheServer(t *testing.T) {
 	t.Parallel()
 	if _, err := exec.LookPath("git-lfs"); err != nil {
 		t.Fatal("git-lfs is not installed: `make test` installs it (apt-get install git-lfs)")
 	}
-	for _, store := range []string{"git", "file"} {
-		t.Run(store, func(t *testing.T) {
+	for _, tc := range []struct {
+		name, store string
+		perBranch   bool
+	}{{"git", "git", false}, {"file", "file", false}, {"file+per_branch", "file", true}} {
+		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			testEnforcedAtTheServer(t, store)
+			testEnforcedAtTheServer(t, tc.store, tc.perBranch)
 		})
 	}
 }
 
-func testEnforcedAtTheServer(t *testing.T, store string) {
+func testEnforcedAtTheServer(t *testing.T, store string, perBranch bool) {
+	locksPolicy := "locks:\n  store: " + store + "\n"
+	locked := "art/hero.psd: locked: locked by alice (human)"
+	if perBranch {
+		locksPolicy += "  per_branch: true\n"
+		locked = "art/hero.psd: locked: locked through branch:main:art/hero.psd by alice (human)"
+	}
 	admin := newCLIRepo(t) // the operator's clone, which starts the project
 	env := admin.repo.Env
 	root := t.TempDir()
@@ -66,7 +77,7 @@ func testEnforcedAtTheServer(t *testing.T, store string) {
 	projects := filepath.Join(root, "srv")
 	bare := filepath.Join(projects, "project.git")
 	must(root, "init", "-q", "--bare", "-b", "main", bare)
-	admin.repo.Write(".lockgate.yaml", "version: 1\nlocks:\n  store: "+store+"\ntrust:\n  pushers:\n    alice.smith: alice\n")
+	admin.repo.Write(".lockgate.yaml", "version: 1\n"+locksPolicy+"trust:\n  pushers:\n    alice.smith: alice\n")
 	admin.repo.Write("art/hero.psd", "hero v1\n")
 	admin.repo.Git("add", "-A")
 	admin.repo.Git("commit", "-qm", "init")
@@ -165,7 +176,7 @@ func testEnforcedAtTheServer(t *testing.T, store string) {
 	tip := func() string { return must(bare, "rev-parse", "refs/heads/main") }
 	refused := func(what, out string, err error, before string) {
 		t.Helper()
-		for _, want := range []string{"pre-receive refused", "art/hero.psd: locked: locked by alice (human)", "git lfs lock", "pre-receive hook declined"} {
+		for _, want := range []string{"pre-receive refused", locked, "git lfs lock", "pre-receive hook declined"} {
 			if err == nil || !strings.Contains(out, want) {
 				t.Fatalf("%s: %v, want it refused by the server's hook (%q):\n%s", what, err, want, out)
 			}
@@ -218,7 +229,7 @@ func testEnforcedAtTheServer(t *testing.T, store string) {
 	// operator's policy in the repository's directory, which overrides
 	// the committed one) she pushes as another worker.
 	override := filepath.Join(bare, ".lockgate.yaml")
-	if err := os.WriteFile(override, []byte("version: 1\nlocks:\n  store: "+store+"\n"), 0o644); err != nil {
+	if err := os.WriteFile(override, []byte("version: 1\n"+locksPolicy), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	out, err = alice("push", "origin", "main")
@@ -250,6 +261,35 @@ func testEnforcedAtTheServer(t *testing.T, store string) {
 	if now, want := tip(), must(filepath.Join(root, "bob"), "rev-parse", "HEAD"); now != want {
 		t.Fatalf("the server's main is %s after bob's push, want %s", now, want)
 	}
+	if !perBranch {
+		return
+	}
+
+	// Per branch: alice's git-lfs lock, taken in her clone of main, holds
+	// on main alone. bob's change of the file goes to a release branch,
+	// past every check of his own; the same change to main is refused.
+	if out, err := alice("pull", "-q", "origin", "main"); err != nil {
+		t.Fatalf("alice's git pull: %v: %s", err, out)
+	}
+	if out, err := alice("lfs", "lock", "art/hero.psd"); err != nil {
+		t.Fatalf("alice's git lfs lock: %v: %s", err, out)
+	}
+	if code, out := srv.run("operator", "lock", "list", "--json"); code != 0 || !strings.Contains(out, `"branch:main:art/hero.psd"`) {
+		t.Fatalf("lock list in the server's repository: exit %d: %s, want alice's lock on main", code, out)
+	}
+	if out, err := bob("switch", "-q", "-c", "release"); err != nil {
+		t.Fatalf("bob's git switch: %v: %s", err, out)
+	}
+	edit(bob, "hero on release\n", "bob's hero on release", "--no-verify")
+	if out, err := bob("push", "--no-verify", "origin", "release"); err != nil {
+		t.Fatalf("bob's push to release while alice holds the file on main: %v: %s", err, out)
+	}
+	if now, want := must(bare, "rev-parse", "refs/heads/release"), must(filepath.Join(root, "bob"), "rev-parse", "HEAD"); now != want {
+		t.Fatalf("the server's release is %s after bob's push, want %s", now, want)
+	}
+	before = tip()
+	out, err = bob("push", "--no-verify", "origin", "release:main")
+	refused("bob's push of release to main", out, err, before)
 }
 
 // startServeSaying starts `lockgate serve` in c's repository as startServe
