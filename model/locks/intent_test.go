@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -197,8 +198,12 @@ func TestRequestEventsNameTheGrantFence(t *testing.T) {
 		t.Fatal(err)
 	}
 	broken := &locks.Manager{Store: failRelease{m.Store}, Host: m.Host, PID: m.PID, Events: brokenAppend{j}}
-	if err := claim(broken, "task:B"); err == nil {
+	err := claim(broken, "task:B")
+	if err == nil {
 		t.Fatal("claim with a broken journal and store succeeded")
+	}
+	if !strings.Contains(err.Error(), "disk full") {
+		t.Fatalf("claim with a broken journal and store: %v, want the journal's error", err)
 	}
 	next := locks.Manager{Store: m.Store, Events: j}
 	if err := next.Recover(ctx); err != nil {
