@@ -51,7 +51,7 @@ run -bench 'AcquireRelease|Overlapping' -benchtime 2000x ./model/locks/filestore
 run -bench 'List' -benchtime 20x ./model/locks/filestore
 run -bench 'Append' -benchtime 2000x ./model/locks/journal
 run -bench 'MultiProcess' -benchtime 1x ./model/locks/journal
-run -bench 'Evaluate|Matcher' ./model/scope
+run -bench 'Evaluate|Matcher' ./scope
 run -bench 'Make' ./model/planner
 run -bench 'Contention$' -benchtime 1x -timeout 60m ./model/locks
 run -bench 'ContentionStores' -benchtime 1x -timeout 30m ./model/locks
@@ -59,8 +59,8 @@ run -bench 'ContentionStores' -benchtime 1x -timeout 30m ./model/locks
 # winner each (a test, run here at full length).
 echo "== LOCKGATE_TEST_ROUNDS=500 go test -run 'TestProcessRace$' ./model/locks/gitstore" | tee -a "$out"
 LOCKGATE_TEST_ROUNDS=500 go test -count=1 -run 'TestProcessRace$' -v -timeout 30m ./model/locks/gitstore 2>&1 | grep -E '^(---|ok|FAIL|PASS)' | tee -a "$out"
-run -bench 'CommitEvent' -timeout 30m ./model/workflow
-run -bench 'Events100k' -benchtime 5x -timeout 30m ./model/workflow
+run -bench 'CommitEvent' -timeout 30m ./workflow
+run -bench 'Events100k' -benchtime 5x -timeout 30m ./workflow
 run -bench 'Handover|Covering' -benchtime 20000x -timeout 30m ./model/locks/redisstore
 # One acquisition with locks.redis.min_replicas 1 against 0, on a primary
 # with one replica on this machine.

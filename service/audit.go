@@ -13,7 +13,7 @@ import (
 	"github.com/lockgate/lockgate/internal/hint"
 	"github.com/lockgate/lockgate/model/locks"
 	"github.com/lockgate/lockgate/model/locks/journal"
-	"github.com/lockgate/lockgate/model/workflow"
+	"github.com/lockgate/lockgate/workflow"
 )
 
 // auditSink records events in the journal and, with workflow.auto_commit,

@@ -7,8 +7,8 @@ import (
 	"testing"
 
 	"github.com/lockgate/lockgate/model/locks"
-	"github.com/lockgate/lockgate/model/workflow"
 	"github.com/lockgate/lockgate/service"
+	"github.com/lockgate/lockgate/workflow"
 )
 
 func TestWithRequest(t *testing.T) {

@@ -10,8 +10,8 @@ import (
 	"github.com/lockgate/lockgate/internal/hint"
 	"github.com/lockgate/lockgate/model/locks"
 	"github.com/lockgate/lockgate/model/locks/journal"
-	"github.com/lockgate/lockgate/model/scope"
-	"github.com/lockgate/lockgate/model/workflow"
+	"github.com/lockgate/lockgate/scope"
+	"github.com/lockgate/lockgate/workflow"
 )
 
 // Identity names who one request acts as; empty fields keep the

@@ -12,7 +12,7 @@ import (
 
 	"github.com/lockgate/lockgate/model/config"
 	"github.com/lockgate/lockgate/model/locks"
-	"github.com/lockgate/lockgate/model/workflow"
+	"github.com/lockgate/lockgate/workflow"
 )
 
 // boardEvents is how many of the last events the board shows.

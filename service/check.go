@@ -11,12 +11,12 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/lockgate/lockgate/diffpath"
+	"github.com/lockgate/lockgate/hooks"
 	"github.com/lockgate/lockgate/internal/gitexec"
-	"github.com/lockgate/lockgate/model/diffpath"
 	"github.com/lockgate/lockgate/model/locks"
 	"github.com/lockgate/lockgate/model/planner"
-	"github.com/lockgate/lockgate/model/scope"
-	"github.com/lockgate/lockgate/service/hooks"
+	"github.com/lockgate/lockgate/scope"
 )
 
 // ChangeRequest is the change `check` judges against locks and scope, for

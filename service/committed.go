@@ -13,10 +13,10 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/lockgate/lockgate/hooks"
 	"github.com/lockgate/lockgate/internal/gitexec"
 	"github.com/lockgate/lockgate/model/config"
-	"github.com/lockgate/lockgate/model/scope"
-	"github.com/lockgate/lockgate/service/hooks"
+	"github.com/lockgate/lockgate/scope"
 )
 
 // policyFiles are lockgate's own files in the repository, repo-relative:

@@ -4,10 +4,10 @@ import (
 	"context"
 	"time"
 
+	"github.com/lockgate/lockgate/hooks"
 	"github.com/lockgate/lockgate/model/config"
 	"github.com/lockgate/lockgate/model/locks/journal"
-	"github.com/lockgate/lockgate/model/workflow"
-	"github.com/lockgate/lockgate/service/hooks"
+	"github.com/lockgate/lockgate/workflow"
 )
 
 // The steps of the use cases that the black-box tests (package

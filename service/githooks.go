@@ -12,12 +12,12 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lockgate/lockgate/hooks"
 	"github.com/lockgate/lockgate/internal/gitexec"
 	"github.com/lockgate/lockgate/internal/hint"
 	"github.com/lockgate/lockgate/model/locks"
 	"github.com/lockgate/lockgate/model/locks/journal"
-	"github.com/lockgate/lockgate/model/workflow"
-	"github.com/lockgate/lockgate/service/hooks"
+	"github.com/lockgate/lockgate/workflow"
 )
 
 // Report is what a hook, check, verify or guard found: the violations,

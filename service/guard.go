@@ -8,7 +8,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/lockgate/lockgate/model/diffpath"
+	"github.com/lockgate/lockgate/diffpath"
 	"github.com/lockgate/lockgate/model/pretool"
 )
 

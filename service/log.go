@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/lockgate/lockgate/model/locks/journal"
-	"github.com/lockgate/lockgate/model/workflow"
+	"github.com/lockgate/lockgate/workflow"
 )
 
 // LogEvent is one lock event as `log` shows it.

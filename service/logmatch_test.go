@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/lockgate/lockgate/model/locks/journal"
-	"github.com/lockgate/lockgate/model/workflow"
+	"github.com/lockgate/lockgate/workflow"
 )
 
 // `log --key` and `log --worker` without --since decode the blocks of

@@ -13,7 +13,7 @@ import (
 
 	"github.com/lockgate/lockgate/internal/gittest"
 	"github.com/lockgate/lockgate/model/locks/journal"
-	"github.com/lockgate/lockgate/model/workflow"
+	"github.com/lockgate/lockgate/workflow"
 )
 
 // wholeJournalReading is how log and the board read the lock log before

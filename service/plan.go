@@ -10,11 +10,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lockgate/lockgate/hooks"
 	"github.com/lockgate/lockgate/model/config"
 	"github.com/lockgate/lockgate/model/locks"
 	"github.com/lockgate/lockgate/model/planner"
-	"github.com/lockgate/lockgate/model/scope"
-	"github.com/lockgate/lockgate/service/hooks"
+	"github.com/lockgate/lockgate/scope"
 )
 
 // stateTTL is the lifetime of the planner's state records (see

@@ -6,13 +6,13 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/lockgate/lockgate/hooks"
 	"github.com/lockgate/lockgate/internal/gitexec"
 	"github.com/lockgate/lockgate/internal/signature"
 	"github.com/lockgate/lockgate/model/config"
 	"github.com/lockgate/lockgate/model/locks/journal"
-	"github.com/lockgate/lockgate/model/scope"
-	"github.com/lockgate/lockgate/model/workflow"
-	"github.com/lockgate/lockgate/service/hooks"
+	"github.com/lockgate/lockgate/scope"
+	"github.com/lockgate/lockgate/workflow"
 )
 
 // SignersFile is where a repository lists its workers' SSH signing keys,

@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/lockgate/lockgate/model/workflow"
+	"github.com/lockgate/lockgate/workflow"
 )
 
 // A clone's lock events reach other clones (and `lockgate verify`, CI and

@@ -7,9 +7,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lockgate/lockgate/hooks"
 	"github.com/lockgate/lockgate/internal/gitexec"
 	"github.com/lockgate/lockgate/model/locks"
-	"github.com/lockgate/lockgate/service/hooks"
 )
 
 // ReleaseMergedRequest is `release-merged --range A..B [--branch B]`:

@@ -9,12 +9,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockgate/lockgate/hooks"
 	"github.com/lockgate/lockgate/internal/gittest"
 	"github.com/lockgate/lockgate/model/locks"
 	"github.com/lockgate/lockgate/model/locks/journal"
-	"github.com/lockgate/lockgate/model/scope"
+	"github.com/lockgate/lockgate/scope"
 	"github.com/lockgate/lockgate/service"
-	"github.com/lockgate/lockgate/service/hooks"
 )
 
 // profilePolicy defines one scope profile, backfill.

@@ -2,7 +2,7 @@ package service
 
 import (
 	"github.com/lockgate/lockgate/internal/hint"
-	"github.com/lockgate/lockgate/model/scope"
+	"github.com/lockgate/lockgate/scope"
 )
 
 // WorkerSetup is the shell line that makes a person's lockgate (the

@@ -9,11 +9,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lockgate/lockgate/hooks"
 	"github.com/lockgate/lockgate/internal/gitexec"
 	"github.com/lockgate/lockgate/model/locks/history"
 	"github.com/lockgate/lockgate/model/locks/journal"
-	"github.com/lockgate/lockgate/model/workflow"
-	"github.com/lockgate/lockgate/service/hooks"
+	"github.com/lockgate/lockgate/workflow"
 )
 
 // LogMissingError says that a clone has no lock log to judge by.

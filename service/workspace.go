@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lockgate/lockgate/hooks"
 	"github.com/lockgate/lockgate/internal/gitexec"
 	"github.com/lockgate/lockgate/model/config"
 	"github.com/lockgate/lockgate/model/locks"
@@ -18,8 +19,7 @@ import (
 	"github.com/lockgate/lockgate/model/locks/gitstore"
 	"github.com/lockgate/lockgate/model/locks/journal"
 	"github.com/lockgate/lockgate/model/locks/redisstore"
-	"github.com/lockgate/lockgate/model/scope"
-	"github.com/lockgate/lockgate/service/hooks"
+	"github.com/lockgate/lockgate/scope"
 )
 
 // Options are what a front end says about one request's setting: where it

@@ -19,7 +19,7 @@ import (
 	"time"
 
 	"github.com/lockgate/lockgate/internal/gittest"
-	"github.com/lockgate/lockgate/model/workflow"
+	"github.com/lockgate/lockgate/workflow"
 )
 
 // cliRepo is a real repository and a way to run lockgate processes in it.

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/lockgate/lockgate/model/locks/lockkey"
-	"github.com/lockgate/lockgate/model/scope"
+	"github.com/lockgate/lockgate/scope"
 )
 
 // DefaultFile is the policy file's name at the repository root.

@@ -12,7 +12,7 @@ import (
 	"github.com/bmatcuk/doublestar/v4"
 
 	"github.com/lockgate/lockgate/model/locks/lockkey"
-	"github.com/lockgate/lockgate/model/scope"
+	"github.com/lockgate/lockgate/scope"
 )
 
 // Compiled on first use, not at the start of every process (hooks read a

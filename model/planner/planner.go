@@ -9,7 +9,7 @@ import (
 
 	"github.com/lockgate/lockgate/model/locks/lockkey"
 	"github.com/lockgate/lockgate/model/pathmatch"
-	"github.com/lockgate/lockgate/model/scope"
+	"github.com/lockgate/lockgate/scope"
 )
 
 // Task statuses of a TaskPlan.

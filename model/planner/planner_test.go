@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/lockgate/lockgate/model/locks/lockkey"
-	"github.com/lockgate/lockgate/model/scope"
+	"github.com/lockgate/lockgate/scope"
 )
 
 func testPolicy(t testing.TB) *scope.Compiled {

@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/lockgate/lockgate/model/diffpath"
+	"github.com/lockgate/lockgate/diffpath"
 )
 
 // Harnesses are the harness names lockgate answers, as `lockgate guard

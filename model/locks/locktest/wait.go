@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/lockgate/lockgate/model/locks"
-	"github.com/lockgate/lockgate/model/scope"
+	"github.com/lockgate/lockgate/scope"
 )
 
 // settle is how long the suite watches for a signal that must not come.

@@ -13,7 +13,7 @@ import (
 	"github.com/lockgate/lockgate/internal/redistest"
 	"github.com/lockgate/lockgate/model/locks"
 	"github.com/lockgate/lockgate/model/locks/locktest"
-	"github.com/lockgate/lockgate/model/scope"
+	"github.com/lockgate/lockgate/scope"
 )
 
 type durations []time.Duration

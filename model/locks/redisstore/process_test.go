@@ -20,7 +20,7 @@ import (
 	"github.com/lockgate/lockgate/internal/redistest"
 	"github.com/lockgate/lockgate/model/locks"
 	"github.com/lockgate/lockgate/model/locks/locktest"
-	"github.com/lockgate/lockgate/model/scope"
+	"github.com/lockgate/lockgate/scope"
 )
 
 // Worker processes: the test binary run again with REDISSTORE_WORKER set

@@ -9,13 +9,13 @@ import (
 	"sync"
 	"time"
 
+	"github.com/lockgate/lockgate/diffpath"
 	"github.com/lockgate/lockgate/internal/gitexec"
 	"github.com/lockgate/lockgate/internal/hint"
-	"github.com/lockgate/lockgate/model/diffpath"
 	"github.com/lockgate/lockgate/model/locks/history"
 	"github.com/lockgate/lockgate/model/locks/journal"
 	"github.com/lockgate/lockgate/model/locks/lockkey"
-	"github.com/lockgate/lockgate/model/scope"
+	"github.com/lockgate/lockgate/scope"
 )
 
 // RuleAttestation is the rule a commit breaks when its Lockgate-Lock trailer

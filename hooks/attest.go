@@ -14,8 +14,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lockgate/lockgate/diffpath"
 	"github.com/lockgate/lockgate/internal/gitexec"
-	"github.com/lockgate/lockgate/model/diffpath"
 	"github.com/lockgate/lockgate/model/locks"
 )
 

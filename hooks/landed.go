@@ -9,8 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lockgate/lockgate/diffpath"
 	"github.com/lockgate/lockgate/internal/gitexec"
-	"github.com/lockgate/lockgate/model/diffpath"
 	"github.com/lockgate/lockgate/model/locks"
 	"github.com/lockgate/lockgate/model/locks/lockkey"
 	"github.com/lockgate/lockgate/model/pathmatch"

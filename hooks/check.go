@@ -13,7 +13,7 @@ import (
 	"github.com/lockgate/lockgate/model/locks"
 	"github.com/lockgate/lockgate/model/locks/lockkey"
 	"github.com/lockgate/lockgate/model/pathmatch"
-	"github.com/lockgate/lockgate/model/scope"
+	"github.com/lockgate/lockgate/scope"
 )
 
 // Checker decides whether a set of touched paths may be committed or pushed
