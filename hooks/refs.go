@@ -8,7 +8,6 @@ import (
 
 	"github.com/lockgate/lockgate/internal/gitexec"
 	"github.com/lockgate/lockgate/internal/hint"
-	"github.com/lockgate/lockgate/model/locks/gitstore"
 )
 
 // growOnly returns the rule guarding ref when it is one of lockgate's refs
@@ -29,7 +28,7 @@ func (h *Runner) growOnly(ref string) string {
 // guardGrowth judges a push to one of lockgate's refs on remote (rule
 // from growOnly; remote "" in pre-receive, on the server itself): it may create the ref or move it forward,
 // never delete or rewind it: the lock table to a later state
-// (gitstore.Follows), the workflow branch to a commit that contains it.
+// (LockStates.Follows), the workflow branch to a commit that contains it.
 // A deleted or rewound lock table starts over
 // and hands out fences that live locks hold; a deleted or rewound
 // workflow branch drops events of the lock log. A remote state the clone
@@ -60,7 +59,7 @@ func (h *Runner) guardGrowth(ctx context.Context, rule, remote, ref, localSHA, r
 	if rule == RuleLockRef {
 		// Each state of the lock table is a commit without parents: its
 		// stamp, not its history, says whether it is a later one.
-		later, why, err := gitstore.Follows(ctx, h.Dir, remoteSHA, localSHA)
+		later, why, err := h.LockStates.follows(ctx, h.Dir, remoteSHA, localSHA)
 		if err != nil {
 			return false, fmt.Errorf("%s: %s: %w", r.Hook, ref, err)
 		}
@@ -70,7 +69,7 @@ func (h *Runner) guardGrowth(ctx context.Context, rule, remote, ref, localSHA, r
 		}
 		// A later state all the same may drop a live lock unannounced:
 		// lockgate's states say which locks they end, and why.
-		reasons, err := gitstore.Unlogged(ctx, h.Dir, remoteSHA, localSHA, h.Checker.Now)
+		reasons, err := h.LockStates.unlogged(ctx, h.Dir, remoteSHA, localSHA, h.Checker.Now)
 		if err != nil {
 			return false, fmt.Errorf("%s: %s: %w", r.Hook, ref, err)
 		}

@@ -33,6 +33,10 @@ type Runner struct {
 	CommonDir string
 	Dir       string // where git runs: the worktree root, or the git dir when bare
 	Checker   *Checker
+	// LockStates reads the git store's lock table states a push to its
+	// ref carries (pre-push, pre-receive); without it such a push is an
+	// error, never a pass.
+	LockStates LockStates
 	// Staged, when set, yields the staged change that PreCommit would
 	// otherwise ask git for (see gitexec.StartStaged).
 	Staged func() ([]byte, error)

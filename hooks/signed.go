@@ -7,7 +7,6 @@ import (
 
 	"github.com/lockgate/lockgate/internal/gitexec"
 	"github.com/lockgate/lockgate/internal/hint"
-	"github.com/lockgate/lockgate/model/locks/gitstore"
 )
 
 // guardSignedEvents judges, under RequireSigned, the commits a push adds
@@ -77,7 +76,7 @@ func (h *Runner) guardSignedState(ctx context.Context, ref, newSHA string, r *Re
 			Hint:   hint.Line(hint.SignCommits)})
 		return nil
 	}
-	holders, err := gitstore.Released(ctx, h.Dir, newSHA)
+	holders, err := h.LockStates.released(ctx, h.Dir, newSHA)
 	if err != nil {
 		return fmt.Errorf("%s: %s: %w", r.Hook, ref, err)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/lockgate/lockgate/hooks"
 	"github.com/lockgate/lockgate/internal/gitexec"
 	"github.com/lockgate/lockgate/model/locks"
+	"github.com/lockgate/lockgate/model/locks/gitstore"
 	"github.com/lockgate/lockgate/model/planner"
 	"github.com/lockgate/lockgate/scope"
 )
@@ -476,7 +477,7 @@ func (e *Workspace) logRunner(ctx context.Context, profile string) (*hooks.Runne
 		Dir:         e.UserDir(),
 		PolicyFiles: policyFiles(e.cfg), AgentEditable: e.cfg.Scope.AgentEditable, IgnoreCase: ignoreCase,
 	}
-	return &hooks.Runner{GitDir: e.repo.GitDir, CommonDir: e.repo.CommonDir, Dir: e.Root(), Checker: ck,
+	return &hooks.Runner{GitDir: e.repo.GitDir, CommonDir: e.repo.CommonDir, Dir: e.Root(), Checker: ck, LockStates: gitLockStates,
 		MaxCommits: e.cfg.Hooks.PrePush.MaxCommits, MaxPaths: e.cfg.Hooks.PrePush.MaxPaths}, nil
 }
 
@@ -491,3 +492,7 @@ func (e *UnknownProfileError) Unwrap() error { return e.Err }
 // file of a key's record when the store keeps records in files, else nil
 // (see locks.RecordWhere).
 func (e *Workspace) RecordWhere() func(string) string { return locks.RecordWhere(e.store) }
+
+// gitLockStates are the git store's readers of its lock table's states,
+// which the hooks judge a push to its ref by.
+var gitLockStates = hooks.LockStates{Follows: gitstore.Follows, Unlogged: gitstore.Unlogged, Released: gitstore.Released}
