@@ -7,19 +7,10 @@ import (
 	"github.com/lockgate/lockgate/model/locks/journal"
 )
 
-// logActions are the actions the journal package defines: those lockgate
-// writes and those it defines for other tools writing the same journal
-// (docs/formats.md, the journal). `log --action` takes only these, so that
-// a mistyped one is refused rather than matching nothing.
-var logActions = []string{
-	journal.ActionAcquire, journal.ActionRelease, journal.ActionRefresh, journal.ActionClear, journal.ActionTakeover,
-	journal.ActionClaimedActivity, journal.ActionCompletedTask, journal.ActionCompletedActivity,
-	journal.ActionBlocked, journal.ActionUnblocked, journal.ActionPivotStarted, journal.ActionPivotCompleted,
-	journal.ActionRecoveredActivity, journal.ActionHookBypass, journal.ActionClaim, journal.ActionDone,
-	journal.ActionPackageFailed, journal.ActionPackageReleased, journal.ActionPackageTakeover,
-	journal.ActionPackageRetried, journal.ActionPackageReset, journal.ActionPause, journal.ActionUnpause,
-	journal.ActionStoreUse,
-}
+// logActions are the actions the journal package defines (docs/formats.md,
+// the journal). `log --action` takes only these, so that a mistyped one
+// is refused rather than matching nothing.
+var logActions = journal.Actions()
 
 // checkLogAction refuses an action filter no event can have (exit 2),
 // naming the nearest action; the whole list is in docs/formats.md (the

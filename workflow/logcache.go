@@ -242,19 +242,6 @@ func appendHead(b []byte, bl cacheBlock) ([]byte, error) {
 // lock after their own time.
 var endsGrant = map[string]bool{journal.ActionRelease: true, journal.ActionClear: true}
 
-// notLock are the actions of events with a key that neither take nor
-// end a grant (model/locks/history reads them so); every other action
-// with a key and no expiry (one of an earlier version, or one this
-// version does not know) may hold its key for ever.
-var notLock = map[string]bool{
-	journal.ActionClaimedActivity: true, journal.ActionCompletedTask: true, journal.ActionCompletedActivity: true,
-	journal.ActionBlocked: true, journal.ActionUnblocked: true, journal.ActionPivotStarted: true,
-	journal.ActionPivotCompleted: true, journal.ActionRecoveredActivity: true, journal.ActionHookBypass: true,
-	journal.ActionClaim: true, journal.ActionDone: true, journal.ActionUnpause: true, journal.ActionStoreUse: true,
-	journal.ActionPackageFailed: true, journal.ActionPackageReleased: true, journal.ActionPackageTakeover: true,
-	journal.ActionPackageRetried: true, journal.ActionPackageReset: true,
-}
-
 // reach is the latest time at which ev can bear on whether a lock was
 // held: its own time for an event about no lock, or one that ends a
 // grant; the expiry it names for one that takes or renews a grant. ok
@@ -263,7 +250,7 @@ var notLock = map[string]bool{
 // which holds its key until a later event ends it.
 func reach(ev *journal.Event) (t time.Time, ok bool) {
 	switch {
-	case ev.Key == "" || endsGrant[ev.Action] || notLock[ev.Action]:
+	case ev.Key == "" || endsGrant[ev.Action] || journal.HoldsNoGrant(ev.Action):
 		return ev.Timestamp, true
 	case ev.ExpiresAt != nil:
 		if ev.ExpiresAt.Before(ev.Timestamp) {

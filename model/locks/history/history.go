@@ -169,7 +169,7 @@ func build(evs []journal.Event, keep *Keys) *Log {
 		case journal.ActionRelease, journal.ActionClear:
 			l.end(ev)
 		default:
-			if !knownAction[ev.Action] {
+			if !journal.HoldsNoGrant(ev.Action) {
 				// An event of a key this version cannot read (a newer
 				// lockgate's, or edited): whoever it is about may have
 				// held the key at any time: undecided, never free.
@@ -229,17 +229,6 @@ func holderName(g *Grant) string {
 		return "someone"
 	}
 	return g.Owner.Holder
-}
-
-// knownAction are the actions of events about a key that hold no grant of
-// their own (the lock events are handled above).
-var knownAction = map[string]bool{
-	journal.ActionClaimedActivity: true, journal.ActionCompletedTask: true, journal.ActionCompletedActivity: true,
-	journal.ActionBlocked: true, journal.ActionUnblocked: true, journal.ActionPivotStarted: true,
-	journal.ActionPivotCompleted: true, journal.ActionRecoveredActivity: true, journal.ActionHookBypass: true,
-	journal.ActionClaim: true, journal.ActionDone: true, journal.ActionUnpause: true, journal.ActionStoreUse: true,
-	journal.ActionPackageFailed: true, journal.ActionPackageReleased: true, journal.ActionPackageTakeover: true,
-	journal.ActionPackageRetried: true, journal.ActionPackageReset: true,
 }
 
 // sorted returns evs sorted by time, then id, copying only when they are
