@@ -6,7 +6,7 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo deve
 LDFLAGS := -s -w -X github.com/lockgate/lockgate/frontend/cli.Version=$(VERSION)
 FUZZTIME ?= 30s
 
-.PHONY: all build install test test-agents stress test-deps lint cover bench fuzz release-check clean
+.PHONY: all build install test test-agents stress test-deps lint cover bench fuzz docs release-check clean
 
 all: build
 
@@ -75,6 +75,11 @@ cover:
 
 bench:
 	@scripts/bench.sh
+
+# docs regenerates the generated pages: docs/cli.md, every command's help
+# (TestCLIReferenceCurrent fails in `make test` when it is stale).
+docs:
+	LOCKGATE_UPDATE_DOCS=1 $(GO) test -count=1 -run '^TestCLIReferenceCurrent$$' ./frontend/cli
 
 # fuzz runs every fuzz target for FUZZTIME each.
 fuzz:
