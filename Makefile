@@ -76,10 +76,13 @@ cover:
 bench:
 	@scripts/bench.sh
 
-# docs regenerates the generated pages: docs/cli.md, every command's help
-# (TestCLIReferenceCurrent fails in `make test` when it is stale).
+# docs regenerates the generated pages: docs/cli.md, every command's help,
+# and docs/schema/*.json, the JSON Schemas of .lockgate.yaml and
+# work-packages.yaml (TestCLIReferenceCurrent and TestSchemasCurrent fail
+# in `make test` when they are stale).
 docs:
 	LOCKGATE_UPDATE_DOCS=1 $(GO) test -count=1 -run '^TestCLIReferenceCurrent$$' ./frontend/cli
+	LOCKGATE_UPDATE_DOCS=1 $(GO) test -count=1 -run '^TestSchemasCurrent$$' ./model/config
 
 # fuzz runs every fuzz target for FUZZTIME each.
 fuzz:
