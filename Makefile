@@ -77,12 +77,14 @@ bench:
 	@scripts/bench.sh
 
 # docs regenerates the generated pages: docs/cli.md, every command's help,
-# and docs/schema/*.json, the JSON Schemas of .lockgate.yaml and
-# work-packages.yaml (TestCLIReferenceCurrent and TestSchemasCurrent fail
-# in `make test` when they are stale).
+# docs/schema/*.json, the JSON Schemas of .lockgate.yaml and
+# work-packages.yaml, and the import table of docs/architecture.md
+# (TestCLIReferenceCurrent, TestSchemasCurrent and
+# TestArchitectureImportsCurrent fail in `make test` when one is stale).
 docs:
 	LOCKGATE_UPDATE_DOCS=1 $(GO) test -count=1 -run '^TestCLIReferenceCurrent$$' ./frontend/cli
 	LOCKGATE_UPDATE_DOCS=1 $(GO) test -count=1 -run '^TestSchemasCurrent$$' ./model/config
+	LOCKGATE_UPDATE_DOCS=1 $(GO) test -count=1 -run '^TestArchitectureImportsCurrent$$' ./cmd/lockgate
 
 # fuzz runs every fuzz target for FUZZTIME each.
 fuzz:
