@@ -79,27 +79,20 @@ func (b *Board) Snapshot(ctx context.Context) (BoardView, error) {
 
 // SnapshotPage is Snapshot with a page of the store's records in place
 // of all of them: at most limit (0, or above MaxPage, is MaxPage) from
-// cursor (PageCursor's), in the store's order. The store reads only the
+// cursor (PageCursor's), by key. The store reads only the
 // page's records; a work packages file, whose queue names the locks in
 // each package's way, still has the whole store read for the queue.
 func (b *Board) SnapshotPage(ctx context.Context, cursor string, limit int) (BoardView, error) {
-	after, err := PagePosition(cursor)
+	entries, next, err := b.e.page(ctx, cursor, limit)
 	if err != nil {
-		return BoardView{}, err
-	}
-	entries, next, err := b.e.store.Page(ctx, after, pageLimit(limit))
-	if err != nil {
-		return BoardView{}, fmt.Errorf("read a page of the board: %w", err)
+		return BoardView{}, fmt.Errorf("the board: %w", err)
 	}
 	now := b.e.Now()
 	evs, err := b.lastEvents(ctx, now.Add(-24*time.Hour))
 	if err != nil {
 		return BoardView{}, err
 	}
-	s := BoardView{Store: b.e.StoreLabel(), Now: now, Locks: entries, StaleAfter: b.e.cfg.StaleAfter(), Events: evs}
-	if next != "" {
-		s.NextCursor = PageCursor(next)
-	}
+	s := BoardView{Store: b.e.StoreLabel(), Now: now, Locks: entries, StaleAfter: b.e.cfg.StaleAfter(), Events: evs, NextCursor: next}
 	if _, err := os.Stat(b.e.packagesFile("")); !errors.Is(err, fs.ErrNotExist) {
 		all, err := b.e.store.List(ctx)
 		if err != nil {

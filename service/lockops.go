@@ -379,13 +379,20 @@ func (e *Workspace) listEntries(ctx context.Context, r ListRequest) ([]locks.Ent
 		entries, err := e.store.List(ctx)
 		return entries, "", err
 	}
-	after, err := PagePosition(r.Cursor)
+	return e.page(ctx, r.Cursor, r.Limit)
+}
+
+// page is one page of the store's records, by key, from cursor
+// (PageCursor's; "" from the first): at most limit (0, or above MaxPage,
+// is MaxPage), and the next page's cursor ("" after the last).
+func (e *Workspace) page(ctx context.Context, cursor string, limit int) ([]locks.Entry, string, error) {
+	after, err := PagePosition(cursor)
 	if err != nil {
 		return nil, "", err
 	}
-	entries, next, err := e.store.Page(ctx, after, pageLimit(r.Limit))
+	entries, next, err := e.store.Page(ctx, after, pageLimit(limit))
 	if err != nil {
-		return nil, "", fmt.Errorf("list a page of locks: %w", err)
+		return nil, "", fmt.Errorf("read a page of locks: %w", err)
 	}
 	if next != "" {
 		next = PageCursor(next)
