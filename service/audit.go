@@ -138,7 +138,7 @@ func (e *Workspace) branchWriter(ctx context.Context) func() (*workflow.Writer, 
 	// goroutine that opens the workspace, not by whichever request opens
 	// the branch while others copy the workspace.
 	var opened atomic.Pointer[workflow.Writer]
-	e.closers = append(e.closers, func() error {
+	e.Closers = append(e.Closers, func() error {
 		if w := opened.Load(); w != nil {
 			return w.Close()
 		}
@@ -147,9 +147,9 @@ func (e *Workspace) branchWriter(ctx context.Context) func() (*workflow.Writer, 
 	return sync.OnceValues(func() (*workflow.Writer, error) {
 		// One owner per process: two commands of one session must not
 		// renew (and then release) each other's workflow lock.
-		writer := locks.Owner{Holder: e.me.Holder, HolderType: e.me.HolderType,
-			Session: fmt.Sprintf("%s:workflow-writer:%d", e.me.Session, e.mgr.PID)}
-		locker := &locks.Manager{Store: e.store, Host: e.mgr.Host, PID: e.mgr.PID, Now: e.mgr.Now}
+		writer := locks.Owner{Holder: e.Me.Holder, HolderType: e.Me.HolderType,
+			Session: fmt.Sprintf("%s:workflow-writer:%d", e.Me.Session, e.Mgr.PID)}
+		locker := &locks.Manager{Store: e.Store, Host: e.Mgr.Host, PID: e.Mgr.PID, Now: e.Mgr.Now}
 		lock := func(ctx context.Context) (func(), error) {
 			_, err := locker.Acquire(ctx, locks.Request{Keys: []string{"workflow"}, Owner: writer,
 				TTL: 30 * time.Second, Action: BranchWriterAction, Reason: "writing the workflow branch", Wait: time.Second})
@@ -160,7 +160,7 @@ func (e *Workspace) branchWriter(ctx context.Context) func() (*workflow.Writer, 
 				_, _ = locker.Release(context.WithoutCancel(ctx), []string{"workflow"}, writer, false)
 			}, nil
 		}
-		if _, remote := e.store.(locks.Transactor); remote {
+		if _, remote := e.Store.(locks.Transactor); remote {
 			// The git store's writers are on other machines, whose
 			// workflow branches meet only on the remote, where pushes
 			// merge them; a lock there would cost two pushes a command
@@ -173,8 +173,8 @@ func (e *Workspace) branchWriter(ctx context.Context) func() (*workflow.Writer, 
 			return nil, err
 		}
 		w, err := workflow.Open(workflow.Config{
-			GitDir: e.repo.GitDir, CommonDir: e.repo.CommonDir, WorkTree: e.repo.Toplevel, Branch: e.cfg.Workflow.Branch, Remote: e.cfg.Workflow.Remote,
-			Lock: lock, RotateJournal: int64(e.cfg.Journal.RotateBytes), Sign: sign, Vouches: e.signsFor(sign),
+			GitDir: e.Repo.GitDir, CommonDir: e.Repo.CommonDir, WorkTree: e.Repo.Toplevel, Branch: e.Cfg.Workflow.Branch, Remote: e.Cfg.Workflow.Remote,
+			Lock: lock, RotateJournal: int64(e.Cfg.Journal.RotateBytes), Sign: sign, Vouches: e.signsFor(sign),
 		})
 		if err == nil {
 			opened.Store(w)
@@ -269,12 +269,12 @@ func (e *Workspace) recentJournal(ctx context.Context, since time.Time, last int
 }
 
 // branchRef is the local workflow branch's full name.
-func (e *Workspace) branchRef() string { return "refs/heads/" + e.cfg.Workflow.Branch }
+func (e *Workspace) branchRef() string { return "refs/heads/" + e.Cfg.Workflow.Branch }
 
 // workflowReadConfig names the workflow branch's repository to its
 // readers.
 func (e *Workspace) workflowReadConfig() workflow.Config {
-	return workflow.Config{GitDir: e.repo.GitDir, CommonDir: e.repo.CommonDir, WorkTree: e.repo.Toplevel}
+	return workflow.Config{GitDir: e.Repo.GitDir, CommonDir: e.Repo.CommonDir, WorkTree: e.Repo.Toplevel}
 }
 
 // withBranchEvents is jr's events at or after from (not before jr.since),
@@ -367,14 +367,14 @@ func (e *Workspace) SyncWorkflow(ctx context.Context, req SyncRequest) (*Synced,
 	if s, ok := e.pushingSink(); ok {
 		s.settled()
 	}
-	res, err := w.Sync(ctx, e.journal)
+	res, err := w.Sync(ctx, e.Journal)
 	if err != nil {
 		return nil, fmt.Errorf("workflow sync: %w (the events stay in the journal)", err)
 	}
 	e.warnSkippedLines(res.Corrupt)
 	out := &Synced{Already: res.Present, Branch: w.Branch(), Commits: res.Commits, Committed: res.Committed,
-		Journal: res.Journal, Others: res.Others, Remote: e.cfg.Workflow.Remote}
-	if (e.cfg.Workflow.AutoPush || req.Push) && !req.NoPush {
+		Journal: res.Journal, Others: res.Others, Remote: e.Cfg.Workflow.Remote}
+	if (e.Cfg.Workflow.AutoPush || req.Push) && !req.NoPush {
 		if err := w.Push(ctx); err != nil {
 			return nil, err
 		}

@@ -22,9 +22,9 @@ type Identity struct{ Worker, WorkerType, Session string }
 // identity, or the one the request names when mcp.identity_from_arguments
 // allows it. The copy shares the server's store, journal and Manager.
 func (e *Workspace) ActAs(id Identity) (*Workspace, error) {
-	me := e.me
+	me := e.Me
 	if id != (Identity{}) {
-		if !e.cfg.MCP.IdentityFromArguments && (id.Worker != "" && id.Worker != me.Holder ||
+		if !e.Cfg.MCP.IdentityFromArguments && (id.Worker != "" && id.Worker != me.Holder ||
 			id.WorkerType != "" && id.WorkerType != me.HolderType || id.Session != "" && id.Session != me.Session) {
 			return nil, &IdentityError{Me: me}
 		}
@@ -43,7 +43,7 @@ func (e *Workspace) ActAs(id Identity) (*Workspace, error) {
 		}
 	}
 	ce := *e
-	ce.me, ce.closers = me, nil
+	ce.Me, ce.Closers = me, nil
 	return &ce, nil
 }
 
@@ -152,8 +152,8 @@ func (s *branchSyncer) commit(evs []journal.Event) {
 		s.notify("warning", fmt.Sprintf("%d events kept in the journal, not yet on the workflow branch: %s", len(evs), err), hint.Line(hint.WorkflowSync))
 		return
 	}
-	catchUp(ctx, w, s.e.journal, s.notify)
-	if s.e.cfg.Workflow.AutoPush {
+	catchUp(ctx, w, s.e.Journal, s.notify)
+	if s.e.Cfg.Workflow.AutoPush {
 		if err := w.Push(ctx); err != nil {
 			s.notify("warning", err.Error())
 		}
@@ -207,7 +207,7 @@ func (e *Workspace) Background() (stop func()) {
 	if sink == nil {
 		return func() {}
 	}
-	flusher := newJournalFlusher(e.journal, e.notify)
+	flusher := newJournalFlusher(e.Journal, e.notify)
 	sink.flushLater = flusher.kick
 	commits := e.CommitInBackground()
 	return func() {
@@ -237,9 +237,9 @@ func (e *Workspace) CommitInBackground() (stop func()) {
 // auditSink is the workspace's audit trail, nil when it keeps none (not
 // opened).
 func (e *Workspace) auditSink() *auditSink {
-	if e.mgr == nil {
+	if e.Mgr == nil {
 		return nil
 	}
-	sink, _ := e.mgr.Events.(*auditSink)
+	sink, _ := e.Mgr.Events.(*auditSink)
 	return sink
 }

@@ -63,7 +63,7 @@ func (e *Workspace) Board() *Board { return &Board{e: e} }
 // day in the lock log (the journal and the workflow branch), and the work
 // queue computed from the same listing.
 func (b *Board) Snapshot(ctx context.Context) (BoardView, error) {
-	entries, err := b.e.store.List(ctx)
+	entries, err := b.e.Store.List(ctx)
 	if err != nil {
 		return BoardView{}, err
 	}
@@ -72,7 +72,7 @@ func (b *Board) Snapshot(ctx context.Context) (BoardView, error) {
 	if err != nil {
 		return BoardView{}, err
 	}
-	s := BoardView{Store: b.e.StoreLabel(), Now: now, Locks: entries, StaleAfter: b.e.cfg.StaleAfter(), Events: evs}
+	s := BoardView{Store: b.e.StoreLabel(), Now: now, Locks: entries, StaleAfter: b.e.Cfg.StaleAfter(), Events: evs}
 	s.QueueFile, s.Queue, s.QueueProblem = b.QueueOf(entries)
 	return s, nil
 }
@@ -92,9 +92,9 @@ func (b *Board) SnapshotPage(ctx context.Context, cursor string, limit int) (Boa
 	if err != nil {
 		return BoardView{}, err
 	}
-	s := BoardView{Store: b.e.StoreLabel(), Now: now, Locks: entries, StaleAfter: b.e.cfg.StaleAfter(), Events: evs, NextCursor: next}
+	s := BoardView{Store: b.e.StoreLabel(), Now: now, Locks: entries, StaleAfter: b.e.Cfg.StaleAfter(), Events: evs, NextCursor: next}
 	if _, err := os.Stat(b.e.packagesFile("")); !errors.Is(err, fs.ErrNotExist) {
-		all, err := b.e.store.List(ctx)
+		all, err := b.e.Store.List(ctx)
 		if err != nil {
 			return BoardView{}, err
 		}
@@ -159,7 +159,7 @@ func (b *Board) lastEvents(ctx context.Context, day time.Time) ([]EventView, err
 func (b *Board) QueueOf(entries []locks.Entry) (file string, q *Queue, problem string) {
 	path := b.e.packagesFile("")
 	name := path
-	if rel, err := filepath.Rel(b.e.repo.Toplevel, path); err == nil && b.e.repo.Toplevel != "" && filepath.IsLocal(rel) {
+	if rel, err := filepath.Rel(b.e.Repo.Toplevel, path); err == nil && b.e.Repo.Toplevel != "" && filepath.IsLocal(rel) {
 		name = rel
 	}
 	data, err := config.ReadFile(path, config.MaxWorkPackagesBytes)
@@ -202,6 +202,6 @@ func problemLine(err error) string {
 // Clear removes the lock on key, whoever holds it (logged), unless a
 // rule of ForceCheck refuses it.
 func (b *Board) Clear(ctx context.Context, key string) error {
-	_, err := b.e.mgr.ClearChecked(ctx, key, b.e.me, b.e.forceCheck(ctx))
+	_, err := b.e.Mgr.ClearChecked(ctx, key, b.e.Me, b.e.forceCheck(ctx))
 	return err
 }

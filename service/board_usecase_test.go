@@ -91,7 +91,7 @@ func TestBoardSnapshot(t *testing.T) {
 				}
 			}},
 		{name: "a store that cannot be listed",
-			setup: func(_ *testing.T, _ string, alice, _ *Workspace) { alice.store = downStore{alice.store} },
+			setup: func(_ *testing.T, _ string, alice, _ *Workspace) { alice.Store = downStore{alice.Store} },
 			wantErr: func(err error) bool {
 				var unavail *locks.UnavailableError
 				return errors.As(err, &unavail)
@@ -166,7 +166,7 @@ func TestBoardClear(t *testing.T) {
 			if !errors.Is(err, tt.wantErr) {
 				t.Fatalf("Clear(%s) = %v, want %v", tt.key, err, tt.wantErr)
 			}
-			if _, err := bob.store.Get(ctx, tt.key); !errors.Is(err, locks.ErrNotFound) {
+			if _, err := bob.Store.Get(ctx, tt.key); !errors.Is(err, locks.ErrNotFound) {
 				t.Fatalf("%s after the clear: %v, want no record", tt.key, err)
 			}
 		})

@@ -16,7 +16,7 @@ import (
 // checked or cleared (left from a time the setting was on).
 func (e *Workspace) onBranch(keys []lockkey.Key, branch string, take bool) ([]lockkey.Key, error) {
 	if branch == "" {
-		if take && !e.cfg.Locks.PerBranch {
+		if take && !e.Cfg.Locks.PerBranch {
 			for _, k := range keys {
 				if k.Kind == lockkey.KindBranch {
 					return nil, Usagef("%s: locks on one branch are off: set locks.per_branch: true in .lockgate.yaml", lockkey.Shorten(k.Canonical))
@@ -25,7 +25,7 @@ func (e *Workspace) onBranch(keys []lockkey.Key, branch string, take bool) ([]lo
 		}
 		return keys, nil
 	}
-	if take && !e.cfg.Locks.PerBranch {
+	if take && !e.Cfg.Locks.PerBranch {
 		return nil, Usagef("--branch %s: locks on one branch are off: set locks.per_branch: true in .lockgate.yaml", branch)
 	}
 	if r := lockkey.BranchProblem(branch); r != "" {
@@ -63,11 +63,11 @@ func (e *Workspace) RangeBranch(ctx context.Context, rng, explicit string) (stri
 		}
 		return explicit, nil
 	}
-	if !e.cfg.Locks.PerBranch {
+	if !e.Cfg.Locks.PerBranch {
 		return "", nil // nothing depends on it
 	}
 	if base, _, ok := strings.Cut(rng, ".."); ok && base != "" {
-		out, err := gitexec.RepoOutput(ctx, e.repo, "rev-parse", "--symbolic-full-name", "--end-of-options", strings.TrimSuffix(base, "."))
+		out, err := gitexec.RepoOutput(ctx, e.Repo, "rev-parse", "--symbolic-full-name", "--end-of-options", strings.TrimSuffix(base, "."))
 		if err == nil {
 			// git 2.39 echoes --end-of-options first: the name is last.
 			lines := strings.Fields(string(out))
@@ -93,10 +93,10 @@ func (e *Workspace) RangeBranch(ctx context.Context, rng, explicit string) (stri
 	if strings.HasPrefix(e.getenv("GITHUB_REF"), "refs/heads/") {
 		return e.getenv("GITHUB_REF_NAME"), nil
 	}
-	if e.repo.GitDir == "" {
+	if e.Repo.GitDir == "" {
 		return "", nil
 	}
-	b, err := gitexec.HeadBranch(e.repo.GitDir)
+	b, err := gitexec.HeadBranch(e.Repo.GitDir)
 	if err != nil {
 		return "", fmt.Errorf("the branch of the commits: %w", err)
 	}
@@ -108,10 +108,10 @@ func (e *Workspace) RangeBranch(ctx context.Context, rng, explicit string) (stri
 // --branch did not release. Nil when locks.per_branch is off or the
 // store cannot say.
 func (e *Workspace) HeldOnBranches(ctx context.Context, key string) []string {
-	if !e.cfg.Locks.PerBranch || !lockkey.IsPathLike(key) || e.store == nil {
+	if !e.Cfg.Locks.PerBranch || !lockkey.IsPathLike(key) || e.Store == nil {
 		return nil
 	}
-	entries, err := e.store.InNamespace(ctx, lockkey.BranchNamespace)
+	entries, err := e.Store.InNamespace(ctx, lockkey.BranchNamespace)
 	if err != nil {
 		return nil
 	}
@@ -119,7 +119,7 @@ func (e *Workspace) HeldOnBranches(ctx context.Context, key string) []string {
 	id := lockkey.FoldCase(key)
 	for _, en := range entries {
 		b, inner, ok := lockkey.SplitBranch(en.Key)
-		if en.Err == nil && ok && lockkey.FoldCase(inner) == id && en.OwnedBy(e.me) && !en.Expired(e.Now()) {
+		if en.Err == nil && ok && lockkey.FoldCase(inner) == id && en.OwnedBy(e.Me) && !en.Expired(e.Now()) {
 			out = append(out, b)
 		}
 	}

@@ -98,7 +98,7 @@ func (e *Workspace) CheckChange(ctx context.Context, req ChangeRequest) (*Change
 		if p, err = e.ciPusher(); err != nil {
 			return nil, err
 		}
-		e.bindPusher(h, p, e.base)
+		e.bindPusher(h, p, e.Base)
 		var branch string
 		if branch, err = e.RangeBranch(ctx, req.Range, req.Branch); err != nil {
 			return nil, err
@@ -173,11 +173,11 @@ func (e *Workspace) checkPatch(ctx context.Context, h *hooks.Runner, stdin io.Re
 		return nil, err
 	}
 	if alt != nil {
-		if changes, alt, err = ruleOutReading(ctx, e.repo, changes, alt); err != nil {
+		if changes, alt, err = ruleOutReading(ctx, e.Repo, changes, alt); err != nil {
 			return nil, err
 		}
 	}
-	if err := requireModified(ctx, e.repo, name, changes); err != nil {
+	if err := requireModified(ctx, e.Repo, name, changes); err != nil {
 		return nil, err
 	}
 	r, err := h.Patch(ctx, changes)
@@ -387,9 +387,9 @@ type PathCheckResult struct {
 // CheckPaths judges a change of the paths req names, for e's worker, as
 // the pre-commit hook would.
 func (e *Workspace) CheckPaths(ctx context.Context, req PathCheck) (*PathCheckResult, error) {
-	base, branch := e.cwd, ""
+	base, branch := e.Cwd, ""
 	if req.Commit {
-		base = e.repo.Toplevel
+		base = e.Repo.Toplevel
 	}
 	paths := make([]string, 0, len(req.Paths))
 	for _, p := range req.Paths {
@@ -401,7 +401,7 @@ func (e *Workspace) CheckPaths(ctx context.Context, req PathCheck) (*PathCheckRe
 	}
 	if req.Commit {
 		var err error
-		if branch, err = gitexec.HeadBranch(e.repo.GitDir); err != nil {
+		if branch, err = gitexec.HeadBranch(e.Repo.GitDir); err != nil {
 			return nil, err
 		}
 	}
@@ -450,7 +450,7 @@ func (e *Workspace) attachStore(ctx context.Context, h *hooks.Runner, p Purpose)
 		h.Checker.StoreErr = err
 		return nil
 	}
-	h.Checker.Store = e.store
+	h.Checker.Store = e.Store
 	return nil
 }
 
@@ -461,24 +461,24 @@ func (e *Workspace) logRunner(ctx context.Context, profile string) (*hooks.Runne
 	if err != nil {
 		return nil, err
 	}
-	pol := e.cfg.Scope.Policy
+	pol := e.Cfg.Scope.Policy
 	pol.IgnoreCase = ignoreCase
 	policy, err := scope.Compile(pol)
 	if err != nil {
-		return nil, Usagef("%s: scope: %v", e.cfg.Path, err)
+		return nil, Usagef("%s: scope: %v", e.Cfg.Path, err)
 	}
 	if profile != "" && !policy.HasProfile(profile) {
 		return nil, &UnknownProfileError{Usagef("unknown profile %q; .lockgate.yaml defines %v", profile, policy.Profiles())}
 	}
 	ck := &hooks.Checker{
-		Policy: policy, Me: e.me, Profile: profile, RequireLock: e.cfg.Hooks.RequireLock,
-		PerBranch: e.cfg.Locks.PerBranch,
-		Now:       e.Now(), WarnUnavailable: e.cfg.Hooks.OnStoreUnavailable == "warn",
+		Policy: policy, Me: e.Me, Profile: profile, RequireLock: e.Cfg.Hooks.RequireLock,
+		PerBranch: e.Cfg.Locks.PerBranch,
+		Now:       e.Now(), WarnUnavailable: e.Cfg.Hooks.OnStoreUnavailable == "warn",
 		Dir:         e.UserDir(),
-		PolicyFiles: policyFiles(e.cfg), AgentEditable: e.cfg.Scope.AgentEditable, IgnoreCase: ignoreCase,
+		PolicyFiles: policyFiles(e.Cfg), AgentEditable: e.Cfg.Scope.AgentEditable, IgnoreCase: ignoreCase,
 	}
-	return &hooks.Runner{GitDir: e.repo.GitDir, CommonDir: e.repo.CommonDir, Dir: e.Root(), Checker: ck, LockStates: gitLockStates,
-		MaxCommits: e.cfg.Hooks.PrePush.MaxCommits, MaxPaths: e.cfg.Hooks.PrePush.MaxPaths}, nil
+	return &hooks.Runner{GitDir: e.Repo.GitDir, CommonDir: e.Repo.CommonDir, Dir: e.Root(), Checker: ck, LockStates: gitLockStates,
+		MaxCommits: e.Cfg.Hooks.PrePush.MaxCommits, MaxPaths: e.Cfg.Hooks.PrePush.MaxPaths}, nil
 }
 
 // UnknownProfileError is a scope profile that the config does not define.
@@ -491,7 +491,7 @@ func (e *UnknownProfileError) Unwrap() error { return e.Err }
 // RecordWhere is the where of hint.CorruptLine for the opened store: the
 // file of a key's record when the store keeps records in files, else nil
 // (see locks.RecordWhere).
-func (e *Workspace) RecordWhere() func(string) string { return locks.RecordWhere(e.store) }
+func (e *Workspace) RecordWhere() func(string) string { return locks.RecordWhere(e.Store) }
 
 // gitLockStates are the git store's readers of its lock table's states,
 // which the hooks judge a push to its ref by.

@@ -52,19 +52,19 @@ func (e *ForceRefusedError) Error() string {
 // a lock not held by a person unless locks.agents_clear_human.
 func (e *Workspace) forceCheck(ctx context.Context) locks.ForceCheck {
 	return func(l locks.Lock) error {
-		if l.Holder == e.me.Holder {
+		if l.Holder == e.Me.Holder {
 			return nil
 		}
-		if e.serveUser != nil && !e.serveUser.Admin {
-			return &ForceRefusedError{Lock: l, By: e.me, Rule: ForceRuleAdmin}
+		if e.ServeUser != nil && !e.ServeUser.Admin {
+			return &ForceRefusedError{Lock: l, By: e.Me, Rule: ForceRuleAdmin}
 		}
-		if e.me.HolderType == scope.WorkerAgent && l.HolderType == scope.WorkerHuman {
+		if e.Me.HolderType == scope.WorkerAgent && l.HolderType == scope.WorkerHuman {
 			allowed, err := e.agentsClearHuman(ctx)
 			if err != nil {
 				return err
 			}
 			if !allowed {
-				return &ForceRefusedError{Lock: l, By: e.me, Rule: ForceRuleAgentsClearHuman}
+				return &ForceRefusedError{Lock: l, By: e.Me, Rule: ForceRuleAgentsClearHuman}
 			}
 		}
 		return nil
@@ -76,10 +76,10 @@ func (e *Workspace) forceCheck(ctx context.Context) locks.ForceCheck {
 // .lockgate.yaml (or names a policy of its own with -c) as easily as any
 // file, and must not grant itself a person's locks by doing so.
 func (e *Workspace) agentsClearHuman(ctx context.Context) (bool, error) {
-	if !e.cfg.Locks.AgentsClearHuman {
+	if !e.Cfg.Locks.AgentsClearHuman {
 		return false, nil
 	}
-	if e.repo.Toplevel == "" || e.judging {
+	if e.Repo.Toplevel == "" || e.Judging {
 		return true, nil // a server's or a judge's policy is the committed one
 	}
 	committed, err := e.committedConfig(ctx)
@@ -91,7 +91,7 @@ func (e *Workspace) agentsClearHuman(ctx context.Context) (bool, error) {
 	}
 	// None: HEAD's policy is the one in use byte for byte, or HEAD has
 	// none, which allows nothing.
-	_, found, err := gitexec.HeadFile(ctx, e.repo, config.DefaultFile)
+	_, found, err := gitexec.HeadFile(ctx, e.Repo, config.DefaultFile)
 	var unborn *gitexec.MissingHeadError
 	if errors.As(err, &unborn) {
 		return false, nil

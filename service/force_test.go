@@ -67,7 +67,7 @@ func TestAgentsDoNotForcePeoplesLocks(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, key := range []string{"src/a.go", "env:staging", pause, port[0].Key} {
-		if l, err := alice.store.Get(ctx, key); err != nil || l.Holder != "alice" {
+		if l, err := alice.Store.Get(ctx, key); err != nil || l.Holder != "alice" {
 			t.Errorf("after the refusals, %s: %+v, %v; want alice's lock", key, l, err)
 		}
 	}
@@ -136,7 +136,7 @@ func TestClearRemovesTheLockJudged(t *testing.T) {
 		f.take(alice, "src/a.go")
 		return nil
 	}
-	if _, err := bot.mgr.ClearChecked(ctx, "src/a.go", f.asType("bot2", "agent").me, regrant); err == nil {
+	if _, err := bot.Mgr.ClearChecked(ctx, "src/a.go", f.asType("bot2", "agent").Me, regrant); err == nil {
 		t.Fatal("the clear removed a lock it did not judge")
 	}
 	if rows, err := alice.ListLocks(ctx, ListRequest{}); err != nil || len(rows.Rows) != 1 || rows.Rows[0].Holder != "alice" {

@@ -91,10 +91,10 @@ func (e *Workspace) PostCheckout(ctx context.Context, in HookInput) (*Report, er
 // merge is done.
 func (e *Workspace) PostMerge(ctx context.Context, in HookInput) (*Report, error) {
 	r, err := e.syncHook(ctx, "post-merge", in)
-	if err != nil || !e.cfg.Locks.ReleaseOnMerge || len(in.Args) > 0 && in.Args[0] == "1" {
+	if err != nil || !e.Cfg.Locks.ReleaseOnMerge || len(in.Args) > 0 && in.Args[0] == "1" {
 		return r, err // a squash merge commits later, as a commit of its own
 	}
-	branch, err := gitexec.HeadBranch(e.repo.GitDir)
+	branch, err := gitexec.HeadBranch(e.Repo.GitDir)
 	if err != nil || branch == "" {
 		r.Warnings = append(r.Warnings, "locks.release_on_merge: no lock released: HEAD is on no branch")
 		return r, nil
@@ -143,11 +143,11 @@ func (e *Workspace) ReferenceTransaction(ctx context.Context, in HookInput) (*Re
 	tx := in.Transaction
 	if tx == nil {
 		var err error
-		if tx, err = ReadRefTransaction(ctx, e.cwd, in.Args, in.stdin()); err != nil {
+		if tx, err = ReadRefTransaction(ctx, e.Cwd, in.Args, in.stdin()); err != nil {
 			return nil, err
 		}
 	}
-	workflowRef := "refs/heads/" + e.cfg.Workflow.Branch
+	workflowRef := "refs/heads/" + e.Cfg.Workflow.Branch
 	// lockgate's own commits of events: not work, and not worth a store.
 	tx.Branches = slices.DeleteFunc(tx.Branches, func(u hooks.RefUpdate) bool { return u.Ref == workflowRef })
 	if tx.Empty() {
@@ -244,11 +244,11 @@ func (e *Workspace) commitHook(ctx context.Context, name string, in HookInput) (
 		return nil, err
 	}
 	var staged func() ([]byte, error)
-	if listsStaged(name) && e.repo.Toplevel != "" {
+	if listsStaged(name) && e.Repo.Toplevel != "" {
 		// git lists the staged change while the store opens (since Load
 		// when it was told the hook).
 		if staged = e.takeStaged(); staged == nil {
-			staged = gitexec.StartStaged(ctx, e.repo.Toplevel)
+			staged = gitexec.StartStaged(ctx, e.Repo.Toplevel)
 		}
 	}
 	getenv := e.hookEnv(in)
@@ -257,26 +257,26 @@ func (e *Workspace) commitHook(ctx context.Context, name string, in HookInput) (
 		return nil, err
 	}
 	h.Staged = staged
-	h.Trailers = e.cfg.Hooks.Trailers
+	h.Trailers = e.Cfg.Hooks.Trailers
 	h.IndexFile = getenv("GIT_INDEX_FILE")
 	if h.IndexFile == "" {
-		h.IndexFile = filepath.Join(e.repo.GitDir, "index")
+		h.IndexFile = filepath.Join(e.Repo.GitDir, "index")
 	} else if abs, err := filepath.Abs(h.IndexFile); err == nil {
 		h.IndexFile = abs // one key whichever way git spells it
 	}
 	if name != "commit-msg" || h.Trailers { // commit-msg reads paths for its trailers only
-		if h.MergeParents, err = mergeParents(name, e.repo.GitDir, in.Environ); err != nil {
+		if h.MergeParents, err = mergeParents(name, e.Repo.GitDir, in.Environ); err != nil {
 			return nil, &HookError{Hook: name, Err: err}
 		}
 	}
 	var r *Report
 	if name == "commit-msg" {
 		if h.Trailers {
-			if h.CommentString, err = gitexec.CommentString(ctx, e.repo); err != nil {
+			if h.CommentString, err = gitexec.CommentString(ctx, e.Repo); err != nil {
 				return nil, &HookError{Hook: name, Err: err}
 			}
 		}
-		r, err = h.CommitMsg(ctx, in.Args[0], e.cfg.Hooks.CommitMsg.RequireTask)
+		r, err = h.CommitMsg(ctx, in.Args[0], e.Cfg.Hooks.CommitMsg.RequireTask)
 	} else {
 		r, err = h.PreCommit(ctx)
 	}
@@ -298,8 +298,8 @@ func listsStaged(hook string) bool { return hook == "pre-commit" || hook == "pre
 // takeStaged returns the listing of the staged change Load started, once:
 // a later hook in the same workspace lists the index as it is then.
 func (e *Workspace) takeStaged() func() ([]byte, error) {
-	s := e.staged
-	e.staged = nil
+	s := e.Staged
+	e.Staged = nil
 	return s
 }
 
@@ -323,11 +323,11 @@ func (e *Workspace) PrePush(ctx context.Context, in HookInput) (*Report, error) 
 	}
 	e.pushBeforeJudging(ctx)
 	// lockgate's refs only grow, whichever store this clone uses.
-	h.LockRef = e.cfg.Locks.Git.Ref
-	h.WorkflowRef = "refs/heads/" + e.cfg.Workflow.Branch
+	h.LockRef = e.Cfg.Locks.Git.Ref
+	h.WorkflowRef = "refs/heads/" + e.Cfg.Workflow.Branch
 	// The clone's own worker pushes: a commit naming another is judged
 	// as it, unless that worker signed it (or trust.pushers lets it).
-	e.bindPusher(h, e.pusherOf(e.me.Holder, false), e.localSignersBase(ctx, remote))
+	e.bindPusher(h, e.pusherOf(e.Me.Holder, false), e.localSignersBase(ctx, remote))
 	r, err := h.PrePush(ctx, remote, in.stdin(), getenv)
 	return e.finishHook("pre-push", r, err)
 }
@@ -355,11 +355,11 @@ func (e *Workspace) PreReceive(ctx context.Context, in HookInput) (*Report, erro
 			return workflow.AddedEvents(ctx, e.Root(), commits)
 		}
 	}
-	h.LockRef = e.cfg.Locks.Git.Ref
-	h.WorkflowRef = "refs/heads/" + e.cfg.Workflow.Branch
-	h.ProtectLog = e.cfg.Hooks.PreReceive.ProtectLog
-	h.Bookkeeping = append(e.LogRefs(), e.cfg.Locks.Git.Ref)
-	if e.cfg.Hooks.PreReceive.Verify {
+	h.LockRef = e.Cfg.Locks.Git.Ref
+	h.WorkflowRef = "refs/heads/" + e.Cfg.Workflow.Branch
+	h.ProtectLog = e.Cfg.Hooks.PreReceive.ProtectLog
+	h.Bookkeeping = append(e.LogRefs(), e.Cfg.Locks.Git.Ref)
+	if e.Cfg.Hooks.PreReceive.Verify {
 		h.VerifyLog = func(ctx context.Context, pushed map[string]string) ([]journal.Event, error) {
 			var extra []string
 			if tip, ok := pushed[h.WorkflowRef]; ok {
@@ -379,25 +379,25 @@ func (e *Workspace) PreReceive(ctx context.Context, in HookInput) (*Report, erro
 // as trust.pushers maps it, and binds the pushed commits' trailers to
 // that user; without one, to the server's own worker.
 func (e *Workspace) pusher(getenv func(string) string) (*hooks.Pusher, error) {
-	for _, v := range e.cfg.Hooks.IdentityEnv {
+	for _, v := range e.Cfg.Hooks.IdentityEnv {
 		if id := getenv(v); id != "" {
 			p := e.pusherOf(id, true)
 			me, err := e.identity(p.Workers[0])
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", v, err)
 			}
-			e.me = me
+			e.Me = me
 			return p, nil
 		}
 	}
-	return e.pusherOf(e.me.Holder, true), nil
+	return e.pusherOf(e.Me.Holder, true), nil
 }
 
 // serverBase is the default branch's commit a server reads its policy
 // and allowed signers from ("" in an empty repository, or when the
 // operator's own policy file judges).
 func (e *Workspace) serverBase(ctx context.Context) string {
-	out, err := gitexec.RepoOutput(ctx, e.repo, "rev-parse", "-q", "--verify", "HEAD^{commit}")
+	out, err := gitexec.RepoOutput(ctx, e.Repo, "rev-parse", "-q", "--verify", "HEAD^{commit}")
 	if err != nil {
 		return ""
 	}
@@ -508,7 +508,7 @@ func BypassHook(ctx context.Context, e *Workspace, opts Options, hook string) By
 // is recorded for: e's, else found from opts without reading the config.
 func bypassJournal(ctx context.Context, e *Workspace, opts Options) (*journal.Journal, locks.Owner, error) {
 	if e != nil {
-		return e.JournalFile(), e.me, nil
+		return e.JournalFile(), e.Me, nil
 	}
 	dir := opts.Dir
 	if dir == "" {
@@ -600,10 +600,10 @@ func (e *Workspace) hookTargets(ctx context.Context, req HookInstall) (dir strin
 	names = req.Hooks
 	if len(names) == 0 {
 		names = hooks.DefaultHooks
-		if e.cfg.Locks.ReadOnly {
+		if e.Cfg.Locks.ReadOnly {
 			names = append(slices.Clone(names), hooks.ReadOnlyHooks...)
 		}
-		if e.cfg.Locks.ReleaseOnMerge && !slices.Contains(names, "post-merge") {
+		if e.Cfg.Locks.ReleaseOnMerge && !slices.Contains(names, "post-merge") {
 			names = append(slices.Clone(names), "post-merge")
 		}
 	}
@@ -638,7 +638,7 @@ func (e *Workspace) repoLocalOrigin(dir, origin string) bool {
 	if !filepath.IsAbs(f) {
 		f = filepath.Join(dir, f)
 	}
-	for _, d := range []string{e.repo.CommonDir, e.repo.GitDir} {
+	for _, d := range []string{e.Repo.CommonDir, e.Repo.GitDir} {
 		if rel, err := filepath.Rel(d, f); err == nil && !strings.HasPrefix(rel, "..") {
 			return true
 		}
@@ -647,11 +647,11 @@ func (e *Workspace) repoLocalOrigin(dir, origin string) bool {
 }
 
 // WorkTree is the repository's working tree, "" for a bare repository.
-func (e *Workspace) WorkTree() string { return e.repo.Toplevel }
+func (e *Workspace) WorkTree() string { return e.Repo.Toplevel }
 
 // Dir is the absolute directory the request runs in (after -C).
-func (e *Workspace) Dir() string { return e.cwd }
+func (e *Workspace) Dir() string { return e.Cwd }
 
 // ConfigPath is the config file the request reads, "" when it reads the
 // built-in defaults.
-func (e *Workspace) ConfigPath() string { return e.cfg.Path }
+func (e *Workspace) ConfigPath() string { return e.Cfg.Path }

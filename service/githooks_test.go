@@ -45,7 +45,7 @@ func testRepo(t *testing.T, config string) *gittest.Repo {
 		t.Fatal(err)
 	}
 	defer bob.Close()
-	if _, err := bob.mgr.Acquire(context.Background(), locks.Request{Keys: []string{lockedPath}, Owner: bob.me, TTL: time.Hour, Action: "lock"}); err != nil {
+	if _, err := bob.Mgr.Acquire(context.Background(), locks.Request{Keys: []string{lockedPath}, Owner: bob.Me, TTL: time.Hour, Action: "lock"}); err != nil {
 		t.Fatal(err)
 	}
 	return r

@@ -70,9 +70,9 @@ func (e *Workspace) GuardToolCall(ctx context.Context, call *ToolCall) (*PathChe
 // shellTargets are the files call's shell command writes in this worktree,
 // absolute.
 func (e *Workspace) shellTargets(call *ToolCall) ([]string, error) {
-	start := e.cwd
+	start := e.Cwd
 	if call.ShellDir != "" {
-		start = resolveFrom(e.cwd, call.ShellDir)
+		start = resolveFrom(e.Cwd, call.ShellDir)
 	}
 	var out []string
 	for _, t := range pretool.ShellWrites(call.Shell) {
@@ -108,7 +108,7 @@ func (e *Workspace) patchFiles(file string) ([]string, error) {
 	var out []string
 	for _, c := range changes {
 		for _, p := range c.Touched() {
-			out = append(out, filepath.Join(e.repo.Toplevel, filepath.FromSlash(p)))
+			out = append(out, filepath.Join(e.Repo.Toplevel, filepath.FromSlash(p)))
 		}
 	}
 	return out, nil
@@ -117,10 +117,10 @@ func (e *Workspace) patchFiles(file string) ([]string, error) {
 // inGitDir reports whether abs is inside the worktree's .git: a shell
 // write there (a hook, the config) is refused, not ignored.
 func (e *Workspace) inGitDir(abs string) bool {
-	if e.repo.Toplevel == "" {
+	if e.Repo.Toplevel == "" {
 		return false
 	}
-	rel, err := filepath.Rel(e.repo.Toplevel, abs)
+	rel, err := filepath.Rel(e.Repo.Toplevel, abs)
 	return err == nil && isGitPath(filepath.ToSlash(rel))
 }
 

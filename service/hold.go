@@ -103,15 +103,15 @@ func (e *Workspace) HoldLocks(ctx context.Context, r HoldRequest) (*Hold, error)
 	if err != nil {
 		return nil, err
 	}
-	req := locks.Request{Owner: e.me, TTL: r.TTL, Reason: r.Reason, Action: "hold", Wait: r.Wait}
+	req := locks.Request{Owner: e.Me, TTL: r.TTL, Reason: r.Reason, Action: "hold", Wait: r.Wait}
 	if err := e.completeRequest(&req, keys); err != nil {
 		return nil, err
 	}
-	res, err := e.mgr.Acquire(ctx, req)
+	res, err := e.Mgr.Acquire(ctx, req)
 	if err != nil {
 		return nil, err
 	}
-	h := &Hold{e: e, req: req, Dir: e.cwd}
+	h := &Hold{e: e, req: req, Dir: e.Cwd}
 	held := make([]locks.Lock, len(res))
 	for i, r := range res {
 		if !r.Renewed {
@@ -191,7 +191,7 @@ func (h *Hold) Refresh(ctx context.Context) error {
 	// Past the deadline with no failure before (this process was not
 	// running, say) the store is asked all the same: it tells a lock
 	// another took from one still held.
-	ls, err := h.e.mgr.Refresh(rctx, h.req.Keys, h.e.me, h.req.TTL, 0, false)
+	ls, err := h.e.Mgr.Refresh(rctx, h.req.Keys, h.e.Me, h.req.TTL, 0, false)
 	if err == nil {
 		h.confirm(ls)
 		return nil
@@ -223,6 +223,6 @@ func (h *Hold) Release(ctx context.Context) error {
 	if len(h.taken) == 0 {
 		return nil
 	}
-	_, err := h.e.mgr.Release(context.WithoutCancel(ctx), h.taken, h.e.me, false)
+	_, err := h.e.Mgr.Release(context.WithoutCancel(ctx), h.taken, h.e.Me, false)
 	return err
 }

@@ -27,7 +27,7 @@ func TestHoldLocks(t *testing.T) {
 				if err != nil || h.Interval() != 3*time.Minute {
 					t.Fatalf("interval %s, %v", h.Interval(), err)
 				}
-				l, gerr := h.e.store.Get(ctx, "src/a.go")
+				l, gerr := h.e.Store.Get(ctx, "src/a.go")
 				if gerr != nil || !l.ExpiresAt.Equal(f.clock.now().Add(9*time.Minute)) {
 					t.Fatalf("%+v, %v: want the lock renewed for 9m from now", l, gerr)
 				}
@@ -79,7 +79,7 @@ func TestHoldReleasesWhatItTook(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := h.Keys(); len(got) != 2 || h.Dir != me.cwd {
+	if got := h.Keys(); len(got) != 2 || h.Dir != me.Cwd {
 		t.Fatalf("keys %q dir %q", got, h.Dir)
 	}
 	cancel() // the command was interrupted: the release happens all the same
@@ -143,8 +143,8 @@ func TestHoldOutlivesAnUnavailableStore(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	store := &downFor{Store: me.mgr.Store, n: 3}
-	me.mgr.Store = store
+	store := &downFor{Store: me.Mgr.Store, n: 3}
+	me.Mgr.Store = store
 	f.clock.add(3 * time.Second)
 	for i, want := range []time.Duration{250 * time.Millisecond, 500 * time.Millisecond, time.Second} {
 		if err := h.Refresh(ctx); err != nil {
@@ -175,7 +175,7 @@ func TestHoldEndsBeforeTheLocksExpire(t *testing.T) {
 		t.Fatal(err)
 	}
 	expires := h.Expires()
-	me.mgr.Store = &downFor{Store: me.mgr.Store, n: 1000}
+	me.Mgr.Store = &downFor{Store: me.Mgr.Store, n: 1000}
 	f.clock.add(3 * time.Second)
 	for h.Refresh(ctx) == nil {
 		if h.Next() <= 0 && !f.clock.now().Before(expires) {
@@ -196,7 +196,7 @@ func TestHoldEndsBeforeTheLocksExpire(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	other.mgr.Store = &downFor{Store: other.mgr.Store, n: 1}
+	other.Mgr.Store = &downFor{Store: other.Mgr.Store, n: 1}
 	if err := h.Refresh(ctx); err != nil {
 		t.Fatal(err)
 	}

@@ -29,7 +29,7 @@ func TestLoadStartsStagedListing(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if started := e.staged != nil; started != tc.started {
+		if started := e.Staged != nil; started != tc.started {
 			t.Errorf("hook %q, LOCKGATE_SKIP=%q: listing started %v, want %v", tc.hook, tc.skip, started, tc.started)
 		}
 		e.Close()
@@ -40,10 +40,10 @@ func TestLoadStartsStagedListing(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer e.Close()
-	if e.staged == nil {
+	if e.Staged == nil {
 		t.Fatal("Load did not start git listing the staged change")
 	}
-	if _, err := e.staged(); err != nil { // git is done listing
+	if _, err := e.Staged(); err != nil { // git is done listing
 		t.Fatal(err)
 	}
 	r.Write(lockedPath, "package src // changed\n")
@@ -53,7 +53,7 @@ func TestLoadStartsStagedListing(t *testing.T) {
 	if rep.Paths != 1 {
 		t.Fatalf("judged %d paths, want 1 (%s, listed when Load started git)", rep.Paths, freePath)
 	}
-	if e.staged != nil {
+	if e.Staged != nil {
 		t.Fatal("the listing was not taken by the hook")
 	}
 	rep, err = load(t, r, "alice").PreCommit(ctx, HookInput{Getenv: env()})

@@ -52,7 +52,7 @@ type Initialized struct {
 // req.Force: a teammate following the quick start in a repository set up
 // before (or adding an agent) keeps the team's policy.
 func (e *Workspace) Init(ctx context.Context, req InitRequest) (*Initialized, error) {
-	if e.repo.Toplevel == "" {
+	if e.Repo.Toplevel == "" {
 		return nil, Usagef("init: needs a working tree (this is a bare repository)")
 	}
 	for _, a := range req.Agents {
@@ -63,7 +63,7 @@ func (e *Workspace) Init(ctx context.Context, req InitRequest) (*Initialized, er
 	if len(req.Signers) > 0 && !req.Signed {
 		return nil, Usagef("init: --signer names keys for --signed; add --signed")
 	}
-	out := &Initialized{Path: filepath.Join(e.repo.Toplevel, config.DefaultFile), Root: e.repo.Toplevel}
+	out := &Initialized{Path: filepath.Join(e.Repo.Toplevel, config.DefaultFile), Root: e.Repo.Toplevel}
 	starter := starterConfig
 	if req.Signed {
 		signers, err := e.allowedSigners(ctx, req.Signers)
@@ -74,7 +74,7 @@ func (e *Workspace) Init(ctx context.Context, req InitRequest) (*Initialized, er
 			return nil, err
 		}
 		for _, kv := range [][2]string{{"gpg.format", "ssh"}, {"commit.gpgsign", "true"}} {
-			if err := gitexec.SetLocalConfig(ctx, e.repo, kv[0], kv[1], false); err != nil {
+			if err := gitexec.SetLocalConfig(ctx, e.Repo, kv[0], kv[1], false); err != nil {
 				return nil, fmt.Errorf("init: %w", err)
 			}
 		}
@@ -125,11 +125,11 @@ func RemoveAgent(root, agent string) ([]AgentStep, error) { return agentsetup.Re
 // writes: this worker with the public key of its user.signingkey, then
 // each WORKER=FILE of signers.
 func (e *Workspace) allowedSigners(ctx context.Context, signers []string) ([]string, error) {
-	key, err := gitexec.SigningPublicKey(ctx, e.repo)
+	key, err := gitexec.SigningPublicKey(ctx, e.Repo)
 	if err != nil {
 		return nil, Usagef("init --signed: %v", err)
 	}
-	lines := []string{e.me.Holder + " " + key}
+	lines := []string{e.Me.Holder + " " + key}
 	for _, s := range signers {
 		worker, file, ok := strings.Cut(s, "=")
 		if !ok || worker == "" || file == "" {
@@ -154,7 +154,7 @@ func (e *Workspace) allowedSigners(ctx context.Context, signers []string) ([]str
 // writeSigners writes the allowed signers file, adding to one that is
 // there the workers it lacks; it returns the file's path.
 func (e *Workspace) writeSigners(lines []string) (string, error) {
-	file := filepath.Join(e.repo.Toplevel, filepath.FromSlash(SignersFile))
+	file := filepath.Join(e.Repo.Toplevel, filepath.FromSlash(SignersFile))
 	old, err := os.ReadFile(file)
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return "", fmt.Errorf("init: %w", err)

@@ -11,10 +11,10 @@ import (
 // lockgate loads the config and the identity, and git is most of a
 // hook's time. The workspace's Close stops it if no one waited for it.
 func (e *Workspace) listStaged(ctx context.Context, repo *gitexec.Repo) {
-	if !listsStaged(e.opts.Hook) || repo.Toplevel == "" || e.opts.Getenv("LOCKGATE_SKIP") != "" {
+	if !listsStaged(e.Opts.Hook) || repo.Toplevel == "" || e.Opts.Getenv("LOCKGATE_SKIP") != "" {
 		return
 	}
 	ctx, stop := context.WithCancel(ctx)
-	e.staged = gitexec.StartStaged(ctx, repo.Toplevel)
-	e.closers = append(e.closers, func() error { stop(); return nil })
+	e.Staged = gitexec.StartStaged(ctx, repo.Toplevel)
+	e.Closers = append(e.Closers, func() error { stop(); return nil })
 }

@@ -66,7 +66,7 @@ type AcquireResult struct {
 // over expired ones, waiting up to r.Wait for held ones.
 func (e *Workspace) AcquireLocks(ctx context.Context, r AcquireRequest) (AcquireResult, error) {
 	// Only a TTL the user names may shorten a lock renewed here.
-	req := locks.Request{Owner: e.me, TTL: r.TTL, Reason: r.Reason, Action: "lock", TaskID: r.Task, Wait: r.Wait, ExactTTL: r.TTL > 0}
+	req := locks.Request{Owner: e.Me, TTL: r.TTL, Reason: r.Reason, Action: "lock", TaskID: r.Task, Wait: r.Wait, ExactTTL: r.TTL > 0}
 	var keys []lockkey.Key
 	if r.Package != "" {
 		wp, pkeys, err := e.workPackage(r.PackagesFile, r.Package)
@@ -92,7 +92,7 @@ func (e *Workspace) AcquireLocks(ctx context.Context, r AcquireRequest) (Acquire
 	if err := e.completeRequest(&req, keys); err != nil {
 		return AcquireResult{}, err
 	}
-	res, err := e.mgr.Acquire(ctx, req)
+	res, err := e.Mgr.Acquire(ctx, req)
 	e.syncAfterLocks(ctx)
 	out := AcquireResult{Locks: res}
 	if err == nil && r.WarnPaths {
@@ -104,7 +104,7 @@ func (e *Workspace) AcquireLocks(ctx context.Context, r AcquireRequest) (Acquire
 // unnamedPaths are the path locks newly taken in res that name a
 // directory, and those that name no file of the work tree or the index.
 func (e *Workspace) unnamedPaths(ctx context.Context, res []locks.Result) (dirs, missing []string) {
-	top := e.repo.Toplevel
+	top := e.Repo.Toplevel
 	if top == "" {
 		return nil, nil
 	}
@@ -124,7 +124,7 @@ func (e *Workspace) unnamedPaths(ctx context.Context, res []locks.Result) (dirs,
 	if len(missing) == 0 {
 		return dirs, nil
 	}
-	tracked, err := gitexec.TrackedPaths(ctx, e.repo, missing)
+	tracked, err := gitexec.TrackedPaths(ctx, e.Repo, missing)
 	if err != nil {
 		return dirs, nil // a warning only: nothing to say when git cannot tell
 	}
@@ -154,9 +154,9 @@ func (e *Workspace) ReleaseLocks(ctx context.Context, r ReleaseRequest) (locks.R
 	}
 	var res locks.ReleaseResult
 	if r.Force {
-		res, err = e.mgr.ReleaseChecked(ctx, canonicals(keys), e.me, e.forceCheck(ctx))
+		res, err = e.Mgr.ReleaseChecked(ctx, canonicals(keys), e.Me, e.forceCheck(ctx))
 	} else {
-		res, err = e.mgr.Release(ctx, canonicals(keys), e.me, false)
+		res, err = e.Mgr.Release(ctx, canonicals(keys), e.Me, false)
 	}
 	e.syncAfterLocks(ctx)
 	return res, err
@@ -166,10 +166,10 @@ func (e *Workspace) ReleaseLocks(ctx context.Context, r ReleaseRequest) (locks.R
 // locks changed (locks.read_only); failing to is a warning: the locks
 // changed.
 func (e *Workspace) syncAfterLocks(ctx context.Context) {
-	if e.repo.Toplevel == "" {
+	if e.Repo.Toplevel == "" {
 		return
 	}
-	if _, err := os.Stat(e.readOnlyFile()); !e.cfg.Locks.ReadOnly && err != nil {
+	if _, err := os.Stat(e.readOnlyFile()); !e.Cfg.Locks.ReadOnly && err != nil {
 		return // off, and nothing of lockgate's to give back
 	}
 	if _, err := e.SyncReadOnly(ctx); err != nil {
@@ -203,7 +203,7 @@ func (e *Workspace) RefreshLocks(ctx context.Context, r RefreshRequest) ([]locks
 			}
 		}
 	}
-	return e.mgr.RefreshEach(ctx, rs, e.me, e.cfg.TTL(e.me.HolderType, lockkey.KindTask), r.TTL != 0)
+	return e.Mgr.RefreshEach(ctx, rs, e.Me, e.Cfg.TTL(e.Me.HolderType, lockkey.KindTask), r.TTL != 0)
 }
 
 // CheckRequest is `lock check` and check_locks with keys.
@@ -233,7 +233,7 @@ func (e *Workspace) CheckLocks(ctx context.Context, r CheckRequest) (CheckResult
 	if err != nil {
 		return CheckResult{}, err
 	}
-	sts, err := e.mgr.Check(ctx, canonicals(keys), e.me)
+	sts, err := e.Mgr.Check(ctx, canonicals(keys), e.Me)
 	out := CheckResult{Statuses: []KeyStatus{}}
 	for _, s := range sts {
 		out.Statuses = append(out.Statuses, KeyStatus{Key: s.Key, State: s.State, Locks: ViewsOf(s.Locks)})
@@ -324,7 +324,7 @@ func (e *Workspace) ListLocks(ctx context.Context, r ListRequest) (ListResult, e
 		return ListResult{}, err
 	}
 	now := e.Now()
-	staleAfter := e.cfg.StaleAfter()
+	staleAfter := e.Cfg.StaleAfter()
 	keys := make([]string, 0, len(entries))
 	for _, en := range entries {
 		keys = append(keys, en.Key)
@@ -334,7 +334,7 @@ func (e *Workspace) ListLocks(ctx context.Context, r ListRequest) (ListResult, e
 	for _, en := range entries {
 		row := LockRow{LockView: ViewOf(en.Lock), Action: en.Action, PID: en.PID, Host: en.Host,
 			TaskAcquired: en.TaskAcquired, RequestID: en.RequestID, TraceID: en.TraceID,
-			Location: e.store.Where(en.Key), Bookkeeping: isBookkeeping(en.Lock), token: en.Token}
+			Location: e.Store.Where(en.Key), Bookkeeping: isBookkeeping(en.Lock), token: en.Token}
 		if row.Bookkeeping && !r.All {
 			continue
 		}
@@ -351,7 +351,7 @@ func (e *Workspace) ListLocks(ctx context.Context, r ListRequest) (ListResult, e
 			row.Expired = en.Expired(now)
 			row.Stale = en.Stale(now, staleAfter)
 		}
-		if r.Mine && (row.Corrupt || !en.OwnedBy(e.me)) {
+		if r.Mine && (row.Corrupt || !en.OwnedBy(e.Me)) {
 			continue
 		}
 		if r.Stale && !row.Stale {
@@ -376,7 +376,7 @@ func (e *Workspace) ListLocks(ctx context.Context, r ListRequest) (ListResult, e
 // asks for and the next page's cursor.
 func (e *Workspace) listEntries(ctx context.Context, r ListRequest) ([]locks.Entry, string, error) {
 	if r.Limit <= 0 && r.Cursor == "" {
-		entries, err := e.store.List(ctx)
+		entries, err := e.Store.List(ctx)
 		return entries, "", err
 	}
 	return e.page(ctx, r.Cursor, r.Limit)
@@ -390,7 +390,7 @@ func (e *Workspace) page(ctx context.Context, cursor string, limit int) ([]locks
 	if err != nil {
 		return nil, "", err
 	}
-	entries, next, err := e.store.Page(ctx, after, pageLimit(limit))
+	entries, next, err := e.Store.Page(ctx, after, pageLimit(limit))
 	if err != nil {
 		return nil, "", fmt.Errorf("read a page of locks: %w", err)
 	}
@@ -407,7 +407,7 @@ func (e *Workspace) page(ctx context.Context, cursor string, limit int) ([]locks
 // then released: both are logged (lock_takeover naming the expired
 // holder, lock_release).
 func (e *Workspace) PruneLocks(ctx context.Context) ([]Pruned, error) {
-	entries, err := e.store.List(ctx)
+	entries, err := e.Store.List(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -417,7 +417,7 @@ func (e *Workspace) PruneLocks(ctx context.Context) ([]Pruned, error) {
 		if en.Err != nil || !en.Expired(now) {
 			continue
 		}
-		res, err := e.mgr.Acquire(ctx, locks.Request{Keys: []string{en.Key}, Owner: e.me, TTL: time.Minute,
+		res, err := e.Mgr.Acquire(ctx, locks.Request{Keys: []string{en.Key}, Owner: e.Me, TTL: time.Minute,
 			Action: "prune", Reason: "prune an expired lock", ExactTTL: true})
 		if errors.As(err, new(*locks.HeldError)) {
 			continue // taken or refreshed since it was listed: a live lock
@@ -427,12 +427,12 @@ func (e *Workspace) PruneLocks(ctx context.Context) ([]Pruned, error) {
 		}
 		if len(res) != 1 || res[0].TookOver == nil {
 			// It was gone, or ours: give back what was just taken.
-			if _, err := e.mgr.Release(ctx, []string{en.Key}, e.me, false); err != nil {
+			if _, err := e.Mgr.Release(ctx, []string{en.Key}, e.Me, false); err != nil {
 				return out, fmt.Errorf("prune %s: %w", en.Key, err)
 			}
 			continue
 		}
-		if _, err := e.mgr.Release(ctx, []string{en.Key}, e.me, false); err != nil {
+		if _, err := e.Mgr.Release(ctx, []string{en.Key}, e.Me, false); err != nil {
 			return out, fmt.Errorf("prune %s: taken over, not released: %w", en.Key, err)
 		}
 		out = append(out, Pruned{LockView: ViewOf(*res[0].TookOver), ExpiredFor: now.Sub(res[0].TookOver.ExpiresAt)})
@@ -487,7 +487,7 @@ func (e *Workspace) ClearLocks(ctx context.Context, r ClearRequest) (ClearResult
 	if err != nil {
 		return ClearResult{}, err
 	}
-	removed, err := e.mgr.ClearChecked(ctx, key, e.me, e.forceCheck(ctx))
+	removed, err := e.Mgr.ClearChecked(ctx, key, e.Me, e.forceCheck(ctx))
 	var corrupt *locks.CorruptError
 	if errors.As(err, &corrupt) {
 		return ClearResult{Key: key, Corrupt: true, Record: corrupt.Path, Store: e.StoreName()}, nil
@@ -509,7 +509,7 @@ type recordRemover interface {
 // clearRecord removes a record that cannot be cleared by key (see
 // filestore.RemoveRecord), and logs it.
 func (e *Workspace) clearRecord(ctx context.Context, file string) (ClearResult, error) {
-	rm, ok := e.store.(recordRemover)
+	rm, ok := e.Store.(recordRemover)
 	if !ok {
 		return ClearResult{}, Usagef("lock clear --record: only the file and git stores keep records by name; clear by key (see `lockgate lock list`)")
 	}
@@ -522,7 +522,7 @@ func (e *Workspace) clearRecord(ctx context.Context, file string) (ClearResult, 
 	case err != nil:
 		return ClearResult{}, err
 	}
-	if err := e.mgr.Record(ctx, journal.Event{Worker: e.me.Holder, WorkerType: e.me.HolderType, Session: e.me.Session,
+	if err := e.Mgr.Record(ctx, journal.Event{Worker: e.Me.Holder, WorkerType: e.Me.HolderType, Session: e.Me.Session,
 		Action: journal.ActionClear, Key: en.Key, Details: "removed corrupt record " + en.Name}); err != nil {
 		return ClearResult{}, fmt.Errorf("lock clear: %s removed, but not logged: %w", en.Name, err)
 	}
@@ -537,7 +537,7 @@ func (e *Workspace) clearRecord(ctx context.Context, file string) (ClearResult, 
 func (e *Workspace) resolveClearTarget(ctx context.Context, target string) (string, error) {
 	keys, err := e.ParseKeys([]string{target})
 	if err != nil {
-		_, gerr := e.store.Get(ctx, target)
+		_, gerr := e.Store.Get(ctx, target)
 		var corrupt *locks.CorruptError
 		switch {
 		case gerr == nil, errors.As(gerr, &corrupt):
@@ -552,11 +552,11 @@ func (e *Workspace) resolveClearTarget(ctx context.Context, target string) (stri
 	if keys[0].Kind != lockkey.KindPath {
 		return key, nil
 	}
-	if _, err := e.store.Get(ctx, key); !errors.Is(err, locks.ErrNotFound) {
+	if _, err := e.Store.Get(ctx, key); !errors.Is(err, locks.ErrNotFound) {
 		return key, nil
 	}
 	for _, alt := range []string{lockkey.TaskKey(target), "activity:" + target} {
-		if _, err := e.store.Get(ctx, alt); !errors.Is(err, locks.ErrNotFound) {
+		if _, err := e.Store.Get(ctx, alt); !errors.Is(err, locks.ErrNotFound) {
 			return alt, nil
 		}
 	}
@@ -588,15 +588,15 @@ func (e *Workspace) Candidates(ctx context.Context, r CandidatesRequest) ([]stri
 	var out []string
 	switch r.Of {
 	case HeldKeys:
-		if e.store == nil {
+		if e.Store == nil {
 			return nil, errors.New("complete held keys: the lock store is not open")
 		}
-		entries, err := e.store.List(ctx)
+		entries, err := e.Store.List(ctx)
 		if err != nil {
 			return nil, err
 		}
 		for _, en := range entries {
-			if en.Err == nil && en.OwnedBy(e.me) && strings.HasPrefix(en.Key, r.Prefix) {
+			if en.Err == nil && en.OwnedBy(e.Me) && strings.HasPrefix(en.Key, r.Prefix) {
 				out = append(out, en.Key)
 			}
 		}
@@ -611,7 +611,7 @@ func (e *Workspace) Candidates(ctx context.Context, r CandidatesRequest) ([]stri
 			}
 		}
 	case ScopeProfiles:
-		for name := range e.cfg.Scope.Profiles {
+		for name := range e.Cfg.Scope.Profiles {
 			if strings.HasPrefix(name, r.Prefix) {
 				out = append(out, name)
 			}

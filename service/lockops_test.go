@@ -346,7 +346,7 @@ func TestListLocks(t *testing.T) {
 	}
 	f.take(other, "api:GET /v1/users")
 	f.clock.add(10 * time.Minute) // env:short has expired
-	if err := os.WriteFile(me.store.Where("env:broken"), []byte("{not json"), 0o644); err != nil {
+	if err := os.WriteFile(me.Store.Where("env:broken"), []byte("{not json"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	keys := func(rows []LockRow) []string {
@@ -464,12 +464,12 @@ func TestClearLocks(t *testing.T) {
 			check: func(t *testing.T, _ *Workspace, _ ClearResult, err error) { wantErr[*lockkey.Error](t, err) }},
 		{name: "corrupt record by key", req: func(*Workspace) ClearRequest { return ClearRequest{Target: "env:broken", Force: true} },
 			check: func(t *testing.T, me *Workspace, res ClearResult, err error) {
-				if err != nil || !res.Corrupt || res.Key != "env:broken" || res.Record != me.store.Where("env:broken") {
+				if err != nil || !res.Corrupt || res.Key != "env:broken" || res.Record != me.Store.Where("env:broken") {
 					t.Fatalf("%+v, %v", res, err)
 				}
 			}},
 		{name: "corrupt record by file", req: func(me *Workspace) ClearRequest {
-			return ClearRequest{Record: me.store.Where("env:broken"), Force: true}
+			return ClearRequest{Record: me.Store.Where("env:broken"), Force: true}
 		},
 			check: func(t *testing.T, _ *Workspace, res ClearResult, err error) {
 				if err != nil || !res.Corrupt || res.Key != "env:broken" || res.Record == "" {
@@ -477,7 +477,7 @@ func TestClearLocks(t *testing.T) {
 				}
 			}},
 		{name: "readable record by file", req: func(me *Workspace) ClearRequest {
-			return ClearRequest{Record: me.store.Where("src/a.go"), Force: true}
+			return ClearRequest{Record: me.Store.Where("src/a.go"), Force: true}
 		},
 			check: func(t *testing.T, _ *Workspace, _ ClearResult, err error) { wantErr[*UsageError](t, err) }},
 		{name: "no record file", req: func(*Workspace) ClearRequest { return ClearRequest{Record: "nothing-here", Force: true} },
@@ -489,10 +489,10 @@ func TestClearLocks(t *testing.T) {
 			me, other := f.as("me"), f.as("other")
 			f.take(me, "src/a.go")
 			f.take(other, "api:GET /v1/users")
-			if _, err := other.mgr.Acquire(ctx, locks.Request{Keys: []string{"task:T-1"}, Owner: other.me, TTL: time.Hour}); err != nil {
+			if _, err := other.Mgr.Acquire(ctx, locks.Request{Keys: []string{"task:T-1"}, Owner: other.Me, TTL: time.Hour}); err != nil {
 				t.Fatal(err)
 			}
-			if err := os.WriteFile(me.store.Where("env:broken"), []byte("{not json"), 0o644); err != nil {
+			if err := os.WriteFile(me.Store.Where("env:broken"), []byte("{not json"), 0o644); err != nil {
 				t.Fatal(err)
 			}
 			f.clock.add(10 * time.Minute)

@@ -30,7 +30,7 @@ func (e *Workspace) completeRequest(req *locks.Request, keys []lockkey.Key) erro
 	}
 	for _, k := range keys {
 		if k.Kind == lockkey.KindActivity {
-			req.TaskTTL = e.cfg.TTL(e.me.HolderType, lockkey.KindTask)
+			req.TaskTTL = e.Cfg.TTL(e.Me.HolderType, lockkey.KindTask)
 		}
 	}
 	return nil
@@ -43,7 +43,7 @@ func (e *Workspace) completeRequest(req *locks.Request, keys []lockkey.Key) erro
 // positive number of milliseconds is invalid input, never a silent
 // default.
 func (e *Workspace) DefaultTTL(keys []lockkey.Key) (time.Duration, error) {
-	if e.redis != nil {
+	if e.Redis != nil {
 		ttl, ok, err := redisstore.TTLFromEnv(e.getenv)
 		if err != nil {
 			return 0, Usagef("%v", err)
@@ -52,7 +52,7 @@ func (e *Workspace) DefaultTTL(keys []lockkey.Key) (time.Duration, error) {
 			return ttl, nil
 		}
 	}
-	ttl := e.cfg.TTL(e.me.HolderType, lockkey.KindTask)
+	ttl := e.Cfg.TTL(e.Me.HolderType, lockkey.KindTask)
 	for _, k := range keys {
 		ttl = max(ttl, e.ttlFor(k))
 	}
@@ -76,19 +76,19 @@ func checkID(what, id string) error {
 // cannot. The file store keeps locks on disk across restarts and has
 // nothing to restore.
 func (e *Workspace) RestoreSession(ctx context.Context) (SessionRestore, error) {
-	if e.redis == nil {
+	if e.Redis == nil {
 		return SessionRestore{}, Usagef("session restore needs the Redis store (`lockgate store use redis://…`); the file and git stores keep locks across restarts by themselves")
 	}
 	opts := e.keyOptions()
 	canon := func(k string) (string, error) { return lockkey.Canonical(k, opts) }
-	res, err := e.redis.Restore(ctx, e.me.Session, redisstore.AcquireWith(e.mgr, e.me, canon))
+	res, err := e.Redis.Restore(ctx, e.Me.Session, redisstore.AcquireWith(e.Mgr, e.Me, canon))
 	if res.Restored == nil {
 		res.Restored = []string{}
 	}
 	if res.Skipped == nil {
 		res.Skipped = []redisstore.Skip{}
 	}
-	return SessionRestore{RestoreResult: res, Session: e.me.Session}, err
+	return SessionRestore{RestoreResult: res, Session: e.Me.Session}, err
 }
 
 // SessionRestore is what `session restore` did: the keys restored and

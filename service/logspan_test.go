@@ -33,8 +33,8 @@ func wholeJournalReading(ctx context.Context, t *testing.T, e *Workspace, said *
 			kept = append(kept, ev)
 		}
 	}
-	cfg := workflow.Config{GitDir: e.repo.GitDir, CommonDir: e.repo.CommonDir, WorkTree: e.repo.Toplevel}
-	lr, err := workflow.ReadEventsBetween(ctx, cfg, []string{"refs/heads/" + e.cfg.Workflow.Branch}, since, until)
+	cfg := workflow.Config{GitDir: e.Repo.GitDir, CommonDir: e.Repo.CommonDir, WorkTree: e.Repo.Toplevel}
+	lr, err := workflow.ReadEventsBetween(ctx, cfg, []string{"refs/heads/" + e.Cfg.Workflow.Branch}, since, until)
 	if err != nil {
 		*said = append(*said, "warning: workflow branch not read: "+err.Error())
 		return kept
@@ -79,8 +79,8 @@ func catchUpRotating(t *testing.T, e *Workspace, rotate int64, evs []journal.Eve
 	if err := e.JournalFile().Append(evs...); err != nil {
 		t.Fatal(err)
 	}
-	w, err := workflow.Open(workflow.Config{GitDir: e.repo.GitDir, CommonDir: e.repo.CommonDir, WorkTree: e.repo.Toplevel,
-		Branch: e.cfg.Workflow.Branch, RotateJournal: rotate})
+	w, err := workflow.Open(workflow.Config{GitDir: e.Repo.GitDir, CommonDir: e.Repo.CommonDir, WorkTree: e.Repo.Toplevel,
+		Branch: e.Cfg.Workflow.Branch, RotateJournal: rotate})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -210,7 +210,7 @@ func TestLogAndBoardReadTheJournalAfterTheSyncMark(t *testing.T) {
 			ctx := context.Background()
 			r, e := verifyRepo(t)
 			var said []string
-			e.opts.Notify = func(level, msg string, _ ...string) { said = append(said, level+": "+msg) }
+			e.Opts.Notify = func(level, msg string, _ ...string) { said = append(said, level+": "+msg) }
 			tc.setup(t, r, e)
 			for _, sp := range spans {
 				said = nil

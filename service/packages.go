@@ -40,12 +40,12 @@ func (e *Workspace) LoadPackages(file string) (*config.WorkPackages, error) {
 // repository's top).
 func (e *Workspace) packagesFile(file string) string {
 	if file == "" {
-		file = e.cfg.WorkPackages
-		if !filepath.IsAbs(file) && e.repo.Toplevel != "" {
-			file = filepath.Join(e.repo.Toplevel, file)
+		file = e.Cfg.WorkPackages
+		if !filepath.IsAbs(file) && e.Repo.Toplevel != "" {
+			file = filepath.Join(e.Repo.Toplevel, file)
 		}
 	} else if !filepath.IsAbs(file) {
-		file = filepath.Join(e.cwd, file)
+		file = filepath.Join(e.Cwd, file)
 	}
 	return file
 }
@@ -120,7 +120,7 @@ func (e *Workspace) claimTTL(wp *config.WorkPackage, o Claim) time.Duration {
 	if ttl := wp.TTL(); ttl > 0 {
 		return ttl
 	}
-	return e.cfg.TTL(e.me.HolderType, lockkey.KindTask)
+	return e.Cfg.TTL(e.Me.HolderType, lockkey.KindTask)
 }
 
 // claimLocks takes wp's task record (as a claim) and all its locks, all
@@ -137,13 +137,13 @@ func (e *Workspace) claimLocks(ctx context.Context, wp *config.WorkPackage, o Cl
 	}
 	ttl := e.claimTTL(wp, o)
 	req := locks.Request{
-		Keys: canonicals(append([]lockkey.Key{taskKey}, keys...)), Owner: e.me, TTL: ttl,
+		Keys: canonicals(append([]lockkey.Key{taskKey}, keys...)), Owner: e.Me, TTL: ttl,
 		Reason: cmp.Or(wp.Locks.Reason, wp.Title), Action: ClaimAction, TaskID: wp.ID, Wait: o.Wait,
 		ExactTTL: o.TTL > 0, KeepHeld: true, Settled: IsFinishedPackage,
-		Events: []journal.Event{{Worker: e.me.Holder, WorkerType: e.me.HolderType, Session: e.me.Session,
+		Events: []journal.Event{{Worker: e.Me.Holder, WorkerType: e.Me.HolderType, Session: e.Me.Session,
 			Action: journal.ActionClaim, Key: taskKey.Canonical, TaskID: wp.ID, Details: wp.Title}},
 	}
-	return e.mgr.Acquire(ctx, req)
+	return e.Mgr.Acquire(ctx, req)
 }
 
 // NoFreePackageError is a claim of the next package that found none it
@@ -227,7 +227,7 @@ func (e *Workspace) claimedKeys(ctx context.Context, wps *config.WorkPackages, w
 	id := lockkey.FoldCase
 	needed := map[string]bool{}
 	// One read of the task records, not one per package.
-	tasks, err := e.store.InNamespace(ctx, "task")
+	tasks, err := e.Store.InNamespace(ctx, "task")
 	if err != nil {
 		return nil, fmt.Errorf("read the work packages' state: %w", err)
 	}
@@ -242,7 +242,7 @@ func (e *Workspace) claimedKeys(ctx context.Context, wps *config.WorkPackages, w
 		}
 		en, ok := recs[lockkey.TaskKey(other.ID)]
 		l := en.Lock
-		if !ok || en.Err != nil || !l.OwnedBy(e.me) || l.Expired(now) || IsFinishedPackage(l) {
+		if !ok || en.Err != nil || !l.OwnedBy(e.Me) || l.Expired(now) || IsFinishedPackage(l) {
 			continue // not claimed by this worker (a corrupt record claims nothing; a finished package needs nothing)
 		}
 		oks, err := e.packageKeys(other)
@@ -259,8 +259,8 @@ func (e *Workspace) claimedKeys(ctx context.Context, wps *config.WorkPackages, w
 			f.Kept = append(f.Kept, Kept{Key: k, Why: KeptNeeded})
 			continue
 		}
-		l, err := e.store.Get(ctx, k)
-		if err == nil && l.OwnedBy(e.me) && l.Action != "claim" {
+		l, err := e.Store.Get(ctx, k)
+		if err == nil && l.OwnedBy(e.Me) && l.Action != "claim" {
 			f.Kept = append(f.Kept, Kept{Key: k, Why: KeptHeldBefore})
 			continue
 		}
@@ -303,8 +303,8 @@ func (e *Workspace) ListPackages(ctx context.Context, file string) (PackageList,
 // its file.
 func (e *Workspace) corruptHint(cr *locks.CorruptError) string {
 	var where func(string) string
-	if _, ok := e.store.(*filestore.Store); ok {
-		where = e.store.Where
+	if _, ok := e.Store.(*filestore.Store); ok {
+		where = e.Store.Where
 	}
 	return hint.CorruptLine(where, cr.Path, cr.Key, lockkey.RelArg(cr.Key, e.UserDir()))
 }

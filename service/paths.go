@@ -15,9 +15,9 @@ import (
 // keyOptions are the lockkey rules this repository's config sets.
 func (e *Workspace) keyOptions() *lockkey.Options {
 	return &lockkey.Options{
-		Namespaces:      e.cfg.Locks.Namespaces,
-		ContractFiles:   append(append([]string(nil), e.cfg.Contracts.OpenAPI.Files...), e.cfg.Contracts.Generated...),
-		FeaturePurposes: e.cfg.Locks.FeaturePurposes,
+		Namespaces:      e.Cfg.Locks.Namespaces,
+		ContractFiles:   append(append([]string(nil), e.Cfg.Contracts.OpenAPI.Files...), e.Cfg.Contracts.Generated...),
+		FeaturePurposes: e.Cfg.Locks.FeaturePurposes,
 	}
 }
 
@@ -90,12 +90,12 @@ func isPathArg(arg string) bool {
 // refused here; lockkey canonicalizes (and refuses) the rest. Without a
 // worktree (a bare repository) paths are repo-relative as given.
 func (e *Workspace) cmdPath(arg string) (string, error) {
-	top := e.repo.Toplevel
+	top := e.Repo.Toplevel
 	if top == "" {
 		return arg, nil
 	}
 	outside := func() error {
-		return Usagef("%s is outside the repository %s (paths on the command line are relative to the current directory, %s)", arg, top, e.cwd)
+		return Usagef("%s is outside the repository %s (paths on the command line are relative to the current directory, %s)", arg, top, e.Cwd)
 	}
 	if filepath.IsAbs(arg) {
 		rel, ok := e.inWorktree(filepath.Clean(arg))
@@ -109,9 +109,9 @@ func (e *Workspace) cmdPath(arg string) (string, error) {
 		return rel, nil
 	}
 	prefix := ""
-	cwd, err := resolveExisting(e.cwd)
+	cwd, err := resolveExisting(e.Cwd)
 	if err != nil {
-		cwd = e.cwd
+		cwd = e.Cwd
 	}
 	if rel, ok := e.inWorktree(cwd); ok && rel != "." {
 		prefix = filepath.ToSlash(rel) + "/"
@@ -129,12 +129,12 @@ func (e *Workspace) cmdPath(arg string) (string, error) {
 // aliases) at the top of the worktree and says there where the command
 // was started.
 func (e *Workspace) UserDir() string {
-	if e.repo.Toplevel == "" {
+	if e.Repo.Toplevel == "" {
 		return ""
 	}
-	cwd, err := resolveExisting(e.cwd)
+	cwd, err := resolveExisting(e.Cwd)
 	if err != nil {
-		cwd = e.cwd
+		cwd = e.Cwd
 	}
 	if rel, ok := e.inWorktree(cwd); ok && rel != "." {
 		return filepath.ToSlash(rel) + "/"
@@ -150,7 +150,7 @@ func (e *Workspace) UserDir() string {
 // as written or with symbolic links resolved. Links inside the worktree
 // are left to throughLinks.
 func (e *Workspace) inWorktree(abs string) (string, bool) {
-	if rel, ok := within(e.repo.Toplevel, abs); ok {
+	if rel, ok := within(e.Repo.Toplevel, abs); ok {
 		return rel, true
 	}
 	top := e.realTopDir()
@@ -167,13 +167,13 @@ func (e *Workspace) inWorktree(abs string) (string, bool) {
 
 // realTopDir is the worktree with symbolic links resolved.
 func (e *Workspace) realTopDir() string {
-	if e.realTop == "" {
-		e.realTop = e.repo.Toplevel
-		if real, err := filepath.EvalSymlinks(e.repo.Toplevel); err == nil {
-			e.realTop = real
+	if e.RealTop == "" {
+		e.RealTop = e.Repo.Toplevel
+		if real, err := filepath.EvalSymlinks(e.Repo.Toplevel); err == nil {
+			e.RealTop = real
 		}
 	}
-	return e.realTop
+	return e.RealTop
 }
 
 // throughLinks returns the repo-relative path rel (slash-separated, clean)
@@ -193,7 +193,7 @@ func (e *Workspace) throughLinks(rel string) (string, error) {
 	}
 	r, ok := within(top, real)
 	if !ok {
-		return "", Usagef("%s leads through a symbolic link to %s, outside the worktree %s: lockgate cannot vouch for it", rel, real, e.repo.Toplevel)
+		return "", Usagef("%s leads through a symbolic link to %s, outside the worktree %s: lockgate cannot vouch for it", rel, real, e.Repo.Toplevel)
 	}
 	r = filepath.ToSlash(r)
 	if d := e.otherRepo(r); d != "" {
@@ -220,7 +220,7 @@ func (e *Workspace) otherRepo(rel string) string {
 // first wildcard (see throughLinks). The last element is left as written:
 // a link there is a file of the repository, as git tracks it.
 func (e *Workspace) keyPath(p string) (string, error) {
-	if e.repo.Toplevel == "" {
+	if e.Repo.Toplevel == "" {
 		return p, nil
 	}
 	if !strings.ContainsAny(p, `*?[{\`) {
@@ -271,12 +271,12 @@ func (e *Workspace) cmdFile(p string) string {
 	if p == "-" || filepath.IsAbs(p) {
 		return p
 	}
-	return filepath.Join(e.cwd, p)
+	return filepath.Join(e.Cwd, p)
 }
 
 // ttlFor is the default TTL of a key for this worker (docs/config.md, locks.durations).
 func (e *Workspace) ttlFor(k lockkey.Key) time.Duration {
-	return e.cfg.TTL(e.me.HolderType, k.Kind)
+	return e.Cfg.TTL(e.Me.HolderType, k.Kind)
 }
 
 func canonicals(keys []lockkey.Key) []string {
@@ -290,7 +290,7 @@ func canonicals(keys []lockkey.Key) []string {
 // repoPath makes p (absolute, or relative to base) a repo-relative slash
 // path, refusing one outside the worktree or inside the git directory.
 func (e *Workspace) repoPath(p, base string) (string, error) {
-	if e.repo.Toplevel == "" {
+	if e.Repo.Toplevel == "" {
 		return "", Usagef("%s: paths need a working tree (this is a bare repository)", p)
 	}
 	if strings.TrimSpace(p) == "" || strings.ContainsRune(p, 0) {
@@ -310,7 +310,7 @@ func (e *Workspace) repoPath(p, base string) (string, error) {
 	}
 	rel, ok := e.inWorktree(abs)
 	if !ok {
-		return "", Usagef("%s is outside the worktree %s: lockgate cannot vouch for it", p, e.repo.Toplevel)
+		return "", Usagef("%s is outside the worktree %s: lockgate cannot vouch for it", p, e.Repo.Toplevel)
 	}
 	if rel == "." {
 		return "", Usagef("%s is the worktree itself, not a file in it", p)

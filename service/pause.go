@@ -49,7 +49,7 @@ func (e *Workspace) PauseStatus(ctx context.Context, req PauseStatusRequest) (Pa
 	if err != nil {
 		return PauseState{}, err
 	}
-	sts, err := e.mgr.Check(ctx, []string{key}, e.me)
+	sts, err := e.Mgr.Check(ctx, []string{key}, e.Me)
 	if err != nil {
 		return PauseState{}, err
 	}
@@ -130,9 +130,9 @@ func (e *Workspace) Pause(ctx context.Context, req PauseRequest) ([]locks.Result
 	}
 	ttl, exact := req.TTL, req.TTL > 0
 	if !exact {
-		ttl = e.cfg.TTL(e.me.HolderType, lockkey.KindTask)
+		ttl = e.Cfg.TTL(e.Me.HolderType, lockkey.KindTask)
 	}
-	return e.mgr.Acquire(ctx, locks.Request{Keys: []string{key}, Owner: e.me, TTL: ttl,
+	return e.Mgr.Acquire(ctx, locks.Request{Keys: []string{key}, Owner: e.Me, TTL: ttl,
 		Reason: req.Reason, Action: "pause", EventAction: journal.ActionPause, ExactTTL: exact})
 }
 
@@ -149,9 +149,9 @@ func (e *Workspace) Unpause(ctx context.Context, req UnpauseRequest) (locks.Rele
 	if err != nil {
 		return locks.ReleaseResult{}, err
 	}
-	ev := journal.Event{Worker: e.me.Holder, WorkerType: e.me.HolderType, Session: e.me.Session, Action: journal.ActionUnpause, Key: key}
+	ev := journal.Event{Worker: e.Me.Holder, WorkerType: e.Me.HolderType, Session: e.Me.Session, Action: journal.ActionUnpause, Key: key}
 	if req.Force {
-		return e.mgr.ReleaseChecked(ctx, []string{key}, e.me, e.forceCheck(ctx), ev)
+		return e.Mgr.ReleaseChecked(ctx, []string{key}, e.Me, e.forceCheck(ctx), ev)
 	}
-	return e.mgr.Release(ctx, []string{key}, e.me, false, ev)
+	return e.Mgr.Release(ctx, []string{key}, e.Me, false, ev)
 }

@@ -58,7 +58,7 @@ func parseCooldownKey(key string) (planner.Rejection, bool) {
 // setState writes one planner state record (no journal event: it is not a
 // lock anyone holds).
 func (e *Workspace) setState(ctx context.Context, key, reason string) error {
-	m := &locks.Manager{Store: e.store, Host: e.mgr.Host, PID: e.mgr.PID, Now: e.mgr.Now}
+	m := &locks.Manager{Store: e.Store, Host: e.Mgr.Host, PID: e.Mgr.PID, Now: e.Mgr.Now}
 	_, err := m.Acquire(ctx, locks.Request{Keys: []string{key}, Owner: plannerOwner, TTL: stateTTL, Action: "plan", Reason: reason})
 	var held *locks.HeldError
 	if errors.As(err, &held) {
@@ -69,7 +69,7 @@ func (e *Workspace) setState(ctx context.Context, key, reason string) error {
 
 // lastCycle is the cycle of the last plan, 0 when none was made.
 func (e *Workspace) lastCycle(ctx context.Context) int {
-	l, err := e.store.Get(ctx, PlanCycleKey)
+	l, err := e.Store.Get(ctx, PlanCycleKey)
 	if err != nil {
 		return 0
 	}
@@ -120,7 +120,7 @@ func (e *Workspace) Plan(ctx context.Context, req PlanRequest) (*Planned, error)
 	}
 	file := req.File
 	if !filepath.IsAbs(file) {
-		file = filepath.Join(e.cwd, file)
+		file = filepath.Join(e.Cwd, file)
 	}
 	data, err := config.ReadFile(file, planner.MaxInputBytes)
 	var ce *config.Error
@@ -145,21 +145,21 @@ func (e *Workspace) Plan(ctx context.Context, req PlanRequest) (*Planned, error)
 			}
 		}
 	}
-	h, err := e.Runner(ctx, e.purpose, "")
+	h, err := e.Runner(ctx, e.Purpose, "")
 	if err != nil {
 		return nil, err
 	}
-	entries, err := e.store.List(ctx)
+	entries, err := e.Store.List(ctx)
 	if err != nil {
 		return nil, err
 	}
 	now := e.Now()
-	cooldown := e.cfg.Planner.CooldownCycles
+	cooldown := e.Cfg.Planner.CooldownCycles
 	if cooldown == 0 {
 		cooldown = -1 // planner.cooldown_cycles: 0 turns the cooldown off
 	}
 	cfg := planner.Config{
-		HotFiles: e.cfg.Scope.HotFiles, Policy: h.Checker.Policy, AllowBridge: req.AllowBridge,
+		HotFiles: e.Cfg.Scope.HotFiles, Policy: h.Checker.Policy, AllowBridge: req.AllowBridge,
 		Cycle: req.Cycle, CooldownCycles: cooldown, Cooldown: map[planner.Rejection]int{},
 	}
 	var over []string // cooldown records whose cooldown has ended
@@ -174,7 +174,7 @@ func (e *Workspace) Plan(ctx context.Context, req PlanRequest) (*Planned, error)
 					over = append(over, en.Key)
 				}
 			}
-		case en.Key == PlanCycleKey, en.OwnedBy(e.me):
+		case en.Key == PlanCycleKey, en.OwnedBy(e.Me):
 		default:
 			cfg.Held = append(cfg.Held, planner.HeldLock{Key: en.Key, Holder: en.Holder})
 		}
@@ -187,7 +187,7 @@ func (e *Workspace) Plan(ctx context.Context, req PlanRequest) (*Planned, error)
 		return nil, err
 	}
 	for _, k := range over {
-		if _, err := e.store.Remove(ctx, k); err != nil && !errors.Is(err, locks.ErrNotFound) {
+		if _, err := e.Store.Remove(ctx, k); err != nil && !errors.Is(err, locks.ErrNotFound) {
 			return nil, fmt.Errorf("remove the ended cooldown %s: %w", k, err)
 		}
 	}
@@ -229,7 +229,7 @@ func (e *Workspace) acquireTask(ctx context.Context, plan *Plan, id string, ttl 
 				return nil, err
 			}
 		}
-		return e.mgr.Acquire(ctx, locks.Request{Keys: canonicals(keys), Owner: e.me, TTL: ttl,
+		return e.Mgr.Acquire(ctx, locks.Request{Keys: canonicals(keys), Owner: e.Me, TTL: ttl,
 			Action: "plan", TaskID: t.ID, Reason: "task " + t.ID, ExactTTL: exact})
 	}
 	return nil, Usagef("plan --acquire: no task %q in the plan", id)
@@ -240,7 +240,7 @@ func (e *Workspace) acquireTask(ctx context.Context, plan *Plan, id string, ttl 
 // change ("" when unknown) and the cycle of the last plan. It returns the
 // cycle and the rejections recorded.
 func (e *Workspace) noteRejections(ctx context.Context, taskType string, r *hooks.Report) (int, []string, error) {
-	if e.store == nil {
+	if e.Store == nil {
 		return 0, nil, nil
 	}
 	rs := map[planner.Rejection]bool{}

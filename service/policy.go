@@ -55,7 +55,7 @@ func (e *Workspace) judgeByHead(ctx context.Context) error {
 		return nil
 	}
 	var bases []string
-	if out, err := gitexec.RepoOutput(ctx, e.repo, "rev-parse", "-q", "--verify", "HEAD^{commit}"); err == nil {
+	if out, err := gitexec.RepoOutput(ctx, e.Repo, "rev-parse", "-q", "--verify", "HEAD^{commit}"); err == nil {
 		bases = strings.Fields(string(out))
 	}
 	return e.judgeBy(ctx, "the staged change", "HEAD", bases)
@@ -65,8 +65,8 @@ func (e *Workspace) judgeByHead(ctx context.Context) error {
 // and the store it names the one the clone's is held to; it reports
 // whether -c was given.
 func (e *Workspace) judgeByFile() bool {
-	e.judging = true
-	return e.opts.ConfigFile != ""
+	e.Judging = true
+	return e.Opts.ConfigFile != ""
 }
 
 // judgeBy reads the policy committed at bases (what names the change in
@@ -74,13 +74,13 @@ func (e *Workspace) judgeByFile() bool {
 func (e *Workspace) judgeBy(ctx context.Context, what, name string, bases []string) error {
 	if len(bases) == 0 {
 		e.warn("warning", fmt.Sprintf("%s has no base commit to read the policy from: judging by the built-in defaults and this clone's lock store; name the policy with -c FILE", what))
-		e.cfg = config.Default()
+		e.Cfg = config.Default()
 		return nil
 	}
 	var data []byte
 	found := false
 	for i, b := range bases {
-		d, f, err := gitexec.CommitFile(ctx, e.repo, b, config.DefaultFile)
+		d, f, err := gitexec.CommitFile(ctx, e.Repo, b, config.DefaultFile)
 		if err != nil {
 			return fmt.Errorf("read the policy of the base: %w", err)
 		}
@@ -89,27 +89,27 @@ func (e *Workspace) judgeBy(ctx context.Context, what, name string, bases []stri
 		}
 		data, found = d, f
 	}
-	e.base = bases[0]
+	e.Base = bases[0]
 	if name == "" {
 		name = short(bases[0])
 	}
 	if !found {
 		e.warn("warning", fmt.Sprintf("the base of %s (%s) has no %s: judging by the built-in defaults and this clone's lock store; name the policy with -c FILE", what, short(bases[0]), config.DefaultFile))
-		e.cfg = config.Default()
+		e.Cfg = config.Default()
 		return nil
 	}
 	cfg, err := config.LoadBytes(name+":"+config.DefaultFile, data)
 	if err != nil {
 		return err
 	}
-	e.cfg = cfg
+	e.Cfg = cfg
 	return nil
 }
 
 // rangeBases are the commits a range excludes (the ^A of git rev-parse
 // A..B, the merge base of A...B), each once.
 func (e *Workspace) rangeBases(ctx context.Context, rng string) ([]string, error) {
-	out, err := gitexec.RepoOutput(ctx, e.repo, "rev-parse", rng, "--")
+	out, err := gitexec.RepoOutput(ctx, e.Repo, "rev-parse", rng, "--")
 	if err != nil {
 		return nil, fmt.Errorf("find the base of --range %s: %w", rng, err)
 	}
@@ -128,10 +128,10 @@ func (e *Workspace) rangeBases(ctx context.Context, rng string) ([]string, error
 // ref: a branch pushed with a looser policy is one too.
 func (e *Workspace) defaultBase(ctx context.Context) ([]string, error) {
 	for _, ref := range []string{"refs/remotes/" + e.logRemote() + "/HEAD", "@{upstream}"} {
-		if _, err := gitexec.RepoOutput(ctx, e.repo, "rev-parse", "-q", "--verify", ref+"^{commit}"); err != nil {
+		if _, err := gitexec.RepoOutput(ctx, e.Repo, "rev-parse", "-q", "--verify", ref+"^{commit}"); err != nil {
 			continue
 		}
-		out, err := gitexec.RepoOutput(ctx, e.repo, "merge-base", "HEAD", ref)
+		out, err := gitexec.RepoOutput(ctx, e.Repo, "merge-base", "HEAD", ref)
 		var ge *gitexec.Error
 		if errors.As(err, &ge) && ge.ExitCode() == 1 {
 			continue // no common history

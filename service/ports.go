@@ -63,7 +63,7 @@ func (e *Workspace) AllocatePorts(ctx context.Context, req PortsRequest) ([]lock
 		if err != nil {
 			return leased, err
 		}
-		res, err := e.mgr.Acquire(ctx, locks.Request{Keys: []string{portKey(p)}, Owner: e.me, TTL: ttl,
+		res, err := e.Mgr.Acquire(ctx, locks.Request{Keys: []string{portKey(p)}, Owner: e.Me, TTL: ttl,
 			Action: "port", Reason: "port lease"})
 		var held *locks.HeldError
 		if errors.As(err, &held) {
@@ -100,7 +100,7 @@ func (e *Workspace) RefreshPorts(ctx context.Context, req PortsRefreshRequest) (
 			return nil, err
 		}
 	}
-	return e.mgr.Refresh(ctx, keys, e.me, ttl, 0, exact)
+	return e.Mgr.Refresh(ctx, keys, e.Me, ttl, 0, exact)
 }
 
 // PortsReleaseRequest is `ports release`: the ports (none: every lease of
@@ -118,14 +118,14 @@ func (e *Workspace) ReleasePorts(ctx context.Context, req PortsReleaseRequest) (
 		return locks.ReleaseResult{}, err
 	}
 	if req.Force {
-		return e.mgr.ReleaseChecked(ctx, keys, e.me, e.forceCheck(ctx))
+		return e.Mgr.ReleaseChecked(ctx, keys, e.Me, e.forceCheck(ctx))
 	}
-	return e.mgr.Release(ctx, keys, e.me, false)
+	return e.Mgr.Release(ctx, keys, e.Me, false)
 }
 
 // ListPorts is every live port lease, by port.
 func (e *Workspace) ListPorts(ctx context.Context) ([]PortRow, error) {
-	entries, err := e.store.InNamespace(ctx, PortNS)
+	entries, err := e.Store.InNamespace(ctx, PortNS)
 	if err != nil {
 		return nil, err
 	}
@@ -153,12 +153,12 @@ func (e *Workspace) myPorts(ctx context.Context, args []string) ([]string, error
 	if len(keys) > 0 {
 		return keys, nil
 	}
-	entries, err := e.store.InNamespace(ctx, PortNS)
+	entries, err := e.Store.InNamespace(ctx, PortNS)
 	if err != nil {
 		return nil, err
 	}
 	for _, en := range entries {
-		if en.Err == nil && en.OwnedBy(e.me) {
+		if en.Err == nil && en.OwnedBy(e.Me) {
 			keys = append(keys, en.Key)
 		}
 	}

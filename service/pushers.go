@@ -28,7 +28,7 @@ var pusherVars = []string{"LOCKGATE_PUSHER", "GL_USERNAME", "GITEA_PUSHER_NAME",
 // pusherOf is the pusher binding for user, as trust.pushers of the judging
 // policy maps it: the workers user may push commits of, its own first.
 func (e *Workspace) pusherOf(user string, refuse bool) *hooks.Pusher {
-	workers, ok := e.cfg.Trust.Pushers[user]
+	workers, ok := e.Cfg.Trust.Pushers[user]
 	if !ok {
 		workers = config.WorkerList{user}
 	}
@@ -84,7 +84,7 @@ func (e *Workspace) readSigners(ctx context.Context, rev string) (*signature.Sig
 	if rev == "" {
 		return &signature.Signers{}, nil
 	}
-	data, found, err := gitexec.CommitFile(ctx, e.repo, rev, SignersFile)
+	data, found, err := gitexec.CommitFile(ctx, e.Repo, rev, SignersFile)
 	if err != nil {
 		return nil, fmt.Errorf("read the allowed signers: %w", err)
 	}
@@ -102,13 +102,13 @@ func (e *Workspace) readSigners(ctx context.Context, rev string) (*signature.Sig
 // and, under workflow.signed: required, to their signatures, checked by
 // the allowed signers committed at base.
 func (e *Workspace) bindPusher(h *hooks.Runner, p *hooks.Pusher, base string) {
-	h.RequireSigned = e.cfg.Workflow.Signed == config.SignedRequired
+	h.RequireSigned = e.Cfg.Workflow.Signed == config.SignedRequired
 	if p == nil && !h.RequireSigned {
 		return
 	}
 	h.Pusher = p
 	h.Signers = e.signersAt(base)
-	h.Trust = e.cfg.Trust.Pushers
+	h.Trust = e.Cfg.Trust.Pushers
 }
 
 // localSignersBase is where pre-push reads the allowed signers: the
@@ -116,7 +116,7 @@ func (e *Workspace) bindPusher(h *hooks.Runner, p *hooks.Pusher, base string) {
 // neither is a commit).
 func (e *Workspace) localSignersBase(ctx context.Context, remote string) string {
 	for _, ref := range []string{"refs/remotes/" + remote + "/HEAD", "HEAD"} {
-		out, err := gitexec.RepoOutput(ctx, e.repo, "rev-parse", "-q", "--verify", ref+"^{commit}")
+		out, err := gitexec.RepoOutput(ctx, e.Repo, "rev-parse", "-q", "--verify", ref+"^{commit}")
 		if err == nil {
 			return strings.TrimSpace(string(out))
 		}
@@ -130,14 +130,14 @@ func (e *Workspace) localSignersBase(ctx context.Context, remote string) string 
 // the lock table needs none. A required signature without a key is an
 // error then, never an unsigned commit.
 func (e *Workspace) signer(context.Context) (gitexec.Signer, error) {
-	if e.cfg.Workflow.Signed != config.SignedRequired {
+	if e.Cfg.Workflow.Signed != config.SignedRequired {
 		return nil, nil
 	}
 	var once sync.Once
 	var sign gitexec.Signer
 	var err error
 	return func(ctx context.Context, payload []byte) (string, error) {
-		once.Do(func() { sign, err = gitexec.SSHSigner(ctx, e.repo) })
+		once.Do(func() { sign, err = gitexec.SSHSigner(ctx, e.Repo) })
 		if err != nil {
 			return "", Usagef("workflow.signed is required: %v", err)
 		}
@@ -155,8 +155,8 @@ func (e *Workspace) signsFor(sign gitexec.Signer) func(worker string) bool {
 	if sign == nil {
 		return nil
 	}
-	me := e.me.Holder
-	h := hooks.Runner{Trust: e.cfg.Trust.Pushers}
+	me := e.Me.Holder
+	h := hooks.Runner{Trust: e.Cfg.Trust.Pushers}
 	return func(worker string) bool { return h.Vouches([]string{me}, worker) }
 }
 
@@ -166,10 +166,10 @@ func (e *Workspace) signsFor(sign gitexec.Signer) func(worker string) bool {
 // event's worker; the others are dropped, and said so: an unsigned event
 // could say anything, a release that never happened among them.
 func (e *Workspace) vouchedEvents(ctx context.Context, refs []string, evs []journal.Event) ([]journal.Event, error) {
-	if e.cfg.Workflow.Signed != config.SignedRequired || len(evs) == 0 {
+	if e.Cfg.Workflow.Signed != config.SignedRequired || len(evs) == 0 {
 		return evs, nil
 	}
-	base := e.base
+	base := e.Base
 	if base == "" {
 		base = e.serverBase(ctx)
 	}
@@ -179,7 +179,7 @@ func (e *Workspace) vouchedEvents(ctx context.Context, refs []string, evs []jour
 	}
 	var tips []string
 	for _, ref := range refs {
-		if out, err := gitexec.RepoOutput(ctx, e.repo, "rev-parse", "-q", "--verify", ref+"^{commit}"); err == nil {
+		if out, err := gitexec.RepoOutput(ctx, e.Repo, "rev-parse", "-q", "--verify", ref+"^{commit}"); err == nil {
 			tips = append(tips, strings.TrimSpace(string(out)))
 		}
 	}
@@ -203,7 +203,7 @@ func (e *Workspace) vouchedEvents(ctx context.Context, refs []string, evs []jour
 	for p, c := range added {
 		by[p] = signed[c]
 	}
-	h := hooks.Runner{Trust: e.cfg.Trust.Pushers}
+	h := hooks.Runner{Trust: e.Cfg.Trust.Pushers}
 	kept := evs[:0:0]
 	var dropped []journal.Event
 	for i, ev := range evs {

@@ -64,10 +64,10 @@ func (e *NotPushedError) Unwrap() error { return e.Err }
 // pushingSink is the workspace's audit sink when it commits and pushes
 // its events itself (not in the background, as a server does).
 func (e *Workspace) pushingSink() (*auditSink, bool) {
-	if e.mgr == nil {
+	if e.Mgr == nil {
 		return nil, false
 	}
-	s, ok := e.mgr.Events.(*auditSink)
+	s, ok := e.Mgr.Events.(*auditSink)
 	if !ok || s.branch == nil || !s.autoPush {
 		return nil, false
 	}
@@ -108,7 +108,7 @@ func (e *Workspace) SettleEvents(ctx context.Context) EventsState {
 }
 
 func (e *Workspace) notPushed(err error) error {
-	return &NotPushedError{Remote: e.cfg.Workflow.Remote, Branch: e.cfg.Workflow.Branch, Err: err}
+	return &NotPushedError{Remote: e.Cfg.Workflow.Remote, Branch: e.Cfg.Workflow.Branch, Err: err}
 }
 
 // PushPendingEvents is what a command that opened the lock store does
@@ -123,11 +123,11 @@ func (e *Workspace) notPushed(err error) error {
 // pre-push: they run on every commit and edit.
 func (e *Workspace) PushPendingEvents(ctx context.Context) {
 	s, ok := e.pushingSink()
-	if !ok || e.opts.Hook != "" || e.purpose.Judges || e.purpose.Cached || e.purpose.Gate {
+	if !ok || e.Opts.Hook != "" || e.Purpose.Judges || e.Purpose.Cached || e.Purpose.Gate {
 		return
 	}
 	tried, unsettled, missed := s.state()
-	if e.purpose.Settles {
+	if e.Purpose.Settles {
 		if unsettled || !tried {
 			if st := e.SettleEvents(ctx); st.Err != nil {
 				e.notify("warning", st.Err.Error())

@@ -106,17 +106,17 @@ func (q *Queue) status(id string) (*PackageStatus, bool) {
 // way, from the same one listing of the store.
 func (e *Workspace) Packages(ctx context.Context, wps *config.WorkPackages, withLocks bool) (*Queue, error) {
 	if !withLocks {
-		entries, err := e.store.InNamespace(ctx, "task")
+		entries, err := e.Store.InNamespace(ctx, "task")
 		if err != nil {
 			return nil, fmt.Errorf("read the work packages' state: %w", err)
 		}
 		return e.queueOf(wps, entries, nil, nil, nil)
 	}
-	entries, err := e.store.List(ctx)
+	entries, err := e.Store.List(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("read the work packages' state and the locks: %w", err)
 	}
-	return e.queueOf(wps, entries, entries, func(l locks.Lock) bool { return l.OwnedBy(e.me) }, e.packageKeys)
+	return e.queueOf(wps, entries, entries, func(l locks.Lock) bool { return l.OwnedBy(e.Me) }, e.packageKeys)
 }
 
 // listedQueue computes the queue of one work packages file from
@@ -205,7 +205,7 @@ func (e *Workspace) queueOf(wps *config.WorkPackages, recs, all []locks.Entry, m
 // a lock of another in a package's way still is.
 func (e *Workspace) takeoverNow() time.Time {
 	now := e.Now()
-	if sk, ok := e.store.(interface{ ClockSkew() time.Duration }); ok {
+	if sk, ok := e.Store.(interface{ ClockSkew() time.Duration }); ok {
 		now = now.Add(-sk.ClockSkew())
 	}
 	return now
@@ -359,15 +359,15 @@ type nextClaim struct {
 // task key only where no finished record holds it (locks.Request.Settled). With none to claim it returns
 // the queue: Drained, or a *NoFreePackageError naming what waits.
 func (e *Workspace) claimNext(ctx context.Context, wps *config.WorkPackages, o Claim) (nextClaim, error) {
-	if _, tx := e.store.(locks.Transactor); e.cfg.Locks.GlobalClaimLock(tx) {
-		res, err := e.mgr.Acquire(ctx, locks.Request{Keys: []string{"claim"}, Owner: e.me, TTL: time.Minute,
+	if _, tx := e.Store.(locks.Transactor); e.Cfg.Locks.GlobalClaimLock(tx) {
+		res, err := e.Mgr.Acquire(ctx, locks.Request{Keys: []string{"claim"}, Owner: e.Me, TTL: time.Minute,
 			Action: "claim", Reason: "choosing the next work package", Wait: max(o.Wait, 30*time.Second)})
 		if err != nil {
 			return nextClaim{}, err
 		}
 		if !res[0].Renewed { // a claim lock held before is not ours to give back
 			defer func() {
-				_, _ = e.mgr.Release(context.WithoutCancel(ctx), []string{"claim"}, e.me, false)
+				_, _ = e.Mgr.Release(context.WithoutCancel(ctx), []string{"claim"}, e.Me, false)
 			}()
 		}
 	}
@@ -396,7 +396,7 @@ func (e *Workspace) claimNext(ctx context.Context, wps *config.WorkPackages, o C
 		}
 		if s.held != nil {
 			none.Blocked = append(none.Blocked, *s)
-			none.Last, none.Err = s.ID, &locks.HeldError{Lock: *s.held, Where: e.store.Where(s.held.Key)}
+			none.Last, none.Err = s.ID, &locks.HeldError{Lock: *s.held, Where: e.Store.Where(s.held.Key)}
 			continue
 		}
 		wp, _ := wps.Find(s.ID)
@@ -509,7 +509,7 @@ func (e *Workspace) claim(ctx context.Context, wp *config.WorkPackage, o Claim) 
 	for _, r := range res {
 		if r.Lock.Key == task && r.TookOver != nil {
 			d := fmt.Sprintf("took over the claim of %s (session %s), which expired at %s", r.TookOver.Holder, r.TookOver.Session, r.TookOver.ExpiresAt.UTC().Format(time.RFC3339))
-			if err := e.mgr.Record(ctx, journal.Event{Worker: e.me.Holder, WorkerType: e.me.HolderType, Session: e.me.Session,
+			if err := e.Mgr.Record(ctx, journal.Event{Worker: e.Me.Holder, WorkerType: e.Me.HolderType, Session: e.Me.Session,
 				Action: journal.ActionPackageTakeover, Key: task, TaskID: wp.ID, Fence: r.Lock.Fence, Details: d}); err != nil {
 				return res, err
 			}
@@ -553,7 +553,7 @@ func (e *Workspace) FinishPackage(ctx context.Context, r FinishRequest) (Finishe
 	if !claimed {
 		return Finished{}, Usagef("done %s: the package is not claimed (no %s lock): `lockgate claim %s` first", wp.ID, taskKey, wp.ID)
 	}
-	if !cur.OwnedBy(e.me) {
+	if !cur.OwnedBy(e.Me) {
 		return Finished{}, &locks.NotOwnerError{Lock: cur, Op: "finish"}
 	}
 	commit := ""
@@ -562,7 +562,7 @@ func (e *Workspace) FinishPackage(ctx context.Context, r FinishRequest) (Finishe
 		if rev == "" {
 			rev = "HEAD"
 		}
-		out, err := gitexec.RepoOutput(ctx, e.repo, "rev-parse", "--verify", "--quiet", "--end-of-options", rev+"^{commit}")
+		out, err := gitexec.RepoOutput(ctx, e.Repo, "rev-parse", "--verify", "--quiet", "--end-of-options", rev+"^{commit}")
 		switch {
 		case err == nil:
 			commit = strings.TrimSpace(string(out))
@@ -577,7 +577,7 @@ func (e *Workspace) FinishPackage(ctx context.Context, r FinishRequest) (Finishe
 		return Finished{}, err
 	}
 	now := e.Now().UTC()
-	ev := journal.Event{Worker: e.me.Holder, WorkerType: e.me.HolderType, Session: e.me.Session,
+	ev := journal.Event{Worker: e.Me.Holder, WorkerType: e.Me.HolderType, Session: e.Me.Session,
 		Action: journal.ActionDone, Key: taskKey, TaskID: wp.ID, Fence: cur.Fence, Details: wp.Title}
 	if commit != "" {
 		// The commit as a field, for verify; in the details too, as the
@@ -587,8 +587,8 @@ func (e *Workspace) FinishPackage(ctx context.Context, r FinishRequest) (Finishe
 	if how.Failed != "" {
 		ev.Action, ev.Details = journal.ActionPackageFailed, how.Failed
 	}
-	rec, rel, err := e.mgr.Conclude(ctx, locks.Conclusion{
-		Key: taskKey, Owner: e.me, Release: give, Events: []journal.Event{ev},
+	rec, rel, err := e.Mgr.Conclude(ctx, locks.Conclusion{
+		Key: taskKey, Owner: e.Me, Release: give, Events: []journal.Event{ev},
 		Apply: func(l *locks.Lock) {
 			l.Action, l.ExpiresAt, l.FinishedAt, l.Commit = DoneAction, locks.Never, &now, commit
 			l.TaskAcquired, l.TaskExpires = nil, nil
@@ -625,7 +625,7 @@ func (e *Workspace) findClaim(ctx context.Context, r PackageRequest, op string) 
 		return c, false, err
 	}
 	c.taskKey = lockkey.TaskKey(c.wp.ID)
-	c.task, err = e.store.Get(ctx, c.taskKey)
+	c.task, err = e.Store.Get(ctx, c.taskKey)
 	if errors.Is(err, locks.ErrNotFound) {
 		return c, false, nil
 	}
@@ -656,14 +656,14 @@ func (e *Workspace) ReleasePackage(ctx context.Context, r PackageRequest) (Finis
 	if err != nil {
 		return Finished{}, err
 	}
-	if cur.OwnedBy(e.me) {
+	if cur.OwnedBy(e.Me) {
 		// The claim is still the caller's: a lock of it that lapsed and
 		// that another took since is theirs now, left alone (as done
 		// leaves it), not a reason to keep the package from being given
 		// back.
 		mine := give[:0]
 		for _, k := range give {
-			if l, err := e.store.Get(ctx, k); err == nil && !l.OwnedBy(e.me) {
+			if l, err := e.Store.Get(ctx, k); err == nil && !l.OwnedBy(e.Me) {
 				f.Kept = append(f.Kept, Kept{Key: k, Why: KeptTaken})
 				continue
 			}
@@ -671,8 +671,8 @@ func (e *Workspace) ReleasePackage(ctx context.Context, r PackageRequest) (Finis
 		}
 		give = mine
 	}
-	f.ReleaseResult, err = e.mgr.Release(ctx, append(give, taskKey), e.me, false,
-		journal.Event{Worker: e.me.Holder, WorkerType: e.me.HolderType, Session: e.me.Session,
+	f.ReleaseResult, err = e.Mgr.Release(ctx, append(give, taskKey), e.Me, false,
+		journal.Event{Worker: e.Me.Holder, WorkerType: e.Me.HolderType, Session: e.Me.Session,
 			Action: journal.ActionPackageReleased, Key: taskKey, TaskID: wp.ID, Fence: cur.Fence, Details: wp.Title})
 	return f, err
 }
@@ -689,7 +689,7 @@ func (e *Workspace) dropLostClaim(ctx context.Context, id string, res []locks.Re
 		if r.Renewed || r.Lock.Key == lockkey.TaskKey(id) {
 			continue
 		}
-		cur, err := e.store.Get(ctx, r.Lock.Key)
+		cur, err := e.Store.Get(ctx, r.Lock.Key)
 		if err == nil && cur.Token == r.Lock.Token {
 			give = append(give, r.Lock.Key)
 		}
@@ -697,7 +697,7 @@ func (e *Workspace) dropLostClaim(ctx context.Context, id string, res []locks.Re
 	if len(give) == 0 {
 		return locks.ReleaseResult{}, nil
 	}
-	return e.mgr.Release(ctx, give, e.me, false)
+	return e.Mgr.Release(ctx, give, e.Me, false)
 }
 
 // RetryRequest makes a failed package ready again; a done one only with
@@ -721,7 +721,7 @@ func (e *Workspace) RetryPackage(ctx context.Context, r RetryRequest) (Retried, 
 		return Retried{}, err
 	}
 	taskKey := lockkey.TaskKey(wp.ID)
-	cur, err := e.store.Get(ctx, taskKey)
+	cur, err := e.Store.Get(ctx, taskKey)
 	if errors.Is(err, locks.ErrNotFound) {
 		return Retried{}, Usagef("retry %s: the package is ready already", wp.ID)
 	}
@@ -739,8 +739,8 @@ func (e *Workspace) RetryPackage(ctx context.Context, r RetryRequest) (Retried, 
 	default:
 		return Retried{}, Usagef("retry %s: the package is claimed by %s; only a failed or done package is retried", wp.ID, cur.Holder)
 	}
-	_, err = e.mgr.Release(ctx, []string{taskKey}, e.me, true,
-		journal.Event{Worker: e.me.Holder, WorkerType: e.me.HolderType, Session: e.me.Session,
+	_, err = e.Mgr.Release(ctx, []string{taskKey}, e.Me, true,
+		journal.Event{Worker: e.Me.Holder, WorkerType: e.Me.HolderType, Session: e.Me.Session,
 			Action: action, Key: taskKey, TaskID: wp.ID, Fence: cur.Fence,
 			Details: fmt.Sprintf("was %s by %s at %s", cur.Action, cur.Holder, stampOf(cur.FinishedAt))})
 	return Retried{Was: cur.Action, By: cur.Holder}, err
@@ -766,7 +766,7 @@ func (e *Workspace) removedNote(ctx context.Context, id string) string {
 	if _, err := lockkey.Parse(key, e.keyOptions()); err != nil {
 		return ""
 	}
-	l, err := e.store.Get(ctx, key)
+	l, err := e.Store.Get(ctx, key)
 	switch {
 	case err != nil:
 		return ""

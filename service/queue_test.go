@@ -61,11 +61,11 @@ func TestClaimNextPassesOverAPackageFinishedMeanwhile(t *testing.T) {
 	r.Commit("init")
 	ctx := context.Background()
 	alice, bob := workspaceAs(t, r, "alice"), workspaceAs(t, r, "bob")
-	listing, err := alice.store.List(ctx)
+	listing, err := alice.Store.List(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	alice.store = &staleStore{Store: alice.store, listing: listing}
+	alice.Store = &staleStore{Store: alice.Store, listing: listing}
 	wps, err := bob.LoadPackages("")
 	if err != nil {
 		t.Fatal(err)

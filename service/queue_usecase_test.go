@@ -77,7 +77,7 @@ func TestPackages(t *testing.T) {
 	}
 	t.Run("a store that cannot be listed", func(t *testing.T) {
 		down := open("carol")
-		down.store = downStore{down.store}
+		down.Store = downStore{down.Store}
 		var unavail *locks.UnavailableError
 		if _, err := down.Packages(ctx, wps, true); !errors.As(err, &unavail) {
 			t.Fatalf("error %v (%T), want the store's", err, err)
@@ -135,12 +135,12 @@ func TestDropLostClaim(t *testing.T) {
 			}
 			// The task record is the package's state: never given back here.
 			if tt.wantBob == "" {
-				if l, err := alice.store.Get(ctx, lockkey.TaskKey("WP-4")); err != nil || l.Holder != "alice" {
+				if l, err := alice.Store.Get(ctx, lockkey.TaskKey("WP-4")); err != nil || l.Holder != "alice" {
 					t.Fatalf("task record %+v, %v: want alice's kept", l, err)
 				}
 			}
 			if tt.wantBob != "" {
-				if l, err := bob.store.Get(ctx, tt.wantBob); err != nil || l.Holder != "bob" {
+				if l, err := bob.Store.Get(ctx, tt.wantBob); err != nil || l.Holder != "bob" {
 					t.Fatalf("%s: %+v, %v, want bob's lock kept", tt.wantBob, l, err)
 				}
 			}
@@ -160,7 +160,7 @@ func TestDropLostClaim(t *testing.T) {
 		if len(res.Removed) != 1 || res.Removed[0].Key != "src/d.go" {
 			t.Fatalf("removed %+v, want src/d.go alone", res.Removed)
 		}
-		if _, err := alice.store.Get(ctx, "src/a.go"); err != nil {
+		if _, err := alice.Store.Get(ctx, "src/a.go"); err != nil {
 			t.Fatalf("src/a.go, held before the claim: %v", err)
 		}
 	})

@@ -33,7 +33,7 @@ type ReadOnlySync struct {
 type readOnlyState map[string]fs.FileMode
 
 func (e *Workspace) readOnlyFile() string {
-	return filepath.Join(e.repo.GitDir, "lockgate", "read-only.json")
+	return filepath.Join(e.Repo.GitDir, "lockgate", "read-only.json")
 }
 
 // SyncReadOnly applies locks.read_only to this worktree: a file another
@@ -43,8 +43,8 @@ func (e *Workspace) readOnlyFile() string {
 // back the mode it had. Content is never touched. With read_only off,
 // only the giving back is done, so turning it off undoes it.
 func (e *Workspace) SyncReadOnly(ctx context.Context) (*ReadOnlySync, error) {
-	out := &ReadOnlySync{Enabled: e.cfg.Locks.ReadOnly}
-	if e.repo.Toplevel == "" {
+	out := &ReadOnlySync{Enabled: e.Cfg.Locks.ReadOnly}
+	if e.Repo.Toplevel == "" {
 		return out, nil
 	}
 	unlock, err := e.lockReadOnly(ctx)
@@ -66,7 +66,7 @@ func (e *Workspace) SyncReadOnly(ctx context.Context) (*ReadOnlySync, error) {
 		return out, nil
 	}
 	for p := range want {
-		full := filepath.Join(e.repo.Toplevel, filepath.FromSlash(p))
+		full := filepath.Join(e.Repo.Toplevel, filepath.FromSlash(p))
 		fi, err := os.Lstat(full)
 		if err != nil || !fi.Mode().IsRegular() {
 			continue // not here (yet), or not a file whose mode means writing
@@ -89,7 +89,7 @@ func (e *Workspace) SyncReadOnly(ctx context.Context) (*ReadOnlySync, error) {
 			continue
 		}
 		delete(state, p)
-		full := filepath.Join(e.repo.Toplevel, filepath.FromSlash(p))
+		full := filepath.Join(e.Repo.Toplevel, filepath.FromSlash(p))
 		fi, err := os.Lstat(full)
 		if err != nil || !fi.Mode().IsRegular() || fi.Mode().Perm() != orig&^0o222 {
 			continue // gone, replaced, or its mode changed since: left alone
@@ -110,7 +110,7 @@ func (e *Workspace) readOnlyWanted(ctx context.Context) (map[string]bool, error)
 	if err := e.Open(ctx, Purpose{}); err != nil {
 		return nil, err
 	}
-	entries, err := e.store.List(ctx)
+	entries, err := e.Store.List(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -124,7 +124,7 @@ func (e *Workspace) readOnlyWanted(ctx context.Context) (map[string]bool, error)
 		if en.Err != nil || !lockkey.IsPathLike(en.Key) || en.Expired(now) {
 			continue
 		}
-		if en.OwnedBy(e.me) {
+		if en.OwnedBy(e.Me) {
 			mine = append(mine, en)
 		} else {
 			others = append(others, en)
@@ -135,7 +135,7 @@ func (e *Workspace) readOnlyWanted(ctx context.Context) (map[string]bool, error)
 	list := func() ([]string, error) {
 		if !listed {
 			listed = true
-			files, err = gitexec.WorktreeFiles(ctx, e.repo, "")
+			files, err = gitexec.WorktreeFiles(ctx, e.Repo, "")
 		}
 		return files, err
 	}
@@ -158,7 +158,7 @@ func (e *Workspace) readOnlyWanted(ctx context.Context) (map[string]bool, error)
 			}
 		}
 	}
-	lockable, err := gitexec.WorktreeFiles(ctx, e.repo, "lockable")
+	lockable, err := gitexec.WorktreeFiles(ctx, e.Repo, "lockable")
 	if err != nil {
 		return nil, err
 	}

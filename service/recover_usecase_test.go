@@ -26,10 +26,10 @@ func interrupted(t *testing.T, e *Workspace, key string) {
 	if _, err := e.AcquireLocks(ctx, AcquireRequest{Keys: []string{key}}); err != nil {
 		t.Fatal(err)
 	}
-	broken := &locks.Manager{Store: e.mgr.Store, Host: e.mgr.Host, PID: e.mgr.PID, Now: e.mgr.Now,
-		Events: brokenAppend{e.mgr.Events}}
+	broken := &locks.Manager{Store: e.Mgr.Store, Host: e.Mgr.Host, PID: e.Mgr.PID, Now: e.Mgr.Now,
+		Events: brokenAppend{e.Mgr.Events}}
 	var je *locks.JournalError
-	if _, err := broken.Release(ctx, []string{key}, e.me, false); !errors.As(err, &je) || !je.Made {
+	if _, err := broken.Release(ctx, []string{key}, e.Me, false); !errors.As(err, &je) || !je.Made {
 		t.Fatalf("release with the journal broken: %v, want it made and not recorded", err)
 	}
 }
@@ -76,7 +76,7 @@ func TestRecover(t *testing.T) {
 			}
 			t.Cleanup(e.Close)
 			e.recoverInterrupted(ctx)
-			if opened := e.mgr != nil && e.store != nil; opened != tt.wantOpened {
+			if opened := e.Mgr != nil && e.Store != nil; opened != tt.wantOpened {
 				t.Fatalf("store opened %v, want %v", opened, tt.wantOpened)
 			}
 			mu.Lock()

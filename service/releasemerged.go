@@ -55,7 +55,7 @@ type ReleaseMergedResult struct {
 // that brought the work, and only the grant judged is released: a lock
 // taken anew meanwhile stays.
 func (e *Workspace) ReleaseMerged(ctx context.Context, r ReleaseMergedRequest) (ReleaseMergedResult, error) {
-	out := ReleaseMergedResult{Enabled: e.cfg.Locks.ReleaseOnMerge, Released: []MergedLock{}, Kept: []MergedLock{}, DryRun: r.DryRun}
+	out := ReleaseMergedResult{Enabled: e.Cfg.Locks.ReleaseOnMerge, Released: []MergedLock{}, Kept: []MergedLock{}, DryRun: r.DryRun}
 	if !out.Enabled {
 		return out, nil
 	}
@@ -87,12 +87,12 @@ func (e *Workspace) ReleaseMerged(ctx context.Context, r ReleaseMergedRequest) (
 	}
 	// Work elsewhere: every branch and remote-tracking branch, but the
 	// workflow branch, whose commits hold events, not work.
-	wf := e.cfg.Workflow.Branch
+	wf := e.Cfg.Workflow.Branch
 	unmerged, err := h.WorkCommits(ctx, []string{"--exclude=" + wf, "--branches", "--exclude=*/" + wf, "--remotes", "--not", tip})
 	if err != nil {
 		return out, fmt.Errorf("release-merged: %w", err)
 	}
-	entries, err := e.store.List(ctx)
+	entries, err := e.Store.List(ctx)
 	if err != nil {
 		return out, err
 	}
@@ -125,7 +125,7 @@ func (e *Workspace) ReleaseMerged(ctx context.Context, r ReleaseMergedRequest) (
 	if r.DryRun || len(landed) == 0 {
 		return out, nil
 	}
-	res, err := e.mgr.ReleaseLanded(ctx, landed, e.me)
+	res, err := e.Mgr.ReleaseLanded(ctx, landed, e.Me)
 	e.syncAfterLocks(ctx)
 	if err != nil {
 		return out, err
@@ -140,7 +140,7 @@ func (e *Workspace) ReleaseMerged(ctx context.Context, r ReleaseMergedRequest) (
 // fast-forward or a rebase), else the oldest commit of that line that
 // has c as an ancestor (the merge that brought it).
 func (e *Workspace) mergeOf(ctx context.Context, base, tip, c string) (string, error) {
-	out, err := gitexec.RepoOutput(ctx, e.repo, "rev-list", "--first-parent", base+".."+tip)
+	out, err := gitexec.RepoOutput(ctx, e.Repo, "rev-list", "--first-parent", base+".."+tip)
 	if err != nil {
 		return "", fmt.Errorf("release-merged: %w", err)
 	}
@@ -152,7 +152,7 @@ func (e *Workspace) mergeOf(ctx context.Context, base, tip, c string) (string, e
 	// --ancestry-path walks first-parent edges only and finds no path from
 	// a commit below a merge's second parent (c followed by more work on
 	// its branch before the merge).
-	out, err = gitexec.RepoOutput(ctx, e.repo, "rev-list", "--ancestry-path", c+".."+tip)
+	out, err = gitexec.RepoOutput(ctx, e.Repo, "rev-list", "--ancestry-path", c+".."+tip)
 	if err != nil {
 		return "", fmt.Errorf("release-merged: %w", err)
 	}

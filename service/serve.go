@@ -94,7 +94,7 @@ func (e *Workspace) lfsBranch(ref string) (string, error) {
 		return "", err
 	}
 	b, ok := strings.CutPrefix(ref, "refs/heads/")
-	if !ok || !e.cfg.Locks.PerBranch {
+	if !ok || !e.Cfg.Locks.PerBranch {
 		return "", nil
 	}
 	if r := lockkey.BranchProblem(b); r != "" {
@@ -354,7 +354,7 @@ func (e *Workspace) lfsPage(ctx context.Context, cursor string, limit int, branc
 	now := e.Now()
 	out := []LFSLock{}
 	for {
-		entries, next, err := e.store.Page(ctx, after, limit-len(out))
+		entries, next, err := e.Store.Page(ctx, after, limit-len(out))
 		if err != nil {
 			return nil, "", fmt.Errorf("list locks: %w", err)
 		}
@@ -409,7 +409,7 @@ func (e *Workspace) lfsLocksOn(ctx context.Context, p, branch string) ([]LFSLock
 			out = append(out, v)
 		}
 	}
-	if e.cfg.Locks.PerBranch {
+	if e.Cfg.Locks.PerBranch {
 		if branch != "" {
 			var branched []string
 			for _, k := range keys {
@@ -417,7 +417,7 @@ func (e *Workspace) lfsLocksOn(ctx context.Context, p, branch string) ([]LFSLock
 			}
 			keys = append(keys, branched...)
 		} else {
-			entries, err := e.store.InNamespace(ctx, lockkey.BranchNamespace)
+			entries, err := e.Store.InNamespace(ctx, lockkey.BranchNamespace)
 			if err != nil {
 				return nil, fmt.Errorf("read the branch locks: %w", err)
 			}
@@ -429,7 +429,7 @@ func (e *Workspace) lfsLocksOn(ctx context.Context, p, branch string) ([]LFSLock
 		}
 	}
 	for _, k := range keys {
-		l, err := e.store.Get(ctx, k)
+		l, err := e.Store.Get(ctx, k)
 		var corrupt *locks.CorruptError
 		if errors.Is(err, locks.ErrNotFound) || errors.As(err, &corrupt) {
 			continue
@@ -484,7 +484,7 @@ func (e *Workspace) LFSListLocks(ctx context.Context, r LFSListRequest) (LFSList
 func (e *Workspace) ownFirst(ls []LFSLock) []LFSLock {
 	var mine []LFSLock
 	for _, l := range ls {
-		if l.Owner.Name == e.me.Holder {
+		if l.Owner.Name == e.Me.Holder {
 			mine = append(mine, l)
 		}
 	}
@@ -518,7 +518,7 @@ func (e *Workspace) LFSVerifyLocks(ctx context.Context, r LFSVerifyRequest) (LFS
 	}
 	out := LFSVerifyResult{Ours: []LFSLock{}, Theirs: []LFSLock{}, NextCursor: all.NextCursor}
 	for _, l := range all.Locks {
-		if l.Owner.Name == e.me.Holder {
+		if l.Owner.Name == e.Me.Holder {
 			out.Ours = append(out.Ours, l)
 		} else {
 			out.Theirs = append(out.Theirs, l)
@@ -546,7 +546,7 @@ func (e *Workspace) LFSUnlock(ctx context.Context, r LFSUnlockRequest) (LFSLock,
 	if err != nil {
 		return LFSLock{}, err
 	}
-	if l.Holder != e.me.Holder {
+	if l.Holder != e.Me.Holder {
 		if !r.Force {
 			return LFSLock{}, &locks.NotOwnerError{Lock: l, Op: "unlock"}
 		}
@@ -555,7 +555,7 @@ func (e *Workspace) LFSUnlock(ctx context.Context, r LFSUnlockRequest) (LFSLock,
 		}
 		return LFSLockOf(l), nil
 	}
-	if _, err := e.mgr.Release(ctx, []string{l.Key}, e.me, false); err != nil {
+	if _, err := e.Mgr.Release(ctx, []string{l.Key}, e.Me, false); err != nil {
 		return LFSLock{}, err
 	}
 	return LFSLockOf(l), nil
@@ -570,7 +570,7 @@ func (e *Workspace) lfsLockByID(ctx context.Context, id string) (locks.Lock, err
 	if !ok {
 		return locks.Lock{}, notFound
 	}
-	l, err := e.store.Get(ctx, key)
+	l, err := e.Store.Get(ctx, key)
 	var corrupt *locks.CorruptError
 	switch {
 	case errors.Is(err, locks.ErrNotFound), errors.As(err, &corrupt):

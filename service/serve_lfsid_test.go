@@ -70,13 +70,13 @@ func TestLFSLockIDIsUnguessable(t *testing.T) {
 	if err != nil || again.ID != l.ID {
 		t.Fatalf("renewed: %+v, %v; want id %s", again, err, l.ID)
 	}
-	cur, err := alice.store.Get(ctx, "src/a.go")
+	cur, err := alice.Store.Get(ctx, "src/a.go")
 	if err != nil || cur.Token == "" || strings.Contains(l.ID, cur.Token) {
 		t.Fatalf("the record %+v, %v: the id %s shows its token", cur, err, l.ID)
 	}
 
-	counted := &listCounter{Store: alice.store}
-	alice.store = counted
+	counted := &listCounter{Store: alice.Store}
+	alice.Store = counted
 	if _, err := alice.LFSUnlock(ctx, LFSUnlockRequest{ID: l.ID}); err != nil {
 		t.Fatal(err)
 	}

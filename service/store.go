@@ -61,7 +61,7 @@ func (c storeChoice) where() string { return c.Remote + " " + c.Ref }
 // no locks.git.remote: its own ref is the store), and locks.git.ref.
 func (e *Workspace) gitWhere(cfg *config.Config) (remote, ref string) {
 	remote = cfg.GitRemote()
-	if e.repo.Toplevel == "" && cfg.Locks.Git.Remote == "" {
+	if e.Repo.Toplevel == "" && cfg.Locks.Git.Remote == "" {
 		remote = "."
 	}
 	return remote, cfg.Locks.Git.Ref
@@ -228,8 +228,8 @@ type cloneRecord struct {
 // readCloneRecord reads the clone's lockgate.store, lockgate.redisPrefix,
 // lockgate.gitRemote and lockgate.gitRef, its file parsed once.
 func (e *Workspace) readCloneRecord(ctx context.Context) (cloneRecord, error) {
-	rec := cloneRecord{file: gitexec.LocalConfigPath(e.repo)}
-	vals, err := gitexec.LocalConfigs(ctx, e.repo, CloneStoreKey, ClonePrefixKey, CloneGitRemoteKey, CloneGitRefKey)
+	rec := cloneRecord{file: gitexec.LocalConfigPath(e.Repo)}
+	vals, err := gitexec.LocalConfigs(ctx, e.Repo, CloneStoreKey, ClonePrefixKey, CloneGitRemoteKey, CloneGitRefKey)
 	if err != nil {
 		return rec, fmt.Errorf("read the clone's store from %s: %w", rec.file, err)
 	}
@@ -249,8 +249,8 @@ func (e *Workspace) readCloneRecord(ctx context.Context) (cloneRecord, error) {
 // whatever -c this command got; a command that judges a change by
 // -c FILE reads that file's.
 func (e *Workspace) rootPolicy() (*config.Config, error) {
-	if e.opts.ConfigFile == "" || e.judging {
-		return e.cfg, nil
+	if e.Opts.ConfigFile == "" || e.Judging {
+		return e.Cfg, nil
 	}
 	return config.LoadCached(filepath.Join(e.Root(), config.DefaultFile), filepath.Join(e.stateDir(), "cache"))
 }
@@ -298,7 +298,7 @@ func (e *Workspace) pickClonePrefix(ctx context.Context, s *storeSetup, rec clon
 	switch {
 	case rec.prefix != "":
 		s.clonePrefix, s.clonePrefixFrom, s.recordedPrefix = rec.prefix, ClonePrefixKey+" in "+rec.file, true
-		if rec.prefix == redisstore.RepoPrefix(e.repo.CommonDir) && root.Locks.RedisPrefix == "" {
+		if rec.prefix == redisstore.RepoPrefix(e.Repo.CommonDir) && root.Locks.RedisPrefix == "" {
 			// Recorded before the clone had a remote: other clones use
 			// the remote's. Switching here would hide the locks held
 			// under the recorded one; storeProblems says how to move.
@@ -317,7 +317,7 @@ func (e *Workspace) pickClonePrefix(ctx context.Context, s *storeSetup, rec clon
 // A clone that cannot record it goes on, warned.
 func (e *Workspace) pinClone(ctx context.Context, s *storeSetup, cfgFile string, recordedGit bool) {
 	switch {
-	case s.recorded == nil && s.policy != nil && s.policy.Kind == KindGit && !e.choosing:
+	case s.recorded == nil && s.policy != nil && s.policy.Kind == KindGit && !e.Choosing:
 		// As for Redis below: a worktree of a branch without the policy
 		// must not fall back to a file store nobody else reads.
 		rec := *s.policy
@@ -329,7 +329,7 @@ func (e *Workspace) pinClone(ctx context.Context, s *storeSetup, cfgFile string,
 		e.notify("", fmt.Sprintf("this clone now locks in %s, as %s says (recorded as %s in %s for all its worktrees)",
 			rec.label(), s.policy.source(), CloneStoreKey, cfgFile))
 		s.recorded, s.clone = &rec, rec
-	case s.recorded == nil && s.policy != nil && s.policy.Kind == KindRedis && s.policy.URL != "" && !e.choosing:
+	case s.recorded == nil && s.policy != nil && s.policy.Kind == KindRedis && s.policy.URL != "" && !e.Choosing:
 		// The policy's store becomes the clone's, its URL resolved: a
 		// worktree of a branch without it, or a later LOCK_REDIS_URL,
 		// reaches the same locks.
@@ -345,10 +345,10 @@ func (e *Workspace) pinClone(ctx context.Context, s *storeSetup, cfgFile string,
 		s.clonePrefixFrom, s.recordedPrefix = ClonePrefixKey+" in "+cfgFile, true
 	case s.recorded != nil && s.recorded.Kind == KindRedis && !s.recordedPrefix:
 		// Recorded before prefixes were: pin the one it derives now.
-		if err := gitexec.SetLocalConfig(ctx, e.repo, ClonePrefixKey, s.clonePrefix, false); err == nil {
+		if err := gitexec.SetLocalConfig(ctx, e.Repo, ClonePrefixKey, s.clonePrefix, false); err == nil {
 			s.clonePrefixFrom, s.recordedPrefix = ClonePrefixKey+" in "+cfgFile, true
 		}
-	case s.recorded != nil && s.recorded.Kind == KindGit && !recordedGit && !e.choosing:
+	case s.recorded != nil && s.recorded.Kind == KindGit && !recordedGit && !e.Choosing:
 		// Recorded before locations were: pin the one the policy names now.
 		if err := e.recordGitWhere(ctx, s.recorded.Remote, s.recorded.Ref); err != nil {
 			e.warn("warning", err.Error())
@@ -365,13 +365,13 @@ func (e *Workspace) pickCommandStore(ctx context.Context, s *storeSetup, root *c
 	s.prefix, s.prefixFrom = s.clonePrefix, s.clonePrefixFrom
 	var err error
 	switch {
-	case e.opts.Store != "":
-		err = e.overrideStore(s, e.opts.Store, FromFlag)
+	case e.Opts.Store != "":
+		err = e.overrideStore(s, e.Opts.Store, FromFlag)
 	case e.getenv("LOCKGATE_STORE") != "":
 		err = e.overrideStore(s, e.getenv("LOCKGATE_STORE"), FromEnv)
-	case s.recorded == nil && e.cfg != root:
+	case s.recorded == nil && e.Cfg != root:
 		var c *storeChoice
-		if c, err = e.policyStore(e.cfg); err == nil && c != nil {
+		if c, err = e.policyStore(e.Cfg); err == nil && c != nil {
 			s.use = *c
 		}
 	}
@@ -383,9 +383,9 @@ func (e *Workspace) pickCommandStore(ctx context.Context, s *storeSetup, root *c
 		s.prefix, s.prefixFrom = e.getenv("LOCKGATE_REDIS_PREFIX"), "LOCKGATE_REDIS_PREFIX"
 	case s.use.Kind != KindRedis:
 		s.prefix, s.prefixFrom = "", ""
-	case e.cfg != root && (e.cfg.Locks.RedisPrefix != "" || !s.recordedPrefix):
+	case e.Cfg != root && (e.Cfg.Locks.RedisPrefix != "" || !s.recordedPrefix):
 		// -c FILE: the prefix it names, or derives when the clone has none.
-		s.prefix, s.prefixFrom = e.prefixOf(ctx, e.cfg)
+		s.prefix, s.prefixFrom = e.prefixOf(ctx, e.Cfg)
 	case s.prefix == "":
 		s.prefix, s.prefixFrom = e.prefixOf(ctx, root)
 	}
@@ -403,7 +403,7 @@ func (e *Workspace) overrideStore(s *storeSetup, spec, from string) error {
 	if c.Kind == KindGit {
 		// The clone's git store, when it has one: --store git names
 		// the kind, not another lock table.
-		c.Remote, c.Ref = e.gitWhere(e.cfg)
+		c.Remote, c.Ref = e.gitWhere(e.Cfg)
 		if s.clone.Kind == KindGit {
 			c.Remote, c.Ref = s.clone.Remote, s.clone.Ref
 		}
@@ -416,10 +416,10 @@ func (e *Workspace) overrideStore(s *storeSetup, spec, from string) error {
 // prefix and remote and ref as where its git store keeps the locks (""
 // unsets each).
 func (e *Workspace) recordStore(ctx context.Context, spec, prefix, remote, ref string) error {
-	if err := gitexec.SetLocalConfig(ctx, e.repo, CloneStoreKey, spec, spec == ""); err != nil {
+	if err := gitexec.SetLocalConfig(ctx, e.Repo, CloneStoreKey, spec, spec == ""); err != nil {
 		return fmt.Errorf("record the store in %s: %w", CloneStoreKey, err)
 	}
-	if err := gitexec.SetLocalConfig(ctx, e.repo, ClonePrefixKey, prefix, prefix == ""); err != nil {
+	if err := gitexec.SetLocalConfig(ctx, e.Repo, ClonePrefixKey, prefix, prefix == ""); err != nil {
 		return fmt.Errorf("record the key prefix in %s: %w", ClonePrefixKey, err)
 	}
 	return e.recordGitWhere(ctx, remote, ref)
@@ -429,10 +429,10 @@ func (e *Workspace) recordStore(ctx context.Context, spec, prefix, remote, ref s
 // unsets both).
 func (e *Workspace) recordGitWhere(ctx context.Context, remote, ref string) error {
 	unset := remote == "" || ref == ""
-	if err := gitexec.SetLocalConfig(ctx, e.repo, CloneGitRemoteKey, remote, unset); err != nil {
+	if err := gitexec.SetLocalConfig(ctx, e.Repo, CloneGitRemoteKey, remote, unset); err != nil {
 		return fmt.Errorf("record the git store's remote in %s: %w", CloneGitRemoteKey, err)
 	}
-	if err := gitexec.SetLocalConfig(ctx, e.repo, CloneGitRefKey, ref, unset); err != nil {
+	if err := gitexec.SetLocalConfig(ctx, e.Repo, CloneGitRefKey, ref, unset); err != nil {
 		return fmt.Errorf("record the git store's ref in %s: %w", CloneGitRefKey, err)
 	}
 	return nil
@@ -458,7 +458,7 @@ func (e *Workspace) prefixOf(ctx context.Context, cfg *config.Config) (string, s
 			return redisstore.RepoPrefix(u), fmt.Sprintf("%s%s (%s)", fromRemote, remote, redisstore.Redact(u))
 		}
 	}
-	return redisstore.RepoPrefix(e.repo.CommonDir), fromGitDir + e.repo.CommonDir + " (no remote " + remote + ")"
+	return redisstore.RepoPrefix(e.Repo.CommonDir), fromGitDir + e.Repo.CommonDir + " (no remote " + remote + ")"
 }
 
 // StoreMismatchError is a hook, check or guard told to read other locks
@@ -490,10 +490,10 @@ func (e *Workspace) storeProblems(s *storeSetup, say func(level, msg string)) er
 		unset = s.prefixFrom
 	}
 	if msg != "" {
-		if e.purpose.Judges && s.chosen {
+		if e.Purpose.Judges && s.chosen {
 			return &StoreMismatchError{fmt.Sprintf("%s, so checking against it could pass what this clone's locks forbid.\nUnset %s, or make it this clone's store with `lockgate store use`", msg, unset)}
 		}
-		if e.purpose.TakesLocks && !e.opts.AllowStoreMismatch {
+		if e.Purpose.TakesLocks && !e.Opts.AllowStoreMismatch {
 			// Not usagef: msg is whole, and shortening would cut it.
 			return &UsageError{Msg: fmt.Sprintf("%s, so a lock taken there would not stop a commit here.\n%s, or add --allow-store-mismatch to take the lock there on purpose", msg, fix)}
 		}
@@ -514,7 +514,7 @@ func (e *Workspace) storeProblems(s *storeSetup, say func(level, msg string)) er
 		setting = fmt.Sprintf("locks.git.remote: %s and locks.git.ref: %s", s.recorded.Remote, s.recorded.Ref)
 	case s.recordedPrefix && s.policyPrefix != "" && s.policyPrefix != s.clonePrefix:
 		origin := config.DefaultFile
-		if e.judging && s.policy != nil {
+		if e.Judging && s.policy != nil {
 			origin = s.policy.Origin // the base's: origin/main:.lockgate.yaml
 		}
 		drift = fmt.Sprintf("this clone uses Redis key prefix %q (%s), but locks.redis_prefix in %s says %q", s.clonePrefix, s.clonePrefixFrom, origin, s.policyPrefix)
@@ -522,11 +522,11 @@ func (e *Workspace) storeProblems(s *storeSetup, say func(level, msg string)) er
 	}
 	switch {
 	case drift == "":
-	case e.judging:
+	case e.Judging:
 		// The policy of the change's base names the store: judging by
 		// another could pass what its locks forbid.
 		return &StoreMismatchError{fmt.Sprintf("%s, so a change judged by either could pass what the other's locks forbid.\nFollow the policy with `lockgate store use %s` (or `lockgate store use --unset`), or name the policy with -c FILE", drift, hint.Quote(follow))}
-	case e.purpose.Gate:
+	case e.Purpose.Gate:
 		// Either side may be the one to move: the team, by committing the
 		// clone's store as its policy, or the clone, back to the policy's.
 		return &StoreMismatchError{fmt.Sprintf("%s: a push is refused while they differ, as locks taken in one do not stop commits checked against the other.\nMove everyone to this clone's store: set %s in %s and commit it (`git commit -m 'lockgate: one lock store for everyone' -- %s`); or move this clone back to the policy's with `lockgate store use %s`",
@@ -538,7 +538,7 @@ func (e *Workspace) storeProblems(s *storeSetup, say func(level, msg string)) er
 		say("warning", fmt.Sprintf("this clone's Redis key prefix %q (%s) was derived from its git directory before it had a remote; other clones of it use %q, so their locks and this clone's do not meet.\nRelease this clone's locks, then `lockgate store use %s` to share theirs",
 			s.clonePrefix, s.clonePrefixFrom, s.remotePrefix, hint.Quote(s.clone.name())))
 	}
-	if e.purpose.TakesLocks && s.use.From == FromDefault {
+	if e.Purpose.TakesLocks && s.use.From == FromDefault {
 		say("note", fmt.Sprintf("no lock store chosen for this clone (no %s, no %s): locking in the file store, which only this clone's worktrees see.\nShare locks with other clones: `lockgate store use git` (through the remote) or `lockgate store use redis://HOST:PORT/DB`; keep the file store and silence this: `lockgate store use file`",
 			CloneStoreKey, config.DefaultFile))
 	}
@@ -547,14 +547,14 @@ func (e *Workspace) storeProblems(s *storeSetup, say func(level, msg string)) er
 
 // StoreLabel is the store e's commands work on, in a sentence.
 func (e *Workspace) StoreLabel() string {
-	if e.setup == nil {
+	if e.Setup == nil {
 		return "the lock store"
 	}
-	return e.setup.use.label()
+	return e.Setup.use.label()
 }
 
 // Root is the working tree root, or the git directory of a bare repository.
-func (e *Workspace) Root() string { return cmp.Or(e.repo.Toplevel, e.repo.GitDir) }
+func (e *Workspace) Root() string { return cmp.Or(e.Repo.Toplevel, e.Repo.GitDir) }
 
 // StoreView is one store choice as `store show` and `store use` report
 // it.
@@ -625,9 +625,9 @@ func (e *Workspace) ShowStore(ctx context.Context) (*StoreReport, error) {
 		r.KeyPrefix = redisstore.KeyPrefix(s.use.URL, s.prefix)
 	}
 	if s.use.Kind == KindGit {
-		g := e.cfg.Locks.Git
+		g := e.Cfg.Locks.Git
 		r.Git = &GitStoreView{Remote: s.use.Remote, Ref: s.use.Ref, ClockSkew: g.ClockSkew.String(), MaxAge: g.MaxAge.String(), Timeout: g.Timeout.String()}
-		if u, ok, err := gitexec.RemoteURL(ctx, e.repo, r.Git.Remote); err == nil && ok {
+		if u, ok, err := gitexec.RemoteURL(ctx, e.Repo, r.Git.Remote); err == nil && ok {
 			r.Git.URL = gitstore.RedactURL(u)
 		}
 	}
@@ -640,7 +640,7 @@ func (e *Workspace) ShowStore(ctx context.Context) (*StoreReport, error) {
 	}); err != nil {
 		return nil, err
 	}
-	if want := e.cfg.Locks.Redis.MinReplicas; s.use.Kind == KindRedis && s.use.URL != "" && want > 0 {
+	if want := e.Cfg.Locks.Redis.MinReplicas; s.use.Kind == KindRedis && s.use.URL != "" && want > 0 {
 		r.Replicas = &ReplicasView{Connected: -1, Min: want}
 		n, err := e.countReplicas(ctx, s)
 		var usage *UsageError
@@ -708,7 +708,7 @@ type UseRequest struct{ Store string }
 // opens, and logs a store_use event.
 func (e *Workspace) UseStore(ctx context.Context, req UseRequest) (*UseResult, error) {
 	spec := req.Store
-	e.choosing = true // what it records is the one asked for
+	e.Choosing = true // what it records is the one asked for
 	// A record lockgate cannot read is what store use repairs.
 	was := "unreadable"
 	r := &UseResult{}
@@ -727,10 +727,10 @@ func (e *Workspace) UseStore(ctx context.Context, req UseRequest) (*UseResult, e
 		// process's LOCK_REDIS_URL to other locks.
 		record = cmp.Or(c.URL, c.Kind)
 		if c.Kind == KindRedis {
-			r.Prefix, _ = e.prefixOf(ctx, e.cfg)
+			r.Prefix, _ = e.prefixOf(ctx, e.Cfg)
 		}
 		if c.Kind == KindGit {
-			c.Remote, c.Ref = e.gitWhere(e.cfg)
+			c.Remote, c.Ref = e.gitWhere(e.Cfg)
 			remote, ref = c.Remote, c.Ref
 		}
 		st, err := e.openStore(ctx, c, r.Prefix)
@@ -750,17 +750,17 @@ func (e *Workspace) UseStore(ctx context.Context, req UseRequest) (*UseResult, e
 	if err := e.recordStore(ctx, record, r.Prefix, remote, ref); err != nil {
 		return nil, err
 	}
-	e.choosing = false
-	if err := e.Open(ctx, e.purpose); err != nil {
+	e.Choosing = false
+	if err := e.Open(ctx, e.Purpose); err != nil {
 		return nil, err
 	}
-	now := e.setup.clone
+	now := e.Setup.clone
 	r.Store = storeViewOf(&now)
-	if spec == "" && e.setup.policyNamed {
-		r.Policy = storeViewOf(e.setup.policy)
+	if spec == "" && e.Setup.policyNamed {
+		r.Policy = storeViewOf(e.Setup.policy)
 	}
 	details := fmt.Sprintf("%s (%s); was %s", now.name(), now.source(), was)
-	if err := e.mgr.Record(ctx, journal.Event{Worker: e.me.Holder, WorkerType: e.me.HolderType, Session: e.me.Session,
+	if err := e.Mgr.Record(ctx, journal.Event{Worker: e.Me.Holder, WorkerType: e.Me.HolderType, Session: e.Me.Session,
 		Action: journal.ActionStoreUse, Details: details}); err != nil {
 		return nil, fmt.Errorf("store use: the store is recorded in the clone's config, its event is not: %w", err)
 	}
@@ -770,8 +770,8 @@ func (e *Workspace) UseStore(ctx context.Context, req UseRequest) (*UseResult, e
 // StoreName names the store the workspace opened: file, or its URL
 // without a password.
 func (e *Workspace) StoreName() string {
-	if e.setup == nil { // not opened: no store chosen yet
+	if e.Setup == nil { // not opened: no store chosen yet
 		return ""
 	}
-	return e.setup.use.name()
+	return e.Setup.use.name()
 }

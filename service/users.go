@@ -300,6 +300,6 @@ func (e *Workspace) As(u ServeUser) (*Workspace, error) {
 		return nil, err
 	}
 	c := *e
-	c.me, c.serveUser = o, &u
+	c.Me, c.ServeUser = o, &u
 	return &c, nil
 }

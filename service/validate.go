@@ -28,9 +28,9 @@ type Validation struct {
 func (e *Workspace) Validate(req ValidateRequest) (*Validation, error) {
 	files := req.Files
 	if len(files) == 0 {
-		if e.cfg.Path != "" && e.repo.Toplevel == "" && !filepath.IsAbs(e.cfg.Path) {
+		if e.Cfg.Path != "" && e.Repo.Toplevel == "" && !filepath.IsAbs(e.Cfg.Path) {
 			// A server's policy committed on HEAD: loading it validated it.
-			return &Validation{Valid: []string{e.cfg.Path}}, nil
+			return &Validation{Valid: []string{e.Cfg.Path}}, nil
 		}
 		files = e.policyFiles()
 	}
@@ -51,12 +51,12 @@ func (e *Workspace) Validate(req ValidateRequest) (*Validation, error) {
 // those that exist.
 func (e *Workspace) policyFiles() []string {
 	var files []string
-	if e.cfg.Path != "" {
-		files = append(files, e.cfg.Path)
+	if e.Cfg.Path != "" {
+		files = append(files, e.Cfg.Path)
 	}
-	wp := e.cfg.WorkPackages
-	if !filepath.IsAbs(wp) && e.repo.Toplevel != "" {
-		wp = filepath.Join(e.repo.Toplevel, wp)
+	wp := e.Cfg.WorkPackages
+	if !filepath.IsAbs(wp) && e.Repo.Toplevel != "" {
+		wp = filepath.Join(e.Repo.Toplevel, wp)
 	}
 	if _, err := os.Stat(wp); err == nil {
 		files = append(files, wp)

@@ -36,7 +36,7 @@ func (e *LogMissingError) fetchSpec() string {
 // LogRefs are where a clone keeps the workflow branch: its own, and the
 // remote's as last fetched.
 func (e *Workspace) LogRefs() []string {
-	b := e.cfg.Workflow.Branch
+	b := e.Cfg.Workflow.Branch
 	return []string{"refs/heads/" + b, "refs/remotes/" + e.logRemote() + "/" + b}
 }
 
@@ -45,8 +45,8 @@ func (e *Workspace) LogRefs() []string {
 // (`git clone -o upstream`), that one. With several, workflow.remote
 // stays: which of them holds the log is the policy's to say.
 func (e *Workspace) logRemote() string {
-	want := e.cfg.Workflow.Remote
-	out, err := gitexec.RepoOutput(context.Background(), e.repo, "remote")
+	want := e.Cfg.Workflow.Remote
+	out, err := gitexec.RepoOutput(context.Background(), e.Repo, "remote")
 	if err != nil {
 		return want
 	}
@@ -60,10 +60,10 @@ func (e *Workspace) logRemote() string {
 // fetchLockLog fetches the workflow branch from workflow.remote into its
 // remote-tracking ref.
 func (e *Workspace) fetchLockLog(ctx context.Context) error {
-	miss := &LogMissingError{Remote: e.logRemote(), Branch: e.cfg.Workflow.Branch}
-	dir := e.repo.Toplevel
+	miss := &LogMissingError{Remote: e.logRemote(), Branch: e.Cfg.Workflow.Branch}
+	dir := e.Repo.Toplevel
 	if dir == "" {
-		dir = e.repo.GitDir
+		dir = e.Repo.GitDir
 	}
 	if _, err := gitexec.Output(ctx, dir, nil, "fetch", "--quiet", "--no-tags", "--", miss.Remote, miss.fetchSpec()); err != nil {
 		return fmt.Errorf("fetch the lock log (%s from %s): %w", miss.Branch, miss.Remote, err)
@@ -105,7 +105,7 @@ func (e *Workspace) readLockLogSince(ctx context.Context, since time.Time, extra
 // read the whole log.
 func (e *Workspace) readLockLogFor(ctx context.Context, since time.Time, bearing func() (*history.Keys, bool), extra ...string) (lockLog, error) {
 	refs := e.LogRefs()
-	cfg := workflow.Config{GitDir: e.repo.GitDir, CommonDir: e.repo.CommonDir, WorkTree: e.repo.Toplevel}
+	cfg := workflow.Config{GitDir: e.Repo.GitDir, CommonDir: e.Repo.CommonDir, WorkTree: e.Repo.Toplevel}
 	var out lockLog
 	var local []journal.Event
 	journalRead := false
@@ -127,7 +127,7 @@ func (e *Workspace) readLockLogFor(ctx context.Context, since time.Time, bearing
 			journalRead = true
 		}
 		if len(lr.Found) == 0 && len(local) == 0 {
-			return lockLog{}, &LogMissingError{Refs: refs, Remote: e.logRemote(), Branch: e.cfg.Workflow.Branch}
+			return lockLog{}, &LogMissingError{Refs: refs, Remote: e.logRemote(), Branch: e.Cfg.Workflow.Branch}
 		}
 		branch, err := e.vouchedEvents(ctx, append(refs, extra...), lr.Events)
 		if err != nil {
@@ -253,7 +253,7 @@ func (e *Workspace) judgedSince(ctx context.Context, revArgs []string) time.Time
 	if revArgs == nil {
 		return now
 	}
-	out, err := gitexec.RepoOutput(ctx, e.repo, append([]string{"-c", "log.showSignature=false", "log", "--format=%ct"}, revArgs...)...)
+	out, err := gitexec.RepoOutput(ctx, e.Repo, append([]string{"-c", "log.showSignature=false", "log", "--format=%ct"}, revArgs...)...)
 	if err != nil {
 		return time.Time{}
 	}
@@ -278,18 +278,18 @@ func (e *Workspace) judgedSince(ctx context.Context, revArgs []string) time.Time
 // lost state holds is handed out again. A clone with no lock log at all
 // has floor 0.
 func (e *Workspace) FenceFloor(ctx context.Context) (uint64, error) {
-	if e.repo.Toplevel != "" {
+	if e.Repo.Toplevel != "" {
 		// A remote without the branch (first use) has no events to add;
 		// one that cannot be read fails the change: the floor it would
 		// give is unknown. A repository without any remote (one of its
 		// own, on Redis) has only its own log.
-		remote, b := e.logRemote(), e.cfg.Workflow.Branch
-		out, err := gitexec.RepoOutput(ctx, e.repo, "remote")
+		remote, b := e.logRemote(), e.Cfg.Workflow.Branch
+		out, err := gitexec.RepoOutput(ctx, e.Repo, "remote")
 		if err != nil {
 			return 0, fmt.Errorf("read the lock log: list the clone's remotes: %w", err)
 		}
 		if len(strings.Fields(string(out))) > 0 {
-			err := gitexec.FetchRef(ctx, e.repo, remote, "refs/heads/"+b, "refs/remotes/"+remote+"/"+b)
+			err := gitexec.FetchRef(ctx, e.Repo, remote, "refs/heads/"+b, "refs/remotes/"+remote+"/"+b)
 			if err != nil && !errors.Is(err, gitexec.ErrNoRemoteRef) {
 				return 0, fmt.Errorf("fetch the lock log (%s from %s): %w", b, remote, err)
 			}
@@ -314,8 +314,8 @@ func (e *Workspace) FenceFloor(ctx context.Context) (uint64, error) {
 // event commits (workflow.CheckEventCommits), read against the branch as
 // it is; reason says why one is not, "" when all are.
 func (e *Workspace) EventCommits(ctx context.Context, commits []string) (reason string, err error) {
-	cfg := workflow.Config{GitDir: e.repo.GitDir, CommonDir: e.repo.CommonDir, WorkTree: e.repo.Toplevel}
-	err = workflow.CheckEventCommits(ctx, cfg, []string{"refs/heads/" + e.cfg.Workflow.Branch}, commits)
+	cfg := workflow.Config{GitDir: e.Repo.GitDir, CommonDir: e.Repo.CommonDir, WorkTree: e.Repo.Toplevel}
+	err = workflow.CheckEventCommits(ctx, cfg, []string{"refs/heads/" + e.Cfg.Workflow.Branch}, commits)
 	var ne *workflow.NotEventsError
 	if errors.As(err, &ne) {
 		return ne.Error(), nil
@@ -363,7 +363,7 @@ func (e *Workspace) Verify(ctx context.Context, req VerifyRequest) (*Report, err
 	revArgs := []string{"HEAD", "--not", "--remotes"}
 	var err error
 	switch {
-	case req.Staged && e.repo.Toplevel == "":
+	case req.Staged && e.Repo.Toplevel == "":
 		return nil, Usagef("verify --staged: a bare repository has no staged change")
 	case req.Staged:
 		revArgs = nil
@@ -389,7 +389,7 @@ func (e *Workspace) Verify(ctx context.Context, req VerifyRequest) (*Report, err
 		if err != nil {
 			return nil, err
 		}
-		e.bindPusher(h, p, e.base)
+		e.bindPusher(h, p, e.Base)
 	}
 	if req.Fetch {
 		if err := e.fetchLockLog(ctx); err != nil {

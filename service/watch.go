@@ -28,7 +28,7 @@ func (e *Workspace) WatchReadOnly(ctx context.Context, interval time.Duration, e
 		return err
 	}
 	changes := make(chan struct{}, 1)
-	if e.setup.use.Kind == KindFile {
+	if e.Setup.use.Kind == KindFile {
 		w, err := fsnotify.NewWatcher()
 		if err == nil {
 			defer w.Close()
@@ -42,7 +42,7 @@ func (e *Workspace) WatchReadOnly(ctx context.Context, interval time.Duration, e
 	for {
 		if !e.readOnlyStillOn() {
 			// Turned off while watching: give every mode back, and stop.
-			e.cfg.Locks.ReadOnly = false
+			e.Cfg.Locks.ReadOnly = false
 			res, err := e.SyncReadOnly(ctx)
 			each(res, err)
 			return ErrReadOnlyOff
@@ -74,10 +74,10 @@ var ErrReadOnlyOff = errors.New("locks.read_only was turned off: the modes lockg
 // tree, locks.read_only off, or an interval that is not positive.
 func (e *Workspace) CanWatchReadOnly(interval time.Duration) error {
 	switch {
-	case e.repo.Toplevel == "":
+	case e.Repo.Toplevel == "":
 		return Usagef("guard watch: needs a working tree")
-	case !e.cfg.Locks.ReadOnly:
-		return Usagef("guard watch: locks.read_only is off in %s: nothing to keep read-only", cmp.Or(e.cfg.Path, "the built-in defaults"))
+	case !e.Cfg.Locks.ReadOnly:
+		return Usagef("guard watch: locks.read_only is off in %s: nothing to keep read-only", cmp.Or(e.Cfg.Path, "the built-in defaults"))
 	case interval <= 0:
 		return Usagef("guard watch: --interval must be positive")
 	}
@@ -88,10 +88,10 @@ func (e *Workspace) CanWatchReadOnly(interval time.Duration) error {
 // cache): a watch started with read_only on follows it being turned off.
 // A file that cannot be read now keeps the watch as it was.
 func (e *Workspace) readOnlyStillOn() bool {
-	if e.cfg.Path == "" {
-		return e.cfg.Locks.ReadOnly
+	if e.Cfg.Path == "" {
+		return e.Cfg.Locks.ReadOnly
 	}
-	cfg, err := config.LoadCached(e.cfg.Path, filepath.Join(e.repo.CommonDir, "lockgate", "cache"))
+	cfg, err := config.LoadCached(e.Cfg.Path, filepath.Join(e.Repo.CommonDir, "lockgate", "cache"))
 	if err != nil {
 		return true
 	}

@@ -163,9 +163,9 @@ type WorkLoop struct {
 // NewWorkLoop starts a worker loop on the opened workspace.
 func (e *Workspace) NewWorkLoop(req WorkRequest) *WorkLoop {
 	w := &WorkLoop{e: e, req: req, stop: make(chan struct{}), failures: map[string]int{}}
-	w.sum = WorkSummary{Worker: e.me.Holder, Session: e.me.Session, Store: e.StoreName(),
+	w.sum = WorkSummary{Worker: e.Me.Holder, Session: e.Me.Session, Store: e.StoreName(),
 		Done: []WorkRun{}, Failed: []WorkRun{}, GivenBack: []WorkRun{}, Lost: []WorkRun{}}
-	w.say("worker %s, session %s, lock store %s; running %s for each package", e.me.Holder, e.me.Session, e.StoreLabel(), req.Command)
+	w.say("worker %s, session %s, lock store %s; running %s for each package", e.Me.Holder, e.Me.Session, e.StoreLabel(), req.Command)
 	return w
 }
 
@@ -328,7 +328,7 @@ func unfinishable(wps *config.WorkPackages, q *Queue) []PackageStatus {
 // job makes the job of wp, claimed with res; a package whose keys cannot
 // be read is given back.
 func (w *WorkLoop) job(ctx context.Context, wp *config.WorkPackage, res []locks.Result) (*WorkJob, error) {
-	j := &WorkJob{ID: wp.ID, Title: wp.Title, Dir: w.e.cwd, wp: wp, res: res, start: w.e.Now()}
+	j := &WorkJob{ID: wp.ID, Title: wp.Title, Dir: w.e.Cwd, wp: wp, res: res, start: w.e.Now()}
 	taskKey := lockkey.TaskKey(wp.ID)
 	for _, r := range res {
 		j.keys = append(j.keys, r.Lock.Key)
@@ -360,7 +360,7 @@ func (w *WorkLoop) env(wp *config.WorkPackage) ([]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("work package %s: %w", wp.ID, err)
 	}
-	me := w.e.me
+	me := w.e.Me
 	return []string{
 		"LOCKGATE_PACKAGE=" + wp.ID,
 		"LOCKGATE_PACKAGE_TITLE=" + wp.Title,
@@ -392,7 +392,7 @@ func (w *WorkLoop) Keep(ctx context.Context, j *WorkJob) error {
 	deadline := j.expires.Add(-holdMargin(j.ttl))
 	rctx, cancel := untilDeadline(bg, deadline, w.e.Now())
 	defer cancel()
-	ls, err := w.e.mgr.Refresh(rctx, j.keys, w.e.me, j.ttl, 0, false)
+	ls, err := w.e.Mgr.Refresh(rctx, j.keys, w.e.Me, j.ttl, 0, false)
 	if err == nil {
 		j.backoff = 0
 		for _, l := range ls {
@@ -406,9 +406,9 @@ func (w *WorkLoop) Keep(ctx context.Context, j *WorkJob) error {
 		}
 		return nil
 	}
-	cur, gerr := w.e.store.Get(bg, j.task.Key)
+	cur, gerr := w.e.Store.Get(bg, j.task.Key)
 	switch {
-	case gerr == nil && IsFinishedPackage(cur) && cur.OwnedBy(w.e.me):
+	case gerr == nil && IsFinishedPackage(cur) && cur.OwnedBy(w.e.Me):
 		j.finishedByCMD = true // the command ran `lockgate done` itself
 		return nil
 	case claimLost(err):
@@ -485,7 +485,7 @@ func (w *WorkLoop) finish(ctx context.Context, j *WorkJob, run WorkRun, how Fini
 	f, err := w.e.FinishPackage(ctx, FinishRequest{PackageRequest: PackageRequest{Packages: w.req.Packages, ID: j.ID}, Finish: how})
 	var state *PackageStateError
 	switch {
-	case errors.As(err, &state) && state.Status.Holder == w.e.me.Holder && state.Status.Session == w.e.me.Session:
+	case errors.As(err, &state) && state.Status.Holder == w.e.Me.Holder && state.Status.Session == w.e.Me.Session:
 		// The command finished it itself (`lockgate done`): as it said.
 		how = Finish{Commit: state.Status.Commit, Failed: state.Status.Reason}
 		if state.Status.State == PackageDone {
@@ -541,7 +541,7 @@ func AtCommit(c string) string {
 // stillClaimed reports whether the claim whose task record was task still
 // stands (or whether that cannot be told: the store does not answer).
 func (w *WorkLoop) stillClaimed(ctx context.Context, task locks.Lock) bool {
-	cur, err := w.e.store.Get(ctx, task.Key)
+	cur, err := w.e.Store.Get(ctx, task.Key)
 	if errors.Is(err, locks.ErrNotFound) {
 		return false
 	}

@@ -526,8 +526,8 @@ func TestWorkLoopJob(t *testing.T) {
 			t.Errorf("env lacks %q:\n%s", want, env)
 		}
 	}
-	if j.Every != 20*time.Minute || j.Dir != e.cwd {
-		t.Errorf("renewed every %v in %s, want 20m in %s", j.Every, j.Dir, e.cwd)
+	if j.Every != 20*time.Minute || j.Dir != e.Cwd {
+		t.Errorf("renewed every %v in %s, want 20m in %s", j.Every, j.Dir, e.Cwd)
 	}
 	if err := w.Keep(context.Background(), j); err != nil {
 		t.Errorf("keep: %v", err)
@@ -658,7 +658,7 @@ func TestWorkSession(t *testing.T) {
 func TestListPackagesUnreadable(t *testing.T) {
 	_, _, open := queueRepo(t, queuePackages)
 	e := open("alice")
-	if err := os.WriteFile(e.store.Where("task:WP-1"), []byte("not a record"), 0o644); err != nil {
+	if err := os.WriteFile(e.Store.Where("task:WP-1"), []byte("not a record"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	l, err := e.ListPackages(context.Background(), "")
@@ -685,8 +685,8 @@ func TestWorkLoopKeepRidesOutUnavailableStore(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	store := &downFor{Store: alice.mgr.Store, n: 2}
-	alice.mgr.Store = store
+	store := &downFor{Store: alice.Mgr.Store, n: 2}
+	alice.Mgr.Store = store
 	for i, want := range []time.Duration{250 * time.Millisecond, 500 * time.Millisecond} {
 		if err := w.Keep(ctx, j); err != nil || w.KeepAfter(j) != want {
 			t.Fatalf("keep %d with the store down: %v, next after %s; want nil and %s", i+1, err, w.KeepAfter(j), want)
@@ -704,7 +704,7 @@ func TestWorkLoopKeepRidesOutUnavailableStore(t *testing.T) {
 	if !errors.As(err, new(*ExpiringError)) || !errors.As(err, new(*locks.UnavailableError)) {
 		t.Fatalf("keep a second before the claim expires, the store down: %v; want an *ExpiringError with the store's", err)
 	}
-	alice.mgr.Store = store.Store
+	alice.Mgr.Store = store.Store
 	if err := w.Conclude(ctx, j, CommandResult{Status: 143, Lost: err}); err != nil {
 		t.Fatal(err)
 	}

@@ -64,7 +64,7 @@ func TestWorkLoopGiveBack(t *testing.T) {
 			if s, _ := q.status("WP-2"); s.State != PackageReady {
 				t.Fatalf("WP-2 is %s, want ready again", s.State)
 			}
-			if _, err := alice.store.Get(ctx, "src/b.go"); !errors.Is(err, locks.ErrNotFound) {
+			if _, err := alice.Store.Get(ctx, "src/b.go"); !errors.Is(err, locks.ErrNotFound) {
 				t.Fatalf("src/b.go after the give-back: %v, want it free", err)
 			}
 		})

@@ -83,65 +83,65 @@ type Purpose struct {
 // worker it acts as and, once opened, its lock store, journal and lock
 // Manager.
 type Workspace struct {
-	opts    Options
-	purpose Purpose
-	// choosing: store use is recording a store, so the policy's is not
+	Opts    Options
+	Purpose Purpose
+	// Choosing: store use is recording a store, so the policy's is not
 	// recorded on the way.
-	choosing bool
-	// judging: cfg is the policy a change is judged by (the one committed
+	Choosing bool
+	// Judging: cfg is the policy a change is judged by (the one committed
 	// at its base, or -c FILE), not the checkout's: the clone's store is
 	// held to it (judgeByBase).
-	judging bool
-	// base is the commit the judged policy was read from ("" for the
+	Judging bool
+	// Base is the commit the judged policy was read from ("" for the
 	// checkout's, HEAD on a server): the allowed signers are read there too.
-	base    string
-	repo    *gitexec.Repo
-	cwd     string // absolute working directory (after -C)
-	cfg     *config.Config
-	store   locks.Store
-	journal *journal.Journal
-	mgr     *locks.Manager
-	me      locks.Owner
-	// serveUser is the user of lockgate serve the workspace acts as (As),
+	Base    string
+	Repo    *gitexec.Repo
+	Cwd     string // absolute working directory (after -C)
+	Cfg     *config.Config
+	Store   locks.Store
+	Journal *journal.Journal
+	Mgr     *locks.Manager
+	Me      locks.Owner
+	// ServeUser is the user of lockgate serve the workspace acts as (As),
 	// nil on the command line.
-	serveUser *ServeUser
-	closers   []func() error
-	redis     *redisstore.Store // set when the store is Redis
-	realTop   string            // the worktree with symbolic links resolved, once needed
-	// fold is core.ignorecase, once read (see ignoreCase).
-	fold  *bool
-	setup *storeSetup // how the store was picked
-	// staged is git's listing of the staged change, started by Load for
+	ServeUser *ServeUser
+	Closers   []func() error
+	Redis     *redisstore.Store // set when the store is Redis
+	RealTop   string            // the worktree with symbolic links resolved, once needed
+	// Fold is core.ignorecase, once read (see ignoreCase).
+	Fold  *bool
+	Setup *storeSetup // how the store was picked
+	// Staged is git's listing of the staged change, started by Load for
 	// Options.Hook; the first commit hook takes it (takeStaged).
-	staged func() ([]byte, error)
+	Staged func() ([]byte, error)
 }
 
 // IgnoreCase reports core.ignorecase, read once per run: scope patterns
 // and protected branches follow it. Lock keys do not: they compare folded
 // (case and Unicode normal form) in every clone (lockkey.FoldCase).
 func (e *Workspace) IgnoreCase(ctx context.Context) (bool, error) {
-	if e.fold == nil {
-		v, err := gitexec.IgnoreCase(ctx, e.repo)
+	if e.Fold == nil {
+		v, err := gitexec.IgnoreCase(ctx, e.Repo)
 		if err != nil {
 			return false, err
 		}
-		e.fold = &v
+		e.Fold = &v
 	}
-	return *e.fold, nil
+	return *e.Fold, nil
 }
 
 // Close closes what the workspace opened.
 func (e *Workspace) Close() {
-	for _, c := range e.closers {
+	for _, c := range e.Closers {
 		_ = c()
 	}
-	if e.store != nil {
-		_ = e.store.Close()
+	if e.Store != nil {
+		_ = e.Store.Close()
 	}
 }
 
 // stateDir is where lockgate keeps a clone's shared state.
-func (e *Workspace) stateDir() string { return filepath.Join(e.repo.CommonDir, "lockgate") }
+func (e *Workspace) stateDir() string { return filepath.Join(e.Repo.CommonDir, "lockgate") }
 
 // JournalFile is the clone's journal; reading it needs no lock store.
 func (e *Workspace) JournalFile() *journal.Journal {
@@ -157,13 +157,13 @@ func Load(ctx context.Context, opts Options) (*Workspace, error) {
 	if opts.Clock == nil {
 		opts.Clock = time.Now
 	}
-	e := &Workspace{opts: opts}
+	e := &Workspace{Opts: opts}
 	defer func() {
-		if e.repo == nil { // not loaded (e.repo is set last)
+		if e.Repo == nil { // not loaded (e.Repo is set last)
 			e.Close()
 		}
 	}()
-	dir := e.opts.Dir
+	dir := e.Opts.Dir
 	if dir == "" {
 		dir = "."
 	}
@@ -179,7 +179,7 @@ func Load(ctx context.Context, opts Options) (*Workspace, error) {
 		return nil, err
 	}
 	e.listStaged(ctx, repo)
-	cfgPath := e.opts.ConfigFile
+	cfgPath := e.Opts.ConfigFile
 	if cfgPath == "" {
 		root := repo.Toplevel
 		if root == "" {
@@ -192,7 +192,7 @@ func Load(ctx context.Context, opts Options) (*Workspace, error) {
 	// Hooks and guards read the config on every commit and edit: keep it
 	// decoded in the clone's state directory.
 	var cfg *config.Config
-	if e.opts.ConfigFile == "" && repo.Toplevel == "" {
+	if e.Opts.ConfigFile == "" && repo.Toplevel == "" {
 		cfg, err = serverConfig(ctx, repo, cfgPath)
 	} else {
 		cfg, err = config.LoadCached(cfgPath, filepath.Join(repo.CommonDir, "lockgate", "cache"))
@@ -200,14 +200,14 @@ func Load(ctx context.Context, opts Options) (*Workspace, error) {
 	if err != nil {
 		return nil, err
 	}
-	if e.opts.ConfigFile != "" && cfg.Path == "" {
-		return nil, Usagef("config file %s does not exist", e.opts.ConfigFile)
+	if e.Opts.ConfigFile != "" && cfg.Path == "" {
+		return nil, Usagef("config file %s does not exist", e.Opts.ConfigFile)
 	}
 	me, err := e.identity("")
 	if err != nil {
 		return nil, err
 	}
-	e.repo, e.cwd, e.cfg, e.me = repo, cwd, cfg, me
+	e.Repo, e.Cwd, e.Cfg, e.Me = repo, cwd, cfg, me
 	return e, nil
 }
 
@@ -235,10 +235,10 @@ func serverConfig(ctx context.Context, repo *gitexec.Repo, local string) (*confi
 // Open opens the lock store, the journal and the Manager for purpose p,
 // once: later calls return at once.
 func (e *Workspace) Open(ctx context.Context, p Purpose) error {
-	if e.mgr != nil {
+	if e.Mgr != nil {
 		return nil
 	}
-	e.purpose = p
+	e.Purpose = p
 	setup, err := e.resolveStore(ctx)
 	if err != nil {
 		return err
@@ -250,64 +250,64 @@ func (e *Workspace) Open(ctx context.Context, p Purpose) error {
 	if err != nil {
 		return err
 	}
-	e.store, e.setup = store, setup
-	if setup.use.Kind == KindGit && !e.cfg.Workflow.AutoPushSet && setup.use.Remote != "." {
+	e.Store, e.Setup = store, setup
+	if setup.use.Kind == KindGit && !e.Cfg.Workflow.AutoPushSet && setup.use.Remote != "." {
 		// Locks shared through the remote: so are their events, or
 		// verify in another clone could not see them. A store that is
 		// the repository's own ref (the server's bare repository, where
 		// lockgate serve and pre-receive run) is the remote: its events
 		// are on its own workflow branch, with nowhere to push them.
-		e.cfg.Workflow.AutoPush = true
+		e.Cfg.Workflow.AutoPush = true
 	}
-	e.redis, _ = store.(*redisstore.Store)
-	e.journal = e.JournalFile()
+	e.Redis, _ = store.(*redisstore.Store)
+	e.Journal = e.JournalFile()
 	host, _ := os.Hostname()
-	e.mgr = &locks.Manager{Store: store, Host: host, PID: os.Getpid(), Now: e.opts.Clock, StoreName: storeName(setup.use, store),
-		PerBranch: e.cfg.Locks.PerBranch}
-	sink := &auditSink{ctx: ctx, journal: e.journal, autoPush: e.cfg.Workflow.AutoPush, notify: e.notify, quietPush: p.Settles}
-	if e.cfg.Workflow.AutoCommit {
+	e.Mgr = &locks.Manager{Store: store, Host: host, PID: os.Getpid(), Now: e.Opts.Clock, StoreName: storeName(setup.use, store),
+		PerBranch: e.Cfg.Locks.PerBranch}
+	sink := &auditSink{ctx: ctx, journal: e.Journal, autoPush: e.Cfg.Workflow.AutoPush, notify: e.notify, quietPush: p.Settles}
+	if e.Cfg.Workflow.AutoCommit {
 		sink.branch = e.branchWriter(ctx)
 	}
-	e.mgr.Events = sink
+	e.Mgr.Events = sink
 	return nil
 }
 
 // notify passes what the request says on the side to Options.Notify.
 func (e *Workspace) notify(level, msg string, hints ...string) {
-	if e.opts.Notify != nil {
-		e.opts.Notify(level, msg, hints...)
+	if e.Opts.Notify != nil {
+		e.Opts.Notify(level, msg, hints...)
 	}
 }
 
 func (e *Workspace) warn(level, msg string) { e.notify(level, msg) }
 
 // Now is the request's clock.
-func (e *Workspace) Now() time.Time { return e.opts.Clock() }
+func (e *Workspace) Now() time.Time { return e.Opts.Clock() }
 
 // Owner is who the request acts as, resolved once when the workspace was
 // loaded (worker, type, session): front ends render it, never decide it.
-func (e *Workspace) Owner() locks.Owner { return e.me }
+func (e *Workspace) Owner() locks.Owner { return e.Me }
 
 // LockStore is the clone's lock store as it is, below the Manager's rules
 // and the audit trail: for programs that seed or inspect the table
 // directly (a benchmark filling it with thousands of records). Front ends
 // never call it — every change they make goes through a use case, so it is
 // journaled (TestFrontEndsUseCases keeps it so).
-func (e *Workspace) LockStore() locks.Store { return e.store }
+func (e *Workspace) LockStore() locks.Store { return e.Store }
 
 // getenv reads the request's environment.
-func (e *Workspace) getenv(k string) string { return e.opts.Getenv(k) }
+func (e *Workspace) getenv(k string) string { return e.Opts.Getenv(k) }
 
 // stateAgeNote says how old the state of the locks a request judged by
 // was, when locks.git.max_age let it use one the remote confirmed
 // earlier; "" otherwise.
 func (e *Workspace) stateAgeNote() string {
-	g, ok := e.store.(*gitstore.Store)
-	if !ok || !e.purpose.Cached || e.cfg.Locks.Git.MaxAge <= 0 {
+	g, ok := e.Store.(*gitstore.Store)
+	if !ok || !e.Purpose.Cached || e.Cfg.Locks.Git.MaxAge <= 0 {
 		return ""
 	}
 	age := g.Age(time.Now()).Round(100 * time.Millisecond)
-	return fmt.Sprintf("locks as %s %s had them %s ago (locks.git.max_age: %s)", g.Remote(), g.Ref(), age, e.cfg.Locks.Git.MaxAge)
+	return fmt.Sprintf("locks as %s %s had them %s ago (locks.git.max_age: %s)", g.Remote(), g.Ref(), age, e.Cfg.Locks.Git.MaxAge)
 }
 
 // storeName names the store in events: its kind, and where a shared one is.
@@ -326,18 +326,18 @@ func (e *Workspace) openStore(ctx context.Context, c storeChoice, prefix string)
 	case KindFile:
 		return filestore.Open(filepath.Join(e.stateDir(), "locks"))
 	case KindGit:
-		g := e.cfg.Locks.Git
+		g := e.Cfg.Locks.Git
 		// Where the locks are is the clone's (c.Remote, c.Ref; see
 		// gitWhere); how to talk to the remote is the policy's.
 		opts := gitstore.Options{
-			GitDir: e.repo.GitDir, CommonDir: e.repo.CommonDir, WorkTree: e.repo.Toplevel,
+			GitDir: e.Repo.GitDir, CommonDir: e.Repo.CommonDir, WorkTree: e.Repo.Toplevel,
 			Remote: c.Remote, Ref: c.Ref, ClockSkew: g.ClockSkew.Std(), Timeout: g.Timeout.Std(),
 		}
 		opts.RemoteFrom = e.gitRemoteFrom()
-		if e.purpose.Cached {
+		if e.Purpose.Cached {
 			opts.MaxAge = g.MaxAge.Std()
 		}
-		if e.purpose.Server {
+		if e.Purpose.Server {
 			opts.Reuse = -1 // every call of a long-lived server asks
 		}
 		opts.FenceFloor = e.FenceFloor
@@ -349,7 +349,7 @@ func (e *Workspace) openStore(ctx context.Context, c storeChoice, prefix string)
 		opts.Sign = sign
 		s, err := gitstore.Open(opts)
 		if err != nil {
-			return nil, Usagef("%v (locks.git in %s)", err, cmp.Or(e.cfg.Path, config.DefaultFile))
+			return nil, Usagef("%v (locks.git in %s)", err, cmp.Or(e.Cfg.Path, config.DefaultFile))
 		}
 		return s, nil
 	case KindRedis:
@@ -367,9 +367,9 @@ func (e *Workspace) openStore(ctx context.Context, c storeChoice, prefix string)
 		opts.PoolSize = 4 // one CLI process: a few connections for parallel reads
 		// One timeout per command: a server that did not answer in time is
 		// not asked again.
-		opts.OneTimeout = !e.purpose.Server && !e.purpose.KeepsLocks
+		opts.OneTimeout = !e.Purpose.Server && !e.Purpose.KeepsLocks
 		opts.FenceFloor = e.FenceFloor
-		opts.MinReplicas = e.cfg.Locks.Redis.MinReplicas
+		opts.MinReplicas = e.Cfg.Locks.Redis.MinReplicas
 		st, err := redisstore.Open(context.Background(), c.URL, opts)
 		var unknown *redisstore.UnknownMasterError
 		if errors.As(err, &unknown) {
@@ -388,8 +388,8 @@ func (e *Workspace) openStore(ctx context.Context, c storeChoice, prefix string)
 // gitRemoteFrom says where the git store's remote comes from, in a
 // sentence for the error of a clone without it.
 func (e *Workspace) gitRemoteFrom() string {
-	file := cmp.Or(e.cfg.Path, config.DefaultFile)
-	if e.cfg.Locks.Git.Remote != "" {
+	file := cmp.Or(e.Cfg.Path, config.DefaultFile)
+	if e.Cfg.Locks.Git.Remote != "" {
 		return "locks.git.remote in " + file
 	}
 	return "workflow.remote, origin unless " + file + " sets it, as locks.git.remote is not set"
@@ -416,7 +416,7 @@ func owner(opts Options) (locks.Owner, error) {
 	if opts.Getenv == nil {
 		opts.Getenv = os.Getenv
 	}
-	e := &Workspace{opts: opts}
+	e := &Workspace{Opts: opts}
 	return e.identity("")
 }
 
@@ -427,7 +427,7 @@ func owner(opts Options) (locks.Owner, error) {
 // is told pushed (hooks.identity_env), "" elsewhere: it is then the
 // worker and its session, whatever the options say.
 func (e *Workspace) identity(pusher string) (locks.Owner, error) {
-	g := e.opts
+	g := e.Opts
 	worker := cmp.Or(pusher, g.As, e.getenv("LOCKGATE_WORKER"))
 	if worker == "" {
 		name := e.getenv("USER")
@@ -465,16 +465,16 @@ func newOwner(worker, workerType, session string) (locks.Owner, error) {
 // A command that reads no lock (log) opens the store only when an intent
 // is left to settle, so that it works while the store is down.
 func (e *Workspace) recoverInterrupted(ctx context.Context) {
-	if e.mgr == nil {
+	if e.Mgr == nil {
 		if !journal.Open(filepath.Join(e.stateDir(), "events.jsonl")).HasIntents() {
 			return
 		}
-		if err := e.Open(ctx, e.purpose); err != nil {
+		if err := e.Open(ctx, e.Purpose); err != nil {
 			e.warn("warning", fmt.Sprintf("the events of an interrupted lockgate command are not recorded yet (lock store: %v)", err))
 			return
 		}
 	}
-	if err := e.mgr.Recover(ctx); err != nil {
+	if err := e.Mgr.Recover(ctx); err != nil {
 		e.warn("warning", err.Error())
 	}
 }
