@@ -1,9 +1,7 @@
 package config
 
 import (
-	"bytes"
 	"crypto/sha256"
-	"encoding/gob"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -38,7 +36,7 @@ func LoadCached(path, cacheDir string) (*Config, error) {
 	}
 	file := filepath.Join(cacheDir, "config-"+digest(path)[:16]+".json")
 	key := digest(schema(), "\x00", path, "\x00", string(data))
-	c, ok, err := readCache[Config](file, key, jsonCodec)
+	c, ok, err := readCache[Config](file, key)
 	if err != nil {
 		return nil, fmt.Errorf("config cache: %w", err)
 	}
@@ -49,7 +47,7 @@ func LoadCached(path, cacheDir string) (*Config, error) {
 	if c, err = LoadBytes(path, data); err != nil {
 		return nil, err
 	}
-	if err := writeCache(cacheDir, file, key, c, jsonCodec); err != nil {
+	if err := writeCache(cacheDir, file, key, c); err != nil {
 		return nil, fmt.Errorf("config cache: %w", err)
 	}
 	return c, nil
@@ -59,7 +57,8 @@ func LoadCached(path, cacheDir string) (*Config, error) {
 // worker runs for every package: a file that once loaded without problems
 // is kept, decoded, in cacheDir, keyed like LoadCached's, so that later
 // runs skip the YAML parser (most of a claim's time with thousands of
-// packages). A file with problems is never cached.
+// packages). A file with problems is never cached; a cache file that is
+// damaged, or not one this lockgate wrote for these bytes, is not read.
 func LoadWorkPackagesCached(path, cacheDir string) (*WorkPackages, error) {
 	data, err := readPolicy(path, MaxWorkPackagesBytes, "work packages")
 	if err != nil {
@@ -70,33 +69,30 @@ func LoadWorkPackagesCached(path, cacheDir string) (*WorkPackages, error) {
 	} else if !ok {
 		return LoadWorkPackagesBytes(path, data)
 	}
-	file := filepath.Join(cacheDir, "packages-"+digest(path)[:16]+".gob")
+	file := filepath.Join(cacheDir, "packages-"+digest(path)[:16]+packagesExt)
 	key := digest(packagesSchema(), "\x00", path, "\x00", string(data))
-	cached, ok, err := readCache[[]cachedPackage](file, key, gobCodec)
+	b, err := readCacheFile(file)
 	if err != nil {
 		return nil, fmt.Errorf("work packages cache: %w", err)
 	}
-	if ok {
-		w := &WorkPackages{Path: path, Packages: make([]WorkPackage, len(*cached)), byID: make(map[string]int, len(*cached))}
-		for i, c := range *cached {
-			p := c.WorkPackage
-			p.idLine, p.fileLines, p.keyLines, p.depLines = c.IDLine, c.FileLines, c.KeyLines, c.DepLines
-			w.Packages[i] = p
-			w.byID[p.ID] = i
+	if ps, ok := decodePackages(b, key); ok {
+		w := &WorkPackages{Path: path, Packages: ps, byID: make(map[string]int, len(ps))}
+		for i := range ps {
+			w.byID[ps[i].ID] = i
 		}
-		return w, nil
+		if len(w.byID) == len(ps) { // ids are unique in a file that loads
+			return w, nil
+		}
 	}
 	w, err := LoadWorkPackagesBytes(path, data)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]cachedPackage, len(w.Packages))
-	for i, p := range w.Packages {
-		out[i] = cachedPackage{WorkPackage: p, IDLine: p.idLine, FileLines: p.fileLines, KeyLines: p.keyLines, DepLines: p.depLines}
-	}
-	if err := writeCache(cacheDir, file, key, &out, gobCodec); err != nil {
+	if err := writeCacheFile(cacheDir, file, encodePackages(key, w.Packages)); err != nil {
 		return nil, fmt.Errorf("work packages cache: %w", err)
 	}
+	// The file earlier releases kept, in gob.
+	_ = os.Remove(strings.TrimSuffix(file, packagesExt) + ".gob")
 	return w, nil
 }
 
@@ -113,66 +109,52 @@ func usableCache(cacheDir string) (bool, error) {
 	return err == nil, nil
 }
 
-// cachedPackage is a package as the cache keeps it: with the lines its
-// entries were at, which Validate names.
-type cachedPackage struct {
-	WorkPackage
-	IDLine                        int
-	FileLines, KeyLines, DepLines []int
-}
-
+// cacheEntry is a JSON cache file: the key it was written under, and the
+// value.
 type cacheEntry[T any] struct {
 	Key   string `json:"key"`
 	Value *T     `json:"value"`
 }
 
-// A codec writes and reads cache entries: JSON for the config, gob for
-// the work packages (thousands of them decode four times faster).
-type codec struct {
-	marshal   func(any) ([]byte, error)
-	unmarshal func([]byte, any) error
-}
-
-var (
-	jsonCodec = codec{json.Marshal, json.Unmarshal}
-	gobCodec  = codec{
-		marshal: func(v any) ([]byte, error) {
-			var b bytes.Buffer
-			err := gob.NewEncoder(&b).Encode(v)
-			return b.Bytes(), err
-		},
-		unmarshal: func(data []byte, v any) error {
-			return gob.NewDecoder(bytes.NewReader(data)).Decode(v)
-		},
-	}
-)
-
-// readCache returns the cached value under key, if file holds it. Only a
-// cache file that is a symbolic link is an error; one that cannot be read
-// is a miss.
-func readCache[T any](file, key string, c codec) (*T, bool, error) {
+// readCacheFile returns file's bytes, or none if it cannot be read. Only
+// a cache file that is a symbolic link is an error.
+func readCacheFile(file string) ([]byte, error) {
 	b, err := safefs.ReadFile(file)
 	var unsafe *safefs.UnsafePathError
 	if errors.As(err, &unsafe) {
-		return nil, false, err
+		return nil, err
 	}
 	if err != nil {
-		return nil, false, nil
+		return nil, nil
+	}
+	return b, nil
+}
+
+// readCache returns the JSON cache entry under key, if file holds it.
+func readCache[T any](file, key string) (*T, bool, error) {
+	b, err := readCacheFile(file)
+	if err != nil || b == nil {
+		return nil, false, err
 	}
 	var e cacheEntry[T]
-	if c.unmarshal(b, &e) != nil || e.Key != key || e.Value == nil {
+	if json.Unmarshal(b, &e) != nil || e.Key != key || e.Value == nil {
 		return nil, false, nil
 	}
 	return e.Value, true, nil
 }
 
-// writeCache stores v under key, best effort: only a directory that is not
-// lockgate's own (a symbolic link, another user's) is an error.
-func writeCache[T any](dir, file, key string, v *T, c codec) error {
-	b, err := c.marshal(cacheEntry[T]{Key: key, Value: v})
+// writeCache stores v under key as JSON, best effort.
+func writeCache[T any](dir, file, key string, v *T) error {
+	b, err := json.Marshal(cacheEntry[T]{Key: key, Value: v})
 	if err != nil {
 		return nil
 	}
+	return writeCacheFile(dir, file, b)
+}
+
+// writeCacheFile puts b in file, best effort: only a directory that is not
+// lockgate's own (a symbolic link, another user's) is an error.
+func writeCacheFile(dir, file string, b []byte) error {
 	var unsafe *safefs.UnsafePathError
 	if err := safefs.MkdirAll(dir, 0o777, 2); errors.As(err, &unsafe) {
 		return err
@@ -209,9 +191,12 @@ var schema = sync.OnceValue(func() string {
 	return b.String()
 })
 
-// packagesSchema is schema for the work packages cache.
+// packagesSchema is schema for the work packages cache: the fields of a
+// package and the version of the cache file's format.
 var packagesSchema = sync.OnceValue(func() string {
-	return describeType(reflect.TypeFor[cachedPackage]()).String()
+	b := describeType(reflect.TypeFor[WorkPackage]())
+	fmt.Fprintf(b, "%s %d", packagesMagic, packagesVersion)
+	return b.String()
 })
 
 // describeType writes t's fields, names, types and tags, recursively.

@@ -1,13 +1,21 @@
 package config
 
 import (
+	"bytes"
+	"encoding/binary"
 	"errors"
+	"fmt"
+	"hash/crc32"
+	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
+	"unsafe"
 )
 
 // sameConfig compares two configs as users see them (positions aside).
@@ -271,21 +279,75 @@ func TestLoadWorkPackagesCached(t *testing.T) {
 			t.Errorf("%s: Find(B) = %+v, %v", round, p, ok)
 		}
 	}
-	files, _ := filepath.Glob(filepath.Join(cache, "packages-*.gob"))
+	files, _ := filepath.Glob(filepath.Join(cache, "packages-*"+packagesExt))
 	if len(files) != 1 {
 		t.Fatalf("cache files %v", files)
 	}
-	// A hit comes from the cache: a doctored entry shows through.
+	// A hit comes from the cache: an entry rewritten under its key shows
+	// through.
 	b, _ := os.ReadFile(files[0])
-	doctored := strings.Replace(string(b), "first", "doctr", 1) // gob: a string of the same length
-	if doctored == string(b) {
-		t.Fatalf("title not found in the cache entry: %s", b)
+	key := digest(packagesSchema(), "\x00", path, "\x00", src)
+	ps, ok := decodePackages(b, key)
+	if !ok {
+		t.Fatalf("the cache file does not decode: %q", b)
 	}
-	if err := os.WriteFile(files[0], []byte(doctored), 0o644); err != nil {
+	ps[0].Title = "doctr"
+	doctored := encodePackages(key, ps)
+	if err := os.WriteFile(files[0], doctored, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if w, err := LoadWorkPackagesCached(path, cache); err != nil || w.Packages[0].Title != "doctr" {
 		t.Fatalf("hit: %v %+v", err, w)
+	}
+	// A damaged or foreign entry is never read: the file is parsed again
+	// (and the entry written afresh).
+	dup := slices.Clone(ps)
+	dup[1].ID = dup[0].ID
+	// resum gives b, its last 4 bytes replaced, the checksum of the rest.
+	resum := func(b []byte) []byte {
+		body := slices.Clone(b[:len(b)-4])
+		return binary.LittleEndian.AppendUint32(body, crc32.Checksum(body, castagnoli()))
+	}
+	at := bytes.Index(doctored, []byte("doctr"))
+	changed := slices.Clone(doctored)
+	changed[at] = 'D'
+	newer := slices.Clone(doctored)
+	newer[len(packagesMagic)]++
+	damaged := map[string][]byte{
+		"a byte changed":     changed,
+		"cut short":          doctored[:len(doctored)-1],
+		"grown":              append(slices.Clone(doctored), 0),
+		"grown, summed":      resum(slices.Concat(doctored[:len(doctored)-4], []byte{0}, doctored[len(doctored)-4:])),
+		"empty":              {},
+		"another key":        encodePackages(digest("another"), ps),
+		"duplicate ids":      encodePackages(key, dup),
+		"another version":    resum(newer),
+		"gob of an old file": []byte("\x1f\xff\x81\x03\x01\x01\x0bcacheEntry"),
+	}
+	for name, data := range damaged {
+		if err := os.WriteFile(files[0], data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if w, err := LoadWorkPackagesCached(path, cache); err != nil || w.Packages[0].Title != "first" || w.Packages[1].ID != "B" {
+			t.Fatalf("%s: %v %+v", name, err, w)
+		}
+		if b, _ := os.ReadFile(files[0]); !bytes.Equal(b, encodePackages(key, want.Packages)) {
+			t.Errorf("%s: the entry was not written afresh", name)
+		}
+	}
+	// The gob file of earlier releases goes when the entry is written.
+	old := strings.TrimSuffix(files[0], packagesExt) + ".gob"
+	if err := os.WriteFile(old, []byte("gob"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(files[0], nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := LoadWorkPackagesCached(path, cache); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(old); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("%s: %v, want it removed", old, err)
 	}
 	// A changed file is read again.
 	write(strings.Replace(src, "title: first", "title: second", 1))
@@ -375,5 +437,127 @@ func TestCacheSeesSameSizeSameTime(t *testing.T) {
 	rewrite(wps, "first", "again")
 	if w, err := LoadWorkPackagesCached(wps, cache); err != nil || w.Packages[0].Title != "again" {
 		t.Fatalf("after the rewrite: %v, %+v, want the title again", err, w)
+	}
+}
+
+// fillValue sets v and everything in it, exported or not, to values other
+// than zero, told apart by n; a list of empty is empty, not nil.
+func fillValue(t *testing.T, v reflect.Value, n int, empty bool) {
+	t.Helper()
+	switch v.Kind() {
+	case reflect.Struct:
+		for i := range v.NumField() {
+			f := v.Field(i)
+			fillValue(t, reflect.NewAt(f.Type(), unsafe.Pointer(f.UnsafeAddr())).Elem(), 10*n+i, empty)
+		}
+	case reflect.String:
+		v.SetString(fmt.Sprintf("s%d\x00é", n))
+	case reflect.Int, reflect.Int64:
+		v.SetInt(-int64(n) * 1e9)
+	case reflect.Slice:
+		l := reflect.MakeSlice(v.Type(), 2, 2)
+		if empty {
+			l = reflect.MakeSlice(v.Type(), 0, 0)
+		}
+		for i := range l.Len() {
+			fillValue(t, l.Index(i), 10*n+i, empty)
+		}
+		v.Set(l)
+	default:
+		t.Fatalf("a %s in WorkPackage: teach encodePackages, decodePackages and this test", v.Type())
+	}
+}
+
+// TestPackagesCacheKeepsEveryField: every field of a package, exported or
+// not, comes back from the cache file as it went in, lists empty or nil
+// as they were. A field added to WorkPackage fails it until the cache
+// file holds it.
+func TestPackagesCacheKeepsEveryField(t *testing.T) {
+	t.Parallel()
+	ps := make([]WorkPackage, 4)
+	for i := range ps {
+		fillValue(t, reflect.ValueOf(&ps[i]).Elem(), i+1, i == 2)
+	}
+	ps[3] = WorkPackage{ID: "zero"} // lists nil
+	ps[0].Priority, ps[0].Line = math.MaxInt, math.MinInt
+	got, ok := decodePackages(encodePackages("k", ps), "k")
+	if !ok || !reflect.DeepEqual(got, ps) {
+		t.Fatalf("round trip: %v\n got %#v\nwant %#v", ok, got, ps)
+	}
+	if got, ok := decodePackages(encodePackages("k", nil), "k"); !ok || len(got) != 0 {
+		t.Fatalf("no packages: %v %#v", ok, got)
+	}
+}
+
+// TestPackagesCacheDamaged: a cache file with any one byte changed, or
+// cut anywhere, is not read.
+func TestPackagesCacheDamaged(t *testing.T) {
+	t.Parallel()
+	w, err := LoadWorkPackagesBytes(wpName, []byte(fullPackages(3)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	good := encodePackages("k", w.Packages)
+	if ps, ok := decodePackages(good, "k"); !ok || !reflect.DeepEqual(ps, w.Packages) {
+		t.Fatalf("the undamaged file: %v %#v", ok, ps)
+	}
+	for i := range good {
+		for _, bit := range []byte{0x01, 0x80, 0xff} {
+			b := slices.Clone(good)
+			b[i] ^= bit
+			if _, ok := decodePackages(b, "k"); ok {
+				t.Errorf("byte %d ^ %#x: read", i, bit)
+			}
+		}
+		if _, ok := decodePackages(good[:i], "k"); ok {
+			t.Errorf("cut to %d bytes: read", i)
+		}
+	}
+}
+
+// FuzzDecodePackages: whatever a cache file's body holds, its checksum
+// right, decoding it never panics, and what it accepts is written back
+// as it was read.
+func FuzzDecodePackages(f *testing.F) {
+	body := func(ps []WorkPackage) []byte {
+		b := encodePackages("k", ps)
+		return b[:len(b)-4]
+	}
+	f.Add(body(nil))
+	f.Add(body([]WorkPackage{{ID: "A", DependsOn: []string{}, Locks: PackageLocks{Files: []string{"a.go"}, TTL: Duration(time.Minute)}, fileLines: []int{3}}}))
+	w, err := LoadWorkPackagesBytes(wpName, []byte(fullPackages(3)))
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(body(w.Packages))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		data := binary.LittleEndian.AppendUint32(slices.Clip(b), crc32.Checksum(b, castagnoli()))
+		ps, ok := decodePackages(data, "k")
+		if !ok {
+			return
+		}
+		again, ok := decodePackages(encodePackages("k", ps), "k")
+		if !ok || !reflect.DeepEqual(again, ps) {
+			t.Fatalf("accepted %q as %#v, which reads back as %v %#v", b, ps, ok, again)
+		}
+	})
+}
+
+// BenchmarkLoadWorkPackagesCached: what a claim pays to load the largest
+// work packages file (MaxWorkPackages packages) from the cache.
+func BenchmarkLoadWorkPackagesCached(b *testing.B) {
+	dir := b.TempDir()
+	path := filepath.Join(dir, "work-packages.yaml")
+	if err := os.WriteFile(path, []byte(fullPackages(MaxWorkPackages)), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	cache := filepath.Join(dir, "cache")
+	if _, err := LoadWorkPackagesCached(path, cache); err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		if w, err := LoadWorkPackagesCached(path, cache); err != nil || len(w.Packages) != MaxWorkPackages {
+			b.Fatal(err)
+		}
 	}
 }
