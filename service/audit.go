@@ -6,182 +6,12 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
 
-	"github.com/lockgate/lockgate/internal/hint"
 	"github.com/lockgate/lockgate/model/locks"
 	"github.com/lockgate/lockgate/model/locks/journal"
 	"github.com/lockgate/lockgate/workflow"
 )
-
-// auditSink records events in the journal and, with workflow.auto_commit,
-// commits them to the workflow branch (and pushes with auto_push). The
-// journal is the record of truth: a branch that cannot be written is a
-// warning, and `lockgate workflow sync` commits what it missed.
-type auditSink struct {
-	ctx      context.Context
-	journal  *journal.Journal
-	branch   func() (*workflow.Writer, error)
-	autoPush bool
-	notify   func(level, msg string, hints ...string)
-	// later, when set, takes the events to the branch instead of branch
-	// (the MCP server commits them in the background).
-	later func(evs []journal.Event)
-	// flushLater, when set, is told that events were written to the
-	// journal unflushed, and flushes it (the MCP server, off the call's
-	// path).
-	flushLater func()
-	// quietPush: a push that fails is not warned of here; the command's
-	// SettleEvents tries it again and says what is left.
-	quietPush bool
-
-	mu sync.Mutex
-	// tried: the command pushed (or tried to); unsettled: it did since
-	// its last SettleEvents; missed: a commit to the branch failed, its
-	// events are in the journal alone.
-	tried, unsettled, missed bool
-}
-
-// state reports tried, unsettled and missed.
-func (s *auditSink) state() (tried, unsettled, missed bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.tried, s.unsettled, s.missed
-}
-
-// settled notes that SettleEvents took care of what was left.
-func (s *auditSink) settled() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.tried, s.unsettled, s.missed = true, false, false
-}
-
-// Intend writes a change down before it is made (see locks.EventSink),
-// flushed to disk unless the journal is flushed later.
-func (s *auditSink) Intend(data []byte) (*journal.Intent, error) {
-	if s.flushLater != nil {
-		return s.journal.IntendWritten(data)
-	}
-	return s.journal.Intend(data)
-}
-
-// Recover records what interrupted commands did but did not record.
-func (s *auditSink) Recover(settle func(data []byte) ([]journal.Event, error)) error {
-	return s.journal.Recover(settle)
-}
-
-func (s *auditSink) Append(evs ...journal.Event) error {
-	if s.flushLater != nil {
-		if err := s.journal.AppendWritten(evs...); err != nil {
-			return err
-		}
-		s.flushLater()
-	} else if err := s.journal.Append(evs...); err != nil {
-		return err
-	}
-	if s.later != nil {
-		s.later(evs)
-	}
-	if s.branch == nil {
-		return nil
-	}
-	w, err := s.branch()
-	if err == nil {
-		_, err = w.Commit(s.ctx, evs)
-	}
-	if err != nil {
-		s.mu.Lock()
-		s.missed, s.unsettled = true, true
-		s.mu.Unlock()
-		s.notify("warning", "event kept in the journal, not yet on the workflow branch: "+err.Error(), hint.Line(hint.WorkflowSync))
-		return nil
-	}
-	catchUp(s.ctx, w, s.journal, s.notify)
-	if s.autoPush {
-		s.mu.Lock()
-		s.tried, s.unsettled = true, true
-		s.mu.Unlock()
-		if err := w.Push(s.ctx); err != nil && !s.quietPush {
-			s.notify("warning", err.Error())
-		}
-	}
-	return nil
-}
-
-// catchUp commits the journal's events that did not reach the branch
-// when they were recorded — a hook skipped with LOCKGATE_SKIP, a commit
-// that failed — so that they go with the next push.
-func catchUp(ctx context.Context, w *workflow.Writer, j *journal.Journal, notify func(level, msg string, hints ...string)) {
-	if _, err := w.CatchUp(ctx, j); err != nil {
-		notify("warning", "events kept in the journal, not yet on the workflow branch: "+err.Error(), hint.Line(hint.WorkflowSync))
-	}
-}
-
-// BranchWriterAction marks the `workflow` lock records of branch writers.
-const BranchWriterAction = "workflow"
-
-// branchWriter opens the workflow branch once per run. Its writes take the
-// reserved `workflow` lock, in a session of its own so that they never renew
-// or release a `workflow` lock the user holds. The lock only spares
-// lockgate's writers from losing compare-and-swaps to each other: the ref
-// moves by compare-and-swap whatever happens, so a writer that cannot get
-// the lock within a second (someone holds it, or the store is down) writes
-// without it rather than wait.
-//
-// The opener is shared by the copies of a workspace that a server's
-// requests work on, at once: it opens the branch once, whichever asks
-// first, and every caller gets that writer.
-func (e *Workspace) branchWriter(ctx context.Context) func() (*workflow.Writer, error) {
-	// The writer is closed with the workspace: registered here, by the
-	// goroutine that opens the workspace, not by whichever request opens
-	// the branch while others copy the workspace.
-	var opened atomic.Pointer[workflow.Writer]
-	e.Closers = append(e.Closers, func() error {
-		if w := opened.Load(); w != nil {
-			return w.Close()
-		}
-		return nil
-	})
-	return sync.OnceValues(func() (*workflow.Writer, error) {
-		// One owner per process: two commands of one session must not
-		// renew (and then release) each other's workflow lock.
-		writer := locks.Owner{Holder: e.Me.Holder, HolderType: e.Me.HolderType,
-			Session: fmt.Sprintf("%s:workflow-writer:%d", e.Me.Session, e.Mgr.PID)}
-		locker := &locks.Manager{Store: e.Store, Host: e.Mgr.Host, PID: e.Mgr.PID, Now: e.Mgr.Now}
-		lock := func(ctx context.Context) (func(), error) {
-			_, err := locker.Acquire(ctx, locks.Request{Keys: []string{"workflow"}, Owner: writer,
-				TTL: 30 * time.Second, Action: BranchWriterAction, Reason: "writing the workflow branch", Wait: time.Second})
-			if err != nil {
-				return func() {}, nil
-			}
-			return func() {
-				_, _ = locker.Release(context.WithoutCancel(ctx), []string{"workflow"}, writer, false)
-			}, nil
-		}
-		if _, remote := e.Store.(locks.Transactor); remote {
-			// The git store's writers are on other machines, whose
-			// workflow branches meet only on the remote, where pushes
-			// merge them; a lock there would cost two pushes a command
-			// and order nothing. The clone's own writers still queue on
-			// the branch's file lock.
-			lock = nil
-		}
-		sign, err := e.signer(ctx)
-		if err != nil {
-			return nil, err
-		}
-		w, err := workflow.Open(workflow.Config{
-			GitDir: e.Repo.GitDir, CommonDir: e.Repo.CommonDir, WorkTree: e.Repo.Toplevel, Branch: e.Cfg.Workflow.Branch, Remote: e.Cfg.Workflow.Remote,
-			Lock: lock, RotateJournal: int64(e.Cfg.Journal.RotateBytes), Sign: sign, Vouches: e.signsFor(sign),
-		})
-		if err == nil {
-			opened.Store(w)
-		}
-		return w, err
-	})
-}
 
 // maxSkipWarnings bounds the journal lines named one by one in warnings.
 const maxSkipWarnings = 5
@@ -190,10 +20,10 @@ const maxSkipWarnings = 5
 // they are not events: the first few by number, then how many more.
 func (e *Workspace) warnSkipped(path string, lines []int) {
 	for _, line := range lines[:min(len(lines), maxSkipWarnings)] {
-		e.warn("warning", fmt.Sprintf("%s:%d is not an event; skipped", path, line))
+		e.Warn("warning", fmt.Sprintf("%s:%d is not an event; skipped", path, line))
 	}
 	if more := len(lines) - maxSkipWarnings; more > 0 {
-		e.warn("warning", fmt.Sprintf("%s: … and %d more lines that are not events; skipped", path, more))
+		e.Warn("warning", fmt.Sprintf("%s: … and %d more lines that are not events; skipped", path, more))
 	}
 }
 
@@ -303,7 +133,7 @@ func (e *Workspace) withBranchEvents(ctx context.Context, jr journalRead, from, 
 	}
 	if err != nil {
 		if !errors.Is(err, context.Canceled) {
-			e.warn("warning", fmt.Sprintf("workflow branch not read: %v", err))
+			e.Warn("warning", fmt.Sprintf("workflow branch not read: %v", err))
 		}
 		return evs, jr.decoded + lr.Read, nil
 	}
@@ -358,14 +188,14 @@ type Synced struct {
 // branch yet, and pushes it per workflow.auto_push unless the request says
 // otherwise.
 func (e *Workspace) SyncWorkflow(ctx context.Context, req SyncRequest) (*Synced, error) {
-	w, err := e.branchWriter(ctx)()
+	w, err := e.BranchWriter(ctx)()
 	if err != nil {
 		return nil, err
 	}
 	// Whether to push is the request's to say (NoPush), not left to the
 	// push of pending events that ends other commands.
-	if s, ok := e.pushingSink(); ok {
-		s.settled()
+	if s, ok := e.PushingSink(); ok {
+		s.Settled()
 	}
 	res, err := w.Sync(ctx, e.Journal)
 	if err != nil {

@@ -36,7 +36,7 @@ func (e *Workspace) onBranch(keys []lockkey.Key, branch string, take bool) ([]lo
 		if k.Kind != lockkey.KindPath && k.Kind != lockkey.KindPattern {
 			return nil, Usagef("%s: only a path or pattern is locked on one branch (--branch %s)", lockkey.Shorten(k.Canonical), branch)
 		}
-		bk, err := lockkey.Parse(lockkey.BranchKey(branch, k.Canonical), e.keyOptions())
+		bk, err := lockkey.Parse(lockkey.BranchKey(branch, k.Canonical), e.KeyOptions())
 		if err != nil {
 			return nil, Usagef("--branch %s: %v", branch, err)
 		}
@@ -86,12 +86,12 @@ func (e *Workspace) RangeBranch(ctx context.Context, rng, explicit string) (stri
 		}
 	}
 	for _, v := range ciBranchVars {
-		if b := e.getenv(v); b != "" {
+		if b := e.Getenv(v); b != "" {
 			return b, nil
 		}
 	}
-	if strings.HasPrefix(e.getenv("GITHUB_REF"), "refs/heads/") {
-		return e.getenv("GITHUB_REF_NAME"), nil
+	if strings.HasPrefix(e.Getenv("GITHUB_REF"), "refs/heads/") {
+		return e.Getenv("GITHUB_REF_NAME"), nil
 	}
 	if e.Repo.GitDir == "" {
 		return "", nil

@@ -82,7 +82,7 @@ func (e *Workspace) agentsClearHuman(ctx context.Context) (bool, error) {
 	if e.Repo.Toplevel == "" || e.Judging {
 		return true, nil // a server's or a judge's policy is the committed one
 	}
-	committed, err := e.committedConfig(ctx)
+	committed, err := e.CommittedConfig(ctx)
 	if err != nil {
 		return false, err
 	}

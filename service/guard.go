@@ -10,6 +10,7 @@ import (
 
 	"github.com/lockgate/lockgate/diffpath"
 	"github.com/lockgate/lockgate/model/pretool"
+	"github.com/lockgate/lockgate/service/session"
 )
 
 // ToolCall is what a coding harness's pre-tool hook asks about: the files
@@ -78,7 +79,7 @@ func (e *Workspace) shellTargets(call *ToolCall) ([]string, error) {
 	for _, t := range pretool.ShellWrites(call.Shell) {
 		p := resolveFrom(resolveFrom(start, t.Dir), t.Path)
 		if !t.Patch {
-			if _, inside := e.inWorktree(p); inside || e.inGitDir(p) {
+			if _, inside := e.InWorktree(p); inside || e.inGitDir(p) {
 				out = append(out, p)
 			} // else /tmp, another repository: not this worktree's files
 			continue
@@ -121,7 +122,7 @@ func (e *Workspace) inGitDir(abs string) bool {
 		return false
 	}
 	rel, err := filepath.Rel(e.Repo.Toplevel, abs)
-	return err == nil && isGitPath(filepath.ToSlash(rel))
+	return err == nil && session.IsGitPath(filepath.ToSlash(rel))
 }
 
 // resolveFrom is p against dir, unless p is absolute.

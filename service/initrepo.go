@@ -15,6 +15,7 @@ import (
 	"github.com/lockgate/lockgate/model/config"
 	"github.com/lockgate/lockgate/scope"
 	"github.com/lockgate/lockgate/service/agentsetup"
+	"github.com/lockgate/lockgate/service/session"
 )
 
 // starterConfig is the .lockgate.yaml `init` writes.
@@ -135,10 +136,10 @@ func (e *Workspace) allowedSigners(ctx context.Context, signers []string) ([]str
 		if !ok || worker == "" || file == "" {
 			return nil, Usagef("init: --signer %q: want WORKER=PUBLIC-KEY-FILE", s)
 		}
-		if _, err := newOwner(worker, scope.WorkerHuman, worker); err != nil {
+		if _, err := session.NewOwner(worker, scope.WorkerHuman, worker); err != nil {
 			return nil, Usagef("init: --signer %q: %v", s, err)
 		}
-		data, err := os.ReadFile(e.cmdFile(file))
+		data, err := os.ReadFile(e.CmdFile(file))
 		if err != nil {
 			return nil, Usagef("init: --signer %q: %v", s, err)
 		}

@@ -4,8 +4,6 @@ import (
 	"context"
 	"os"
 	"path/filepath"
-	"slices"
-	"strings"
 	"testing"
 	"time"
 
@@ -28,73 +26,6 @@ func keysRepo(t *testing.T, sub, workerType string) (string, *service.Workspace)
 	}
 	t.Cleanup(e.Close)
 	return r.Dir, e
-}
-
-func TestParseKeys(t *testing.T) {
-	tests := []struct {
-		name string
-		// sub is the directory the command runs in; args may name the
-		// repository's directory as ROOT.
-		sub     string
-		args    []string
-		want    []string
-		wantErr any
-	}{
-		{name: "paths from the top", args: []string{"src/a.go", "docs/**"}, want: []string{"src/a.go", "docs/**"}},
-		{name: "a directory named without a pattern", args: []string{"docs/"}, wantErr: new(*lockkey.Error)},
-		{name: "paths from a directory", sub: "src", args: []string{"a.go", "../docs/x.md"},
-			want: []string{"src/a.go", "docs/x.md"}},
-		{name: "an absolute path in the worktree", sub: "docs", args: []string{"ROOT/src/a.go"}, want: []string{"src/a.go"}},
-		{name: "a path through a symbolic link names the file", args: []string{"ln/a.go"}, want: []string{"src/a.go"}},
-		{name: "logical keys as given", args: []string{"api:GET /v1/users", "workflow"}, want: []string{"api:GET /v1/users", "workflow"}},
-		{name: "a path above the repository", sub: "src", args: []string{"../../x.go"}, wantErr: new(*service.UsageError)},
-		{name: "an absolute path outside", args: []string{"/etc/passwd"}, wantErr: new(*service.UsageError)},
-		{name: "a key that is not valid", args: []string{"api:nope"}, wantErr: new(*lockkey.Error)},
-		{name: "a namespace nobody declared", args: []string{"queue:jobs"}, wantErr: new(*lockkey.Error)},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			dir, e := keysRepo(t, tt.sub, "human")
-			args := slices.Clone(tt.args)
-			for i, a := range args {
-				if rest, ok := strings.CutPrefix(a, "ROOT"); ok {
-					args[i] = dir + rest
-				}
-			}
-			keys, err := e.ParseKeys(args)
-			wantError(t, err, tt.wantErr)
-			if tt.wantErr != nil {
-				return
-			}
-			if got := service.Canonicals(keys); !slices.Equal(got, tt.want) {
-				t.Fatalf("ParseKeys(%q) = %v, want %v", args, got, tt.want)
-			}
-		})
-	}
-}
-
-// A file's keys are relative to the top, wherever the command runs.
-func TestFileKeys(t *testing.T) {
-	tests := []struct {
-		name    string
-		args    []string
-		want    []string
-		wantErr any
-	}{
-		{name: "repo-relative paths", args: []string{"src/a.go", "ln/a.go", "api:GET /x"}, want: []string{"src/a.go", "src/a.go", "api:GET /x"}},
-		{name: "a path relative to the directory is another path", args: []string{"a.go"}, want: []string{"a.go"}},
-		{name: "a path above the top", args: []string{"../docs/x.md"}, wantErr: new(*lockkey.Error)},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			_, e := keysRepo(t, "src", "human")
-			keys, err := e.FileKeys(tt.args)
-			wantError(t, err, tt.wantErr)
-			if got := service.Canonicals(keys); tt.wantErr == nil && !slices.Equal(got, tt.want) {
-				t.Fatalf("FileKeys(%q) = %v, want %v", tt.args, got, tt.want)
-			}
-		})
-	}
 }
 
 func TestDefaultTTL(t *testing.T) {

@@ -18,6 +18,7 @@ import (
 	"github.com/lockgate/lockgate/model/locks/filestore"
 	"github.com/lockgate/lockgate/model/locks/journal"
 	"github.com/lockgate/lockgate/model/locks/lockkey"
+	"github.com/lockgate/lockgate/service/session"
 )
 
 // requestKeys parses the keys a request names. A front end's user names
@@ -26,7 +27,7 @@ import (
 // nothing to its client.
 func (e *Workspace) requestKeys(args []string, tool bool) ([]lockkey.Key, error) {
 	if tool {
-		return e.toolKeys("", args)
+		return e.ToolKeys("", args)
 	}
 	return e.ParseKeys(args)
 }
@@ -154,9 +155,9 @@ func (e *Workspace) ReleaseLocks(ctx context.Context, r ReleaseRequest) (locks.R
 	}
 	var res locks.ReleaseResult
 	if r.Force {
-		res, err = e.Mgr.ReleaseChecked(ctx, canonicals(keys), e.Me, e.forceCheck(ctx))
+		res, err = e.Mgr.ReleaseChecked(ctx, session.Canonicals(keys), e.Me, e.forceCheck(ctx))
 	} else {
-		res, err = e.Mgr.Release(ctx, canonicals(keys), e.Me, false)
+		res, err = e.Mgr.Release(ctx, session.Canonicals(keys), e.Me, false)
 	}
 	e.syncAfterLocks(ctx)
 	return res, err
@@ -173,7 +174,7 @@ func (e *Workspace) syncAfterLocks(ctx context.Context) {
 		return // off, and nothing of lockgate's to give back
 	}
 	if _, err := e.SyncReadOnly(ctx); err != nil {
-		e.notify("warning", "locks.read_only: the files' modes were not brought up to date: "+err.Error(), "lockgate guard watch")
+		e.Notify("warning", "locks.read_only: the files' modes were not brought up to date: "+err.Error(), "lockgate guard watch")
 	}
 }
 
@@ -233,7 +234,7 @@ func (e *Workspace) CheckLocks(ctx context.Context, r CheckRequest) (CheckResult
 	if err != nil {
 		return CheckResult{}, err
 	}
-	sts, err := e.Mgr.Check(ctx, canonicals(keys), e.Me)
+	sts, err := e.Mgr.Check(ctx, session.Canonicals(keys), e.Me)
 	out := CheckResult{Statuses: []KeyStatus{}}
 	for _, s := range sts {
 		out.Statuses = append(out.Statuses, KeyStatus{Key: s.Key, State: s.State, Locks: ViewsOf(s.Locks)})
@@ -317,7 +318,7 @@ func (r ListResult) Live() []LockView {
 // clears it), bookkeeping, and look-alike keys.
 func (e *Workspace) ListLocks(ctx context.Context, r ListRequest) (ListResult, error) {
 	if r.Recover {
-		e.recoverInterrupted(ctx)
+		e.RecoverInterrupted(ctx)
 	}
 	entries, next, err := e.listEntries(ctx, r)
 	if err != nil {

@@ -9,12 +9,13 @@ import (
 	"github.com/lockgate/lockgate/model/locks"
 	"github.com/lockgate/lockgate/model/locks/lockkey"
 	"github.com/lockgate/lockgate/model/locks/redisstore"
+	"github.com/lockgate/lockgate/service/session"
 )
 
 // completeRequest fills in what every lock acquisition shares: the
 // canonical keys, the default TTL, and the task sub-lock of an activity.
 func (e *Workspace) completeRequest(req *locks.Request, keys []lockkey.Key) error {
-	req.Keys = canonicals(keys)
+	req.Keys = session.Canonicals(keys)
 	if req.TTL == 0 {
 		ttl, err := e.DefaultTTL(keys)
 		if err != nil {
@@ -44,7 +45,7 @@ func (e *Workspace) completeRequest(req *locks.Request, keys []lockkey.Key) erro
 // default.
 func (e *Workspace) DefaultTTL(keys []lockkey.Key) (time.Duration, error) {
 	if e.Redis != nil {
-		ttl, ok, err := redisstore.TTLFromEnv(e.getenv)
+		ttl, ok, err := redisstore.TTLFromEnv(e.Getenv)
 		if err != nil {
 			return 0, Usagef("%v", err)
 		}
@@ -54,7 +55,7 @@ func (e *Workspace) DefaultTTL(keys []lockkey.Key) (time.Duration, error) {
 	}
 	ttl := e.Cfg.TTL(e.Me.HolderType, lockkey.KindTask)
 	for _, k := range keys {
-		ttl = max(ttl, e.ttlFor(k))
+		ttl = max(ttl, e.TTLFor(k))
 	}
 	return ttl, nil
 }
@@ -79,7 +80,7 @@ func (e *Workspace) RestoreSession(ctx context.Context) (SessionRestore, error) 
 	if e.Redis == nil {
 		return SessionRestore{}, Usagef("session restore needs the Redis store (`lockgate store use redis://…`); the file and git stores keep locks across restarts by themselves")
 	}
-	opts := e.keyOptions()
+	opts := e.KeyOptions()
 	canon := func(k string) (string, error) { return lockkey.Canonical(k, opts) }
 	res, err := e.Redis.Restore(ctx, e.Me.Session, redisstore.AcquireWith(e.Mgr, e.Me, canon))
 	if res.Restored == nil {

@@ -36,7 +36,7 @@ func (r LogRequest) keep(ev LogEvent) bool {
 // opened only to record first what an interrupted command left
 // unrecorded.
 func (e *Workspace) Log(ctx context.Context, r LogRequest) ([]LogEvent, error) {
-	e.recoverInterrupted(ctx)
+	e.RecoverInterrupted(ctx)
 	if r.Limit < 0 {
 		return nil, Usagef("log: the limit must not be negative")
 	}

@@ -16,13 +16,14 @@ import (
 	"github.com/lockgate/lockgate/model/locks/filestore"
 	"github.com/lockgate/lockgate/model/locks/journal"
 	"github.com/lockgate/lockgate/model/locks/lockkey"
+	"github.com/lockgate/lockgate/service/session"
 )
 
 // LoadPackages reads and validates the work packages file.
 func (e *Workspace) LoadPackages(file string) (*config.WorkPackages, error) {
 	file = e.packagesFile(file)
 	// Every claim reads the file: keep it decoded in the clone's state.
-	wps, err := config.LoadWorkPackagesCached(file, filepath.Join(e.stateDir(), "cache"))
+	wps, err := config.LoadWorkPackagesCached(file, filepath.Join(e.StateDir(), "cache"))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, Usagef("no work packages file %s: write one, or point work_packages in .lockgate.yaml (or --packages) at it", file)
 	}
@@ -65,7 +66,7 @@ func (e *Workspace) parsePackages(name string, data []byte) (*config.WorkPackage
 }
 
 func (e *Workspace) validatePackages(wps *config.WorkPackages) error {
-	opts := e.keyOptions()
+	opts := e.KeyOptions()
 	return wps.Validate(func(id string) error {
 		return checkPackageID(id, opts)
 	}, func(k string) error {
@@ -131,13 +132,13 @@ func (e *Workspace) claimLocks(ctx context.Context, wp *config.WorkPackage, o Cl
 	if err != nil {
 		return nil, err
 	}
-	taskKey, err := lockkey.Parse(lockkey.TaskKey(wp.ID), e.keyOptions())
+	taskKey, err := lockkey.Parse(lockkey.TaskKey(wp.ID), e.KeyOptions())
 	if err != nil { // LoadPackages refused it already (validatePackages)
 		return nil, fmt.Errorf("work package id %q cannot name a task lock: %w", wp.ID, err)
 	}
 	ttl := e.claimTTL(wp, o)
 	req := locks.Request{
-		Keys: canonicals(append([]lockkey.Key{taskKey}, keys...)), Owner: e.Me, TTL: ttl,
+		Keys: session.Canonicals(append([]lockkey.Key{taskKey}, keys...)), Owner: e.Me, TTL: ttl,
 		Reason: cmp.Or(wp.Locks.Reason, wp.Title), Action: ClaimAction, TaskID: wp.ID, Wait: o.Wait,
 		ExactTTL: o.TTL > 0, KeepHeld: true, Settled: IsFinishedPackage,
 		Events: []journal.Event{{Worker: e.Me.Holder, WorkerType: e.Me.HolderType, Session: e.Me.Session,

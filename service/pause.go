@@ -17,7 +17,7 @@ func (e *Workspace) PauseKey(feature string) (string, error) {
 	if !strings.HasPrefix(s, "feature:") {
 		s = lockkey.PauseKey(feature)
 	}
-	k, err := lockkey.Parse(s, e.keyOptions())
+	k, err := lockkey.Parse(s, e.KeyOptions())
 	if err != nil {
 		return "", err
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/lockgate/lockgate/model/locks"
 	"github.com/lockgate/lockgate/model/planner"
 	"github.com/lockgate/lockgate/scope"
+	"github.com/lockgate/lockgate/service/session"
 )
 
 // stateTTL is the lifetime of the planner's state records (see
@@ -138,8 +139,8 @@ func (e *Workspace) Plan(ctx context.Context, req PlanRequest) (*Planned, error)
 	// acquireTask locks it.
 	for i := range in.Tasks {
 		for j, p := range in.Tasks[i].TouchedPaths {
-			if isPathArg(p) {
-				if in.Tasks[i].TouchedPaths[j], err = e.keyPath(p); err != nil {
+			if session.IsPathArg(p) {
+				if in.Tasks[i].TouchedPaths[j], err = e.KeyPath(p); err != nil {
 					return nil, err
 				}
 			}
@@ -229,7 +230,7 @@ func (e *Workspace) acquireTask(ctx context.Context, plan *Plan, id string, ttl 
 				return nil, err
 			}
 		}
-		return e.Mgr.Acquire(ctx, locks.Request{Keys: canonicals(keys), Owner: e.Me, TTL: ttl,
+		return e.Mgr.Acquire(ctx, locks.Request{Keys: session.Canonicals(keys), Owner: e.Me, TTL: ttl,
 			Action: "plan", TaskID: t.ID, Reason: "task " + t.ID, ExactTTL: exact})
 	}
 	return nil, Usagef("plan --acquire: no task %q in the plan", id)

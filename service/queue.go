@@ -12,6 +12,7 @@ import (
 	"github.com/lockgate/lockgate/model/locks"
 	"github.com/lockgate/lockgate/model/locks/journal"
 	"github.com/lockgate/lockgate/model/locks/lockkey"
+	"github.com/lockgate/lockgate/service/session"
 )
 
 // A work package's state is its task record (task:ID) in the clone's lock
@@ -572,7 +573,7 @@ func (e *Workspace) FinishPackage(ctx context.Context, r FinishRequest) (Finishe
 		// A branch without a commit yet: done at no commit.
 	}
 	var f Finished
-	give, err := e.claimedKeys(ctx, wps, wp, canonicals(keys), &f)
+	give, err := e.claimedKeys(ctx, wps, wp, session.Canonicals(keys), &f)
 	if err != nil {
 		return Finished{}, err
 	}
@@ -652,7 +653,7 @@ func (e *Workspace) ReleasePackage(ctx context.Context, r PackageRequest) (Finis
 		return Finished{}, Usagef("release-package %s: the package is not claimed", wp.ID)
 	}
 	var f Finished
-	give, err := e.claimedKeys(ctx, wps, wp, canonicals(keys), &f)
+	give, err := e.claimedKeys(ctx, wps, wp, session.Canonicals(keys), &f)
 	if err != nil {
 		return Finished{}, err
 	}
@@ -763,7 +764,7 @@ func (e *Workspace) findPackage(ctx context.Context, packages, id string) (*conf
 // claim's locks, in the store.
 func (e *Workspace) removedNote(ctx context.Context, id string) string {
 	key := lockkey.TaskKey(id)
-	if _, err := lockkey.Parse(key, e.keyOptions()); err != nil {
+	if _, err := lockkey.Parse(key, e.KeyOptions()); err != nil {
 		return ""
 	}
 	l, err := e.Store.Get(ctx, key)

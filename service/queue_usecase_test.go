@@ -12,6 +12,7 @@ import (
 	"github.com/lockgate/lockgate/model/config"
 	"github.com/lockgate/lockgate/model/locks"
 	"github.com/lockgate/lockgate/model/locks/lockkey"
+	"github.com/lockgate/lockgate/service/session"
 )
 
 func TestPackages(t *testing.T) {
@@ -210,7 +211,7 @@ func TestWorkPackage(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := canonicals(keys); wp.ID != tt.id || !slices.Equal(got, tt.wantKeys) {
+			if got := session.Canonicals(keys); wp.ID != tt.id || !slices.Equal(got, tt.wantKeys) {
 				t.Fatalf("%s with keys %v, want %s with %v", wp.ID, got, tt.id, tt.wantKeys)
 			}
 			if got := e.claimTTL(wp, tt.claim); got != tt.wantTTL {

@@ -75,7 +75,7 @@ func TestRecover(t *testing.T) {
 				t.Fatal(err)
 			}
 			t.Cleanup(e.Close)
-			e.recoverInterrupted(ctx)
+			e.RecoverInterrupted(ctx)
 			if opened := e.Mgr != nil && e.Store != nil; opened != tt.wantOpened {
 				t.Fatalf("store opened %v, want %v", opened, tt.wantOpened)
 			}

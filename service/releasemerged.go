@@ -10,6 +10,7 @@ import (
 	"github.com/lockgate/lockgate/hooks"
 	"github.com/lockgate/lockgate/internal/gitexec"
 	"github.com/lockgate/lockgate/model/locks"
+	"github.com/lockgate/lockgate/service/session"
 )
 
 // ReleaseMergedRequest is `release-merged --range A..B [--branch B]`:
@@ -120,7 +121,7 @@ func (e *Workspace) ReleaseMerged(ctx context.Context, r ReleaseMergedRequest) (
 		out.Released = append(out.Released, m)
 		landed = append(landed, locks.Landed{Key: l.Lock.Key, Fence: l.Lock.Fence, Commit: m.Merge,
 			Details: fmt.Sprintf("released on merge: %s's work on it (%s) is on %s in %s; held since %s",
-				l.Lock.Holder, shortList(l.Merged), branch, short(m.Merge), l.Lock.CreatedAt.UTC().Format(time.RFC3339))})
+				l.Lock.Holder, shortList(l.Merged), branch, session.Short(m.Merge), l.Lock.CreatedAt.UTC().Format(time.RFC3339))})
 	}
 	if r.DryRun || len(landed) == 0 {
 		return out, nil
@@ -172,7 +173,7 @@ func (e *Workspace) mergeOf(ctx context.Context, base, tip, c string) (string, e
 func shortList(shas []string) string {
 	out := make([]string, len(shas))
 	for i, s := range shas {
-		out[i] = short(s)
+		out[i] = session.Short(s)
 	}
 	return strings.Join(out, ", ")
 }

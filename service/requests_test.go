@@ -5,6 +5,7 @@ import (
 	"errors"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -87,4 +88,34 @@ func relTo(dir, file string) string {
 		return filepath.ToSlash(rel)
 	}
 	return file
+}
+
+// notes collects what a request says on the side.
+type notes struct {
+	mu   sync.Mutex
+	msgs []string
+}
+
+func (n *notes) notify(level, msg string, _ ...string) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.msgs = append(n.msgs, level+": "+msg)
+}
+
+func (n *notes) String() string {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return strings.Join(n.msgs, "\n")
+}
+
+// envOf is an environment of the variables vars names (KEY=VALUE).
+func envOf(vars ...string) func(string) string {
+	return func(k string) string {
+		for _, kv := range vars {
+			if name, v, _ := strings.Cut(kv, "="); name == k {
+				return v
+			}
+		}
+		return ""
+	}
 }

@@ -2,7 +2,6 @@ package service_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -11,7 +10,6 @@ import (
 
 	"github.com/lockgate/lockgate/hooks"
 	"github.com/lockgate/lockgate/internal/gittest"
-	"github.com/lockgate/lockgate/model/locks"
 	"github.com/lockgate/lockgate/model/locks/journal"
 	"github.com/lockgate/lockgate/scope"
 	"github.com/lockgate/lockgate/service"
@@ -19,78 +17,6 @@ import (
 
 // profilePolicy defines one scope profile, backfill.
 const profilePolicy = "version: 1\nworkflow: {auto_commit: false}\nscope:\n  profiles:\n    backfill: {allow: [tests/**]}\n"
-
-func TestRunner(t *testing.T) {
-	ctx := context.Background()
-	tests := []struct {
-		name    string
-		profile string
-		// store is --store ("" the clone's); cloneStore the clone's
-		// recorded one ("" the default file store).
-		store, cloneStore string
-		// wantStore: the runner reads an opened store; wantStoreErr: it
-		// carries why the store could not be opened instead.
-		wantStore, wantStoreErr bool
-		wantErr                 any
-	}{
-		{name: "the clone's store", wantStore: true},
-		{name: "a profile the policy defines", profile: "backfill", wantStore: true},
-		{name: "a profile it does not", profile: "nope", wantErr: new(*service.UnknownProfileError)},
-		{name: "an unknown profile is invalid input", profile: "nope", wantErr: new(*service.UsageError)},
-		{name: "a store the hooks do not read", store: "redis://127.0.0.1:1/0", cloneStore: "file", wantErr: new(*service.StoreMismatchError)},
-		{name: "a clone store that is down is the checks' to judge", cloneStore: "redis://127.0.0.1:1/0", wantStoreErr: true},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			r := repoWith(t, map[string]string{".lockgate.yaml": profilePolicy})
-			if tt.cloneStore != "" {
-				r.Git("config", service.CloneStoreKey, tt.cloneStore)
-			}
-			e, err := service.Load(ctx, service.Options{Dir: r.Dir, As: "alice", Store: tt.store, Getenv: envOf(), Clock: fixedClock})
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(e.Close)
-			h, err := e.Runner(ctx, service.Purpose{}, tt.profile)
-			wantError(t, err, tt.wantErr)
-			if tt.wantErr != nil {
-				return
-			}
-			ck := h.Checker
-			if (ck.Store != nil) != tt.wantStore || (ck.StoreErr != nil) != tt.wantStoreErr {
-				t.Fatalf("store %v, store error %v; want a store %v, an error %v", ck.Store, ck.StoreErr, tt.wantStore, tt.wantStoreErr)
-			}
-			var unavail *locks.UnavailableError
-			if tt.wantStoreErr && !errors.As(ck.StoreErr, &unavail) {
-				t.Fatalf("store error %v (%T), want the store unavailable", ck.StoreErr, ck.StoreErr)
-			}
-			if ck.Profile != tt.profile || ck.Me != e.Owner() || !ck.Now.Equal(epoch) {
-				t.Fatalf("checker %+v, want profile %q as %+v at %s", ck, tt.profile, e.Owner(), epoch)
-			}
-		})
-	}
-}
-
-func TestLogRunner(t *testing.T) {
-	ctx := context.Background()
-	r := repoWith(t, map[string]string{".lockgate.yaml": profilePolicy, "tests/a_test.go": "package a\n"})
-	e, err := service.Load(ctx, service.Options{Dir: r.Dir + "/tests", As: "alice", Getenv: envOf(), Clock: fixedClock})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(e.Close)
-	h, err := e.LogRunner(ctx, "backfill")
-	if err != nil {
-		t.Fatal(err)
-	}
-	// No store: verify judges by the lock log, in a clone that may have none.
-	if h.Checker.Store != nil || h.Checker.StoreErr != nil || h.Checker.Dir != "tests/" || h.Checker.Profile != "backfill" {
-		t.Fatalf("checker %+v, want no store, the user's directory tests/ and the profile", h.Checker)
-	}
-	if _, err := e.LogRunner(ctx, "nope"); err == nil {
-		t.Fatal("LogRunner with an unknown profile: no error")
-	}
-}
 
 func TestNoteRejections(t *testing.T) {
 	ctx := context.Background()

@@ -252,7 +252,7 @@ func (e *Workspace) LFSCreateLock(ctx context.Context, r LFSCreateRequest) (LFSL
 	if err != nil {
 		return LFSLock{}, err
 	}
-	key, err := lfsKey(p, e.keyOptions())
+	key, err := lfsKey(p, e.KeyOptions())
 	if err != nil {
 		return LFSLock{}, err
 	}
@@ -396,10 +396,10 @@ func sortByKey(entries []locks.Entry) {
 // locks.per_branch reads the branch locks, all of them, for the path's.
 func (e *Workspace) lfsLocksOn(ctx context.Context, p, branch string) ([]LFSLock, error) {
 	var keys []string
-	if k, err := lockkey.Parse(p, e.keyOptions()); err == nil && k.Canonical == p {
+	if k, err := lockkey.Parse(p, e.KeyOptions()); err == nil && k.Canonical == p {
 		keys = append(keys, p)
 	}
-	if q, err := lfsKey(p, e.keyOptions()); err == nil && q != p {
+	if q, err := lfsKey(p, e.KeyOptions()); err == nil && q != p {
 		keys = append(keys, q)
 	}
 	now := e.Now()

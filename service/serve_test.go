@@ -233,7 +233,7 @@ func TestLFSLockIDNamesAGrant(t *testing.T) {
 
 func mustKeys(t *testing.T, e *Workspace, args ...string) []lockkey.Key {
 	t.Helper()
-	ks, err := e.toolKeys("", args)
+	ks, err := e.ToolKeys("", args)
 	if err != nil {
 		t.Fatal(err)
 	}

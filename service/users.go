@@ -23,6 +23,7 @@ import (
 	"github.com/lockgate/lockgate/internal/safefs"
 	"github.com/lockgate/lockgate/model/locks/lockkey"
 	"github.com/lockgate/lockgate/scope"
+	"github.com/lockgate/lockgate/service/session"
 )
 
 // usersFile is where `lockgate serve` keeps its users, in the
@@ -33,19 +34,6 @@ const usersFile = "serve-users.json"
 // wrong place is recognisable, and so that the user id after it finds
 // the one hash to compare a bearer token against.
 const tokenPrefix = "lgs_"
-
-// ServeUser is one user of `lockgate serve`, as `serve user list` shows
-// it: the name is the worker id of every lock the user takes, the type
-// its worker type. Only a hash of the token is kept (tokenHash). Admin
-// lets the user clear another user's lock through the server (ForceCheck):
-// a token is handed to tools and scripts, and most of them should only
-// ever end their own locks.
-type ServeUser struct {
-	Name    string    `json:"name"`
-	Type    string    `json:"type"`
-	Admin   bool      `json:"admin"`
-	Created time.Time `json:"created"`
-}
 
 // storedUser is ServeUser as the users file holds it, with the token's
 // public part (ID: a bearer token names its user by it) and its hash. A
@@ -82,7 +70,7 @@ type UserAddResult struct {
 // file itself is replaced atomically, so readers never see half of it.
 var usersMu sync.Mutex
 
-func (e *Workspace) usersPath() string { return filepath.Join(e.stateDir(), usersFile) }
+func (e *Workspace) usersPath() string { return filepath.Join(e.StateDir(), usersFile) }
 
 // readUsers reads the users file; a missing file is no users.
 func (e *Workspace) readUsers() ([]storedUser, error) {
@@ -102,7 +90,7 @@ func (e *Workspace) readUsers() ([]storedUser, error) {
 
 // writeUsers replaces the users file atomically, readable by its owner only.
 func (e *Workspace) writeUsers(us []storedUser) error {
-	dir := e.stateDir()
+	dir := e.StateDir()
 	if err := safefs.MkdirAll(dir, 0o700, 1); err != nil {
 		return fmt.Errorf("writing the serve users: %w", err)
 	}
@@ -145,7 +133,7 @@ func (e *Workspace) AddUser(r UserAddRequest) (UserAddResult, error) {
 	if err := checkUserName(r.Name); err != nil {
 		return UserAddResult{}, err
 	}
-	if _, err := newOwner(r.Name, r.Type, r.Name); err != nil {
+	if _, err := session.NewOwner(r.Name, r.Type, r.Name); err != nil {
 		return UserAddResult{}, Usagef("serve user add: the name is the worker id of the user's locks: %v", err)
 	}
 	usersMu.Lock()
@@ -295,7 +283,7 @@ func (e *Workspace) Authenticate(name, token string, beforeHash func() error) (S
 // type of every lock it takes, and whose role decides whose locks it may
 // force (ForceCheck); the store and the manager are shared.
 func (e *Workspace) As(u ServeUser) (*Workspace, error) {
-	o, err := newOwner(u.Name, u.Type, u.Name)
+	o, err := session.NewOwner(u.Name, u.Type, u.Name)
 	if err != nil {
 		return nil, err
 	}

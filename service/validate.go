@@ -67,7 +67,7 @@ func (e *Workspace) policyFiles() []string {
 // validateFile checks one file, as Validate says.
 func (e *Workspace) validateFile(file string) error {
 	// The larger of the two limits: each loader applies its own.
-	data, err := config.ReadFile(e.cmdFile(file), max(config.MaxConfigBytes, config.MaxWorkPackagesBytes))
+	data, err := config.ReadFile(e.CmdFile(file), max(config.MaxConfigBytes, config.MaxWorkPackagesBytes))
 	var ce *config.Error
 	if errors.As(err, &ce) {
 		return err

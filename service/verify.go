@@ -33,34 +33,10 @@ func (e *LogMissingError) fetchSpec() string {
 	return fmt.Sprintf("+refs/heads/%s:refs/remotes/%s/%s", e.Branch, e.Remote, e.Branch)
 }
 
-// LogRefs are where a clone keeps the workflow branch: its own, and the
-// remote's as last fetched.
-func (e *Workspace) LogRefs() []string {
-	b := e.Cfg.Workflow.Branch
-	return []string{"refs/heads/" + b, "refs/remotes/" + e.logRemote() + "/" + b}
-}
-
-// logRemote is the remote the lock log is fetched from: workflow.remote,
-// or, in a clone that has no remote of that name but exactly one other
-// (`git clone -o upstream`), that one. With several, workflow.remote
-// stays: which of them holds the log is the policy's to say.
-func (e *Workspace) logRemote() string {
-	want := e.Cfg.Workflow.Remote
-	out, err := gitexec.RepoOutput(context.Background(), e.Repo, "remote")
-	if err != nil {
-		return want
-	}
-	remotes := strings.Fields(string(out))
-	if len(remotes) == 1 && !slices.Contains(remotes, want) {
-		return remotes[0]
-	}
-	return want
-}
-
 // fetchLockLog fetches the workflow branch from workflow.remote into its
 // remote-tracking ref.
 func (e *Workspace) fetchLockLog(ctx context.Context) error {
-	miss := &LogMissingError{Remote: e.logRemote(), Branch: e.Cfg.Workflow.Branch}
+	miss := &LogMissingError{Remote: e.LogRemote(), Branch: e.Cfg.Workflow.Branch}
 	dir := e.Repo.Toplevel
 	if dir == "" {
 		dir = e.Repo.GitDir
@@ -127,9 +103,9 @@ func (e *Workspace) readLockLogFor(ctx context.Context, since time.Time, bearing
 			journalRead = true
 		}
 		if len(lr.Found) == 0 && len(local) == 0 {
-			return lockLog{}, &LogMissingError{Refs: refs, Remote: e.logRemote(), Branch: e.Cfg.Workflow.Branch}
+			return lockLog{}, &LogMissingError{Refs: refs, Remote: e.LogRemote(), Branch: e.Cfg.Workflow.Branch}
 		}
-		branch, err := e.vouchedEvents(ctx, append(refs, extra...), lr.Events)
+		branch, err := e.VouchedEvents(ctx, append(refs, extra...), lr.Events)
 		if err != nil {
 			return lockLog{}, err
 		}
@@ -283,7 +259,7 @@ func (e *Workspace) FenceFloor(ctx context.Context) (uint64, error) {
 		// one that cannot be read fails the change: the floor it would
 		// give is unknown. A repository without any remote (one of its
 		// own, on Redis) has only its own log.
-		remote, b := e.logRemote(), e.Cfg.Workflow.Branch
+		remote, b := e.LogRemote(), e.Cfg.Workflow.Branch
 		out, err := gitexec.RepoOutput(ctx, e.Repo, "remote")
 		if err != nil {
 			return 0, fmt.Errorf("read the lock log: list the clone's remotes: %w", err)
@@ -367,29 +343,29 @@ func (e *Workspace) Verify(ctx context.Context, req VerifyRequest) (*Report, err
 		return nil, Usagef("verify --staged: a bare repository has no staged change")
 	case req.Staged:
 		revArgs = nil
-		err = e.judgeByHead(ctx)
+		err = e.JudgeByHead(ctx)
 	case req.Range != "":
 		if err := e.verifyRange(ctx, "verify", req.Range); err != nil {
 			return nil, err
 		}
 		revArgs = []string{req.Range}
-		err = e.judgeByBase(ctx, req.Range)
+		err = e.JudgeByBase(ctx, req.Range)
 	default:
-		err = e.judgeByBase(ctx, "")
+		err = e.JudgeByBase(ctx, "")
 	}
 	if err != nil {
 		return nil, err
 	}
-	h, err := e.logRunner(ctx, "")
+	h, err := e.LogRunner(ctx, "")
 	if err != nil {
 		return nil, err
 	}
 	if !req.Staged {
-		p, err := e.ciPusher()
+		p, err := e.CIPusher()
 		if err != nil {
 			return nil, err
 		}
-		e.bindPusher(h, p, e.Base)
+		e.BindPusher(h, p, e.Base)
 	}
 	if req.Fetch {
 		if err := e.fetchLockLog(ctx); err != nil {

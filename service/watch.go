@@ -28,11 +28,11 @@ func (e *Workspace) WatchReadOnly(ctx context.Context, interval time.Duration, e
 		return err
 	}
 	changes := make(chan struct{}, 1)
-	if e.Setup.use.Kind == KindFile {
+	if e.Setup.Use.Kind == KindFile {
 		w, err := fsnotify.NewWatcher()
 		if err == nil {
 			defer w.Close()
-			watchTree(w, filepath.Join(e.stateDir(), "locks"), 3)
+			watchTree(w, filepath.Join(e.StateDir(), "locks"), 3)
 			go forward(ctx, w, changes)
 		}
 		// Without notifications the interval still keeps the modes.

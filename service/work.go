@@ -13,6 +13,7 @@ import (
 	"github.com/lockgate/lockgate/model/config"
 	"github.com/lockgate/lockgate/model/locks"
 	"github.com/lockgate/lockgate/model/locks/lockkey"
+	"github.com/lockgate/lockgate/service/session"
 )
 
 // The worker loop (`lockgate work`): claim the next ready package, have
@@ -364,8 +365,8 @@ func (w *WorkLoop) env(wp *config.WorkPackage) ([]string, error) {
 	return []string{
 		"LOCKGATE_PACKAGE=" + wp.ID,
 		"LOCKGATE_PACKAGE_TITLE=" + wp.Title,
-		"LOCKGATE_PACKAGE_FILES=" + strings.Join(canonicals(files), "\n"),
-		"LOCKGATE_PACKAGE_KEYS=" + strings.Join(canonicals(keys), "\n"),
+		"LOCKGATE_PACKAGE_FILES=" + strings.Join(session.Canonicals(files), "\n"),
+		"LOCKGATE_PACKAGE_KEYS=" + strings.Join(session.Canonicals(keys), "\n"),
 		"LOCKGATE_WORKER=" + me.Holder,
 		"LOCKGATE_WORKER_TYPE=" + me.HolderType,
 		"LOCKGATE_SESSION=" + me.Session,
@@ -526,7 +527,7 @@ func (w *WorkLoop) settle(ctx context.Context) {
 	w.sum.EventsPushed, w.sum.EventsPushError = &pushed, ""
 	if st.Err != nil {
 		w.sum.EventsPushError = st.Err.Error()
-		w.e.notify("warning", st.Err.Error())
+		w.e.Notify("warning", st.Err.Error())
 	}
 }
 

@@ -1,4 +1,4 @@
-package service_test
+package session_test
 
 import (
 	"context"
@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/lockgate/lockgate/model/config"
-	"github.com/lockgate/lockgate/service"
+	"github.com/lockgate/lockgate/service/session"
 )
 
 func TestRecordStore(t *testing.T) {
@@ -34,7 +34,7 @@ func TestRecordStore(t *testing.T) {
 			want: [4]string{"git", "", "", ""}},
 		{name: "nothing unsets all", want: [4]string{"", "", "", ""}},
 	}
-	keys := [4]string{service.CloneStoreKey, service.ClonePrefixKey, service.CloneGitRemoteKey, service.CloneGitRefKey}
+	keys := [4]string{session.CloneStoreKey, session.ClonePrefixKey, session.CloneGitRemoteKey, session.CloneGitRefKey}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			e := loadAs(t, r.Dir, "alice", nil)
@@ -51,8 +51,8 @@ func TestRecordStore(t *testing.T) {
 	t.Run("a config git cannot change", func(t *testing.T) {
 		e := loadAs(t, r.Dir, "alice", nil)
 		r.Write(".git/config.lock", "") // git cannot change the config while another does
-		if err := e.RecordStore(ctx, "file", "", "", ""); err == nil || !strings.Contains(err.Error(), service.CloneStoreKey) {
-			t.Fatalf("RecordStore with the config locked: %v, want an error naming %s", err, service.CloneStoreKey)
+		if err := e.RecordStore(ctx, "file", "", "", ""); err == nil || !strings.Contains(err.Error(), session.CloneStoreKey) {
+			t.Fatalf("RecordStore with the config locked: %v, want an error naming %s", err, session.CloneStoreKey)
 		}
 	})
 }
@@ -102,7 +102,7 @@ func TestPrefixOf(t *testing.T) {
 func TestWorkspaceAccessors(t *testing.T) {
 	ctx := context.Background()
 	r := repoWith(t, map[string]string{".lockgate.yaml": "version: 1\n", "src/a.go": "package a\n"})
-	e, err := service.Load(ctx, service.Options{Dir: filepath.Join(r.Dir, "src"), As: "alice", Getenv: envOf(), Clock: fixedClock})
+	e, err := session.Load(ctx, session.Options{Dir: filepath.Join(r.Dir, "src"), As: "alice", Getenv: envOf(), Clock: fixedClock})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,7 +116,7 @@ func TestWorkspaceAccessors(t *testing.T) {
 		t.Fatalf("StoreName before Open = %q, want empty", got)
 	}
 	e.Background()()
-	if err := e.Open(ctx, service.Purpose{TakesLocks: true}); err != nil {
+	if err := e.Open(ctx, session.Purpose{TakesLocks: true}); err != nil {
 		t.Fatal(err)
 	}
 	top, err := filepath.EvalSymlinks(r.Dir)

@@ -1,4 +1,4 @@
-package service_test
+package session_test
 
 import (
 	"context"
@@ -9,7 +9,7 @@ import (
 
 	"github.com/lockgate/lockgate/internal/gittest"
 	"github.com/lockgate/lockgate/model/config"
-	"github.com/lockgate/lockgate/service"
+	"github.com/lockgate/lockgate/service/session"
 )
 
 // notes collects what a request says on the side.
@@ -66,18 +66,18 @@ func TestJudgeByBase(t *testing.T) {
 		{name: "the base's policy, as the user named it", rng: "strict..HEAD", wantPath: "strict:.lockgate.yaml"},
 		{name: "a base without a policy: the defaults, with a warning", rng: "base..strict", wantNote: "has no .lockgate.yaml"},
 		{name: "a range without a base: the defaults, with a warning", rng: "strict", wantNote: "has no base commit"},
-		{name: "bases with different policies", rng: "merge^!", wantErr: new(*service.UsageError)},
+		{name: "bases with different policies", rng: "merge^!", wantErr: new(*session.UsageError)},
 		{name: "-c FILE is kept", configFile: ".lockgate.yaml", rng: "strict..HEAD", wantPath: ".lockgate.yaml"},
 		{name: "a range git does not know", rng: "nope..HEAD", wantErr: new(error)},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var said notes
-			opts := service.Options{Dir: r.Dir, As: "alice", Getenv: envOf(), Clock: fixedClock, Notify: said.notify}
+			opts := session.Options{Dir: r.Dir, As: "alice", Getenv: envOf(), Clock: fixedClock, Notify: said.notify}
 			if tt.configFile != "" {
 				opts.ConfigFile = filepath.Join(r.Dir, tt.configFile)
 			}
-			e, err := service.Load(ctx, opts)
+			e, err := session.Load(ctx, opts)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -124,7 +124,7 @@ func TestJudgeByHead(t *testing.T) {
 			}
 			r.Write(".lockgate.yaml", "version: 1\nlocks: {stale_minutes: 5000}\n")
 			var said notes
-			e, err := service.Load(ctx, service.Options{Dir: r.Dir, As: "alice", Getenv: envOf(), Clock: fixedClock, Notify: said.notify})
+			e, err := session.Load(ctx, session.Options{Dir: r.Dir, As: "alice", Getenv: envOf(), Clock: fixedClock, Notify: said.notify})
 			if err != nil {
 				t.Fatal(err)
 			}

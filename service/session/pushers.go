@@ -1,4 +1,4 @@
-package service
+package session
 
 import (
 	"context"
@@ -25,9 +25,9 @@ const SignersFile = ".lockgate/allowed_signers"
 // runner's account there.
 var pusherVars = []string{"LOCKGATE_PUSHER", "GL_USERNAME", "GITEA_PUSHER_NAME", "REMOTE_USER"}
 
-// pusherOf is the pusher binding for user, as trust.pushers of the judging
+// PusherOf is the pusher binding for user, as trust.pushers of the judging
 // policy maps it: the workers user may push commits of, its own first.
-func (e *Workspace) pusherOf(user string, refuse bool) *hooks.Pusher {
+func (e *Workspace) PusherOf(user string, refuse bool) *hooks.Pusher {
 	workers, ok := e.Cfg.Trust.Pushers[user]
 	if !ok {
 		workers = config.WorkerList{user}
@@ -35,14 +35,14 @@ func (e *Workspace) pusherOf(user string, refuse bool) *hooks.Pusher {
 	return &hooks.Pusher{Name: user, Workers: workers, Refuse: refuse}
 }
 
-// ciPusher is the pusher a check or verify outside a server hook was told
+// CIPusher is the pusher a check or verify outside a server hook was told
 // of (pusherVars), or nil: then commits' trailers are believed as they
 // stand, and only signatures (workflow.signed) can tell a forged one.
-func (e *Workspace) ciPusher() (*hooks.Pusher, error) {
+func (e *Workspace) CIPusher() (*hooks.Pusher, error) {
 	for _, v := range pusherVars {
-		if id := e.getenv(v); id != "" {
-			p := e.pusherOf(id, true)
-			if _, err := newOwner(p.Workers[0], scope.WorkerHuman, p.Workers[0]); err != nil {
+		if id := e.Getenv(v); id != "" {
+			p := e.PusherOf(id, true)
+			if _, err := NewOwner(p.Workers[0], scope.WorkerHuman, p.Workers[0]); err != nil {
 				return nil, Usagef("%s: %v", v, err)
 			}
 			return p, nil
@@ -93,15 +93,15 @@ func (e *Workspace) readSigners(ctx context.Context, rev string) (*signature.Sig
 	}
 	s, err := signature.Parse(data)
 	if err != nil {
-		return nil, Usagef("%s:%s: %v", short(rev), SignersFile, err)
+		return nil, Usagef("%s:%s: %v", Short(rev), SignersFile, err)
 	}
 	return s, nil
 }
 
-// bindPusher makes h hold commits' trailers to p (nil: no pusher known)
+// BindPusher makes h hold commits' trailers to p (nil: no pusher known)
 // and, under workflow.signed: required, to their signatures, checked by
 // the allowed signers committed at base.
-func (e *Workspace) bindPusher(h *hooks.Runner, p *hooks.Pusher, base string) {
+func (e *Workspace) BindPusher(h *hooks.Runner, p *hooks.Pusher, base string) {
 	h.RequireSigned = e.Cfg.Workflow.Signed == config.SignedRequired
 	if p == nil && !h.RequireSigned {
 		return
@@ -160,18 +160,18 @@ func (e *Workspace) signsFor(sign gitexec.Signer) func(worker string) bool {
 	return func(worker string) bool { return h.Vouches([]string{me}, worker) }
 }
 
-// vouchedEvents keeps, under workflow.signed: required, the events of the
+// VouchedEvents keeps, under workflow.signed: required, the events of the
 // workflow branch (read from refs) whose adding commit carries a good
 // signature, by the allowed signers of the base, that vouches for the
 // event's worker; the others are dropped, and said so: an unsigned event
 // could say anything, a release that never happened among them.
-func (e *Workspace) vouchedEvents(ctx context.Context, refs []string, evs []journal.Event) ([]journal.Event, error) {
+func (e *Workspace) VouchedEvents(ctx context.Context, refs []string, evs []journal.Event) ([]journal.Event, error) {
 	if e.Cfg.Workflow.Signed != config.SignedRequired || len(evs) == 0 {
 		return evs, nil
 	}
 	base := e.Base
 	if base == "" {
-		base = e.serverBase(ctx)
+		base = e.ServerBase(ctx)
 	}
 	paths := make([]string, len(evs))
 	for i, ev := range evs {
@@ -215,8 +215,19 @@ func (e *Workspace) vouchedEvents(ctx context.Context, refs []string, evs []jour
 	}
 	if len(dropped) > 0 {
 		ev := dropped[0]
-		e.warn("warning", fmt.Sprintf("%d event(s) of the lock log carry no good signature of their worker (workflow.signed: required): not believed, e.g. %s's %s of %s (event %s)",
+		e.Warn("warning", fmt.Sprintf("%d event(s) of the lock log carry no good signature of their worker (workflow.signed: required): not believed, e.g. %s's %s of %s (event %s)",
 			len(dropped), ev.Worker, ev.Action, ev.Key, ev.ID))
 	}
 	return kept, nil
+}
+
+// ServerBase is the default branch's commit a server reads its policy
+// and allowed signers from ("" in an empty repository, or when the
+// operator's own policy file judges).
+func (e *Workspace) ServerBase(ctx context.Context) string {
+	out, err := gitexec.RepoOutput(ctx, e.Repo, "rev-parse", "-q", "--verify", "HEAD^{commit}")
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(out))
 }

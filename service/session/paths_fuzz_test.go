@@ -1,4 +1,4 @@
-package service
+package session
 
 import (
 	"path/filepath"
@@ -23,22 +23,22 @@ func FuzzRepoPath(f *testing.F) {
 		if !filepath.IsAbs(base) {
 			return
 		}
-		rel, err := e.repoPath(p, base)
+		rel, err := e.RepoPath(p, base)
 		if err != nil {
 			return
 		}
 		switch {
 		case rel == "" || rel == "." || strings.HasPrefix(rel, "/") || rel == ".." || strings.HasPrefix(rel, "../"):
 			t.Fatalf("repoPath(%q, %q) = %q: not inside the worktree", p, base, rel)
-		case isGitPath(rel):
+		case IsGitPath(rel):
 			t.Fatalf("repoPath(%q, %q) = %q: inside .git (or an alias of it)", p, base, rel)
 		case filepath.Clean(rel) != filepath.FromSlash(rel):
 			t.Fatalf("repoPath(%q, %q) = %q: not clean", p, base, rel)
 		}
-		if got, err := e.repoPath(rel, "/repo"); err != nil || got != rel {
+		if got, err := e.RepoPath(rel, "/repo"); err != nil || got != rel {
 			t.Fatalf("repoPath is not stable on %q: %q, %v", rel, got, err)
 		}
-		if _, err := e.toolKeys(rel, nil); err != nil && strings.Contains(err.Error(), "panic") {
+		if _, err := e.ToolKeys(rel, nil); err != nil && strings.Contains(err.Error(), "panic") {
 			t.Fatal(err)
 		}
 	})

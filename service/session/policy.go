@@ -1,4 +1,4 @@
-package service
+package session
 
 import (
 	"bytes"
@@ -12,7 +12,7 @@ import (
 	"github.com/lockgate/lockgate/model/config"
 )
 
-// judgeByBase makes the policy committed at the base of a change the one
+// JudgeByBase makes the policy committed at the base of a change the one
 // that judges it, and holds the clone's lock store to the store that
 // policy names: a change never loosens the rules it is judged by, as it
 // would if its own .lockgate.yaml (checked out in a CI clone) chose them.
@@ -26,8 +26,8 @@ import (
 // clone's recorded store, with a warning. Bases that commit different
 // policies are invalid input: which one judges is the caller's to say.
 // Call it before the store is opened.
-func (e *Workspace) judgeByBase(ctx context.Context, rng string) error {
-	if e.judgeByFile() {
+func (e *Workspace) JudgeByBase(ctx context.Context, rng string) error {
+	if e.JudgeByFile() {
 		return nil
 	}
 	what, name := "--range "+rng, ""
@@ -48,10 +48,10 @@ func (e *Workspace) judgeByBase(ctx context.Context, rng string) error {
 	return e.judgeBy(ctx, what, name, bases)
 }
 
-// judgeByHead makes the policy committed on HEAD the one that judges the
+// JudgeByHead makes the policy committed on HEAD the one that judges the
 // staged change (verify --staged), as judgeByBase does for a range.
-func (e *Workspace) judgeByHead(ctx context.Context) error {
-	if e.judgeByFile() {
+func (e *Workspace) JudgeByHead(ctx context.Context) error {
+	if e.JudgeByFile() {
 		return nil
 	}
 	var bases []string
@@ -61,10 +61,10 @@ func (e *Workspace) judgeByHead(ctx context.Context) error {
 	return e.judgeBy(ctx, "the staged change", "HEAD", bases)
 }
 
-// judgeByFile makes -c FILE, when given, the policy that judges a change,
+// JudgeByFile makes -c FILE, when given, the policy that judges a change,
 // and the store it names the one the clone's is held to; it reports
 // whether -c was given.
-func (e *Workspace) judgeByFile() bool {
+func (e *Workspace) JudgeByFile() bool {
 	e.Judging = true
 	return e.Opts.ConfigFile != ""
 }
@@ -73,7 +73,7 @@ func (e *Workspace) judgeByFile() bool {
 // messages, name the base when the user named it).
 func (e *Workspace) judgeBy(ctx context.Context, what, name string, bases []string) error {
 	if len(bases) == 0 {
-		e.warn("warning", fmt.Sprintf("%s has no base commit to read the policy from: judging by the built-in defaults and this clone's lock store; name the policy with -c FILE", what))
+		e.Warn("warning", fmt.Sprintf("%s has no base commit to read the policy from: judging by the built-in defaults and this clone's lock store; name the policy with -c FILE", what))
 		e.Cfg = config.Default()
 		return nil
 	}
@@ -85,16 +85,16 @@ func (e *Workspace) judgeBy(ctx context.Context, what, name string, bases []stri
 			return fmt.Errorf("read the policy of the base: %w", err)
 		}
 		if i > 0 && (f != found || !bytes.Equal(d, data)) {
-			return Usagef("%s: its bases %s and %s commit different policies (%s); name one base (A..B), or the policy with -c FILE", what, short(bases[0]), short(b), config.DefaultFile)
+			return Usagef("%s: its bases %s and %s commit different policies (%s); name one base (A..B), or the policy with -c FILE", what, Short(bases[0]), Short(b), config.DefaultFile)
 		}
 		data, found = d, f
 	}
 	e.Base = bases[0]
 	if name == "" {
-		name = short(bases[0])
+		name = Short(bases[0])
 	}
 	if !found {
-		e.warn("warning", fmt.Sprintf("the base of %s (%s) has no %s: judging by the built-in defaults and this clone's lock store; name the policy with -c FILE", what, short(bases[0]), config.DefaultFile))
+		e.Warn("warning", fmt.Sprintf("the base of %s (%s) has no %s: judging by the built-in defaults and this clone's lock store; name the policy with -c FILE", what, Short(bases[0]), config.DefaultFile))
 		e.Cfg = config.Default()
 		return nil
 	}
@@ -127,7 +127,7 @@ func (e *Workspace) rangeBases(ctx context.Context, rng string) ([]string, error
 // upstream; none when the clone has neither. Not every remote-tracking
 // ref: a branch pushed with a looser policy is one too.
 func (e *Workspace) defaultBase(ctx context.Context) ([]string, error) {
-	for _, ref := range []string{"refs/remotes/" + e.logRemote() + "/HEAD", "@{upstream}"} {
+	for _, ref := range []string{"refs/remotes/" + e.LogRemote() + "/HEAD", "@{upstream}"} {
 		if _, err := gitexec.RepoOutput(ctx, e.Repo, "rev-parse", "-q", "--verify", ref+"^{commit}"); err != nil {
 			continue
 		}
@@ -146,8 +146,8 @@ func (e *Workspace) defaultBase(ctx context.Context) ([]string, error) {
 	return nil, nil
 }
 
-// short is a commit name as messages show it.
-func short(sha string) string {
+// Short is a commit name as messages show it.
+func Short(sha string) string {
 	if len(sha) > 12 {
 		return sha[:12]
 	}

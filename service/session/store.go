@@ -1,4 +1,4 @@
-package service
+package session
 
 import (
 	"cmp"
@@ -75,7 +75,7 @@ func (e *Workspace) parseStore(spec string) (storeChoice, error) {
 	case spec == KindGit:
 		c.Kind = KindGit
 	case spec == KindRedis:
-		c.Kind, c.URL = KindRedis, redisstore.URLFromEnv(e.getenv)
+		c.Kind, c.URL = KindRedis, redisstore.URLFromEnv(e.Getenv)
 	case redisstore.IsURL(spec):
 		c.Kind, c.URL = KindRedis, spec
 	default:
@@ -149,7 +149,7 @@ const (
 // storeSetup is how a command picked its store, and what this clone's
 // hooks pick.
 type storeSetup struct {
-	use      storeChoice  // this command's store
+	Use      storeChoice  // this command's store
 	clone    storeChoice  // the hooks' store: lockgate.store, else locks.store of the root .lockgate.yaml, else file
 	recorded *storeChoice // lockgate.store; nil when unset
 	policy   *storeChoice // locks.store of the root .lockgate.yaml; nil without one
@@ -252,7 +252,7 @@ func (e *Workspace) rootPolicy() (*config.Config, error) {
 	if e.Opts.ConfigFile == "" || e.Judging {
 		return e.Cfg, nil
 	}
-	return config.LoadCached(filepath.Join(e.Root(), config.DefaultFile), filepath.Join(e.stateDir(), "cache"))
+	return config.LoadCached(filepath.Join(e.Root(), config.DefaultFile), filepath.Join(e.StateDir(), "cache"))
 }
 
 // policyStore is the store cfg names (locks.store), or nil when cfg is
@@ -323,10 +323,10 @@ func (e *Workspace) pinClone(ctx context.Context, s *storeSetup, cfgFile string,
 		rec := *s.policy
 		rec.From, rec.Origin = FromClone, cfgFile
 		if err := e.recordStore(ctx, rec.Spec, "", rec.Remote, rec.Ref); err != nil {
-			e.warn("warning", err.Error())
+			e.Warn("warning", err.Error())
 			return
 		}
-		e.notify("", fmt.Sprintf("this clone now locks in %s, as %s says (recorded as %s in %s for all its worktrees)",
+		e.Notify("", fmt.Sprintf("this clone now locks in %s, as %s says (recorded as %s in %s for all its worktrees)",
 			rec.label(), s.policy.source(), CloneStoreKey, cfgFile))
 		s.recorded, s.clone = &rec, rec
 	case s.recorded == nil && s.policy != nil && s.policy.Kind == KindRedis && s.policy.URL != "" && !e.Choosing:
@@ -336,10 +336,10 @@ func (e *Workspace) pinClone(ctx context.Context, s *storeSetup, cfgFile string,
 		rec := *s.policy
 		rec.Spec, rec.From, rec.Origin = rec.URL, FromClone, cfgFile
 		if err := e.recordStore(ctx, rec.Spec, s.clonePrefix, "", ""); err != nil {
-			e.warn("warning", err.Error())
+			e.Warn("warning", err.Error())
 			return
 		}
-		e.notify("", fmt.Sprintf("this clone now locks in %s with key prefix %s, as %s says (recorded as %s and %s in %s for all its worktrees)",
+		e.Notify("", fmt.Sprintf("this clone now locks in %s with key prefix %s, as %s says (recorded as %s and %s in %s for all its worktrees)",
 			rec.label(), s.clonePrefix, s.policy.source(), CloneStoreKey, ClonePrefixKey, cfgFile))
 		s.recorded, s.clone = &rec, rec
 		s.clonePrefixFrom, s.recordedPrefix = ClonePrefixKey+" in "+cfgFile, true
@@ -351,7 +351,7 @@ func (e *Workspace) pinClone(ctx context.Context, s *storeSetup, cfgFile string,
 	case s.recorded != nil && s.recorded.Kind == KindGit && !recordedGit && !e.Choosing:
 		// Recorded before locations were: pin the one the policy names now.
 		if err := e.recordGitWhere(ctx, s.recorded.Remote, s.recorded.Ref); err != nil {
-			e.warn("warning", err.Error())
+			e.Warn("warning", err.Error())
 		}
 	}
 }
@@ -361,27 +361,27 @@ func (e *Workspace) pinClone(ctx context.Context, s *storeSetup, cfgFile string,
 // none) names another, and LOCKGATE_REDIS_PREFIX or -c FILE another
 // prefix.
 func (e *Workspace) pickCommandStore(ctx context.Context, s *storeSetup, root *config.Config) error {
-	s.use = s.clone
+	s.Use = s.clone
 	s.prefix, s.prefixFrom = s.clonePrefix, s.clonePrefixFrom
 	var err error
 	switch {
 	case e.Opts.Store != "":
 		err = e.overrideStore(s, e.Opts.Store, FromFlag)
-	case e.getenv("LOCKGATE_STORE") != "":
-		err = e.overrideStore(s, e.getenv("LOCKGATE_STORE"), FromEnv)
+	case e.Getenv("LOCKGATE_STORE") != "":
+		err = e.overrideStore(s, e.Getenv("LOCKGATE_STORE"), FromEnv)
 	case s.recorded == nil && e.Cfg != root:
 		var c *storeChoice
 		if c, err = e.policyStore(e.Cfg); err == nil && c != nil {
-			s.use = *c
+			s.Use = *c
 		}
 	}
 	if err != nil {
 		return err
 	}
 	switch {
-	case e.getenv("LOCKGATE_REDIS_PREFIX") != "":
-		s.prefix, s.prefixFrom = e.getenv("LOCKGATE_REDIS_PREFIX"), "LOCKGATE_REDIS_PREFIX"
-	case s.use.Kind != KindRedis:
+	case e.Getenv("LOCKGATE_REDIS_PREFIX") != "":
+		s.prefix, s.prefixFrom = e.Getenv("LOCKGATE_REDIS_PREFIX"), "LOCKGATE_REDIS_PREFIX"
+	case s.Use.Kind != KindRedis:
 		s.prefix, s.prefixFrom = "", ""
 	case e.Cfg != root && (e.Cfg.Locks.RedisPrefix != "" || !s.recordedPrefix):
 		// -c FILE: the prefix it names, or derives when the clone has none.
@@ -408,7 +408,7 @@ func (e *Workspace) overrideStore(s *storeSetup, spec, from string) error {
 			c.Remote, c.Ref = s.clone.Remote, s.clone.Ref
 		}
 	}
-	s.use = c
+	s.Use = c
 	return nil
 }
 
@@ -476,15 +476,15 @@ func (e *StoreMismatchError) Error() string { return e.msg }
 func (e *Workspace) storeProblems(s *storeSetup, say func(level, msg string)) error {
 	msg, fix, unset := "", "", ""
 	switch {
-	case s.use.id() != s.clone.id():
-		what := s.use.source() + " " + s.use.label()
-		if s.use.From == FromEnv {
-			what = "LOCKGATE_STORE=" + s.use.name()
+	case s.Use.id() != s.clone.id():
+		what := s.Use.source() + " " + s.Use.label()
+		if s.Use.From == FromEnv {
+			what = "LOCKGATE_STORE=" + s.Use.name()
 		}
 		msg = fmt.Sprintf("%s is not this clone's lock store: its hooks read %s (%s)", what, s.clone.label(), s.clone.source())
-		fix = fmt.Sprintf("Make it this clone's store with `lockgate store use %s`", hint.Quote(s.use.name()))
-		unset = s.use.source()
-	case s.use.Kind == KindRedis && s.prefix != s.clonePrefix:
+		fix = fmt.Sprintf("Make it this clone's store with `lockgate store use %s`", hint.Quote(s.Use.name()))
+		unset = s.Use.source()
+	case s.Use.Kind == KindRedis && s.prefix != s.clonePrefix:
 		msg = fmt.Sprintf("%s %q is not this clone's Redis key prefix: its hooks use %q (%s)", s.prefixFrom, s.prefix, s.clonePrefix, s.clonePrefixFrom)
 		fix = "Unset " + s.prefixFrom + ", or set locks.redis_prefix in " + config.DefaultFile + " for everyone and `lockgate store use` again"
 		unset = s.prefixFrom
@@ -534,11 +534,11 @@ func (e *Workspace) storeProblems(s *storeSetup, say func(level, msg string)) er
 	default:
 		say("warning", fmt.Sprintf("%s: clones that follow the policy lock elsewhere.\nFollow the policy with `lockgate store use --unset`, or change %s for everyone", drift, key))
 	}
-	if s.remotePrefix != "" && s.use.Kind == KindRedis {
+	if s.remotePrefix != "" && s.Use.Kind == KindRedis {
 		say("warning", fmt.Sprintf("this clone's Redis key prefix %q (%s) was derived from its git directory before it had a remote; other clones of it use %q, so their locks and this clone's do not meet.\nRelease this clone's locks, then `lockgate store use %s` to share theirs",
 			s.clonePrefix, s.clonePrefixFrom, s.remotePrefix, hint.Quote(s.clone.name())))
 	}
-	if e.Purpose.TakesLocks && s.use.From == FromDefault {
+	if e.Purpose.TakesLocks && s.Use.From == FromDefault {
 		say("note", fmt.Sprintf("no lock store chosen for this clone (no %s, no %s): locking in the file store, which only this clone's worktrees see.\nShare locks with other clones: `lockgate store use git` (through the remote) or `lockgate store use redis://HOST:PORT/DB`; keep the file store and silence this: `lockgate store use file`",
 			CloneStoreKey, config.DefaultFile))
 	}
@@ -550,7 +550,7 @@ func (e *Workspace) StoreLabel() string {
 	if e.Setup == nil {
 		return "the lock store"
 	}
-	return e.Setup.use.label()
+	return e.Setup.Use.label()
 }
 
 // Root is the working tree root, or the git directory of a bare repository.
@@ -616,17 +616,17 @@ func (e *Workspace) ShowStore(ctx context.Context) (*StoreReport, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &StoreReport{Store: storeViewOf(&s.use), Clone: storeViewOf(&s.clone), Recorded: storeViewOf(s.recorded),
+	r := &StoreReport{Store: storeViewOf(&s.Use), Clone: storeViewOf(&s.clone), Recorded: storeViewOf(s.recorded),
 		Prefix: s.prefix, PrefixFrom: s.prefixFrom, Warnings: []string{}, Notes: []string{}}
 	if s.policyNamed {
 		r.Policy = storeViewOf(s.policy)
 	}
-	if s.use.Kind == KindRedis {
-		r.KeyPrefix = redisstore.KeyPrefix(s.use.URL, s.prefix)
+	if s.Use.Kind == KindRedis {
+		r.KeyPrefix = redisstore.KeyPrefix(s.Use.URL, s.prefix)
 	}
-	if s.use.Kind == KindGit {
+	if s.Use.Kind == KindGit {
 		g := e.Cfg.Locks.Git
-		r.Git = &GitStoreView{Remote: s.use.Remote, Ref: s.use.Ref, ClockSkew: g.ClockSkew.String(), MaxAge: g.MaxAge.String(), Timeout: g.Timeout.String()}
+		r.Git = &GitStoreView{Remote: s.Use.Remote, Ref: s.Use.Ref, ClockSkew: g.ClockSkew.String(), MaxAge: g.MaxAge.String(), Timeout: g.Timeout.String()}
 		if u, ok, err := gitexec.RemoteURL(ctx, e.Repo, r.Git.Remote); err == nil && ok {
 			r.Git.URL = gitstore.RedactURL(u)
 		}
@@ -640,7 +640,7 @@ func (e *Workspace) ShowStore(ctx context.Context) (*StoreReport, error) {
 	}); err != nil {
 		return nil, err
 	}
-	if want := e.Cfg.Locks.Redis.MinReplicas; s.use.Kind == KindRedis && s.use.URL != "" && want > 0 {
+	if want := e.Cfg.Locks.Redis.MinReplicas; s.Use.Kind == KindRedis && s.Use.URL != "" && want > 0 {
 		r.Replicas = &ReplicasView{Connected: -1, Min: want}
 		n, err := e.countReplicas(ctx, s)
 		var usage *UsageError
@@ -655,7 +655,7 @@ func (e *Workspace) ShowStore(ctx context.Context) (*StoreReport, error) {
 		case n < want:
 			r.Replicas.Connected = n
 			r.Warnings = append(r.Warnings, fmt.Sprintf("the primary of %s has %d replicas connected, fewer than locks.redis.min_replicas (%d): every acquisition waits for them and fails (exit 3).\n%s",
-				s.use.name(), n, want, hint.Line(hint.TooFewReplicas)))
+				s.Use.name(), n, want, hint.Line(hint.TooFewReplicas)))
 		default:
 			r.Replicas.Connected = n
 		}
@@ -666,14 +666,14 @@ func (e *Workspace) ShowStore(ctx context.Context) (*StoreReport, error) {
 // countReplicas opens the Redis store s uses and counts the replicas of
 // the server that keeps its keys.
 func (e *Workspace) countReplicas(ctx context.Context, s *storeSetup) (int, error) {
-	st, err := e.openStore(ctx, s.use, s.prefix)
+	st, err := e.openStore(ctx, s.Use, s.prefix)
 	if err != nil {
 		return 0, err
 	}
 	defer st.Close()
 	rs, ok := st.(*redisstore.Store)
 	if !ok {
-		return 0, fmt.Errorf("store %s is no Redis store", s.use.name())
+		return 0, fmt.Errorf("store %s is no Redis store", s.Use.name())
 	}
 	return rs.Replicas(ctx)
 }
@@ -773,5 +773,5 @@ func (e *Workspace) StoreName() string {
 	if e.Setup == nil { // not opened: no store chosen yet
 		return ""
 	}
-	return e.Setup.use.name()
+	return e.Setup.Use.name()
 }

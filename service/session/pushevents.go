@@ -1,4 +1,4 @@
-package service
+package session
 
 import (
 	"context"
@@ -61,9 +61,9 @@ func (e *NotPushedError) Error() string {
 
 func (e *NotPushedError) Unwrap() error { return e.Err }
 
-// pushingSink is the workspace's audit sink when it commits and pushes
+// PushingSink is the workspace's audit sink when it commits and pushes
 // its events itself (not in the background, as a server does).
-func (e *Workspace) pushingSink() (*auditSink, bool) {
+func (e *Workspace) PushingSink() (*auditSink, bool) {
 	if e.Mgr == nil {
 		return nil, false
 	}
@@ -83,12 +83,12 @@ func (e *Workspace) pushingSink() (*auditSink, bool) {
 // Err, for the front end to say: the events stay on the branch, and the
 // next push sends them.
 func (e *Workspace) SettleEvents(ctx context.Context) EventsState {
-	s, ok := e.pushingSink()
+	s, ok := e.PushingSink()
 	if !ok {
 		return EventsState{}
 	}
 	// What is left is the caller's to say, once.
-	defer s.settled()
+	defer s.Settled()
 	st := EventsState{Pushes: true}
 	w, err := s.branch()
 	if err != nil {
@@ -122,7 +122,7 @@ func (e *Workspace) notPushed(err error) error {
 // (which judge) leave it to the commands that take locks and to
 // pre-push: they run on every commit and edit.
 func (e *Workspace) PushPendingEvents(ctx context.Context) {
-	s, ok := e.pushingSink()
+	s, ok := e.PushingSink()
 	if !ok || e.Opts.Hook != "" || e.Purpose.Judges || e.Purpose.Cached || e.Purpose.Gate {
 		return
 	}
@@ -130,7 +130,7 @@ func (e *Workspace) PushPendingEvents(ctx context.Context) {
 	if e.Purpose.Settles {
 		if unsettled || !tried {
 			if st := e.SettleEvents(ctx); st.Err != nil {
-				e.notify("warning", st.Err.Error())
+				e.Notify("warning", st.Err.Error())
 			}
 		}
 		return
@@ -143,7 +143,7 @@ func (e *Workspace) PushPendingEvents(ctx context.Context) {
 		return // said when the branch was needed
 	}
 	if _, err := w.PushPending(ctx, 1); err != nil {
-		e.notify("warning", e.notPushed(err).Error())
+		e.Notify("warning", e.notPushed(err).Error())
 	}
 }
 
@@ -153,7 +153,7 @@ func (e *Workspace) PushPendingEvents(ctx context.Context) {
 // SettleEvents retries them. A failure is a warning: the push itself is
 // judged as ever.
 func (e *Workspace) pushBeforeJudging(ctx context.Context) {
-	s, ok := e.pushingSink()
+	s, ok := e.PushingSink()
 	if !ok {
 		return
 	}
@@ -162,6 +162,6 @@ func (e *Workspace) pushBeforeJudging(ctx context.Context) {
 		_, err = w.PushPending(ctx, workflow.PushRounds)
 	}
 	if err != nil {
-		e.notify("warning", e.notPushed(err).Error())
+		e.Notify("warning", e.notPushed(err).Error())
 	}
 }

@@ -1,4 +1,4 @@
-package service
+package session
 
 import (
 	"fmt"
@@ -12,8 +12,8 @@ import (
 	"github.com/lockgate/lockgate/model/locks/lockkey"
 )
 
-// keyOptions are the lockkey rules this repository's config sets.
-func (e *Workspace) keyOptions() *lockkey.Options {
+// KeyOptions are the lockkey rules this repository's config sets.
+func (e *Workspace) KeyOptions() *lockkey.Options {
 	return &lockkey.Options{
 		Namespaces:      e.Cfg.Locks.Namespaces,
 		ContractFiles:   append(append([]string(nil), e.Cfg.Contracts.OpenAPI.Files...), e.Cfg.Contracts.Generated...),
@@ -38,17 +38,17 @@ func (e *Workspace) FileKeys(args []string) ([]lockkey.Key, error) {
 // by toRepo (nil: it is already) and then resolved through symbolic links
 // (keyPath).
 func (e *Workspace) keys(args []string, toRepo func(string) (string, error)) ([]lockkey.Key, error) {
-	opts := e.keyOptions()
+	opts := e.KeyOptions()
 	out := make([]lockkey.Key, 0, len(args))
 	for _, s := range args {
-		if isPathArg(s) {
+		if IsPathArg(s) {
 			var err error
 			if toRepo != nil {
 				if s, err = toRepo(s); err != nil {
 					return nil, err
 				}
 			}
-			if s, err = e.keyPath(s); err != nil {
+			if s, err = e.KeyPath(s); err != nil {
 				return nil, err
 			}
 		}
@@ -61,10 +61,10 @@ func (e *Workspace) keys(args []string, toRepo func(string) (string, error)) ([]
 	return out, nil
 }
 
-// isPathArg reports whether a command-line key names a path or pattern:
+// IsPathArg reports whether a command-line key names a path or pattern:
 // neither a reserved key nor one that starts like a namespace (`api:`, and
 // `API:` too, which lockkey refuses with the right case).
-func isPathArg(arg string) bool {
+func IsPathArg(arg string) bool {
 	if arg == lockkey.WorkflowKey || arg == lockkey.ClaimKey {
 		return false
 	}
@@ -98,7 +98,7 @@ func (e *Workspace) cmdPath(arg string) (string, error) {
 		return Usagef("%s is outside the repository %s (paths on the command line are relative to the current directory, %s)", arg, top, e.Cwd)
 	}
 	if filepath.IsAbs(arg) {
-		rel, ok := e.inWorktree(filepath.Clean(arg))
+		rel, ok := e.InWorktree(filepath.Clean(arg))
 		if !ok {
 			return "", outside()
 		}
@@ -113,7 +113,7 @@ func (e *Workspace) cmdPath(arg string) (string, error) {
 	if err != nil {
 		cwd = e.Cwd
 	}
-	if rel, ok := e.inWorktree(cwd); ok && rel != "." {
+	if rel, ok := e.InWorktree(cwd); ok && rel != "." {
 		prefix = filepath.ToSlash(rel) + "/"
 	}
 	p := prefix + arg
@@ -136,20 +136,20 @@ func (e *Workspace) UserDir() string {
 	if err != nil {
 		cwd = e.Cwd
 	}
-	if rel, ok := e.inWorktree(cwd); ok && rel != "." {
+	if rel, ok := e.InWorktree(cwd); ok && rel != "." {
 		return filepath.ToSlash(rel) + "/"
 	}
-	p := e.getenv("GIT_PREFIX")
+	p := e.Getenv("GIT_PREFIX")
 	if c := path.Clean(p); p == "" || path.IsAbs(p) || c == "." || c == ".." || strings.HasPrefix(c, "../") {
 		return ""
 	}
 	return path.Clean(p) + "/"
 }
 
-// inWorktree returns abs relative to the worktree when it lies inside it,
+// InWorktree returns abs relative to the worktree when it lies inside it,
 // as written or with symbolic links resolved. Links inside the worktree
 // are left to throughLinks.
-func (e *Workspace) inWorktree(abs string) (string, bool) {
+func (e *Workspace) InWorktree(abs string) (string, bool) {
 	if rel, ok := within(e.Repo.Toplevel, abs); ok {
 		return rel, true
 	}
@@ -215,11 +215,11 @@ func (e *Workspace) otherRepo(rel string) string {
 	return ""
 }
 
-// keyPath follows the symbolic links in the directories a repo-relative
+// KeyPath follows the symbolic links in the directories a repo-relative
 // path or pattern names: those before its last element and before its
 // first wildcard (see throughLinks). The last element is left as written:
 // a link there is a file of the repository, as git tracks it.
-func (e *Workspace) keyPath(p string) (string, error) {
+func (e *Workspace) KeyPath(p string) (string, error) {
 	if e.Repo.Toplevel == "" {
 		return p, nil
 	}
@@ -265,21 +265,21 @@ func (e *Workspace) keyPath(p string) (string, error) {
 	return real + "/" + strings.Join(segs[n:], "/"), nil
 }
 
-// cmdFile is a file named on the command line: relative to the current
+// CmdFile is a file named on the command line: relative to the current
 // directory (after -C).
-func (e *Workspace) cmdFile(p string) string {
+func (e *Workspace) CmdFile(p string) string {
 	if p == "-" || filepath.IsAbs(p) {
 		return p
 	}
 	return filepath.Join(e.Cwd, p)
 }
 
-// ttlFor is the default TTL of a key for this worker (docs/config.md, locks.durations).
-func (e *Workspace) ttlFor(k lockkey.Key) time.Duration {
+// TTLFor is the default TTL of a key for this worker (docs/config.md, locks.durations).
+func (e *Workspace) TTLFor(k lockkey.Key) time.Duration {
 	return e.Cfg.TTL(e.Me.HolderType, k.Kind)
 }
 
-func canonicals(keys []lockkey.Key) []string {
+func Canonicals(keys []lockkey.Key) []string {
 	out := make([]string, len(keys))
 	for i, k := range keys {
 		out[i] = k.Canonical
@@ -287,9 +287,9 @@ func canonicals(keys []lockkey.Key) []string {
 	return out
 }
 
-// repoPath makes p (absolute, or relative to base) a repo-relative slash
+// RepoPath makes p (absolute, or relative to base) a repo-relative slash
 // path, refusing one outside the worktree or inside the git directory.
-func (e *Workspace) repoPath(p, base string) (string, error) {
+func (e *Workspace) RepoPath(p, base string) (string, error) {
 	if e.Repo.Toplevel == "" {
 		return "", Usagef("%s: paths need a working tree (this is a bare repository)", p)
 	}
@@ -308,7 +308,7 @@ func (e *Workspace) repoPath(p, base string) (string, error) {
 	if strings.ContainsRune(abs, 0) {
 		return "", Usagef("invalid path %q", abs)
 	}
-	rel, ok := e.inWorktree(abs)
+	rel, ok := e.InWorktree(abs)
 	if !ok {
 		return "", Usagef("%s is outside the worktree %s: lockgate cannot vouch for it", p, e.Repo.Toplevel)
 	}
@@ -316,7 +316,7 @@ func (e *Workspace) repoPath(p, base string) (string, error) {
 		return "", Usagef("%s is the worktree itself, not a file in it", p)
 	}
 	rel = filepath.ToSlash(rel)
-	if isGitPath(rel) {
+	if IsGitPath(rel) {
 		return "", Usagef("%s is inside the git directory: not a file of the repository", p)
 	}
 	// An edit writes where the links lead.
@@ -327,7 +327,7 @@ func (e *Workspace) repoPath(p, base string) (string, error) {
 	if rel == "." {
 		return "", Usagef("%s is the worktree itself, not a file in it", p)
 	}
-	if isGitPath(rel) {
+	if IsGitPath(rel) {
 		return "", Usagef("%s is inside the git directory: not a file of the repository", p)
 	}
 	if d := e.otherRepo(path.Dir(rel)); d != "" {
@@ -384,10 +384,10 @@ func resolveExisting(abs string) (string, error) {
 	}
 }
 
-// toolKeys resolves the keys a tool is given: paths are relative to the
+// ToolKeys resolves the keys a tool is given: paths are relative to the
 // repository root (or absolute inside the worktree), never to the server's
 // working directory.
-func (e *Workspace) toolKeys(one string, many []string) ([]lockkey.Key, error) {
+func (e *Workspace) ToolKeys(one string, many []string) ([]lockkey.Key, error) {
 	args := slices.Clone(many)
 	if one != "" {
 		args = append([]string{one}, args...)
@@ -397,7 +397,7 @@ func (e *Workspace) toolKeys(one string, many []string) ([]lockkey.Key, error) {
 	}
 	for i, s := range args {
 		if filepath.IsAbs(s) {
-			rel, err := e.repoPath(s, "")
+			rel, err := e.RepoPath(s, "")
 			if err != nil {
 				return nil, err
 			}
@@ -407,9 +407,9 @@ func (e *Workspace) toolKeys(one string, many []string) ([]lockkey.Key, error) {
 	return e.FileKeys(args)
 }
 
-// isGitPath reports a repo-relative path in a git directory: .git, or an
+// IsGitPath reports a repo-relative path in a git directory: .git, or an
 // alias of it, as any of its segments.
-func isGitPath(rel string) bool {
+func IsGitPath(rel string) bool {
 	for _, seg := range strings.Split(rel, "/") {
 		// Also .GIT and NTFS's aliases: git's own directory where the
 		// file system folds them.

@@ -1,4 +1,4 @@
-package service
+package session
 
 import (
 	"cmp"
@@ -38,7 +38,7 @@ func (e *Workspace) ActAs(id Identity) (*Workspace, error) {
 			return nil, Usagef("worker_type %q: want human or agent", me.HolderType)
 		}
 		var err error
-		if me, err = newOwner(cmp.Or(id.Worker, me.Holder), me.HolderType, cmp.Or(id.Session, me.Session)); err != nil {
+		if me, err = NewOwner(cmp.Or(id.Worker, me.Holder), me.HolderType, cmp.Or(id.Session, me.Session)); err != nil {
 			return nil, err
 		}
 	}
@@ -103,7 +103,7 @@ type branchOpener = func() (*workflow.Writer, error)
 const syncDelay = 200 * time.Millisecond
 
 func newBranchSyncer(e *Workspace, open branchOpener) *branchSyncer {
-	s := &branchSyncer{wakeup: newWakeup(), e: e, open: open, notify: e.notify}
+	s := &branchSyncer{wakeup: newWakeup(), e: e, open: open, notify: e.Notify}
 	go s.loop()
 	return s
 }
@@ -203,11 +203,11 @@ func (f *journalFlusher) kick() {
 // reach the workflow branch in batches (CommitInBackground). stop commits
 // and flushes what is left and waits for it.
 func (e *Workspace) Background() (stop func()) {
-	sink := e.auditSink()
+	sink := e.AuditSink()
 	if sink == nil {
 		return func() {}
 	}
-	flusher := newJournalFlusher(e.Journal, e.notify)
+	flusher := newJournalFlusher(e.Journal, e.Notify)
 	sink.flushLater = flusher.kick
 	commits := e.CommitInBackground()
 	return func() {
@@ -224,7 +224,7 @@ func (e *Workspace) Background() (stop func()) {
 // journal, which the next commit catches up (as `lockgate workflow sync`
 // does). stop commits what is left and waits for it.
 func (e *Workspace) CommitInBackground() (stop func()) {
-	sink := e.auditSink()
+	sink := e.AuditSink()
 	if sink == nil || sink.branch == nil {
 		return func() {}
 	}
@@ -234,9 +234,9 @@ func (e *Workspace) CommitInBackground() (stop func()) {
 	return syncer.close
 }
 
-// auditSink is the workspace's audit trail, nil when it keeps none (not
+// AuditSink is the workspace's audit trail, nil when it keeps none (not
 // opened).
-func (e *Workspace) auditSink() *auditSink {
+func (e *Workspace) AuditSink() *auditSink {
 	if e.Mgr == nil {
 		return nil
 	}

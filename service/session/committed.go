@@ -1,4 +1,4 @@
-package service
+package session
 
 import (
 	"bytes"
@@ -46,7 +46,7 @@ func (e *Workspace) judgeByCommitted(ctx context.Context, ck *hooks.Checker) err
 		// check judges by the base it read.
 		return nil
 	}
-	committed, err := e.committedConfig(ctx)
+	committed, err := e.CommittedConfig(ctx)
 	if err != nil || committed == nil {
 		return err
 	}
@@ -79,11 +79,11 @@ func intersect(a, b []string) []string {
 	return out
 }
 
-// committedConfig is the policy committed on HEAD, nil when HEAD has none
+// CommittedConfig is the policy committed on HEAD, nil when HEAD has none
 // or it is byte for byte the worktree's. It is read through git once per
 // HEAD commit and kept in the clone's cache, keyed by that commit: the
 // pre-commit hook after a commit pays two git processes, the others none.
-func (e *Workspace) committedConfig(ctx context.Context) (*config.Config, error) {
+func (e *Workspace) CommittedConfig(ctx context.Context) (*config.Config, error) {
 	head, headOK := e.headCommit()
 	cacheFile := filepath.Join(e.Repo.CommonDir, "lockgate", "cache", "head-policy")
 	data, found, cached := readPolicyCache(cacheFile, head)

@@ -1,11 +1,11 @@
-package service_test
+package session_test
 
 import (
 	"os"
 	"path/filepath"
 	"testing"
 
-	"github.com/lockgate/lockgate/service"
+	"github.com/lockgate/lockgate/service/session"
 )
 
 func TestIsPathArg(t *testing.T) {
@@ -18,7 +18,7 @@ func TestIsPathArg(t *testing.T) {
 		{"1x:y", true}, {"-x:y", true}, {"workflow", false}, {"claim", false}, {"workflows", true},
 	}
 	for _, tt := range tests {
-		if got := service.IsPathArg(tt.arg); got != tt.want {
+		if got := session.IsPathArg(tt.arg); got != tt.want {
 			t.Errorf("IsPathArg(%q) = %v, want %v", tt.arg, got, tt.want)
 		}
 	}
@@ -37,7 +37,7 @@ func TestWithin(t *testing.T) {
 		{abs: "/r/a.go"},
 	}
 	for _, tt := range tests {
-		got, ok := service.Within(root, filepath.FromSlash(tt.abs))
+		got, ok := session.Within(root, filepath.FromSlash(tt.abs))
 		if ok != tt.ok || got != filepath.FromSlash(tt.want) {
 			t.Errorf("Within(%s) = %q, %v; want %q, %v", tt.abs, got, ok, tt.want, tt.ok)
 		}
@@ -72,11 +72,11 @@ func TestResolveExisting(t *testing.T) {
 		{name: "a file not yet there", abs: "real/sub/new.go", want: "real/sub/new.go"},
 		{name: "through a link", abs: "ln/sub/new.go", want: "real/sub/new.go"},
 		{name: "a dangling link leads where it points", abs: "dangling/x.go", want: "missing/deeper/x.go"},
-		{name: "a loop of links", abs: "loop1/x.go", wantErr: new(*service.UsageError)},
+		{name: "a loop of links", abs: "loop1/x.go", wantErr: new(*session.UsageError)},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := service.ResolveExisting(filepath.Join(dir, tt.abs))
+			got, err := session.ResolveExisting(filepath.Join(dir, tt.abs))
 			wantError(t, err, tt.wantErr)
 			if tt.wantErr == nil && got != filepath.Join(dir, tt.want) {
 				t.Fatalf("ResolveExisting(%s) = %s, want %s", tt.abs, got, filepath.Join(dir, tt.want))
