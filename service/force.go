@@ -101,3 +101,9 @@ func (e *Workspace) agentsClearHuman(ctx context.Context) (bool, error) {
 	}
 	return found, nil
 }
+
+// ForceRefused is the lock whose removal was refused, and whether the rule
+// is serve's (only admins force another's lock).
+func (e *ForceRefusedError) ForceRefused() (locks.Lock, bool) {
+	return e.Lock, e.Rule == ForceRuleAdmin
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 
+	"github.com/lockgate/lockgate/model/locks"
 	"github.com/lockgate/lockgate/service/session"
 )
 
@@ -72,3 +73,9 @@ func BypassHook(ctx context.Context, e *Workspace, opts Options, hook string) By
 	}
 	return session.BypassHook(ctx, s, opts, hook)
 }
+
+// LockView is a lock as tools show it: without the owner token.
+type LockView = session.LockView
+
+// ViewOf is l as tools show it.
+func ViewOf(l locks.Lock) LockView { return session.ViewOf(l) }

@@ -196,6 +196,18 @@ func (e *NoFreePackageError) Error() string {
 
 func (e *NoFreePackageError) Unwrap() error { return e.Err }
 
+// UnreadableRecords are the task records of the Unreadable packages that
+// the store named.
+func (e *NoFreePackageError) UnreadableRecords() []*locks.CorruptError {
+	var out []*locks.CorruptError
+	for _, s := range e.Unreadable {
+		if cr := s.Corrupt(); cr != nil {
+			out = append(out, cr)
+		}
+	}
+	return out
+}
+
 // Finished is what finishing a package did: the locks it released, and
 // those it kept.
 type Finished struct {

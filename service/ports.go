@@ -11,13 +11,14 @@ import (
 	"time"
 
 	"github.com/lockgate/lockgate/model/locks"
+	"github.com/lockgate/lockgate/model/locks/lockkey"
 )
 
 // PortNS is the namespace of port leases, locks on `port:<N>` keys: the lock store makes them
 // exclusive across sessions (and machines, on Redis), and they expire like
 // any lock. `port:` is not a namespace users may lock directly: ports are
 // only handed out by `ports allocate`, after checking them free by binding.
-const PortNS = "port"
+const PortNS = lockkey.PortNS
 
 // portKey is the key of port p's lease.
 func portKey(p int) string { return PortNS + ":" + strconv.Itoa(p) }

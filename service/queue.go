@@ -313,6 +313,9 @@ type PackageStateError struct {
 	Op     string
 }
 
+// PackageRefused marks the error as a refusal of the package's state.
+func (*PackageStateError) PackageRefused() {}
+
 func (e *PackageStateError) Error() string {
 	s := e.Status
 	switch {

@@ -420,3 +420,6 @@ func (e *Workspace) verifyCommits(ctx context.Context, h *hooks.Runner, revArgs 
 	r.Finish()
 	return r, nil
 }
+
+// LogMissing is the branch and remote the lock log is fetched from.
+func (e *LogMissingError) LogMissing() (branch, remote string) { return e.Branch, e.Remote }

@@ -15,8 +15,8 @@ import (
 	"github.com/lockgate/lockgate/model/locks"
 	"github.com/lockgate/lockgate/model/locks/lockkey"
 	"github.com/lockgate/lockgate/model/locks/redisstore"
-	"github.com/lockgate/lockgate/service"
 	"github.com/lockgate/lockgate/service/agentsetup"
+	"github.com/lockgate/lockgate/service/session"
 )
 
 // Exit codes (docs/exit-codes.md).
@@ -114,18 +114,46 @@ func Of(err error, c Context) Outcome {
 	default:
 		o.failed(err)
 	}
-	var noFree *service.NoFreePackageError
+	var noFree noPackageNow
 	if errors.As(err, &noFree) {
 		// A package whose task record cannot be read waits for someone to
 		// clear the record, whatever else waits.
-		for _, s := range noFree.Unreadable {
-			if cr := s.Corrupt(); cr != nil {
-				o.Hints = append(o.Hints, hint.CorruptLine(c.Where, cr.Path, cr.Key, lockkey.RelArg(cr.Key, c.UserDir)))
-			}
+		for _, cr := range noFree.UnreadableRecords() {
+			o.Hints = append(o.Hints, hint.CorruptLine(c.Where, cr.Path, cr.Key, lockkey.RelArg(cr.Key, c.UserDir)))
 		}
 	}
 	return o
 }
+
+// The errors of use cases this package does not link (the lock log's, the
+// queue's, a forced removal's) are known by what they say of themselves,
+// so that a binary that serves only the hooks classifies its errors
+// without linking those use cases.
+type (
+	// logMissing: no lock log to judge by; the branch and remote to
+	// fetch it from.
+	logMissing interface {
+		error
+		LogMissing() (branch, remote string)
+	}
+	// packageRefused: a change of a work package its state does not allow.
+	packageRefused interface {
+		error
+		PackageRefused()
+	}
+	// noPackageNow: no work package can be claimed now; the task records
+	// that cannot be read.
+	noPackageNow interface {
+		error
+		UnreadableRecords() []*locks.CorruptError
+	}
+	// forceRefused: a forced removal of another's lock a rule refuses;
+	// admin when the rule is serve's (only admins force another's lock).
+	forceRefused interface {
+		error
+		ForceRefused() (l locks.Lock, admin bool)
+	}
+)
 
 // undecided classifies an outcome already reported (an exit code) and
 // what keeps a command from deciding: no lock log, a hook that failed
@@ -133,16 +161,17 @@ func Of(err error, c Context) Outcome {
 func (o *Outcome) undecided(err error) bool {
 	var (
 		exit     *ExitError
-		noLog    *service.LogMissingError
-		hookErr  *service.HookError
-		mismatch *service.StoreMismatchError
+		noLog    logMissing
+		hookErr  *session.HookError
+		mismatch *session.StoreMismatchError
 	)
 	switch {
 	case errors.As(err, &exit):
 		o.Exit = exit.Code
 	case errors.As(err, &noLog):
 		o.Class = ClassUnavailable
-		o.Hints = []string{hint.Line(hint.LogFetch, noLog.Branch, noLog.Remote)}
+		branch, remote := noLog.LogMissing()
+		o.Hints = []string{hint.Line(hint.LogFetch, branch, remote)}
 	case errors.As(err, &hookErr):
 		o.Class = ClassUnavailable
 		o.Hints = []string{hookHint(hookErr)}
@@ -160,8 +189,8 @@ func (o *Outcome) busy(err error, c Context) bool {
 	var (
 		timeout  *locks.TimeoutError
 		held     *locks.HeldError
-		pkgState *service.PackageStateError
-		noFree   *service.NoFreePackageError
+		pkgState packageRefused
+		noFree   noPackageNow
 	)
 	switch {
 	case errors.As(err, &timeout):
@@ -192,13 +221,13 @@ func (o *Outcome) busy(err error, c Context) bool {
 func (o *Outcome) refused(err error, c Context) bool {
 	var (
 		keyErr   *lockkey.Error
-		usage    *service.UsageError
+		usage    *session.UsageError
 		cfgErr   *config.Error
 		invalid  *locks.InvalidRequestError
 		agentErr *agentsetup.Error
-		ident    *service.IdentityError
+		ident    *session.IdentityError
 		notOwner *locks.NotOwnerError
-		forced   *service.ForceRefusedError
+		forced   forceRefused
 	)
 	switch {
 	case errors.As(err, &keyErr):
@@ -219,11 +248,12 @@ func (o *Outcome) refused(err error, c Context) bool {
 		o.Exit, o.Class = ExitNotPermitted, ClassNotPermitted
 	case errors.As(err, &forced):
 		o.Exit, o.Class = ExitNotPermitted, ClassNotPermitted
-		o.held(forced.Lock)
-		if forced.Rule == service.ForceRuleAdmin {
-			o.Hints = []string{hint.Line(hint.ForceNeedsAdmin, forced.Lock.Holder)}
+		l, admin := forced.ForceRefused()
+		o.held(l)
+		if admin {
+			o.Hints = []string{hint.Line(hint.ForceNeedsAdmin, l.Holder)}
 		} else {
-			o.Hints = []string{hint.Line(hint.ForceAgentHuman, forced.Lock.Holder, lockkey.RelArg(forced.Lock.Key, c.UserDir))}
+			o.Hints = []string{hint.Line(hint.ForceAgentHuman, l.Holder, lockkey.RelArg(l.Key, c.UserDir))}
 		}
 		o.AgentHint = o.Hints[0]
 	case errors.As(err, &notOwner):
@@ -305,7 +335,7 @@ func (o *Outcome) held(l locks.Lock) { o.Held = &l }
 // honour LOCKGATE_SKIP in the committer's environment offer the bypass,
 // and hooks.on_store_unavailable only when the store is what could not be
 // read.
-func hookHint(e *service.HookError) string {
+func hookHint(e *session.HookError) string {
 	var ue *locks.UnavailableError
 	store := errors.As(e.Err, &ue)
 	if git, ok := hint.BypassGit[e.Hook]; ok {
@@ -372,7 +402,7 @@ func notOwnerHint(e *locks.NotOwnerError, dir string) string {
 
 // portOf is the port number of a port lease key, or "".
 func portOf(key string) string {
-	p, ok := strings.CutPrefix(key, service.PortNS+":")
+	p, ok := strings.CutPrefix(key, lockkey.PortNS+":")
 	if !ok {
 		return ""
 	}
@@ -400,7 +430,7 @@ type ErrorObject struct {
 	ExitCode int    `json:"exit_code" jsonschema:"the exit code lockgate's CLI gives the same outcome"`
 	// Expected is the canonical form of an invalid key, when one exists.
 	Expected string            `json:"expected,omitempty"`
-	HeldBy   *service.LockView `json:"held_by,omitempty" jsonschema:"the lock that stands in the way"`
+	HeldBy   *session.LockView `json:"held_by,omitempty" jsonschema:"the lock that stands in the way"`
 	Hint     string            `json:"hint,omitempty"`
 }
 
@@ -408,7 +438,7 @@ type ErrorObject struct {
 func (o Outcome) Object(err error, hint string) *ErrorObject {
 	obj := &ErrorObject{Class: o.Class, Reason: o.Reason, Message: err.Error(), ExitCode: o.Exit, Expected: o.Expected, Hint: hint}
 	if o.Held != nil {
-		v := service.ViewOf(*o.Held)
+		v := session.ViewOf(*o.Held)
 		obj.HeldBy = &v
 	}
 	return obj

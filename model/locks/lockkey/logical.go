@@ -301,6 +301,10 @@ func parseEnv(v string) *fail {
 	return nil
 }
 
+// PortNS is the namespace of port leases, `port:<N>`: only `lockgate
+// ports allocate` hands them out, never a lock command.
+const PortNS = "port"
+
 // isPortLike reports env values that name a port rather than a resource:
 // 8080, 8000-8010, 80,443, :8080, localhost:8080, port, ports, port:8080,
 // port-8080, PORT_8080.
