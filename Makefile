@@ -3,7 +3,7 @@ GO      ?= go
 PKGS    := ./...
 BIN     := bin/lockgate
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo devel)
-LDFLAGS := -s -w -X github.com/lockgate/lockgate/frontend/cli.Version=$(VERSION)
+LDFLAGS := -s -w -X github.com/lockgate/lockgate/internal/version.Version=$(VERSION)
 FUZZTIME ?= 30s
 
 .PHONY: all build install test test-agents stress test-deps lint cover bench fuzz docs release-check clean

@@ -21,27 +21,27 @@ type LockStates struct {
 	Released func(ctx context.Context, dir, commit string) ([]string, error)
 }
 
-// errNoLockStates: a push to the lock table's ref that the runner was
-// given no reader of its states for cannot be judged.
-var errNoLockStates = errors.New("cannot judge a state of the git store's lock table: this check was given no reader of its states")
+// ErrNoLockStates refuses to judge a push to the lock table's ref that
+// the runner was given no reader of its states for.
+var ErrNoLockStates = errors.New("cannot judge a state of the git store's lock table: this check was given no reader of its states")
 
 func (s LockStates) follows(ctx context.Context, dir, from, to string) (bool, string, error) {
 	if s.Follows == nil {
-		return false, "", errNoLockStates
+		return false, "", ErrNoLockStates
 	}
 	return s.Follows(ctx, dir, from, to)
 }
 
 func (s LockStates) unlogged(ctx context.Context, dir, from, to string, now time.Time) ([]string, error) {
 	if s.Unlogged == nil {
-		return nil, errNoLockStates
+		return nil, ErrNoLockStates
 	}
 	return s.Unlogged(ctx, dir, from, to, now)
 }
 
 func (s LockStates) released(ctx context.Context, dir, commit string) ([]string, error) {
 	if s.Released == nil {
-		return nil, errNoLockStates
+		return nil, ErrNoLockStates
 	}
 	return s.Released(ctx, dir, commit)
 }

@@ -188,7 +188,7 @@ type Synced struct {
 // branch yet, and pushes it per workflow.auto_push unless the request says
 // otherwise.
 func (e *Workspace) SyncWorkflow(ctx context.Context, req SyncRequest) (*Synced, error) {
-	w, err := e.BranchWriter(ctx)()
+	w, err := e.branchWriter(ctx)
 	if err != nil {
 		return nil, err
 	}

@@ -287,7 +287,7 @@ func (e *Workspace) As(u ServeUser) (*Workspace, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := *e
+	c := *e.Workspace // the session is copied: its identity is this user's alone
 	c.Me, c.ServeUser = o, &u
-	return &c, nil
+	return wrap(&c), nil
 }

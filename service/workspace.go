@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/lockgate/lockgate/service/session"
+	"github.com/lockgate/lockgate/workflow"
 )
 
 // Workspace is what a request works on: a session (the repository, its
@@ -29,7 +30,32 @@ func Load(ctx context.Context, opts Options) (*Workspace, error) {
 func wrap(s *session.Workspace) *Workspace {
 	e := &Workspace{Workspace: s}
 	s.LogFenceFloor = e.FenceFloor
+	s.OpenBranch = e.openBranch
+	s.OpenGitStore = e.openGitStore
+	s.GitLockStates = gitLockStates
 	return e
+}
+
+// openBranch opens the workflow branch for the session's audit trail.
+func (e *Workspace) openBranch(b session.BranchSetup) (session.Branch, error) {
+	w, err := workflow.Open(workflow.Config{
+		GitDir: e.Repo.GitDir, CommonDir: e.Repo.CommonDir, WorkTree: e.Repo.Toplevel, Branch: e.Cfg.Workflow.Branch, Remote: e.Cfg.Workflow.Remote,
+		Lock: b.Lock, RotateJournal: int64(e.Cfg.Journal.RotateBytes), Sign: b.Sign, Vouches: b.Vouches,
+	})
+	if err != nil {
+		return nil, err
+	}
+	return w, nil
+}
+
+// branchWriter is the workflow branch the session's audit trail writes,
+// opened once per run.
+func (e *Workspace) branchWriter(ctx context.Context) (*workflow.Writer, error) {
+	b, err := e.BranchWriter(ctx)()
+	if err != nil {
+		return nil, err
+	}
+	return b.(*workflow.Writer), nil
 }
 
 // Identity names who one request acts as; empty fields keep the

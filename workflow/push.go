@@ -32,6 +32,9 @@ func (e *PushError) Error() string {
 
 func (e *PushError) Unwrap() error { return e.Err }
 
+// PushFailure is why the push failed, without what Error adds around it.
+func (e *PushError) PushFailure() error { return e.Err }
+
 // TrackingRef is where Push fetches the remote branch before a merge:
 // refs/remotes/<remote>/<branch>, the ref `git fetch` itself would write.
 func (w *Writer) TrackingRef() string {

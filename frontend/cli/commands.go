@@ -6,6 +6,7 @@ import (
 	"runtime/debug"
 
 	"github.com/lockgate/lockgate/frontend/mcpserver"
+	"github.com/lockgate/lockgate/internal/version"
 )
 
 func commands() map[string]*command {
@@ -60,21 +61,8 @@ func commands() map[string]*command {
 	}
 }
 
-// Version is set at build time with -ldflags "-X …/frontend/cli.Version=v1.2.3".
-var Version = ""
-
-func version() string {
-	if Version != "" {
-		return Version
-	}
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
-		return bi.Main.Version
-	}
-	return "(devel)"
-}
-
 func runVersion(_ context.Context, a *app, _ []string) error {
-	v := version()
+	v := version.String()
 	return a.reply(map[string]string{"version": v}, func() { fmt.Fprintf(a.stdio.Out, "lockgate %s\n", v) })
 }
 
@@ -96,7 +84,7 @@ func mcpCommand() *command {
 			if err != nil {
 				return err
 			}
-			return mcpserver.Serve(ctx, e, version(), a.stdio.In, a.stdio.Out)
+			return mcpserver.Serve(ctx, e, version.String(), a.stdio.In, a.stdio.Out)
 		},
 	}
 }

@@ -14,36 +14,32 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/lockgate/lockgate/frontend/hookcli"
+	"github.com/lockgate/lockgate/frontend/termstyle"
 	"github.com/lockgate/lockgate/internal/hint"
 	"github.com/lockgate/lockgate/internal/safetext"
 	"github.com/lockgate/lockgate/service"
 	"github.com/lockgate/lockgate/service/outcome"
+	"github.com/lockgate/lockgate/service/session"
 )
 
 // finishReport prints a report and turns a refusal into exit 1.
 func (a *app) finishReport(r *service.Report, what, format string) error {
-	a.carryReport(r)
-	switch {
-	case a.globals.JSON || format == "json":
-		if err := writeJSON(a.stdio.Out, r); err != nil {
-			return err
-		}
-	case format == "github":
-		r.WriteGitHub(a.stdio.Out)
-	}
-	if !a.globals.JSON && format != "json" {
-		r.WriteStyled(a.stdio.Err, what, a.paintRole)
-	}
-	switch {
-	case r.OK:
-		return nil
-	case len(r.Violations) == 0:
-		// Nothing proven wrong, but the lock log could not judge
-		// everything (verify): never a pass.
-		return &outcome.ExitError{Code: outcome.ExitUnavailable}
-	}
-	return &outcome.ExitError{Code: outcome.ExitPolicy}
+	return a.hookRun("", nil).Finish(r, what, format)
 }
+
+// hookRun is the run of hook name with args on this command line.
+func (a *app) hookRun(name string, args []string) *hookcli.Run {
+	return &hookcli.Run{Name: name, Args: args, Stdio: hookcli.Stdio(a.stdio), Console: a, Options: a.options(), JSON: a.globals.JSON,
+		WriteJSON: func(v any) error { return writeJSON(a.stdio.Out, v) }}
+}
+
+// Paint colours text for stderr by role (hookcli.Console).
+func (a *app) Paint(role termstyle.Role, text string) string { return a.paint(role, text) }
+
+// CarryReport carries the options into the hints of a hook's report
+// (hookcli.Console).
+func (a *app) CarryReport(r *service.Report) { a.carryReport(r) }
 
 // hookContract is one git hook the installed shims call.
 type hookContract = func(*service.Workspace, context.Context, service.HookInput) (*service.Report, error)
@@ -77,55 +73,15 @@ func (a *app) runHook(ctx context.Context, name string, args []string, run hookC
 		return err
 	}
 	a.hook = name
-	in := service.HookInput{Args: args, Stdin: a.stdio.In, Getenv: getenv, Environ: os.Environ()}
-	if name == "reference-transaction" {
-		// Most transactions (fetches, tags, checkouts, the commits the
-		// commit hooks judged) need no repository, config or store: they
-		// are let through before any is read, and no bypass is logged.
-		tx, err := service.ReadRefTransaction(ctx, a.globals.Dir, args, a.stdio.In)
+	h := a.hookRun(name, args)
+	h.Load = func(ctx context.Context) (*session.Workspace, hookcli.Contract, error) {
+		e, err := a.load(ctx)
 		if err != nil {
-			return err
+			return nil, nil, err
 		}
-		if tx.Empty() {
-			return nil
-		}
-		in.Transaction = tx
+		return e.Workspace, func(ctx context.Context, in session.HookInput) (*service.Report, error) { return run(e, ctx, in) }, nil
 	}
-	e, loadErr := a.load(ctx)
-	if strings.HasPrefix(name, "post-") {
-		// After the fact: nothing to refuse, and git would report a
-		// failure as the checkout's or merge's own.
-		if loadErr != nil {
-			fmt.Fprintf(a.stdio.Err, "lockgate: warning: %s: %v\n", name, loadErr)
-			return nil
-		}
-		r, err := run(e, ctx, in)
-		if err != nil {
-			fmt.Fprintf(a.stdio.Err, "lockgate: warning: %s: %v\n", name, err)
-			return nil
-		}
-		for _, w := range r.Warnings {
-			fmt.Fprintf(a.stdio.Err, "lockgate: warning: %s\n", w)
-		}
-		return nil
-	}
-	switch b := service.BypassHook(ctx, e, a.options(), name); {
-	case b.Invalid != "":
-		fmt.Fprintf(a.stdio.Err, "lockgate: LOCKGATE_SKIP=%q is not 1, true or yes: the checks run\n", b.Invalid)
-	case b.Unrecorded != nil:
-		fmt.Fprintf(a.stdio.Err, "lockgate: LOCKGATE_SKIP not honoured: the bypass cannot be recorded: %v\n", b.Unrecorded)
-	case b.Skipped:
-		fmt.Fprintf(a.stdio.Err, "lockgate: LOCKGATE_SKIP is set: %s checks skipped (recorded as hook_bypass)\n", name)
-		return nil
-	}
-	if loadErr != nil {
-		return &service.HookError{Hook: name, Err: loadErr}
-	}
-	r, err := run(e, ctx, in)
-	if err != nil {
-		return err
-	}
-	return a.finishReport(r, name, "")
+	return h.Do(ctx)
 }
 
 func checkChangeCommand() *command {

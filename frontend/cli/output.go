@@ -203,9 +203,6 @@ func (a *app) paint(role termstyle.Role, text string) string {
 	return st.Paint(role, text)
 }
 
-// paintRole is paint for hooks.Report.WriteStyled.
-func (a *app) paintRole(role, text string) string { return a.paint(termstyle.Role(role), text) }
-
 // printHints prints hint lines on stderr.
 func (a *app) printHints(lines ...string) {
 	hint.PrintAs(a.stdio.Err, a.paint(termstyle.Hint, "hint:"), lines...)

@@ -2,15 +2,16 @@ package session
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/lockgate/lockgate/internal/gitexec"
 	"github.com/lockgate/lockgate/internal/hint"
 	"github.com/lockgate/lockgate/model/locks"
 	"github.com/lockgate/lockgate/model/locks/journal"
-	"github.com/lockgate/lockgate/workflow"
 )
 
 // auditSink records events in the journal and, with workflow.auto_commit,
@@ -20,7 +21,7 @@ import (
 type auditSink struct {
 	ctx      context.Context
 	journal  *journal.Journal
-	branch   func() (*workflow.Writer, error)
+	branch   func() (Branch, error)
 	autoPush bool
 	notify   func(level, msg string, hints ...string)
 	// later, when set, takes the events to the branch instead of branch
@@ -110,7 +111,7 @@ func (s *auditSink) Append(evs ...journal.Event) error {
 // catchUp commits the journal's events that did not reach the branch
 // when they were recorded — a hook skipped with LOCKGATE_SKIP, a commit
 // that failed — so that they go with the next push.
-func catchUp(ctx context.Context, w *workflow.Writer, j *journal.Journal, notify func(level, msg string, hints ...string)) {
+func catchUp(ctx context.Context, w Branch, j *journal.Journal, notify func(level, msg string, hints ...string)) {
 	if _, err := w.CatchUp(ctx, j); err != nil {
 		notify("warning", "events kept in the journal, not yet on the workflow branch: "+err.Error(), hint.Line(hint.WorkflowSync))
 	}
@@ -130,18 +131,21 @@ const BranchWriterAction = "workflow"
 // The opener is shared by the copies of a workspace that a server's
 // requests work on, at once: it opens the branch once, whichever asks
 // first, and every caller gets that writer.
-func (e *Workspace) BranchWriter(ctx context.Context) func() (*workflow.Writer, error) {
+func (e *Workspace) BranchWriter(ctx context.Context) func() (Branch, error) {
 	// The writer is closed with the workspace: registered here, by the
 	// goroutine that opens the workspace, not by whichever request opens
 	// the branch while others copy the workspace.
-	var opened atomic.Pointer[workflow.Writer]
+	var opened atomic.Pointer[Branch]
 	e.Closers = append(e.Closers, func() error {
 		if w := opened.Load(); w != nil {
-			return w.Close()
+			return (*w).Close()
 		}
 		return nil
 	})
-	return sync.OnceValues(func() (*workflow.Writer, error) {
+	return sync.OnceValues(func() (Branch, error) {
+		if e.OpenBranch == nil {
+			return nil, ErrNoBranch
+		}
 		// One owner per process: two commands of one session must not
 		// renew (and then release) each other's workflow lock.
 		writer := locks.Owner{Holder: e.Me.Holder, HolderType: e.Me.HolderType,
@@ -165,17 +169,50 @@ func (e *Workspace) BranchWriter(ctx context.Context) func() (*workflow.Writer, 
 			// the branch's file lock.
 			lock = nil
 		}
-		sign, err := e.signer(ctx)
+		sign, err := e.Signer(ctx)
 		if err != nil {
 			return nil, err
 		}
-		w, err := workflow.Open(workflow.Config{
-			GitDir: e.Repo.GitDir, CommonDir: e.Repo.CommonDir, WorkTree: e.Repo.Toplevel, Branch: e.Cfg.Workflow.Branch, Remote: e.Cfg.Workflow.Remote,
-			Lock: lock, RotateJournal: int64(e.Cfg.Journal.RotateBytes), Sign: sign, Vouches: e.signsFor(sign),
-		})
-		if err == nil {
-			opened.Store(w)
+		w, err := e.OpenBranch(BranchSetup{Lock: lock, Sign: sign, Vouches: e.signsFor(sign)})
+		if err != nil {
+			return nil, err
 		}
-		return w, err
+		opened.Store(&w)
+		return w, nil
 	})
 }
+
+// Branch is the workflow branch as the audit trail writes it (the
+// workflow package's Writer).
+type Branch interface {
+	// Commit commits events to the branch, each once.
+	Commit(ctx context.Context, evs []journal.Event) (int, error)
+	// CatchUp commits the journal's events the branch does not have.
+	CatchUp(ctx context.Context, j *journal.Journal) (int, error)
+	// Push pushes the branch to workflow.remote.
+	Push(ctx context.Context) error
+	// PushPending pushes when the remote may lack commits of the branch,
+	// in up to rounds rounds, and reports whether it pushed.
+	PushPending(ctx context.Context, rounds int) (bool, error)
+	Close() error
+}
+
+// BranchSetup is what the session hands the opener of the workflow branch
+// (Workspace.OpenBranch) besides the repository and config: the
+// `workflow` lock its writes take (nil: none), the signer of its commits
+// (workflow.signed) and which workers' events that signer vouches for.
+type BranchSetup struct {
+	Lock    func(context.Context) (func(), error)
+	Sign    gitexec.Signer
+	Vouches func(worker string) bool
+}
+
+// ErrNoBranch says that this binary does not write the workflow branch (the hook
+// binary). Events stay in the journal, the record of truth, and the next
+// lockgate command that writes the branch commits them.
+var ErrNoBranch = errors.New("this lockgate binary does not write the workflow branch: the events stay in the journal until the next `lockgate` command (or `lockgate workflow sync`) commits them")
+
+// PushRounds bounds the rounds of a push of pending events: each is a
+// whole push (push, fetch, merge), and a round that fails waits longer
+// before the next (the workflow package's PushRounds).
+const PushRounds = 5

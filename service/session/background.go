@@ -11,7 +11,6 @@ import (
 	"github.com/lockgate/lockgate/model/locks"
 	"github.com/lockgate/lockgate/model/locks/journal"
 	"github.com/lockgate/lockgate/scope"
-	"github.com/lockgate/lockgate/workflow"
 )
 
 // Identity names who one request acts as; empty fields keep the
@@ -98,7 +97,7 @@ type branchSyncer struct {
 }
 
 // branchOpener opens the workflow branch once and returns it after.
-type branchOpener = func() (*workflow.Writer, error)
+type branchOpener = func() (Branch, error)
 
 const syncDelay = 200 * time.Millisecond
 

@@ -225,7 +225,7 @@ func (e *Workspace) commitHook(ctx context.Context, name string, in HookInput) (
 	}
 	r.Hook = name
 	h.RecordPass(r.OK)
-	if note := e.stateAgeNote(); note != "" && name != "commit-msg" {
+	if note := e.StateAgeNote(); note != "" && name != "commit-msg" {
 		r.Warnings = append(r.Warnings, note) // once per commit: pre-commit said it
 	}
 	return r, nil
@@ -261,7 +261,9 @@ func (e *Workspace) PrePush(ctx context.Context, in HookInput) (*Report, error) 
 	if err != nil {
 		return nil, err
 	}
-	e.pushBeforeJudging(ctx)
+	if err := e.pushBeforeJudging(ctx); err != nil {
+		return nil, &HookError{Hook: "pre-push", Err: err}
+	}
 	// lockgate's refs only grow, whichever store this clone uses.
 	h.LockRef = e.Cfg.Locks.Git.Ref
 	h.WorkflowRef = "refs/heads/" + e.Cfg.Workflow.Branch
@@ -293,7 +295,7 @@ func (e *Workspace) FinishHook(name string, r *Report, err error) (*Report, erro
 	if err != nil {
 		return nil, &HookError{Hook: name, Err: err}
 	}
-	if note := e.stateAgeNote(); note != "" {
+	if note := e.StateAgeNote(); note != "" {
 		r.Warnings = append(r.Warnings, note)
 	}
 	return r, nil

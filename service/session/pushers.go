@@ -10,9 +10,7 @@ import (
 	"github.com/lockgate/lockgate/internal/gitexec"
 	"github.com/lockgate/lockgate/internal/signature"
 	"github.com/lockgate/lockgate/model/config"
-	"github.com/lockgate/lockgate/model/locks/journal"
 	"github.com/lockgate/lockgate/scope"
-	"github.com/lockgate/lockgate/workflow"
 )
 
 // SignersFile is where a repository lists its workers' SSH signing keys,
@@ -51,11 +49,11 @@ func (e *Workspace) CIPusher() (*hooks.Pusher, error) {
 	return nil, nil
 }
 
-// signersAt checks commits' signatures by the allowed signers committed
+// SignersAt checks commits' signatures by the allowed signers committed
 // at rev (SignersFile), read and parsed once; a rev without the file
 // allows no signer. A file that cannot be read or parsed is an error: a
 // signature cannot be judged by it.
-func (e *Workspace) signersAt(rev string) func(ctx context.Context, shas []string) (map[string][]string, error) {
+func (e *Workspace) SignersAt(rev string) func(ctx context.Context, shas []string) (map[string][]string, error) {
 	var once sync.Once
 	var signers *signature.Signers
 	var err error
@@ -107,7 +105,7 @@ func (e *Workspace) BindPusher(h *hooks.Runner, p *hooks.Pusher, base string) {
 		return
 	}
 	h.Pusher = p
-	h.Signers = e.signersAt(base)
+	h.Signers = e.SignersAt(base)
 	h.Trust = e.Cfg.Trust.Pushers
 }
 
@@ -124,12 +122,12 @@ func (e *Workspace) localSignersBase(ctx context.Context, remote string) string 
 	return ""
 }
 
-// signer signs the commits lockgate writes under workflow.signed:
+// Signer signs the commits lockgate writes under workflow.signed:
 // required, with the worker's SSH key; nil when signing is off. The key
 // is looked up at the first signature: a server's hook that only reads
 // the lock table needs none. A required signature without a key is an
 // error then, never an unsigned commit.
-func (e *Workspace) signer(context.Context) (gitexec.Signer, error) {
+func (e *Workspace) Signer(context.Context) (gitexec.Signer, error) {
 	if e.Cfg.Workflow.Signed != config.SignedRequired {
 		return nil, nil
 	}
@@ -158,67 +156,6 @@ func (e *Workspace) signsFor(sign gitexec.Signer) func(worker string) bool {
 	me := e.Me.Holder
 	h := hooks.Runner{Trust: e.Cfg.Trust.Pushers}
 	return func(worker string) bool { return h.Vouches([]string{me}, worker) }
-}
-
-// VouchedEvents keeps, under workflow.signed: required, the events of the
-// workflow branch (read from refs) whose adding commit carries a good
-// signature, by the allowed signers of the base, that vouches for the
-// event's worker; the others are dropped, and said so: an unsigned event
-// could say anything, a release that never happened among them.
-func (e *Workspace) VouchedEvents(ctx context.Context, refs []string, evs []journal.Event) ([]journal.Event, error) {
-	if e.Cfg.Workflow.Signed != config.SignedRequired || len(evs) == 0 {
-		return evs, nil
-	}
-	base := e.Base
-	if base == "" {
-		base = e.ServerBase(ctx)
-	}
-	paths := make([]string, len(evs))
-	for i, ev := range evs {
-		paths[i] = workflow.EventPath(ev.ID)
-	}
-	var tips []string
-	for _, ref := range refs {
-		if out, err := gitexec.RepoOutput(ctx, e.Repo, "rev-parse", "-q", "--verify", ref+"^{commit}"); err == nil {
-			tips = append(tips, strings.TrimSpace(string(out)))
-		}
-	}
-	added, err := gitexec.AddedBy(ctx, e.Root(), tips, paths)
-	if err != nil {
-		return nil, fmt.Errorf("read the lock log: %w", err)
-	}
-	var commits []string
-	seen := map[string]bool{}
-	for _, c := range added {
-		if !seen[c] {
-			seen[c] = true
-			commits = append(commits, c)
-		}
-	}
-	signed, err := e.signersAt(base)(ctx, commits)
-	if err != nil {
-		return nil, fmt.Errorf("read the lock log: %w", err)
-	}
-	by := make(map[string][]string, len(paths))
-	for p, c := range added {
-		by[p] = signed[c]
-	}
-	h := hooks.Runner{Trust: e.Cfg.Trust.Pushers}
-	kept := evs[:0:0]
-	var dropped []journal.Event
-	for i, ev := range evs {
-		if h.Vouches(by[paths[i]], ev.Worker) {
-			kept = append(kept, ev)
-		} else {
-			dropped = append(dropped, ev)
-		}
-	}
-	if len(dropped) > 0 {
-		ev := dropped[0]
-		e.Warn("warning", fmt.Sprintf("%d event(s) of the lock log carry no good signature of their worker (workflow.signed: required): not believed, e.g. %s's %s of %s (event %s)",
-			len(dropped), ev.Worker, ev.Action, ev.Key, ev.ID))
-	}
-	return kept, nil
 }
 
 // ServerBase is the default branch's commit a server reads its policy

@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-
-	"github.com/lockgate/lockgate/workflow"
 )
 
 // A clone's lock events reach other clones (and `lockgate verify`, CI and
@@ -51,9 +49,9 @@ type NotPushedError struct {
 
 func (e *NotPushedError) Error() string {
 	why := e.Err
-	var pe *workflow.PushError
+	var pe interface{ PushFailure() error } // the workflow branch's PushError
 	if errors.As(why, &pe) {
-		why = pe.Err // its own text says what this one says
+		why = pe.PushFailure() // its own text says what this one says
 	}
 	return fmt.Sprintf("events not on %s yet (they stay on the local branch %s): %v; `lockgate workflow sync --push` sends them, and so does the next lockgate command here",
 		e.Remote, e.Branch, why)
@@ -77,7 +75,7 @@ func (e *Workspace) PushingSink() (*auditSink, bool) {
 // SettleEvents makes sure the events of the request are on the remote
 // before it returns: it commits the journal's events a failed commit
 // left behind and pushes the workflow branch when it holds commits the
-// remote lacks, trying a lost push again (workflow.PushRounds rounds,
+// remote lacks, trying a lost push again (PushRounds rounds,
 // each fetching and merging what other clones pushed). Nothing pending
 // costs two local ref reads. What it could not push is in the state's
 // Err, for the front end to say: the events stay on the branch, and the
@@ -101,7 +99,7 @@ func (e *Workspace) SettleEvents(ctx context.Context) EventsState {
 			return st
 		}
 	}
-	if _, err := w.PushPending(ctx, workflow.PushRounds); err != nil {
+	if _, err := w.PushPending(ctx, PushRounds); err != nil {
 		st.Err = e.notPushed(err)
 	}
 	return st
@@ -152,16 +150,20 @@ func (e *Workspace) PushPendingEvents(ctx context.Context) {
 // so events of this clone that no push sent go first, retried as
 // SettleEvents retries them. A failure is a warning: the push itself is
 // judged as ever.
-func (e *Workspace) pushBeforeJudging(ctx context.Context) {
+func (e *Workspace) pushBeforeJudging(ctx context.Context) error {
+	if e.OpenBranch == nil && e.Cfg.Workflow.AutoCommit && e.Cfg.Workflow.AutoPush {
+		return &NotLinkedError{What: "the push of the workflow branch"}
+	}
 	s, ok := e.PushingSink()
 	if !ok {
-		return
+		return nil
 	}
 	w, err := s.branch()
 	if err == nil {
-		_, err = w.PushPending(ctx, workflow.PushRounds)
+		_, err = w.PushPending(ctx, PushRounds)
 	}
 	if err != nil {
 		e.Notify("warning", e.notPushed(err).Error())
 	}
+	return nil
 }

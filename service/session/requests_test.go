@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/lockgate/lockgate/internal/gittest"
-	"github.com/lockgate/lockgate/model/locks"
 	"github.com/lockgate/lockgate/service/session"
 )
 
@@ -48,16 +47,6 @@ func loadAs(t *testing.T, dir, as string, clock func() time.Time) *session.Works
 	return e
 }
 
-// openAs is loadAs with the lock store opened, for taking locks.
-func openAs(t *testing.T, dir, as string, clock func() time.Time) *session.Workspace {
-	t.Helper()
-	e := loadAs(t, dir, as, clock)
-	if err := e.Open(context.Background(), session.Purpose{TakesLocks: true}); err != nil {
-		t.Fatal(err)
-	}
-	return e
-}
-
 // wantError fails unless err is nil when target is nil, or else holds an
 // error of target's type (errors.As).
 func wantError(t *testing.T, err error, target any) {
@@ -79,14 +68,4 @@ func relTo(dir, file string) string {
 		return filepath.ToSlash(rel)
 	}
 	return file
-}
-
-// takeKeys has e take each of keys, for an hour, through its Manager.
-func takeKeys(t *testing.T, e *session.Workspace, keys ...string) {
-	t.Helper()
-	for _, k := range keys {
-		if _, err := e.Mgr.Acquire(context.Background(), locks.Request{Keys: []string{k}, Owner: e.Me, TTL: time.Hour}); err != nil {
-			t.Fatal(err)
-		}
-	}
 }

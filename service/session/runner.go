@@ -6,7 +6,6 @@ import (
 
 	"github.com/lockgate/lockgate/hooks"
 	"github.com/lockgate/lockgate/model/locks"
-	"github.com/lockgate/lockgate/model/locks/gitstore"
 	"github.com/lockgate/lockgate/scope"
 )
 
@@ -67,7 +66,7 @@ func (e *Workspace) LogRunner(ctx context.Context, profile string) (*hooks.Runne
 		Dir:         e.UserDir(),
 		PolicyFiles: policyFiles(e.Cfg), AgentEditable: e.Cfg.Scope.AgentEditable, IgnoreCase: ignoreCase,
 	}
-	return &hooks.Runner{GitDir: e.Repo.GitDir, CommonDir: e.Repo.CommonDir, Dir: e.Root(), Checker: ck, LockStates: gitLockStates,
+	return &hooks.Runner{GitDir: e.Repo.GitDir, CommonDir: e.Repo.CommonDir, Dir: e.Root(), Checker: ck, LockStates: e.GitLockStates,
 		MaxCommits: e.Cfg.Hooks.PrePush.MaxCommits, MaxPaths: e.Cfg.Hooks.PrePush.MaxPaths}, nil
 }
 
@@ -82,7 +81,3 @@ func (e *UnknownProfileError) Unwrap() error { return e.Err }
 // file of a key's record when the store keeps records in files, else nil
 // (see locks.RecordWhere).
 func (e *Workspace) RecordWhere() func(string) string { return locks.RecordWhere(e.Store) }
-
-// gitLockStates are the git store's readers of its lock table's states,
-// which the hooks judge a push to its ref by.
-var gitLockStates = hooks.LockStates{Follows: gitstore.Follows, Unlogged: gitstore.Unlogged, Released: gitstore.Released}

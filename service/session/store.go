@@ -11,7 +11,6 @@ import (
 	"github.com/lockgate/lockgate/internal/gitexec"
 	"github.com/lockgate/lockgate/internal/hint"
 	"github.com/lockgate/lockgate/model/config"
-	"github.com/lockgate/lockgate/model/locks/gitstore"
 	"github.com/lockgate/lockgate/model/locks/journal"
 	"github.com/lockgate/lockgate/model/locks/redisstore"
 )
@@ -628,7 +627,7 @@ func (e *Workspace) ShowStore(ctx context.Context) (*StoreReport, error) {
 		g := e.Cfg.Locks.Git
 		r.Git = &GitStoreView{Remote: s.Use.Remote, Ref: s.Use.Ref, ClockSkew: g.ClockSkew.String(), MaxAge: g.MaxAge.String(), Timeout: g.Timeout.String()}
 		if u, ok, err := gitexec.RemoteURL(ctx, e.Repo, r.Git.Remote); err == nil && ok {
-			r.Git.URL = gitstore.RedactURL(u)
+			r.Git.URL = gitexec.RedactURL(u)
 		}
 	}
 	if err := e.storeProblems(s, func(level, msg string) {

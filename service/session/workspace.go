@@ -16,7 +16,6 @@ import (
 	"github.com/lockgate/lockgate/model/config"
 	"github.com/lockgate/lockgate/model/locks"
 	"github.com/lockgate/lockgate/model/locks/filestore"
-	"github.com/lockgate/lockgate/model/locks/gitstore"
 	"github.com/lockgate/lockgate/model/locks/journal"
 	"github.com/lockgate/lockgate/model/locks/redisstore"
 	"github.com/lockgate/lockgate/scope"
@@ -119,6 +118,16 @@ type Workspace struct {
 	// service, which reads the log. Nil (a hook binary, which grants
 	// nothing) leaves the store to its own floor.
 	LogFenceFloor func(context.Context) (uint64, error)
+	// OpenBranch opens the workflow branch, set by the service, which
+	// links the workflow package. Nil (the hook binary): events are
+	// recorded in the journal alone, and the next lockgate command that
+	// writes the branch commits them (ErrNoBranch).
+	OpenBranch func(BranchSetup) (Branch, error)
+	// OpenGitStore opens the git store at remote's ref for the session's
+	// purpose, and GitLockStates reads its table's states; set by the
+	// service, which links the git store. Nil: a NotLinkedError.
+	OpenGitStore  func(ctx context.Context, remote, ref string) (locks.Store, error)
+	GitLockStates hooks.LockStates
 }
 
 // IgnoreCase reports core.ignorecase, read once per run: scope patterns
@@ -270,7 +279,7 @@ func (e *Workspace) Open(ctx context.Context, p Purpose) error {
 	e.Mgr = &locks.Manager{Store: store, Host: host, PID: os.Getpid(), Now: e.Opts.Clock, StoreName: storeName(setup.Use, store),
 		PerBranch: e.Cfg.Locks.PerBranch}
 	sink := &auditSink{ctx: ctx, journal: e.Journal, autoPush: e.Cfg.Workflow.AutoPush, notify: e.Notify, quietPush: p.Settles}
-	if e.Cfg.Workflow.AutoCommit {
+	if e.Cfg.Workflow.AutoCommit && e.OpenBranch != nil {
 		sink.branch = e.BranchWriter(ctx)
 	}
 	e.Mgr.Events = sink
@@ -303,11 +312,11 @@ func (e *Workspace) LockStore() locks.Store { return e.Store }
 // Getenv reads the request's environment.
 func (e *Workspace) Getenv(k string) string { return e.Opts.Getenv(k) }
 
-// stateAgeNote says how old the state of the locks a request judged by
+// StateAgeNote says how old the state of the locks a request judged by
 // was, when locks.git.max_age let it use one the remote confirmed
 // earlier; "" otherwise.
-func (e *Workspace) stateAgeNote() string {
-	g, ok := e.Store.(*gitstore.Store)
+func (e *Workspace) StateAgeNote() string {
+	g, ok := e.Store.(remoteStore)
 	if !ok || !e.Purpose.Cached || e.Cfg.Locks.Git.MaxAge <= 0 {
 		return ""
 	}
@@ -315,9 +324,36 @@ func (e *Workspace) stateAgeNote() string {
 	return fmt.Sprintf("locks as %s %s had them %s ago (locks.git.max_age: %s)", g.Remote(), g.Ref(), age, e.Cfg.Locks.Git.MaxAge)
 }
 
+// remoteStore is the git store as the session sees it: a state of a
+// remote's ref, confirmed some time ago.
+type remoteStore interface {
+	locks.Store
+	Age(now time.Time) time.Duration
+	Remote() string
+	Ref() string
+}
+
+// NotLinkedError is a request that needs what this binary does not link
+// (the hook binary: the git store, the push of the workflow branch). The
+// hook binary hands such a hook to lockgate itself (NeedsMore).
+type NotLinkedError struct{ What string }
+
+func (e *NotLinkedError) Error() string {
+	return "this lockgate binary does not link " + e.What + ": run the hook with `lockgate hook`"
+}
+
+// NeedsMore reports whether err is of a request that needs what the
+// binary does not link: a NotLinkedError, a push to the git store's ref
+// with no reader of its states (hooks.ErrNoLockStates), the workflow
+// branch unopened (ErrNoBranch).
+func NeedsMore(err error) bool {
+	var nl *NotLinkedError
+	return errors.As(err, &nl) || errors.Is(err, hooks.ErrNoLockStates) || errors.Is(err, ErrNoBranch)
+}
+
 // storeName names the store in events: its kind, and where a shared one is.
 func storeName(c storeChoice, s locks.Store) string {
-	if g, ok := s.(*gitstore.Store); ok {
+	if g, ok := s.(remoteStore); ok {
 		return "git " + g.Remote() + " " + g.Ref()
 	}
 	return c.name()
@@ -331,32 +367,10 @@ func (e *Workspace) openStore(ctx context.Context, c storeChoice, prefix string)
 	case KindFile:
 		return filestore.Open(filepath.Join(e.StateDir(), "locks"))
 	case KindGit:
-		g := e.Cfg.Locks.Git
-		// Where the locks are is the clone's (c.Remote, c.Ref; see
-		// gitWhere); how to talk to the remote is the policy's.
-		opts := gitstore.Options{
-			GitDir: e.Repo.GitDir, CommonDir: e.Repo.CommonDir, WorkTree: e.Repo.Toplevel,
-			Remote: c.Remote, Ref: c.Ref, ClockSkew: g.ClockSkew.Std(), Timeout: g.Timeout.Std(),
+		if e.OpenGitStore == nil {
+			return nil, &NotLinkedError{What: "the git store"}
 		}
-		opts.RemoteFrom = e.gitRemoteFrom()
-		if e.Purpose.Cached {
-			opts.MaxAge = g.MaxAge.Std()
-		}
-		if e.Purpose.Server {
-			opts.Reuse = -1 // every call of a long-lived server asks
-		}
-		opts.FenceFloor = e.LogFenceFloor
-		opts.Warn = func(msg string) { e.Warn("warning", msg) }
-		sign, err := e.signer(ctx)
-		if err != nil {
-			return nil, err
-		}
-		opts.Sign = sign
-		s, err := gitstore.Open(opts)
-		if err != nil {
-			return nil, Usagef("%v (locks.git in %s)", err, cmp.Or(e.Cfg.Path, config.DefaultFile))
-		}
-		return s, nil
+		return e.OpenGitStore(ctx, c.Remote, c.Ref)
 	case KindRedis:
 		if c.URL == "" {
 			return nil, Usagef("store redis (%s): set LOCK_REDIS_URL (or REDIS_URL), or name the server: `lockgate store use redis://HOST:PORT/DB`", c.source())
@@ -388,16 +402,6 @@ func (e *Workspace) openStore(ctx context.Context, c storeChoice, prefix string)
 		return st, nil
 	}
 	return nil, fmt.Errorf("store kind %q not built in", c.Kind)
-}
-
-// gitRemoteFrom says where the git store's remote comes from, in a
-// sentence for the error of a clone without it.
-func (e *Workspace) gitRemoteFrom() string {
-	file := cmp.Or(e.Cfg.Path, config.DefaultFile)
-	if e.Cfg.Locks.Git.Remote != "" {
-		return "locks.git.remote in " + file
-	}
-	return "workflow.remote, origin unless " + file + " sets it, as locks.git.remote is not set"
 }
 
 // TraceID is the trace id of a W3C traceparent header value

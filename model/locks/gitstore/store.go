@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"net/url"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -153,21 +152,7 @@ func checkRef(ref string) error {
 }
 
 // Remote names the remote the locks live on (its password hidden).
-func (s *Store) Remote() string { return RedactURL(s.opts.Remote) }
-
-// RedactURL hides the password of a remote given as a URL, as git does in
-// its messages.
-func RedactURL(remote string) string {
-	u, err := url.Parse(remote)
-	if err != nil || u.User == nil {
-		return remote
-	}
-	if _, ok := u.User.Password(); !ok {
-		return remote
-	}
-	u.User = url.UserPassword(u.User.Username(), "xxxxx")
-	return u.String()
-}
+func (s *Store) Remote() string { return gitexec.RedactURL(s.opts.Remote) }
 
 // Ref is the remote ref that holds the locks.
 func (s *Store) Ref() string { return s.opts.Ref }

@@ -1,4 +1,4 @@
-package session_test
+package service_test
 
 import (
 	"context"
@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/lockgate/lockgate/internal/gittest"
-	"github.com/lockgate/lockgate/service/session"
+	"github.com/lockgate/lockgate/service"
 )
 
 // StateAgeNote is the git store's alone: a pre-commit hook may judge by a
@@ -18,18 +18,18 @@ func TestStateAgeNote(t *testing.T) {
 	tests := []struct {
 		name    string
 		policy  string
-		purpose session.Purpose
+		purpose service.Purpose
 		// want is a part of the note; "" no note.
 		want string
 	}{
-		{name: "a hook judging by a cached state", purpose: session.Purpose{Cached: true},
+		{name: "a hook judging by a cached state", purpose: service.Purpose{Cached: true},
 			policy: "version: 1\nworkflow: {auto_commit: false}\nlocks:\n  store: git\n  git: {max_age: 1h}\n",
 			want:   "locks as origin refs/lockgate/locks had them"},
-		{name: "a command that asks the remote", purpose: session.Purpose{TakesLocks: true},
+		{name: "a command that asks the remote", purpose: service.Purpose{TakesLocks: true},
 			policy: "version: 1\nworkflow: {auto_commit: false}\nlocks:\n  store: git\n  git: {max_age: 1h}\n"},
-		{name: "no max_age", purpose: session.Purpose{Cached: true},
+		{name: "no max_age", purpose: service.Purpose{Cached: true},
 			policy: "version: 1\nworkflow: {auto_commit: false}\nlocks:\n  store: git\n"},
-		{name: "the file store", purpose: session.Purpose{Cached: true},
+		{name: "the file store", purpose: service.Purpose{Cached: true},
 			policy: "version: 1\nworkflow: {auto_commit: false}\n"},
 	}
 	for _, tt := range tests {

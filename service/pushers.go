@@ -1,0 +1,74 @@
+package service
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/lockgate/lockgate/hooks"
+	"github.com/lockgate/lockgate/internal/gitexec"
+	"github.com/lockgate/lockgate/model/config"
+	"github.com/lockgate/lockgate/model/locks/journal"
+	"github.com/lockgate/lockgate/workflow"
+)
+
+// VouchedEvents keeps, under workflow.signed: required, the events of the
+// workflow branch (read from refs) whose adding commit carries a good
+// signature, by the allowed signers of the base, that vouches for the
+// event's worker; the others are dropped, and said so: an unsigned event
+// could say anything, a release that never happened among them.
+func (e *Workspace) VouchedEvents(ctx context.Context, refs []string, evs []journal.Event) ([]journal.Event, error) {
+	if e.Cfg.Workflow.Signed != config.SignedRequired || len(evs) == 0 {
+		return evs, nil
+	}
+	base := e.Base
+	if base == "" {
+		base = e.ServerBase(ctx)
+	}
+	paths := make([]string, len(evs))
+	for i, ev := range evs {
+		paths[i] = workflow.EventPath(ev.ID)
+	}
+	var tips []string
+	for _, ref := range refs {
+		if out, err := gitexec.RepoOutput(ctx, e.Repo, "rev-parse", "-q", "--verify", ref+"^{commit}"); err == nil {
+			tips = append(tips, strings.TrimSpace(string(out)))
+		}
+	}
+	added, err := gitexec.AddedBy(ctx, e.Root(), tips, paths)
+	if err != nil {
+		return nil, fmt.Errorf("read the lock log: %w", err)
+	}
+	var commits []string
+	seen := map[string]bool{}
+	for _, c := range added {
+		if !seen[c] {
+			seen[c] = true
+			commits = append(commits, c)
+		}
+	}
+	signed, err := e.SignersAt(base)(ctx, commits)
+	if err != nil {
+		return nil, fmt.Errorf("read the lock log: %w", err)
+	}
+	by := make(map[string][]string, len(paths))
+	for p, c := range added {
+		by[p] = signed[c]
+	}
+	h := hooks.Runner{Trust: e.Cfg.Trust.Pushers}
+	kept := evs[:0:0]
+	var dropped []journal.Event
+	for i, ev := range evs {
+		if h.Vouches(by[paths[i]], ev.Worker) {
+			kept = append(kept, ev)
+		} else {
+			dropped = append(dropped, ev)
+		}
+	}
+	if len(dropped) > 0 {
+		ev := dropped[0]
+		e.Warn("warning", fmt.Sprintf("%d event(s) of the lock log carry no good signature of their worker (workflow.signed: required): not believed, e.g. %s's %s of %s (event %s)",
+			len(dropped), ev.Worker, ev.Action, ev.Key, ev.ID))
+	}
+	return kept, nil
+}
