@@ -1,7 +1,7 @@
 # lockgate — build, test and measure. `make test` is what CI runs.
 GO      ?= go
 PKGS    := ./...
-BIN     := bin/lockgate
+BIN     := bin/
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo devel)
 LDFLAGS := -s -w -X github.com/lockgate/lockgate/internal/version.Version=$(VERSION)
 FUZZTIME ?= 30s
@@ -11,12 +11,14 @@ FUZZTIME ?= 30s
 all: build
 
 # A static binary (CGO_ENABLED=0) starts faster: a hook runs on every commit.
+# lockgate and the hook binary lockgate-hook, which the installed hooks run
+# when it is next to lockgate (docs/hooks.md, The hook binary).
 build:
-	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/lockgate
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/...
 
 install:
-	CGO_ENABLED=0 $(GO) install -trimpath -ldflags '$(LDFLAGS)' ./cmd/lockgate
-	@echo "installed $$($(GO) env GOPATH)/bin/lockgate"
+	CGO_ENABLED=0 $(GO) install -trimpath -ldflags '$(LDFLAGS)' ./cmd/...
+	@echo "installed $$($(GO) env GOPATH)/bin/lockgate and lockgate-hook"
 
 # test-deps makes sure the real tools the tests drive are present.
 test-deps:

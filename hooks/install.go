@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -36,28 +37,63 @@ const prevSuffix = ".pre-lockgate"
 // (if any) and then `lockgate hook NAME`, passing arguments and stdin to
 // both. bin is the lockgate binary to run; when it is gone the shim looks
 // for lockgate on PATH, and fails (refusing the commit) when it finds none.
+// The hooks of every commit and push (HookBinaryHooks) run the hook binary
+// lockgate-hook found next to that lockgate instead, when there is one,
+// telling it which lockgate to hand over to (LOCKGATE_FULL_BIN).
 func Shim(name, bin string) string {
 	if name == RefTxHook {
 		return refTxShim(bin)
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "#!/bin/sh\n%s v1: installed by `lockgate install`; `lockgate uninstall` removes it and restores any previous hook.\n", shimMarker)
+	fmt.Fprintf(&b, "#!/bin/sh\n%s %s: installed by `lockgate install`; `lockgate uninstall` removes it and restores any previous hook.\n", shimMarker, shimVersion)
 	writeFindLockgate(&b, bin)
+	own := slices.Contains(HookBinaryHooks, name)
+	if own {
+		writeFindHookBinary(&b)
+	}
 	fmt.Fprintf(&b, "prev=\"$(dirname \"$0\")/%s%s\"\n", name, prevSuffix)
 	if name == "pre-push" || name == "pre-receive" || name == "post-rewrite" {
 		// These hooks read stdin: keep a copy for each.
-		fmt.Fprintf(&b, `if [ -x "$prev" ]; then
+		b.WriteString(`if [ -x "$prev" ]; then
   refs=$(cat)
-  printf '%%s\n' "$refs" | "$prev" "$@" || exit $?
-  printf '%%s\n' "$refs" | "$lockgate" hook %s "$@"
+  printf '%s\n' "$refs" | "$prev" "$@" || exit $?
+`)
+		if own {
+			fmt.Fprintf(&b, `  if [ -n "$hook" ]; then
+    printf '%%s\n' "$refs" | LOCKGATE_FULL_BIN=$lockgate "$hook" %s "$@"
+    exit $?
+  fi
+`, name)
+		}
+		fmt.Fprintf(&b, `  printf '%%s\n' "$refs" | "$lockgate" hook %s "$@"
   exit $?
 fi
 `, name)
 	} else {
 		b.WriteString("if [ -x \"$prev\" ]; then\n  \"$prev\" \"$@\" || exit $?\nfi\n")
 	}
+	if own {
+		fmt.Fprintf(&b, "[ -z \"$hook\" ] || LOCKGATE_FULL_BIN=$lockgate exec \"$hook\" %s \"$@\"\n", name)
+	}
 	fmt.Fprintf(&b, "exec \"$lockgate\" hook %s \"$@\"\n", name)
 	return b.String()
+}
+
+// HookBinaryHooks are the hooks the shims run with the hook binary,
+// lockgate-hook, when it is installed next to lockgate: those of every
+// commit and push.
+var HookBinaryHooks = []string{"pre-commit", "pre-merge-commit", "commit-msg", "pre-push", RefTxHook}
+
+// shimVersion is the shims' format: v1 shims run `lockgate hook` alone,
+// v2 the hook binary where there is one.
+const shimVersion = "v2"
+
+// writeFindHookBinary writes the lines that find the hook binary: the
+// lockgate-hook next to the lockgate found, else none ("").
+func writeFindHookBinary(b *strings.Builder) {
+	b.WriteString(`hook=${lockgate%/*}/lockgate-hook
+[ -x "$hook" ] || hook=
+`)
 }
 
 // writeFindLockgate writes the lines that find the lockgate to run: bin,
@@ -78,7 +114,7 @@ fi
 // through by the shell, without starting lockgate.
 func refTxShim(bin string) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "#!/bin/sh\n%s v1: installed by `lockgate install`; `lockgate uninstall` removes it and restores any previous hook.\n", shimMarker)
+	fmt.Fprintf(&b, "#!/bin/sh\n%s %s: installed by `lockgate install`; `lockgate uninstall` removes it and restores any previous hook.\n", shimMarker, shimVersion)
 	// One process (cat) on the way to "nothing to judge", whatever the
 	// number of refs: the tests are patterns on the whole input.
 	fmt.Fprintf(&b, "prev=\"${0%%/*}/%s%s\"\n", RefTxHook, prevSuffix)
@@ -146,7 +182,12 @@ EOF
 [ "$judge" = 1 ] || exit 0
 `)
 	writeFindLockgate(&b, bin)
-	b.WriteString(`printf '%s\n' "$refs" | "$lockgate" hook reference-transaction "$@"
+	writeFindHookBinary(&b)
+	b.WriteString(`if [ -n "$hook" ]; then
+  printf '%s\n' "$refs" | LOCKGATE_FULL_BIN=$lockgate "$hook" reference-transaction "$@"
+  exit $?
+fi
+printf '%s\n' "$refs" | "$lockgate" hook reference-transaction "$@"
 `)
 	return b.String()
 }

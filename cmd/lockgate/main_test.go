@@ -35,9 +35,10 @@ var (
 	buildErr  error
 )
 
-// lockgateBinary builds the real binary once per test run: the
-// multi-process tests and benchmarks start thousands of processes, and a
-// plain build starts far faster than the race-instrumented test binary.
+// lockgateBinary builds the real binary (and lockgate-hook beside it,
+// hookBinary) once per test run: the multi-process tests and benchmarks
+// start thousands of processes, and a plain build starts far faster than
+// the race-instrumented test binary.
 func lockgateBinary(t testing.TB) string {
 	buildOnce.Do(func() {
 		builtDir, buildErr = os.MkdirTemp("", "lockgate-test")
@@ -45,7 +46,10 @@ func lockgateBinary(t testing.TB) string {
 			return
 		}
 		builtBin = filepath.Join(builtDir, "lockgate")
-		cmd := exec.Command("go", "build", "-trimpath", "-ldflags=-s -w", "-o", builtBin, ".")
+		// The hook binary beside it, as `make install` puts it: the shims
+		// that `lockgate install` writes run it for the commit and push
+		// hooks, so every test that commits drives it.
+		cmd := exec.Command("go", "build", "-trimpath", "-ldflags=-s -w", "-o", builtDir+string(filepath.Separator), ".", "../lockgate-hook")
 		cmd.Env = append(os.Environ(), "CGO_ENABLED=0") // static, as `make build` makes it
 		out, err := cmd.CombinedOutput()
 		if err != nil {
@@ -56,6 +60,11 @@ func lockgateBinary(t testing.TB) string {
 		t.Fatal(buildErr)
 	}
 	return builtBin
+}
+
+// hookBinary is the hook binary lockgateBinary built beside lockgate.
+func hookBinary(t testing.TB) string {
+	return filepath.Join(filepath.Dir(lockgateBinary(t)), "lockgate-hook")
 }
 
 func TestScripts(t *testing.T) {
