@@ -133,11 +133,20 @@ func measure(b *testing.B, dir string, env []string, stdin string, floor func() 
 	}
 	b.StopTimer()
 	b.ReportMetric(ms(base, b.N), "git-ms/op")
+	goFloor := -1 // the Go floor among the tools, if any
+	for i, t := range tools {
+		if t.name == "go-floor" {
+			goFloor = i
+		}
+	}
 	for i, t := range tools {
 		b.ReportMetric(ms(total[i], b.N), t.name+"-ms/op")
 		b.ReportMetric(float64(total[i])/float64(base), t.name+"-x-git")
-		if t.name == "lockgate" {
-			b.ReportMetric(float64(peak[i])/1024, "lockgate-peak-MiB")
+		if goFloor >= 0 && i != goFloor {
+			b.ReportMetric(float64(total[i])/float64(total[goFloor]), t.name+"-x-gofloor")
+		}
+		if t.name == "lockgate" || t.name == "lockgate-hook" {
+			b.ReportMetric(float64(peak[i])/1024, t.name+"-peak-MiB")
 		}
 	}
 }
@@ -178,8 +187,10 @@ func recordTools(b *testing.B, r *gittest.Repo, env []string) []tool {
 	return out
 }
 
-// BenchmarkHookPreCommit: `lockgate hook pre-commit` against
-// `git diff --cached --name-status -z -M` on the same repository state, on
+// BenchmarkHookPreCommit: `lockgate hook pre-commit` and the hook binary's
+// `lockgate-hook pre-commit` against `git diff --cached --name-status -z
+// -M` and against a Go program that only runs it (go-floor), on the same
+// repository state, on
 // synthetic repositories of 1,000 and 100,000 files with 1 and 1,000
 // staged changes, 200 policy patterns and 10,000 locks held by others.
 func BenchmarkHookPreCommit(b *testing.B) {
@@ -196,7 +207,8 @@ func BenchmarkHookPreCommit(b *testing.B) {
 		for _, staged := range []int{1, 1000} {
 			b.Run(fmt.Sprintf("files=%d/staged=%d", files, staged), func(b *testing.B) {
 				r.Stage(staged)
-				tools := append([]tool{{name: "lockgate", cmd: []string{bin, "hook", "pre-commit"}}, {name: "go-floor", cmd: []string{floor}}}, extra...)
+				tools := append([]tool{{name: "lockgate", cmd: []string{bin, "hook", "pre-commit"}}, {name: "lockgate-hook", cmd: []string{hookBinary(b), "pre-commit"}},
+					{name: "go-floor", cmd: []string{floor}}}, extra...)
 				measure(b, r.Dir, env, "", gitFloor(b, r.Dir, env, "diff", "--cached", "--name-status", "-z", "-M"), tools)
 			})
 		}
@@ -472,4 +484,70 @@ func gitFloorBinary(b *testing.B) string {
 		b.Fatalf("go build gitfloor: %v: %s", err, out)
 	}
 	return bin
+}
+
+// readFloorBinary builds testdata/readfloor as lockgate is built: a Go
+// program that only reads its stdin (and the file it is given), the least
+// a hook that answers from what git gives it costs.
+func readFloorBinary(b *testing.B) string {
+	bin := filepath.Join(b.TempDir(), "readfloor")
+	cmd := exec.Command("go", "build", "-trimpath", "-ldflags=-s -w", "-o", bin, "./testdata/readfloor")
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		b.Fatalf("go build readfloor: %v: %s", err, out)
+	}
+	return bin
+}
+
+// BenchmarkHookBinary: the hooks the hook binary runs besides pre-commit
+// (BenchmarkHookPreCommit) — `commit-msg` with require_task, `pre-push`
+// of 1 and of 100 new commits, and `reference-transaction` for a branch
+// gaining a commit no commit hook judged — each as `lockgate-hook NAME`
+// and as `lockgate hook NAME`, against a Go program that only reads what
+// git gives the hook (go-floor: testdata/readfloor) and `git rev-parse
+// --git-common-dir`, in a 1,000-file repository with 10,000 locks held by
+// others.
+func BenchmarkHookBinary(b *testing.B) {
+	bin, hook, floor := lockgateBinary(b), hookBinary(b), readFloorBinary(b)
+	r := gittest.New(b)
+	r.Synthetic(1000)
+	r.Write(".lockgate.yaml", "version: 1\nhooks:\n  commit_msg: {require_task: true}\n")
+	r.Git("add", ".lockgate.yaml")
+	r.Git("commit", "-q", "--no-verify", "-m", "policy")
+	base := r.Git("rev-parse", "main")
+	r.Git("update-ref", "refs/remotes/origin/main", base)
+	seedOthersLocks(b, r.Dir)
+	env := append(append([]string(nil), r.Env...), "LOCKGATE_WORKER=bench")
+	cmd := exec.Command(bin, "lock", "acquire", "task:TASK-1")
+	cmd.Dir, cmd.Env = r.Dir, env
+	if out, err := cmd.CombinedOutput(); err != nil {
+		b.Fatalf("%v: %s", err, out)
+	}
+	msg := filepath.Join(b.TempDir(), "MSG")
+	if err := os.WriteFile(msg, []byte("TASK-1: change\n\nTask: TASK-1\n"), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	one := r.SyntheticCommits("one", 1, 3, 1000)
+	hundred := r.SyntheticCommits("hundred", 100, 3, 1000)
+	r.Git("checkout", "-q", "main")
+	cases := []struct {
+		name  string
+		args  []string
+		stdin string
+	}{
+		{"commit-msg", []string{"commit-msg", msg}, ""},
+		{"pre-push/commits=1", []string{"pre-push", "origin", "../remote.git"}, fmt.Sprintf("refs/heads/one %s refs/heads/one %s\n", one, base)},
+		{"pre-push/commits=100", []string{"pre-push", "origin", "../remote.git"}, fmt.Sprintf("refs/heads/hundred %s refs/heads/hundred %s\n", hundred, base)},
+		{"reference-transaction", []string{"reference-transaction", "prepared"}, fmt.Sprintf("%s %s refs/heads/main\n", base, one)},
+	}
+	for _, c := range cases {
+		b.Run(c.name, func(b *testing.B) {
+			tools := []tool{
+				{name: "lockgate", cmd: append([]string{bin, "hook"}, c.args...)},
+				{name: "lockgate-hook", cmd: append([]string{hook}, c.args...)},
+				{name: "go-floor", cmd: append([]string{floor}, c.args...)},
+			}
+			measure(b, r.Dir, env, c.stdin, gitFloor(b, r.Dir, env, "rev-parse", "--git-common-dir"), tools)
+		})
+	}
 }
