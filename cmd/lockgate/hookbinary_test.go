@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -92,7 +93,8 @@ func (h *hookRig) run(t *testing.T, stdin string, extraEnv []string, argv ...str
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()
 	res := hookResult{stdout: out.String(), stderr: errb.String()}
-	if ee, ok := err.(*exec.ExitError); ok {
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
 		res.exit = ee.ExitCode()
 	} else if err != nil {
 		t.Fatalf("%v: %v", argv, err)
