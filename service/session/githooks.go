@@ -10,6 +10,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/lockgate/lockgate/hooks"
@@ -269,7 +270,18 @@ func (e *Workspace) PrePush(ctx context.Context, in HookInput) (*Report, error) 
 	h.WorkflowRef = "refs/heads/" + e.Cfg.Workflow.Branch
 	// The clone's own worker pushes: a commit naming another is judged
 	// as it, unless that worker signed it (or trust.pushers lets it).
-	e.BindPusher(h, e.PusherOf(e.Me.Holder, false), e.localSignersBase(ctx, remote))
+	e.BindPusher(h, e.PusherOf(e.Me.Holder, false), "")
+	if h.Signers != nil {
+		// The allowed signers are read only for a commit that needs them
+		// (one naming another worker, or workflow.signed): most pushes
+		// need no base, and finding it costs two git processes.
+		signers := sync.OnceValue(func() func(context.Context, []string) (map[string][]string, error) {
+			return e.SignersAt(e.localSignersBase(ctx, remote))
+		})
+		h.Signers = func(ctx context.Context, shas []string) (map[string][]string, error) {
+			return signers()(ctx, shas)
+		}
+	}
 	r, err := h.PrePush(ctx, remote, in.Input(), getenv)
 	return e.FinishHook("pre-push", r, err)
 }
