@@ -500,12 +500,16 @@ func readFloorBinary(b *testing.B) string {
 }
 
 // BenchmarkHookBinary: the hooks the hook binary runs besides pre-commit
-// (BenchmarkHookPreCommit) — `commit-msg` with require_task, `pre-push`
-// of 1 and of 100 new commits, and `reference-transaction` for a branch
-// gaining a commit no commit hook judged — each as `lockgate-hook NAME`
-// and as `lockgate hook NAME`, against a Go program that only reads what
-// git gives the hook (go-floor: testdata/readfloor) and `git rev-parse
-// --git-common-dir`, in a 1,000-file repository with 10,000 locks held by
+// (BenchmarkHookPreCommit) — `commit-msg` with require_task after
+// pre-commit (as in a commit: it leaves commit-msg the locks its trailers
+// name), `pre-push` of 1 and of 100 new commits, and
+// `reference-transaction` for a branch gaining a commit no commit hook
+// judged — each as `lockgate-hook NAME` and as `lockgate hook NAME`,
+// against a Go program that only reads what git gives the hook (go-floor:
+// testdata/readfloor) and against the git work the hook cannot do without
+// (git: `git rev-parse --git-common-dir` for commit-msg; for the others
+// `git rev-list NEW --not OLD | git diff-tree --stdin`, the commits and
+// paths they judge), in a 1,000-file repository with 10,000 locks held by
 // others.
 func BenchmarkHookBinary(b *testing.B) {
 	bin, hook, floor := lockgateBinary(b), hookBinary(b), readFloorBinary(b)
@@ -518,11 +522,14 @@ func BenchmarkHookBinary(b *testing.B) {
 	r.Git("update-ref", "refs/remotes/origin/main", base)
 	seedOthersLocks(b, r.Dir)
 	env := append(append([]string(nil), r.Env...), "LOCKGATE_WORKER=bench")
-	cmd := exec.Command(bin, "lock", "acquire", "task:TASK-1")
-	cmd.Dir, cmd.Env = r.Dir, env
-	if out, err := cmd.CombinedOutput(); err != nil {
-		b.Fatalf("%v: %s", err, out)
+	run := func(args ...string) {
+		cmd := exec.Command(bin, args...)
+		cmd.Dir, cmd.Env = r.Dir, env
+		if out, err := cmd.CombinedOutput(); err != nil {
+			b.Fatalf("lockgate %v: %v: %s", args, err, out)
+		}
 	}
+	run("lock", "acquire", "task:TASK-1")
 	msg := filepath.Join(b.TempDir(), "MSG")
 	if err := os.WriteFile(msg, []byte("TASK-1: change\n\nTask: TASK-1\n"), 0o644); err != nil {
 		b.Fatal(err)
@@ -530,15 +537,42 @@ func BenchmarkHookBinary(b *testing.B) {
 	one := r.SyntheticCommits("one", 1, 3, 1000)
 	hundred := r.SyntheticCommits("hundred", 100, 3, 1000)
 	r.Git("checkout", "-q", "main")
+	run("hook", "pre-commit")
+	// judged is the git work of a hook that judges the commits of new
+	// that old lacks.
+	judged := func(old, new string) func() time.Duration {
+		return func() time.Duration {
+			start := time.Now()
+			rl := exec.Command("git", "rev-list", new, "--not", old)
+			dt := exec.Command("git", "diff-tree", "--stdin", "-r", "-z", "--name-status", "-M", "--root")
+			rl.Dir, dt.Dir, rl.Env, dt.Env = r.Dir, r.Dir, env, env
+			pipe, err := rl.StdoutPipe()
+			if err != nil {
+				b.Fatal(err)
+			}
+			dt.Stdin, dt.Stdout = pipe, io.Discard
+			if err := rl.Start(); err != nil {
+				b.Fatal(err)
+			}
+			if err := dt.Run(); err != nil {
+				b.Fatal(err)
+			}
+			if err := rl.Wait(); err != nil {
+				b.Fatal(err)
+			}
+			return time.Since(start)
+		}
+	}
 	cases := []struct {
 		name  string
 		args  []string
 		stdin string
+		git   func() time.Duration
 	}{
-		{"commit-msg", []string{"commit-msg", msg}, ""},
-		{"pre-push/commits=1", []string{"pre-push", "origin", "../remote.git"}, fmt.Sprintf("refs/heads/one %s refs/heads/one %s\n", one, base)},
-		{"pre-push/commits=100", []string{"pre-push", "origin", "../remote.git"}, fmt.Sprintf("refs/heads/hundred %s refs/heads/hundred %s\n", hundred, base)},
-		{"reference-transaction", []string{"reference-transaction", "prepared"}, fmt.Sprintf("%s %s refs/heads/main\n", base, one)},
+		{"commit-msg", []string{"commit-msg", msg}, "", gitFloor(b, r.Dir, env, "rev-parse", "--git-common-dir")},
+		{"pre-push/commits=1", []string{"pre-push", "origin", "../remote.git"}, fmt.Sprintf("refs/heads/one %s refs/heads/one %s\n", one, base), judged(base, one)},
+		{"pre-push/commits=100", []string{"pre-push", "origin", "../remote.git"}, fmt.Sprintf("refs/heads/hundred %s refs/heads/hundred %s\n", hundred, base), judged(base, hundred)},
+		{"reference-transaction", []string{"reference-transaction", "prepared"}, fmt.Sprintf("%s %s refs/heads/main\n", base, one), judged(base, one)},
 	}
 	for _, c := range cases {
 		b.Run(c.name, func(b *testing.B) {
@@ -547,7 +581,7 @@ func BenchmarkHookBinary(b *testing.B) {
 				{name: "lockgate-hook", cmd: append([]string{hook}, c.args...)},
 				{name: "go-floor", cmd: append([]string{floor}, c.args...)},
 			}
-			measure(b, r.Dir, env, c.stdin, gitFloor(b, r.Dir, env, "rev-parse", "--git-common-dir"), tools)
+			measure(b, r.Dir, env, c.stdin, c.git, tools)
 		})
 	}
 }

@@ -309,3 +309,89 @@ func TestHookBinaryHandsOver(t *testing.T) {
 		}
 	})
 }
+
+// TestShimsRunTheHookBinary: the shims `lockgate install` writes run the
+// lockgate-hook next to lockgate for the hooks of a commit — a recording
+// lockgate-hook there is asked, and refuses as lockgate would — and a
+// shim of an earlier version, which runs `lockgate hook`, keeps refusing
+// what it refused.
+func TestShimsRunTheHookBinary(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "lockgate")
+	data, err := os.ReadFile(lockgateBinary(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(bin, data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	log := filepath.Join(t.TempDir(), "asked.log")
+	recorder := "#!/bin/sh\nprintf '%s %s\\n' \"$1\" \"$LOCKGATE_FULL_BIN\" >> " + log + "\nexec " + hookBinary(t) + " \"$@\"\n"
+	if err := os.WriteFile(filepath.Join(dir, "lockgate-hook"), []byte(recorder), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	r := gittest.New(t)
+	r.Write("a.go", "package a\n")
+	r.Write("b.go", "package b\n")
+	r.Commit("init")
+	as := func(worker string, args ...string) (string, error) {
+		cmd := exec.Command(args[0], args[1:]...)
+		cmd.Dir, cmd.Env = r.Dir, append(append([]string(nil), r.Env...), "LOCKGATE_WORKER="+worker)
+		out, err := cmd.CombinedOutput()
+		return string(out), err
+	}
+	if out, err := as("bob", bin, "init"); err != nil {
+		t.Fatalf("init: %v\n%s", err, out)
+	}
+	if out, err := as("bob", bin, "lock", "acquire", "a.go"); err != nil {
+		t.Fatalf("lock: %v\n%s", err, out)
+	}
+
+	r.Write("b.go", "package b // alice\n")
+	r.Git("add", "b.go")
+	if out, err := as("alice", "git", "commit", "-q", "-m", "change b"); err != nil {
+		t.Fatalf("a free file: %v\n%s", err, out)
+	}
+	r.Write("a.go", "package a // alice\n")
+	r.Git("add", "a.go")
+	out, err := as("alice", "git", "commit", "-q", "-m", "change a")
+	if err == nil || !strings.Contains(out, "a.go: locked: locked by bob") {
+		t.Fatalf("a commit of bob's file: %v\n%s", err, out)
+	}
+	// --no-verify skips pre-commit: the reference-transaction hook judges.
+	out, err = as("alice", "git", "commit", "-q", "--no-verify", "-m", "change a")
+	if err == nil || !strings.Contains(out, "a.go: locked: locked by bob") {
+		t.Fatalf("a --no-verify commit of bob's file: %v\n%s", err, out)
+	}
+	asked, err := os.ReadFile(log)
+	if err != nil {
+		t.Fatalf("the shims never ran lockgate-hook: %v", err)
+	}
+	for _, want := range []string{"pre-commit " + bin, "commit-msg " + bin, "reference-transaction " + bin} {
+		if !strings.Contains(string(asked), want+"\n") {
+			t.Errorf("lockgate-hook was not asked %q; it was asked:\n%s", want, asked)
+		}
+	}
+
+	// A shim as an earlier version wrote it: lockgate hook, no hook binary.
+	hooksDir := strings.TrimSpace(r.Git("rev-parse", "--git-path", "hooks"))
+	if !filepath.IsAbs(hooksDir) {
+		hooksDir = filepath.Join(r.Dir, hooksDir)
+	}
+	v1 := "#!/bin/sh\n# lockgate-shim v1: installed by `lockgate install`; `lockgate uninstall` removes it and restores any previous hook.\n" +
+		"lockgate=${LOCKGATE_BIN:-'" + bin + "'}\nexec \"$lockgate\" hook pre-commit \"$@\"\n"
+	if err := os.WriteFile(filepath.Join(hooksDir, "pre-commit"), []byte(v1), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(log); err != nil {
+		t.Fatal(err)
+	}
+	out, err = as("alice", "git", "commit", "-q", "-m", "change a")
+	if err == nil || !strings.Contains(out, "a.go: locked: locked by bob") {
+		t.Fatalf("a commit of bob's file through a v1 shim: %v\n%s", err, out)
+	}
+	if asked, _ := os.ReadFile(log); strings.Contains(string(asked), "pre-commit") {
+		t.Errorf("the v1 pre-commit shim ran lockgate-hook: %s", asked)
+	}
+}
