@@ -18,7 +18,7 @@ build:
 
 install:
 	CGO_ENABLED=0 $(GO) install -trimpath -ldflags '$(LDFLAGS)' ./cmd/...
-	@echo "installed $$($(GO) env GOPATH)/bin/lockgate and lockgate-hook"
+	@bin=$$($(GO) env GOBIN); echo "installed lockgate and lockgate-hook in $${bin:-$$($(GO) env GOPATH)/bin}"
 
 # test-deps makes sure the real tools the tests drive are present.
 test-deps:

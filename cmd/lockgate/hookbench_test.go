@@ -364,27 +364,7 @@ func BenchmarkHookPrePush(b *testing.B) {
 	r.Git("update-ref", "refs/remotes/origin/main", base)
 	seedOthersLocks(b, r.Dir)
 	env := append(append([]string(nil), r.Env...), "LOCKGATE_WORKER=bench")
-	floor := func() time.Duration {
-		start := time.Now()
-		rl := exec.Command("git", "rev-list", tip, "--not", base)
-		dt := exec.Command("git", "diff-tree", "--stdin", "-r", "-z", "--name-status", "-M", "--root")
-		rl.Dir, dt.Dir, rl.Env, dt.Env = r.Dir, r.Dir, env, env
-		pipe, err := rl.StdoutPipe()
-		if err != nil {
-			b.Fatal(err)
-		}
-		dt.Stdin, dt.Stdout = pipe, io.Discard
-		if err := rl.Start(); err != nil {
-			b.Fatal(err)
-		}
-		if err := dt.Run(); err != nil {
-			b.Fatal(err)
-		}
-		if err := rl.Wait(); err != nil {
-			b.Fatal(err)
-		}
-		return time.Since(start)
-	}
+	floor := judgedFloor(b, r.Dir, env, base, tip)
 	stdin := fmt.Sprintf("refs/heads/topic %s refs/heads/topic %s\n", tip, base)
 	measure(b, r.Dir, env, stdin, floor, []tool{{name: "lockgate", cmd: []string{bin, "hook", "pre-push", "origin", "../remote.git"}}})
 }
@@ -476,25 +456,21 @@ func BenchmarkHookCommitMsgTrailers(b *testing.B) {
 // gitFloorBinary builds testdata/gitfloor as lockgate is built: a Go
 // program that only runs the floor's git command, the least any hook
 // written in Go costs.
-func gitFloorBinary(b *testing.B) string {
-	bin := filepath.Join(b.TempDir(), "gitfloor")
-	cmd := exec.Command("go", "build", "-trimpath", "-ldflags=-s -w", "-o", bin, "./testdata/gitfloor")
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		b.Fatalf("go build gitfloor: %v: %s", err, out)
-	}
-	return bin
-}
+func gitFloorBinary(b *testing.B) string { return floorBinary(b, "gitfloor") }
 
 // readFloorBinary builds testdata/readfloor as lockgate is built: a Go
 // program that only reads its stdin (and the file it is given), the least
 // a hook that answers from what git gives it costs.
-func readFloorBinary(b *testing.B) string {
-	bin := filepath.Join(b.TempDir(), "readfloor")
-	cmd := exec.Command("go", "build", "-trimpath", "-ldflags=-s -w", "-o", bin, "./testdata/readfloor")
+func readFloorBinary(b *testing.B) string { return floorBinary(b, "readfloor") }
+
+// floorBinary builds testdata/NAME as lockgate is built (static,
+// -trimpath -ldflags='-s -w').
+func floorBinary(b *testing.B, name string) string {
+	bin := filepath.Join(b.TempDir(), name)
+	cmd := exec.Command("go", "build", "-trimpath", "-ldflags=-s -w", "-o", bin, "./testdata/"+name)
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if out, err := cmd.CombinedOutput(); err != nil {
-		b.Fatalf("go build readfloor: %v: %s", err, out)
+		b.Fatalf("go build %s: %v: %s", name, err, out)
 	}
 	return bin
 }
@@ -538,31 +514,7 @@ func BenchmarkHookBinary(b *testing.B) {
 	hundred := r.SyntheticCommits("hundred", 100, 3, 1000)
 	r.Git("checkout", "-q", "main")
 	run("hook", "pre-commit")
-	// judged is the git work of a hook that judges the commits of new
-	// that old lacks.
-	judged := func(old, new string) func() time.Duration {
-		return func() time.Duration {
-			start := time.Now()
-			rl := exec.Command("git", "rev-list", new, "--not", old)
-			dt := exec.Command("git", "diff-tree", "--stdin", "-r", "-z", "--name-status", "-M", "--root")
-			rl.Dir, dt.Dir, rl.Env, dt.Env = r.Dir, r.Dir, env, env
-			pipe, err := rl.StdoutPipe()
-			if err != nil {
-				b.Fatal(err)
-			}
-			dt.Stdin, dt.Stdout = pipe, io.Discard
-			if err := rl.Start(); err != nil {
-				b.Fatal(err)
-			}
-			if err := dt.Run(); err != nil {
-				b.Fatal(err)
-			}
-			if err := rl.Wait(); err != nil {
-				b.Fatal(err)
-			}
-			return time.Since(start)
-		}
-	}
+	judged := func(old, new string) func() time.Duration { return judgedFloor(b, r.Dir, env, old, new) }
 	cases := []struct {
 		name  string
 		args  []string
@@ -583,5 +535,31 @@ func BenchmarkHookBinary(b *testing.B) {
 			}
 			measure(b, r.Dir, env, c.stdin, c.git, tools)
 		})
+	}
+}
+
+// judgedFloor is the git work of a hook that judges the commits of new
+// that old lacks: `git rev-list NEW --not OLD | git diff-tree --stdin`.
+func judgedFloor(b *testing.B, dir string, env []string, old, new string) func() time.Duration {
+	return func() time.Duration {
+		start := time.Now()
+		rl := exec.Command("git", "rev-list", new, "--not", old)
+		dt := exec.Command("git", "diff-tree", "--stdin", "-r", "-z", "--name-status", "-M", "--root")
+		rl.Dir, dt.Dir, rl.Env, dt.Env = dir, dir, env, env
+		pipe, err := rl.StdoutPipe()
+		if err != nil {
+			b.Fatal(err)
+		}
+		dt.Stdin, dt.Stdout = pipe, io.Discard
+		if err := rl.Start(); err != nil {
+			b.Fatal(err)
+		}
+		if err := dt.Run(); err != nil {
+			b.Fatal(err)
+		}
+		if err := rl.Wait(); err != nil {
+			b.Fatal(err)
+		}
+		return time.Since(start)
 	}
 }

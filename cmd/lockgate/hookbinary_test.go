@@ -235,7 +235,8 @@ func TestHookBinaryAnswersAsLockgate(t *testing.T) {
 
 // TestHookBinaryHandsOver: what the hook binary does not link it hands to
 // lockgate, with the same arguments and stdin — a clone on the git store,
-// the post-* and server hooks — and the answer is lockgate's. Without a
+// the post-* and server hooks, and flags (help, a mistyped one), which git
+// never gives a hook — and the answer is lockgate's. Without a
 // lockgate to hand to, the hook fails closed.
 func TestHookBinaryHandsOver(t *testing.T) {
 	t.Parallel()
@@ -258,6 +259,10 @@ func TestHookBinaryHandsOver(t *testing.T) {
 				return "refs/heads/main " + sha + " refs/heads/main " + zeros + "\n"
 			}},
 		{name: "post-merge", args: []string{"post-merge", "0"}, wantExit: 0,
+			prepare: func(*testing.T, *hookRig) string { return "" }},
+		{name: "help", args: []string{"pre-commit", "--help"}, wantExit: 0,
+			prepare: func(*testing.T, *hookRig) string { return "" }},
+		{name: "a mistyped flag", args: []string{"pre-push", "--bogus"}, wantExit: 2,
 			prepare: func(*testing.T, *hookRig) string { return "" }},
 	}
 	for _, tt := range tests {

@@ -22,6 +22,10 @@ import (
 // hooks) it hands to lockgate.
 var Own = []string{"pre-commit", "pre-merge-commit", "commit-msg", "pre-push", "reference-transaction"}
 
+// isFlag reports an argument the command line of `lockgate hook` reads as
+// a flag, or as the end of flags (--).
+func isFlag(arg string) bool { return len(arg) > 1 && arg[0] == '-' }
+
 // contracts are the session's contracts of the hooks of Own.
 var contracts = map[string]func(*session.Workspace, context.Context, session.HookInput) (*session.Report, error){
 	"pre-commit":            (*session.Workspace).PreCommit,
@@ -60,7 +64,9 @@ func Main(ctx context.Context, args []string, stdio Stdio) int {
 		return outcome.ExitOK
 	}
 	name := args[0]
-	if !slices.Contains(Own, name) {
+	if !slices.Contains(Own, name) || slices.ContainsFunc(args[1:], isFlag) {
+		// Git gives a hook no flags: help, `--` and a mistyped flag are
+		// lockgate's command line to answer, as `lockgate hook` answers.
 		return handOver(ctx, args, stdio.In, stdio)
 	}
 	// What lockgate would be given if the hook is handed over: stdin
