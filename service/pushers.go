@@ -4,11 +4,14 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
 
 	"github.com/lockgate/lockgate/hooks"
 	"github.com/lockgate/lockgate/internal/gitexec"
+	"github.com/lockgate/lockgate/internal/signature"
 	"github.com/lockgate/lockgate/model/config"
 	"github.com/lockgate/lockgate/model/locks/journal"
+	"github.com/lockgate/lockgate/service/session"
 	"github.com/lockgate/lockgate/workflow"
 )
 
@@ -71,4 +74,51 @@ func (e *Workspace) VouchedEvents(ctx context.Context, refs []string, evs []jour
 			len(dropped), ev.Worker, ev.Action, ev.Key, ev.ID))
 	}
 	return kept, nil
+}
+
+// SignersAt checks commits' signatures by the allowed signers committed
+// at rev (SignersFile), read and parsed once; a rev without the file
+// allows no signer. A file that cannot be read or parsed is an error: a
+// signature cannot be judged by it.
+func (e *Workspace) SignersAt(rev string) func(ctx context.Context, shas []string) (map[string][]string, error) {
+	var once sync.Once
+	var signers *signature.Signers
+	var err error
+	return func(ctx context.Context, shas []string) (map[string][]string, error) {
+		once.Do(func() { signers, err = e.readSigners(ctx, rev) })
+		if err != nil {
+			return nil, err
+		}
+		raw, err := gitexec.ReadCommitsIn(ctx, e.Root(), shas)
+		if err != nil {
+			return nil, fmt.Errorf("read the commits to check their signatures: %w", err)
+		}
+		out := make(map[string][]string, len(shas))
+		for i, sha := range shas {
+			if p := signers.CommitSigners(raw[i]); len(p) > 0 {
+				out[sha] = p
+			}
+		}
+		return out, nil
+	}
+}
+
+// readSigners parses the allowed signers committed at rev; none when rev
+// is "" or has no such file.
+func (e *Workspace) readSigners(ctx context.Context, rev string) (*signature.Signers, error) {
+	if rev == "" {
+		return &signature.Signers{}, nil
+	}
+	data, found, err := gitexec.CommitFile(ctx, e.Repo, rev, SignersFile)
+	if err != nil {
+		return nil, fmt.Errorf("read the allowed signers: %w", err)
+	}
+	if !found {
+		return &signature.Signers{}, nil
+	}
+	s, err := signature.Parse(data)
+	if err != nil {
+		return nil, Usagef("%s:%s: %v", session.Short(rev), SignersFile, err)
+	}
+	return s, nil
 }

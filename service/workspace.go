@@ -33,6 +33,7 @@ func wrap(s *session.Workspace) *Workspace {
 	s.OpenBranch = e.openBranch
 	s.OpenGitStore = e.openGitStore
 	s.GitLockStates = gitLockStates
+	s.CheckSignatures = e.SignersAt
 	return e
 }
 

@@ -9,9 +9,9 @@ import (
 // TestHookBinaryLinksOnlyTheHooks holds what the hook binary links: the
 // session, its stores and the hook engine, and none of what only other
 // commands use — go-git (the workflow branch's writer and the git store,
-// which it hands to lockgate), gob, zstd, OpenPGP, the MCP SDK and its
-// JSON schemas, cobra, the HTTP server, the planner and the service's
-// other use cases. Go initialises every package a binary links, used or
+// which it hands to lockgate), SSH signatures (handed over too), gob,
+// zstd, OpenPGP, the MCP SDK and its JSON schemas, cobra, the HTTP server,
+// the planner, agent setup and the service's other use cases. Go initialises every package a binary links, used or
 // not, on every start: an import that brings one back fails here instead
 // of slowing every commit silently.
 func TestHookBinaryLinksOnlyTheHooks(t *testing.T) {
@@ -31,6 +31,10 @@ func TestHookBinaryLinksOnlyTheHooks(t *testing.T) {
 		"github.com/lockgate/lockgate/frontend/httpserver",
 		"github.com/lockgate/lockgate/model/locks/gitstore",
 		"github.com/lockgate/lockgate/model/planner",
+		"github.com/lockgate/lockgate/service/agentsetup",
+		"github.com/lockgate/lockgate/internal/signature",
+		"golang.org/x/crypto/ssh",
+		"github.com/sergi/go-diff/",
 		"github.com/lockgate/lockgate/workflow",
 		"github.com/go-git/",
 		"encoding/gob",

@@ -258,6 +258,15 @@ func TestHookBinaryHandsOver(t *testing.T) {
 				sha := h.commitNoHooks(t, "src/locked.go")
 				return "refs/heads/main " + sha + " refs/heads/main " + zeros + "\n"
 			}},
+		{name: "pre-push of a commit whose trailers name another worker", args: []string{"pre-push", "origin", "remote"}, wantExit: 0,
+			prepare: func(t *testing.T, h *hookRig) string {
+				// Only that worker's signature could vouch for it: the
+				// check of signatures is lockgate's.
+				h.r.Write("src/free.go", "package src // bob's\n")
+				h.r.Git("add", "src/free.go")
+				h.r.Git("-c", "core.hooksPath=/dev/null", "commit", "-q", "-m", "change free.go\n\nLockgate-Worker: bob\nLockgate-Worker-Type: human\nLockgate-Session: bob")
+				return "refs/heads/main " + h.r.Git("rev-parse", "HEAD") + " refs/heads/main " + zeros + "\n"
+			}},
 		{name: "post-merge", args: []string{"post-merge", "0"}, wantExit: 0,
 			prepare: func(*testing.T, *hookRig) string { return "" }},
 		{name: "help", args: []string{"pre-commit", "--help"}, wantExit: 0,

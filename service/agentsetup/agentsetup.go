@@ -27,6 +27,9 @@ type Error struct{ Msg string }
 
 func (e *Error) Error() string { return e.Msg }
 
+// InvalidArgument marks the error as the caller's argument (exit 2).
+func (*Error) InvalidArgument() {}
+
 // Check refuses an agent name lockgate cannot set up.
 func Check(name string) error {
 	if slices.Contains(Agents, name) {

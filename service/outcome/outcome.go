@@ -15,7 +15,6 @@ import (
 	"github.com/lockgate/lockgate/model/locks"
 	"github.com/lockgate/lockgate/model/locks/lockkey"
 	"github.com/lockgate/lockgate/model/locks/redisstore"
-	"github.com/lockgate/lockgate/service/agentsetup"
 	"github.com/lockgate/lockgate/service/session"
 )
 
@@ -147,6 +146,12 @@ type (
 		error
 		UnreadableRecords() []*locks.CorruptError
 	}
+	// invalidArgument: an argument a use case refuses (agent setup's
+	// unknown harness).
+	invalidArgument interface {
+		error
+		InvalidArgument()
+	}
 	// forceRefused: a forced removal of another's lock a rule refuses;
 	// admin when the rule is serve's (only admins force another's lock).
 	forceRefused interface {
@@ -224,7 +229,7 @@ func (o *Outcome) refused(err error, c Context) bool {
 		usage    *session.UsageError
 		cfgErr   *config.Error
 		invalid  *locks.InvalidRequestError
-		agentErr *agentsetup.Error
+		agentErr invalidArgument
 		ident    *session.IdentityError
 		notOwner *locks.NotOwnerError
 		forced   forceRefused

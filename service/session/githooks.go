@@ -276,7 +276,7 @@ func (e *Workspace) PrePush(ctx context.Context, in HookInput) (*Report, error) 
 		// (one naming another worker, or workflow.signed): most pushes
 		// need no base, and finding it costs two git processes.
 		signers := sync.OnceValue(func() func(context.Context, []string) (map[string][]string, error) {
-			return e.SignersAt(e.localSignersBase(ctx, remote))
+			return e.signersAt(e.localSignersBase(ctx, remote))
 		})
 		h.Signers = func(ctx context.Context, shas []string) (map[string][]string, error) {
 			return signers()(ctx, shas)

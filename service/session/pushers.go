@@ -2,13 +2,11 @@ package session
 
 import (
 	"context"
-	"fmt"
 	"strings"
 	"sync"
 
 	"github.com/lockgate/lockgate/hooks"
 	"github.com/lockgate/lockgate/internal/gitexec"
-	"github.com/lockgate/lockgate/internal/signature"
 	"github.com/lockgate/lockgate/model/config"
 	"github.com/lockgate/lockgate/scope"
 )
@@ -49,51 +47,17 @@ func (e *Workspace) CIPusher() (*hooks.Pusher, error) {
 	return nil, nil
 }
 
-// SignersAt checks commits' signatures by the allowed signers committed
-// at rev (SignersFile), read and parsed once; a rev without the file
-// allows no signer. A file that cannot be read or parsed is an error: a
-// signature cannot be judged by it.
-func (e *Workspace) SignersAt(rev string) func(ctx context.Context, shas []string) (map[string][]string, error) {
-	var once sync.Once
-	var signers *signature.Signers
-	var err error
-	return func(ctx context.Context, shas []string) (map[string][]string, error) {
-		once.Do(func() { signers, err = e.readSigners(ctx, rev) })
-		if err != nil {
-			return nil, err
-		}
-		raw, err := gitexec.ReadCommitsIn(ctx, e.Root(), shas)
-		if err != nil {
-			return nil, fmt.Errorf("read the commits to check their signatures: %w", err)
-		}
-		out := make(map[string][]string, len(shas))
-		for i, sha := range shas {
-			if p := signers.CommitSigners(raw[i]); len(p) > 0 {
-				out[sha] = p
-			}
-		}
-		return out, nil
+// signersAt checks commits' signatures by the allowed signers committed at
+// rev, with the checker the service hands in (Workspace.CheckSignatures).
+// A binary that does not link one (the hook binary) answers a
+// NotLinkedError, and hands the hook to lockgate: most hooks never ask.
+func (e *Workspace) signersAt(rev string) func(ctx context.Context, shas []string) (map[string][]string, error) {
+	if e.CheckSignatures != nil {
+		return e.CheckSignatures(rev)
 	}
-}
-
-// readSigners parses the allowed signers committed at rev; none when rev
-// is "" or has no such file.
-func (e *Workspace) readSigners(ctx context.Context, rev string) (*signature.Signers, error) {
-	if rev == "" {
-		return &signature.Signers{}, nil
+	return func(context.Context, []string) (map[string][]string, error) {
+		return nil, &NotLinkedError{What: "the check of SSH signatures"}
 	}
-	data, found, err := gitexec.CommitFile(ctx, e.Repo, rev, SignersFile)
-	if err != nil {
-		return nil, fmt.Errorf("read the allowed signers: %w", err)
-	}
-	if !found {
-		return &signature.Signers{}, nil
-	}
-	s, err := signature.Parse(data)
-	if err != nil {
-		return nil, Usagef("%s:%s: %v", Short(rev), SignersFile, err)
-	}
-	return s, nil
 }
 
 // BindPusher makes h hold commits' trailers to p (nil: no pusher known)
@@ -105,7 +69,7 @@ func (e *Workspace) BindPusher(h *hooks.Runner, p *hooks.Pusher, base string) {
 		return
 	}
 	h.Pusher = p
-	h.Signers = e.SignersAt(base)
+	h.Signers = e.signersAt(base)
 	h.Trust = e.Cfg.Trust.Pushers
 }
 

@@ -128,6 +128,10 @@ type Workspace struct {
 	// service, which links the git store. Nil: a NotLinkedError.
 	OpenGitStore  func(ctx context.Context, remote, ref string) (locks.Store, error)
 	GitLockStates hooks.LockStates
+	// CheckSignatures checks commits' SSH signatures by the allowed
+	// signers committed at rev; set by the service. Nil: a
+	// NotLinkedError when a signature is asked for.
+	CheckSignatures func(rev string) func(ctx context.Context, shas []string) (map[string][]string, error)
 }
 
 // IgnoreCase reports core.ignorecase, read once per run: scope patterns
