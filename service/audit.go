@@ -104,7 +104,7 @@ func (e *Workspace) branchRef() string { return "refs/heads/" + e.Cfg.Workflow.B
 // workflowReadConfig names the workflow branch's repository to its
 // readers.
 func (e *Workspace) workflowReadConfig() workflow.Config {
-	return workflow.Config{GitDir: e.Repo.GitDir, CommonDir: e.Repo.CommonDir, WorkTree: e.Repo.Toplevel}
+	return workflow.Config{GitDir: e.GitDir(), CommonDir: e.CommonDir(), WorkTree: e.WorkTree()}
 }
 
 // withBranchEvents is jr's events at or after from (not before jr.since),

@@ -159,7 +159,7 @@ func (b *Board) lastEvents(ctx context.Context, day time.Time) ([]EventView, err
 func (b *Board) QueueOf(entries []locks.Entry) (file string, q *Queue, problem string) {
 	path := b.e.packagesFile("")
 	name := path
-	if rel, err := filepath.Rel(b.e.Repo.Toplevel, path); err == nil && b.e.Repo.Toplevel != "" && filepath.IsLocal(rel) {
+	if rel, err := filepath.Rel(b.e.WorkTree(), path); err == nil && b.e.WorkTree() != "" && filepath.IsLocal(rel) {
 		name = rel
 	}
 	data, err := config.ReadFile(path, config.MaxWorkPackagesBytes)

@@ -67,7 +67,7 @@ func (e *Workspace) RangeBranch(ctx context.Context, rng, explicit string) (stri
 		return "", nil // nothing depends on it
 	}
 	if base, _, ok := strings.Cut(rng, ".."); ok && base != "" {
-		out, err := gitexec.RepoOutput(ctx, e.Repo, "rev-parse", "--symbolic-full-name", "--end-of-options", strings.TrimSuffix(base, "."))
+		out, err := gitexec.RepoOutput(ctx, e.repo(), "rev-parse", "--symbolic-full-name", "--end-of-options", strings.TrimSuffix(base, "."))
 		if err == nil {
 			// git 2.39 echoes --end-of-options first: the name is last.
 			lines := strings.Fields(string(out))
@@ -93,10 +93,10 @@ func (e *Workspace) RangeBranch(ctx context.Context, rng, explicit string) (stri
 	if strings.HasPrefix(e.Getenv("GITHUB_REF"), "refs/heads/") {
 		return e.Getenv("GITHUB_REF_NAME"), nil
 	}
-	if e.Repo.GitDir == "" {
+	if e.GitDir() == "" {
 		return "", nil
 	}
-	b, err := gitexec.HeadBranch(e.Repo.GitDir)
+	b, err := gitexec.HeadBranch(e.GitDir())
 	if err != nil {
 		return "", fmt.Errorf("the branch of the commits: %w", err)
 	}

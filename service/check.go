@@ -171,11 +171,11 @@ func (e *Workspace) checkPatch(ctx context.Context, h *hooks.Runner, stdin io.Re
 		return nil, err
 	}
 	if alt != nil {
-		if changes, alt, err = ruleOutReading(ctx, e.Repo, changes, alt); err != nil {
+		if changes, alt, err = ruleOutReading(ctx, e.repo(), changes, alt); err != nil {
 			return nil, err
 		}
 	}
-	if err := requireModified(ctx, e.Repo, name, changes); err != nil {
+	if err := requireModified(ctx, e.repo(), name, changes); err != nil {
 		return nil, err
 	}
 	r, err := h.Patch(ctx, changes)
@@ -387,7 +387,7 @@ type PathCheckResult struct {
 func (e *Workspace) CheckPaths(ctx context.Context, req PathCheck) (*PathCheckResult, error) {
 	base, branch := e.Cwd, ""
 	if req.Commit {
-		base = e.Repo.Toplevel
+		base = e.WorkTree()
 	}
 	paths := make([]string, 0, len(req.Paths))
 	for _, p := range req.Paths {
@@ -399,7 +399,7 @@ func (e *Workspace) CheckPaths(ctx context.Context, req PathCheck) (*PathCheckRe
 	}
 	if req.Commit {
 		var err error
-		if branch, err = gitexec.HeadBranch(e.Repo.GitDir); err != nil {
+		if branch, err = gitexec.HeadBranch(e.GitDir()); err != nil {
 			return nil, err
 		}
 	}

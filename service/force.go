@@ -79,7 +79,7 @@ func (e *Workspace) agentsClearHuman(ctx context.Context) (bool, error) {
 	if !e.Cfg.Locks.AgentsClearHuman {
 		return false, nil
 	}
-	if e.Repo.Toplevel == "" || e.Judging {
+	if e.WorkTree() == "" || e.Judging {
 		return true, nil // a server's or a judge's policy is the committed one
 	}
 	committed, err := e.CommittedConfig(ctx)
@@ -91,7 +91,7 @@ func (e *Workspace) agentsClearHuman(ctx context.Context) (bool, error) {
 	}
 	// None: HEAD's policy is the one in use byte for byte, or HEAD has
 	// none, which allows nothing.
-	_, found, err := gitexec.HeadFile(ctx, e.Repo, config.DefaultFile)
+	_, found, err := gitexec.HeadFile(ctx, e.repo(), config.DefaultFile)
 	var unborn *gitexec.MissingHeadError
 	if errors.As(err, &unborn) {
 		return false, nil

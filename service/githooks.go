@@ -34,7 +34,7 @@ func (e *Workspace) PostMerge(ctx context.Context, in HookInput) (*Report, error
 	if err != nil || !e.Cfg.Locks.ReleaseOnMerge || len(in.Args) > 0 && in.Args[0] == "1" {
 		return r, err // a squash merge commits later, as a commit of its own
 	}
-	branch, err := gitexec.HeadBranch(e.Repo.GitDir)
+	branch, err := gitexec.HeadBranch(e.GitDir())
 	if err != nil || branch == "" {
 		r.Warnings = append(r.Warnings, "locks.release_on_merge: no lock released: HEAD is on no branch")
 		return r, nil
@@ -244,7 +244,7 @@ func (e *Workspace) repoLocalOrigin(dir, origin string) bool {
 	if !filepath.IsAbs(f) {
 		f = filepath.Join(dir, f)
 	}
-	for _, d := range []string{e.Repo.CommonDir, e.Repo.GitDir} {
+	for _, d := range []string{e.CommonDir(), e.GitDir()} {
 		if rel, err := filepath.Rel(d, f); err == nil && !strings.HasPrefix(rel, "..") {
 			return true
 		}

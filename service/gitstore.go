@@ -20,7 +20,7 @@ var gitLockStates = hooks.LockStates{Follows: gitstore.Follows, Unlogged: gitsto
 func (e *Workspace) openGitStore(ctx context.Context, remote, ref string) (locks.Store, error) {
 	g := e.Cfg.Locks.Git
 	opts := gitstore.Options{
-		GitDir: e.Repo.GitDir, CommonDir: e.Repo.CommonDir, WorkTree: e.Repo.Toplevel,
+		GitDir: e.GitDir(), CommonDir: e.CommonDir(), WorkTree: e.WorkTree(),
 		Remote: remote, Ref: ref, ClockSkew: g.ClockSkew.Std(), Timeout: g.Timeout.Std(),
 	}
 	opts.RemoteFrom = e.gitRemoteFrom()

@@ -109,7 +109,7 @@ func (e *Workspace) patchFiles(file string) ([]string, error) {
 	var out []string
 	for _, c := range changes {
 		for _, p := range c.Touched() {
-			out = append(out, filepath.Join(e.Repo.Toplevel, filepath.FromSlash(p)))
+			out = append(out, filepath.Join(e.WorkTree(), filepath.FromSlash(p)))
 		}
 	}
 	return out, nil
@@ -118,10 +118,10 @@ func (e *Workspace) patchFiles(file string) ([]string, error) {
 // inGitDir reports whether abs is inside the worktree's .git: a shell
 // write there (a hook, the config) is refused, not ignored.
 func (e *Workspace) inGitDir(abs string) bool {
-	if e.Repo.Toplevel == "" {
+	if e.WorkTree() == "" {
 		return false
 	}
-	rel, err := filepath.Rel(e.Repo.Toplevel, abs)
+	rel, err := filepath.Rel(e.WorkTree(), abs)
 	return err == nil && session.IsGitPath(filepath.ToSlash(rel))
 }
 

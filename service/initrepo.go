@@ -53,7 +53,7 @@ type Initialized struct {
 // req.Force: a teammate following the quick start in a repository set up
 // before (or adding an agent) keeps the team's policy.
 func (e *Workspace) Init(ctx context.Context, req InitRequest) (*Initialized, error) {
-	if e.Repo.Toplevel == "" {
+	if e.WorkTree() == "" {
 		return nil, Usagef("init: needs a working tree (this is a bare repository)")
 	}
 	for _, a := range req.Agents {
@@ -64,7 +64,7 @@ func (e *Workspace) Init(ctx context.Context, req InitRequest) (*Initialized, er
 	if len(req.Signers) > 0 && !req.Signed {
 		return nil, Usagef("init: --signer names keys for --signed; add --signed")
 	}
-	out := &Initialized{Path: filepath.Join(e.Repo.Toplevel, config.DefaultFile), Root: e.Repo.Toplevel}
+	out := &Initialized{Path: filepath.Join(e.WorkTree(), config.DefaultFile), Root: e.WorkTree()}
 	starter := starterConfig
 	if req.Signed {
 		signers, err := e.allowedSigners(ctx, req.Signers)
@@ -75,7 +75,7 @@ func (e *Workspace) Init(ctx context.Context, req InitRequest) (*Initialized, er
 			return nil, err
 		}
 		for _, kv := range [][2]string{{"gpg.format", "ssh"}, {"commit.gpgsign", "true"}} {
-			if err := gitexec.SetLocalConfig(ctx, e.Repo, kv[0], kv[1], false); err != nil {
+			if err := gitexec.SetLocalConfig(ctx, e.repo(), kv[0], kv[1], false); err != nil {
 				return nil, fmt.Errorf("init: %w", err)
 			}
 		}
@@ -126,7 +126,7 @@ func RemoveAgent(root, agent string) ([]AgentStep, error) { return agentsetup.Re
 // writes: this worker with the public key of its user.signingkey, then
 // each WORKER=FILE of signers.
 func (e *Workspace) allowedSigners(ctx context.Context, signers []string) ([]string, error) {
-	key, err := gitexec.SigningPublicKey(ctx, e.Repo)
+	key, err := gitexec.SigningPublicKey(ctx, e.repo())
 	if err != nil {
 		return nil, Usagef("init --signed: %v", err)
 	}
@@ -155,7 +155,7 @@ func (e *Workspace) allowedSigners(ctx context.Context, signers []string) ([]str
 // writeSigners writes the allowed signers file, adding to one that is
 // there the workers it lacks; it returns the file's path.
 func (e *Workspace) writeSigners(lines []string) (string, error) {
-	file := filepath.Join(e.Repo.Toplevel, filepath.FromSlash(SignersFile))
+	file := filepath.Join(e.WorkTree(), filepath.FromSlash(SignersFile))
 	old, err := os.ReadFile(file)
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return "", fmt.Errorf("init: %w", err)

@@ -105,7 +105,7 @@ func (e *Workspace) AcquireLocks(ctx context.Context, r AcquireRequest) (Acquire
 // unnamedPaths are the path locks newly taken in res that name a
 // directory, and those that name no file of the work tree or the index.
 func (e *Workspace) unnamedPaths(ctx context.Context, res []locks.Result) (dirs, missing []string) {
-	top := e.Repo.Toplevel
+	top := e.WorkTree()
 	if top == "" {
 		return nil, nil
 	}
@@ -125,7 +125,7 @@ func (e *Workspace) unnamedPaths(ctx context.Context, res []locks.Result) (dirs,
 	if len(missing) == 0 {
 		return dirs, nil
 	}
-	tracked, err := gitexec.TrackedPaths(ctx, e.Repo, missing)
+	tracked, err := gitexec.TrackedPaths(ctx, e.repo(), missing)
 	if err != nil {
 		return dirs, nil // a warning only: nothing to say when git cannot tell
 	}
@@ -167,7 +167,7 @@ func (e *Workspace) ReleaseLocks(ctx context.Context, r ReleaseRequest) (locks.R
 // locks changed (locks.read_only); failing to is a warning: the locks
 // changed.
 func (e *Workspace) syncAfterLocks(ctx context.Context) {
-	if e.Repo.Toplevel == "" {
+	if e.WorkTree() == "" {
 		return
 	}
 	if _, err := os.Stat(e.readOnlyFile()); !e.Cfg.Locks.ReadOnly && err != nil {

@@ -33,7 +33,7 @@ func wholeJournalReading(ctx context.Context, t *testing.T, e *Workspace, said *
 			kept = append(kept, ev)
 		}
 	}
-	cfg := workflow.Config{GitDir: e.Repo.GitDir, CommonDir: e.Repo.CommonDir, WorkTree: e.Repo.Toplevel}
+	cfg := workflow.Config{GitDir: e.GitDir(), CommonDir: e.CommonDir(), WorkTree: e.WorkTree()}
 	lr, err := workflow.ReadEventsBetween(ctx, cfg, []string{"refs/heads/" + e.Cfg.Workflow.Branch}, since, until)
 	if err != nil {
 		*said = append(*said, "warning: workflow branch not read: "+err.Error())
@@ -79,7 +79,7 @@ func catchUpRotating(t *testing.T, e *Workspace, rotate int64, evs []journal.Eve
 	if err := e.JournalFile().Append(evs...); err != nil {
 		t.Fatal(err)
 	}
-	w, err := workflow.Open(workflow.Config{GitDir: e.Repo.GitDir, CommonDir: e.Repo.CommonDir, WorkTree: e.Repo.Toplevel,
+	w, err := workflow.Open(workflow.Config{GitDir: e.GitDir(), CommonDir: e.CommonDir(), WorkTree: e.WorkTree(),
 		Branch: e.Cfg.Workflow.Branch, RotateJournal: rotate})
 	if err != nil {
 		t.Fatal(err)

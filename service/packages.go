@@ -42,8 +42,8 @@ func (e *Workspace) LoadPackages(file string) (*config.WorkPackages, error) {
 func (e *Workspace) packagesFile(file string) string {
 	if file == "" {
 		file = e.Cfg.WorkPackages
-		if !filepath.IsAbs(file) && e.Repo.Toplevel != "" {
-			file = filepath.Join(e.Repo.Toplevel, file)
+		if !filepath.IsAbs(file) && e.WorkTree() != "" {
+			file = filepath.Join(e.WorkTree(), file)
 		}
 	} else if !filepath.IsAbs(file) {
 		file = filepath.Join(e.Cwd, file)

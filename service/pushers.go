@@ -34,7 +34,7 @@ func (e *Workspace) VouchedEvents(ctx context.Context, refs []string, evs []jour
 	}
 	var tips []string
 	for _, ref := range refs {
-		if out, err := gitexec.RepoOutput(ctx, e.Repo, "rev-parse", "-q", "--verify", ref+"^{commit}"); err == nil {
+		if out, err := gitexec.RepoOutput(ctx, e.repo(), "rev-parse", "-q", "--verify", ref+"^{commit}"); err == nil {
 			tips = append(tips, strings.TrimSpace(string(out)))
 		}
 	}
@@ -109,7 +109,7 @@ func (e *Workspace) readSigners(ctx context.Context, rev string) (*signature.Sig
 	if rev == "" {
 		return &signature.Signers{}, nil
 	}
-	data, found, err := gitexec.CommitFile(ctx, e.Repo, rev, SignersFile)
+	data, found, err := gitexec.CommitFile(ctx, e.repo(), rev, SignersFile)
 	if err != nil {
 		return nil, fmt.Errorf("read the allowed signers: %w", err)
 	}

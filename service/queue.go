@@ -566,7 +566,7 @@ func (e *Workspace) FinishPackage(ctx context.Context, r FinishRequest) (Finishe
 		if rev == "" {
 			rev = "HEAD"
 		}
-		out, err := gitexec.RepoOutput(ctx, e.Repo, "rev-parse", "--verify", "--quiet", "--end-of-options", rev+"^{commit}")
+		out, err := gitexec.RepoOutput(ctx, e.repo(), "rev-parse", "--verify", "--quiet", "--end-of-options", rev+"^{commit}")
 		switch {
 		case err == nil:
 			commit = strings.TrimSpace(string(out))

@@ -33,7 +33,7 @@ type ReadOnlySync struct {
 type readOnlyState map[string]fs.FileMode
 
 func (e *Workspace) readOnlyFile() string {
-	return filepath.Join(e.Repo.GitDir, "lockgate", "read-only.json")
+	return filepath.Join(e.GitDir(), "lockgate", "read-only.json")
 }
 
 // SyncReadOnly applies locks.read_only to this worktree: a file another
@@ -44,7 +44,7 @@ func (e *Workspace) readOnlyFile() string {
 // only the giving back is done, so turning it off undoes it.
 func (e *Workspace) SyncReadOnly(ctx context.Context) (*ReadOnlySync, error) {
 	out := &ReadOnlySync{Enabled: e.Cfg.Locks.ReadOnly}
-	if e.Repo.Toplevel == "" {
+	if e.WorkTree() == "" {
 		return out, nil
 	}
 	unlock, err := e.lockReadOnly(ctx)
@@ -66,7 +66,7 @@ func (e *Workspace) SyncReadOnly(ctx context.Context) (*ReadOnlySync, error) {
 		return out, nil
 	}
 	for p := range want {
-		full := filepath.Join(e.Repo.Toplevel, filepath.FromSlash(p))
+		full := filepath.Join(e.WorkTree(), filepath.FromSlash(p))
 		fi, err := os.Lstat(full)
 		if err != nil || !fi.Mode().IsRegular() {
 			continue // not here (yet), or not a file whose mode means writing
@@ -89,7 +89,7 @@ func (e *Workspace) SyncReadOnly(ctx context.Context) (*ReadOnlySync, error) {
 			continue
 		}
 		delete(state, p)
-		full := filepath.Join(e.Repo.Toplevel, filepath.FromSlash(p))
+		full := filepath.Join(e.WorkTree(), filepath.FromSlash(p))
 		fi, err := os.Lstat(full)
 		if err != nil || !fi.Mode().IsRegular() || fi.Mode().Perm() != orig&^0o222 {
 			continue // gone, replaced, or its mode changed since: left alone
@@ -135,7 +135,7 @@ func (e *Workspace) readOnlyWanted(ctx context.Context) (map[string]bool, error)
 	list := func() ([]string, error) {
 		if !listed {
 			listed = true
-			files, err = gitexec.WorktreeFiles(ctx, e.Repo, "")
+			files, err = gitexec.WorktreeFiles(ctx, e.repo(), "")
 		}
 		return files, err
 	}
@@ -158,7 +158,7 @@ func (e *Workspace) readOnlyWanted(ctx context.Context) (map[string]bool, error)
 			}
 		}
 	}
-	lockable, err := gitexec.WorktreeFiles(ctx, e.Repo, "lockable")
+	lockable, err := gitexec.WorktreeFiles(ctx, e.repo(), "lockable")
 	if err != nil {
 		return nil, err
 	}

@@ -141,7 +141,7 @@ func (e *Workspace) ReleaseMerged(ctx context.Context, r ReleaseMergedRequest) (
 // fast-forward or a rebase), else the oldest commit of that line that
 // has c as an ancestor (the merge that brought it).
 func (e *Workspace) mergeOf(ctx context.Context, base, tip, c string) (string, error) {
-	out, err := gitexec.RepoOutput(ctx, e.Repo, "rev-list", "--first-parent", base+".."+tip)
+	out, err := gitexec.RepoOutput(ctx, e.repo(), "rev-list", "--first-parent", base+".."+tip)
 	if err != nil {
 		return "", fmt.Errorf("release-merged: %w", err)
 	}
@@ -153,7 +153,7 @@ func (e *Workspace) mergeOf(ctx context.Context, base, tip, c string) (string, e
 	// --ancestry-path walks first-parent edges only and finds no path from
 	// a commit below a merge's second parent (c followed by more work on
 	// its branch before the merge).
-	out, err = gitexec.RepoOutput(ctx, e.Repo, "rev-list", "--ancestry-path", c+".."+tip)
+	out, err = gitexec.RepoOutput(ctx, e.repo(), "rev-list", "--ancestry-path", c+".."+tip)
 	if err != nil {
 		return "", fmt.Errorf("release-merged: %w", err)
 	}

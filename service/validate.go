@@ -28,7 +28,7 @@ type Validation struct {
 func (e *Workspace) Validate(req ValidateRequest) (*Validation, error) {
 	files := req.Files
 	if len(files) == 0 {
-		if e.Cfg.Path != "" && e.Repo.Toplevel == "" && !filepath.IsAbs(e.Cfg.Path) {
+		if e.Cfg.Path != "" && e.WorkTree() == "" && !filepath.IsAbs(e.Cfg.Path) {
 			// A server's policy committed on HEAD: loading it validated it.
 			return &Validation{Valid: []string{e.Cfg.Path}}, nil
 		}
@@ -55,8 +55,8 @@ func (e *Workspace) policyFiles() []string {
 		files = append(files, e.Cfg.Path)
 	}
 	wp := e.Cfg.WorkPackages
-	if !filepath.IsAbs(wp) && e.Repo.Toplevel != "" {
-		wp = filepath.Join(e.Repo.Toplevel, wp)
+	if !filepath.IsAbs(wp) && e.WorkTree() != "" {
+		wp = filepath.Join(e.WorkTree(), wp)
 	}
 	if _, err := os.Stat(wp); err == nil {
 		files = append(files, wp)

@@ -37,9 +37,9 @@ func (e *LogMissingError) fetchSpec() string {
 // remote-tracking ref.
 func (e *Workspace) fetchLockLog(ctx context.Context) error {
 	miss := &LogMissingError{Remote: e.LogRemote(), Branch: e.Cfg.Workflow.Branch}
-	dir := e.Repo.Toplevel
+	dir := e.WorkTree()
 	if dir == "" {
-		dir = e.Repo.GitDir
+		dir = e.GitDir()
 	}
 	if _, err := gitexec.Output(ctx, dir, nil, "fetch", "--quiet", "--no-tags", "--", miss.Remote, miss.fetchSpec()); err != nil {
 		return fmt.Errorf("fetch the lock log (%s from %s): %w", miss.Branch, miss.Remote, err)
@@ -81,7 +81,7 @@ func (e *Workspace) readLockLogSince(ctx context.Context, since time.Time, extra
 // read the whole log.
 func (e *Workspace) readLockLogFor(ctx context.Context, since time.Time, bearing func() (*history.Keys, bool), extra ...string) (lockLog, error) {
 	refs := e.LogRefs()
-	cfg := workflow.Config{GitDir: e.Repo.GitDir, CommonDir: e.Repo.CommonDir, WorkTree: e.Repo.Toplevel}
+	cfg := workflow.Config{GitDir: e.GitDir(), CommonDir: e.CommonDir(), WorkTree: e.WorkTree()}
 	var out lockLog
 	var local []journal.Event
 	journalRead := false
@@ -229,7 +229,7 @@ func (e *Workspace) judgedSince(ctx context.Context, revArgs []string) time.Time
 	if revArgs == nil {
 		return now
 	}
-	out, err := gitexec.RepoOutput(ctx, e.Repo, append([]string{"-c", "log.showSignature=false", "log", "--format=%ct"}, revArgs...)...)
+	out, err := gitexec.RepoOutput(ctx, e.repo(), append([]string{"-c", "log.showSignature=false", "log", "--format=%ct"}, revArgs...)...)
 	if err != nil {
 		return time.Time{}
 	}
@@ -254,18 +254,18 @@ func (e *Workspace) judgedSince(ctx context.Context, revArgs []string) time.Time
 // lost state holds is handed out again. A clone with no lock log at all
 // has floor 0.
 func (e *Workspace) FenceFloor(ctx context.Context) (uint64, error) {
-	if e.Repo.Toplevel != "" {
+	if e.WorkTree() != "" {
 		// A remote without the branch (first use) has no events to add;
 		// one that cannot be read fails the change: the floor it would
 		// give is unknown. A repository without any remote (one of its
 		// own, on Redis) has only its own log.
 		remote, b := e.LogRemote(), e.Cfg.Workflow.Branch
-		out, err := gitexec.RepoOutput(ctx, e.Repo, "remote")
+		out, err := gitexec.RepoOutput(ctx, e.repo(), "remote")
 		if err != nil {
 			return 0, fmt.Errorf("read the lock log: list the clone's remotes: %w", err)
 		}
 		if len(strings.Fields(string(out))) > 0 {
-			err := gitexec.FetchRef(ctx, e.Repo, remote, "refs/heads/"+b, "refs/remotes/"+remote+"/"+b)
+			err := gitexec.FetchRef(ctx, e.repo(), remote, "refs/heads/"+b, "refs/remotes/"+remote+"/"+b)
 			if err != nil && !errors.Is(err, gitexec.ErrNoRemoteRef) {
 				return 0, fmt.Errorf("fetch the lock log (%s from %s): %w", b, remote, err)
 			}
@@ -290,7 +290,7 @@ func (e *Workspace) FenceFloor(ctx context.Context) (uint64, error) {
 // event commits (workflow.CheckEventCommits), read against the branch as
 // it is; reason says why one is not, "" when all are.
 func (e *Workspace) EventCommits(ctx context.Context, commits []string) (reason string, err error) {
-	cfg := workflow.Config{GitDir: e.Repo.GitDir, CommonDir: e.Repo.CommonDir, WorkTree: e.Repo.Toplevel}
+	cfg := workflow.Config{GitDir: e.GitDir(), CommonDir: e.CommonDir(), WorkTree: e.WorkTree()}
 	err = workflow.CheckEventCommits(ctx, cfg, []string{"refs/heads/" + e.Cfg.Workflow.Branch}, commits)
 	var ne *workflow.NotEventsError
 	if errors.As(err, &ne) {
@@ -339,7 +339,7 @@ func (e *Workspace) Verify(ctx context.Context, req VerifyRequest) (*Report, err
 	revArgs := []string{"HEAD", "--not", "--remotes"}
 	var err error
 	switch {
-	case req.Staged && e.Repo.Toplevel == "":
+	case req.Staged && e.WorkTree() == "":
 		return nil, Usagef("verify --staged: a bare repository has no staged change")
 	case req.Staged:
 		revArgs = nil

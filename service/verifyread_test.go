@@ -53,7 +53,7 @@ func verifyRepo(t *testing.T) (*gittest.Repo, *Workspace) {
 // seedBranch commits evs to the workflow branch.
 func seedBranch(t *testing.T, e *Workspace, evs []journal.Event) {
 	t.Helper()
-	w, err := workflow.Open(workflow.Config{GitDir: e.Repo.GitDir, CommonDir: e.Repo.CommonDir, WorkTree: e.Repo.Toplevel, Branch: e.Cfg.Workflow.Branch})
+	w, err := workflow.Open(workflow.Config{GitDir: e.GitDir(), CommonDir: e.CommonDir(), WorkTree: e.WorkTree(), Branch: e.Cfg.Workflow.Branch})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,7 +70,7 @@ func record(t *testing.T, e *Workspace, evs []journal.Event) {
 	if err := e.JournalFile().Append(evs...); err != nil {
 		t.Fatal(err)
 	}
-	w, err := workflow.Open(workflow.Config{GitDir: e.Repo.GitDir, CommonDir: e.Repo.CommonDir, WorkTree: e.Repo.Toplevel, Branch: e.Cfg.Workflow.Branch})
+	w, err := workflow.Open(workflow.Config{GitDir: e.GitDir(), CommonDir: e.CommonDir(), WorkTree: e.WorkTree(), Branch: e.Cfg.Workflow.Branch})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -321,7 +321,7 @@ func TestVerifyWithoutCacheReadsLocksTheirNamesDoNotDate(t *testing.T) {
 			take := lockEv(journal.ActionAcquire, "other", "src/a.go", 7, tc.got, tc.ttl)
 			take.ID = idAt(tc.planned, len(evs))
 			seedBranch(t, e, append(evs, take))
-			if err := os.RemoveAll(filepath.Join(e.Repo.CommonDir, "lockgate", "cache")); err != nil {
+			if err := os.RemoveAll(filepath.Join(e.CommonDir(), "lockgate", "cache")); err != nil {
 				t.Fatal(err)
 			}
 			rep, err := e.Verify(ctx, VerifyRequest{Range: "init..HEAD"})

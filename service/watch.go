@@ -74,7 +74,7 @@ var ErrReadOnlyOff = errors.New("locks.read_only was turned off: the modes lockg
 // tree, locks.read_only off, or an interval that is not positive.
 func (e *Workspace) CanWatchReadOnly(interval time.Duration) error {
 	switch {
-	case e.Repo.Toplevel == "":
+	case e.WorkTree() == "":
 		return Usagef("guard watch: needs a working tree")
 	case !e.Cfg.Locks.ReadOnly:
 		return Usagef("guard watch: locks.read_only is off in %s: nothing to keep read-only", cmp.Or(e.Cfg.Path, "the built-in defaults"))
@@ -91,7 +91,7 @@ func (e *Workspace) readOnlyStillOn() bool {
 	if e.Cfg.Path == "" {
 		return e.Cfg.Locks.ReadOnly
 	}
-	cfg, err := config.LoadCached(e.Cfg.Path, filepath.Join(e.Repo.CommonDir, "lockgate", "cache"))
+	cfg, err := config.LoadCached(e.Cfg.Path, filepath.Join(e.CommonDir(), "lockgate", "cache"))
 	if err != nil {
 		return true
 	}

@@ -3,6 +3,7 @@ package service
 import (
 	"context"
 
+	"github.com/lockgate/lockgate/internal/gitexec"
 	"github.com/lockgate/lockgate/service/session"
 	"github.com/lockgate/lockgate/workflow"
 )
@@ -40,7 +41,7 @@ func wrap(s *session.Workspace) *Workspace {
 // openBranch opens the workflow branch for the session's audit trail.
 func (e *Workspace) openBranch(b session.BranchSetup) (session.Branch, error) {
 	w, err := workflow.Open(workflow.Config{
-		GitDir: e.Repo.GitDir, CommonDir: e.Repo.CommonDir, WorkTree: e.Repo.Toplevel, Branch: e.Cfg.Workflow.Branch, Remote: e.Cfg.Workflow.Remote,
+		GitDir: e.GitDir(), CommonDir: e.CommonDir(), WorkTree: e.WorkTree(), Branch: e.Cfg.Workflow.Branch, Remote: e.Cfg.Workflow.Remote,
 		Lock: b.Lock, RotateJournal: int64(e.Cfg.Journal.RotateBytes), Sign: b.Sign, Vouches: b.Vouches,
 	})
 	if err != nil {
@@ -71,4 +72,9 @@ func (e *Workspace) ActAs(id Identity) (*Workspace, error) {
 		return nil, err
 	}
 	return wrap(s), nil
+}
+
+// repo is the session's repository, for the git the service runs.
+func (e *Workspace) repo() *gitexec.Repo {
+	return &gitexec.Repo{Toplevel: e.WorkTree(), GitDir: e.GitDir(), CommonDir: e.CommonDir()}
 }

@@ -8,7 +8,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/lockgate/lockgate/internal/gitexec"
 	"github.com/lockgate/lockgate/internal/hint"
 	"github.com/lockgate/lockgate/model/locks"
 	"github.com/lockgate/lockgate/model/locks/journal"
@@ -203,7 +202,7 @@ type Branch interface {
 // (workflow.signed) and which workers' events that signer vouches for.
 type BranchSetup struct {
 	Lock    func(context.Context) (func(), error)
-	Sign    gitexec.Signer
+	Sign    func(ctx context.Context, payload []byte) (string, error)
 	Vouches func(worker string) bool
 }
 

@@ -41,7 +41,7 @@ func policyFiles(cfg *config.Config) []string {
 // by both. hooks.require_lock holds when either says so, and
 // hooks.on_store_unavailable warns only when both say warn.
 func (e *Workspace) judgeByCommitted(ctx context.Context, ck *hooks.Checker) error {
-	if e.Repo.Toplevel == "" || e.Opts.ConfigFile != "" || e.Judging {
+	if e.repo.Toplevel == "" || e.Opts.ConfigFile != "" || e.Judging {
 		// A server judges by HEAD's already, -c names the policy, and
 		// check judges by the base it read.
 		return nil
@@ -85,11 +85,11 @@ func intersect(a, b []string) []string {
 // pre-commit hook after a commit pays two git processes, the others none.
 func (e *Workspace) CommittedConfig(ctx context.Context) (*config.Config, error) {
 	head, headOK := e.headCommit()
-	cacheFile := filepath.Join(e.Repo.CommonDir, "lockgate", "cache", "head-policy")
+	cacheFile := filepath.Join(e.repo.CommonDir, "lockgate", "cache", "head-policy")
 	data, found, cached := readPolicyCache(cacheFile, head)
 	if !headOK || !cached {
 		var err error
-		data, found, err = gitexec.HeadFile(ctx, e.Repo, config.DefaultFile)
+		data, found, err = gitexec.HeadFile(ctx, e.repo, config.DefaultFile)
 		if err != nil {
 			var me *gitexec.MissingHeadError
 			if errors.As(err, &me) {
@@ -119,13 +119,13 @@ func (e *Workspace) CommittedConfig(ctx context.Context) (*config.Config, error)
 // headCommit is the commit HEAD names, read from files; ok is false when
 // it cannot be read so (an unborn branch, a reftable).
 func (e *Workspace) headCommit() (string, bool) {
-	b, err := os.ReadFile(filepath.Join(e.Repo.GitDir, "HEAD"))
+	b, err := os.ReadFile(filepath.Join(e.repo.GitDir, "HEAD"))
 	if err != nil {
 		return "", false
 	}
 	head := strings.TrimSpace(string(b))
 	if ref, ok := strings.CutPrefix(head, "ref: refs/heads/"); ok {
-		sha, found, err := gitexec.BranchTip(e.Repo.CommonDir, ref)
+		sha, found, err := gitexec.BranchTip(e.repo.CommonDir, ref)
 		return sha, err == nil && found
 	}
 	return head, gitexec.IsObjectName(head)

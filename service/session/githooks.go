@@ -185,11 +185,11 @@ func (e *Workspace) commitHook(ctx context.Context, name string, in HookInput) (
 		return nil, err
 	}
 	var staged func() ([]byte, error)
-	if listsStaged(name) && e.Repo.Toplevel != "" {
+	if listsStaged(name) && e.repo.Toplevel != "" {
 		// git lists the staged change while the store opens (since Load
 		// when it was told the hook).
 		if staged = e.takeStaged(); staged == nil {
-			staged = gitexec.StartStaged(ctx, e.Repo.Toplevel)
+			staged = gitexec.StartStaged(ctx, e.repo.Toplevel)
 		}
 	}
 	getenv := e.HookEnv(in)
@@ -201,19 +201,19 @@ func (e *Workspace) commitHook(ctx context.Context, name string, in HookInput) (
 	h.Trailers = e.Cfg.Hooks.Trailers
 	h.IndexFile = getenv("GIT_INDEX_FILE")
 	if h.IndexFile == "" {
-		h.IndexFile = filepath.Join(e.Repo.GitDir, "index")
+		h.IndexFile = filepath.Join(e.repo.GitDir, "index")
 	} else if abs, err := filepath.Abs(h.IndexFile); err == nil {
 		h.IndexFile = abs // one key whichever way git spells it
 	}
 	if name != "commit-msg" || h.Trailers { // commit-msg reads paths for its trailers only
-		if h.MergeParents, err = mergeParents(name, e.Repo.GitDir, in.Environ); err != nil {
+		if h.MergeParents, err = mergeParents(name, e.repo.GitDir, in.Environ); err != nil {
 			return nil, &HookError{Hook: name, Err: err}
 		}
 	}
 	var r *Report
 	if name == "commit-msg" {
 		if h.Trailers {
-			if h.CommentString, err = gitexec.CommentString(ctx, e.Repo); err != nil {
+			if h.CommentString, err = gitexec.CommentString(ctx, e.repo); err != nil {
 				return nil, &HookError{Hook: name, Err: err}
 			}
 		}

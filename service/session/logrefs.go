@@ -35,7 +35,7 @@ func (e *Workspace) LogRefs() []string {
 // stays: which of them holds the log is the policy's to say.
 func (e *Workspace) LogRemote() string {
 	want := e.Cfg.Workflow.Remote
-	out, err := gitexec.RepoOutput(context.Background(), e.Repo, "remote")
+	out, err := gitexec.RepoOutput(context.Background(), e.repo, "remote")
 	if err != nil {
 		return want
 	}

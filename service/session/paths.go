@@ -90,7 +90,7 @@ func IsPathArg(arg string) bool {
 // refused here; lockkey canonicalizes (and refuses) the rest. Without a
 // worktree (a bare repository) paths are repo-relative as given.
 func (e *Workspace) cmdPath(arg string) (string, error) {
-	top := e.Repo.Toplevel
+	top := e.repo.Toplevel
 	if top == "" {
 		return arg, nil
 	}
@@ -129,7 +129,7 @@ func (e *Workspace) cmdPath(arg string) (string, error) {
 // aliases) at the top of the worktree and says there where the command
 // was started.
 func (e *Workspace) UserDir() string {
-	if e.Repo.Toplevel == "" {
+	if e.repo.Toplevel == "" {
 		return ""
 	}
 	cwd, err := resolveExisting(e.Cwd)
@@ -150,7 +150,7 @@ func (e *Workspace) UserDir() string {
 // as written or with symbolic links resolved. Links inside the worktree
 // are left to throughLinks.
 func (e *Workspace) InWorktree(abs string) (string, bool) {
-	if rel, ok := within(e.Repo.Toplevel, abs); ok {
+	if rel, ok := within(e.repo.Toplevel, abs); ok {
 		return rel, true
 	}
 	top := e.realTopDir()
@@ -168,8 +168,8 @@ func (e *Workspace) InWorktree(abs string) (string, bool) {
 // realTopDir is the worktree with symbolic links resolved.
 func (e *Workspace) realTopDir() string {
 	if e.RealTop == "" {
-		e.RealTop = e.Repo.Toplevel
-		if real, err := filepath.EvalSymlinks(e.Repo.Toplevel); err == nil {
+		e.RealTop = e.repo.Toplevel
+		if real, err := filepath.EvalSymlinks(e.repo.Toplevel); err == nil {
 			e.RealTop = real
 		}
 	}
@@ -193,7 +193,7 @@ func (e *Workspace) throughLinks(rel string) (string, error) {
 	}
 	r, ok := within(top, real)
 	if !ok {
-		return "", Usagef("%s leads through a symbolic link to %s, outside the worktree %s: lockgate cannot vouch for it", rel, real, e.Repo.Toplevel)
+		return "", Usagef("%s leads through a symbolic link to %s, outside the worktree %s: lockgate cannot vouch for it", rel, real, e.repo.Toplevel)
 	}
 	r = filepath.ToSlash(r)
 	if d := e.otherRepo(r); d != "" {
@@ -220,7 +220,7 @@ func (e *Workspace) otherRepo(rel string) string {
 // first wildcard (see throughLinks). The last element is left as written:
 // a link there is a file of the repository, as git tracks it.
 func (e *Workspace) KeyPath(p string) (string, error) {
-	if e.Repo.Toplevel == "" {
+	if e.repo.Toplevel == "" {
 		return p, nil
 	}
 	if !strings.ContainsAny(p, `*?[{\`) {
@@ -290,7 +290,7 @@ func Canonicals(keys []lockkey.Key) []string {
 // RepoPath makes p (absolute, or relative to base) a repo-relative slash
 // path, refusing one outside the worktree or inside the git directory.
 func (e *Workspace) RepoPath(p, base string) (string, error) {
-	if e.Repo.Toplevel == "" {
+	if e.repo.Toplevel == "" {
 		return "", Usagef("%s: paths need a working tree (this is a bare repository)", p)
 	}
 	if strings.TrimSpace(p) == "" || strings.ContainsRune(p, 0) {
@@ -310,7 +310,7 @@ func (e *Workspace) RepoPath(p, base string) (string, error) {
 	}
 	rel, ok := e.InWorktree(abs)
 	if !ok {
-		return "", Usagef("%s is outside the worktree %s: lockgate cannot vouch for it", p, e.Repo.Toplevel)
+		return "", Usagef("%s is outside the worktree %s: lockgate cannot vouch for it", p, e.repo.Toplevel)
 	}
 	if rel == "." {
 		return "", Usagef("%s is the worktree itself, not a file in it", p)

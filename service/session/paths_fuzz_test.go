@@ -18,7 +18,7 @@ func FuzzRepoPath(f *testing.F) {
 		".GIT/config", "/repo/.git./config", "sub/.git /x", "GIT~1/config", ".git::$INDEX_ALLOCATION/x"} {
 		f.Add(s, "/repo/src")
 	}
-	e := &Workspace{Repo: &gitexec.Repo{Toplevel: "/repo", GitDir: "/repo/.git", CommonDir: "/repo/.git"}, Cfg: config.Default()}
+	e := &Workspace{repo: &gitexec.Repo{Toplevel: "/repo", GitDir: "/repo/.git", CommonDir: "/repo/.git"}, Cfg: config.Default()}
 	f.Fuzz(func(t *testing.T, p, base string) {
 		if !filepath.IsAbs(base) {
 			return

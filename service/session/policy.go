@@ -55,7 +55,7 @@ func (e *Workspace) JudgeByHead(ctx context.Context) error {
 		return nil
 	}
 	var bases []string
-	if out, err := gitexec.RepoOutput(ctx, e.Repo, "rev-parse", "-q", "--verify", "HEAD^{commit}"); err == nil {
+	if out, err := gitexec.RepoOutput(ctx, e.repo, "rev-parse", "-q", "--verify", "HEAD^{commit}"); err == nil {
 		bases = strings.Fields(string(out))
 	}
 	return e.judgeBy(ctx, "the staged change", "HEAD", bases)
@@ -80,7 +80,7 @@ func (e *Workspace) judgeBy(ctx context.Context, what, name string, bases []stri
 	var data []byte
 	found := false
 	for i, b := range bases {
-		d, f, err := gitexec.CommitFile(ctx, e.Repo, b, config.DefaultFile)
+		d, f, err := gitexec.CommitFile(ctx, e.repo, b, config.DefaultFile)
 		if err != nil {
 			return fmt.Errorf("read the policy of the base: %w", err)
 		}
@@ -109,7 +109,7 @@ func (e *Workspace) judgeBy(ctx context.Context, what, name string, bases []stri
 // rangeBases are the commits a range excludes (the ^A of git rev-parse
 // A..B, the merge base of A...B), each once.
 func (e *Workspace) rangeBases(ctx context.Context, rng string) ([]string, error) {
-	out, err := gitexec.RepoOutput(ctx, e.Repo, "rev-parse", rng, "--")
+	out, err := gitexec.RepoOutput(ctx, e.repo, "rev-parse", rng, "--")
 	if err != nil {
 		return nil, fmt.Errorf("find the base of --range %s: %w", rng, err)
 	}
@@ -128,10 +128,10 @@ func (e *Workspace) rangeBases(ctx context.Context, rng string) ([]string, error
 // ref: a branch pushed with a looser policy is one too.
 func (e *Workspace) defaultBase(ctx context.Context) ([]string, error) {
 	for _, ref := range []string{"refs/remotes/" + e.LogRemote() + "/HEAD", "@{upstream}"} {
-		if _, err := gitexec.RepoOutput(ctx, e.Repo, "rev-parse", "-q", "--verify", ref+"^{commit}"); err != nil {
+		if _, err := gitexec.RepoOutput(ctx, e.repo, "rev-parse", "-q", "--verify", ref+"^{commit}"); err != nil {
 			continue
 		}
-		out, err := gitexec.RepoOutput(ctx, e.Repo, "merge-base", "HEAD", ref)
+		out, err := gitexec.RepoOutput(ctx, e.repo, "merge-base", "HEAD", ref)
 		var ge *gitexec.Error
 		if errors.As(err, &ge) && ge.ExitCode() == 1 {
 			continue // no common history

@@ -78,7 +78,7 @@ func (e *Workspace) BindPusher(h *hooks.Runner, p *hooks.Pusher, base string) {
 // neither is a commit).
 func (e *Workspace) localSignersBase(ctx context.Context, remote string) string {
 	for _, ref := range []string{"refs/remotes/" + remote + "/HEAD", "HEAD"} {
-		out, err := gitexec.RepoOutput(ctx, e.Repo, "rev-parse", "-q", "--verify", ref+"^{commit}")
+		out, err := gitexec.RepoOutput(ctx, e.repo, "rev-parse", "-q", "--verify", ref+"^{commit}")
 		if err == nil {
 			return strings.TrimSpace(string(out))
 		}
@@ -91,7 +91,7 @@ func (e *Workspace) localSignersBase(ctx context.Context, remote string) string 
 // is looked up at the first signature: a server's hook that only reads
 // the lock table needs none. A required signature without a key is an
 // error then, never an unsigned commit.
-func (e *Workspace) Signer(context.Context) (gitexec.Signer, error) {
+func (e *Workspace) Signer(context.Context) (func(ctx context.Context, payload []byte) (string, error), error) {
 	if e.Cfg.Workflow.Signed != config.SignedRequired {
 		return nil, nil
 	}
@@ -99,7 +99,7 @@ func (e *Workspace) Signer(context.Context) (gitexec.Signer, error) {
 	var sign gitexec.Signer
 	var err error
 	return func(ctx context.Context, payload []byte) (string, error) {
-		once.Do(func() { sign, err = gitexec.SSHSigner(ctx, e.Repo) })
+		once.Do(func() { sign, err = gitexec.SSHSigner(ctx, e.repo) })
 		if err != nil {
 			return "", Usagef("workflow.signed is required: %v", err)
 		}
@@ -126,7 +126,7 @@ func (e *Workspace) signsFor(sign gitexec.Signer) func(worker string) bool {
 // and allowed signers from ("" in an empty repository, or when the
 // operator's own policy file judges).
 func (e *Workspace) ServerBase(ctx context.Context) string {
-	out, err := gitexec.RepoOutput(ctx, e.Repo, "rev-parse", "-q", "--verify", "HEAD^{commit}")
+	out, err := gitexec.RepoOutput(ctx, e.repo, "rev-parse", "-q", "--verify", "HEAD^{commit}")
 	if err != nil {
 		return ""
 	}

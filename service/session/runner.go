@@ -66,7 +66,7 @@ func (e *Workspace) LogRunner(ctx context.Context, profile string) (*hooks.Runne
 		Dir:         e.UserDir(),
 		PolicyFiles: policyFiles(e.Cfg), AgentEditable: e.Cfg.Scope.AgentEditable, IgnoreCase: ignoreCase,
 	}
-	return &hooks.Runner{GitDir: e.Repo.GitDir, CommonDir: e.Repo.CommonDir, Dir: e.Root(), Checker: ck, LockStates: e.GitLockStates,
+	return &hooks.Runner{GitDir: e.repo.GitDir, CommonDir: e.repo.CommonDir, Dir: e.Root(), Checker: ck, LockStates: e.GitLockStates,
 		MaxCommits: e.Cfg.Hooks.PrePush.MaxCommits, MaxPaths: e.Cfg.Hooks.PrePush.MaxPaths}, nil
 }
 

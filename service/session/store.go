@@ -60,7 +60,7 @@ func (c storeChoice) where() string { return c.Remote + " " + c.Ref }
 // no locks.git.remote: its own ref is the store), and locks.git.ref.
 func (e *Workspace) gitWhere(cfg *config.Config) (remote, ref string) {
 	remote = cfg.GitRemote()
-	if e.Repo.Toplevel == "" && cfg.Locks.Git.Remote == "" {
+	if e.repo.Toplevel == "" && cfg.Locks.Git.Remote == "" {
 		remote = "."
 	}
 	return remote, cfg.Locks.Git.Ref
@@ -227,8 +227,8 @@ type cloneRecord struct {
 // readCloneRecord reads the clone's lockgate.store, lockgate.redisPrefix,
 // lockgate.gitRemote and lockgate.gitRef, its file parsed once.
 func (e *Workspace) readCloneRecord(ctx context.Context) (cloneRecord, error) {
-	rec := cloneRecord{file: gitexec.LocalConfigPath(e.Repo)}
-	vals, err := gitexec.LocalConfigs(ctx, e.Repo, CloneStoreKey, ClonePrefixKey, CloneGitRemoteKey, CloneGitRefKey)
+	rec := cloneRecord{file: gitexec.LocalConfigPath(e.repo)}
+	vals, err := gitexec.LocalConfigs(ctx, e.repo, CloneStoreKey, ClonePrefixKey, CloneGitRemoteKey, CloneGitRefKey)
 	if err != nil {
 		return rec, fmt.Errorf("read the clone's store from %s: %w", rec.file, err)
 	}
@@ -297,7 +297,7 @@ func (e *Workspace) pickClonePrefix(ctx context.Context, s *storeSetup, rec clon
 	switch {
 	case rec.prefix != "":
 		s.clonePrefix, s.clonePrefixFrom, s.recordedPrefix = rec.prefix, ClonePrefixKey+" in "+rec.file, true
-		if rec.prefix == redisstore.RepoPrefix(e.Repo.CommonDir) && root.Locks.RedisPrefix == "" {
+		if rec.prefix == redisstore.RepoPrefix(e.repo.CommonDir) && root.Locks.RedisPrefix == "" {
 			// Recorded before the clone had a remote: other clones use
 			// the remote's. Switching here would hide the locks held
 			// under the recorded one; storeProblems says how to move.
@@ -344,7 +344,7 @@ func (e *Workspace) pinClone(ctx context.Context, s *storeSetup, cfgFile string,
 		s.clonePrefixFrom, s.recordedPrefix = ClonePrefixKey+" in "+cfgFile, true
 	case s.recorded != nil && s.recorded.Kind == KindRedis && !s.recordedPrefix:
 		// Recorded before prefixes were: pin the one it derives now.
-		if err := gitexec.SetLocalConfig(ctx, e.Repo, ClonePrefixKey, s.clonePrefix, false); err == nil {
+		if err := gitexec.SetLocalConfig(ctx, e.repo, ClonePrefixKey, s.clonePrefix, false); err == nil {
 			s.clonePrefixFrom, s.recordedPrefix = ClonePrefixKey+" in "+cfgFile, true
 		}
 	case s.recorded != nil && s.recorded.Kind == KindGit && !recordedGit && !e.Choosing:
@@ -415,10 +415,10 @@ func (e *Workspace) overrideStore(s *storeSetup, spec, from string) error {
 // prefix and remote and ref as where its git store keeps the locks (""
 // unsets each).
 func (e *Workspace) recordStore(ctx context.Context, spec, prefix, remote, ref string) error {
-	if err := gitexec.SetLocalConfig(ctx, e.Repo, CloneStoreKey, spec, spec == ""); err != nil {
+	if err := gitexec.SetLocalConfig(ctx, e.repo, CloneStoreKey, spec, spec == ""); err != nil {
 		return fmt.Errorf("record the store in %s: %w", CloneStoreKey, err)
 	}
-	if err := gitexec.SetLocalConfig(ctx, e.Repo, ClonePrefixKey, prefix, prefix == ""); err != nil {
+	if err := gitexec.SetLocalConfig(ctx, e.repo, ClonePrefixKey, prefix, prefix == ""); err != nil {
 		return fmt.Errorf("record the key prefix in %s: %w", ClonePrefixKey, err)
 	}
 	return e.recordGitWhere(ctx, remote, ref)
@@ -428,10 +428,10 @@ func (e *Workspace) recordStore(ctx context.Context, spec, prefix, remote, ref s
 // unsets both).
 func (e *Workspace) recordGitWhere(ctx context.Context, remote, ref string) error {
 	unset := remote == "" || ref == ""
-	if err := gitexec.SetLocalConfig(ctx, e.Repo, CloneGitRemoteKey, remote, unset); err != nil {
+	if err := gitexec.SetLocalConfig(ctx, e.repo, CloneGitRemoteKey, remote, unset); err != nil {
 		return fmt.Errorf("record the git store's remote in %s: %w", CloneGitRemoteKey, err)
 	}
-	if err := gitexec.SetLocalConfig(ctx, e.Repo, CloneGitRefKey, ref, unset); err != nil {
+	if err := gitexec.SetLocalConfig(ctx, e.repo, CloneGitRefKey, ref, unset); err != nil {
 		return fmt.Errorf("record the git store's ref in %s: %w", CloneGitRefKey, err)
 	}
 	return nil
@@ -457,7 +457,7 @@ func (e *Workspace) prefixOf(ctx context.Context, cfg *config.Config) (string, s
 			return redisstore.RepoPrefix(u), fmt.Sprintf("%s%s (%s)", fromRemote, remote, redisstore.Redact(u))
 		}
 	}
-	return redisstore.RepoPrefix(e.Repo.CommonDir), fromGitDir + e.Repo.CommonDir + " (no remote " + remote + ")"
+	return redisstore.RepoPrefix(e.repo.CommonDir), fromGitDir + e.repo.CommonDir + " (no remote " + remote + ")"
 }
 
 // StoreMismatchError is a hook, check or guard told to read other locks
@@ -553,7 +553,7 @@ func (e *Workspace) StoreLabel() string {
 }
 
 // Root is the working tree root, or the git directory of a bare repository.
-func (e *Workspace) Root() string { return cmp.Or(e.Repo.Toplevel, e.Repo.GitDir) }
+func (e *Workspace) Root() string { return cmp.Or(e.repo.Toplevel, e.repo.GitDir) }
 
 // StoreView is one store choice as `store show` and `store use` report
 // it.
@@ -626,7 +626,7 @@ func (e *Workspace) ShowStore(ctx context.Context) (*StoreReport, error) {
 	if s.Use.Kind == KindGit {
 		g := e.Cfg.Locks.Git
 		r.Git = &GitStoreView{Remote: s.Use.Remote, Ref: s.Use.Ref, ClockSkew: g.ClockSkew.String(), MaxAge: g.MaxAge.String(), Timeout: g.Timeout.String()}
-		if u, ok, err := gitexec.RemoteURL(ctx, e.Repo, r.Git.Remote); err == nil && ok {
+		if u, ok, err := gitexec.RemoteURL(ctx, e.repo, r.Git.Remote); err == nil && ok {
 			r.Git.URL = gitexec.RedactURL(u)
 		}
 	}

@@ -94,7 +94,7 @@ type Workspace struct {
 	// Base is the commit the judged policy was read from ("" for the
 	// checkout's, HEAD on a server): the allowed signers are read there too.
 	Base    string
-	Repo    *gitexec.Repo
+	repo    *gitexec.Repo
 	Cwd     string // absolute working directory (after -C)
 	Cfg     *config.Config
 	Store   locks.Store
@@ -139,7 +139,7 @@ type Workspace struct {
 // (case and Unicode normal form) in every clone (lockkey.FoldCase).
 func (e *Workspace) IgnoreCase(ctx context.Context) (bool, error) {
 	if e.Fold == nil {
-		v, err := gitexec.IgnoreCase(ctx, e.Repo)
+		v, err := gitexec.IgnoreCase(ctx, e.repo)
 		if err != nil {
 			return false, err
 		}
@@ -159,7 +159,7 @@ func (e *Workspace) Close() {
 }
 
 // StateDir is where lockgate keeps a clone's shared state.
-func (e *Workspace) StateDir() string { return filepath.Join(e.Repo.CommonDir, "lockgate") }
+func (e *Workspace) StateDir() string { return filepath.Join(e.repo.CommonDir, "lockgate") }
 
 // JournalFile is the clone's journal; reading it needs no lock store.
 func (e *Workspace) JournalFile() *journal.Journal {
@@ -177,7 +177,7 @@ func Load(ctx context.Context, opts Options) (*Workspace, error) {
 	}
 	e := &Workspace{Opts: opts}
 	defer func() {
-		if e.Repo == nil { // not loaded (e.Repo is set last)
+		if e.repo == nil { // not loaded (e.repo is set last)
 			e.Close()
 		}
 	}()
@@ -225,7 +225,7 @@ func Load(ctx context.Context, opts Options) (*Workspace, error) {
 	if err != nil {
 		return nil, err
 	}
-	e.Repo, e.Cwd, e.Cfg, e.Me = repo, cwd, cfg, me
+	e.repo, e.Cwd, e.Cfg, e.Me = repo, cwd, cfg, me
 	return e, nil
 }
 
@@ -492,8 +492,14 @@ func (e *Workspace) RecoverInterrupted(ctx context.Context) {
 	}
 }
 
+// GitDir is the git directory of the request's worktree.
+func (e *Workspace) GitDir() string { return e.repo.GitDir }
+
+// CommonDir is the git directory every worktree of the clone shares.
+func (e *Workspace) CommonDir() string { return e.repo.CommonDir }
+
 // WorkTree is the repository's working tree, "" for a bare repository.
-func (e *Workspace) WorkTree() string { return e.Repo.Toplevel }
+func (e *Workspace) WorkTree() string { return e.repo.Toplevel }
 
 // Dir is the absolute directory the request runs in (after -C).
 func (e *Workspace) Dir() string { return e.Cwd }
