@@ -109,8 +109,11 @@ func (h *Runner) guardPruned(ctx context.Context, remote string, seen map[string
 		}
 	}
 	if !pruning {
-		out, err := gitexec.Output(ctx, h.Dir, nil, "config", "--bool", "remote."+remote+".mirror")
-		pruning = err == nil && strings.TrimSpace(string(out)) == "true"
+		var err error
+		repo := &gitexec.Repo{Toplevel: h.Dir, GitDir: h.GitDir, CommonDir: h.CommonDir}
+		if pruning, err = gitexec.RemoteMirror(ctx, repo, remote); err != nil {
+			return err
+		}
 	}
 	if !pruning {
 		return nil

@@ -141,7 +141,7 @@ func TestAllEvents(t *testing.T) {
 			r := repoWith(t, map[string]string{".lockgate.yaml": logPolicy})
 			var said notes
 			e, err := service.Load(ctx, service.Options{Dir: r.Dir, As: "alice", Getenv: envOf(),
-				Clock: tickingClock(time.Second), Notify: said.notify})
+				Clock: tickingClock(time.Second), Notify: said.Notify})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -189,14 +189,14 @@ func TestWarnSkipped(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(fmt.Sprint(tt.lines), func(t *testing.T) {
 			var said notes
-			e, err := service.Load(context.Background(), service.Options{Dir: r.Dir, As: "alice", Getenv: envOf(), Clock: fixedClock, Notify: said.notify})
+			e, err := service.Load(context.Background(), service.Options{Dir: r.Dir, As: "alice", Getenv: envOf(), Clock: fixedClock, Notify: said.Notify})
 			if err != nil {
 				t.Fatal(err)
 			}
 			t.Cleanup(e.Close)
 			e.WarnSkipped("J", tt.lines)
-			if !slices.Equal(said.msgs, tt.want) {
-				t.Fatalf("said %q, want %q", said.msgs, tt.want)
+			if !slices.Equal(said.Messages(), tt.want) {
+				t.Fatalf("said %q, want %q", said.Messages(), tt.want)
 			}
 		})
 	}

@@ -251,6 +251,19 @@ func CommentString(ctx context.Context, r *Repo) (string, error) {
 	return v, nil
 }
 
+// RemoteMirror reports whether remote.<remote>.mirror is true, as `git
+// config --bool` reads it; as for CommentString, config files that never
+// say "mirror" answer false with no git process. A value git cannot read
+// is false, as git's own refusal is.
+func RemoteMirror(ctx context.Context, r *Repo, remote string) (bool, error) {
+	mentioned, err := configMentions(r, "mirror")
+	if err != nil || !mentioned {
+		return false, err
+	}
+	out, err := Output(ctx, configDir(r), nil, "config", "--bool", "remote."+remote+".mirror")
+	return err == nil && strings.TrimSpace(string(out)) == "true", nil
+}
+
 // configMentions reports whether word (lower case) or an include may be in
 // a config file git reads for r, or config comes from the environment.
 func configMentions(r *Repo, word string) (bool, error) {

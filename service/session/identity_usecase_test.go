@@ -8,18 +8,6 @@ import (
 	"github.com/lockgate/lockgate/service/session"
 )
 
-// envOf is an environment of the variables vars names (KEY=VALUE).
-func envOf(vars ...string) func(string) string {
-	return func(k string) string {
-		for _, kv := range vars {
-			if name, v, _ := strings.Cut(kv, "="); name == k {
-				return v
-			}
-		}
-		return ""
-	}
-}
-
 func TestOwner(t *testing.T) {
 	tests := []struct {
 		name    string

@@ -4,31 +4,12 @@ import (
 	"context"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/lockgate/lockgate/internal/gittest"
 	"github.com/lockgate/lockgate/model/config"
 	"github.com/lockgate/lockgate/service/session"
 )
-
-// notes collects what a request says on the side.
-type notes struct {
-	mu   sync.Mutex
-	msgs []string
-}
-
-func (n *notes) notify(level, msg string, _ ...string) {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	n.msgs = append(n.msgs, level+": "+msg)
-}
-
-func (n *notes) String() string {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	return strings.Join(n.msgs, "\n")
-}
 
 // policyRepo is a repository whose first commit, tagged base, has no
 // policy; its second, tagged strict, commits one; a branch "loose" off
@@ -73,7 +54,7 @@ func TestJudgeByBase(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var said notes
-			opts := session.Options{Dir: r.Dir, As: "alice", Getenv: envOf(), Clock: fixedClock, Notify: said.notify}
+			opts := session.Options{Dir: r.Dir, As: "alice", Getenv: envOf(), Clock: fixedClock, Notify: said.Notify}
 			if tt.configFile != "" {
 				opts.ConfigFile = filepath.Join(r.Dir, tt.configFile)
 			}
@@ -124,7 +105,7 @@ func TestJudgeByHead(t *testing.T) {
 			}
 			r.Write(".lockgate.yaml", "version: 1\nlocks: {stale_minutes: 5000}\n")
 			var said notes
-			e, err := session.Load(ctx, session.Options{Dir: r.Dir, As: "alice", Getenv: envOf(), Clock: fixedClock, Notify: said.notify})
+			e, err := session.Load(ctx, session.Options{Dir: r.Dir, As: "alice", Getenv: envOf(), Clock: fixedClock, Notify: said.Notify})
 			if err != nil {
 				t.Fatal(err)
 			}
