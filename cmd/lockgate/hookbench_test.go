@@ -411,13 +411,7 @@ func BenchmarkHookCommitMsgTrailers(b *testing.B) {
 	r.Commit("init")
 	seedOthersLocks(b, r.Dir)
 	env := append(append([]string(nil), r.Env...), "LOCKGATE_WORKER=bench")
-	run := func(args ...string) {
-		cmd := exec.Command(bin, args...)
-		cmd.Dir, cmd.Env = r.Dir, env
-		if out, err := cmd.CombinedOutput(); err != nil {
-			b.Fatalf("lockgate %v: %v: %s", args, err, out)
-		}
-	}
+	run := lockgateIn(b, bin, r.Dir, env)
 	run("lock", "acquire", "a.txt", "src/api/**")
 	r.Write("a.txt", "a\n")
 	r.Write("src/api/h.go", "package api\n")
@@ -498,13 +492,7 @@ func BenchmarkHookBinary(b *testing.B) {
 	r.Git("update-ref", "refs/remotes/origin/main", base)
 	seedOthersLocks(b, r.Dir)
 	env := append(append([]string(nil), r.Env...), "LOCKGATE_WORKER=bench")
-	run := func(args ...string) {
-		cmd := exec.Command(bin, args...)
-		cmd.Dir, cmd.Env = r.Dir, env
-		if out, err := cmd.CombinedOutput(); err != nil {
-			b.Fatalf("lockgate %v: %v: %s", args, err, out)
-		}
-	}
+	run := lockgateIn(b, bin, r.Dir, env)
 	run("lock", "acquire", "task:TASK-1")
 	msg := filepath.Join(b.TempDir(), "MSG")
 	if err := os.WriteFile(msg, []byte("TASK-1: change\n\nTask: TASK-1\n"), 0o644); err != nil {
@@ -561,5 +549,16 @@ func judgedFloor(b *testing.B, dir string, env []string, old, new string) func()
 			b.Fatal(err)
 		}
 		return time.Since(start)
+	}
+}
+
+// lockgateIn runs bin with args in dir, failing the benchmark on an error.
+func lockgateIn(b *testing.B, bin, dir string, env []string) func(args ...string) {
+	return func(args ...string) {
+		cmd := exec.Command(bin, args...)
+		cmd.Dir, cmd.Env = dir, env
+		if out, err := cmd.CombinedOutput(); err != nil {
+			b.Fatalf("lockgate %v: %v: %s", args, err, out)
+		}
 	}
 }

@@ -69,9 +69,6 @@ func hookCommand() *command {
 // runHook runs hook name on what git gives it, unless LOCKGATE_SKIP skips
 // it, and prints its report.
 func (a *app) runHook(ctx context.Context, name string, args []string, run hookContract) error {
-	if err := service.HookArgs(name, args); err != nil {
-		return err
-	}
 	a.hook = name
 	h := a.hookRun(name, args)
 	h.Load = func(ctx context.Context) (*session.Workspace, hookcli.Contract, error) {
