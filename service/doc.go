@@ -10,8 +10,8 @@
 // (acquire, release, refresh, check, list, clear, prune, hold), the work
 // queue (claim, done, give back, retry, the worker loop), pause, port
 // leases, plan, check and verify against the lock log, the store a clone
-// uses, serve's users and the board's data. Front ends read what they
-// render through accessors (Owner, Dir, StoreName, UserDir, ...), never
+// uses and the board's data (serve's users are service/serveusers). Front
+// ends read what they render through accessors (Owner, Dir, StoreName, UserDir, ...), never
 // the session's fields, and only programs that seed the lock table reach
 // the raw store (LockStore).
 package service

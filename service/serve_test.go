@@ -2,8 +2,6 @@ package service
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"os"
 	"path/filepath"
@@ -12,83 +10,11 @@ import (
 	"testing"
 	"time"
 
-	"golang.org/x/crypto/bcrypt"
-
 	"github.com/lockgate/lockgate/model/locks"
 	"github.com/lockgate/lockgate/model/locks/journal"
 	"github.com/lockgate/lockgate/model/locks/lockkey"
+	"github.com/lockgate/lockgate/service/serveusers"
 )
-
-func TestServeUsers(t *testing.T) {
-	f := newLockFixture(t)
-	e := f.as("admin")
-	alice, err := e.AddUser(UserAddRequest{Name: "alice"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if alice.User.Type != "human" || !strings.HasPrefix(alice.Token, tokenPrefix) {
-		t.Fatalf("added %+v, token %q", alice.User, alice.Token)
-	}
-	bot, err := e.AddUser(UserAddRequest{Name: "bot", Type: "agent"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, err = e.AddUser(UserAddRequest{Name: "alice"})
-	wantErr[*UsageError](t, err)
-	_, err = e.AddUser(UserAddRequest{Name: "carol", Type: "robot"})
-	wantErr[*UsageError](t, err)
-
-	// Only a hash is kept, in the git directory, readable by its owner.
-	fi, err := os.Stat(filepath.Join(f.repo.Dir, ".git", "lockgate", usersFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if fi.Mode().Perm() != 0o600 {
-		t.Errorf("users file mode %v, want 0600", fi.Mode().Perm())
-	}
-	data, err := os.ReadFile(filepath.Join(f.repo.Dir, ".git", "lockgate", usersFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if strings.Contains(string(data), alice.Token) || strings.Contains(string(data), strings.SplitN(alice.Token, "_", 3)[2]) {
-		t.Error("the users file holds a token's secret")
-	}
-
-	us, err := e.ListUsers()
-	if err != nil || len(us) != 2 || us[0].Name != "alice" || us[1].Type != "agent" {
-		t.Fatalf("ListUsers = %+v, %v", us, err)
-	}
-	for _, tc := range []struct {
-		name, user, token string
-		want              string // "" refused
-	}{
-		{name: "basic", user: "alice", token: alice.Token, want: "alice"},
-		{name: "bearer", token: bot.Token, want: "bot"},
-		{name: "basic, the token twice (cached)", user: "alice", token: alice.Token, want: "alice"},
-		{name: "another user's token", user: "alice", token: bot.Token},
-		{name: "wrong secret", user: "alice", token: alice.Token[:len(alice.Token)-2] + "xx"},
-		{name: "no token", user: "alice"},
-		{name: "not a token", token: "hunter2"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			u, err := e.Authenticate(tc.user, tc.token, nil)
-			if tc.want == "" {
-				wantErr[*AuthError](t, err)
-				return
-			}
-			if err != nil || u.Name != tc.want {
-				t.Fatalf("Authenticate = %+v, %v; want %s", u, err, tc.want)
-			}
-		})
-	}
-
-	if err := e.RemoveUser("alice"); err != nil {
-		t.Fatal(err)
-	}
-	_, err = e.Authenticate("alice", alice.Token, nil)
-	wantErr[*AuthError](t, err)
-	wantErr[*UsageError](t, e.RemoveUser("alice"))
-}
 
 // lfsUser is f's workspace acting as the serve user name of type typ.
 func lfsUser(t *testing.T, f *lockFixture, name, typ string) *Workspace {
@@ -240,85 +166,6 @@ func mustKeys(t *testing.T, e *Workspace, args ...string) []lockkey.Key {
 	return ks
 }
 
-// TestAuthenticateAsksBeforeHash: a token not yet verified is checked
-// against its bcrypt hash only after beforeHash agrees, and its refusal
-// stops the check; a verified token is not asked about again, and a token
-// of no user is refused without it.
-func TestAuthenticateAsksBeforeHash(t *testing.T) {
-	f := newLockFixture(t)
-	e := f.as("admin")
-	alice, err := e.AddUser(UserAddRequest{Name: "alice"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	limited := errors.New("too many")
-	asked := 0
-	refuse := func() error { asked++; return limited }
-	allow := func() error { asked++; return nil }
-
-	wrong := alice.Token[:len(alice.Token)-2] + "xx"
-	if _, err := e.Authenticate("alice", wrong, refuse); !errors.Is(err, limited) || asked != 1 {
-		t.Fatalf("a wrong token, the check refused: %v, asked %d; want the refusal, asked once", err, asked)
-	}
-	if _, err := e.Authenticate("alice", alice.Token, refuse); !errors.Is(err, limited) {
-		t.Fatalf("an unverified right token, the check refused: %v", err)
-	}
-	if u, err := e.Authenticate("alice", alice.Token, allow); err != nil || u.Name != "alice" {
-		t.Fatalf("the right token, allowed: %+v %v", u, err)
-	}
-	asked = 0
-	if u, err := e.Authenticate("alice", alice.Token, refuse); err != nil || u.Name != "alice" || asked != 0 {
-		t.Fatalf("a verified token: %+v %v, asked %d; want alice without asking", u, err, asked)
-	}
-	if _, err := e.Authenticate("", tokenPrefix+"nosuchid_secret", refuse); asked != 0 {
-		t.Fatalf("a token of no user: %v, asked %d; want refused without asking", err, asked)
-	}
-}
-
-// TestTokenHashes: the users file keeps a token's SHA-256 hash, never the
-// token; a user added by an earlier version, whose file holds a bcrypt
-// hash, still logs in with its token; a wrong token matches neither.
-func TestTokenHashes(t *testing.T) {
-	f := newLockFixture(t)
-	e := f.as("admin")
-	alice, err := e.AddUser(UserAddRequest{Name: "alice"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	data, err := os.ReadFile(e.usersPath())
-	if err != nil {
-		t.Fatal(err)
-	}
-	sum := sha256.Sum256([]byte(alice.Token))
-	if !strings.Contains(string(data), `"hash": "sha256:`+hex.EncodeToString(sum[:])+`"`) || strings.Contains(string(data), alice.Token) {
-		t.Fatalf("the users file holds no SHA-256 hash of the token, or the token itself:\n%s", data)
-	}
-
-	// A user as an earlier version wrote it.
-	old := tokenPrefix + "0123456789abcdef_" + strings.Repeat("s", 43)
-	hash, err := bcrypt.GenerateFromPassword([]byte(old), bcrypt.MinCost)
-	if err != nil {
-		t.Fatal(err)
-	}
-	us, err := e.readUsers()
-	if err != nil {
-		t.Fatal(err)
-	}
-	us = append(us, storedUser{Name: "bob", Type: "human", Created: time.Now().UTC(), ID: "0123456789abcdef", Hash: string(hash)})
-	if err := e.writeUsers(us); err != nil {
-		t.Fatal(err)
-	}
-	for _, c := range []struct{ name, token string }{{"alice", alice.Token}, {"bob", old}} {
-		if u, err := e.Authenticate(c.name, c.token, nil); err != nil || u.Name != c.name {
-			t.Errorf("%s's token: %+v %v", c.name, u, err)
-		}
-		wrong := c.token[:len(c.token)-1] + "x"
-		if _, err := e.Authenticate(c.name, wrong, nil); !errors.As(err, new(*AuthError)) {
-			t.Errorf("%s's token with its last character changed: %v, want refused", c.name, err)
-		}
-	}
-}
-
 // TestEventsFromAcrossRotation: a stream's cursor in a segment that was
 // rotated away since reads the rest of that segment before the new one:
 // no event recorded before the rotation is skipped, none twice.
@@ -359,5 +206,26 @@ func TestEventsFromAcrossRotation(t *testing.T) {
 	}
 	if again, _, err := e.EventsFrom(LogRequest{}, at); err != nil || len(again) != 0 {
 		t.Fatalf("read again from the new cursor: %v %v, want nothing", again, err)
+	}
+}
+
+// TestServeUsersLiveInTheGitDir: the workspace keeps serve's users in the
+// repository's git directory, readable by its owner only, never in the
+// work tree.
+func TestServeUsersLiveInTheGitDir(t *testing.T) {
+	f := newLockFixture(t)
+	e := f.as("admin")
+	if _, err := e.Users().Add(serveusers.AddRequest{Name: "alice"}); err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Stat(filepath.Join(f.repo.Dir, ".git", "lockgate", "serve-users.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi.Mode().Perm() != 0o600 {
+		t.Errorf("users file mode %v, want 0600", fi.Mode().Perm())
+	}
+	if us, err := f.as("other").Users().List(); err != nil || len(us) != 1 || us[0].Name != "alice" {
+		t.Fatalf("another worker's workspace lists %+v, %v; want alice", us, err)
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/lockgate/lockgate/frontend/httpserver"
 	"github.com/lockgate/lockgate/internal/safetext"
 	"github.com/lockgate/lockgate/service"
+	"github.com/lockgate/lockgate/service/serveusers"
 )
 
 // serveDrain is how long a stopped server waits for the requests under way.
@@ -143,7 +144,7 @@ func unknownServeCommand(arg string) error {
 }
 
 func serveUserAddCommand() *command {
-	var req service.UserAddRequest
+	var req serveusers.AddRequest
 	return &command{
 		oneArg:  "NAME",
 		noStore: true,
@@ -159,7 +160,7 @@ func serveUserAddCommand() *command {
 				return err
 			}
 			req.Name = args[0]
-			res, err := e.AddUser(req)
+			res, err := e.Users().Add(req)
 			if err != nil {
 				return err
 			}
@@ -189,7 +190,7 @@ func serveUserListCommand() *command {
 			if err != nil {
 				return err
 			}
-			us, err := e.ListUsers()
+			us, err := e.Users().List()
 			if err != nil {
 				return err
 			}
@@ -220,7 +221,7 @@ func serveUserRemoveCommand() *command {
 			if err != nil {
 				return err
 			}
-			if err := e.RemoveUser(args[0]); err != nil {
+			if err := e.Users().Remove(args[0]); err != nil {
 				return err
 			}
 			return a.reply(map[string]string{"removed": args[0]}, func() {

@@ -20,6 +20,7 @@ import (
 	"github.com/lockgate/lockgate/model/locks/lockkey"
 	"github.com/lockgate/lockgate/service"
 	"github.com/lockgate/lockgate/service/outcome"
+	"github.com/lockgate/lockgate/service/serveusers"
 )
 
 // apiType is the JSON API's content type.
@@ -117,7 +118,7 @@ func (s *Server) apiFail(w http.ResponseWriter, r *http.Request, err error) {
 	}
 	status := statusOf(o.Exit)
 	var (
-		auth     *service.AuthError
+		auth     *serveusers.AuthError
 		route    *routeError
 		tooBig   *http.MaxBytesError
 		limited  *RateLimitedError

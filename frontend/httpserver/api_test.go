@@ -26,6 +26,7 @@ import (
 
 	"github.com/lockgate/lockgate/internal/gittest"
 	"github.com/lockgate/lockgate/service"
+	"github.com/lockgate/lockgate/service/serveusers"
 )
 
 // apiDo sends one JSON API request and returns its status and decoded
@@ -155,7 +156,7 @@ func TestRequestLog(t *testing.T) {
 	if err := e.Open(ctx, service.Purpose{TakesLocks: true, Server: true}); err != nil {
 		t.Fatal(err)
 	}
-	added, err := e.AddUser(service.UserAddRequest{Name: "alice"})
+	added, err := e.Users().Add(serveusers.AddRequest{Name: "alice"})
 	if err != nil {
 		t.Fatal(err)
 	}

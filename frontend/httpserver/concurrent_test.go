@@ -18,6 +18,7 @@ import (
 	"github.com/lockgate/lockgate/internal/gittest"
 	"github.com/lockgate/lockgate/internal/redistest"
 	"github.com/lockgate/lockgate/service"
+	"github.com/lockgate/lockgate/service/serveusers"
 )
 
 // storeServer is a server on a fresh repository whose locks are in store
@@ -75,7 +76,7 @@ func storeServerWith(t testing.TB, store string, n int, opts Options, env map[st
 	srv, s := startServerOf(t, e, opts)
 	tokens := make([]string, n)
 	for i := range tokens {
-		res, err := e.AddUser(service.UserAddRequest{Name: fmt.Sprintf("u%d", i)})
+		res, err := e.Users().Add(serveusers.AddRequest{Name: fmt.Sprintf("u%d", i)})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/lockgate/lockgate/internal/gittest"
 	"github.com/lockgate/lockgate/service"
+	"github.com/lockgate/lockgate/service/serveusers"
 )
 
 // logFixture is a server whose log lines are kept, with user alice.
@@ -40,7 +41,7 @@ func newLogFixture(t *testing.T) *logFixture {
 	if err := e.Open(ctx, service.Purpose{TakesLocks: true, Server: true}); err != nil {
 		t.Fatal(err)
 	}
-	added, err := e.AddUser(service.UserAddRequest{Name: "alice"})
+	added, err := e.Users().Add(serveusers.AddRequest{Name: "alice"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -24,6 +24,7 @@ import (
 	"github.com/lockgate/lockgate/model/locks"
 	"github.com/lockgate/lockgate/service"
 	"github.com/lockgate/lockgate/service/outcome"
+	"github.com/lockgate/lockgate/service/serveusers"
 )
 
 // lfsType is the git-lfs API's content type, on every answer under /lfs.
@@ -298,14 +299,14 @@ func (s *Server) authenticate(r *http.Request, write bool) (*service.Workspace, 
 				// requests run at once.
 				return s.e.ActAs(service.Identity{})
 			}
-			return nil, &service.AuthError{Msg: "a token is needed: HTTP Basic NAME:TOKEN or Authorization: Bearer TOKEN"}
+			return nil, &serveusers.AuthError{Msg: "a token is needed: HTTP Basic NAME:TOKEN or Authorization: Bearer TOKEN"}
 		}
 		token = strings.TrimSpace(bearer)
 	}
 	// A token not yet verified is checked against its hash: the client
 	// address's bucket pays for the check first, so that a flood of
 	// wrong tokens is refused before it is checked.
-	u, err := s.e.Authenticate(name, token, func() error {
+	u, err := s.e.Users().Authenticate(name, token, func() error {
 		if info, ok := r.Context().Value(reqInfoKey{}).(*reqInfo); ok {
 			info.hashed = true
 		}
@@ -336,7 +337,7 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, rid string, err er
 	// only what lockgate cannot classify is the server's failure.
 	status := lfsStatusOf(outcome.Of(err, outcome.Context{}).Exit)
 	var (
-		auth     *service.AuthError
+		auth     *serveusers.AuthError
 		usage    *service.UsageError
 		held     *locks.HeldError
 		notOwner *locks.NotOwnerError

@@ -10,6 +10,7 @@ import (
 
 	"github.com/lockgate/lockgate/internal/gittest"
 	"github.com/lockgate/lockgate/service"
+	"github.com/lockgate/lockgate/service/serveusers"
 )
 
 // fixture is a server on a fresh repository with users alice and bob,
@@ -40,11 +41,11 @@ func newFixture(t testing.TB) *fixture {
 	for _, u := range []struct {
 		name string
 		tok  *string
-		req  service.UserAddRequest
-	}{{"alice", &f.alice, service.UserAddRequest{}}, {"bob", &f.bob, service.UserAddRequest{}},
-		{"root", &f.root, service.UserAddRequest{Admin: true}}, {"bot", &f.bot, service.UserAddRequest{Type: "agent", Admin: true}}} {
+		req  serveusers.AddRequest
+	}{{"alice", &f.alice, serveusers.AddRequest{}}, {"bob", &f.bob, serveusers.AddRequest{}},
+		{"root", &f.root, serveusers.AddRequest{Admin: true}}, {"bot", &f.bot, serveusers.AddRequest{Type: "agent", Admin: true}}} {
 		u.req.Name = u.name
-		res, err := e.AddUser(u.req)
+		res, err := e.Users().Add(u.req)
 		if err != nil {
 			t.Fatal(err)
 		}
