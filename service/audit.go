@@ -13,36 +13,6 @@ import (
 	"github.com/lockgate/lockgate/workflow"
 )
 
-// maxSkipWarnings bounds the journal lines named one by one in warnings.
-const maxSkipWarnings = 5
-
-// warnSkipped says which lines of the journal at path were skipped because
-// they are not events: the first few by number, then how many more.
-func (e *Workspace) warnSkipped(path string, lines []int) {
-	for _, line := range lines[:min(len(lines), maxSkipWarnings)] {
-		e.Warn("warning", fmt.Sprintf("%s:%d is not an event; skipped", path, line))
-	}
-	if more := len(lines) - maxSkipWarnings; more > 0 {
-		e.Warn("warning", fmt.Sprintf("%s: … and %d more lines that are not events; skipped", path, more))
-	}
-}
-
-// warnSkippedLines is warnSkipped for the lines bad names, segment by
-// segment of the journal.
-func (e *Workspace) warnSkippedLines(bad []*journal.CorruptLineError) {
-	var paths []string
-	lines := map[string][]int{}
-	for _, ce := range bad {
-		if _, ok := lines[ce.Path]; !ok {
-			paths = append(paths, ce.Path)
-		}
-		lines[ce.Path] = append(lines[ce.Path], ce.Line)
-	}
-	for _, p := range paths {
-		e.warnSkipped(p, lines[p])
-	}
-}
-
 // allEvents is every event of the clone at or after since and before
 // until (zero: no bound): the workflow branch's (when it can be read)
 // and the journal's not on it yet, by time. The branch is read through
@@ -124,7 +94,7 @@ func (e *Workspace) withBranchEvents(ctx context.Context, jr journalRead, from, 
 		}
 		jr = whole
 	}
-	e.warnSkippedLines(jr.bad)
+	e.WarnSkippedLines(jr.bad)
 	evs := jr.evs[:0:0]
 	for _, ev := range jr.evs {
 		if !ev.Timestamp.Before(from) && (until.IsZero() || ev.Timestamp.Before(until)) {
@@ -201,7 +171,7 @@ func (e *Workspace) SyncWorkflow(ctx context.Context, req SyncRequest) (*Synced,
 	if err != nil {
 		return nil, fmt.Errorf("workflow sync: %w (the events stay in the journal)", err)
 	}
-	e.warnSkippedLines(res.Corrupt)
+	e.WarnSkippedLines(res.Corrupt)
 	out := &Synced{Already: res.Present, Branch: w.Branch(), Commits: res.Commits, Committed: res.Committed,
 		Journal: res.Journal, Others: res.Others, Remote: e.Cfg.Workflow.Remote}
 	if (e.Cfg.Workflow.AutoPush || req.Push) && !req.NoPush {

@@ -2,10 +2,7 @@ package service
 
 import (
 	"context"
-	"fmt"
-	"strings"
 
-	"github.com/lockgate/lockgate/internal/gitexec"
 	"github.com/lockgate/lockgate/model/locks/lockkey"
 )
 
@@ -43,64 +40,6 @@ func (e *Workspace) onBranch(keys []lockkey.Key, branch string, take bool) ([]lo
 		out = append(out, bk)
 	}
 	return out, nil
-}
-
-// ciBranchVars name, in order, the branch a CI job's commits land on: a
-// pull or merge request's target first, then the branch pushed.
-var ciBranchVars = []string{"GITHUB_BASE_REF", "CI_MERGE_REQUEST_TARGET_BRANCH_NAME", "CI_COMMIT_BRANCH"}
-
-// RangeBranch is the branch the commits of rng ("" for HEAD's own)
-// land on, for branch locks: explicit when given; else the branch rng's
-// base names (origin/main..HEAD: main); else the target a CI job names
-// (GITHUB_BASE_REF, CI_MERGE_REQUEST_TARGET_BRANCH_NAME,
-// CI_COMMIT_BRANCH, GITHUB_REF_NAME of a branch push); else HEAD's
-// branch. "" when none is known: every branch's locks then hold, the
-// strictest reading.
-func (e *Workspace) RangeBranch(ctx context.Context, rng, explicit string) (string, error) {
-	if explicit != "" {
-		if r := lockkey.BranchProblem(explicit); r != "" {
-			return "", Usagef("--branch %q: %s", explicit, r)
-		}
-		return explicit, nil
-	}
-	if !e.Cfg.Locks.PerBranch {
-		return "", nil // nothing depends on it
-	}
-	if base, _, ok := strings.Cut(rng, ".."); ok && base != "" {
-		out, err := gitexec.RepoOutput(ctx, e.repo(), "rev-parse", "--symbolic-full-name", "--end-of-options", strings.TrimSuffix(base, "."))
-		if err == nil {
-			// git 2.39 echoes --end-of-options first: the name is last.
-			lines := strings.Fields(string(out))
-			ref := ""
-			if len(lines) > 0 {
-				ref = lines[len(lines)-1]
-			}
-			if b, ok := strings.CutPrefix(ref, "refs/heads/"); ok {
-				return b, nil
-			}
-			if rest, ok := strings.CutPrefix(ref, "refs/remotes/"); ok {
-				if _, b, ok := strings.Cut(rest, "/"); ok && b != "HEAD" {
-					return b, nil
-				}
-			}
-		}
-	}
-	for _, v := range ciBranchVars {
-		if b := e.Getenv(v); b != "" {
-			return b, nil
-		}
-	}
-	if strings.HasPrefix(e.Getenv("GITHUB_REF"), "refs/heads/") {
-		return e.Getenv("GITHUB_REF_NAME"), nil
-	}
-	if e.GitDir() == "" {
-		return "", nil
-	}
-	b, err := gitexec.HeadBranch(e.GitDir())
-	if err != nil {
-		return "", fmt.Errorf("the branch of the commits: %w", err)
-	}
-	return b, nil
 }
 
 // HeldOnBranches is the branches on which the caller holds a branch lock

@@ -75,7 +75,7 @@ func (e *Workspace) CheckChange(ctx context.Context, req ChangeRequest) (*Change
 		return nil, Usagef("check: task type %q must match [a-z0-9_-]+ (as in backfill:type:<type>)", taskType)
 	}
 	if req.Range != "" {
-		if err := e.verifyRange(ctx, "check", req.Range); err != nil {
+		if err := e.Verifier().CheckRange(ctx, "check", req.Range); err != nil {
 			return nil, err
 		}
 		if err := e.JudgeByBase(ctx, req.Range); err != nil {
@@ -98,7 +98,7 @@ func (e *Workspace) CheckChange(ctx context.Context, req ChangeRequest) (*Change
 		}
 		e.BindPusher(h, p, e.Base)
 		var branch string
-		if branch, err = e.RangeBranch(ctx, req.Range, req.Branch); err != nil {
+		if branch, err = e.Verifier().RangeBranch(ctx, req.Range, req.Branch); err != nil {
 			return nil, err
 		}
 		if err = h.Range(ctx, []string{req.Range}, branch, r); err == nil {
@@ -323,41 +323,6 @@ func counterpartPath(path, prefix string, changes []diffpath.Change, fromStrippe
 		}
 	}
 	return path
-}
-
-// verifyRange refuses, as invalid input, a --range that git does not read
-// as revisions: an option such as --all, or a name that does not resolve.
-// Passed on to rev-list, a typo would be reported as git failing (exit 3).
-func (e *Workspace) verifyRange(ctx context.Context, cmd, rng string) error {
-	if strings.HasPrefix(rng, "-") {
-		return Usagef("%s: --range %q: want revisions such as A..B, not an option", cmd, rng)
-	}
-	dir := e.Root()
-	// "--" makes rev-parse take the argument as revisions only, never a path.
-	out, err := gitexec.Output(ctx, dir, nil, "rev-parse", rng, "--")
-	var ge *gitexec.Error
-	if errors.As(err, &ge) && ge.ExitCode() == 128 {
-		return Usagef("%s: --range %s: %s", cmd, rng, strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(ge.Stderr), "fatal: ")))
-	}
-	if err != nil {
-		return err
-	}
-	// rev-parse passes any full object name; rev-list would then fail on
-	// one the clone lacks. The all-zero name is what git (and a CI event)
-	// gives as the old value of a new branch.
-	for _, f := range strings.Fields(string(out)) {
-		sha := strings.TrimPrefix(f, "^")
-		if sha == "--" || strings.Trim(sha, "0123456789abcdef") != "" {
-			continue
-		}
-		if strings.Trim(sha, "0") == "" {
-			return Usagef("%s: --range %s: names the all-zero object (the old value of a new branch): name its base instead, e.g. --range origin/main..HEAD", cmd, rng)
-		}
-		if !gitexec.ObjectExists(ctx, dir, sha) {
-			return Usagef("%s: --range %s: this clone has no commit %s (fetch it, or fetch with more history)", cmd, rng, sha)
-		}
-	}
-	return nil
 }
 
 // PathCheck asks whether a change of Paths would pass: scope and locks,

@@ -9,9 +9,10 @@
 // contracts) — and the use cases that need more than the hooks do: locks
 // (acquire, release, refresh, check, list, clear, prune, hold), the work
 // queue (claim, done, give back, retry, the worker loop), pause, port
-// leases, plan, check and verify against the lock log, the store a clone
-// uses and the board's data (serve's users are service/serveusers). Front
-// ends read what they render through accessors (Owner, Dir, StoreName, UserDir, ...), never
-// the session's fields, and only programs that seed the lock table reach
-// the raw store (LockStore).
+// leases, plan, check, the store a clone uses and the board's data. The
+// handlers it hands out work on the same session: the lock log and verify
+// (Verifier, service/verify) and serve's users (Users, service/serveusers).
+// Front ends read what they render through accessors (Owner, Dir,
+// StoreName, UserDir, ...), never the session's fields, and only programs
+// that seed the lock table reach the raw store (LockStore).
 package service

@@ -25,11 +25,3 @@ func (e *Workspace) AllEvents(ctx context.Context, since time.Time) ([]journal.E
 func (e *Workspace) NoteRejections(ctx context.Context, taskType string, r *hooks.Report) (int, []string, error) {
 	return e.noteRejections(ctx, taskType, r)
 }
-
-func (e *Workspace) ReadLockLog(ctx context.Context, extra ...string) ([]journal.Event, error) {
-	return e.readLockLog(ctx, extra...)
-}
-
-func (e *Workspace) WarnSkipped(path string, lines []int) { e.warnSkipped(path, lines) }
-
-func (e *Workspace) FetchLockLog(ctx context.Context) error { return e.fetchLockLog(ctx) }

@@ -107,9 +107,9 @@ func (e *Workspace) PreReceive(ctx context.Context, in HookInput) (*Report, erro
 			if tip, ok := pushed[h.WorkflowRef]; ok {
 				extra = append(extra, tip) // the events pushed with the commits
 			}
-			return e.readLockLog(ctx, extra...)
+			return e.Verifier().ReadLockLog(ctx, extra...)
 		}
-		h.EventCommits = e.EventCommits
+		h.EventCommits = e.Verifier().EventCommits
 		h.LogRefs = e.LogRefs()
 	}
 	r, err := h.PreReceive(ctx, in.Input())

@@ -12,6 +12,7 @@ import (
 	"github.com/lockgate/lockgate/internal/gittest"
 	"github.com/lockgate/lockgate/model/locks"
 	"github.com/lockgate/lockgate/model/locks/journal"
+	"github.com/lockgate/lockgate/service/verify"
 )
 
 // now is the tests' fake clock.
@@ -252,7 +253,7 @@ func TestCheck(t *testing.T) {
 
 func TestVerify(t *testing.T) {
 	var usage *UsageError
-	var missing *LogMissingError
+	var missing *verify.LogMissingError
 	for _, tc := range []struct {
 		name  string
 		stage bool
@@ -262,18 +263,18 @@ func TestVerify(t *testing.T) {
 		// soon: verified within verify's margin of the lock log's first
 		// event, so the staged change cannot be judged.
 		soon  bool
-		req   VerifyRequest
+		req   verify.Request
 		rules []string
 		want  any
 	}{
-		{name: "staged and a range are one too many", req: VerifyRequest{Staged: true, Range: "HEAD~1..HEAD"}, want: &usage},
-		{name: "nothing staged is invalid input", req: VerifyRequest{Staged: true}, want: &usage},
-		{name: "a range that is an option is invalid input", req: VerifyRequest{Range: "--all"}, want: &usage},
-		{name: "a range of no change is invalid input", req: VerifyRequest{Range: "HEAD..HEAD"}, want: &usage},
-		{name: "a clone without a lock log cannot judge", noLog: true, req: VerifyRequest{Range: "HEAD~1..HEAD"}, want: &missing},
-		{name: "a staged change made under no lock of another passes", stage: true, req: VerifyRequest{Staged: true}},
-		{name: "a staged change under another's lock is refused", stage: true, locked: true, req: VerifyRequest{Staged: true}, rules: []string{"locked"}},
-		{name: "a staged change made as the lock log begins is undecided, not nothing", stage: true, soon: true, req: VerifyRequest{Staged: true}},
+		{name: "staged and a range are one too many", req: verify.Request{Staged: true, Range: "HEAD~1..HEAD"}, want: &usage},
+		{name: "nothing staged is invalid input", req: verify.Request{Staged: true}, want: &usage},
+		{name: "a range that is an option is invalid input", req: verify.Request{Range: "--all"}, want: &usage},
+		{name: "a range of no change is invalid input", req: verify.Request{Range: "HEAD..HEAD"}, want: &usage},
+		{name: "a clone without a lock log cannot judge", noLog: true, req: verify.Request{Range: "HEAD~1..HEAD"}, want: &missing},
+		{name: "a staged change made under no lock of another passes", stage: true, req: verify.Request{Staged: true}},
+		{name: "a staged change under another's lock is refused", stage: true, locked: true, req: verify.Request{Staged: true}, rules: []string{"locked"}},
+		{name: "a staged change made as the lock log begins is undecided, not nothing", stage: true, soon: true, req: verify.Request{Staged: true}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			config := ""
@@ -302,7 +303,7 @@ func TestVerify(t *testing.T) {
 			if tc.soon {
 				at = now.Add(time.Second)
 			}
-			rep, err := loadAt(t, r, "alice", at).Verify(context.Background(), tc.req)
+			rep, err := loadAt(t, r, "alice", at).Verifier().Verify(context.Background(), tc.req)
 			if tc.soon {
 				if err != nil || rep.OK || len(rep.Undecided) != 1 || rep.Paths != 1 {
 					t.Fatalf("report %+v, err %v: want the staged path counted and undecided", rep, err)

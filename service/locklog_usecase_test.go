@@ -11,6 +11,7 @@ import (
 	"github.com/lockgate/lockgate/internal/gittest"
 	"github.com/lockgate/lockgate/model/locks/journal"
 	"github.com/lockgate/lockgate/service"
+	"github.com/lockgate/lockgate/service/verify"
 )
 
 // logPolicy keeps events in the journal until a sync puts them on the
@@ -46,7 +47,7 @@ func TestReadLockLog(t *testing.T) {
 		wantErr      any
 	}{
 		{name: "no lock log", setup: func(*testing.T, *gittest.Repo, *service.Workspace) []string { return nil },
-			wantErr: new(*service.LogMissingError)},
+			wantErr: new(*verify.LogMissingError)},
 		{name: "the journal alone",
 			setup: func(t *testing.T, _ *gittest.Repo, e *service.Workspace) []string {
 				takeKeys(t, e, "api:GET /a")
@@ -94,7 +95,7 @@ func TestReadLockLog(t *testing.T) {
 			r := repoWith(t, map[string]string{".lockgate.yaml": logPolicy})
 			e := openAs(t, r.Dir, "alice", nil)
 			extra := tt.setup(t, r, e)
-			evs, err := e.ReadLockLog(ctx, extra...)
+			evs, err := e.Verifier().ReadLockLog(ctx, extra...)
 			wantError(t, err, tt.wantErr)
 			if tt.wantErr != nil {
 				return
@@ -169,7 +170,7 @@ func TestLogRefsAndFetchLockLog(t *testing.T) {
 			if got := e.LogRefs(); !slices.Equal(got, tt.wantRefs) {
 				t.Fatalf("LogRefs = %v, want %v", got, tt.wantRefs)
 			}
-			err := e.FetchLockLog(ctx)
+			err := e.Verifier().FetchLockLog(ctx)
 			if (err != nil) != tt.wantErr {
 				t.Fatalf("FetchLockLog: %v, want an error: %v", err, tt.wantErr)
 			}
@@ -234,7 +235,7 @@ func TestFenceFloor(t *testing.T) {
 			r := repoWith(t, map[string]string{".lockgate.yaml": logPolicy})
 			e := openAs(t, r.Dir, "alice", nil)
 			want := tt.setup(t, r, e)
-			got, err := e.FenceFloor(ctx)
+			got, err := e.Verifier().FenceFloor(ctx)
 			if (err != nil) != tt.wantErr {
 				t.Fatalf("FenceFloor: %v, want an error: %v", err, tt.wantErr)
 			}
@@ -288,7 +289,7 @@ func TestEventCommits(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			reason, err := e.EventCommits(ctx, tt.commits)
+			reason, err := e.Verifier().EventCommits(ctx, tt.commits)
 			if (err != nil) != tt.wantErr || (reason != "") != tt.wantReason {
 				t.Fatalf("EventCommits = %q, %v; want a reason %v, an error %v", reason, err, tt.wantReason, tt.wantErr)
 			}

@@ -26,7 +26,7 @@ func wholeJournalReading(ctx context.Context, t *testing.T, e *Workspace, said *
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.warnSkippedLines(bad)
+	e.WarnSkippedLines(bad)
 	kept := []journal.Event{}
 	for _, ev := range evs {
 		if until.IsZero() || ev.Timestamp.Before(until) {

@@ -64,10 +64,10 @@ func (e *Workspace) ReleaseMerged(ctx context.Context, r ReleaseMergedRequest) (
 	if !ok || base == "" || tip == "" || strings.HasPrefix(tip, ".") {
 		return out, Usagef("release-merged: --range %q: want BEFORE..AFTER, the commits that just landed", r.Range)
 	}
-	if err := e.verifyRange(ctx, "release-merged", r.Range); err != nil {
+	if err := e.Verifier().CheckRange(ctx, "release-merged", r.Range); err != nil {
 		return out, err
 	}
-	branch, err := e.RangeBranch(ctx, r.Range, r.Branch)
+	branch, err := e.Verifier().RangeBranch(ctx, r.Range, r.Branch)
 	if err != nil {
 		return out, err
 	}

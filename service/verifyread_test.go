@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -101,90 +100,6 @@ func oldHistory(n int) []journal.Event {
 			commitDay.Add(-240*time.Hour+time.Duration(i)*10*time.Second), time.Hour)
 	}
 	return evs
-}
-
-// Verify of the last five commits reads about as many events of the lock
-// log with 1,000 or 4,000 older events (in the journal and on the
-// workflow branch: 4 and 16 blocks of the events cache) as with 10:
-// those older than the commits, whose locks had expired, are not read,
-// and the journal is read from where its events stop being on the
-// branch.
-func TestVerifyReadsTheLogOfItsRange(t *testing.T) {
-	t.Parallel()
-	ctx := context.Background()
-	reads := map[int]int{}
-	for _, n := range []int{10, 1000, 4000} {
-		_, e := verifyRepo(t)
-		record(t, e, oldHistory(n))
-		record(t, e, []journal.Event{lockEv(journal.ActionAcquire, "me", "src/a.go", 1, commitDay.Add(-10*time.Minute), time.Hour)})
-		rep, err := e.Verify(ctx, VerifyRequest{Range: "init..HEAD"})
-		if err != nil || !rep.OK || rep.Commits != 5 || len(rep.Undecided) > 0 {
-			t.Fatalf("%d: verify = %+v, %v", n, rep, err)
-		}
-		// The first read wrote the cache; a lock event since is on the
-		// branch too.
-		record(t, e, []journal.Event{lockEv(journal.ActionRelease, "me", "src/a.go", 1, commitDay.Add(30*time.Minute), 0)})
-		// One not on the branch yet (its commit failed).
-		if err := e.JournalFile().Append(lockEv(journal.ActionAcquire, "me", "src/b.go", 2, commitDay.Add(40*time.Minute), time.Hour)); err != nil {
-			t.Fatal(err)
-		}
-		lr, err := e.readLockLogSince(ctx, e.judgedSince(ctx, []string{"init..HEAD"}))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got := lr.events[len(lr.events)-1]; got.Key != "src/b.go" {
-			t.Fatalf("%d: the journal's event not on the branch was not read: last %+v", n, got)
-		}
-		reads[n] = lr.read
-	}
-	t.Logf("events read: %v", reads)
-	for _, n := range []int{1000, 4000} {
-		if reads[n] > reads[10]+256 {
-			t.Fatalf("events read by verify of 5 commits: %v: the older history was read", reads)
-		}
-	}
-}
-
-// A lock taken three days before the commits and renewed every half hour
-// since counts for them: the log is read back to its take, though the
-// take's own expiry is long past.
-func TestVerifyReadsALongHeldLock(t *testing.T) {
-	t.Parallel()
-	ctx := context.Background()
-	for _, holder := range []string{"me", "other"} {
-		t.Run(holder, func(t *testing.T) {
-			_, e := verifyRepo(t)
-			take := lockEv(journal.ActionAcquire, holder, "src/a.go", 7, commitDay.Add(-72*time.Hour), time.Hour)
-			evs := append(oldHistory(600), take)
-			for at := take.Timestamp.Add(30 * time.Minute); at.Before(commitDay.Add(time.Hour)); at = at.Add(30 * time.Minute) {
-				evs = append(evs, lockEv(journal.ActionRefresh, holder, "src/a.go", 7, at, time.Hour))
-				for i := range 10 { // others' locks between
-					evs = append(evs, lockEv(journal.ActionAcquire, "another", fmt.Sprintf("src/b/%d.go", i), 1, at.Add(time.Duration(i)*time.Second), time.Minute))
-				}
-			}
-			seedBranch(t, e, evs)
-			for round := range 2 { // without, then with the cache
-				rep, err := e.Verify(ctx, VerifyRequest{Range: "init..HEAD"})
-				if err != nil {
-					t.Fatal(err)
-				}
-				if len(rep.Undecided) > 0 || rep.OK != (holder == "me") || holder == "other" && len(rep.Violations) != 10 {
-					t.Fatalf("round %d: verify = %+v", round, rep)
-				}
-				lr, err := e.readLockLogSince(ctx, e.judgedSince(ctx, []string{"init..HEAD"}))
-				if err != nil {
-					t.Fatal(err)
-				}
-				found := false
-				for _, ev := range lr.events {
-					found = found || ev.ID == take.ID
-				}
-				if !found {
-					t.Fatalf("round %d: the take of the lock was not read (%d events read)", round, lr.read)
-				}
-			}
-		})
-	}
 }
 
 // `log --since 1h` decodes about as many events with 1,000 older events
@@ -284,53 +199,5 @@ func TestJournalRotateBytesNegative(t *testing.T) {
 	_, err := Load(context.Background(), Options{Dir: r.Dir, As: "me", Getenv: func(string) string { return "" }})
 	if err == nil || !strings.Contains(err.Error(), "journal.rotate_bytes") {
 		t.Fatalf("Load = %v, want a problem naming journal.rotate_bytes", err)
-	}
-}
-
-// A clone with no events cache (a fresh CI clone) judges the commits by
-// every lock held then, whatever the file names of their events say: an
-// event's id carries the time it was planned, not when its grant began
-// (an acquire that waited hours) nor until when it holds (a human's
-// eight-hour lock taken hours before, never renewed).
-func TestVerifyWithoutCacheReadsLocksTheirNamesDoNotDate(t *testing.T) {
-	t.Parallel()
-	ctx := context.Background()
-	idAt := func(at time.Time, n int) string { return fmt.Sprintf("%016x%016x", at.UnixNano(), n) }
-	for _, tc := range []struct {
-		name         string
-		planned, got time.Time
-		ttl          time.Duration
-	}{
-		{"long ttl", commitDay.Add(-4 * time.Hour), commitDay.Add(-4 * time.Hour), 8 * time.Hour},
-		{"waited", commitDay.Add(-3 * time.Hour), commitDay.Add(-30 * time.Minute), time.Hour},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			_, e := verifyRepo(t)
-			evs := oldHistory(600)
-			for i := range evs {
-				evs[i].ID = idAt(evs[i].Timestamp, i)
-			}
-			// Others' short locks on other files after the take was
-			// planned and before the commits.
-			for i := range 10 {
-				at := commitDay.Add(-2*time.Hour + time.Duration(i)*5*time.Minute)
-				ev := lockEv(journal.ActionAcquire, "another", fmt.Sprintf("src/c/%d.go", i), 1, at, time.Minute)
-				ev.ID = idAt(at, len(evs))
-				evs = append(evs, ev)
-			}
-			take := lockEv(journal.ActionAcquire, "other", "src/a.go", 7, tc.got, tc.ttl)
-			take.ID = idAt(tc.planned, len(evs))
-			seedBranch(t, e, append(evs, take))
-			if err := os.RemoveAll(filepath.Join(e.CommonDir(), "lockgate", "cache")); err != nil {
-				t.Fatal(err)
-			}
-			rep, err := e.Verify(ctx, VerifyRequest{Range: "init..HEAD"})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if rep.OK || len(rep.Undecided) > 0 || len(rep.Violations) != 10 {
-				t.Fatalf("verify under another's lock = %+v", rep)
-			}
-		})
 	}
 }

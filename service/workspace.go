@@ -5,6 +5,7 @@ import (
 
 	"github.com/lockgate/lockgate/internal/gitexec"
 	"github.com/lockgate/lockgate/service/session"
+	"github.com/lockgate/lockgate/service/verify"
 	"github.com/lockgate/lockgate/workflow"
 )
 
@@ -30,11 +31,12 @@ func Load(ctx context.Context, opts Options) (*Workspace, error) {
 // the lock log.
 func wrap(s *session.Workspace) *Workspace {
 	e := &Workspace{Workspace: s}
-	s.LogFenceFloor = e.FenceFloor
+	v := verify.Handler{Workspace: s}
+	s.LogFenceFloor = v.FenceFloor
 	s.OpenBranch = e.openBranch
 	s.OpenGitStore = e.openGitStore
 	s.GitLockStates = gitLockStates
-	s.CheckSignatures = e.SignersAt
+	s.CheckSignatures = v.SignersAt
 	return e
 }
 
@@ -63,6 +65,10 @@ func (e *Workspace) branchWriter(ctx context.Context) (*workflow.Writer, error) 
 // Identity names who one request acts as; empty fields keep the
 // workspace's.
 type Identity = session.Identity
+
+// Verifier is the session's handler of the lock log: verify, and the
+// readers of the log the other use cases share.
+func (e *Workspace) Verifier() verify.Handler { return verify.Handler{Workspace: e.Workspace} }
 
 // ActAs is session.Workspace.ActAs for the use cases of this package: the
 // workspace one request of a server works on.

@@ -21,6 +21,7 @@ import (
 	"github.com/lockgate/lockgate/service"
 	"github.com/lockgate/lockgate/service/outcome"
 	"github.com/lockgate/lockgate/service/session"
+	"github.com/lockgate/lockgate/service/verify"
 )
 
 // finishReport prints a report and turns a refusal into exit 1.
@@ -147,7 +148,7 @@ func reportFormat(cmd, f string) error {
 }
 
 func verifyCommand() *command {
-	var req service.VerifyRequest
+	var req verify.Request
 	format := "text"
 	return &command{
 		noStore: true,
@@ -172,7 +173,7 @@ func verifyCommand() *command {
 			if err := reportFormat("verify", format); err != nil {
 				return err
 			}
-			return run(ctx, a, func(e *service.Workspace) (*service.Report, error) { return e.Verify(ctx, req) },
+			return run(ctx, a, func(e *service.Workspace) (*service.Report, error) { return e.Verifier().Verify(ctx, req) },
 				func(_ *service.Workspace, r *service.Report) error { return a.finishReport(r, "verify", format) })
 		},
 	}

@@ -1,4 +1,4 @@
-package service
+package verify
 
 import (
 	"context"
@@ -20,7 +20,7 @@ import (
 // signature, by the allowed signers of the base, that vouches for the
 // event's worker; the others are dropped, and said so: an unsigned event
 // could say anything, a release that never happened among them.
-func (e *Workspace) VouchedEvents(ctx context.Context, refs []string, evs []journal.Event) ([]journal.Event, error) {
+func (e Handler) VouchedEvents(ctx context.Context, refs []string, evs []journal.Event) ([]journal.Event, error) {
 	if e.Cfg.Workflow.Signed != config.SignedRequired || len(evs) == 0 {
 		return evs, nil
 	}
@@ -77,10 +77,10 @@ func (e *Workspace) VouchedEvents(ctx context.Context, refs []string, evs []jour
 }
 
 // SignersAt checks commits' signatures by the allowed signers committed
-// at rev (SignersFile), read and parsed once; a rev without the file
+// at rev (session.SignersFile), read and parsed once; a rev without the file
 // allows no signer. A file that cannot be read or parsed is an error: a
 // signature cannot be judged by it.
-func (e *Workspace) SignersAt(rev string) func(ctx context.Context, shas []string) (map[string][]string, error) {
+func (e Handler) SignersAt(rev string) func(ctx context.Context, shas []string) (map[string][]string, error) {
 	var once sync.Once
 	var signers *signature.Signers
 	var err error
@@ -105,11 +105,11 @@ func (e *Workspace) SignersAt(rev string) func(ctx context.Context, shas []strin
 
 // readSigners parses the allowed signers committed at rev; none when rev
 // is "" or has no such file.
-func (e *Workspace) readSigners(ctx context.Context, rev string) (*signature.Signers, error) {
+func (e Handler) readSigners(ctx context.Context, rev string) (*signature.Signers, error) {
 	if rev == "" {
 		return &signature.Signers{}, nil
 	}
-	data, found, err := gitexec.CommitFile(ctx, e.repo(), rev, SignersFile)
+	data, found, err := gitexec.CommitFile(ctx, e.repo(), rev, session.SignersFile)
 	if err != nil {
 		return nil, fmt.Errorf("read the allowed signers: %w", err)
 	}
@@ -118,7 +118,7 @@ func (e *Workspace) readSigners(ctx context.Context, rev string) (*signature.Sig
 	}
 	s, err := signature.Parse(data)
 	if err != nil {
-		return nil, Usagef("%s:%s: %v", session.Short(rev), SignersFile, err)
+		return nil, session.Usagef("%s:%s: %v", session.Short(rev), session.SignersFile, err)
 	}
 	return s, nil
 }

@@ -1,4 +1,4 @@
-package service
+package verify
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	"github.com/lockgate/lockgate/internal/gitexec"
 	"github.com/lockgate/lockgate/model/locks/history"
 	"github.com/lockgate/lockgate/model/locks/journal"
+	"github.com/lockgate/lockgate/service/session"
 	"github.com/lockgate/lockgate/workflow"
 )
 
@@ -33,9 +34,9 @@ func (e *LogMissingError) fetchSpec() string {
 	return fmt.Sprintf("+refs/heads/%s:refs/remotes/%s/%s", e.Branch, e.Remote, e.Branch)
 }
 
-// fetchLockLog fetches the workflow branch from workflow.remote into its
+// FetchLockLog fetches the workflow branch from workflow.remote into its
 // remote-tracking ref.
-func (e *Workspace) fetchLockLog(ctx context.Context) error {
+func (e Handler) FetchLockLog(ctx context.Context) error {
 	miss := &LogMissingError{Remote: e.LogRemote(), Branch: e.Cfg.Workflow.Branch}
 	dir := e.WorkTree()
 	if dir == "" {
@@ -47,10 +48,10 @@ func (e *Workspace) fetchLockLog(ctx context.Context) error {
 	return nil
 }
 
-// readLockLog reads the lock log once: the workflow branch, local and
+// ReadLockLog reads the lock log once: the workflow branch, local and
 // fetched (and at the extra revisions: a push carrying it), and the
 // journal when the clone has one, each event once.
-func (e *Workspace) readLockLog(ctx context.Context, extra ...string) ([]journal.Event, error) {
+func (e Handler) ReadLockLog(ctx context.Context, extra ...string) ([]journal.Event, error) {
 	lr, err := e.readLockLogSince(ctx, time.Time{}, extra...)
 	return lr.events, err
 }
@@ -70,7 +71,7 @@ type lockLog struct {
 // that bears on since has its earlier events read by asking again from
 // that event's time, until each such grant's take is read or the whole
 // log was. With since zero, the whole log.
-func (e *Workspace) readLockLogSince(ctx context.Context, since time.Time, extra ...string) (lockLog, error) {
+func (e Handler) readLockLogSince(ctx context.Context, since time.Time, extra ...string) (lockLog, error) {
 	return e.readLockLogFor(ctx, since, func() (*history.Keys, bool) { return nil, true }, extra...)
 }
 
@@ -79,7 +80,7 @@ func (e *Workspace) readLockLogSince(ctx context.Context, since time.Time, extra
 // then; history.BuildFor leaves the others out), so that a release
 // whose take is missing, of a key no change touches, does not make it
 // read the whole log.
-func (e *Workspace) readLockLogFor(ctx context.Context, since time.Time, bearing func() (*history.Keys, bool), extra ...string) (lockLog, error) {
+func (e Handler) readLockLogFor(ctx context.Context, since time.Time, bearing func() (*history.Keys, bool), extra ...string) (lockLog, error) {
 	refs := e.LogRefs()
 	cfg := workflow.Config{GitDir: e.GitDir(), CommonDir: e.CommonDir(), WorkTree: e.WorkTree()}
 	var out lockLog
@@ -138,7 +139,7 @@ func (e *Workspace) readLockLogFor(ctx context.Context, since time.Time, bearing
 // the event it began is recorded whole by the next command (intent
 // recovery). Any other damaged line may be a lost lock event: the log
 // cannot be judged by.
-func (e *Workspace) readJournal(ctx context.Context, cfg workflow.Config, afterSync bool) ([]journal.Event, int, error) {
+func (e Handler) readJournal(ctx context.Context, cfg workflow.Config, afterSync bool) ([]journal.Event, int, error) {
 	var evs []journal.Event
 	var bad []*journal.CorruptLineError
 	var n int
@@ -159,7 +160,7 @@ func (e *Workspace) readJournal(ctx context.Context, cfg workflow.Config, afterS
 			return nil, 0, fmt.Errorf("read the lock log: %w (fix or remove the line; lockgate never writes one)", ce)
 		}
 	}
-	e.warnSkippedLines(bad)
+	e.WarnSkippedLines(bad)
 	return evs, n, nil
 }
 
@@ -224,7 +225,7 @@ func grantsBegunBefore(evs []journal.Event, since time.Time, keys *history.Keys)
 // (its commit time, less hooks.Margin): the lock log is read from then
 // on. With revArgs nil, the staged change, judged now. Zero, the whole
 // log, when git cannot list them (verify then says why).
-func (e *Workspace) judgedSince(ctx context.Context, revArgs []string) time.Time {
+func (e Handler) judgedSince(ctx context.Context, revArgs []string) time.Time {
 	now := e.Now().Add(-hooks.Margin - time.Second)
 	if revArgs == nil {
 		return now
@@ -253,7 +254,7 @@ func (e *Workspace) judgedSince(ctx context.Context, revArgs []string) time.Time
 // that lost its data) starts above it, so that no fence a lock of the
 // lost state holds is handed out again. A clone with no lock log at all
 // has floor 0.
-func (e *Workspace) FenceFloor(ctx context.Context) (uint64, error) {
+func (e Handler) FenceFloor(ctx context.Context) (uint64, error) {
 	if e.WorkTree() != "" {
 		// A remote without the branch (first use) has no events to add;
 		// one that cannot be read fails the change: the floor it would
@@ -271,7 +272,7 @@ func (e *Workspace) FenceFloor(ctx context.Context) (uint64, error) {
 			}
 		}
 	}
-	evs, err := e.readLockLog(ctx)
+	evs, err := e.ReadLockLog(ctx)
 	var miss *LogMissingError
 	if errors.As(err, &miss) {
 		return 0, nil
@@ -289,7 +290,7 @@ func (e *Workspace) FenceFloor(ctx context.Context) (uint64, error) {
 // EventCommits checks that commits, pushed to the workflow branch, are
 // event commits (workflow.CheckEventCommits), read against the branch as
 // it is; reason says why one is not, "" when all are.
-func (e *Workspace) EventCommits(ctx context.Context, commits []string) (reason string, err error) {
+func (e Handler) EventCommits(ctx context.Context, commits []string) (reason string, err error) {
 	cfg := workflow.Config{GitDir: e.GitDir(), CommonDir: e.CommonDir(), WorkTree: e.WorkTree()}
 	err = workflow.CheckEventCommits(ctx, cfg, []string{"refs/heads/" + e.Cfg.Workflow.Branch}, commits)
 	var ne *workflow.NotEventsError
@@ -302,10 +303,10 @@ func (e *Workspace) EventCommits(ctx context.Context, commits []string) (reason 
 	return "", nil
 }
 
-// VerifyRequest names the commits `verify` proves against the lock log:
+// Request names the commits `verify` proves against the lock log:
 // HEAD's commits on no remote-tracking ref unless Range or Staged names
 // others.
-type VerifyRequest struct {
+type Request struct {
 	// Range is every commit of A..B (as git rev-list).
 	Range string
 	// Staged verifies the staged change as a commit made now.
@@ -322,9 +323,9 @@ type VerifyRequest struct {
 }
 
 // Validate refuses a request that names commits two ways.
-func (req VerifyRequest) Validate() error {
+func (req Request) Validate() error {
 	if req.Staged && req.Range != "" {
-		return Usagef("verify: give --staged or --range, not both")
+		return session.Usagef("verify: give --staged or --range, not both")
 	}
 	return nil
 }
@@ -332,7 +333,7 @@ func (req VerifyRequest) Validate() error {
 // Verify proves the commits req names against the lock log: made by their
 // authors under no one else's lock. They are judged by the policy of
 // their base (judgeByBase), a staged change by HEAD's (judgeByHead).
-func (e *Workspace) Verify(ctx context.Context, req VerifyRequest) (*Report, error) {
+func (e Handler) Verify(ctx context.Context, req Request) (*hooks.Report, error) {
 	if err := req.Validate(); err != nil {
 		return nil, err
 	}
@@ -340,12 +341,12 @@ func (e *Workspace) Verify(ctx context.Context, req VerifyRequest) (*Report, err
 	var err error
 	switch {
 	case req.Staged && e.WorkTree() == "":
-		return nil, Usagef("verify --staged: a bare repository has no staged change")
+		return nil, session.Usagef("verify --staged: a bare repository has no staged change")
 	case req.Staged:
 		revArgs = nil
 		err = e.JudgeByHead(ctx)
 	case req.Range != "":
-		if err := e.verifyRange(ctx, "verify", req.Range); err != nil {
+		if err := e.CheckRange(ctx, "verify", req.Range); err != nil {
 			return nil, err
 		}
 		revArgs = []string{req.Range}
@@ -368,7 +369,7 @@ func (e *Workspace) Verify(ctx context.Context, req VerifyRequest) (*Report, err
 		e.BindPusher(h, p, e.Base)
 	}
 	if req.Fetch {
-		if err := e.fetchLockLog(ctx); err != nil {
+		if err := e.FetchLockLog(ctx); err != nil {
 			return nil, err
 		}
 	}
@@ -385,13 +386,13 @@ func (e *Workspace) Verify(ctx context.Context, req VerifyRequest) (*Report, err
 	switch {
 	case r.Paths > 0 || req.AllowEmpty:
 	case req.Staged:
-		return nil, Usagef("verify: nothing is staged; pass --allow-empty to accept that")
+		return nil, session.Usagef("verify: nothing is staged; pass --allow-empty to accept that")
 	case r.OK:
 		what := "HEAD has no commit that changes a file and is on no remote-tracking ref; name the commits with --range A..B"
 		if req.Range != "" {
 			what = "--range " + req.Range + " changes no file (no commits, or none that changes a file)"
 		}
-		return nil, Usagef("verify: %s; pass --allow-empty to accept that", what)
+		return nil, session.Usagef("verify: %s; pass --allow-empty to accept that", what)
 	}
 	return r, nil
 }
@@ -399,7 +400,7 @@ func (e *Workspace) Verify(ctx context.Context, req VerifyRequest) (*Report, err
 // verifyCommits judges the commits revArgs name against the lock log,
 // read while git lists them; with revArgs nil, the staged change as a
 // commit made now.
-func (e *Workspace) verifyCommits(ctx context.Context, h *hooks.Runner, revArgs []string, branch string) (*Report, error) {
+func (e Handler) verifyCommits(ctx context.Context, h *hooks.Runner, revArgs []string, branch string) (*hooks.Report, error) {
 	r := &hooks.Report{Hook: "verify"}
 	readLog := func(bearing func() (*history.Keys, bool)) ([]journal.Event, error) {
 		lr, err := e.readLockLogFor(ctx, e.judgedSince(ctx, revArgs), bearing)
