@@ -79,14 +79,18 @@ func benchMCPAcquire(b *testing.B, store string) {
 }
 
 // BenchmarkGuardClaudeCode: `lockgate guard claude-code` answering an Edit
-// payload, against `git rev-parse --git-common-dir`, with the bench policy
-// and 10,000 path and 100 pattern locks of others in the store.
+// payload, against `git rev-parse --git-common-dir` and against the Go
+// floor of a guard (a Go program that reads the payload), with the bench
+// policy and 10,000 path and 100 pattern locks of others in the store.
 func BenchmarkGuardClaudeCode(b *testing.B) {
 	r, env := benchRepo(b)
 	r.Write(".lockgate.yaml", benchPolicy())
 	seedLocks(b, r, 10000, 100)
 	payload := fmt.Sprintf(`{"session_id":"s","cwd":%q,"hook_event_name":"PreToolUse","tool_name":"Edit","tool_input":{"file_path":%q,"old_string":"a","new_string":"b"}}`,
 		r.Dir, filepath.Join(r.Dir, "src/app/free.go"))
-	tools := []tool{{name: "lockgate", cmd: []string{lockgateBinary(b), "guard", "claude-code"}}}
+	tools := []tool{
+		{name: "lockgate", cmd: []string{lockgateBinary(b), "guard", "claude-code"}},
+		{name: "go-floor", cmd: []string{readFloorBinary(b)}},
+	}
 	measure(b, r.Dir, env, payload, gitFloor(b, r.Dir, env, "rev-parse", "--git-common-dir"), tools)
 }
