@@ -2,7 +2,6 @@ package service
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -10,38 +9,22 @@ import (
 
 	"github.com/lockgate/lockgate/internal/gittest"
 	"github.com/lockgate/lockgate/model/locks/journal"
-	"github.com/lockgate/lockgate/workflow"
+	"github.com/lockgate/lockgate/service/verify/verifytest"
 )
 
-// commitDay is when gittest's commits are made.
-var commitDay = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+// commitDay is when verifytest's commits are made.
+var commitDay = verifytest.CommitDay
 
-const verifyReadPolicy = `workflow:
-  auto_commit: false
-hooks:
-  require_lock: true
-scope:
-  profiles:
-    backfill: {}
-    agents: {}
-`
+var (
+	lockEv     = verifytest.LockEv
+	oldHistory = verifytest.OldHistory
+)
 
-// verifyRepo is a repository whose init commit is followed by five
-// commits of src/a.go, all made at commitDay, and the workspace of
-// worker me in it.
+// verifyRepo is verifytest.Repo and the workspace of worker me in it.
 func verifyRepo(t *testing.T) (*gittest.Repo, *Workspace) {
 	t.Helper()
-	r := gittest.New(t)
-	r.Write(".lockgate.yaml", verifyReadPolicy)
-	r.Write("src/a.go", "package a\n")
-	r.Commit("init")
-	r.Git("tag", "init")
-	for i := range 5 {
-		r.Write("src/a.go", fmt.Sprintf("package a\n\n// %d\n", i))
-		r.Commit(fmt.Sprintf("change %d", i))
-	}
-	e, err := Load(context.Background(), Options{Dir: r.Dir, As: "me", WorkerType: "agent", Session: "me",
-		Clock: func() time.Time { return commitDay.Add(time.Hour) }, Getenv: func(string) string { return "" }})
+	r, opts := verifytest.Repo(t)
+	e, err := Load(context.Background(), opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,58 +32,11 @@ func verifyRepo(t *testing.T) (*gittest.Repo, *Workspace) {
 	return r, e
 }
 
-// seedBranch commits evs to the workflow branch.
 func seedBranch(t *testing.T, e *Workspace, evs []journal.Event) {
-	t.Helper()
-	w, err := workflow.Open(workflow.Config{GitDir: e.GitDir(), CommonDir: e.CommonDir(), WorkTree: e.WorkTree(), Branch: e.Cfg.Workflow.Branch})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Close()
-	if _, err := w.Commit(context.Background(), evs); err != nil {
-		t.Fatal(err)
-	}
+	verifytest.SeedBranch(t, e.Workspace, evs)
 }
 
-// record appends evs to the journal and commits them to the workflow
-// branch as a command does (workflow.Writer.CatchUp).
-func record(t *testing.T, e *Workspace, evs []journal.Event) {
-	t.Helper()
-	if err := e.JournalFile().Append(evs...); err != nil {
-		t.Fatal(err)
-	}
-	w, err := workflow.Open(workflow.Config{GitDir: e.GitDir(), CommonDir: e.CommonDir(), WorkTree: e.WorkTree(), Branch: e.Cfg.Workflow.Branch})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Close()
-	if _, err := w.CatchUp(context.Background(), e.JournalFile()); err != nil {
-		t.Fatal(err)
-	}
-}
-
-// lockEv is a lock event of worker on key at t, its grant fence, expiring
-// after ttl when ttl is not 0.
-func lockEv(action, worker, key string, fence uint64, t time.Time, ttl time.Duration) journal.Event {
-	ev := journal.Event{ID: journal.NewID(), Timestamp: t, Worker: worker, WorkerType: "agent", Session: worker,
-		Action: action, Key: key, Fence: fence, Store: "file"}
-	if ttl != 0 {
-		exp := t.Add(ttl)
-		ev.ExpiresAt = &exp
-	}
-	return ev
-}
-
-// oldHistory is n events of other workers' hour-long locks on other
-// files, ten seconds apart, from ten days before the commits.
-func oldHistory(n int) []journal.Event {
-	evs := make([]journal.Event, n)
-	for i := range evs {
-		evs[i] = lockEv(journal.ActionAcquire, "other", fmt.Sprintf("src/old/%d.go", i), uint64(i+1),
-			commitDay.Add(-240*time.Hour+time.Duration(i)*10*time.Second), time.Hour)
-	}
-	return evs
-}
+func record(t *testing.T, e *Workspace, evs []journal.Event) { verifytest.Record(t, e.Workspace, evs) }
 
 // `log --since 1h` decodes about as many events with 1,000 older events
 // in the journal and on the workflow branch as with 10.

@@ -23,3 +23,5 @@ func (e *Workspace) PrefixOf(ctx context.Context, cfg *config.Config) (string, s
 func (e *Workspace) RecordStore(ctx context.Context, spec, prefix, remote, ref string) error {
 	return e.recordStore(ctx, spec, prefix, remote, ref)
 }
+
+func (e *Workspace) WarnSkipped(path string, lines []int) { e.warnSkipped(path, lines) }

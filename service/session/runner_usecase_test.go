@@ -3,6 +3,8 @@ package session_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"slices"
 	"testing"
 
 	"github.com/lockgate/lockgate/model/locks"
@@ -81,5 +83,34 @@ func TestLogRunner(t *testing.T) {
 	}
 	if _, err := e.LogRunner(ctx, "nope"); err == nil {
 		t.Fatal("LogRunner with an unknown profile: no error")
+	}
+}
+
+func TestWarnSkipped(t *testing.T) {
+	tests := []struct {
+		lines []int
+		want  []string
+	}{
+		{},
+		{lines: []int{3}, want: []string{"warning: J:3 is not an event; skipped"}},
+		{lines: []int{1, 2, 3, 4, 5, 6, 7}, want: []string{
+			"warning: J:1 is not an event; skipped", "warning: J:2 is not an event; skipped", "warning: J:3 is not an event; skipped",
+			"warning: J:4 is not an event; skipped", "warning: J:5 is not an event; skipped",
+			"warning: J: … and 2 more lines that are not events; skipped"}},
+	}
+	r := repoWith(t, nil)
+	for _, tt := range tests {
+		t.Run(fmt.Sprint(tt.lines), func(t *testing.T) {
+			var said notes
+			e, err := session.Load(context.Background(), session.Options{Dir: r.Dir, As: "alice", Getenv: envOf(), Clock: fixedClock, Notify: said.Notify})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(e.Close)
+			e.WarnSkipped("J", tt.lines)
+			if !slices.Equal(said.Messages(), tt.want) {
+				t.Fatalf("said %q, want %q", said.Messages(), tt.want)
+			}
+		})
 	}
 }

@@ -9,9 +9,9 @@ import (
 // maxSkipWarnings bounds the journal lines named one by one in warnings.
 const maxSkipWarnings = 5
 
-// WarnSkipped says which lines of the journal at path were skipped because
+// warnSkipped says which lines of the journal at path were skipped because
 // they are not events: the first few by number, then how many more.
-func (e *Workspace) WarnSkipped(path string, lines []int) {
+func (e *Workspace) warnSkipped(path string, lines []int) {
 	for _, line := range lines[:min(len(lines), maxSkipWarnings)] {
 		e.Warn("warning", fmt.Sprintf("%s:%d is not an event; skipped", path, line))
 	}
@@ -20,7 +20,7 @@ func (e *Workspace) WarnSkipped(path string, lines []int) {
 	}
 }
 
-// WarnSkippedLines is WarnSkipped for the lines bad names, segment by
+// WarnSkippedLines is warnSkipped for the lines bad names, segment by
 // segment of the journal.
 func (e *Workspace) WarnSkippedLines(bad []*journal.CorruptLineError) {
 	var paths []string
@@ -32,6 +32,6 @@ func (e *Workspace) WarnSkippedLines(bad []*journal.CorruptLineError) {
 		lines[ce.Path] = append(lines[ce.Path], ce.Line)
 	}
 	for _, p := range paths {
-		e.WarnSkipped(p, lines[p])
+		e.warnSkipped(p, lines[p])
 	}
 }
