@@ -26,7 +26,7 @@ type Hold struct {
 	req   locks.Request
 	taken []string
 	// expires is the earliest expiry of the hold's locks the store last
-	// confirmed: a renewal not confirmed by then (less holdMargin) ends
+	// confirmed: a renewal not confirmed by then (less locks.HoldMargin) ends
 	// the hold.
 	expires time.Time
 	// unconfirmed is the error of the renewals that failed since the last
@@ -36,64 +36,6 @@ type Hold struct {
 	// Dir is the directory the command runs in.
 	Dir string
 }
-
-// The first retry of a renewal the store could not confirm comes after
-// holdRetryFirst, each next one after twice as long, at most holdRetryMax.
-const (
-	holdRetryFirst = 250 * time.Millisecond
-	holdRetryMax   = 2 * time.Second
-)
-
-// nextBackoff is the wait before the next renewal after one more the
-// store could not confirm, b the wait before it (0: none failed yet).
-func nextBackoff(b time.Duration) time.Duration {
-	return min(max(2*b, holdRetryFirst), holdRetryMax)
-}
-
-// retryWait is how long to wait before the next renewal: every after a
-// confirmed one (backoff 0), else backoff, never past deadline.
-func retryWait(every, backoff time.Duration, deadline, now time.Time) time.Duration {
-	if backoff == 0 {
-		return every
-	}
-	return max(min(backoff, deadline.Sub(now)), 0)
-}
-
-// untilDeadline bounds a renewal attempt by deadline, read on the
-// workspace's clock (now): an attempt that hangs must not outlast the
-// locks. The time left carries over to the system's clock, which the
-// context reads. Past the deadline ctx is left as it is.
-func untilDeadline(ctx context.Context, deadline, now time.Time) (context.Context, context.CancelFunc) {
-	if left := deadline.Sub(now); left > 0 {
-		return context.WithTimeout(ctx, left)
-	}
-	return ctx, func() {}
-}
-
-// holdMargin is how long before the locks' expiry a hold whose renewals
-// were not confirmed gives up: the command is stopped before another can
-// take a lapsed lock, even with the clocks of the hosts a little apart.
-func holdMargin(ttl time.Duration) time.Duration {
-	return min(max(ttl/10, 500*time.Millisecond), 5*time.Second)
-}
-
-// ExpiringError is a hold's locks, or a work loop's claim, that could not
-// be renewed before their expiry (less a margin): the store stayed
-// unavailable, so they may lapse and be taken by another while the
-// command runs.
-type ExpiringError struct {
-	// Expires is the locks' last confirmed expiry.
-	Expires time.Time
-	// Err is the last renewal's error.
-	Err error
-}
-
-func (e *ExpiringError) Error() string {
-	return fmt.Sprintf("could not renew the locks before they expire at %s: %v",
-		e.Expires.UTC().Format(time.RFC3339), e.Err)
-}
-
-func (e *ExpiringError) Unwrap() error { return e.Err }
 
 // HoldLocks takes the locks r names for a command about to run. A lock
 // held before the hold is renewed, never shortened, and outlives it: the
@@ -155,10 +97,10 @@ func (h *Hold) Interval() time.Duration { return h.req.TTL / 3 }
 
 // Next is how long to wait before the next Refresh: Interval after a
 // confirmed renewal; after one the store could not confirm, a backoff
-// that grows from holdRetryFirst to holdRetryMax, never past the instant
+// that grows from 250 ms to 2 s, never past the instant
 // the hold gives up (Refresh then says so).
 func (h *Hold) Next() time.Duration {
-	return retryWait(h.Interval(), h.backoff, h.deadline(), h.e.Now())
+	return locks.RetryWait(h.Interval(), h.backoff, h.deadline(), h.e.Now())
 }
 
 // Unconfirmed is the error of the renewals that failed since the last one
@@ -171,7 +113,7 @@ func (h *Hold) Unconfirmed() error { return h.unconfirmed }
 func (h *Hold) Expires() time.Time { return h.expires }
 
 // deadline is when a hold whose renewals were not confirmed gives up.
-func (h *Hold) deadline() time.Time { return h.expires.Add(-holdMargin(h.req.TTL)) }
+func (h *Hold) deadline() time.Time { return h.expires.Add(-locks.HoldMargin(h.req.TTL)) }
 
 // Refresh renews every lock of the hold for its lifetime from now. When
 // the store is unavailable (a failover, a restart, a lost connection) the
@@ -180,13 +122,13 @@ func (h *Hold) deadline() time.Time { return h.expires.Add(-holdMargin(h.req.TTL
 // means the command no longer runs under the locks: one was lost (another
 // holds it, its record is gone, its fence changed: the store's error), or
 // none could be renewed before their expiry less a margin
-// (*ExpiringError).
+// (*locks.ExpiringError).
 func (h *Hold) Refresh(ctx context.Context) error {
 	deadline := h.deadline()
 	if h.unconfirmed != nil && !h.e.Now().Before(deadline) {
-		return &ExpiringError{Expires: h.expires, Err: h.unconfirmed}
+		return &locks.ExpiringError{Expires: h.expires, Err: h.unconfirmed}
 	}
-	rctx, cancel := untilDeadline(ctx, deadline, h.e.Now())
+	rctx, cancel := locks.UntilDeadline(ctx, deadline, h.e.Now())
 	defer cancel()
 	// Past the deadline with no failure before (this process was not
 	// running, say) the store is asked all the same: it tells a lock
@@ -211,9 +153,9 @@ func (h *Hold) Refresh(ctx context.Context) error {
 	}
 	h.unconfirmed = err
 	if !h.e.Now().Before(deadline) {
-		return &ExpiringError{Expires: h.expires, Err: err}
+		return &locks.ExpiringError{Expires: h.expires, Err: err}
 	}
-	h.backoff = nextBackoff(h.backoff)
+	h.backoff = locks.NextBackoff(h.backoff)
 	return nil
 }
 

@@ -184,7 +184,7 @@ func TestHoldEndsBeforeTheLocksExpire(t *testing.T) {
 		f.clock.add(max(h.Next(), time.Millisecond))
 	}
 	err = h.Refresh(ctx)
-	var expiring *ExpiringError
+	var expiring *locks.ExpiringError
 	if !errors.As(err, &expiring) || !expiring.Expires.Equal(expires) || !errors.As(err, new(*locks.UnavailableError)) {
 		t.Fatalf("refresh = %v; want an *ExpiringError at %s wrapping the store's", err, expires)
 	}

@@ -377,7 +377,7 @@ func (w *WorkLoop) env(wp *config.WorkPackage) ([]string, error) {
 // confirmed renewal; after one the store could not confirm, a backoff
 // that grows as lock hold's does, never past the instant Keep gives up.
 func (w *WorkLoop) KeepAfter(j *WorkJob) time.Duration {
-	return retryWait(j.Every, j.backoff, j.expires.Add(-holdMargin(j.ttl)), w.e.Now())
+	return locks.RetryWait(j.Every, j.backoff, j.expires.Add(-locks.HoldMargin(j.ttl)), w.e.Now())
 }
 
 // Keep renews j's claim while the command runs. A renewal that cannot
@@ -390,8 +390,8 @@ func (w *WorkLoop) Keep(ctx context.Context, j *WorkJob) error {
 		return nil
 	}
 	bg := context.WithoutCancel(ctx)
-	deadline := j.expires.Add(-holdMargin(j.ttl))
-	rctx, cancel := untilDeadline(bg, deadline, w.e.Now())
+	deadline := j.expires.Add(-locks.HoldMargin(j.ttl))
+	rctx, cancel := locks.UntilDeadline(bg, deadline, w.e.Now())
 	defer cancel()
 	ls, err := w.e.Mgr.Refresh(rctx, j.keys, w.e.Me, j.ttl, 0, false)
 	if err == nil {
@@ -415,12 +415,12 @@ func (w *WorkLoop) Keep(ctx context.Context, j *WorkJob) error {
 	case claimLost(err):
 		return err
 	case !w.e.Now().Before(deadline):
-		return &ExpiringError{Expires: j.expires, Err: err}
+		return &locks.ExpiringError{Expires: j.expires, Err: err}
 	}
 	if j.backoff == 0 {
 		w.say("could not renew the claim of %s (trying again before it expires at %s): %v", j.ID, stampOf(&j.expires), err)
 	}
-	j.backoff = nextBackoff(j.backoff)
+	j.backoff = locks.NextBackoff(j.backoff)
 	return nil
 }
 
@@ -447,7 +447,7 @@ func (w *WorkLoop) Conclude(ctx context.Context, j *WorkJob, r CommandResult) er
 	took := w.e.Now().Sub(j.start)
 	run := WorkRun{Package: j.ID, Seconds: took.Round(time.Millisecond).Seconds()}
 	switch {
-	case errors.As(r.Lost, new(*ExpiringError)):
+	case errors.As(r.Lost, new(*locks.ExpiringError)):
 		w.lose(bg, j, run, fmt.Sprintf("the lock store did not confirm a renewal of the claim while %s ran, stopped it after %s, before the claim expires", w.req.Command, roundDuration(took)), r.Lost)
 		return nil
 	case r.Lost != nil:

@@ -701,7 +701,7 @@ func TestWorkLoopKeepRidesOutUnavailableStore(t *testing.T) {
 	store.n = 1000
 	clock.add(j.expires.Sub(clock.now()) - time.Second)
 	err = w.Keep(ctx, j)
-	if !errors.As(err, new(*ExpiringError)) || !errors.As(err, new(*locks.UnavailableError)) {
+	if !errors.As(err, new(*locks.ExpiringError)) || !errors.As(err, new(*locks.UnavailableError)) {
 		t.Fatalf("keep a second before the claim expires, the store down: %v; want an *ExpiringError with the store's", err)
 	}
 	alice.Mgr.Store = store.Store

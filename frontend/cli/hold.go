@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/lockgate/lockgate/internal/safetext"
+	"github.com/lockgate/lockgate/model/locks"
 	"github.com/lockgate/lockgate/service"
 	"github.com/lockgate/lockgate/service/outcome"
 )
@@ -99,7 +100,7 @@ func (a *app) runHeld(ctx context.Context, h *service.Hold, argv []string) (int,
 	}
 	stop := func() { c.signal(syscall.SIGTERM) }
 	code, lost, err := runKept(c, h.Next, refresh, stop, sigs, c.signal) // let CMD decide; we release when it exits
-	var expiring *service.ExpiringError
+	var expiring *locks.ExpiringError
 	switch {
 	case errors.As(lost, &expiring):
 		return 0, fmt.Errorf("lock hold: the lock store did not confirm a renewal while %s ran, stopped it before the locks expire: %w", argv[0], lost)
