@@ -12,6 +12,7 @@ import (
 
 	"github.com/lockgate/lockgate/model/config"
 	"github.com/lockgate/lockgate/model/locks"
+	"github.com/lockgate/lockgate/service/queue"
 	"github.com/lockgate/lockgate/workflow"
 )
 
@@ -30,7 +31,7 @@ type BoardView struct {
 	// QueueProblem says why they cannot be shown (the locks are shown all
 	// the same: the board is a viewer). No file: QueueFile is "".
 	QueueFile    string
-	Queue        *Queue
+	Queue        *queue.Queue
 	QueueProblem string
 	// NextCursor is, for a page (SnapshotPage), the cursor of the next
 	// one; "" after the last, and for a whole snapshot.
@@ -52,7 +53,7 @@ type Board struct {
 	// The work packages file as last read, and the queue it parsed to (or
 	// why it did not): it is parsed again only when its bytes change.
 	pkgData []byte
-	pkgs    *listedQueue
+	pkgs    *queue.Listing
 	pkgErr  error
 }
 
@@ -93,7 +94,7 @@ func (b *Board) SnapshotPage(ctx context.Context, cursor string, limit int) (Boa
 		return BoardView{}, err
 	}
 	s := BoardView{Store: b.e.StoreLabel(), Now: now, Locks: entries, StaleAfter: b.e.Cfg.StaleAfter(), Events: evs, NextCursor: next}
-	if _, err := os.Stat(b.e.packagesFile("")); !errors.Is(err, fs.ErrNotExist) {
+	if _, err := os.Stat(b.e.Queue().PackagesFile("")); !errors.Is(err, fs.ErrNotExist) {
 		all, err := b.e.Store.List(ctx)
 		if err != nil {
 			return BoardView{}, err
@@ -156,8 +157,8 @@ func (b *Board) lastEvents(ctx context.Context, day time.Time) ([]EventView, err
 // the queue, or the problem that keeps it from being shown. A work
 // packages file that cannot be read or is not valid is named as a
 // problem, never an error: the locks stay in view.
-func (b *Board) QueueOf(entries []locks.Entry) (file string, q *Queue, problem string) {
-	path := b.e.packagesFile("")
+func (b *Board) QueueOf(entries []locks.Entry) (file string, q *queue.Queue, problem string) {
+	path := b.e.Queue().PackagesFile("")
 	name := path
 	if rel, err := filepath.Rel(b.e.WorkTree(), path); err == nil && b.e.WorkTree() != "" && filepath.IsLocal(rel) {
 		name = rel
@@ -172,14 +173,14 @@ func (b *Board) QueueOf(entries []locks.Entry) (file string, q *Queue, problem s
 	if b.pkgs == nil && b.pkgErr == nil || !bytes.Equal(data, b.pkgData) {
 		b.pkgData, b.pkgs = data, nil
 		var wps *config.WorkPackages
-		if wps, b.pkgErr = b.e.parsePackages(name, data); b.pkgErr == nil {
-			b.pkgs = b.e.newListedQueue(wps)
+		if wps, b.pkgErr = b.e.Queue().ParsePackages(name, data); b.pkgErr == nil {
+			b.pkgs = b.e.Queue().NewListing(wps)
 		}
 	}
 	if b.pkgErr != nil {
 		return name, nil, problemLine(b.pkgErr)
 	}
-	q, err = b.pkgs.of(entries)
+	q, err = b.pkgs.Of(entries)
 	if err != nil {
 		return name, nil, problemLine(err)
 	}

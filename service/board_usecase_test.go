@@ -10,15 +10,9 @@ import (
 
 	"github.com/lockgate/lockgate/model/locks"
 	"github.com/lockgate/lockgate/model/locks/journal"
+	"github.com/lockgate/lockgate/model/locks/locktest"
+	"github.com/lockgate/lockgate/service/queue"
 )
-
-// downStore is a store whose listing fails, as a Redis server that went
-// away does.
-type downStore struct{ locks.Store }
-
-func (downStore) List(context.Context) ([]locks.Entry, error) {
-	return nil, &locks.UnavailableError{Store: "test", Err: errors.New("connection refused")}
-}
 
 func TestBoardSnapshot(t *testing.T) {
 	ctx := context.Background()
@@ -59,17 +53,17 @@ func TestBoardSnapshot(t *testing.T) {
 				if v.QueueFile != "work-packages.yaml" || v.Queue == nil {
 					t.Fatalf("queue file %q (%q), want work-packages.yaml", v.QueueFile, v.QueueProblem)
 				}
-				want := map[string]PackageState{"WP-1": PackageClaimed, "WP-2": PackageReady, "WP-3": PackageReady, "WP-4": PackageReady}
+				want := map[string]queue.PackageState{"WP-1": queue.PackageClaimed, "WP-2": queue.PackageReady, "WP-3": queue.PackageReady, "WP-4": queue.PackageReady}
 				for id, state := range want {
-					if s, ok := v.Queue.status(id); !ok || s.State != state {
+					if s, ok := statusOf(v.Queue, id); !ok || s.State != state {
 						t.Fatalf("%s: %+v, want %s", id, s, state)
 					}
 				}
-				if s, _ := v.Queue.status("WP-3"); !slices.Equal(s.WaitsFor, []string{"WP-1"}) {
+				if s, _ := statusOf(v.Queue, "WP-3"); !slices.Equal(s.WaitsFor, []string{"WP-1"}) {
 					t.Fatalf("WP-3 waits for %v, want WP-1", s.WaitsFor)
 				}
 				// Everyone's view: the caller's own lock is in WP-4's way too.
-				if s, _ := v.Queue.status("WP-4"); len(s.HeldBy) != 1 || s.HeldBy[0].Key != "src/a.go" || s.HeldBy[0].Holder != "alice" {
+				if s, _ := statusOf(v.Queue, "WP-4"); len(s.HeldBy) != 1 || s.HeldBy[0].Key != "src/a.go" || s.HeldBy[0].Holder != "alice" {
 					t.Fatalf("WP-4 held by %+v, want alice's src/a.go", s.HeldBy)
 				}
 			}},
@@ -91,7 +85,9 @@ func TestBoardSnapshot(t *testing.T) {
 				}
 			}},
 		{name: "a store that cannot be listed",
-			setup: func(_ *testing.T, _ string, alice, _ *Workspace) { alice.Store = downStore{alice.Store} },
+			setup: func(_ *testing.T, _ string, alice, _ *Workspace) {
+				alice.Store = locktest.Unlistable{Store: alice.Store}
+			},
 			wantErr: func(err error) bool {
 				var unavail *locks.UnavailableError
 				return errors.As(err, &unavail)
@@ -112,8 +108,8 @@ func TestBoardSnapshot(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !v.Now.Equal(clock.now()) {
-				t.Fatalf("frame at %s, want the clock's %s", v.Now, clock.now())
+			if !v.Now.Equal(clock.Now()) {
+				t.Fatalf("frame at %s, want the clock's %s", v.Now, clock.Now())
 			}
 			tt.check(t, v)
 		})

@@ -6,6 +6,7 @@ import (
 
 	"github.com/lockgate/lockgate/hooks"
 	"github.com/lockgate/lockgate/model/locks/journal"
+	"github.com/lockgate/lockgate/service/session"
 )
 
 // The steps of the use cases that the black-box tests (package
@@ -14,7 +15,7 @@ import (
 
 var (
 	CheckID       = checkID
-	IsBookkeeping = isBookkeeping
+	IsBookkeeping = session.IsBookkeeping
 	PortKey       = portKey
 )
 

@@ -8,6 +8,7 @@ import (
 
 	"github.com/lockgate/lockgate/model/locks"
 	"github.com/lockgate/lockgate/model/locks/lockkey"
+	"github.com/lockgate/lockgate/model/locks/locktest"
 )
 
 func TestHoldLocks(t *testing.T) {
@@ -103,35 +104,6 @@ func TestHoldLocksRefused(t *testing.T) {
 	wantErr[*lockkey.Error](t, err)
 }
 
-// downFor is a store that is unavailable for its next n reads and writes
-// of a record, then answers again: a failover, a restart.
-type downFor struct {
-	locks.Store
-	n int
-}
-
-func (s *downFor) down() error {
-	if s.n == 0 {
-		return nil
-	}
-	s.n--
-	return &locks.UnavailableError{Store: "test", Err: errors.New("connection refused")}
-}
-
-func (s *downFor) Get(ctx context.Context, key string) (locks.Lock, error) {
-	if err := s.down(); err != nil {
-		return locks.Lock{}, err
-	}
-	return s.Store.Get(ctx, key)
-}
-
-func (s *downFor) Update(ctx context.Context, l locks.Lock) (locks.Lock, error) {
-	if err := s.down(); err != nil {
-		return locks.Lock{}, err
-	}
-	return s.Store.Update(ctx, l)
-}
-
 // A renewal the store cannot confirm is tried again, sooner each time up
 // to a bound, while the locks' expiry is ahead: the hold goes on, and the
 // store back, the locks are renewed.
@@ -143,7 +115,7 @@ func TestHoldOutlivesAnUnavailableStore(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	store := &downFor{Store: me.Mgr.Store, n: 3}
+	store := &locktest.DownFor{Store: me.Mgr.Store, N: 3}
 	me.Mgr.Store = store
 	f.clock.add(3 * time.Second)
 	for i, want := range []time.Duration{250 * time.Millisecond, 500 * time.Millisecond, time.Second} {
@@ -175,7 +147,7 @@ func TestHoldEndsBeforeTheLocksExpire(t *testing.T) {
 		t.Fatal(err)
 	}
 	expires := h.Expires()
-	me.Mgr.Store = &downFor{Store: me.Mgr.Store, n: 1000}
+	me.Mgr.Store = &locktest.DownFor{Store: me.Mgr.Store, N: 1000}
 	f.clock.add(3 * time.Second)
 	for h.Refresh(ctx) == nil {
 		if h.Next() <= 0 && !f.clock.now().Before(expires) {
@@ -196,7 +168,7 @@ func TestHoldEndsBeforeTheLocksExpire(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	other.Mgr.Store = &downFor{Store: other.Mgr.Store, n: 1}
+	other.Mgr.Store = &locktest.DownFor{Store: other.Mgr.Store, N: 1}
 	if err := h.Refresh(ctx); err != nil {
 		t.Fatal(err)
 	}

@@ -70,7 +70,7 @@ func (e *Workspace) AcquireLocks(ctx context.Context, r AcquireRequest) (Acquire
 	req := locks.Request{Owner: e.Me, TTL: r.TTL, Reason: r.Reason, Action: "lock", TaskID: r.Task, Wait: r.Wait, ExactTTL: r.TTL > 0}
 	var keys []lockkey.Key
 	if r.Package != "" {
-		wp, pkeys, err := e.workPackage(r.PackagesFile, r.Package)
+		wp, pkeys, err := e.Queue().WorkPackage(r.PackagesFile, r.Package)
 		if err != nil {
 			return AcquireResult{}, err
 		}
@@ -237,7 +237,7 @@ func (e *Workspace) CheckLocks(ctx context.Context, r CheckRequest) (CheckResult
 	sts, err := e.Mgr.Check(ctx, session.Canonicals(keys), e.Me)
 	out := CheckResult{Statuses: []KeyStatus{}}
 	for _, s := range sts {
-		out.Statuses = append(out.Statuses, KeyStatus{Key: s.Key, State: s.State, Locks: ViewsOf(s.Locks)})
+		out.Statuses = append(out.Statuses, KeyStatus{Key: s.Key, State: s.State, Locks: session.ViewsOf(s.Locks)})
 		out.Held = out.Held || s.State == locks.StateHeld
 	}
 	return out, err
@@ -335,7 +335,7 @@ func (e *Workspace) ListLocks(ctx context.Context, r ListRequest) (ListResult, e
 	for _, en := range entries {
 		row := LockRow{LockView: ViewOf(en.Lock), Action: en.Action, PID: en.PID, Host: en.Host,
 			TaskAcquired: en.TaskAcquired, RequestID: en.RequestID, TraceID: en.TraceID,
-			Location: e.Store.Where(en.Key), Bookkeeping: isBookkeeping(en.Lock), token: en.Token}
+			Location: e.Store.Where(en.Key), Bookkeeping: session.IsBookkeeping(en.Lock), token: en.Token}
 		if row.Bookkeeping && !r.All {
 			continue
 		}
@@ -602,7 +602,7 @@ func (e *Workspace) Candidates(ctx context.Context, r CandidatesRequest) ([]stri
 			}
 		}
 	case PackageIDs:
-		wps, err := e.LoadPackages("")
+		wps, err := e.Queue().LoadPackages("")
 		if err != nil {
 			return nil, err
 		}

@@ -19,7 +19,7 @@ import (
 )
 
 // stateTTL is the lifetime of the planner's state records (see
-// CooldownNS).
+// session.CooldownNS).
 const stateTTL = 90 * 24 * time.Hour
 
 // plannerOwner owns the planner's state records.
@@ -44,12 +44,12 @@ func (e *Workspace) recordRejections(ctx context.Context, rs map[planner.Rejecti
 // cooldownKey is the store key of a rejection: cooldown:<type>:<path>
 // (see planner.Rejection.Key).
 func cooldownKey(r planner.Rejection) string {
-	return CooldownNS + ":" + r.Key()
+	return session.CooldownNS + ":" + r.Key()
 }
 
 // parseCooldownKey reads a cooldown record's key.
 func parseCooldownKey(key string) (planner.Rejection, bool) {
-	v, ok := strings.CutPrefix(key, CooldownNS+":")
+	v, ok := strings.CutPrefix(key, session.CooldownNS+":")
 	if !ok {
 		return planner.Rejection{}, false
 	}
@@ -70,7 +70,7 @@ func (e *Workspace) setState(ctx context.Context, key, reason string) error {
 
 // lastCycle is the cycle of the last plan, 0 when none was made.
 func (e *Workspace) lastCycle(ctx context.Context) int {
-	l, err := e.Store.Get(ctx, PlanCycleKey)
+	l, err := e.Store.Get(ctx, session.PlanCycleKey)
 	if err != nil {
 		return 0
 	}
@@ -167,7 +167,7 @@ func (e *Workspace) Plan(ctx context.Context, req PlanRequest) (*Planned, error)
 	for _, en := range entries {
 		switch {
 		case en.Err != nil, en.Expired(now):
-		case strings.HasPrefix(en.Key, CooldownNS+":"):
+		case strings.HasPrefix(en.Key, session.CooldownNS+":"):
 			r, rok := parseCooldownKey(en.Key)
 			if c, ok := cycleOf(en.Reason); ok && rok {
 				cfg.Cooldown[r] = c
@@ -175,7 +175,7 @@ func (e *Workspace) Plan(ctx context.Context, req PlanRequest) (*Planned, error)
 					over = append(over, en.Key)
 				}
 			}
-		case en.Key == PlanCycleKey, en.OwnedBy(e.Me):
+		case en.Key == session.PlanCycleKey, en.OwnedBy(e.Me):
 		default:
 			cfg.Held = append(cfg.Held, planner.HeldLock{Key: en.Key, Holder: en.Holder})
 		}
@@ -184,7 +184,7 @@ func (e *Workspace) Plan(ctx context.Context, req PlanRequest) (*Planned, error)
 	if err != nil {
 		return nil, Usagef("%v", err)
 	}
-	if err := e.setState(ctx, PlanCycleKey, "cycle "+strconv.Itoa(req.Cycle)); err != nil {
+	if err := e.setState(ctx, session.PlanCycleKey, "cycle "+strconv.Itoa(req.Cycle)); err != nil {
 		return nil, err
 	}
 	for _, k := range over {

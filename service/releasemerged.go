@@ -100,7 +100,7 @@ func (e *Workspace) ReleaseMerged(ctx context.Context, r ReleaseMergedRequest) (
 	now := e.Now()
 	var live []locks.Lock
 	for _, en := range entries {
-		if en.Err == nil && !en.Expired(now) && !isBookkeeping(en.Lock) {
+		if en.Err == nil && !en.Expired(now) && !session.IsBookkeeping(en.Lock) {
 			live = append(live, en.Lock)
 		}
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/lockgate/lockgate/model/locks/journal"
 	"github.com/lockgate/lockgate/scope"
 	"github.com/lockgate/lockgate/service"
+	"github.com/lockgate/lockgate/service/session"
 )
 
 // profilePolicy defines one scope profile, backfill.
@@ -69,7 +70,7 @@ func TestNoteRejections(t *testing.T) {
 			}
 			var keys []string
 			for _, l := range list.Live() {
-				if strings.HasPrefix(l.Key, service.CooldownNS+":") {
+				if strings.HasPrefix(l.Key, session.CooldownNS+":") {
 					keys = append(keys, l.Key)
 					if l.Reason != fmt.Sprintf("cycle %d", tt.cycle) {
 						t.Errorf("%s: %q, want cycle %d", l.Key, l.Reason, tt.cycle)

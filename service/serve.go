@@ -17,6 +17,7 @@ import (
 	"github.com/lockgate/lockgate/model/locks"
 	"github.com/lockgate/lockgate/model/locks/journal"
 	"github.com/lockgate/lockgate/model/locks/lockkey"
+	"github.com/lockgate/lockgate/service/session"
 )
 
 // LFSLock is a lockgate lock as the git-lfs File Locking API shows it. A
@@ -335,7 +336,7 @@ func pageLimit(limit int) int {
 // lfsShown reports whether the store's entry en is a lock git-lfs sees:
 // readable, live, and no bookkeeping record (as `lock list` leaves out).
 func (e *Workspace) lfsShown(en locks.Entry, now time.Time) bool {
-	return en.Err == nil && !en.Expired(now) && !isBookkeeping(en.Lock)
+	return en.Err == nil && !en.Expired(now) && !session.IsBookkeeping(en.Lock)
 }
 
 // lfsPage is a page of at most limit live locks that hold on branch
@@ -578,7 +579,7 @@ func (e *Workspace) lfsLockByID(ctx context.Context, id string) (locks.Lock, err
 	case err != nil:
 		return locks.Lock{}, err
 	}
-	if l.Expired(e.Now()) || isBookkeeping(l) || subtle.ConstantTimeCompare([]byte(lfsLockID(l)), []byte(id)) != 1 {
+	if l.Expired(e.Now()) || session.IsBookkeeping(l) || subtle.ConstantTimeCompare([]byte(lfsLockID(l)), []byte(id)) != 1 {
 		return locks.Lock{}, notFound
 	}
 	return l, nil

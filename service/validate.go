@@ -76,7 +76,7 @@ func (e *Workspace) validateFile(file string) error {
 		return Usagef("validate: %v", err)
 	}
 	if isWorkPackages(data) {
-		_, err := e.LoadPackages(file)
+		_, err := e.Queue().LoadPackages(file)
 		return err
 	}
 	cfg, err := config.LoadBytes(file, data)

@@ -9,6 +9,8 @@ import (
 
 	"github.com/lockgate/lockgate/model/locks"
 	"github.com/lockgate/lockgate/service"
+	"github.com/lockgate/lockgate/service/queue"
+	"github.com/lockgate/lockgate/service/session"
 )
 
 // A view never carries the owner token: whoever reads a listing could
@@ -20,7 +22,7 @@ func TestViewsOf(t *testing.T) {
 			TaskID: "WP-1", CreatedAt: epoch, ExpiresAt: epoch.Add(30 * time.Minute), TaskExpires: &taskEnd, Fence: 7},
 		{Key: "api:GET /x", Holder: "bob", HolderType: "human", Session: "bob", Token: "secret-2", Fence: 8},
 	}
-	views := service.ViewsOf(ls)
+	views := session.ViewsOf(ls)
 	if len(views) != len(ls) {
 		t.Fatalf("%d views of %d locks", len(views), len(ls))
 	}
@@ -36,8 +38,8 @@ func TestViewsOf(t *testing.T) {
 	if strings.Contains(string(data), "secret") {
 		t.Fatalf("views carry a token: %s", data)
 	}
-	if got := service.ViewsOf(nil); got == nil || len(got) != 0 {
-		t.Fatalf("ViewsOf(nil) = %#v, want an empty list (JSON [])", got)
+	if got := session.ViewsOf(nil); got == nil || len(got) != 0 {
+		t.Fatalf("session.ViewsOf(nil) = %#v, want an empty list (JSON [])", got)
 	}
 }
 
@@ -48,12 +50,12 @@ func TestIsBookkeeping(t *testing.T) {
 		want, wantFin bool
 	}{
 		{name: "a file lock", l: locks.Lock{Key: "src/a.go", Action: "lock"}},
-		{name: "a claim's task record", l: locks.Lock{Key: "task:WP-1", Action: service.ClaimAction}},
-		{name: "a done package's task record", l: locks.Lock{Key: "task:WP-1", Action: service.DoneAction}, want: true, wantFin: true},
-		{name: "a failed package's task record", l: locks.Lock{Key: "task:WP-1", Action: service.FailedAction}, want: true, wantFin: true},
-		{name: "done, but not a task record", l: locks.Lock{Key: "api:GET /x", Action: service.DoneAction}},
+		{name: "a claim's task record", l: locks.Lock{Key: "task:WP-1", Action: session.ClaimAction}},
+		{name: "a done package's task record", l: locks.Lock{Key: "task:WP-1", Action: session.DoneAction}, want: true, wantFin: true},
+		{name: "a failed package's task record", l: locks.Lock{Key: "task:WP-1", Action: session.FailedAction}, want: true, wantFin: true},
+		{name: "done, but not a task record", l: locks.Lock{Key: "api:GET /x", Action: session.DoneAction}},
 		{name: "a cooldown", l: locks.Lock{Key: "cooldown:backfill:src/a.go"}, want: true},
-		{name: "the planner's cycle", l: locks.Lock{Key: service.PlanCycleKey}, want: true},
+		{name: "the planner's cycle", l: locks.Lock{Key: session.PlanCycleKey}, want: true},
 		{name: "a branch writer's workflow lock", l: locks.Lock{Key: "workflow", Action: service.BranchWriterAction}, want: true},
 		{name: "a person's workflow lock", l: locks.Lock{Key: "workflow", Action: "lock"}},
 	}
@@ -62,7 +64,7 @@ func TestIsBookkeeping(t *testing.T) {
 			if got := service.IsBookkeeping(tt.l); got != tt.want {
 				t.Errorf("IsBookkeeping = %v, want %v", got, tt.want)
 			}
-			if got := service.IsFinishedPackage(tt.l); got != tt.wantFin {
+			if got := session.IsFinishedPackage(tt.l); got != tt.wantFin {
 				t.Errorf("IsFinishedPackage = %v, want %v", got, tt.wantFin)
 			}
 		})
@@ -92,7 +94,7 @@ func TestPortRows(t *testing.T) {
 
 func TestAtCommit(t *testing.T) {
 	for c, want := range map[string]string{"": " (no commit on this branch yet)", "abc1234": " at abc1234"} {
-		if got := service.AtCommit(c); got != want {
+		if got := queue.AtCommit(c); got != want {
 			t.Errorf("AtCommit(%q) = %q, want %q", c, got, want)
 		}
 	}

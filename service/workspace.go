@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/lockgate/lockgate/internal/gitexec"
+	"github.com/lockgate/lockgate/service/queue"
 	"github.com/lockgate/lockgate/service/session"
 	"github.com/lockgate/lockgate/service/verify"
 	"github.com/lockgate/lockgate/workflow"
@@ -69,6 +70,10 @@ type Identity = session.Identity
 // Verifier is the session's handler of the lock log: verify, and the
 // readers of the log the other use cases share.
 func (e *Workspace) Verifier() verify.Handler { return verify.Handler{Workspace: e.Workspace} }
+
+// Queue is the session's handler of the work queue: claims, done, give
+// back, retry, the package list and the worker loop.
+func (e *Workspace) Queue() *queue.Handler { return &queue.Handler{Workspace: e.Workspace} }
 
 // ActAs is session.Workspace.ActAs for the use cases of this package: the
 // workspace one request of a server works on.

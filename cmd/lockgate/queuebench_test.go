@@ -15,6 +15,8 @@ import (
 	"github.com/lockgate/lockgate/model/locks"
 	"github.com/lockgate/lockgate/model/locks/lockkey"
 	"github.com/lockgate/lockgate/service"
+	"github.com/lockgate/lockgate/service/queue"
+	"github.com/lockgate/lockgate/service/session"
 )
 
 // BenchmarkClaimQueue: `lockgate claim` (the next ready package) as a
@@ -146,7 +148,7 @@ func seedDone(b *testing.B, dir string, env []string, done int) {
 	put := func(s locks.Store) error {
 		for i := range done {
 			rec := locks.Lock{Key: lockkey.TaskKey(queueID(i)), Holder: ws.Owner().Holder, HolderType: ws.Owner().HolderType, Session: ws.Owner().Session,
-				Action: service.DoneAction, PID: os.Getpid(), Host: "bench", CreatedAt: now, ExpiresAt: locks.Never,
+				Action: session.DoneAction, PID: os.Getpid(), Host: "bench", CreatedAt: now, ExpiresAt: locks.Never,
 				TaskID: queueID(i), Token: locks.NewToken(), FinishedAt: &now}
 			if _, _, err := s.Acquire(ctx, rec, now); err != nil {
 				return fmt.Errorf("seed %s: %w", rec.Key, err)
@@ -162,17 +164,17 @@ func seedDone(b *testing.B, dir string, env []string, done int) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	q, err := ws.Packages(ctx, mustPackages(b, ws), false)
+	q, err := ws.Queue().Packages(ctx, mustPackages(b, ws), false)
 	if err != nil {
 		b.Fatal(err)
 	}
-	if q.Counts[service.PackageDone] != done {
-		b.Fatalf("seeded %d done packages, the queue counts %d", done, q.Counts[service.PackageDone])
+	if q.Counts[queue.PackageDone] != done {
+		b.Fatalf("seeded %d done packages, the queue counts %d", done, q.Counts[queue.PackageDone])
 	}
 }
 
 func mustPackages(b *testing.B, ws *service.Workspace) *config.WorkPackages {
-	wps, err := ws.LoadPackages("")
+	wps, err := ws.Queue().LoadPackages("")
 	if err != nil {
 		b.Fatal(err)
 	}

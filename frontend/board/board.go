@@ -13,6 +13,7 @@ import (
 	"github.com/lockgate/lockgate/model/locks"
 	"github.com/lockgate/lockgate/model/locks/lockkey"
 	"github.com/lockgate/lockgate/service"
+	"github.com/lockgate/lockgate/service/session"
 )
 
 // Snapshot is what one frame shows, as the service reads it.
@@ -40,7 +41,7 @@ type View struct {
 // rows returns the live locks to show, filtered and sorted; pauses apart.
 func rows(s Snapshot, v View) (pauses, list []locks.Entry) {
 	for _, e := range s.Locks {
-		if e.Err == nil && (e.Expired(s.Now) || service.IsFinishedPackage(e.Lock)) {
+		if e.Err == nil && (e.Expired(s.Now) || session.IsFinishedPackage(e.Lock)) {
 			// A finished package's record is its state, shown in the
 			// queue, not a lock anyone works under.
 			continue

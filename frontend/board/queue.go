@@ -9,7 +9,7 @@ import (
 
 	"github.com/lockgate/lockgate/internal/duration"
 	"github.com/lockgate/lockgate/internal/safetext"
-	"github.com/lockgate/lockgate/service"
+	"github.com/lockgate/lockgate/service/queue"
 )
 
 // queueGroups are the packages the queue section lists, most pressing
@@ -17,25 +17,25 @@ import (
 // soonest to lapse first), failed packages (the latest first), and ready
 // ones in claim order, those that can be claimed now before those that
 // wait. Done packages are only counted.
-func queueGroups(q *service.Queue) [][]service.PackageStatus {
-	var unreadable, claimed, failed, free, waiting []service.PackageStatus
+func queueGroups(q *queue.Queue) [][]queue.PackageStatus {
+	var unreadable, claimed, failed, free, waiting []queue.PackageStatus
 	for _, p := range q.Packages {
 		switch {
 		case p.Unreadable != "":
 			unreadable = append(unreadable, p)
-		case p.State == service.PackageClaimed:
+		case p.State == queue.PackageClaimed:
 			claimed = append(claimed, p)
-		case p.State == service.PackageFailed:
+		case p.State == queue.PackageFailed:
 			failed = append(failed, p)
-		case p.State == service.PackageReady && len(p.WaitsFor) == 0 && len(p.HeldBy) == 0:
+		case p.State == queue.PackageReady && len(p.WaitsFor) == 0 && len(p.HeldBy) == 0:
 			free = append(free, p)
-		case p.State == service.PackageReady:
+		case p.State == queue.PackageReady:
 			waiting = append(waiting, p)
 		}
 	}
-	slices.SortStableFunc(claimed, func(a, b service.PackageStatus) int { return stamp(a.Until).Compare(stamp(b.Until)) })
-	slices.SortStableFunc(failed, func(a, b service.PackageStatus) int { return stamp(b.FinishedAt).Compare(stamp(a.FinishedAt)) })
-	return [][]service.PackageStatus{unreadable, claimed, failed, append(free, waiting...)}
+	slices.SortStableFunc(claimed, func(a, b queue.PackageStatus) int { return stamp(a.Until).Compare(stamp(b.Until)) })
+	slices.SortStableFunc(failed, func(a, b queue.PackageStatus) int { return stamp(b.FinishedAt).Compare(stamp(a.FinishedAt)) })
+	return [][]queue.PackageStatus{unreadable, claimed, failed, append(free, waiting...)}
 }
 
 func stamp(t *time.Time) time.Time {
@@ -48,7 +48,7 @@ func stamp(t *time.Time) time.Time {
 // shares divides n rows among the groups, one row to each group in turn
 // while it has packages left, so that a long list of one state does not
 // hide the others; n <= 0 shows them all.
-func shares(groups [][]service.PackageStatus, n int) []int {
+func shares(groups [][]queue.PackageStatus, n int) []int {
 	out := make([]int, len(groups))
 	if n <= 0 {
 		for i, g := range groups {
@@ -99,12 +99,12 @@ func queueSection(b *strings.Builder, s Snapshot, v View) {
 		fmt.Fprintf(b, "work packages (%s): not shown: %s\n", file, safetext.Field(cmp.Or(s.QueueProblem, "not read")))
 		return
 	}
-	count := map[service.PackageState]int{}
+	count := map[queue.PackageState]int{}
 	for _, p := range s.Queue.Packages {
 		count[p.State]++
 	}
 	fmt.Fprintf(b, "work packages (%s): %d ready, %d claimed, %d done, %d failed\n", file,
-		count[service.PackageReady], count[service.PackageClaimed], count[service.PackageDone], count[service.PackageFailed])
+		count[queue.PackageReady], count[queue.PackageClaimed], count[queue.PackageDone], count[queue.PackageFailed])
 	groups := queueGroups(s.Queue)
 	share := shares(groups, v.Packages)
 	total, shown := 0, 0
@@ -115,7 +115,7 @@ func queueSection(b *strings.Builder, s Snapshot, v View) {
 	if total == 0 {
 		return
 	}
-	state := make(map[string]service.PackageState, len(s.Queue.Packages))
+	state := make(map[string]queue.PackageState, len(s.Queue.Packages))
 	for _, p := range s.Queue.Packages {
 		state[p.ID] = p.State
 	}
@@ -141,14 +141,14 @@ var groupNames = []string{"unreadable", "claimed", "failed", "ready"}
 
 // packageRow writes p's row; on a screen of width columns (0: unknown) its
 // last column is cut to fit, as the lock rows are (columns).
-func packageRow(b *strings.Builder, p service.PackageStatus, now time.Time, state map[string]service.PackageState, width int) {
+func packageRow(b *strings.Builder, p queue.PackageStatus, now time.Time, state map[string]queue.PackageState, width int) {
 	st, holder, left, what := string(p.State), p.Holder, "-", ""
 	switch {
 	case p.Unreadable != "":
 		st, holder, what = "unreadable", "?", "task record unreadable: "+p.Unreadable
-	case p.State == service.PackageClaimed:
+	case p.State == queue.PackageClaimed:
 		left, what = duration.Until(stamp(p.Until), now), p.Title
-	case p.State == service.PackageFailed:
+	case p.State == queue.PackageFailed:
 		left, what = duration.Until(stamp(p.FinishedAt), now), "failed: "+p.Reason
 	default:
 		holder, what = "-", waitsFor(p, state)
@@ -164,7 +164,7 @@ func packageRow(b *strings.Builder, p service.PackageStatus, now time.Time, stat
 
 // waitsFor says what a ready package waits for: its dependencies not done
 // (with their states) and the locks in its way (with their holders).
-func waitsFor(p service.PackageStatus, state map[string]service.PackageState) string {
+func waitsFor(p queue.PackageStatus, state map[string]queue.PackageState) string {
 	var w []string
 	if len(p.WaitsFor) > 0 {
 		deps := make([]string, 0, len(p.WaitsFor))

@@ -9,6 +9,8 @@ import (
 
 	"github.com/lockgate/lockgate/model/locks"
 	"github.com/lockgate/lockgate/service"
+	"github.com/lockgate/lockgate/service/queue"
+	"github.com/lockgate/lockgate/service/session"
 )
 
 func at(d time.Duration) *time.Time {
@@ -19,19 +21,19 @@ func at(d time.Duration) *time.Time {
 // queueSnap is a board with one lock and a queue in every state.
 func queueSnap() Snapshot {
 	done := lock("task:WP-0", "erin", -time.Hour, 0)
-	done.Action, done.ExpiresAt = service.DoneAction, locks.Never
+	done.Action, done.ExpiresAt = session.DoneAction, locks.Never
 	return Snapshot{Store: "the file store", Now: t0, StaleAfter: time.Hour, QueueFile: "work-packages.yaml",
 		Locks: []locks.Entry{lock("src/a.go", "bob", -time.Minute, time.Hour), done},
-		Queue: &service.Queue{Packages: []service.PackageStatus{
-			{ID: "WP-0", State: service.PackageDone, Holder: "erin", FinishedAt: at(-time.Hour)},
-			{ID: "WP-1", Title: "the parser", State: service.PackageClaimed, Holder: "bob", Since: at(-time.Hour), Until: at(2 * time.Hour)},
-			{ID: "WP-2", Title: "the lexer", State: service.PackageClaimed, Holder: "carol", Since: at(-time.Hour), Until: at(10 * time.Minute)},
-			{ID: "WP-3", State: service.PackageReady, WaitsFor: []string{"WP-1"},
+		Queue: &queue.Queue{Packages: []queue.PackageStatus{
+			{ID: "WP-0", State: queue.PackageDone, Holder: "erin", FinishedAt: at(-time.Hour)},
+			{ID: "WP-1", Title: "the parser", State: queue.PackageClaimed, Holder: "bob", Since: at(-time.Hour), Until: at(2 * time.Hour)},
+			{ID: "WP-2", Title: "the lexer", State: queue.PackageClaimed, Holder: "carol", Since: at(-time.Hour), Until: at(10 * time.Minute)},
+			{ID: "WP-3", State: queue.PackageReady, WaitsFor: []string{"WP-1"},
 				HeldBy: []service.LockView{{Key: "src/a.go", Holder: "bob"}}},
-			{ID: "WP-4", State: service.PackageReady, Holder: "frank", Expired: true},
-			{ID: "WP-5", State: service.PackageFailed, Holder: "dave", Reason: "tests red", FinishedAt: at(-5 * time.Minute)},
-			{ID: "WP-6", State: service.PackageFailed, Holder: "dave", Reason: "old", FinishedAt: at(-50 * time.Minute)},
-			{ID: "WP-7", State: service.PackageClaimed, Unreadable: "not JSON"},
+			{ID: "WP-4", State: queue.PackageReady, Holder: "frank", Expired: true},
+			{ID: "WP-5", State: queue.PackageFailed, Holder: "dave", Reason: "tests red", FinishedAt: at(-5 * time.Minute)},
+			{ID: "WP-6", State: queue.PackageFailed, Holder: "dave", Reason: "old", FinishedAt: at(-50 * time.Minute)},
+			{ID: "WP-7", State: queue.PackageClaimed, Unreadable: "not JSON"},
 		}},
 	}
 }
@@ -76,19 +78,19 @@ func TestQueueSection(t *testing.T) {
 // Cut to the rows it has, the section gives each state its turn and says
 // how many more of which.
 func TestQueueCut(t *testing.T) {
-	s := Snapshot{Now: t0, QueueFile: "wp.yaml", Queue: &service.Queue{}}
+	s := Snapshot{Now: t0, QueueFile: "wp.yaml", Queue: &queue.Queue{}}
 	for i := range 40 {
-		p := service.PackageStatus{ID: fmt.Sprintf("R-%02d", i), State: service.PackageReady}
+		p := queue.PackageStatus{ID: fmt.Sprintf("R-%02d", i), State: queue.PackageReady}
 		if i%2 == 1 {
 			p.WaitsFor = []string{"C-0"}
 		}
 		s.Queue.Packages = append(s.Queue.Packages, p)
 	}
 	for i := range 3 {
-		s.Queue.Packages = append(s.Queue.Packages, service.PackageStatus{ID: fmt.Sprintf("C-%d", i), State: service.PackageClaimed,
+		s.Queue.Packages = append(s.Queue.Packages, queue.PackageStatus{ID: fmt.Sprintf("C-%d", i), State: queue.PackageClaimed,
 			Holder: "bob", Until: at(time.Duration(3-i) * time.Minute)})
 	}
-	s.Queue.Packages = append(s.Queue.Packages, service.PackageStatus{ID: "F-0", State: service.PackageFailed, Reason: "r", FinishedAt: at(-time.Minute)})
+	s.Queue.Packages = append(s.Queue.Packages, queue.PackageStatus{ID: "F-0", State: queue.PackageFailed, Reason: "r", FinishedAt: at(-time.Minute)})
 	out := Frame(s, View{Packages: 7, Selected: -1})
 	for _, w := range []string{"C-2 ", "C-1 ", "C-0 ", "F-0 ", "R-00 ", "R-02 ", "R-04 ", "  … 37 more (37 ready)\n"} {
 		if !strings.Contains(out, w) {
@@ -112,17 +114,17 @@ func TestQueueCut(t *testing.T) {
 // What a ready package waits for: dependencies not done, with their
 // states, and the locks in its way, with their holders.
 func TestQueueWaitsFor(t *testing.T) {
-	state := map[string]service.PackageState{"A": service.PackageReady, "B": service.PackageFailed}
+	state := map[string]queue.PackageState{"A": queue.PackageReady, "B": queue.PackageFailed}
 	for _, c := range []struct {
-		p    service.PackageStatus
+		p    queue.PackageStatus
 		want string
 	}{
-		{service.PackageStatus{}, "free to claim"},
-		{service.PackageStatus{Expired: true, Holder: "bob"}, "free to claim (the claim of bob lapsed)"},
-		{service.PackageStatus{WaitsFor: []string{"A", "B"}}, "after A (ready), B (failed)"},
-		{service.PackageStatus{HeldBy: []service.LockView{{Key: "x.go", Holder: "bob"}, {Key: "api:users", Holder: "carol"}}},
+		{queue.PackageStatus{}, "free to claim"},
+		{queue.PackageStatus{Expired: true, Holder: "bob"}, "free to claim (the claim of bob lapsed)"},
+		{queue.PackageStatus{WaitsFor: []string{"A", "B"}}, "after A (ready), B (failed)"},
+		{queue.PackageStatus{HeldBy: []service.LockView{{Key: "x.go", Holder: "bob"}, {Key: "api:users", Holder: "carol"}}},
 			"x.go held by bob, api:users held by carol"},
-		{service.PackageStatus{WaitsFor: []string{"Z"}, HeldBy: []service.LockView{{Key: "x.go", Holder: "bob"}}},
+		{queue.PackageStatus{WaitsFor: []string{"Z"}, HeldBy: []service.LockView{{Key: "x.go", Holder: "bob"}}},
 			"after Z (unknown); x.go held by bob"},
 	} {
 		if got := waitsFor(c.p, state); got != c.want {
@@ -150,11 +152,11 @@ func TestQueueProblem(t *testing.T) {
 // Text from the file and the store cannot steer the terminal.
 func TestQueueEscapes(t *testing.T) {
 	evil := "WP\x1b[31m\u202e"
-	s := Snapshot{Now: t0, QueueFile: "wp\x1b].yaml", Queue: &service.Queue{Packages: []service.PackageStatus{
-		{ID: evil, State: service.PackageClaimed, Holder: "bob\a", Title: "t\x1b[2J", Until: at(time.Hour)},
-		{ID: evil + "2", State: service.PackageFailed, Holder: "x", Reason: "r\x1b[H\n", FinishedAt: at(0)},
-		{ID: evil + "3", State: service.PackageReady, WaitsFor: []string{evil}, HeldBy: []service.LockView{{Key: "k\x1b", Holder: "h\x9b"}}},
-		{ID: evil + "4", State: service.PackageClaimed, Unreadable: "bad\x1b"},
+	s := Snapshot{Now: t0, QueueFile: "wp\x1b].yaml", Queue: &queue.Queue{Packages: []queue.PackageStatus{
+		{ID: evil, State: queue.PackageClaimed, Holder: "bob\a", Title: "t\x1b[2J", Until: at(time.Hour)},
+		{ID: evil + "2", State: queue.PackageFailed, Holder: "x", Reason: "r\x1b[H\n", FinishedAt: at(0)},
+		{ID: evil + "3", State: queue.PackageReady, WaitsFor: []string{evil}, HeldBy: []service.LockView{{Key: "k\x1b", Holder: "h\x9b"}}},
+		{ID: evil + "4", State: queue.PackageClaimed, Unreadable: "bad\x1b"},
 	}}}
 	out := Frame(s, View{Selected: -1})
 	if strings.ContainsAny(out, "\x1b\a\u202e\u009b") {

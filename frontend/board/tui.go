@@ -12,7 +12,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/lockgate/lockgate/internal/safetext"
-	"github.com/lockgate/lockgate/service"
+	"github.com/lockgate/lockgate/service/session"
 )
 
 // Refresh is how often the board reads the store again.
@@ -37,7 +37,7 @@ type model struct {
 func (m *model) workers() []string {
 	var ws []string
 	for _, e := range m.snap.Locks {
-		if e.Err == nil && !service.IsFinishedPackage(e.Lock) && !slices.Contains(ws, e.Holder) {
+		if e.Err == nil && !session.IsFinishedPackage(e.Lock) && !slices.Contains(ws, e.Holder) {
 			ws = append(ws, e.Holder)
 		}
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/lockgate/lockgate/internal/gittest"
 	"github.com/lockgate/lockgate/model/locks"
 	"github.com/lockgate/lockgate/service"
+	"github.com/lockgate/lockgate/service/session"
 )
 
 // BenchmarkBoardFrame: one frame of the running board as it is made every
@@ -61,12 +62,12 @@ func BenchmarkBoardFrame(b *testing.B) {
 		finished := now.Add(-time.Minute)
 		switch {
 		case i < 100:
-			put(locks.Lock{Key: task, Holder: fmt.Sprintf("agent-%d", i%10), Action: service.ClaimAction, TaskID: fmt.Sprintf("WP-%04d", i),
+			put(locks.Lock{Key: task, Holder: fmt.Sprintf("agent-%d", i%10), Action: session.ClaimAction, TaskID: fmt.Sprintf("WP-%04d", i),
 				ExpiresAt: now.Add(time.Duration(i+1) * time.Minute)})
 		case i < 400:
-			put(locks.Lock{Key: task, Holder: "agent-0", Action: service.DoneAction, ExpiresAt: locks.Never, FinishedAt: &finished})
+			put(locks.Lock{Key: task, Holder: "agent-0", Action: session.DoneAction, ExpiresAt: locks.Never, FinishedAt: &finished})
 		case i < 450:
-			put(locks.Lock{Key: task, Holder: "agent-1", Action: service.FailedAction, Reason: "tests red", ExpiresAt: locks.Never, FinishedAt: &finished})
+			put(locks.Lock{Key: task, Holder: "agent-1", Action: session.FailedAction, Reason: "tests red", ExpiresAt: locks.Never, FinishedAt: &finished})
 		}
 	}
 	r.Write("work-packages.yaml", wps.String())

@@ -18,6 +18,8 @@ import (
 	"github.com/lockgate/lockgate/model/locks/lockkey"
 	"github.com/lockgate/lockgate/service"
 	"github.com/lockgate/lockgate/service/outcome"
+	"github.com/lockgate/lockgate/service/queue"
+	"github.com/lockgate/lockgate/service/session"
 )
 
 func acquireCommand() *command {
@@ -76,7 +78,7 @@ func (a *app) acquireWait(req service.AcquireRequest) error {
 // showAcquired says what each lock taken was, and warns of path keys that
 // name a directory or nothing.
 func (a *app) showAcquired(e *service.Workspace, res service.AcquireResult) error {
-	return a.reply(service.AcquiredViews(res.Locks), func() {
+	return a.reply(session.AcquiredViews(res.Locks), func() {
 		now := e.Now()
 		for _, r := range res.Locks {
 			verb := "acquired"
@@ -112,7 +114,7 @@ func releaseCommand() *command {
 		someArgs: "KEY",
 		run: func(ctx context.Context, a *app, args []string) error {
 			req.Keys = args
-			return a.release(ctx, func(e *service.Workspace) (service.Finished, error) { return released(e.ReleaseLocks(ctx, req)) }, nil)
+			return a.release(ctx, func(e *service.Workspace) (queue.Finished, error) { return released(e.ReleaseLocks(ctx, req)) }, nil)
 		},
 	}
 }
@@ -134,11 +136,11 @@ func refreshCommand() *command {
 			return run(ctx, a, func(e *service.Workspace) ([]locks.Lock, error) {
 				out, err := e.RefreshLocks(ctx, req)
 				if err != nil {
-					a.partial = map[string]any{"refreshed": service.ViewsOf(out)}
+					a.partial = map[string]any{"refreshed": session.ViewsOf(out)}
 				}
 				return out, err
 			}, func(e *service.Workspace, out []locks.Lock) error {
-				return a.reply(service.ViewsOf(out), func() {
+				return a.reply(session.ViewsOf(out), func() {
 					now := e.Now()
 					for _, l := range out {
 						fmt.Fprintf(a.stdio.Err, "refreshed %s in %s until %s (%s)\n", safetext.Field(l.Key), e.StoreLabel(), stamp(l.ExpiresAt), duration.Until(l.ExpiresAt, now))

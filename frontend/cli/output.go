@@ -23,6 +23,8 @@ import (
 	"github.com/lockgate/lockgate/model/locks"
 	"github.com/lockgate/lockgate/service"
 	"github.com/lockgate/lockgate/service/outcome"
+	"github.com/lockgate/lockgate/service/queue"
+	"github.com/lockgate/lockgate/service/session"
 )
 
 // writeJSON prints v as indented JSON. encoding/json escapes control
@@ -94,7 +96,7 @@ func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339) }
 // even when it fails part way: the locks it keeps, then (done, when set
 // and the request succeeded) what else it did, then what it released.
 // Its events are on the remote before it reports (a.settle).
-func (a *app) release(ctx context.Context, do func(*service.Workspace) (service.Finished, error), done func(service.Finished)) error {
+func (a *app) release(ctx context.Context, do func(*service.Workspace) (queue.Finished, error), done func(queue.Finished)) error {
 	a.purpose.Settles = true
 	e, err := a.workspace(ctx)
 	if err != nil {
@@ -130,15 +132,15 @@ func (a *app) settle(ctx context.Context, e *service.Workspace, out map[string]a
 }
 
 // released is what a request that only releases did, as release takes it.
-func released(r locks.ReleaseResult, err error) (service.Finished, error) {
-	return service.Finished{ReleaseResult: r}, err
+func released(r locks.ReleaseResult, err error) (queue.Finished, error) {
+	return queue.Finished{ReleaseResult: r}, err
 }
 
 // reportRelease says what a release did; under --json, when err ends the
 // command, what was released goes with the error object.
 func (a *app) reportRelease(e *service.Workspace, res locks.ReleaseResult, events map[string]any, err error) {
 	if a.globals.JSON {
-		out := map[string]any{"released": service.ViewsOf(res.Removed), "forced": service.ViewsOf(res.Forced),
+		out := map[string]any{"released": session.ViewsOf(res.Removed), "forced": session.ViewsOf(res.Forced),
 			"missing": append([]string{}, res.Missing...), "store": e.StoreName()}
 		maps.Copy(out, events)
 		if err != nil {

@@ -12,6 +12,7 @@ import (
 	"github.com/lockgate/lockgate/internal/duration"
 	"github.com/lockgate/lockgate/internal/safetext"
 	"github.com/lockgate/lockgate/service"
+	"github.com/lockgate/lockgate/service/queue"
 )
 
 func packagesCommand() *command {
@@ -26,14 +27,14 @@ func packagesCommand() *command {
 			if len(args) > 0 {
 				return service.Usagef("packages: takes no arguments")
 			}
-			return run(ctx, a, func(e *service.Workspace) (service.PackageList, error) { return e.ListPackages(ctx, file) }, a.showPackages)
+			return run(ctx, a, func(e *service.Workspace) (queue.PackageList, error) { return e.Queue().ListPackages(ctx, file) }, a.showPackages)
 		},
 	}
 }
 
 // showPackages prints the queue as a table, then the task records it
 // cannot read and the counts by state.
-func (a *app) showPackages(e *service.Workspace, q service.PackageList) error {
+func (a *app) showPackages(e *service.Workspace, q queue.PackageList) error {
 	return a.reply(map[string]any{"path": q.Path, "packages": q.Packages, "counts": q.Counts, "drained": q.Drained(), "store": e.StoreName()}, func() {
 		rows := [][]string{{"PACKAGE", "STATE", "PRIORITY", "HOLDER", "LEFT", "WAITS FOR", "TITLE"}}
 		for _, s := range q.Packages {
@@ -53,11 +54,11 @@ func (a *app) showPackages(e *service.Workspace, q service.PackageList) error {
 			}
 		}
 		fmt.Fprintf(a.stdio.Err, "%d packages in %s: %d ready, %d claimed, %d done, %d failed%s\n", len(q.Packages), q.Path,
-			q.Counts[service.PackageReady], q.Counts[service.PackageClaimed]-unreadable, q.Counts[service.PackageDone], q.Counts[service.PackageFailed], note)
+			q.Counts[queue.PackageReady], q.Counts[queue.PackageClaimed]-unreadable, q.Counts[queue.PackageDone], q.Counts[queue.PackageFailed], note)
 	})
 }
 
-func stateText(s service.PackageStatus) string {
+func stateText(s queue.PackageStatus) string {
 	switch {
 	case s.Unreadable != "":
 		return "unreadable"
@@ -67,8 +68,8 @@ func stateText(s service.PackageStatus) string {
 	return string(s.State)
 }
 
-func left(s service.PackageStatus, now time.Time) string {
-	if s.State == service.PackageClaimed && s.Until != nil {
+func left(s queue.PackageStatus, now time.Time) string {
+	if s.State == queue.PackageClaimed && s.Until != nil {
 		return duration.Until(*s.Until, now)
 	}
 	if s.FinishedAt != nil {
@@ -77,7 +78,7 @@ func left(s service.PackageStatus, now time.Time) string {
 	return "-"
 }
 
-func waitsText(s service.PackageStatus) string {
+func waitsText(s queue.PackageStatus) string {
 	w := append([]string(nil), s.WaitsFor...)
 	for _, l := range s.HeldBy {
 		w = append(w, safetext.Field(l.Key)+" ("+safetext.Field(l.Holder)+")")
@@ -89,7 +90,7 @@ func waitsText(s service.PackageStatus) string {
 }
 
 func releasePackageCommand() *command {
-	var req service.PackageRequest
+	var req queue.PackageRequest
 	return &command{
 		oneArg: "work package id",
 		usage:  "release-package WP [--packages FILE]",
@@ -99,13 +100,13 @@ func releasePackageCommand() *command {
 		},
 		run: func(ctx context.Context, a *app, args []string) error {
 			req.ID = args[0]
-			return a.release(ctx, func(e *service.Workspace) (service.Finished, error) { return e.ReleasePackage(ctx, req) }, nil)
+			return a.release(ctx, func(e *service.Workspace) (queue.Finished, error) { return e.Queue().ReleasePackage(ctx, req) }, nil)
 		},
 	}
 }
 
 func retryCommand() *command {
-	var req service.RetryRequest
+	var req queue.RetryRequest
 	return &command{
 		oneArg: "work package id",
 		usage:  "retry WP [--force] [--packages FILE]",
@@ -116,8 +117,8 @@ func retryCommand() *command {
 		},
 		run: func(ctx context.Context, a *app, args []string) error {
 			req.ID = args[0]
-			return run(ctx, a, func(e *service.Workspace) (service.Retried, error) { return e.RetryPackage(ctx, req) },
-				func(e *service.Workspace, was service.Retried) error {
+			return run(ctx, a, func(e *service.Workspace) (queue.Retried, error) { return e.Queue().RetryPackage(ctx, req) },
+				func(e *service.Workspace, was queue.Retried) error {
 					return a.reply(map[string]any{"package": req.ID, "was": was.Was, "by": was.By, "store": e.StoreName()}, func() {
 						fmt.Fprintf(a.stdio.Err, "%s is ready again (was %s by %s)\n", safetext.Field(req.ID), was.Was, safetext.Field(was.By))
 					})

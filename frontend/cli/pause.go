@@ -12,6 +12,8 @@ import (
 	"github.com/lockgate/lockgate/model/locks"
 	"github.com/lockgate/lockgate/service"
 	"github.com/lockgate/lockgate/service/outcome"
+	"github.com/lockgate/lockgate/service/queue"
+	"github.com/lockgate/lockgate/service/session"
 )
 
 func pauseCommand() *command {
@@ -29,7 +31,7 @@ func pauseCommand() *command {
 			req.Feature = args[0]
 			return run(ctx, a, func(e *service.Workspace) ([]locks.Result, error) { return e.Pause(ctx, req) },
 				func(e *service.Workspace, res []locks.Result) error {
-					return a.reply(service.AcquiredViews(res), func() {
+					return a.reply(session.AcquiredViews(res), func() {
 						fmt.Fprintf(a.stdio.Err, "paused %s in %s until %s; `lockgate unpause %s` resumes\n",
 							safetext.Field(req.Feature), e.StoreLabel(), stamp(res[0].Lock.ExpiresAt), hint.Quote(req.Feature))
 					})
@@ -50,7 +52,7 @@ func unpauseCommand() *command {
 		},
 		run: func(ctx context.Context, a *app, args []string) error {
 			req.Feature = args[0]
-			return a.release(ctx, func(e *service.Workspace) (service.Finished, error) { return released(e.Unpause(ctx, req)) }, nil)
+			return a.release(ctx, func(e *service.Workspace) (queue.Finished, error) { return released(e.Unpause(ctx, req)) }, nil)
 		},
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/lockgate/lockgate/internal/safetext"
 	"github.com/lockgate/lockgate/service"
 	"github.com/lockgate/lockgate/service/outcome"
+	"github.com/lockgate/lockgate/service/session"
 )
 
 func planCommand() *command {
@@ -51,7 +52,7 @@ func planCommand() *command {
 func (a *app) showPlan(e *service.Workspace, req service.PlanRequest, p *service.Planned) error {
 	if req.Acquire != "" {
 		res := p.Acquired
-		return a.reply(service.AcquiredViews(res), func() {
+		return a.reply(session.AcquiredViews(res), func() {
 			for _, r := range res {
 				fmt.Fprintln(a.stdio.Out, safetext.Field(r.Lock.Key))
 			}

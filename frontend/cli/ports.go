@@ -11,6 +11,7 @@ import (
 	"github.com/lockgate/lockgate/internal/duration"
 	"github.com/lockgate/lockgate/model/locks"
 	"github.com/lockgate/lockgate/service"
+	"github.com/lockgate/lockgate/service/queue"
 )
 
 func portsAllocateCommand() *command {
@@ -75,7 +76,7 @@ func portsReleaseCommand() *command {
 				return service.Usagef("ports release --force: name the PORTs to free (see `lockgate ports list`)")
 			}
 			req.Ports = args
-			return a.release(ctx, func(e *service.Workspace) (service.Finished, error) { return released(e.ReleasePorts(ctx, req)) }, nil)
+			return a.release(ctx, func(e *service.Workspace) (queue.Finished, error) { return released(e.ReleasePorts(ctx, req)) }, nil)
 		},
 	}
 }

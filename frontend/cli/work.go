@@ -14,6 +14,7 @@ import (
 	"github.com/lockgate/lockgate/internal/safetext"
 	"github.com/lockgate/lockgate/service"
 	"github.com/lockgate/lockgate/service/outcome"
+	"github.com/lockgate/lockgate/service/queue"
 )
 
 // workStopGrace is how long a stopped CMD has to exit after SIGTERM
@@ -21,7 +22,7 @@ import (
 const workStopGrace = 10 * time.Second
 
 func workCommand() *command {
-	req := service.WorkRequest{Retries: 1}
+	req := queue.WorkRequest{Retries: 1}
 	return &command{
 		takesLocks: true,
 		usage:      "work [--max N] [--retries N] [--ttl D] [--packages FILE] -- CMD...",
@@ -61,7 +62,7 @@ Without --session or LOCKGATE_SESSION each loop has a session of its own.`,
 			if req.Max < 0 || req.Retries < 0 || req.TTL < 0 {
 				return service.Usagef("work: --max, --retries and --ttl must not be negative")
 			}
-			a.globals.Session = service.WorkSession(a.globals.Session, getenv)
+			a.globals.Session = queue.WorkSession(a.globals.Session, getenv)
 			// The workspace records events with the context it is opened
 			// with: what the loop does after a signal (giving the package
 			// back) must reach the workflow branch too.
@@ -69,7 +70,7 @@ Without --session or LOCKGATE_SESSION each loop has a session of its own.`,
 			// again at the next renewal of a claim.
 			a.purpose.KeepsLocks = true
 			// Each package's events are on the remote before the next
-			// (service.WorkLoop settles them), and the summary says so.
+			// (queue.WorkLoop settles them), and the summary says so.
 			a.purpose.Settles = true
 			e, err := a.workspace(context.WithoutCancel(ctx))
 			if err != nil {
@@ -77,12 +78,12 @@ Without --session or LOCKGATE_SESSION each loop has a session of its own.`,
 			}
 			req.Command = argv[0]
 			req.Say = func(line string) { fmt.Fprintf(a.stdio.Err, "lockgate work: %s\n", safetext.Text(line)) }
-			w := e.NewWorkLoop(req)
+			w := e.Queue().NewWorkLoop(req)
 			err = a.runWork(ctx, w, argv)
 			var exit *outcome.ExitError
 			if err != nil && !errors.As(err, &exit) {
 				sum := w.Summary()
-				sum.Status = service.WorkError
+				sum.Status = queue.WorkError
 				a.partial = map[string]any{"work": sum}
 			}
 			return err
@@ -94,7 +95,7 @@ Without --session or LOCKGATE_SESSION each loop has a session of its own.`,
 // forwarding SIGINT and SIGTERM (which interrupt the loop) to CMD, until
 // the loop ends; its exit status is 0 when the queue is drained or --max
 // packages are finished, 1 when packages failed, 130 when interrupted.
-func (a *app) runWork(ctx context.Context, w *service.WorkLoop, argv []string) error {
+func (a *app) runWork(ctx context.Context, w *queue.WorkLoop, argv []string) error {
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	defer signal.Stop(sigs)
@@ -134,20 +135,20 @@ func (a *app) runWork(ctx context.Context, w *service.WorkLoop, argv []string) e
 		}
 		stop := func() { c.stop(workStopGrace) }
 		status, lost, err := runKept(c, func() time.Duration { return w.KeepAfter(job) }, func() error { return w.Keep(ctx, job) }, stop, toCMD, func(os.Signal) { stop() })
-		if err := w.Conclude(ctx, job, service.CommandResult{Status: status, Lost: lost, Err: err}); err != nil {
+		if err := w.Conclude(ctx, job, queue.CommandResult{Status: status, Lost: lost, Err: err}); err != nil {
 			return err
 		}
 	}
 }
 
 // endWork prints the summary under --json and returns the loop's exit status.
-func (a *app) endWork(end *service.WorkEnd) error {
+func (a *app) endWork(end *queue.WorkEnd) error {
 	// The summary goes to stdout under --json; the loop said what it did.
 	if err := a.reply(end.Summary, func() {}); err != nil {
 		return err
 	}
 	switch {
-	case end.Summary.Status == service.WorkInterrupted:
+	case end.Summary.Status == queue.WorkInterrupted:
 		return &outcome.ExitError{Code: outcome.ExitInterrupted}
 	case end.Failed:
 		return &outcome.ExitError{Code: outcome.ExitPolicy}

@@ -21,6 +21,7 @@ import (
 	"github.com/lockgate/lockgate/service"
 	"github.com/lockgate/lockgate/service/outcome"
 	"github.com/lockgate/lockgate/service/serveusers"
+	"github.com/lockgate/lockgate/service/session"
 )
 
 // apiType is the JSON API's content type.
@@ -263,7 +264,7 @@ func logRequestOf(r *http.Request) (service.LogRequest, error) {
 // apiPackages is the work-package queue, as `lockgate packages --json`
 // shows it.
 func (s *Server) apiPackages(ctx context.Context, e *service.Workspace, _ *http.Request) (int, any, error) {
-	q, err := e.ListPackages(ctx, "")
+	q, err := e.Queue().ListPackages(ctx, "")
 	if err != nil {
 		return 0, nil, err
 	}
@@ -311,14 +312,14 @@ func (s *Server) apiAcquire(ctx context.Context, e *service.Workspace, r *http.R
 		}
 		feature := strings.TrimSuffix(strings.TrimPrefix(b.Keys[0], "feature:"), ":pause")
 		res, err := e.Pause(ctx, service.PauseRequest{Feature: feature, Reason: b.Reason, TTL: req.TTL})
-		return http.StatusOK, service.AcquiredViews(res), err
+		return http.StatusOK, session.AcquiredViews(res), err
 	}
 	if info, ok := r.Context().Value(reqInfoKey{}).(*reqInfo); ok {
 		// A held key is waited for as the CLI waits: its hint is the CLI's.
 		info.wait = func(d string) string { return hint.Line(hint.WaitAcquire, d, b.Keys) }
 	}
 	res, err := e.AcquireLocks(ctx, req)
-	return http.StatusOK, service.AcquiredViews(res.Locks), err
+	return http.StatusOK, session.AcquiredViews(res.Locks), err
 }
 
 // refreshBody is POST /api/v1/locks/refresh.
@@ -347,7 +348,7 @@ func (s *Server) apiRefresh(ctx context.Context, e *service.Workspace, r *http.R
 		return 0, nil, err
 	}
 	res, err := e.RefreshLocks(ctx, req)
-	return http.StatusOK, service.ViewsOf(res), err
+	return http.StatusOK, session.ViewsOf(res), err
 }
 
 // durationOf parses field's value, "" as 0.
@@ -386,7 +387,7 @@ func (s *Server) apiRelease(ctx context.Context, e *service.Workspace, r *http.R
 
 // releasedBody is a release as `lockgate lock release --json` shows it.
 func releasedBody(e *service.Workspace, res locks.ReleaseResult) map[string]any {
-	return map[string]any{"released": service.ViewsOf(res.Removed), "forced": service.ViewsOf(res.Forced),
+	return map[string]any{"released": session.ViewsOf(res.Removed), "forced": session.ViewsOf(res.Forced),
 		"missing": append([]string{}, res.Missing...), "store": e.StoreName()}
 }
 

@@ -19,6 +19,8 @@ import (
 	"github.com/lockgate/lockgate/model/locks"
 	"github.com/lockgate/lockgate/service"
 	"github.com/lockgate/lockgate/service/outcome"
+	"github.com/lockgate/lockgate/service/queue"
+	"github.com/lockgate/lockgate/service/session"
 )
 
 // caller is a tool's input: it names who the call acts as.
@@ -274,7 +276,7 @@ func refreshLock(ctx context.Context, e *service.Workspace, in refreshIn, out *l
 		return err
 	}
 	ls, err := e.RefreshLocks(ctx, service.RefreshRequest{Keys: keyArgs(in.FilePath, in.Keys), Tool: true, TTL: ttlArg})
-	out.Locks = append(out.Locks, service.ViewsOf(ls)...)
+	out.Locks = append(out.Locks, session.ViewsOf(ls)...)
 	return err
 }
 
@@ -342,7 +344,7 @@ func claimPackage(ctx context.Context, e *service.Workspace, in claimIn, out *cl
 	if err != nil {
 		return err
 	}
-	c, err := e.ClaimWork(ctx, service.ClaimRequest{PackageRequest: service.PackageRequest{ID: in.PackageID}, TTL: ttl, Wait: wait})
+	c, err := e.Queue().ClaimWork(ctx, queue.ClaimRequest{PackageRequest: queue.PackageRequest{ID: in.PackageID}, TTL: ttl, Wait: wait})
 	out.Package, out.Title, out.Drained = c.ID, c.Title, c.Drained
 	for _, r := range c.Locks {
 		out.Locks = append(out.Locks, service.ViewOf(r.Lock))
@@ -362,8 +364,8 @@ func completePackage(ctx context.Context, e *service.Workspace, in completeIn, o
 	if in.PackageID == "" {
 		return service.Usagef("give package_id")
 	}
-	res, err := e.FinishPackage(ctx, service.FinishRequest{PackageRequest: service.PackageRequest{ID: in.PackageID},
-		Finish: service.Finish{Commit: in.Commit, Failed: in.Failed}})
+	res, err := e.Queue().FinishPackage(ctx, queue.FinishRequest{PackageRequest: queue.PackageRequest{ID: in.PackageID},
+		Finish: queue.Finish{Commit: in.Commit, Failed: in.Failed}})
 	out.fill(res.ReleaseResult)
 	return err
 }
@@ -373,16 +375,16 @@ type listPackagesIn struct {
 }
 
 type packagesOut struct {
-	Packages []service.PackageStatus `json:"packages"`
-	Counts   map[string]int          `json:"counts" jsonschema:"packages per state: ready, claimed, done, failed"`
-	Drained  bool                    `json:"drained" jsonschema:"every package is done or failed"`
-	Error    *outcome.ErrorObject    `json:"error,omitempty"`
+	Packages []queue.PackageStatus `json:"packages"`
+	Counts   map[string]int        `json:"counts" jsonschema:"packages per state: ready, claimed, done, failed"`
+	Drained  bool                  `json:"drained" jsonschema:"every package is done or failed"`
+	Error    *outcome.ErrorObject  `json:"error,omitempty"`
 }
 
 func (o *packagesOut) refuse(te *outcome.ErrorObject) { o.Error = te }
 
 func listPackages(ctx context.Context, e *service.Workspace, _ listPackagesIn, out *packagesOut) error {
-	l, err := e.ListPackages(ctx, "")
+	l, err := e.Queue().ListPackages(ctx, "")
 	if err != nil {
 		return err
 	}
@@ -533,7 +535,7 @@ func newServer(ctx context.Context, base *service.Workspace, version string) *mc
 		"a done package is never handed out again."}, func() releaseOut { return releaseOut{Released: []string{}} }, completePackage)
 	addTool(srv, base, trace, &mcp.Tool{Name: "list_packages", Description: "Every work package with its state (ready, claimed, done, failed), " +
 		"its holder and expiry, and what it waits for (dependencies, locks of others)."}, func() packagesOut {
-		return packagesOut{Packages: []service.PackageStatus{}, Counts: map[string]int{}}
+		return packagesOut{Packages: []queue.PackageStatus{}, Counts: map[string]int{}}
 	}, listPackages)
 	addTool(srv, base, trace, &mcp.Tool{Name: "pause_status", Description: "Whether a feature is paused (its feature:<id>:pause lock is held); " +
 		"stop and wait while another worker holds it."}, func() pauseOut { return pauseOut{} }, pauseStatus)

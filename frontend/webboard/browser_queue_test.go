@@ -7,6 +7,7 @@ import (
 
 	"github.com/lockgate/lockgate/internal/browsertest"
 	"github.com/lockgate/lockgate/service"
+	"github.com/lockgate/lockgate/service/queue"
 )
 
 // TestPageQueueSaysWhyAPackageWaits: the page's queue says why a ready
@@ -16,7 +17,7 @@ func TestPageQueueSaysWhyAPackageWaits(t *testing.T) {
 	t.Parallel()
 	view := snapshot(time.Now())
 	q := *view.Queue
-	q.Packages = append([]service.PackageStatus(nil), q.Packages...)
+	q.Packages = append([]queue.PackageStatus(nil), q.Packages...)
 	q.Packages[1].HeldBy = []service.LockView{{Key: "docs/**", Holder: "carol"}}
 	view.Queue = &q
 	url := serve(t, Handler(&fakeSource{view: view}))

@@ -9,6 +9,7 @@ import (
 	"github.com/lockgate/lockgate/model/locks"
 	"github.com/lockgate/lockgate/model/locks/lockkey"
 	"github.com/lockgate/lockgate/service"
+	"github.com/lockgate/lockgate/service/session"
 )
 
 // View is the JSON of one snapshot (GET /board.json, and each event of
@@ -105,7 +106,7 @@ func NewView(s service.BoardView) View {
 			v.Locks = append(v.Locks, LockView{Key: cmp.Or(e.Key, e.Name), Corrupt: true, Error: e.Err.Error()})
 			continue
 		}
-		if e.Expired(s.Now) || service.IsFinishedPackage(e.Lock) {
+		if e.Expired(s.Now) || session.IsFinishedPackage(e.Lock) {
 			continue
 		}
 		if lockkey.IsPause(e.Key) {

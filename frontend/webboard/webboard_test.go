@@ -15,6 +15,8 @@ import (
 
 	"github.com/lockgate/lockgate/model/locks"
 	"github.com/lockgate/lockgate/service"
+	"github.com/lockgate/lockgate/service/queue"
+	"github.com/lockgate/lockgate/service/session"
 )
 
 // xss is a reason a worker may write that must reach the page as text.
@@ -53,7 +55,7 @@ func snapshot(now time.Time) service.BoardView {
 			CreatedAt: now.Add(-age), ExpiresAt: now.Add(left), Reason: reason}}
 	}
 	done := lock("task:wp-0", "dave", "", time.Hour, 100*365*24*time.Hour)
-	done.Action = service.DoneAction
+	done.Action = session.DoneAction
 	return service.BoardView{
 		Store:      "the file store",
 		Now:        now,
@@ -71,12 +73,12 @@ func snapshot(now time.Time) service.BoardView {
 			{Timestamp: now.Add(-30 * time.Second), Worker: "carol", Action: "refresh", Key: "db:migrations"},
 		},
 		QueueFile: "workpackages.yml",
-		Queue: &service.Queue{Path: "workpackages.yml",
-			Packages: []service.PackageStatus{
-				{ID: "wp-1", Title: "the API", State: service.PackageClaimed, Priority: 2, Holder: "bob"},
-				{ID: "wp-2", Title: "the docs", State: service.PackageReady, Priority: 1, WaitsFor: []string{"wp-1"}},
+		Queue: &queue.Queue{Path: "workpackages.yml",
+			Packages: []queue.PackageStatus{
+				{ID: "wp-1", Title: "the API", State: queue.PackageClaimed, Priority: 2, Holder: "bob"},
+				{ID: "wp-2", Title: "the docs", State: queue.PackageReady, Priority: 1, WaitsFor: []string{"wp-1"}},
 			},
-			Counts: map[service.PackageState]int{service.PackageReady: 1, service.PackageClaimed: 1, service.PackageDone: 1}},
+			Counts: map[queue.PackageState]int{queue.PackageReady: 1, queue.PackageClaimed: 1, queue.PackageDone: 1}},
 	}
 }
 

@@ -1,4 +1,4 @@
-package service
+package queue
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"github.com/lockgate/lockgate/model/config"
 	"github.com/lockgate/lockgate/model/locks"
 	"github.com/lockgate/lockgate/model/locks/lockkey"
+	"github.com/lockgate/lockgate/model/locks/locktest"
 	"github.com/lockgate/lockgate/service/session"
 )
 
@@ -21,7 +22,7 @@ func TestPackages(t *testing.T) {
 	alice, bob := open("alice"), open("bob")
 	claimed(t, alice, "WP-1")
 	claimed(t, bob, "WP-2")
-	clock.add(time.Minute)
+	clock.Add(time.Minute)
 	finished(t, bob, "WP-2", "tests fail")
 	wps, err := alice.LoadPackages("")
 	if err != nil {
@@ -29,7 +30,7 @@ func TestPackages(t *testing.T) {
 	}
 	tests := []struct {
 		name      string
-		as        *Workspace
+		as        *Handler
 		withLocks bool
 		// wantHeldBy is who holds a lock in WP-4's way ("" none shown).
 		wantHeldBy string
@@ -61,7 +62,7 @@ func TestPackages(t *testing.T) {
 				t.Fatal("drained with two packages ready")
 			}
 			wp1, _ := q.status("WP-1")
-			if wp1.State != PackageClaimed || wp1.Holder != "alice" || wp1.Since == nil || !wp1.Since.Equal(clock.now().Add(-time.Minute)) {
+			if wp1.State != PackageClaimed || wp1.Holder != "alice" || wp1.Since == nil || !wp1.Since.Equal(clock.Now().Add(-time.Minute)) {
 				t.Fatalf("WP-1 %+v, want claimed by alice a minute ago", wp1)
 			}
 			wp2, _ := q.status("WP-2")
@@ -78,7 +79,7 @@ func TestPackages(t *testing.T) {
 	}
 	t.Run("a store that cannot be listed", func(t *testing.T) {
 		down := open("carol")
-		down.Store = downStore{down.Store}
+		down.Store = locktest.Unlistable{Store: down.Store}
 		var unavail *locks.UnavailableError
 		if _, err := down.Packages(ctx, wps, true); !errors.As(err, &unavail) {
 			t.Fatalf("error %v (%T), want the store's", err, err)
@@ -92,27 +93,23 @@ func TestDropLostClaim(t *testing.T) {
 		name string
 		// lose changes the store after alice's claim of WP-4 (src/a.go
 		// and src/d.go), before she gives back what is left of it.
-		lose        func(t *testing.T, clock *fakeClock, bob *Workspace)
+		lose        func(t *testing.T, clock *fakeClock, bob *Handler)
 		wantRemoved []string
 		// wantBob is the key bob holds after, "" none.
 		wantBob string
 	}{
-		{name: "every lock still the claim's", lose: func(*testing.T, *fakeClock, *Workspace) {},
+		{name: "every lock still the claim's", lose: func(*testing.T, *fakeClock, *Handler) {},
 			wantRemoved: []string{"src/a.go", "src/d.go"}},
 		{name: "a lock another took over is left to it",
-			lose: func(t *testing.T, clock *fakeClock, bob *Workspace) {
-				clock.add(2 * time.Hour) // the claim lapsed
-				if _, err := bob.AcquireLocks(ctx, AcquireRequest{Keys: []string{"src/d.go"}}); err != nil {
-					t.Fatal(err)
-				}
+			lose: func(t *testing.T, clock *fakeClock, bob *Handler) {
+				clock.Add(2 * time.Hour) // the claim lapsed
+				take(t, bob, "src/d.go")
 			},
 			wantRemoved: []string{"src/a.go"}, wantBob: "src/d.go"},
 		{name: "nothing left to give back",
-			lose: func(t *testing.T, clock *fakeClock, bob *Workspace) {
-				clock.add(2 * time.Hour)
-				if _, err := bob.AcquireLocks(ctx, AcquireRequest{Keys: []string{"src/a.go", "src/d.go"}}); err != nil {
-					t.Fatal(err)
-				}
+			lose: func(t *testing.T, clock *fakeClock, bob *Handler) {
+				clock.Add(2 * time.Hour)
+				take(t, bob, "src/a.go", "src/d.go")
 			},
 			wantBob: "src/a.go"},
 	}
@@ -150,9 +147,7 @@ func TestDropLostClaim(t *testing.T) {
 	t.Run("a lock the claim renewed stays", func(t *testing.T) {
 		_, _, open := queueRepo(t, queuePackages)
 		alice := open("alice")
-		if _, err := alice.AcquireLocks(ctx, AcquireRequest{Keys: []string{"src/a.go"}}); err != nil {
-			t.Fatal(err)
-		}
+		take(t, alice, "src/a.go")
 		c := claimed(t, alice, "WP-4")
 		res, err := alice.dropLostClaim(ctx, "WP-4", c.Locks)
 		if err != nil {
@@ -183,8 +178,8 @@ func TestWorkPackage(t *testing.T) {
 			wantKeys: []string{"src/a.go", "api:GET /x"}, wantTTL: 90 * time.Minute},
 		{name: "the claim's ttl over the package's", yaml: "packages:\n  - id: WP-1\n    locks: {ttl: 90m, files: [src/a.go]}\n", id: "WP-1",
 			claim: Claim{TTL: time.Minute}, wantKeys: []string{"src/a.go"}, wantTTL: time.Minute},
-		{name: "no such package", yaml: queuePackages, id: "WP-9", wantErr: asType[*UsageError]},
-		{name: "no work packages file", id: "WP-1", wantErr: asType[*UsageError]},
+		{name: "no such package", yaml: queuePackages, id: "WP-9", wantErr: asType[*session.UsageError]},
+		{name: "no work packages file", id: "WP-1", wantErr: asType[*session.UsageError]},
 		{name: "a file that is not valid", yaml: "packages:\n  - id: WP-1\n    depends_on: [WP-0]\n", id: "WP-1",
 			wantErr: asType[*config.Error]},
 		{name: "a key that is not valid", yaml: "packages:\n  - id: WP-1\n    locks: {keys: [\"api:nope\"]}\n", id: "WP-1",
@@ -201,7 +196,7 @@ func TestWorkPackage(t *testing.T) {
 				r.Write("work-packages.yaml", tt.yaml)
 			}
 			e := open("alice")
-			wp, keys, err := e.workPackage("", tt.id)
+			wp, keys, err := e.WorkPackage("", tt.id)
 			if tt.wantErr != nil {
 				if !tt.wantErr(err) {
 					t.Fatalf("error %v (%T), want another", err, err)
@@ -217,7 +212,7 @@ func TestWorkPackage(t *testing.T) {
 			if got := e.claimTTL(wp, tt.claim); got != tt.wantTTL {
 				t.Fatalf("claim ttl %s, want %s", got, tt.wantTTL)
 			}
-			if got, want := e.packagesFile(""), filepath.Join(r.Dir, "work-packages.yaml"); got != want {
+			if got, want := e.PackagesFile(""), filepath.Join(r.Dir, "work-packages.yaml"); got != want {
 				t.Fatalf("packages file %s, want %s", got, want)
 			}
 		})

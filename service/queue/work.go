@@ -1,4 +1,4 @@
-package service
+package queue
 
 import (
 	"context"
@@ -144,7 +144,7 @@ type CommandResult struct {
 // WorkLoop is one worker loop. Next, Keep and Conclude are called from
 // one goroutine; Interrupt from any.
 type WorkLoop struct {
-	e        *Workspace
+	e        *Handler
 	req      WorkRequest
 	stop     chan struct{}
 	stopOnce sync.Once
@@ -162,7 +162,7 @@ type WorkLoop struct {
 }
 
 // NewWorkLoop starts a worker loop on the opened workspace.
-func (e *Workspace) NewWorkLoop(req WorkRequest) *WorkLoop {
+func (e *Handler) NewWorkLoop(req WorkRequest) *WorkLoop {
 	w := &WorkLoop{e: e, req: req, stop: make(chan struct{}), failures: map[string]int{}}
 	w.sum = WorkSummary{Worker: e.Me.Holder, Session: e.Me.Session, Store: e.StoreName(),
 		Done: []WorkRun{}, Failed: []WorkRun{}, GivenBack: []WorkRun{}, Lost: []WorkRun{}}
@@ -340,7 +340,7 @@ func (w *WorkLoop) job(ctx context.Context, wp *config.WorkPackage, res []locks.
 	j.ttl = w.e.claimTTL(wp, Claim{TTL: w.req.TTL})
 	j.Every, j.expires = j.ttl/3, j.task.ExpiresAt
 	j.try = w.failures[wp.ID] + 1
-	w.say("claimed %s until %s, try %d of %d", PackageLabel(wp.ID, wp.Title), stampOf(&j.task.ExpiresAt), j.try, w.req.Retries+1)
+	w.say("claimed %s until %s, try %d of %d", session.PackageLabel(wp.ID, wp.Title), stampOf(&j.task.ExpiresAt), j.try, w.req.Retries+1)
 	env, err := w.env(wp)
 	if err != nil {
 		w.giveBack(ctx, wp.ID, WorkRun{Package: wp.ID}, "its keys cannot be read")
@@ -409,7 +409,7 @@ func (w *WorkLoop) Keep(ctx context.Context, j *WorkJob) error {
 	}
 	cur, gerr := w.e.Store.Get(bg, j.task.Key)
 	switch {
-	case gerr == nil && IsFinishedPackage(cur) && cur.OwnedBy(w.e.Me):
+	case gerr == nil && session.IsFinishedPackage(cur) && cur.OwnedBy(w.e.Me):
 		j.finishedByCMD = true // the command ran `lockgate done` itself
 		return nil
 	case claimLost(err):
@@ -546,7 +546,7 @@ func (w *WorkLoop) stillClaimed(ctx context.Context, task locks.Lock) bool {
 	if errors.Is(err, locks.ErrNotFound) {
 		return false
 	}
-	return err != nil || cur.Token == task.Token && !IsFinishedPackage(cur)
+	return err != nil || cur.Token == task.Token && !session.IsFinishedPackage(cur)
 }
 
 // lose reports a claim lost (taken over after it expired, or cleared): the

@@ -1,4 +1,4 @@
-package service
+package queue
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 
 	"github.com/lockgate/lockgate/internal/gittest"
 	"github.com/lockgate/lockgate/model/locks"
+	"github.com/lockgate/lockgate/service/session"
 )
 
 // staleStore lists the store as it was once read: what a claimer's one
@@ -28,7 +29,7 @@ func (s *staleStore) InNamespace(_ context.Context, ns string) ([]locks.Entry, e
 	return out, nil
 }
 
-func workspaceAs(t *testing.T, r *gittest.Repo, worker string) *Workspace {
+func workspaceAs(t *testing.T, r *gittest.Repo, worker string) *Handler {
 	t.Helper()
 	env := map[string]string{}
 	for _, kv := range r.Env {
@@ -37,15 +38,15 @@ func workspaceAs(t *testing.T, r *gittest.Repo, worker string) *Workspace {
 		}
 	}
 	ctx := context.Background()
-	e, err := Load(ctx, Options{Dir: r.Dir, As: worker, WorkerType: "agent", Session: worker, Getenv: func(k string) string { return env[k] }})
+	s, err := session.Load(ctx, session.Options{Dir: r.Dir, As: worker, WorkerType: "agent", Session: worker, Getenv: func(k string) string { return env[k] }})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := e.Open(ctx, Purpose{TakesLocks: true}); err != nil {
+	if err := s.Open(ctx, session.Purpose{TakesLocks: true}); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(e.Close)
-	return e
+	t.Cleanup(s.Close)
+	return &Handler{Workspace: s}
 }
 
 // A package another claims and finishes between a claimer's reading of

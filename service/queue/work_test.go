@@ -1,92 +1,35 @@
-package service
+package queue
 
 import (
 	"context"
 	"errors"
 	"os"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/lockgate/lockgate/internal/gittest"
 	"github.com/lockgate/lockgate/model/locks"
+	"github.com/lockgate/lockgate/model/locks/locktest"
+	"github.com/lockgate/lockgate/service/queue/queuetest"
+	"github.com/lockgate/lockgate/service/session"
 )
 
-// fakeClock is the workspaces' one clock in these tests: expiry and
-// takeover follow it, not the wall clock.
-type fakeClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
+// fakeClock is the handlers' one clock in these tests.
+type fakeClock = queuetest.Clock
 
-func (c *fakeClock) now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
+const queuePackages = queuetest.Packages
 
-func (c *fakeClock) add(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
-
-// queuePackages: WP-2 comes first (priority), WP-3 waits for WP-1, WP-4
-// shares WP-1's file.
-const queuePackages = `packages:
-  - id: WP-1
-    title: one
-    locks:
-      files: [src/a.go]
-  - id: WP-2
-    title: two
-    priority: 5
-    locks:
-      files: [src/b.go]
-  - id: WP-3
-    title: after one
-    depends_on: [WP-1]
-    locks:
-      files: [src/c.go]
-  - id: WP-4
-    title: one again
-    locks:
-      files: [src/a.go, src/d.go]
-`
-
-// queueRepo is a repository with the work packages file yaml and a
-// function that opens it as a worker (its session named after it).
-func queueRepo(t *testing.T, yaml string) (*gittest.Repo, *fakeClock, func(worker string) *Workspace) {
+// queueRepo is queuetest.Repo, its workers' sessions each a queue handler.
+func queueRepo(t *testing.T, yaml string) (*gittest.Repo, *fakeClock, func(worker string) *Handler) {
 	t.Helper()
-	r := gittest.New(t)
-	r.Write(".lockgate.yaml", "version: 1\nworkflow:\n  auto_commit: false\n")
-	r.Write("work-packages.yaml", yaml)
-	for _, f := range []string{"src/a.go", "src/b.go", "src/c.go", "src/d.go"} {
-		r.Write(f, "package src\n")
-	}
-	r.Commit("init")
-	clock := &fakeClock{t: time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)}
-	open := func(worker string) *Workspace {
-		t.Helper()
-		ctx := context.Background()
-		e, err := Load(ctx, Options{Dir: r.Dir, As: worker, WorkerType: "agent", Session: worker, Clock: clock.now,
-			Getenv: func(string) string { return "" }})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := e.Open(ctx, Purpose{TakesLocks: true}); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(e.Close)
-		return e
-	}
-	return r, clock, open
+	r, clock, open := queuetest.Repo(t, yaml)
+	return r, clock, func(worker string) *Handler { return &Handler{Workspace: open(worker)} }
 }
 
 func pkgReq(id string) PackageRequest { return PackageRequest{ID: id} }
 
-func claimed(t *testing.T, e *Workspace, id string) Claimed {
+func claimed(t *testing.T, e *Handler, id string) Claimed {
 	t.Helper()
 	c, err := e.ClaimWork(context.Background(), ClaimRequest{PackageRequest: pkgReq(id), TTL: time.Hour})
 	if err != nil {
@@ -95,10 +38,19 @@ func claimed(t *testing.T, e *Workspace, id string) Claimed {
 	return c
 }
 
-func finished(t *testing.T, e *Workspace, id, failed string) {
+func finished(t *testing.T, e *Handler, id, failed string) {
 	t.Helper()
 	if _, err := e.FinishPackage(context.Background(), FinishRequest{PackageRequest: pkgReq(id), Finish: Finish{Failed: failed}}); err != nil {
 		t.Fatalf("finish %s: %v", id, err)
+	}
+}
+
+// take has e take keys (canonical paths) outside any claim, for an hour,
+// as `lockgate lock acquire` does.
+func take(t *testing.T, e *Handler, keys ...string) {
+	t.Helper()
+	if _, err := e.Mgr.Acquire(context.Background(), locks.Request{Keys: keys, Owner: e.Me, TTL: time.Hour, Action: "lock"}); err != nil {
+		t.Fatal(err)
 	}
 }
 
@@ -112,7 +64,7 @@ func TestClaimWork(t *testing.T) {
 	tests := []struct {
 		name string
 		// setup runs as alice and bob before carol claims id.
-		setup   func(t *testing.T, alice, bob *Workspace)
+		setup   func(t *testing.T, alice, bob *Handler)
 		id      string
 		want    string // the package claimed
 		drained bool
@@ -121,7 +73,7 @@ func TestClaimWork(t *testing.T) {
 		{name: "next: priority first", want: "WP-2"},
 		{name: "named", id: "WP-4", want: "WP-4"},
 		{name: "named, not in the file", id: "WP-9", check: func(t *testing.T, err error) {
-			if !asType[*UsageError](err) || !strings.Contains(err.Error(), `no work package "WP-9"`) {
+			if !asType[*session.UsageError](err) || !strings.Contains(err.Error(), `no work package "WP-9"`) {
 				t.Errorf("err = %v, want a usage error naming WP-9", err)
 			}
 		}},
@@ -131,7 +83,7 @@ func TestClaimWork(t *testing.T) {
 				t.Errorf("err = %v, want a PackageStateError waiting for WP-1", err)
 			}
 		}},
-		{name: "named, done", id: "WP-2", setup: func(t *testing.T, alice, _ *Workspace) {
+		{name: "named, done", id: "WP-2", setup: func(t *testing.T, alice, _ *Handler) {
 			claimed(t, alice, "WP-2")
 			finished(t, alice, "WP-2", "")
 		}, check: func(t *testing.T, err error) {
@@ -140,7 +92,7 @@ func TestClaimWork(t *testing.T) {
 				t.Errorf("err = %v, want a PackageStateError: done by alice", err)
 			}
 		}},
-		{name: "named, failed", id: "WP-2", setup: func(t *testing.T, alice, _ *Workspace) {
+		{name: "named, failed", id: "WP-2", setup: func(t *testing.T, alice, _ *Handler) {
 			claimed(t, alice, "WP-2")
 			finished(t, alice, "WP-2", "tests red")
 		}, check: func(t *testing.T, err error) {
@@ -149,7 +101,7 @@ func TestClaimWork(t *testing.T) {
 				t.Errorf("err = %v, want a PackageStateError: failed", err)
 			}
 		}},
-		{name: "next: skips claimed and blocked packages", setup: func(t *testing.T, alice, bob *Workspace) {
+		{name: "next: skips claimed and blocked packages", setup: func(t *testing.T, alice, bob *Handler) {
 			claimed(t, alice, "WP-2")
 			claimed(t, bob, "WP-1")
 		}, check: func(t *testing.T, err error) {
@@ -164,7 +116,7 @@ func TestClaimWork(t *testing.T) {
 				t.Errorf("err = %v does not wrap the lock in WP-4's way", err)
 			}
 		}},
-		{name: "next: drained", drained: true, setup: func(t *testing.T, alice, _ *Workspace) {
+		{name: "next: drained", drained: true, setup: func(t *testing.T, alice, _ *Handler) {
 			for _, id := range []string{"WP-2", "WP-1", "WP-3", "WP-4"} {
 				claimed(t, alice, id)
 				finished(t, alice, id, "")
@@ -205,7 +157,7 @@ func TestClaimWorkTakesOverAnExpiredClaim(t *testing.T) {
 	_, clock, open := queueRepo(t, queuePackages)
 	alice, bob := open("alice"), open("bob")
 	old := taskOf(claimed(t, alice, "WP-1"))
-	clock.add(2 * time.Hour)
+	clock.Add(2 * time.Hour)
 	task := taskOf(claimed(t, bob, "WP-1"))
 	if task.TookOver == nil || task.TookOver.Holder != "alice" || task.Lock.Fence <= old.Lock.Fence {
 		t.Fatalf("took over %+v (fence %d after %d), want alice's claim under a higher fence", task.TookOver, task.Lock.Fence, old.Lock.Fence)
@@ -225,12 +177,12 @@ func taskOf(c Claimed) locks.Result {
 func TestFinishPackage(t *testing.T) {
 	tests := []struct {
 		name  string
-		setup func(t *testing.T, clock *fakeClock, alice, bob *Workspace)
+		setup func(t *testing.T, clock *fakeClock, alice, bob *Handler)
 		how   Finish
 		check func(t *testing.T, f Finished, err error, head string)
 	}{
 		{name: "done at HEAD", setup: claimWP1, check: func(t *testing.T, f Finished, err error, head string) {
-			if err != nil || f.Record.Action != DoneAction || f.Record.Commit != head || !f.Record.ExpiresAt.Equal(locks.Never) {
+			if err != nil || f.Record.Action != session.DoneAction || f.Record.Commit != head || !f.Record.ExpiresAt.Equal(locks.Never) {
 				t.Errorf("record %+v, err %v: want done at %s, never expiring", f.Record, err, head)
 			}
 			if len(f.Removed) != 1 || f.Removed[0].Key != "src/a.go" {
@@ -238,13 +190,13 @@ func TestFinishPackage(t *testing.T) {
 			}
 		}},
 		{name: "failed", setup: claimWP1, how: Finish{Failed: "tests red"}, check: func(t *testing.T, f Finished, err error, _ string) {
-			if err != nil || f.Record.Action != FailedAction || f.Record.Reason != "tests red" || f.Record.Commit != "" {
+			if err != nil || f.Record.Action != session.FailedAction || f.Record.Reason != "tests red" || f.Record.Commit != "" {
 				t.Errorf("record %+v, err %v: want failed for tests red, no commit", f.Record, err)
 			}
 		}},
 		{name: "a commit that is none", setup: claimWP1, how: Finish{Commit: "nosuchrev"}, check: wantUsage("names no commit")},
 		{name: "not claimed", check: wantUsage("the package is not claimed")},
-		{name: "done already", setup: func(t *testing.T, c *fakeClock, alice, bob *Workspace) {
+		{name: "done already", setup: func(t *testing.T, c *fakeClock, alice, bob *Handler) {
 			claimWP1(t, c, alice, bob)
 			finished(t, alice, "WP-1", "")
 		}, check: func(t *testing.T, _ Finished, err error, _ string) {
@@ -253,9 +205,9 @@ func TestFinishPackage(t *testing.T) {
 				t.Errorf("err = %v, want a PackageStateError of done", err)
 			}
 		}},
-		{name: "lost: taken over after it expired", setup: func(t *testing.T, clock *fakeClock, alice, bob *Workspace) {
+		{name: "lost: taken over after it expired", setup: func(t *testing.T, clock *fakeClock, alice, bob *Handler) {
 			claimWP1(t, clock, alice, bob)
-			clock.add(2 * time.Hour)
+			clock.Add(2 * time.Hour)
 			claimed(t, bob, "WP-1")
 		}, check: func(t *testing.T, _ Finished, err error, _ string) {
 			var no *locks.NotOwnerError
@@ -277,12 +229,12 @@ func TestFinishPackage(t *testing.T) {
 	}
 }
 
-func claimWP1(t *testing.T, _ *fakeClock, alice, _ *Workspace) { claimed(t, alice, "WP-1") }
+func claimWP1(t *testing.T, _ *fakeClock, alice, _ *Handler) { claimed(t, alice, "WP-1") }
 
 func wantUsage(part string) func(t *testing.T, _ Finished, err error, _ string) {
 	return func(t *testing.T, _ Finished, err error, _ string) {
 		t.Helper()
-		if !asType[*UsageError](err) || !strings.Contains(err.Error(), part) {
+		if !asType[*session.UsageError](err) || !strings.Contains(err.Error(), part) {
 			t.Errorf("err = %v, want a usage error saying %q", err, part)
 		}
 	}
@@ -291,20 +243,20 @@ func wantUsage(part string) func(t *testing.T, _ Finished, err error, _ string) 
 func TestReleasePackage(t *testing.T) {
 	tests := []struct {
 		name  string
-		setup func(t *testing.T, alice *Workspace)
+		setup func(t *testing.T, alice *Handler)
 		check func(t *testing.T, f Finished, err error)
 	}{
-		{name: "given back", setup: func(t *testing.T, alice *Workspace) { claimed(t, alice, "WP-1") }, check: func(t *testing.T, f Finished, err error) {
+		{name: "given back", setup: func(t *testing.T, alice *Handler) { claimed(t, alice, "WP-1") }, check: func(t *testing.T, f Finished, err error) {
 			if err != nil || len(f.Removed) != 2 {
 				t.Errorf("released %+v, err %v: want the task record and src/a.go", f.Removed, err)
 			}
 		}},
 		{name: "not claimed", check: func(t *testing.T, _ Finished, err error) {
-			if !asType[*UsageError](err) || !strings.Contains(err.Error(), "not claimed") {
+			if !asType[*session.UsageError](err) || !strings.Contains(err.Error(), "not claimed") {
 				t.Errorf("err = %v, want a usage error", err)
 			}
 		}},
-		{name: "done", setup: func(t *testing.T, alice *Workspace) {
+		{name: "done", setup: func(t *testing.T, alice *Handler) {
 			claimed(t, alice, "WP-1")
 			finished(t, alice, "WP-1", "")
 		}, check: func(t *testing.T, _ Finished, err error) {
@@ -341,9 +293,9 @@ func TestRetryPackage(t *testing.T) {
 		want    Retried
 		wantErr string
 	}{
-		{name: "failed", claim: true, finish: "tests red", want: Retried{Was: FailedAction, By: "alice"}},
+		{name: "failed", claim: true, finish: "tests red", want: Retried{Was: session.FailedAction, By: "alice"}},
 		{name: "done, refused", claim: true, finish: "done", wantErr: "--force"},
-		{name: "done, reset", claim: true, finish: "done", force: true, want: Retried{Was: DoneAction, By: "alice"}},
+		{name: "done, reset", claim: true, finish: "done", force: true, want: Retried{Was: session.DoneAction, By: "alice"}},
 		{name: "claimed", claim: true, wantErr: "claimed by alice"},
 		{name: "ready", wantErr: "ready already"},
 	}
@@ -363,7 +315,7 @@ func TestRetryPackage(t *testing.T) {
 			}
 			got, err := open("bob").RetryPackage(context.Background(), RetryRequest{PackageRequest: pkgReq("WP-1"), Force: tc.force})
 			if tc.wantErr != "" {
-				if !asType[*UsageError](err) || !strings.Contains(err.Error(), tc.wantErr) {
+				if !asType[*session.UsageError](err) || !strings.Contains(err.Error(), tc.wantErr) {
 					t.Fatalf("err = %v, want a usage error saying %q", err, tc.wantErr)
 				}
 				return
@@ -391,8 +343,8 @@ func TestListPackages(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !l.Now.Equal(clock.now()) {
-		t.Errorf("Now = %v, want the workspace's clock %v", l.Now, clock.now())
+	if !l.Now.Equal(clock.Now()) {
+		t.Errorf("Now = %v, want the workspace's clock %v", l.Now, clock.Now())
 	}
 	want := map[PackageState]int{PackageReady: 2, PackageClaimed: 2, PackageDone: 0, PackageFailed: 0}
 	for s, n := range want {
@@ -406,7 +358,7 @@ func TestListPackages(t *testing.T) {
 	if s, _ := l.status("WP-4"); len(s.HeldBy) != 1 || s.HeldBy[0].Key != "src/a.go" || s.HeldBy[0].Holder != "bob" {
 		t.Errorf("WP-4 held by %+v, want src/a.go by bob", s.HeldBy)
 	}
-	if s, _ := l.status("WP-2"); s.Holder != "alice" || s.Until == nil || !s.Until.Equal(clock.now().Add(time.Hour)) {
+	if s, _ := l.status("WP-2"); s.Holder != "alice" || s.Until == nil || !s.Until.Equal(clock.Now().Add(time.Hour)) {
 		t.Errorf("WP-2: %+v, want claimed by alice for an hour", s)
 	}
 	if l.Drained() || len(l.Hints) != 0 {
@@ -415,7 +367,7 @@ func TestListPackages(t *testing.T) {
 }
 
 // workLoop starts a loop as worker with the lines it says.
-func workLoop(e *Workspace, req WorkRequest) (*WorkLoop, *[]string) {
+func workLoop(e *Handler, req WorkRequest) (*WorkLoop, *[]string) {
 	var said []string
 	req.Command, req.TTL = "make", time.Hour
 	prev := req.Say
@@ -596,7 +548,7 @@ func TestWorkLoopLostClaim(t *testing.T) {
 	}
 	// The claim lapses and bob takes it over: keeping it finds it lost, and
 	// the package is not alice's to mark done.
-	clock.add(2 * time.Hour)
+	clock.Add(2 * time.Hour)
 	claimed(t, bob, "WP-2")
 	lost := w.Keep(ctx, j)
 	if lost == nil {
@@ -685,7 +637,7 @@ func TestWorkLoopKeepRidesOutUnavailableStore(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	store := &downFor{Store: alice.Mgr.Store, n: 2}
+	store := &locktest.DownFor{Store: alice.Mgr.Store, N: 2}
 	alice.Mgr.Store = store
 	for i, want := range []time.Duration{250 * time.Millisecond, 500 * time.Millisecond} {
 		if err := w.Keep(ctx, j); err != nil || w.KeepAfter(j) != want {
@@ -698,8 +650,8 @@ func TestWorkLoopKeepRidesOutUnavailableStore(t *testing.T) {
 	if n := strings.Count(strings.Join(*said, "\n"), "could not renew the claim"); n != 1 {
 		t.Errorf("said the renewal failed %d times, want once: %q", n, *said)
 	}
-	store.n = 1000
-	clock.add(j.expires.Sub(clock.now()) - time.Second)
+	store.N = 1000
+	clock.Add(j.expires.Sub(clock.Now()) - time.Second)
 	err = w.Keep(ctx, j)
 	if !errors.As(err, new(*locks.ExpiringError)) || !errors.As(err, new(*locks.UnavailableError)) {
 		t.Fatalf("keep a second before the claim expires, the store down: %v; want an *ExpiringError with the store's", err)
@@ -710,5 +662,17 @@ func TestWorkLoopKeepRidesOutUnavailableStore(t *testing.T) {
 	}
 	if !strings.Contains(strings.Join(*said, "\n"), "did not confirm a renewal of the claim while make ran") {
 		t.Errorf("said %q; want that the claim was not renewed in time", *said)
+	}
+}
+
+// TestWorkLoopUntitledPackage: a package without a title is named by its
+// id alone, not followed by empty parentheses.
+func TestWorkLoopUntitledPackage(t *testing.T) {
+	_, _, open := queueRepo(t, "packages:\n  - id: WP-1\n    locks:\n      files: [src/a.go]\n  - id: WP-2\n    title: two\n    locks:\n      files: [src/b.go]\n")
+	w, said := workLoop(open("alice"), WorkRequest{})
+	runs(t, w, nil)
+	all := strings.Join(*said, "\n")
+	if !strings.Contains(all, "claimed WP-1 until ") || !strings.Contains(all, "claimed WP-2 (two) until ") || strings.Contains(all, "()") {
+		t.Errorf("the loop said:\n%s\nwant WP-1 named without a title, WP-2 with its own", all)
 	}
 }

@@ -1,4 +1,4 @@
-package service
+package queue
 
 import (
 	"cmp"
@@ -20,12 +20,12 @@ import (
 )
 
 // LoadPackages reads and validates the work packages file.
-func (e *Workspace) LoadPackages(file string) (*config.WorkPackages, error) {
-	file = e.packagesFile(file)
+func (e *Handler) LoadPackages(file string) (*config.WorkPackages, error) {
+	file = e.PackagesFile(file)
 	// Every claim reads the file: keep it decoded in the clone's state.
 	wps, err := config.LoadWorkPackagesCached(file, filepath.Join(e.StateDir(), "cache"))
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, Usagef("no work packages file %s: write one, or point work_packages in .lockgate.yaml (or --packages) at it", file)
+		return nil, session.Usagef("no work packages file %s: write one, or point work_packages in .lockgate.yaml (or --packages) at it", file)
 	}
 	if err != nil {
 		return nil, err
@@ -36,10 +36,10 @@ func (e *Workspace) LoadPackages(file string) (*config.WorkPackages, error) {
 	return wps, nil
 }
 
-// packagesFile is the work packages file: file (relative to the working
+// PackagesFile is the work packages file: file (relative to the working
 // directory), or by default work_packages of the config (relative to the
 // repository's top).
-func (e *Workspace) packagesFile(file string) string {
+func (e *Handler) PackagesFile(file string) string {
 	if file == "" {
 		file = e.Cfg.WorkPackages
 		if !filepath.IsAbs(file) && e.WorkTree() != "" {
@@ -51,10 +51,10 @@ func (e *Workspace) packagesFile(file string) string {
 	return file
 }
 
-// parsePackages parses and validates data as the work packages file
+// ParsePackages parses and validates data as the work packages file
 // named name (problems name it with their lines), as LoadPackages does
 // with the file it reads.
-func (e *Workspace) parsePackages(name string, data []byte) (*config.WorkPackages, error) {
+func (e *Handler) ParsePackages(name string, data []byte) (*config.WorkPackages, error) {
 	wps, err := config.LoadWorkPackagesBytes(name, data)
 	if err != nil {
 		return nil, err
@@ -65,7 +65,7 @@ func (e *Workspace) parsePackages(name string, data []byte) (*config.WorkPackage
 	return wps, nil
 }
 
-func (e *Workspace) validatePackages(wps *config.WorkPackages) error {
+func (e *Handler) validatePackages(wps *config.WorkPackages) error {
 	opts := e.KeyOptions()
 	return wps.Validate(func(id string) error {
 		return checkPackageID(id, opts)
@@ -84,21 +84,21 @@ func checkPackageID(id string, opts *lockkey.Options) error {
 	return nil
 }
 
-// workPackage finds package id and returns it with its canonical keys.
-func (e *Workspace) workPackage(file, id string) (*config.WorkPackage, []lockkey.Key, error) {
+// WorkPackage finds package id and returns it with its canonical keys.
+func (e *Handler) WorkPackage(file, id string) (*config.WorkPackage, []lockkey.Key, error) {
 	wps, err := e.LoadPackages(file)
 	if err != nil {
 		return nil, nil, err
 	}
 	wp, ok := wps.Find(id)
 	if !ok {
-		return nil, nil, Usagef("no work package %q in %s", id, wps.Path)
+		return nil, nil, session.Usagef("no work package %q in %s", id, wps.Path)
 	}
 	keys, err := e.packageKeys(wp)
 	return wp, keys, err
 }
 
-func (e *Workspace) packageKeys(wp *config.WorkPackage) ([]lockkey.Key, error) {
+func (e *Handler) packageKeys(wp *config.WorkPackage) ([]lockkey.Key, error) {
 	keys, err := e.FileKeys(append(append([]string(nil), wp.Locks.Files...), wp.Locks.Keys...))
 	if err != nil {
 		return nil, fmt.Errorf("work package %s: %w", wp.ID, err)
@@ -114,7 +114,7 @@ type Claim struct {
 
 // claimTTL is the lifetime a claim of wp gives its locks: o.TTL, else
 // the package's ttl, else the task lifetime of the worker's type.
-func (e *Workspace) claimTTL(wp *config.WorkPackage, o Claim) time.Duration {
+func (e *Handler) claimTTL(wp *config.WorkPackage, o Claim) time.Duration {
 	if o.TTL != 0 {
 		return o.TTL
 	}
@@ -127,7 +127,7 @@ func (e *Workspace) claimTTL(wp *config.WorkPackage, o Claim) time.Duration {
 // claimLocks takes wp's task record (as a claim) and all its locks, all
 // or nothing. A finished package's task record is held, even against its
 // finisher: a done package is never handed out again.
-func (e *Workspace) claimLocks(ctx context.Context, wp *config.WorkPackage, o Claim) ([]locks.Result, error) {
+func (e *Handler) claimLocks(ctx context.Context, wp *config.WorkPackage, o Claim) ([]locks.Result, error) {
 	keys, err := e.packageKeys(wp)
 	if err != nil {
 		return nil, err
@@ -139,8 +139,8 @@ func (e *Workspace) claimLocks(ctx context.Context, wp *config.WorkPackage, o Cl
 	ttl := e.claimTTL(wp, o)
 	req := locks.Request{
 		Keys: session.Canonicals(append([]lockkey.Key{taskKey}, keys...)), Owner: e.Me, TTL: ttl,
-		Reason: cmp.Or(wp.Locks.Reason, wp.Title), Action: ClaimAction, TaskID: wp.ID, Wait: o.Wait,
-		ExactTTL: o.TTL > 0, KeepHeld: true, Settled: IsFinishedPackage,
+		Reason: cmp.Or(wp.Locks.Reason, wp.Title), Action: session.ClaimAction, TaskID: wp.ID, Wait: o.Wait,
+		ExactTTL: o.TTL > 0, KeepHeld: true, Settled: session.IsFinishedPackage,
 		Events: []journal.Event{{Worker: e.Me.Holder, WorkerType: e.Me.HolderType, Session: e.Me.Session,
 			Action: journal.ActionClaim, Key: taskKey.Canonical, TaskID: wp.ID, Details: wp.Title}},
 	}
@@ -233,7 +233,7 @@ const (
 // claimedKeys are the keys of wp that done gives back: all but those this
 // worker held before the claim (their record was not made by a claim) and
 // those another package it still claims lists.
-func (e *Workspace) claimedKeys(ctx context.Context, wps *config.WorkPackages, wp *config.WorkPackage, keys []string, f *Finished) ([]string, error) {
+func (e *Handler) claimedKeys(ctx context.Context, wps *config.WorkPackages, wp *config.WorkPackage, keys []string, f *Finished) ([]string, error) {
 	now := e.Now()
 	// id is a key as the store tells keys apart: two spellings of one path
 	// are one lock.
@@ -255,7 +255,7 @@ func (e *Workspace) claimedKeys(ctx context.Context, wps *config.WorkPackages, w
 		}
 		en, ok := recs[lockkey.TaskKey(other.ID)]
 		l := en.Lock
-		if !ok || en.Err != nil || !l.OwnedBy(e.Me) || l.Expired(now) || IsFinishedPackage(l) {
+		if !ok || en.Err != nil || !l.OwnedBy(e.Me) || l.Expired(now) || session.IsFinishedPackage(l) {
 			continue // not claimed by this worker (a corrupt record claims nothing; a finished package needs nothing)
 		}
 		oks, err := e.packageKeys(other)
@@ -293,7 +293,7 @@ type PackageList struct {
 
 // ListPackages reads the state of every package of the work packages
 // file ("": work_packages of the config).
-func (e *Workspace) ListPackages(ctx context.Context, file string) (PackageList, error) {
+func (e *Handler) ListPackages(ctx context.Context, file string) (PackageList, error) {
 	wps, err := e.LoadPackages(file)
 	if err != nil {
 		return PackageList{}, err
@@ -314,7 +314,7 @@ func (e *Workspace) ListPackages(ctx context.Context, file string) (PackageList,
 // corruptHint is the hint that clears the unreadable record cr: by its
 // key, or, where the key does not name the file the record is in, by
 // its file.
-func (e *Workspace) corruptHint(cr *locks.CorruptError) string {
+func (e *Handler) corruptHint(cr *locks.CorruptError) string {
 	var where func(string) string
 	if _, ok := e.Store.(*filestore.Store); ok {
 		where = e.Store.Where

@@ -1,4 +1,4 @@
-package service
+package queue
 
 import (
 	"context"
@@ -17,14 +17,14 @@ func TestWorkLoopGiveBack(t *testing.T) {
 	tests := []struct {
 		name string
 		// lose lets the claim go before it is given back.
-		lose     func(t *testing.T, e *Workspace, j *WorkJob)
+		lose     func(t *testing.T, e *Handler, j *WorkJob)
 		wantBack bool
 		wantSaid string
 	}{
 		{name: "given back", wantBack: true, wantSaid: "gave WP-2 back: make not found"},
 		{name: "a claim already gone is left to expire",
-			lose: func(t *testing.T, e *Workspace, j *WorkJob) {
-				if _, err := e.ClearLocks(ctx, ClearRequest{Target: "task:" + j.ID, Force: true}); err != nil {
+			lose: func(t *testing.T, e *Handler, j *WorkJob) {
+				if _, err := e.Mgr.Clear(ctx, "task:"+j.ID, e.Me); err != nil {
 					t.Fatal(err)
 				}
 			},

@@ -1,4 +1,4 @@
-package service
+package queue
 
 import (
 	"context"
@@ -33,19 +33,6 @@ const (
 	PackageFailed  PackageState = "failed"
 )
 
-// The actions of task records that keep a package's state.
-const (
-	ClaimAction  = "claim"
-	DoneAction   = "done"
-	FailedAction = "failed"
-)
-
-// IsFinishedPackage reports whether l is a finished package's task record,
-// which stays in the store as the package's state.
-func IsFinishedPackage(l locks.Lock) bool {
-	return lockkey.Namespace(l.Key) == "task" && (l.Action == DoneAction || l.Action == FailedAction)
-}
-
 // PackageStatus is one package's state and what it waits for.
 type PackageStatus struct {
 	ID       string       `json:"id"`
@@ -68,8 +55,8 @@ type PackageStatus struct {
 	Reason     string     `json:"reason,omitempty"`
 	// What a package not yet claimed waits for: dependencies not done,
 	// and (with locks asked for) locks of others on its keys.
-	WaitsFor []string   `json:"waits_for,omitempty"`
-	HeldBy   []LockView `json:"held_by,omitempty"`
+	WaitsFor []string           `json:"waits_for,omitempty"`
+	HeldBy   []session.LockView `json:"held_by,omitempty"`
 	// Unreadable: its task record could not be read; never handed out.
 	Unreadable string `json:"unreadable,omitempty"`
 
@@ -105,7 +92,7 @@ func (q *Queue) status(id string) (*PackageStatus, bool) {
 // Packages reads the state of every package of wps from the store. With
 // withLocks, a ready package also names the live locks of others in its
 // way, from the same one listing of the store.
-func (e *Workspace) Packages(ctx context.Context, wps *config.WorkPackages, withLocks bool) (*Queue, error) {
+func (e *Handler) Packages(ctx context.Context, wps *config.WorkPackages, withLocks bool) (*Queue, error) {
 	if !withLocks {
 		entries, err := e.Store.InNamespace(ctx, "task")
 		if err != nil {
@@ -120,27 +107,27 @@ func (e *Workspace) Packages(ctx context.Context, wps *config.WorkPackages, with
 	return e.queueOf(wps, entries, entries, func(l locks.Lock) bool { return l.OwnedBy(e.Me) }, e.packageKeys)
 }
 
-// listedQueue computes the queue of one work packages file from
+// Listing computes the queue of one work packages file from
 // listings of the store its caller read already: the board lists the
 // store once a frame and shows the queue from that listing. Each
 // package's canonical keys are worked out once, at the first listing (a
 // symbolic link changed later is seen when the file is read again). A
 // ready package names the live locks in its way whoever holds them, the
 // caller's too: it is everyone's view, not a claim.
-type listedQueue struct {
-	e    *Workspace
+type Listing struct {
+	e    *Handler
 	wps  *config.WorkPackages
 	keys map[*config.WorkPackage][]lockkey.Key
 }
 
-// newListedQueue returns the queue of wps as listings of the store show it.
-func (e *Workspace) newListedQueue(wps *config.WorkPackages) *listedQueue {
-	return &listedQueue{e: e, wps: wps, keys: map[*config.WorkPackage][]lockkey.Key{}}
+// NewListing returns the queue of wps as listings of the store show it.
+func (e *Handler) NewListing(wps *config.WorkPackages) *Listing {
+	return &Listing{e: e, wps: wps, keys: map[*config.WorkPackage][]lockkey.Key{}}
 }
 
-// of computes the state of every package from entries, a listing of the
+// Of computes the state of every package from entries, a listing of the
 // whole store.
-func (p *listedQueue) of(entries []locks.Entry) (*Queue, error) {
+func (p *Listing) Of(entries []locks.Entry) (*Queue, error) {
 	return p.e.queueOf(p.wps, entries, entries, nil, func(wp *config.WorkPackage) ([]lockkey.Key, error) {
 		if k, ok := p.keys[wp]; ok {
 			return k, nil
@@ -156,7 +143,7 @@ func (p *listedQueue) of(entries []locks.Entry) (*Queue, error) {
 // queueOf computes the queue from the task records among recs and, when
 // all is not nil, the locks in ready packages' way among all (on the keys
 // keysOf gives), leaving out those mine reports (nil: none).
-func (e *Workspace) queueOf(wps *config.WorkPackages, recs, all []locks.Entry, mine func(locks.Lock) bool,
+func (e *Handler) queueOf(wps *config.WorkPackages, recs, all []locks.Entry, mine func(locks.Lock) bool,
 	keysOf func(*config.WorkPackage) ([]lockkey.Key, error)) (*Queue, error) {
 	tasks := make(map[string]locks.Entry)
 	for _, en := range recs {
@@ -204,7 +191,7 @@ func (e *Workspace) queueOf(wps *config.WorkPackages, recs, all []locks.Entry, m
 // a takeover: the git store counts a lock held for locks.git.clock_skew
 // past its expiry, so a claim that expired within it is not ready yet, and
 // a lock of another in a package's way still is.
-func (e *Workspace) takeoverNow() time.Time {
+func (e *Handler) takeoverNow() time.Time {
 	now := e.Now()
 	if sk, ok := e.Store.(interface{ ClockSkew() time.Duration }); ok {
 		now = now.Add(-sk.ClockSkew())
@@ -222,9 +209,9 @@ func statusOf(s *PackageStatus, en locks.Entry, now time.Time) {
 	l := en.Lock
 	s.Holder, s.HolderType, s.Session, s.Fence = l.Holder, l.HolderType, l.Session, l.Fence
 	switch l.Action {
-	case DoneAction, FailedAction:
+	case session.DoneAction, session.FailedAction:
 		s.State = PackageDone
-		if l.Action == FailedAction {
+		if l.Action == session.FailedAction {
 			s.State, s.Reason = PackageFailed, l.Reason
 		}
 		s.FinishedAt, s.Commit = l.FinishedAt, l.Commit
@@ -267,7 +254,7 @@ func heldBy(q *Queue, all []locks.Entry, now time.Time, mine func(locks.Lock) bo
 	}
 	var patterns []int
 	for i, en := range all {
-		if en.Err != nil || mine != nil && mine(en.Lock) || en.Expired(now) || isBookkeeping(en.Lock) {
+		if en.Err != nil || mine != nil && mine(en.Lock) || en.Expired(now) || session.IsBookkeeping(en.Lock) {
 			continue
 		}
 		id := lockkey.FoldCase(en.Key)
@@ -285,7 +272,7 @@ func heldBy(q *Queue, all []locks.Entry, now time.Time, mine func(locks.Lock) bo
 			l := all[i].Lock
 			if !seen[l.Key] {
 				seen[l.Key] = true
-				s.HeldBy = append(s.HeldBy, ViewOf(l))
+				s.HeldBy = append(s.HeldBy, session.ViewOf(l))
 				if s.held == nil {
 					s.held = &l
 				}
@@ -362,7 +349,7 @@ type nextClaim struct {
 // is never handed out again: its task record stays, and a claim takes the
 // task key only where no finished record holds it (locks.Request.Settled). With none to claim it returns
 // the queue: Drained, or a *NoFreePackageError naming what waits.
-func (e *Workspace) claimNext(ctx context.Context, wps *config.WorkPackages, o Claim) (nextClaim, error) {
+func (e *Handler) claimNext(ctx context.Context, wps *config.WorkPackages, o Claim) (nextClaim, error) {
 	if _, tx := e.Store.(locks.Transactor); e.Cfg.Locks.GlobalClaimLock(tx) {
 		res, err := e.Mgr.Acquire(ctx, locks.Request{Keys: []string{"claim"}, Owner: e.Me, TTL: time.Minute,
 			Action: "claim", Reason: "choosing the next work package", Wait: max(o.Wait, 30*time.Second)})
@@ -376,7 +363,7 @@ func (e *Workspace) claimNext(ctx context.Context, wps *config.WorkPackages, o C
 		}
 	}
 	if len(wps.Packages) == 0 {
-		return nextClaim{}, Usagef("claim: %s has no work packages", wps.Path)
+		return nextClaim{}, session.Usagef("claim: %s has no work packages", wps.Path)
 	}
 	// One read of the locks names the packages whose locks others hold:
 	// they are not tried (on the git store each try is a push).
@@ -421,7 +408,7 @@ func (e *Workspace) claimNext(ctx context.Context, wps *config.WorkPackages, o C
 		var corrupt *locks.CorruptError
 		if errors.As(err, &held) || errors.As(err, &corrupt) {
 			if held != nil {
-				s.HeldBy = append(s.HeldBy, ViewOf(held.Lock))
+				s.HeldBy = append(s.HeldBy, session.ViewOf(held.Lock))
 			}
 			none.Blocked = append(none.Blocked, *s)
 			none.Last, none.Err = wp.ID, err
@@ -459,7 +446,7 @@ type Claimed struct {
 
 // ClaimWork claims package r.ID (claimPackage), or without it the next
 // ready one (claimNext).
-func (e *Workspace) ClaimWork(ctx context.Context, r ClaimRequest) (Claimed, error) {
+func (e *Handler) ClaimWork(ctx context.Context, r ClaimRequest) (Claimed, error) {
 	wps, err := e.LoadPackages(r.Packages)
 	if err != nil {
 		return Claimed{}, err
@@ -468,7 +455,7 @@ func (e *Workspace) ClaimWork(ctx context.Context, r ClaimRequest) (Claimed, err
 	if r.ID != "" {
 		wp, ok := wps.Find(r.ID)
 		if !ok {
-			return Claimed{}, Usagef("no work package %q in %s", r.ID, wps.Path)
+			return Claimed{}, session.Usagef("no work package %q in %s", r.ID, wps.Path)
 		}
 		res, err := e.claimPackage(ctx, wps, wp, o)
 		return Claimed{ID: wp.ID, Title: wp.Title, Locks: res}, err
@@ -483,7 +470,7 @@ func (e *Workspace) ClaimWork(ctx context.Context, r ClaimRequest) (Claimed, err
 
 // claimPackage claims wp, refused when it is done, failed or waits for
 // dependencies.
-func (e *Workspace) claimPackage(ctx context.Context, wps *config.WorkPackages, wp *config.WorkPackage, o Claim) ([]locks.Result, error) {
+func (e *Handler) claimPackage(ctx context.Context, wps *config.WorkPackages, wp *config.WorkPackage, o Claim) ([]locks.Result, error) {
 	q, err := e.Packages(ctx, wps, false)
 	if err != nil {
 		return nil, err
@@ -497,11 +484,11 @@ func (e *Workspace) claimPackage(ctx context.Context, wps *config.WorkPackages, 
 
 // claim takes wp's task record and locks; a claim that expired is taken
 // over, and that is logged naming the session it was taken from.
-func (e *Workspace) claim(ctx context.Context, wp *config.WorkPackage, o Claim) ([]locks.Result, error) {
+func (e *Handler) claim(ctx context.Context, wp *config.WorkPackage, o Claim) ([]locks.Result, error) {
 	res, err := e.claimLocks(ctx, wp, o)
 	if err != nil {
 		var held *locks.HeldError
-		if errors.As(err, &held) && IsFinishedPackage(held.Lock) {
+		if errors.As(err, &held) && session.IsFinishedPackage(held.Lock) {
 			// Finished since the state was read.
 			st := PackageStatus{ID: wp.ID}
 			statusOf(&st, locks.Entry{Lock: held.Lock}, e.Now())
@@ -547,7 +534,7 @@ type FinishRequest struct {
 // package's state. Only the claimer may, and only while its claim is the
 // record's: a claim taken over after it expired is not the loser's to
 // finish (the record's token no longer matches).
-func (e *Workspace) FinishPackage(ctx context.Context, r FinishRequest) (Finished, error) {
+func (e *Handler) FinishPackage(ctx context.Context, r FinishRequest) (Finished, error) {
 	how := r.Finish
 	c, claimed, err := e.findClaim(ctx, r.PackageRequest, "done")
 	if err != nil {
@@ -555,7 +542,7 @@ func (e *Workspace) FinishPackage(ctx context.Context, r FinishRequest) (Finishe
 	}
 	wps, wp, keys, taskKey, cur := c.wps, c.wp, c.keys, c.taskKey, c.task
 	if !claimed {
-		return Finished{}, Usagef("done %s: the package is not claimed (no %s lock): `lockgate claim %s` first", wp.ID, taskKey, wp.ID)
+		return Finished{}, session.Usagef("done %s: the package is not claimed (no %s lock): `lockgate claim %s` first", wp.ID, taskKey, wp.ID)
 	}
 	if !cur.OwnedBy(e.Me) {
 		return Finished{}, &locks.NotOwnerError{Lock: cur, Op: "finish"}
@@ -571,7 +558,7 @@ func (e *Workspace) FinishPackage(ctx context.Context, r FinishRequest) (Finishe
 		case err == nil:
 			commit = strings.TrimSpace(string(out))
 		case how.Commit != "":
-			return Finished{}, Usagef("done %s: --commit %s names no commit", wp.ID, how.Commit)
+			return Finished{}, session.Usagef("done %s: --commit %s names no commit", wp.ID, how.Commit)
 		}
 		// A branch without a commit yet: done at no commit.
 	}
@@ -594,10 +581,10 @@ func (e *Workspace) FinishPackage(ctx context.Context, r FinishRequest) (Finishe
 	rec, rel, err := e.Mgr.Conclude(ctx, locks.Conclusion{
 		Key: taskKey, Owner: e.Me, Release: give, Events: []journal.Event{ev},
 		Apply: func(l *locks.Lock) {
-			l.Action, l.ExpiresAt, l.FinishedAt, l.Commit = DoneAction, locks.Never, &now, commit
+			l.Action, l.ExpiresAt, l.FinishedAt, l.Commit = session.DoneAction, locks.Never, &now, commit
 			l.TaskAcquired, l.TaskExpires = nil, nil
 			if how.Failed != "" {
-				l.Action, l.Reason = FailedAction, how.Failed
+				l.Action, l.Reason = session.FailedAction, how.Failed
 			}
 		},
 	})
@@ -621,7 +608,7 @@ type packageClaim struct {
 // findClaim finds the package r names and its task record; claimed is
 // false when it has none (each command says so its own way). A package
 // done or failed already is refused for op.
-func (e *Workspace) findClaim(ctx context.Context, r PackageRequest, op string) (c packageClaim, claimed bool, err error) {
+func (e *Handler) findClaim(ctx context.Context, r PackageRequest, op string) (c packageClaim, claimed bool, err error) {
 	if c.wps, c.wp, err = e.findPackage(ctx, r.Packages, r.ID); err != nil {
 		return c, false, err
 	}
@@ -636,7 +623,7 @@ func (e *Workspace) findClaim(ctx context.Context, r PackageRequest, op string) 
 	if err != nil {
 		return c, false, err
 	}
-	if IsFinishedPackage(c.task) {
+	if session.IsFinishedPackage(c.task) {
 		st := PackageStatus{ID: c.wp.ID}
 		statusOf(&st, locks.Entry{Lock: c.task}, e.Now())
 		return c, false, &PackageStateError{Status: st, Op: op}
@@ -646,14 +633,14 @@ func (e *Workspace) findClaim(ctx context.Context, r PackageRequest, op string) 
 
 // ReleasePackage gives work package id back: its task record and the
 // locks its claim took are released, and it is ready again.
-func (e *Workspace) ReleasePackage(ctx context.Context, r PackageRequest) (Finished, error) {
+func (e *Handler) ReleasePackage(ctx context.Context, r PackageRequest) (Finished, error) {
 	c, claimed, err := e.findClaim(ctx, r, "release-package")
 	if err != nil {
 		return Finished{}, err
 	}
 	wps, wp, keys, taskKey, cur := c.wps, c.wp, c.keys, c.taskKey, c.task
 	if !claimed {
-		return Finished{}, Usagef("release-package %s: the package is not claimed", wp.ID)
+		return Finished{}, session.Usagef("release-package %s: the package is not claimed", wp.ID)
 	}
 	var f Finished
 	give, err := e.claimedKeys(ctx, wps, wp, session.Canonicals(keys), &f)
@@ -687,7 +674,7 @@ func (e *Workspace) ReleasePackage(ctx context.Context, r PackageRequest) (Finis
 // token), so that the package's new claimer does not wait for them. The
 // task record, no longer this claim's, and the locks held before the
 // claim stay.
-func (e *Workspace) dropLostClaim(ctx context.Context, id string, res []locks.Result) (locks.ReleaseResult, error) {
+func (e *Handler) dropLostClaim(ctx context.Context, id string, res []locks.Result) (locks.ReleaseResult, error) {
 	var give []string
 	for _, r := range res {
 		if r.Renewed || r.Lock.Key == lockkey.TaskKey(id) {
@@ -719,7 +706,7 @@ type Retried struct {
 
 // RetryPackage makes a failed package ready again; a done one only with
 // force (a reset). Both are logged.
-func (e *Workspace) RetryPackage(ctx context.Context, r RetryRequest) (Retried, error) {
+func (e *Handler) RetryPackage(ctx context.Context, r RetryRequest) (Retried, error) {
 	_, wp, err := e.findPackage(ctx, r.Packages, r.ID)
 	if err != nil {
 		return Retried{}, err
@@ -727,21 +714,21 @@ func (e *Workspace) RetryPackage(ctx context.Context, r RetryRequest) (Retried, 
 	taskKey := lockkey.TaskKey(wp.ID)
 	cur, err := e.Store.Get(ctx, taskKey)
 	if errors.Is(err, locks.ErrNotFound) {
-		return Retried{}, Usagef("retry %s: the package is ready already", wp.ID)
+		return Retried{}, session.Usagef("retry %s: the package is ready already", wp.ID)
 	}
 	if err != nil {
 		return Retried{}, err
 	}
 	action := journal.ActionPackageRetried
 	switch {
-	case cur.Action == FailedAction:
-	case cur.Action == DoneAction && r.Force:
+	case cur.Action == session.FailedAction:
+	case cur.Action == session.DoneAction && r.Force:
 		action = journal.ActionPackageReset
-	case cur.Action == DoneAction:
-		return Retried{}, Usagef("retry %s: the package is done (by %s at %s%s); `lockgate retry %s --force` makes it ready again (logged)",
+	case cur.Action == session.DoneAction:
+		return Retried{}, session.Usagef("retry %s: the package is done (by %s at %s%s); `lockgate retry %s --force` makes it ready again (logged)",
 			wp.ID, cur.Holder, stampOf(cur.FinishedAt), commitNote(cur.Commit), wp.ID)
 	default:
-		return Retried{}, Usagef("retry %s: the package is claimed by %s; only a failed or done package is retried", wp.ID, cur.Holder)
+		return Retried{}, session.Usagef("retry %s: the package is claimed by %s; only a failed or done package is retried", wp.ID, cur.Holder)
 	}
 	_, err = e.Mgr.Release(ctx, []string{taskKey}, e.Me, true,
 		journal.Event{Worker: e.Me.Holder, WorkerType: e.Me.HolderType, Session: e.Me.Session,
@@ -750,14 +737,14 @@ func (e *Workspace) RetryPackage(ctx context.Context, r RetryRequest) (Retried, 
 	return Retried{Was: cur.Action, By: cur.Holder}, err
 }
 
-func (e *Workspace) findPackage(ctx context.Context, packages, id string) (*config.WorkPackages, *config.WorkPackage, error) {
+func (e *Handler) findPackage(ctx context.Context, packages, id string) (*config.WorkPackages, *config.WorkPackage, error) {
 	wps, err := e.LoadPackages(packages)
 	if err != nil {
 		return nil, nil, err
 	}
 	wp, ok := wps.Find(id)
 	if !ok {
-		return nil, nil, Usagef("no work package %q in %s%s", id, wps.Path, e.removedNote(ctx, id))
+		return nil, nil, session.Usagef("no work package %q in %s%s", id, wps.Path, e.removedNote(ctx, id))
 	}
 	return wps, wp, nil
 }
@@ -765,7 +752,7 @@ func (e *Workspace) findPackage(ctx context.Context, packages, id string) (*conf
 // removedNote says what became of the state of a package the file no
 // longer lists: removing it from the file leaves its task record, and a
 // claim's locks, in the store.
-func (e *Workspace) removedNote(ctx context.Context, id string) string {
+func (e *Handler) removedNote(ctx context.Context, id string) string {
 	key := lockkey.TaskKey(id)
 	if _, err := lockkey.Parse(key, e.KeyOptions()); err != nil {
 		return ""
@@ -774,7 +761,7 @@ func (e *Workspace) removedNote(ctx context.Context, id string) string {
 	switch {
 	case err != nil:
 		return ""
-	case IsFinishedPackage(l):
+	case session.IsFinishedPackage(l):
 		return fmt.Sprintf(" (it was removed from the file; its task record stays: %s by %s)", l.Action, l.Holder)
 	case l.Expired(e.Now()):
 		return fmt.Sprintf(" (it was removed from the file; the claim by %s expired)", l.Holder)
