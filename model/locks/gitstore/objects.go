@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"math/rand/v2"
 	"path"
 	"slices"
 	"strconv"
@@ -222,7 +223,7 @@ func (s *Store) commit(t *table, v *view) (*table, string, error) {
 	}
 	now := time.Now()
 	sig := object.Signature{Name: "lockgate", Email: "lockgate@localhost", When: now}
-	c := &object.Commit{Author: sig, Committer: sig, TreeHash: plumbing.NewHash(tree), Message: message(v.summary, v.changes)}
+	c := &object.Commit{Author: sig, Committer: sig, TreeHash: plumbing.NewHash(tree), Message: message(v.summary, v.changes) + writeLine()}
 	if s.opts.Sign != nil {
 		if err := s.signCommit(c); err != nil {
 			return nil, "", err
@@ -234,6 +235,19 @@ func (s *Store) commit(t *table, v *view) (*table, string, error) {
 	}
 	next.commit = oid
 	return next, oid, nil
+}
+
+// writeTrailer starts the last line of a state's commit message, which
+// names the write with a random id. Two writers that make the same change
+// of the same state in the same second would otherwise write the same
+// commit, and the second push would find the remote "up to date" without
+// asking its lease: both would take the change for their own (a lock
+// released twice, logged by both).
+const writeTrailer = "Lockgate-Write: "
+
+// writeLine is the message's line that names this write.
+func writeLine() string {
+	return fmt.Sprintf("\n%s%016x\n", writeTrailer, rand.Uint64())
 }
 
 // sortEntries orders tree entries as git does: by name, a directory as if
