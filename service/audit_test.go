@@ -8,6 +8,7 @@ import (
 
 	"github.com/lockgate/lockgate/model/locks"
 	"github.com/lockgate/lockgate/service"
+	"github.com/lockgate/lockgate/service/lockops"
 	"github.com/lockgate/lockgate/workflow"
 )
 
@@ -24,7 +25,7 @@ func TestSyncWorkflow(t *testing.T) {
 	r := repoWith(t, map[string]string{".lockgate.yaml": "version: 1\nworkflow: {auto_commit: false}\n"})
 	ctx := context.Background()
 	alice := openAs(t, r.Dir, "alice", nil)
-	if _, err := alice.Pause(ctx, service.PauseRequest{Feature: "FEAT-1"}); err != nil {
+	if _, err := alice.Locks().Pause(ctx, lockops.PauseRequest{Feature: "FEAT-1"}); err != nil {
 		t.Fatal(err)
 	}
 	remote := filepath.Join(t.TempDir(), "remote.git")

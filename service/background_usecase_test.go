@@ -7,6 +7,7 @@ import (
 
 	"github.com/lockgate/lockgate/model/locks/journal"
 	"github.com/lockgate/lockgate/service"
+	"github.com/lockgate/lockgate/service/lockops"
 )
 
 // A server's requests are done once their events are in the journal; the
@@ -30,7 +31,7 @@ func TestBackground(t *testing.T) {
 			server := openAs(t, r.Dir, "server", nil)
 			stop := server.Background()
 			for i := range requests {
-				if _, err := server.AcquireLocks(ctx, service.AcquireRequest{Keys: []string{fmt.Sprintf("api:GET /r%d", i)}}); err != nil {
+				if _, err := server.Locks().Acquire(ctx, lockops.AcquireRequest{Keys: []string{fmt.Sprintf("api:GET /r%d", i)}}); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -69,7 +70,7 @@ func TestBranchWriter(t *testing.T) {
 	r := repoWith(t, map[string]string{".lockgate.yaml": logPolicy})
 	alice := openAs(t, r.Dir, "alice", nil)
 	takeKeys(t, alice, "workflow")
-	before, err := alice.ListLocks(ctx, service.ListRequest{})
+	before, err := alice.Locks().List(ctx, lockops.ListRequest{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,7 +89,7 @@ func TestBranchWriter(t *testing.T) {
 	if n, err := w.Commit(ctx, evs); err != nil || n != len(evs) {
 		t.Fatalf("committed %d of %d events: %v", n, len(evs), err)
 	}
-	after, err := alice.ListLocks(ctx, service.ListRequest{})
+	after, err := alice.Locks().List(ctx, lockops.ListRequest{})
 	if err != nil {
 		t.Fatal(err)
 	}

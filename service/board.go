@@ -79,12 +79,12 @@ func (b *Board) Snapshot(ctx context.Context) (BoardView, error) {
 }
 
 // SnapshotPage is Snapshot with a page of the store's records in place
-// of all of them: at most limit (0, or above MaxPage, is MaxPage) from
+// of all of them: at most limit (0, or above lockops.MaxPage, is lockops.MaxPage) from
 // cursor (PageCursor's), by key. The store reads only the
 // page's records; a work packages file, whose queue names the locks in
 // each package's way, still has the whole store read for the queue.
 func (b *Board) SnapshotPage(ctx context.Context, cursor string, limit int) (BoardView, error) {
-	entries, next, err := b.e.page(ctx, cursor, limit)
+	entries, next, err := b.e.Locks().Page(ctx, cursor, limit)
 	if err != nil {
 		return BoardView{}, fmt.Errorf("the board: %w", err)
 	}
@@ -203,6 +203,6 @@ func problemLine(err error) string {
 // Clear removes the lock on key, whoever holds it (logged), unless a
 // rule of ForceCheck refuses it.
 func (b *Board) Clear(ctx context.Context, key string) error {
-	_, err := b.e.Mgr.ClearChecked(ctx, key, b.e.Me, b.e.forceCheck(ctx))
+	_, err := b.e.Mgr.ClearChecked(ctx, key, b.e.Me, b.e.Locks().ForceCheck(ctx))
 	return err
 }

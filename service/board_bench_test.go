@@ -8,6 +8,7 @@ import (
 
 	"github.com/lockgate/lockgate/internal/gittest"
 	"github.com/lockgate/lockgate/service"
+	"github.com/lockgate/lockgate/service/lockops"
 )
 
 // BenchmarkBoardEvents: one board frame (Board.Snapshot: the store
@@ -33,16 +34,16 @@ func BenchmarkBoardEvents(b *testing.B) {
 	for i := range keys {
 		keys[i] = fmt.Sprintf("api:GET /v1/r%04d", i)
 	}
-	if _, err := e.AcquireLocks(ctx, service.AcquireRequest{Keys: keys[:500]}); err != nil {
+	if _, err := e.Locks().Acquire(ctx, lockops.AcquireRequest{Keys: keys[:500]}); err != nil {
 		b.Fatal(err)
 	}
-	if _, err := e.AcquireLocks(ctx, service.AcquireRequest{Keys: keys[500:]}); err != nil {
+	if _, err := e.Locks().Acquire(ctx, lockops.AcquireRequest{Keys: keys[500:]}); err != nil {
 		b.Fatal(err)
 	}
 	if _, err := e.SyncWorkflow(ctx, service.SyncRequest{NoPush: true}); err != nil {
 		b.Fatal(err)
 	}
-	if _, err := e.ReleaseLocks(ctx, service.ReleaseRequest{Keys: keys}); err != nil {
+	if _, err := e.Locks().Release(ctx, lockops.ReleaseRequest{Keys: keys}); err != nil {
 		b.Fatal(err)
 	}
 	board := e.Board()

@@ -11,6 +11,7 @@ import (
 	"github.com/lockgate/lockgate/model/locks"
 	"github.com/lockgate/lockgate/model/locks/journal"
 	"github.com/lockgate/lockgate/model/locks/locktest"
+	"github.com/lockgate/lockgate/service/lockops"
 	"github.com/lockgate/lockgate/service/queue"
 )
 
@@ -29,7 +30,7 @@ func TestBoardSnapshot(t *testing.T) {
 				if err := os.Remove(filepath.Join(dir, "work-packages.yaml")); err != nil {
 					t.Fatal(err)
 				}
-				if _, err := alice.AcquireLocks(ctx, AcquireRequest{Keys: []string{"api:GET /v1/users"}}); err != nil {
+				if _, err := alice.Locks().Acquire(ctx, lockops.AcquireRequest{Keys: []string{"api:GET /v1/users"}}); err != nil {
 					t.Fatal(err)
 				}
 			},
@@ -72,7 +73,7 @@ func TestBoardSnapshot(t *testing.T) {
 				if err := os.WriteFile(filepath.Join(dir, "work-packages.yaml"), []byte("packages:\n  - title: no id\n"), 0o600); err != nil {
 					t.Fatal(err)
 				}
-				if _, err := bob.AcquireLocks(ctx, AcquireRequest{Keys: []string{"src/b.go"}}); err != nil {
+				if _, err := bob.Locks().Acquire(ctx, lockops.AcquireRequest{Keys: []string{"src/b.go"}}); err != nil {
 					t.Fatal(err)
 				}
 			},
@@ -146,7 +147,7 @@ func TestBoardClear(t *testing.T) {
 	ctx := context.Background()
 	_, _, open := queueRepo(t, queuePackages)
 	alice, bob := open("alice"), open("bob")
-	if _, err := alice.AcquireLocks(ctx, AcquireRequest{Keys: []string{"src/a.go"}}); err != nil {
+	if _, err := alice.Locks().Acquire(ctx, lockops.AcquireRequest{Keys: []string{"src/a.go"}}); err != nil {
 		t.Fatal(err)
 	}
 	tests := []struct {

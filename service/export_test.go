@@ -6,18 +6,11 @@ import (
 
 	"github.com/lockgate/lockgate/hooks"
 	"github.com/lockgate/lockgate/model/locks/journal"
-	"github.com/lockgate/lockgate/service/session"
 )
 
 // The steps of the use cases that the black-box tests (package
 // service_test) drive one at a time. Only the service calls them, so they
 // are not part of its API: these names exist for the tests alone.
-
-var (
-	CheckID       = checkID
-	IsBookkeeping = session.IsBookkeeping
-	PortKey       = portKey
-)
 
 func (e *Workspace) AllEvents(ctx context.Context, since time.Time) ([]journal.Event, error) {
 	return e.allEvents(ctx, since, time.Time{})

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/lockgate/lockgate/model/locks"
+	"github.com/lockgate/lockgate/service/lockops"
 )
 
 // asType is f's workspace of worker, of worker type typ, its store open.
@@ -25,10 +26,10 @@ func (f *lockFixture) asType(worker, typ string) *Workspace {
 	return e
 }
 
-// refusedBy checks that err is a *ForceRefusedError of rule.
+// refusedBy checks that err is a *lockops.ForceRefusedError of rule.
 func refusedBy(t *testing.T, err error, rule string) {
 	t.Helper()
-	var fe *ForceRefusedError
+	var fe *lockops.ForceRefusedError
 	if !errors.As(err, &fe) || fe.Rule != rule {
 		t.Fatalf("error %v (%T), want a refusal by rule %s", err, err, rule)
 	}
@@ -45,24 +46,24 @@ func TestAgentsDoNotForcePeoplesLocks(t *testing.T) {
 	f := newLockFixture(t)
 	alice, bot, bot2 := f.asType("alice", "human"), f.asType("bot", "agent"), f.asType("bot2", "agent")
 	f.take(alice, "src/a.go", "env:staging")
-	if _, err := alice.Pause(ctx, PauseRequest{Feature: "FEAT-1"}); err != nil {
+	if _, err := alice.Locks().Pause(ctx, lockops.PauseRequest{Feature: "FEAT-1"}); err != nil {
 		t.Fatal(err)
 	}
-	port, err := alice.AllocatePorts(ctx, PortsRequest{Count: 1})
+	port, err := alice.Locks().AllocatePorts(ctx, lockops.PortsRequest{Count: 1})
 	if err != nil || len(port) != 1 {
 		t.Fatalf("ports allocate: %v, %v", port, err)
 	}
 
-	_, err = bot.ClearLocks(ctx, ClearRequest{Target: "src/a.go", Force: true})
-	refusedBy(t, err, ForceRuleAgentsClearHuman)
-	_, err = bot.ReleaseLocks(ctx, ReleaseRequest{Keys: []string{"src/a.go", "env:staging"}, Force: true})
-	refusedBy(t, err, ForceRuleAgentsClearHuman)
-	_, err = bot.Unpause(ctx, UnpauseRequest{Feature: "FEAT-1", Force: true})
-	refusedBy(t, err, ForceRuleAgentsClearHuman)
-	_, err = bot.ReleasePorts(ctx, PortsReleaseRequest{Ports: []string{strings.TrimPrefix(port[0].Key, PortNS+":")}, Force: true})
-	refusedBy(t, err, ForceRuleAgentsClearHuman)
-	refusedBy(t, bot.Board().Clear(ctx, "env:staging"), ForceRuleAgentsClearHuman)
-	pause, err := alice.PauseKey("FEAT-1")
+	_, err = bot.Locks().Clear(ctx, lockops.ClearRequest{Target: "src/a.go", Force: true})
+	refusedBy(t, err, lockops.ForceRuleAgentsClearHuman)
+	_, err = bot.Locks().Release(ctx, lockops.ReleaseRequest{Keys: []string{"src/a.go", "env:staging"}, Force: true})
+	refusedBy(t, err, lockops.ForceRuleAgentsClearHuman)
+	_, err = bot.Locks().Unpause(ctx, lockops.UnpauseRequest{Feature: "FEAT-1", Force: true})
+	refusedBy(t, err, lockops.ForceRuleAgentsClearHuman)
+	_, err = bot.Locks().ReleasePorts(ctx, lockops.PortsReleaseRequest{Ports: []string{strings.TrimPrefix(port[0].Key, lockops.PortNS+":")}, Force: true})
+	refusedBy(t, err, lockops.ForceRuleAgentsClearHuman)
+	refusedBy(t, bot.Board().Clear(ctx, "env:staging"), lockops.ForceRuleAgentsClearHuman)
+	pause, err := alice.Locks().PauseKey("FEAT-1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,19 +75,19 @@ func TestAgentsDoNotForcePeoplesLocks(t *testing.T) {
 
 	// A person forces an agent's lock; an agent another agent's.
 	f.take(bot2, "src/b.go", "src/c.go")
-	if _, err := alice.ClearLocks(ctx, ClearRequest{Target: "src/b.go", Force: true}); err != nil {
+	if _, err := alice.Locks().Clear(ctx, lockops.ClearRequest{Target: "src/b.go", Force: true}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := bot.ReleaseLocks(ctx, ReleaseRequest{Keys: []string{"src/c.go"}, Force: true}); err != nil {
+	if _, err := bot.Locks().Release(ctx, lockops.ReleaseRequest{Keys: []string{"src/c.go"}, Force: true}); err != nil {
 		t.Fatal(err)
 	}
 
 	// The worktree's policy alone does not let the agent.
 	f.repo.Write(".lockgate.yaml", lockPolicy+"locks: {agents_clear_human: true}\n")
-	_, err = f.asType("bot", "agent").ClearLocks(ctx, ClearRequest{Target: "src/a.go", Force: true})
-	refusedBy(t, err, ForceRuleAgentsClearHuman)
+	_, err = f.asType("bot", "agent").Locks().Clear(ctx, lockops.ClearRequest{Target: "src/a.go", Force: true})
+	refusedBy(t, err, lockops.ForceRuleAgentsClearHuman)
 	f.repo.Commit("agents may clear people's locks")
-	res, err := f.asType("bot", "agent").ClearLocks(ctx, ClearRequest{Target: "src/a.go", Force: true})
+	res, err := f.asType("bot", "agent").Locks().Clear(ctx, lockops.ClearRequest{Target: "src/a.go", Force: true})
 	if err != nil || res.Cleared == nil || res.Cleared.Holder != "alice" {
 		t.Fatalf("with the policy committed: %+v, %v", res, err)
 	}
@@ -104,17 +105,17 @@ func TestServeForceNeedsAnAdmin(t *testing.T) {
 	}
 	f.take(alice, "src/a.go")
 	f.take(bob, "src/b.go")
-	_, err = bob.ClearLocks(ctx, ClearRequest{Target: "src/a.go", Force: true})
-	refusedBy(t, err, ForceRuleAdmin)
-	_, err = bob.ReleaseLocks(ctx, ReleaseRequest{Keys: []string{"src/a.go"}, Force: true})
-	refusedBy(t, err, ForceRuleAdmin)
-	if _, err := bob.ClearLocks(ctx, ClearRequest{Target: "src/b.go", Force: true}); err != nil {
+	_, err = bob.Locks().Clear(ctx, lockops.ClearRequest{Target: "src/a.go", Force: true})
+	refusedBy(t, err, lockops.ForceRuleAdmin)
+	_, err = bob.Locks().Release(ctx, lockops.ReleaseRequest{Keys: []string{"src/a.go"}, Force: true})
+	refusedBy(t, err, lockops.ForceRuleAdmin)
+	if _, err := bob.Locks().Clear(ctx, lockops.ClearRequest{Target: "src/b.go", Force: true}); err != nil {
 		t.Fatalf("bob forcing his own lock: %v", err)
 	}
-	if _, err := root.ClearLocks(ctx, ClearRequest{Target: "src/a.go", Force: true}); err != nil {
+	if _, err := root.Locks().Clear(ctx, lockops.ClearRequest{Target: "src/a.go", Force: true}); err != nil {
 		t.Fatalf("the admin's clear: %v", err)
 	}
-	if rows, err := alice.ListLocks(ctx, ListRequest{}); err != nil || len(rows.Rows) != 0 {
+	if rows, err := alice.Locks().List(ctx, lockops.ListRequest{}); err != nil || len(rows.Rows) != 0 {
 		t.Fatalf("left: %+v, %v", rows.Rows, err)
 	}
 }
@@ -130,7 +131,7 @@ func TestClearRemovesTheLockJudged(t *testing.T) {
 	regrant := func(locks.Lock) error {
 		// Between the judging and the removal, the lock ends and a
 		// person takes the key.
-		if _, err := bot.ReleaseLocks(ctx, ReleaseRequest{Keys: []string{"src/a.go"}}); err != nil {
+		if _, err := bot.Locks().Release(ctx, lockops.ReleaseRequest{Keys: []string{"src/a.go"}}); err != nil {
 			t.Fatal(err)
 		}
 		f.take(alice, "src/a.go")
@@ -139,7 +140,7 @@ func TestClearRemovesTheLockJudged(t *testing.T) {
 	if _, err := bot.Mgr.ClearChecked(ctx, "src/a.go", f.asType("bot2", "agent").Me, regrant); err == nil {
 		t.Fatal("the clear removed a lock it did not judge")
 	}
-	if rows, err := alice.ListLocks(ctx, ListRequest{}); err != nil || len(rows.Rows) != 1 || rows.Rows[0].Holder != "alice" {
+	if rows, err := alice.Locks().List(ctx, lockops.ListRequest{}); err != nil || len(rows.Rows) != 1 || rows.Rows[0].Holder != "alice" {
 		t.Fatalf("left: %+v, %v; want alice's lock", rows.Rows, err)
 	}
 }

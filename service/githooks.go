@@ -11,6 +11,7 @@ import (
 	"github.com/lockgate/lockgate/hooks"
 	"github.com/lockgate/lockgate/internal/gitexec"
 	"github.com/lockgate/lockgate/model/locks/journal"
+	"github.com/lockgate/lockgate/service/lockops"
 	"github.com/lockgate/lockgate/service/session"
 	"github.com/lockgate/lockgate/workflow"
 )
@@ -39,7 +40,7 @@ func (e *Workspace) PostMerge(ctx context.Context, in HookInput) (*Report, error
 		r.Warnings = append(r.Warnings, "locks.release_on_merge: no lock released: HEAD is on no branch")
 		return r, nil
 	}
-	res, err := e.ReleaseMerged(ctx, ReleaseMergedRequest{Range: "ORIG_HEAD..HEAD", Branch: branch})
+	res, err := e.Locks().ReleaseMerged(ctx, lockops.ReleaseMergedRequest{Range: "ORIG_HEAD..HEAD", Branch: branch})
 	if err != nil {
 		r.Warnings = append(r.Warnings, "locks.release_on_merge: no lock released: "+err.Error())
 		return r, nil
@@ -49,7 +50,7 @@ func (e *Workspace) PostMerge(ctx context.Context, in HookInput) (*Report, error
 	}
 	for _, m := range res.Kept {
 		r.Warnings = append(r.Warnings, fmt.Sprintf("locks.release_on_merge: kept %s of %s: %s has commits on it that %s does not have yet (%s)",
-			m.Key, m.Holder, m.Holder, branch, shortList(m.Unmerged)))
+			m.Key, m.Holder, m.Holder, branch, lockops.ShortList(m.Unmerged)))
 	}
 	return r, nil
 }
@@ -67,7 +68,7 @@ func (e *Workspace) syncHook(ctx context.Context, name string, in HookInput) (*R
 		return nil, err
 	}
 	r := &Report{Hook: name}
-	if _, err := e.SyncReadOnly(ctx); err != nil {
+	if _, err := e.Locks().SyncReadOnly(ctx); err != nil {
 		r.Warnings = append(r.Warnings, "locks.read_only: the files' modes were not brought up to date: "+err.Error())
 	}
 	r.Finish()

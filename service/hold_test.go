@@ -9,55 +9,56 @@ import (
 	"github.com/lockgate/lockgate/model/locks"
 	"github.com/lockgate/lockgate/model/locks/lockkey"
 	"github.com/lockgate/lockgate/model/locks/locktest"
+	"github.com/lockgate/lockgate/service/lockops"
 )
 
 func TestHoldLocks(t *testing.T) {
 	ctx := context.Background()
 	tests := []struct {
 		name  string
-		req   HoldRequest
+		req   lockops.HoldRequest
 		setup func(f *lockFixture, me, other *Workspace)
 		// during runs while the command would: the clock moved, the
 		// store changed by others.
 		during func(f *lockFixture, me, other *Workspace)
-		check  func(t *testing.T, f *lockFixture, h *Hold, refreshErr error)
+		check  func(t *testing.T, f *lockFixture, h *lockops.Hold, refreshErr error)
 	}{
-		{name: "refreshed for its ttl", req: HoldRequest{Keys: []string{"src/a.go"}, TTL: 9 * time.Minute},
+		{name: "refreshed for its ttl", req: lockops.HoldRequest{Keys: []string{"src/a.go"}, TTL: 9 * time.Minute},
 			during: func(f *lockFixture, _, _ *Workspace) { f.clock.add(3 * time.Minute) },
-			check: func(t *testing.T, f *lockFixture, h *Hold, err error) {
+			check: func(t *testing.T, f *lockFixture, h *lockops.Hold, err error) {
 				if err != nil || h.Interval() != 3*time.Minute {
 					t.Fatalf("interval %s, %v", h.Interval(), err)
 				}
-				l, gerr := h.e.Store.Get(ctx, "src/a.go")
+				l, gerr := f.as("me").Store.Get(ctx, "src/a.go")
 				if gerr != nil || !l.ExpiresAt.Equal(f.clock.now().Add(9*time.Minute)) {
 					t.Fatalf("%+v, %v: want the lock renewed for 9m from now", l, gerr)
 				}
 			}},
-		{name: "default ttl by worker type", req: HoldRequest{Keys: []string{"src/a.go"}},
-			check: func(t *testing.T, _ *lockFixture, h *Hold, err error) {
+		{name: "default ttl by worker type", req: lockops.HoldRequest{Keys: []string{"src/a.go"}},
+			check: func(t *testing.T, _ *lockFixture, h *lockops.Hold, err error) {
 				if err != nil || h.Interval() != 10*time.Minute {
 					t.Fatalf("interval %s, %v: want a third of the agent's 30m", h.Interval(), err)
 				}
 			}},
-		{name: "lapsed and taken over", req: HoldRequest{Keys: []string{"src/a.go"}, TTL: time.Minute},
+		{name: "lapsed and taken over", req: lockops.HoldRequest{Keys: []string{"src/a.go"}, TTL: time.Minute},
 			during: func(f *lockFixture, _, other *Workspace) {
 				f.clock.add(2 * time.Minute)
 				f.take(other, "src/a.go")
 			},
-			check: func(t *testing.T, _ *lockFixture, _ *Hold, err error) { wantErr[*locks.HeldError](t, err) }}, // exit 4, naming the holder
-		{name: "cleared", req: HoldRequest{Keys: []string{"src/a.go"}},
+			check: func(t *testing.T, _ *lockFixture, _ *lockops.Hold, err error) { wantErr[*locks.HeldError](t, err) }}, // exit 4, naming the holder
+		{name: "cleared", req: lockops.HoldRequest{Keys: []string{"src/a.go"}},
 			during: func(_ *lockFixture, _, other *Workspace) {
-				if _, err := other.ClearLocks(ctx, ClearRequest{Target: "src/a.go", Force: true}); err != nil {
+				if _, err := other.Locks().Clear(ctx, lockops.ClearRequest{Target: "src/a.go", Force: true}); err != nil {
 					t.Fatal(err)
 				}
 			},
-			check: func(t *testing.T, _ *lockFixture, _ *Hold, err error) { wantErr[*locks.LostError](t, err) }},
+			check: func(t *testing.T, _ *lockFixture, _ *lockops.Hold, err error) { wantErr[*locks.LostError](t, err) }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			f := newLockFixture(t)
 			me, other := f.as("me"), f.as("other")
-			h, err := me.HoldLocks(ctx, tt.req)
+			h, err := me.Locks().Hold(ctx, tt.req)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -76,7 +77,7 @@ func TestHoldReleasesWhatItTook(t *testing.T) {
 	me := f.as("me")
 	f.take(me, "env:staging")
 	ctx, cancel := context.WithCancel(context.Background())
-	h, err := me.HoldLocks(ctx, HoldRequest{Keys: []string{"env:staging", "src/a.go"}, Reason: "build"})
+	h, err := me.Locks().Hold(ctx, lockops.HoldRequest{Keys: []string{"env:staging", "src/a.go"}, Reason: "build"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,7 +88,7 @@ func TestHoldReleasesWhatItTook(t *testing.T) {
 	if err := h.Release(ctx); err != nil {
 		t.Fatal(err)
 	}
-	res, err := me.ListLocks(context.Background(), ListRequest{})
+	res, err := me.Locks().List(context.Background(), lockops.ListRequest{})
 	if err != nil || len(res.Rows) != 1 || res.Rows[0].Key != "env:staging" {
 		t.Fatalf("left %+v, %v: want the lock held before the hold", res.Rows, err)
 	}
@@ -98,9 +99,9 @@ func TestHoldLocksRefused(t *testing.T) {
 	f := newLockFixture(t)
 	me, other := f.as("me"), f.as("other")
 	f.take(other, "src/a.go")
-	_, err := me.HoldLocks(ctx, HoldRequest{Keys: []string{"src/a.go"}})
+	_, err := me.Locks().Hold(ctx, lockops.HoldRequest{Keys: []string{"src/a.go"}})
 	wantErr[*locks.HeldError](t, err)
-	_, err = me.HoldLocks(ctx, HoldRequest{Keys: []string{"api:get /v1/users"}})
+	_, err = me.Locks().Hold(ctx, lockops.HoldRequest{Keys: []string{"api:get /v1/users"}})
 	wantErr[*lockkey.Error](t, err)
 }
 
@@ -111,7 +112,7 @@ func TestHoldOutlivesAnUnavailableStore(t *testing.T) {
 	ctx := context.Background()
 	f := newLockFixture(t)
 	me := f.as("me")
-	h, err := me.HoldLocks(ctx, HoldRequest{Keys: []string{"src/a.go"}, TTL: 9 * time.Second})
+	h, err := me.Locks().Hold(ctx, lockops.HoldRequest{Keys: []string{"src/a.go"}, TTL: 9 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,7 +143,7 @@ func TestHoldEndsBeforeTheLocksExpire(t *testing.T) {
 	ctx := context.Background()
 	f := newLockFixture(t)
 	me, other := f.as("me"), f.as("other")
-	h, err := me.HoldLocks(ctx, HoldRequest{Keys: []string{"src/a.go"}, TTL: 9 * time.Second})
+	h, err := me.Locks().Hold(ctx, lockops.HoldRequest{Keys: []string{"src/a.go"}, TTL: 9 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -164,7 +165,7 @@ func TestHoldEndsBeforeTheLocksExpire(t *testing.T) {
 		t.Fatalf("gave up at %s; want within a second before the expiry %s", now, expires)
 	}
 
-	h, err = other.HoldLocks(ctx, HoldRequest{Keys: []string{"src/b.go"}, TTL: 9 * time.Second})
+	h, err = other.Locks().Hold(ctx, lockops.HoldRequest{Keys: []string{"src/b.go"}, TTL: 9 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -172,7 +173,7 @@ func TestHoldEndsBeforeTheLocksExpire(t *testing.T) {
 	if err := h.Refresh(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.as("third").ClearLocks(ctx, ClearRequest{Target: "src/b.go", Force: true}); err != nil {
+	if _, err := f.as("third").Locks().Clear(ctx, lockops.ClearRequest{Target: "src/b.go", Force: true}); err != nil {
 		t.Fatal(err)
 	}
 	wantErr[*locks.LostError](t, h.Refresh(ctx))

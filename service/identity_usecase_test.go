@@ -6,6 +6,7 @@ import (
 
 	"github.com/lockgate/lockgate/model/locks"
 	"github.com/lockgate/lockgate/service"
+	"github.com/lockgate/lockgate/service/lockops"
 )
 
 // envOf is an environment of the variables vars names (KEY=VALUE).
@@ -55,14 +56,14 @@ func TestActAs(t *testing.T) {
 				t.Fatalf("the server became %+v", server.Owner())
 			}
 			// The copy shares the server's store: its lock is the server's to see.
-			res, err := e.AcquireLocks(ctx, service.AcquireRequest{Keys: []string{"api:GET /acting"}})
+			res, err := e.Locks().Acquire(ctx, lockops.AcquireRequest{Keys: []string{"api:GET /acting"}})
 			if err != nil {
 				t.Fatal(err)
 			}
 			if res.Locks[0].Lock.Holder != tt.want.Holder {
 				t.Fatalf("lock taken as %s, want %s", res.Locks[0].Lock.Holder, tt.want.Holder)
 			}
-			list, err := server.ListLocks(ctx, service.ListRequest{})
+			list, err := server.Locks().List(ctx, lockops.ListRequest{})
 			if err != nil {
 				t.Fatal(err)
 			}

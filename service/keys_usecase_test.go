@@ -47,30 +47,10 @@ func TestDefaultTTL(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, err := e.DefaultTTL(keys)
+			got, err := e.Locks().DefaultTTL(keys)
 			if err != nil || got != tt.want {
 				t.Fatalf("DefaultTTL(%v) = %s, %v, want %s", tt.keys, got, err, tt.want)
 			}
-		})
-	}
-}
-
-func TestCheckID(t *testing.T) {
-	tests := []struct {
-		id      string
-		wantErr bool
-	}{
-		{id: "WP-1"}, {id: "task_7.b"},
-		{id: "", wantErr: true}, {id: "WP 1", wantErr: true}, {id: "a/b", wantErr: true}, {id: "a:b", wantErr: true},
-		{id: "WP\x1b[2J", wantErr: true}, {id: "WP\u202e1", wantErr: true},
-	}
-	for _, tt := range tests {
-		t.Run(tt.id, func(t *testing.T) {
-			var target any
-			if tt.wantErr {
-				target = new(*service.UsageError)
-			}
-			wantError(t, service.CheckID("package", tt.id), target)
 		})
 	}
 }
@@ -89,7 +69,7 @@ func TestPauseKey(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.feature, func(t *testing.T) {
 			_, e := keysRepo(t, "", "human")
-			got, err := e.PauseKey(tt.feature)
+			got, err := e.Locks().PauseKey(tt.feature)
 			wantError(t, err, tt.wantErr)
 			if got != tt.want {
 				t.Fatalf("PauseKey(%q) = %q, want %q", tt.feature, got, tt.want)

@@ -11,6 +11,7 @@ import (
 	"github.com/lockgate/lockgate/internal/gittest"
 	"github.com/lockgate/lockgate/model/locks/journal"
 	"github.com/lockgate/lockgate/service"
+	"github.com/lockgate/lockgate/service/lockops"
 	"github.com/lockgate/lockgate/service/verify"
 )
 
@@ -22,7 +23,7 @@ const logPolicy = "version: 1\nworkflow: {auto_commit: false, auto_push: false}\
 func takeKeys(t *testing.T, e *service.Workspace, keys ...string) {
 	t.Helper()
 	for _, k := range keys {
-		if _, err := e.AcquireLocks(context.Background(), service.AcquireRequest{Keys: []string{k}}); err != nil {
+		if _, err := e.Locks().Acquire(context.Background(), lockops.AcquireRequest{Keys: []string{k}}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -250,7 +251,7 @@ func TestFenceFloor(t *testing.T) {
 // acquisitions name.
 func highestFence(t *testing.T, e *service.Workspace) uint64 {
 	t.Helper()
-	list, err := e.ListLocks(context.Background(), service.ListRequest{All: true})
+	list, err := e.Locks().List(context.Background(), lockops.ListRequest{All: true})
 	if err != nil {
 		t.Fatal(err)
 	}

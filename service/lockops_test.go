@@ -13,6 +13,7 @@ import (
 	"github.com/lockgate/lockgate/internal/gittest"
 	"github.com/lockgate/lockgate/model/locks"
 	"github.com/lockgate/lockgate/model/locks/lockkey"
+	"github.com/lockgate/lockgate/service/lockops"
 )
 
 // lockClock is a clock the test moves by hand.
@@ -84,7 +85,7 @@ func (f *lockFixture) as(worker string) *Workspace {
 // take has worker take keys, failing the test when it cannot.
 func (f *lockFixture) take(e *Workspace, keys ...string) {
 	f.t.Helper()
-	if _, err := e.AcquireLocks(context.Background(), AcquireRequest{Keys: keys}); err != nil {
+	if _, err := e.Locks().Acquire(context.Background(), lockops.AcquireRequest{Keys: keys}); err != nil {
 		f.t.Fatal(err)
 	}
 }
@@ -104,11 +105,11 @@ func TestAcquireLocks(t *testing.T) {
 	tests := []struct {
 		name  string
 		setup func(f *lockFixture, other *Workspace)
-		req   AcquireRequest
-		check func(t *testing.T, res AcquireResult, err error)
+		req   lockops.AcquireRequest
+		check func(t *testing.T, res lockops.AcquireResult, err error)
 	}{
-		{name: "free key", req: AcquireRequest{Keys: []string{"api:GET /v1/users"}, Reason: "r"},
-			check: func(t *testing.T, res AcquireResult, err error) {
+		{name: "free key", req: lockops.AcquireRequest{Keys: []string{"api:GET /v1/users"}, Reason: "r"},
+			check: func(t *testing.T, res lockops.AcquireResult, err error) {
 				if err != nil || len(res.Locks) != 1 || res.Locks[0].Renewed || res.Locks[0].Lock.Reason != "r" {
 					t.Fatalf("%+v, %v", res, err)
 				}
@@ -119,43 +120,43 @@ func TestAcquireLocks(t *testing.T) {
 			}},
 		{name: "held by another",
 			setup: func(f *lockFixture, other *Workspace) { f.take(other, "api:GET /v1/users") },
-			req:   AcquireRequest{Keys: []string{"api:GET /v1/users"}},
-			check: func(t *testing.T, _ AcquireResult, err error) { wantErr[*locks.HeldError](t, err) }},
+			req:   lockops.AcquireRequest{Keys: []string{"api:GET /v1/users"}},
+			check: func(t *testing.T, _ lockops.AcquireResult, err error) { wantErr[*locks.HeldError](t, err) }},
 		{name: "lapsed lock of another is taken over",
 			setup: func(f *lockFixture, other *Workspace) {
 				f.take(other, "api:GET /v1/users")
 				f.clock.add(time.Hour)
 			},
-			req: AcquireRequest{Keys: []string{"api:GET /v1/users"}},
-			check: func(t *testing.T, res AcquireResult, err error) {
+			req: lockops.AcquireRequest{Keys: []string{"api:GET /v1/users"}},
+			check: func(t *testing.T, res lockops.AcquireResult, err error) {
 				if err != nil || len(res.Locks) != 1 || res.Locks[0].TookOver == nil || res.Locks[0].TookOver.Holder != "other" {
 					t.Fatalf("%+v, %v", res, err)
 				}
 			}},
-		{name: "invalid key", req: AcquireRequest{Keys: []string{"api:get /v1/users"}},
-			check: func(t *testing.T, _ AcquireResult, err error) { wantErr[*lockkey.Error](t, err) }},
-		{name: "invalid task id", req: AcquireRequest{Keys: []string{"src/a.go"}, Task: "a b"},
-			check: func(t *testing.T, _ AcquireResult, err error) { wantErr[*UsageError](t, err) }},
-		{name: "a named ttl is exact", req: AcquireRequest{Keys: []string{"src/a.go"}, TTL: 5 * time.Minute},
-			check: func(t *testing.T, res AcquireResult, err error) {
+		{name: "invalid key", req: lockops.AcquireRequest{Keys: []string{"api:get /v1/users"}},
+			check: func(t *testing.T, _ lockops.AcquireResult, err error) { wantErr[*lockkey.Error](t, err) }},
+		{name: "invalid task id", req: lockops.AcquireRequest{Keys: []string{"src/a.go"}, Task: "a b"},
+			check: func(t *testing.T, _ lockops.AcquireResult, err error) { wantErr[*UsageError](t, err) }},
+		{name: "a named ttl is exact", req: lockops.AcquireRequest{Keys: []string{"src/a.go"}, TTL: 5 * time.Minute},
+			check: func(t *testing.T, res lockops.AcquireResult, err error) {
 				if err != nil || res.Locks[0].Lock.ExpiresAt.Sub(res.Locks[0].Lock.CreatedAt) != 5*time.Minute {
 					t.Fatalf("%+v, %v", res, err)
 				}
 			}},
-		{name: "paths that name no file", req: AcquireRequest{Keys: []string{"src", "src/a.go", "src/gone.go", "src/typo.go", "src/**"}, WarnPaths: true},
-			check: func(t *testing.T, res AcquireResult, err error) {
+		{name: "paths that name no file", req: lockops.AcquireRequest{Keys: []string{"src", "src/a.go", "src/gone.go", "src/typo.go", "src/**"}, WarnPaths: true},
+			check: func(t *testing.T, res lockops.AcquireResult, err error) {
 				if err != nil || !slices.Equal(res.Dirs, []string{"src"}) || !slices.Equal(res.Missing, []string{"src/typo.go"}) {
 					t.Fatalf("dirs %q, missing %q, %v", res.Dirs, res.Missing, err)
 				}
 			}},
-		{name: "tool keys are repo-relative", req: AcquireRequest{Keys: []string{"src/a.go"}, Tool: true},
-			check: func(t *testing.T, res AcquireResult, err error) {
+		{name: "tool keys are repo-relative", req: lockops.AcquireRequest{Keys: []string{"src/a.go"}, Tool: true},
+			check: func(t *testing.T, res lockops.AcquireResult, err error) {
 				if err != nil || res.Locks[0].Lock.Key != "src/a.go" {
 					t.Fatalf("%+v, %v", res, err)
 				}
 			}},
-		{name: "tool without keys", req: AcquireRequest{Tool: true},
-			check: func(t *testing.T, _ AcquireResult, err error) { wantErr[*UsageError](t, err) }},
+		{name: "tool without keys", req: lockops.AcquireRequest{Tool: true},
+			check: func(t *testing.T, _ lockops.AcquireResult, err error) { wantErr[*UsageError](t, err) }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -164,7 +165,7 @@ func TestAcquireLocks(t *testing.T) {
 			if tt.setup != nil {
 				tt.setup(f, other)
 			}
-			res, err := me.AcquireLocks(ctx, tt.req)
+			res, err := me.Locks().Acquire(ctx, tt.req)
 			tt.check(t, res, err)
 		})
 	}
@@ -176,7 +177,7 @@ func TestAcquireLocksRenewsOwn(t *testing.T) {
 	me := f.as("me")
 	f.take(me, "src/a.go")
 	f.clock.add(10 * time.Minute)
-	res, err := me.AcquireLocks(ctx, AcquireRequest{Keys: []string{"src/a.go"}, WarnPaths: true})
+	res, err := me.Locks().Acquire(ctx, lockops.AcquireRequest{Keys: []string{"src/a.go"}, WarnPaths: true})
 	if err != nil || !res.Locks[0].Renewed || !res.Locks[0].Lock.ExpiresAt.Equal(f.clock.now().Add(30*time.Minute)) {
 		t.Fatalf("%+v, %v", res, err)
 	}
@@ -187,7 +188,7 @@ func TestAcquireLocksPackage(t *testing.T) {
 	f := newLockFixture(t)
 	f.repo.Write("work-packages.yaml", "packages:\n  - id: WP-1\n    title: the first\n    locks:\n      files: [src/a.go]\n      keys: ['api:GET /v1/users']\n")
 	me := f.as("me")
-	res, err := me.AcquireLocks(ctx, AcquireRequest{Package: "WP-1"})
+	res, err := me.Locks().Acquire(ctx, lockops.AcquireRequest{Package: "WP-1"})
 	if err != nil || len(res.Locks) != 2 {
 		t.Fatalf("%+v, %v", res, err)
 	}
@@ -196,7 +197,7 @@ func TestAcquireLocksPackage(t *testing.T) {
 			t.Fatalf("lock %+v: want the package's title as reason and its action", r.Lock)
 		}
 	}
-	_, err = me.AcquireLocks(ctx, AcquireRequest{Package: "WP-9"})
+	_, err = me.Locks().Acquire(ctx, lockops.AcquireRequest{Package: "WP-9"})
 	wantErr[*UsageError](t, err)
 }
 
@@ -204,30 +205,30 @@ func TestReleaseLocks(t *testing.T) {
 	ctx := context.Background()
 	tests := []struct {
 		name  string
-		req   ReleaseRequest
+		req   lockops.ReleaseRequest
 		check func(t *testing.T, res locks.ReleaseResult, err error)
 	}{
-		{name: "mine", req: ReleaseRequest{Keys: []string{"src/a.go"}},
+		{name: "mine", req: lockops.ReleaseRequest{Keys: []string{"src/a.go"}},
 			check: func(t *testing.T, res locks.ReleaseResult, err error) {
 				if err != nil || len(res.Removed) != 1 || len(res.Forced) != 0 {
 					t.Fatalf("%+v, %v", res, err)
 				}
 			}},
-		{name: "not mine", req: ReleaseRequest{Keys: []string{"api:GET /v1/users"}},
+		{name: "not mine", req: lockops.ReleaseRequest{Keys: []string{"api:GET /v1/users"}},
 			check: func(t *testing.T, _ locks.ReleaseResult, err error) { wantErr[*locks.NotOwnerError](t, err) }},
-		{name: "not mine, forced", req: ReleaseRequest{Keys: []string{"api:GET /v1/users"}, Force: true},
+		{name: "not mine, forced", req: lockops.ReleaseRequest{Keys: []string{"api:GET /v1/users"}, Force: true},
 			check: func(t *testing.T, res locks.ReleaseResult, err error) {
 				if err != nil || len(res.Forced) != 1 || res.Forced[0].Holder != "other" {
 					t.Fatalf("%+v, %v", res, err)
 				}
 			}},
-		{name: "not held", req: ReleaseRequest{Keys: []string{"env:staging"}},
+		{name: "not held", req: lockops.ReleaseRequest{Keys: []string{"env:staging"}},
 			check: func(t *testing.T, res locks.ReleaseResult, err error) {
 				if err != nil || !slices.Equal(res.Missing, []string{"env:staging"}) {
 					t.Fatalf("%+v, %v", res, err)
 				}
 			}},
-		{name: "invalid key", req: ReleaseRequest{Keys: []string{"api:get /v1/users"}},
+		{name: "invalid key", req: lockops.ReleaseRequest{Keys: []string{"api:get /v1/users"}},
 			check: func(t *testing.T, _ locks.ReleaseResult, err error) { wantErr[*lockkey.Error](t, err) }},
 	}
 	for _, tt := range tests {
@@ -236,7 +237,7 @@ func TestReleaseLocks(t *testing.T) {
 			me, other := f.as("me"), f.as("other")
 			f.take(me, "src/a.go")
 			f.take(other, "api:GET /v1/users")
-			res, err := me.ReleaseLocks(ctx, tt.req)
+			res, err := me.Locks().Release(ctx, tt.req)
 			tt.check(t, res, err)
 		})
 	}
@@ -247,40 +248,40 @@ func TestRefreshLocks(t *testing.T) {
 	tests := []struct {
 		name  string
 		setup func(f *lockFixture, me, other *Workspace)
-		req   RefreshRequest
+		req   lockops.RefreshRequest
 		check func(t *testing.T, f *lockFixture, ls []locks.Lock, err error)
 	}{
-		{name: "mine, by default", req: RefreshRequest{Keys: []string{"src/a.go"}},
+		{name: "mine, by default", req: lockops.RefreshRequest{Keys: []string{"src/a.go"}},
 			check: func(t *testing.T, f *lockFixture, ls []locks.Lock, err error) {
 				if err != nil || len(ls) != 1 || !ls[0].ExpiresAt.Equal(f.clock.now().Add(30*time.Minute)) {
 					t.Fatalf("%+v, %v", ls, err)
 				}
 			}},
-		{name: "mine, exactly shorter", req: RefreshRequest{Keys: []string{"src/a.go"}, TTL: time.Minute},
+		{name: "mine, exactly shorter", req: lockops.RefreshRequest{Keys: []string{"src/a.go"}, TTL: time.Minute},
 			check: func(t *testing.T, f *lockFixture, ls []locks.Lock, err error) {
 				if err != nil || !ls[0].ExpiresAt.Equal(f.clock.now().Add(time.Minute)) {
 					t.Fatalf("%+v, %v", ls, err)
 				}
 			}},
-		{name: "not mine", req: RefreshRequest{Keys: []string{"api:GET /v1/users"}},
+		{name: "not mine", req: lockops.RefreshRequest{Keys: []string{"api:GET /v1/users"}},
 			check: func(t *testing.T, _ *lockFixture, _ []locks.Lock, err error) { wantErr[*locks.NotOwnerError](t, err) }},
-		{name: "not held", req: RefreshRequest{Keys: []string{"env:staging"}},
+		{name: "not held", req: lockops.RefreshRequest{Keys: []string{"env:staging"}},
 			check: func(t *testing.T, _ *lockFixture, _ []locks.Lock, err error) { wantErr[*locks.LostError](t, err) }},
 		{name: "lapsed and taken over",
 			setup: func(f *lockFixture, _, other *Workspace) {
 				f.clock.add(time.Hour)
 				f.take(other, "src/a.go")
 			},
-			req:   RefreshRequest{Keys: []string{"src/a.go"}},
+			req:   lockops.RefreshRequest{Keys: []string{"src/a.go"}},
 			check: func(t *testing.T, _ *lockFixture, _ []locks.Lock, err error) { wantErr[*locks.NotOwnerError](t, err) }},
-		{name: "refreshed before the key that fails", req: RefreshRequest{Keys: []string{"src/a.go", "env:staging"}},
+		{name: "refreshed before the key that fails", req: lockops.RefreshRequest{Keys: []string{"src/a.go", "env:staging"}},
 			check: func(t *testing.T, _ *lockFixture, ls []locks.Lock, err error) {
 				wantErr[*locks.LostError](t, err)
 				if len(ls) != 1 || ls[0].Key != "src/a.go" {
 					t.Fatalf("refreshed %+v, want src/a.go", ls)
 				}
 			}},
-		{name: "invalid key", req: RefreshRequest{Keys: []string{"api:get /v1/users"}},
+		{name: "invalid key", req: lockops.RefreshRequest{Keys: []string{"api:get /v1/users"}},
 			check: func(t *testing.T, _ *lockFixture, _ []locks.Lock, err error) { wantErr[*lockkey.Error](t, err) }},
 	}
 	for _, tt := range tests {
@@ -293,7 +294,7 @@ func TestRefreshLocks(t *testing.T) {
 			if tt.setup != nil {
 				tt.setup(f, me, other)
 			}
-			ls, err := me.RefreshLocks(ctx, tt.req)
+			ls, err := me.Locks().Refresh(ctx, tt.req)
 			tt.check(t, f, ls, err)
 		})
 	}
@@ -319,7 +320,7 @@ func TestCheckLocks(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			res, err := me.CheckLocks(ctx, CheckRequest{Keys: tt.keys})
+			res, err := me.Locks().Check(ctx, lockops.CheckRequest{Keys: tt.keys})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -332,7 +333,7 @@ func TestCheckLocks(t *testing.T) {
 			}
 		})
 	}
-	_, err := me.CheckLocks(ctx, CheckRequest{Keys: []string{"api:get /v1/users"}})
+	_, err := me.Locks().Check(ctx, lockops.CheckRequest{Keys: []string{"api:get /v1/users"}})
 	wantErr[*lockkey.Error](t, err)
 }
 
@@ -341,7 +342,7 @@ func TestListLocks(t *testing.T) {
 	f := newLockFixture(t)
 	me, other := f.as("me"), f.as("other")
 	f.take(me, "src/a.go")
-	if _, err := other.AcquireLocks(ctx, AcquireRequest{Keys: []string{"env:short"}, TTL: time.Minute}); err != nil {
+	if _, err := other.Locks().Acquire(ctx, lockops.AcquireRequest{Keys: []string{"env:short"}, TTL: time.Minute}); err != nil {
 		t.Fatal(err)
 	}
 	f.take(other, "api:GET /v1/users")
@@ -349,7 +350,7 @@ func TestListLocks(t *testing.T) {
 	if err := os.WriteFile(me.Store.Where("env:broken"), []byte("{not json"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	keys := func(rows []LockRow) []string {
+	keys := func(rows []lockops.LockRow) []string {
 		var out []string
 		for _, r := range rows {
 			out = append(out, r.Key)
@@ -359,18 +360,18 @@ func TestListLocks(t *testing.T) {
 	}
 	tests := []struct {
 		name    string
-		req     ListRequest
+		req     lockops.ListRequest
 		keys    []string
 		expired int
 	}{
-		{name: "live", req: ListRequest{Recover: true}, keys: []string{"api:GET /v1/users", "env:broken", "src/a.go"}, expired: 1},
-		{name: "all", req: ListRequest{All: true}, keys: []string{"api:GET /v1/users", "env:broken", "env:short", "src/a.go"}},
-		{name: "mine", req: ListRequest{Mine: true}, keys: []string{"src/a.go"}},
-		{name: "stale", req: ListRequest{Stale: true}},
+		{name: "live", req: lockops.ListRequest{Recover: true}, keys: []string{"api:GET /v1/users", "env:broken", "src/a.go"}, expired: 1},
+		{name: "all", req: lockops.ListRequest{All: true}, keys: []string{"api:GET /v1/users", "env:broken", "env:short", "src/a.go"}},
+		{name: "mine", req: lockops.ListRequest{Mine: true}, keys: []string{"src/a.go"}},
+		{name: "stale", req: lockops.ListRequest{Stale: true}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			res, err := me.ListLocks(ctx, tt.req)
+			res, err := me.Locks().List(ctx, tt.req)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -387,7 +388,7 @@ func TestListLocks(t *testing.T) {
 			}
 		})
 	}
-	res, err := me.ListLocks(ctx, ListRequest{})
+	res, err := me.Locks().List(ctx, lockops.ListRequest{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -404,11 +405,11 @@ func TestListLocksStale(t *testing.T) {
 	ctx := context.Background()
 	f := newLockFixture(t)
 	me := f.as("me")
-	if _, err := me.AcquireLocks(ctx, AcquireRequest{Keys: []string{"src/a.go"}, TTL: 48 * time.Hour}); err != nil {
+	if _, err := me.Locks().Acquire(ctx, lockops.AcquireRequest{Keys: []string{"src/a.go"}, TTL: 48 * time.Hour}); err != nil {
 		t.Fatal(err)
 	}
 	f.clock.add(25 * time.Hour) // past the default locks.stale_minutes
-	res, err := me.ListLocks(ctx, ListRequest{Stale: true})
+	res, err := me.Locks().List(ctx, lockops.ListRequest{Stale: true})
 	if err != nil || len(res.Rows) != 1 || !res.Rows[0].Stale || !res.Live()[0].Stale {
 		t.Fatalf("%+v, %v", res, err)
 	}
@@ -420,7 +421,7 @@ func TestListLocksLookAlike(t *testing.T) {
 	me := f.as("me")
 	// NFC and NFD spellings are one key; a Cyrillic с only looks like c.
 	f.take(me, "src/caf\u00e9.go", "src/\u0441af\u00e9.go")
-	res, err := me.ListLocks(ctx, ListRequest{})
+	res, err := me.Locks().List(ctx, lockops.ListRequest{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -439,49 +440,55 @@ func TestClearLocks(t *testing.T) {
 	ctx := context.Background()
 	tests := []struct {
 		name  string
-		req   func(me *Workspace) ClearRequest
-		check func(t *testing.T, me *Workspace, res ClearResult, err error)
+		req   func(me *Workspace) lockops.ClearRequest
+		check func(t *testing.T, me *Workspace, res lockops.ClearResult, err error)
 	}{
-		{name: "without force", req: func(*Workspace) ClearRequest { return ClearRequest{Target: "api:GET /v1/users"} },
-			check: func(t *testing.T, _ *Workspace, _ ClearResult, err error) { wantErr[*UsageError](t, err) }},
-		{name: "record without force", req: func(*Workspace) ClearRequest { return ClearRequest{Record: "x"} },
-			check: func(t *testing.T, _ *Workspace, _ ClearResult, err error) { wantErr[*UsageError](t, err) }},
-		{name: "another's lock", req: func(*Workspace) ClearRequest { return ClearRequest{Target: "api:GET /v1/users", Force: true} },
-			check: func(t *testing.T, _ *Workspace, res ClearResult, err error) {
+		{name: "without force", req: func(*Workspace) lockops.ClearRequest { return lockops.ClearRequest{Target: "api:GET /v1/users"} },
+			check: func(t *testing.T, _ *Workspace, _ lockops.ClearResult, err error) { wantErr[*UsageError](t, err) }},
+		{name: "record without force", req: func(*Workspace) lockops.ClearRequest { return lockops.ClearRequest{Record: "x"} },
+			check: func(t *testing.T, _ *Workspace, _ lockops.ClearResult, err error) { wantErr[*UsageError](t, err) }},
+		{name: "another's lock", req: func(*Workspace) lockops.ClearRequest {
+			return lockops.ClearRequest{Target: "api:GET /v1/users", Force: true}
+		},
+			check: func(t *testing.T, _ *Workspace, res lockops.ClearResult, err error) {
 				if err != nil || res.Cleared == nil || res.Cleared.Holder != "other" || res.Age != 10*time.Minute || res.AgeSeconds != 600 || res.Store != "file" {
 					t.Fatalf("%+v, %v", res, err)
 				}
 			}},
-		{name: "a task id", req: func(*Workspace) ClearRequest { return ClearRequest{Target: "T-1", Force: true} },
-			check: func(t *testing.T, _ *Workspace, res ClearResult, err error) {
+		{name: "a task id", req: func(*Workspace) lockops.ClearRequest { return lockops.ClearRequest{Target: "T-1", Force: true} },
+			check: func(t *testing.T, _ *Workspace, res lockops.ClearResult, err error) {
 				if err != nil || res.Key != "task:T-1" {
 					t.Fatalf("%+v, %v", res, err)
 				}
 			}},
-		{name: "no such lock", req: func(*Workspace) ClearRequest { return ClearRequest{Target: "src/none.go", Force: true} },
-			check: func(t *testing.T, _ *Workspace, _ ClearResult, err error) { wantErr[*UsageError](t, err) }},
-		{name: "invalid key of no record", req: func(*Workspace) ClearRequest { return ClearRequest{Target: "api:get /v1/users", Force: true} },
-			check: func(t *testing.T, _ *Workspace, _ ClearResult, err error) { wantErr[*lockkey.Error](t, err) }},
-		{name: "corrupt record by key", req: func(*Workspace) ClearRequest { return ClearRequest{Target: "env:broken", Force: true} },
-			check: func(t *testing.T, me *Workspace, res ClearResult, err error) {
+		{name: "no such lock", req: func(*Workspace) lockops.ClearRequest { return lockops.ClearRequest{Target: "src/none.go", Force: true} },
+			check: func(t *testing.T, _ *Workspace, _ lockops.ClearResult, err error) { wantErr[*UsageError](t, err) }},
+		{name: "invalid key of no record", req: func(*Workspace) lockops.ClearRequest {
+			return lockops.ClearRequest{Target: "api:get /v1/users", Force: true}
+		},
+			check: func(t *testing.T, _ *Workspace, _ lockops.ClearResult, err error) { wantErr[*lockkey.Error](t, err) }},
+		{name: "corrupt record by key", req: func(*Workspace) lockops.ClearRequest { return lockops.ClearRequest{Target: "env:broken", Force: true} },
+			check: func(t *testing.T, me *Workspace, res lockops.ClearResult, err error) {
 				if err != nil || !res.Corrupt || res.Key != "env:broken" || res.Record != me.Store.Where("env:broken") {
 					t.Fatalf("%+v, %v", res, err)
 				}
 			}},
-		{name: "corrupt record by file", req: func(me *Workspace) ClearRequest {
-			return ClearRequest{Record: me.Store.Where("env:broken"), Force: true}
+		{name: "corrupt record by file", req: func(me *Workspace) lockops.ClearRequest {
+			return lockops.ClearRequest{Record: me.Store.Where("env:broken"), Force: true}
 		},
-			check: func(t *testing.T, _ *Workspace, res ClearResult, err error) {
+			check: func(t *testing.T, _ *Workspace, res lockops.ClearResult, err error) {
 				if err != nil || !res.Corrupt || res.Key != "env:broken" || res.Record == "" {
 					t.Fatalf("%+v, %v", res, err)
 				}
 			}},
-		{name: "readable record by file", req: func(me *Workspace) ClearRequest {
-			return ClearRequest{Record: me.Store.Where("src/a.go"), Force: true}
+		{name: "readable record by file", req: func(me *Workspace) lockops.ClearRequest {
+			return lockops.ClearRequest{Record: me.Store.Where("src/a.go"), Force: true}
 		},
-			check: func(t *testing.T, _ *Workspace, _ ClearResult, err error) { wantErr[*UsageError](t, err) }},
-		{name: "no record file", req: func(*Workspace) ClearRequest { return ClearRequest{Record: "nothing-here", Force: true} },
-			check: func(t *testing.T, _ *Workspace, _ ClearResult, err error) { wantErr[*UsageError](t, err) }},
+			check: func(t *testing.T, _ *Workspace, _ lockops.ClearResult, err error) { wantErr[*UsageError](t, err) }},
+		{name: "no record file", req: func(*Workspace) lockops.ClearRequest {
+			return lockops.ClearRequest{Record: "nothing-here", Force: true}
+		},
+			check: func(t *testing.T, _ *Workspace, _ lockops.ClearResult, err error) { wantErr[*UsageError](t, err) }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -496,7 +503,7 @@ func TestClearLocks(t *testing.T) {
 				t.Fatal(err)
 			}
 			f.clock.add(10 * time.Minute)
-			res, err := me.ClearLocks(ctx, tt.req(me))
+			res, err := me.Locks().Clear(ctx, tt.req(me))
 			tt.check(t, me, res, err)
 		})
 	}
@@ -507,15 +514,15 @@ func TestPruneLocks(t *testing.T) {
 	f := newLockFixture(t)
 	me, other := f.as("me"), f.as("other")
 	f.take(me, "src/a.go")
-	if _, err := other.AcquireLocks(ctx, AcquireRequest{Keys: []string{"env:short"}, TTL: time.Minute}); err != nil {
+	if _, err := other.Locks().Acquire(ctx, lockops.AcquireRequest{Keys: []string{"env:short"}, TTL: time.Minute}); err != nil {
 		t.Fatal(err)
 	}
 	f.clock.add(10 * time.Minute)
-	pruned, err := me.PruneLocks(ctx)
+	pruned, err := me.Locks().Prune(ctx)
 	if err != nil || len(pruned) != 1 || pruned[0].Key != "env:short" || pruned[0].Holder != "other" || pruned[0].ExpiredFor != 9*time.Minute {
 		t.Fatalf("%+v, %v", pruned, err)
 	}
-	res, err := me.ListLocks(ctx, ListRequest{All: true})
+	res, err := me.Locks().List(ctx, lockops.ListRequest{All: true})
 	if err != nil || len(res.Rows) != 1 || res.Rows[0].Key != "src/a.go" {
 		t.Fatalf("left %+v, %v: want only the live lock", res.Rows, err)
 	}
@@ -529,17 +536,17 @@ func TestCandidates(t *testing.T) {
 	f.take(me, "src/a.go", "env:staging")
 	f.take(other, "src/b.go")
 	tests := []struct {
-		req  CandidatesRequest
+		req  lockops.CandidatesRequest
 		want []string
 	}{
-		{CandidatesRequest{Of: HeldKeys}, []string{"env:staging", "src/a.go"}},
-		{CandidatesRequest{Of: HeldKeys, Prefix: "src/"}, []string{"src/a.go"}},
-		{CandidatesRequest{Of: PackageIDs, Prefix: "WP"}, []string{"WP-1", "WP-2"}},
-		{CandidatesRequest{Of: ScopeProfiles}, []string{"agents", "backfill"}},
-		{CandidatesRequest{Of: ScopeProfiles, Prefix: "z"}, nil},
+		{lockops.CandidatesRequest{Of: lockops.HeldKeys}, []string{"env:staging", "src/a.go"}},
+		{lockops.CandidatesRequest{Of: lockops.HeldKeys, Prefix: "src/"}, []string{"src/a.go"}},
+		{lockops.CandidatesRequest{Of: lockops.PackageIDs, Prefix: "WP"}, []string{"WP-1", "WP-2"}},
+		{lockops.CandidatesRequest{Of: lockops.ScopeProfiles}, []string{"agents", "backfill"}},
+		{lockops.CandidatesRequest{Of: lockops.ScopeProfiles, Prefix: "z"}, nil},
 	}
 	for _, tt := range tests {
-		got, err := me.Candidates(ctx, tt.req)
+		got, err := me.Locks().Candidates(ctx, tt.req)
 		slices.Sort(got)
 		if err != nil || !slices.Equal(got, tt.want) {
 			t.Errorf("Candidates(%+v) = %q, %v; want %q", tt.req, got, err, tt.want)
@@ -549,13 +556,13 @@ func TestCandidates(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := loaded.Candidates(ctx, CandidatesRequest{Of: HeldKeys}); err == nil {
+	if _, err := loaded.Locks().Candidates(ctx, lockops.CandidatesRequest{Of: lockops.HeldKeys}); err == nil {
 		t.Fatal("held keys of a workspace whose store is not open: want an error")
 	}
 }
 
 func TestRestoreSessionNeedsRedis(t *testing.T) {
 	f := newLockFixture(t)
-	_, err := f.as("me").RestoreSession(context.Background())
+	_, err := f.as("me").Locks().RestoreSession(context.Background())
 	wantErr[*UsageError](t, err)
 }

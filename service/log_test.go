@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/lockgate/lockgate/model/locks/journal"
+	"github.com/lockgate/lockgate/service/lockops"
 )
 
 func TestLog(t *testing.T) {
@@ -17,7 +18,7 @@ func TestLog(t *testing.T) {
 	f.take(me, "src/a.go")
 	f.clock.add(2 * time.Hour)
 	f.take(other, "env:staging")
-	if _, err := other.ReleaseLocks(ctx, ReleaseRequest{Keys: []string{"env:staging"}}); err != nil {
+	if _, err := other.Locks().Release(ctx, lockops.ReleaseRequest{Keys: []string{"env:staging"}}); err != nil {
 		t.Fatal(err)
 	}
 	type ev struct{ worker, action, key string }

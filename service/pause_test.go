@@ -9,6 +9,7 @@ import (
 	"github.com/lockgate/lockgate/model/locks"
 	"github.com/lockgate/lockgate/model/locks/lockkey"
 	"github.com/lockgate/lockgate/service"
+	"github.com/lockgate/lockgate/service/lockops"
 )
 
 func TestPause(t *testing.T) {
@@ -18,23 +19,23 @@ func TestPause(t *testing.T) {
 	tests := []struct {
 		name    string
 		as      *service.Workspace
-		req     service.PauseRequest
+		req     lockops.PauseRequest
 		wantErr any
 		// wantTTL is the pause's lifetime from the clock's reading; 0
 		// checks only that it has one.
 		wantTTL time.Duration
 	}{
-		{name: "by id", as: alice, req: service.PauseRequest{Feature: "FEAT-1", Reason: "contract bump", TTL: 5 * time.Hour}, wantTTL: 5 * time.Hour},
-		{name: "by key", as: alice, req: service.PauseRequest{Feature: "feature:FEAT-2:pause"}},
-		{name: "again by default never shortens", as: alice, req: service.PauseRequest{Feature: "FEAT-1"}, wantTTL: 5 * time.Hour},
-		{name: "again for a time named", as: alice, req: service.PauseRequest{Feature: "FEAT-1", TTL: time.Minute}, wantTTL: time.Minute},
-		{name: "held by another", as: bob, req: service.PauseRequest{Feature: "FEAT-1"}, wantErr: new(*locks.HeldError)},
-		{name: "invalid feature", as: alice, req: service.PauseRequest{Feature: "FEAT 1"}, wantErr: new(*lockkey.Error)},
-		{name: "not a pause key", as: alice, req: service.PauseRequest{Feature: "feature:FEAT-1:merge"}, wantErr: new(*service.UsageError)},
+		{name: "by id", as: alice, req: lockops.PauseRequest{Feature: "FEAT-1", Reason: "contract bump", TTL: 5 * time.Hour}, wantTTL: 5 * time.Hour},
+		{name: "by key", as: alice, req: lockops.PauseRequest{Feature: "feature:FEAT-2:pause"}},
+		{name: "again by default never shortens", as: alice, req: lockops.PauseRequest{Feature: "FEAT-1"}, wantTTL: 5 * time.Hour},
+		{name: "again for a time named", as: alice, req: lockops.PauseRequest{Feature: "FEAT-1", TTL: time.Minute}, wantTTL: time.Minute},
+		{name: "held by another", as: bob, req: lockops.PauseRequest{Feature: "FEAT-1"}, wantErr: new(*locks.HeldError)},
+		{name: "invalid feature", as: alice, req: lockops.PauseRequest{Feature: "FEAT 1"}, wantErr: new(*lockkey.Error)},
+		{name: "not a pause key", as: alice, req: lockops.PauseRequest{Feature: "feature:FEAT-1:merge"}, wantErr: new(*service.UsageError)},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			res, err := tt.as.Pause(ctx, tt.req)
+			res, err := tt.as.Locks().Pause(ctx, tt.req)
 			wantError(t, err, tt.wantErr)
 			if tt.wantErr != nil {
 				return
@@ -54,7 +55,7 @@ func TestPauseStatusAndUnpause(t *testing.T) {
 	r := repoWith(t, nil)
 	ctx := context.Background()
 	alice, bob := openAs(t, r.Dir, "alice", nil), openAs(t, r.Dir, "bob", nil)
-	if _, err := alice.Pause(ctx, service.PauseRequest{Feature: "FEAT-1", Reason: "why"}); err != nil {
+	if _, err := alice.Locks().Pause(ctx, lockops.PauseRequest{Feature: "FEAT-1", Reason: "why"}); err != nil {
 		t.Fatal(err)
 	}
 	steps := []struct {
@@ -65,34 +66,34 @@ func TestPauseStatusAndUnpause(t *testing.T) {
 		wantErr any
 	}{
 		{name: "free feature", do: func() (any, error) {
-			return bob.PauseStatus(ctx, service.PauseStatusRequest{Feature: "FEAT-9"})
+			return bob.Locks().PauseStatus(ctx, lockops.PauseStatusRequest{Feature: "FEAT-9"})
 		}, want: func(v any) bool {
-			st := v.(service.PauseState)
+			st := v.(lockops.PauseState)
 			return !st.Paused && !st.Blocks() && st.Key == "feature:FEAT-9:pause"
 		}},
 		{name: "paused by another", do: func() (any, error) {
-			return bob.PauseStatus(ctx, service.PauseStatusRequest{Feature: "FEAT-1"})
+			return bob.Locks().PauseStatus(ctx, lockops.PauseStatusRequest{Feature: "FEAT-1"})
 		}, want: func(v any) bool {
-			st := v.(service.PauseState)
+			st := v.(lockops.PauseState)
 			return st.Blocks() && st.Lock.Holder == "alice" && st.Lock.Reason == "why"
 		}},
 		{name: "paused by me", do: func() (any, error) {
-			return alice.PauseStatus(ctx, service.PauseStatusRequest{Feature: "FEAT-1"})
-		}, want: func(v any) bool { st := v.(service.PauseState); return st.Paused && st.Mine && !st.Blocks() }},
+			return alice.Locks().PauseStatus(ctx, lockops.PauseStatusRequest{Feature: "FEAT-1"})
+		}, want: func(v any) bool { st := v.(lockops.PauseState); return st.Paused && st.Mine && !st.Blocks() }},
 		{name: "status of an invalid feature", do: func() (any, error) {
-			return bob.PauseStatus(ctx, service.PauseStatusRequest{Feature: "FEAT 1"})
+			return bob.Locks().PauseStatus(ctx, lockops.PauseStatusRequest{Feature: "FEAT 1"})
 		}, wantErr: new(*lockkey.Error)},
 		{name: "unpause of another's", do: func() (any, error) {
-			return bob.Unpause(ctx, service.UnpauseRequest{Feature: "FEAT-1"})
+			return bob.Locks().Unpause(ctx, lockops.UnpauseRequest{Feature: "FEAT-1"})
 		}, wantErr: new(*locks.NotOwnerError)},
 		{name: "unpause of another's with force", do: func() (any, error) {
-			return bob.Unpause(ctx, service.UnpauseRequest{Feature: "FEAT-1", Force: true})
+			return bob.Locks().Unpause(ctx, lockops.UnpauseRequest{Feature: "FEAT-1", Force: true})
 		}, want: func(v any) bool {
 			res := v.(locks.ReleaseResult)
 			return len(res.Forced) == 1 && res.Forced[0].Holder == "alice"
 		}},
 		{name: "unpause of a free feature", do: func() (any, error) {
-			return alice.Unpause(ctx, service.UnpauseRequest{Feature: "FEAT-1"})
+			return alice.Locks().Unpause(ctx, lockops.UnpauseRequest{Feature: "FEAT-1"})
 		}, want: func(v any) bool {
 			res := v.(locks.ReleaseResult)
 			return len(res.Removed) == 0 && len(res.Missing) == 1
@@ -112,7 +113,7 @@ func TestWaitPause(t *testing.T) {
 	ctx := context.Background()
 	alice := openAs(t, r.Dir, "alice", nil)
 	bob := openAs(t, r.Dir, "bob", tickingClock(time.Second))
-	if _, err := alice.Pause(ctx, service.PauseRequest{Feature: "FEAT-1"}); err != nil {
+	if _, err := alice.Locks().Pause(ctx, lockops.PauseRequest{Feature: "FEAT-1"}); err != nil {
 		t.Fatal(err)
 	}
 	cancelled, cancel := context.WithCancel(ctx)
@@ -121,28 +122,28 @@ func TestWaitPause(t *testing.T) {
 		name         string
 		ctx          context.Context
 		as           *service.Workspace
-		req          service.PauseWaitRequest
+		req          lockops.PauseWaitRequest
 		wantTimedOut bool
 		wantWaiting  int
 		wantErr      error
 	}{
-		{name: "not paused", ctx: ctx, as: bob, req: service.PauseWaitRequest{Feature: "FEAT-2", Timeout: time.Minute}},
-		{name: "paused by me", ctx: ctx, as: alice, req: service.PauseWaitRequest{Feature: "FEAT-1", Timeout: time.Minute}},
+		{name: "not paused", ctx: ctx, as: bob, req: lockops.PauseWaitRequest{Feature: "FEAT-2", Timeout: time.Minute}},
+		{name: "paused by me", ctx: ctx, as: alice, req: lockops.PauseWaitRequest{Feature: "FEAT-1", Timeout: time.Minute}},
 		// bob's clock ticks a second a reading: the timeout passes after a
 		// few polls, whatever the real time.
-		{name: "timed out", ctx: ctx, as: bob, req: service.PauseWaitRequest{Feature: "FEAT-1", Timeout: 3 * time.Second}, wantTimedOut: true, wantWaiting: 1},
-		{name: "cancelled", ctx: cancelled, as: bob, req: service.PauseWaitRequest{Feature: "FEAT-1"}, wantErr: context.Canceled},
+		{name: "timed out", ctx: ctx, as: bob, req: lockops.PauseWaitRequest{Feature: "FEAT-1", Timeout: 3 * time.Second}, wantTimedOut: true, wantWaiting: 1},
+		{name: "cancelled", ctx: cancelled, as: bob, req: lockops.PauseWaitRequest{Feature: "FEAT-1"}, wantErr: context.Canceled},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			waiting := 0
-			tt.req.Waiting = func(st service.PauseState) {
+			tt.req.Waiting = func(st lockops.PauseState) {
 				if !st.Blocks() {
 					t.Errorf("told to wait for %+v", st)
 				}
 				waiting++
 			}
-			w, err := tt.as.WaitPause(tt.ctx, tt.req)
+			w, err := tt.as.Locks().WaitPause(tt.ctx, tt.req)
 			if !errors.Is(err, tt.wantErr) {
 				t.Fatalf("error %v, want %v", err, tt.wantErr)
 			}
@@ -161,10 +162,10 @@ func TestWaitPause(t *testing.T) {
 	unpaused := make(chan error, 1)
 	go func() {
 		time.Sleep(50 * time.Millisecond)
-		_, err := alice.Unpause(ctx, service.UnpauseRequest{Feature: "FEAT-1"})
+		_, err := alice.Locks().Unpause(ctx, lockops.UnpauseRequest{Feature: "FEAT-1"})
 		unpaused <- err
 	}()
-	w, err := bob.WaitPause(ctx, service.PauseWaitRequest{Feature: "FEAT-1"})
+	w, err := bob.Locks().WaitPause(ctx, lockops.PauseWaitRequest{Feature: "FEAT-1"})
 	if uerr := <-unpaused; uerr != nil {
 		t.Fatalf("unpause: %v", uerr)
 	}

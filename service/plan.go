@@ -226,7 +226,7 @@ func (e *Workspace) acquireTask(ctx context.Context, plan *Plan, id string, ttl 
 		}
 		exact := ttl > 0
 		if ttl == 0 {
-			if ttl, err = e.DefaultTTL(keys); err != nil {
+			if ttl, err = e.Locks().DefaultTTL(keys); err != nil {
 				return nil, err
 			}
 		}

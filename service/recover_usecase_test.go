@@ -10,6 +10,7 @@ import (
 
 	"github.com/lockgate/lockgate/model/locks"
 	"github.com/lockgate/lockgate/model/locks/journal"
+	"github.com/lockgate/lockgate/service/lockops"
 )
 
 // brokenAppend records intents but fails every append: a command killed
@@ -23,7 +24,7 @@ func (brokenAppend) Append(...journal.Event) error { return errors.New("disk ful
 func interrupted(t *testing.T, e *Workspace, key string) {
 	t.Helper()
 	ctx := context.Background()
-	if _, err := e.AcquireLocks(ctx, AcquireRequest{Keys: []string{key}}); err != nil {
+	if _, err := e.Locks().Acquire(ctx, lockops.AcquireRequest{Keys: []string{key}}); err != nil {
 		t.Fatal(err)
 	}
 	broken := &locks.Manager{Store: e.Mgr.Store, Host: e.Mgr.Host, PID: e.Mgr.PID, Now: e.Mgr.Now,

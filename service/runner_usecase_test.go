@@ -13,6 +13,7 @@ import (
 	"github.com/lockgate/lockgate/model/locks/journal"
 	"github.com/lockgate/lockgate/scope"
 	"github.com/lockgate/lockgate/service"
+	"github.com/lockgate/lockgate/service/lockops"
 	"github.com/lockgate/lockgate/service/session"
 )
 
@@ -64,7 +65,7 @@ func TestNoteRejections(t *testing.T) {
 			if !tt.open {
 				return
 			}
-			list, err := e.ListLocks(ctx, service.ListRequest{All: true})
+			list, err := e.Locks().List(ctx, lockops.ListRequest{All: true})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -1,7 +1,6 @@
 package service
 
 import (
-	"cmp"
 	"context"
 	"crypto/sha256"
 	"crypto/subtle"
@@ -10,13 +9,13 @@ import (
 	"errors"
 	"fmt"
 	"path"
-	"slices"
 	"strings"
 	"time"
 
 	"github.com/lockgate/lockgate/model/locks"
 	"github.com/lockgate/lockgate/model/locks/journal"
 	"github.com/lockgate/lockgate/model/locks/lockkey"
+	"github.com/lockgate/lockgate/service/lockops"
 	"github.com/lockgate/lockgate/service/session"
 )
 
@@ -257,7 +256,7 @@ func (e *Workspace) LFSCreateLock(ctx context.Context, r LFSCreateRequest) (LFSL
 	if err != nil {
 		return LFSLock{}, err
 	}
-	res, err := e.AcquireLocks(ctx, AcquireRequest{Keys: []string{key}, Tool: true, Reason: "git lfs lock", Branch: branch})
+	res, err := e.Locks().Acquire(ctx, lockops.AcquireRequest{Keys: []string{key}, Tool: true, Reason: "git lfs lock", Branch: branch})
 	if err != nil {
 		return LFSLock{}, err
 	}
@@ -268,8 +267,8 @@ func (e *Workspace) LFSCreateLock(ctx context.Context, r LFSCreateRequest) (LFSL
 }
 
 // LFSListRequest is git-lfs's GET /locks: the locks on Path, or the one
-// with ID, or all; a page of at most Limit (0, or above MaxPage, is
-// MaxPage) from Cursor. Refspec is the branch the client asks about:
+// with ID, or all; a page of at most Limit (0, or above lockops.MaxPage, is
+// lockops.MaxPage) from Cursor. Refspec is the branch the client asks about:
 // under locks.per_branch only the locks that hold on it are listed.
 type LFSListRequest struct {
 	Path, ID, Cursor, Refspec string
@@ -281,56 +280,6 @@ type LFSListRequest struct {
 type LFSListResult struct {
 	Locks      []LFSLock `json:"locks"`
 	NextCursor string    `json:"next_cursor,omitempty"`
-}
-
-// MaxPage is the most locks one page holds (git-lfs's list and verify,
-// the JSON API's list, the board's snapshot), and what a page of git-lfs
-// or the JSON API without a limit holds: git-lfs sends no limit, and
-// follows next_cursor one request after another, so a table of up to
-// this many locks costs it one round trip.
-const MaxPage = 10000
-
-// cursorMark starts every cursor of a page this server gives, so that
-// one it did not give (an offset of earlier versions) is told apart.
-const cursorMark = "k"
-
-// maxCursor bounds the cursor a client sends back.
-const maxCursor = 4096
-
-// PageCursor is the cursor a client gets for store position pos (see
-// locks.Store.Page), to ask for the page after it: opaque to it,
-// URL-safe. git-lfs's list and verify, the JSON API's list and the
-// board's snapshot all page with it.
-func PageCursor(pos string) string {
-	return base64.RawURLEncoding.EncodeToString([]byte(cursorMark + pos))
-}
-
-// PagePosition is the store position of cursor c, "" for none; a cursor
-// this server cannot have given is a usage error (422 for git-lfs).
-func PagePosition(c string) (string, error) {
-	if c == "" {
-		return "", nil
-	}
-	if len(c) > maxCursor {
-		return "", Usagef("cursor of %d bytes: not one this server gave (at most %d); list again without a cursor", len(c), maxCursor)
-	}
-	if strings.Trim(c, "0123456789") == "" {
-		return "", Usagef("cursor %q is an offset, as earlier versions of lockgate serve gave: pages now go on from the last lock of the page before; list again without a cursor", c)
-	}
-	b, err := base64.RawURLEncoding.DecodeString(c)
-	pos, ok := strings.CutPrefix(string(b), cursorMark)
-	if err != nil || !ok || pos == "" {
-		return "", Usagef("cursor %q: not one this server gave; list again without a cursor", lockkey.Shorten(c))
-	}
-	return pos, nil
-}
-
-// pageLimit is the page size of a request's limit (see LFSListRequest).
-func pageLimit(limit int) int {
-	if limit <= 0 || limit > MaxPage {
-		return MaxPage
-	}
-	return limit
 }
 
 // lfsShown reports whether the store's entry en is a lock git-lfs sees:
@@ -347,11 +296,11 @@ func (e *Workspace) lfsShown(en locks.Entry, now time.Time) bool {
 // at, so a lock that stays in the store while a client pages is listed
 // once, whatever is locked or unlocked between its requests.
 func (e *Workspace) lfsPage(ctx context.Context, cursor string, limit int, branch string, keep func(LFSLock) bool) ([]LFSLock, string, error) {
-	after, err := PagePosition(cursor)
+	after, err := lockops.PagePosition(cursor)
 	if err != nil {
 		return nil, "", err
 	}
-	limit = pageLimit(limit)
+	limit = lockops.PageLimit(limit)
 	now := e.Now()
 	out := []LFSLock{}
 	for {
@@ -359,7 +308,7 @@ func (e *Workspace) lfsPage(ctx context.Context, cursor string, limit int, branc
 		if err != nil {
 			return nil, "", fmt.Errorf("list locks: %w", err)
 		}
-		sortByKey(entries)
+		lockops.SortByKey(entries)
 		for _, en := range entries {
 			if !e.lfsShown(en, now) || !holdsOn(en.Key, branch) {
 				continue
@@ -372,19 +321,10 @@ func (e *Workspace) lfsPage(ctx context.Context, cursor string, limit int, branc
 			return out, "", nil
 		}
 		if len(out) >= limit {
-			return out, PageCursor(next), nil
+			return out, lockops.PageCursor(next), nil
 		}
 		after = next
 	}
-}
-
-// sortByKey orders a page's records by key, as a whole listing is
-// (locks.Store.List): a table of up to MaxPage locks, one page, is
-// listed in the order it always was; pages follow the store's order.
-func sortByKey(entries []locks.Entry) {
-	slices.SortFunc(entries, func(a, b locks.Entry) int {
-		return cmp.Or(strings.Compare(a.Key, b.Key), strings.Compare(a.Name, b.Name))
-	})
 }
 
 // lfsLocksOn is the live locks git-lfs sees at path p that hold on
@@ -444,14 +384,14 @@ func (e *Workspace) lfsLocksOn(ctx context.Context, p, branch string) ([]LFSLock
 }
 
 // LFSListLocks lists the live locks as git-lfs shows them: a page of
-// r.Limit (MaxPage without one) from r.Cursor, or the locks on r.Path.
+// r.Limit (lockops.MaxPage without one) from r.Cursor, or the locks on r.Path.
 func (e *Workspace) LFSListLocks(ctx context.Context, r LFSListRequest) (LFSListResult, error) {
 	branch, err := e.lfsBranch(r.Refspec)
 	if err != nil {
 		return LFSListResult{}, err
 	}
 	if r.Path != "" {
-		if _, err := PagePosition(r.Cursor); err != nil {
+		if _, err := lockops.PagePosition(r.Cursor); err != nil {
 			return LFSListResult{}, err
 		}
 		on, err := e.lfsLocksOn(ctx, r.Path, branch)
@@ -551,7 +491,7 @@ func (e *Workspace) LFSUnlock(ctx context.Context, r LFSUnlockRequest) (LFSLock,
 		if !r.Force {
 			return LFSLock{}, &locks.NotOwnerError{Lock: l, Op: "unlock"}
 		}
-		if _, err := e.ClearLocks(ctx, ClearRequest{Target: l.Key, Force: true}); err != nil {
+		if _, err := e.Locks().Clear(ctx, lockops.ClearRequest{Target: l.Key, Force: true}); err != nil {
 			return LFSLock{}, err
 		}
 		return LFSLockOf(l), nil

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/lockgate/lockgate/model/locks"
+	"github.com/lockgate/lockgate/service/lockops"
 )
 
 // listCounter is a store that counts its List calls.
@@ -41,7 +42,7 @@ func TestLFSLockIDIsUnguessable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rows, err := bob.ListLocks(ctx, ListRequest{})
+	rows, err := bob.Locks().List(ctx, lockops.ListRequest{})
 	if err != nil || len(rows.Rows) != 1 {
 		t.Fatalf("lock list = %+v, %v", rows.Rows, err)
 	}
@@ -61,7 +62,7 @@ func TestLFSLockIDIsUnguessable(t *testing.T) {
 		_, err := bob.LFSUnlock(ctx, LFSUnlockRequest{ID: id, Force: true})
 		wantErr[*LFSNotFoundError](t, err)
 	}
-	if rows, err := bob.ListLocks(ctx, ListRequest{}); err != nil || len(rows.Rows) != 1 {
+	if rows, err := bob.Locks().List(ctx, lockops.ListRequest{}); err != nil || len(rows.Rows) != 1 {
 		t.Fatalf("a guessed id unlocked: %+v, %v", rows.Rows, err)
 	}
 

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/lockgate/lockgate/model/locks/lockkey"
+	"github.com/lockgate/lockgate/service/lockops"
 )
 
 // TestLFSLockFileThatLooksLikeAKey: a git-lfs path lockgate would read
@@ -45,7 +46,7 @@ func TestLFSLockFileThatLooksLikeAKey(t *testing.T) {
 		if err == nil {
 			t.Errorf("bob's lock of alice's %q passed", p)
 		}
-		rows, err := f.as("viewer").ListLocks(ctx, ListRequest{})
+		rows, err := f.as("viewer").Locks().List(ctx, lockops.ListRequest{})
 		if err != nil {
 			t.Fatal(err)
 		}

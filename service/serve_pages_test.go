@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"testing"
+
+	"github.com/lockgate/lockgate/service/lockops"
 )
 
 // TestLFSPagesThroughChanges walks git-lfs's list and verify in pages of
@@ -78,7 +80,7 @@ func TestLFSPagesThroughChanges(t *testing.T) {
 	if err != nil || all.NextCursor != "" {
 		t.Fatalf("list without a limit: next %q, %v", all.NextCursor, err)
 	}
-	live, err := bob.ListLocks(ctx, ListRequest{})
+	live, err := bob.Locks().List(ctx, lockops.ListRequest{})
 	if err != nil || len(all.Locks) != len(live.Rows) {
 		t.Fatalf("list without a limit: %d locks, the store %d, %v", len(all.Locks), len(live.Rows), err)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/lockgate/lockgate/model/locks"
 	"github.com/lockgate/lockgate/model/locks/journal"
 	"github.com/lockgate/lockgate/model/locks/lockkey"
+	"github.com/lockgate/lockgate/service/lockops"
 	"github.com/lockgate/lockgate/service/serveusers"
 )
 
@@ -40,11 +41,11 @@ func TestLFSLocks(t *testing.T) {
 		t.Fatalf("created %+v", l)
 	}
 	// A git-lfs lock is a lockgate path lock of the user, with its type's TTL.
-	held, err := f.as("viewer").ListLocks(ctx, ListRequest{})
+	held, err := f.as("viewer").Locks().List(ctx, lockops.ListRequest{})
 	if err != nil || len(held.Rows) != 1 || held.Rows[0].Holder != "alice" || held.Rows[0].HolderType != "human" {
 		t.Fatalf("lock list = %+v, %v", held.Rows, err)
 	}
-	want, err := alice.DefaultTTL(mustKeys(t, alice, "src/a.go"))
+	want, err := alice.Locks().DefaultTTL(mustKeys(t, alice, "src/a.go"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,7 +111,7 @@ func TestLFSLocks(t *testing.T) {
 	// clear; a user who is no admin is refused.
 	carols := list.Locks[1]
 	_, err = bob.LFSUnlock(ctx, LFSUnlockRequest{ID: carols.ID, Force: true})
-	wantErr[*ForceRefusedError](t, err)
+	wantErr[*lockops.ForceRefusedError](t, err)
 	bob, err = f.as("server").As(ServeUser{Name: "bob", Type: "agent", Admin: true})
 	if err != nil {
 		t.Fatal(err)

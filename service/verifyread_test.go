@@ -9,6 +9,7 @@ import (
 
 	"github.com/lockgate/lockgate/internal/gittest"
 	"github.com/lockgate/lockgate/model/locks/journal"
+	"github.com/lockgate/lockgate/service/lockops"
 	"github.com/lockgate/lockgate/service/verify/verifytest"
 )
 
@@ -100,11 +101,11 @@ func TestJournalRotatesUnderCommands(t *testing.T) {
 	}
 	const rounds = 20
 	for range rounds {
-		if _, err := e.AcquireLocks(ctx, AcquireRequest{Keys: []string{"src/a.go"}}); err != nil {
+		if _, err := e.Locks().Acquire(ctx, lockops.AcquireRequest{Keys: []string{"src/a.go"}}); err != nil {
 			t.Fatal(err)
 		}
 		clock.add(time.Minute)
-		if _, err := e.ReleaseLocks(ctx, ReleaseRequest{Keys: []string{"src/a.go"}}); err != nil {
+		if _, err := e.Locks().Release(ctx, lockops.ReleaseRequest{Keys: []string{"src/a.go"}}); err != nil {
 			t.Fatal(err)
 		}
 		clock.add(time.Minute)

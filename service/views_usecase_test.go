@@ -9,6 +9,7 @@ import (
 
 	"github.com/lockgate/lockgate/model/locks"
 	"github.com/lockgate/lockgate/service"
+	"github.com/lockgate/lockgate/service/lockops"
 	"github.com/lockgate/lockgate/service/queue"
 	"github.com/lockgate/lockgate/service/session"
 )
@@ -61,7 +62,7 @@ func TestIsBookkeeping(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := service.IsBookkeeping(tt.l); got != tt.want {
+			if got := session.IsBookkeeping(tt.l); got != tt.want {
 				t.Errorf("IsBookkeeping = %v, want %v", got, tt.want)
 			}
 			if got := session.IsFinishedPackage(tt.l); got != tt.wantFin {
@@ -73,21 +74,18 @@ func TestIsBookkeeping(t *testing.T) {
 
 func TestPortRows(t *testing.T) {
 	ls := []locks.Lock{
-		{Key: service.PortKey(41000), Holder: "bob", HolderType: "human", Session: "b", ExpiresAt: epoch, Token: "t1"},
-		{Key: service.PortKey(8080), Holder: "alice", HolderType: "agent", Session: "a", ExpiresAt: epoch.Add(time.Hour), Token: "t2"},
+		{Key: "port:41000", Holder: "bob", HolderType: "human", Session: "b", ExpiresAt: epoch, Token: "t1"},
+		{Key: "port:8080", Holder: "alice", HolderType: "agent", Session: "a", ExpiresAt: epoch.Add(time.Hour), Token: "t2"},
 	}
-	rows := service.PortRows(ls)
-	want := []service.PortRow{
+	rows := lockops.PortRows(ls)
+	want := []lockops.PortRow{
 		{Port: 8080, Holder: "alice", HolderType: "agent", Session: "a", ExpiresAt: epoch.Add(time.Hour)},
 		{Port: 41000, Holder: "bob", HolderType: "human", Session: "b", ExpiresAt: epoch},
 	}
 	if !slices.Equal(rows, want) {
 		t.Fatalf("PortRows = %+v, want %+v (by port)", rows, want)
 	}
-	if ls[0].Key != "port:41000" {
-		t.Fatalf("PortKey(41000) = %s, want port:41000", ls[0].Key)
-	}
-	if rows := service.PortRows(nil); rows == nil {
+	if rows := lockops.PortRows(nil); rows == nil {
 		t.Fatal("PortRows(nil) is nil, want an empty list (JSON [])")
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/lockgate/lockgate/internal/gitexec"
+	"github.com/lockgate/lockgate/service/lockops"
 	"github.com/lockgate/lockgate/service/queue"
 	"github.com/lockgate/lockgate/service/session"
 	"github.com/lockgate/lockgate/service/verify"
@@ -70,6 +71,10 @@ type Identity = session.Identity
 // Verifier is the session's handler of the lock log: verify, and the
 // readers of the log the other use cases share.
 func (e *Workspace) Verifier() verify.Handler { return verify.Handler{Workspace: e.Workspace} }
+
+// Locks is the session's handler of lock requests: acquire, release,
+// refresh, check, list, clear, prune, hold, pause, ports, branch locks.
+func (e *Workspace) Locks() *lockops.Handler { return &lockops.Handler{Workspace: e.Workspace} }
 
 // Queue is the session's handler of the work queue: claims, done, give
 // back, retry, the package list and the worker loop.

@@ -17,11 +17,12 @@ import (
 	"github.com/lockgate/lockgate/internal/safetext"
 	"github.com/lockgate/lockgate/model/locks"
 	"github.com/lockgate/lockgate/service"
+	"github.com/lockgate/lockgate/service/lockops"
 	"github.com/lockgate/lockgate/service/outcome"
 )
 
 func holdCommand() *command {
-	var req service.HoldRequest
+	var req lockops.HoldRequest
 	return &command{
 		takesLocks: true,
 		usage:      "lock hold KEY... [--ttl D] [--wait D] -- CMD...",
@@ -53,7 +54,7 @@ func holdCommand() *command {
 				return err
 			}
 			req.Keys = keys
-			h, err := e.HoldLocks(ctx, req)
+			h, err := e.Locks().Hold(ctx, req)
 			if err != nil {
 				return err
 			}
@@ -72,7 +73,7 @@ func holdCommand() *command {
 // could not confirm is tried again while the locks' expiry is ahead; one
 // that fails (a lock was lost, or not renewed in time) stops CMD: it would
 // otherwise run unprotected.
-func (a *app) runHeld(ctx context.Context, h *service.Hold, argv []string) (int, error) {
+func (a *app) runHeld(ctx context.Context, h *lockops.Hold, argv []string) (int, error) {
 	c := newChild(argv, h.Dir, nil, a.stdio, false)
 	if err := c.start(); err != nil {
 		return 0, service.Usagef("lock hold: %v", err)

@@ -19,6 +19,7 @@ import (
 	"github.com/lockgate/lockgate/internal/hint"
 	"github.com/lockgate/lockgate/internal/safetext"
 	"github.com/lockgate/lockgate/service"
+	"github.com/lockgate/lockgate/service/lockops"
 	"github.com/lockgate/lockgate/service/outcome"
 	"github.com/lockgate/lockgate/service/session"
 	"github.com/lockgate/lockgate/service/verify"
@@ -322,11 +323,11 @@ func guardWatchCommand() *command {
 			if err != nil {
 				return err
 			}
-			if err := e.CanWatchReadOnly(interval); err != nil {
+			if err := e.Locks().CanWatchReadOnly(interval); err != nil {
 				return err
 			}
 			fmt.Fprintf(a.stdio.Err, "lockgate: keeping held files read-only in %s (every %s; Ctrl-C stops)\n", e.WorkTree(), interval)
-			err = e.WatchReadOnly(ctx, interval, func(res *service.ReadOnlySync, err error) {
+			err = e.Locks().WatchReadOnly(ctx, interval, func(res *lockops.ReadOnlySync, err error) {
 				if err != nil {
 					fmt.Fprintf(a.stdio.Err, "lockgate: warning: %v\n", err)
 					return
@@ -341,7 +342,7 @@ func guardWatchCommand() *command {
 					fmt.Fprintf(a.stdio.Err, "writable: %s\n", p)
 				}
 			})
-			if errors.Is(err, service.ErrReadOnlyOff) {
+			if errors.Is(err, lockops.ErrReadOnlyOff) {
 				fmt.Fprintf(a.stdio.Err, "lockgate: %v\n", err)
 				return nil
 			}

@@ -17,13 +17,14 @@ import (
 	"github.com/lockgate/lockgate/model/locks"
 	"github.com/lockgate/lockgate/model/locks/lockkey"
 	"github.com/lockgate/lockgate/service"
+	"github.com/lockgate/lockgate/service/lockops"
 	"github.com/lockgate/lockgate/service/outcome"
 	"github.com/lockgate/lockgate/service/queue"
 	"github.com/lockgate/lockgate/service/session"
 )
 
 func acquireCommand() *command {
-	var req service.AcquireRequest
+	var req lockops.AcquireRequest
 	return &command{
 		takesLocks: true,
 		usage:      "lock acquire KEY... [--ttl D] [--reason R] [--task ID] [--wait D] [--branch B] | --package WP",
@@ -42,11 +43,11 @@ func acquireCommand() *command {
 				return service.Usagef("--ttl and --wait must not be negative")
 			}
 			req.Keys, req.WarnPaths = args, !a.globals.JSON
-			return run(ctx, a, func(e *service.Workspace) (service.AcquireResult, error) {
+			return run(ctx, a, func(e *service.Workspace) (lockops.AcquireResult, error) {
 				if err := a.acquireWait(req); err != nil {
-					return service.AcquireResult{}, err
+					return lockops.AcquireResult{}, err
 				}
-				return e.AcquireLocks(ctx, req)
+				return e.Locks().Acquire(ctx, req)
 			}, a.showAcquired)
 		},
 	}
@@ -54,7 +55,7 @@ func acquireCommand() *command {
 
 // acquireWait refuses an acquire that names both keys and a package, or
 // neither, and otherwise sets the hint that waits for what it names.
-func (a *app) acquireWait(req service.AcquireRequest) error {
+func (a *app) acquireWait(req lockops.AcquireRequest) error {
 	switch {
 	case req.Package != "" && len(req.Keys) > 0:
 		return service.Usagef("lock acquire: give keys or --package, not both")
@@ -77,7 +78,7 @@ func (a *app) acquireWait(req service.AcquireRequest) error {
 
 // showAcquired says what each lock taken was, and warns of path keys that
 // name a directory or nothing.
-func (a *app) showAcquired(e *service.Workspace, res service.AcquireResult) error {
+func (a *app) showAcquired(e *service.Workspace, res lockops.AcquireResult) error {
 	return a.reply(session.AcquiredViews(res.Locks), func() {
 		now := e.Now()
 		for _, r := range res.Locks {
@@ -103,7 +104,7 @@ func (a *app) showAcquired(e *service.Workspace, res service.AcquireResult) erro
 }
 
 func releaseCommand() *command {
-	var req service.ReleaseRequest
+	var req lockops.ReleaseRequest
 	return &command{
 		usage: "lock release KEY... [--force] [--branch B]",
 		short: "release your locks (another's only with --force, which is logged)",
@@ -114,13 +115,13 @@ func releaseCommand() *command {
 		someArgs: "KEY",
 		run: func(ctx context.Context, a *app, args []string) error {
 			req.Keys = args
-			return a.release(ctx, func(e *service.Workspace) (queue.Finished, error) { return released(e.ReleaseLocks(ctx, req)) }, nil)
+			return a.release(ctx, func(e *service.Workspace) (queue.Finished, error) { return released(e.Locks().Release(ctx, req)) }, nil)
 		},
 	}
 }
 
 func refreshCommand() *command {
-	var req service.RefreshRequest
+	var req lockops.RefreshRequest
 	return &command{
 		usage: "lock refresh KEY... [--ttl D]",
 		short: "extend your locks",
@@ -134,7 +135,7 @@ func refreshCommand() *command {
 			}
 			req.Keys = args
 			return run(ctx, a, func(e *service.Workspace) ([]locks.Lock, error) {
-				out, err := e.RefreshLocks(ctx, req)
+				out, err := e.Locks().Refresh(ctx, req)
 				if err != nil {
 					a.partial = map[string]any{"refreshed": session.ViewsOf(out)}
 				}
@@ -152,7 +153,7 @@ func refreshCommand() *command {
 }
 
 func listCommand() *command {
-	req := service.ListRequest{Recover: true}
+	req := lockops.ListRequest{Recover: true}
 	return &command{
 		noArgs: true,
 		usage:  "lock list [--mine] [--stale] [--all]",
@@ -163,14 +164,14 @@ func listCommand() *command {
 			fs.BoolVar(&req.All, "all", false, "expired records and bookkeeping records (the planner's plan:cycle and cooldown: records) too")
 		},
 		run: func(ctx context.Context, a *app, _ []string) error {
-			return run(ctx, a, func(e *service.Workspace) (service.ListResult, error) { return e.ListLocks(ctx, req) }, a.showList)
+			return run(ctx, a, func(e *service.Workspace) (lockops.ListResult, error) { return e.Locks().List(ctx, req) }, a.showList)
 		},
 	}
 }
 
 // showList prints the locks as a table, then what it does not show or
 // could not read.
-func (a *app) showList(e *service.Workspace, res service.ListResult) error {
+func (a *app) showList(e *service.Workspace, res lockops.ListResult) error {
 	return a.reply(res.Rows, func() {
 		rows, lookAlikes := lockTable(res.Rows, e.Now())
 		table(a.stdio.Out, rows)
@@ -192,7 +193,7 @@ func (a *app) showList(e *service.Workspace, res service.ListResult) error {
 
 // lockTable is `lock list`'s table, with how many keys it spells out as
 // look-alikes of others.
-func lockTable(rows []service.LockRow, now time.Time) (out [][]string, lookAlikes int) {
+func lockTable(rows []lockops.LockRow, now time.Time) (out [][]string, lookAlikes int) {
 	out = [][]string{{"KEY", "HOLDER", "TYPE", "AGE", "EXPIRES", "STALE", "TASK", "REASON"}}
 	for _, r := range rows {
 		key := r.Key
@@ -220,9 +221,9 @@ func checkCommand() *command {
 		short:    "exit 0 when every key is free or yours, 4 when one is held by another",
 		someArgs: "KEY or PATH",
 		run: func(ctx context.Context, a *app, args []string) error {
-			return run(ctx, a, func(e *service.Workspace) (service.CheckResult, error) {
-				return e.CheckLocks(ctx, service.CheckRequest{Keys: args})
-			}, func(e *service.Workspace, res service.CheckResult) error {
+			return run(ctx, a, func(e *service.Workspace) (lockops.CheckResult, error) {
+				return e.Locks().Check(ctx, lockops.CheckRequest{Keys: args})
+			}, func(e *service.Workspace, res lockops.CheckResult) error {
 				err := a.reply(res.Statuses, func() {
 					now := e.Now()
 					rows := [][]string{{"KEY", "STATE", "HOLDER", "TYPE", "LOCK", "EXPIRES"}}
@@ -259,7 +260,7 @@ func pruneCommand() *command {
 			}
 			// What was pruned before an error is said on stderr even under
 			// --json.
-			pruned, err := e.PruneLocks(ctx)
+			pruned, err := e.Locks().Prune(ctx)
 			if a.globals.JSON && err == nil {
 				views := make([]service.LockView, 0, len(pruned))
 				for _, p := range pruned {
@@ -277,7 +278,7 @@ func pruneCommand() *command {
 }
 
 func clearCommand() *command {
-	var req service.ClearRequest
+	var req lockops.ClearRequest
 	return &command{
 		usage: "lock clear TARGET --force | --record FILE --force",
 		short: "remove any lock (key, task id, workflow, claim) or unreadable record file; prints what it removed",
@@ -297,8 +298,8 @@ func clearCommand() *command {
 			if err := req.Check(); err != nil {
 				return err
 			}
-			return run(ctx, a, func(e *service.Workspace) (service.ClearResult, error) { return e.ClearLocks(ctx, req) },
-				func(e *service.Workspace, res service.ClearResult) error {
+			return run(ctx, a, func(e *service.Workspace) (lockops.ClearResult, error) { return e.Locks().Clear(ctx, req) },
+				func(e *service.Workspace, res lockops.ClearResult) error {
 					return a.showCleared(e, req.Record != "", res)
 				})
 		},
@@ -308,7 +309,7 @@ func clearCommand() *command {
 // showCleared says what clear removed: a corrupt record (on stderr, even
 // under --json; byRecord: named by --record), or the lock with its owner,
 // age and reason.
-func (a *app) showCleared(e *service.Workspace, byRecord bool, res service.ClearResult) error {
+func (a *app) showCleared(e *service.Workspace, byRecord bool, res lockops.ClearResult) error {
 	switch {
 	case res.Corrupt && byRecord:
 		fmt.Fprintf(a.stdio.Err, "cleared in %s: removed corrupt record %s\n", e.StoreLabel(), safetext.Field(res.Record))
@@ -340,7 +341,7 @@ func sessionCommand() *command {
 				if err != nil {
 					return err
 				}
-				res, err := e.RestoreSession(ctx)
+				res, err := e.Locks().RestoreSession(ctx)
 				var usage *service.UsageError
 				if errors.As(err, &usage) {
 					return err

@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/lockgate/lockgate/service"
+	"github.com/lockgate/lockgate/service/lockops"
 )
 
 // Stdio is where a command reads and writes.
@@ -247,13 +248,13 @@ var getenv = os.Getenv
 
 // completeWith completes the candidates of kind "of" of the workspace open
 // gives (loaded, or with its lock store open).
-func (a *app) completeWith(ctx context.Context, of service.CandidateKind, open func(context.Context) (*service.Workspace, error)) cobra.CompletionFunc {
+func (a *app) completeWith(ctx context.Context, of lockops.CandidateKind, open func(context.Context) (*service.Workspace, error)) cobra.CompletionFunc {
 	return func(_ *cobra.Command, _ []string, toComplete string) ([]string, cobra.ShellCompDirective) {
 		e, err := open(ctx)
 		if err != nil {
 			return nil, cobra.ShellCompDirectiveNoFileComp
 		}
-		out, err := e.Candidates(ctx, service.CandidatesRequest{Of: of, Prefix: toComplete})
+		out, err := e.Locks().Candidates(ctx, lockops.CandidatesRequest{Of: of, Prefix: toComplete})
 		if err != nil {
 			return nil, cobra.ShellCompDirectiveNoFileComp
 		}
@@ -264,10 +265,10 @@ func (a *app) completeWith(ctx context.Context, of service.CandidateKind, open f
 // addCompletions attaches the completions of the command at path: held
 // keys need the lock store, package ids and profiles only the workspace.
 func (a *app) addCompletions(ctx context.Context, path string, cc *cobra.Command) {
-	packages := a.completeWith(ctx, service.PackageIDs, a.load)
+	packages := a.completeWith(ctx, lockops.PackageIDs, a.load)
 	switch path {
 	case "lock release", "lock refresh":
-		cc.ValidArgsFunction = a.completeWith(ctx, service.HeldKeys, a.workspace)
+		cc.ValidArgsFunction = a.completeWith(ctx, lockops.HeldKeys, a.workspace)
 	case "claim", "done", "release-package", "retry":
 		cc.ValidArgsFunction = packages
 	}
@@ -275,6 +276,6 @@ func (a *app) addCompletions(ctx context.Context, path string, cc *cobra.Command
 		_ = cc.RegisterFlagCompletionFunc("package", packages)
 	}
 	if cc.Flags().Lookup("profile") != nil {
-		_ = cc.RegisterFlagCompletionFunc("profile", a.completeWith(ctx, service.ScopeProfiles, a.load))
+		_ = cc.RegisterFlagCompletionFunc("profile", a.completeWith(ctx, lockops.ScopeProfiles, a.load))
 	}
 }

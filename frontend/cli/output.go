@@ -160,7 +160,7 @@ func (a *app) reportRelease(e *service.Workspace, res locks.ReleaseResult, event
 	}
 	for _, k := range res.Missing {
 		fmt.Fprintf(a.stdio.Err, "lockgate: warning: %s was not locked in %s; nothing to release\n", safetext.Field(k), e.StoreLabel())
-		for _, b := range e.HeldOnBranches(context.Background(), k) {
+		for _, b := range e.Locks().HeldOnBranches(context.Background(), k) {
 			a.printHints(fmt.Sprintf("you hold it on branch %s: `lockgate lock release --branch %s %s`", safetext.Field(b), hint.Quote(b), hint.Quote(k)))
 		}
 	}

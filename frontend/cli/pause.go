@@ -11,13 +11,14 @@ import (
 	"github.com/lockgate/lockgate/internal/safetext"
 	"github.com/lockgate/lockgate/model/locks"
 	"github.com/lockgate/lockgate/service"
+	"github.com/lockgate/lockgate/service/lockops"
 	"github.com/lockgate/lockgate/service/outcome"
 	"github.com/lockgate/lockgate/service/queue"
 	"github.com/lockgate/lockgate/service/session"
 )
 
 func pauseCommand() *command {
-	var req service.PauseRequest
+	var req lockops.PauseRequest
 	return &command{
 		takesLocks: true,
 		oneArg:     "FEATURE",
@@ -29,7 +30,7 @@ func pauseCommand() *command {
 		},
 		run: func(ctx context.Context, a *app, args []string) error {
 			req.Feature = args[0]
-			return run(ctx, a, func(e *service.Workspace) ([]locks.Result, error) { return e.Pause(ctx, req) },
+			return run(ctx, a, func(e *service.Workspace) ([]locks.Result, error) { return e.Locks().Pause(ctx, req) },
 				func(e *service.Workspace, res []locks.Result) error {
 					return a.reply(session.AcquiredViews(res), func() {
 						fmt.Fprintf(a.stdio.Err, "paused %s in %s until %s; `lockgate unpause %s` resumes\n",
@@ -42,7 +43,7 @@ func pauseCommand() *command {
 }
 
 func unpauseCommand() *command {
-	var req service.UnpauseRequest
+	var req lockops.UnpauseRequest
 	return &command{
 		oneArg: "FEATURE",
 		usage:  "unpause FEATURE [--force]",
@@ -52,7 +53,7 @@ func unpauseCommand() *command {
 		},
 		run: func(ctx context.Context, a *app, args []string) error {
 			req.Feature = args[0]
-			return a.release(ctx, func(e *service.Workspace) (queue.Finished, error) { return released(e.Unpause(ctx, req)) }, nil)
+			return a.release(ctx, func(e *service.Workspace) (queue.Finished, error) { return released(e.Locks().Unpause(ctx, req)) }, nil)
 		},
 	}
 }
@@ -63,9 +64,9 @@ func pauseStatusCommand() *command {
 		usage:  "pause status FEATURE",
 		short:  "exit 0 when not paused (or paused by you), 4 when paused by another",
 		run: func(ctx context.Context, a *app, args []string) error {
-			return run(ctx, a, func(e *service.Workspace) (service.PauseState, error) {
-				return e.PauseStatus(ctx, service.PauseStatusRequest{Feature: args[0]})
-			}, func(_ *service.Workspace, st service.PauseState) error {
+			return run(ctx, a, func(e *service.Workspace) (lockops.PauseState, error) {
+				return e.Locks().PauseStatus(ctx, lockops.PauseStatusRequest{Feature: args[0]})
+			}, func(_ *service.Workspace, st lockops.PauseState) error {
 				if err := a.reply(st, func() { fmt.Fprintln(a.stdio.Out, describePause(st)) }); err != nil || !st.Blocks() {
 					return err
 				}
@@ -75,7 +76,7 @@ func pauseStatusCommand() *command {
 	}
 }
 
-func describePause(st service.PauseState) string {
+func describePause(st lockops.PauseState) string {
 	f := safetext.Field
 	if !st.Paused {
 		return fmt.Sprintf("%s: not paused", f(st.Feature))
@@ -104,11 +105,11 @@ func pauseWaitCommand() *command {
 			if timeout < 0 {
 				return service.Usagef("--timeout must not be negative")
 			}
-			req := service.PauseWaitRequest{Feature: args[0], Timeout: timeout, Waiting: func(st service.PauseState) {
+			req := lockops.PauseWaitRequest{Feature: args[0], Timeout: timeout, Waiting: func(st lockops.PauseState) {
 				fmt.Fprintf(a.stdio.Err, "waiting: %s\n", describePause(st))
 			}}
-			return run(ctx, a, func(e *service.Workspace) (service.PauseWait, error) { return e.WaitPause(ctx, req) },
-				func(_ *service.Workspace, w service.PauseWait) error {
+			return run(ctx, a, func(e *service.Workspace) (lockops.PauseWait, error) { return e.Locks().WaitPause(ctx, req) },
+				func(_ *service.Workspace, w lockops.PauseWait) error {
 					if w.TimedOut {
 						fmt.Fprintf(a.stdio.Err, "lockgate: timed out after %s: %s\n", timeout, describePause(w.State))
 						return &outcome.ExitError{Code: outcome.ExitLockFailed}

@@ -11,11 +11,12 @@ import (
 	"github.com/lockgate/lockgate/internal/duration"
 	"github.com/lockgate/lockgate/model/locks"
 	"github.com/lockgate/lockgate/service"
+	"github.com/lockgate/lockgate/service/lockops"
 	"github.com/lockgate/lockgate/service/queue"
 )
 
 func portsAllocateCommand() *command {
-	var req service.PortsRequest
+	var req lockops.PortsRequest
 	return &command{
 		takesLocks: true,
 		noArgs:     true,
@@ -29,11 +30,11 @@ func portsAllocateCommand() *command {
 			if req.Count < 1 || req.Count > 1000 || req.TTL < 0 {
 				return service.Usagef("ports allocate: --count from 1 to 1000, --ttl not negative")
 			}
-			return run(ctx, a, func(e *service.Workspace) ([]locks.Lock, error) { return e.AllocatePorts(ctx, req) },
+			return run(ctx, a, func(e *service.Workspace) ([]locks.Lock, error) { return e.Locks().AllocatePorts(ctx, req) },
 				func(e *service.Workspace, leased []locks.Lock) error {
-					return a.reply(service.PortRows(leased), func() {
+					return a.reply(lockops.PortRows(leased), func() {
 						for _, l := range leased {
-							fmt.Fprintln(a.stdio.Out, strings.TrimPrefix(l.Key, service.PortNS+":"))
+							fmt.Fprintln(a.stdio.Out, strings.TrimPrefix(l.Key, lockops.PortNS+":"))
 						}
 						fmt.Fprintf(a.stdio.Err, "leased %d port(s) in %s until %s; `lockgate ports refresh` extends, `lockgate ports release` gives back\n",
 							len(leased), e.StoreLabel(), stamp(leased[0].ExpiresAt))
@@ -44,7 +45,7 @@ func portsAllocateCommand() *command {
 }
 
 func portsRefreshCommand() *command {
-	var req service.PortsRefreshRequest
+	var req lockops.PortsRefreshRequest
 	return &command{
 		usage: "ports refresh [PORT...] [--ttl D]",
 		short: "extend this session's port leases (all of them without PORT)",
@@ -53,9 +54,9 @@ func portsRefreshCommand() *command {
 		},
 		run: func(ctx context.Context, a *app, args []string) error {
 			req.Ports = args
-			return run(ctx, a, func(e *service.Workspace) ([]locks.Lock, error) { return e.RefreshPorts(ctx, req) },
+			return run(ctx, a, func(e *service.Workspace) ([]locks.Lock, error) { return e.Locks().RefreshPorts(ctx, req) },
 				func(e *service.Workspace, ls []locks.Lock) error {
-					return a.reply(service.PortRows(ls), func() {
+					return a.reply(lockops.PortRows(ls), func() {
 						fmt.Fprintf(a.stdio.Err, "refreshed %d port lease(s) in %s\n", len(ls), e.StoreLabel())
 					})
 				})
@@ -64,7 +65,7 @@ func portsRefreshCommand() *command {
 }
 
 func portsReleaseCommand() *command {
-	var req service.PortsReleaseRequest
+	var req lockops.PortsReleaseRequest
 	return &command{
 		usage: "ports release [PORT...] [--force]",
 		short: "give back this session's port leases (all of them without PORT); --force frees another session's",
@@ -76,7 +77,7 @@ func portsReleaseCommand() *command {
 				return service.Usagef("ports release --force: name the PORTs to free (see `lockgate ports list`)")
 			}
 			req.Ports = args
-			return a.release(ctx, func(e *service.Workspace) (queue.Finished, error) { return released(e.ReleasePorts(ctx, req)) }, nil)
+			return a.release(ctx, func(e *service.Workspace) (queue.Finished, error) { return released(e.Locks().ReleasePorts(ctx, req)) }, nil)
 		},
 	}
 }
@@ -87,8 +88,8 @@ func portsListCommand() *command {
 		usage:  "ports list",
 		short:  "every live port lease: port, holder, type, session, expiry",
 		run: func(ctx context.Context, a *app, _ []string) error {
-			return run(ctx, a, func(e *service.Workspace) ([]service.PortRow, error) { return e.ListPorts(ctx) },
-				func(e *service.Workspace, rows []service.PortRow) error {
+			return run(ctx, a, func(e *service.Workspace) ([]lockops.PortRow, error) { return e.Locks().ListPorts(ctx) },
+				func(e *service.Workspace, rows []lockops.PortRow) error {
 					return a.reply(rows, func() {
 						now := e.Now()
 						out := [][]string{{"PORT", "HOLDER", "TYPE", "SESSION", "EXPIRES"}}

@@ -9,10 +9,11 @@ import (
 
 	"github.com/lockgate/lockgate/internal/safetext"
 	"github.com/lockgate/lockgate/service"
+	"github.com/lockgate/lockgate/service/lockops"
 )
 
 func releaseMergedCommand() *command {
-	var req service.ReleaseMergedRequest
+	var req lockops.ReleaseMergedRequest
 	return &command{
 		noArgs: true,
 		usage:  "release-merged --range BEFORE..AFTER [--branch B] [--dry-run]",
@@ -26,8 +27,10 @@ func releaseMergedCommand() *command {
 			if req.Range == "" {
 				return service.Usagef("release-merged: give --range BEFORE..AFTER")
 			}
-			return run(ctx, a, func(e *service.Workspace) (service.ReleaseMergedResult, error) { return e.ReleaseMerged(ctx, req) },
-				func(_ *service.Workspace, res service.ReleaseMergedResult) error {
+			return run(ctx, a, func(e *service.Workspace) (lockops.ReleaseMergedResult, error) {
+				return e.Locks().ReleaseMerged(ctx, req)
+			},
+				func(_ *service.Workspace, res lockops.ReleaseMergedResult) error {
 					return a.reply(res, func() { a.showMerged(res) })
 				})
 		},
@@ -35,7 +38,7 @@ func releaseMergedCommand() *command {
 }
 
 // showMerged says what release-merged released and kept, and why.
-func (a *app) showMerged(res service.ReleaseMergedResult) {
+func (a *app) showMerged(res lockops.ReleaseMergedResult) {
 	if !res.Enabled {
 		fmt.Fprintln(a.stdio.Err, "lockgate: locks.release_on_merge is off: nothing released (set it to true in .lockgate.yaml)")
 		return

@@ -19,6 +19,7 @@ import (
 	"github.com/lockgate/lockgate/model/locks"
 	"github.com/lockgate/lockgate/model/locks/lockkey"
 	"github.com/lockgate/lockgate/service"
+	"github.com/lockgate/lockgate/service/lockops"
 	"github.com/lockgate/lockgate/service/outcome"
 	"github.com/lockgate/lockgate/service/serveusers"
 	"github.com/lockgate/lockgate/service/session"
@@ -188,7 +189,7 @@ func statusOf(exit int) int {
 }
 
 // apiLocks is the live locks, as `lockgate lock list --json` shows them:
-// a page of at most limit (default and most service.MaxPage) from
+// a page of at most limit (default and most lockops.MaxPage) from
 // cursor, the store reading only the page's records. The body stays the
 // array of rows it always was; the next page's URL is in the Link
 // header (rel="next"), its cursor in Lockgate-Next-Cursor.
@@ -198,14 +199,14 @@ func (s *Server) apiLocks(ctx context.Context, e *service.Workspace, r *http.Req
 	if err != nil {
 		return 0, nil, err
 	}
-	res, err := e.ListLocks(ctx, service.ListRequest{Recover: true, Cursor: q.Get("cursor"), Limit: cmp.Or(limit, service.MaxPage)})
+	res, err := e.Locks().List(ctx, lockops.ListRequest{Recover: true, Cursor: q.Get("cursor"), Limit: cmp.Or(limit, lockops.MaxPage)})
 	return http.StatusOK, rowsPage{rows: res.Rows, next: res.Next, limit: limit}, err
 }
 
 // rowsPage is a page of GET /api/v1/locks: the rows as the body, the
 // next page in the headers (see apiLocks).
 type rowsPage struct {
-	rows  []service.LockRow
+	rows  []lockops.LockRow
 	next  string
 	limit int
 }
@@ -293,7 +294,7 @@ func (s *Server) apiAcquire(ctx context.Context, e *service.Workspace, r *http.R
 	if err := s.spendKeys(r, len(b.Keys)); err != nil {
 		return 0, nil, err
 	}
-	req := service.AcquireRequest{Keys: b.Keys, Tool: true, Reason: b.Reason}
+	req := lockops.AcquireRequest{Keys: b.Keys, Tool: true, Reason: b.Reason}
 	var err error
 	if req.TTL, err = durationOf("ttl", b.TTL); err != nil {
 		return 0, nil, err
@@ -311,14 +312,14 @@ func (s *Server) apiAcquire(ctx context.Context, e *service.Workspace, r *http.R
 			return 0, nil, fmt.Errorf("%w: keys: a pause key (feature:F:pause) is taken alone and without wait, as `lockgate pause F` takes it", errBadRequest)
 		}
 		feature := strings.TrimSuffix(strings.TrimPrefix(b.Keys[0], "feature:"), ":pause")
-		res, err := e.Pause(ctx, service.PauseRequest{Feature: feature, Reason: b.Reason, TTL: req.TTL})
+		res, err := e.Locks().Pause(ctx, lockops.PauseRequest{Feature: feature, Reason: b.Reason, TTL: req.TTL})
 		return http.StatusOK, session.AcquiredViews(res), err
 	}
 	if info, ok := r.Context().Value(reqInfoKey{}).(*reqInfo); ok {
 		// A held key is waited for as the CLI waits: its hint is the CLI's.
 		info.wait = func(d string) string { return hint.Line(hint.WaitAcquire, d, b.Keys) }
 	}
-	res, err := e.AcquireLocks(ctx, req)
+	res, err := e.Locks().Acquire(ctx, req)
 	return http.StatusOK, session.AcquiredViews(res.Locks), err
 }
 
@@ -342,12 +343,12 @@ func (s *Server) apiRefresh(ctx context.Context, e *service.Workspace, r *http.R
 	if err := s.spendKeys(r, len(b.Keys)); err != nil {
 		return 0, nil, err
 	}
-	req := service.RefreshRequest{Keys: b.Keys, Tool: true}
+	req := lockops.RefreshRequest{Keys: b.Keys, Tool: true}
 	var err error
 	if req.TTL, err = durationOf("ttl", b.TTL); err != nil {
 		return 0, nil, err
 	}
-	res, err := e.RefreshLocks(ctx, req)
+	res, err := e.Locks().Refresh(ctx, req)
 	return http.StatusOK, session.ViewsOf(res), err
 }
 
@@ -373,15 +374,15 @@ func (s *Server) apiRelease(ctx context.Context, e *service.Workspace, r *http.R
 		return 0, nil, err
 	}
 	if force {
-		res, err := e.ClearLocks(ctx, service.ClearRequest{Target: key, Force: true})
+		res, err := e.Locks().Clear(ctx, lockops.ClearRequest{Target: key, Force: true})
 		return http.StatusOK, res, err
 	}
 	if lockkey.IsPause(key) {
 		// A pause ends as `lockgate unpause F` ends it, journaled as unpause.
-		res, err := e.Unpause(ctx, service.UnpauseRequest{Feature: strings.TrimSuffix(strings.TrimPrefix(key, "feature:"), ":pause")})
+		res, err := e.Locks().Unpause(ctx, lockops.UnpauseRequest{Feature: strings.TrimSuffix(strings.TrimPrefix(key, "feature:"), ":pause")})
 		return http.StatusOK, releasedBody(e, res), err
 	}
-	res, err := e.ReleaseLocks(ctx, service.ReleaseRequest{Keys: []string{key}, Tool: true})
+	res, err := e.Locks().Release(ctx, lockops.ReleaseRequest{Keys: []string{key}, Tool: true})
 	return http.StatusOK, releasedBody(e, res), err
 }
 

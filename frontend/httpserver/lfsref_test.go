@@ -16,7 +16,7 @@ import (
 	"testing"
 
 	"github.com/lockgate/lockgate/internal/gittest"
-	"github.com/lockgate/lockgate/service"
+	"github.com/lockgate/lockgate/service/lockops"
 )
 
 // lfsClones serves the server serve makes, recording every request,
@@ -163,7 +163,7 @@ func TestGitLFSPerBranch(t *testing.T) {
 	lfsStep(t, alice, false, "Unlocked a.bin", "lfs", "unlock", "a.bin")
 
 	// A lock without a branch holds on both.
-	if _, err := s.e.AcquireLocks(context.Background(), service.AcquireRequest{Keys: []string{"a.bin"}}); err != nil {
+	if _, err := s.e.Locks().Acquire(context.Background(), lockops.AcquireRequest{Keys: []string{"a.bin"}}); err != nil {
 		t.Fatal(err)
 	}
 	lfsStep(t, bob, true, "server", "lfs", "lock", "a.bin")

@@ -13,6 +13,7 @@ import (
 
 	"github.com/lockgate/lockgate/frontend/webboard"
 	"github.com/lockgate/lockgate/service"
+	"github.com/lockgate/lockgate/service/lockops"
 	"github.com/lockgate/lockgate/service/outcome"
 )
 
@@ -173,7 +174,7 @@ func (s *Server) boardClear(w http.ResponseWriter, r *http.Request, csrf string)
 		s.apiFail(w, r, fmt.Errorf("%w: the body names no key", errBadRequest))
 		return
 	}
-	res, err := e.ClearLocks(r.Context(), service.ClearRequest{Target: body.Key, Force: true})
+	res, err := e.Locks().Clear(r.Context(), lockops.ClearRequest{Target: body.Key, Force: true})
 	if err != nil {
 		s.apiFail(w, r, err)
 		return

@@ -23,6 +23,7 @@ import (
 	"github.com/lockgate/lockgate/internal/safetext"
 	"github.com/lockgate/lockgate/model/locks"
 	"github.com/lockgate/lockgate/service"
+	"github.com/lockgate/lockgate/service/lockops"
 	"github.com/lockgate/lockgate/service/outcome"
 	"github.com/lockgate/lockgate/service/serveusers"
 )
@@ -347,7 +348,7 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, rid string, err er
 		quota    *locks.RateLimitedError
 		site     *CrossSiteError
 		media    *MediaTypeError
-		forced   *service.ForceRefusedError
+		forced   *lockops.ForceRefusedError
 		misdir   *MisdirectedError
 	)
 	switch {
@@ -384,7 +385,7 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, rid string, err er
 		status = http.StatusForbidden
 		p := service.LFSLockOf(forced.Lock).Path
 		how := fmt.Sprintf("ask %s to run `git lfs unlock %s`; an operator of the server can add an admin, who may: `lockgate serve user add NAME --admin`", forced.Lock.Holder, lfsArg(p))
-		if forced.Rule == service.ForceRuleAgentsClearHuman {
+		if forced.Rule == lockops.ForceRuleAgentsClearHuman {
 			how = fmt.Sprintf("ask %s to run `git lfs unlock %s`, or let agents clear people's locks: locks.agents_clear_human: true in the committed .lockgate.yaml", forced.Lock.Holder, lfsArg(p))
 		}
 		body.Message = err.Error() + ": " + how

@@ -18,6 +18,7 @@ import (
 
 	"github.com/lockgate/lockgate/model/locks"
 	"github.com/lockgate/lockgate/service"
+	"github.com/lockgate/lockgate/service/lockops"
 	"github.com/lockgate/lockgate/service/outcome"
 	"github.com/lockgate/lockgate/service/queue"
 	"github.com/lockgate/lockgate/service/session"
@@ -205,7 +206,7 @@ func acquireLock(ctx context.Context, e *service.Workspace, in acquireIn, out *a
 	if err != nil {
 		return err
 	}
-	res, err := e.AcquireLocks(ctx, service.AcquireRequest{Keys: keyArgs(in.FilePath, in.Keys), Tool: true,
+	res, err := e.Locks().Acquire(ctx, lockops.AcquireRequest{Keys: keyArgs(in.FilePath, in.Keys), Tool: true,
 		TTL: ttl, Wait: wait, Reason: in.Reason, Task: in.TaskID, Branch: in.Branch})
 	for _, r := range res.Locks {
 		out.Locks = append(out.Locks, service.ViewOf(r.Lock))
@@ -240,7 +241,7 @@ type releaseOut struct {
 func (o *releaseOut) refuse(te *outcome.ErrorObject) { o.Error = te }
 
 func releaseLock(ctx context.Context, e *service.Workspace, in releaseIn, out *releaseOut) error {
-	res, err := e.ReleaseLocks(ctx, service.ReleaseRequest{Keys: keyArgs(in.FilePath, in.Keys), Tool: true, Force: in.Force, Branch: in.Branch})
+	res, err := e.Locks().Release(ctx, lockops.ReleaseRequest{Keys: keyArgs(in.FilePath, in.Keys), Tool: true, Force: in.Force, Branch: in.Branch})
 	out.fill(res)
 	return err
 }
@@ -275,7 +276,7 @@ func refreshLock(ctx context.Context, e *service.Workspace, in refreshIn, out *l
 	if err != nil {
 		return err
 	}
-	ls, err := e.RefreshLocks(ctx, service.RefreshRequest{Keys: keyArgs(in.FilePath, in.Keys), Tool: true, TTL: ttlArg})
+	ls, err := e.Locks().Refresh(ctx, lockops.RefreshRequest{Keys: keyArgs(in.FilePath, in.Keys), Tool: true, TTL: ttlArg})
 	out.Locks = append(out.Locks, session.ViewsOf(ls)...)
 	return err
 }
@@ -289,7 +290,7 @@ type checkLocksIn struct {
 type checkLocksOut struct {
 	// Free: no key is held by another worker.
 	Free     bool                 `json:"free" jsonschema:"true when no key asked about is held by another worker"`
-	Statuses []service.KeyStatus  `json:"statuses,omitempty"`
+	Statuses []lockops.KeyStatus  `json:"statuses,omitempty"`
 	Locks    []service.LockView   `json:"locks,omitempty" jsonschema:"every live lock, when no key was given"`
 	Error    *outcome.ErrorObject `json:"error,omitempty"`
 }
@@ -298,11 +299,11 @@ func (o *checkLocksOut) refuse(te *outcome.ErrorObject) { o.Error, o.Free = te, 
 
 func checkLocks(ctx context.Context, e *service.Workspace, in checkLocksIn, out *checkLocksOut) error {
 	if in.FilePath == "" && len(in.Keys) == 0 {
-		res, err := e.ListLocks(ctx, service.ListRequest{})
+		res, err := e.Locks().List(ctx, lockops.ListRequest{})
 		out.Locks = res.Live()
 		return err
 	}
-	res, err := e.CheckLocks(ctx, service.CheckRequest{Keys: keyArgs(in.FilePath, in.Keys), Tool: true})
+	res, err := e.Locks().Check(ctx, lockops.CheckRequest{Keys: keyArgs(in.FilePath, in.Keys), Tool: true})
 	out.Statuses, out.Free = res.Statuses, out.Free && !res.Held
 	return err
 }
@@ -314,7 +315,7 @@ type listIn struct {
 }
 
 func listLocks(ctx context.Context, e *service.Workspace, in listIn, out *locksOut) error {
-	res, err := e.ListLocks(ctx, service.ListRequest{Mine: in.Mine, Stale: in.Stale})
+	res, err := e.Locks().List(ctx, lockops.ListRequest{Mine: in.Mine, Stale: in.Stale})
 	out.Locks = append(out.Locks, res.Live()...)
 	return err
 }
@@ -417,7 +418,7 @@ func pauseStatus(ctx context.Context, e *service.Workspace, in pauseIn, out *pau
 	if in.Feature == "" {
 		return service.Usagef("give feature")
 	}
-	st, err := e.PauseStatus(ctx, service.PauseStatusRequest{Feature: in.Feature})
+	st, err := e.Locks().PauseStatus(ctx, lockops.PauseStatusRequest{Feature: in.Feature})
 	out.Key, out.Paused, out.Mine, out.Lock = st.Key, st.Paused, st.Mine, st.Lock
 	return err
 }
@@ -447,7 +448,7 @@ func (o *portsOut) refuse(te *outcome.ErrorObject) { o.Error = te }
 
 func leases(ls []locks.Lock) []portLease {
 	out := []portLease{}
-	for _, r := range service.PortRows(ls) {
+	for _, r := range lockops.PortRows(ls) {
 		out = append(out, portLease{Port: r.Port, Session: r.Session, ExpiresAt: r.ExpiresAt})
 	}
 	return out
@@ -464,7 +465,7 @@ func allocatePorts(ctx context.Context, e *service.Workspace, in portsIn, out *p
 	if err != nil {
 		return err
 	}
-	ls, err := e.AllocatePorts(ctx, service.PortsRequest{Count: in.Count, TTL: ttl})
+	ls, err := e.Locks().AllocatePorts(ctx, lockops.PortsRequest{Count: in.Count, TTL: ttl})
 	out.Ports = leases(ls)
 	return err
 }
@@ -481,7 +482,7 @@ func releasePorts(ctx context.Context, e *service.Workspace, in releasePortsIn, 
 	for i, p := range in.Ports {
 		args[i] = strconv.Itoa(p)
 	}
-	res, err := e.ReleasePorts(ctx, service.PortsReleaseRequest{Ports: args})
+	res, err := e.Locks().ReleasePorts(ctx, lockops.PortsReleaseRequest{Ports: args})
 	out.fill(res)
 	return err
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/lockgate/lockgate/internal/browsertest"
 	"github.com/lockgate/lockgate/internal/gittest"
 	"github.com/lockgate/lockgate/service"
+	"github.com/lockgate/lockgate/service/lockops"
 )
 
 // workspace opens the repository at dir as worker as (a human).
@@ -34,7 +35,7 @@ func TestPageOverService(t *testing.T) {
 	r.Commit("init")
 	ctx := context.Background()
 	alice, bob := workspace(t, r.Dir, "alice"), workspace(t, r.Dir, "bob")
-	if _, err := alice.AcquireLocks(ctx, service.AcquireRequest{Keys: []string{"README.md"}, Reason: xss}); err != nil {
+	if _, err := alice.Locks().Acquire(ctx, lockops.AcquireRequest{Keys: []string{"README.md"}, Reason: xss}); err != nil {
 		t.Fatal(err)
 	}
 	viewer := workspace(t, r.Dir, "viewer")
@@ -43,7 +44,7 @@ func TestPageOverService(t *testing.T) {
 	})))
 	p := browsertest.Open(t, url+"/", browsertest.Options{})
 	p.WaitFor(`Array.from(document.querySelectorAll("#locks td.reason")).some(td => td.textContent === ` + jsString(xss) + `)`)
-	if _, err := bob.AcquireLocks(ctx, service.AcquireRequest{Keys: []string{"db:schema:users"}, Reason: "schema"}); err != nil {
+	if _, err := bob.Locks().Acquire(ctx, lockops.AcquireRequest{Keys: []string{"db:schema:users"}, Reason: "schema"}); err != nil {
 		t.Fatal(err)
 	}
 	p.WaitFor(`Array.from(document.querySelectorAll("#locks tbody tr")).some(tr => tr.cells[0].textContent === "bob" && tr.cells[2].textContent === "db:schema:users")`)

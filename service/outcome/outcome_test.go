@@ -15,6 +15,7 @@ import (
 	"github.com/lockgate/lockgate/model/locks/lockkey"
 	"github.com/lockgate/lockgate/service"
 	"github.com/lockgate/lockgate/service/agentsetup"
+	"github.com/lockgate/lockgate/service/lockops"
 )
 
 // TestOf is the table of every typed error lockgate returns, each also
@@ -57,8 +58,8 @@ func TestOf(t *testing.T) {
 		{name: "not owner port", err: &locks.NotOwnerError{Lock: port, Op: "release"}, exit: ExitNotPermitted, class: ClassNotOwner, held: port.Key, hints: true, agent: true, hintHas: "ports release --force"},
 		{name: "not owner pause", err: &locks.NotOwnerError{Lock: pause, Op: "release"}, exit: ExitNotPermitted, class: ClassNotOwner, held: pause.Key, hints: true, agent: true, hintHas: "unpause --force"},
 		{name: "identity", err: &service.IdentityError{Me: locks.Owner{Holder: "a"}}, exit: ExitNotPermitted, class: ClassNotPermitted},
-		{name: "force needs an admin", err: &service.ForceRefusedError{Lock: bob, By: locks.Owner{Holder: "al"}, Rule: service.ForceRuleAdmin}, exit: ExitNotPermitted, class: ClassNotPermitted, held: "src/a.go", hints: true, agent: true, hintHas: "serve user add NAME --admin"},
-		{name: "agent forcing a person's lock", err: &service.ForceRefusedError{Lock: bob, By: locks.Owner{Holder: "bot", HolderType: "agent"}, Rule: service.ForceRuleAgentsClearHuman}, exit: ExitNotPermitted, class: ClassNotPermitted, held: "src/a.go", hints: true, agent: true, hintHas: "locks.agents_clear_human: true"},
+		{name: "force needs an admin", err: &lockops.ForceRefusedError{Lock: bob, By: locks.Owner{Holder: "al"}, Rule: lockops.ForceRuleAdmin}, exit: ExitNotPermitted, class: ClassNotPermitted, held: "src/a.go", hints: true, agent: true, hintHas: "serve user add NAME --admin"},
+		{name: "agent forcing a person's lock", err: &lockops.ForceRefusedError{Lock: bob, By: locks.Owner{Holder: "bot", HolderType: "agent"}, Rule: lockops.ForceRuleAgentsClearHuman}, exit: ExitNotPermitted, class: ClassNotPermitted, held: "src/a.go", hints: true, agent: true, hintHas: "locks.agents_clear_human: true"},
 		{name: "rate limited", err: &locks.RateLimitedError{Limit: 10, Window: time.Minute}, exit: ExitRateLimited, class: ClassRateLimited, agent: true},
 		{name: "contended", err: &locks.ContendedError{Store: "git origin refs/lockgate/locks", Attempts: 30}, exit: ExitLockFailed, class: ClassBusy, reason: ReasonContended, hints: true, agent: true, hintHas: "run the command again"},
 		{name: "lock lost on refresh", err: &locks.LostError{Key: "src/a.go", Op: "refresh"}, exit: ExitLockFailed, class: ClassLockLost, hints: true, agent: true, hintHas: "lock acquire src/a.go"},

@@ -1,4 +1,4 @@
-package service
+package lockops
 
 import (
 	"cmp"
@@ -25,7 +25,7 @@ import (
 // a path relative to the working directory; a tool's (Tool) names it
 // repo-relative or absolute, as a server's working directory means
 // nothing to its client.
-func (e *Workspace) requestKeys(args []string, tool bool) ([]lockkey.Key, error) {
+func (e *Handler) requestKeys(args []string, tool bool) ([]lockkey.Key, error) {
 	if tool {
 		return e.ToolKeys("", args)
 	}
@@ -63,14 +63,14 @@ type AcquireResult struct {
 	Dirs, Missing []string
 }
 
-// AcquireLocks takes the locks r names: renewing the caller's own, taking
+// Acquire takes the locks r names: renewing the caller's own, taking
 // over expired ones, waiting up to r.Wait for held ones.
-func (e *Workspace) AcquireLocks(ctx context.Context, r AcquireRequest) (AcquireResult, error) {
+func (e *Handler) Acquire(ctx context.Context, r AcquireRequest) (AcquireResult, error) {
 	// Only a TTL the user names may shorten a lock renewed here.
 	req := locks.Request{Owner: e.Me, TTL: r.TTL, Reason: r.Reason, Action: "lock", TaskID: r.Task, Wait: r.Wait, ExactTTL: r.TTL > 0}
 	var keys []lockkey.Key
 	if r.Package != "" {
-		wp, pkeys, err := e.Queue().WorkPackage(r.PackagesFile, r.Package)
+		wp, pkeys, err := e.queue().WorkPackage(r.PackagesFile, r.Package)
 		if err != nil {
 			return AcquireResult{}, err
 		}
@@ -104,7 +104,7 @@ func (e *Workspace) AcquireLocks(ctx context.Context, r AcquireRequest) (Acquire
 
 // unnamedPaths are the path locks newly taken in res that name a
 // directory, and those that name no file of the work tree or the index.
-func (e *Workspace) unnamedPaths(ctx context.Context, res []locks.Result) (dirs, missing []string) {
+func (e *Handler) unnamedPaths(ctx context.Context, res []locks.Result) (dirs, missing []string) {
 	top := e.WorkTree()
 	if top == "" {
 		return nil, nil
@@ -143,9 +143,9 @@ type ReleaseRequest struct {
 	Branch string
 }
 
-// ReleaseLocks releases the caller's locks on r.Keys; a key not locked is
+// Release releases the caller's locks on r.Keys; a key not locked is
 // reported missing, not refused.
-func (e *Workspace) ReleaseLocks(ctx context.Context, r ReleaseRequest) (locks.ReleaseResult, error) {
+func (e *Handler) Release(ctx context.Context, r ReleaseRequest) (locks.ReleaseResult, error) {
 	keys, err := e.requestKeys(r.Keys, r.Tool)
 	if err != nil {
 		return locks.ReleaseResult{}, err
@@ -155,7 +155,7 @@ func (e *Workspace) ReleaseLocks(ctx context.Context, r ReleaseRequest) (locks.R
 	}
 	var res locks.ReleaseResult
 	if r.Force {
-		res, err = e.Mgr.ReleaseChecked(ctx, session.Canonicals(keys), e.Me, e.forceCheck(ctx))
+		res, err = e.Mgr.ReleaseChecked(ctx, session.Canonicals(keys), e.Me, e.ForceCheck(ctx))
 	} else {
 		res, err = e.Mgr.Release(ctx, session.Canonicals(keys), e.Me, false)
 	}
@@ -166,7 +166,7 @@ func (e *Workspace) ReleaseLocks(ctx context.Context, r ReleaseRequest) (locks.R
 // syncAfterLocks brings the worktree's read-only files up to date after
 // locks changed (locks.read_only); failing to is a warning: the locks
 // changed.
-func (e *Workspace) syncAfterLocks(ctx context.Context) {
+func (e *Handler) syncAfterLocks(ctx context.Context) {
 	if e.WorkTree() == "" {
 		return
 	}
@@ -187,9 +187,9 @@ type RefreshRequest struct {
 	TTL time.Duration
 }
 
-// RefreshLocks extends the caller's locks, returning those refreshed
+// Refresh extends the caller's locks, returning those refreshed
 // before any error.
-func (e *Workspace) RefreshLocks(ctx context.Context, r RefreshRequest) ([]locks.Lock, error) {
+func (e *Handler) Refresh(ctx context.Context, r RefreshRequest) ([]locks.Lock, error) {
 	keys, err := e.requestKeys(r.Keys, r.Tool)
 	if err != nil {
 		return nil, err
@@ -222,14 +222,14 @@ type CheckResult struct {
 // KeyStatus is one key's state, as `lock check --json` and check_locks
 // show it.
 type KeyStatus struct {
-	Key   string         `json:"key"`
-	State locks.KeyState `json:"state" jsonschema:"free, mine, or held (by another worker)"`
-	Locks []LockView     `json:"locks,omitempty" jsonschema:"the locks on or overlapping the key"`
+	Key   string             `json:"key"`
+	State locks.KeyState     `json:"state" jsonschema:"free, mine, or held (by another worker)"`
+	Locks []session.LockView `json:"locks,omitempty" jsonschema:"the locks on or overlapping the key"`
 }
 
-// CheckLocks says of each key whether it is free, the caller's, or held
+// Check says of each key whether it is free, the caller's, or held
 // by another worker.
-func (e *Workspace) CheckLocks(ctx context.Context, r CheckRequest) (CheckResult, error) {
+func (e *Handler) Check(ctx context.Context, r CheckRequest) (CheckResult, error) {
 	keys, err := e.requestKeys(r.Keys, r.Tool)
 	if err != nil {
 		return CheckResult{}, err
@@ -264,7 +264,7 @@ type ListRequest struct {
 // LockRow is one record of the store as `lock list --json` shows it: the
 // whole record but its owner token, which never leaves the store.
 type LockRow struct {
-	LockView
+	session.LockView
 	Action       string     `json:"action,omitempty"`
 	PID          int        `json:"pid"`
 	Host         string     `json:"host"`
@@ -299,8 +299,8 @@ type ListResult struct {
 }
 
 // Live is every live lock of the rows, by key: the corrupt records left out.
-func (r ListResult) Live() []LockView {
-	out := []LockView{}
+func (r ListResult) Live() []session.LockView {
+	out := []session.LockView{}
 	for _, row := range r.Rows {
 		if row.Corrupt {
 			continue
@@ -309,14 +309,14 @@ func (r ListResult) Live() []LockView {
 		v.Stale = row.Stale
 		out = append(out, v)
 	}
-	slices.SortFunc(out, func(a, b LockView) int { return strings.Compare(a.Key, b.Key) })
+	slices.SortFunc(out, func(a, b session.LockView) int { return strings.Compare(a.Key, b.Key) })
 	return out
 }
 
-// ListLocks reads every record of the store and marks each: its age,
+// List reads every record of the store and marks each: its age,
 // expired, stale, corrupt (with where the record is and the command that
 // clears it), bookkeeping, and look-alike keys.
-func (e *Workspace) ListLocks(ctx context.Context, r ListRequest) (ListResult, error) {
+func (e *Handler) List(ctx context.Context, r ListRequest) (ListResult, error) {
 	if r.Recover {
 		e.RecoverInterrupted(ctx)
 	}
@@ -333,7 +333,7 @@ func (e *Workspace) ListLocks(ctx context.Context, r ListRequest) (ListResult, e
 	alike := lockkey.LookAlikes(keys)
 	out := ListResult{Rows: []LockRow{}, Next: next}
 	for _, en := range entries {
-		row := LockRow{LockView: ViewOf(en.Lock), Action: en.Action, PID: en.PID, Host: en.Host,
+		row := LockRow{LockView: session.ViewOf(en.Lock), Action: en.Action, PID: en.PID, Host: en.Host,
 			TaskAcquired: en.TaskAcquired, RequestID: en.RequestID, TraceID: en.TraceID,
 			Location: e.Store.Where(en.Key), Bookkeeping: session.IsBookkeeping(en.Lock), token: en.Token}
 		if row.Bookkeeping && !r.All {
@@ -373,41 +373,41 @@ func (e *Workspace) ListLocks(ctx context.Context, r ListRequest) (ListResult, e
 	return out, nil
 }
 
-// listEntries is the records ListLocks shows: every one, or the page r
+// listEntries is the records List shows: every one, or the page r
 // asks for and the next page's cursor.
-func (e *Workspace) listEntries(ctx context.Context, r ListRequest) ([]locks.Entry, string, error) {
+func (e *Handler) listEntries(ctx context.Context, r ListRequest) ([]locks.Entry, string, error) {
 	if r.Limit <= 0 && r.Cursor == "" {
 		entries, err := e.Store.List(ctx)
 		return entries, "", err
 	}
-	return e.page(ctx, r.Cursor, r.Limit)
+	return e.Page(ctx, r.Cursor, r.Limit)
 }
 
-// page is one page of the store's records, by key, from cursor
+// Page is one page of the store's records, by key, from cursor
 // (PageCursor's; "" from the first): at most limit (0, or above MaxPage,
 // is MaxPage), and the next page's cursor ("" after the last).
-func (e *Workspace) page(ctx context.Context, cursor string, limit int) ([]locks.Entry, string, error) {
+func (e *Handler) Page(ctx context.Context, cursor string, limit int) ([]locks.Entry, string, error) {
 	after, err := PagePosition(cursor)
 	if err != nil {
 		return nil, "", err
 	}
-	entries, next, err := e.Store.Page(ctx, after, pageLimit(limit))
+	entries, next, err := e.Store.Page(ctx, after, PageLimit(limit))
 	if err != nil {
 		return nil, "", fmt.Errorf("read a page of locks: %w", err)
 	}
 	if next != "" {
 		next = PageCursor(next)
 	}
-	sortByKey(entries)
+	SortByKey(entries)
 	return entries, next, nil
 }
 
-// PruneLocks removes the records whose locks have expired. Each is taken
+// Prune removes the records whose locks have expired. Each is taken
 // over first — which a store does only while the record is still
 // expired, so that a lock refreshed or taken meanwhile is never removed —
 // then released: both are logged (lock_takeover naming the expired
 // holder, lock_release).
-func (e *Workspace) PruneLocks(ctx context.Context) ([]Pruned, error) {
+func (e *Handler) Prune(ctx context.Context) ([]Pruned, error) {
 	entries, err := e.Store.List(ctx)
 	if err != nil {
 		return nil, err
@@ -436,7 +436,7 @@ func (e *Workspace) PruneLocks(ctx context.Context) ([]Pruned, error) {
 		if _, err := e.Mgr.Release(ctx, []string{en.Key}, e.Me, false); err != nil {
 			return out, fmt.Errorf("prune %s: taken over, not released: %w", en.Key, err)
 		}
-		out = append(out, Pruned{LockView: ViewOf(*res[0].TookOver), ExpiredFor: now.Sub(res[0].TookOver.ExpiresAt)})
+		out = append(out, Pruned{LockView: session.ViewOf(*res[0].TookOver), ExpiredFor: now.Sub(res[0].TookOver.ExpiresAt)})
 	}
 	return out, nil
 }
@@ -455,29 +455,29 @@ func (r ClearRequest) Check() error {
 	case r.Force:
 		return nil
 	case r.Record != "":
-		return Usagef("lock clear --record %s: refusing without --force (it removes the lock record whoever wrote it)", r.Record)
+		return session.Usagef("lock clear --record %s: refusing without --force (it removes the lock record whoever wrote it)", r.Record)
 	default:
-		return Usagef("lock clear %s: refusing without --force (it removes the lock whoever holds it)", r.Target)
+		return session.Usagef("lock clear %s: refusing without --force (it removes the lock whoever holds it)", r.Target)
 	}
 }
 
 // ClearResult is what a clear removed, as `lock clear --json` shows it: the
 // lock (Cleared), or an unreadable record (Corrupt).
 type ClearResult struct {
-	Key        string    `json:"key"`
-	Corrupt    bool      `json:"corrupt"`
-	Cleared    *LockView `json:"cleared,omitempty"`
-	AgeSeconds int64     `json:"age_seconds"`
-	Store      string    `json:"store"` // file, or the Redis URL without its password
+	Key        string            `json:"key"`
+	Corrupt    bool              `json:"corrupt"`
+	Cleared    *session.LockView `json:"cleared,omitempty"`
+	AgeSeconds int64             `json:"age_seconds"`
+	Store      string            `json:"store"` // file, or the Redis URL without its password
 	// Record is the unreadable record removed: its file, or its name.
 	Record string `json:"-"`
 	// Age is the cleared lock's age.
 	Age time.Duration `json:"-"`
 }
 
-// ClearLocks removes any lock, or unreadable record, whoever holds it,
+// Clear removes any lock, or unreadable record, whoever holds it,
 // unless a rule of ForceCheck refuses it (a *ForceRefusedError).
-func (e *Workspace) ClearLocks(ctx context.Context, r ClearRequest) (ClearResult, error) {
+func (e *Handler) Clear(ctx context.Context, r ClearRequest) (ClearResult, error) {
 	if err := r.Check(); err != nil {
 		return ClearResult{}, err
 	}
@@ -488,7 +488,7 @@ func (e *Workspace) ClearLocks(ctx context.Context, r ClearRequest) (ClearResult
 	if err != nil {
 		return ClearResult{}, err
 	}
-	removed, err := e.Mgr.ClearChecked(ctx, key, e.Me, e.forceCheck(ctx))
+	removed, err := e.Mgr.ClearChecked(ctx, key, e.Me, e.ForceCheck(ctx))
 	var corrupt *locks.CorruptError
 	if errors.As(err, &corrupt) {
 		return ClearResult{Key: key, Corrupt: true, Record: corrupt.Path, Store: e.StoreName()}, nil
@@ -497,7 +497,7 @@ func (e *Workspace) ClearLocks(ctx context.Context, r ClearRequest) (ClearResult
 		return ClearResult{}, err
 	}
 	age := e.Now().Sub(removed.CreatedAt)
-	v := ViewOf(removed)
+	v := session.ViewOf(removed)
 	return ClearResult{Key: key, Cleared: &v, AgeSeconds: int64(age.Seconds()), Age: age, Store: e.StoreName()}, nil
 }
 
@@ -509,17 +509,17 @@ type recordRemover interface {
 
 // clearRecord removes a record that cannot be cleared by key (see
 // filestore.RemoveRecord), and logs it.
-func (e *Workspace) clearRecord(ctx context.Context, file string) (ClearResult, error) {
+func (e *Handler) clearRecord(ctx context.Context, file string) (ClearResult, error) {
 	rm, ok := e.Store.(recordRemover)
 	if !ok {
-		return ClearResult{}, Usagef("lock clear --record: only the file and git stores keep records by name; clear by key (see `lockgate lock list`)")
+		return ClearResult{}, session.Usagef("lock clear --record: only the file and git stores keep records by name; clear by key (see `lockgate lock list`)")
 	}
 	en, err := rm.RemoveRecord(ctx, file)
 	switch {
 	case errors.Is(err, filestore.ErrNotRecord), errors.Is(err, locks.ErrNotFound):
-		return ClearResult{}, Usagef("lock clear --record: %v", err)
+		return ClearResult{}, session.Usagef("lock clear --record: %v", err)
 	case errors.Is(err, filestore.ErrReadable):
-		return ClearResult{}, Usagef("lock clear --record: %v: `lockgate lock clear --force %s`", err, hint.Quote(lockkey.RelArg(en.Key, e.UserDir())))
+		return ClearResult{}, session.Usagef("lock clear --record: %v: `lockgate lock clear --force %s`", err, hint.Quote(lockkey.RelArg(en.Key, e.UserDir())))
 	case err != nil:
 		return ClearResult{}, err
 	}
@@ -535,7 +535,7 @@ func (e *Workspace) clearRecord(ctx context.Context, file string) (ClearResult, 
 // can be cleared by its key, even one no one may lock by hand: a port
 // lease, the planner's state, a key of a namespace since removed from the
 // config, a record another tool wrote.
-func (e *Workspace) resolveClearTarget(ctx context.Context, target string) (string, error) {
+func (e *Handler) resolveClearTarget(ctx context.Context, target string) (string, error) {
 	keys, err := e.ParseKeys([]string{target})
 	if err != nil {
 		_, gerr := e.Store.Get(ctx, target)
@@ -561,7 +561,7 @@ func (e *Workspace) resolveClearTarget(ctx context.Context, target string) (stri
 			return alt, nil
 		}
 	}
-	return "", Usagef("lock clear %s: no such lock (looked for %s, %s and activity:%s); see `lockgate lock list --all`", target, key, lockkey.TaskKey(target), target)
+	return "", session.Usagef("lock clear %s: no such lock (looked for %s, %s and activity:%s); see `lockgate lock list --all`", target, key, lockkey.TaskKey(target), target)
 }
 
 // CandidateKind is a kind of word a shell may complete.
@@ -585,7 +585,7 @@ type CandidatesRequest struct {
 // Candidates lists the completions r asks for: held keys in the store's
 // order, package ids in the file's, profiles sorted. Completion must
 // never fail loudly: the front end completes an error to nothing.
-func (e *Workspace) Candidates(ctx context.Context, r CandidatesRequest) ([]string, error) {
+func (e *Handler) Candidates(ctx context.Context, r CandidatesRequest) ([]string, error) {
 	var out []string
 	switch r.Of {
 	case HeldKeys:
@@ -602,7 +602,7 @@ func (e *Workspace) Candidates(ctx context.Context, r CandidatesRequest) ([]stri
 			}
 		}
 	case PackageIDs:
-		wps, err := e.Queue().LoadPackages("")
+		wps, err := e.queue().LoadPackages("")
 		if err != nil {
 			return nil, err
 		}

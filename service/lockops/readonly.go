@@ -1,4 +1,4 @@
-package service
+package lockops
 
 import (
 	"context"
@@ -15,6 +15,7 @@ import (
 	"github.com/lockgate/lockgate/internal/gitexec"
 	"github.com/lockgate/lockgate/model/locks"
 	"github.com/lockgate/lockgate/model/locks/lockkey"
+	"github.com/lockgate/lockgate/service/session"
 )
 
 // ReadOnlySync is what SyncReadOnly changed in the worktree: the files it
@@ -32,7 +33,7 @@ type ReadOnlySync struct {
 // in the worktree's git directory: every worktree has files of its own.
 type readOnlyState map[string]fs.FileMode
 
-func (e *Workspace) readOnlyFile() string {
+func (e *Handler) readOnlyFile() string {
 	return filepath.Join(e.GitDir(), "lockgate", "read-only.json")
 }
 
@@ -42,7 +43,7 @@ func (e *Workspace) readOnlyFile() string {
 // their write permission; every other file lockgate made read-only gets
 // back the mode it had. Content is never touched. With read_only off,
 // only the giving back is done, so turning it off undoes it.
-func (e *Workspace) SyncReadOnly(ctx context.Context) (*ReadOnlySync, error) {
+func (e *Handler) SyncReadOnly(ctx context.Context) (*ReadOnlySync, error) {
 	out := &ReadOnlySync{Enabled: e.Cfg.Locks.ReadOnly}
 	if e.WorkTree() == "" {
 		return out, nil
@@ -106,8 +107,8 @@ func (e *Workspace) SyncReadOnly(ctx context.Context) (*ReadOnlySync, error) {
 
 // readOnlyWanted are the files to keep read-only: held by another live
 // lock, or lockable and not covered by a live lock of this worker.
-func (e *Workspace) readOnlyWanted(ctx context.Context) (map[string]bool, error) {
-	if err := e.Open(ctx, Purpose{}); err != nil {
+func (e *Handler) readOnlyWanted(ctx context.Context) (map[string]bool, error) {
+	if err := e.Open(ctx, session.Purpose{}); err != nil {
 		return nil, err
 	}
 	entries, err := e.Store.List(ctx)
@@ -194,7 +195,7 @@ func keyCovers(key, path string, fold bool) bool {
 // lockReadOnly serializes the syncs of one worktree (a `guard watch`
 // beside a `lock acquire`), as git does its index: a lock file made with
 // O_EXCL. One left by a killed process is taken over after a while.
-func (e *Workspace) lockReadOnly(ctx context.Context) (func(), error) {
+func (e *Handler) lockReadOnly(ctx context.Context) (func(), error) {
 	file := e.readOnlyFile() + ".lock"
 	if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
 		return nil, fmt.Errorf("lock %s: %w", file, err)
@@ -225,7 +226,7 @@ func (e *Workspace) lockReadOnly(ctx context.Context) (func(), error) {
 	}
 }
 
-func (e *Workspace) loadReadOnly() (readOnlyState, error) {
+func (e *Handler) loadReadOnly() (readOnlyState, error) {
 	state := readOnlyState{}
 	b, err := os.ReadFile(e.readOnlyFile())
 	switch {
@@ -245,7 +246,7 @@ func (e *Workspace) loadReadOnly() (readOnlyState, error) {
 	return state, nil
 }
 
-func (e *Workspace) saveReadOnly(state readOnlyState) error {
+func (e *Handler) saveReadOnly(state readOnlyState) error {
 	file := e.readOnlyFile()
 	if len(state) == 0 {
 		if err := os.Remove(file); err != nil && !errors.Is(err, fs.ErrNotExist) {

@@ -1,4 +1,4 @@
-package service
+package lockops
 
 import (
 	"context"
@@ -14,7 +14,7 @@ import (
 
 // completeRequest fills in what every lock acquisition shares: the
 // canonical keys, the default TTL, and the task sub-lock of an activity.
-func (e *Workspace) completeRequest(req *locks.Request, keys []lockkey.Key) error {
+func (e *Handler) completeRequest(req *locks.Request, keys []lockkey.Key) error {
 	req.Keys = session.Canonicals(keys)
 	if req.TTL == 0 {
 		ttl, err := e.DefaultTTL(keys)
@@ -43,11 +43,11 @@ func (e *Workspace) completeRequest(req *locks.Request, keys []lockkey.Key) erro
 // of that server read, overrides it when set; a value that is not a whole
 // positive number of milliseconds is invalid input, never a silent
 // default.
-func (e *Workspace) DefaultTTL(keys []lockkey.Key) (time.Duration, error) {
+func (e *Handler) DefaultTTL(keys []lockkey.Key) (time.Duration, error) {
 	if e.Redis != nil {
 		ttl, ok, err := redisstore.TTLFromEnv(e.Getenv)
 		if err != nil {
-			return 0, Usagef("%v", err)
+			return 0, session.Usagef("%v", err)
 		}
 		if ok {
 			return ttl, nil
@@ -64,10 +64,10 @@ func (e *Workspace) DefaultTTL(keys []lockkey.Key) (time.Duration, error) {
 // print or parse as one: empty, with a space, '/' or ':', or unsafe text.
 func checkID(what, id string) error {
 	if id == "" || strings.ContainsAny(id, " /:") {
-		return Usagef("invalid %s id %q", what, id)
+		return session.Usagef("invalid %s id %q", what, id)
 	}
 	if err := safetext.Check(what+" id", id); err != nil {
-		return Usagef("%v", err)
+		return session.Usagef("%v", err)
 	}
 	return nil
 }
@@ -76,9 +76,9 @@ func checkID(what, id string) error {
 // session's history and still can; it skips, and says why, those it
 // cannot. The file store keeps locks on disk across restarts and has
 // nothing to restore.
-func (e *Workspace) RestoreSession(ctx context.Context) (SessionRestore, error) {
+func (e *Handler) RestoreSession(ctx context.Context) (SessionRestore, error) {
 	if e.Redis == nil {
-		return SessionRestore{}, Usagef("session restore needs the Redis store (`lockgate store use redis://…`); the file and git stores keep locks across restarts by themselves")
+		return SessionRestore{}, session.Usagef("session restore needs the Redis store (`lockgate store use redis://…`); the file and git stores keep locks across restarts by themselves")
 	}
 	opts := e.KeyOptions()
 	canon := func(k string) (string, error) { return lockkey.Canonical(k, opts) }
@@ -101,6 +101,6 @@ type SessionRestore struct {
 
 // Pruned is one expired record `lock prune` removed.
 type Pruned struct {
-	LockView
+	session.LockView
 	ExpiredFor time.Duration `json:"-"`
 }

@@ -1,4 +1,4 @@
-package service
+package lockops
 
 import (
 	"context"
@@ -8,11 +8,12 @@ import (
 	"github.com/lockgate/lockgate/model/locks"
 	"github.com/lockgate/lockgate/model/locks/journal"
 	"github.com/lockgate/lockgate/model/locks/lockkey"
+	"github.com/lockgate/lockgate/service/session"
 )
 
 // PauseKey maps FEATURE (an id, or a whole feature:<id>:pause key) to its
 // pause lock.
-func (e *Workspace) PauseKey(feature string) (string, error) {
+func (e *Handler) PauseKey(feature string) (string, error) {
 	s := feature
 	if !strings.HasPrefix(s, "feature:") {
 		s = lockkey.PauseKey(feature)
@@ -22,18 +23,18 @@ func (e *Workspace) PauseKey(feature string) (string, error) {
 		return "", err
 	}
 	if !lockkey.IsPause(k.Canonical) {
-		return "", Usagef("%s is not a pause lock: want FEATURE or feature:<id>:pause", feature)
+		return "", session.Usagef("%s is not a pause lock: want FEATURE or feature:<id>:pause", feature)
 	}
 	return k.Canonical, nil
 }
 
 // PauseState is a feature's pause, as `pause status --json` shows it.
 type PauseState struct {
-	Feature string    `json:"feature"`
-	Key     string    `json:"key"`
-	Paused  bool      `json:"paused"`
-	Mine    bool      `json:"mine"`
-	Lock    *LockView `json:"lock,omitempty"`
+	Feature string            `json:"feature"`
+	Key     string            `json:"key"`
+	Paused  bool              `json:"paused"`
+	Mine    bool              `json:"mine"`
+	Lock    *session.LockView `json:"lock,omitempty"`
 }
 
 // Blocks reports whether the pause stops the worker: another holds it.
@@ -44,7 +45,7 @@ func (s PauseState) Blocks() bool { return s.Paused && !s.Mine }
 type PauseStatusRequest struct{ Feature string }
 
 // PauseStatus is whether a feature is paused, and by whom.
-func (e *Workspace) PauseStatus(ctx context.Context, req PauseStatusRequest) (PauseState, error) {
+func (e *Handler) PauseStatus(ctx context.Context, req PauseStatusRequest) (PauseState, error) {
 	key, err := e.PauseKey(req.Feature)
 	if err != nil {
 		return PauseState{}, err
@@ -55,7 +56,7 @@ func (e *Workspace) PauseStatus(ctx context.Context, req PauseStatusRequest) (Pa
 	}
 	st := PauseState{Feature: req.Feature, Key: key}
 	if s := sts[0]; s.State != locks.StateFree {
-		l := ViewOf(s.Locks[0])
+		l := session.ViewOf(s.Locks[0])
 		st.Paused, st.Mine, st.Lock = true, s.State == locks.StateMine, &l
 	}
 	return st, nil
@@ -86,7 +87,7 @@ const (
 
 // WaitPause waits until the feature is not paused by another (or the
 // timeout passes), polling the store more slowly as the wait goes on.
-func (e *Workspace) WaitPause(ctx context.Context, req PauseWaitRequest) (PauseWait, error) {
+func (e *Handler) WaitPause(ctx context.Context, req PauseWaitRequest) (PauseWait, error) {
 	start := e.Now()
 	poll := firstPoll
 	for announced := false; ; announced = true {
@@ -123,7 +124,7 @@ type PauseRequest struct {
 }
 
 // Pause stops the line for a feature: it takes feature:<id>:pause.
-func (e *Workspace) Pause(ctx context.Context, req PauseRequest) ([]locks.Result, error) {
+func (e *Handler) Pause(ctx context.Context, req PauseRequest) ([]locks.Result, error) {
 	key, err := e.PauseKey(req.Feature)
 	if err != nil {
 		return nil, err
@@ -144,14 +145,14 @@ type UnpauseRequest struct {
 }
 
 // Unpause releases a feature's pause.
-func (e *Workspace) Unpause(ctx context.Context, req UnpauseRequest) (locks.ReleaseResult, error) {
+func (e *Handler) Unpause(ctx context.Context, req UnpauseRequest) (locks.ReleaseResult, error) {
 	key, err := e.PauseKey(req.Feature)
 	if err != nil {
 		return locks.ReleaseResult{}, err
 	}
 	ev := journal.Event{Worker: e.Me.Holder, WorkerType: e.Me.HolderType, Session: e.Me.Session, Action: journal.ActionUnpause, Key: key}
 	if req.Force {
-		return e.Mgr.ReleaseChecked(ctx, []string{key}, e.Me, e.forceCheck(ctx), ev)
+		return e.Mgr.ReleaseChecked(ctx, []string{key}, e.Me, e.ForceCheck(ctx), ev)
 	}
 	return e.Mgr.Release(ctx, []string{key}, e.Me, false, ev)
 }

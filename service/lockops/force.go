@@ -1,4 +1,4 @@
-package service
+package lockops
 
 import (
 	"context"
@@ -46,11 +46,11 @@ func (e *ForceRefusedError) Error() string {
 		l.Key, l.Holder, e.By.Holder)
 }
 
-// forceCheck is the judge of the workspace's forced removals: another
+// ForceCheck is the judge of the workspace's forced removals: another
 // session of its own worker is always its own to end; another worker's
 // lock needs, through lockgate serve, an admin user, and from an agent,
 // a lock not held by a person unless locks.agents_clear_human.
-func (e *Workspace) forceCheck(ctx context.Context) locks.ForceCheck {
+func (e *Handler) ForceCheck(ctx context.Context) locks.ForceCheck {
 	return func(l locks.Lock) error {
 		if l.Holder == e.Me.Holder {
 			return nil
@@ -75,7 +75,7 @@ func (e *Workspace) forceCheck(ctx context.Context) locks.ForceCheck {
 // and the one committed on HEAD say it: an agent edits the worktree's
 // .lockgate.yaml (or names a policy of its own with -c) as easily as any
 // file, and must not grant itself a person's locks by doing so.
-func (e *Workspace) agentsClearHuman(ctx context.Context) (bool, error) {
+func (e *Handler) agentsClearHuman(ctx context.Context) (bool, error) {
 	if !e.Cfg.Locks.AgentsClearHuman {
 		return false, nil
 	}

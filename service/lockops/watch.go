@@ -1,4 +1,4 @@
-package service
+package lockops
 
 import (
 	"cmp"
@@ -11,6 +11,7 @@ import (
 	"github.com/fsnotify/fsnotify"
 
 	"github.com/lockgate/lockgate/model/config"
+	"github.com/lockgate/lockgate/service/session"
 )
 
 // WatchReadOnly keeps the worktree's read-only files current
@@ -20,15 +21,15 @@ import (
 // only trigger for the git store and Redis). each is told what every
 // sync changed, or why it failed; a failed sync is tried again at the
 // next trigger.
-func (e *Workspace) WatchReadOnly(ctx context.Context, interval time.Duration, each func(*ReadOnlySync, error)) error {
+func (e *Handler) WatchReadOnly(ctx context.Context, interval time.Duration, each func(*ReadOnlySync, error)) error {
 	if err := e.CanWatchReadOnly(interval); err != nil {
 		return err
 	}
-	if err := e.Open(ctx, Purpose{}); err != nil {
+	if err := e.Open(ctx, session.Purpose{}); err != nil {
 		return err
 	}
 	changes := make(chan struct{}, 1)
-	if e.Setup.Use.Kind == KindFile {
+	if e.Setup.Use.Kind == session.KindFile {
 		w, err := fsnotify.NewWatcher()
 		if err == nil {
 			defer w.Close()
@@ -72,14 +73,14 @@ var ErrReadOnlyOff = errors.New("locks.read_only was turned off: the modes lockg
 
 // CanWatchReadOnly refuses a watch that has nothing to do: no working
 // tree, locks.read_only off, or an interval that is not positive.
-func (e *Workspace) CanWatchReadOnly(interval time.Duration) error {
+func (e *Handler) CanWatchReadOnly(interval time.Duration) error {
 	switch {
 	case e.WorkTree() == "":
-		return Usagef("guard watch: needs a working tree")
+		return session.Usagef("guard watch: needs a working tree")
 	case !e.Cfg.Locks.ReadOnly:
-		return Usagef("guard watch: locks.read_only is off in %s: nothing to keep read-only", cmp.Or(e.Cfg.Path, "the built-in defaults"))
+		return session.Usagef("guard watch: locks.read_only is off in %s: nothing to keep read-only", cmp.Or(e.Cfg.Path, "the built-in defaults"))
 	case interval <= 0:
-		return Usagef("guard watch: --interval must be positive")
+		return session.Usagef("guard watch: --interval must be positive")
 	}
 	return nil
 }
@@ -87,7 +88,7 @@ func (e *Workspace) CanWatchReadOnly(interval time.Duration) error {
 // readOnlyStillOn reads the policy file again (through the decoded-config
 // cache): a watch started with read_only on follows it being turned off.
 // A file that cannot be read now keeps the watch as it was.
-func (e *Workspace) readOnlyStillOn() bool {
+func (e *Handler) readOnlyStillOn() bool {
 	if e.Cfg.Path == "" {
 		return e.Cfg.Locks.ReadOnly
 	}

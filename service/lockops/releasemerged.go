@@ -1,4 +1,4 @@
-package service
+package lockops
 
 import (
 	"context"
@@ -25,7 +25,7 @@ type ReleaseMergedRequest struct {
 // range: released, or kept while the holder has commits on those paths
 // that are on no commit of the branch yet.
 type MergedLock struct {
-	LockView
+	session.LockView
 	// Commits are the holder's commits of the range touching the lock's
 	// paths; Merge is the commit of the branch that brought them.
 	Commits []string `json:"commits"`
@@ -55,27 +55,27 @@ type ReleaseMergedResult struct {
 // release is logged as lock_release by the caller, naming the commit
 // that brought the work, and only the grant judged is released: a lock
 // taken anew meanwhile stays.
-func (e *Workspace) ReleaseMerged(ctx context.Context, r ReleaseMergedRequest) (ReleaseMergedResult, error) {
+func (e *Handler) ReleaseMerged(ctx context.Context, r ReleaseMergedRequest) (ReleaseMergedResult, error) {
 	out := ReleaseMergedResult{Enabled: e.Cfg.Locks.ReleaseOnMerge, Released: []MergedLock{}, Kept: []MergedLock{}, DryRun: r.DryRun}
 	if !out.Enabled {
 		return out, nil
 	}
 	base, tip, ok := strings.Cut(r.Range, "..")
 	if !ok || base == "" || tip == "" || strings.HasPrefix(tip, ".") {
-		return out, Usagef("release-merged: --range %q: want BEFORE..AFTER, the commits that just landed", r.Range)
+		return out, session.Usagef("release-merged: --range %q: want BEFORE..AFTER, the commits that just landed", r.Range)
 	}
-	if err := e.Verifier().CheckRange(ctx, "release-merged", r.Range); err != nil {
+	if err := e.verifier().CheckRange(ctx, "release-merged", r.Range); err != nil {
 		return out, err
 	}
-	branch, err := e.Verifier().RangeBranch(ctx, r.Range, r.Branch)
+	branch, err := e.verifier().RangeBranch(ctx, r.Range, r.Branch)
 	if err != nil {
 		return out, err
 	}
 	if branch == "" {
-		return out, Usagef("release-merged: which branch did %s land on? Give --branch B", r.Range)
+		return out, session.Usagef("release-merged: which branch did %s land on? Give --branch B", r.Range)
 	}
 	out.Branch, out.Range = branch, r.Range
-	h, err := e.Runner(ctx, Purpose{}, "")
+	h, err := e.Runner(ctx, session.Purpose{}, "")
 	if err != nil {
 		return out, err
 	}
@@ -110,7 +110,7 @@ func (e *Workspace) ReleaseMerged(ctx context.Context, r ReleaseMergedRequest) (
 	}
 	var landed []locks.Landed
 	for _, l := range landings {
-		m := MergedLock{LockView: ViewOf(l.Lock), Commits: l.Merged, Unmerged: l.Unmerged}
+		m := MergedLock{LockView: session.ViewOf(l.Lock), Commits: l.Merged, Unmerged: l.Unmerged}
 		if m.Merge, err = e.mergeOf(ctx, base, tip, l.Merged[len(l.Merged)-1]); err != nil {
 			return out, err
 		}
@@ -121,7 +121,7 @@ func (e *Workspace) ReleaseMerged(ctx context.Context, r ReleaseMergedRequest) (
 		out.Released = append(out.Released, m)
 		landed = append(landed, locks.Landed{Key: l.Lock.Key, Fence: l.Lock.Fence, Commit: m.Merge,
 			Details: fmt.Sprintf("released on merge: %s's work on it (%s) is on %s in %s; held since %s",
-				l.Lock.Holder, shortList(l.Merged), branch, session.Short(m.Merge), l.Lock.CreatedAt.UTC().Format(time.RFC3339))})
+				l.Lock.Holder, ShortList(l.Merged), branch, session.Short(m.Merge), l.Lock.CreatedAt.UTC().Format(time.RFC3339))})
 	}
 	if r.DryRun || len(landed) == 0 {
 		return out, nil
@@ -140,7 +140,7 @@ func (e *Workspace) ReleaseMerged(ctx context.Context, r ReleaseMergedRequest) (
 // commit c onto the branch: c itself when it is on that line (a
 // fast-forward or a rebase), else the oldest commit of that line that
 // has c as an ancestor (the merge that brought it).
-func (e *Workspace) mergeOf(ctx context.Context, base, tip, c string) (string, error) {
+func (e *Handler) mergeOf(ctx context.Context, base, tip, c string) (string, error) {
 	out, err := gitexec.RepoOutput(ctx, e.repo(), "rev-list", "--first-parent", base+".."+tip)
 	if err != nil {
 		return "", fmt.Errorf("release-merged: %w", err)
@@ -169,8 +169,8 @@ func (e *Workspace) mergeOf(ctx context.Context, base, tip, c string) (string, e
 	return c, nil
 }
 
-// shortList is shas, each short, comma-separated.
-func shortList(shas []string) string {
+// ShortList is shas, each short, comma-separated.
+func ShortList(shas []string) string {
 	out := make([]string, len(shas))
 	for i, s := range shas {
 		out[i] = session.Short(s)

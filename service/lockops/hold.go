@@ -1,4 +1,4 @@
-package service
+package lockops
 
 import (
 	"context"
@@ -22,7 +22,7 @@ type HoldRequest struct {
 // Hold is locks kept for a command the front end runs: it calls Refresh
 // after each Next while the command runs, and Release once it has exited.
 type Hold struct {
-	e     *Workspace
+	e     *Handler
 	req   locks.Request
 	taken []string
 	// expires is the earliest expiry of the hold's locks the store last
@@ -37,10 +37,10 @@ type Hold struct {
 	Dir string
 }
 
-// HoldLocks takes the locks r names for a command about to run. A lock
+// Hold takes the locks r names for a command about to run. A lock
 // held before the hold is renewed, never shortened, and outlives it: the
 // hold gives back only what it took.
-func (e *Workspace) HoldLocks(ctx context.Context, r HoldRequest) (*Hold, error) {
+func (e *Handler) Hold(ctx context.Context, r HoldRequest) (*Hold, error) {
 	keys, err := e.ParseKeys(r.Keys)
 	if err != nil {
 		return nil, err

@@ -1,4 +1,4 @@
-package service
+package lockops
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 
 	"github.com/lockgate/lockgate/model/locks"
 	"github.com/lockgate/lockgate/model/locks/lockkey"
+	"github.com/lockgate/lockgate/service/session"
 )
 
 // PortNS is the namespace of port leases, locks on `port:<N>` keys: the lock store makes them
@@ -44,9 +45,9 @@ type PortsRequest struct {
 // session, in the order leased: a port the kernel offers may still be
 // leased to a session that is not listening on it yet, so such ports are
 // skipped.
-func (e *Workspace) AllocatePorts(ctx context.Context, req PortsRequest) ([]locks.Lock, error) {
+func (e *Handler) AllocatePorts(ctx context.Context, req PortsRequest) ([]locks.Lock, error) {
 	if req.Count < 1 || req.TTL < 0 {
-		return nil, Usagef("allocate ports: want at least one port and a lifetime not negative, got %d and %s", req.Count, req.TTL)
+		return nil, session.Usagef("allocate ports: want at least one port and a lifetime not negative, got %d and %s", req.Count, req.TTL)
 	}
 	ttl := req.TTL
 	if ttl == 0 {
@@ -90,7 +91,7 @@ type PortsRefreshRequest struct {
 }
 
 // RefreshPorts extends the session's port leases.
-func (e *Workspace) RefreshPorts(ctx context.Context, req PortsRefreshRequest) ([]locks.Lock, error) {
+func (e *Handler) RefreshPorts(ctx context.Context, req PortsRefreshRequest) ([]locks.Lock, error) {
 	keys, err := e.myPorts(ctx, req.Ports)
 	if err != nil {
 		return nil, err
@@ -113,19 +114,19 @@ type PortsReleaseRequest struct {
 }
 
 // ReleasePorts gives port leases back.
-func (e *Workspace) ReleasePorts(ctx context.Context, req PortsReleaseRequest) (locks.ReleaseResult, error) {
+func (e *Handler) ReleasePorts(ctx context.Context, req PortsReleaseRequest) (locks.ReleaseResult, error) {
 	keys, err := e.myPorts(ctx, req.Ports)
 	if err != nil {
 		return locks.ReleaseResult{}, err
 	}
 	if req.Force {
-		return e.Mgr.ReleaseChecked(ctx, keys, e.Me, e.forceCheck(ctx))
+		return e.Mgr.ReleaseChecked(ctx, keys, e.Me, e.ForceCheck(ctx))
 	}
 	return e.Mgr.Release(ctx, keys, e.Me, false)
 }
 
 // ListPorts is every live port lease, by port.
-func (e *Workspace) ListPorts(ctx context.Context) ([]PortRow, error) {
+func (e *Handler) ListPorts(ctx context.Context) ([]PortRow, error) {
 	entries, err := e.Store.InNamespace(ctx, PortNS)
 	if err != nil {
 		return nil, err
@@ -142,12 +143,12 @@ func (e *Workspace) ListPorts(ctx context.Context) ([]PortRow, error) {
 
 // myPorts is the keys of the given ports, or of every live lease of this
 // session when none are given.
-func (e *Workspace) myPorts(ctx context.Context, args []string) ([]string, error) {
+func (e *Handler) myPorts(ctx context.Context, args []string) ([]string, error) {
 	var keys []string
 	for _, s := range args {
 		p, err := strconv.Atoi(s)
 		if err != nil || p < 1 || p > 65535 {
-			return nil, Usagef("invalid port %q", s)
+			return nil, session.Usagef("invalid port %q", s)
 		}
 		keys = append(keys, portKey(p))
 	}
