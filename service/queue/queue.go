@@ -342,6 +342,10 @@ type nextClaim struct {
 	Drained bool
 }
 
+// claimLockKey is the global claim lock's key: who holds it is choosing
+// the next package (config.LocksConfig.GlobalClaimLock).
+const claimLockKey = "claim"
+
 // claimNext claims the highest-priority ready package (file order among
 // equals) whose dependencies are all done and whose locks are all free,
 // holding the global claim lock meanwhile when it is on
@@ -351,14 +355,14 @@ type nextClaim struct {
 // the queue: Drained, or a *NoFreePackageError naming what waits.
 func (e *Handler) claimNext(ctx context.Context, wps *config.WorkPackages, o Claim) (nextClaim, error) {
 	if _, tx := e.Store.(locks.Transactor); e.Cfg.Locks.GlobalClaimLock(tx) {
-		res, err := e.Mgr.Acquire(ctx, locks.Request{Keys: []string{"claim"}, Owner: e.Me, TTL: time.Minute,
+		res, err := e.Mgr.Acquire(ctx, locks.Request{Keys: []string{claimLockKey}, Owner: e.Me, TTL: time.Minute,
 			Action: "claim", Reason: "choosing the next work package", Wait: max(o.Wait, 30*time.Second)})
 		if err != nil {
 			return nextClaim{}, err
 		}
 		if !res[0].Renewed { // a claim lock held before is not ours to give back
 			defer func() {
-				_, _ = e.Mgr.Release(context.WithoutCancel(ctx), []string{"claim"}, e.Me, false)
+				_, _ = e.Mgr.Release(context.WithoutCancel(ctx), []string{claimLockKey}, e.Me, false)
 			}()
 		}
 	}

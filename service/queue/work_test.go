@@ -3,6 +3,7 @@ package queue
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -674,5 +675,121 @@ func TestWorkLoopUntitledPackage(t *testing.T) {
 	all := strings.Join(*said, "\n")
 	if !strings.Contains(all, "claimed WP-1 until ") || !strings.Contains(all, "claimed WP-2 (two) until ") || strings.Contains(all, "()") {
 		t.Errorf("the loop said:\n%s\nwant WP-1 named without a title, WP-2 with its own", all)
+	}
+}
+
+// contendedFor is a store whose next n changes fail as a git store's do
+// when other writers change it first on every try.
+type contendedFor struct {
+	locks.Store
+	n int
+}
+
+func (s *contendedFor) busy() error {
+	if s.n > 0 {
+		s.n--
+		return &locks.ContendedError{Store: "test", Attempts: 8}
+	}
+	return nil
+}
+
+func (s *contendedFor) Acquire(ctx context.Context, rec locks.Lock, now time.Time) (locks.Lock, *locks.Lock, error) {
+	if err := s.busy(); err != nil {
+		return locks.Lock{}, nil, err
+	}
+	return s.Store.Acquire(ctx, rec, now)
+}
+
+func (s *contendedFor) Update(ctx context.Context, rec locks.Lock) (locks.Lock, error) {
+	if err := s.busy(); err != nil {
+		return locks.Lock{}, err
+	}
+	return s.Store.Update(ctx, rec)
+}
+
+func (s *contendedFor) Release(ctx context.Context, key, token string) error {
+	if err := s.busy(); err != nil {
+		return err
+	}
+	return s.Store.Release(ctx, key, token)
+}
+
+// TestWorkLoopWaitsOutContention: a worker loop whose claims find the
+// store busy with other workers (every try lost to them) waits and tries
+// again, saying so once; it drains the queue and never ends for it.
+func TestWorkLoopWaitsOutContention(t *testing.T) {
+	_, _, open := queueRepo(t, queuePackages)
+	alice := open("alice")
+	store := &contendedFor{Store: alice.Mgr.Store, n: 3}
+	alice.Mgr.Store = store
+	w, said := workLoop(alice, WorkRequest{})
+	end := runs(t, w, nil)
+	if end.Summary.Status != WorkDrained || len(end.Summary.Done) != 4 {
+		t.Fatalf("the loop ended %+v, want the 4 packages done", end.Summary)
+	}
+	if store.n != 0 {
+		t.Fatalf("%d contended tries left: the store was not asked", store.n)
+	}
+	if n := strings.Count(strings.Join(*said, "\n"), "waiting: the queue is busy"); n != 1 {
+		t.Errorf("said the queue was busy %d times, want once: %q", n, *said)
+	}
+}
+
+// TestWorkLoopFinishesThroughContention: a package whose command ended
+// is marked done, or given back, though the store is busy with other
+// workers when the loop concludes it: the loop tries again, and neither
+// ends nor loses the package for it.
+func TestWorkLoopFinishesThroughContention(t *testing.T) {
+	ctx := context.Background()
+	for _, status := range []int{0, 75} { // done; given back (EX_TEMPFAIL)
+		t.Run(fmt.Sprint(status), func(t *testing.T) {
+			_, _, open := queueRepo(t, queuePackages)
+			alice := open("alice")
+			w, _ := workLoop(alice, WorkRequest{Retries: 1})
+			j, _, err := w.Next(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			store := &contendedFor{Store: alice.Mgr.Store, n: 3}
+			alice.Mgr.Store = store
+			if err := w.Conclude(ctx, j, CommandResult{Status: status}); err != nil {
+				t.Fatalf("conclude %s (status %d) with the store busy: %v", j.ID, status, err)
+			}
+			if store.n != 0 {
+				t.Fatalf("%d contended tries left: the store was not asked", store.n)
+			}
+			wps, err := alice.LoadPackages("")
+			if err != nil {
+				t.Fatal(err)
+			}
+			q, err := alice.Packages(ctx, wps, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := map[int]PackageState{0: PackageDone, 75: PackageReady}[status]
+			if s, _ := q.status(j.ID); s.State != want {
+				t.Fatalf("%s is %s, want %s", j.ID, s.State, want)
+			}
+		})
+	}
+}
+
+// TestContended: only the store's contention and the global claim lock
+// held by another are waited out; a lock on a package's file, and any
+// other error, are not contention.
+func TestContended(t *testing.T) {
+	for _, c := range []struct {
+		err  error
+		want bool
+	}{
+		{&locks.ContendedError{Store: "git", Attempts: 8}, true},
+		{fmt.Errorf("claim: %w", &locks.HeldError{Lock: locks.Lock{Key: "claim", Holder: "bob"}}), true},
+		{&locks.HeldError{Lock: locks.Lock{Key: "src/a.go", Holder: "bob"}}, false},
+		{&locks.UnavailableError{Store: "redis", Err: errors.New("refused")}, false},
+		{errors.New("disk full"), false},
+	} {
+		if got := contended(c.err); got != c.want {
+			t.Errorf("contended(%v) = %v, want %v", c.err, got, c.want)
+		}
 	}
 }
