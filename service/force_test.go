@@ -15,7 +15,7 @@ func (f *lockFixture) asType(worker, typ string) *Workspace {
 	f.t.Helper()
 	ctx := context.Background()
 	e, err := Load(ctx, Options{Dir: f.repo.Dir, As: worker, WorkerType: typ, Session: worker,
-		Clock: f.clock.now, Getenv: func(string) string { return "" }})
+		Clock: f.clock.Now, Getenv: func(string) string { return "" }})
 	if err != nil {
 		f.t.Fatal(err)
 	}

@@ -24,13 +24,13 @@ func TestHoldLocks(t *testing.T) {
 		check  func(t *testing.T, f *lockFixture, h *lockops.Hold, refreshErr error)
 	}{
 		{name: "refreshed for its ttl", req: lockops.HoldRequest{Keys: []string{"src/a.go"}, TTL: 9 * time.Minute},
-			during: func(f *lockFixture, _, _ *Workspace) { f.clock.add(3 * time.Minute) },
+			during: func(f *lockFixture, _, _ *Workspace) { f.clock.Add(3 * time.Minute) },
 			check: func(t *testing.T, f *lockFixture, h *lockops.Hold, err error) {
 				if err != nil || h.Interval() != 3*time.Minute {
 					t.Fatalf("interval %s, %v", h.Interval(), err)
 				}
 				l, gerr := f.as("me").Store.Get(ctx, "src/a.go")
-				if gerr != nil || !l.ExpiresAt.Equal(f.clock.now().Add(9*time.Minute)) {
+				if gerr != nil || !l.ExpiresAt.Equal(f.clock.Now().Add(9*time.Minute)) {
 					t.Fatalf("%+v, %v: want the lock renewed for 9m from now", l, gerr)
 				}
 			}},
@@ -42,7 +42,7 @@ func TestHoldLocks(t *testing.T) {
 			}},
 		{name: "lapsed and taken over", req: lockops.HoldRequest{Keys: []string{"src/a.go"}, TTL: time.Minute},
 			during: func(f *lockFixture, _, other *Workspace) {
-				f.clock.add(2 * time.Minute)
+				f.clock.Add(2 * time.Minute)
 				f.take(other, "src/a.go")
 			},
 			check: func(t *testing.T, _ *lockFixture, _ *lockops.Hold, err error) { wantErr[*locks.HeldError](t, err) }}, // exit 4, naming the holder
@@ -118,7 +118,7 @@ func TestHoldOutlivesAnUnavailableStore(t *testing.T) {
 	}
 	store := &locktest.DownFor{Store: me.Mgr.Store, N: 3}
 	me.Mgr.Store = store
-	f.clock.add(3 * time.Second)
+	f.clock.Add(3 * time.Second)
 	for i, want := range []time.Duration{250 * time.Millisecond, 500 * time.Millisecond, time.Second} {
 		if err := h.Refresh(ctx); err != nil {
 			t.Fatalf("refresh %d with the store down: %v; want it tried again", i+1, err)
@@ -126,13 +126,13 @@ func TestHoldOutlivesAnUnavailableStore(t *testing.T) {
 		if h.Unconfirmed() == nil || h.Next() != want {
 			t.Fatalf("refresh %d: unconfirmed %v, next %s; want the error and %s", i+1, h.Unconfirmed(), h.Next(), want)
 		}
-		f.clock.add(h.Next())
+		f.clock.Add(h.Next())
 	}
 	if err := h.Refresh(ctx); err != nil || h.Unconfirmed() != nil || h.Next() != 3*time.Second {
 		t.Fatalf("refresh with the store back: %v, unconfirmed %v, next %s", err, h.Unconfirmed(), h.Next())
 	}
 	l, err := store.Store.Get(ctx, "src/a.go")
-	if err != nil || !l.ExpiresAt.Equal(f.clock.now().Add(9*time.Second)) || !h.Expires().Equal(l.ExpiresAt) {
+	if err != nil || !l.ExpiresAt.Equal(f.clock.Now().Add(9*time.Second)) || !h.Expires().Equal(l.ExpiresAt) {
 		t.Fatalf("%+v, %v: want the lock renewed for 9s from now", l, err)
 	}
 }
@@ -149,19 +149,19 @@ func TestHoldEndsBeforeTheLocksExpire(t *testing.T) {
 	}
 	expires := h.Expires()
 	me.Mgr.Store = &locktest.DownFor{Store: me.Mgr.Store, N: 1000}
-	f.clock.add(3 * time.Second)
+	f.clock.Add(3 * time.Second)
 	for h.Refresh(ctx) == nil {
-		if h.Next() <= 0 && !f.clock.now().Before(expires) {
+		if h.Next() <= 0 && !f.clock.Now().Before(expires) {
 			t.Fatal("the hold went on past its locks' expiry")
 		}
-		f.clock.add(max(h.Next(), time.Millisecond))
+		f.clock.Add(max(h.Next(), time.Millisecond))
 	}
 	err = h.Refresh(ctx)
 	var expiring *locks.ExpiringError
 	if !errors.As(err, &expiring) || !expiring.Expires.Equal(expires) || !errors.As(err, new(*locks.UnavailableError)) {
 		t.Fatalf("refresh = %v; want an *ExpiringError at %s wrapping the store's", err, expires)
 	}
-	if now := f.clock.now(); !now.Before(expires) || now.Before(expires.Add(-time.Second)) {
+	if now := f.clock.Now(); !now.Before(expires) || now.Before(expires.Add(-time.Second)) {
 		t.Fatalf("gave up at %s; want within a second before the expiry %s", now, expires)
 	}
 

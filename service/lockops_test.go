@@ -6,33 +6,18 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/lockgate/lockgate/internal/gittest"
+	"github.com/lockgate/lockgate/internal/usecasetest"
 	"github.com/lockgate/lockgate/model/locks"
 	"github.com/lockgate/lockgate/model/locks/lockkey"
 	"github.com/lockgate/lockgate/service/lockops"
 )
 
 // lockClock is a clock the test moves by hand.
-type lockClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *lockClock) now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *lockClock) add(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
+type lockClock = usecasetest.Clock
 
 // lockFixture is a repository with the file store, whose workers share
 // one fake clock.
@@ -63,7 +48,7 @@ func newLockFixture(t *testing.T) *lockFixture {
 	if err := os.Remove(filepath.Join(r.Dir, "src", "gone.go")); err != nil {
 		t.Fatal(err)
 	}
-	return &lockFixture{t: t, repo: r, clock: &lockClock{t: time.Date(2026, 3, 4, 10, 0, 0, 0, time.UTC)}}
+	return &lockFixture{t: t, repo: r, clock: usecasetest.NewClock(time.Date(2026, 3, 4, 10, 0, 0, 0, time.UTC))}
 }
 
 // as is the workspace of agent worker, its store open.
@@ -71,7 +56,7 @@ func (f *lockFixture) as(worker string) *Workspace {
 	f.t.Helper()
 	ctx := context.Background()
 	e, err := Load(ctx, Options{Dir: f.repo.Dir, As: worker, WorkerType: "agent", Session: worker,
-		Clock: f.clock.now, Getenv: func(string) string { return "" }})
+		Clock: f.clock.Now, Getenv: func(string) string { return "" }})
 	if err != nil {
 		f.t.Fatal(err)
 	}
@@ -125,7 +110,7 @@ func TestAcquireLocks(t *testing.T) {
 		{name: "lapsed lock of another is taken over",
 			setup: func(f *lockFixture, other *Workspace) {
 				f.take(other, "api:GET /v1/users")
-				f.clock.add(time.Hour)
+				f.clock.Add(time.Hour)
 			},
 			req: lockops.AcquireRequest{Keys: []string{"api:GET /v1/users"}},
 			check: func(t *testing.T, res lockops.AcquireResult, err error) {
@@ -176,9 +161,9 @@ func TestAcquireLocksRenewsOwn(t *testing.T) {
 	f := newLockFixture(t)
 	me := f.as("me")
 	f.take(me, "src/a.go")
-	f.clock.add(10 * time.Minute)
+	f.clock.Add(10 * time.Minute)
 	res, err := me.Locks().Acquire(ctx, lockops.AcquireRequest{Keys: []string{"src/a.go"}, WarnPaths: true})
-	if err != nil || !res.Locks[0].Renewed || !res.Locks[0].Lock.ExpiresAt.Equal(f.clock.now().Add(30*time.Minute)) {
+	if err != nil || !res.Locks[0].Renewed || !res.Locks[0].Lock.ExpiresAt.Equal(f.clock.Now().Add(30*time.Minute)) {
 		t.Fatalf("%+v, %v", res, err)
 	}
 }
@@ -253,13 +238,13 @@ func TestRefreshLocks(t *testing.T) {
 	}{
 		{name: "mine, by default", req: lockops.RefreshRequest{Keys: []string{"src/a.go"}},
 			check: func(t *testing.T, f *lockFixture, ls []locks.Lock, err error) {
-				if err != nil || len(ls) != 1 || !ls[0].ExpiresAt.Equal(f.clock.now().Add(30*time.Minute)) {
+				if err != nil || len(ls) != 1 || !ls[0].ExpiresAt.Equal(f.clock.Now().Add(30*time.Minute)) {
 					t.Fatalf("%+v, %v", ls, err)
 				}
 			}},
 		{name: "mine, exactly shorter", req: lockops.RefreshRequest{Keys: []string{"src/a.go"}, TTL: time.Minute},
 			check: func(t *testing.T, f *lockFixture, ls []locks.Lock, err error) {
-				if err != nil || !ls[0].ExpiresAt.Equal(f.clock.now().Add(time.Minute)) {
+				if err != nil || !ls[0].ExpiresAt.Equal(f.clock.Now().Add(time.Minute)) {
 					t.Fatalf("%+v, %v", ls, err)
 				}
 			}},
@@ -269,7 +254,7 @@ func TestRefreshLocks(t *testing.T) {
 			check: func(t *testing.T, _ *lockFixture, _ []locks.Lock, err error) { wantErr[*locks.LostError](t, err) }},
 		{name: "lapsed and taken over",
 			setup: func(f *lockFixture, _, other *Workspace) {
-				f.clock.add(time.Hour)
+				f.clock.Add(time.Hour)
 				f.take(other, "src/a.go")
 			},
 			req:   lockops.RefreshRequest{Keys: []string{"src/a.go"}},
@@ -290,7 +275,7 @@ func TestRefreshLocks(t *testing.T) {
 			me, other := f.as("me"), f.as("other")
 			f.take(me, "src/a.go")
 			f.take(other, "api:GET /v1/users")
-			f.clock.add(10 * time.Minute)
+			f.clock.Add(10 * time.Minute)
 			if tt.setup != nil {
 				tt.setup(f, me, other)
 			}
@@ -346,7 +331,7 @@ func TestListLocks(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.take(other, "api:GET /v1/users")
-	f.clock.add(10 * time.Minute) // env:short has expired
+	f.clock.Add(10 * time.Minute) // env:short has expired
 	if err := os.WriteFile(me.Store.Where("env:broken"), []byte("{not json"), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -408,7 +393,7 @@ func TestListLocksStale(t *testing.T) {
 	if _, err := me.Locks().Acquire(ctx, lockops.AcquireRequest{Keys: []string{"src/a.go"}, TTL: 48 * time.Hour}); err != nil {
 		t.Fatal(err)
 	}
-	f.clock.add(25 * time.Hour) // past the default locks.stale_minutes
+	f.clock.Add(25 * time.Hour) // past the default locks.stale_minutes
 	res, err := me.Locks().List(ctx, lockops.ListRequest{Stale: true})
 	if err != nil || len(res.Rows) != 1 || !res.Rows[0].Stale || !res.Live()[0].Stale {
 		t.Fatalf("%+v, %v", res, err)
@@ -502,7 +487,7 @@ func TestClearLocks(t *testing.T) {
 			if err := os.WriteFile(me.Store.Where("env:broken"), []byte("{not json"), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			f.clock.add(10 * time.Minute)
+			f.clock.Add(10 * time.Minute)
 			res, err := me.Locks().Clear(ctx, tt.req(me))
 			tt.check(t, me, res, err)
 		})
@@ -517,7 +502,7 @@ func TestPruneLocks(t *testing.T) {
 	if _, err := other.Locks().Acquire(ctx, lockops.AcquireRequest{Keys: []string{"env:short"}, TTL: time.Minute}); err != nil {
 		t.Fatal(err)
 	}
-	f.clock.add(10 * time.Minute)
+	f.clock.Add(10 * time.Minute)
 	pruned, err := me.Locks().Prune(ctx)
 	if err != nil || len(pruned) != 1 || pruned[0].Key != "env:short" || pruned[0].Holder != "other" || pruned[0].ExpiredFor != 9*time.Minute {
 		t.Fatalf("%+v, %v", pruned, err)

@@ -16,7 +16,7 @@ func TestLog(t *testing.T) {
 	f := newLockFixture(t)
 	me, other := f.as("me"), f.as("other")
 	f.take(me, "src/a.go")
-	f.clock.add(2 * time.Hour)
+	f.clock.Add(2 * time.Hour)
 	f.take(other, "env:staging")
 	if _, err := other.Locks().Release(ctx, lockops.ReleaseRequest{Keys: []string{"env:staging"}}); err != nil {
 		t.Fatal(err)
@@ -33,16 +33,16 @@ func TestLog(t *testing.T) {
 		{name: "action", req: LogRequest{Action: journal.ActionRelease}, want: []ev{{"other", journal.ActionRelease, "env:staging"}}},
 		{name: "key", req: LogRequest{Key: "src/a.go"}, want: []ev{{"me", journal.ActionAcquire, "src/a.go"}}},
 		{name: "none", req: LogRequest{Worker: "nobody"}, want: []ev{}},
-		{name: "from", req: LogRequest{From: f.clock.now().Add(-time.Hour)}, want: []ev{{"other", journal.ActionAcquire, "env:staging"}, {"other", journal.ActionRelease, "env:staging"}}},
-		{name: "until", req: LogRequest{Until: f.clock.now().Add(-time.Hour)}, want: []ev{{"me", journal.ActionAcquire, "src/a.go"}}},
-		{name: "from and since: the later", req: LogRequest{From: f.clock.now().Add(-3 * time.Hour), Since: time.Hour}, want: []ev{{"other", journal.ActionAcquire, "env:staging"}, {"other", journal.ActionRelease, "env:staging"}}},
+		{name: "from", req: LogRequest{From: f.clock.Now().Add(-time.Hour)}, want: []ev{{"other", journal.ActionAcquire, "env:staging"}, {"other", journal.ActionRelease, "env:staging"}}},
+		{name: "until", req: LogRequest{Until: f.clock.Now().Add(-time.Hour)}, want: []ev{{"me", journal.ActionAcquire, "src/a.go"}}},
+		{name: "from and since: the later", req: LogRequest{From: f.clock.Now().Add(-3 * time.Hour), Since: time.Hour}, want: []ev{{"other", journal.ActionAcquire, "env:staging"}, {"other", journal.ActionRelease, "env:staging"}}},
 		{name: "limit: the newest", req: LogRequest{Limit: 1}, want: []ev{{"other", journal.ActionRelease, "env:staging"}}},
 		{name: "limit above the count", req: LogRequest{Limit: 10, Worker: "me"}, want: []ev{{"me", journal.ActionAcquire, "src/a.go"}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			// Loaded only: the log needs no lock store.
-			e, err := Load(ctx, Options{Dir: f.repo.Dir, As: "me", Clock: f.clock.now, Getenv: func(string) string { return "" }})
+			e, err := Load(ctx, Options{Dir: f.repo.Dir, As: "me", Clock: f.clock.Now, Getenv: func(string) string { return "" }})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -62,7 +62,7 @@ func TestLog(t *testing.T) {
 			}
 		})
 	}
-	e, err := Load(ctx, Options{Dir: f.repo.Dir, As: "me", Clock: f.clock.now, Getenv: func(string) string { return "" }})
+	e, err := Load(ctx, Options{Dir: f.repo.Dir, As: "me", Clock: f.clock.Now, Getenv: func(string) string { return "" }})
 	if err != nil {
 		t.Fatal(err)
 	}

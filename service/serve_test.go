@@ -54,7 +54,7 @@ func TestLFSLocks(t *testing.T) {
 	}
 
 	// Locked again by its holder: renewed, the same grant and id.
-	f.clock.add(60e9)
+	f.clock.Add(60e9)
 	again, err := alice.LFSCreateLock(ctx, LFSCreateRequest{Path: "src/a.go"})
 	if err != nil || again.ID != l.ID {
 		t.Fatalf("relock = %+v, %v; want id %s", again, err, l.ID)
@@ -123,7 +123,7 @@ func TestLFSLocks(t *testing.T) {
 	if err != nil || len(left.Locks) != 0 {
 		t.Fatalf("left = %+v, %v", left, err)
 	}
-	evs, err := bob.AllEvents(ctx, f.clock.now().Add(-3600e9))
+	evs, err := bob.AllEvents(ctx, f.clock.Now().Add(-3600e9))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/lockgate/lockgate/internal/gittest"
+	"github.com/lockgate/lockgate/internal/usecasetest"
 	"github.com/lockgate/lockgate/model/locks/journal"
 	"github.com/lockgate/lockgate/service/lockops"
 	"github.com/lockgate/lockgate/service/verify/verifytest"
@@ -90,8 +91,8 @@ func TestJournalRotatesUnderCommands(t *testing.T) {
 	r.Write(".lockgate.yaml", "version: 1\njournal:\n  rotate_bytes: 2048\n")
 	r.Write("src/a.go", "package a\n")
 	r.Commit("init")
-	clock := &lockClock{t: time.Date(2026, 3, 4, 10, 0, 0, 0, time.UTC)}
-	e, err := Load(ctx, Options{Dir: r.Dir, As: "me", WorkerType: "agent", Session: "me", Clock: clock.now, Getenv: func(string) string { return "" }})
+	clock := usecasetest.NewClock(time.Date(2026, 3, 4, 10, 0, 0, 0, time.UTC))
+	e, err := Load(ctx, Options{Dir: r.Dir, As: "me", WorkerType: "agent", Session: "me", Clock: clock.Now, Getenv: func(string) string { return "" }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,11 +105,11 @@ func TestJournalRotatesUnderCommands(t *testing.T) {
 		if _, err := e.Locks().Acquire(ctx, lockops.AcquireRequest{Keys: []string{"src/a.go"}}); err != nil {
 			t.Fatal(err)
 		}
-		clock.add(time.Minute)
+		clock.Add(time.Minute)
 		if _, err := e.Locks().Release(ctx, lockops.ReleaseRequest{Keys: []string{"src/a.go"}}); err != nil {
 			t.Fatal(err)
 		}
-		clock.add(time.Minute)
+		clock.Add(time.Minute)
 	}
 	if _, err := os.Stat(e.JournalFile().PreviousPath()); err != nil {
 		t.Fatalf("the journal was not rotated: %v", err)

@@ -31,6 +31,30 @@ func TickingClock(step time.Duration) func() time.Time {
 	}
 }
 
+// Clock is a clock a test moves by hand; the workspaces of a test share
+// it, so that expiry and takeover follow it, not the wall clock.
+type Clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+// NewClock is a Clock reading t.
+func NewClock(t time.Time) *Clock { return &Clock{t: t} }
+
+// Now is the clock's reading.
+func (c *Clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+// Add moves the clock on by d.
+func (c *Clock) Add(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(d)
+}
+
 // RepoWith is a repository with one commit of files (name to content).
 func RepoWith(t *testing.T, files map[string]string) *gittest.Repo {
 	t.Helper()

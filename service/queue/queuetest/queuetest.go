@@ -5,34 +5,17 @@ package queuetest
 
 import (
 	"context"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/lockgate/lockgate/internal/gittest"
+	"github.com/lockgate/lockgate/internal/usecasetest"
 	"github.com/lockgate/lockgate/service/session"
 )
 
 // Clock is the sessions' one clock in these tests: expiry and takeover
 // follow it, not the wall clock.
-type Clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-// Now is the clock's time.
-func (c *Clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-// Add moves the clock on by d.
-func (c *Clock) Add(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
+type Clock = usecasetest.Clock
 
 // Packages is a work packages file: WP-2 comes first (priority), WP-3 waits for WP-1, WP-4
 // shares WP-1's file.
@@ -69,7 +52,7 @@ func Repo(t *testing.T, yaml string) (r *gittest.Repo, clock *Clock, open func(w
 		r.Write(f, "package src\n")
 	}
 	r.Commit("init")
-	clock = &Clock{t: time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)}
+	clock = usecasetest.NewClock(time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC))
 	open = func(worker string) *session.Workspace {
 		t.Helper()
 		ctx := context.Background()
