@@ -76,6 +76,9 @@ type Request struct {
 	// Wait is how long to wait for held keys to become free: woken by
 	// the release on stores that signal it (Waiter), else polling.
 	Wait time.Duration
+	// OnWait, when set, is told each lock the request waits for, once per
+	// key and grant: whoever waits wants to know on whom, and until when.
+	OnWait func(held Lock)
 	// EventAction overrides the journal action of a fresh acquisition.
 	EventAction string
 	// ExactTTL: a key the owner already holds gets exactly TTL from now,
@@ -183,6 +186,7 @@ func (m *Manager) acquire(ctx context.Context, req Request, keys []string, plan 
 	waiter, _ := m.Store.(Waiter)
 	var sub *subscription
 	defer func() { sub.stop() }()
+	waitingOn := "" // the grant OnWait was last told of
 	for {
 		res, at, d, u, err := m.tryAcquire(ctx, req, keys, plan)
 		dirty = dirty || d
@@ -194,6 +198,10 @@ func (m *Manager) acquire(ctx context.Context, req Request, keys []string, plan 
 		left := time.Until(deadline)
 		if left <= 0 {
 			return nil, at, dirty, undone, &TimeoutError{Held: held, Wait: req.Wait}
+		}
+		if on := fmt.Sprint(held.Lock.Key, "\x00", held.Lock.Fence, "\x00", held.Lock.Session); req.OnWait != nil && on != waitingOn {
+			waitingOn = on
+			req.OnWait(held.Lock)
 		}
 		if waiter != nil {
 			key := held.Lock.Key

@@ -259,3 +259,41 @@ func TestWaitListensToTheHoldingKey(t *testing.T) {
 		t.Fatal("the waiter was not woken by the release of the overlapping lock")
 	}
 }
+
+// TestWaitSaysOnWhom: a request that waits is told the lock it waits
+// for, once however often it tries while that grant holds the key.
+func TestWaitSaysOnWhom(t *testing.T) {
+	t.Parallel()
+	s := newSignalStore(t)
+	m := &locks.Manager{Store: s, Host: "h", PID: 1, WaitPoll: 20 * time.Millisecond}
+	if err := acquire(m, bob, time.Hour, "a.py"); err != nil {
+		t.Fatal(err)
+	}
+	before := s.attempts.Load()
+	var mu sync.Mutex
+	var told []locks.Lock
+	done := make(chan error, 1)
+	go func() {
+		_, err := m.Acquire(context.Background(), locks.Request{Keys: []string{"a.py"}, Owner: alice, TTL: time.Hour, Wait: 30 * time.Second,
+			OnWait: func(l locks.Lock) { mu.Lock(); told = append(told, l); mu.Unlock() }})
+		done <- err
+	}()
+	// Wait until it tried at least twice while bob held the key.
+	for end := time.Now().Add(10 * time.Second); s.attempts.Load()-before < 2 && time.Now().Before(end); {
+		time.Sleep(time.Millisecond)
+	}
+	if n := s.attempts.Load() - before; n < 2 {
+		t.Fatalf("%d tries while bob held the key, want 2 or more", n)
+	}
+	if _, err := m.Release(context.Background(), []string{"a.py"}, bob, false); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(told) != 1 || told[0].Holder != "bob" || told[0].Key != "a.py" {
+		t.Fatalf("told %+v, want bob's lock on a.py, once", told)
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lockgate/lockgate/internal/duration"
 	"github.com/lockgate/lockgate/internal/gitexec"
 	"github.com/lockgate/lockgate/internal/hint"
 	"github.com/lockgate/lockgate/model/locks"
@@ -67,7 +68,8 @@ type AcquireResult struct {
 // over expired ones, waiting up to r.Wait for held ones.
 func (e *Handler) Acquire(ctx context.Context, r AcquireRequest) (AcquireResult, error) {
 	// Only a TTL the user names may shorten a lock renewed here.
-	req := locks.Request{Owner: e.Me, TTL: r.TTL, Reason: r.Reason, Action: "lock", TaskID: r.Task, Wait: r.Wait, ExactTTL: r.TTL > 0}
+	req := locks.Request{Owner: e.Me, TTL: r.TTL, Reason: r.Reason, Action: "lock", TaskID: r.Task, Wait: r.Wait, ExactTTL: r.TTL > 0,
+		OnWait: e.sayWaiting(r.Wait)}
 	var keys []lockkey.Key
 	if r.Package != "" {
 		wp, pkeys, err := e.queue().WorkPackage(r.PackagesFile, r.Package)
@@ -100,6 +102,15 @@ func (e *Handler) Acquire(ctx context.Context, r AcquireRequest) (AcquireResult,
 		out.Dirs, out.Missing = e.unnamedPaths(ctx, res)
 	}
 	return out, err
+}
+
+// sayWaiting tells the user, once per lock in the way, on whom a request
+// that waits up to wait is waiting, and until when that lock holds.
+func (e *Handler) sayWaiting(wait time.Duration) func(locks.Lock) {
+	return func(l locks.Lock) {
+		e.Notify("", fmt.Sprintf("waiting up to %s for %s: held by %s (%s, session %s) until %s",
+			duration.Format(wait), l.Key, l.Holder, l.HolderType, l.Session, l.ExpiresAt.UTC().Format(time.RFC3339)))
+	}
 }
 
 // unnamedPaths are the path locks newly taken in res that name a
