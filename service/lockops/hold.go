@@ -45,7 +45,7 @@ func (e *Handler) Hold(ctx context.Context, r HoldRequest) (*Hold, error) {
 	if err != nil {
 		return nil, err
 	}
-	req := locks.Request{Owner: e.Me, TTL: r.TTL, Reason: r.Reason, Action: "hold", Wait: r.Wait}
+	req := locks.Request{Owner: e.Me, TTL: r.TTL, Reason: r.Reason, Action: "hold", Wait: r.Wait, OnWait: e.sayWaiting(r.Wait)}
 	if err := e.completeRequest(&req, keys); err != nil {
 		return nil, err
 	}
