@@ -12,6 +12,7 @@ import (
 	"github.com/lockgate/lockgate/internal/gittest"
 	"github.com/lockgate/lockgate/model/locks"
 	"github.com/lockgate/lockgate/model/locks/journal"
+	"github.com/lockgate/lockgate/service/session"
 	"github.com/lockgate/lockgate/service/verify"
 )
 
@@ -164,20 +165,20 @@ func TestHookContracts(t *testing.T) {
 func TestBypassHook(t *testing.T) {
 	for _, tc := range []struct {
 		name, hook, skip string
-		want             Bypass
+		want             session.Bypass
 		recorded         int
 	}{
 		{name: "not asked", hook: "pre-commit"},
-		{name: "skipped and recorded", hook: "pre-commit", skip: "yes", want: Bypass{Skipped: true}, recorded: 1},
-		{name: "an invalid value runs the checks", hook: "pre-push", skip: "maybe", want: Bypass{Invalid: "maybe"}},
+		{name: "skipped and recorded", hook: "pre-commit", skip: "yes", want: session.Bypass{Skipped: true}, recorded: 1},
+		{name: "an invalid value runs the checks", hook: "pre-push", skip: "maybe", want: session.Bypass{Invalid: "maybe"}},
 		{name: "the server never honours it", hook: "pre-receive", skip: "1"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := testRepo(t, "")
 			opts := Options{Dir: r.Dir, As: "alice", Getenv: env("LOCKGATE_SKIP=" + tc.skip)}
 			e := load(t, r, "alice")
-			for _, ws := range []*Workspace{e, nil} { // nil: the config could not be read
-				if got := BypassHook(context.Background(), ws, opts, tc.hook); got != tc.want {
+			for _, ws := range []*session.Workspace{e.Workspace, nil} { // nil: the config could not be read
+				if got := session.BypassHook(context.Background(), ws, opts, tc.hook); got != tc.want {
 					t.Fatalf("BypassHook(%v) = %+v, want %+v", ws != nil, got, tc.want)
 				}
 			}
@@ -198,7 +199,7 @@ func TestBypassHook(t *testing.T) {
 	}
 	t.Run("unrecordable", func(t *testing.T) {
 		opts := Options{Dir: t.TempDir(), Getenv: env("LOCKGATE_SKIP=1")}
-		if got := BypassHook(context.Background(), nil, opts, "pre-commit"); got.Skipped || got.Unrecorded == nil {
+		if got := session.BypassHook(context.Background(), nil, opts, "pre-commit"); got.Skipped || got.Unrecorded == nil {
 			t.Fatalf("outside a repository: %+v, want not honoured", got)
 		}
 	})

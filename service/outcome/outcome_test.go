@@ -16,6 +16,7 @@ import (
 	"github.com/lockgate/lockgate/service"
 	"github.com/lockgate/lockgate/service/agentsetup"
 	"github.com/lockgate/lockgate/service/lockops"
+	"github.com/lockgate/lockgate/service/session"
 )
 
 // TestOf is the table of every typed error lockgate returns, each also
@@ -72,7 +73,7 @@ func TestOf(t *testing.T) {
 		{name: "hook, store down", err: &service.HookError{Hook: "pre-commit", Err: &locks.UnavailableError{Store: "redis", Err: errors.New("x")}}, exit: ExitUnavailable, class: ClassUnavailable, hints: true, hintHas: "on_store_unavailable"},
 		{name: "hook, git failed", err: &service.HookError{Hook: "pre-push", Err: gitFailed}, exit: ExitUnavailable, class: ClassUnavailable, hints: true, hintHas: "LOCKGATE_SKIP"},
 		{name: "hook on a server", err: &service.HookError{Hook: "pre-receive", Err: gitFailed}, exit: ExitUnavailable, class: ClassUnavailable, hints: true},
-		{name: "store mismatch", err: &service.StoreMismatchError{}, exit: ExitUnavailable, class: ClassUnavailable},
+		{name: "store mismatch", err: &session.StoreMismatchError{}, exit: ExitUnavailable, class: ClassUnavailable},
 		{name: "interrupted", err: context.Canceled, exit: ExitInterrupted, class: ClassError},
 		{name: "fences exhausted", err: fmt.Errorf("fence counter: %w", locks.ErrFenceExhausted), exit: ExitUnavailable, class: ClassUnavailable},
 		{name: "anything else fails closed", err: errors.New("surprise"), exit: ExitUnavailable, class: ClassUnavailable},
