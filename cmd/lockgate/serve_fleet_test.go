@@ -78,7 +78,7 @@ func runServeFleet(t *testing.T, store string, storeEnv []string) {
 	rounds := gittest.Rounds(t, 16)
 	f := newFleet(t, store, storeEnv, rounds)
 	defer f.cancel()
-	people, workDir := serveFleetSetup(f, store, rounds)
+	people, workDir, stopServer := serveFleetSetup(f, store, rounds)
 	seed := uint64(time.Now().UnixNano())
 	t.Logf("%s store: %d people × %d rounds through lockgate serve, %d agents × %d tasks, lockgate work × %d packages, seed %d",
 		store, len(people), rounds, len(f.workers), rounds, rounds, seed)
@@ -139,6 +139,9 @@ func runServeFleet(t *testing.T, store string, storeEnv []string) {
 		t.Fatalf("the team failed: %v", errors.Join(f.errs...))
 	}
 	f.checkHarness()
+	// The server commits and pushes its events a moment after it answers;
+	// stopped, it has pushed the last of them.
+	stopServer()
 	f.verify()
 }
 
@@ -146,7 +149,7 @@ func runServeFleet(t *testing.T, store string, storeEnv []string) {
 // serve` in a clone of its own with a user per person, and makes the
 // people's clones (git-lfs pointed at the server) and the agents' clone
 // and worktrees, all with the hooks installed.
-func serveFleetSetup(f *fleet, store string, rounds int) ([]*servePerson, string) {
+func serveFleetSetup(f *fleet, store string, rounds int) (people []*servePerson, workDir string, stopServer func()) {
 	t := f.t
 	f.origin = filepath.Join(f.root, "origin.git")
 	f.git(f.root, "init", "-q", "--bare", "-b", "main", f.origin)
@@ -189,9 +192,8 @@ workflow:
 		lines := strings.Split(strings.TrimSpace(out), "\n")
 		tokens[name] = lines[len(lines)-1]
 	}
-	addr := startServeIn(t, f.bin, server, append(append([]string(nil), f.env...), "LOCKGATE_WORKER=server@fleet", "LOCKGATE_WORKER_TYPE=agent"))
+	addr, stop := startServeIn(t, f.bin, server, append(append([]string(nil), f.env...), "LOCKGATE_WORKER=server@fleet", "LOCKGATE_WORKER_TYPE=agent"))
 
-	var people []*servePerson
 	for n, name := range serveFleetPeople {
 		p := &servePerson{f: f, n: n, name: name, dir: clone("person-" + name)}
 		f.git(p.dir, "config", "lfs.url", "http://"+name+":"+tokens[name]+"@"+addr+"/lfs")
@@ -210,7 +212,7 @@ workflow:
 		}
 		f.workers = append(f.workers, w)
 	}
-	return people, clone("clone-work")
+	return people, clone("clone-work"), stop
 }
 
 func serveFleetAsset(i int) string { return fmt.Sprintf("assets/a%d.bin", i) }
@@ -296,10 +298,12 @@ func binaryBlob(seed uint64, n int) []byte {
 }
 
 // startServeIn starts `lockgate serve --listen 127.0.0.1:0 [args]` in dir
-// with env, waits until /healthz answers and returns HOST:PORT. At the
-// end it is stopped with SIGTERM, which it must survive with exit 0; its
+// with env, waits until /healthz answers and returns HOST:PORT and a stop
+// that stops it with SIGTERM, which it must survive with exit 0 (its last
+// events committed and pushed: a test that verifies what the server
+// granted stops it first). At the end it is stopped if it was not; its
 // log is shown when t failed.
-func startServeIn(t testing.TB, bin, dir string, env []string, args ...string) string {
+func startServeIn(t testing.TB, bin, dir string, env []string, args ...string) (addr string, stop func()) {
 	t.Helper()
 	cmd := exec.Command(bin, append([]string{"serve", "--listen", "127.0.0.1:0"}, args...)...)
 	cmd.Dir, cmd.Env = dir, env
@@ -314,7 +318,6 @@ func startServeIn(t testing.TB, bin, dir string, env []string, args ...string) s
 	var log bytes.Buffer
 	exited := make(chan error, 1)
 	lines := bufio.NewScanner(stderr)
-	addr := ""
 	for addr == "" && lines.Scan() {
 		if _, rest, ok := strings.Cut(lines.Text(), " on http://"); ok {
 			addr, _, _ = strings.Cut(rest, " ")
@@ -331,17 +334,23 @@ func startServeIn(t testing.TB, bin, dir string, env []string, args ...string) s
 	if addr == "" {
 		t.Fatalf("lockgate serve said no address: %v", <-exited)
 	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case err := <-exited:
-			if err != nil {
-				t.Errorf("lockgate serve after SIGTERM: %v", err)
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			_ = cmd.Process.Signal(syscall.SIGTERM)
+			select {
+			case err := <-exited:
+				if err != nil {
+					t.Errorf("lockgate serve after SIGTERM: %v", err)
+				}
+			case <-time.After(30 * time.Second):
+				_ = cmd.Process.Kill()
+				t.Error("lockgate serve did not stop on SIGTERM")
 			}
-		case <-time.After(30 * time.Second):
-			_ = cmd.Process.Kill()
-			t.Error("lockgate serve did not stop on SIGTERM")
-		}
+		})
+	}
+	t.Cleanup(func() {
+		stop()
 		if t.Failed() {
 			logMu.Lock()
 			t.Logf("log of lockgate serve:\n%s", log.String())
@@ -353,7 +362,7 @@ func startServeIn(t testing.TB, bin, dir string, env []string, args ...string) s
 		if err == nil {
 			res.Body.Close()
 			if res.StatusCode == http.StatusOK {
-				return addr
+				return addr, stop
 			}
 		}
 		if time.Now().After(deadline) {

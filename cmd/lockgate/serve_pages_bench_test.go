@@ -35,7 +35,7 @@ func newBoardBench(b *testing.B) *boardBench {
 	bb.repo.Git("add", "-A")
 	bb.repo.Git("commit", "-qm", "init")
 	env := append(append([]string(nil), bb.repo.Env...), "LOCKGATE_WORKER=server")
-	bb.addr = startServeIn(b, bb.bin, bb.repo.Dir, env, "--public-read")
+	bb.addr, _ = startServeIn(b, bb.bin, bb.repo.Dir, env, "--public-read")
 	return bb
 }
 

@@ -36,7 +36,7 @@ func packagesCommand() *command {
 // cannot read and the counts by state.
 func (a *app) showPackages(e *service.Workspace, q queue.PackageList) error {
 	return a.reply(map[string]any{"path": q.Path, "packages": q.Packages, "counts": q.Counts, "drained": q.Drained(), "store": e.StoreName()}, func() {
-		rows := [][]string{{"PACKAGE", "STATE", "PRIORITY", "HOLDER", "LEFT", "WAITS FOR", "TITLE"}}
+		rows := [][]string{{"PACKAGE", "STATE", "PRIORITY", "HOLDER", "LEFT/FINISHED", "WAITS FOR", "TITLE"}}
 		for _, s := range q.Packages {
 			rows = append(rows, []string{s.ID, stateText(s), fmt.Sprint(s.Priority), cmp.Or(s.Holder, "-"), left(s, q.Now), waitsText(s), cmp.Or(s.Title, "-")})
 		}

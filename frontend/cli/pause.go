@@ -23,7 +23,7 @@ func pauseCommand() *command {
 		takesLocks: true,
 		oneArg:     "FEATURE",
 		usage:      "pause FEATURE [--reason R] [--ttl D]",
-		short:      "stop the line: take feature:FEATURE:pause (status, wait: see below)",
+		short:      "stop the line: take feature:FEATURE:pause (pause status, pause wait: its subcommands)",
 		flags: func(fs *pflag.FlagSet) {
 			fs.StringVar(&req.Reason, "reason", "", "why the line is stopped (shown to every worker)")
 			durationVar(fs, &req.TTL, "ttl", "how long the pause lasts unless released (default by worker type)")

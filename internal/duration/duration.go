@@ -111,8 +111,14 @@ func (v *Value) Set(s string) error {
 	return nil
 }
 
-// String formats v like time.Duration.
-func (v *Value) String() string { return time.Duration(*v).String() }
+// String formats v like time.Duration; zero, the flag's usual default, is
+// "0", which help leaves out (help says what an unset flag means).
+func (v *Value) String() string {
+	if *v == 0 {
+		return "0"
+	}
+	return time.Duration(*v).String()
+}
 
 // Type names the flag's value in help.
 func (v *Value) Type() string { return "duration" }

@@ -52,3 +52,23 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// TestValueZeroIsUnset: a duration flag left at zero prints as "0", which
+// help takes for unset (no "(default 0s)" beside a usage that says what
+// an unset flag means); any other value prints as time.Duration does.
+func TestValueZeroIsUnset(t *testing.T) {
+	var v Value
+	if got := v.String(); got != "0" {
+		t.Errorf("zero: %q, want 0", got)
+	}
+	if err := v.Set("90s"); err != nil || v.String() != "1m30s" {
+		t.Errorf("90s: %q, %v", v.String(), err)
+	}
+	if err := v.Set(v.String()); err != nil || v.String() != "1m30s" {
+		t.Errorf("its own string read back: %q, %v", v.String(), err)
+	}
+	var z Value
+	if err := z.Set(z.String()); err != nil || z != 0 {
+		t.Errorf("\"0\" read back: %v, %v", z, err)
+	}
+}

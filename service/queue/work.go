@@ -206,7 +206,14 @@ func (w *WorkLoop) Next(ctx context.Context) (*WorkJob, *WorkEnd, error) {
 			return nil, w.end(bg, WorkInterrupted, nil, nil), nil
 		}
 		if w.req.Max > 0 && w.finished >= w.req.Max {
-			return nil, w.end(bg, WorkMax, nil, nil), nil
+			// The summary counts the queue as the loop leaves it, when it
+			// can be read.
+			var q *Queue
+			wps, err := w.e.LoadPackages(w.req.Packages)
+			if err == nil {
+				q, _ = w.e.Packages(bg, wps, false)
+			}
+			return nil, w.end(bg, WorkMax, wps, q), nil
 		}
 		// Read each time: the file may change while the loop runs.
 		wps, err := w.e.LoadPackages(w.req.Packages)
@@ -653,6 +660,9 @@ func (w *WorkLoop) end(ctx context.Context, status WorkStatus, wps *config.WorkP
 		w.say("nothing left can be finished: %s (%s); `lockgate retry WP` makes a failed package ready again", msg, mine)
 		end.Failed = true
 	case WorkMax:
+		if q != nil {
+			w.sum.Counts = q.Counts
+		}
 		w.say("stopped after --max %d packages (%s)", w.req.Max, mine)
 		end.Failed = len(w.sum.Failed) > 0
 	case WorkInterrupted:

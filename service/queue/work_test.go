@@ -461,6 +461,10 @@ func TestWorkLoop(t *testing.T) {
 			if s.Worker != "alice" || s.Session != "alice" || s.Store != "file" {
 				t.Errorf("summary names %s, %s, %s", s.Worker, s.Session, s.Store)
 			}
+			// Every ending counts the queue as the loop left it.
+			if n := s.Counts[PackageDone] + s.Counts[PackageFailed] + s.Counts[PackageReady] + s.Counts[PackageClaimed]; n != 4 {
+				t.Errorf("counts %v, want the 4 packages counted", s.Counts)
+			}
 		})
 	}
 }
