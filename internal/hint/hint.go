@@ -69,6 +69,7 @@ const (
 	WorkflowEventsOnly
 	LockRefForward
 	TooFewReplicas
+	NotRepo
 	PusherTrailers
 	LockRefLogged
 	SignCommits
@@ -137,6 +138,7 @@ var Table = map[ID]string{
 	// A grant fewer replicas confirmed than locks.redis.min_replicas
 	// asks for was undone.
 	TooFewReplicas: "bring a replica of the primary back (store show counts them), or lower locks.redis.min_replicas in .lockgate.yaml",
+	NotRepo:        "run it inside a git repository's work tree, or name one with -C DIR",
 	// Signed mode: a commit, event or state lacks its worker's signature.
 	SignCommits: "sign with the worker's SSH key listed in .lockgate/allowed_signers: git config gpg.format ssh, git config user.signingkey KEY, git config commit.gpgsign true (lockgate init --signed sets them), then make the commit again",
 	// A state of the lock table that ends a live lock unannounced.

@@ -323,7 +323,10 @@ func (o *Outcome) failed(err error) {
 	case errors.As(err, &cause) && cause.Reason == redisstore.ReasonReplicas:
 		o.Class = ClassUnavailable
 		o.Hints = []string{hint.Line(hint.TooFewReplicas)}
-	case errors.As(err, &unavail), errors.As(err, &journalE), errors.As(err, &gitErr), errors.Is(err, gitexec.ErrNotRepo):
+	case errors.Is(err, gitexec.ErrNotRepo):
+		o.Class = ClassUnavailable
+		o.Hints = []string{hint.Line(hint.NotRepo)}
+	case errors.As(err, &unavail), errors.As(err, &journalE), errors.As(err, &gitErr):
 		o.Class = ClassUnavailable
 	case errors.Is(err, context.Canceled):
 		o.Exit = ExitInterrupted

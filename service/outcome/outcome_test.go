@@ -69,7 +69,7 @@ func TestOf(t *testing.T) {
 		{name: "store unavailable", err: &locks.UnavailableError{Store: "redis", Err: errors.New("refused")}, exit: ExitUnavailable, class: ClassUnavailable},
 		{name: "journal", err: &locks.JournalError{Err: errors.New("disk full")}, exit: ExitUnavailable, class: ClassUnavailable},
 		{name: "git", err: gitFailed, exit: ExitUnavailable, class: ClassUnavailable},
-		{name: "not a repository", err: gitexec.ErrNotRepo, exit: ExitUnavailable, class: ClassUnavailable},
+		{name: "not a repository", err: gitexec.ErrNotRepo, exit: ExitUnavailable, class: ClassUnavailable, hints: true, hintHas: "-C DIR"},
 		{name: "hook, store down", err: &service.HookError{Hook: "pre-commit", Err: &locks.UnavailableError{Store: "redis", Err: errors.New("x")}}, exit: ExitUnavailable, class: ClassUnavailable, hints: true, hintHas: "on_store_unavailable"},
 		{name: "hook, git failed", err: &service.HookError{Hook: "pre-push", Err: gitFailed}, exit: ExitUnavailable, class: ClassUnavailable, hints: true, hintHas: "LOCKGATE_SKIP"},
 		{name: "hook on a server", err: &service.HookError{Hook: "pre-receive", Err: gitFailed}, exit: ExitUnavailable, class: ClassUnavailable, hints: true},
