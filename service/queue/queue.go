@@ -450,7 +450,18 @@ type Claimed struct {
 
 // ClaimWork claims package r.ID (claimPackage), or without it the next
 // ready one (claimNext).
+// Tried again while other writers keep winning the store (throughContention).
 func (e *Handler) ClaimWork(ctx context.Context, r ClaimRequest) (Claimed, error) {
+	var out Claimed
+	err := throughContention(ctx, func() (err error) {
+		out, err = e.claimWork(ctx, r)
+		return err
+	})
+	return out, err
+}
+
+// claimWork is ClaimWork, once.
+func (e *Handler) claimWork(ctx context.Context, r ClaimRequest) (Claimed, error) {
 	wps, err := e.LoadPackages(r.Packages)
 	if err != nil {
 		return Claimed{}, err
@@ -538,7 +549,18 @@ type FinishRequest struct {
 // package's state. Only the claimer may, and only while its claim is the
 // record's: a claim taken over after it expired is not the loser's to
 // finish (the record's token no longer matches).
+// Tried again while other writers keep winning the store (throughContention).
 func (e *Handler) FinishPackage(ctx context.Context, r FinishRequest) (Finished, error) {
+	var out Finished
+	err := throughContention(ctx, func() (err error) {
+		out, err = e.finishPackage(ctx, r)
+		return err
+	})
+	return out, err
+}
+
+// finishPackage is FinishPackage, once.
+func (e *Handler) finishPackage(ctx context.Context, r FinishRequest) (Finished, error) {
 	how := r.Finish
 	c, claimed, err := e.findClaim(ctx, r.PackageRequest, "done")
 	if err != nil {
@@ -637,7 +659,18 @@ func (e *Handler) findClaim(ctx context.Context, r PackageRequest, op string) (c
 
 // ReleasePackage gives work package id back: its task record and the
 // locks its claim took are released, and it is ready again.
+// Tried again while other writers keep winning the store (throughContention).
 func (e *Handler) ReleasePackage(ctx context.Context, r PackageRequest) (Finished, error) {
+	var out Finished
+	err := throughContention(ctx, func() (err error) {
+		out, err = e.releasePackage(ctx, r)
+		return err
+	})
+	return out, err
+}
+
+// releasePackage is ReleasePackage, once.
+func (e *Handler) releasePackage(ctx context.Context, r PackageRequest) (Finished, error) {
 	c, claimed, err := e.findClaim(ctx, r, "release-package")
 	if err != nil {
 		return Finished{}, err
@@ -710,7 +743,18 @@ type Retried struct {
 
 // RetryPackage makes a failed package ready again; a done one only with
 // force (a reset). Both are logged.
+// Tried again while other writers keep winning the store (throughContention).
 func (e *Handler) RetryPackage(ctx context.Context, r RetryRequest) (Retried, error) {
+	var out Retried
+	err := throughContention(ctx, func() (err error) {
+		out, err = e.retryPackage(ctx, r)
+		return err
+	})
+	return out, err
+}
+
+// retryPackage is RetryPackage, once.
+func (e *Handler) retryPackage(ctx context.Context, r RetryRequest) (Retried, error) {
 	_, wp, err := e.findPackage(ctx, r.Packages, r.ID)
 	if err != nil {
 		return Retried{}, err

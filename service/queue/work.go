@@ -260,46 +260,6 @@ func (w *WorkLoop) Next(ctx context.Context) (*WorkJob, *WorkEnd, error) {
 	}
 }
 
-// contended reports an error that says only that other workers kept the
-// store busy: the global claim lock held past a claim's wait, or a git
-// store that other writers changed first on every try. A worker loop
-// waits and tries again; it never ends for it.
-func contended(err error) bool {
-	var held *locks.HeldError
-	return errors.As(err, new(*locks.ContendedError)) || errors.As(err, &held) && held.Lock.Key == claimLockKey
-}
-
-// contentionTries bounds the tries of one change of a package's state
-// that other workers keep losing for the loop: about half a minute of
-// backing off (locks.NextBackoff).
-const contentionTries = 20
-
-// throughContention runs op, and again while other workers keep the store
-// busy (contended), backing off between tries; its last error.
-func (w *WorkLoop) throughContention(ctx context.Context, op func() error) error {
-	var backoff time.Duration
-	for try := 1; ; try++ {
-		err := op()
-		if !contended(err) || try == contentionTries {
-			return err
-		}
-		backoff = locks.NextBackoff(backoff)
-		select {
-		case <-ctx.Done():
-			return err
-		case <-time.After(backoff/2 + time.Duration(rand.Int64N(int64(backoff/2)+1))):
-		}
-	}
-}
-
-// release gives package id back to the queue, through contention.
-func (w *WorkLoop) release(ctx context.Context, id string) error {
-	return w.throughContention(ctx, func() error {
-		_, err := w.e.ReleasePackage(ctx, PackageRequest{Packages: w.req.Packages, ID: id})
-		return err
-	})
-}
-
 // wait waits until a package may be claimed, the queue is drained or
 // nothing left can be finished (the next claim tells), or the loop is
 // interrupted. It reads the queue without writing to the store: a claim
@@ -523,7 +483,7 @@ func (w *WorkLoop) Conclude(ctx context.Context, j *WorkJob, r CommandResult) er
 	if w.failures[j.ID] > w.req.Retries {
 		return w.finish(bg, j, run, Finish{Failed: reason}, took)
 	}
-	if err := w.release(bg, j.ID); err != nil {
+	if _, err := w.e.ReleasePackage(bg, PackageRequest{Packages: w.req.Packages, ID: j.ID}); err != nil {
 		if !w.stillClaimed(bg, j.task) {
 			w.lose(bg, j, run, "lost the claim while "+w.req.Command+" ran", err)
 			return nil
@@ -538,11 +498,7 @@ func (w *WorkLoop) Conclude(ctx context.Context, j *WorkJob, r CommandResult) er
 
 // finish marks j's package done (how names no failure: at HEAD) or failed.
 func (w *WorkLoop) finish(ctx context.Context, j *WorkJob, run WorkRun, how Finish, took time.Duration) error {
-	var f Finished
-	err := w.throughContention(ctx, func() (err error) {
-		f, err = w.e.FinishPackage(ctx, FinishRequest{PackageRequest: PackageRequest{Packages: w.req.Packages, ID: j.ID}, Finish: how})
-		return err
-	})
+	f, err := w.e.FinishPackage(ctx, FinishRequest{PackageRequest: PackageRequest{Packages: w.req.Packages, ID: j.ID}, Finish: how})
 	var state *PackageStateError
 	switch {
 	case errors.As(err, &state) && state.Status.Holder == w.e.Me.Holder && state.Status.Session == w.e.Me.Session:
@@ -623,7 +579,7 @@ func (w *WorkLoop) lose(ctx context.Context, j *WorkJob, run WorkRun, what strin
 // giveBack releases package id after run (why: for the report); a
 // failure is said: the claim expires by itself.
 func (w *WorkLoop) giveBack(ctx context.Context, id string, run WorkRun, why string) {
-	if err := w.release(ctx, id); err != nil {
+	if _, err := w.e.ReleasePackage(ctx, PackageRequest{Packages: w.req.Packages, ID: id}); err != nil {
 		w.say("could not give %s back (its claim expires by itself): %v", id, err)
 		return
 	}

@@ -797,3 +797,33 @@ func TestContended(t *testing.T) {
 		}
 	}
 }
+
+// TestClaimThroughContention: a claim, done, give-back or retry of one
+// command (`lockgate claim`, `done`, `release-package`, `retry`) whose
+// store other writers keep changing first tries again: the command does
+// not fail for it.
+func TestClaimThroughContention(t *testing.T) {
+	ctx := context.Background()
+	_, _, open := queueRepo(t, queuePackages)
+	alice := open("alice")
+	store := &contendedFor{Store: alice.Mgr.Store}
+	alice.Mgr.Store = store
+	busy := func(what string, op func() error) {
+		t.Helper()
+		store.n = 3
+		if err := op(); err != nil {
+			t.Fatalf("%s with the store busy: %v", what, err)
+		}
+		if store.n != 0 {
+			t.Fatalf("%s: %d contended tries left: the store was not asked", what, store.n)
+		}
+	}
+	busy("claim", func() error { _, err := alice.ClaimWork(ctx, ClaimRequest{PackageRequest: pkgReq("WP-2"), TTL: time.Hour}); return err })
+	busy("release-package", func() error { _, err := alice.ReleasePackage(ctx, pkgReq("WP-2")); return err })
+	claimed(t, alice, "WP-2")
+	busy("done, failed", func() error {
+		_, err := alice.FinishPackage(ctx, FinishRequest{PackageRequest: pkgReq("WP-2"), Finish: Finish{Failed: "no"}})
+		return err
+	})
+	busy("retry", func() error { _, err := alice.RetryPackage(ctx, RetryRequest{PackageRequest: pkgReq("WP-2")}); return err })
+}
