@@ -43,3 +43,13 @@ func throughContention(ctx context.Context, op func() error) error {
 		}
 	}
 }
+
+// retried is throughContention for an op with a result.
+func retried[T any](ctx context.Context, op func() (T, error)) (T, error) {
+	var out T
+	err := throughContention(ctx, func() (err error) {
+		out, err = op()
+		return err
+	})
+	return out, err
+}

@@ -452,12 +452,7 @@ type Claimed struct {
 // ready one (claimNext).
 // Tried again while other writers keep winning the store (throughContention).
 func (e *Handler) ClaimWork(ctx context.Context, r ClaimRequest) (Claimed, error) {
-	var out Claimed
-	err := throughContention(ctx, func() (err error) {
-		out, err = e.claimWork(ctx, r)
-		return err
-	})
-	return out, err
+	return retried(ctx, func() (Claimed, error) { return e.claimWork(ctx, r) })
 }
 
 // claimWork is ClaimWork, once.
@@ -551,12 +546,7 @@ type FinishRequest struct {
 // finish (the record's token no longer matches).
 // Tried again while other writers keep winning the store (throughContention).
 func (e *Handler) FinishPackage(ctx context.Context, r FinishRequest) (Finished, error) {
-	var out Finished
-	err := throughContention(ctx, func() (err error) {
-		out, err = e.finishPackage(ctx, r)
-		return err
-	})
-	return out, err
+	return retried(ctx, func() (Finished, error) { return e.finishPackage(ctx, r) })
 }
 
 // finishPackage is FinishPackage, once.
@@ -661,12 +651,7 @@ func (e *Handler) findClaim(ctx context.Context, r PackageRequest, op string) (c
 // locks its claim took are released, and it is ready again.
 // Tried again while other writers keep winning the store (throughContention).
 func (e *Handler) ReleasePackage(ctx context.Context, r PackageRequest) (Finished, error) {
-	var out Finished
-	err := throughContention(ctx, func() (err error) {
-		out, err = e.releasePackage(ctx, r)
-		return err
-	})
-	return out, err
+	return retried(ctx, func() (Finished, error) { return e.releasePackage(ctx, r) })
 }
 
 // releasePackage is ReleasePackage, once.
@@ -745,12 +730,7 @@ type Retried struct {
 // force (a reset). Both are logged.
 // Tried again while other writers keep winning the store (throughContention).
 func (e *Handler) RetryPackage(ctx context.Context, r RetryRequest) (Retried, error) {
-	var out Retried
-	err := throughContention(ctx, func() (err error) {
-		out, err = e.retryPackage(ctx, r)
-		return err
-	})
-	return out, err
+	return retried(ctx, func() (Retried, error) { return e.retryPackage(ctx, r) })
 }
 
 // retryPackage is RetryPackage, once.

@@ -818,12 +818,18 @@ func TestClaimThroughContention(t *testing.T) {
 			t.Fatalf("%s: %d contended tries left: the store was not asked", what, store.n)
 		}
 	}
-	busy("claim", func() error { _, err := alice.ClaimWork(ctx, ClaimRequest{PackageRequest: pkgReq("WP-2"), TTL: time.Hour}); return err })
+	busy("claim", func() error {
+		_, err := alice.ClaimWork(ctx, ClaimRequest{PackageRequest: pkgReq("WP-2"), TTL: time.Hour})
+		return err
+	})
 	busy("release-package", func() error { _, err := alice.ReleasePackage(ctx, pkgReq("WP-2")); return err })
 	claimed(t, alice, "WP-2")
 	busy("done, failed", func() error {
 		_, err := alice.FinishPackage(ctx, FinishRequest{PackageRequest: pkgReq("WP-2"), Finish: Finish{Failed: "no"}})
 		return err
 	})
-	busy("retry", func() error { _, err := alice.RetryPackage(ctx, RetryRequest{PackageRequest: pkgReq("WP-2")}); return err })
+	busy("retry", func() error {
+		_, err := alice.RetryPackage(ctx, RetryRequest{PackageRequest: pkgReq("WP-2")})
+		return err
+	})
 }
