@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -349,17 +348,6 @@ func startServeSaying(t *testing.T, c *cliRepo) (addr, said string) {
 		}
 		exited <- cmd.Wait()
 	}()
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case err := <-exited:
-			if err != nil {
-				t.Errorf("lockgate serve after SIGTERM: %v", err)
-			}
-		case <-time.After(30 * time.Second):
-			_ = cmd.Process.Kill()
-			t.Error("lockgate serve did not stop on SIGTERM")
-		}
-	})
+	t.Cleanup(func() { stopServe(t, cmd, exited) })
 	return addr, strings.Join(start, "\n")
 }

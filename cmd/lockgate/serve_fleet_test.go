@@ -336,18 +336,7 @@ func startServeIn(t testing.TB, bin, dir string, env []string, args ...string) (
 	}
 	var once sync.Once
 	stop = func() {
-		once.Do(func() {
-			_ = cmd.Process.Signal(syscall.SIGTERM)
-			select {
-			case err := <-exited:
-				if err != nil {
-					t.Errorf("lockgate serve after SIGTERM: %v", err)
-				}
-			case <-time.After(30 * time.Second):
-				_ = cmd.Process.Kill()
-				t.Error("lockgate serve did not stop on SIGTERM")
-			}
-		})
+		once.Do(func() { stopServe(t, cmd, exited) })
 	}
 	t.Cleanup(func() {
 		stop()
@@ -581,4 +570,21 @@ func (p *servePerson) contestRefused(locked, refused chan struct{}) error {
 	}
 	close(refused)
 	return nil
+}
+
+// stopServe stops the lockgate serve process cmd with SIGTERM and waits for
+// it (exited gets cmd.Wait's error): it must exit 0 within 30 seconds, or
+// it is killed and t fails.
+func stopServe(t testing.TB, cmd *exec.Cmd, exited <-chan error) {
+	t.Helper()
+	_ = cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case err := <-exited:
+		if err != nil {
+			t.Errorf("lockgate serve after SIGTERM: %v", err)
+		}
+	case <-time.After(30 * time.Second):
+		_ = cmd.Process.Kill()
+		t.Error("lockgate serve did not stop on SIGTERM")
+	}
 }

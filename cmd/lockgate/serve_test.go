@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -190,18 +189,7 @@ func startServeLogged(t *testing.T, c *cliRepo, args ...string) (addr string, lo
 	if addr == "" {
 		t.Fatalf("lockgate serve said no address: %v", <-exited)
 	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case err := <-exited:
-			if err != nil {
-				t.Errorf("lockgate serve after SIGTERM: %v", err)
-			}
-		case <-time.After(30 * time.Second):
-			_ = cmd.Process.Kill()
-			t.Error("lockgate serve did not stop on SIGTERM")
-		}
-	})
+	t.Cleanup(func() { stopServe(t, cmd, exited) })
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
 		res, err := http.Get("http://" + addr + "/healthz")
 		if err == nil {
