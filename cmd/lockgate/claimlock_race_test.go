@@ -10,33 +10,40 @@ import (
 	"github.com/lockgate/lockgate/internal/gittest"
 )
 
-// TestRaceQueueNoClaimLock: on the git store with
-// locks.use_global_claim_lock off, 9 claimer processes in 3 clones of one
-// remote drain a queue of packages that share files, each claiming the
-// next package with no lock around the choice. The task record's
-// compare-and-swap (the task key and the package's files in one commit of
-// the lock table, one push) is all that keeps them apart: each package
-// goes to one claimer at a time and is done exactly once, no two
-// claimers ever hold packages locking one file at once, and the log
-// tells the same story.
+// TestRaceQueueNoClaimLock: with locks.use_global_claim_lock off (the
+// default), 9 claimer processes drain a queue of packages that share
+// files, each claiming the next package with no lock around the choice:
+// on the git store in 3 clones of one remote, on the file store in 3
+// worktrees of one clone, on Redis in 3 clones. What keeps them apart is
+// the claim itself — on the git store the task key and the package's
+// files in one compare-and-swap push, elsewhere the keys taken in one
+// order, all or none: each package goes to one claimer at a time and is
+// done exactly once, no two claimers ever hold packages locking one file
+// at once, a claim that loses a race says that nothing is free (exit 4)
+// and never fails otherwise, and the log tells the same story.
 func TestRaceQueueNoClaimLock(t *testing.T) {
 	t.Parallel()
 	lockgateBinary(t)
-	const claimers, clones = 9, 3
-	m := gittest.Rounds(t, 30)
-	seed := uint64(time.Now().UnixNano())
-	t.Logf("git store, no claim lock: %d claimers in %d clones, %d packages, seed %d", claimers, clones, m, seed)
-	file, files, deps := sharedFileQueue(rand.New(rand.NewPCG(seed, 0)), m)
-	r := newQueueRigWith(t, "git", clones, file, "use_global_claim_lock: false")
-	r.files = files
-	h := r.drain(claimers, seed, 5)
-	for site := range r.sites {
-		q := r.packages(site)
-		if !q.Drained || q.Counts["done"] != m || len(q.Packages) != m {
-			t.Fatalf("site %d: the queue is not drained: %+v", site, q)
-		}
+	for _, store := range []string{"git", "file", "redis"} {
+		t.Run(store, func(t *testing.T) {
+			t.Parallel()
+			const claimers, clones = 9, 3
+			m := gittest.Rounds(t, 30)
+			seed := uint64(time.Now().UnixNano())
+			t.Logf("%s store, no claim lock: %d claimers in %d clones, %d packages, seed %d", store, claimers, clones, m, seed)
+			file, files, deps := sharedFileQueue(rand.New(rand.NewPCG(seed, 0)), m)
+			r := newQueueRigWith(t, store, clones, file, "")
+			r.files, r.noneFree = files, true
+			h := r.drain(claimers, seed, 5)
+			for site := range r.sites {
+				q := r.packages(site)
+				if !q.Drained || q.Counts["done"] != m || len(q.Packages) != m {
+					t.Fatalf("site %d: the queue is not drained: %+v", site, q)
+				}
+			}
+			h.checkDeps(t, h.check(r, m), deps)
+		})
 	}
-	h.checkDeps(t, h.check(r, m), deps)
 }
 
 // sharedFileQueue is m packages, each locking one or two of four files

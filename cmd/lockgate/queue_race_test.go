@@ -39,6 +39,9 @@ type queueRig struct {
 	// files are the files each package locks, when the test checks that
 	// no two claimers hold one at once.
 	files map[string][]string
+	// noneFree: a claim that exits 4 must say that no package is free
+	// (not that a lock around the choice was busy).
+	noneFree bool
 }
 
 // newQueueRig makes a repository whose work-packages.yaml is packages, with
@@ -421,6 +424,10 @@ func (r *queueRig) drain(claimers int, seed uint64, giveBack int) *harness {
 					return
 				}
 				out, errOut, code := r.run(site, w, "--json", "claim")
+				if code == 4 && r.noneFree && !strings.Contains(errOut, "can be claimed now") {
+					h.fail(fmt.Errorf("%s: claim: exit 4, not for want of a free package:\n%s%s", w.worker, out, errOut))
+					return
+				}
 				if code == 4 {
 					time.Sleep(time.Duration(20+rng.IntN(100)) * time.Millisecond)
 					continue

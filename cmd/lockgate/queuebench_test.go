@@ -36,7 +36,7 @@ func BenchmarkClaimQueue(b *testing.B) {
 			if store == "redis" {
 				redisURL = redistest.Start(b, redistest.Options{}).URL()
 			}
-			for _, n := range []int{100, 1000, 10000} {
+			for _, n := range []int{10, 100, 1000, 10000} {
 				b.Run(fmt.Sprint(n), func(b *testing.B) {
 					r, env := queueRepo(b, store, redisURL, n)
 					var claims, acquires []time.Duration

@@ -41,7 +41,7 @@ type View struct {
 // rows returns the live locks to show, filtered and sorted; pauses apart.
 func rows(s Snapshot, v View) (pauses, list []locks.Entry) {
 	for _, e := range s.Locks {
-		if e.Err == nil && (e.Expired(s.Now) || session.IsFinishedPackage(e.Lock)) {
+		if e.Err == nil && (e.Expired(s.Now) || session.IsQueueState(e.Lock)) {
 			// A finished package's record is its state, shown in the
 			// queue, not a lock anyone works under.
 			continue

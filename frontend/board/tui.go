@@ -37,7 +37,7 @@ type model struct {
 func (m *model) workers() []string {
 	var ws []string
 	for _, e := range m.snap.Locks {
-		if e.Err == nil && !session.IsFinishedPackage(e.Lock) && !slices.Contains(ws, e.Holder) {
+		if e.Err == nil && !session.IsQueueState(e.Lock) && !slices.Contains(ws, e.Holder) {
 			ws = append(ws, e.Holder)
 		}
 	}

@@ -106,7 +106,7 @@ func NewView(s service.BoardView) View {
 			v.Locks = append(v.Locks, LockView{Key: cmp.Or(e.Key, e.Name), Corrupt: true, Error: e.Err.Error()})
 			continue
 		}
-		if e.Expired(s.Now) || session.IsFinishedPackage(e.Lock) {
+		if e.Expired(s.Now) || session.IsQueueState(e.Lock) {
 			continue
 		}
 		if lockkey.IsPause(e.Key) {

@@ -200,15 +200,15 @@ func TestStoreSetSurvivesCache(t *testing.T) {
 	}
 }
 
-// The global claim lock is on unless the file says otherwise, but for a
-// transactional store (the git store), where it is off unless the file
-// says otherwise; through the cache too.
+// The global claim lock is off unless the file turns it on, on every
+// store; through the cache too.
 func TestGlobalClaimLock(t *testing.T) {
 	dir := t.TempDir()
-	for body, want := range map[string][2]bool{ // other stores, transactional
-		"version: 1\nlocks:\n  store: git\n":                                 {true, false},
-		"version: 1\nlocks:\n  use_global_claim_lock: true\n":                {true, true},
-		"version: 1\nlocks:\n  store: git\n  use_global_claim_lock: false\n": {false, false},
+	for body, want := range map[string]bool{
+		"version: 1\nlocks:\n  store: git\n":                                 false,
+		"version: 1\nlocks:\n  store: redis\n":                               false,
+		"version: 1\nlocks:\n  use_global_claim_lock: true\n":                true,
+		"version: 1\nlocks:\n  store: git\n  use_global_claim_lock: false\n": false,
 	} {
 		path := filepath.Join(dir, "c.yaml")
 		if err := os.WriteFile(path, []byte(body), 0o666); err != nil {
@@ -219,13 +219,13 @@ func TestGlobalClaimLock(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := [2]bool{c.Locks.GlobalClaimLock(false), c.Locks.GlobalClaimLock(true)}; got != want {
-				t.Errorf("%q (load %d): GlobalClaimLock(false), (true) = %v, want %v", body, i, got, want)
+			if got := c.Locks.GlobalClaimLock(); got != want {
+				t.Errorf("%q (load %d): GlobalClaimLock() = %v, want %v", body, i, got, want)
 			}
 		}
 	}
-	if d := Default(); !d.Locks.GlobalClaimLock(false) || d.Locks.GlobalClaimLock(true) {
-		t.Errorf("defaults: GlobalClaimLock = %v, %v, want on but for a transactional store", d.Locks.GlobalClaimLock(false), d.Locks.GlobalClaimLock(true))
+	if Default().Locks.GlobalClaimLock() {
+		t.Error("defaults: GlobalClaimLock() = true, want off")
 	}
 }
 

@@ -83,7 +83,7 @@ type LocksConfig struct {
 	// person's claim on its own (docs/locks.md).
 	AgentsClearHuman bool `yaml:"agents_clear_human"`
 	// UseGlobalClaimLock is the file's use_global_claim_lock: see
-	// GlobalClaimLock for the default, which depends on the store.
+	// GlobalClaimLock.
 	UseGlobalClaimLock bool     `yaml:"use_global_claim_lock"`
 	Namespaces         []string `yaml:"namespaces"`
 	// Durations maps worker type (human|agent) to lock kind
@@ -105,18 +105,15 @@ type LocksConfig struct {
 }
 
 // GlobalClaimLock reports whether `claim` without an id chooses a package
-// holding the reserved `claim` lock: as the file says, else on for a store
-// that takes a claim's keys one by one (file, Redis) and off for one that
-// changes them all at once, in one compare-and-swap (transactional: the
-// git store). There the task record's compare-and-swap already gives each
-// package to one claimer and keeps two claims from overlapping, and the
-// lock would cost each claim two more pushes and serialise every claimer
-// of the remote (docs/queue.md).
-func (l *LocksConfig) GlobalClaimLock(transactional bool) bool {
-	if l.ClaimLockSet {
-		return l.UseGlobalClaimLock
-	}
-	return !transactional
+// holding the reserved `claim` lock: as the file says, else off. A claim
+// takes its package's task record and locks all or none — in one
+// compare-and-swap on the git store, in one order of keys elsewhere, so
+// that of two claimers racing for overlapping packages one always wins —
+// which already gives each package to one claimer and keeps two claims
+// from overlapping; the lock would serialise every claimer of the store
+// and cost each claim two more changes of it (docs/queue.md).
+func (l *LocksConfig) GlobalClaimLock() bool {
+	return l.ClaimLockSet && l.UseGlobalClaimLock
 }
 
 // RedisStoreConfig is `locks.redis`: what the Redis store asks of the
@@ -301,12 +298,11 @@ func defaultDurations() map[string]map[lockkey.Kind]Duration {
 func Default() *Config {
 	c := &Config{Version: 1, WorkPackages: "work-packages.yaml"}
 	c.Locks = LocksConfig{
-		Store:              "file",
-		StaleMinutes:       120,
-		UseGlobalClaimLock: true,
-		Namespaces:         append([]string(nil), lockkey.DefaultNamespaces...),
-		Durations:          defaultDurations(),
-		FeaturePurposes:    []string{"pause", "contract", "plan", "merge", "release"},
+		Store:           "file",
+		StaleMinutes:    120,
+		Namespaces:      append([]string(nil), lockkey.DefaultNamespaces...),
+		Durations:       defaultDurations(),
+		FeaturePurposes: []string{"pause", "contract", "plan", "merge", "release"},
 		Git: GitStoreConfig{
 			Ref:       "refs/lockgate/locks",
 			ClockSkew: Duration(2 * time.Second),

@@ -42,7 +42,7 @@ func TestDefault(t *testing.T) {
 		{"version", c.Version, 1},
 		{"store", c.Locks.Store, "file"},
 		{"stale", c.Locks.StaleMinutes, 120},
-		{"global claim lock", c.Locks.UseGlobalClaimLock, true},
+		{"global claim lock", c.Locks.GlobalClaimLock(), false},
 		{"namespaces", c.Locks.Namespaces, []string{"api", "db", "event", "flag", "env", "contract", "feature", "task", "activity", "hot", "file", "backfill"}},
 		{"durations", c.Locks.Durations, map[string]map[lockkey.Kind]Duration{
 			"human": {"activity": Duration(8 * time.Hour), "task": Duration(4 * time.Hour)},
@@ -152,10 +152,11 @@ func TestSpecExample(t *testing.T) {
 	}
 	want := Default()
 	want.Path = filepath.Join("testdata", "spec.lockgate.yaml")
-	want.Locks.StoreSet = true       // the example names locks.store
-	want.Workflow.AutoPushSet = true // and workflow.auto_push
-	want.Locks.Git.RemoteSet = true  // and workflow.remote
-	want.Locks.ClaimLockSet = true   // and locks.use_global_claim_lock
+	want.Locks.StoreSet = true           // the example names locks.store
+	want.Workflow.AutoPushSet = true     // and workflow.auto_push
+	want.Locks.Git.RemoteSet = true      // and workflow.remote
+	want.Locks.ClaimLockSet = true       // and locks.use_global_claim_lock,
+	want.Locks.UseGlobalClaimLock = true // on
 	want.Contracts.OpenAPI.Files = []string{"openapi/v1.yaml"}
 	want.Scope = ScopeConfig{
 		Policy: scope.Policy{

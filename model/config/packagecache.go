@@ -42,23 +42,27 @@ func encodePackages(key string, ps []WorkPackage) []byte {
 	b = appendString(b, key)
 	b = binary.AppendUvarint(b, uint64(len(ps)))
 	for i := range ps {
-		p := &ps[i]
-		b = appendString(b, p.ID)
-		b = appendString(b, p.Title)
-		b = appendStrings(b, p.DependsOn)
-		b = binary.AppendVarint(b, int64(p.Priority))
-		b = appendStrings(b, p.Locks.Files)
-		b = appendStrings(b, p.Locks.Keys)
-		b = binary.AppendVarint(b, int64(p.Locks.TTL))
-		b = binary.AppendVarint(b, int64(p.Locks.TTLMinutes))
-		b = appendString(b, p.Locks.Reason)
-		b = binary.AppendVarint(b, int64(p.Line))
-		b = binary.AppendVarint(b, int64(p.idLine))
-		b = appendInts(b, p.fileLines)
-		b = appendInts(b, p.keyLines)
-		b = appendInts(b, p.depLines)
+		b = appendPackage(b, &ps[i])
 	}
 	return binary.LittleEndian.AppendUint32(b, crc32.Checksum(b, castagnoli()))
+}
+
+// appendPackage writes one package as the cache files hold it.
+func appendPackage(b []byte, p *WorkPackage) []byte {
+	b = appendString(b, p.ID)
+	b = appendString(b, p.Title)
+	b = appendStrings(b, p.DependsOn)
+	b = binary.AppendVarint(b, int64(p.Priority))
+	b = appendStrings(b, p.Locks.Files)
+	b = appendStrings(b, p.Locks.Keys)
+	b = binary.AppendVarint(b, int64(p.Locks.TTL))
+	b = binary.AppendVarint(b, int64(p.Locks.TTLMinutes))
+	b = appendString(b, p.Locks.Reason)
+	b = binary.AppendVarint(b, int64(p.Line))
+	b = binary.AppendVarint(b, int64(p.idLine))
+	b = appendInts(b, p.fileLines)
+	b = appendInts(b, p.keyLines)
+	return appendInts(b, p.depLines)
 }
 
 func appendString(b []byte, s string) []byte {
@@ -110,21 +114,7 @@ func decodePackages(data []byte, key string) (ps []WorkPackage, ok bool) {
 	}
 	ps = make([]WorkPackage, n)
 	for i := range ps {
-		p := &ps[i]
-		p.ID = r.readString()
-		p.Title = r.readString()
-		p.DependsOn = r.readStrings()
-		p.Priority = r.readInt()
-		p.Locks.Files = r.readStrings()
-		p.Locks.Keys = r.readStrings()
-		p.Locks.TTL = Duration(r.readVarint())
-		p.Locks.TTLMinutes = r.readInt()
-		p.Locks.Reason = r.readString()
-		p.Line = r.readInt()
-		p.idLine = r.readInt()
-		p.fileLines = r.readInts()
-		p.keyLines = r.readInts()
-		p.depLines = r.readInts()
+		r.readPackage(&ps[i])
 		if r.bad {
 			return nil, false
 		}
@@ -140,6 +130,24 @@ func decodePackages(data []byte, key string) (ps []WorkPackage, ok bool) {
 type packageReader struct {
 	s   string
 	bad bool
+}
+
+// readPackage reads one package as appendPackage wrote it.
+func (r *packageReader) readPackage(p *WorkPackage) {
+	p.ID = r.readString()
+	p.Title = r.readString()
+	p.DependsOn = r.readStrings()
+	p.Priority = r.readInt()
+	p.Locks.Files = r.readStrings()
+	p.Locks.Keys = r.readStrings()
+	p.Locks.TTL = Duration(r.readVarint())
+	p.Locks.TTLMinutes = r.readInt()
+	p.Locks.Reason = r.readString()
+	p.Line = r.readInt()
+	p.idLine = r.readInt()
+	p.fileLines = r.readInts()
+	p.keyLines = r.readInts()
+	p.depLines = r.readInts()
 }
 
 func (r *packageReader) fail() {

@@ -49,6 +49,13 @@ type Manager struct {
 	// a common path exclude each other. A branch lock's key is always
 	// compared with the locks without a branch.
 	PerBranch bool
+	// Lasting reports records kept for good once written (a finished
+	// work package's task record: others remember that it is there), and
+	// LastingRemoved, when set, is called before and after every release
+	// or clear that removes one, or a record that cannot be read (it may
+	// have been one), so that what was remembered is forgotten.
+	Lasting        func(Lock) bool
+	LastingRemoved func(ctx context.Context) error
 
 	recovered atomic.Bool // the intents of dead writers were settled
 }
@@ -671,6 +678,10 @@ func (m *Manager) release(ctx context.Context, keys []string, me Owner, force bo
 	if len(locks) == 0 {
 		return out, nil
 	}
+	lasting := slices.ContainsFunc(locks, m.lasting)
+	if err := m.removingLasting(ctx, lasting); err != nil {
+		return out, err
+	}
 	for _, ev := range extra {
 		plan = append(plan, intentEvent{Event: ev})
 	}
@@ -728,7 +739,21 @@ func (m *Manager) release(ctx context.Context, keys []string, me Owner, force bo
 		return out, err
 	}
 	ch.end(false)
-	return out, nil
+	return out, m.removingLasting(ctx, lasting)
+}
+
+// lasting reports whether l is kept for good (Manager.Lasting), or may
+// have been: l is a record that could not be read (Key only).
+func (m *Manager) lasting(l Lock) bool {
+	return m.Lasting != nil && (l.Token == "" || m.Lasting(l))
+}
+
+// removingLasting calls LastingRemoved, when a lasting record is removed.
+func (m *Manager) removingLasting(ctx context.Context, lasting bool) error {
+	if !lasting || m.LastingRemoved == nil {
+		return nil
+	}
+	return m.LastingRemoved(context.WithoutCancel(ctx))
 }
 
 // ReleaseResult lists what Release did.
@@ -1022,6 +1047,10 @@ func (m *Manager) ClearChecked(ctx context.Context, key string, me Owner, check 
 		ev.Details = fmt.Sprintf("cleared lock of %s (%s, session %s) created %s",
 			cur.Holder, cur.HolderType, cur.Session, cur.CreatedAt.Format(time.RFC3339))
 	}
+	lasting := corrupt != nil && m.Lasting != nil || err == nil && m.lasting(cur)
+	if err := m.removingLasting(ctx, lasting); err != nil {
+		return Lock{}, err
+	}
 	ch, err := m.begin(ctx, []intentEvent{{Event: ev, Proof: &proof{Key: key, Token: cur.Token, Gone: true}}})
 	if err != nil {
 		return Lock{}, err
@@ -1041,6 +1070,9 @@ func (m *Manager) ClearChecked(ctx context.Context, key string, me Owner, check 
 		return removed, rerr
 	}
 	ch.end(false)
+	if lerr := m.removingLasting(ctx, lasting); lerr != nil {
+		return removed, errors.Join(err, lerr)
+	}
 	return removed, err
 }
 

@@ -2,6 +2,7 @@ package locks
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"strings"
 	"time"
@@ -136,4 +137,36 @@ func PageOf(entries []Entry, pos func(Entry) string, after string, limit int) (p
 		return rest[:limit], pos(rest[limit-1])
 	}
 	return rest, ""
+}
+
+// MultiGetter is implemented by stores that read many records in one
+// exchange (Redis: one pipeline); GetMany reads through it.
+type MultiGetter interface {
+	// GetMany returns one entry per key, in order: the record, or Err set
+	// to ErrNotFound or a *CorruptError (Key set either way).
+	GetMany(ctx context.Context, keys []string) ([]Entry, error)
+}
+
+// GetMany reads the records of keys from s: one entry per key, in order,
+// as MultiGetter says; through s's GetMany when it has one, else one Get
+// a key. An error that is neither a missing nor a corrupt record (the
+// store is unreachable) is returned.
+func GetMany(ctx context.Context, s Store, keys []string) ([]Entry, error) {
+	if m, ok := s.(MultiGetter); ok {
+		return m.GetMany(ctx, keys)
+	}
+	out := make([]Entry, len(keys))
+	for i, k := range keys {
+		l, err := s.Get(ctx, k)
+		var corrupt *CorruptError
+		switch {
+		case err == nil:
+			out[i] = Entry{Lock: l}
+		case errors.Is(err, ErrNotFound) || errors.As(err, &corrupt):
+			out[i].Key, out[i].Err = k, err
+		default:
+			return nil, err
+		}
+	}
+	return out, nil
 }

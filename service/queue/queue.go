@@ -334,12 +334,13 @@ func commitNote(c string) string {
 
 // nextClaim is what a claim of the next package found: the package and
 // its locks, or, with none claimed, the queue as it stands (Drained: every
-// package is done or failed).
+// package is done or failed) and the file it was read from.
 type nextClaim struct {
-	Package *config.WorkPackage
-	Results []locks.Result
-	Queue   *Queue
-	Drained bool
+	Package  *config.WorkPackage
+	Results  []locks.Result
+	Packages *config.WorkPackages
+	Queue    *Queue
+	Drained  bool
 }
 
 // claimLockKey is the global claim lock's key: who holds it is choosing
@@ -347,14 +348,16 @@ type nextClaim struct {
 const claimLockKey = "claim"
 
 // claimNext claims the highest-priority ready package (file order among
-// equals) whose dependencies are all done and whose locks are all free,
-// holding the global claim lock meanwhile when it is on
-// (config.LocksConfig.GlobalClaimLock). A package done
-// is never handed out again: its task record stays, and a claim takes the
-// task key only where no finished record holds it (locks.Request.Settled). With none to claim it returns
-// the queue: Drained, or a *NoFreePackageError naming what waits.
-func (e *Handler) claimNext(ctx context.Context, wps *config.WorkPackages, o Claim) (nextClaim, error) {
-	if _, tx := e.Store.(locks.Transactor); e.Cfg.Locks.GlobalClaimLock(tx) {
+// equals) of the work packages file whose dependencies are all done and
+// whose locks are all free, holding the global claim lock meanwhile when
+// it is on (config.LocksConfig.GlobalClaimLock). A package done is never
+// handed out again: its task record stays, and a claim takes the task key
+// only where no finished record holds it (locks.Request.Settled). The
+// claim index finds it without reading the whole queue where it can;
+// with none to claim it returns the queue, read whole: Drained, or a
+// *NoFreePackageError naming what waits.
+func (e *Handler) claimNext(ctx context.Context, file string, o Claim) (nextClaim, error) {
+	if e.Cfg.Locks.GlobalClaimLock() {
 		res, err := e.Mgr.Acquire(ctx, locks.Request{Keys: []string{claimLockKey}, Owner: e.Me, TTL: time.Minute,
 			Action: "claim", Reason: "choosing the next work package", Wait: max(o.Wait, 30*time.Second)})
 		if err != nil {
@@ -366,14 +369,32 @@ func (e *Handler) claimNext(ctx context.Context, wps *config.WorkPackages, o Cla
 			}()
 		}
 	}
+	epoch := ""
+	if e.indexed() {
+		next, found, err := e.claimIndexed(ctx, file, o)
+		if found || err != nil {
+			return next, err
+		}
+		// Read before the queue: the mark counted from it is of this epoch.
+		if epoch, err = e.queueEpoch(ctx); err != nil {
+			return nextClaim{}, err
+		}
+	}
+	wps, err := e.LoadPackages(file)
+	if err != nil {
+		return nextClaim{}, err
+	}
 	if len(wps.Packages) == 0 {
-		return nextClaim{}, session.Usagef("claim: %s has no work packages", wps.Path)
+		return nextClaim{Packages: wps}, session.Usagef("claim: %s has no work packages", wps.Path)
 	}
 	// One read of the locks names the packages whose locks others hold:
 	// they are not tried (on the git store each try is a push).
 	q, err := e.Packages(ctx, wps, true)
 	if err != nil {
-		return nextClaim{}, err
+		return nextClaim{Packages: wps}, err
+	}
+	if epoch != "" {
+		e.markFromQueue(file, epoch, q)
 	}
 	none := &NoFreePackageError{Path: wps.Path}
 	for i := range q.Packages {
@@ -419,15 +440,15 @@ func (e *Handler) claimNext(ctx context.Context, wps *config.WorkPackages, o Cla
 			continue
 		}
 		if err != nil {
-			return nextClaim{}, err
+			return nextClaim{Packages: wps}, err
 		}
-		return nextClaim{Package: wp, Results: res, Queue: q}, nil
+		return nextClaim{Package: wp, Results: res, Packages: wps, Queue: q}, nil
 	}
 	if q.Drained() {
-		return nextClaim{Queue: q, Drained: true}, nil
+		return nextClaim{Packages: wps, Queue: q, Drained: true}, nil
 	}
 	none.Claimed = q.Counts[PackageClaimed] - len(none.Unreadable)
-	return nextClaim{Queue: q}, none
+	return nextClaim{Packages: wps, Queue: q}, none
 }
 
 // ClaimRequest is a claim of package ID, or without it of the next ready
@@ -457,12 +478,12 @@ func (e *Handler) ClaimWork(ctx context.Context, r ClaimRequest) (Claimed, error
 
 // claimWork is ClaimWork, once.
 func (e *Handler) claimWork(ctx context.Context, r ClaimRequest) (Claimed, error) {
-	wps, err := e.LoadPackages(r.Packages)
-	if err != nil {
-		return Claimed{}, err
-	}
 	o := Claim{TTL: r.TTL, Wait: r.Wait}
 	if r.ID != "" {
+		wps, err := e.LoadPackages(r.Packages)
+		if err != nil {
+			return Claimed{}, err
+		}
 		wp, ok := wps.Find(r.ID)
 		if !ok {
 			return Claimed{}, session.Usagef("no work package %q in %s", r.ID, wps.Path)
@@ -470,7 +491,7 @@ func (e *Handler) claimWork(ctx context.Context, r ClaimRequest) (Claimed, error
 		res, err := e.claimPackage(ctx, wps, wp, o)
 		return Claimed{ID: wp.ID, Title: wp.Title, Locks: res}, err
 	}
-	next, err := e.claimNext(ctx, wps, o)
+	next, err := e.claimNext(ctx, r.Packages, o)
 	c := Claimed{Locks: next.Results, Drained: next.Drained, Queue: next.Queue}
 	if next.Package != nil {
 		c.ID, c.Title = next.Package.ID, next.Package.Title

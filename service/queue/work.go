@@ -215,12 +215,9 @@ func (w *WorkLoop) Next(ctx context.Context) (*WorkJob, *WorkEnd, error) {
 			}
 			return nil, w.end(bg, WorkMax, wps, q), nil
 		}
-		// Read each time: the file may change while the loop runs.
-		wps, err := w.e.LoadPackages(w.req.Packages)
-		if err != nil {
-			return nil, nil, err
-		}
-		next, err := w.e.claimNext(ctx, wps, Claim{TTL: w.req.TTL})
+		// The file is read each time: it may change while the loop runs.
+		next, err := w.e.claimNext(ctx, w.req.Packages, Claim{TTL: w.req.TTL})
+		wps := next.Packages
 		var none *NoFreePackageError
 		switch {
 		case w.interrupted(ctx):

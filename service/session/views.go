@@ -77,6 +77,13 @@ const (
 	PlanCycleKey = "plan:cycle"
 )
 
+// QueueEpochKey is the record whose token names the store's queue epoch:
+// a clone's claim index (see the queue) holds only while the epoch it was
+// built in is the store's. Removing the record starts a new one; lockgate
+// does so around every change that makes a finished package ready again.
+// Like the planner's, the namespace cannot be locked by hand.
+const QueueEpochKey = "queue:epoch"
+
 // IsBookkeeping reports records lockgate keeps for itself rather than
 // locks anyone works under: the planner's state (plan:cycle and the
 // cooldown: records of scope rejections) and the reserved `workflow` lock
@@ -86,7 +93,7 @@ const (
 // with --all; `lock clear KEY --force` removes them like any record.
 func IsBookkeeping(l locks.Lock) bool {
 	ns := lockkey.Namespace(l.Key)
-	return ns == CooldownNS || l.Key == PlanCycleKey || l.Key == lockkey.WorkflowKey && l.Action == BranchWriterAction || IsFinishedPackage(l)
+	return ns == CooldownNS || l.Key == PlanCycleKey || l.Key == lockkey.WorkflowKey && l.Action == BranchWriterAction || IsQueueState(l)
 }
 
 // PackageLabel names a work package as messages show it: its id and, when
@@ -104,6 +111,13 @@ const (
 	DoneAction   = "done"
 	FailedAction = "failed"
 )
+
+// IsQueueState reports records that keep the queue's state, not locks
+// anyone holds: a finished package's task record, and the queue epoch.
+// Boards leave them out.
+func IsQueueState(l locks.Lock) bool {
+	return l.Key == QueueEpochKey || IsFinishedPackage(l)
+}
 
 // IsFinishedPackage reports whether l is a finished package's task record,
 // which stays in the store as the package's state.

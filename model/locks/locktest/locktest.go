@@ -40,6 +40,7 @@ func Run(t *testing.T, open func(t *testing.T) locks.Store) {
 		{"Overlapping", testOverlapping},
 		{"Covering", testCovering},
 		{"InNamespace", testInNamespace},
+		{"GetMany", testGetMany},
 		{"AwkwardKeys", testAwkwardKeys},
 		{"CaseDistinct", testCaseDistinct},
 		{"RaceAcquire", testRaceAcquire},
@@ -290,6 +291,35 @@ func testMissing(t *testing.T, s locks.Store) {
 	}
 	if entries, err := s.Overlapping(ctx, "src/nope.go"); err != nil || len(entries) != 0 {
 		t.Fatalf("Overlapping in an empty store = %v, %v; want nothing", keysOf(entries), err)
+	}
+}
+
+// GetMany (the store's own, or one Get a key) gives one entry per key,
+// in the order asked, a missing record as ErrNotFound with its key.
+func testGetMany(t *testing.T, s locks.Store) {
+	ctx := context.Background()
+	t0 := now()
+	mustAcquire(t, s, NewLock("task:WP-2", "alice", t0, time.Hour), t0)
+	mustAcquire(t, s, NewLock("src/a.go", "bob", t0, time.Hour), t0)
+	keys := []string{"src/a.go", "task:WP-1", "task:WP-2", "task:WP-1"}
+	got, err := locks.GetMany(ctx, s, keys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != len(keys) {
+		t.Fatalf("GetMany of %d keys: %d entries", len(keys), len(got))
+	}
+	for i, want := range []string{"bob", "", "alice", ""} {
+		e := got[i]
+		switch {
+		case want == "" && (!errors.Is(e.Err, locks.ErrNotFound) || e.Key != keys[i]):
+			t.Errorf("entry %d (%s): %+v, %v; want ErrNotFound with its key", i, keys[i], e.Lock, e.Err)
+		case want != "" && (e.Err != nil || e.Key != keys[i] || e.Holder != want):
+			t.Errorf("entry %d (%s): %s held by %s, %v; want %s's", i, keys[i], e.Key, e.Holder, e.Err, want)
+		}
+	}
+	if got, err := locks.GetMany(ctx, s, nil); err != nil || len(got) != 0 {
+		t.Errorf("GetMany of no keys = %v, %v; want nothing", got, err)
 	}
 }
 

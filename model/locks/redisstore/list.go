@@ -389,3 +389,39 @@ func dedupe(entries []locks.Entry) []locks.Entry {
 		return false
 	})
 }
+
+// GetMany reads the records of keys in one round trip
+// (locks.MultiGetter), each as Get reads it.
+func (s *Store) GetMany(ctx context.Context, keys []string) ([]locks.Entry, error) {
+	out := make([]locks.Entry, len(keys))
+	of := make(map[string][]int, len(keys)) // a member → the keys it is read for
+	members := make([]string, 0, len(keys))
+	for i, k := range keys {
+		out[i].Key, out[i].Err = k, locks.ErrNotFound
+		for _, m := range []string{s.id(k), s.legacy(k)} {
+			if m == "" || slices.Contains(of[m], i) {
+				continue
+			}
+			if len(of[m]) == 0 {
+				members = append(members, m)
+			}
+			of[m] = append(of[m], i)
+		}
+	}
+	entries, err := s.fetch(ctx, "get many", members, false, nil)
+	if err != nil {
+		return nil, err
+	}
+	// In the order of members: a key's own record before a leftover's.
+	for _, e := range entries {
+		for _, i := range of[strings.TrimPrefix(e.Name, s.recPrefix())] {
+			if errors.Is(out[i].Err, locks.ErrNotFound) {
+				out[i] = e
+				if e.Err != nil && out[i].Key == "" {
+					out[i].Key = keys[i]
+				}
+			}
+		}
+	}
+	return out, nil
+}

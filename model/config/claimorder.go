@@ -1,0 +1,146 @@
+package config
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"path/filepath"
+)
+
+// ClaimOrder is a work packages file's packages in claim order, checked
+// once and kept in the clone's cache, each decoded only when asked for: a
+// claim reads the packages it passes over, not the whole file, so that it
+// costs about the same with 10 or 10,000 packages.
+//
+// The cache file is
+//
+//	magic "lgco", version, key, count, offset*, package*, checksum
+//
+// with one 4-byte little-endian offset per package (where its entry starts
+// among the packages), the packages encoded as the work packages cache
+// encodes them (see encodePackages), and the same CRC-32C checksum. The
+// key covers the file's bytes and the checks the caller ran on them: a
+// file changed, or a policy that judges its keys otherwise, makes a new
+// one.
+type ClaimOrder struct {
+	// Path is the work packages file.
+	Path string
+	// Key names the file's bytes and the checks they passed; what is kept
+	// of positions in this order names it, to be told apart from another
+	// order's.
+	Key  string
+	offs []byte // 4 bytes a package
+	body string // the packages' entries
+}
+
+const (
+	claimOrderMagic   = "lgco"
+	claimOrderVersion = 1
+)
+
+// Len is the number of packages.
+func (c *ClaimOrder) Len() int { return len(c.offs) / 4 }
+
+// At decodes the i-th package in claim order.
+func (c *ClaimOrder) At(i int) (*WorkPackage, error) {
+	if i < 0 || i >= c.Len() {
+		return nil, fmt.Errorf("claim order of %s: no package %d of %d", c.Path, i, c.Len())
+	}
+	off := binary.LittleEndian.Uint32(c.offs[4*i:])
+	if uint64(off) > uint64(len(c.body)) {
+		return nil, fmt.Errorf("claim order of %s: package %d is out of the file", c.Path, i)
+	}
+	r := packageReader{s: c.body[off:]}
+	p := &WorkPackage{}
+	r.readPackage(p)
+	if r.bad {
+		return nil, fmt.Errorf("claim order of %s: package %d does not decode", c.Path, i)
+	}
+	return p, nil
+}
+
+// LoadClaimOrderCached returns the packages of the work packages file at
+// path in claim order. checks names what the caller checks a file's
+// packages against (its policy); load, called when the cache in cacheDir
+// holds no order for these bytes and these checks, reads and checks the
+// file. A file that does not load is never cached.
+func LoadClaimOrderCached(path, cacheDir, checks string, load func() (*WorkPackages, error)) (*ClaimOrder, error) {
+	data, err := readPolicy(path, MaxWorkPackagesBytes, "work packages")
+	if err != nil {
+		return nil, err
+	}
+	key := digest(packagesSchema(), "\x00", path, "\x00", string(data), "\x00", checks)
+	ok, err := usableCache(cacheDir)
+	if err != nil {
+		return nil, fmt.Errorf("claim order cache: %w", err)
+	}
+	file := filepath.Join(cacheDir, "order-"+digest(path)[:16]+packagesExt)
+	if ok {
+		b, err := readCacheFile(file)
+		if err != nil {
+			return nil, fmt.Errorf("claim order cache: %w", err)
+		}
+		if c, ok := decodeClaimOrder(b, key); ok {
+			c.Path = path
+			return c, nil
+		}
+	}
+	wps, err := load()
+	if err != nil {
+		return nil, err
+	}
+	b := encodeClaimOrder(key, wps.ClaimOrder())
+	c, decoded := decodeClaimOrder(b, key)
+	if !decoded {
+		return nil, errors.New("claim order: the encoding does not read back")
+	}
+	c.Path = path
+	if ok {
+		if err := writeCacheFile(cacheDir, file, b); err != nil {
+			return nil, fmt.Errorf("claim order cache: %w", err)
+		}
+	}
+	return c, nil
+}
+
+func encodeClaimOrder(key string, ps []*WorkPackage) []byte {
+	var body []byte
+	offs := make([]byte, 0, 4*len(ps))
+	for _, p := range ps {
+		offs = binary.LittleEndian.AppendUint32(offs, uint32(len(body)))
+		body = appendPackage(body, p)
+	}
+	b := make([]byte, 0, len(claimOrderMagic)+len(key)+len(offs)+len(body)+24)
+	b = append(b, claimOrderMagic...)
+	b = binary.AppendUvarint(b, claimOrderVersion)
+	b = appendString(b, key)
+	b = binary.AppendUvarint(b, uint64(len(ps)))
+	b = append(b, offs...)
+	b = append(b, body...)
+	return binary.LittleEndian.AppendUint32(b, crc32.Checksum(b, castagnoli()))
+}
+
+// decodeClaimOrder reads a file encodeClaimOrder wrote under key; ok is
+// false for any other bytes. The entries are checked by their checksum
+// here and decoded by At.
+func decodeClaimOrder(data []byte, key string) (*ClaimOrder, bool) {
+	const sumLen = 4
+	if len(data) < len(claimOrderMagic)+sumLen || !bytes.HasPrefix(data, []byte(claimOrderMagic)) {
+		return nil, false
+	}
+	body := data[:len(data)-sumLen]
+	if crc32.Checksum(body, castagnoli()) != binary.LittleEndian.Uint32(data[len(body):]) {
+		return nil, false
+	}
+	r := packageReader{s: string(body[len(claimOrderMagic):])}
+	if r.readUvarint() != claimOrderVersion || r.readString() != key {
+		return nil, false
+	}
+	n := r.readUvarint()
+	if r.bad || n > MaxWorkPackages || 4*n > uint64(len(r.s)) {
+		return nil, false
+	}
+	return &ClaimOrder{Key: key, offs: []byte(r.s[:4*n]), body: r.s[4*n:]}, true
+}

@@ -1,0 +1,146 @@
+package config
+
+import (
+	"encoding/binary"
+	"errors"
+	"hash/crc32"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"testing"
+)
+
+// The claim order holds the packages in claim order, each as the file
+// has it; it is kept for the file's bytes and the caller's checks, and
+// made again (load is called) when either changes.
+func TestLoadClaimOrderCached(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "work-packages.yaml")
+	cache := filepath.Join(dir, "cache")
+	src := "packages:\n  - id: A\n    locks: {files: [a.go]}\n  - id: B\n    priority: 3\n    depends_on: [A]\n    locks: {files: [b.go], keys: ['db:x'], ttl: 5m}\n"
+	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	loads := 0
+	load := func() (*WorkPackages, error) {
+		loads++
+		return LoadWorkPackagesCached(path, cache)
+	}
+	check := func(checks string, wantLoads int, wantIDs ...string) *ClaimOrder {
+		t.Helper()
+		c, err := LoadClaimOrderCached(path, cache, checks, load)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if loads != wantLoads {
+			t.Errorf("checks %q: %d loads, want %d", checks, loads, wantLoads)
+		}
+		var ids []string
+		for i := range c.Len() {
+			p, err := c.At(i)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ids = append(ids, p.ID)
+		}
+		if !slices.Equal(ids, wantIDs) {
+			t.Errorf("claim order %v, want %v", ids, wantIDs)
+		}
+		return c
+	}
+	first := check("policy 1", 1, "B", "A")
+	second := check("policy 1", 1, "B", "A") // from the cache
+	if first.Key != second.Key {
+		t.Errorf("one file and one policy, two keys: %s, %s", first.Key, second.Key)
+	}
+	w, err := LoadWorkPackagesCached(path, cache)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := w.Find("B")
+	got, err := second.At(0)
+	if err != nil || !reflect.DeepEqual(got, b) {
+		t.Errorf("B from the cache %#v, %v; want %#v", got, err, b)
+	}
+	if third := check("policy 2", 2, "B", "A"); third.Key == first.Key {
+		t.Error("another policy kept the key")
+	}
+	if err := os.WriteFile(path, []byte(src+"  - id: C\n    priority: 9\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	check("policy 2", 3, "C", "B", "A")
+	if _, err := second.At(2); err == nil {
+		t.Error("At past the end: no error")
+	}
+	// A file that does not load is an error, and is not cached.
+	boom := errors.New("the policy refuses a key")
+	if _, err := LoadClaimOrderCached(path, cache, "policy 3", func() (*WorkPackages, error) { return nil, boom }); !errors.Is(err, boom) {
+		t.Errorf("a file that does not load: %v, want %v", err, boom)
+	}
+	check("policy 3", 4, "C", "B", "A")
+}
+
+// A claim order file with any one byte changed, or cut anywhere, is not
+// read.
+func TestClaimOrderDamaged(t *testing.T) {
+	t.Parallel()
+	w, err := LoadWorkPackagesBytes(wpName, []byte(fullPackages(3)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	good := encodeClaimOrder("k", w.ClaimOrder())
+	if c, ok := decodeClaimOrder(good, "k"); !ok || c.Len() != 3 {
+		t.Fatalf("the undamaged file: %v", ok)
+	}
+	if _, ok := decodeClaimOrder(good, "other"); ok {
+		t.Error("read under another key")
+	}
+	for i := range good {
+		b := slices.Clone(good)
+		b[i] ^= 0x80
+		if _, ok := decodeClaimOrder(b, "k"); ok {
+			t.Errorf("byte %d ^ 0x80: read", i)
+		}
+		if _, ok := decodeClaimOrder(good[:i], "k"); ok {
+			t.Errorf("cut to %d bytes: read", i)
+		}
+	}
+}
+
+// FuzzDecodeClaimOrder: whatever a claim order file's body holds, its
+// checksum right, neither decoding it nor reading any package of it
+// panics, and a package read is written back as it was read.
+func FuzzDecodeClaimOrder(f *testing.F) {
+	body := func(ps []*WorkPackage) []byte {
+		b := encodeClaimOrder("k", ps)
+		return b[:len(b)-4]
+	}
+	f.Add(body(nil))
+	w, err := LoadWorkPackagesBytes(wpName, []byte(fullPackages(3)))
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(body(w.ClaimOrder()))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		data := binary.LittleEndian.AppendUint32(slices.Clip(b), crc32.Checksum(b, castagnoli()))
+		c, ok := decodeClaimOrder(data, "k")
+		if !ok {
+			return
+		}
+		for i := range c.Len() {
+			p, err := c.At(i)
+			if err != nil {
+				continue
+			}
+			again, ok := decodeClaimOrder(encodeClaimOrder("k", []*WorkPackage{p}), "k")
+			if !ok {
+				t.Fatalf("package %d %#v does not encode back", i, p)
+			}
+			if q, err := again.At(0); err != nil || !reflect.DeepEqual(q, p) {
+				t.Fatalf("package %d %#v reads back as %#v, %v", i, p, q, err)
+			}
+		}
+	})
+}
