@@ -26,11 +26,13 @@ import (
 // through the installed hooks → pull --rebase and push → done, each
 // claim kept alive by a refresh every third of its TTL. One worker is
 // killed with SIGKILL in the middle of a package, which comes back when
-// its claim expires. Run on the git store and on Redis, and once without
+// its claim expires. Run on the file store (every worker a worktree of
+// one clone, whose store it is), the git store and Redis, and once without
 // lockgate (plain git: the same workers take the same tasks from a shared
 // list with no locks, and count the rebase conflicts).
 //
-// Reported per run: makespan, its lower bound and their ratio, packages
+// Reported per run: makespan, its lower bound and their ratio, its ratio
+// to the makespan of a coordinator with zero overhead (simulated), packages
 // done, packages handed out again after done (must be 0), rebase
 // conflicts, the share of the workers' time spent waiting for a claim,
 // and claim latency. Run with -benchtime 1x; the size is set by
@@ -47,11 +49,12 @@ func BenchmarkQueueFleet(b *testing.B) {
 	}
 	cfg.tasks = fleetTasks(cfg.packages, cfg.files)
 	simSpan, simIdle := cfg.simulate()
+	cfg.zero = simSpan
 	b.Logf("%d packages over %d files, %d workers, %v of work each; lower bound %v (%s); "+
 		"scheduled as claim does with no cost but the work: makespan %v, workers without a package %.1f %% of the time",
 		cfg.packages, cfg.files, cfg.workers, cfg.work, cfg.bound().Round(time.Millisecond), cfg.boundWhy(),
 		simSpan.Round(time.Millisecond), 100*simIdle)
-	for _, store := range []string{"plain-git", "git", "redis"} {
+	for _, store := range []string{"plain-git", "file", "git", "redis"} {
 		b.Run(store, func(b *testing.B) {
 			for range b.N {
 				var storeEnv []string
@@ -92,6 +95,9 @@ type queueFleetConfig struct {
 	packages, workers, files int
 	work, ttl                time.Duration
 	tasks                    []fleetTask
+	// zero is the makespan of a coordinator with zero overhead
+	// (simulate).
+	zero time.Duration
 }
 
 // fleetTask is one package: its files and the package it depends on.
@@ -298,6 +304,7 @@ func runQueueFleet(b *testing.B, cfg queueFleetConfig, store string, storeEnv []
 	b.ReportMetric(makespan.Seconds(), "makespan-s")
 	b.ReportMetric(bound.Seconds(), "bound-s")
 	b.ReportMetric(makespan.Seconds()/bound.Seconds(), "x-bound")
+	b.ReportMetric(makespan.Seconds()/cfg.zero.Seconds(), "x-zero-overhead")
 	b.ReportMetric(float64(f.conflicts), "conflicts")
 	done, once := 0, 0
 	for _, t := range cfg.tasks {
@@ -373,7 +380,8 @@ func (f *queueFleet) setup() {
 	}
 	shared := clone("shared")
 	for n := range f.cfg.workers {
-		if n < 3 {
+		// The file store is one clone's: its workers share that clone.
+		if n < 3 && f.store != "file" {
 			f.dirs = append(f.dirs, clone(fmt.Sprintf("clone-%d", n)))
 			continue
 		}
