@@ -7,8 +7,10 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"slices"
 	"testing"
+	"time"
 )
 
 // The claim order holds the packages in claim order, each as the file
@@ -82,6 +84,59 @@ func TestLoadClaimOrderCached(t *testing.T) {
 	check("policy 3", 4, "C", "B", "A")
 }
 
+// A file that has not changed for a while is known by its stamp: the
+// order is stamped, and a later load needs not read the file. A file
+// rewritten with as many bytes gets another stamp, and a new order.
+// (Not parallel: it moves the package's clock.)
+func TestClaimOrderStamped(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("no stamps here: every load reads the file") // the stamp is linux's change time
+	}
+	defer func(c func() time.Time) { clock = c }(clock)
+	clock = func() time.Time { return time.Now().Add(time.Hour) }
+	dir := t.TempDir()
+	path := filepath.Join(dir, "work-packages.yaml")
+	cache := filepath.Join(dir, "cache")
+	write := func(id string) {
+		if err := os.WriteFile(path, []byte("packages:\n  - id: "+id+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	load := func() string {
+		t.Helper()
+		c, err := LoadClaimOrderCached(path, cache, "p", func() (*WorkPackages, error) { return LoadWorkPackagesCached(path, cache) })
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := c.At(0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p.ID
+	}
+	write("A")
+	if id := load(); id != "A" {
+		t.Fatalf("order of A: %s", id)
+	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stampKey := digest(packagesSchema(), "\x00", path, "\x00", fileStamp(fi, clock()), "\x00", "p")
+	files, _ := filepath.Glob(filepath.Join(cache, "order-*"))
+	if len(files) != 1 {
+		t.Fatalf("order files %v", files)
+	}
+	b, _ := os.ReadFile(files[0])
+	if _, ok := decodeClaimOrder(b, "", stampKey); !ok {
+		t.Fatal("the order of a settled file is not stamped")
+	}
+	write("B")
+	if id := load(); id != "B" {
+		t.Fatalf("after the file was rewritten with as many bytes: %s, want B", id)
+	}
+}
+
 // A claim order file with any one byte changed, or cut anywhere, is not
 // read.
 func TestClaimOrderDamaged(t *testing.T) {
@@ -90,20 +145,20 @@ func TestClaimOrderDamaged(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	good := encodeClaimOrder("k", w.ClaimOrder())
-	if c, ok := decodeClaimOrder(good, "k"); !ok || c.Len() != 3 {
+	good := encodeClaimOrder("k", "", w.ClaimOrder())
+	if c, ok := decodeClaimOrder(good, "k", ""); !ok || c.Len() != 3 {
 		t.Fatalf("the undamaged file: %v", ok)
 	}
-	if _, ok := decodeClaimOrder(good, "other"); ok {
+	if _, ok := decodeClaimOrder(good, "other", ""); ok {
 		t.Error("read under another key")
 	}
 	for i := range good {
 		b := slices.Clone(good)
 		b[i] ^= 0x80
-		if _, ok := decodeClaimOrder(b, "k"); ok {
+		if _, ok := decodeClaimOrder(b, "k", ""); ok {
 			t.Errorf("byte %d ^ 0x80: read", i)
 		}
-		if _, ok := decodeClaimOrder(good[:i], "k"); ok {
+		if _, ok := decodeClaimOrder(good[:i], "k", ""); ok {
 			t.Errorf("cut to %d bytes: read", i)
 		}
 	}
@@ -114,7 +169,7 @@ func TestClaimOrderDamaged(t *testing.T) {
 // panics, and a package read is written back as it was read.
 func FuzzDecodeClaimOrder(f *testing.F) {
 	body := func(ps []*WorkPackage) []byte {
-		b := encodeClaimOrder("k", ps)
+		b := encodeClaimOrder("k", "", ps)
 		return b[:len(b)-4]
 	}
 	f.Add(body(nil))
@@ -125,7 +180,7 @@ func FuzzDecodeClaimOrder(f *testing.F) {
 	f.Add(body(w.ClaimOrder()))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		data := binary.LittleEndian.AppendUint32(slices.Clip(b), crc32.Checksum(b, castagnoli()))
-		c, ok := decodeClaimOrder(data, "k")
+		c, ok := decodeClaimOrder(data, "k", "")
 		if !ok {
 			return
 		}
@@ -134,7 +189,7 @@ func FuzzDecodeClaimOrder(f *testing.F) {
 			if err != nil {
 				continue
 			}
-			again, ok := decodeClaimOrder(encodeClaimOrder("k", []*WorkPackage{p}), "k")
+			again, ok := decodeClaimOrder(encodeClaimOrder("k", "", []*WorkPackage{p}), "k", "")
 			if !ok {
 				t.Fatalf("package %d %#v does not encode back", i, p)
 			}
