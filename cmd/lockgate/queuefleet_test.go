@@ -250,13 +250,25 @@ type queueFleet struct {
 	held      time.Duration // the packages' time from claim to done, summed
 	busy      time.Duration // every worker's time, from start to its end
 	lastDone  time.Time
+	// phases sums the workers' time by what it went to: claim (the
+	// claim commands), idle (the pauses after a claim that found none
+	// free), pull, work, commit (the edit and the commit through the
+	// hooks), push (with its pulls and retries), done.
+	phases map[string]time.Duration
+}
+
+// spent adds the time since began to phase.
+func (f *queueFleet) spent(phase string, began time.Time) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.phases[phase] += time.Since(began)
 }
 
 func runQueueFleet(b *testing.B, cfg queueFleetConfig, store string, storeEnv []string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Hour)
 	defer cancel()
 	f := &queueFleet{b: b, cfg: cfg, store: store, ctx: ctx, cancel: cancel, bin: lockgateBinary(b), root: b.TempDir(),
-		doneAt: map[string]time.Time{}, doneCount: map[string]int{}, handed: map[string]int{}}
+		doneAt: map[string]time.Time{}, doneCount: map[string]int{}, handed: map[string]int{}, phases: map[string]time.Duration{}}
 	home := filepath.Join(f.root, "home")
 	if err := os.MkdirAll(home, 0o755); err != nil {
 		b.Fatal(err)
@@ -330,6 +342,11 @@ func runQueueFleet(b *testing.B, cfg queueFleetConfig, store string, storeEnv []
 	b.ReportMetric(float64(f.none), "claims-none-free")
 	b.ReportMetric(ms(percentile(f.claims, 0.5), 1), "claim-p50-ms")
 	b.ReportMetric(ms(percentile(f.claims, 0.99), 1), "claim-p99-ms")
+	for _, phase := range []string{"claim", "idle", "pull", "work", "commit", "push", "done"} {
+		if f.store != "plain-git" {
+			b.ReportMetric(100*f.phases[phase].Seconds()/f.busy.Seconds(), "%-"+phase)
+		}
+	}
 	f.checkQueue()
 }
 
@@ -441,13 +458,16 @@ func (f *queueFleet) queueWorker(n int, victim bool) error {
 			took := time.Since(t0)
 			f.mu.Lock()
 			f.claims = append(f.claims, took)
+			f.phases["claim"] += took
 			f.mu.Unlock()
 			code := exitCode(err)
 			if code == 4 {
 				f.mu.Lock()
 				f.none++
 				f.mu.Unlock()
+				idle := time.Now()
 				time.Sleep(time.Duration(100+rng.IntN(400)) * time.Millisecond)
+				f.spent("idle", idle)
 				continue
 			}
 			if code != 0 {
@@ -538,23 +558,33 @@ func (f *queueFleet) doPackage(dir, worker string, t fleetTask, rng *rand.Rand) 
 	// locks given back, and perhaps another's.
 	stopBeat := sync.OnceFunc(func() { close(stop); beat.Wait() })
 	defer stopBeat()
+	began := time.Now()
 	if err := f.pull(dir, rng); err != nil {
 		return err
 	}
+	f.spent("pull", began)
+	began = time.Now()
 	time.Sleep(f.cfg.work)
+	f.spent("work", began)
+	began = time.Now()
 	if err := f.edit(dir, worker, t); err != nil {
 		return err
 	}
 	if out, err := f.run(dir, worker, "git", "commit", "-q", "-m", t.id+": "+strings.Join(t.files, " ")); err != nil {
 		return fmt.Errorf("git commit: %v: %s", err, out)
 	}
-	if err := f.push(dir, rng); err != nil {
+	f.spent("commit", began)
+	began = time.Now()
+	if err := f.push(dir, worker, rng); err != nil {
 		return err
 	}
+	f.spent("push", began)
 	stopBeat()
+	began = time.Now()
 	if out, err := f.run(dir, worker, f.bin, "done", t.id); err != nil {
 		return fmt.Errorf("done: %v: %s", err, out)
 	}
+	f.spent("done", began)
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	now := time.Now()
@@ -616,9 +646,11 @@ func (f *queueFleet) pull(dir string, rng *rand.Rand) error {
 // push pushes to origin's main, rebasing onto what others pushed first.
 // A conflict with lockgate is an error (the locks should have prevented
 // it); plain git redoes its edit on the new main (redo).
-func (f *queueFleet) push(dir string, rng *rand.Rand, redo ...func() error) error {
+func (f *queueFleet) push(dir, worker string, rng *rand.Rand, redo ...func() error) error {
 	for range 100 {
-		out, err := f.run(dir, "", "git", "push", "-q", "origin", "HEAD:main")
+		// As the worker: pre-push judges the commits' trailers against
+		// who pushes them.
+		out, err := f.run(dir, worker, "git", "push", "-q", "origin", "HEAD:main")
 		if err == nil {
 			return nil
 		}
@@ -679,7 +711,7 @@ func (f *queueFleet) plainWorker(n int) error {
 			}
 			return commit()
 		}
-		if err := f.push(dir, rng, redo); err != nil {
+		if err := f.push(dir, worker, rng, redo); err != nil {
 			return err
 		}
 		f.mu.Lock()

@@ -57,18 +57,16 @@ const indexWindow = 32
 // when the file and the policy are the ones it was made for.
 func (e *Handler) claimOrder(file string) (*config.ClaimOrder, error) {
 	file = e.PackagesFile(file)
-	o := e.KeyOptions()
-	checks := strings.Join([]string{strings.Join(o.Namespaces, ","), strings.Join(o.ContractFiles, ","), strings.Join(o.FeaturePurposes, ",")},
-		"\x00")
-	order, err := config.LoadClaimOrderCached(file, e.cacheDir(), checks, func() (*config.WorkPackages, error) { return e.LoadPackages(file) })
+	// The packages are checked against the key options: any change of
+	// them (a field added, too) makes another order.
+	checks := fmt.Sprintf("%#v", *e.KeyOptions())
+	order, err := config.LoadClaimOrderCached(file, e.CacheDir(), checks, func() (*config.WorkPackages, error) { return e.LoadPackages(file) })
 	if errors.Is(err, os.ErrNotExist) {
 		// LoadPackages says what to do.
 		_, err = e.LoadPackages(file)
 	}
 	return order, err
 }
-
-func (e *Handler) cacheDir() string { return filepath.Join(e.StateDir(), "cache") }
 
 // queueEpoch returns the store's queue epoch (the token of
 // session.QueueEpochKey's record), starting one when there is none.
@@ -113,7 +111,7 @@ type claimMark struct {
 // markFile is where the mark of the packages file at path is kept.
 func (e *Handler) markFile(path string) string {
 	h := sha256.Sum256([]byte(path))
-	return filepath.Join(e.cacheDir(), "claim-mark-"+hex.EncodeToString(h[:8]))
+	return filepath.Join(e.CacheDir(), "claim-mark-"+hex.EncodeToString(h[:8]))
 }
 
 // readMark returns the packages at the head of order known finished in
@@ -138,7 +136,7 @@ func (e *Handler) readMark(order *config.ClaimOrder, epoch string) int {
 // writeMark keeps m. The mark is a cache: one that cannot be written
 // costs the next claim a longer walk, nothing else.
 func (e *Handler) writeMark(path string, m claimMark) {
-	dir := e.cacheDir()
+	dir := e.CacheDir()
 	if safefs.MkdirAll(dir, 0o777, 2) != nil {
 		return
 	}

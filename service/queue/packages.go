@@ -23,7 +23,7 @@ import (
 func (e *Handler) LoadPackages(file string) (*config.WorkPackages, error) {
 	file = e.PackagesFile(file)
 	// Every claim reads the file: keep it decoded in the clone's state.
-	wps, err := config.LoadWorkPackagesCached(file, filepath.Join(e.StateDir(), "cache"))
+	wps, err := config.LoadWorkPackagesCached(file, e.CacheDir())
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, session.Usagef("no work packages file %s: write one, or point work_packages in .lockgate.yaml (or --packages) at it", file)
 	}

@@ -251,7 +251,7 @@ func (e *Workspace) rootPolicy() (*config.Config, error) {
 	if e.Opts.ConfigFile == "" || e.Judging {
 		return e.Cfg, nil
 	}
-	return config.LoadCached(filepath.Join(e.Root(), config.DefaultFile), filepath.Join(e.StateDir(), "cache"))
+	return config.LoadCached(filepath.Join(e.Root(), config.DefaultFile), e.CacheDir())
 }
 
 // policyStore is the store cfg names (locks.store), or nil when cfg is

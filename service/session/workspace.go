@@ -161,6 +161,10 @@ func (e *Workspace) Close() {
 // StateDir is where lockgate keeps a clone's shared state.
 func (e *Workspace) StateDir() string { return filepath.Join(e.repo.CommonDir, "lockgate") }
 
+// CacheDir holds what the clone keeps decoded or counted to skip work
+// (docs/formats.md); it may be deleted at any time.
+func (e *Workspace) CacheDir() string { return filepath.Join(e.StateDir(), "cache") }
+
 // JournalFile is the clone's journal; reading it needs no lock store.
 func (e *Workspace) JournalFile() *journal.Journal {
 	return journal.Open(filepath.Join(e.StateDir(), "events.jsonl"))
