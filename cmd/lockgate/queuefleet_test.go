@@ -255,6 +255,7 @@ type queueFleet struct {
 	// free), pull, work, commit (the edit and the commit through the
 	// hooks), push (with its pulls and retries), done.
 	phases map[string]time.Duration
+	pushes int // git push runs, refused ones included
 }
 
 // spent adds the time since began to phase.
@@ -318,6 +319,7 @@ func runQueueFleet(b *testing.B, cfg queueFleetConfig, store string, storeEnv []
 	b.ReportMetric(makespan.Seconds()/bound.Seconds(), "x-bound")
 	b.ReportMetric(makespan.Seconds()/cfg.zero.Seconds(), "x-zero-overhead")
 	b.ReportMetric(float64(f.conflicts), "conflicts")
+	b.ReportMetric(float64(f.pushes)/float64(cfg.packages), "pushes/package")
 	done, once := 0, 0
 	for _, t := range cfg.tasks {
 		if f.doneCount[t.id] > 0 {
@@ -651,6 +653,9 @@ func (f *queueFleet) push(dir, worker string, rng *rand.Rand, redo ...func() err
 		// As the worker: pre-push judges the commits' trailers against
 		// who pushes them.
 		out, err := f.run(dir, worker, "git", "push", "-q", "origin", "HEAD:main")
+		f.mu.Lock()
+		f.pushes++
+		f.mu.Unlock()
 		if err == nil {
 			return nil
 		}
