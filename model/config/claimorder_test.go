@@ -13,6 +13,12 @@ import (
 	"time"
 )
 
+// idKeys is a package's files and keys as they are written: the test's
+// key identities.
+func idKeys(p *WorkPackage) ([]string, error) {
+	return append(append([]string(nil), p.Locks.Files...), p.Locks.Keys...), nil
+}
+
 // The claim order holds the packages in claim order, each as the file
 // has it; it is kept for the file's bytes and the caller's checks, and
 // made again (load is called) when either changes.
@@ -32,7 +38,7 @@ func TestLoadClaimOrderCached(t *testing.T) {
 	}
 	check := func(checks string, wantLoads int, wantIDs ...string) *ClaimOrder {
 		t.Helper()
-		c, err := LoadClaimOrderCached(path, cache, checks, load)
+		c, err := LoadClaimOrderCached(path, cache, checks, load, idKeys)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -66,6 +72,17 @@ func TestLoadClaimOrderCached(t *testing.T) {
 	if err != nil || !reflect.DeepEqual(got, b) {
 		t.Errorf("B from the cache %#v, %v; want %#v", got, err, b)
 	}
+	if p, pos, ok := second.Find("A"); !ok || pos != 1 || p.ID != "A" {
+		t.Errorf("Find(A) = %v, %d, %v; want A at 1", p, pos, ok)
+	}
+	if _, _, ok := second.Find("Z"); ok {
+		t.Error("Find(Z) found a package")
+	}
+	for key, want := range map[string][]int{"a.go": {1}, "db:x": {0}, "c.go": nil} {
+		if got, ok := second.Locking(key); !ok || !slices.Equal(got, want) {
+			t.Errorf("Locking(%s) = %v, %v; want %v", key, got, ok, want)
+		}
+	}
 	if third := check("policy 2", 2, "B", "A"); third.Key == first.Key {
 		t.Error("another policy kept the key")
 	}
@@ -78,7 +95,7 @@ func TestLoadClaimOrderCached(t *testing.T) {
 	}
 	// A file that does not load is an error, and is not cached.
 	boom := errors.New("the policy refuses a key")
-	if _, err := LoadClaimOrderCached(path, cache, "policy 3", func() (*WorkPackages, error) { return nil, boom }); !errors.Is(err, boom) {
+	if _, err := LoadClaimOrderCached(path, cache, "policy 3", func() (*WorkPackages, error) { return nil, boom }, nil); !errors.Is(err, boom) {
 		t.Errorf("a file that does not load: %v, want %v", err, boom)
 	}
 	check("policy 3", 4, "C", "B", "A")
@@ -104,7 +121,7 @@ func TestClaimOrderStamped(t *testing.T) {
 	}
 	load := func() string {
 		t.Helper()
-		c, err := LoadClaimOrderCached(path, cache, "p", func() (*WorkPackages, error) { return LoadWorkPackagesCached(path, cache) })
+		c, err := LoadClaimOrderCached(path, cache, "p", func() (*WorkPackages, error) { return LoadWorkPackagesCached(path, cache) }, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -145,7 +162,7 @@ func TestClaimOrderDamaged(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	good := encodeClaimOrder("k", "", w.ClaimOrder())
+	good := encodeClaimOrder("k", claimOrderOf(w.ClaimOrder(), idKeys))
 	if c, ok := decodeClaimOrder(good, "k", ""); !ok || c.Len() != 3 {
 		t.Fatalf("the undamaged file: %v", ok)
 	}
@@ -169,7 +186,7 @@ func TestClaimOrderDamaged(t *testing.T) {
 // panics, and a package read is written back as it was read.
 func FuzzDecodeClaimOrder(f *testing.F) {
 	body := func(ps []*WorkPackage) []byte {
-		b := encodeClaimOrder("k", "", ps)
+		b := encodeClaimOrder("k", claimOrderOf(ps, idKeys))
 		return b[:len(b)-4]
 	}
 	f.Add(body(nil))
@@ -184,12 +201,14 @@ func FuzzDecodeClaimOrder(f *testing.F) {
 		if !ok {
 			return
 		}
+		_, _, _ = c.Find("WP-1")
+		_, _ = c.Locking("a.go")
 		for i := range c.Len() {
 			p, err := c.At(i)
 			if err != nil {
 				continue
 			}
-			again, ok := decodeClaimOrder(encodeClaimOrder("k", "", []*WorkPackage{p}), "k", "")
+			again, ok := decodeClaimOrder(encodeClaimOrder("k", claimOrderOf([]*WorkPackage{p}, nil)), "k", "")
 			if !ok {
 				t.Fatalf("package %d %#v does not encode back", i, p)
 			}

@@ -60,12 +60,30 @@ func (e *Handler) claimOrder(file string) (*config.ClaimOrder, error) {
 	// The packages are checked against the key options: any change of
 	// them (a field added, too) makes another order.
 	checks := fmt.Sprintf("%#v", *e.KeyOptions())
-	order, err := config.LoadClaimOrderCached(file, e.CacheDir(), checks, func() (*config.WorkPackages, error) { return e.LoadPackages(file) })
+	order, err := config.LoadClaimOrderCached(file, e.CacheDir(), checks, func() (*config.WorkPackages, error) { return e.LoadPackages(file) },
+		e.keyIdentities)
 	if errors.Is(err, os.ErrNotExist) {
 		// LoadPackages says what to do.
 		_, err = e.LoadPackages(file)
 	}
 	return order, err
+}
+
+// keyIdentities are wp's keys as the store tells them apart, for the
+// claim order's key index: the packages that share a key with one being
+// finished are found without reading the others. The keys are worked out
+// when the order is made; a symbolic link in the work tree changed since
+// is seen when the file or the policy next changes.
+func (e *Handler) keyIdentities(wp *config.WorkPackage) ([]string, error) {
+	keys, err := e.packageKeys(wp)
+	if err != nil {
+		return nil, err
+	}
+	ids := make([]string, len(keys))
+	for i, k := range keys {
+		ids[i] = lockkey.FoldCase(k.Canonical)
+	}
+	return ids, nil
 }
 
 // queueEpoch returns the store's queue epoch (the token of

@@ -216,3 +216,36 @@ func TestClaimIndexFollowsTheFile(t *testing.T) {
 		t.Fatalf("claim after the file changed: %s, want WP-new", id)
 	}
 }
+
+// done reads the packages that share a key with the one it finishes, and
+// their task records, not every package and every record: with 300 of
+// 400 packages done and two claimed that share a file, done of the first
+// keeps the shared file for the second and gives back the rest.
+func TestDoneReadsWhatItShares(t *testing.T) {
+	t.Parallel()
+	yaml := strings.Replace(manyPackages(400), "files: [src/p300.go]", "files: [src/p300.go, src/shared.go]", 1)
+	yaml = strings.Replace(yaml, "files: [src/p301.go]", "files: [src/p301.go, src/shared.go]", 1)
+	_, _, open := queueRepo(t, yaml)
+	alice := open("alice")
+	seedFinished(t, alice, 300)
+	claimed(t, alice, "WP-300")
+	claimed(t, alice, "WP-301")
+	counting := &countingStore{Store: alice.Store}
+	alice.Store = counting
+	f, err := alice.FinishPackage(context.Background(), FinishRequest{PackageRequest: pkgReq("WP-300")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(f.Kept) != 1 || f.Kept[0].Key != "src/shared.go" || f.Kept[0].Why != KeptNeeded {
+		t.Errorf("done kept %+v, want src/shared.go for the other package", f.Kept)
+	}
+	if n := counting.records.Load(); n > 4 {
+		t.Errorf("done read %d task records, want at most 4 (its own, the package sharing a file)", n)
+	}
+	if n := counting.listings.Load(); n != 0 {
+		t.Errorf("done listed the store %d times, want none", n)
+	}
+	if l, err := alice.Store.Get(context.Background(), "src/shared.go"); err != nil || !l.OwnedBy(alice.Me) {
+		t.Errorf("src/shared.go after done: %+v, %v; want still alice's", l, err)
+	}
+}

@@ -230,32 +230,34 @@ const (
 	KeptTaken      = "another holds it now: your lock on it lapsed and was taken over"
 )
 
-// claimedKeys are the keys of wp that done gives back: all but those this
-// worker held before the claim (their record was not made by a claim) and
-// those another package it still claims lists.
-func (e *Handler) claimedKeys(ctx context.Context, wps *config.WorkPackages, wp *config.WorkPackage, keys []string, f *Finished) ([]string, error) {
+// claimedKeys returns those of keys (the canonical keys of c's package)
+// that its claim may give back: not those that another package the
+// caller still claims locks too (kept, KeptNeeded), nor those the caller
+// held before the claim (kept, KeptHeldBefore). Only the packages that
+// lock one of the keys are read, with their task records.
+func (e *Handler) claimedKeys(ctx context.Context, c packageClaim, keys []string, f *Finished) ([]string, error) {
 	now := e.Now()
 	// id is a key as the store tells keys apart: two spellings of one path
 	// are one lock.
 	id := lockkey.FoldCase
 	needed := map[string]bool{}
-	// One read of the task records, not one per package.
-	tasks, err := e.Store.InNamespace(ctx, "task")
+	others, err := e.sharers(c, keys)
+	if err != nil {
+		return nil, err
+	}
+	taskKeys := make([]string, len(others))
+	for i, other := range others {
+		taskKeys[i] = lockkey.TaskKey(other.ID)
+	}
+	// One read of their task records, not one per package.
+	recs, err := locks.GetMany(ctx, e.Store, taskKeys)
 	if err != nil {
 		return nil, fmt.Errorf("read the work packages' state: %w", err)
 	}
-	recs := make(map[string]locks.Entry, len(tasks))
-	for _, en := range tasks {
-		recs[en.Key] = en
-	}
-	for i := range wps.Packages {
-		other := &wps.Packages[i]
-		if other.ID == wp.ID {
-			continue
-		}
-		en, ok := recs[lockkey.TaskKey(other.ID)]
+	for i, other := range others {
+		en := recs[i]
 		l := en.Lock
-		if !ok || en.Err != nil || !l.OwnedBy(e.Me) || l.Expired(now) || session.IsFinishedPackage(l) {
+		if en.Err != nil || !l.OwnedBy(e.Me) || l.Expired(now) || session.IsFinishedPackage(l) {
 			continue // not claimed by this worker (a corrupt record claims nothing; a finished package needs nothing)
 		}
 		oks, err := e.packageKeys(other)
@@ -280,6 +282,49 @@ func (e *Handler) claimedKeys(ctx context.Context, wps *config.WorkPackages, wp 
 		give = append(give, k) // Release reports a missing or another's lock
 	}
 	return give, nil
+}
+
+// sharers returns the packages of c's file, c's own left out, that may
+// lock one of keys: those the claim order's key index names, or, without
+// one, every package of the file.
+func (e *Handler) sharers(c packageClaim, keys []string) ([]*config.WorkPackage, error) {
+	var out []*config.WorkPackage
+	if c.order == nil {
+		for i := range c.wps.Packages {
+			if other := &c.wps.Packages[i]; other.ID != c.wp.ID {
+				out = append(out, other)
+			}
+		}
+		return out, nil
+	}
+	seen := map[int]bool{}
+	for _, k := range keys {
+		positions, ok := c.order.Locking(lockkey.FoldCase(k))
+		if !ok { // no key index: every package
+			seen = map[int]bool{}
+			positions = make([]int, c.order.Len())
+			for i := range positions {
+				positions[i] = i
+			}
+		}
+		for _, pos := range positions {
+			if seen[pos] {
+				continue
+			}
+			seen[pos] = true
+			other, err := c.order.At(pos)
+			if err != nil {
+				return nil, err
+			}
+			if other.ID != c.wp.ID {
+				out = append(out, other)
+			}
+		}
+		if !ok {
+			break
+		}
+	}
+	return out, nil
 }
 
 // PackageList is the work queue as `packages` shows it: every package's

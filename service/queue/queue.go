@@ -577,7 +577,7 @@ func (e *Handler) finishPackage(ctx context.Context, r FinishRequest) (Finished,
 	if err != nil {
 		return Finished{}, err
 	}
-	wps, wp, keys, taskKey, cur := c.wps, c.wp, c.keys, c.taskKey, c.task
+	wp, keys, taskKey, cur := c.wp, c.keys, c.taskKey, c.task
 	if !claimed {
 		return Finished{}, session.Usagef("done %s: the package is not claimed (no %s lock): `lockgate claim %s` first", wp.ID, taskKey, wp.ID)
 	}
@@ -600,7 +600,7 @@ func (e *Handler) finishPackage(ctx context.Context, r FinishRequest) (Finished,
 		// A branch without a commit yet: done at no commit.
 	}
 	var f Finished
-	give, err := e.claimedKeys(ctx, wps, wp, session.Canonicals(keys), &f)
+	give, err := e.claimedKeys(ctx, c, session.Canonicals(keys), &f)
 	if err != nil {
 		return Finished{}, err
 	}
@@ -633,8 +633,10 @@ func (e *Handler) finishPackage(ctx context.Context, r FinishRequest) (Finished,
 }
 
 // packageClaim is a work package as done and release-package find it:
-// its file, its keys and its task record.
+// its file (in claim order, or without one decoded whole), its keys and
+// its task record.
 type packageClaim struct {
+	order   *config.ClaimOrder
 	wps     *config.WorkPackages
 	wp      *config.WorkPackage
 	keys    []lockkey.Key
@@ -642,12 +644,20 @@ type packageClaim struct {
 	task    locks.Lock
 }
 
-// findClaim finds the package r names and its task record; claimed is
-// false when it has none (each command says so its own way). A package
-// done or failed already is refused for op.
+// findClaim finds the package r names, through the claim order where it
+// can, and its task record; claimed is false when it has none (each
+// command says so its own way). A package done or failed already is
+// refused for op.
 func (e *Handler) findClaim(ctx context.Context, r PackageRequest, op string) (c packageClaim, claimed bool, err error) {
-	if c.wps, c.wp, err = e.findPackage(ctx, r.Packages, r.ID); err != nil {
-		return c, false, err
+	if order, err := e.claimOrder(r.Packages); err == nil {
+		if wp, _, ok := order.Find(r.ID); ok {
+			c.order, c.wp = order, wp
+		}
+	}
+	if c.wp == nil { // the whole file says why not
+		if c.wps, c.wp, err = e.findPackage(ctx, r.Packages, r.ID); err != nil {
+			return c, false, err
+		}
 	}
 	if c.keys, err = e.packageKeys(c.wp); err != nil {
 		return c, false, err
@@ -681,12 +691,12 @@ func (e *Handler) releasePackage(ctx context.Context, r PackageRequest) (Finishe
 	if err != nil {
 		return Finished{}, err
 	}
-	wps, wp, keys, taskKey, cur := c.wps, c.wp, c.keys, c.taskKey, c.task
+	wp, keys, taskKey, cur := c.wp, c.keys, c.taskKey, c.task
 	if !claimed {
 		return Finished{}, session.Usagef("release-package %s: the package is not claimed", wp.ID)
 	}
 	var f Finished
-	give, err := e.claimedKeys(ctx, wps, wp, session.Canonicals(keys), &f)
+	give, err := e.claimedKeys(ctx, c, session.Canonicals(keys), &f)
 	if err != nil {
 		return Finished{}, err
 	}
