@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/lockgate/lockgate/model/config"
 	"github.com/lockgate/lockgate/service"
 	"github.com/lockgate/lockgate/service/agentsetup"
 )
@@ -61,6 +62,11 @@ func TestInit(t *testing.T) {
 			if !tt.wantKept {
 				if _, err := loadAs(t, r.Dir, "alice", nil).Validate(service.ValidateRequest{}); err != nil {
 					t.Fatalf("the starter file does not validate: %v", err)
+				}
+				// It writes the defaults out, not other choices: no lock
+				// around a claim's choice (docs/config.md).
+				if c, err := config.Load(policy); err != nil || c.Locks.GlobalClaimLock() {
+					t.Fatalf("the starter file turns the global claim lock on (%v)", err)
 				}
 			}
 		})

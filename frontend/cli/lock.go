@@ -161,7 +161,7 @@ func listCommand() *command {
 		flags: func(fs *pflag.FlagSet) {
 			fs.BoolVar(&req.Mine, "mine", false, "only locks of this worker and session")
 			fs.BoolVar(&req.Stale, "stale", false, "only stale locks (older than locks.stale_minutes)")
-			fs.BoolVar(&req.All, "all", false, "expired records and bookkeeping records (the planner's plan:cycle and cooldown: records) too")
+			fs.BoolVar(&req.All, "all", false, "expired records and bookkeeping records (the planner's plan:cycle and cooldown: records, finished packages' task records, queue:epoch) too")
 		},
 		run: func(ctx context.Context, a *app, _ []string) error {
 			return run(ctx, a, func(e *service.Workspace) (lockops.ListResult, error) { return e.Locks().List(ctx, req) }, a.showList)

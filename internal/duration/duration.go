@@ -124,8 +124,12 @@ func (v *Value) String() string {
 func (v *Value) Type() string { return "duration" }
 
 // Until says when t is relative to now, as people read it: "in 25m" or
-// "25m ago".
+// "25m ago"; "never" for an expiry in the year 9999, which records kept
+// until removed carry (a finished work package's, the queue epoch).
 func Until(t, now time.Time) string {
+	if t.Year() >= 9999 {
+		return "never"
+	}
 	if t.Before(now) {
 		return Format(now.Sub(t)) + " ago"
 	}

@@ -72,3 +72,19 @@ func TestValueZeroIsUnset(t *testing.T) {
 		t.Errorf("\"0\" read back: %v, %v", z, err)
 	}
 }
+
+func TestUntil(t *testing.T) {
+	now := time.Date(2026, 12, 7, 12, 0, 0, 0, time.UTC)
+	for _, tt := range []struct {
+		at   time.Time
+		want string
+	}{
+		{now.Add(25 * time.Minute), "in 25m"},
+		{now.Add(-90 * time.Second), "1m ago"},
+		{time.Date(9999, 12, 31, 0, 0, 0, 0, time.UTC), "never"},
+	} {
+		if got := Until(tt.at, now); got != tt.want {
+			t.Errorf("Until(%v) = %q, want %q", tt.at, got, tt.want)
+		}
+	}
+}

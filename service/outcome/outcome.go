@@ -146,6 +146,12 @@ type (
 		error
 		UnreadableRecords() []*locks.CorruptError
 	}
+	// queueStuck: nothing left in a work queue can be finished until a
+	// failed package is retried.
+	queueStuck interface {
+		error
+		QueueStuck()
+	}
 	// invalidArgument: an argument a use case refuses (agent setup's
 	// unknown harness).
 	invalidArgument interface {
@@ -196,6 +202,7 @@ func (o *Outcome) busy(err error, c Context) bool {
 		held     *locks.HeldError
 		pkgState packageRefused
 		noFree   noPackageNow
+		stuck    queueStuck
 	)
 	switch {
 	case errors.As(err, &timeout):
@@ -210,6 +217,10 @@ func (o *Outcome) busy(err error, c Context) bool {
 		o.Detail = heldDetail(held, c.Now)
 		o.Hints = heldHints(held.Lock, c.Wait, c.UserDir, c.Now)
 		o.AgentHint = hint.Line(hint.MCPHeld, held.Lock.Holder, held.Lock.Key)
+	case errors.As(err, &stuck):
+		// No later claim finds anything: a loop that waits on exit 4
+		// would wait for ever.
+		o.Exit, o.Class, o.Reason = ExitPolicy, ClassError, ReasonPackage
 	case errors.As(err, &pkgState), errors.As(err, &noFree):
 		// Nothing to take now: exit 4 like a held lock, so a worker loop
 		// tries again later (a drained queue is no error).

@@ -447,6 +447,11 @@ func (e *Handler) claimNext(ctx context.Context, file string, o Claim) (nextClai
 	if q.Drained() {
 		return nextClaim{Packages: wps, Queue: q, Drained: true}, nil
 	}
+	// Packages wait for failed ones and nothing else is left: waiting
+	// (exit 4) would wait for ever.
+	if stuck := unfinishable(wps, q); stuck != nil {
+		return nextClaim{Packages: wps, Queue: q}, &QueueStuckError{Path: wps.Path, Packages: stuck}
+	}
 	none.Claimed = q.Counts[PackageClaimed] - len(none.Unreadable)
 	return nextClaim{Packages: wps, Queue: q}, none
 }

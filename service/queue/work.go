@@ -225,10 +225,9 @@ func (w *WorkLoop) Next(ctx context.Context) (*WorkJob, *WorkEnd, error) {
 				w.giveBack(bg, next.Package.ID, WorkRun{Package: next.Package.ID}, "interrupted")
 			}
 			return nil, w.end(bg, WorkInterrupted, nil, nil), nil
+		case asQueueStuck(err):
+			return nil, w.end(bg, WorkFailed, wps, next.Queue), nil
 		case errors.As(err, &none):
-			if unfinishable(wps, next.Queue) != nil {
-				return nil, w.end(bg, WorkFailed, wps, next.Queue), nil
-			}
 			if reason := strings.TrimPrefix(none.Error(), "claim: "); reason != w.waiting {
 				w.waiting = reason
 				w.say("waiting: %s", reason)
@@ -293,6 +292,56 @@ func claimable(q *Queue) bool {
 		}
 	}
 	return false
+}
+
+// QueueStuckError says that nothing left in a work packages file can
+// ever be finished, though some packages are not done or failed yet:
+// each waits, directly or not, for one that failed. It is no reason to
+// wait (`claim` exits 1, not 4): a retry must come first.
+type QueueStuckError struct {
+	Path string
+	// Packages are the failed packages and those that wait for them.
+	Packages []PackageStatus
+}
+
+// QueueStuck marks the error as a queue that cannot go on.
+func (*QueueStuckError) QueueStuck() {}
+
+func (e *QueueStuckError) Error() string {
+	return fmt.Sprintf("claim: nothing left in %s can be finished: %s; %s", e.Path, e.what(), e.retryHint())
+}
+
+// what names the failed packages and those that wait for them.
+func (e *QueueStuckError) what() string {
+	var failed, blocked []string
+	for _, s := range e.Packages {
+		if s.State == PackageFailed {
+			failed = append(failed, fmt.Sprintf("%s (%s)", s.ID, s.Reason))
+		} else {
+			blocked = append(blocked, fmt.Sprintf("%s (after %s)", s.ID, strings.Join(s.WaitsFor, ", ")))
+		}
+	}
+	msg := "failed: " + strings.Join(failed, ", ")
+	if len(blocked) > 0 {
+		msg += "; waiting for failed packages: " + strings.Join(blocked, ", ")
+	}
+	return msg
+}
+
+// retryHint names the command that makes the first failed package ready
+// again.
+func (e *QueueStuckError) retryHint() string {
+	for _, s := range e.Packages {
+		if s.State == PackageFailed {
+			return fmt.Sprintf("`lockgate retry %s` makes it ready again", s.ID)
+		}
+	}
+	return "`lockgate retry WP` makes a failed package ready again"
+}
+
+func asQueueStuck(err error) bool {
+	var stuck *QueueStuckError
+	return errors.As(err, &stuck)
 }
 
 // unfinishable returns, when nothing left in q can ever be finished, the
@@ -598,19 +647,8 @@ func (w *WorkLoop) end(ctx context.Context, status WorkStatus, wps *config.WorkP
 	case WorkFailed:
 		w.sum.Counts = q.Counts
 		w.sum.Unfinishable = unfinishable(wps, q)
-		var failed, blocked []string
-		for _, s := range w.sum.Unfinishable {
-			if s.State == PackageFailed {
-				failed = append(failed, fmt.Sprintf("%s (%s)", s.ID, s.Reason))
-			} else {
-				blocked = append(blocked, fmt.Sprintf("%s (after %s)", s.ID, strings.Join(s.WaitsFor, ", ")))
-			}
-		}
-		msg := "failed: " + strings.Join(failed, ", ")
-		if len(blocked) > 0 {
-			msg += "; waiting for failed packages: " + strings.Join(blocked, ", ")
-		}
-		w.say("nothing left can be finished: %s (%s); `lockgate retry WP` makes a failed package ready again", msg, mine)
+		stuck := &QueueStuckError{Path: q.Path, Packages: w.sum.Unfinishable}
+		w.say("nothing left can be finished: %s (%s); %s", stuck.what(), mine, stuck.retryHint())
 		end.Failed = true
 	case WorkMax:
 		if q != nil {
