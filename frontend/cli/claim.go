@@ -18,7 +18,7 @@ func claimCommand() *command {
 	var req queue.ClaimRequest
 	return &command{
 		takesLocks: true,
-		usage:      "claim [WP] [--packages FILE]",
+		usage:      "claim [WP] [--ttl D] [--wait D] [--packages FILE]",
 		short:      "claim a work package: its task lock and all its locks (without WP, the next ready one)",
 		flags: func(fs *pflag.FlagSet) {
 			packagesFlag(fs, &req.Packages)

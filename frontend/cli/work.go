@@ -25,7 +25,7 @@ func workCommand() *command {
 	req := queue.WorkRequest{Retries: 1}
 	return &command{
 		takesLocks: true,
-		usage:      "work [--max N] [--retries N] [--ttl D] [--packages FILE] -- CMD...",
+		usage:      "work [--max N] [--retries N] [--ttl D] [--packages FILE] [--json] -- CMD...",
 		short:      "the worker loop: claim the next package, run CMD on it, mark it done (or give it back); until the queue is drained",
 		long: `The worker loop: claim the next ready package (highest priority, its
 dependencies done, its locks free), run CMD for it, and mark it done when
