@@ -162,6 +162,9 @@ var hintScenarios = []hintScenario{
 	{name: "claim next held", config: plainConfig,
 		setup:   func(r *hintRepo) { r.must(alice, "lockgate lock acquire a.py") },
 		trigger: "lockgate claim", retrigger: true},
+	{name: "claim next, a file in another's claim", config: plainConfig,
+		setup:   func(r *hintRepo) { r.must(alice, "lockgate claim WP-2") },
+		trigger: "lockgate claim", retrigger: true, release: "lockgate release-package WP-2"},
 	{name: "release not owner", config: plainConfig,
 		setup:   func(r *hintRepo) { r.must(alice, "lockgate lock acquire a.py") },
 		trigger: "lockgate lock release a.py", retrigger: true},
@@ -358,6 +361,8 @@ func runHint(t *testing.T, r *hintRepo, sc hintScenario, u hintUser, h hintLine)
 	}
 	switch h.id {
 	case hint.AskRelease, hint.AskUnpause, hint.ForceAgentHuman:
+		r.must(alice, line(0))
+	case hint.AskFinishPackage: // "ask them to finish it with `done`, or give it back with `release-package`"
 		r.must(alice, line(0))
 	case hint.PathLocked: // "wait for alice to run `release`, or take it when free: `acquire --wait`"
 		r.must(alice, line(0))

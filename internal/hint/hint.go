@@ -22,6 +22,7 @@ const (
 	WaitPackage
 	WaitClaim
 	AskRelease
+	AskFinishPackage
 	AskUnpause
 	Clear
 	ForceRelease
@@ -84,6 +85,7 @@ var Table = map[ID]string{
 	WaitPackage:         "wait for it: `lockgate lock acquire --wait %s --package %s`",
 	WaitClaim:           "wait for it: `lockgate claim --wait %s %k`",
 	AskRelease:          "ask %s to run `lockgate lock release %k`",
+	AskFinishPackage:    "it goes back with %s's package %s: ask them to run `lockgate done %k` when it is done, or to run `lockgate release-package %k` to give it back",
 	AskUnpause:          "ask %s to run `lockgate unpause %k`",
 	Clear:               "or remove it (logged): `lockgate lock clear --force %k`",
 	ForceRelease:        "only %s (session %s) may release it; to override: `lockgate lock release --force %k` (logged)",

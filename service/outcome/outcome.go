@@ -393,6 +393,9 @@ func heldHints(l locks.Lock, wait func(string) string, dir string, now time.Time
 	switch feature := pausedFeature(l.Key); {
 	case feature != "":
 		out = append(out, hint.Line(hint.AskUnpause, l.Holder, feature))
+	case l.Action == "claim" && l.TaskID != "" && l.Key != lockkey.TaskKey(l.TaskID):
+		// A file of a claimed package goes back with the package.
+		out = append(out, hint.Line(hint.AskFinishPackage, l.Holder, l.TaskID, l.TaskID, l.TaskID))
 	default:
 		out = append(out, hint.Line(hint.AskRelease, l.Holder, l.Key))
 	}
