@@ -88,7 +88,7 @@ func LoadWorkPackagesCached(path, cacheDir string) (*WorkPackages, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := writeCacheFile(cacheDir, file, encodePackages(key, w.Packages)); err != nil {
+	if err := WriteCacheFile(cacheDir, file, encodePackages(key, w.Packages)); err != nil {
 		return nil, fmt.Errorf("work packages cache: %w", err)
 	}
 	// The file earlier releases kept, in gob.
@@ -149,12 +149,14 @@ func writeCache[T any](dir, file, key string, v *T) error {
 	if err != nil {
 		return nil
 	}
-	return writeCacheFile(dir, file, b)
+	return WriteCacheFile(dir, file, b)
 }
 
-// writeCacheFile puts b in file, best effort: only a directory that is not
-// lockgate's own (a symbolic link, another user's) is an error.
-func writeCacheFile(dir, file string, b []byte) error {
+// WriteCacheFile puts b in file in the clone's cache directory dir, best
+// effort: only a directory that is not lockgate's own (a symbolic link,
+// another user's) is an error; a cache that cannot be written is left
+// unwritten.
+func WriteCacheFile(dir, file string, b []byte) error {
 	var unsafe *safefs.UnsafePathError
 	if err := safefs.MkdirAll(dir, 0o777, 2); errors.As(err, &unsafe) {
 		return err

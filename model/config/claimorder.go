@@ -1,7 +1,6 @@
 package config
 
 import (
-	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -196,7 +195,7 @@ func LoadClaimOrderCached(path, cacheDir, checks string, load func() (*WorkPacka
 		c.Path = path
 		if stampKey != "" { // the file settled since: stamp the order
 			c.stampKey = stampKey
-			_ = writeCacheFile(cacheDir, file, encodeClaimOrder(c.Key, c.claimOrderSections))
+			_ = WriteCacheFile(cacheDir, file, encodeClaimOrder(c.Key, c.claimOrderSections))
 		}
 		return c, nil
 	}
@@ -213,7 +212,7 @@ func LoadClaimOrderCached(path, cacheDir, checks string, load func() (*WorkPacka
 	}
 	c.Path = path
 	if ok {
-		if err := writeCacheFile(cacheDir, file, b); err != nil {
+		if err := WriteCacheFile(cacheDir, file, b); err != nil {
 			return nil, fmt.Errorf("claim order cache: %w", err)
 		}
 	}
@@ -294,15 +293,11 @@ func encodeClaimOrder(key string, sec claimOrderSections) []byte {
 // The sections are checked by the checksum and their sizes here; the
 // entries are decoded (and checked) when read.
 func decodeClaimOrder(data []byte, key, stampKey string) (*ClaimOrder, bool) {
-	const sumLen = 4
-	if len(data) < len(claimOrderMagic)+sumLen || !bytes.HasPrefix(data, []byte(claimOrderMagic)) {
+	body, ok := checkedBody(data, claimOrderMagic)
+	if !ok {
 		return nil, false
 	}
-	body := data[:len(data)-sumLen]
-	if crc32.Checksum(body, castagnoli()) != binary.LittleEndian.Uint32(data[len(body):]) {
-		return nil, false
-	}
-	r := packageReader{s: string(body[len(claimOrderMagic):])}
+	r := packageReader{s: body}
 	if r.readUvarint() != claimOrderVersion {
 		return nil, false
 	}

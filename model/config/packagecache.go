@@ -95,16 +95,12 @@ func appendInts(b []byte, l []int) []byte {
 // decodePackages reads a cache file written by encodePackages under key;
 // ok is false for any other bytes.
 func decodePackages(data []byte, key string) (ps []WorkPackage, ok bool) {
-	const sumLen = 4
-	if len(data) < len(packagesMagic)+sumLen || !bytes.HasPrefix(data, []byte(packagesMagic)) {
-		return nil, false
-	}
-	body := data[:len(data)-sumLen]
-	if crc32.Checksum(body, castagnoli()) != binary.LittleEndian.Uint32(data[len(body):]) {
+	body, ok := checkedBody(data, packagesMagic)
+	if !ok {
 		return nil, false
 	}
 	// One string holds every string read: they share its bytes.
-	r := packageReader{s: string(body[len(packagesMagic):])}
+	r := packageReader{s: body}
 	if r.readUvarint() != packagesVersion || r.readString() != key {
 		return nil, false
 	}
@@ -123,6 +119,21 @@ func decodePackages(data []byte, key string) (ps []WorkPackage, ok bool) {
 		return nil, false
 	}
 	return ps, true
+}
+
+// checkedBody is what follows magic in a cache file whose last 4 bytes
+// are the CRC-32C (little-endian) of all before them; ok is false for a
+// file without magic or whose checksum does not match.
+func checkedBody(data []byte, magic string) (string, bool) {
+	const sumLen = 4
+	if len(data) < len(magic)+sumLen || !bytes.HasPrefix(data, []byte(magic)) {
+		return "", false
+	}
+	body := data[:len(data)-sumLen]
+	if crc32.Checksum(body, castagnoli()) != binary.LittleEndian.Uint32(data[len(body):]) {
+		return "", false
+	}
+	return string(body[len(magic):]), true
 }
 
 // packageReader reads the fields of a cache file from s; past the first

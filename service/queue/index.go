@@ -154,18 +154,7 @@ func (e *Handler) readMark(order *config.ClaimOrder, epoch string) int {
 // writeMark keeps m. The mark is a cache: one that cannot be written
 // costs the next claim a longer walk, nothing else.
 func (e *Handler) writeMark(path string, m claimMark) {
-	dir := e.CacheDir()
-	if safefs.MkdirAll(dir, 0o777, 2) != nil {
-		return
-	}
-	tmp, err := os.CreateTemp(dir, ".claim-mark-*")
-	if err != nil {
-		return
-	}
-	_, werr := fmt.Fprintf(tmp, "%s %s %d\n", m.order, m.epoch, m.finished)
-	if cerr := tmp.Close(); werr != nil || cerr != nil || os.Rename(tmp.Name(), e.markFile(path)) != nil {
-		_ = os.Remove(tmp.Name())
-	}
+	_ = config.WriteCacheFile(e.CacheDir(), e.markFile(path), fmt.Appendf(nil, "%s %s %d\n", m.order, m.epoch, m.finished))
 }
 
 // claimIndexed claims the first package it can take, walking the claim

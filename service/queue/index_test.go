@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockgate/lockgate/internal/gittest"
 	"github.com/lockgate/lockgate/model/locks"
 	"github.com/lockgate/lockgate/model/locks/lockkey"
 	"github.com/lockgate/lockgate/service/session"
@@ -162,14 +163,11 @@ func TestClaimIndexSeesReopenedPackages(t *testing.T) {
 	}
 }
 
-// A finished record removed behind lockgate's back (by hand, in the
-// store) leaves the epoch as it was: the index passes the package over
-// while others can be claimed, but the claim that finds nothing else
-// reads the whole queue, hands it out, and counts the mark again.
-func TestClaimIndexStaleFoundWhenNothingElseIsFree(t *testing.T) {
-	t.Parallel()
-	ctx := context.Background()
-	_, _, open := queueRepo(t, manyPackages(4))
+// markedAtTwo is a queue of four packages whose first two alice finished
+// and whose third she claimed: her claim index's mark is 2.
+func markedAtTwo(t *testing.T) (*gittest.Repo, *Handler) {
+	t.Helper()
+	r, _, open := queueRepo(t, manyPackages(4))
 	alice := open("alice")
 	for _, id := range []string{"WP-000", "WP-001"} {
 		claimed(t, alice, id)
@@ -178,6 +176,17 @@ func TestClaimIndexStaleFoundWhenNothingElseIsFree(t *testing.T) {
 	if id := claimNextID(t, alice); id != "WP-002" {
 		t.Fatalf("claim: %s, want WP-002", id)
 	}
+	return r, alice
+}
+
+// A finished record removed behind lockgate's back (by hand, in the
+// store) leaves the epoch as it was: the index passes the package over
+// while others can be claimed, but the claim that finds nothing else
+// reads the whole queue, hands it out, and counts the mark again.
+func TestClaimIndexStaleFoundWhenNothingElseIsFree(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	_, alice := markedAtTwo(t)
 	if _, err := alice.Store.Remove(ctx, lockkey.TaskKey("WP-000")); err != nil {
 		t.Fatal(err)
 	}
@@ -202,15 +211,7 @@ func TestClaimIndexStaleFoundWhenNothingElseIsFree(t *testing.T) {
 // its head.
 func TestClaimIndexFollowsTheFile(t *testing.T) {
 	t.Parallel()
-	r, _, open := queueRepo(t, manyPackages(4))
-	alice := open("alice")
-	for _, id := range []string{"WP-000", "WP-001"} {
-		claimed(t, alice, id)
-		finished(t, alice, id, "")
-	}
-	if id := claimNextID(t, alice); id != "WP-002" {
-		t.Fatalf("claim: %s, want WP-002", id)
-	}
+	r, alice := markedAtTwo(t)
 	r.Write("work-packages.yaml", "packages:\n  - id: WP-new\n    locks:\n      files: [src/new.go]\n"+strings.TrimPrefix(manyPackages(4), "packages:\n"))
 	if id := claimNextID(t, alice); id != "WP-new" {
 		t.Fatalf("claim after the file changed: %s, want WP-new", id)
