@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/lockgate/lockgate/internal/gittest"
+	"github.com/lockgate/lockgate/internal/redistest"
 )
 
 // TestQueueFleetVerify: a fleet drains a work queue with claim and done
@@ -28,16 +29,27 @@ import (
 // worker is killed in the middle of its first package and comes back as
 // a new session; its claim expires and is taken over. The fleet reaches
 // the remote through git daemon.
+//
+// On Redis the same fleet runs with the claim index (docs/queue.md): each
+// clone keeps its own mark, and the store's queue epoch is shared.
 func TestQueueFleetVerify(t *testing.T) {
 	t.Parallel()
 	oneFleetAtATime(t)
+	t.Run("git", func(t *testing.T) { runQueueFleetVerify(t, "git", nil) })
+	t.Run("redis", func(t *testing.T) {
+		srv := redistest.Start(t, redistest.Options{})
+		runQueueFleetVerify(t, "redis", []string{"LOCK_REDIS_URL=" + srv.URL()})
+	})
+}
+
+func runQueueFleetVerify(t *testing.T, store string, storeEnv []string) {
 	const (
 		workers  = 4 // 0 and 1 in clones of their own, the rest in worktrees of one clone
 		packages = 10
 		files    = 6
 		victim   = workers - 1
 	)
-	f := newFleet(t, "git", nil, 4)
+	f := newFleet(t, store, storeEnv, 4)
 	defer f.cancel()
 	f.origin = filepath.Join(f.root, "origin.git")
 	f.git(f.root, "init", "-q", "--bare", "-b", "main", f.origin)
@@ -46,7 +58,7 @@ func TestQueueFleetVerify(t *testing.T) {
 	f.git(f.root, "init", "-q", "-b", "main", seed)
 	write(t, filepath.Join(seed, ".lockgate.yaml"), `version: 1
 locks:
-  store: git
+  store: `+store+`
   git:
     clock_skew: 1s
 hooks:
