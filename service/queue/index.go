@@ -40,14 +40,7 @@ import (
 // before, and counts the mark again from it; a record changed behind
 // lockgate's back (deleted by hand) is found then.
 //
-// The git store has no index: it reads its whole table for every change
-// anyway, and the epoch's record would cost a push.
-
-// indexed reports whether claims use the claim index on this store.
-func (e *Handler) indexed() bool {
-	_, tx := e.Store.(locks.Transactor)
-	return !tx
-}
+// The git store has no index (session.Workspace.QueueIndexed).
 
 // indexWindow is how many task records a claim reads in one exchange as
 // it walks the order.

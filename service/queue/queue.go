@@ -370,7 +370,7 @@ func (e *Handler) claimNext(ctx context.Context, file string, o Claim) (nextClai
 		}
 	}
 	epoch := ""
-	if e.indexed() {
+	if e.QueueIndexed() {
 		next, found, err := e.claimIndexed(ctx, file, o)
 		if found || err != nil {
 			return next, err

@@ -286,8 +286,7 @@ func (e *Workspace) Open(ctx context.Context, p Purpose) error {
 	host, _ := os.Hostname()
 	e.Mgr = &locks.Manager{Store: store, Host: host, PID: os.Getpid(), Now: e.Opts.Clock, StoreName: storeName(setup.Use, store),
 		PerBranch: e.Cfg.Locks.PerBranch}
-	if _, tx := store.(locks.Transactor); !tx {
-		// Claims index the queue on this store (QueueEpochKey).
+	if e.QueueIndexed() {
 		e.Mgr.Lasting, e.Mgr.LastingRemoved = IsFinishedPackage, e.NewQueueEpoch
 	}
 	sink := &auditSink{ctx: ctx, journal: e.Journal, autoPush: e.Cfg.Workflow.AutoPush, notify: e.Notify, quietPush: p.Settles}
