@@ -522,8 +522,10 @@ func TestLockIsCalled(t *testing.T) {
 }
 
 // TestSyncRestoresDeletedEvent: what Sync finds missing is what the
-// branch's files lack, whatever its commit messages say: an event whose
-// file a commit deleted, naming its id, is committed again.
+// branch's history lacks, whatever its commit messages say: a commit
+// that deletes an event's file leaves the event on the branch (the
+// events are those of every commit), and an event whose commit was
+// rewound away, though a later commit names its id, is committed again.
 func TestSyncRestoresDeletedEvent(t *testing.T) {
 	t.Parallel()
 	r := newRepo(t)
@@ -532,20 +534,36 @@ func TestSyncRestoresDeletedEvent(t *testing.T) {
 	ctx := context.Background()
 	j := journal.Open(filepath.Join(t.TempDir(), "events.jsonl"))
 	evs := events("w", 3)
-	if err := j.Append(evs...); err != nil {
+	if err := j.Append(evs[:2]...); err != nil {
 		t.Fatal(err)
 	}
-	if res, err := w.Sync(ctx, j); err != nil || res.Committed != 3 {
+	if res, err := w.Sync(ctx, j); err != nil || res.Committed != 2 {
 		t.Fatalf("Sync = %+v, %v", res, err)
 	}
-	gone := evs[1]
+	before := r.Git("rev-parse", mainRef)
+	if err := j.Append(evs[2]); err != nil {
+		t.Fatal(err)
+	}
+	if res, err := w.Sync(ctx, j); err != nil || res.Committed != 1 {
+		t.Fatalf("Sync = %+v, %v", res, err)
+	}
+	gone := evs[2]
 	commitOnTop(t, r, mainRef, Subject(gone)+"\n\nEvent-Id: "+gone.ID+"\n", "", []string{EventPath(gone.ID)}, nil)
+	if got := branchIDs(t, w); len(got) != 3 {
+		t.Fatalf("branch after a commit that deletes a file: %v, want the 3 events", got)
+	}
+	if res, err := w.Sync(ctx, j); err != nil || res.Committed != 0 || res.Present != 3 {
+		t.Fatalf("Sync = %+v, %v; want nothing to commit", res, err)
+	}
+	// Rewound past the event's commit, with a commit naming it on top.
+	r.Git("update-ref", mainRef, before)
+	commitOnTop(t, r, mainRef, Subject(gone)+"\n\nEvent-Id: "+gone.ID+"\n", "", nil, nil)
 	if got := branchIDs(t, w); len(got) != 2 {
-		t.Fatalf("branch after the deletion: %v", got)
+		t.Fatalf("branch after the rewind: %v", got)
 	}
 	res, err := w.Sync(ctx, j)
 	if err != nil || res.Committed != 1 || res.Present != 2 {
-		t.Fatalf("Sync = %+v, %v; want the deleted event committed again", res, err)
+		t.Fatalf("Sync = %+v, %v; want the lost event committed again", res, err)
 	}
 	equalIDs(t, "branch", branchIDs(t, w), idsOf(evs))
 }

@@ -53,13 +53,45 @@ func CheckEventCommits(ctx context.Context, cfg Config, base, commits []string) 
 			return fmt.Errorf("check event commits: %q is not a full object name", c)
 		}
 	}
+	r, err := newLogReader(cfg, &readStats{})
+	if err != nil {
+		return err
+	}
+	if err := r.start(ctx); err != nil {
+		return err
+	}
+	infos, err := readCommitInfos(ctx, &r, commits)
+	var v2 bool
+	for _, ci := range infos {
+		v2 = v2 || ci.v2
+	}
+	if err == nil && v2 {
+		var known map[string][]byte
+		if known, err = knownEvents(ctx, cfg, base); err == nil {
+			err = checkFormat2(ctx, &r, commits, infos, known)
+		}
+	}
+	r.cat.close()
+	if err != nil {
+		return err
+	}
+	var old []string // of format 1
+	for _, c := range commits {
+		if !infos[c].v2 {
+			old = append(old, c)
+		}
+	}
+	if len(old) == 0 {
+		return nil
+	}
+	commits = old
 	if err := checkRoots(ctx, cfg, commits); err != nil {
 		return err
 	}
 	if err := checkGrowth(ctx, cfg, commits); err != nil {
 		return err
 	}
-	_, _, err := readEvents(ctx, cfg, append(append([]string(nil), base...), commits...), &readStats{})
+	_, _, err = readEvents(ctx, cfg, append(append([]string(nil), base...), commits...), &readStats{})
 	if errors.Is(err, errShape) || errors.Is(err, errNotEvent) {
 		return &NotEventsError{Err: err}
 	}

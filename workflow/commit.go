@@ -123,8 +123,9 @@ func (w *Writer) commitLocked(ctx context.Context, items []item) (int, error) {
 // push must fetch and merge with the whole remote branch, reading every
 // tree of it. The zero hash (a root commit, merged at the push) when the
 // clone has no remote-tracking ref, or one that is not an event commit's
-// root (events/ alone) this clone can read: the push's merge then reports
-// what is wrong with it.
+// root (events/ and the format blob) this clone can read: the push's
+// merge then reports what is wrong with it. A remote branch of format 1
+// is taken too, so that the commit refuses it (ErrOldFormat).
 func (w *Writer) startingPoint() plumbing.Hash {
 	tracking, err := w.readRef(plumbing.ReferenceName(w.TrackingRef()))
 	if err != nil || tracking.IsZero() {
@@ -135,8 +136,13 @@ func (w *Writer) startingPoint() plumbing.Hash {
 		return plumbing.ZeroHash
 	}
 	tr, err := w.trees().get(root)
-	if err != nil || len(tr.Entries) != 1 || tr.Entries[0].Name != eventsDir || tr.Entries[0].Mode != filemode.Dir {
+	if err != nil || len(tr.Entries) == 0 || len(tr.Entries) > 2 {
 		return plumbing.ZeroHash
+	}
+	for _, e := range tr.Entries {
+		if (e.Name != eventsDir || e.Mode != filemode.Dir) && (e.Name != formatFile || !e.Mode.IsFile()) {
+			return plumbing.ZeroHash
+		}
 	}
 	return tracking
 }
@@ -151,6 +157,13 @@ func (w *Writer) build(parent plumbing.Hash, items []item) (plumbing.Hash, []ite
 		return plumbing.ZeroHash, nil, err
 	}
 	t := w.trees()
+	fm, fmBlob, old, err := w.commitFormat(t, root)
+	if err != nil {
+		return plumbing.ZeroHash, nil, err
+	}
+	if old {
+		return plumbing.ZeroHash, nil, ErrOldFormat
+	}
 	var added []item
 	for _, it := range items {
 		ok, err := t.has(root, it.loc)
@@ -187,7 +200,7 @@ func (w *Writer) build(parent plumbing.Hash, items []item) (plumbing.Hash, []ite
 		}
 	}
 
-	eventsTree, err := t.subtree(root, eventsDir)
+	eventsTree, err := t.segmentBase(root)
 	if err != nil {
 		return plumbing.ZeroHash, nil, err
 	}
@@ -219,7 +232,7 @@ func (w *Writer) build(parent plumbing.Hash, items []item) (plumbing.Hash, []ite
 	if err != nil {
 		return plumbing.ZeroHash, nil, err
 	}
-	rootH, err := w.rewrite(t, root, []object.TreeEntry{{Name: eventsDir, Mode: filemode.Dir, Hash: evH}})
+	rootH, err := w.formatRoot(evH, fmBlob, fm)
 	if err != nil {
 		return plumbing.ZeroHash, nil, err
 	}

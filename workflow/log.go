@@ -319,6 +319,7 @@ func (r *logReader) readRef(ctx context.Context, ref, t string, byTree map[strin
 			writeCache(r.common, ref, t, evs)
 		}
 	}()
+	tip, history := strings.CutPrefix(t, historyKey)
 	// The other refs first: the branch and its remote-tracking ref share
 	// all but a few events, and a diff of their trees costs less than a
 	// cache to decode.
@@ -328,7 +329,13 @@ func (r *logReader) readRef(ctx context.Context, ref, t string, byTree map[strin
 			prior = pt
 		}
 	}
-	if prior != "" {
+	if prior != "" && history && strings.HasPrefix(prior, historyKey) {
+		evs, sub, ok, err := r.readBeside(ctx, ref, tip, prior, byTree[prior])
+		if err != nil || ok {
+			return evs, sub, partialTree[prior] && !sub, err
+		}
+	}
+	if prior != "" && !history && !strings.HasPrefix(prior, historyKey) {
 		d, ok, err := r.diff(ctx, ref, prior, t)
 		switch {
 		case err != nil:
@@ -354,10 +361,21 @@ func (r *logReader) readRef(ctx context.Context, ref, t string, byTree map[strin
 				if err != nil {
 					// The head held, a block did not: read t whole.
 					written = false
+					if history {
+						return r.readHistory(ctx, ref, tip)
+					}
 					return r.readFull(ctx, ref, t)
 				}
 				r.stats.decoded += len(evs)
 				return evs, false, from > 0 || to < len(c.blocks) || n < to-from, nil
+			}
+			if history {
+				evs, part, ok, err := r.readSince(ctx, ref, t, tip, c)
+				if err != nil || ok {
+					written = ok
+					return evs, false, part, err
+				}
+				return r.readHistory(ctx, ref, tip)
 			}
 			// A file deleted or changed since: read t whole.
 			d, ok, err := r.diff(ctx, ref, c.tree, t)
@@ -375,6 +393,9 @@ func (r *logReader) readRef(ctx context.Context, ref, t string, byTree map[strin
 				}
 			}
 		}
+	}
+	if history {
+		return r.readHistory(ctx, ref, tip)
 	}
 	return r.readFull(ctx, ref, t)
 }
@@ -578,19 +599,20 @@ func (r *logReader) readBlobs(ref string, files []file) ([]journal.Event, error)
 	return evs, nil
 }
 
-// resolve returns the refs that exist and the hash of each one's events
-// tree ("" when it has none).
+// resolve returns the refs that exist and what names each one's events:
+// the hash of its events tree ("" when it has none), or for a branch of
+// format 2 historyKey and the commit.
 func (r *logReader) resolve(refs []string) (found, trees []string, err error) {
 	err = r.cat.round(func(w *bufio.Writer) error {
 		for _, ref := range refs {
-			if _, err := fmt.Fprintf(w, "info %s\ninfo %[1]s^{commit}\ninfo %[1]s^{commit}:%s\n", ref, eventsDir); err != nil {
+			if _, err := fmt.Fprintf(w, "info %s\ninfo %[1]s^{commit}\ninfo %[1]s^{commit}:%[2]s\ninfo %[1]s^{commit}:%[3]s\n", ref, eventsDir, formatFile); err != nil {
 				return err
 			}
 		}
 		return nil
 	}, func(br *bufio.Reader) error {
 		for _, ref := range refs {
-			var info [3]objectInfo
+			var info [4]objectInfo
 			for i := range info {
 				var err error
 				if info[i], err = r.cat.info(br); err != nil {
@@ -602,6 +624,11 @@ func (r *logReader) resolve(refs []string) (found, trees []string, err error) {
 				continue
 			case info[1].missing:
 				return fmt.Errorf("%s: a %s, not a commit", ref, info[0].typ)
+			case !info[3].missing && info[3].typ != "blob":
+				return fmt.Errorf("%s: %s: %w (a %s, not a blob)", ref, formatFile, errShape, info[3].typ)
+			case !info[3].missing:
+				// Format 2: the events are those of the history.
+				found, trees = append(found, ref), append(trees, historyKey+info[1].oid)
 			case info[2].missing:
 				found, trees = append(found, ref), append(trees, "")
 			case info[2].typ != "tree":

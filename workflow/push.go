@@ -233,6 +233,9 @@ func (w *Writer) merge(ours, theirs plumbing.Hash, ff bool) (plumbing.Hash, stri
 	if err != nil {
 		return plumbing.ZeroHash, "", err
 	}
+	if c, msg, ok, err := w.mergeHistories(ours, theirs, a, b, ff); ok || err != nil {
+		return c, msg, err
+	}
 	var st mergeStats
 	root, err := w.trees().union(a, b, &st)
 	if err != nil {
@@ -253,4 +256,56 @@ func (w *Writer) merge(ours, theirs plumbing.Hash, ff bool) (plumbing.Hash, stri
 		return plumbing.ZeroHash, "", err
 	}
 	return c, "merge " + src, nil
+}
+
+// mergeHistories merges ours and theirs (root trees a and b) when either
+// is of format 2 (ok false when neither is): the events of a format-2
+// branch are those of its history, so ours behind theirs is a
+// fast-forward, and a merge commit adds no event of its own. Its format
+// names the bases of both sides, and a side of format 1 as a base too,
+// whose events tree it then holds, as the commit that migrates a branch
+// does.
+func (w *Writer) mergeHistories(ours, theirs, a, b plumbing.Hash, ff bool) (plumbing.Hash, string, bool, error) {
+	t := w.trees()
+	fa, _, oldA, err := w.commitFormat(t, a)
+	if err != nil {
+		return plumbing.ZeroHash, "", false, err
+	}
+	fb, _, oldB, err := w.commitFormat(t, b)
+	if err != nil {
+		return plumbing.ZeroHash, "", false, err
+	}
+	if oldA && oldB {
+		return plumbing.ZeroHash, "", false, nil
+	}
+	src := w.remote + "/" + w.branch
+	if ff && !oldB {
+		return theirs, "fast-forward to " + src, true, nil
+	}
+	fm := branchFormat{version: formatVersion}
+	var events plumbing.Hash
+	for _, side := range []struct {
+		c, root plumbing.Hash
+		fm      branchFormat
+		old     bool
+	}{{ours, a, fa, oldA}, {theirs, b, fb, oldB}} {
+		if !side.old {
+			fm = fm.withBases(side.fm.bases...)
+			continue
+		}
+		fm = fm.withBases(side.c.String())
+		if events, err = t.subtree(side.root, eventsDir); err != nil {
+			return plumbing.ZeroHash, "", false, err
+		}
+	}
+	root, err := w.formatRoot(events, plumbing.ZeroHash, fm)
+	if err != nil {
+		return plumbing.ZeroHash, "", false, err
+	}
+	body := fmt.Sprintf("Merge %s\n\nThe events of both histories; this commit adds none of its own.\n", src)
+	c, err := w.writeCommit(root, []plumbing.Hash{ours, theirs}, body, time.Time{})
+	if err != nil {
+		return plumbing.ZeroHash, "", false, err
+	}
+	return c, "merge " + src, true, nil
 }

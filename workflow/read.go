@@ -14,33 +14,29 @@ import (
 	"github.com/lockgate/lockgate/model/locks/journal"
 )
 
-// Has reports whether the event with this id is on the branch. It reads
-// four small trees, whatever the number of events.
+// Has reports whether the event with this id is on the branch: in the
+// tree of a commit it reaches (see Events).
 func (w *Writer) Has(ctx context.Context, id string) (bool, error) {
 	if id == "" {
 		return false, errors.New("has: empty event id")
 	}
-	if err := ctx.Err(); err != nil {
+	evs, err := w.Events(ctx)
+	if err != nil {
 		return false, err
 	}
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	var ok bool
-	err := w.readingTip(func(t *trees, root plumbing.Hash) (err error) {
-		ok, err = t.has(root, locate(id))
-		return err
-	})
-	if err != nil {
-		return false, fmt.Errorf("look up event %s on %s: %w", id, w.branch, err)
+	for _, ev := range evs {
+		if ev.ID == id {
+			return true, nil
+		}
 	}
-	return ok, nil
+	return false, nil
 }
 
 // readingTip runs a read-only fn on the root tree of the branch's tip
 // and, if an object is missing, runs it once more with the pack index read
 // again: another git process may have repacked since it was loaded. The
 // caller holds w.mu.
-func (w *Writer) readingTip(fn func(t *trees, root plumbing.Hash) error) error {
+func (w *Writer) readingTip(fn func(t *trees, tip, root plumbing.Hash) error) error {
 	run := func() error {
 		tip, err := w.tip()
 		if err != nil {
@@ -50,7 +46,7 @@ func (w *Writer) readingTip(fn func(t *trees, root plumbing.Hash) error) error {
 		if err != nil {
 			return err
 		}
-		return fn(w.trees(), root)
+		return fn(w.trees(), tip, root)
 	}
 	err := run()
 	if errors.Is(err, plumbing.ErrObjectNotFound) {
@@ -62,27 +58,74 @@ func (w *Writer) readingTip(fn func(t *trees, root plumbing.Hash) error) error {
 	return err
 }
 
-// Events returns every event on the branch, sorted by timestamp, then id.
-// A missing branch has no events. A blob that is not an event is an error
-// naming its path.
+// Events returns every event on the branch, sorted by timestamp, then id:
+// those of every commit the tip reaches, down to the bases its format
+// names (a format-1 commit's tree holds the events of its history, so
+// the walk stops there too). A missing branch has no events. A blob that
+// is not an event is an error naming its path. It walks the commits in
+// process, apart from the log reader (ReadEvents) that the commands use,
+// and reads every commit: it is for Sync's checks and the tests.
 func (w *Writer) Events(ctx context.Context) ([]journal.Event, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	var evs []journal.Event
-	err := w.readingTip(func(t *trees, root plumbing.Hash) error {
+	err := w.readingTip(func(t *trees, tip, root plumbing.Hash) error {
 		evs = nil
-		events, err := t.subtree(root, eventsDir)
-		if err != nil || events.IsZero() {
+		if tip.IsZero() {
+			return nil
+		}
+		fm, _, _, err := w.commitFormat(t, root)
+		if err != nil {
 			return err
 		}
-		return w.walk(ctx, events, eventsDir, 0, func(path string, blob plumbing.Hash) error {
-			ev, err := w.readEvent(blob)
+		seen := map[plumbing.Hash]bool{}
+		for _, b := range fm.bases {
+			seen[plumbing.NewHash(b)] = true
+		}
+		files := map[string]plumbing.Hash{}
+		queue := []plumbing.Hash{tip}
+		for len(queue) > 0 {
+			c := queue[0]
+			queue = queue[1:]
+			if seen[c] {
+				continue
+			}
+			seen[c] = true
+			cm, err := object.GetCommit(w.odb, c)
+			if err != nil {
+				return fmt.Errorf("read commit %s: %w", c, err)
+			}
+			_, _, old, err := w.commitFormat(t, cm.TreeHash)
+			if err != nil {
+				return fmt.Errorf("commit %s: %w", c, err)
+			}
+			events, err := t.subtree(cm.TreeHash, eventsDir)
+			if err != nil {
+				return err
+			}
+			if !events.IsZero() {
+				err := w.walk(ctx, events, eventsDir, 0, func(path string, blob plumbing.Hash) error {
+					if have, ok := files[path]; !ok || blob.String() < have.String() {
+						files[path] = blob
+					}
+					return nil
+				})
+				if err != nil {
+					return err
+				}
+			}
+			if !old {
+				queue = append(queue, cm.ParentHashes...)
+			}
+		}
+		for _, path := range sortedKeys(files) {
+			ev, err := w.readEvent(files[path])
 			if err != nil {
 				return fmt.Errorf("%s: %w", path, err)
 			}
 			evs = append(evs, ev)
-			return nil
-		})
+		}
+		return nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("read events of %s: %w", w.branch, err)

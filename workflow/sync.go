@@ -135,30 +135,27 @@ func (w *Writer) commitInBatches(ctx context.Context, items []item, done func(ba
 	return 0, nil
 }
 
-// missing returns the items not on the branch tip, in order.
+// missing returns the items not on the branch, in order: not in the
+// tree of any commit it reaches. It reads the branch's events as the log
+// readers do (ReadEvents: from the events cache, and only the commits
+// since it).
 func (w *Writer) missing(ctx context.Context, items []item) ([]item, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
+	cfg := Config{GitDir: w.repo.GitDir, CommonDir: w.common, WorkTree: w.repo.Toplevel}
+	evs, _, err := readEvents(ctx, cfg, []string{w.ref.String()}, &readStats{})
+	if err != nil {
+		return nil, err
+	}
+	on := make(map[string]bool, len(evs))
+	for _, ev := range evs {
+		on[ev.ID] = true
+	}
 	var out []item
-	err := w.readingTip(func(t *trees, root plumbing.Hash) error {
-		out = out[:0]
-		for i, it := range items {
-			if i%1024 == 0 {
-				if err := ctx.Err(); err != nil {
-					return err
-				}
-			}
-			ok, err := t.has(root, it.loc)
-			if err != nil {
-				return err
-			}
-			if !ok {
-				out = append(out, it)
-			}
+	for _, it := range items {
+		if !on[it.ev.ID] {
+			out = append(out, it)
 		}
-		return nil
-	})
-	return out, err
+	}
+	return out, nil
 }
 
 // CatchUp commits the journal's events that are not on the branch yet,
