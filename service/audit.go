@@ -182,3 +182,40 @@ func (e *Workspace) SyncWorkflow(ctx context.Context, req SyncRequest) (*Synced,
 	}
 	return out, nil
 }
+
+// Migrated says what `lockgate workflow migrate` did.
+type Migrated struct {
+	Branch string `json:"branch"`
+	// Base is the format-1 tip the migration commit holds the events
+	// of; "" when there was nothing to migrate.
+	Base   string `json:"base,omitempty"`
+	Pushed bool   `json:"pushed"`
+	Remote string `json:"-"`
+}
+
+// MigrateWorkflow moves a workflow branch of format 1 to format 2 in
+// place (one commit on its tip, nothing rewritten) and pushes it per
+// workflow.auto_push unless the request says otherwise. A branch of
+// format 2 is left as it is; the push still runs, so that a migration
+// whose push failed is sent by running the command again.
+func (e *Workspace) MigrateWorkflow(ctx context.Context, req SyncRequest) (*Migrated, error) {
+	w, err := e.branchWriter(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if s, ok := e.PushingSink(); ok {
+		s.Settled()
+	}
+	base, err := w.Migrate(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("workflow migrate: %w", err)
+	}
+	out := &Migrated{Branch: w.Branch(), Base: base, Remote: e.Cfg.Workflow.Remote}
+	if (e.Cfg.Workflow.AutoPush || req.Push) && !req.NoPush {
+		if err := w.Push(ctx); err != nil {
+			return nil, err
+		}
+		out.Pushed = true
+	}
+	return out, nil
+}

@@ -13,7 +13,9 @@ import (
 // in the repository git finds from dir, in this process's environment, as
 // a pre-receive hook must read them), the events it adds: the event files
 // of its tree that none of its parents has. A merge that only joins two
-// branches' events adds none. A file that is not an event is an error.
+// branches' events adds none, nor does the commit that moves a branch to
+// format 2 (it holds its parent's events tree as it is). A file that is
+// not an event is an error.
 func AddedEvents(ctx context.Context, dir string, commits []string) (map[string][]journal.Event, error) {
 	out := make(map[string][]journal.Event, len(commits))
 	for _, c := range commits {
@@ -88,6 +90,9 @@ func addedFiles(ctx context.Context, dir, commit string, parents []string) ([][2
 	}
 	var files [][2]string
 	for name, oid := range added {
+		if name == formatFile {
+			continue // format 2's blob: not an event
+		}
 		if !strings.HasPrefix(name, eventsDir+"/") {
 			return nil, fmt.Errorf("events added by %s: %s is not under %s/", shortOID(commit), name, eventsDir)
 		}

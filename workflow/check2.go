@@ -18,6 +18,7 @@ type commitInfo struct {
 	v2      bool
 	fm      branchFormat
 	rootOK  bool // the root holds events/ (optional on format 2) and the format blob, nothing else
+	oldOK   bool // format 1: the root holds events/ alone
 	events  string
 }
 
@@ -79,6 +80,7 @@ func readCommitInfos(ctx context.Context, r *logReader, commits []string) (map[s
 			}
 			size += entry("100644", formatFile)
 			ci.rootOK = ci.v2 && info[2].typ == "blob" && (info[1].missing || info[1].typ == "tree") && info[0].size == size
+			ci.oldOK = !ci.v2 && info[1].typ == "tree" && info[0].size == entry("40000", eventsDir)
 		}
 		return nil
 	})
@@ -120,9 +122,12 @@ func checkFormat2(ctx context.Context, r *logReader, commits []string, infos map
 		}
 		var want []string
 		for _, p := range ci.parents {
-			if pi := infos[p]; pi.v2 {
+			switch pi := infos[p]; {
+			case pi.v2:
 				want = append(want, pi.fm.bases...)
-			} else {
+			case !pi.oldOK:
+				return &NotEventsError{Commit: c, Err: fmt.Errorf("%w: its parent %s has no events/ directory of its own: not a commit of the workflow branch", errShape, p)}
+			default:
 				want = append(want, p)
 			}
 		}

@@ -8,9 +8,16 @@
 // # Layout
 //
 // The branch is independent of the project's history: its first commit has
-// no parent. Its tree holds one blob per event, the event's JSON line:
+// no parent. An event is one blob, the event's JSON line, at
 //
 //	events/<h[0:2]>/<h[2:4]>/<id>.json     h = hex(sha256(id))
+//
+// in the tree of the commit that adds it. The branch's events are those of
+// every commit it reaches (format 2, format.go): a commit's tree holds its
+// segment, about the last 64 events, and a `format` blob, so that the
+// tip's tree, which every push makes the remote read whole, does not grow
+// with the history. Format 1 kept every event in the tip's tree; Migrate
+// moves such a branch in place, and Commit refuses it until then.
 //
 // The shards come from a hash of the id, not from the id itself, because a
 // journal id starts with its creation time in nanoseconds: its first digits
@@ -58,9 +65,9 @@
 // service makes to the branch is followed by one, so that events recorded
 // without a commit of their own reach the branch with the next one.
 //
-// The branch only grows: every commit adds event files to each parent's
-// tree and never deletes or changes one. CheckEventCommits holds commits
-// pushed to a server to that.
+// The branch only grows: its events are those of its history, and no
+// commit writes an event id again with other content. CheckEventCommits
+// holds commits pushed to a server to that.
 //
 // # Pushing
 //
@@ -90,10 +97,11 @@
 // # Reading
 //
 // ReadEvents reads the whole log of one or more refs (the branch and its
-// remote-tracking ref) with git alone: `git ls-tree` lists the events
-// tree and one `git cat-file --batch-command` reads every blob. The
+// remote-tracking ref) with git alone: `git rev-list --objects` lists the
+// event files of the history (format 1: `git ls-tree` of the tip's events
+// tree) and one `git cat-file --batch-command` reads every blob. The
 // decoded events of each ref are cached under
-// `<common-dir>/lockgate/cache/`, keyed by the hash of its events tree,
-// so that an unchanged ref costs no blob and a ref that only gained
-// events (`git diff-tree`) reads just those.
+// `<common-dir>/lockgate/cache/`, keyed by its tip (format 1: its events
+// tree), so that an unchanged ref costs no blob and a ref that only
+// gained commits reads just their events.
 package workflow

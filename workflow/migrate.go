@@ -40,6 +40,16 @@ func (w *Writer) OldFormat(ctx context.Context) (bool, error) {
 	return old, nil
 }
 
+// CheckFormat returns an error wrapping ErrOldFormat when the branch is
+// of format 1 (OldFormat), or the error that kept it from telling.
+func (w *Writer) CheckFormat(ctx context.Context) error {
+	old, err := w.OldFormat(ctx)
+	if err == nil && old {
+		err = fmt.Errorf("%s: %w", w.branch, ErrOldFormat)
+	}
+	return err
+}
+
 // Migrate moves a branch of format 1 to format 2 in place, with one
 // commit on its tip (on the remote-tracking ref when the clone has no
 // branch yet): its tree holds the tip's events tree as it is and a
@@ -67,7 +77,7 @@ func (w *Writer) Migrate(ctx context.Context) (base string, err error) {
 		if err != nil {
 			return err
 		}
-		fm, _, old, err := w.commitFormat(t, root)
+		_, _, old, err := w.commitFormat(t, root)
 		if err != nil || !old {
 			return err
 		}
@@ -75,7 +85,7 @@ func (w *Writer) Migrate(ctx context.Context) (base string, err error) {
 		if err != nil {
 			return err
 		}
-		fm = branchFormat{version: formatVersion}.withBases(from.String())
+		fm := branchFormat{version: formatVersion}.withBases(from.String())
 		newRoot, err := w.formatRoot(events, plumbing.ZeroHash, fm)
 		if err != nil {
 			return err

@@ -78,6 +78,27 @@ func TestMigrate(t *testing.T) {
 	if err := CheckEventCommits(ctx, cfg, []string{before}, commits); err != nil {
 		t.Fatalf("CheckEventCommits of the migration and the commits after = %v", err)
 	}
+	// What each commit adds, as a server checking signatures reads it:
+	// the migration adds nothing, each later commit its one event (also
+	// those that start a new segment).
+	added, err := AddedEvents(ctx, r.Dir, commits)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, c := range commits {
+		want := 1
+		if r.Git("rev-parse", c+"^") == before {
+			want = 0 // the migration
+		}
+		if len(added[c]) != want {
+			t.Fatalf("commit %s adds %d events, want %d", c, len(added[c]), want)
+		}
+		n += len(added[c])
+	}
+	if n != len(later) {
+		t.Fatalf("the commits add %d events in all, want %d (the migration none)", n, len(later))
+	}
 }
 
 // TestMigrationMustKeepEvents: a commit that moves a branch to format 2

@@ -38,7 +38,7 @@ const SyncBatch = 500
 // Sync commits every event of the journal that is not on the branch yet,
 // in journal order: it repairs a crash (or a failed commit) between the
 // journal append and the branch commit. Finding what is missing reads
-// tree names only, never the blobs already committed. An event committed
+// the branch's events as ReadEvents does (from its cache). An event committed
 // meanwhile by another writer is not committed again: every batch is
 // checked against the tip it is built on. Lines of the journal that are
 // not events are skipped and listed in Corrupt; a last line without its

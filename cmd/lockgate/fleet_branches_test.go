@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -196,15 +195,12 @@ func (f *fleet) checkBranchOverlap() {
 // one whose holder released it.
 func (f *fleet) checkReleasedOnMerge(dir string) {
 	t := f.t
-	cmd := exec.CommandContext(f.ctx, "git", "grep", "-h", "-F", `"details":"released on merge: `, "origin/lockgate/workflow", "--", "events")
-	cmd.Dir, cmd.Env = dir, f.env
-	out, err := cmd.Output()
-	var ee *exec.ExitError
-	if err != nil && (!errors.As(err, &ee) || ee.ExitCode() != 1) { // 1: none
-		t.Fatalf("git grep the releases on merge on the workflow branch: %v", err)
+	lines, err := branchEventLines(f.ctx, dir, f.env, "origin/lockgate/workflow", func(l string) bool { return strings.Contains(l, `"details":"released on merge: `) })
+	if err != nil {
+		t.Fatalf("read the releases on merge on the workflow branch: %v", err)
 	}
 	logged := map[string]int{}
-	for line := range strings.Lines(string(out)) {
+	for _, line := range lines {
 		var ev fleetEvent
 		if err := json.Unmarshal([]byte(line), &ev); err != nil {
 			t.Fatalf("an event of the workflow branch: %v: %s", err, line)
@@ -221,7 +217,7 @@ func (f *fleet) checkReleasedOnMerge(dir string) {
 			seen["branch:"+h.onBranch()+":"+file+" of "+h.worker]++
 		}
 	}
-	t.Logf("%d locks released on merge by another worker's pull before their holders released them", len(strings.Split(strings.TrimSpace(string(out)), "\n")))
+	t.Logf("%d locks released on merge by another worker's pull before their holders released them", len(lines))
 	for k, n := range logged {
 		if seen[k] != n {
 			t.Errorf("%s released on merge %d times, its holder found it gone %d times; its events:\n%s", k, n, seen[k], f.eventsOf(dir, k))
@@ -490,10 +486,10 @@ func (f *fleet) lockgateJSON(dir string, v any, args ...string) {
 // dir, of the key that "KEY of HOLDER" names, one a line.
 func (f *fleet) eventsOf(dir, keyOf string) string {
 	key, _, _ := strings.Cut(keyOf, " of ")
-	cmd := exec.CommandContext(f.ctx, "git", "grep", "-h", "-F", `"key":`+strconv.Quote(key), "origin/lockgate/workflow", "--", "events")
-	cmd.Dir, cmd.Env = dir, f.env
-	out, _ := cmd.Output()
-	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	lines, err := branchEventLines(f.ctx, dir, f.env, "origin/lockgate/workflow", func(l string) bool { return strings.Contains(l, `"key":`+strconv.Quote(key)) })
+	if err != nil {
+		f.t.Fatalf("read the events of %s on the workflow branch: %v", key, err)
+	}
 	slices.Sort(lines)
 	return strings.Join(lines, "\n")
 }

@@ -824,14 +824,12 @@ func (f *fleet) checkTakeover(dir string) {
 		}
 	}
 	victim := fmt.Sprintf("agent-%d@fleet", f.victim)
-	cmd := exec.CommandContext(f.ctx, "git", "grep", "-h", "-F", `"key":"`+file+`"`, "origin/lockgate/workflow", "--", "events")
-	cmd.Dir, cmd.Env = dir, f.env
-	out, err := cmd.Output()
+	lines, err := branchEventLines(f.ctx, dir, f.env, "origin/lockgate/workflow", func(l string) bool { return strings.Contains(l, `"key":"`+file+`"`) })
 	if err != nil {
-		t.Fatalf("git grep the events of %s on the workflow branch: %v", file, err)
+		t.Fatalf("read the events of %s on the workflow branch: %v", file, err)
 	}
 	var evs []fleetEvent
-	for line := range strings.Lines(string(out)) {
+	for _, line := range lines {
 		var ev fleetEvent
 		if err := json.Unmarshal([]byte(line), &ev); err != nil {
 			t.Fatalf("an event of %s on the workflow branch: %v: %s", file, err, line)
@@ -843,7 +841,7 @@ func (f *fleet) checkTakeover(dir string) {
 	// The killed session's grant, and its expiry as last refreshed: its
 	// last grant (the highest fence), as lock hold may have been tried
 	// again (a grant that lapsed before its command started is released).
-	// git grep lists the events by path, not in time.
+	// The events come by path, not in time.
 	var killed *fleetEvent
 	for i, ev := range evs {
 		if ev.Worker == victim && ev.Session == victim && (ev.Action == "lock_acquire" || ev.Action == "lock_takeover") &&

@@ -43,6 +43,38 @@ func workflowSyncCommand() *command {
 	}
 }
 
+func workflowMigrateCommand() *command {
+	var req service.SyncRequest
+	return &command{
+		noArgs: true,
+		usage:  "workflow migrate [--push | --no-push]",
+		short:  "move a workflow branch of format 1 to format 2 in place (and push per workflow.auto_push)",
+		flags: func(fs *pflag.FlagSet) {
+			fs.BoolVar(&req.Push, "push", false, "push the branch even when workflow.auto_push is off")
+			fs.BoolVar(&req.NoPush, "no-push", false, "do not push, whatever workflow.auto_push says")
+		},
+		run: func(ctx context.Context, a *app, _ []string) error {
+			if req.Push && req.NoPush {
+				return service.Usagef("workflow migrate: --push and --no-push contradict each other")
+			}
+			return run(ctx, a, func(e *service.Workspace) (*service.Migrated, error) { return e.MigrateWorkflow(ctx, req) },
+				func(_ *service.Workspace, r *service.Migrated) error {
+					return a.reply(r, func() {
+						if r.Base == "" {
+							fmt.Fprintf(a.stdio.Err, "%s: already of format 2 (or not started), nothing to migrate", r.Branch)
+						} else {
+							fmt.Fprintf(a.stdio.Err, "%s: moved to format 2 on top of %.12s", r.Branch, r.Base)
+						}
+						if r.Pushed {
+							fmt.Fprintf(a.stdio.Err, "; pushed to %s", r.Remote)
+						}
+						fmt.Fprintln(a.stdio.Err)
+					})
+				})
+		},
+	}
+}
+
 func logCommand() *command {
 	var req service.LogRequest
 	return &command{

@@ -41,8 +41,9 @@ func commands() map[string]*command {
 		"uninstall":       uninstallCommand(),
 		"check":           checkChangeCommand(),
 		"verify":          verifyCommand(),
-		"workflow": {usage: "workflow <command>", short: "the workflow branch: commit the journal's events to it and push it", sub: map[string]*command{
-			"sync": workflowSyncCommand(),
+		"workflow": {usage: "workflow <command>", short: "the workflow branch: commit the journal's events to it and push it, or move it to the current format", sub: map[string]*command{
+			"sync":    workflowSyncCommand(),
+			"migrate": workflowMigrateCommand(),
 		}},
 		"session": sessionCommand(),
 		"store":   storeCommand(),

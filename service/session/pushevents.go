@@ -159,6 +159,14 @@ func (e *Workspace) pushBeforeJudging(ctx context.Context) error {
 		return nil
 	}
 	w, err := s.branch()
+	if f, ok := w.(formatted); err == nil && ok {
+		// A branch of format 1 is not written any more: its events
+		// would stay in the journal, unpushed. Refuse until it is
+		// migrated, rather than push what the lock log lacks.
+		if err := f.CheckFormat(ctx); err != nil {
+			return err
+		}
+	}
 	if err == nil {
 		_, err = w.PushPending(ctx, PushRounds)
 	}
@@ -166,4 +174,10 @@ func (e *Workspace) pushBeforeJudging(ctx context.Context) error {
 		e.Notify("warning", e.notPushed(err).Error())
 	}
 	return nil
+}
+
+// formatted is a workflow branch that knows its format (the workflow
+// package's Writer).
+type formatted interface {
+	CheckFormat(ctx context.Context) error
 }
