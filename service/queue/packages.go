@@ -161,32 +161,40 @@ type NoFreePackageError struct {
 	Claimed    int
 }
 
+// listedPackages is how many packages of each kind the message of a
+// claim that found none names; `lockgate packages` lists them all.
+const listedPackages = 5
+
+// namedPackages joins the first listedPackages names, saying how many
+// more there are: a queue of thousands must not make a line of them.
+func namedPackages(ss []PackageStatus, name func(PackageStatus) string) string {
+	var out []string
+	for _, s := range ss[:min(len(ss), listedPackages)] {
+		out = append(out, name(s))
+	}
+	if more := len(ss) - listedPackages; more > 0 {
+		out = append(out, fmt.Sprintf("and %d more (lockgate packages lists them)", more))
+	}
+	return strings.Join(out, ", ")
+}
+
 func (e *NoFreePackageError) Error() string {
 	var parts []string
 	if len(e.Blocked) > 0 {
-		var b []string
-		for _, s := range e.Blocked {
-			held := ""
+		parts = append(parts, "waiting for locks: "+namedPackages(e.Blocked, func(s PackageStatus) string {
 			if len(s.HeldBy) > 0 {
-				held = fmt.Sprintf(" (%s held by %s)", s.HeldBy[0].Key, s.HeldBy[0].Holder)
+				return fmt.Sprintf("%s (%s held by %s)", s.ID, s.HeldBy[0].Key, s.HeldBy[0].Holder)
 			}
-			b = append(b, s.ID+held)
-		}
-		parts = append(parts, "waiting for locks: "+strings.Join(b, ", "))
+			return s.ID
+		}))
 	}
 	if len(e.Waiting) > 0 {
-		var w []string
-		for _, s := range e.Waiting {
-			w = append(w, s.ID+" (after "+strings.Join(s.WaitsFor, ", ")+")")
-		}
-		parts = append(parts, "waiting for dependencies: "+strings.Join(w, ", "))
+		parts = append(parts, "waiting for dependencies: "+namedPackages(e.Waiting, func(s PackageStatus) string {
+			return s.ID + " (after " + strings.Join(s.WaitsFor, ", ") + ")"
+		}))
 	}
 	if len(e.Unreadable) > 0 {
-		var u []string
-		for _, s := range e.Unreadable {
-			u = append(u, s.ID)
-		}
-		parts = append(parts, "unreadable task records: "+strings.Join(u, ", "))
+		parts = append(parts, "unreadable task records: "+namedPackages(e.Unreadable, func(s PackageStatus) string { return s.ID }))
 	}
 	if e.Claimed > 0 {
 		parts = append(parts, fmt.Sprintf("%d claimed", e.Claimed))
