@@ -158,14 +158,9 @@ type Synced struct {
 // branch yet, and pushes it per workflow.auto_push unless the request says
 // otherwise.
 func (e *Workspace) SyncWorkflow(ctx context.Context, req SyncRequest) (*Synced, error) {
-	w, err := e.branchWriter(ctx)
+	w, err := e.requestedBranch(ctx)
 	if err != nil {
 		return nil, err
-	}
-	// Whether to push is the request's to say (NoPush), not left to the
-	// push of pending events that ends other commands.
-	if s, ok := e.PushingSink(); ok {
-		s.Settled()
 	}
 	res, err := w.Sync(ctx, e.Journal)
 	if err != nil {
@@ -174,13 +169,36 @@ func (e *Workspace) SyncWorkflow(ctx context.Context, req SyncRequest) (*Synced,
 	e.WarnSkippedLines(res.Corrupt)
 	out := &Synced{Already: res.Present, Branch: w.Branch(), Commits: res.Commits, Committed: res.Committed,
 		Journal: res.Journal, Others: res.Others, Remote: e.Cfg.Workflow.Remote}
-	if (e.Cfg.Workflow.AutoPush || req.Push) && !req.NoPush {
-		if err := w.Push(ctx); err != nil {
-			return nil, err
-		}
-		out.Pushed = true
+	if out.Pushed, err = e.pushAsked(ctx, w, req); err != nil {
+		return nil, err
 	}
 	return out, nil
+}
+
+// requestedBranch opens the workflow branch for a command that says
+// itself whether to push (SyncRequest), not left to the push of pending
+// events that ends other commands.
+func (e *Workspace) requestedBranch(ctx context.Context) (*workflow.Writer, error) {
+	w, err := e.branchWriter(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if s, ok := e.PushingSink(); ok {
+		s.Settled()
+	}
+	return w, nil
+}
+
+// pushAsked pushes w per workflow.auto_push unless req says otherwise,
+// and reports whether it pushed.
+func (e *Workspace) pushAsked(ctx context.Context, w *workflow.Writer, req SyncRequest) (bool, error) {
+	if (!e.Cfg.Workflow.AutoPush && !req.Push) || req.NoPush {
+		return false, nil
+	}
+	if err := w.Push(ctx); err != nil {
+		return false, err
+	}
+	return true, nil
 }
 
 // Migrated says what `lockgate workflow migrate` did.
@@ -199,23 +217,17 @@ type Migrated struct {
 // format 2 is left as it is; the push still runs, so that a migration
 // whose push failed is sent by running the command again.
 func (e *Workspace) MigrateWorkflow(ctx context.Context, req SyncRequest) (*Migrated, error) {
-	w, err := e.branchWriter(ctx)
+	w, err := e.requestedBranch(ctx)
 	if err != nil {
 		return nil, err
-	}
-	if s, ok := e.PushingSink(); ok {
-		s.Settled()
 	}
 	base, err := w.Migrate(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("workflow migrate: %w", err)
 	}
 	out := &Migrated{Branch: w.Branch(), Base: base, Remote: e.Cfg.Workflow.Remote}
-	if (e.Cfg.Workflow.AutoPush || req.Push) && !req.NoPush {
-		if err := w.Push(ctx); err != nil {
-			return nil, err
-		}
-		out.Pushed = true
+	if out.Pushed, err = e.pushAsked(ctx, w, req); err != nil {
+		return nil, err
 	}
 	return out, nil
 }

@@ -75,6 +75,9 @@ func TestWorkflowMigrate(t *testing.T) {
 	if err == nil || !strings.Contains(out, "lockgate workflow migrate") {
 		t.Fatalf("git push before the migration: %v, want pre-push's refusal naming the migration:\n%s", err, out)
 	}
+	if code, out := r.c.run("alice", "workflow", "sync"); code != 3 || !strings.Contains(out, "lockgate workflow migrate") {
+		t.Fatalf("workflow sync before the migration: exit %d, want 3 naming the migration:\n%s", code, out)
+	}
 	code, out = r.c.run("alice", "workflow", "migrate")
 	if code != 0 || !strings.Contains(out, "moved to format 2") || !strings.Contains(out, "pushed to origin") {
 		t.Fatalf("workflow migrate: exit %d:\n%s", code, out)

@@ -18,13 +18,10 @@ func workflowSyncCommand() *command {
 		noArgs: true,
 		usage:  "workflow sync [--push | --no-push]",
 		short:  "commit journal events not yet on the workflow branch (and push per workflow.auto_push)",
-		flags: func(fs *pflag.FlagSet) {
-			fs.BoolVar(&req.Push, "push", false, "push the branch even when workflow.auto_push is off")
-			fs.BoolVar(&req.NoPush, "no-push", false, "do not push, whatever workflow.auto_push says")
-		},
+		flags:  func(fs *pflag.FlagSet) { pushFlags(fs, &req) },
 		run: func(ctx context.Context, a *app, _ []string) error {
-			if req.Push && req.NoPush {
-				return service.Usagef("workflow sync: --push and --no-push contradict each other")
+			if err := checkPushFlags("workflow sync", req); err != nil {
+				return err
 			}
 			return run(ctx, a, func(e *service.Workspace) (*service.Synced, error) { return e.SyncWorkflow(ctx, req) },
 				func(_ *service.Workspace, r *service.Synced) error {
@@ -49,13 +46,10 @@ func workflowMigrateCommand() *command {
 		noArgs: true,
 		usage:  "workflow migrate [--push | --no-push]",
 		short:  "move a workflow branch of format 1 to format 2 in place (and push per workflow.auto_push)",
-		flags: func(fs *pflag.FlagSet) {
-			fs.BoolVar(&req.Push, "push", false, "push the branch even when workflow.auto_push is off")
-			fs.BoolVar(&req.NoPush, "no-push", false, "do not push, whatever workflow.auto_push says")
-		},
+		flags:  func(fs *pflag.FlagSet) { pushFlags(fs, &req) },
 		run: func(ctx context.Context, a *app, _ []string) error {
-			if req.Push && req.NoPush {
-				return service.Usagef("workflow migrate: --push and --no-push contradict each other")
+			if err := checkPushFlags("workflow migrate", req); err != nil {
+				return err
 			}
 			return run(ctx, a, func(e *service.Workspace) (*service.Migrated, error) { return e.MigrateWorkflow(ctx, req) },
 				func(_ *service.Workspace, r *service.Migrated) error {
@@ -73,6 +67,19 @@ func workflowMigrateCommand() *command {
 				})
 		},
 	}
+}
+
+// pushFlags are --push and --no-push of the workflow commands.
+func pushFlags(fs *pflag.FlagSet, req *service.SyncRequest) {
+	fs.BoolVar(&req.Push, "push", false, "push the branch even when workflow.auto_push is off")
+	fs.BoolVar(&req.NoPush, "no-push", false, "do not push, whatever workflow.auto_push says")
+}
+
+func checkPushFlags(cmd string, req service.SyncRequest) error {
+	if req.Push && req.NoPush {
+		return service.Usagef("%s: --push and --no-push contradict each other", cmd)
+	}
+	return nil
 }
 
 func logCommand() *command {
