@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/lockgate/lockgate/internal/gitexec"
@@ -37,6 +39,9 @@ func (r *logReader) readHistory(ctx context.Context, ref, tip string) ([]journal
 		at[f.path] = true
 	}
 	for _, b := range fm.bases {
+		if _, err := r.git(ctx, "rev-parse", "--verify", "--quiet", b+"^{commit}"); err != nil {
+			return nil, false, false, fmt.Errorf("%s: %w: its base %s is not in this clone; fetch the branch whole (git fetch --unshallow, or a clone without --depth)", ref, errShallow, b)
+		}
 		tree, err := r.git(ctx, "rev-parse", "--verify", "--quiet", b+"^{commit}:"+eventsDir)
 		if err != nil {
 			continue // a base without events
@@ -129,15 +134,22 @@ func (r *logReader) listObjects(ctx context.Context, ref, tip string, not []stri
 	if err != nil {
 		return nil, fmt.Errorf("%s: list the history's events: %w", ref, err)
 	}
+	shallow := r.shallowCommits()
 	var files []file
 	at := map[string]int{}
 	for _, line := range strings.Split(strings.TrimSuffix(string(out), "\n"), "\n") {
-		oid, path, _ := strings.Cut(line, " ")
+		oid, path, named := strings.Cut(line, " ")
 		if !objectName(oid) {
 			if line == "" {
 				continue
 			}
 			return nil, fmt.Errorf("%s: git rev-list: unexpected output %q", ref, line)
+		}
+		if !named && shallow[oid] {
+			// The commits below it are not in this clone: the events
+			// read would be some of the branch's, and a lock missing
+			// from them could let a commit through.
+			return nil, fmt.Errorf("%s: %w: commit %s of its history is where this clone's shallow history stops; fetch the branch whole (git fetch --unshallow, or a clone without --depth)", ref, errShallow, oid)
 		}
 		rest, underEvents := strings.CutPrefix(path, eventsDir+"/")
 		switch {
@@ -161,6 +173,24 @@ func (r *logReader) listObjects(ctx context.Context, ref, tip string, not []stri
 		files = append(files, file{path: rest, blob: oid})
 	}
 	return files, nil
+}
+
+// errShallow reports a history this clone has only part of.
+var errShallow = errors.New("the workflow branch's history is shallow here")
+
+// shallowCommits are the commits where the clone's history was cut
+// (<git-dir>/shallow, of a clone or fetch with --depth), nil for a
+// whole one.
+func (r *logReader) shallowCommits() map[string]bool {
+	data, err := os.ReadFile(filepath.Join(r.common, "shallow"))
+	if err != nil || len(data) == 0 {
+		return nil
+	}
+	set := map[string]bool{}
+	for _, c := range strings.Fields(string(data)) {
+		set[c] = true
+	}
+	return set
 }
 
 // formatOf reads the format blob of commit tip on ref.

@@ -3,6 +3,7 @@ package workflow
 import (
 	"context"
 	"errors"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -131,3 +132,21 @@ func TestMigrationMustKeepEvents(t *testing.T) {
 }
 
 func (f branchFormat) encode2() string { return string(f.encode()) }
+
+// TestReadEventsShallow: a clone that fetched only the last commits of
+// the branch (--depth) has only some of its events: reading them is an
+// error naming the fix, never a log that lacks a lock.
+func TestReadEventsShallow(t *testing.T) {
+	t.Parallel()
+	r := newRepo(t)
+	for i := range 3 {
+		commitTo(t, r, "lockgate/workflow", []journal.Event{event("w", i)})
+	}
+	shallow := filepath.Join(t.TempDir(), "shallow")
+	r.Git("clone", "-q", "--depth", "1", "--branch", "lockgate/workflow", "file://"+r.Dir, shallow)
+	cfg := Config{GitDir: filepath.Join(shallow, ".git"), CommonDir: filepath.Join(shallow, ".git"), WorkTree: shallow}
+	_, _, err := ReadEvents(context.Background(), cfg, []string{"refs/remotes/origin/lockgate/workflow"})
+	if !errors.Is(err, errShallow) || !strings.Contains(err.Error(), "--unshallow") {
+		t.Fatalf("ReadEvents of a shallow history = %v, want errShallow naming the fetch", err)
+	}
+}

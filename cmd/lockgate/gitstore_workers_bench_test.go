@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -29,7 +30,15 @@ func BenchmarkGitStoreWorkers(b *testing.B) {
 		}
 		seconds = n
 	}
-	for _, kind := range []string{"file", "daemon"} {
+	policy := "version: 1\nlocks: {store: git}\n"
+	if v := os.Getenv("LOCKGATE_BENCH_WORKERS_POLICY"); v != "" {
+		policy = v // to take the figures apart: e.g. without pushing the workflow branch
+	}
+	kinds := []string{"file", "daemon"}
+	if v := os.Getenv("LOCKGATE_BENCH_WORKERS_REMOTES"); v != "" {
+		kinds = strings.Split(v, ",")
+	}
+	for _, kind := range kinds {
 		b.Run(kind, func(b *testing.B) {
 			type result struct {
 				pairs  int
@@ -43,7 +52,7 @@ func BenchmarkGitStoreWorkers(b *testing.B) {
 				var wg sync.WaitGroup
 				deadline := time.Now().Add(time.Duration(seconds) * time.Second)
 				for w := range n {
-					r, env := gitStoreClone(b, url, "version: 1\nlocks: {store: git}\n")
+					r, env := gitStoreClone(b, url, policy)
 					env = append(env, fmt.Sprintf("LOCKGATE_WORKER=w%d", w))
 					wg.Add(1)
 					go func() {
