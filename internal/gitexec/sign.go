@@ -95,8 +95,11 @@ const maxPathspecs = 2000
 // AddedBy finds, for each of paths (files of the history of tips), the
 // commit that added it: the newest commit of git log --diff-filter=A
 // naming it, merges left out (a file that first appears in a merge was
-// added by no commit of its own). Read in dir, in this process's
-// environment.
+// added by no commit of its own). --full-history: a merge whose tree
+// lacks the file (the workflow branch's merges hold no events) is like
+// its other parent for it, and git's default simplification would
+// follow that parent alone, never reaching the commit that added the
+// file. Read in dir, in this process's environment.
 func AddedBy(ctx context.Context, dir string, tips, paths []string) (map[string]string, error) {
 	out := make(map[string]string, len(paths))
 	if len(paths) == 0 || len(tips) == 0 {
@@ -104,7 +107,7 @@ func AddedBy(ctx context.Context, dir string, tips, paths []string) (map[string]
 	}
 	for from := 0; from < len(paths); from += maxPathspecs {
 		chunk := paths[from:min(len(paths), from+maxPathspecs)]
-		args := append([]string{"log", "--format=%x01%H", "--name-only", "--diff-filter=A", "--no-renames", "--no-merges"}, tips...)
+		args := append([]string{"log", "--format=%x01%H", "--name-only", "--diff-filter=A", "--no-renames", "--no-merges", "--full-history"}, tips...)
 		args = append(append(args, "--"), chunk...)
 		stdout, err := Output(ctx, dir, nil, args...)
 		if err != nil {
