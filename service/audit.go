@@ -206,7 +206,10 @@ type Migrated struct {
 	Branch string `json:"branch"`
 	// Base is the format-1 tip the migration commit holds the events
 	// of; "" when there was nothing to migrate.
-	Base   string `json:"base,omitempty"`
+	Base string `json:"base,omitempty"`
+	// Merged is the remote's branch, moved to format 2 by another clone,
+	// that the local one took instead of moving a second time.
+	Merged string `json:"merged,omitempty"`
 	Pushed bool   `json:"pushed"`
 	Remote string `json:"-"`
 }
@@ -221,11 +224,11 @@ func (e *Workspace) MigrateWorkflow(ctx context.Context, req SyncRequest) (*Migr
 	if err != nil {
 		return nil, err
 	}
-	base, err := w.Migrate(ctx)
+	done, err := w.Migrate(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("workflow migrate: %w", err)
 	}
-	out := &Migrated{Branch: w.Branch(), Base: base, Remote: e.Cfg.Workflow.Remote}
+	out := &Migrated{Branch: w.Branch(), Base: done.Base, Merged: done.Merged, Remote: e.Cfg.Workflow.Remote}
 	if out.Pushed, err = e.pushAsked(ctx, w, req); err != nil {
 		return nil, err
 	}

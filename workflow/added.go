@@ -90,7 +90,7 @@ func addedFiles(ctx context.Context, dir, commit string, parents []string) ([][2
 	}
 	var files [][2]string
 	for name, oid := range added {
-		if name == formatFile {
+		if name == eventsDir+"/"+formatFile {
 			continue // format 2's blob: not an event
 		}
 		if !strings.HasPrefix(name, eventsDir+"/") {

@@ -123,8 +123,8 @@ func (w *Writer) commitLocked(ctx context.Context, items []item) (int, error) {
 // push must fetch and merge with the whole remote branch, reading every
 // tree of it. The zero hash (a root commit, merged at the push) when the
 // clone has no remote-tracking ref, or one that is not an event commit's
-// root (events/ and the format blob) this clone can read: the push's
-// merge then reports what is wrong with it. A remote branch of format 1
+// root (events/ alone) this clone can read: the push's merge then reports
+// what is wrong with it. A remote branch of format 1
 // is taken too, so that the commit refuses it (ErrOldFormat).
 func (w *Writer) startingPoint() plumbing.Hash {
 	tracking, err := w.readRef(plumbing.ReferenceName(w.TrackingRef()))
@@ -136,13 +136,8 @@ func (w *Writer) startingPoint() plumbing.Hash {
 		return plumbing.ZeroHash
 	}
 	tr, err := w.trees().get(root)
-	if err != nil || len(tr.Entries) == 0 || len(tr.Entries) > 2 {
+	if err != nil || len(tr.Entries) != 1 || tr.Entries[0].Name != eventsDir || tr.Entries[0].Mode != filemode.Dir {
 		return plumbing.ZeroHash
-	}
-	for _, e := range tr.Entries {
-		if (e.Name != eventsDir || e.Mode != filemode.Dir) && (e.Name != formatFile || !e.Mode.IsFile()) {
-			return plumbing.ZeroHash
-		}
 	}
 	return tracking
 }

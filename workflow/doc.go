@@ -14,7 +14,7 @@
 //
 // in the tree of the commit that adds it. The branch's events are those of
 // every commit it reaches (format 2, format.go): a commit's tree holds its
-// segment, about the last 64 events, and a `format` blob, so that the
+// segment, about the last 64 events, and an events/format blob, so that the
 // tip's tree, which every push makes the remote read whole, does not grow
 // with the history. Format 1 kept every event in the tip's tree; Migrate
 // moves such a branch in place, and Commit refuses it until then.

@@ -11,14 +11,17 @@ import (
 // The branch's format. Format 1 (no `format` blob) kept every event of the
 // history in the tip's tree: each push made the remote's connectivity check
 // read that whole tree, which grew with the history. Format 2 names itself
-// in a `format` blob at the root of every commit, and a commit's events/
-// holds only the events of its segment: those it adds and, while the
+// in a blob events/format in every commit, and a commit's events/ holds
+// only the events of its segment: those it adds and, while the
 // segment is small, those of the commits before it in the segment. The
 // events of the branch are the union of the event files of every commit
 // it reaches; a commit that moves a format-1 branch to format 2 (Migrate)
 // holds the format-1 tip's whole events tree once and names that tip as a
 // base, so that a reader walks the commits down to the bases and no
-// further.
+// further. The blob is in events/, not beside it, so that an earlier
+// lockgate, which reads only the tip's events/ and refuses a file there
+// that is not an event, refuses the branch rather than read a part of it
+// as the whole log.
 const (
 	formatFile    = "format"
 	formatHeader  = "lockgate workflow\n"

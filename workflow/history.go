@@ -27,21 +27,23 @@ func (r *logReader) readHistory(ctx context.Context, ref, tip string) ([]journal
 	if err != nil {
 		return nil, false, false, err
 	}
+	for _, b := range fm.bases {
+		if _, err := r.git(ctx, "rev-parse", "--verify", "--quiet", b+"^{commit}"); err != nil {
+			return nil, false, false, fmt.Errorf("%s: %w: its base %s is not in this clone; fetch the branch whole (git fetch --unshallow, or a clone without --depth)", ref, errShallow, b)
+		}
+	}
 	files, err := r.listObjects(ctx, ref, tip, fm.bases)
 	if err != nil {
 		return nil, false, false, err
 	}
 	// The bases' events: each a format-1 tree, which the commit that
-	// migrated it holds as it is (the same tree object, so the listing
-	// above, which leaves out what the bases reach, lacks it).
+	// migrated it holds (its subtrees the same objects, so the listing
+	// above, which leaves out what the bases reach, lacks them).
 	at := make(map[string]bool, len(files))
 	for _, f := range files {
 		at[f.path] = true
 	}
 	for _, b := range fm.bases {
-		if _, err := r.git(ctx, "rev-parse", "--verify", "--quiet", b+"^{commit}"); err != nil {
-			return nil, false, false, fmt.Errorf("%s: %w: its base %s is not in this clone; fetch the branch whole (git fetch --unshallow, or a clone without --depth)", ref, errShallow, b)
-		}
 		tree, err := r.git(ctx, "rev-parse", "--verify", "--quiet", b+"^{commit}:"+eventsDir)
 		if err != nil {
 			continue // a base without events
@@ -153,8 +155,8 @@ func (r *logReader) listObjects(ctx context.Context, ref, tip string, not []stri
 		}
 		rest, underEvents := strings.CutPrefix(path, eventsDir+"/")
 		switch {
-		case path == "" || path == formatFile || path == eventsDir:
-			continue // a commit, a root tree, the format blob, events/
+		case path == "" || path == eventsDir || rest == formatFile:
+			continue // a commit, a root tree, events/, the format blob
 		case !underEvents:
 			return nil, fmt.Errorf("%s: %s: %w (not the events/xx/yy/<id>.json layout)", ref, path, errShape)
 		case strings.Count(rest, "/") < 2:
@@ -197,7 +199,7 @@ func (r *logReader) shallowCommits() map[string]bool {
 func (r *logReader) formatOf(ref, tip string) (branchFormat, error) {
 	var data []byte
 	err := r.cat.round(func(w *bufio.Writer) error {
-		_, err := fmt.Fprintf(w, "contents %s:%s\n", tip, formatFile)
+		_, err := fmt.Fprintf(w, "contents %s:%s/%s\n", tip, eventsDir, formatFile)
 		return err
 	}, func(br *bufio.Reader) error {
 		info, err := r.cat.info(br)

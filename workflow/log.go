@@ -505,6 +505,9 @@ func (r *logReader) lsTree(ctx context.Context, ref, t string) ([]file, error) {
 		if !ok || !ok1 || !ok2 {
 			return nil, fmt.Errorf("%s: git ls-tree: unexpected output %q", ref, rec)
 		}
+		if path == formatFile {
+			continue // format 2's blob, not an event
+		}
 		if err := checkFile(ref, path, mode, typ); err != nil {
 			return nil, err
 		}
@@ -605,7 +608,7 @@ func (r *logReader) readBlobs(ref string, files []file) ([]journal.Event, error)
 func (r *logReader) resolve(refs []string) (found, trees []string, err error) {
 	err = r.cat.round(func(w *bufio.Writer) error {
 		for _, ref := range refs {
-			if _, err := fmt.Fprintf(w, "info %s\ninfo %[1]s^{commit}\ninfo %[1]s^{commit}:%[2]s\ninfo %[1]s^{commit}:%[3]s\n", ref, eventsDir, formatFile); err != nil {
+			if _, err := fmt.Fprintf(w, "info %s\ninfo %[1]s^{commit}\ninfo %[1]s^{commit}:%[2]s\ninfo %[1]s^{commit}:%[2]s/%[3]s\n", ref, eventsDir, formatFile); err != nil {
 				return err
 			}
 		}

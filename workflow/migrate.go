@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/lockgate/lockgate/internal/gitexec"
 )
 
 // OldFormat reports whether the branch is of format 1: its tip, or
@@ -50,15 +52,30 @@ func (w *Writer) CheckFormat(ctx context.Context) error {
 	return err
 }
 
+// Migrated is what Migrate did: the format-1 tip it moved (Base), or the
+// remote's branch of format 2 it took instead (Merged), or neither.
+type Migrated struct {
+	Base, Merged string
+}
+
 // Migrate moves a branch of format 1 to format 2 in place, with one
 // commit on its tip (on the remote-tracking ref when the clone has no
-// branch yet): its tree holds the tip's events tree as it is and a
-// format blob naming the tip as a base, so that readers find every
-// earlier event in that one tree and walk no further down. The branch
-// only moves forward; nothing is rewritten. It returns the base, or ""
-// when there was nothing to migrate (format 2 already, or no branch).
-func (w *Writer) Migrate(ctx context.Context) (base string, err error) {
-	err = w.withLock(ctx, func() error {
+// branch yet): its tree holds the tip's events tree and a format blob
+// naming the tip as a base, so that readers find every earlier event in
+// that one tree and walk no further down. The branch only moves
+// forward; nothing is rewritten. It fetches the remote's branch first
+// (best effort: offline, it migrates what it has): when another clone
+// moved it already, the local branch takes it (a fast-forward, or a
+// merge naming the local tip as a base) rather than move a second time.
+// Nothing to do (format 2 already, or no branch) is the zero Migrated.
+func (w *Writer) Migrate(ctx context.Context) (Migrated, error) {
+	var done Migrated
+	if err := gitexec.Fetch(ctx, w.repo, w.remote, "+"+w.ref.String()+":"+w.TrackingRef()); err == nil {
+		if err := w.odb.reindex(); err != nil {
+			return done, fmt.Errorf("migrate %s: %w", w.branch, err)
+		}
+	}
+	err := w.withLock(ctx, func() error {
 		w.mu.Lock()
 		defer w.mu.Unlock()
 		tip, err := w.tip()
@@ -81,6 +98,21 @@ func (w *Writer) Migrate(ctx context.Context) (base string, err error) {
 		if err != nil || !old {
 			return err
 		}
+		if theirs, theirRoot, ok := w.movedElsewhere(t, from); ok {
+			behind, err := gitexec.IsAncestor(ctx, w.repo, from.String(), theirs.String())
+			if err != nil {
+				return err
+			}
+			next, _, _, err := w.mergeHistories(from, theirs, root, theirRoot, behind)
+			if err != nil {
+				return err
+			}
+			if err := w.swap(ctx, w.ref, next, tip, "take the remote's format 2"); err != nil {
+				return err
+			}
+			done.Merged = theirs.String()
+			return nil
+		}
 		events, err := t.subtree(root, eventsDir)
 		if err != nil {
 			return err
@@ -98,11 +130,28 @@ func (w *Writer) Migrate(ctx context.Context) (base string, err error) {
 		if err := w.swap(ctx, w.ref, c, tip, "migrate to format 2"); err != nil {
 			return err
 		}
-		base = from.String()
+		done.Base = from.String()
 		return nil
 	})
 	if err != nil {
-		return "", fmt.Errorf("migrate %s: %w", w.branch, err)
+		return Migrated{}, fmt.Errorf("migrate %s: %w", w.branch, err)
 	}
-	return base, nil
+	return done, nil
+}
+
+// movedElsewhere returns the remote-tracking ref's tip, and its root
+// tree, when it is of format 2 and not from itself: another clone
+// migrated the branch.
+func (w *Writer) movedElsewhere(t *trees, from plumbing.Hash) (theirs, root plumbing.Hash, ok bool) {
+	theirs, err := w.readRef(plumbing.ReferenceName(w.TrackingRef()))
+	if err != nil || theirs.IsZero() || theirs == from {
+		return plumbing.ZeroHash, plumbing.ZeroHash, false
+	}
+	if root, err = w.commitTree(theirs); err != nil {
+		return plumbing.ZeroHash, plumbing.ZeroHash, false
+	}
+	if _, _, old, err := w.commitFormat(t, root); err != nil || old {
+		return plumbing.ZeroHash, plumbing.ZeroHash, false
+	}
+	return theirs, root, true
 }

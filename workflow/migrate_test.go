@@ -44,15 +44,15 @@ func TestMigrate(t *testing.T) {
 		t.Fatalf("Commit on format 1 = %v, want ErrOldFormat naming the command", err)
 	}
 	before := strings.TrimSpace(r.Git("rev-parse", mainRef))
-	base, err := w.Migrate(ctx)
-	if err != nil || base != before {
-		t.Fatalf("Migrate = %q, %v; want the tip %s as base", base, err, before)
+	done, err := w.Migrate(ctx)
+	if err != nil || done.Base != before || done.Merged != "" {
+		t.Fatalf("Migrate = %+v, %v; want the tip %s as base", done, err, before)
 	}
 	if parent := strings.TrimSpace(r.Git("rev-parse", mainRef+"^")); parent != before {
 		t.Fatalf("the migration's parent is %s, want the old tip %s", parent, before)
 	}
-	if again, err := w.Migrate(ctx); err != nil || again != "" {
-		t.Fatalf("Migrate twice = %q, %v; want nothing to do", again, err)
+	if again, err := w.Migrate(ctx); err != nil || again != (Migrated{}) {
+		t.Fatalf("Migrate twice = %+v, %v; want nothing to do", again, err)
 	}
 	if o, err := w.OldFormat(ctx); err != nil || o {
 		t.Fatalf("OldFormat after Migrate = %v, %v", o, err)
@@ -103,8 +103,9 @@ func TestMigrate(t *testing.T) {
 }
 
 // TestMigrationMustKeepEvents: a commit that moves a branch to format 2
-// but leaves out an event of its format-1 parent, or names no base, is
-// refused by the server's check.
+// but leaves out an event of its format-1 parent, names a base that is
+// not its parent, or puts anything beside events/, is refused by the
+// server's check.
 func TestMigrationMustKeepEvents(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -117,12 +118,17 @@ func TestMigrationMustKeepEvents(t *testing.T) {
 		format string
 		want   string
 	}{
-		"drops an event": {[]string{EventPath(old[1].ID)}, branchFormat{version: formatVersion}.withBases(tip).encode2(), "deletes " + EventPath(old[1].ID)},
-		"names no base":  {nil, branchFormat{version: formatVersion}.encode2(), "bases"},
-		"bad format":     {nil, "lockgate workflow\nformat 9\n", "format 9"},
+		"drops an event":       {[]string{EventPath(old[1].ID)}, branchFormat{version: formatVersion}.withBases(tip).encode2(), "deletes " + EventPath(old[1].ID)},
+		"names another base":   {nil, branchFormat{version: formatVersion}.withBases(tip, strings.Repeat("e", 40)).encode2(), "not one of its parents' bases"},
+		"bad format":           {nil, "lockgate workflow\nformat 9\n", "format 9"},
+		"format beside events": {nil, "", "more than events/"},
 	} {
 		r.Git("update-ref", "refs/heads/pushed", tip)
-		c := commitOnTop(t, r, "refs/heads/pushed", "migrate\n", "", tc.del, map[string]string{formatFile: tc.format})
+		put := map[string]string{eventsDir + "/" + formatFile: tc.format}
+		if tc.format == "" {
+			put = map[string]string{formatFile: branchFormat{version: formatVersion}.withBases(tip).encode2(), eventsDir + "/" + formatFile: branchFormat{version: formatVersion}.withBases(tip).encode2()}
+		}
+		c := commitOnTop(t, r, "refs/heads/pushed", "migrate\n", "", tc.del, put)
 		err := CheckEventCommits(ctx, cfg, []string{tip}, []string{c})
 		var ne *NotEventsError
 		if !errors.As(err, &ne) || !strings.Contains(err.Error(), tc.want) {

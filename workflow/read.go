@@ -152,6 +152,8 @@ func (w *Writer) walk(ctx context.Context, h plumbing.Hash, path string, depth i
 	for _, e := range tr.Entries {
 		p := path + "/" + e.Name
 		switch {
+		case depth == 0 && e.Name == formatFile && e.Mode.IsFile():
+			continue // format 2's blob, not an event
 		case e.Mode == filemode.Dir && depth < 2:
 			if err := w.walk(ctx, e.Hash, p, depth+1, fn); err != nil {
 				return err

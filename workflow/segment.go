@@ -13,17 +13,21 @@ import (
 // ErrOldFormat says that the workflow branch is of format 1, whose tip
 // holds the whole history: lockgate no longer writes it, and
 // `lockgate workflow migrate` moves it to format 2 in place.
-var ErrOldFormat = errors.New("the workflow branch is of format 1 (every event in its tip's tree): run `lockgate workflow migrate` to move it to format 2")
+var ErrOldFormat = errors.New("the workflow branch is of format 1 (every event in its tip's tree): run `lockgate workflow migrate` to move it to format 2 (or to take the remote's, when another clone moved it)")
 
 // commitFormat says how the commit whose root tree is root is written:
-// format 2 with what its format blob says (and the blob), or format 1
-// (old true) when it has no format blob. The zero root (no commit) is a
-// format-2 start without bases.
+// format 2 with what its format blob (events/format) says, and the blob,
+// or format 1 (old true) when it has none. The zero root (no commit) is
+// a format-2 start without bases.
 func (w *Writer) commitFormat(t *trees, root plumbing.Hash) (fm branchFormat, blob plumbing.Hash, old bool, err error) {
 	if root.IsZero() {
 		return branchFormat{version: formatVersion}, plumbing.ZeroHash, false, nil
 	}
-	e, ok, err := t.entry(root, formatFile, false)
+	events, err := t.subtree(root, eventsDir)
+	if err != nil || events.IsZero() {
+		return fm, blob, err == nil, err
+	}
+	e, ok, err := t.entry(events, formatFile, false)
 	if err != nil {
 		return fm, blob, false, err
 	}
@@ -67,14 +71,15 @@ func (t *trees) segmentBase(root plumbing.Hash) (plumbing.Hash, error) {
 	if err != nil {
 		return plumbing.ZeroHash, err
 	}
-	if len(tr.Entries) >= segmentShards {
+	if len(tr.Entries) > segmentShards { // the shards and the format blob
 		return plumbing.ZeroHash, nil
 	}
 	return events, nil
 }
 
-// formatRoot writes the root tree of a format-2 commit: events (zero:
-// none) and the format blob (zero: fm's, written now).
+// formatRoot writes the root tree of a format-2 commit: events/, the
+// events tree events (zero: none) with the format blob put in (zero:
+// fm's, written now).
 func (w *Writer) formatRoot(events, blob plumbing.Hash, fm branchFormat) (plumbing.Hash, error) {
 	if blob.IsZero() {
 		var err error
@@ -82,10 +87,13 @@ func (w *Writer) formatRoot(events, blob plumbing.Hash, fm branchFormat) (plumbi
 			return plumbing.ZeroHash, err
 		}
 	}
-	var es []object.TreeEntry
-	if !events.IsZero() {
-		es = append(es, object.TreeEntry{Name: eventsDir, Mode: filemode.Dir, Hash: events})
+	es, err := w.trees().upsert(events, []object.TreeEntry{{Name: formatFile, Mode: filemode.Regular, Hash: blob}})
+	if err != nil {
+		return plumbing.ZeroHash, err
 	}
-	es = append(es, object.TreeEntry{Name: formatFile, Mode: filemode.Regular, Hash: blob})
-	return w.writeTree(es)
+	evH, err := w.writeTree(es)
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	return w.writeTree([]object.TreeEntry{{Name: eventsDir, Mode: filemode.Dir, Hash: evH}})
 }

@@ -120,8 +120,11 @@ func TestFirstCommitTrackingRefNotEvents(t *testing.T) {
 	if parents := strings.Fields(r.Git("rev-list", "--parents", "-n1", "lockgate/workflow")); len(parents) != 1 {
 		t.Fatalf("the first commit has parents %v, want a root commit", parents[1:])
 	}
-	if got := r.Git("ls-tree", "--name-only", "lockgate/workflow"); got != eventsDir+"\n"+formatFile {
-		t.Fatalf("the branch's tree holds %q, want events/ and the format blob", got)
+	if got := r.Git("ls-tree", "--name-only", "lockgate/workflow"); got != eventsDir {
+		t.Fatalf("the branch's tree holds %q, want events/ alone", got)
+	}
+	if got := r.Git("ls-tree", "--name-only", "lockgate/workflow:"+eventsDir); !strings.Contains(got, formatFile) {
+		t.Fatalf("events/ holds %q, want the format blob in it", got)
 	}
 }
 

@@ -108,3 +108,52 @@ func TestWorkflowMigrate(t *testing.T) {
 		t.Fatalf("log of the format-1 events after the migration: exit %d:\n%s", code, out)
 	}
 }
+
+// TestWorkflowMigrateElsewhere: a clone whose own branch is still of
+// format 1 after another clone moved the remote's takes the remote's
+// with `workflow migrate` (its events kept, as a base), rather than move
+// the branch a second time; its lock commands then commit and push again.
+func TestWorkflowMigrateElsewhere(t *testing.T) {
+	t.Parallel()
+	r := newEventsRemote(t, "version: 1\nworkflow: {auto_push: true}\n")
+	formatOneWorkflow(t, r.dir)
+	b := &cliRepo{t: t, repo: &gittest.Repo{Dir: filepath.Join(t.TempDir(), "b"), Env: r.c.repo.Env}}
+	clone := exec.Command("git", "clone", "-q", "--branch", "main", r.dir, b.repo.Dir)
+	clone.Env = r.c.repo.Env
+	if out, err := clone.CombinedOutput(); err != nil {
+		t.Fatalf("git clone: %v: %s", err, out)
+	}
+	// b's own branch, of format 1, with an event of its own on it.
+	branch := exec.Command("git", "branch", "lockgate/workflow", "origin/lockgate/workflow")
+	branch.Dir, branch.Env = b.repo.Dir, b.repo.Env
+	if out, err := branch.CombinedOutput(); err != nil {
+		t.Fatalf("git branch: %v: %s", err, out)
+	}
+	if code, out := b.run("bob", "lock", "acquire", "b.txt"); code != 0 || !strings.Contains(out, "lockgate workflow migrate") {
+		t.Fatalf("lock acquire in b before any migration: exit %d:\n%s", code, out)
+	}
+	r.c.repo.Git("fetch", "-q", "origin", "+refs/heads/lockgate/workflow:refs/remotes/origin/lockgate/workflow")
+	if code, out := r.c.run("alice", "workflow", "migrate"); code != 0 || !strings.Contains(out, "moved to format 2") {
+		t.Fatalf("workflow migrate in a: exit %d:\n%s", code, out)
+	}
+	code, out := b.run("bob", "workflow", "migrate")
+	if code != 0 || !strings.Contains(out, "took it") {
+		t.Fatalf("workflow migrate in b after a's: exit %d, want b to take the remote's branch:\n%s", code, out)
+	}
+	if code, out := b.run("bob", "workflow", "sync"); code != 0 {
+		t.Fatalf("workflow sync in b: exit %d:\n%s", code, out)
+	}
+	if code, out := b.run("bob", "lock", "acquire", "c.txt"); code != 0 || strings.Contains(out, "workflow branch") {
+		t.Fatalf("lock acquire in b after taking the remote's branch: exit %d, want 0 without a warning about the branch:\n%s", code, out)
+	}
+	log, err := exec.Command("git", "-C", r.dir, "log", "--format=%s", "refs/heads/lockgate/workflow").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(string(log), "Move the workflow branch to format 2"); n != 1 {
+		t.Fatalf("the remote's branch was moved %d times, want once:\n%s", n, log)
+	}
+	if code, out := b.run("bob", "log", "--json"); code != 0 || !strings.Contains(out, `"b.txt"`) || !strings.Contains(out, `"c.txt"`) || !strings.Contains(out, `"legacy.txt"`) {
+		t.Fatalf("log in b: exit %d, want the old events, b's of before and after:\n%s", code, out)
+	}
+}

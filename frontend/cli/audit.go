@@ -54,9 +54,12 @@ func workflowMigrateCommand() *command {
 			return run(ctx, a, func(e *service.Workspace) (*service.Migrated, error) { return e.MigrateWorkflow(ctx, req) },
 				func(_ *service.Workspace, r *service.Migrated) error {
 					return a.reply(r, func() {
-						if r.Base == "" {
+						switch {
+						case r.Merged != "":
+							fmt.Fprintf(a.stdio.Err, "%s: %s's branch was moved to format 2 already: took it (%.12s)", r.Branch, r.Remote, r.Merged)
+						case r.Base == "":
 							fmt.Fprintf(a.stdio.Err, "%s: already of format 2 (or not started), nothing to migrate", r.Branch)
-						} else {
+						default:
 							fmt.Fprintf(a.stdio.Err, "%s: moved to format 2 on top of %.12s", r.Branch, r.Base)
 						}
 						if r.Pushed {
