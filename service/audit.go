@@ -208,8 +208,11 @@ type Migrated struct {
 	// of; "" when there was nothing to migrate.
 	Base string `json:"base,omitempty"`
 	// Merged is the remote's branch, moved to format 2 by another clone,
-	// that the local one took instead of moving a second time.
+	// that the local one took instead of moving a second time; Merge is
+	// the merge commit that joined the local branch's own commits to it
+	// ("" for a fast-forward).
 	Merged string `json:"merged,omitempty"`
+	Merge  string `json:"merge,omitempty"`
 	Pushed bool   `json:"pushed"`
 	Remote string `json:"-"`
 }
@@ -228,7 +231,7 @@ func (e *Workspace) MigrateWorkflow(ctx context.Context, req SyncRequest) (*Migr
 	if err != nil {
 		return nil, fmt.Errorf("workflow migrate: %w", err)
 	}
-	out := &Migrated{Branch: w.Branch(), Base: done.Base, Merged: done.Merged, Remote: e.Cfg.Workflow.Remote}
+	out := &Migrated{Branch: w.Branch(), Base: done.Base, Merged: done.Merged, Merge: done.MergeCommit, Remote: e.Cfg.Workflow.Remote}
 	if out.Pushed, err = e.pushAsked(ctx, w, req); err != nil {
 		return nil, err
 	}

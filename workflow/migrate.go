@@ -53,9 +53,11 @@ func (w *Writer) CheckFormat(ctx context.Context) error {
 }
 
 // Migrated is what Migrate did: the format-1 tip it moved (Base), or the
-// remote's branch of format 2 it took instead (Merged), or neither.
+// remote's branch of format 2 it took instead (Merged; MergeCommit is
+// the merge it made when the local branch had commits of its own), or
+// neither.
 type Migrated struct {
-	Base, Merged string
+	Base, Merged, MergeCommit string
 }
 
 // Migrate moves a branch of format 1 to format 2 in place, with one
@@ -111,6 +113,9 @@ func (w *Writer) Migrate(ctx context.Context) (Migrated, error) {
 				return err
 			}
 			done.Merged = theirs.String()
+			if next != theirs {
+				done.MergeCommit = next.String()
+			}
 			return nil
 		}
 		events, err := t.subtree(root, eventsDir)

@@ -55,6 +55,8 @@ func workflowMigrateCommand() *command {
 				func(_ *service.Workspace, r *service.Migrated) error {
 					return a.reply(r, func() {
 						switch {
+						case r.Merge != "":
+							fmt.Fprintf(a.stdio.Err, "%s: %s's branch was moved to format 2 already: took it (%.12s), merged with this clone's own events (%.12s)", r.Branch, r.Remote, r.Merged, r.Merge)
 						case r.Merged != "":
 							fmt.Fprintf(a.stdio.Err, "%s: %s's branch was moved to format 2 already: took it (%.12s)", r.Branch, r.Remote, r.Merged)
 						case r.Base == "":
