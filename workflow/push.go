@@ -109,6 +109,9 @@ func (w *Writer) Push(ctx context.Context) error {
 				return fail(err)
 			}
 		default:
+			if said := remoteSaid(err); said != "" {
+				return fail(fmt.Errorf("%w by the remote: %s; it said: %s", ErrRejected, st.Summary, said))
+			}
 			return fail(fmt.Errorf("%w by the remote: %s", ErrRejected, st.Summary))
 		}
 		took = time.Since(start)
@@ -132,6 +135,22 @@ func statusOf(sts []gitexec.PushStatus, ref string) (gitexec.PushStatus, bool) {
 		}
 	}
 	return gitexec.PushStatus{}, false
+}
+
+// remoteSaid is what the remote's hooks wrote to a refused push (git's
+// "remote: " lines), "" when nothing: the reason a server refused.
+func remoteSaid(err error) string {
+	var ge *gitexec.Error
+	if !errors.As(err, &ge) {
+		return ""
+	}
+	var lines []string
+	for _, l := range strings.Split(ge.Stderr, "\n") {
+		if l, ok := strings.CutPrefix(strings.TrimSpace(l), "remote:"); ok && strings.TrimSpace(l) != "" {
+			lines = append(lines, strings.TrimSpace(l))
+		}
+	}
+	return oneLine(strings.Join(lines, " | "), 600)
 }
 
 // gitReason is the gist of a failed git command: its fatal/error lines.

@@ -230,8 +230,8 @@ func TestPushRemoteHookRejects(t *testing.T) {
 		t.Fatal(err)
 	}
 	err := w.Push(context.Background())
-	if !errors.Is(err, ErrRejected) || !strings.Contains(err.Error(), "remote rejected") {
-		t.Fatalf("Push = %v, want ErrRejected by the remote", err)
+	if !errors.Is(err, ErrRejected) || !strings.Contains(err.Error(), "remote rejected") || !strings.Contains(err.Error(), "protected by policy") {
+		t.Fatalf("Push = %v, want ErrRejected by the remote, with what its hook said", err)
 	}
 }
 
