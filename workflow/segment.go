@@ -1,7 +1,6 @@
 package workflow
 
 import (
-	"errors"
 	"fmt"
 	"io"
 
@@ -13,7 +12,18 @@ import (
 // ErrOldFormat says that the workflow branch is of format 1, whose tip
 // holds the whole history: lockgate no longer writes it, and
 // `lockgate workflow migrate` moves it to format 2 in place.
-var ErrOldFormat = errors.New("the workflow branch is of format 1 (every event in its tip's tree): run `lockgate workflow migrate` to move it to format 2 (or to take the remote's, when another clone moved it)")
+var ErrOldFormat error = oldFormatError{}
+
+type oldFormatError struct{}
+
+func (oldFormatError) Error() string {
+	return "the workflow branch is of format 1 (every event in its tip's tree): run `lockgate workflow migrate` to move it to format 2 (or to take the remote's, when another clone moved it)"
+}
+
+// Resolves says that the error names the one command that mends it:
+// `workflow sync`, which a failed commit otherwise suggests, would fail
+// the same way until then.
+func (oldFormatError) Resolves() string { return "lockgate workflow migrate" }
 
 // commitFormat says how the commit whose root tree is root is written:
 // format 2 with what its format blob (events/format) says, and the blob,

@@ -92,7 +92,7 @@ func (s *auditSink) Append(evs ...journal.Event) error {
 		s.mu.Lock()
 		s.missed, s.unsettled = true, true
 		s.mu.Unlock()
-		s.notify("warning", "event kept in the journal, not yet on the workflow branch: "+err.Error(), hint.Line(hint.WorkflowSync))
+		s.notify("warning", "event kept in the journal, not yet on the workflow branch: "+err.Error(), syncHint(err)...)
 		return nil
 	}
 	catchUp(s.ctx, w, s.journal, s.notify)
@@ -112,8 +112,20 @@ func (s *auditSink) Append(evs ...journal.Event) error {
 // that failed — so that they go with the next push.
 func catchUp(ctx context.Context, w Branch, j *journal.Journal, notify func(level, msg string, hints ...string)) {
 	if _, err := w.CatchUp(ctx, j); err != nil {
-		notify("warning", "events kept in the journal, not yet on the workflow branch: "+err.Error(), hint.Line(hint.WorkflowSync))
+		notify("warning", "events kept in the journal, not yet on the workflow branch: "+err.Error(), syncHint(err)...)
 	}
+}
+
+// syncHint is the hint of a commit to the branch that failed with err:
+// `workflow sync` commits what is kept, unless err names the command
+// that must run first (a branch of an earlier format: sync would fail
+// the same way).
+func syncHint(err error) []string {
+	var named interface{ Resolves() string }
+	if errors.As(err, &named) {
+		return nil
+	}
+	return []string{hint.Line(hint.WorkflowSync)}
 }
 
 // BranchWriterAction marks the `workflow` lock records of branch writers.

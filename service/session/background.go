@@ -7,7 +7,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/lockgate/lockgate/internal/hint"
 	"github.com/lockgate/lockgate/model/locks"
 	"github.com/lockgate/lockgate/model/locks/journal"
 	"github.com/lockgate/lockgate/scope"
@@ -148,7 +147,7 @@ func (s *branchSyncer) commit(evs []journal.Event) {
 		_, err = w.Commit(ctx, evs)
 	}
 	if err != nil {
-		s.notify("warning", fmt.Sprintf("%d events kept in the journal, not yet on the workflow branch: %s", len(evs), err), hint.Line(hint.WorkflowSync))
+		s.notify("warning", fmt.Sprintf("%d events kept in the journal, not yet on the workflow branch: %s", len(evs), err), syncHint(err)...)
 		return
 	}
 	catchUp(ctx, w, s.e.Journal, s.notify)
