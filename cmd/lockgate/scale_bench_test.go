@@ -507,6 +507,8 @@ func (f *scaleFixture) measure(b *testing.B, tab *scaleTable, runs int) {
 	times(fmt.Sprintf("`verify --range` of the last %d commits", scaleCommits), []int{0, 1, 3}, nil,
 		func(int) []string { return []string{"verify", "--range", rng} }, nil)
 	tab.note(fmt.Sprintf("%s, %s: `verify` exits %d.", st, sizeName(f.n), f.exit(b, dir, "verify", "--range", rng)))
+	times("`verify --range` of the last 5 commits", []int{0, 1, 3}, nil,
+		func(int) []string { return []string{"verify", "--range", "HEAD~5..HEAD"} }, nil)
 	times("`log --since 1h`", []int{0}, nil, func(int) []string { return []string{"log", "--since", "1h", "--json"} }, nil)
 	times("`board --once --json`", []int{0}, nil, func(int) []string { return []string{"board", "--once", "--json"} }, nil)
 	if st == "git" {
@@ -526,23 +528,7 @@ func (f *scaleFixture) freshClone(b *testing.B, put func(what, unit string, v fl
 	var fetched []float64
 	over := 0
 	for i := -1; i < runs; i++ {
-		dir := filepath.Join(b.TempDir(), "clone")
-		waitGC(b, filepath.Join(dir, ".git"))
-		// file://, not a path: a clone of a local path links the remote's
-		// objects instead of fetching them.
-		cmd := exec.Command("git", "clone", "-q", "-c", "transfer.unpackLimit=1", "file://"+f.remote, dir)
-		cmd.Env = f.env
-		if out, err := cmd.CombinedOutput(); err != nil {
-			b.Fatalf("git clone: %v: %s", err, out)
-		}
-		// The remote's exchanges may take longer than locks.git.timeout's
-		// default (10s) once the ref holds a long history: the clone's
-		// policy gives them time, so that what they cost is measured,
-		// and the runs over the default are counted.
-		policy := strings.Replace(scaleConfig["git"], "{store: git}", "{store: git, git: {timeout: 30m}}", 1)
-		if err := os.WriteFile(filepath.Join(dir, ".lockgate.yaml"), []byte(policy), 0o644); err != nil {
-			b.Fatal(err)
-		}
+		dir := f.cloneFresh(b)
 		packs := filepath.Join(dir, ".git", "objects", "pack")
 		before := packSizes(b, packs)
 		key := fmt.Sprintf("bench/fresh%03d.go", i+1)
@@ -568,6 +554,38 @@ func (f *scaleFixture) freshClone(b *testing.B, put func(what, unit string, v fl
 	}
 	slices.Sort(fetched)
 	put("fresh clone's first `lock acquire`: bytes fetched", "B", fetched[len(fetched)/2])
+	// The first command of a clone that only looks: `lock list`.
+	ds = ds[:0]
+	for i := -1; i < runs; i++ {
+		d := f.run(b, f.cloneFresh(b), []int{0}, "lock", "list", "--json")
+		if i >= 0 {
+			ds = append(ds, d)
+		}
+	}
+	put("fresh clone's first `lock list`", "ms", medianMS(ds))
+}
+
+// cloneFresh makes a new clone of the remote, as fetched over the wire
+// (file://, not a path: a clone of a local path links the remote's
+// objects; transfer.unpackLimit=1 keeps each fetched pack as it came),
+// with the git store's policy.
+func (f *scaleFixture) cloneFresh(b *testing.B) string {
+	dir := filepath.Join(b.TempDir(), "clone")
+	waitGC(b, filepath.Join(dir, ".git"))
+	cmd := exec.Command("git", "clone", "-q", "-c", "transfer.unpackLimit=1", "file://"+f.remote, dir)
+	cmd.Env = f.env
+	if out, err := cmd.CombinedOutput(); err != nil {
+		b.Fatalf("git clone: %v: %s", err, out)
+	}
+	// The remote's exchanges may take longer than locks.git.timeout's
+	// default (10s) once the ref holds a long history: the clone's
+	// policy gives them time, so that what they cost is measured, and
+	// the runs over the default are counted.
+	policy := strings.Replace(scaleConfig["git"], "{store: git}", "{store: git, git: {timeout: 30m}}", 1)
+	if err := os.WriteFile(filepath.Join(dir, ".lockgate.yaml"), []byte(policy), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	return dir
 }
 
 func packSizes(b *testing.B, dir string) map[string]int64 {
