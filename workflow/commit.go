@@ -124,8 +124,8 @@ func (w *Writer) commitLocked(ctx context.Context, items []item) (int, error) {
 // tree of it. The zero hash (a root commit, merged at the push) when the
 // clone has no remote-tracking ref, or one that is not an event commit's
 // root (events/ alone) this clone can read: the push's merge then reports
-// what is wrong with it. A remote branch of format 1
-// is taken too, so that the commit refuses it (ErrOldFormat).
+// what is wrong with it. A remote branch of format 1 is taken too, so
+// that the commit refuses it (ErrOldFormat).
 func (w *Writer) startingPoint() plumbing.Hash {
 	tracking, err := w.readRef(plumbing.ReferenceName(w.TrackingRef()))
 	if err != nil || tracking.IsZero() {
@@ -223,11 +223,16 @@ func (w *Writer) build(parent plumbing.Hash, items []item) (plumbing.Hash, []ite
 		}
 		l1Entries = append(l1Entries, object.TreeEntry{Name: l1, Mode: filemode.Dir, Hash: h})
 	}
-	evH, err := w.rewrite(t, eventsTree, l1Entries)
+	// The format blob goes in with the shards: events/ is written once.
+	fe, err := w.formatEntry(fmBlob, fm)
 	if err != nil {
 		return plumbing.ZeroHash, nil, err
 	}
-	rootH, err := w.formatRoot(evH, fmBlob, fm)
+	evH, err := w.rewrite(t, eventsTree, append(l1Entries, fe))
+	if err != nil {
+		return plumbing.ZeroHash, nil, err
+	}
+	rootH, err := w.rootOf(evH)
 	if err != nil {
 		return plumbing.ZeroHash, nil, err
 	}

@@ -123,7 +123,7 @@ func (w *Writer) Migrate(ctx context.Context) (Migrated, error) {
 			return err
 		}
 		fm := branchFormat{version: formatVersion}.withBases(from.String())
-		newRoot, err := w.formatRoot(events, plumbing.ZeroHash, fm)
+		newRoot, err := w.formatRoot(events, fm)
 		if err != nil {
 			return err
 		}

@@ -317,7 +317,7 @@ func (w *Writer) mergeHistories(ours, theirs, a, b plumbing.Hash, ff bool) (plum
 			return plumbing.ZeroHash, "", false, err
 		}
 	}
-	root, err := w.formatRoot(events, plumbing.ZeroHash, fm)
+	root, err := w.formatRoot(events, fm)
 	if err != nil {
 		return plumbing.ZeroHash, "", false, err
 	}

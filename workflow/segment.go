@@ -87,23 +87,33 @@ func (t *trees) segmentBase(root plumbing.Hash) (plumbing.Hash, error) {
 	return events, nil
 }
 
-// formatRoot writes the root tree of a format-2 commit: events/, the
-// events tree events (zero: none) with the format blob put in (zero:
-// fm's, written now).
-func (w *Writer) formatRoot(events, blob plumbing.Hash, fm branchFormat) (plumbing.Hash, error) {
+// formatEntry is the events/ entry of the format blob: blob, or when
+// zero fm's, written now.
+func (w *Writer) formatEntry(blob plumbing.Hash, fm branchFormat) (object.TreeEntry, error) {
 	if blob.IsZero() {
 		var err error
 		if blob, err = w.writeBlob(fm.encode()); err != nil {
-			return plumbing.ZeroHash, err
+			return object.TreeEntry{}, err
 		}
 	}
-	es, err := w.trees().upsert(events, []object.TreeEntry{{Name: formatFile, Mode: filemode.Regular, Hash: blob}})
+	return object.TreeEntry{Name: formatFile, Mode: filemode.Regular, Hash: blob}, nil
+}
+
+// rootOf writes the root tree of a format-2 commit, events/ alone.
+func (w *Writer) rootOf(events plumbing.Hash) (plumbing.Hash, error) {
+	return w.writeTree([]object.TreeEntry{{Name: eventsDir, Mode: filemode.Dir, Hash: events}})
+}
+
+// formatRoot writes the root tree of a format-2 commit whose events/ is
+// the tree events (zero: none) with fm's format blob put in.
+func (w *Writer) formatRoot(events plumbing.Hash, fm branchFormat) (plumbing.Hash, error) {
+	e, err := w.formatEntry(plumbing.ZeroHash, fm)
 	if err != nil {
 		return plumbing.ZeroHash, err
 	}
-	evH, err := w.writeTree(es)
+	evH, err := w.rewrite(w.trees(), events, []object.TreeEntry{e})
 	if err != nil {
 		return plumbing.ZeroHash, err
 	}
-	return w.writeTree([]object.TreeEntry{{Name: eventsDir, Mode: filemode.Dir, Hash: evH}})
+	return w.rootOf(evH)
 }
